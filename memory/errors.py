@@ -1,0 +1,72 @@
+"""One error hierarchy for the whole product, split by what the caller does about it.
+
+::
+
+    DreamdError                      base; str(e) is one line naming what and where
+    ├── ConfigError                  bad configuration → exit 1 with the message
+    ├── UsageError                   bad command-line use → exit 2
+    ├── RecordError                  a record file or record value is malformed
+    ├── StoreError                   a memory directory cannot be used as asked
+    │   ├── UnmanagedError           directory has no manifest (run ``dreamd adopt``)
+    │   └── ConflictError            the base changed underneath: re-plan later
+    ├── LockError                    a lock or lease could not be taken
+    │   ├── LockTimeout              the store lock was busy (transient)
+    │   └── LeaseLost                our dream lease was broken / replaced (fencing)
+    ├── TransientError               worth retrying later (model timeout, 429, 5xx)
+    └── PermanentError               never worth retrying (malformed job, outside roots)
+        └── JobRejected              a spool job failed validation
+"""
+
+from __future__ import annotations
+
+
+class DreamdError(Exception):
+    """Base class: every error dreamd raises on purpose."""
+
+
+class ConfigError(DreamdError):
+    pass
+
+
+class UsageError(DreamdError):
+    pass
+
+
+class RecordError(DreamdError):
+    pass
+
+
+class StoreError(DreamdError):
+    pass
+
+
+class UnmanagedError(StoreError):
+    pass
+
+
+class ConflictError(StoreError):
+    pass
+
+
+class LockError(DreamdError):
+    pass
+
+
+class LockTimeout(LockError):
+    pass
+
+
+class LeaseLost(LockError):
+    pass
+
+
+class TransientError(DreamdError):
+    pass
+
+
+class PermanentError(DreamdError):
+    pass
+
+
+class JobRejected(PermanentError):
+    pass

@@ -1,0 +1,263 @@
+"""Record files: Markdown with YAML frontmatter (DESIGN §2.1).
+
+Two kinds of files meet here. Records dreamd writes have a slug ``name``, one of the four
+types, a one-line description and a body, and are rendered by :func:`render_record`. Files
+others wrote (Claude Code's free-text ``name``, ``type`` nested under ``metadata:``,
+learn-claude-code's ``<name>.md``, BOM, CRLF, no trailing newline) are *read* defensively and
+never rewritten: their manifest key is the slug of the file stem.
+
+Reading refuses, with the file named in the error: non-UTF-8 bytes, YAML anchors/aliases
+(billion-laughs), frontmatter over 8 KiB, bodies over 64 KiB, and, in strict mode, an unknown
+type.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from memory.errors import RecordError
+
+TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+MAX_FRONTMATTER_BYTES = 8 * 1024
+MAX_BODY_BYTES = 64 * 1024
+MAX_DESCRIPTION_CHARS = 1024
+FIELDS = ("name", "type", "description", "body")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One memory. ``name`` is the manifest key (always a valid slug)."""
+
+    name: str
+    type: str
+    description: str
+    body: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Frontmatter keys other than name/type/description, kept as they were."""
+    title: str | None = None
+    """The file's own ``name:`` when it is free text (foreign files), for display."""
+
+    @property
+    def importance(self) -> float:
+        value = self.extra.get("importance", 0.5)
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+            return float(value)
+        return 0.5
+
+    @property
+    def expires(self) -> str | None:
+        value = self.extra.get("expires")
+        return None if value is None else str(value)
+
+    def as_fields(self) -> dict[str, str]:
+        return {"name": self.name, "type": self.type, "description": self.description, "body": self.body}
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def slugify(text: str, *, max_len: int = 64) -> str:
+    """A valid record name from free text; non-Latin text falls back to a stable hash."""
+    norm = unicodedata.normalize("NFKD", text)
+    ascii_text = norm.encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9_]+", "-", ascii_text).strip("-_")
+    slug = re.sub(r"-{2,}", "-", slug)[:max_len].rstrip("-_")
+    if not slug:
+        slug = "r-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+    if not NAME_RE.match(slug):
+        slug = ("r" + slug)[:max_len]
+    return slug
+
+
+def infer_type(stem: str) -> str:
+    for t in TYPES:
+        if stem.lower().startswith(t + "_") or stem.lower().startswith(t + "-"):
+            return t
+    return "project"
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors and aliases (no YAML bombs, no shared nodes)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise yaml.YAMLError("YAML anchors and aliases are not allowed")
+        return super().compose_node(parent, index)
+
+
+def load_yaml_mapping(text: str, *, where: str) -> dict[str, Any]:
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
+    except yaml.YAMLError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RecordError(f"{where}: invalid YAML frontmatter: {first}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RecordError(f"{where}: frontmatter is not a mapping")
+    return {str(k): v for k, v in data.items()}
+
+
+def split_frontmatter(data: bytes, *, where: str) -> tuple[str | None, str]:
+    """Decode and split a record file into (frontmatter text or None, body)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{where}: not valid UTF-8 (byte {exc.start})") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.startswith("---\n"):
+        return None, text
+    end = text.find("\n---", 3)
+    while end != -1:
+        after = end + 4
+        if after == len(text) or text[after] == "\n":
+            fm = text[4 : end + 1]
+            body = text[after + 1 :] if after < len(text) else ""
+            return fm, body
+        end = text.find("\n---", end + 1)
+    raise RecordError(f"{where}: frontmatter is not closed with '---'")
+
+
+def _clean_body(body: str) -> str:
+    return body.strip("\n") + "\n" if body.strip() else ""
+
+
+def parse_record(
+    data: bytes,
+    *,
+    where: str,
+    stem: str | None = None,
+    strict: bool = False,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> Record:
+    """Parse a record file's bytes.
+
+    ``where`` names the file in errors. ``stem`` (the file name without ``.md``) is given for
+    files read from a directory: it becomes the key when the frontmatter ``name`` is not a slug
+    and it drives type inference. ``strict`` refuses unknown or missing types and non-slug
+    names instead of inferring them.
+    """
+    fm_text, body = split_frontmatter(data, where=where)
+    if fm_text is None:
+        raise RecordError(f"{where}: no YAML frontmatter (file must start with '---')")
+    if len(fm_text.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+        raise RecordError(f"{where}: frontmatter over {MAX_FRONTMATTER_BYTES} bytes")
+    if len(body.encode("utf-8")) > max_body_bytes:
+        raise RecordError(f"{where}: body over {max_body_bytes} bytes")
+    meta = load_yaml_mapping(fm_text, where=where)
+
+    raw_name = meta.pop("name", None)
+    raw_type = meta.pop("type", None)
+    raw_desc = meta.pop("description", None)
+    metadata = meta.get("metadata")
+    if raw_type is None and isinstance(metadata, dict) and "type" in metadata:
+        raw_type = metadata["type"]
+
+    title: str | None = None
+    name_text = "" if raw_name is None else str(raw_name).strip()
+    if NAME_RE.match(name_text) and (stem is None or slugify(stem) == name_text or strict):
+        name = name_text
+    elif strict:
+        raise RecordError(f"{where}: name {name_text!r} is not a slug like 'prefers-tabs'")
+    else:
+        name = slugify(stem) if stem else slugify(name_text or "record")
+        title = name_text or None
+
+    type_text = "" if raw_type is None else str(raw_type).strip().lower()
+    if type_text not in TYPES:
+        if strict:
+            raise RecordError(
+                f"{where}: type {type_text or '(missing)'!r} is not one of {', '.join(TYPES)}"
+            )
+        type_text = infer_type(stem or name)
+
+    desc = "" if raw_desc is None else " ".join(str(raw_desc).split())
+    if not desc:
+        if strict:
+            raise RecordError(f"{where}: description is missing")
+        first = next((ln.strip("#-* ").strip() for ln in body.splitlines() if ln.strip()), "")
+        desc = (title or first or name)[:200]
+    return Record(
+        name=name,
+        type=type_text,
+        description=desc,
+        body=_clean_body(body),
+        extra=meta,
+        title=title,
+    )
+
+
+def validate_fields(item: Any, *, where: str) -> Record:
+    """Validate a record proposed by a model, the CLI or a job: exactly the four fields.
+
+    Raises RecordError naming the offending field. Returns the normalised Record.
+    """
+    if not isinstance(item, dict):
+        raise RecordError(f"{where}: record must be an object, got {type(item).__name__}")
+    keys = set(item)
+    if keys != set(FIELDS):
+        missing = sorted(set(FIELDS) - keys)
+        extra = sorted(keys - set(FIELDS))
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(missing))
+        if extra:
+            parts.append("unexpected " + ", ".join(extra))
+        raise RecordError(f"{where}: record fields must be exactly {', '.join(FIELDS)} ({'; '.join(parts)})")
+    for key in FIELDS:
+        if not isinstance(item[key], str):
+            raise RecordError(f"{where}: {key} must be a string")
+    return make_record(item["name"], item["type"], item["description"], item["body"], where=where)
+
+
+def make_record(
+    name: str,
+    type_: str,
+    description: str,
+    body: str,
+    *,
+    where: str = "record",
+    extra: Mapping[str, Any] | None = None,
+) -> Record:
+    """Build a Record dreamd will write, enforcing the rules for records dreamd creates."""
+    if not NAME_RE.match(name):
+        raise RecordError(f"{where}: name {name!r} must match {NAME_RE.pattern}")
+    if type_ not in TYPES:
+        raise RecordError(f"{where}: type {type_!r} is not one of {', '.join(TYPES)}")
+    desc = description.strip()
+    if not desc:
+        raise RecordError(f"{where}: description is empty")
+    if "\n" in desc:
+        raise RecordError(f"{where}: description must be one line")
+    if len(desc) > MAX_DESCRIPTION_CHARS:
+        raise RecordError(f"{where}: description over {MAX_DESCRIPTION_CHARS} characters")
+    if not body.strip():
+        raise RecordError(f"{where}: body is empty")
+    clean = _clean_body(body.replace("\r\n", "\n"))
+    if len(clean.encode("utf-8")) > MAX_BODY_BYTES:
+        raise RecordError(f"{where}: body over {MAX_BODY_BYTES} bytes")
+    return Record(name=name, type=type_, description=desc, body=clean, extra=dict(extra or {}))
+
+
+def render_record(record: Record) -> bytes:
+    """Render a record dreamd writes. ``parse_record(render_record(r))`` gives ``r`` back."""
+    head: dict[str, Any] = {
+        "name": record.name,
+        "description": record.description,
+        "type": record.type,
+    }
+    head.update(record.extra)
+    fm = yaml.safe_dump(head, sort_keys=False, allow_unicode=True, width=10_000)
+    return f"---\n{fm}---\n{record.body}".encode()
