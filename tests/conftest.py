@@ -1,0 +1,19 @@
+"""Shared fixtures. Real-world golden inputs are read in place from ``../shared/data``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Root of the real-data corpus (Claude Code transcripts, hooks, memory dirs, LoCoMo)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real-data corpus not found at {SHARED_DATA} (set DREAMD_SHARED_DATA)")
+    return SHARED_DATA
