@@ -1,0 +1,116 @@
+"""sd_notify: exact datagrams on a test-owned AF_UNIX socket; no socket means no-op."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dreamd.notify import Notifier, watchdog_interval
+
+
+@pytest.fixture
+def receiver(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
+    path = tmp_path / "n.sock"
+    if len(str(path)) >= 100:  # sun_path limit; fall back to a short private dir
+        import tempfile
+
+        path = Path(tempfile.mkdtemp(prefix="dn")) / "n.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(2.0)
+    try:
+        yield sock, str(path)
+    finally:
+        sock.close()
+
+
+def test_ready_status_watchdog_stopping_send_exact_bytes(
+    receiver: tuple[socket.socket, str],
+) -> None:
+    sock, path = receiver
+    n = Notifier.from_env({"NOTIFY_SOCKET": path})
+    assert n.enabled
+    assert n.ready() is True
+    assert sock.recv(4096) == b"READY=1\n"
+    assert n.status("2 dirs, 0 jobs queued") is True
+    assert sock.recv(4096) == b"STATUS=2 dirs, 0 jobs queued\n"
+    assert n.watchdog() is True
+    assert sock.recv(4096) == b"WATCHDOG=1\n"
+    assert n.stopping() is True
+    assert sock.recv(4096) == b"STOPPING=1\n"
+    assert n.ready("serving") is True
+    assert sock.recv(4096) == b"READY=1\nSTATUS=serving\n"
+
+
+def test_reloading_carries_monotonic_usec_close_to_now(receiver: tuple[socket.socket, str]) -> None:
+    sock, path = receiver
+    before = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+    assert Notifier.from_env({"NOTIFY_SOCKET": path}).reloading() is True
+    after = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+    data = sock.recv(4096)
+    lines = data.decode().split("\n")
+    assert lines[0] == "RELOADING=1"
+    assert lines[1].startswith("MONOTONIC_USEC=")
+    assert before <= int(lines[1].removeprefix("MONOTONIC_USEC=")) <= after
+    assert lines[2:] == [""]
+
+
+def test_status_with_newline_cannot_inject_a_field(receiver: tuple[socket.socket, str]) -> None:
+    sock, path = receiver
+    Notifier.from_env({"NOTIFY_SOCKET": path}).status("line one\nREADY=1")
+    assert sock.recv(4096) == b"STATUS=line one READY=1\n"
+
+
+def test_abstract_namespace_socket() -> None:
+    name = f"dreamd-test-{os.getpid()}-{time.monotonic_ns()}"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind("\0" + name)
+    sock.settimeout(2.0)
+    try:
+        n = Notifier.from_env({"NOTIFY_SOCKET": "@" + name})
+        assert n.address == "\0" + name
+        assert n.watchdog() is True
+        assert sock.recv(4096) == b"WATCHDOG=1\n"
+    finally:
+        sock.close()
+
+
+def test_without_notify_socket_every_call_is_a_noop() -> None:
+    n = Notifier.from_env({})
+    assert not n.enabled
+    assert n.ready() is False
+    assert n.status("x") is False
+    assert n.watchdog() is False
+    assert n.stopping() is False
+    assert n.reloading() is False
+
+
+def test_unsupported_address_is_disabled() -> None:
+    assert Notifier.from_env({"NOTIFY_SOCKET": "vsock:2:1234"}).enabled is False
+
+
+def test_failed_send_returns_false_and_never_raises(tmp_path: Path) -> None:
+    n = Notifier.from_env({"NOTIFY_SOCKET": str(tmp_path / "gone.sock")})
+    assert n.enabled
+    assert n.ready() is False
+    assert n.watchdog() is False
+
+
+def test_watchdog_interval_is_half_of_watchdog_usec() -> None:
+    assert watchdog_interval({"WATCHDOG_USEC": "60000000"}) == 30.0
+    assert watchdog_interval({"WATCHDOG_USEC": "1000000"}) == 0.5
+    assert watchdog_interval({}) is None
+    assert watchdog_interval({"WATCHDOG_USEC": "0"}) is None
+    assert watchdog_interval({"WATCHDOG_USEC": "soon"}) is None
+
+
+def test_watchdog_interval_respects_watchdog_pid() -> None:
+    env = {"WATCHDOG_USEC": "20000000", "WATCHDOG_PID": str(os.getpid())}
+    assert watchdog_interval(env) == 10.0
+    assert watchdog_interval(env, pid=os.getpid() + 1) is None
+    assert watchdog_interval({"WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "x"}) is None
