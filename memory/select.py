@@ -1,0 +1,384 @@
+"""Selecting which records answer a query: the keyword fallback and the model's gated answer.
+
+Two ways to pick at most ``limit`` record names for a query (DESIGN §7):
+
+- :class:`KeywordIndex` — deterministic and fast, always available. Lowercase English tokens
+  of 3+ characters (light stemming, stopwords dropped) and Chinese character bigrams, scored
+  BM25-style against name + description + body with per-field weights, rarer terms counting
+  more, adjacent-word pairs as extra phrase terms, and one round of pseudo-relevance feedback
+  (query expansion from the best candidates themselves). Ties go to higher importance, then
+  to the smaller name, so the same set and query always give the same answer.
+- :func:`model_select` — asks a :class:`memory.llm.Model` and accepts its answer only through
+  the strict gate (:func:`check_selection`): the whole text must be a JSON array of at most
+  ``limit`` distinct known names. Anything else falls back to the keyword index and the reason
+  is returned, never raised.
+
+Pure: stdlib only, no I/O; the caller passes candidates in.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory.errors import DreamdError
+from memory.llm import Completion, Model, render_payload
+
+__all__ = [
+    "AnswerRejected",
+    "Candidate",
+    "KeywordIndex",
+    "check_selection",
+    "keyword_select",
+    "model_select",
+    "selection_prompt",
+    "stem",
+    "tokenize",
+]
+
+# ----------------------------------------------------------------------------- tokens
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+
+_STOPWORD_TEXT = """
+    about above after again against all also although among and another any anyone anything
+    are aren around because been before being below between both but can cannot could couldn
+    did didn does doesn doing don done down during each either else even ever every few for
+    from further had hadn has hasn have haven having her here hers herself him himself his how
+    however into isn its itself just least less let lets may might more most much must mustn
+    myself neither nor not now off once only other others ought our ours ourselves out over own
+    per quite rather same shall shan she should shouldn since some such than that the their
+    theirs them themselves then there these they this those though through thus too under
+    until upon very via was wasn were weren what whatever when whenever where whereas wherever
+    whether which while who whoever whom whose why will with within without won would wouldn
+    yet you your yours yourself yourselves
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+"""English function words of 3+ characters: they match everything and rank nothing."""
+
+
+def stem(word: str) -> str:
+    """Light, deterministic suffix stripping for English words (plurals, -ing, -ed, final e).
+
+    Deliberately weaker than Porter: it only conflates forms that almost always mean the same
+    thing (``paints``/``painted``/``painting`` → ``paint``, ``stories`` → ``story``), and it is
+    applied identically to queries and records, so an odd stem is harmless.
+    """
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    w = word
+    if w.endswith(("ies", "ied")) and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    elif w.endswith("ing") and len(w) >= 6 and re.search("[aeiouy]", w[:-3]):
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and len(w) >= 5 and re.search("[aeiouy]", w[:-2]):
+        w = _undouble(w[:-2])
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w if len(w) >= 3 else word
+
+
+def _undouble(w: str) -> str:
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouylsz":
+        return w[:-1]
+    return w
+
+
+def _raw_tokens(text: str) -> Iterable[str]:
+    """Lowercase words of 3+ characters and Chinese bigrams, unstemmed, stopwords kept."""
+    norm = unicodedata.normalize("NFKC", text).lower()
+    for run in _TOKEN_RE.findall(norm):
+        if _CJK_RE.match(run):
+            if len(run) == 1:
+                yield run
+            else:
+                for i in range(len(run) - 1):
+                    yield run[i : i + 2]
+        elif len(run) >= 3:
+            yield run
+
+
+def plain_tokens(text: str) -> list[str]:
+    """DESIGN §7's plain tokens: lowercase English words of 3+ characters + Chinese bigrams."""
+    return list(_raw_tokens(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms of ``text`` in order: stemmed English words of 3+ characters without
+    stopwords, and Chinese character bigrams (a lone Chinese character stands for itself)."""
+    out: list[str] = []
+    for tok in _raw_tokens(text):
+        if tok in STOPWORDS:
+            continue
+        out.append(stem(tok))
+    return out
+
+
+def _with_pairs(tokens: list[str]) -> list[str]:
+    """Adjacent English word pairs as phrase terms (``support group`` → ``support group``).
+
+    Chinese bigrams already carry word order, so pairs are only made of two non-CJK terms.
+    """
+    pairs = []
+    for a, b in itertools.pairwise(tokens):
+        if not _CJK_RE.match(a) and not _CJK_RE.match(b):
+            pairs.append(a + " " + b)
+    return pairs
+
+
+# ----------------------------------------------------------------------------- keyword index
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What selection sees of a record: never the file, only these values."""
+
+    name: str
+    type: str
+    description: str
+    body: str = ""
+    importance: float = 0.5
+
+
+FIELD_WEIGHTS: dict[str, float] = {"name": 2.0, "description": 1.5, "body": 1.0}
+"""Field weights: a record's name and one-line description say what it is about; the body
+mentions many things in passing."""
+BODY_CHARS = 8192
+"""Only the head of a body is indexed: recall shows at most 4 KiB of it anyway."""
+PAIR_WEIGHT = 0.5
+K1 = 1.2
+B = 0.75
+FEEDBACK_DOCS = 3
+FEEDBACK_TERMS = 8
+FEEDBACK_WEIGHT = 0.3
+
+
+class KeywordIndex:
+    """An inverted BM25F-style index over a fixed set of candidates.
+
+    Build it once per set (``recall`` caches it by manifest generation); :meth:`select` is then
+    a few dictionary walks. Scores depend only on the candidates and the query, and ties go to
+    importance desc then name, so results are reproducible across runs and processes.
+    """
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        self.candidates: tuple[Candidate, ...] = tuple(candidates)
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        self._doc_terms: list[dict[str, float]] = []
+        lengths: list[float] = []
+        for idx, cand in enumerate(self.candidates):
+            terms: dict[str, float] = {}
+            length = 0.0
+            fields = (
+                ("name", cand.name.replace("-", " ").replace("_", " ")),
+                ("description", cand.description),
+                ("body", cand.body[:BODY_CHARS]),
+            )
+            for field_name, text in fields:
+                weight = FIELD_WEIGHTS[field_name]
+                toks = tokenize(text)
+                for tok in toks:
+                    terms[tok] = terms.get(tok, 0.0) + weight
+                for pair in _with_pairs(toks):
+                    terms[pair] = terms.get(pair, 0.0) + weight * PAIR_WEIGHT
+                length += weight * len(toks)
+            self._doc_terms.append(terms)
+            lengths.append(length)
+            for term, tf in terms.items():
+                self._postings.setdefault(term, []).append((idx, tf))
+        n = len(self.candidates)
+        avg = (sum(lengths) / n) if n else 1.0
+        avg = avg or 1.0
+        self._norm = [K1 * (1 - B + B * length / avg) for length in lengths]
+        self._idf = {
+            term: math.log(1 + (n - len(post) + 0.5) / (len(post) + 0.5))
+            for term, post in self._postings.items()
+        }
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    def _score(self, weights: dict[str, float]) -> dict[int, float]:
+        scores: dict[int, float] = {}
+        for term in sorted(weights):
+            post = self._postings.get(term)
+            if not post:
+                continue
+            w = weights[term] * self._idf[term]
+            for idx, tf in post:
+                scores[idx] = scores.get(idx, 0.0) + w * tf * (K1 + 1) / (tf + self._norm[idx])
+        return scores
+
+    def _ranked(self, scores: dict[int, float], limit: int) -> list[int]:
+        cands = self.candidates
+        return heapq.nsmallest(
+            limit,
+            (i for i, s in scores.items() if s > 0),
+            key=lambda i: (-round(scores[i], 9), -cands[i].importance, cands[i].name),
+        )
+
+    def query_weights(self, query: str) -> dict[str, float]:
+        toks = tokenize(query)
+        weights: dict[str, float] = {}
+        for tok in toks:
+            weights[tok] = 1.0
+        for pair in _with_pairs(toks):
+            weights[pair] = PAIR_WEIGHT
+        return weights
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Score every matching candidate (index → score), with one feedback round."""
+        weights = self.query_weights(query)
+        first = self._score(weights)
+        if not first:
+            return first
+        expansion: dict[str, float] = {}
+        for idx in self._ranked(first, FEEDBACK_DOCS):
+            terms = self._doc_terms[idx]
+            total = sum(terms.values()) or 1.0
+            for term, tf in terms.items():
+                if term in weights or " " in term:
+                    continue
+                expansion[term] = expansion.get(term, 0.0) + tf / total * self._idf[term]
+        best = sorted(expansion.items(), key=lambda kv: (-kv[1], kv[0]))[:FEEDBACK_TERMS]
+        if best:
+            top = best[0][1]
+            expanded = dict(weights)
+            for term, value in best:
+                expanded[term] = FEEDBACK_WEIGHT * value / top
+            return self._score(expanded)
+        return first
+
+    def select(self, query: str, limit: int = 5) -> list[str]:
+        """At most ``limit`` names, best first; candidates sharing no term are never chosen."""
+        if limit <= 0 or not self.candidates:
+            return []
+        return [self.candidates[i].name for i in self._ranked(self.scores(query), limit)]
+
+
+def keyword_select(query: str, candidates: Sequence[Candidate], limit: int = 5) -> list[str]:
+    """One-shot :meth:`KeywordIndex.select` (build + query)."""
+    return KeywordIndex(candidates).select(query, limit)
+
+
+# ----------------------------------------------------------------------------- model selection
+
+SELECTION_SYSTEM = (
+    "You choose which long-term memories are relevant to a request. You are given the "
+    "request and a list of memories, each with a name, a type and a one-line description. "
+    "Answer with a JSON array of the names of the memories that would clearly help with the "
+    "request, most relevant first, at most LIMIT names, each name exactly as given and at most "
+    "once. Answer [] if none would help. Output only the JSON array: no prose, no code fence."
+)
+
+
+def selection_prompt(
+    query: str, candidates: Sequence[Candidate], limit: int
+) -> tuple[str, str]:
+    """The (system, prompt) pair for a selection call; the prompt ends with the payload."""
+    system = SELECTION_SYSTEM.replace("LIMIT", str(limit))
+    lines = [f"Request: {query}", "", "Memories:"]
+    for c in candidates:
+        lines.append(f"- {c.name} [{c.type}]: {c.description}")
+    payload = {
+        "task": "select",
+        "query": query,
+        "limit": limit,
+        "candidates": [
+            {"name": c.name, "type": c.type, "description": c.description} for c in candidates
+        ],
+    }
+    lines += ["", render_payload(payload)]
+    return system, "\n".join(lines)
+
+
+class AnswerRejected(DreamdError):
+    """A model answer failed the strict gate; ``str(e)`` is the reason (one line)."""
+
+
+def _gate_text(completion: Completion) -> str:
+    if completion.tool_calls:
+        raise AnswerRejected(f"answer contains {len(completion.tool_calls)} tool call(s)")
+    if completion.stop_reason != "end_turn":
+        raise AnswerRejected(f"stop_reason is {completion.stop_reason!r}, not 'end_turn'")
+    if not completion.text.strip():
+        raise AnswerRejected("answer text is empty")
+    return completion.text
+
+
+def _parse_json_strict(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise AnswerRejected(f"answer is not JSON: {str(exc).splitlines()[0][:120]}") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def check_selection(completion: Completion, known: set[str], limit: int) -> list[str]:
+    """The strict gate for a selection answer; returns the names or raises AnswerRejected.
+
+    Valid only when there are no tool calls, ``stop_reason == "end_turn"``, the text is not
+    empty, the *whole* text parses as JSON (no fence stripping, no substring search), and it is
+    an array of at most ``limit`` distinct strings, each a known name.
+    """
+    value = _parse_json_strict(_gate_text(completion))
+    if not isinstance(value, list):
+        raise AnswerRejected(f"answer is a JSON {type(value).__name__}, not an array")
+    if len(value) > limit:
+        raise AnswerRejected(f"answer names {len(value)} records, more than the limit {limit}")
+    names: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise AnswerRejected(f"answer item {item!r} is not a string")
+        if item in names:
+            raise AnswerRejected(f"answer names {item!r} twice")
+        if item not in known:
+            raise AnswerRejected(f"answer names unknown record {item[:80]!r}")
+        names.append(item)
+    return names
+
+
+def model_select(
+    model: Model,
+    query: str,
+    candidates: Sequence[Candidate],
+    limit: int,
+    *,
+    index: KeywordIndex | None = None,
+    max_tokens: int = 512,
+) -> tuple[list[str], str | None]:
+    """Names chosen by ``model``, or by the keyword index when its answer is not usable.
+
+    Returns ``(names, fallback_reason)``; the reason is None when the model's answer was used.
+    Never raises: a backend error or timeout is a fallback reason like any bad answer.
+    """
+    known = {c.name for c in candidates}
+    if not candidates or limit <= 0:
+        return [], None
+    system, prompt = selection_prompt(query, candidates, limit)
+    try:
+        completion = model.complete(system, prompt, max_tokens)
+        return check_selection(completion, known, limit), None
+    except AnswerRejected as exc:
+        reason = f"model answer rejected: {exc}"
+    except Exception as exc:  # any backend failure means "use the fallback"
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        reason = f"model call failed: {type(exc).__name__}" + (f": {first}" if first else "")
+    fallback = index if index is not None else KeywordIndex(candidates)
+    return fallback.select(query, limit), reason
