@@ -1,0 +1,494 @@
+"""Configuration: one schema table, read from TOML, validated strictly (DESIGN §10).
+
+The table :data:`SCHEMA` is the single source of truth for every key: its type, its default,
+its validation and its documentation. The defaults, the commented example ``config.toml`` at
+the repository root (:func:`render_example`) and the Markdown reference in the README
+(:func:`render_reference`) are all generated from it, so they cannot drift apart.
+
+Lookup order: ``--config`` → ``$DREAMD_CONFIG`` → ``$XDG_CONFIG_HOME/dreamd/config.toml``
+(default ``~/.config``) → built-in defaults. An explicitly named file must exist; the XDG file
+is optional. Unknown sections and keys, wrong types and bad values are a
+:class:`~memory.errors.ConfigError` naming the file and the key, e.g.
+``/etc/dreamd.toml: [gates] threshold: expected an integer >= 1, got "ten"``.
+
+This module is imported on the hook path (``dreamd hook``): stdlib only and fast.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.errors import ConfigError
+
+__all__ = [
+    "SCHEMA",
+    "Config",
+    "DaemonConfig",
+    "GatesConfig",
+    "Key",
+    "ModelConfig",
+    "RecallConfig",
+    "RetentionConfig",
+    "default_config",
+    "find_config_file",
+    "format_duration",
+    "load_config",
+    "parse_duration",
+    "render_example",
+    "render_reference",
+]
+
+
+# --------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    spool: Path
+    roots: tuple[str, ...]
+    """Glob patterns (``~`` expanded) of managed memory directories; also the job allowlist."""
+    projects: dict[Path, Path]
+    """Project directory → memory directory, for ``dreamd hook``."""
+    workers: int
+    tick: float
+    log_format: str
+
+
+@dataclass(frozen=True)
+class GatesConfig:
+    threshold: int
+    min_interval: float
+    scan_throttle: float
+    min_sessions: int
+    lock_stale_after: float
+    daily_token_budget: int
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    backend: str
+    model: str
+    base_url: str
+    timeout: float
+    max_retries: int
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    limit: int
+    record_bytes: int
+    record_lines: int
+    session_bytes: int
+
+
+@dataclass(frozen=True)
+class RetentionConfig:
+    history_generations: int
+    done_days: int
+    max_attempts: int
+    max_job_bytes: int
+
+
+@dataclass(frozen=True)
+class Config:
+    daemon: DaemonConfig
+    gates: GatesConfig
+    model: ModelConfig
+    recall: RecallConfig
+    retention: RetentionConfig
+    source: Path | None
+    """The file the values came from; ``None`` when everything is a default."""
+
+
+# --------------------------------------------------------------------------- durations
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+
+
+def parse_duration(text: str | int | float, *, where: str) -> float:
+    """Seconds from ``"30s"``, ``"10m"``, ``"24h"``, ``"7d"``, ``"1h30m"`` or a plain number.
+
+    ``where`` names the value in the error (``"/etc/dreamd.toml: [daemon] tick"``).
+    Negative, infinite and NaN durations are refused.
+    """
+    if isinstance(text, bool):
+        raise ConfigError(f"{where}: expected a duration like \"30s\" or \"24h\", got {_show(text)}")
+    if isinstance(text, int | float):
+        seconds = float(text)
+    else:
+        s = text.strip().lower().replace(" ", "")
+        seconds = math.nan
+        try:
+            seconds = float(s)
+        except ValueError:
+            pos, total = 0, 0.0
+            for m in _DURATION_PART.finditer(s):
+                if m.start() != pos:
+                    break
+                total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+                pos = m.end()
+            if s and pos == len(s):
+                seconds = total
+    if math.isnan(seconds) or math.isinf(seconds) or seconds < 0:
+        raise ConfigError(f"{where}: expected a duration like \"30s\" or \"24h\", got {_show(text)}")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest humane spelling: ``45s``, ``10m``, ``3h12m``, ``2d4h`` (rounded down)."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    parts: list[str] = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        n, s = divmod(s, size)
+        if n:
+            parts.append(f"{n}{unit}")
+        if len(parts) == 2:
+            break
+    return "".join(parts)
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+# --------------------------------------------------------------------------- the schema
+
+Validator = Callable[[Any, str, Mapping[str, str]], Any]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: the single source for default, validation and docs."""
+
+    section: str
+    name: str
+    kind: str
+    """Human type name for the reference table (``integer``, ``duration`` …)."""
+    default: Any
+    """The TOML value as a user would write it (``"24h"``, not 86400)."""
+    doc: str
+    convert: Validator
+    example_comment: str | None = None
+    """When set, the example shows the key commented out with this note (env-dependent defaults)."""
+
+
+def _int(minimum: int) -> Validator:
+    def convert(value: Any, where: str, env: Mapping[str, str]) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(f"{where}: expected an integer >= {minimum}, got {_show(value)}")
+        return value
+
+    return convert
+
+
+def _duration(minimum: float, *, strict: bool = False) -> Validator:
+    def convert(value: Any, where: str, env: Mapping[str, str]) -> float:
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise ConfigError(f"{where}: expected a duration like \"30s\" or \"24h\", got {_show(value)}")
+        seconds = parse_duration(value, where=where)
+        if seconds < minimum or (strict and seconds <= minimum):
+            bound = f"> {format_duration(minimum)}" if strict else f">= {format_duration(minimum)}"
+            raise ConfigError(f"{where}: expected a duration {bound}, got {_show(value)}")
+        return seconds
+
+    return convert
+
+
+def _choice(*choices: str) -> Validator:
+    def convert(value: Any, where: str, env: Mapping[str, str]) -> str:
+        if not isinstance(value, str) or value not in choices:
+            raise ConfigError(f"{where}: expected one of {', '.join(choices)}, got {_show(value)}")
+        return value
+
+    return convert
+
+
+def _string(*, allow_empty: bool) -> Validator:
+    def convert(value: Any, where: str, env: Mapping[str, str]) -> str:
+        if not isinstance(value, str) or (not allow_empty and not value.strip()):
+            what = "a string" if allow_empty else "a non-empty string"
+            raise ConfigError(f"{where}: expected {what}, got {_show(value)}")
+        return value
+
+    return convert
+
+
+def expand_user(text: str, env: Mapping[str, str]) -> str:
+    """``~`` → ``$HOME`` from ``env`` (so tests need not touch the real environment)."""
+    if text == "~" or text.startswith("~/"):
+        home = env.get("HOME") or os.path.expanduser("~")
+        return home + text[1:]
+    return os.path.expanduser(text)
+
+
+def _abs_path(value: Any, where: str, env: Mapping[str, str]) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: expected an absolute path, got {_show(value)}")
+    expanded = expand_user(value, env)
+    if not os.path.isabs(expanded):
+        raise ConfigError(f"{where}: expected an absolute path (or ~/...), got {_show(value)}")
+    return Path(os.path.normpath(expanded))
+
+
+def _spool(value: Any, where: str, env: Mapping[str, str]) -> Path:
+    if value is None:
+        state = env.get("XDG_STATE_HOME", "")
+        base = Path(state) if state and os.path.isabs(state) else Path(expand_user("~/.local/state", env))
+        return base / "dreamd" / "spool"
+    return _abs_path(value, where, env)
+
+
+def _roots(value: Any, where: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f"{where}: expected a list of path patterns, got {_show(value)}")
+    out: list[str] = []
+    for pattern in value:
+        expanded = expand_user(pattern, env)
+        if not os.path.isabs(expanded):
+            raise ConfigError(f"{where}: expected absolute path patterns (or ~/...), got {_show(pattern)}")
+        out.append(expanded)
+    return tuple(out)
+
+
+def _projects(value: Any, where: str, env: Mapping[str, str]) -> dict[Path, Path]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of project dir = memory dir, got {_show(value)}")
+    return {
+        _abs_path(k, f"{where} key {_show(k)}", env): _abs_path(v, f"{where}.{_show(k)}", env)
+        for k, v in value.items()
+    }
+
+
+SCHEMA: tuple[Key, ...] = (
+    # [daemon]
+    Key("daemon", "spool", "path", None,
+        "Spool directory agents submit jobs into (not /tmp: a service with PrivateTmp sees another /tmp).",
+        _spool, example_comment="default: $XDG_STATE_HOME/dreamd/spool, else ~/.local/state/dreamd/spool"),
+    Key("daemon", "roots", "list of globs", ["~/.claude/projects/*/memory", "~/code/*/.memory"],
+        "Managed memory directories, as glob patterns; also the allowlist for a job's memory_dir.",
+        _roots),
+    Key("daemon", "projects", "table", {},
+        "For `dreamd hook`: project directory = memory directory.",
+        _projects),
+    Key("daemon", "workers", "integer", 2,
+        "Worker threads: jobs run one at a time per memory directory, in parallel across directories.",
+        _int(1)),
+    Key("daemon", "tick", "duration", "30s",
+        "How often the scheduler evaluates gates, releases deferred jobs and rescans the spool.",
+        _duration(0.0, strict=True)),
+    Key("daemon", "log_format", "string", "auto",
+        "auto (console on a terminal, else JSON lines) | json | console.",
+        _choice("auto", "json", "console")),
+    # [gates]
+    Key("gates", "threshold", "integer", 10,
+        "Dream only when a directory holds at least this many records.",
+        _int(1)),
+    Key("gates", "min_interval", "duration", "24h",
+        "Minimum time between two dreams of one directory.",
+        _duration(0.0)),
+    Key("gates", "scan_throttle", "duration", "10m",
+        "At most one gate scan of a directory per this window, however many events arrive.",
+        _duration(0.0)),
+    Key("gates", "min_sessions", "integer", 0,
+        "Dream only after this many distinct sessions were extracted since the last dream (0 = off).",
+        _int(0)),
+    Key("gates", "lock_stale_after", "duration", "1h",
+        "A dream lease whose heartbeat is older than this is stale and may be recovered.",
+        _duration(0.0, strict=True)),
+    Key("gates", "daily_token_budget", "integer", 0,
+        "Model tokens a directory may spend per UTC day before dreams pause (0 = unlimited).",
+        _int(0)),
+    # [model]
+    Key("model", "backend", "string", "offline",
+        "offline (deterministic heuristics, no network) | anthropic.",
+        _choice("offline", "anthropic")),
+    Key("model", "model", "string", "claude-sonnet-4-5",
+        "Model id for the anthropic backend.",
+        _string(allow_empty=False)),
+    Key("model", "base_url", "string", "",
+        "Anthropic-compatible endpoint; empty = the SDK default.",
+        _string(allow_empty=True)),
+    Key("model", "timeout", "duration", "60s",
+        "Timeout of one model call.",
+        _duration(0.0, strict=True)),
+    Key("model", "max_retries", "integer", 2,
+        "Retries of one model call inside the SDK (the spool retries the job later as well).",
+        _int(0)),
+    Key("model", "max_tokens", "integer", 4096,
+        "Output token cap of one model call.",
+        _int(1)),
+    # [recall]
+    Key("recall", "limit", "integer", 5,
+        "Records returned by one recall.",
+        _int(1)),
+    Key("recall", "record_bytes", "integer", 4096,
+        "Bytes of one record body shown by recall (a note says where the full file is).",
+        _int(1)),
+    Key("recall", "record_lines", "integer", 200,
+        "Lines of one record body shown by recall.",
+        _int(1)),
+    Key("recall", "session_bytes", "integer", 61440,
+        "Bytes recall may surface over one session.",
+        _int(1)),
+    # [retention]
+    Key("retention", "history_generations", "integer", 50,
+        "Old manifests and replaced files kept in .history/.",
+        _int(1)),
+    Key("retention", "done_days", "integer", 7,
+        "Days finished jobs stay in spool/done/.",
+        _int(0)),
+    Key("retention", "max_attempts", "integer", 5,
+        "Attempts of a job with transient failures before it goes to failed/.",
+        _int(1)),
+    Key("retention", "max_job_bytes", "integer", 33554432,
+        "Larger spool jobs are refused (moved to failed/).",
+        _int(1)),
+)
+
+SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention")
+_SECTION_CLASSES: dict[str, type[Any]] = {
+    "daemon": DaemonConfig,
+    "gates": GatesConfig,
+    "model": ModelConfig,
+    "recall": RecallConfig,
+    "retention": RetentionConfig,
+}
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def find_config_file(path: Path | None, env: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """The file to read and whether it must exist (explicit) or may be absent (XDG)."""
+    if path is not None:
+        return Path(expand_user(str(path), env)), True
+    named = env.get("DREAMD_CONFIG", "")
+    if named:
+        return Path(expand_user(named, env)), True
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(expand_user("~/.config", env))
+    return base / "dreamd" / "config.toml", False
+
+
+def load_config(path: Path | None = None, *, env: Mapping[str, str] = os.environ) -> Config:
+    """Read and validate the configuration (lookup order in the module docstring)."""
+    file, required = find_config_file(path, env)
+    data: dict[str, Any] = {}
+    source: Path | None = None
+    if file is not None:
+        try:
+            raw = file.read_bytes()
+        except FileNotFoundError:
+            if required:
+                raise ConfigError(f"{file}: config file not found") from None
+        except OSError as e:
+            raise ConfigError(f"{file}: cannot read config: {e.strerror or e}") from None
+        else:
+            try:
+                data = tomllib.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ConfigError(f"{file}: config is not UTF-8") from None
+            except tomllib.TOMLDecodeError as e:
+                raise ConfigError(f"{file}: invalid TOML: {e}") from None
+            source = file
+    return _build(data, origin=str(source) if source else "<defaults>", env=env, source=source)
+
+
+def default_config(*, env: Mapping[str, str] = os.environ) -> Config:
+    """Every key at its default (what no config file at all means)."""
+    return _build({}, origin="<defaults>", env=env, source=None)
+
+
+def _suggest(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(known)})"
+
+
+def _build(data: Mapping[str, Any], *, origin: str, env: Mapping[str, str], source: Path | None) -> Config:
+    for section, table in data.items():
+        if section not in SECTIONS:
+            raise ConfigError(f"{origin}: [{section}]: unknown section{_suggest(section, list(SECTIONS))}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{origin}: {section}: expected a [{section}] table, got {_show(table)}")
+        known = [k.name for k in SCHEMA if k.section == section]
+        for name in table:
+            if name not in known:
+                raise ConfigError(f"{origin}: [{section}] {name}: unknown key{_suggest(name, known)}")
+    values: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+    for key in SCHEMA:
+        table = data.get(key.section, {})
+        where = f"{origin}: [{key.section}] {key.name}"
+        raw = table.get(key.name, key.default)
+        values[key.section][key.name] = key.convert(raw, where, env)
+    sections = {s: _SECTION_CLASSES[s](**values[s]) for s in SECTIONS}
+    return Config(source=source, **sections)
+
+
+# --------------------------------------------------------------------------- documents
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML spelling for {value!r}")
+
+
+EXAMPLE_HEADER = """\
+# dreamd configuration (example). Every key has a default: no file at all also works.
+# Looked up as: --config FILE, else $DREAMD_CONFIG, else $XDG_CONFIG_HOME/dreamd/config.toml
+# (default ~/.config/dreamd/config.toml). Durations: "30s", "10m", "24h", "7d" or seconds.
+# Generated from dreamd/config.py by scripts/gen_config.py; do not edit by hand.
+"""
+
+
+def render_example() -> str:
+    """The commented example ``config.toml`` (every key at its default)."""
+    lines = [EXAMPLE_HEADER.rstrip("\n")]
+    for section in SECTIONS:
+        lines += ["", f"[{section}]"]
+        for key in (k for k in SCHEMA if k.section == section):
+            lines.append(f"# {key.doc}")
+            if key.example_comment is not None:
+                lines.append(f"# {key.name} = \"~/.local/state/dreamd/spool\"   # {key.example_comment}")
+                continue
+            lines.append(f"{key.name} = {_toml_value(key.default)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_reference() -> str:
+    """The Markdown reference table of every key (pasted into the README)."""
+    rows = ["| Key | Type | Default | Meaning |", "|---|---|---|---|"]
+    for key in SCHEMA:
+        if key.example_comment is not None:
+            default = "`$XDG_STATE_HOME/dreamd/spool` (else `~/.local/state/dreamd/spool`)"
+        else:
+            default = "`" + _toml_value(key.default).replace("|", "\\|") + "`"
+        doc = key.doc.replace("|", "\\|")
+        rows.append(f"| `[{key.section}] {key.name}` | {key.kind} | {default} | {doc} |")
+    return "\n".join(rows) + "\n"

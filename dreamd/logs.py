@@ -1,0 +1,161 @@
+"""Structured logs: one JSON object per line on stdout, or a console view on a terminal (§9).
+
+Every line carries ``timestamp`` (ISO 8601, UTC), ``level`` and ``event`` plus context
+(``job_id``, ``memory_dir``, ``session_id`` on job lines; ``model``, ``input_tokens``,
+``output_tokens``, ``duration_ms`` on model lines; ``gate``, ``reason`` on gate lines).
+Third-party libraries' stdlib ``logging`` (watchdog, apscheduler, anthropic, httpx, filelock)
+and our own ``memory.*`` loggers go through the same renderer, so the stream stays one format.
+
+Tracebacks never include local variables: they may hold transcripts or API keys. JSON lines
+use structlog's dict tracebacks with ``show_locals=False``; the console uses the plain
+traceback formatter (never rich's, which shows locals).
+
+:data:`EVENTS` is the stable, documented catalogue of event names; a test checks every event
+the code emits is in it, and :func:`render_event_table` produces the README table.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import IO, Any
+
+import structlog
+from structlog.types import Processor
+
+__all__ = ["EVENTS", "configure", "get_logger", "render_event_table"]
+
+EVENTS: dict[str, str] = {
+    # daemon lifecycle
+    "daemon.started": "The daemon took the spool lock and is starting (spool, roots, workers, config).",
+    "daemon.ready": "Watchers, scheduler and workers are running (managed_dirs, queue).",
+    "daemon.reloading": "SIGHUP received: re-reading the config (config).",
+    "daemon.reloaded": "Config reloaded (roots, managed_dirs).",
+    "daemon.reload_failed": "SIGHUP reload refused; the old config stays (error).",
+    "daemon.stopping": "SIGTERM/SIGINT received: no new jobs are claimed (signal).",
+    "daemon.stopped": "Clean exit (exit_code).",
+    "daemon.component_died": "A watcher, the scheduler or a worker thread died; the daemon exits non-zero (component).",
+    "daemon.already_running": "Another daemon holds the spool lock (spool).",
+    "daemon.once_done": "`dreamd once` finished (jobs, dreams).",
+    # spool / jobs
+    "spool.recovered": "Jobs left in cur/ by a previous run were put back in new/ (count).",
+    "spool.released": "Deferred jobs whose backoff ended went back to new/ (count).",
+    "spool.pruned": "Old done/ entries were removed (count).",
+    "spool.error": "A spool maintenance step failed (step, error).",
+    "job.claimed": "A job was claimed from new/ (job_id, memory_dir, kind).",
+    "job.done": "A job finished and moved to done/ (job_id, memory_dir, session_id, outcome, duration_ms).",
+    "job.deferred": "A job failed transiently and goes to deferred/ with backoff (job_id, memory_dir, error, attempt).",
+    "job.failed": "A job failed permanently and moved to failed/ (job_id, memory_dir, reason).",
+    "job.rejected": "A job failed validation and moved to failed/ (job_id, reason).",
+    "job.requeued": "Shutdown grace period ended while a job ran; it goes back to new/ (job_id).",
+    "job.error": "A job raised an unexpected exception (job_id, memory_dir, traceback).",
+    # dreams and gates
+    "gate.changed": "A directory's gate decision changed (memory_dir, open, gate, reason).",
+    "gate.error": "Reading a directory's gate state failed (memory_dir, error).",
+    "dream.started": "A consolidation began (memory_dir, force).",
+    "dream.finished": "A consolidation ended (memory_dir, status, duration_ms).",
+    "dream.error": "A consolidation raised (memory_dir, error).",
+    # reconcile and watchers
+    "reconcile.done": "Hand edits / new files in a directory were reconciled (memory_dir, changes).",
+    "reconcile.error": "Reconciling a directory failed (memory_dir, error).",
+    "watch.added": "A managed directory is now watched (memory_dir).",
+    "watch.removed": "A directory is no longer managed or present (memory_dir).",
+    "watch.error": "A watcher could not be started or a handler raised (path, error).",
+    "watch.unmanaged": "A directory under a root has records but no manifest (run dreamd adopt) (memory_dir).",
+    # scheduler
+    "tick.done": "A scheduler tick finished (duration_ms, managed_dirs, queue).",
+    "tick.error": "A tick step raised; the next tick runs anyway (step, error).",
+    # model
+    "model.call": "One model call (model, input_tokens, output_tokens, duration_ms, stop_reason).",
+    "model.error": "A model call failed (model, error).",
+}
+
+_QUIET_LIBRARIES = ("watchdog", "apscheduler", "anthropic", "httpx", "httpcore", "filelock")
+
+
+def _order_keys(logger: Any, method: str, event_dict: Any) -> Any:
+    """``timestamp``, ``level``, ``event`` first: the line reads well in a terminal and in jq."""
+    head = {k: event_dict.pop(k) for k in ("timestamp", "level", "event") if k in event_dict}
+    head.update(event_dict)
+    return head
+
+
+def _timestamper() -> Processor:
+    return structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp")
+
+
+def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level: int = logging.INFO) -> None:
+    """Route structlog and stdlib logging to ``stream`` as JSON lines or console text.
+
+    ``log_format``: ``auto`` (console when ``stream`` is a terminal), ``json`` or ``console``.
+    Safe to call again (e.g. on SIGHUP); the last call wins.
+    """
+    out = stream if stream is not None else sys.stdout
+    if log_format == "auto":
+        isatty = getattr(out, "isatty", None)
+        log_format = "console" if isatty is not None and isatty() else "json"
+
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        _timestamper(),
+    ]
+    renderer: Processor
+    if log_format == "console":
+        isatty = getattr(out, "isatty", None)
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=bool(isatty and isatty()),
+            exception_formatter=structlog.dev.plain_traceback,
+        )
+        exc: list[Processor] = []
+    else:
+        renderer = structlog.processors.JSONRenderer(ensure_ascii=False)
+        exc = [
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        ]
+
+    structlog.configure(
+        processors=[
+            *shared,
+            structlog.processors.StackInfoRenderer(),
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name, structlog.stdlib.ExtraAdder()],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            *exc,
+            _order_keys,
+            renderer,
+        ],
+    )
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_dreamd", False):
+            root.removeHandler(old)
+    handler._dreamd = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in _QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def get_logger(name: str | None = None, **context: Any) -> Any:
+    """A structlog logger; call as ``log.info("job.done", job_id=...)``."""
+    return structlog.get_logger(name, **context)
+
+
+def render_event_table() -> str:
+    """The Markdown table of every event name (pasted into the README)."""
+    rows = ["| Event | Meaning (fields) |", "|---|---|"]
+    for name in sorted(EVENTS):
+        rows.append(f"| `{name}` | {EVENTS[name].replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
