@@ -89,7 +89,7 @@ class _NoAliasLoader(yaml.SafeLoader):
     """SafeLoader that refuses anchors and aliases (no YAML bombs, no shared nodes)."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise yaml.YAMLError("YAML anchors and aliases are not allowed")
         return super().compose_node(parent, index)
@@ -97,7 +97,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
 def load_yaml_mapping(text: str, *, where: str) -> dict[str, Any]:
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
+        data = yaml.load(text, Loader=_NoAliasLoader)
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RecordError(f"{where}: invalid YAML frontmatter: {first}") from None

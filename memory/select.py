@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from memory.errors import DreamdError
+from memory import gate
+from memory.gate import AnswerRejected
 from memory.llm import Completion, Model, render_payload
 
 __all__ = [
@@ -127,6 +126,18 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def _prefixes(tokens: list[str]) -> list[str]:
+    """Truncated forms (first PREFIX_CHARS letters) of longer English words as soft terms, so
+    ``adoption``/``adopting``, ``childhood``/``children`` meet where light stemming stops."""
+    if PREFIX_WEIGHT <= 0:
+        return []
+    return [
+        "~" + t[:PREFIX_CHARS]
+        for t in tokens
+        if len(t) > PREFIX_CHARS and t.isascii() and t.isalpha()
+    ]
+
+
 def _with_pairs(tokens: list[str]) -> list[str]:
     """Adjacent English word pairs as phrase terms (``support group`` → ``support group``).
 
@@ -159,6 +170,12 @@ mentions many things in passing."""
 BODY_CHARS = 8192
 """Only the head of a body is indexed: recall shows at most 4 KiB of it anyway."""
 PAIR_WEIGHT = 0.5
+PREFIX_WEIGHT = 0.5
+PREFIX_CHARS = 5
+COORD = 0.0
+ASSOC_TERMS = 3
+ASSOC_WEIGHT = 0.0
+ASSOC_MIN = 2
 K1 = 1.2
 B = 0.75
 FEEDBACK_DOCS = 3
@@ -194,6 +211,8 @@ class KeywordIndex:
                     terms[tok] = terms.get(tok, 0.0) + weight
                 for pair in _with_pairs(toks):
                     terms[pair] = terms.get(pair, 0.0) + weight * PAIR_WEIGHT
+                for pre in _prefixes(toks):
+                    terms[pre] = terms.get(pre, 0.0) + weight * PREFIX_WEIGHT
                 length += weight * len(toks)
             self._doc_terms.append(terms)
             lengths.append(length)
@@ -213,13 +232,21 @@ class KeywordIndex:
 
     def _score(self, weights: dict[str, float]) -> dict[int, float]:
         scores: dict[int, float] = {}
+        matched: dict[int, float] = {}
+        total = 0.0
         for term in sorted(weights):
             post = self._postings.get(term)
             if not post:
                 continue
-            w = weights[term] * self._idf[term]
+            idf = self._idf[term]
+            w = weights[term] * idf
+            total += w
             for idx, tf in post:
                 scores[idx] = scores.get(idx, 0.0) + w * tf * (K1 + 1) / (tf + self._norm[idx])
+                matched[idx] = matched.get(idx, 0.0) + w
+        if COORD > 0 and total > 0:
+            for idx in scores:
+                scores[idx] *= (matched[idx] / total) ** COORD
         return scores
 
     def _ranked(self, scores: dict[int, float], limit: int) -> list[int]:
@@ -237,11 +264,39 @@ class KeywordIndex:
             weights[tok] = 1.0
         for pair in _with_pairs(toks):
             weights[pair] = PAIR_WEIGHT
+        for pre in _prefixes(toks):
+            weights[pre] = PREFIX_WEIGHT
         return weights
+
+    def _associated(self, weights: dict[str, float]) -> dict[str, float]:
+        """Terms that co-occur with each query word across the set (Jaccard of their record
+        sets), so ``children`` also finds ``kids`` when the set itself pairs them."""
+        extra: dict[str, float] = {}
+        for term in sorted(weights):
+            if " " in term or term.startswith("~"):
+                continue
+            post = self._postings.get(term)
+            if not post or len(post) < ASSOC_MIN:
+                continue
+            co: dict[str, int] = {}
+            for idx, _tf in post:
+                for u in self._doc_terms[idx]:
+                    if u not in weights and " " not in u and not u.startswith("~"):
+                        co[u] = co.get(u, 0) + 1
+            df_t = len(post)
+            ranked = sorted(
+                ((c / (df_t + len(self._postings[u]) - c), u) for u, c in co.items() if c >= ASSOC_MIN),
+                key=lambda x: (-x[0], x[1]),
+            )[:ASSOC_TERMS]
+            for value, u in ranked:
+                extra[u] = max(extra.get(u, 0.0), ASSOC_WEIGHT * value * weights[term])
+        return extra
 
     def scores(self, query: str) -> dict[int, float]:
         """Score every matching candidate (index → score), with one feedback round."""
         weights = self.query_weights(query)
+        if ASSOC_WEIGHT > 0:
+            weights = {**self._associated(weights), **weights}
         first = self._score(weights)
         if not first:
             return first
@@ -250,7 +305,7 @@ class KeywordIndex:
             terms = self._doc_terms[idx]
             total = sum(terms.values()) or 1.0
             for term, tf in terms.items():
-                if term in weights or " " in term:
+                if term in weights or " " in term or term.startswith("~"):
                     continue
                 expansion[term] = expansion.get(term, 0.0) + tf / total * self._idf[term]
         best = sorted(expansion.items(), key=lambda kv: (-kv[1], kv[0]))[:FEEDBACK_TERMS]
@@ -305,53 +360,15 @@ def selection_prompt(
     return system, "\n".join(lines)
 
 
-class AnswerRejected(DreamdError):
-    """A model answer failed the strict gate; ``str(e)`` is the reason (one line)."""
-
-
-def _gate_text(completion: Completion) -> str:
-    if completion.tool_calls:
-        raise AnswerRejected(f"answer contains {len(completion.tool_calls)} tool call(s)")
-    if completion.stop_reason != "end_turn":
-        raise AnswerRejected(f"stop_reason is {completion.stop_reason!r}, not 'end_turn'")
-    if not completion.text.strip():
-        raise AnswerRejected("answer text is empty")
-    return completion.text
-
-
-def _parse_json_strict(text: str) -> Any:
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise AnswerRejected(f"answer is not JSON: {str(exc).splitlines()[0][:120]}") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 def check_selection(completion: Completion, known: set[str], limit: int) -> list[str]:
     """The strict gate for a selection answer; returns the names or raises AnswerRejected.
 
     Valid only when there are no tool calls, ``stop_reason == "end_turn"``, the text is not
     empty, the *whole* text parses as JSON (no fence stripping, no substring search), and it is
-    an array of at most ``limit`` distinct strings, each a known name.
+    an array of at most ``limit`` distinct strings, each a known name. The rules live in
+    :mod:`memory.gate`, shared with extraction and consolidation.
     """
-    value = _parse_json_strict(_gate_text(completion))
-    if not isinstance(value, list):
-        raise AnswerRejected(f"answer is a JSON {type(value).__name__}, not an array")
-    if len(value) > limit:
-        raise AnswerRejected(f"answer names {len(value)} records, more than the limit {limit}")
-    names: list[str] = []
-    for item in value:
-        if not isinstance(item, str):
-            raise AnswerRejected(f"answer item {item!r} is not a string")
-        if item in names:
-            raise AnswerRejected(f"answer names {item!r} twice")
-        if item not in known:
-            raise AnswerRejected(f"answer names unknown record {item[:80]!r}")
-        names.append(item)
-    return names
+    return gate.check_selection(completion, known=known, limit=limit)
 
 
 def model_select(

@@ -1,0 +1,161 @@
+"""History: what changed, when and by what (``dreamd log``), and undoing it (``dreamd rollback``).
+
+Every manifest carries a ``change`` summary; ``.history/`` keeps the last N manifests and the
+files they referenced, so the log is read straight from them and a rollback is an ordinary new
+commit whose set equals an old one (it never rewinds the generation counter, and jobs already
+applied stay applied).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.errors import StoreError
+from memory.locks import store_lock
+from memory.manifest import Manifest, ManifestEntry
+from memory.records import sha256_hex
+from memory.store import HISTORY, CommitResult, MemoryStore, _Pending, record_file_name
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    generation: int
+    committed_at: str
+    actor: str
+    records: int
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    job_id: str | None = None
+    session_id: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _entry(m: Manifest) -> LogEntry:
+    c = m.change
+    return LogEntry(
+        generation=m.generation,
+        committed_at=m.committed_at,
+        actor=str(c.get("actor", "unknown")),
+        records=len(m.records),
+        added=list(c.get("added", [])),
+        updated=list(c.get("updated", [])),
+        removed=list(c.get("removed", [])),
+        merged=list(c.get("merged", [])),
+        job_id=c.get("job_id"),
+        session_id=c.get("session_id"),
+        note=c.get("note"),
+    )
+
+
+def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:
+    """Generations, newest first, as far back as ``.history/`` keeps them."""
+    current = store.read()
+    out = [_entry(current)]
+    for gen in reversed(store.history_manifests()):
+        if gen >= current.generation:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        try:
+            out.append(_entry(store.read_generation(gen)))
+        except StoreError:
+            continue
+    return out[:limit] if limit is not None else out
+
+
+def render_log(entries: list[LogEntry]) -> str:
+    lines = []
+    for e in entries:
+        who = e.actor
+        if e.job_id:
+            who += f" job {e.job_id}"
+        if e.session_id:
+            who += f" session {e.session_id}"
+        lines.append(f"generation {e.generation}  {e.committed_at}  by {who}  ({e.records} records)")
+        for m in e.merged:
+            into = m.get("into")
+            sources = ", ".join(m.get("from", []))
+            lines.append(f"  merged   {sources} -> {into}" if into else f"  dropped  {sources}")
+        for n in e.added:
+            lines.append(f"  added    {n}")
+        for n in e.updated:
+            lines.append(f"  updated  {n}")
+        merged_sources = {s for m in e.merged for s in m.get("from", [])}
+        for n in e.removed:
+            if n not in merged_sources:
+                lines.append(f"  removed  {n}")
+        if e.note:
+            lines.append(f"  note     {e.note}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_log_json(entries: list[LogEntry]) -> str:
+    return json.dumps({"generations": [e.to_json() for e in entries]}, ensure_ascii=False, indent=2)
+
+
+def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
+    """The exact bytes an old entry committed, from the directory or ``.history/``."""
+    candidates = [store.path / entry.file, store.path / HISTORY / entry.file]
+    hist = store.path / HISTORY
+    if hist.is_dir():
+        candidates.extend(sorted(hist.glob(f"{entry.file}.*")))
+    for path in candidates:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if sha256_hex(data) == entry.sha256:
+            return data
+    return None
+
+
+def rollback(store: MemoryStore, *, to: int) -> CommitResult:
+    """Commit a new generation whose set equals generation ``to``; all or nothing."""
+    with store_lock(store.path, store.lock_timeout):
+        current = store.read()
+        if to == current.generation:
+            raise StoreError(f"{store.path}: generation {to} is already current")
+        target = store.read_generation(to)
+        entries: list[ManifestEntry] = []
+        files: list[tuple[str, bytes]] = []
+        for entry in target.records:
+            data = _find_bytes(store, entry)
+            if data is None:
+                raise StoreError(
+                    f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
+                )
+            path = store.path / entry.file
+            on_disk = path.read_bytes() if path.exists() else None
+            if on_disk is not None and sha256_hex(on_disk) == entry.sha256:
+                entries.append(dataclasses.replace(entry))
+                continue
+            file = entry.file if on_disk is None else record_file_name(entry.name)
+            files.append((file, data))
+            entries.append(dataclasses.replace(entry, file=file))
+        before = {e.name: e.sha256 for e in current.records}
+        after = {e.name: e.sha256 for e in entries}
+        added = sorted(n for n in after if n not in before)
+        updated = sorted(n for n in after if n in before and before[n] != after[n])
+        removed = sorted(n for n in before if n not in after)
+        change: dict[str, Any] = {
+            "actor": "rollback",
+            "added": added,
+            "updated": updated,
+            "removed": removed,
+            "note": f"rollback to generation {to}",
+        }
+        new = store._write(current, _Pending(entries=entries, files=files, change=change))
+        return CommitResult(generation=new.generation, added=added, updated=updated, removed=removed)
+
+
+def history_dir(store: MemoryStore) -> Path:
+    return store.path / HISTORY

@@ -1,0 +1,193 @@
+"""manifest.json (format 1, DESIGN §2.2): the one authority on which records make up a set.
+
+Pure data + (de)serialisation. Readers ignore unknown keys and writers keep them (``extra``).
+Besides the documented keys dreamd writes ``index_sha256`` (the MEMORY.md rendered for this
+generation) and ``change`` (what this generation changed and by whom — the source of
+``dreamd log``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from memory.errors import StoreError
+
+FORMAT = 1
+MAX_APPLIED_JOBS = 1000
+MAX_SESSIONS = 1000
+MAX_CURSORS = 1000
+_SAFE_FILE = re.compile(r"^[^/\\\x00]+\.md$")
+
+
+def utcnow_iso(now: datetime | None = None) -> str:
+    moment = now or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def check_file_name(name: Any, *, where: str) -> str:
+    """A manifest ``file`` is a bare ``*.md`` name inside the directory: never a path."""
+    if (
+        not isinstance(name, str)
+        or not _SAFE_FILE.match(name)
+        or name in (".md", "..md")
+        or name.startswith(".")
+        or name == "MEMORY.md"
+    ):
+        raise StoreError(f"{where}: record file {name!r} is not a bare .md file name")
+    return name
+
+
+@dataclass
+class ManifestEntry:
+    name: str
+    type: str
+    description: str
+    file: str
+    sha256: str
+    created_at: str
+    updated_at: str
+    sources: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "type": self.type,
+            "description": self.description,
+            "file": self.file,
+            "sha256": self.sha256,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "sources": list(self.sources),
+        }
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any, *, where: str) -> ManifestEntry:
+        if not isinstance(raw, dict):
+            raise StoreError(f"{where}: record entry is not an object")
+        data = dict(raw)
+        try:
+            entry = cls(
+                name=str(data.pop("name")),
+                type=str(data.pop("type")),
+                description=str(data.pop("description", "")),
+                file=check_file_name(data.pop("file"), where=where),
+                sha256=str(data.pop("sha256")),
+                created_at=str(data.pop("created_at", "")),
+                updated_at=str(data.pop("updated_at", "")),
+                sources=[str(s) for s in data.pop("sources", []) or []],
+            )
+        except KeyError as exc:
+            raise StoreError(f"{where}: record entry misses {exc.args[0]!r}") from None
+        entry.extra = data
+        return entry
+
+
+@dataclass
+class Manifest:
+    generation: int = 0
+    committed_at: str = ""
+    consolidated_at: str | None = None
+    records: list[ManifestEntry] = field(default_factory=list)
+    applied_jobs: list[str] = field(default_factory=list)
+    sessions_since_consolidation: list[str] = field(default_factory=list)
+    cursors: dict[str, int] = field(default_factory=dict)
+    index_sha256: str = ""
+    change: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def by_name(self) -> dict[str, ManifestEntry]:
+        return {e.name: e for e in self.records}
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "generation": self.generation,
+            "committed_at": self.committed_at,
+            "consolidated_at": self.consolidated_at,
+            "records": [e.to_json() for e in self.records],
+            "applied_jobs": self.applied_jobs[-MAX_APPLIED_JOBS:],
+            "sessions_since_consolidation": self.sessions_since_consolidation[-MAX_SESSIONS:],
+            "cursors": self.cursors,
+            "index_sha256": self.index_sha256,
+            "change": self.change,
+        }
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    def dumps(self) -> bytes:
+        return (json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+    @classmethod
+    def loads(cls, data: bytes, *, where: str) -> Manifest:
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise StoreError(f"{where}: manifest is not valid JSON ({exc})") from None
+        if not isinstance(raw, dict):
+            raise StoreError(f"{where}: manifest is not a JSON object")
+        if raw.get("format") != FORMAT:
+            raise StoreError(f"{where}: unsupported manifest format {raw.get('format')!r}")
+        known = {
+            "format", "generation", "committed_at", "consolidated_at", "records", "applied_jobs",
+            "sessions_since_consolidation", "cursors", "index_sha256", "change",
+        }
+        gen = raw.get("generation")
+        if not isinstance(gen, int) or isinstance(gen, bool) or gen < 0:
+            raise StoreError(f"{where}: generation {gen!r} is not a non-negative integer")
+        records_raw = raw.get("records", [])
+        if not isinstance(records_raw, list):
+            raise StoreError(f"{where}: records is not a list")
+        records = [ManifestEntry.from_json(r, where=where) for r in records_raw]
+        cursors_raw = raw.get("cursors") or {}
+        cursors = {
+            str(k): int(v)
+            for k, v in (cursors_raw.items() if isinstance(cursors_raw, dict) else [])
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+        change = raw.get("change")
+        return cls(
+            generation=gen,
+            committed_at=str(raw.get("committed_at") or ""),
+            consolidated_at=raw.get("consolidated_at") or None,
+            records=records,
+            applied_jobs=[str(j) for j in raw.get("applied_jobs") or []],
+            sessions_since_consolidation=[str(s) for s in raw.get("sessions_since_consolidation") or []],
+            cursors=cursors,
+            index_sha256=str(raw.get("index_sha256") or ""),
+            change=change if isinstance(change, dict) else {},
+            extra={k: v for k, v in raw.items() if k not in known},
+        )
+
+
+def bounded_append(items: list[str], item: str, limit: int) -> list[str]:
+    """Append ``item`` (moving it to the end if present) and keep the most recent ``limit``."""
+    out = [x for x in items if x != item]
+    out.append(item)
+    return out[-limit:]
+
+
+def set_cursor(cursors: dict[str, int], session: str, value: int, limit: int = MAX_CURSORS) -> dict[str, int]:
+    """Record a session's cursor as most recent; never moves a cursor backwards."""
+    out = {k: v for k, v in cursors.items() if k != session}
+    out[session] = max(value, cursors.get(session, 0))
+    while len(out) > limit:
+        out.pop(next(iter(out)))
+    return out

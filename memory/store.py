@@ -1,0 +1,735 @@
+"""MemoryStore: one memory directory and the one commit protocol every writer uses (DESIGN §2.3).
+
+Invariants this module keeps, whatever crashes when:
+
+* ``manifest.json`` is the only authority; it changes only by ``os.replace`` of a fully written,
+  fsynced temp file (the commit point), so a reader never sees a manifest naming a missing file.
+* Record files are immutable: new ones are created with link() (never clobbering), replaced ones
+  are moved to ``.history/`` only *after* the commit point.
+* A commit re-reads the manifest under the store lock and applies its delta to whatever is there
+  now, so concurrent additions are merged, never lost; a consolidation verifies its base (and its
+  fencing token) first and aborts with :class:`ConflictError` having written nothing.
+* Nothing dreamd did not write is ever deleted: foreign files it replaces go to ``.history/``.
+
+The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
+``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
+``"cleaned"``) so crash tests can stop a real process exactly there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
+from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new
+from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
+from memory.locks import DreamLease, store_lock
+from memory.manifest import (
+    MAX_APPLIED_JOBS,
+    MAX_SESSIONS,
+    Manifest,
+    ManifestEntry,
+    bounded_append,
+    set_cursor,
+    utcnow_iso,
+)
+from memory.records import NAME_RE, Record, parse_record, render_record, sha256_hex
+
+log = logging.getLogger("memory.store")
+
+MANIFEST = "manifest.json"
+INDEX = "MEMORY.md"
+HISTORY = ".history"
+OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{10})\.md$")
+DEFAULT_ORPHAN_GRACE = 600.0
+DEFAULT_HISTORY_GENERATIONS = 50
+MAX_SOURCES = 50
+ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
+
+FaultHook = Callable[[str], None]
+
+
+@dataclass
+class Change:
+    """A delta against whatever set is current when the commit runs.
+
+    ``merges`` are consolidation operations: every source leaves the set and the result (if
+    any) joins it, inheriting the earliest ``created_at`` and the sources' provenance.
+    ``base`` maps names to the sha256 the caller planned against (verified under the lock).
+    """
+
+    add: list[Record] = field(default_factory=list)
+    replace: dict[str, Record] = field(default_factory=dict)
+    remove: list[str] = field(default_factory=list)
+    merges: list[tuple[list[str], Record | None]] = field(default_factory=list)
+    actor: str = "manual"
+    job_id: str | None = None
+    session_id: str | None = None
+    cursor: tuple[str, int] | None = None
+    base: dict[str, str] | None = None
+    consolidated: bool = False
+    lease: DreamLease | None = None
+    sources: list[str] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    generation: int
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    generation: int | None
+    adopted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    malformed: list[tuple[str, str]] = field(default_factory=list)
+    orphans_collected: list[str] = field(default_factory=list)
+    index_rebuilt: bool = False
+    index_archived: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.adopted or self.updated or self.dropped)
+
+
+@dataclass
+class _Pending:
+    """What a commit will write: the new entries and the new files' bytes."""
+
+    entries: list[ManifestEntry]
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+    change: dict[str, Any] = field(default_factory=dict)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def record_file_name(name: str) -> str:
+    return f"{name}-{secrets.token_hex(5)}.md"
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name`` or ``name-2``, ``name-3`` … so a collision never overwrites."""
+    if name not in taken:
+        return name
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = name[: 64 - len(suffix)].rstrip("-_") + suffix
+        if candidate not in taken and NAME_RE.match(candidate):
+            return candidate
+        n += 1
+
+
+class MemoryStore:
+    """One memory directory. Cheap to construct; all state lives on disk."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float = 10.0,
+        history_generations: int = DEFAULT_HISTORY_GENERATIONS,
+        index_max_lines: int = DEFAULT_MAX_LINES,
+        index_max_bytes: int = DEFAULT_MAX_BYTES,
+        orphan_grace: float = DEFAULT_ORPHAN_GRACE,
+        clock: Callable[[], datetime] = _now,
+        fault: FaultHook | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        self.history_generations = history_generations
+        self.index_max_lines = index_max_lines
+        self.index_max_bytes = index_max_bytes
+        self.orphan_grace = orphan_grace
+        self.clock = clock
+        self._fault = fault
+        self._cache: tuple[tuple[int, int, int], Manifest] | None = None
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def history_path(self) -> Path:
+        return self.path / HISTORY
+
+    def is_managed(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read(self) -> Manifest:
+        """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
+        try:
+            with open(self.manifest_path, "rb") as f:
+                st = os.fstat(f.fileno())
+                key = (st.st_ino, st.st_mtime_ns, st.st_size)
+                if self._cache is not None and self._cache[0] == key:
+                    return self._copy(self._cache[1])
+                data = f.read()
+        except FileNotFoundError:
+            if self.path.is_dir():
+                raise UnmanagedError(
+                    f"{self.path}: not a managed memory directory (no {MANIFEST}; run 'dreamd adopt {self.path}' or 'dreamd init')"
+                ) from None
+            raise UnmanagedError(f"{self.path}: no such directory") from None
+        manifest = Manifest.loads(data, where=str(self.manifest_path))
+        self._cache = (key, manifest)
+        return self._copy(manifest)
+
+    @staticmethod
+    def _copy(m: Manifest) -> Manifest:
+        return dataclasses.replace(
+            m,
+            records=[dataclasses.replace(e, sources=list(e.sources), extra=dict(e.extra)) for e in m.records],
+            applied_jobs=list(m.applied_jobs),
+            sessions_since_consolidation=list(m.sessions_since_consolidation),
+            cursors=dict(m.cursors),
+            change=dict(m.change),
+            extra=dict(m.extra),
+        )
+
+    def read_record(self, entry: ManifestEntry) -> Record:
+        """The record a manifest entry names; RecordError (file named) if unreadable."""
+        path = self.path / entry.file
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
+        stem = None if OUR_FILE_RE.match(entry.file) else path.stem
+        rec = parse_record(data, where=str(path), stem=stem)
+        return dataclasses.replace(rec, name=entry.name)
+
+    def records(self) -> list[tuple[ManifestEntry, Record]]:
+        """Every readable record of the current set (malformed files are skipped)."""
+        out = []
+        for entry in self.read().records:
+            try:
+                out.append((entry, self.read_record(entry)))
+            except RecordError as exc:
+                log.warning("record unreadable: %s", exc)
+        return out
+
+    # ------------------------------------------------------------------ creating
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
+        """Create an empty managed directory (generation 0). Idempotent on an empty set."""
+        store = cls(path, **kwargs)
+        store.path.mkdir(parents=True, exist_ok=True)
+        if store.is_managed():
+            return store
+        with store_lock(store.path, store.lock_timeout):
+            if store.is_managed():
+                return store
+            foreign = [p.name for p in store._record_files() if not OUR_FILE_RE.match(p.name)]
+            if foreign:
+                raise StoreError(
+                    f"{store.path}: already holds record files ({', '.join(sorted(foreign)[:3])}…); use 'dreamd adopt {store.path}'"
+                )
+            store._write(None, _Pending(entries=[], change={"actor": "init"}))
+        return store
+
+    # ------------------------------------------------------------------ committing
+
+    def commit(self, change: Change) -> CommitResult:
+        """Apply ``change`` through the protocol of DESIGN §2.3; returns the new generation.
+
+        A change whose ``job_id`` was already applied is a no-op (``duplicate=True``).
+        Raises ConflictError (nothing written) when ``base`` no longer matches, LeaseLost when
+        ``lease`` is no longer ours, LockTimeout when the store lock stays busy.
+        """
+        if change.actor not in ACTORS:
+            raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
+        with store_lock(self.path, self.lock_timeout):
+            self._step("locked")
+            old = self.read()
+            if change.job_id and change.job_id in old.applied_jobs:
+                return CommitResult(generation=old.generation, duplicate=True)
+            self._verify(old, change)
+            self._step("verified")
+            pending = self._apply(old, change)
+            self._write(old, pending, change=change)
+            c = pending.change
+            return CommitResult(
+                generation=old.generation + 1,
+                added=list(c.get("added", [])),
+                updated=list(c.get("updated", [])),
+                removed=list(c.get("removed", [])),
+            )
+
+    def _verify(self, old: Manifest, change: Change) -> None:
+        if change.base is not None:
+            current = old.by_name()
+            for name, sha in change.base.items():
+                entry = current.get(name)
+                if entry is None:
+                    raise ConflictError(f"{self.path}: record {name!r} was removed since the plan was made")
+                if entry.sha256 != sha:
+                    raise ConflictError(f"{self.path}: record {name!r} changed since the plan was made")
+        if change.lease is not None:
+            change.lease.verify()
+
+    def _provenance(self, change: Change) -> list[str]:
+        out = list(change.sources)
+        if change.session_id:
+            out.append(f"session:{change.session_id}")
+        if change.job_id:
+            out.append(f"job:{change.job_id}")
+        if not out:
+            out.append(change.actor)
+        return out
+
+    def _apply(self, old: Manifest, change: Change) -> _Pending:
+        now = utcnow_iso(self.clock())
+        entries = {e.name: e for e in old.records}
+        order = [e.name for e in old.records]
+        files: list[tuple[str, bytes]] = []
+        added: list[str] = []
+        updated: list[str] = []
+        removed: list[str] = []
+        merged: list[dict[str, Any]] = []
+        provenance = self._provenance(change)
+
+        def new_entry(rec: Record, *, created_at: str, sources: list[str]) -> ManifestEntry:
+            data = render_record(rec)
+            file = record_file_name(rec.name)
+            files.append((file, data))
+            return ManifestEntry(
+                name=rec.name,
+                type=rec.type,
+                description=rec.description,
+                file=file,
+                sha256=sha256_hex(data),
+                created_at=created_at,
+                updated_at=now,
+                sources=_dedup(sources)[-MAX_SOURCES:],
+            )
+
+        for name in change.remove:
+            if name in entries:
+                del entries[name]
+                removed.append(name)
+
+        for sources, result in change.merges:
+            gone = [entries.pop(n) for n in sources if n in entries]
+            if result is None:
+                removed.extend(e.name for e in gone)
+                merged.append({"from": list(sources), "into": None})
+                continue
+            created = min((e.created_at for e in gone if e.created_at), default=now)
+            prov = [s for e in gone for s in e.sources] + provenance
+            name = unique_name(result.name, set(entries))
+            rec = dataclasses.replace(result, name=name)
+            entries[name] = new_entry(rec, created_at=created, sources=prov)
+            order.append(name)
+            removed.extend(e.name for e in gone if e.name != name)
+            if any(e.name == name for e in gone):
+                updated.append(name)
+            else:
+                added.append(name)
+            merged.append({"from": list(sources), "into": name})
+
+        to_add = list(change.add)
+        for name, rec in change.replace.items():
+            prev = entries.get(name)
+            rec = dataclasses.replace(rec, name=name)
+            if prev is None:
+                # Replaced under us (no base given): keep the new content rather than drop it.
+                to_add.append(rec)
+                continue
+            entries[name] = new_entry(rec, created_at=prev.created_at, sources=prev.sources + provenance)
+            updated.append(name)
+
+        for rec in to_add:
+            name = unique_name(rec.name, set(entries))
+            rec = dataclasses.replace(rec, name=name)
+            entries[name] = new_entry(rec, created_at=now, sources=provenance)
+            order.append(name)
+            added.append(name)
+
+        seen: set[str] = set()
+        ordered: list[ManifestEntry] = []
+        for name in order:
+            if name in entries and name not in seen:
+                ordered.append(entries[name])
+                seen.add(name)
+        summary: dict[str, Any] = {
+            "actor": change.actor,
+            "added": added,
+            "updated": updated,
+            "removed": [n for n in removed if n not in added and n not in updated],
+        }
+        if merged:
+            summary["merged"] = merged
+        if change.job_id:
+            summary["job_id"] = change.job_id
+        if change.session_id:
+            summary["session_id"] = change.session_id
+        if change.note:
+            summary["note"] = change.note
+        return _Pending(entries=ordered, files=files, change=summary)
+
+    def _write(self, old: Manifest | None, pending: _Pending, *, change: Change | None = None) -> Manifest:
+        """Steps 4–7 of the protocol. Caller holds the store lock."""
+        for file, data in pending.files:
+            write_new(self.path / file, data, sync_dir=False)
+        if pending.files:
+            fsync_dir(self.path)
+        self._step("files_written")
+
+        index = render_index(pending.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
+        replace_atomic(self.path / INDEX, index, sync_dir=False)
+        self._step("index_written")
+
+        new = Manifest(
+            generation=(old.generation + 1) if old is not None else 0,
+            committed_at=utcnow_iso(self.clock()),
+            consolidated_at=old.consolidated_at if old else None,
+            records=pending.entries,
+            applied_jobs=list(old.applied_jobs) if old else [],
+            sessions_since_consolidation=list(old.sessions_since_consolidation) if old else [],
+            cursors=dict(old.cursors) if old else {},
+            index_sha256=sha256_hex(index),
+            change=pending.change,
+            extra=dict(old.extra) if old else {},
+        )
+        if change is not None:
+            if change.job_id:
+                new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
+            if change.cursor is not None:
+                new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
+            if change.session_id and change.actor == "job" and not change.consolidated:
+                new.sessions_since_consolidation = bounded_append(
+                    new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
+                )
+            if change.consolidated:
+                new.consolidated_at = new.committed_at
+                new.sessions_since_consolidation = []
+
+        if old is not None:
+            self._link_history_manifest(old.generation)
+        self._step("history_linked")
+
+        replace_atomic(self.manifest_path, new.dumps())
+        self._step("manifest_replaced")
+
+        if old is not None:
+            keep = {e.file for e in new.records}
+            self._archive_files([e.file for e in old.records if e.file not in keep])
+        self._collect_orphans({e.file for e in new.records})
+        self._prune_history(new.generation)
+        self._step("cleaned")
+        return new
+
+    def _step(self, name: str) -> None:
+        if self._fault is not None:
+            self._fault(name)
+
+    # ------------------------------------------------------------------ history & cleanup
+
+    def _ensure_history(self) -> Path:
+        hist = self.history_path
+        if not hist.is_dir():
+            hist.mkdir(exist_ok=True)
+            fsync_dir(self.path)
+        return hist
+
+    def _link_history_manifest(self, generation: int) -> None:
+        hist = self._ensure_history()
+        target = hist / f"manifest-{generation}.json"
+        try:
+            os.link(self.manifest_path, target)
+        except FileExistsError:
+            # A crashed attempt at this same commit linked it already: same generation, keep it.
+            return
+        except FileNotFoundError:
+            return
+        fsync_dir(hist)
+
+    def archive_file(self, file: str) -> str | None:
+        """Move ``file`` from the directory into ``.history/`` (never losing a version)."""
+        moved = self._archive_files([file])
+        return moved[0] if moved else None
+
+    def _archive_files(self, files: Iterable[str]) -> list[str]:
+        moved: list[str] = []
+        hist: Path | None = None
+        for file in files:
+            src = self.path / file
+            if not src.exists():
+                continue
+            hist = hist or self._ensure_history()
+            target = hist / file
+            if target.exists():
+                try:
+                    same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
+                except OSError:
+                    same = False
+                if same:
+                    os.unlink(src)
+                    moved.append(file)
+                    continue
+                target = hist / f"{file}.{secrets.token_hex(6)}"
+            os.rename(src, target)
+            moved.append(file)
+        if moved:
+            if hist is not None:
+                fsync_dir(hist)
+            fsync_dir(self.path)
+        return moved
+
+    def _collect_orphans(self, referenced: set[str]) -> list[str]:
+        """Move our own unreferenced record files (interrupted commits) into history."""
+        cutoff = time.time() - self.orphan_grace
+        orphans: list[str] = []
+        with os.scandir(self.path) as it:
+            for de in it:
+                name = de.name
+                if name.startswith(TMP_PREFIX):
+                    with contextlib.suppress(OSError):
+                        if de.stat().st_mtime < cutoff:
+                            os.unlink(de.path)
+                    continue
+                if name in referenced or not OUR_FILE_RE.match(name):
+                    continue
+                with contextlib.suppress(OSError):
+                    if de.stat().st_mtime < cutoff:
+                        orphans.append(name)
+        if orphans:
+            self._archive_files(orphans)
+            log.info("collected %d orphan file(s) in %s", len(orphans), self.path)
+        return orphans
+
+    def history_manifests(self) -> list[int]:
+        """Generations whose manifests are kept in ``.history/``, oldest first."""
+        out = []
+        try:
+            names = os.listdir(self.history_path)
+        except FileNotFoundError:
+            return []
+        for n in names:
+            m = re.fullmatch(r"manifest-(\d+)\.json", n)
+            if m:
+                out.append(int(m.group(1)))
+        return sorted(out)
+
+    def read_generation(self, generation: int) -> Manifest:
+        current = self.read()
+        if generation == current.generation:
+            return current
+        path = self.history_path / f"manifest-{generation}.json"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise StoreError(f"{self.path}: generation {generation} is not kept in {HISTORY}/") from None
+        return Manifest.loads(data, where=str(path))
+
+    def _prune_history(self, current_generation: int) -> None:
+        """Keep the last N manifests and the files they name (batched to stay cheap)."""
+        gens = self.history_manifests()
+        keep_from = current_generation - self.history_generations
+        if len([g for g in gens if g < keep_from]) < 10:
+            return
+        for g in gens:
+            if g < keep_from:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.history_path / f"manifest-{g}.json")
+        referenced: set[str] = set()
+        for g in self.history_manifests():
+            with contextlib.suppress(StoreError, OSError):
+                m = Manifest.loads((self.history_path / f"manifest-{g}.json").read_bytes(), where="history")
+                referenced.update(e.file for e in m.records)
+        with os.scandir(self.history_path) as it:
+            for de in it:
+                base = de.name.split(".md.", 1)[0] + ".md" if ".md." in de.name else de.name
+                # Only files dreamd wrote are ever pruned; foreign files stay forever.
+                if OUR_FILE_RE.match(base) and base not in referenced:
+                    with contextlib.suppress(OSError):
+                        os.unlink(de.path)
+        fsync_dir(self.history_path)
+
+    # ------------------------------------------------------------------ reconcile
+
+    def _record_files(self) -> list[Path]:
+        out = []
+        with os.scandir(self.path) as it:
+            for de in it:
+                if de.name.endswith(".md") and de.name != INDEX and not de.name.startswith(".") and de.is_file():
+                    out.append(Path(de.path))
+        return sorted(out)
+
+    def reconcile(self) -> ReconcileReport:
+        """Take in what others did (DESIGN §2.4) in at most one commit."""
+        with store_lock(self.path, self.lock_timeout):
+            old = self.read()
+            now = utcnow_iso(self.clock())
+            by_file = {e.file: e for e in old.records}
+            entries: list[ManifestEntry] = []
+            updated: list[str] = []
+            dropped: list[str] = []
+            malformed: list[tuple[str, str]] = []
+            for entry in old.records:
+                path = self.path / entry.file
+                try:
+                    data = path.read_bytes()
+                except FileNotFoundError:
+                    dropped.append(entry.name)
+                    continue
+                sha = sha256_hex(data)
+                if sha == entry.sha256:
+                    entries.append(entry)
+                    continue
+                try:
+                    rec = parse_record(data, where=str(path), stem=path.stem)
+                except RecordError as exc:
+                    malformed.append((entry.file, str(exc)))
+                    entries.append(entry)
+                    continue
+                entries.append(
+                    dataclasses.replace(
+                        entry,
+                        type=rec.type,
+                        description=rec.description,
+                        sha256=sha,
+                        updated_at=now,
+                        sources=_dedup([*entry.sources, "reconcile"])[-MAX_SOURCES:],
+                    )
+                )
+                updated.append(entry.name)
+            taken = {e.name for e in entries}
+            adopted: list[str] = []
+            for path in self._record_files():
+                if path.name in by_file or OUR_FILE_RE.match(path.name):
+                    continue
+                try:
+                    data = path.read_bytes()
+                    rec = parse_record(data, where=str(path), stem=path.stem)
+                except (RecordError, OSError) as exc:
+                    malformed.append((path.name, str(exc)))
+                    continue
+                name = unique_name(rec.name, taken)
+                taken.add(name)
+                entries.append(
+                    ManifestEntry(
+                        name=name,
+                        type=rec.type,
+                        description=rec.description,
+                        file=path.name,
+                        sha256=sha256_hex(data),
+                        created_at=now,
+                        updated_at=now,
+                        sources=["reconcile"],
+                    )
+                )
+                adopted.append(name)
+            for file, reason in malformed:
+                log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
+
+            index_archived = self._archive_foreign_index(old)
+            generation: int | None = None
+            index_rebuilt = False
+            orphans: list[str] = []
+            if adopted or updated or dropped:
+                change = {"actor": "reconcile", "added": adopted, "updated": updated, "removed": dropped}
+                new = self._write(old, _Pending(entries=entries, change=change))
+                generation = new.generation
+                index_rebuilt = True
+            else:
+                orphans = self._collect_orphans(set(by_file))
+                if index_archived is not None or not (self.path / INDEX).exists():
+                    index = render_index(entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
+                    replace_atomic(self.path / INDEX, index)
+                    index_rebuilt = True
+            return ReconcileReport(
+                generation=generation,
+                adopted=adopted,
+                updated=updated,
+                dropped=dropped,
+                malformed=malformed,
+                orphans_collected=orphans,
+                index_rebuilt=index_rebuilt,
+                index_archived=index_archived,
+            )
+
+    def _archive_foreign_index(self, manifest: Manifest) -> str | None:
+        """If MEMORY.md is not what we rendered for this generation, keep a copy in history."""
+        path = self.path / INDEX
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        if manifest.index_sha256 and sha256_hex(data) == manifest.index_sha256:
+            return None
+        hist = self._ensure_history()
+        stamp = self.clock().strftime("%Y%m%dT%H%M%S")
+        name = f"MEMORY-{stamp}-{secrets.token_hex(3)}.md"
+        write_new(hist / name, data)
+        log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, name)
+        return f"{HISTORY}/{name}"
+
+    def scan_malformed(self) -> list[tuple[str, str]]:
+        """Files in the directory that cannot be read as records (read-only check)."""
+        try:
+            manifest = self.read()
+            by_file = {e.file: e for e in manifest.records}
+        except UnmanagedError:
+            by_file = {}
+        out: list[tuple[str, str]] = []
+        for path in self._record_files():
+            entry = by_file.get(path.name)
+            if OUR_FILE_RE.match(path.name) and entry is None:
+                continue
+            try:
+                data = path.read_bytes()
+                if entry is not None and sha256_hex(data) == entry.sha256:
+                    continue
+                parse_record(data, where=str(path), stem=path.stem)
+            except (RecordError, OSError) as exc:
+                out.append((path.name, str(exc)))
+        return out
+
+
+def _dedup(items: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
+    """A store for an existing managed directory (UnmanagedError otherwise)."""
+    store = MemoryStore(path, **kwargs)
+    store.read()
+    return store
+
+
+__all__ = [
+    "Change",
+    "CommitResult",
+    "MemoryStore",
+    "ReconcileReport",
+    "open_store",
+]
