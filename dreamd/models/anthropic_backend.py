@@ -1,0 +1,201 @@
+"""The ``anthropic`` backend: the official SDK behind the one-method model interface (DESIGN §6).
+
+The SDK is imported inside the constructor, so nothing on the client or hook path pays for it.
+``base_url`` points the same code at any Anthropic-compatible server (a proxy, a local model
+server, the test fixture in ``tests/fake_anthropic.py``).
+
+What the daemon relies on:
+
+- errors come out as the product hierarchy, split by what to do about them: timeouts,
+  connection failures, 408/409/429, 529 and other 5xx (after the SDK's own ``max_retries``)
+  are :class:`~memory.errors.TransientError` (defer the job); 400/401/403/404 and other 4xx,
+  and answers the SDK cannot parse, are :class:`~memory.errors.PermanentError`;
+- the answer is *not* judged here: text, tool calls and ``stop_reason`` are passed through
+  as they came and the strict gate (``memory.gate``) decides;
+- prompt caching: the system prompt and the stable prefix of the user prompt
+  (:func:`dreamd.models.prompts.split_for_cache`) carry ``cache_control: ephemeral``;
+- the API key is read from ``ANTHROPIC_API_KEY`` only, and never appears in an error message.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from dreamd.config import parse_duration
+from dreamd.models.prompts import split_for_cache
+from memory.errors import ConfigError, PermanentError, TransientError
+from memory.llm import Completion, ToolCall, Usage
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_MAX_TOKENS = 4096
+
+_CACHE = {"type": "ephemeral"}
+_TRANSIENT_STATUS = frozenset({408, 409, 429})
+
+
+def _seconds(value: Any, where: str) -> float:
+    """A timeout as seconds (number) or a duration string like ``"60s"``; must be positive."""
+    if not isinstance(value, str | int | float):
+        raise ConfigError(f"{where}: expected a duration like '60s', got {value!r}")
+    seconds = parse_duration(value, where=where)
+    if seconds <= 0:
+        raise ConfigError(f"{where}: must be positive, got {value!r}")
+    return seconds
+
+
+def _int(value: Any, where: str, minimum: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+        return value
+    raise ConfigError(f"{where}: expected an integer >= {minimum}, got {value!r}")
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _api_message(exc: Any) -> str:
+    """The server's own error message (``{"error": {"message": …}}``) when there is one."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return _one_line(err["message"])
+    return _one_line(getattr(exc, "message", "") or type(exc).__name__)
+
+
+class AnthropicModel:
+    """:class:`memory.llm.Model` over the Messages API."""
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        base_url: str = "",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if env is None else env
+        api_key = environ.get(API_KEY_ENV, "").strip()
+        if not api_key:
+            raise ConfigError(
+                f"[model] backend = \"anthropic\" needs an API key: set the {API_KEY_ENV} "
+                "environment variable (it is not set or empty)"
+            )
+        if not model.strip():
+            raise ConfigError("[model] model: empty; name an Anthropic model id such as "
+                              f"{DEFAULT_MODEL!r}")
+        import anthropic  # lazy: the client and hook paths never import the SDK
+
+        self._anthropic = anthropic
+        self.name = model
+        self.max_tokens = max_tokens
+        self.base_url = base_url
+        self._client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url or None,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    @classmethod
+    def from_config(
+        cls, section: Mapping[str, Any], *, env: Mapping[str, str] | None = None
+    ) -> AnthropicModel:
+        """From a ``[model]`` config section (missing keys take the documented defaults)."""
+        model = section.get("model", DEFAULT_MODEL)
+        base_url = section.get("base_url", "")
+        if not isinstance(model, str):
+            raise ConfigError(f"[model] model: expected a string, got {model!r}")
+        if not isinstance(base_url, str):
+            raise ConfigError(f"[model] base_url: expected a string, got {base_url!r}")
+        return cls(
+            model=model,
+            base_url=base_url,
+            timeout=_seconds(section.get("timeout", DEFAULT_TIMEOUT), "[model] timeout"),
+            max_retries=_int(section.get("max_retries", DEFAULT_MAX_RETRIES), "[model] max_retries", 0),
+            max_tokens=_int(section.get("max_tokens", DEFAULT_MAX_TOKENS), "[model] max_tokens", 1),
+            env=env,
+        )
+
+    def request(self, system: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+        """The Messages API request body for one call (exposed for tests and ``doctor``)."""
+        stable, volatile = split_for_cache(prompt)
+        content: list[dict[str, Any]] = []
+        if stable:
+            content.append({"type": "text", "text": stable, "cache_control": dict(_CACHE)})
+        if volatile:
+            content.append({"type": "text", "text": volatile})
+        return {
+            "model": self.name,
+            "max_tokens": max_tokens,
+            "system": [{"type": "text", "text": system, "cache_control": dict(_CACHE)}],
+            "messages": [{"role": "user", "content": content}],
+        }
+
+    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
+        """One call; the SDK retries transient failures ``max_retries`` times before we map them."""
+        sdk = self._anthropic
+        started = time.monotonic()
+        try:
+            response = self._client.messages.create(**self.request(system, prompt, max_tokens))
+        except sdk.APITimeoutError:
+            raise TransientError(
+                f"model {self.name}: request timed out after {self._client.timeout}s "
+                f"({self._client.max_retries} retries)"
+            ) from None
+        except sdk.APIConnectionError as exc:
+            raise TransientError(
+                f"model {self.name}: cannot connect to {self._client.base_url}: {_api_message(exc)}"
+            ) from None
+        except sdk.APIStatusError as exc:
+            status = exc.status_code
+            detail = _api_message(exc)
+            if status in _TRANSIENT_STATUS or status >= 500:
+                raise TransientError(f"model {self.name}: HTTP {status}: {detail}") from None
+            if status == 401:
+                raise PermanentError(
+                    f"model {self.name}: HTTP 401, the API key in {API_KEY_ENV} was refused "
+                    f"(invalid or revoked): {detail}"
+                ) from None
+            raise PermanentError(f"model {self.name}: HTTP {status}: {detail}") from None
+        except sdk.APIError as exc:
+            raise PermanentError(
+                f"model {self.name}: unusable API response ({type(exc).__name__}): {_api_message(exc)}"
+            ) from None
+        duration_ms = (time.monotonic() - started) * 1000.0
+        return self._completion(response, duration_ms)
+
+    def _completion(self, response: Any, duration_ms: float) -> Completion:
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in response.content or ():
+            kind = getattr(block, "type", None)
+            if kind == "text":
+                texts.append(block.text)
+            elif kind in ("tool_use", "server_tool_use"):
+                calls.append(ToolCall(name=str(block.name), input=block.input))
+        usage = response.usage
+        return Completion(
+            text="".join(texts),
+            stop_reason=response.stop_reason,
+            tool_calls=tuple(calls),
+            usage=Usage(
+                input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+                output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+                cache_read_input_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+                cache_creation_input_tokens=int(
+                    getattr(usage, "cache_creation_input_tokens", 0) or 0
+                ),
+            ),
+            model=str(response.model or self.name),
+            duration_ms=duration_ms,
+        )
