@@ -36,7 +36,7 @@ EVENTS: dict[str, str] = {
     "daemon.stopped": "Clean exit (exit_code).",
     "daemon.component_died": "A watcher, the scheduler or a worker thread died; the daemon exits non-zero (component).",
     "daemon.already_running": "Another daemon holds the spool lock (spool).",
-    "daemon.once_done": "`dreamd once` finished (jobs, dreams).",
+    "daemon.once_done": "A `dreamd once` run finished (jobs, dreams).",
     # spool / jobs
     "spool.recovered": "Jobs left in cur/ by a previous run were put back in new/ (count).",
     "spool.released": "Deferred jobs whose backoff ended went back to new/ (count).",
@@ -65,12 +65,30 @@ EVENTS: dict[str, str] = {
     # scheduler
     "tick.done": "A scheduler tick finished (duration_ms, managed_dirs, queue).",
     "tick.error": "A tick step raised; the next tick runs anyway (step, error).",
+    # stdlib logging from libraries and memory.*
+    "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
+    "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
     # model
     "model.call": "One model call (model, input_tokens, output_tokens, duration_ms, stop_reason).",
     "model.error": "A model call failed (model, error).",
 }
 
 _QUIET_LIBRARIES = ("watchdog", "apscheduler", "anthropic", "httpx", "httpcore", "filelock")
+
+
+def _name_foreign_event(logger: Any, method: str, event_dict: Any) -> Any:
+    """A stdlib record keeps the catalogue's shape: ``event`` is a stable name, text goes to ``message``.
+
+    ``log.warning("text %s", x, extra={"event": "store.malformed", ...})`` keeps its event name;
+    a plain library line becomes event ``log.message`` with ``logger`` and ``message``.
+    """
+    record = event_dict.get("_record")
+    if record is None:
+        return event_dict
+    event_dict["message"] = event_dict.get("event")  # already %-formatted by ProcessorFormatter
+    named = record.__dict__.get("event")
+    event_dict["event"] = named if isinstance(named, str) and named else "log.message"
+    return event_dict
 
 
 def _order_keys(logger: Any, method: str, event_dict: Any) -> Any:
@@ -127,7 +145,12 @@ def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level:
         cache_logger_on_first_use=False,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name, structlog.stdlib.ExtraAdder()],
+        foreign_pre_chain=[
+            *shared,
+            structlog.stdlib.add_logger_name,
+            _name_foreign_event,
+            structlog.stdlib.ExtraAdder(),
+        ],
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             *exc,
