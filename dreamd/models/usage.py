@@ -1,0 +1,139 @@
+"""Model usage accounting per memory directory, and the daily token budget (DESIGN §6, §8).
+
+One small JSON file (default ``$XDG_STATE_HOME/dreamd/usage.json``), shared by every process
+of one daemon installation, read-modified-written under a filelock and replaced atomically
+(:func:`memory.fsutil.replace_atomic`), so concurrent workers never lose an update and a crash
+never leaves half a file. Shape (format 1)::
+
+    {"format": 1, "dirs": {"/abs/memory/dir": {
+        "totals": {"calls": 3, "input_tokens": …, "output_tokens": …,
+                   "cache_read_tokens": …, "cache_write_tokens": …},
+        "days": {"2026-11-29": 1234}}}}
+
+``days`` holds the tokens spent per UTC day (:attr:`memory.llm.Usage.total`: input, output,
+cache reads and cache writes all count against the budget) and is pruned to the last
+:data:`KEEP_DAYS` days on every write, so the file stays bounded. Accounting must never stop
+the daemon: an unreadable or corrupt ledger is set aside (``usage.json.corrupt``) and started
+afresh, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+from filelock import FileLock
+
+from memory.errors import LockTimeout
+from memory.fsutil import replace_atomic
+from memory.llm import Usage
+
+KEEP_DAYS = 7
+FORMAT = 1
+TOTAL_KEYS = ("calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+log = structlog.get_logger("dreamd.models.usage")
+
+
+def default_ledger_path(env: dict[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/dreamd/usage.json`` (``~/.local/state`` when the variable is unset)."""
+    environ = os.environ if env is None else env
+    state = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "dreamd" / "usage.json"
+
+
+def _utc_day(now: datetime) -> str:
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return now.astimezone(UTC).date().isoformat()
+
+
+def _empty_totals() -> dict[str, int]:
+    return dict.fromkeys(TOTAL_KEYS, 0)
+
+
+class UsageLedger:
+    """Per-directory usage totals and per-UTC-day spend, persisted in one JSON file."""
+
+    def __init__(self, path: Path | None = None, *, lock_timeout: float = 10.0) -> None:
+        self.path = default_ledger_path() if path is None else Path(path)
+        self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
+        self._lock_timeout = lock_timeout
+
+    def record(self, memory_dir: str, usage: Usage, *, now: datetime) -> None:
+        """Add one model call's usage to ``memory_dir``'s totals and to today's (UTC) spend."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._locked():
+            data = self._load(set_aside=True)
+            dirs: dict[str, Any] = data["dirs"]
+            entry = dirs.setdefault(memory_dir, {"totals": _empty_totals(), "days": {}})
+            totals = entry["totals"]
+            totals["calls"] += 1
+            totals["input_tokens"] += usage.input_tokens
+            totals["output_tokens"] += usage.output_tokens
+            totals["cache_read_tokens"] += usage.cache_read_input_tokens
+            totals["cache_write_tokens"] += usage.cache_creation_input_tokens
+            day = _utc_day(now)
+            entry["days"][day] = int(entry["days"].get(day, 0)) + usage.total
+            oldest = (datetime.fromisoformat(day) - timedelta(days=KEEP_DAYS - 1)).date().isoformat()
+            for other in dirs.values():
+                other["days"] = {d: n for d, n in other["days"].items() if d >= oldest}
+            payload = json.dumps(data, indent=1, sort_keys=True).encode() + b"\n"
+            replace_atomic(self.path, payload, mode=0o600)
+
+    def spent_today(self, memory_dir: str, *, now: datetime) -> int:
+        """Tokens spent for ``memory_dir`` on ``now``'s UTC day (0 when nothing is recorded)."""
+        entry = self._load()["dirs"].get(memory_dir)
+        return 0 if entry is None else int(entry["days"].get(_utc_day(now), 0))
+
+    def totals(self, memory_dir: str) -> dict[str, int]:
+        """Lifetime totals: calls, input/output tokens, cache read/write tokens."""
+        entry = self._load()["dirs"].get(memory_dir)
+        return _empty_totals() if entry is None else dict(entry["totals"])
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            self._lock.acquire()
+        except TimeoutError:
+            raise LockTimeout(
+                f"{self.path}: usage ledger lock busy for {self._lock_timeout}s"
+            ) from None
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def _load(self, *, set_aside: bool = False) -> dict[str, Any]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {"format": FORMAT, "dirs": {}}
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict) or not isinstance(data.get("dirs"), dict):
+                raise ValueError("not a usage ledger")
+            for entry in data["dirs"].values():
+                totals = entry["totals"]
+                for key in TOTAL_KEYS:
+                    totals[key] = int(totals.get(key, 0))
+                entry["days"] = {str(d): int(n) for d, n in entry["days"].items()}
+            return data
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            aside = self.path.with_name(self.path.name + ".corrupt")
+            log.warning(
+                "usage.ledger_corrupt",
+                path=str(self.path),
+                moved_to=str(aside) if set_aside else None,
+                reason=f"{type(exc).__name__}: {exc}",
+            )
+            if set_aside:
+                with contextlib.suppress(OSError):
+                    os.replace(self.path, aside)
+            return {"format": FORMAT, "dirs": {}}
