@@ -1,0 +1,329 @@
+"""``dreamd status``: what the daemon would see, read from disk without touching anything.
+
+:func:`collect_status` gathers a plain dict (the stable ``--json`` shape, documented in
+``docs/operations.md`` and below) and :func:`render_status` turns it into text. Collecting is
+read-only: it takes no lock, writes no file and never needs the daemon to be running, so it is
+safe to run at any time, as any user who can read the directories.
+
+JSON shape (``format`` 1; keys are only ever added)::
+
+    {"format": 1, "generated_at": ISO, "config": path | null,
+     "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
+               "failures": [{"job", "failed_at", "reason"}]},          # newest first, at most 5
+     "directories": [
+       {"path", "managed": true, "records", "generation", "committed_at", "consolidated_at",
+        "paused", "gates": {"open", "first_closed", "gates": [{"name", "open", "reason"}]},
+        "lease": null | {"pid", "host", "started_at", "heartbeat_at", "state", "stale_reason"},
+        "malformed": [{"file", "error"}], "error": null},
+       {"path", "managed": false, "records": N, "hint": "unmanaged — run dreamd adopt DIR",
+        "error": null}]}
+
+A directory whose manifest cannot be read keeps ``managed: true`` with ``error`` set and the
+other keys null, so one broken directory never hides the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dreamd.config import Config
+from dreamd.gates import DirState, evaluate, is_paused
+from memory.errors import DreamdError
+from memory.locks import LEASE_NAME, LeaseInfo
+from memory.manifest import parse_iso
+from memory.store import MANIFEST, MemoryStore
+
+__all__ = [
+    "FAILURES_SHOWN",
+    "SPOOL_QUEUES",
+    "collect_status",
+    "dir_status",
+    "discover_dirs",
+    "render_status",
+    "spool_status",
+]
+
+STATUS_FORMAT = 1
+SPOOL_QUEUES = ("new", "cur", "deferred", "failed", "done")
+FAILURES_SHOWN = 5
+ERROR_SUFFIX = ".error.json"
+
+
+def _iso(ts: datetime) -> str:
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _expand_roots(roots: Sequence[str]) -> list[Path]:
+    """Existing directories matched by the root patterns (``memory.jobs.expand_roots``).
+
+    ADAPTER until ``memory/jobs.py`` lands: the same glob semantics (``~`` expanded, globs
+    matched, only existing directories), so swapping in the real one changes nothing here.
+    """
+    try:
+        from memory.jobs import expand_roots  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        import glob
+
+        found: list[Path] = []
+        for root in roots:
+            for match in sorted(glob.glob(os.path.expanduser(root))):
+                path = Path(match)
+                if path.is_dir() and path not in found:
+                    found.append(path)
+        return found
+    return list(expand_roots(roots))
+
+
+def _record_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir() if p.suffix == ".md" and p.name != "MEMORY.md")
+    except OSError:
+        return []
+
+
+def discover_dirs(roots: Sequence[str]) -> tuple[list[Path], list[Path]]:
+    """(managed, unmanaged) directories under the roots.
+
+    Managed: ``manifest.json`` present. Unmanaged: no manifest but Markdown files (a Claude
+    Code memory folder, say) — dreamd never writes there until ``dreamd adopt``. Empty
+    directories matched by a root are neither.
+    """
+    managed: list[Path] = []
+    unmanaged: list[Path] = []
+    for d in _expand_roots(roots):
+        if (d / MANIFEST).is_file():
+            managed.append(d)
+        elif _record_files(d) or (d / "MEMORY.md").is_file():
+            unmanaged.append(d)
+    return managed, unmanaged
+
+
+# --------------------------------------------------------------------------- spool
+
+
+def _count(directory: Path, *, skip_suffix: str | None = None) -> int:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    return sum(
+        1
+        for n in names
+        if not n.startswith(".") and (skip_suffix is None or not n.endswith(skip_suffix))
+        and not n.endswith(".meta.json")
+    )
+
+
+def _failure(path: Path) -> dict[str, Any]:
+    """One failed job: its id, when it failed and why (from ``X.error.json`` when readable)."""
+    job = path.name.removesuffix(".json")
+    error = path.with_name(job + ERROR_SUFFIX)
+    reason: str | None = None
+    failed_at: str | None = None
+    try:
+        data = json.loads(error.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            for key in ("reason", "last_error", "error"):
+                if isinstance(data.get(key), str) and data[key]:
+                    reason = data[key]
+                    break
+            for key in ("failed_at", "time", "at"):
+                if isinstance(data.get(key), str):
+                    failed_at = data[key]
+                    break
+    except (OSError, ValueError):
+        reason = "no readable error file"
+    if failed_at is None:
+        try:
+            failed_at = _iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+        except OSError:
+            failed_at = None
+    return {"job": job, "failed_at": failed_at, "reason": reason or "unknown"}
+
+
+def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
+    """Queue depths and the newest ``last`` failures. The listing is the truth (DESIGN §4)."""
+    out: dict[str, Any] = {"path": str(spool), "exists": spool.is_dir()}
+    for queue in SPOOL_QUEUES:
+        out[queue] = _count(spool / queue, skip_suffix=ERROR_SUFFIX if queue == "failed" else None)
+    failed_dir = spool / "failed"
+    try:
+        jobs = [
+            failed_dir / n
+            for n in os.listdir(failed_dir)
+            if n.endswith(".json") and ".error" not in n and not n.startswith(".")
+        ]
+    except OSError:
+        jobs = []
+    failures = [_failure(p) for p in jobs]
+    failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
+    out["failures"] = failures[:last]
+    return out
+
+
+# --------------------------------------------------------------------------- one directory
+
+
+def _lease(directory: Path, config: Config, now: datetime) -> tuple[str, dict[str, Any] | None]:
+    info = LeaseInfo.read(directory / LEASE_NAME)
+    if info is None:
+        return "free", None
+    stale = info.stale_reason(
+        now=now, stale_after=config.gates.lock_stale_after, host=socket.gethostname()
+    )
+    state = "stale" if stale else "held"
+    return state, {
+        "pid": info.pid,
+        "host": info.host,
+        "started_at": info.started_at or None,
+        "heartbeat_at": info.heartbeat_at or None,
+        "state": state,
+        "stale_reason": stale,
+    }
+
+
+def _spent_today(directory: Path, config: Config, now: datetime) -> int:
+    """Model tokens spent today for the budget gate (0 until the usage ledger is wired).
+
+    ADAPTER: ``dreamd.work.dir_state`` owns this once it lands; until then the budget gate
+    shows what a fresh day would.
+    """
+    return 0
+
+
+def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, Any]:
+    """Status of one directory (managed or not); never raises for a broken directory."""
+    path = Path(directory)
+    store = MemoryStore(path)
+    if not store.is_managed():
+        if not path.is_dir():
+            return {"path": str(path), "managed": False, "records": 0, "hint": None,
+                    "error": "no such directory"}
+        return {
+            "path": str(path),
+            "managed": False,
+            "records": len(_record_files(path)),
+            "hint": f"unmanaged — run dreamd adopt {path}",
+            "error": None,
+        }
+    out: dict[str, Any] = {
+        "path": str(path), "managed": True, "records": None, "generation": None,
+        "committed_at": None, "consolidated_at": None, "paused": is_paused(path),
+        "gates": None, "lease": None, "malformed": [], "error": None,
+    }
+    try:
+        manifest = store.read()
+    except DreamdError as exc:
+        out["error"] = str(exc)
+        return out
+    lease_state, lease = _lease(path, config, now)
+    state = DirState(
+        enabled=not out["paused"],
+        consolidated_at=parse_iso(manifest.consolidated_at),
+        last_scan_at=None,
+        record_count=len(manifest.records),
+        sessions_since=len(manifest.sessions_since_consolidation),
+        spent_today=_spent_today(path, config, now),
+        lease=lease_state,
+        lease_holder=f"pid {lease['pid']} on host {lease['host']}" if lease else None,
+    )
+    decision = evaluate(state, config.gates, now)
+    out.update(
+        records=len(manifest.records),
+        generation=manifest.generation,
+        committed_at=manifest.committed_at,
+        consolidated_at=manifest.consolidated_at,
+        gates={
+            "open": decision.open,
+            "first_closed": decision.first_closed,
+            "gates": [{"name": g.name, "open": g.open, "reason": g.reason} for g in decision.gates],
+        },
+        lease=lease,
+        malformed=[{"file": f, "error": e} for f, e in store.scan_malformed()],
+    )
+    return out
+
+
+def collect_status(
+    config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None
+) -> dict[str, Any]:
+    """The whole picture. ``dirs`` None → every managed and unmanaged dir under the roots."""
+    now = now or datetime.now(UTC)
+    if dirs is None:
+        managed, unmanaged = discover_dirs(config.daemon.roots)
+        targets = managed + unmanaged
+    else:
+        targets = [Path(os.path.abspath(os.path.expanduser(str(d)))) for d in dirs]
+    return {
+        "format": STATUS_FORMAT,
+        "generated_at": _iso(now),
+        "config": str(config.source) if config.source else None,
+        "spool": spool_status(config.daemon.spool),
+        "directories": [dir_status(d, config, now=now) for d in targets],
+    }
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _render_dir(d: dict[str, Any]) -> list[str]:
+    lines = [str(d["path"])]
+    if d.get("error"):
+        lines.append(f"  error: {d['error']}")
+        return lines
+    if not d["managed"]:
+        lines.append(f"  {d['hint']} ({d['records']} record files)")
+        return lines
+    last = d["consolidated_at"] or "never"
+    lines.append(
+        f"  records {d['records']} · generation {d['generation']} · committed {d['committed_at']}"
+        f" · last dream {last}"
+    )
+    gates = d["gates"]
+    verdict = "open: a dream is due" if gates["open"] else f"closed at {gates['first_closed']}"
+    lines.append(f"  gates: {verdict}")
+    for g in gates["gates"]:
+        lines.append(f"    {'open  ' if g['open'] else 'closed'} {g['name']}: {g['reason']}")
+    lease = d["lease"]
+    if lease is None:
+        lines.append("  lease: free")
+    else:
+        extra = f" — {lease['stale_reason']}" if lease["stale_reason"] else ""
+        lines.append(
+            f"  lease: {lease['state']} by pid {lease['pid']} on {lease['host'] or '?'}"
+            f" since {lease['started_at']}, heartbeat {lease['heartbeat_at']}{extra}"
+        )
+    for m in d["malformed"]:
+        lines.append(f"  malformed: {m['file']}: {m['error']}")
+    return lines
+
+
+def render_status(status: dict[str, Any]) -> str:
+    """Readable text for a terminal; the same facts as the JSON, nothing more."""
+    sp = status["spool"]
+    lines = [f"config: {status['config'] or 'defaults (no config file)'}"]
+    if sp["exists"]:
+        depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
+        lines.append(f"spool {sp['path']}: {depths}")
+    else:
+        lines.append(f"spool {sp['path']}: not created yet")
+    for f in sp["failures"]:
+        lines.append(f"  failed {f['job']} at {f['failed_at']}: {f['reason']}")
+    if sp["failed"]:
+        lines.append("  (dreamd retry puts failed jobs back once the cause is fixed)")
+    dirs = status["directories"]
+    if not dirs:
+        lines.append("no memory directories under the configured roots (dreamd init DIR)")
+    for d in dirs:
+        lines.append("")
+        lines.extend(_render_dir(d))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,239 @@
+"""dreamd status: per-directory facts, gates with reasons, lease, malformed files, unmanaged
+directories and spool depths — read-only, with a fixed clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from dreamd.config import Config, load_config
+from dreamd.gates import pause
+from dreamd.status import collect_status, discover_dirs, render_status, spool_status
+from memory.records import make_record
+from memory.store import Change, MemoryStore
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+
+
+def config_for(tmp_path: Path, extra: str = "") -> Config:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[daemon]\n"
+        f'spool = "{tmp_path / "spool"}"\n'
+        f'roots = ["{tmp_path / "code"}/*/.memory"]\n' + extra
+    )
+    return load_config(path, env={"HOME": str(tmp_path)})
+
+
+def managed(tmp_path: Path, project: str, n: int) -> Path:
+    d = tmp_path / "code" / project / ".memory"
+    store = MemoryStore.init(d)
+    if n:
+        recs = [make_record(f"fact-{i}", "project", f"Fact number {i}", f"Body {i}.") for i in range(n)]
+        store.commit(Change(add=recs, actor="manual"))
+    return d
+
+
+def unmanaged(tmp_path: Path, project: str) -> Path:
+    d = tmp_path / "code" / project / ".memory"
+    d.mkdir(parents=True)
+    (d / "user_role.md").write_text("---\nname: Role\ndescription: d\n---\nbody\n")
+    (d / "MEMORY.md").write_text("- [Role](user_role.md)\n")
+    return d
+
+
+def write_lease(d: Path, *, pid: int, heartbeat: datetime) -> None:
+    stamp = heartbeat.strftime("%Y-%m-%dT%H:%M:%SZ")
+    (d / ".dream.lock").write_text(json.dumps({
+        "pid": pid, "host": socket.gethostname(), "start_token": "", "started_at": stamp,
+        "heartbeat_at": stamp, "token": "t",
+    }))
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_managed_directory_reports_records_generation_and_gates(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 3)
+    status = collect_status(config_for(tmp_path), now=NOW)
+    [entry] = status["directories"]
+    manifest = json.loads((d / "manifest.json").read_text())
+    assert entry["path"] == str(d)
+    assert entry["managed"] is True
+    assert entry["records"] == 3
+    assert entry["generation"] == 1
+    assert entry["committed_at"] == manifest["committed_at"]
+    assert entry["consolidated_at"] is None
+    assert entry["paused"] is False
+    assert entry["lease"] is None
+    assert entry["malformed"] == []
+    gates = {g["name"]: (g["open"], g["reason"]) for g in entry["gates"]["gates"]}
+    assert list(gates) == ["enabled", "interval", "scan", "count", "sessions", "budget", "lock"]
+    assert gates["count"] == (False, "3 of 10 records")
+    assert gates["interval"] == (True, "never dreamed")
+    assert gates["lock"] == (True, "free")
+    assert entry["gates"]["open"] is False
+    assert entry["gates"]["first_closed"] == "count"
+
+
+def test_gates_open_when_threshold_met(tmp_path: Path) -> None:
+    managed(tmp_path, "app", 2)
+    status = collect_status(config_for(tmp_path, "[gates]\nthreshold = 2\n"), now=NOW)
+    assert status["directories"][0]["gates"]["open"] is True
+    assert status["directories"][0]["gates"]["first_closed"] is None
+
+
+def test_paused_directory_closes_the_enabled_gate(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 1)
+    pause(d, reason="testing", now=NOW)
+    [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
+    assert entry["paused"] is True
+    assert entry["gates"]["gates"][0] == {
+        "name": "enabled", "open": False, "reason": "paused (dreamd resume DIR reopens it)",
+    }
+
+
+def test_lease_held_by_a_live_process_closes_the_lock_gate(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 1)
+    write_lease(d, pid=os.getpid(), heartbeat=NOW - timedelta(seconds=20))
+    [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
+    lease = entry["lease"]
+    assert lease["pid"] == os.getpid()
+    assert lease["host"] == socket.gethostname()
+    assert lease["state"] == "held"
+    assert lease["stale_reason"] is None
+    assert lease["heartbeat_at"] == "2026-11-29T11:59:40Z"
+    lock = entry["gates"]["gates"][-1]
+    assert lock["name"] == "lock" and lock["open"] is False
+
+
+def test_lease_of_a_dead_process_is_stale(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 1)
+    pid = dead_pid()
+    write_lease(d, pid=pid, heartbeat=NOW)
+    [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
+    assert entry["lease"]["state"] == "stale"
+    assert entry["lease"]["stale_reason"] == f"holder pid {pid} is gone"
+
+
+def test_malformed_file_is_listed_and_does_not_hide_the_rest(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 2)
+    (d / "broken.md").write_bytes(b"\xff\xfenot utf-8")
+    [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
+    assert entry["records"] == 2
+    assert [m["file"] for m in entry["malformed"]] == ["broken.md"]
+    assert "not valid UTF-8" in entry["malformed"][0]["error"]
+
+
+def test_unmanaged_directory_says_to_adopt_it(tmp_path: Path) -> None:
+    m = managed(tmp_path, "app", 1)
+    u = unmanaged(tmp_path, "legacy")
+    (tmp_path / "code" / "empty" / ".memory").mkdir(parents=True)
+    assert discover_dirs([f"{tmp_path / 'code'}/*/.memory"]) == ([m], [u])
+    status = collect_status(config_for(tmp_path), now=NOW)
+    by_path = {e["path"]: e for e in status["directories"]}
+    assert set(by_path) == {str(m), str(u)}
+    assert by_path[str(u)] == {
+        "path": str(u), "managed": False, "records": 1,
+        "hint": f"unmanaged — run dreamd adopt {u}", "error": None,
+    }
+
+
+def test_explicit_dirs_include_missing_and_broken_ones(tmp_path: Path) -> None:
+    good = managed(tmp_path, "app", 1)
+    broken = managed(tmp_path, "bad", 0)
+    (broken / "manifest.json").write_text("{not json")
+    missing = tmp_path / "nowhere"
+    status = collect_status(config_for(tmp_path), [good, broken, missing], now=NOW)
+    entries = status["directories"]
+    assert [e["path"] for e in entries] == [str(good), str(broken), str(missing)]
+    assert entries[0]["error"] is None and entries[0]["records"] == 1
+    assert entries[1]["managed"] is True and entries[1]["records"] is None
+    assert "manifest.json" in entries[1]["error"]
+    assert entries[2]["error"] == "no such directory"
+
+
+def test_spool_depths_and_newest_failures_first(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    for q in ("tmp", "new", "cur", "deferred", "done", "failed"):
+        (spool / q).mkdir(parents=True)
+    for i in range(3):
+        (spool / "new" / f"2026112{i}T000000.000000Z-aa.json").write_text("{}")
+    (spool / "deferred" / "20261120T000000.000000Z-bb.json").write_text("{}")
+    for job, when, reason in [
+        ("20261101T000000.000000Z-01", "2026-11-01T00:00:00Z", "memory_dir outside the allowed roots"),
+        ("20261102T000000.000000Z-02", "2026-11-02T00:00:00Z", "malformed JSON at line 1"),
+    ]:
+        (spool / "failed" / f"{job}.json").write_text("{}")
+        (spool / "failed" / f"{job}.error.json").write_text(
+            json.dumps({"reason": reason, "failed_at": when, "attempts": 1})
+        )
+    (spool / "failed" / "20261103T000000.000000Z-03.json").write_text("{}")  # no error file
+    sp = spool_status(spool)
+    assert (sp["new"], sp["cur"], sp["deferred"], sp["failed"], sp["done"]) == (3, 0, 1, 3, 0)
+    reasons = [(f["job"], f["reason"]) for f in sp["failures"]]
+    assert reasons[1:] == [
+        ("20261102T000000.000000Z-02", "malformed JSON at line 1"),
+        ("20261101T000000.000000Z-01", "memory_dir outside the allowed roots"),
+    ]
+    assert reasons[0] == ("20261103T000000.000000Z-03", "no readable error file")
+
+
+def test_spool_not_created_yet(tmp_path: Path) -> None:
+    sp = spool_status(tmp_path / "spool")
+    assert sp["exists"] is False
+    assert sp["new"] == sp["failed"] == 0 and sp["failures"] == []
+
+
+def test_render_status_shows_every_fact(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 1)
+    u = unmanaged(tmp_path, "legacy")
+    write_lease(d, pid=os.getpid(), heartbeat=NOW)
+    text = render_status(collect_status(config_for(tmp_path), now=NOW))
+    assert f"config: {tmp_path / 'config.toml'}" in text
+    assert f"spool {tmp_path / 'spool'}: not created yet" in text
+    assert "  records 1 · generation 1 · committed " in text
+    assert "last dream never" in text
+    assert "  gates: closed at count\n" in text
+    assert "    closed count: 1 of 10 records\n" in text
+    assert f"  lease: held by pid {os.getpid()} on {socket.gethostname()}" in text
+    assert f"  unmanaged — run dreamd adopt {u} (1 record files)" in text
+
+
+def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path) -> None:
+    managed(tmp_path, "app", 1)
+    status = collect_status(config_for(tmp_path), now=NOW)
+    again = json.loads(json.dumps(status))
+    assert set(again) == {"format", "generated_at", "config", "spool", "directories"}
+    assert again["format"] == 1 and again["generated_at"] == "2026-11-29T12:00:00Z"
+    assert set(again["spool"]) == {
+        "path", "exists", "new", "cur", "deferred", "failed", "done", "failures",
+    }
+    assert set(again["directories"][0]) == {
+        "path", "managed", "records", "generation", "committed_at", "consolidated_at",
+        "paused", "gates", "lease", "malformed", "error",
+    }
+
+
+def test_status_writes_nothing(tmp_path: Path) -> None:
+    d = managed(tmp_path, "app", 2)
+    config = config_for(tmp_path)
+    before = sorted((p.relative_to(tmp_path), p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
+    collect_status(config, now=NOW)
+    after = sorted((p.relative_to(tmp_path), p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
+    assert before == after
+    assert d.exists()
+
+
+def test_empty_managed_directory(tmp_path: Path) -> None:
+    managed(tmp_path, "app", 0)
+    [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
+    assert entry["records"] == 0 and entry["generation"] == 0
