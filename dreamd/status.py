@@ -118,7 +118,8 @@ def _count(directory: Path, *, skip_suffix: str | None = None) -> int:
     return sum(
         1
         for n in names
-        if not n.startswith(".") and (skip_suffix is None or not n.endswith(skip_suffix))
+        if not n.startswith(".")
+        and (skip_suffix is None or not n.endswith(skip_suffix))
         and not n.endswith(".meta.json")
     )
 
@@ -192,12 +193,17 @@ def _lease(directory: Path, config: Config, now: datetime) -> tuple[str, dict[st
 
 
 def _spent_today(directory: Path, config: Config, now: datetime) -> int:
-    """Model tokens spent today for the budget gate (0 until the usage ledger is wired).
+    """Model tokens spent today for the budget gate, from the shared usage ledger.
 
-    ADAPTER: ``dreamd.work.dir_state`` owns this once it lands; until then the budget gate
-    shows what a fresh day would.
+    ADAPTER until ``dreamd.work.dir_state`` lands (it owns where the ledger lives); a ledger
+    that cannot be read counts as nothing spent rather than hiding the directory.
     """
-    return 0
+    try:
+        from dreamd.models.usage import UsageLedger
+
+        return UsageLedger().spent_today(str(directory), now=now)
+    except (ImportError, OSError, DreamdError):
+        return 0
 
 
 def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, Any]:
@@ -206,8 +212,13 @@ def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, A
     store = MemoryStore(path)
     if not store.is_managed():
         if not path.is_dir():
-            return {"path": str(path), "managed": False, "records": 0, "hint": None,
-                    "error": "no such directory"}
+            return {
+                "path": str(path),
+                "managed": False,
+                "records": 0,
+                "hint": None,
+                "error": "no such directory",
+            }
         return {
             "path": str(path),
             "managed": False,
@@ -216,9 +227,17 @@ def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, A
             "error": None,
         }
     out: dict[str, Any] = {
-        "path": str(path), "managed": True, "records": None, "generation": None,
-        "committed_at": None, "consolidated_at": None, "paused": is_paused(path),
-        "gates": None, "lease": None, "malformed": [], "error": None,
+        "path": str(path),
+        "managed": True,
+        "records": None,
+        "generation": None,
+        "committed_at": None,
+        "consolidated_at": None,
+        "paused": is_paused(path),
+        "gates": None,
+        "lease": None,
+        "malformed": [],
+        "error": None,
     }
     try:
         manifest = store.read()

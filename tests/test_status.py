@@ -11,6 +11,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from dreamd.config import Config, load_config
 from dreamd.gates import pause
 from dreamd.status import collect_status, discover_dirs, render_status, spool_status
@@ -34,7 +36,9 @@ def managed(tmp_path: Path, project: str, n: int) -> Path:
     d = tmp_path / "code" / project / ".memory"
     store = MemoryStore.init(d)
     if n:
-        recs = [make_record(f"fact-{i}", "project", f"Fact number {i}", f"Body {i}.") for i in range(n)]
+        recs = [
+            make_record(f"fact-{i}", "project", f"Fact number {i}", f"Body {i}.") for i in range(n)
+        ]
         store.commit(Change(add=recs, actor="manual"))
     return d
 
@@ -49,10 +53,18 @@ def unmanaged(tmp_path: Path, project: str) -> Path:
 
 def write_lease(d: Path, *, pid: int, heartbeat: datetime) -> None:
     stamp = heartbeat.strftime("%Y-%m-%dT%H:%M:%SZ")
-    (d / ".dream.lock").write_text(json.dumps({
-        "pid": pid, "host": socket.gethostname(), "start_token": "", "started_at": stamp,
-        "heartbeat_at": stamp, "token": "t",
-    }))
+    (d / ".dream.lock").write_text(
+        json.dumps(
+            {
+                "pid": pid,
+                "host": socket.gethostname(),
+                "start_token": "",
+                "started_at": stamp,
+                "heartbeat_at": stamp,
+                "token": "t",
+            }
+        )
+    )
 
 
 def dead_pid() -> int:
@@ -97,7 +109,9 @@ def test_paused_directory_closes_the_enabled_gate(tmp_path: Path) -> None:
     [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
     assert entry["paused"] is True
     assert entry["gates"]["gates"][0] == {
-        "name": "enabled", "open": False, "reason": "paused (dreamd resume DIR reopens it)",
+        "name": "enabled",
+        "open": False,
+        "reason": "paused (dreamd resume DIR reopens it)",
     }
 
 
@@ -142,8 +156,11 @@ def test_unmanaged_directory_says_to_adopt_it(tmp_path: Path) -> None:
     by_path = {e["path"]: e for e in status["directories"]}
     assert set(by_path) == {str(m), str(u)}
     assert by_path[str(u)] == {
-        "path": str(u), "managed": False, "records": 1,
-        "hint": f"unmanaged — run dreamd adopt {u}", "error": None,
+        "path": str(u),
+        "managed": False,
+        "records": 1,
+        "hint": f"unmanaged — run dreamd adopt {u}",
+        "error": None,
     }
 
 
@@ -169,7 +186,11 @@ def test_spool_depths_and_newest_failures_first(tmp_path: Path) -> None:
         (spool / "new" / f"2026112{i}T000000.000000Z-aa.json").write_text("{}")
     (spool / "deferred" / "20261120T000000.000000Z-bb.json").write_text("{}")
     for job, when, reason in [
-        ("20261101T000000.000000Z-01", "2026-11-01T00:00:00Z", "memory_dir outside the allowed roots"),
+        (
+            "20261101T000000.000000Z-01",
+            "2026-11-01T00:00:00Z",
+            "memory_dir outside the allowed roots",
+        ),
         ("20261102T000000.000000Z-02", "2026-11-02T00:00:00Z", "malformed JSON at line 1"),
     ]:
         (spool / "failed" / f"{job}.json").write_text("{}")
@@ -215,11 +236,27 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
     assert set(again) == {"format", "generated_at", "config", "spool", "directories"}
     assert again["format"] == 1 and again["generated_at"] == "2026-11-29T12:00:00Z"
     assert set(again["spool"]) == {
-        "path", "exists", "new", "cur", "deferred", "failed", "done", "failures",
+        "path",
+        "exists",
+        "new",
+        "cur",
+        "deferred",
+        "failed",
+        "done",
+        "failures",
     }
     assert set(again["directories"][0]) == {
-        "path", "managed", "records", "generation", "committed_at", "consolidated_at",
-        "paused", "gates", "lease", "malformed", "error",
+        "path",
+        "managed",
+        "records",
+        "generation",
+        "committed_at",
+        "consolidated_at",
+        "paused",
+        "gates",
+        "lease",
+        "malformed",
+        "error",
     }
 
 
@@ -237,3 +274,19 @@ def test_empty_managed_directory(tmp_path: Path) -> None:
     managed(tmp_path, "app", 0)
     [entry] = collect_status(config_for(tmp_path), now=NOW)["directories"]
     assert entry["records"] == 0 and entry["generation"] == 0
+
+
+def test_budget_gate_reads_todays_spend_from_the_usage_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd.models.usage import UsageLedger
+    from memory.llm import Usage
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    d = managed(tmp_path, "app", 1)
+    UsageLedger().record(str(d), Usage(input_tokens=900, output_tokens=300), now=NOW)
+    config = config_for(tmp_path, "[gates]\ndaily_token_budget = 1000\n")
+    [entry] = collect_status(config, now=NOW)["directories"]
+    budget = next(g for g in entry["gates"]["gates"] if g["name"] == "budget")
+    assert budget["open"] is False
+    assert "1200" in budget["reason"]
