@@ -223,7 +223,9 @@ def check_plan(c: Completion, *, candidates: Iterable[str]) -> list[PlanOp]:
             raise AnswerRejected(f"{where}: source_names must be a non-empty array")
         for name in sources:
             if not isinstance(name, str):
-                raise AnswerRejected(f"{where}: source_names must hold strings, got {_json_type(name)}")
+                raise AnswerRejected(
+                    f"{where}: source_names must hold strings, got {_json_type(name)}"
+                )
             if name not in known:
                 raise AnswerRejected(f"{where}: source {_clip(name)!r} is not a candidate record")
             if name in used:
@@ -239,7 +241,9 @@ def check_plan(c: Completion, *, candidates: Iterable[str]) -> list[PlanOp]:
     for i, (sources, result) in enumerate(staged):
         if result is not None:
             if result.name in result_names:
-                raise AnswerRejected(f"plan op {i}: result name {result.name!r} repeats in the plan")
+                raise AnswerRejected(
+                    f"plan op {i}: result name {result.name!r} repeats in the plan"
+                )
             if result.name in kept:
                 raise AnswerRejected(
                     f"plan op {i}: result name {result.name!r} collides with a kept record"

@@ -55,7 +55,9 @@ def message(
     if text is not None:
         content.append({"type": "text", "text": text})
     for i, (name, tool_input) in enumerate(tool_use or []):
-        content.append({"type": "tool_use", "id": f"toolu_{i:04d}", "name": name, "input": tool_input})
+        content.append(
+            {"type": "tool_use", "id": f"toolu_{i:04d}", "name": name, "input": tool_input}
+        )
     return {
         "id": "msg_fake",
         "type": "message",

@@ -87,12 +87,13 @@ class AnthropicModel:
         api_key = environ.get(API_KEY_ENV, "").strip()
         if not api_key:
             raise ConfigError(
-                f"[model] backend = \"anthropic\" needs an API key: set the {API_KEY_ENV} "
+                f'[model] backend = "anthropic" needs an API key: set the {API_KEY_ENV} '
                 "environment variable (it is not set or empty)"
             )
         if not model.strip():
-            raise ConfigError("[model] model: empty; name an Anthropic model id such as "
-                              f"{DEFAULT_MODEL!r}")
+            raise ConfigError(
+                f"[model] model: empty; name an Anthropic model id such as {DEFAULT_MODEL!r}"
+            )
         import anthropic  # lazy: the client and hook paths never import the SDK
 
         self._anthropic = anthropic
@@ -121,7 +122,9 @@ class AnthropicModel:
             model=model,
             base_url=base_url,
             timeout=_seconds(section.get("timeout", DEFAULT_TIMEOUT), "[model] timeout"),
-            max_retries=_int(section.get("max_retries", DEFAULT_MAX_RETRIES), "[model] max_retries", 0),
+            max_retries=_int(
+                section.get("max_retries", DEFAULT_MAX_RETRIES), "[model] max_retries", 0
+            ),
             max_tokens=_int(section.get("max_tokens", DEFAULT_MAX_TOKENS), "[model] max_tokens", 1),
             env=env,
         )

@@ -344,4 +344,3 @@ def split_for_cache(prompt: str) -> tuple[str, str]:
     if cut == -1:
         return "", prompt
     return prompt[:cut], prompt[cut:]
-

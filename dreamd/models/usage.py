@@ -81,7 +81,9 @@ class UsageLedger:
             totals["cache_write_tokens"] += usage.cache_creation_input_tokens
             day = _utc_day(now)
             entry["days"][day] = int(entry["days"].get(day, 0)) + usage.total
-            oldest = (datetime.fromisoformat(day) - timedelta(days=KEEP_DAYS - 1)).date().isoformat()
+            oldest = (
+                (datetime.fromisoformat(day) - timedelta(days=KEEP_DAYS - 1)).date().isoformat()
+            )
             for other in dirs.values():
                 other["days"] = {d: n for d, n in other["days"].items() if d >= oldest}
             payload = json.dumps(data, indent=1, sort_keys=True).encode() + b"\n"

@@ -1,0 +1,203 @@
+"""Model operations the daemon runs: extraction and consolidation planning (DESIGN §6).
+
+Each operation builds its prompt (:mod:`dreamd.models.prompts`), calls the model once, passes
+the answer through the strict gate (:mod:`memory.gate`) and returns an *outcome value*. It never
+raises into the caller: the job that called it decides what to do from the outcome alone.
+
+Outcomes, and what the caller does about them:
+
+- ``error is None`` — the answer was valid; use ``records`` / ``ops`` (possibly empty).
+- ``error`` set, ``transient=True`` — the backend failed in a way worth retrying (timeout,
+  connection error, 408/409/429, 529, other 5xx) after the SDK's own retries: defer the job;
+  nothing was learned about the answer.
+- ``error`` set, ``transient=False`` — the model answered but the gate refused the answer, or
+  the backend failed permanently (bad key, bad request, a bug): record ``last_error``, change
+  nothing. ``rejected=True`` tells a gate refusal apart from a permanent backend failure.
+
+``usage`` is what the call cost even when the answer was refused (tokens were spent); it is
+zero when no answer came back. Every call logs one ``model.call`` line (``model``,
+``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``,
+``duration_ms``, ``stop_reason``, ``outcome`` = ok | rejected | transient | error, ``task``); a
+refusal also logs ``model.answer_rejected`` with ``reason`` and a backend failure
+``model.error`` with ``error``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import structlog
+
+from dreamd.models.prompts import (
+    IndexEntry,
+    PlanInput,
+    PlanRecord,
+    TurnLike,
+    consolidate_prompt,
+    extract_prompt,
+)
+from memory.errors import TransientError
+from memory.gate import AnswerRejected, PlanOp, check_extraction, check_plan
+from memory.llm import Completion, Model, Usage
+from memory.records import Record
+
+__all__ = [
+    "ExtractOutcome",
+    "IndexEntry",
+    "PlanInput",
+    "PlanOutcome",
+    "PlanRecord",
+    "TurnLike",
+    "extract",
+    "plan",
+]
+
+log = structlog.get_logger("dreamd.models")
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class ExtractOutcome:
+    """What an extraction produced; see the module docstring for how to read it."""
+
+    records: list[Record]
+    error: str | None
+    usage: Usage
+    duration_ms: float
+    transient: bool = False
+    rejected: bool = False
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """What a consolidation plan produced; see the module docstring for how to read it."""
+
+    ops: list[PlanOp]
+    error: str | None
+    usage: Usage
+    duration_ms: float
+    transient: bool = False
+    rejected: bool = False
+
+
+@dataclass(frozen=True)
+class _Call:
+    completion: Completion | None
+    error: str | None = None
+    transient: bool = False
+    duration_ms: float = 0.0
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _call(model: Model, system: str, prompt: str, max_tokens: int, *, clock: Clock) -> _Call:
+    """One backend call; every failure becomes a value (transient or not)."""
+    started = clock()
+    try:
+        completion = model.complete(system, prompt, max_tokens)
+    except TransientError as exc:
+        return _Call(None, _one_line(str(exc)), True, (clock() - started) * 1000.0)
+    except Exception as exc:  # a backend bug or a permanent error must not kill the job thread
+        return _Call(
+            None, _one_line(f"{type(exc).__name__}: {exc}"), False, (clock() - started) * 1000.0
+        )
+    return _Call(completion, None, False, (clock() - started) * 1000.0)
+
+
+def _log_call(model: Model, call: _Call, *, task: str, outcome: str, reason: str | None) -> None:
+    c = call.completion
+    usage = c.usage if c is not None else Usage()
+    log.info(
+        "model.call",
+        task=task,
+        model=(c.model if c is not None and c.model else model.name),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens,
+        cache_write_tokens=usage.cache_creation_input_tokens,
+        duration_ms=round(call.duration_ms, 1),
+        stop_reason=c.stop_reason if c is not None else None,
+        outcome=outcome,
+    )
+    if outcome == "rejected":
+        log.warning("model.answer_rejected", task=task, model=model.name, reason=reason)
+    elif outcome in ("transient", "error"):
+        log.warning(
+            "model.error",
+            task=task,
+            model=model.name,
+            error=reason,
+            transient=outcome == "transient",
+        )
+
+
+def extract(
+    model: Model,
+    turns: Sequence[TurnLike],
+    index: Sequence[IndexEntry],
+    *,
+    today: date,
+    max_tokens: int,
+    limit: int = 50,
+    clock: Clock = time.monotonic,
+) -> ExtractOutcome:
+    """New records from ``turns``, checked against ``index`` (names there may not be reused).
+
+    No turns means no call: an empty, successful outcome.
+    """
+    if not turns:
+        return ExtractOutcome(records=[], error=None, usage=Usage(), duration_ms=0.0)
+    system, prompt = extract_prompt(turns, index, today=today)
+    call = _call(model, system, prompt, max_tokens, clock=clock)
+    if call.completion is None:
+        outcome = "transient" if call.transient else "error"
+        _log_call(model, call, task="extract", outcome=outcome, reason=call.error)
+        return ExtractOutcome([], call.error, Usage(), call.duration_ms, transient=call.transient)
+    try:
+        records = check_extraction(
+            call.completion, existing_names={e.name for e in index}, limit=limit
+        )
+    except AnswerRejected as exc:
+        reason = str(exc)
+        _log_call(model, call, task="extract", outcome="rejected", reason=reason)
+        return ExtractOutcome([], reason, call.completion.usage, call.duration_ms, rejected=True)
+    _log_call(model, call, task="extract", outcome="ok", reason=None)
+    return ExtractOutcome(records, None, call.completion.usage, call.duration_ms)
+
+
+def plan(
+    model: Model,
+    records: Sequence[PlanInput],
+    recent: Sequence[str],
+    *,
+    today: date,
+    max_tokens: int,
+    clock: Clock = time.monotonic,
+) -> PlanOutcome:
+    """A consolidation plan over ``records`` (the candidates); names outside them are refused.
+
+    No records means no call: an empty, successful plan.
+    """
+    if not records:
+        return PlanOutcome(ops=[], error=None, usage=Usage(), duration_ms=0.0)
+    system, prompt = consolidate_prompt(records, recent, today=today)
+    call = _call(model, system, prompt, max_tokens, clock=clock)
+    if call.completion is None:
+        outcome = "transient" if call.transient else "error"
+        _log_call(model, call, task="consolidate", outcome=outcome, reason=call.error)
+        return PlanOutcome([], call.error, Usage(), call.duration_ms, transient=call.transient)
+    try:
+        ops = check_plan(call.completion, candidates={r.name for r in records})
+    except AnswerRejected as exc:
+        reason = str(exc)
+        _log_call(model, call, task="consolidate", outcome="rejected", reason=reason)
+        return PlanOutcome([], reason, call.completion.usage, call.duration_ms, rejected=True)
+    _log_call(model, call, task="consolidate", outcome="ok", reason=None)
+    return PlanOutcome(ops, None, call.completion.usage, call.duration_ms)
