@@ -1,0 +1,406 @@
+"""Job execution and dreams: where spool jobs, models and the store meet.
+
+``execute`` applies one validated spool job to its memory directory; ``dream`` runs one
+consolidation. Both speak the error hierarchy the daemon acts on: TransientError / LockTimeout
+→ defer and retry, PermanentError → ``failed/``. A model answer that breaks the rules changes
+nothing; it is retried (deferred) and, after ``max_attempts``, lands in ``failed/`` with the
+gate's reason as ``last_error``.
+
+The extraction cursor and the job id are committed in the same commit as the records, so
+re-running a job is a no-op and a PreCompact + SessionEnd pair of the same session extracts
+each turn once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from dreamd.config import Config
+from dreamd.gates import DirState, GateDecision, evaluate, is_paused
+from memory.errors import (
+    ConflictError,
+    LeaseLost,
+    LockError,
+    PermanentError,
+    RecordError,
+    TransientError,
+)
+from memory.gate import PlanOp
+from memory.llm import Model
+from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
+from memory.manifest import parse_iso
+from memory.records import Record, validate_fields
+from memory.redact import redact
+from memory.store import Change, MemoryStore
+
+log = structlog.get_logger("dreamd.work")
+
+EXTRACT_MAX_CHARS = 60_000
+
+
+@dataclass
+class Context:
+    """What job execution needs from the daemon: settings, a model, a usage ledger, a clock."""
+
+    config: Config
+    model: Model
+    ledger: Any = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @classmethod
+    def create(cls, config: Config, *, model: Model | None = None) -> Context:
+        from dreamd.models.factory import make_model
+        from dreamd.models.usage import UsageLedger, default_ledger_path
+
+        return cls(
+            config=config,
+            model=model or make_model(dataclasses.asdict(config.model)),
+            ledger=UsageLedger(default_ledger_path()),
+        )
+
+    def store(self, memory_dir: str | Path) -> MemoryStore:
+        return MemoryStore(
+            memory_dir,
+            history_generations=self.config.retention.history_generations,
+        )
+
+    def record_usage(self, memory_dir: str | Path, usage: Any) -> None:
+        if self.ledger is None or usage is None:
+            return
+        try:
+            self.ledger.record(str(memory_dir), usage, now=self.clock())
+        except Exception as exc:  # accounting must never fail a job
+            log.warning("usage.ledger_failed", memory_dir=str(memory_dir), error=str(exc))
+
+    def spent_today(self, memory_dir: str | Path) -> int:
+        if self.ledger is None:
+            return 0
+        try:
+            return int(self.ledger.spent_today(str(memory_dir), now=self.clock()))
+        except Exception:
+            return 0
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _redact_record(rec: Record) -> Record:
+    desc, kinds_d = redact(rec.description)
+    body, kinds_b = redact(rec.body)
+    if kinds_d or kinds_b:
+        log.info("record.redacted", name=rec.name, kinds=sorted(set(kinds_d + kinds_b)))
+        return dataclasses.replace(rec, description=desc, body=body)
+    return rec
+
+
+def _job_field(job: Any, name: str, default: Any = None) -> Any:
+    value = getattr(job, name, default)
+    return default if value is None else value
+
+
+# ---------------------------------------------------------------------------- execute
+
+
+def execute(job: Any, ctx: Context) -> str:
+    """Apply one validated job; returns an outcome word for the log."""
+    kind = job.kind
+    if kind == "extract":
+        return _extract(job, ctx)
+    if kind == "remember":
+        return _remember(job, ctx)
+    if kind == "forget":
+        return _forget(job, ctx)
+    if kind == "consolidate":
+        result = dream(Path(job.memory_dir), ctx, force=bool(_job_field(job, "force", False)))
+        if result.status in ("transient", "lease-busy", "conflict", "lease-lost"):
+            raise TransientError(f"consolidation {result.status}: {result.reason}")
+        return f"dream-{result.status}"
+    raise PermanentError(f"job {job.id}: unknown kind {kind!r}")
+
+
+def _extract(job: Any, ctx: Context) -> str:
+    from dreamd.models import ops
+    from memory.transcripts import budget_turns, new_turns, parse_transcript
+
+    store = ctx.store(job.memory_dir)
+    manifest = store.read()
+    if job.id in manifest.applied_jobs:
+        return "duplicate"
+    transcript_obj = _job_field(job, "transcript", {}) or {}
+    content = transcript_obj.get("content", "")
+    fmt = transcript_obj.get("format", "auto") or "auto"
+    transcript = parse_transcript(content, fmt)
+    session = _job_field(job, "session_id") or transcript.session_id or f"job-{job.id}"
+    cursor = manifest.cursors.get(session, 0)
+    fresh = new_turns(transcript.turns, cursor)
+    end = len(transcript.turns)
+    if not fresh:
+        store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
+        return "nothing-new"
+    redacted = [dataclasses.replace(t, text=redact(t.text)[0]) for t in fresh]
+    turns = budget_turns(redacted, EXTRACT_MAX_CHARS)
+    today = _today(turns, ctx)
+    outcome = ops.extract(
+        ctx.model,
+        turns,
+        manifest.records,
+        today=today,
+        max_tokens=ctx.config.model.max_tokens,
+    )
+    ctx.record_usage(job.memory_dir, getattr(outcome, "usage", None))
+    if getattr(outcome, "transient", False):
+        raise TransientError(f"model unavailable: {outcome.error}")
+    if outcome.error:
+        log.warning("extract.rejected", job_id=job.id, memory_dir=str(job.memory_dir), session_id=session, reason=outcome.error)
+        raise TransientError(f"model answer rejected: {outcome.error}")
+    existing = {(e.type, e.description.strip().lower()) for e in manifest.records}
+    records = [
+        _redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in existing
+    ]
+    result = store.commit(
+        Change(
+            add=records,
+            actor="job",
+            job_id=job.id,
+            session_id=session,
+            cursor=(session, end),
+        )
+    )
+    if result.duplicate:
+        return "duplicate"
+    log.info(
+        "extract.committed",
+        job_id=job.id,
+        memory_dir=str(job.memory_dir),
+        session_id=session,
+        generation=result.generation,
+        added=result.added,
+        turns=len(turns),
+    )
+    return f"extracted {len(result.added)}"
+
+
+def _today(turns: Sequence[Any], ctx: Context) -> date:
+    for turn in reversed(turns):
+        ts = parse_iso(getattr(turn, "timestamp", None))
+        if ts is not None:
+            return ts.date()
+    return ctx.clock().date()
+
+
+def _remember(job: Any, ctx: Context) -> str:
+    store = ctx.store(job.memory_dir)
+    manifest = store.read()
+    if job.id in manifest.applied_jobs:
+        return "duplicate"
+    records: list[Record] = []
+    for i, item in enumerate(_job_field(job, "records", []) or []):
+        try:
+            records.append(_redact_record(validate_fields(item, where=f"job {job.id} records[{i}]")))
+        except RecordError as exc:
+            raise PermanentError(str(exc)) from None
+    if not records:
+        raise PermanentError(f"job {job.id}: remember carries no records")
+    names = {e.name for e in manifest.records}
+    change = Change(
+        add=[r for r in records if r.name not in names],
+        replace={r.name: r for r in records if r.name in names},
+        actor="job",
+        job_id=job.id,
+        session_id=_job_field(job, "session_id"),
+    )
+    result = store.commit(change)
+    return "duplicate" if result.duplicate else f"remembered {len(records)}"
+
+
+def _forget(job: Any, ctx: Context) -> str:
+    store = ctx.store(job.memory_dir)
+    names = [str(n) for n in (_job_field(job, "names", []) or [])]
+    if not names:
+        raise PermanentError(f"job {job.id}: forget carries no names")
+    manifest = store.read()
+    known = {e.name for e in manifest.records}
+    unknown = [n for n in names if n not in known]
+    result = store.commit(
+        Change(
+            remove=names,
+            actor="job",
+            job_id=job.id,
+            session_id=_job_field(job, "session_id"),
+            note=f"not present: {', '.join(unknown)}" if unknown else "",
+        )
+    )
+    return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
+
+
+# ---------------------------------------------------------------------------- gates & dreams
+
+
+def lease_state(memory_dir: Path, *, stale_after: float, now: datetime) -> tuple[str, str | None]:
+    import socket
+
+    info = LeaseInfo.read(memory_dir / LEASE_NAME)
+    if info is None:
+        return "free", None
+    reason = info.stale_reason(now=now, stale_after=stale_after, host=socket.gethostname())
+    return ("stale" if reason else "held"), info.describe()
+
+
+def dir_state(memory_dir: Path, ctx: Context, *, last_scan_at: datetime | None) -> DirState:
+    store = ctx.store(memory_dir)
+    manifest = store.read()
+    lease, holder = lease_state(memory_dir, stale_after=ctx.config.gates.lock_stale_after, now=ctx.clock())
+    return DirState(
+        enabled=not is_paused(memory_dir),
+        consolidated_at=parse_iso(manifest.consolidated_at),
+        last_scan_at=last_scan_at,
+        record_count=len(manifest.records),
+        sessions_since=len(manifest.sessions_since_consolidation),
+        spent_today=ctx.spent_today(memory_dir),
+        lease=lease,
+        lease_holder=holder,
+    )
+
+
+@dataclass(frozen=True)
+class DreamResult:
+    status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | lease-lost | dry-run
+    reason: str | None = None
+    plan: list[PlanOp] = field(default_factory=list)
+    generation: int | None = None
+    gates: GateDecision | None = None
+
+
+class _Heartbeat:
+    """Refresh the lease every 30 s while a plan is being made (model calls can be slow)."""
+
+    def __init__(self, lease: DreamLease, every: float = HEARTBEAT_EVERY) -> None:
+        self._lease = lease
+        self._every = every
+        self._stop = threading.Event()
+        self.lost: str | None = None
+        self._thread = threading.Thread(target=self._run, name="dream-heartbeat", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._lease.heartbeat()
+            except LeaseLost as exc:
+                self.lost = str(exc)
+                return
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def dream(
+    memory_dir: Path,
+    ctx: Context,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    last_scan_at: datetime | None = None,
+) -> DreamResult:
+    """One consolidation: lease → snapshot → plan → validate → commit (base + fencing) → release.
+
+    ``force`` bypasses the gates but never the lease. A conflict (the set changed while we
+    planned) is not an error: nothing is written and a later tick re-plans.
+    """
+    from dreamd.models import ops
+    from dreamd.models.prompts import PlanRecord
+
+    memory_dir = Path(memory_dir)
+    bound = log.bind(memory_dir=str(memory_dir))
+    decision: GateDecision | None = None
+    if not force:
+        decision = evaluate(dir_state(memory_dir, ctx, last_scan_at=last_scan_at), ctx.config.gates, ctx.clock())
+        if not decision.open:
+            return DreamResult("gated", decision.reason, gates=decision)
+    try:
+        lease = DreamLease.acquire(memory_dir, stale_after=ctx.config.gates.lock_stale_after, clock=ctx.clock)
+    except LockError as exc:
+        bound.info("dream.lease_busy", reason=str(exc))
+        return DreamResult("lease-busy", str(exc), gates=decision)
+    started = time.monotonic()
+    try:
+        store = ctx.store(memory_dir)
+        snapshot = store.read()
+        pairs = store.records()
+        inputs = [
+            PlanRecord(
+                name=e.name,
+                type=rec.type,
+                description=rec.description,
+                body=rec.body,
+                created_at=e.created_at,
+                updated_at=e.updated_at,
+                importance=rec.importance,
+                expires=rec.expires,
+            )
+            for e, rec in pairs
+        ]
+        recent = [
+            e.name
+            for e in snapshot.records
+            if any(s.startswith("session:") and s[8:] in snapshot.sessions_since_consolidation for s in e.sources)
+        ]
+        bound.info("dream.started", records=len(inputs), generation=snapshot.generation)
+        with _Heartbeat(lease) as beat:
+            outcome = ops.plan(
+                ctx.model,
+                inputs,
+                recent,
+                today=ctx.clock().date(),
+                max_tokens=ctx.config.model.max_tokens,
+            )
+        ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+        if beat.lost:
+            bound.warning("dream.lease_lost", reason=beat.lost)
+            return DreamResult("lease-lost", beat.lost)
+        if getattr(outcome, "transient", False):
+            bound.warning("dream.deferred", reason=outcome.error)
+            return DreamResult("transient", outcome.error)
+        if outcome.error:
+            bound.warning("dream.rejected", reason=outcome.error)
+            return DreamResult("rejected", outcome.error)
+        plan = list(outcome.ops)
+        if dry_run:
+            return DreamResult("dry-run", plan=plan, generation=snapshot.generation)
+        by_name = {e.name: e for e in snapshot.records}
+        base = {n: by_name[n].sha256 for op in plan for n in op.source_names if n in by_name}
+        merges = [(list(op.source_names), _redact_record(op.result) if op.result else None) for op in plan]
+        try:
+            result = store.commit(
+                Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream")
+            )
+        except ConflictError as exc:
+            bound.info("dream.conflict", reason=str(exc))
+            return DreamResult("conflict", str(exc), plan=plan)
+        except LeaseLost as exc:
+            bound.warning("dream.lease_lost", reason=str(exc))
+            return DreamResult("lease-lost", str(exc), plan=plan)
+        bound.info(
+            "dream.committed",
+            generation=result.generation,
+            operations=len(plan),
+            removed=result.removed,
+            added=result.added,
+            duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+        return DreamResult("applied" if plan else "nothing", plan=plan, generation=result.generation)
+    finally:
+        lease.release()
