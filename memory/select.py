@@ -24,7 +24,7 @@ import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from memory import gate
@@ -231,15 +231,18 @@ class KeywordIndex:
                 scores[idx] = scores.get(idx, 0.0) + w * tf * (K1 + 1) / (tf + self._norm[idx])
         return scores
 
-    def select(self, query: str, limit: int = 5) -> list[str]:
-        """At most ``limit`` names, best first; candidates sharing no term are never chosen."""
+    def select(
+        self, query: str, limit: int = 5, *, exclude: Collection[str] = ()
+    ) -> list[str]:
+        """At most ``limit`` names, best first; candidates sharing no term are never chosen,
+        nor those named in ``exclude`` (what a recall session already surfaced)."""
         if limit <= 0 or not self.candidates:
             return []
         scores = self.scores(query)
         cands = self.candidates
         best = heapq.nsmallest(
             limit,
-            (i for i, s in scores.items() if s > 0),
+            (i for i, s in scores.items() if s > 0 and cands[i].name not in exclude),
             key=lambda i: (-round(scores[i], 9), -cands[i].importance, cands[i].name),
         )
         return [cands[i].name for i in best]
@@ -299,6 +302,7 @@ def model_select(
     limit: int,
     *,
     index: KeywordIndex | None = None,
+    exclude: Collection[str] = (),
     max_tokens: int = 512,
 ) -> tuple[list[str], str | None]:
     """Names chosen by ``model``, or by the keyword index when its answer is not usable.
@@ -306,15 +310,16 @@ def model_select(
     Returns ``(names, fallback_reason)``; the reason is None when the model's answer was used.
     Never raises: a backend error or timeout is a fallback reason like any bad answer. Sets
     over :data:`MODEL_CANDIDATES` are narrowed by ``index`` first (the model only picks among
-    what it was shown; when nothing shares a term with the query, no call is made).
+    what it was shown; when nothing shares a term with the query, no call is made). Names in
+    ``exclude`` are neither shown nor chosen by the fallback.
     """
-    if not candidates or limit <= 0:
-        return [], None
     if index is None:
         index = KeywordIndex(candidates)
-    shown = list(candidates)
+    shown = [c for c in candidates if c.name not in exclude]
+    if not shown or limit <= 0:
+        return [], None
     if len(shown) > MODEL_CANDIDATES:
-        keep = set(index.select(query, MODEL_CANDIDATES))
+        keep = set(index.select(query, MODEL_CANDIDATES, exclude=exclude))
         shown = [c for c in shown if c.name in keep]
         if not shown:
             return [], None
@@ -328,4 +333,4 @@ def model_select(
     except Exception as exc:  # any backend failure means "use the fallback"
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         reason = f"model call failed: {type(exc).__name__}" + (f": {first}" if first else "")
-    return index.select(query, limit), reason
+    return index.select(query, limit, exclude=exclude), reason
