@@ -1,0 +1,262 @@
+"""Text helpers shared by the offline extractor and planner: tokens, similarity, dates, slugs.
+
+Everything here is a pure function of its arguments (no clock: "today" is always passed in),
+so the offline backend gives the same answer for the same payload on every machine.
+
+- Tokens: lowercase ASCII words (2+ characters, light plural stripping, stopwords dropped)
+  plus Chinese character bigrams (a lone Chinese character stands for itself). Traditional
+  and simplified forms are not unified; the heuristics list both where it matters.
+- Similarity: Jaccard and containment (|A∩B| / min(|A|,|B|)) over those token sets.
+- Dates: relative phrases ("tomorrow", "next Friday", "in 3 days", "明天", "下周五", "3天后")
+  are rewritten as ISO dates relative to a reference date. "next <weekday>" / "下周X" is that
+  weekday in the following Monday-based week; "this <weekday>" / "这周X" is that weekday in
+  the current week; a bare "on Friday" / "周五" is the next such day on or after the
+  reference date; "next week" / "下周" is "the week of <Monday>".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_RE = re.compile(rf"[{CJK}]")
+_TOKEN_RE = re.compile(rf"[{CJK}]+|[a-z0-9]+(?:[._+#-][a-z0-9]+)*")
+
+_STOPWORD_TEXT = """
+    a an the and or but if of to in on at by for from with into onto as is are was were be been
+    being am do does did done it its this that these those there here then than so such very
+    just also too not no yes my me mine we our ours you your yours he she they them their his
+    her i im ive id ill s t about over under up down out off again more most some any all each
+    which who whom what when where why how can could should would will shall may might must
+    has have had having user users s re ll ve d m
+    用户 用戶 我们 我們 一个 一個 这个 這個 那个 那個 的是 是的
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+"""Words that match everything and distinguish nothing (English and a few Chinese bigrams)."""
+
+NEGATIONS: frozenset[str] = frozenset(
+    {"not", "no", "never", "dont", "don't", "avoid", "stop", "without", "nor", "doesnt"}
+)
+ZH_NEGATIONS: tuple[str, ...] = ("永远不要", "永遠不要", "不要", "不用", "别", "別", "禁止", "请勿", "請勿", "不")
+
+
+def normalize(text: str) -> str:
+    """NFKC, curly quotes straightened, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return " ".join(text.split())
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def raw_words(text: str) -> list[str]:
+    """Lowercase ASCII words and CJK runs in order, stopwords kept (for slugs and patterns)."""
+    return _TOKEN_RE.findall(normalize(text).lower().replace("'", ""))
+
+
+def tokens(text: str) -> set[str]:
+    """The token set similarity works on (see module docstring)."""
+    out: set[str] = set()
+    for run in raw_words(text):
+        if CJK_RE.match(run):
+            if len(run) == 1:
+                out.add(run)
+            else:
+                out.update(run[i : i + 2] for i in range(len(run) - 1))
+        elif len(run) >= 2:
+            out.add(_singular(run))
+    return out - STOPWORDS
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def containment(a: set[str], b: set[str]) -> float:
+    """Share of the smaller set found in the larger one."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_RE.search(text) is not None
+
+
+def short_hash(text: str, n: int = 8) -> str:
+    return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:n]
+
+
+_SLUG_DROP = STOPWORDS | {"please", "prefer", "prefers", "like", "likes", "always", "usually"}
+
+
+def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[str]:
+    """Up to ``limit`` readable ASCII content words of ``text`` for a record name."""
+    keep_set = set(keep)
+    words: list[str] = []
+    for run in raw_words(text):
+        if CJK_RE.match(run):
+            continue
+        for part in re.split(r"[._+#]+", run):
+            part = part.strip("-")
+            if not part or (part in _SLUG_DROP and part not in keep_set):
+                continue
+            if part not in words:
+                words.append(part)
+    return words[:limit]
+
+
+def make_name(prefix: str, text: str, *, keep: Iterable[str] = (), limit: int = 5) -> str:
+    """``prefix-content-words`` or, without ASCII content words, ``prefix-<hash>``."""
+    words = slug_words(text, keep=keep, limit=limit)
+    if prefix and words and words[0] == prefix:
+        words = words[1:]
+    if not words:
+        return f"{prefix}-{short_hash(text)}" if prefix else f"note-{short_hash(text)}"
+    name = "-".join([prefix, *words] if prefix else words)
+    name = re.sub(r"[^a-z0-9_-]+", "-", name).strip("-_")
+    if len(name) > 56:
+        name = name[:56].rsplit("-", 1)[0]
+    return name or f"note-{short_hash(text)}"
+
+
+# ----------------------------------------------------------------------------- dates
+
+WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_NUMBERS_EN = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "a": 1, "an": 1,
+}
+_NUMBERS_ZH = {"一": 1, "两": 2, "兩": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+
+
+def parse_date(value: object) -> dt.date | None:
+    """The date at the start of an ISO-ish string (``2026-11-29``, ``2026-11-29T10:00:00Z``)."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if not isinstance(value, str):
+        return None
+    m = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", value)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def _monday(d: dt.date) -> dt.date:
+    return d - dt.timedelta(days=d.weekday())
+
+
+def _on_or_after(d: dt.date, weekday: int) -> dt.date:
+    return d + dt.timedelta(days=(weekday - d.weekday()) % 7)
+
+
+_WD = "|".join(WEEKDAYS_EN)
+_NUM_EN = r"\d+|" + "|".join(sorted(_NUMBERS_EN, key=len, reverse=True))
+_EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:the\s+)?day\s+after\s+tomorrow\b", re.I), "d+2"),
+    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.I), "d-2"),
+    (re.compile(r"\btomorrow\b", re.I), "d+1"),
+    (re.compile(r"\byesterday\b", re.I), "d-1"),
+    (re.compile(r"\b(?:today|tonight|this\s+morning|this\s+afternoon|this\s+evening)\b", re.I), "d+0"),
+    (re.compile(rf"\bnext\s+({_WD})\b", re.I), "next-wd"),
+    (re.compile(rf"\bthis\s+({_WD})\b", re.I), "this-wd"),
+    (re.compile(rf"\blast\s+({_WD})\b", re.I), "last-wd"),
+    (re.compile(rf"(?<!every )\b(?:on\s+|by\s+|until\s+|before\s+)?({_WD})\b", re.I), "bare-wd"),
+    (re.compile(r"\bnext\s+week\b", re.I), "next-week"),
+    (re.compile(r"\bthis\s+week\b", re.I), "this-week"),
+    (re.compile(r"\blast\s+week\b", re.I), "last-week"),
+    (re.compile(r"\bnext\s+month\b", re.I), "next-month"),
+    (re.compile(rf"\bin\s+({_NUM_EN})\s+(day|week)s?\b", re.I), "in-n"),
+    (re.compile(rf"\b({_NUM_EN})\s+(day|week)s?\s+ago\b", re.I), "n-ago"),
+]
+_ZH_WD = "一二三四五六日天"
+_ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile("大后天|大後天"), "d+3"),
+    (re.compile("后天|後天"), "d+2"),
+    (re.compile("前天"), "d-2"),
+    (re.compile("明天|明日"), "d+1"),
+    (re.compile("昨天|昨日"), "d-1"),
+    (re.compile("今天|今晚|今日"), "d+0"),
+    (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
+    (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
+    (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
+    (re.compile(f"(?<![每个個])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
+    (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
+    (re.compile("下个月|下個月"), "next-month"),
+    (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
+    (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)"), "n-ago"),
+]
+
+
+def _weekday_index(token: str) -> int:
+    token = token.lower()
+    if token in WEEKDAYS_EN:
+        return WEEKDAYS_EN.index(token)
+    return _WEEKDAYS_ZH[token]
+
+
+def _count(token: str) -> int:
+    token = token.lower()
+    if token.isdigit():
+        return int(token)
+    return _NUMBERS_EN.get(token) or _NUMBERS_ZH.get(token, 1)
+
+
+def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
+    if kind.startswith("d"):
+        return (ref + dt.timedelta(days=int(kind[1:]))).isoformat()
+    if kind == "next-wd":
+        return (_monday(ref) + dt.timedelta(days=7 + _weekday_index(m.group(1)))).isoformat()
+    if kind == "this-wd":
+        return (_monday(ref) + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
+    if kind == "last-wd":
+        return (_monday(ref) - dt.timedelta(days=7 - _weekday_index(m.group(1)))).isoformat()
+    if kind == "bare-wd-zh":
+        return _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
+    if kind == "bare-wd":
+        day = _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
+        lead = m.group(0)[: m.start(1) - m.start(0)]
+        return f"{lead}{day}"
+    if kind == "next-week":
+        return f"the week of {(_monday(ref) + dt.timedelta(days=7)).isoformat()}"
+    if kind == "this-week":
+        return f"the week of {_monday(ref).isoformat()}"
+    if kind == "last-week":
+        return f"the week of {(_monday(ref) - dt.timedelta(days=7)).isoformat()}"
+    if kind == "next-month":
+        year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
+        return f"{year:04d}-{month:02d}"
+    n = _count(m.group(1))
+    unit = m.group(2)
+    days = n * (1 if unit.lower().startswith(("day", "天")) else 7)
+    sign = 1 if kind == "in-n" else -1
+    return (ref + dt.timedelta(days=sign * days)).isoformat()
+
+
+def absolutize_dates(text: str, ref: dt.date) -> str:
+    """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``."""
+    for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
+        text = pattern.sub(lambda m, k=kind: _resolve(k, m, ref), text)  # type: ignore[misc]
+    return text
+
+
+def has_relative_date(text: str) -> bool:
+    return any(p.search(text) for p, _ in (*_EN_PATTERNS, *_ZH_PATTERNS))
