@@ -132,22 +132,22 @@ _QUESTION_START = re.compile(
     r"^(?:can|could|would|will) (?:you|we|i)\b|^(?:what|why|how|where|when|who|which)\b|"
     r"^(?:is|are) (?:there|it|this|that)\b|^(?:do|does|did) (?:you|it|we|i)\b|"
     r"^(?:should|shall) (?:i|we)\b",
-    I,
+    re.I,
 )
 _ZH_QUESTION = re.compile(r"[吗嗎呢吧][。.!！~～]*$|是不是|能不能|可不可以|要不要|为什么|為什麼|怎么|怎麼|如何|哪里|哪裡")
 _REQUEST = re.compile(
-    r"^(?:please\s+)?(?:help me|let me|can you|could you|帮我|幫我|请帮|請幫|麻烦|麻煩|帮忙|幫忙)", I
+    r"^(?:please\s+)?(?:help me|let me|can you|could you|帮我|幫我|请帮|請幫|麻烦|麻煩|帮忙|幫忙)", re.I
 )
 _EPHEMERAL = re.compile(
     r"\b(?:right now|for now|this time|at the moment|for this task|for the moment|yet)\b|"
     r"这次|這次|暂时|暫時|先不|现在先|現在先|这一次|這一次",
-    I,
+    re.I,
 )
 _SECRET = re.compile(
     r"\[REDACTED:|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-|"
     r"-----BEGIN|\b(?:password|passwd|passphrase|secret|token|api[ _-]?key)\s*(?:is|=|:)\s*\S+|"
     r"(?:密码|密碼|口令|密钥|密鑰)\s*(?:是|为|為|:|：|=)",
-    I,
+    re.I,
 )
 
 
@@ -233,12 +233,12 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
 _REASON_SPLIT = re.compile(
     r"\s*[,;]?\s*\b(?:because(?: of)?|since|due to|given that|so that)\b\s*|"
     r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
-    I,
+    re.I,
 )
 _REASON_NEXT = re.compile(
     r"^(?:because|that's because|that is because|the reason is(?: that)?|reason:|since|"
     r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
-    I,
+    re.I,
 )
 
 
@@ -261,7 +261,7 @@ def content_ok(text: str, *, min_tokens: int = 2) -> bool:
 
 _PRONOUN_OBJECT = re.compile(
     r"^(?:it|this|that|these|those|them|him|her|you|yours|how|what|the way|when you)\b(?!\s+(?:when|if) you)",
-    I,
+    re.I,
 )
 
 
@@ -314,7 +314,7 @@ _ROLE_WORDS = re.compile(
     r"doctor|physician|lawyer|hobbyist|owner|specialist|tester|qa|marketer|editor|journalist|"
     r"statistician|mathematician|physicist|chemist|biologist|economist|accountant|novice|"
     r"newbie|expert|veteran)s?\b",
-    I,
+    re.I,
 )
 _ZH_ROLE = re.compile(
     r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|经理|經理|学生|學生|研究员|研究員|"
@@ -338,7 +338,7 @@ _IDENTITY_EN = [
     re.compile(
         _lead(r"i(?:'ve| have)\s+been\s+(?P<x>(?:writing|using|working with|programming in|coding in|"
               r"doing)\s+.+?\s+for\s+.+?)\s*$"),
-        I,
+        re.I,
     ),
     re.compile(_lead(r"(?:i am|i'm|im)\s+(?P<x>new to\s+.+?)\s*$"), re.I),
 ]
@@ -382,13 +382,13 @@ _FB_EN = re.compile(
     _FB_LEAD
     + r"(?P<d>don't|do not|dont|never|always|stop|avoid|quit|make sure(?: to| that| you)?|"
     r"be sure to|only use|use)\b\s*(?P<rest>.+)$",
-    I,
+    re.I,
 )
 _STANDING_EN = re.compile(r"from now on|going forward|in (?:the )?future|next time|as a rule", re.I)
 _YOU_PREF = re.compile(
     _lead(r"i(?:'d| would)?\s+(?:really\s+)?(?:prefer|like|want)\s+(?:it\s+)?(?:when|if|that)?\s*"
           r"you\s+(?P<rest>.+)$"),
-    I,
+    re.I,
 )
 _FB_ZH = re.compile(
     r"^(?P<lead>(?:(?:不对|不對|不是这样|另外|还有|還有|以后|以後|今后|今後|从现在开始|從現在開始|从今以后|"
@@ -450,15 +450,15 @@ _PREF_EN = re.compile(
     _lead(r"i\s+(?:really\s+|strongly\s+|generally\s+|much\s+|definitely\s+|do\s+|personally\s+)?"
           r"(?P<v>prefer|like|love|enjoy|favou?r|hate|dislike|can't stand|cannot stand|don't like|"
           r"do not like)\s+(?P<obj>.+)$"),
-    I,
+    re.I,
 )
 _HABIT_EN = re.compile(
     _lead(r"i\s+(?P<adv>always|usually|normally|typically|generally|tend to|never|rarely)\s+"
           r"(?P<verb>[a-z']+)\s*(?P<rest>.*)$"),
-    I,
+    re.I,
 )
 _FAV_EN = re.compile(
-    _lead(r"my\s+(?:favou?rite|preferred|go-to|usual)\s+(?P<what>.+?)\s+(?:is|are)\s+(?P<val>.+)$"), I
+    _lead(r"my\s+(?:favou?rite|preferred|go-to|usual)\s+(?P<what>.+?)\s+(?:is|are)\s+(?P<val>.+)$"), re.I
 )
 _PREF_ZH = re.compile(
     r"^(?:另外|还有|還有|其实|其實)?[，,]?(?:我|本人)(?:个人|個人)?(?P<adv>比较|比較|更|很|非常|特别|特別|一直|通常|平时|平時|总是|總是|最)?"
@@ -522,18 +522,18 @@ _DECISION_EN = [
     re.compile(
         r"\b(?P<who>we|i|the team|team)\s+(?:have\s+|'ve\s+|finally\s+|just\s+)?"
         r"(?:decided|agreed|chose|opted|settled)\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
-        I,
+        re.I,
     ),
     re.compile(
         _lead(r"let'?s\s+(?P<verb>go\s+with|stick\s+with|switch\s+to|settle\s+on|standardi[sz]e\s+on|"
               r"use)\s+(?P<what>.+)$"),
-        I,
+        re.I,
     ),
     re.compile(_lead(r"(?:the\s+)?(?:final\s+)?decision(?:\s+is)?\s*[:：-]\s*(?P<what>.+)$"), re.I),
     re.compile(
         _lead(r"we(?:'ll| will| are going to|'re going to)\s+(?P<verb>go\s+with|stick\s+with|switch\s+to|"
               r"standardi[sz]e\s+on|move\s+to|migrate\s+to)\s+(?P<what>.+)$"),
-        I,
+        re.I,
     ),
 ]
 _DECISION_ZH = [
@@ -583,12 +583,12 @@ _DEADLINE_WORDS = re.compile(
     r"\b(?:deadline|due|ship|ships|shipping|release|released|launch|launches|freeze|demo|cutoff|"
     r"cut-off|go-live|goes live|milestone|submission|handoff|hand-off|deliver|delivery)\b|"
     r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|deadline",
-    I,
+    re.I,
 )
 _ABS_DATE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|"
     r"\d{1,2}月\d{1,2}[日号號]",
-    I,
+    re.I,
 )
 _GOAL_EN = re.compile(_lead(r"(?:our|the|my)\s+(?:main\s+|primary\s+|overall\s+)?goal\s+(?:\w+\s+){0,3}?is\s+(?:to\s+)?(?P<what>.+)$"), re.I)
 _GOAL_ZH = re.compile(r"(?:我们的|我們的|项目的|項目的|主要)?目标(?:是|就是)(?P<what>.+)$|(?:我們的|主要)?目標(?:是|就是)(?P<what2>.+)$")
@@ -623,19 +623,19 @@ _REF_WORDS = re.compile(
     r"playbook|handbook|channel|postman|swagger|openapi|logs?|metrics|monitoring|calendar|drive|"
     r"sheet|spreadsheet|staging|backlog|roadmap)\b|文档|文檔|看板|仪表盘|儀表板|监控|監控|仓库|倉庫|"
     r"设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道",
-    I,
+    re.I,
 )
 _TOOLS = re.compile(
     r"\b(?:linear|jira|github(?: issues| projects)?|gitlab|notion|confluence|trello|asana|"
     r"slack|grafana|datadog|sentry|pagerduty|figma|google docs?|google drive|airtable|"
     r"飞书|飛書|钉钉|釘釘|语雀|語雀)\b|飞书|飛書|钉钉|釘釘|语雀|語雀",
-    I,
+    re.I,
 )
 _REF_EN = [
     re.compile(
         _lead(r"(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?P<verb>tracked|filed|kept|documented|hosted|stored|"
               r"managed|logged|deployed|published|described|listed)\s+(?:in|on|at|under|to)\s+(?P<where>.+)$"),
-        I,
+        re.I,
     ),
     re.compile(_lead(r"(?P<subj>.+?)\s+(?:lives?|sits?)\s+(?:in|at|on|under)\s+(?P<where>.+)$"), re.I),
     re.compile(_lead(r"we\s+(?:track|keep|document|log|store)\s+(?P<subj>.+?)\s+(?:in|on|at)\s+(?P<where>.+)$"), re.I),
@@ -651,7 +651,7 @@ _REF_ZH = re.compile(
 _PRONOUN_SUBJECT = re.compile(
     r"^(?:it|this|that|he|she|they|i|we|you|there|the (?:bug|error|issue|problem|fix|change)|"
     r"我|你|他|她|它|我们|我們|这|這|那)$",
-    I,
+    re.I,
 )
 
 
@@ -706,7 +706,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
 _REMEMBER_EN = re.compile(
     _lead(r"(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|memori[sz]e|"
           r"for future reference|for the future|make a note)\b(?:\s+(?:this|that))?[\s:,-]*(?P<rest>.+)$"),
-    I,
+    re.I,
 )
 _REMEMBER_ZH = re.compile(
     r"^(?:请|請|你)?(?:帮我)?(?:记住|記住|记一下|記一下|记下来|記下來|记得|記得|别忘了|別忘了|不要忘记|不要忘記|注意)"
