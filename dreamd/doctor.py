@@ -1,0 +1,374 @@
+"""``dreamd doctor``: is this machine set up so the daemon can do its job?
+
+Every check is a small function returning a :class:`Check` (a value: status, what, detail,
+how to fix it); :func:`run_doctor` prints one line per check,
+``OK|WARN|FAIL  <check>: <detail>  (fix: …)``, and computes the exit code in one place: 1 when
+any check FAILs, else 0. WARN means "works, but you will want to know".
+
+Checks: the config (which file, valid), the roots (managed / unmanaged directories found), the
+spool (exists, a directory, writable, 0700 and never group/world-writable — the daemon refuses
+such a spool), the inotify limits (watchdog opens one inotify *instance* and one watch per
+watched directory: every managed directory plus the spool's ``new/``), the model backend
+(offline needs nothing; anthropic needs ``ANTHROPIC_API_KEY`` and an endpoint that answers),
+and failed jobs waiting for ``dreamd retry``.
+
+Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
+configured endpoint. It never prints the key.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from dreamd.config import Config, ModelConfig, find_config_file, load_config
+from dreamd.status import discover_dirs, spool_status
+from memory.errors import ConfigError
+
+__all__ = [
+    "Check",
+    "check_config",
+    "check_failed_jobs",
+    "check_inotify",
+    "check_model",
+    "check_roots",
+    "check_spool",
+    "doctor_main",
+    "run_checks",
+    "run_doctor",
+]
+
+OK, WARN, FAIL = "OK", "WARN", "FAIL"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+PROBE_TIMEOUT = 5.0
+WATCH_HEADROOM = 1024
+"""Watches are counted per user, shared with editors, IDEs and other watchers."""
+INSTANCE_HEADROOM = 16
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str
+    name: str
+    detail: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        text = f"{self.status:<4}  {self.name}: {self.detail}"
+        return f"{text}  (fix: {self.fix})" if self.fix else text
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_config(config: Config, env: Mapping[str, str]) -> Check:
+    if config.source is not None:
+        return Check(OK, "config", f"{config.source} is valid")
+    would_be, _ = find_config_file(None, env)
+    return Check(OK, "config", f"no config file ({would_be} absent): every key at its default")
+
+
+def check_roots(config: Config) -> Check:
+    patterns = ", ".join(config.daemon.roots) or "(none)"
+    if not config.daemon.roots:
+        return Check(
+            FAIL,
+            "roots",
+            "no roots configured: no memory directory is managed and every job is refused",
+            "set [daemon] roots in the config",
+        )
+    managed, unmanaged = discover_dirs(config.daemon.roots)
+    detail = f"{len(managed)} managed, {len(unmanaged)} unmanaged dirs under {patterns}"
+    if unmanaged:
+        return Check(
+            WARN,
+            "roots",
+            f"{detail}; dreamd never writes to an unmanaged dir",
+            f"dreamd adopt {unmanaged[0]}" + (" (and the others)" if len(unmanaged) > 1 else ""),
+        )
+    if not managed:
+        return Check(
+            WARN,
+            "roots",
+            f"no memory directories found under {patterns}",
+            "dreamd init DIR (inside a root) or dreamd adopt DIR, or change [daemon] roots",
+        )
+    return Check(OK, "roots", detail)
+
+
+def check_spool(spool: Path) -> Check:
+    """The spool must be a private directory the daemon can write (DESIGN §4, security)."""
+    try:
+        st = spool.stat()
+    except FileNotFoundError:
+        return Check(
+            WARN,
+            "spool",
+            f"{spool} does not exist yet (the daemon or the first submit creates it 0700)",
+            f"mkdir -p -m 0700 {spool}",
+        )
+    except OSError as exc:
+        return Check(
+            FAIL, "spool", f"{spool}: {exc.strerror}", f"check the permissions of {spool.parent}"
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        return Check(
+            FAIL,
+            "spool",
+            f"{spool} is not a directory",
+            "move it away; the spool must be a directory",
+        )
+    loose = [spool] if st.st_mode & 0o022 else []
+    unwritable = [] if os.access(spool, os.W_OK | os.X_OK) else [spool]
+    for queue in ("tmp", "new", "cur", "deferred", "done", "failed"):
+        sub = spool / queue
+        try:
+            sub_mode = sub.stat().st_mode
+        except OSError:
+            continue
+        if sub_mode & 0o022:
+            loose.append(sub)
+        if not os.access(sub, os.W_OK | os.X_OK):
+            unwritable.append(sub)
+    mode = stat.S_IMODE(st.st_mode)
+    if loose:
+        where = ", ".join(str(p) for p in loose)
+        return Check(
+            FAIL,
+            "spool",
+            f"group- or world-writable: {where} (anyone could plant jobs; the daemon refuses it)",
+            f"chmod -R go-rwx {spool}",
+        )
+    if unwritable:
+        where = ", ".join(str(p) for p in unwritable)
+        return Check(
+            FAIL, "spool", f"not writable by this user: {where}", f"chown -R $USER {spool}"
+        )
+    if st.st_uid != os.getuid():
+        return Check(
+            WARN,
+            "spool",
+            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})",
+            f"chown -R $USER {spool}",
+        )
+    if mode & 0o077:
+        return Check(
+            WARN,
+            "spool",
+            f"{spool} has mode {mode:04o}: others can read queued transcripts",
+            f"chmod 700 {spool}",
+        )
+    return Check(OK, "spool", f"{spool}: mode {mode:04o}, writable")
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def check_inotify(managed_dirs: int, *, proc: Path = Path("/proc")) -> Check:
+    """Enough inotify watches and instances for every managed dir plus the spool.
+
+    watchdog's inotify backend opens one instance (and a thread) per watched directory, so
+    ``max_user_instances`` (often 128) is usually the first limit hit, not the watches.
+    """
+    base = proc / "sys" / "fs" / "inotify"
+    watches = _read_int(base / "max_user_watches")
+    instances = _read_int(base / "max_user_instances")
+    if watches is None and instances is None:
+        return Check(OK, "inotify", "no inotify on this system (watchdog uses the native backend)")
+    need = managed_dirs + 1
+    parts = []
+    fail: list[str] = []
+    warn: list[str] = []
+    fixes: list[str] = []
+    for key, limit, headroom in (
+        ("max_user_watches", watches, WATCH_HEADROOM),
+        ("max_user_instances", instances, INSTANCE_HEADROOM),
+    ):
+        if limit is None:
+            continue
+        parts.append(f"{key} {limit}")
+        want = need + max(headroom, need)
+        if limit < need:
+            fail.append(f"{key} {limit} < {need} needed")
+            fixes.append(f"sudo sysctl fs.inotify.{key}={want}")
+        elif limit < want:
+            warn.append(f"{key} {limit} leaves little room over the {need} dreamd needs")
+            fixes.append(f"sudo sysctl fs.inotify.{key}={want}")
+    fix = None
+    if fixes:
+        fix = "; ".join(fixes) + " (persist it in /etc/sysctl.d/90-dreamd.conf)"
+    if fail:
+        return Check(
+            FAIL, "inotify", "; ".join(fail) + f" ({managed_dirs} managed + the spool)", fix
+        )
+    if warn:
+        return Check(WARN, "inotify", "; ".join(warn), fix)
+    return Check(
+        OK, "inotify", f"{', '.join(parts)}; {need} needed ({managed_dirs} managed + the spool)"
+    )
+
+
+def _opener(url: str, env: Mapping[str, str]) -> urllib.request.OpenerDirector:
+    """Proxies from ``env`` like the SDK's httpx would, never for a loopback endpoint."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    proxies: dict[str, str] = {}
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        for scheme in ("http", "https"):
+            value = env.get(f"{scheme}_proxy") or env.get(f"{scheme.upper()}_PROXY")
+            if value:
+                proxies[scheme] = value
+    return urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
+
+
+def check_model(
+    model: ModelConfig, env: Mapping[str, str], *, timeout: float = PROBE_TIMEOUT
+) -> Check:
+    if model.backend == "offline":
+        return Check(OK, "model", "offline backend: no key and no network needed")
+    if model.backend != "anthropic":
+        return Check(
+            FAIL,
+            "model",
+            f"unknown backend {model.backend!r}",
+            "[model] backend = offline | anthropic",
+        )
+    key = env.get("ANTHROPIC_API_KEY", "")
+    if not key:
+        return Check(
+            FAIL,
+            "model",
+            "anthropic backend but ANTHROPIC_API_KEY is not set in this environment",
+            "set it where the daemon runs (systemctl --user edit dreamd → Environment= or EnvironmentFile=)",
+        )
+    base = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    url = f"{base}/v1/models?limit=1"
+    request = urllib.request.Request(
+        url,
+        headers={
+            "x-api-key": key,
+            "anthropic-version": ANTHROPIC_VERSION,
+            "user-agent": "dreamd-doctor",
+        },
+        method="GET",
+    )
+    wait = min(timeout, model.timeout) if model.timeout > 0 else timeout
+    try:
+        with _opener(url, env).open(request, timeout=wait) as response:
+            code = int(response.status)
+    except urllib.error.HTTPError as exc:
+        code = exc.code
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return Check(
+            FAIL,
+            "model",
+            f"cannot reach {base} ({reason})",
+            "check the network or proxy, or [model] base_url",
+        )
+    if 200 <= code < 300:
+        return Check(
+            OK,
+            "model",
+            f"anthropic endpoint {base} answered and accepted the key (model {model.model})",
+        )
+    if code in (401, 403):
+        return Check(
+            FAIL, "model", f"{base} rejected the key (HTTP {code})", "check ANTHROPIC_API_KEY"
+        )
+    if code in (429, 529) or code >= 500:
+        return Check(
+            WARN,
+            "model",
+            f"{base} is reachable but busy or failing (HTTP {code})",
+            "try again later",
+        )
+    return Check(
+        WARN,
+        "model",
+        f"{base} is reachable but answered HTTP {code} to GET /v1/models "
+        "(fine for servers that do not list models)",
+    )
+
+
+def check_failed_jobs(spool: Path) -> Check:
+    sp = spool_status(spool, last=1)
+    if not sp["failed"]:
+        return Check(OK, "failed jobs", "none")
+    newest = sp["failures"][0] if sp["failures"] else None
+    detail = f"{sp['failed']} in {spool / 'failed'}"
+    if newest:
+        detail += f" (newest {newest['job']}: {newest['reason']})"
+    return Check(
+        WARN,
+        "failed jobs",
+        detail,
+        f"read {spool / 'failed'}/<job>.error.json, fix the cause, then dreamd retry",
+    )
+
+
+# --------------------------------------------------------------------------- running
+
+
+def run_checks(
+    config: Config, *, env: Mapping[str, str], proc: Path = Path("/proc")
+) -> list[Check]:
+    managed, _ = discover_dirs(config.daemon.roots)
+    return [
+        check_config(config, env),
+        check_roots(config),
+        check_spool(config.daemon.spool),
+        check_inotify(len(managed), proc=proc),
+        check_model(config.model, env),
+        check_failed_jobs(config.daemon.spool),
+    ]
+
+
+def exit_code(checks: Sequence[Check]) -> int:
+    return 1 if any(c.status == FAIL for c in checks) else 0
+
+
+def run_doctor(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    proc: Path = Path("/proc"),
+) -> int:
+    """Print one line per check; 1 when any check failed, else 0."""
+    env = os.environ if env is None else env
+    out = sys.stdout if out is None else out
+    checks = run_checks(config, env=env, proc=proc)
+    for c in checks:
+        out.write(c.line() + "\n")
+    return exit_code(checks)
+
+
+def doctor_main(
+    config_path: Path | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    proc: Path = Path("/proc"),
+) -> int:
+    """``dreamd doctor [--config F]``: an invalid config is itself a FAIL line, not a crash."""
+    env = os.environ if env is None else env
+    out = sys.stdout if out is None else out
+    try:
+        config = load_config(config_path, env=env)
+    except ConfigError as exc:
+        out.write(Check(FAIL, "config", str(exc), "fix the file named above").line() + "\n")
+        return 1
+    return run_doctor(config, env=env, out=out, proc=proc)

@@ -1,0 +1,343 @@
+"""dreamd doctor: one line per check, exit 1 on any FAIL; the model probe against a local server."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from dreamd.config import Config, load_config
+from dreamd.doctor import (
+    Check,
+    check_failed_jobs,
+    check_inotify,
+    check_model,
+    check_spool,
+    doctor_main,
+    run_doctor,
+)
+from memory.store import MemoryStore
+
+KEY = "sk-ant-api03-doctor-test-key-never-printed"
+
+
+def write_config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[daemon]\n"
+        f'spool = "{tmp_path / "spool"}"\n'
+        f'roots = ["{tmp_path / "code"}/*/.memory"]\n' + extra
+    )
+    return path
+
+
+def config_for(tmp_path: Path, extra: str = "") -> Config:
+    return load_config(write_config(tmp_path, extra), env={"HOME": str(tmp_path)})
+
+
+def make_spool(tmp_path: Path, mode: int = 0o700) -> Path:
+    spool = tmp_path / "spool"
+    spool.mkdir(mode=0o700)
+    for q in ("tmp", "new", "cur", "deferred", "done", "failed"):
+        (spool / q).mkdir(mode=0o700)
+    spool.chmod(mode)
+    return spool
+
+
+def fake_proc(tmp_path: Path, watches: int | None, instances: int | None) -> Path:
+    base = tmp_path / "proc" / "sys" / "fs" / "inotify"
+    base.mkdir(parents=True)
+    if watches is not None:
+        (base / "max_user_watches").write_text(f"{watches}\n")
+    if instances is not None:
+        (base / "max_user_instances").write_text(f"{instances}\n")
+    return tmp_path / "proc"
+
+
+# --------------------------------------------------------------------------- the whole run
+
+
+def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
+    MemoryStore.init(tmp_path / "code" / "app" / ".memory")
+    make_spool(tmp_path)
+    out = io.StringIO()
+    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    assert code == 0
+    assert out.getvalue().splitlines() == [
+        f"OK    config: {tmp_path / 'config.toml'} is valid",
+        f"OK    roots: 1 managed, 0 unmanaged dirs under {tmp_path / 'code'}/*/.memory",
+        f"OK    spool: {tmp_path / 'spool'}: mode 0700, writable",
+        "OK    inotify: max_user_watches 65536, max_user_instances 512; 2 needed "
+        "(1 managed + the spool)",
+        "OK    model: offline backend: no key and no network needed",
+        "OK    failed jobs: none",
+    ]
+
+
+def test_any_fail_makes_exit_1(tmp_path: Path) -> None:
+    MemoryStore.init(tmp_path / "code" / "app" / ".memory")
+    make_spool(tmp_path, mode=0o777)
+    out = io.StringIO()
+    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    assert code == 1
+    [spool_line] = [line for line in out.getvalue().splitlines() if "spool:" in line]
+    assert spool_line.startswith("FAIL  spool: group- or world-writable: ")
+    assert spool_line.endswith(f"(fix: chmod -R go-rwx {tmp_path / 'spool'})")
+
+
+def test_warnings_alone_exit_0(tmp_path: Path) -> None:
+    out = io.StringIO()
+    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    lines = out.getvalue().splitlines()
+    assert code == 0
+    assert lines[1].startswith("WARN  roots: no memory directories found under ")
+    assert lines[2].startswith(f"WARN  spool: {tmp_path / 'spool'} does not exist yet")
+
+
+def test_invalid_config_is_one_fail_line(tmp_path: Path) -> None:
+    path = write_config(tmp_path, '[gates]\nthreshold = "ten"\n')
+    out = io.StringIO()
+    assert doctor_main(path, env={"HOME": str(tmp_path)}, out=out) == 1
+    [line] = out.getvalue().splitlines()
+    assert line.startswith(f"FAIL  config: {path}")
+    assert "threshold" in line
+
+
+def test_doctor_main_without_config_file_uses_defaults(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    out = io.StringIO()
+    doctor_main(None, env=env, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    first = out.getvalue().splitlines()[0]
+    assert first == (
+        f"OK    config: no config file ({tmp_path / 'cfg' / 'dreamd' / 'config.toml'} absent): "
+        "every key at its default"
+    )
+
+
+def test_unmanaged_dirs_warn_with_adopt_fix(tmp_path: Path) -> None:
+    legacy = tmp_path / "code" / "legacy" / ".memory"
+    legacy.mkdir(parents=True)
+    (legacy / "user_role.md").write_text("---\nname: Role\ndescription: d\n---\nbody\n")
+    out = io.StringIO()
+    run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    roots = out.getvalue().splitlines()[1]
+    assert roots.startswith("WARN  roots: 0 managed, 1 unmanaged dirs under ")
+    assert roots.endswith(f"(fix: dreamd adopt {legacy})")
+
+
+# --------------------------------------------------------------------------- spool
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "fragment"),
+    [
+        (0o700, "OK", "mode 0700, writable"),
+        (0o750, "WARN", "has mode 0750: others can read queued transcripts"),
+        (0o755, "WARN", "has mode 0755"),
+        (0o770, "FAIL", "group- or world-writable"),
+        (0o703, "FAIL", "group- or world-writable"),
+    ],
+)
+def test_spool_permissions(tmp_path: Path, mode: int, status: str, fragment: str) -> None:
+    spool = make_spool(tmp_path, mode)
+    check = check_spool(spool)
+    assert check.status == status
+    assert fragment in check.detail
+
+
+def test_world_writable_queue_inside_a_private_spool_fails(tmp_path: Path) -> None:
+    spool = make_spool(tmp_path)
+    (spool / "new").chmod(0o777)
+    check = check_spool(spool)
+    assert check.status == "FAIL"
+    assert str(spool / "new") in check.detail
+
+
+def test_spool_that_is_a_file_fails(tmp_path: Path) -> None:
+    (tmp_path / "spool").write_text("")
+    assert check_spool(tmp_path / "spool").status == "FAIL"
+
+
+# --------------------------------------------------------------------------- inotify
+
+
+def test_inotify_limits(tmp_path: Path) -> None:
+    ok = check_inotify(10, proc=fake_proc(tmp_path / "a", 65536, 128))
+    assert ok == Check(
+        "OK",
+        "inotify",
+        "max_user_watches 65536, max_user_instances 128; 11 needed (10 managed + the spool)",
+    )
+    # watchdog opens one inotify instance per watched dir: 200 dirs exceed the usual 128.
+    fail = check_inotify(200, proc=fake_proc(tmp_path / "b", 65536, 128))
+    assert fail.status == "FAIL"
+    assert fail.detail == "max_user_instances 128 < 201 needed (200 managed + the spool)"
+    assert fail.fix == (
+        "sudo sysctl fs.inotify.max_user_instances=402 (persist it in /etc/sysctl.d/90-dreamd.conf)"
+    )
+    tight = check_inotify(100, proc=fake_proc(tmp_path / "c", 8192, 150))
+    assert tight.status == "WARN"
+    assert tight.detail == "max_user_instances 150 leaves little room over the 101 dreamd needs"
+
+
+def test_inotify_absent_is_ok(tmp_path: Path) -> None:
+    check = check_inotify(3, proc=tmp_path / "no-proc")
+    assert check.status == "OK"
+    assert "no inotify" in check.detail
+
+
+# --------------------------------------------------------------------------- failed jobs
+
+
+def test_failed_jobs_warn_and_point_at_retry(tmp_path: Path) -> None:
+    spool = make_spool(tmp_path)
+    job = "20261129T102205.000000Z-3f9c"
+    (spool / "failed" / f"{job}.json").write_text("{}")
+    (spool / "failed" / f"{job}.error.json").write_text(
+        json.dumps(
+            {"reason": "memory_dir outside the allowed roots", "failed_at": "2026-11-29T10:22:06Z"}
+        )
+    )
+    check = check_failed_jobs(spool)
+    assert check.status == "WARN"
+    assert check.detail == (
+        f"1 in {spool / 'failed'} (newest {job}: memory_dir outside the allowed roots)"
+    )
+    assert check.fix is not None and check.fix.endswith("then dreamd retry")
+
+
+# --------------------------------------------------------------------------- model probe
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    status = 200
+    delay = 0.0
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(
+            {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}}
+        )
+        if self.delay:
+            time.sleep(self.delay)
+        body = json.dumps({"data": [{"id": "claude-test"}]}).encode()
+        try:
+            self.send_response(self.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, type[_Handler]]]:
+    handler = type("Handler", (_Handler,), {"status": 200, "delay": 0.0, "seen": []})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def anthropic_config(tmp_path: Path, base_url: str) -> Config:
+    return config_for(
+        tmp_path,
+        f'[model]\nbackend = "anthropic"\nmodel = "claude-test"\nbase_url = "{base_url}"\ntimeout = "2s"\n',
+    )
+
+
+def test_model_probe_ok_sends_key_to_the_configured_endpoint(
+    tmp_path: Path, server: tuple[str, type[_Handler]]
+) -> None:
+    url, handler = server
+    check = check_model(anthropic_config(tmp_path, url).model, {"ANTHROPIC_API_KEY": KEY})
+    assert check == Check(
+        "OK", "model", f"anthropic endpoint {url} answered and accepted the key (model claude-test)"
+    )
+    [req] = handler.seen
+    assert req["path"] == "/v1/models?limit=1"
+    assert req["headers"]["x-api-key"] == KEY
+    assert req["headers"]["anthropic-version"] == "2023-06-01"
+
+
+@pytest.mark.parametrize(
+    ("status", "expected", "fragment"),
+    [
+        (401, "FAIL", "rejected the key (HTTP 401)"),
+        (403, "FAIL", "rejected the key (HTTP 403)"),
+        (404, "WARN", "answered HTTP 404 to GET /v1/models"),
+        (529, "WARN", "busy or failing (HTTP 529)"),
+        (500, "WARN", "busy or failing (HTTP 500)"),
+    ],
+)
+def test_model_probe_http_answers(
+    tmp_path: Path, server: tuple[str, type[_Handler]], status: int, expected: str, fragment: str
+) -> None:
+    url, handler = server
+    handler.status = status
+    check = check_model(anthropic_config(tmp_path, url).model, {"ANTHROPIC_API_KEY": KEY})
+    assert check.status == expected
+    assert fragment in check.detail
+
+
+def test_model_probe_unreachable_endpoint_fails(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    check = check_model(
+        anthropic_config(tmp_path, f"http://127.0.0.1:{port}").model, {"ANTHROPIC_API_KEY": KEY}
+    )
+    assert check.status == "FAIL"
+    assert check.detail.startswith(f"cannot reach http://127.0.0.1:{port} (")
+
+
+def test_model_probe_times_out(tmp_path: Path, server: tuple[str, type[_Handler]]) -> None:
+    url, handler = server
+    handler.delay = 1.5
+    started = time.monotonic()
+    check = check_model(
+        anthropic_config(tmp_path, url).model, {"ANTHROPIC_API_KEY": KEY}, timeout=0.3
+    )
+    assert time.monotonic() - started < 1.2
+    assert check.status == "FAIL"
+    assert "cannot reach" in check.detail
+
+
+def test_model_missing_key_fails_without_network(tmp_path: Path) -> None:
+    check = check_model(anthropic_config(tmp_path, "http://127.0.0.1:9").model, {})
+    assert check.status == "FAIL"
+    assert "ANTHROPIC_API_KEY is not set" in check.detail
+
+
+def test_doctor_never_prints_the_key(tmp_path: Path, server: tuple[str, type[_Handler]]) -> None:
+    url, handler = server
+    handler.status = 401
+    write_config(
+        tmp_path,
+        f'[model]\nbackend = "anthropic"\nmodel = "claude-test"\nbase_url = "{url}"\ntimeout = "2s"\n',
+    )
+    out = io.StringIO()
+    env = {"HOME": str(tmp_path), "ANTHROPIC_API_KEY": KEY}
+    code = doctor_main(
+        tmp_path / "config.toml", env=env, out=out, proc=fake_proc(tmp_path, 65536, 512)
+    )
+    assert code == 1
+    assert KEY not in out.getvalue()
+    assert "FAIL  model: " in out.getvalue()
