@@ -40,7 +40,7 @@ from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
 from memory.manifest import parse_iso
 from memory.records import Record, validate_fields
 from memory.redact import redact
-from memory.store import Change, MemoryStore
+from memory.store import Change, FaultHook, MemoryStore
 
 log = structlog.get_logger("dreamd.work")
 
@@ -55,6 +55,8 @@ class Context:
     model: Model
     ledger: Any = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    fault: FaultHook | None = None
+    """Test hook: called with step names (dream steps and the store's commit steps)."""
 
     @classmethod
     def create(cls, config: Config, *, model: Model | None = None) -> Context:
@@ -71,7 +73,12 @@ class Context:
         return MemoryStore(
             memory_dir,
             history_generations=self.config.retention.history_generations,
+            fault=self.fault,
         )
+
+    def step(self, name: str) -> None:
+        if self.fault is not None:
+            self.fault(name)
 
     def record_usage(self, memory_dir: str | Path, usage: Any) -> None:
         if self.ledger is None or usage is None:
@@ -135,10 +142,10 @@ def _extract(job: Any, ctx: Context) -> str:
     manifest = store.read()
     if job.id in manifest.applied_jobs:
         return "duplicate"
-    transcript_obj = _job_field(job, "transcript", {}) or {}
-    content = transcript_obj.get("content", "")
-    fmt = transcript_obj.get("format", "auto") or "auto"
-    transcript = parse_transcript(content, fmt)
+    carried = _job_field(job, "transcript")
+    if carried is None:
+        raise PermanentError(f"job {job.id}: extract carries no transcript")
+    transcript = parse_transcript(carried.content, carried.format or "auto")
     session = _job_field(job, "session_id") or transcript.session_id or f"job-{job.id}"
     cursor = manifest.cursors.get(session, 0)
     fresh = new_turns(transcript.turns, cursor)
@@ -205,9 +212,10 @@ def _remember(job: Any, ctx: Context) -> str:
     records: list[Record] = []
     for i, item in enumerate(_job_field(job, "records", []) or []):
         try:
-            records.append(_redact_record(validate_fields(item, where=f"job {job.id} records[{i}]")))
+            rec = item if isinstance(item, Record) else validate_fields(item, where=f"job {job.id} records[{i}]")
         except RecordError as exc:
             raise PermanentError(str(exc)) from None
+        records.append(_redact_record(rec))
     if not records:
         raise PermanentError(f"job {job.id}: remember carries no records")
     names = {e.name for e in manifest.records}
@@ -337,6 +345,7 @@ def dream(
         return DreamResult("lease-busy", str(exc), gates=decision)
     started = time.monotonic()
     try:
+        ctx.step("lease_taken")
         store = ctx.store(memory_dir)
         snapshot = store.read()
         pairs = store.records()
@@ -378,6 +387,7 @@ def dream(
             bound.warning("dream.rejected", reason=outcome.error)
             return DreamResult("rejected", outcome.error)
         plan = list(outcome.ops)
+        ctx.step("planned")
         if dry_run:
             return DreamResult("dry-run", plan=plan, generation=snapshot.generation)
         by_name = {e.name: e for e in snapshot.records}
