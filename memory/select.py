@@ -86,7 +86,7 @@ def stem(word: str) -> str:
         w = _undouble(w[:-3])
     elif w.endswith("ed") and len(w) >= 5 and re.search("[aeiouy]", w[:-2]):
         w = _undouble(w[:-2])
-    if w.endswith("e") and len(w) > 4:
+    if w.endswith("e") and len(w) > 3:
         w = w[:-1]
     return w if len(w) >= 3 else word
 
