@@ -145,7 +145,7 @@ def test_rarity_weighting_beats_plain_overlap() -> None:
 
     qt = set(plain_tokens(query))
     overlap = sorted(
-        ((-len(qt & set(plain_tokens(c.name + " " + c.description))), c.name) for c in cands)
+        (-len(qt & set(plain_tokens(c.name + " " + c.description))), c.name) for c in cands
     )
     assert overlap[0][1] == "deploy-note-0"
     assert overlap[0][0] == -4 and (-2, "kube") in overlap
