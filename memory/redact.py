@@ -96,15 +96,21 @@ _PATTERNS: tuple[_Pattern, ...] = (
         ),
         ("-----BEGIN ",),
     ),
-    _Pattern("anthropic-key", re.compile(rf"{_IDENT_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}"), ("sk-ant-",)),
+    _Pattern(
+        "anthropic-key", re.compile(rf"{_IDENT_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}"), ("sk-ant-",)
+    ),
     _Pattern(
         "openai-key",
-        re.compile(rf"{_IDENT_BEFORE}sk-(?!ant-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}{_IDENT_AFTER}"),
+        re.compile(
+            rf"{_IDENT_BEFORE}sk-(?!ant-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}{_IDENT_AFTER}"
+        ),
         ("sk-",),
     ),
     _Pattern(
         "github-token",
-        re.compile(rf"{_IDENT_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}){_IDENT_AFTER}"),
+        re.compile(
+            rf"{_IDENT_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}){_IDENT_AFTER}"
+        ),
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     _Pattern(
@@ -133,7 +139,9 @@ _PATTERNS: tuple[_Pattern, ...] = (
     ),
     _Pattern(
         "jwt",
-        re.compile(rf"{_IDENT_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}"),
+        re.compile(
+            rf"{_IDENT_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}"
+        ),
         ("eyJ",),
     ),
     _Pattern(

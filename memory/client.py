@@ -1,0 +1,158 @@
+"""The thin client agents call: enqueue work for the daemon through the spool (DESIGN §4).
+
+Each call validates what it can locally (absolute ``memory_dir``, session id shape, transcript
+format, record fields), redacts secrets from everything it is about to write (the daemon
+redacts again), writes one self-contained job durably and returns its id. Nothing here talks
+to the daemon or waits for it: the spool is the hand-off, and a job written is a job that will
+be processed (or land in ``failed/`` with a reason).
+
+Import cost matters: hooks call this at every turn. This module imports no anthropic,
+watchdog, apscheduler or filelock, and YAML (via ``memory.records``) only for ``remember``.
+The spool is ``spool=`` (a path or a :class:`~memory.spool.Spool`), else ``$DREAMD_SPOOL``,
+else ``$XDG_STATE_HOME/dreamd/spool``; the client does not read the daemon's config file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory.errors import JobRejected
+from memory.jobs import (
+    _NAME_RE,
+    MAX_JOB_BYTES,
+    SESSION_ID_RE,
+    TRANSCRIPT_FORMATS,
+    Transcript,
+    build_job,
+    new_job_id,
+)
+from memory.redact import redact
+from memory.spool import Spool
+
+SpoolArg = Spool | str | os.PathLike[str] | None
+
+_spools: dict[str, Spool] = {}
+
+
+def _spool(spool: SpoolArg) -> Spool:
+    if isinstance(spool, Spool):
+        return spool
+    s = Spool(spool)
+    key = os.fspath(s.root)
+    cached = _spools.get(key)
+    if cached is None:
+        cached = _spools[key] = s
+    return cached
+
+
+def _memory_dir(memory_dir: str | os.PathLike[str]) -> str:
+    path = os.fspath(memory_dir)
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise JobRejected(f"memory_dir {memory_dir!r} is not a usable path")
+    if not os.path.isabs(path):
+        raise JobRejected(f"memory_dir {path!r} must be an absolute path")
+    return path
+
+
+def _session(session_id: str | None) -> str | None:
+    if session_id is not None and not SESSION_ID_RE.match(session_id):
+        raise JobRejected(f"session_id {session_id[:40]!r} must match {SESSION_ID_RE.pattern}")
+    return session_id
+
+
+def _content(transcript: str | bytes | Path) -> str:
+    if isinstance(transcript, Path):
+        path = transcript
+        try:
+            transcript = path.read_bytes()
+        except OSError as exc:
+            raise JobRejected(f"transcript {path}: {exc.strerror or exc}") from None
+    if isinstance(transcript, bytes):
+        return transcript.decode("utf-8", errors="replace")
+    if isinstance(transcript, str):
+        return transcript
+    raise JobRejected(f"transcript must be str, bytes or Path, got {type(transcript).__name__}")
+
+
+def _write(spool: SpoolArg, job: dict[str, object], max_job_bytes: int = MAX_JOB_BYTES) -> str:
+    return _spool(spool).submit(job, max_bytes=max_job_bytes)
+
+
+def submit(
+    transcript: str | bytes | Path,
+    *,
+    memory_dir: str | os.PathLike[str],
+    session_id: str | None = None,
+    format: str = "auto",
+    spool: SpoolArg = None,
+    max_job_bytes: int = MAX_JOB_BYTES,
+) -> str:
+    """Enqueue a transcript for extraction into ``memory_dir``; return the job id.
+
+    ``transcript`` is the content itself (``str``/``bytes``) or a :class:`~pathlib.Path` to
+    read now: the job carries the content, the daemon never opens the path.
+    """
+    mdir = _memory_dir(memory_dir)
+    if format not in TRANSCRIPT_FORMATS:
+        raise JobRejected(
+            f"transcript format {format!r} is not one of {', '.join(TRANSCRIPT_FORMATS)}"
+        )
+    content, _kinds = redact(_content(transcript))
+    job = build_job(
+        "extract",
+        job_id=new_job_id(),
+        memory_dir=mdir,
+        session_id=_session(session_id),
+        transcript=Transcript(format=format, content=content),
+    )
+    return _write(spool, job, max_job_bytes)
+
+
+def remember(
+    memory_dir: str | os.PathLike[str],
+    *,
+    name: str,
+    type: str,
+    description: str,
+    body: str,
+    spool: SpoolArg = None,
+) -> str:
+    """Enqueue one record to add to ``memory_dir`` (fields checked now; RecordError if bad)."""
+    from memory.jobs import redact_records
+    from memory.records import validate_fields
+
+    mdir = _memory_dir(memory_dir)
+    record = validate_fields(
+        {"name": name, "type": type, "description": description, "body": body}, where="remember"
+    )
+    (clean,), _kinds = redact_records([record])
+    job = build_job("remember", job_id=new_job_id(), memory_dir=mdir, records=[clean.as_fields()])
+    return _write(spool, job)
+
+
+def forget(
+    memory_dir: str | os.PathLike[str], names: Sequence[str], *, spool: SpoolArg = None
+) -> str:
+    """Enqueue removal of the named records from ``memory_dir``."""
+    mdir = _memory_dir(memory_dir)
+    wanted = [names] if isinstance(names, str) else list(names)
+    if not wanted:
+        raise JobRejected("forget: no record names given")
+    for n in wanted:
+        if not isinstance(n, str) or not _NAME_RE.match(n):
+            raise JobRejected(f"forget: {n!r} is not a record name like 'prefers-tabs'")
+    job = build_job(
+        "forget", job_id=new_job_id(), memory_dir=mdir, names=list(dict.fromkeys(wanted))
+    )
+    return _write(spool, job)
+
+
+def request_consolidation(
+    memory_dir: str | os.PathLike[str], *, force: bool = False, spool: SpoolArg = None
+) -> str:
+    """Ask the daemon to dream over ``memory_dir`` (``force`` bypasses the gates, not the lease)."""
+    mdir = _memory_dir(memory_dir)
+    job = build_job("consolidate", job_id=new_job_id(), memory_dir=mdir, force=bool(force))
+    return _write(spool, job)

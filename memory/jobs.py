@@ -1,0 +1,395 @@
+"""Spool jobs (DESIGN §4): the format, building one, and validating one before anything runs.
+
+A job is one self-contained JSON object (format 1); the transcript travels inside it, so the
+daemon never opens a path a job names::
+
+    {"format": 1, "id": "20261129T102205.123456Z-3f9c8a1b2c", "kind": "extract",
+     "memory_dir": "/home/u/code/app/.memory", "session_id": "4d5611e5-…" | null,
+     "submitted_at": "2026-11-29T10:22:05.123456Z",
+     "transcript": {"format": "auto", "content": "…"}}        # extract
+     "records": [{"name", "type", "description", "body"}, …]   # remember
+     "names": ["prefers-tabs", …]                              # forget
+     "force": false                                            # consolidate (optional)
+
+:func:`validate_job` is the daemon's gate: whatever bytes sit in ``new/`` either become a
+frozen :class:`Job` or raise :class:`JobRejected` with a one-line reason (the job then goes to
+``failed/``). It never raises anything else, whatever the input: non-UTF-8, deep nesting,
+huge numbers, lone surrogates and wrong types all become reasons. Keys a kind does not use are
+ignored, so a newer writer's extra keys do not break an older daemon.
+
+``memory_dir`` must resolve (``os.path.realpath``: ``..`` and symlinks followed) inside one of
+the configured roots. Roots are config strings that may hold ``~`` and globs
+(``~/code/*/.memory``); see :func:`dir_allowed` and :func:`expand_roots`.
+
+This module is on the client path: it imports nothing heavy at module level (``memory.records``
+and its YAML are loaded only when a ``remember`` job is validated).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import glob
+import json
+import os
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.errors import JobRejected
+from memory.redact import redact
+
+if TYPE_CHECKING:
+    from memory.records import Record
+
+FORMAT = 1
+KINDS: tuple[str, ...] = ("extract", "remember", "forget", "consolidate")
+TRANSCRIPT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "anthropic", "openai", "text")
+MAX_JOB_BYTES = 32 * 1024 * 1024
+MAX_RECORDS = 1000
+MAX_NAMES = 10_000
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")  # == memory.records.NAME_RE, without YAML
+
+
+@dataclass(frozen=True)
+class Transcript:
+    format: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated job. ``memory_dir`` is the resolved real path that passed the roots check."""
+
+    id: str
+    kind: str
+    memory_dir: Path
+    session_id: str | None
+    submitted_at: str
+    transcript: Transcript | None = None
+    records: tuple[Record, ...] = ()
+    names: tuple[str, ...] = ()
+    force: bool = False
+    redacted: tuple[str, ...] = ()
+    """Secret kinds :func:`memory.redact.redact` replaced during validation (for the log)."""
+
+
+def new_job_id(now: datetime | None = None) -> str:
+    """A job id that sorts by submission time and is unique across processes and hosts.
+
+    UTC time to the microsecond plus 40 random bits: ``20261129T102205.123456Z-3f9c8a1b2c``.
+    """
+    t = (now or datetime.now(UTC)).astimezone(UTC)
+    return t.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + secrets.token_hex(5)
+
+
+def utc_iso(now: datetime | None = None) -> str:
+    t = (now or datetime.now(UTC)).astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def build_job(
+    kind: str,
+    *,
+    job_id: str,
+    memory_dir: str,
+    session_id: str | None = None,
+    submitted_at: str | None = None,
+    transcript: Transcript | None = None,
+    records: Sequence[Mapping[str, str]] = (),
+    names: Sequence[str] = (),
+    force: bool = False,
+) -> dict[str, Any]:
+    """The job object for ``kind``, carrying only the keys that kind uses."""
+    job: dict[str, Any] = {
+        "format": FORMAT,
+        "id": job_id,
+        "kind": kind,
+        "memory_dir": memory_dir,
+        "session_id": session_id,
+        "submitted_at": submitted_at or utc_iso(),
+    }
+    if kind == "extract":
+        if transcript is None:
+            raise ValueError("an extract job needs a transcript")
+        job["transcript"] = {"format": transcript.format, "content": transcript.content}
+    elif kind == "remember":
+        job["records"] = [dict(r) for r in records]
+    elif kind == "forget":
+        job["names"] = list(names)
+    elif kind == "consolidate":
+        job["force"] = force
+    else:
+        raise ValueError(f"unknown job kind {kind!r}")
+    return job
+
+
+def encode_job(job: Mapping[str, Any]) -> bytes:
+    """Job bytes as written to the spool: compact UTF-8 JSON plus a newline."""
+    return json.dumps(job, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+# --- roots ------------------------------------------------------------------------------------
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def _split_pattern(pattern: str) -> tuple[str, list[str]]:
+    """Split an expanded root pattern into its real glob-free prefix and the glob segments."""
+    parts = Path(pattern).parts
+    fixed: list[str] = []
+    for i, part in enumerate(parts):
+        if _GLOB_CHARS.search(part):
+            return os.path.realpath(os.path.join(*fixed)) if fixed else "/", list(parts[i:])
+        fixed.append(part)
+    return os.path.realpath(os.path.join(*fixed)), []
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _root_pattern(root: str) -> str | None:
+    expanded = os.path.expanduser(root)
+    return expanded if os.path.isabs(expanded) else None
+
+
+def dir_allowed(memory_dir: str | os.PathLike[str], roots: Sequence[str]) -> bool:
+    """True when ``memory_dir``'s real path equals, or is inside, a path some root matches.
+
+    A root matches (a) the real paths of the existing directories its glob finds (so a
+    symlinked project counts where it really is) and (b) any path whose segments fnmatch the
+    pattern with its glob-free prefix resolved, so a directory created later is allowed too.
+    ``*`` never crosses a ``/``. Relative roots match nothing.
+    """
+    real = os.path.realpath(memory_dir)
+    real_parts = Path(real).parts
+    for root in roots:
+        pattern = _root_pattern(root)
+        if pattern is None:
+            continue
+        prefix, rest = _split_pattern(pattern)
+        if not rest:
+            if _inside(real, prefix):
+                return True
+            continue
+        prefix_parts = Path(prefix).parts
+        depth = len(prefix_parts) + len(rest)
+        if (
+            len(real_parts) >= depth
+            and real_parts[: len(prefix_parts)] == prefix_parts
+            and all(
+                fnmatch.fnmatchcase(seg, pat)
+                for seg, pat in zip(real_parts[len(prefix_parts) : depth], rest, strict=True)
+            )
+        ):
+            return True
+        for match in glob.glob(pattern):
+            if _inside(real, os.path.realpath(match)):
+                return True
+    return False
+
+
+def expand_roots(roots: Sequence[str]) -> list[Path]:
+    """Existing directories the root patterns match, resolved, deduplicated and sorted."""
+    found: set[str] = set()
+    for root in roots:
+        pattern = _root_pattern(root)
+        if pattern is None:
+            continue
+        for match in glob.glob(pattern):
+            if os.path.isdir(match):
+                found.add(os.path.realpath(match))
+    return [Path(p) for p in sorted(found)]
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def _text(value: Any, what: str, *, max_chars: int | None = None) -> str:
+    if not isinstance(value, str):
+        raise JobRejected(f"{what} must be a string, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise JobRejected(f"{what} is not valid Unicode (lone surrogate)") from None
+    if max_chars is not None and len(value) > max_chars:
+        raise JobRejected(f"{what} is over {max_chars} characters")
+    return value
+
+
+def _session_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    sid = _text(value, "session_id", max_chars=128)
+    if not SESSION_ID_RE.match(sid):
+        raise JobRejected(f"session_id {sid[:40]!r} must match {SESSION_ID_RE.pattern}")
+    return sid
+
+
+def _memory_dir(value: Any, roots: Sequence[str]) -> Path:
+    raw = _text(value, "memory_dir", max_chars=4096)
+    if "\x00" in raw:
+        raise JobRejected("memory_dir contains a NUL byte")
+    if not os.path.isabs(raw):
+        raise JobRejected(f"memory_dir {raw!r} is not an absolute path")
+    real = os.path.realpath(raw)
+    if not dir_allowed(real, roots):
+        shown = raw if real == raw else f"{raw} (resolves to {real})"
+        raise JobRejected(f"memory_dir {shown} is outside the configured roots")
+    return Path(real)
+
+
+def _records(value: Any) -> tuple[Record, ...]:
+    from memory.errors import RecordError
+    from memory.records import validate_fields
+
+    if not isinstance(value, list) or not value:
+        raise JobRejected("records must be a non-empty list")
+    if len(value) > MAX_RECORDS:
+        raise JobRejected(f"records: more than {MAX_RECORDS}")
+    out: list[Record] = []
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            for key, field_value in item.items():
+                if isinstance(field_value, str):
+                    _text(field_value, f"records[{i}].{key}")
+        try:
+            record = validate_fields(item, where=f"records[{i}]")
+        except RecordError as exc:
+            raise JobRejected(str(exc)) from None
+        if record.name in seen:
+            raise JobRejected(f"records[{i}]: name {record.name!r} appears twice")
+        seen.add(record.name)
+        out.append(record)
+    return tuple(out)
+
+
+def redact_records(records: Sequence[Record]) -> tuple[tuple[Record, ...], list[str]]:
+    """Records with secrets replaced in description and body, and the kinds found."""
+    out: list[Record] = []
+    found: list[str] = []
+    for record in records:
+        description, k1 = redact(record.description)
+        body, k2 = redact(record.body)
+        for kind in (*k1, *k2):
+            if kind not in found:
+                found.append(kind)
+        out.append(
+            dataclasses.replace(record, description=description, body=body) if k1 or k2 else record
+        )
+    return tuple(out), found
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise JobRejected("names must be a non-empty list")
+    if len(value) > MAX_NAMES:
+        raise JobRejected(f"names: more than {MAX_NAMES}")
+    out: list[str] = []
+    for i, item in enumerate(value):
+        name = _text(item, f"names[{i}]", max_chars=64)
+        if not _NAME_RE.match(name):
+            raise JobRejected(f"names[{i}] {name!r} is not a record name")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _transcript(value: Any) -> Transcript:
+    if not isinstance(value, dict):
+        raise JobRejected("transcript must be an object with format and content")
+    fmt = value.get("format", "auto")
+    if fmt not in TRANSCRIPT_FORMATS:
+        raise JobRejected(
+            f"transcript.format {str(fmt)[:40]!r} is not one of {', '.join(TRANSCRIPT_FORMATS)}"
+        )
+    content = _text(value.get("content"), "transcript.content")
+    return Transcript(format=str(fmt), content=content)
+
+
+def parse_job_object(raw: bytes, *, max_bytes: int = MAX_JOB_BYTES) -> dict[str, Any]:
+    """Decode job bytes into a JSON object, or raise JobRejected saying why not."""
+    if len(raw) > max_bytes:
+        raise JobRejected(f"job is {len(raw)} bytes, over the {max_bytes}-byte limit")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JobRejected(f"job is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise JobRejected("job JSON is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and int-digit limits
+        first = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise JobRejected(f"job is not valid JSON: {first}") from None
+    if not isinstance(obj, dict):
+        raise JobRejected(f"job must be a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def validate_job(raw: bytes, *, roots: Sequence[str], max_bytes: int = MAX_JOB_BYTES) -> Job:
+    """Validate job bytes completely; return a :class:`Job` or raise :class:`JobRejected`.
+
+    Checks, in order: size, UTF-8, JSON, object shape, ``format == 1``, ``id``, ``kind``,
+    ``memory_dir`` (absolute, real path inside ``roots``), ``session_id`` shape, then the
+    fields the kind needs. Never raises anything but JobRejected.
+    """
+    try:
+        return _validate(raw, roots=roots, max_bytes=max_bytes)
+    except JobRejected:
+        raise
+    except RecursionError:
+        raise JobRejected("job JSON is nested too deeply") from None
+    except Exception as exc:  # a validator bug must not crash the consumer
+        raise JobRejected(
+            f"job could not be validated: {type(exc).__name__}: {exc}"[:300]
+        ) from None
+
+
+def _validate(raw: bytes, *, roots: Sequence[str], max_bytes: int) -> Job:
+    obj = parse_job_object(raw, max_bytes=max_bytes)
+    fmt = obj.get("format")
+    if fmt != FORMAT or isinstance(fmt, bool):
+        raise JobRejected(f"job format {str(fmt)[:20]!r} is not supported (expected {FORMAT})")
+    job_id = _text(obj.get("id"), "id", max_chars=128)
+    if not JOB_ID_RE.match(job_id):
+        raise JobRejected(f"id {job_id[:40]!r} must match {JOB_ID_RE.pattern}")
+    kind = obj.get("kind")
+    if kind not in KINDS:
+        raise JobRejected(f"kind {str(kind)[:40]!r} is not one of {', '.join(KINDS)}")
+    memory_dir = _memory_dir(obj.get("memory_dir"), roots)
+    session_id = _session_id(obj.get("session_id"))
+    submitted_at = obj.get("submitted_at")
+    submitted = "" if submitted_at is None else _text(submitted_at, "submitted_at", max_chars=64)
+    common: dict[str, Any] = {
+        "id": job_id,
+        "kind": kind,
+        "memory_dir": memory_dir,
+        "session_id": session_id,
+        "submitted_at": submitted,
+    }
+    if kind == "extract":
+        transcript = _transcript(obj.get("transcript"))
+        content, kinds = redact(transcript.content)
+        return Job(
+            **common,
+            transcript=Transcript(transcript.format, content),
+            redacted=tuple(kinds),
+        )
+    if kind == "remember":
+        records, kinds = redact_records(_records(obj.get("records")))
+        return Job(**common, records=records, redacted=tuple(kinds))
+    if kind == "forget":
+        return Job(**common, names=_names(obj.get("names")))
+    force = obj.get("force", False)
+    if not isinstance(force, bool):
+        raise JobRejected(f"force must be true or false, got {type(force).__name__}")
+    return Job(**common, force=force)
