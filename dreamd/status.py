@@ -24,7 +24,6 @@ other keys null, so one broken directory never hides the others.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from collections.abc import Iterable, Sequence
@@ -35,8 +34,10 @@ from typing import Any
 from dreamd.config import Config
 from dreamd.gates import DirState, evaluate, is_paused
 from memory.errors import DreamdError
+from memory.jobs import expand_roots
 from memory.locks import LEASE_NAME, LeaseInfo
 from memory.manifest import parse_iso
+from memory.spool import Spool
 from memory.store import MANIFEST, MemoryStore
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
 STATUS_FORMAT = 1
 SPOOL_QUEUES = ("new", "cur", "deferred", "failed", "done")
 FAILURES_SHOWN = 5
-ERROR_SUFFIX = ".error.json"
 
 
 def _iso(ts: datetime) -> str:
@@ -60,27 +60,6 @@ def _iso(ts: datetime) -> str:
 
 
 # --------------------------------------------------------------------------- discovery
-
-
-def _expand_roots(roots: Sequence[str]) -> list[Path]:
-    """Existing directories matched by the root patterns (``memory.jobs.expand_roots``).
-
-    ADAPTER until ``memory/jobs.py`` lands: the same glob semantics (``~`` expanded, globs
-    matched, only existing directories), so swapping in the real one changes nothing here.
-    """
-    try:
-        from memory.jobs import expand_roots  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        import glob
-
-        found: list[Path] = []
-        for root in roots:
-            for match in sorted(glob.glob(os.path.expanduser(root))):
-                path = Path(match)
-                if path.is_dir() and path not in found:
-                    found.append(path)
-        return found
-    return list(expand_roots(roots))
 
 
 def _record_files(directory: Path) -> list[Path]:
@@ -99,7 +78,7 @@ def discover_dirs(roots: Sequence[str]) -> tuple[list[Path], list[Path]]:
     """
     managed: list[Path] = []
     unmanaged: list[Path] = []
-    for d in _expand_roots(roots):
+    for d in expand_roots(roots):
         if (d / MANIFEST).is_file():
             managed.append(d)
         elif _record_files(d) or (d / "MEMORY.md").is_file():
@@ -110,62 +89,36 @@ def discover_dirs(roots: Sequence[str]) -> tuple[list[Path], list[Path]]:
 # --------------------------------------------------------------------------- spool
 
 
-def _count(directory: Path, *, skip_suffix: str | None = None) -> int:
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return 0
-    return sum(
-        1
-        for n in names
-        if not n.startswith(".")
-        and (skip_suffix is None or not n.endswith(skip_suffix))
-        and not n.endswith(".meta.json")
-    )
-
-
-def _failure(path: Path) -> dict[str, Any]:
-    """One failed job: its id, when it failed and why (from ``X.error.json`` when readable)."""
-    job = path.name.removesuffix(".json")
-    error = path.with_name(job + ERROR_SUFFIX)
-    reason: str | None = None
-    failed_at: str | None = None
-    try:
-        data = json.loads(error.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            for key in ("reason", "last_error", "error"):
-                if isinstance(data.get(key), str) and data[key]:
-                    reason = data[key]
-                    break
-            for key in ("failed_at", "time", "at"):
-                if isinstance(data.get(key), str):
-                    failed_at = data[key]
-                    break
-    except (OSError, ValueError):
-        reason = "no readable error file"
-    if failed_at is None:
+def _failure(spool: Spool, job: str) -> dict[str, Any]:
+    """One failed job: its id, when it failed and why (from ``failed/X.error.json``)."""
+    doc = spool.failure(job)
+    reason = doc.get("reason") or doc.get("last_error")
+    failed_at = doc.get("failed_at")
+    if not isinstance(failed_at, str):
         try:
-            failed_at = _iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+            mtime = (spool.root / "failed" / f"{job}.json").stat().st_mtime
+            failed_at = _iso(datetime.fromtimestamp(mtime, UTC))
         except OSError:
             failed_at = None
-    return {"job": job, "failed_at": failed_at, "reason": reason or "unknown"}
+    return {
+        "job": job,
+        "failed_at": failed_at,
+        "reason": str(reason) if reason else "no readable error file",
+    }
 
 
 def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
-    """Queue depths and the newest ``last`` failures. The listing is the truth (DESIGN §4)."""
+    """Queue depths and the newest ``last`` failures. The listing is the truth (DESIGN §4).
+
+    Read-only: :class:`memory.spool.Spool` is only asked to count and to read error files,
+    never to create or repair the layout.
+    """
+    sp = Spool(spool)
+    counts = sp.counts()
     out: dict[str, Any] = {"path": str(spool), "exists": spool.is_dir()}
     for queue in SPOOL_QUEUES:
-        out[queue] = _count(spool / queue, skip_suffix=ERROR_SUFFIX if queue == "failed" else None)
-    failed_dir = spool / "failed"
-    try:
-        jobs = [
-            failed_dir / n
-            for n in os.listdir(failed_dir)
-            if n.endswith(".json") and ".error" not in n and not n.startswith(".")
-        ]
-    except OSError:
-        jobs = []
-    failures = [_failure(p) for p in jobs]
+        out[queue] = getattr(counts, queue)
+    failures = [_failure(sp, job) for job in sp.failed_ids()]
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
     return out
