@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -82,7 +83,7 @@ def sent_key(headers: dict[str, str]) -> str | None:
     return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
 
 
-def events(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def events(logs: list[MutableMapping[str, Any]], name: str) -> list[MutableMapping[str, Any]]:
     return [e for e in logs if e["event"] == name]
 
 
