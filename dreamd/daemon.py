@@ -1,0 +1,698 @@
+"""The daemon: ``dreamd run`` (foreground service) and ``dreamd once`` (DESIGN §8).
+
+Threads and who owns what::
+
+    main thread     signals (handlers only set flags and poke a self-pipe), hint dispatch
+                    (spool rescans, reconcile debounce), supervision, shutdown
+    watchdog        observer on spool/new/ and every managed directory; posts hints only
+    scheduler       APScheduler BackgroundScheduler: the tick (roots rescan, deferred release,
+                    timer rescans, gate scans, retention) and the WATCHDOG=1 ping
+    workers         WorkerPool: jobs, reconciles and dreams, one at a time per memory
+                    directory, in parallel across directories
+
+Invariants:
+
+* The directory listing is the truth, events are hints: the spool's ``new/`` is rescanned on
+  every (debounced) event *and* on every tick, managed directories are fingerprinted on every
+  tick, so a lost event costs latency, never work.
+* Nothing dies silently: a task's exception is logged and the job deferred; a dead observer,
+  scheduler or worker thread, or a tick/job hung past its limit, is logged as
+  ``daemon.component_died`` and the process exits 1 so the service manager restarts it
+  (restart is safe: claimed jobs go back to ``new/`` and jobs are idempotent).
+* Idle costs ~0: the main loop blocks in ``select`` on a self-pipe with a timeout of at most
+  a second; workers block on a condition; the scheduler sleeps until its next run.
+* SIGTERM/SIGINT: claim nothing more, let running jobs finish within a grace period, put
+  whatever is left back in ``new/``, release the spool lock, ``STOPPING=1``, exit 0. SIGHUP
+  re-reads the config (``RELOADING=1`` … ``READY=1``) and picks up new roots at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from dreamd.config import Config, format_duration, load_config
+from dreamd.gates import GateTracker, ScanThrottle, evaluate
+from dreamd.logs import configure, get_logger
+from dreamd.watch import Debouncer, Watcher, fingerprint
+from dreamd.workers import Task, WorkerPool
+from memory.errors import ConfigError, LockError, LockTimeout, PermanentError, TransientError
+from memory.fsutil import fsync_dir
+
+__all__ = ["Daemon", "once", "run"]
+
+log = get_logger("dreamd.daemon")
+
+SPOOL_DEBOUNCE = 0.1
+"""Leading-edge: the first event after a quiet 0.1 s rescans at once; a flood costs ≤ 10 scans/s."""
+DIR_DEBOUNCE = 1.0
+"""Trailing: an editor's delete+create or a burst of writes becomes one reconcile."""
+SHUTDOWN_GRACE = 7.0
+"""Running jobs get this long after SIGTERM before being put back in new/ (exit stays < 10 s)."""
+MAX_CLAIMED = 256
+"""Claimed-but-not-finished jobs; beyond this new/ is left alone until workers catch up."""
+PRUNE_EVERY = 3600.0
+MAIN_WAKE = 1.0
+
+
+def _hang_limits(config: Config) -> tuple[float, float]:
+    """(tick, task) seconds after which the supervisor declares the scheduler / a worker hung."""
+    return max(300.0, 10 * config.daemon.tick), max(1800.0, 20 * config.model.timeout)
+
+
+class _Waker:
+    """A self-pipe: any thread or a signal handler pokes it; the main loop selects on it."""
+
+    def __init__(self) -> None:
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.r, False)
+        os.set_blocking(self.w, False)
+
+    def poke(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.write(self.w, b"x")
+
+    def wait(self, timeout: float) -> None:
+        ready, _, _ = select.select([self.r], [], [], max(0.0, timeout))
+        if ready:
+            with contextlib.suppress(BlockingIOError, OSError):
+                while os.read(self.r, 4096):
+                    pass
+
+    def close(self) -> None:
+        for fd in (self.r, self.w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@dataclass
+class _Stats:
+    jobs_done: int = 0
+    jobs_failed: int = 0
+    jobs_deferred: int = 0
+    dreams: int = 0
+    last_dream: str | None = None
+    died: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Daemon:
+    """One daemon instance. ``run()`` and ``once()`` below are the public entry points.
+
+    ``work`` is the job-execution module (``dreamd.work``) — injectable so tests can replace
+    it; ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the observer to prove the timer
+    rescans alone process everything.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        config_path: Path | None = None,
+        env: Mapping[str, str] = os.environ,
+        work: Any = None,
+        notifier: Any = None,
+        watch: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        from memory.spool import Spool
+
+        if work is None:
+            import dreamd.work as work_module
+
+            work = work_module
+        if notifier is None:
+            from dreamd.notify import Notifier
+
+            notifier = Notifier.from_env(env)
+        self.config = config
+        self.config_path = config_path
+        self.env = env
+        self.work = work
+        self.notifier = notifier
+        self.watch_enabled = (env.get("DREAMD_NO_WATCH", "") not in ("1", "true", "yes")) if watch is None else watch
+        self.clock = clock
+        self.wall = wall
+        self.spool = Spool(
+            config.daemon.spool,
+            max_attempts=config.retention.max_attempts,
+            done_days=float(config.retention.done_days),
+        )
+        self.ctx = work.Context.create(config)
+        self.waker = _Waker()
+        self.spool_debounce = Debouncer(SPOOL_DEBOUNCE, clock, leading=True)
+        self.dir_debounce = Debouncer(DIR_DEBOUNCE, clock, leading=False)
+        self.throttle = ScanThrottle(config.gates.scan_throttle, clock)
+        self.tracker = GateTracker(log)
+        self.pool = WorkerPool(config.daemon.workers, on_error=self._task_crashed, clock=clock)
+        self.watcher: Watcher | None = None
+        self.scheduler: Any = None
+        self.managed: set[Path] = set()
+        self.unmanaged_seen: set[Path] = set()
+        self.fingerprints: dict[Path, Any] = {}
+        self.scans_queued: set[Path] = set()
+        self.reconciles_queued: set[Path] = set()
+        self.claimed: set[str] = set()
+        self.stats = _Stats()
+        self._state_lock = threading.Lock()
+        self._roots_lock = threading.Lock()
+        self._stop_signal: int | None = None
+        self._hup = False
+        self._stopping = False
+        self._tick_started: float | None = None
+        self._last_prune = -float("inf")
+        self._once = False
+
+    # ------------------------------------------------------------------ hints
+
+    def hint_spool(self) -> None:
+        self.spool_debounce.hint("spool")
+        self.waker.poke()
+
+    def hint_dir(self, directory: Path) -> None:
+        self.dir_debounce.hint(directory)
+        self.waker.poke()
+
+    def _watch_error(self, what: str, exc: BaseException) -> None:
+        log.warning("watch.error", path=what, error=f"{type(exc).__name__}: {exc}")
+
+    # ------------------------------------------------------------------ spool
+
+    def scan_spool(self) -> int:
+        """Claim what waits in new/ (up to the in-flight cap) and queue it; returns claims."""
+        if self._stopping:
+            return 0
+        claimed = 0
+        try:
+            pending = self.spool.pending()
+        except OSError as exc:
+            log.error("spool.error", step="list", error=str(exc))
+            return 0
+        for job_id in pending:
+            with self._state_lock:
+                if job_id in self.claimed:
+                    continue
+                if len(self.claimed) >= MAX_CLAIMED:
+                    break
+            if self._stopping or self.spool.claim(job_id) is None:
+                continue
+            with self._state_lock:
+                self.claimed.add(job_id)
+            claimed += 1
+            self._dispatch(job_id)
+        return claimed
+
+    def _dispatch(self, job_id: str) -> None:
+        from memory.jobs import validate_job
+
+        cfg = self.config
+        try:
+            raw = self.spool.read(job_id, cfg.retention.max_job_bytes)
+            job = validate_job(raw, roots=cfg.daemon.roots, max_bytes=cfg.retention.max_job_bytes)
+        except PermanentError as exc:
+            reason = str(exc)
+            log.warning("job.rejected", job_id=job_id, reason=reason)
+            self._finish(job_id, lambda: self.spool.fail(job_id, reason))
+            return
+        except OSError as exc:
+            log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")
+            self._finish(job_id, lambda: self._unclaim(job_id))
+            return
+        key = Path(job.memory_dir)
+        log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
+        task = Task(key=key, run=lambda: self._run_job(job_id, job), label=job_id, payload=job)
+        if not self.pool.submit(task):
+            self._finish(job_id, lambda: self._unclaim(job_id))
+
+    def _finish(self, job_id: str, move: Callable[[], object]) -> None:
+        try:
+            move()
+        except OSError as exc:
+            log.error("spool.error", step="move", job_id=job_id, error=str(exc))
+        finally:
+            with self._state_lock:
+                self.claimed.discard(job_id)
+
+    def _unclaim(self, job_id: str) -> None:
+        """cur/X → new/X (the spool has no public call for this; see the report)."""
+        src = self.spool.dir("cur") / f"{job_id}.json"
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(src, self.spool.dir("new") / f"{job_id}.json")
+            fsync_dir(self.spool.dir("new"))
+
+    def _requeue(self, job_id: str) -> None:
+        self._finish(job_id, lambda: self._unclaim(job_id))
+
+    def _run_job(self, job_id: str, job: Any) -> None:
+        memory_dir = str(job.memory_dir)
+        bound = log.bind(job_id=job_id, memory_dir=memory_dir, session_id=job.session_id)
+        started = time.monotonic()
+        if self._stopping and not self._once:
+            self._finish(job_id, lambda: self._unclaim(job_id))
+            return
+        try:
+            outcome = self.work.execute(job, self.ctx)
+        except (TransientError, LockTimeout) as exc:
+            self._defer(bound, job_id, str(exc))
+        except PermanentError as exc:
+            reason = str(exc)
+            bound.warning("job.failed", reason=reason)
+            self._finish(job_id, lambda: self.spool.fail(job_id, reason))
+            self.stats.jobs_failed += 1
+        except Exception as exc:
+            bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
+            self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
+        else:
+            self._finish(job_id, lambda: self.spool.complete(job_id))
+            self.stats.jobs_done += 1
+            bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
+        finally:
+            self._after_write(Path(job.memory_dir))
+            self.hint_spool()  # a slot freed: claim more if new/ had more than the cap
+
+    def _defer(self, bound: Any, job_id: str, error: str) -> None:
+        result: list[str] = []
+
+        def move() -> None:
+            result.append(self.spool.defer(job_id, error))
+
+        self._finish(job_id, move)
+        if result and result[0] == "failed":
+            self.stats.jobs_failed += 1
+            bound.warning("job.failed", reason=f"gave up after max attempts: {error}")
+        else:
+            self.stats.jobs_deferred += 1
+            bound.info("job.deferred", error=error, attempt=self.spool.attempts(job_id))
+
+    def _task_crashed(self, task: Task, exc: BaseException) -> None:
+        log.error("job.error", job_id=task.label, error=f"{type(exc).__name__}: {exc}",
+                  traceback="".join(traceback.format_exception_only(type(exc), exc)).strip())
+
+    # ------------------------------------------------------------------ memory directories
+
+    def _after_write(self, directory: Path) -> None:
+        """Remember the directory as we left it (our own events are then recognised) and
+        let the gates look at it (subject to the scan throttle)."""
+        if directory in self.managed or self._once:
+            self.fingerprints[directory] = fingerprint(directory)
+            if self.throttle.hint(directory):
+                self._queue_scan(directory)
+
+    def _queue_reconcile(self, directory: Path) -> None:
+        with self._state_lock:
+            if directory in self.reconciles_queued:
+                return
+            self.reconciles_queued.add(directory)
+        self.pool.submit(Task(key=directory, run=lambda: self._reconcile(directory), label=f"reconcile:{directory}"))
+
+    def maybe_reconcile(self, directory: Path) -> None:
+        if directory not in self.managed:
+            return
+        if fingerprint(directory) == self.fingerprints.get(directory, ()):
+            return  # our own writes, or a change already reconciled
+        self._queue_reconcile(directory)
+
+    def _reconcile(self, directory: Path) -> None:
+        with self._state_lock:
+            self.reconciles_queued.discard(directory)
+        try:
+            report = self.ctx.store(directory).reconcile()
+        except Exception as exc:
+            log.warning("reconcile.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
+            return
+        finally:
+            self.fingerprints[directory] = fingerprint(directory)
+        if report.changed or report.index_rebuilt:
+            log.info(
+                "reconcile.done",
+                memory_dir=str(directory),
+                generation=report.generation,
+                adopted=report.adopted,
+                updated=report.updated,
+                dropped=report.dropped,
+                malformed=len(report.malformed),
+            )
+        if report.changed and self.throttle.hint(directory):
+            self._queue_scan(directory)
+
+    def _queue_scan(self, directory: Path) -> None:
+        with self._state_lock:
+            if directory in self.scans_queued or self._stopping:
+                return
+            self.scans_queued.add(directory)
+        self.pool.submit(Task(key=directory, run=lambda: self._scan(directory), label=f"scan:{directory}"))
+
+    def _scan(self, directory: Path) -> None:
+        """Evaluate the gates for one directory and dream when they are all open."""
+        with self._state_lock:
+            self.scans_queued.discard(directory)
+        if self._stopping and not self._once:
+            return
+        try:
+            state = self.work.dir_state(directory, self.ctx, last_scan_at=None)
+        except Exception as exc:
+            log.warning("gate.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
+            return
+        decision = evaluate(state, self.config.gates, self.wall())
+        self.tracker.observe(str(directory), decision)
+        if not decision.open:
+            return
+        started = time.monotonic()
+        try:
+            result = self.work.dream(directory, self.ctx)
+        except Exception as exc:
+            log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
+            return
+        finally:
+            self.fingerprints[directory] = fingerprint(directory)
+        self.stats.dreams += 1
+        self.stats.last_dream = f"{directory.name or directory} {result.status} at {self.wall():%H:%M}Z"
+        log.info(
+            "dream.finished",
+            memory_dir=str(directory),
+            status=result.status,
+            reason=getattr(result, "reason", None),
+            generation=getattr(result, "generation", None),
+            duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def rescan_roots(self) -> None:
+        """Glob the roots again: start watching new managed directories, drop vanished ones."""
+        from memory.jobs import expand_roots
+
+        with self._roots_lock:
+            found = expand_roots(self.config.daemon.roots)
+            managed = {d for d in found if (d / "manifest.json").is_file()}
+            for d in found:
+                if d not in managed and d not in self.unmanaged_seen and any(d.glob("*.md")):
+                    self.unmanaged_seen.add(d)
+                    log.info("watch.unmanaged", memory_dir=str(d))
+            added = sorted(managed - self.managed)
+            removed = sorted(self.managed - managed)
+            self.managed = managed
+            if self.watcher is not None:
+                self.watcher.set_dirs(managed)
+        for d in removed:
+            self.fingerprints.pop(d, None)
+            self.throttle.forget(d)
+            self.tracker.forget(str(d))
+            log.info("watch.removed", memory_dir=str(d))
+        for d in added:
+            log.info("watch.added", memory_dir=str(d))
+            self._queue_reconcile(d)  # start-up / adoption: take in what changed while away
+
+    # ------------------------------------------------------------------ the tick
+
+    def tick(self) -> None:
+        """One scheduler tick. Each step is isolated: one failing step never skips the rest."""
+        self._tick_started = self.clock()
+        t0 = time.monotonic()
+        try:
+            self._step("roots", self.rescan_roots)
+            self._step("release", self._release_deferred)
+            self._step("spool", self.hint_spool)
+            self._step("fingerprints", self._check_fingerprints)
+            self._step("gates", self._gate_scans)
+            self._step("prune", self._prune)
+            self._step("status", self._send_status)
+            log.debug("tick.done", duration_ms=round((time.monotonic() - t0) * 1000, 1),
+                      managed_dirs=len(self.managed), queue=self.pool.pending())
+        finally:
+            self._tick_started = None
+
+    def _step(self, name: str, fn: Callable[[], object]) -> None:
+        try:
+            fn()
+        except Exception as exc:
+            log.error("tick.error", step=name, error=f"{type(exc).__name__}: {exc}", exc_info=True)
+
+    def _release_deferred(self) -> None:
+        released = self.spool.release_due()
+        if released:
+            log.info("spool.released", count=len(released))
+            self.hint_spool()
+
+    def _check_fingerprints(self) -> None:
+        for d in list(self.managed):
+            if fingerprint(d) != self.fingerprints.get(d, ()) and not self.pool.has_key(d):
+                self.hint_dir(d)
+
+    def _gate_scans(self) -> None:
+        for d in sorted(self.managed):
+            if self.throttle.hint(d):
+                self._queue_scan(d)
+        for key in self.throttle.due():
+            if isinstance(key, Path) and key in self.managed:
+                self._queue_scan(key)
+
+    def _prune(self) -> None:
+        now = self.clock()
+        if now - self._last_prune < PRUNE_EVERY:
+            return
+        self._last_prune = now
+        result = self.spool.prune()
+        if result.done or result.tmp or result.sidecars:
+            log.info("spool.pruned", count=result.done, tmp=result.tmp, sidecars=result.sidecars)
+
+    def status_text(self) -> str:
+        counts = self.spool.counts()
+        last = self.stats.last_dream or "none yet"
+        return (f"{counts.new} queued, {len(self.claimed)} in progress, {counts.deferred} deferred, "
+                f"{counts.failed} failed; {len(self.managed)} dirs; last dream: {last}")
+
+    def _send_status(self) -> None:
+        if getattr(self.notifier, "enabled", False):
+            self.notifier.status(self.status_text())
+
+    def _watchdog_ping(self) -> None:
+        if self.stats.died is None:
+            self.notifier.watchdog()
+
+    # ------------------------------------------------------------------ supervision
+
+    def supervise(self) -> str | None:
+        """The name of a dead or hung component, or None when all is well."""
+        if self.watcher is not None and not self.watcher.alive():
+            return "watcher"
+        if self.scheduler is not None and not self.scheduler.running:
+            return "scheduler"
+        if not self.pool.alive():
+            return "workers"
+        tick_limit, task_limit = _hang_limits(self.config)
+        started = self._tick_started
+        now = self.clock()
+        if started is not None and now - started > tick_limit:
+            return f"scheduler (tick hung for {format_duration(now - started)})"
+        for task in self.pool.running():
+            if task.started_at is not None and now - task.started_at > task_limit:
+                return f"worker ({task.label} hung for {format_duration(now - task.started_at)})"
+        return None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _start_scheduler(self) -> None:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        # coalesce=True: after a suspend or a long GC pause, the missed ticks collapse into
+        # one run rather than a burst. misfire_grace_time=None: a late tick always runs (a tick
+        # is idempotent and cheap; skipping it would only delay work). max_instances=1: a slow
+        # tick is never overlapped by the next; the supervisor bounds how long one may hang.
+        scheduler = BackgroundScheduler(
+            timezone=UTC,
+            job_defaults={"coalesce": True, "misfire_grace_time": None, "max_instances": 1},
+            daemon=True,
+        )
+        scheduler.add_job(self.tick, "interval", seconds=self.config.daemon.tick, id="tick",
+                          next_run_time=datetime.now(UTC) + timedelta(seconds=self.config.daemon.tick))
+        from dreamd.notify import watchdog_interval
+
+        interval = watchdog_interval(self.env)
+        if interval is not None:
+            scheduler.add_job(self._watchdog_ping, "interval", seconds=interval, id="watchdog")
+        scheduler.start()
+        self.scheduler = scheduler
+
+    def _install_signals(self) -> dict[int, Any]:
+        def on_stop(signum: int, frame: FrameType | None) -> None:
+            self._stop_signal = signum
+            self.waker.poke()
+
+        def on_hup(signum: int, frame: FrameType | None) -> None:
+            self._hup = True
+            self.waker.poke()
+
+        old: dict[int, Any] = {}
+        for sig, handler in ((signal.SIGTERM, on_stop), (signal.SIGINT, on_stop), (signal.SIGHUP, on_hup)):
+            old[sig] = signal.signal(sig, handler)
+        return old
+
+    def reload(self) -> None:
+        self.notifier.reloading()
+        log.info("daemon.reloading", config=str(self.config_path or self.config.source or "<defaults>"))
+        try:
+            new = load_config(self.config_path or self.config.source, env=self.env)
+        except ConfigError as exc:
+            log.error("daemon.reload_failed", error=str(exc))
+            self.notifier.ready(self.status_text())
+            return
+        if new.daemon.spool != self.config.daemon.spool or new.daemon.workers != self.config.daemon.workers:
+            log.warning("daemon.reload_failed", error="spool and workers changes need a restart; kept the old ones")
+            new = _with_daemon(new, spool=self.config.daemon.spool, workers=self.config.daemon.workers)
+        self.config = new
+        self.ctx = self.work.Context.create(new)
+        self.throttle.window = new.gates.scan_throttle
+        configure(new.daemon.log_format)
+        self.rescan_roots()
+        if self.scheduler is not None:
+            with contextlib.suppress(Exception):
+                self.scheduler.reschedule_job("tick", trigger="interval", seconds=new.daemon.tick)
+        log.info("daemon.reloaded", roots=list(new.daemon.roots), managed_dirs=len(self.managed))
+        self.notifier.ready(self.status_text())
+
+    def start(self) -> None:
+        """Take the spool, recover claims and start every component (run() and tests)."""
+        self.spool.acquire_lock()
+        recovered = self.spool.recover()
+        log.info("daemon.started", pid=os.getpid(), host=socket.gethostname(), spool=str(self.spool.root),
+                 roots=list(self.config.daemon.roots), workers=self.config.daemon.workers,
+                 config=str(self.config.source) if self.config.source else None, watch=self.watch_enabled)
+        if recovered:
+            log.info("spool.recovered", count=len(recovered))
+        self.pool.start()
+        if self.watch_enabled:
+            self.watcher = Watcher(on_spool=self.hint_spool, on_dir=self.hint_dir, on_error=self._watch_error)
+            self.watcher.watch_spool(self.spool.dir("new"))
+            self.watcher.start()
+        self.rescan_roots()
+        self._release_deferred()
+        self.scan_spool()
+        self._start_scheduler()
+        log.info("daemon.ready", managed_dirs=len(self.managed), queue=self.pool.pending())
+        self.notifier.ready(self.status_text())
+
+    def loop(self) -> int:
+        """The main thread: dispatch hints, supervise, react to signals. Returns the exit code."""
+        while True:
+            deadlines = [d for d in (self.spool_debounce.next_deadline(), self.dir_debounce.next_deadline()) if d]
+            timeout = MAIN_WAKE if not deadlines else min(MAIN_WAKE, min(deadlines) - self.clock())
+            self.waker.wait(timeout)
+            if self._stop_signal is not None:
+                log.info("daemon.stopping", signal=signal.Signals(self._stop_signal).name)
+                return self.shutdown(0)
+            if self._hup:
+                self._hup = False
+                self.reload()
+            if self.spool_debounce.due():
+                self.scan_spool()
+            for d in self.dir_debounce.due():
+                if isinstance(d, Path):
+                    self.maybe_reconcile(d)
+            dead = self.supervise()
+            if dead is not None:
+                self.stats.died = dead
+                log.critical("daemon.component_died", component=dead)
+                return self.shutdown(1)
+
+    def shutdown(self, code: int) -> int:
+        self._stopping = True
+        self.notifier.stopping()
+        if self.scheduler is not None:
+            with contextlib.suppress(Exception):
+                self.scheduler.shutdown(wait=False)
+        if self.watcher is not None:
+            self.watcher.stop()
+        for task in self.pool.close():
+            if task.payload is not None:
+                self._requeue(task.label)
+        if not self.pool.wait_idle(SHUTDOWN_GRACE if code == 0 else 1.0):
+            for task in self.pool.running():
+                if task.payload is not None:
+                    log.warning("job.requeued", job_id=task.label, memory_dir=str(task.key))
+                    self._requeue(task.label)
+        with contextlib.suppress(Exception):
+            self.spool.release_lock()
+        log.info("daemon.stopped", exit_code=code, jobs_done=self.stats.jobs_done, dreams=self.stats.dreams)
+        self.waker.close()
+        return code
+
+
+def _with_daemon(config: Config, **changes: Any) -> Config:
+    import dataclasses
+
+    return dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, **changes))
+
+
+def run(config: Config, *, config_path: Path | None = None, log_format: str | None = None,
+        env: Mapping[str, str] = os.environ) -> int:
+    """The foreground daemon (``dreamd run``); returns the process exit code."""
+    configure(log_format or config.daemon.log_format)
+    try:
+        daemon = Daemon(config, config_path=config_path, env=env)
+    except ConfigError as exc:
+        log.error("daemon.stopped", exit_code=1, error=str(exc))
+        return 1
+    old = daemon._install_signals()
+    try:
+        try:
+            daemon.start()
+        except LockError as exc:
+            log.error("daemon.already_running", spool=str(config.daemon.spool), error=str(exc))
+            return 1
+        except ConfigError as exc:
+            log.error("daemon.stopped", exit_code=1, error=str(exc))
+            return 1
+        return daemon.loop()
+    finally:
+        for sig, handler in old.items():
+            with contextlib.suppress(Exception):
+                signal.signal(sig, handler)
+
+
+def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str] = os.environ,
+         work: Any = None) -> int:
+    """``dreamd once``: recover, reconcile every managed directory, drain new/ (deferred jobs
+    wait for their time), run the dreams whose gates are open, exit. 0 unless it could not run."""
+    configure(log_format or config.daemon.log_format)
+    daemon = Daemon(config, env=env, work=work, watch=False)
+    daemon._once = True
+    try:
+        daemon.spool.acquire_lock()
+    except LockError as exc:
+        log.error("daemon.already_running", spool=str(config.daemon.spool), error=str(exc))
+        return 1
+    except ConfigError as exc:
+        log.error("daemon.stopped", exit_code=1, error=str(exc))
+        return 1
+    try:
+        recovered = daemon.spool.recover()
+        if recovered:
+            log.info("spool.recovered", count=len(recovered))
+        daemon.pool.start()
+        daemon.rescan_roots()
+        daemon._release_deferred()
+        while daemon.scan_spool():
+            daemon.pool.wait_idle()
+        daemon.pool.wait_idle()
+        for d in sorted(daemon.managed):
+            daemon._queue_scan(d)
+        daemon.pool.wait_idle()
+        daemon.pool.close()
+        log.info("daemon.once_done", jobs=daemon.stats.jobs_done, failed=daemon.stats.jobs_failed,
+                 deferred=daemon.stats.jobs_deferred, dreams=daemon.stats.dreams)
+        return 0
+    finally:
+        daemon.spool.release_lock()
+        daemon.waker.close()
