@@ -1,0 +1,309 @@
+"""Offline consolidation planning: expire, merge near-duplicates, resolve contradictions.
+
+The answer for ``{"task": "consolidate", "today", "records", "recent"}`` is a list of
+operations ``{"source_names": [...], "result": {name, type, description, body} | null}``.
+The rules, applied in this order:
+
+1. **Expire** — a record whose ``expires`` date is before ``today`` and whose ``importance``
+   is under 0.8 becomes ``{"source_names": [name], "result": null}``. Expired records take no
+   part in merging. A missing or unparseable date never expires anything.
+2. **Group** — the other records are visited newest first (``updated_at``, then
+   ``created_at``, then name). Each joins the first group whose newest record (the *base*)
+   has the same type and is either a near-duplicate or a contradiction of it; otherwise it
+   starts a group. Comparing only with the base keeps groups from chaining A~B~C.
+   - *near-duplicate*: over the statement text (description + body without the
+     ``**Why:**``/``**How to apply:**`` lines), token Jaccard ≥ 0.5, or containment ≥ 0.8
+     of the body facts or of the whole statement (sets of at least 3 tokens);
+   - *contradiction* (same subject, different value), on the description or first fact line:
+     (a) polarity — one is negated ("don't", "never", "avoid", "不要", "别", …) and the other
+     not, and the rest is nearly the same (Jaccard ≥ 0.75); (b) alternatives — the first
+     word each mentions from a known set of mutually exclusive choices (tabs/spaces,
+     npm/yarn/pnpm, vim/emacs/vscode, postgres/mysql/sqlite, light/dark, …) differs and the
+     rest is similar (Jaccard ≥ 0.5); (c) same subject, different value — "<subject> is/are/:
+     <value>" with the same subject (Jaccard ≥ 0.8, not a bare "Decision"/"Goal"/"Note")
+     and different short values (Jaccard < 0.5).
+3. **Merge** — each group of two or more becomes one op: its sources are every member, its
+   result reuses the base's name, type and description and keeps the base's body verbatim,
+   adding each older member's fact lines that the result does not already cover (at most
+   10 % of the line's tokens new) and that do not contradict a line already there. An older
+   record that contradicts the base as a whole adds nothing: the newer statement wins.
+   Extra reasons go into the base's ``**Why:**`` line.
+
+Records no op names stay as they are. ``recent`` is accepted and ignored: the offline
+planner looks at the whole set every time, which is cheap at these sizes. Ops come out
+sorted (expiries by name, then merges by result name) so the plan is deterministic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dreamd.models.offline_text import (
+    NEGATIONS,
+    ZH_NEGATIONS,
+    containment,
+    has_cjk,
+    jaccard,
+    parse_date,
+    raw_words,
+    tokens,
+)
+
+EXPIRE_PROTECT_IMPORTANCE = 0.8
+COVERED_MISSING = 0.1
+"""An older fact line is already covered when at most this share of its tokens is new."""
+_WHY = re.compile(r"^\s*\*\*why:?\*\*:?\s*", re.I)
+_HOW = re.compile(r"^\s*\*\*how to apply:?\*\*:?\s*", re.I)
+
+ALTERNATIVES: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "tab space",
+        "vim neovim nvim emacs vscode intellij pycharm sublime nano helix zed",
+        "npm yarn pnpm bun",
+        "pip poetry uv pipenv conda pdm",
+        "pytest unittest nose",
+        "jest vitest mocha jasmine",
+        "postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb",
+        "light dark",
+        "react vue angular svelte solid",
+        "webpack vite esbuild rollup parcel",
+        "single double",
+        "camelcase snake_case kebab-case pascalcase",
+        "rebase merge",
+        "aws gcp azure",
+        "bash zsh fish",
+        "english chinese 英文 中文",
+        "制表 空格",
+        "true false",
+        "on off",
+        "enabled disabled",
+    )
+)
+_GENERIC_SUBJECTS = frozenset({"decision", "goal", "note", "决定", "目标", "目標", "deadline", "remember"})
+
+
+@dataclass(frozen=True)
+class Rec:
+    name: str
+    type: str
+    description: str
+    body: str
+    stamp: str
+    importance: float
+    expires: dt.date | None
+
+    @property
+    def fact_lines(self) -> list[str]:
+        lines = [ln.strip() for ln in self.body.splitlines()]
+        facts = [ln for ln in lines if ln and not _WHY.match(ln) and not _HOW.match(ln)]
+        return facts or [self.description]
+
+    @property
+    def statement(self) -> str:
+        return self.description + "\n" + "\n".join(self.fact_lines)
+
+
+def _stamp(item: Mapping[str, Any]) -> str:
+    for key in ("updated_at", "created_at"):
+        value = item.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _importance(value: Any) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return 0.5
+
+
+def _records(payload: Mapping[str, Any]) -> list[Rec]:
+    out: list[Rec] = []
+    seen: set[str] = set()
+    for item in payload.get("records") or []:
+        if not isinstance(item, Mapping):
+            continue
+        name, type_ = item.get("name"), item.get("type")
+        if not isinstance(name, str) or not isinstance(type_, str) or name in seen:
+            continue
+        seen.add(name)
+        out.append(
+            Rec(
+                name=name,
+                type=type_,
+                description=" ".join(str(item.get("description") or "").split()),
+                body=str(item.get("body") or ""),
+                stamp=_stamp(item),
+                importance=_importance(item.get("importance")),
+                expires=parse_date(item.get("expires")),
+            )
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- relations
+
+def near_duplicate(a: Rec, b: Rec) -> bool:
+    ta, tb = tokens(a.statement), tokens(b.statement)
+    if jaccard(ta, tb) >= 0.5:
+        return True
+    fa, fb = tokens(" ".join(a.fact_lines)), tokens(" ".join(b.fact_lines))
+    if min(len(fa), len(fb)) >= 3 and containment(fa, fb) >= 0.8:
+        return True
+    return min(len(ta), len(tb)) >= 4 and containment(ta, tb) >= 0.8
+
+
+_DIRECTIVE_WORDS = frozenset({"always", "never", "dont", "avoid", "stop", "instead", "prefer",
+                              "please", "use", "using"})
+
+
+def _negated(text: str) -> bool:
+    words = set(raw_words(text))
+    if words & NEGATIONS:
+        return True
+    return any(neg in text for neg in ZH_NEGATIONS)
+
+
+def _strip_negation(text: str) -> set[str]:
+    for neg in ZH_NEGATIONS:
+        text = text.replace(neg, " ")
+    return tokens(text) - NEGATIONS - _DIRECTIVE_WORDS
+
+
+def _first_alternative(text: str) -> tuple[int, str] | None:
+    for word in raw_words(text):
+        for i, group in enumerate(ALTERNATIVES):
+            w = word if word in group or not word.endswith("s") else word[:-1]
+            if w in group:
+                return i, ("postgres" if w == "postgresql" else "neovim" if w == "nvim" else w)
+    for i, group in enumerate(ALTERNATIVES):
+        for member in group:
+            if has_cjk(member) and member in text:
+                return i, member
+    return None
+
+
+def _subject_value(text: str) -> tuple[set[str], set[str]] | None:
+    m = re.match(r"^(?P<s>.+?)(?:\s+(?:is|are|was|were|will be)\s+|\s*[:：]\s*)(?P<v>.+)$", text, re.I)
+    if not m:
+        return None
+    subj, value = tokens(m.group("s")), tokens(m.group("v"))
+    if not subj or not value or subj <= _GENERIC_SUBJECTS or len(value) > 4:
+        return None
+    return subj, value
+
+
+def statements_contradict(x: str, y: str) -> bool:
+    """Whether two one-line statements say different things about the same subject."""
+    if _negated(x) != _negated(y):
+        rest_x, rest_y = _strip_negation(x), _strip_negation(y)
+        if rest_x and rest_y and jaccard(rest_x, rest_y) >= 0.75:
+            return True
+    ax, ay = _first_alternative(x), _first_alternative(y)
+    if ax and ay and ax[0] == ay[0] and ax[1] != ay[1]:
+        group = ALTERNATIVES[ax[0]]
+        rest_x = {t for t in tokens(x) if t not in group} - _DIRECTIVE_WORDS
+        rest_y = {t for t in tokens(y) if t not in group} - _DIRECTIVE_WORDS
+        if (not rest_x and not rest_y) or jaccard(rest_x, rest_y) >= 0.5:
+            return True
+    sx, sy = _subject_value(x), _subject_value(y)
+    return bool(sx and sy and jaccard(sx[0], sy[0]) >= 0.8 and jaccard(sx[1], sy[1]) < 0.5)
+
+
+def contradicts(a: Rec, b: Rec) -> bool:
+    return statements_contradict(a.description, b.description) or statements_contradict(
+        a.fact_lines[0], b.fact_lines[0]
+    )
+
+
+# ----------------------------------------------------------------------------- merging
+
+def _covered(line: str, pool: set[str]) -> bool:
+    toks = tokens(line)
+    if not toks:
+        return True
+    return len(toks - pool) / len(toks) <= COVERED_MISSING
+
+
+def merge_group(group: list[Rec]) -> dict[str, str]:
+    """The result of merging ``group`` (newest first) into its base ``group[0]``."""
+    base = group[0]
+    base_lines = base.body.strip("\n").splitlines() if base.body.strip() else [base.description]
+    extra_facts: list[str] = []
+    extra_whys: list[str] = []
+    facts = list(base.fact_lines)
+    pool = tokens(base.description) | tokens(" ".join(facts))
+    why_pool = tokens(" ".join(ln for ln in base_lines if _WHY.match(ln)))
+    for old in group[1:]:
+        if contradicts(old, base):
+            continue
+        for line in old.fact_lines:
+            if _covered(line, pool) or any(statements_contradict(line, f) for f in facts):
+                continue
+            facts.append(line)
+            extra_facts.append(line)
+            pool |= tokens(line)
+        for line in old.body.splitlines():
+            if _WHY.match(line):
+                reason = _WHY.sub("", line).strip()
+                if reason and not _covered(reason, why_pool):
+                    extra_whys.append(reason)
+                    why_pool |= tokens(reason)
+    lines = list(base_lines)
+    if extra_facts:
+        at = next((i for i, ln in enumerate(lines) if _WHY.match(ln) or _HOW.match(ln)), len(lines))
+        lines[at:at] = extra_facts
+    if extra_whys:
+        at = next((i for i, ln in enumerate(lines) if _WHY.match(ln)), None)
+        if at is None:
+            lines.append("**Why:** " + " ".join(extra_whys))
+        else:
+            lines[at] = lines[at].rstrip() + " " + " ".join(extra_whys)
+    description = base.description or (base.fact_lines[0][:200])
+    return {
+        "name": base.name,
+        "type": base.type,
+        "description": description,
+        "body": "\n".join(lines).strip("\n") + "\n",
+    }
+
+
+def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The offline answer to a consolidation payload (see the module docstring for the rules)."""
+    today = parse_date(payload.get("today"))
+    records = _records(payload)
+    expired = sorted(
+        r.name
+        for r in records
+        if today is not None
+        and r.expires is not None
+        and r.expires < today
+        and r.importance < EXPIRE_PROTECT_IMPORTANCE
+    )
+    ops: list[dict[str, Any]] = [{"source_names": [name], "result": None} for name in expired]
+    gone = set(expired)
+    live = sorted((r for r in records if r.name not in gone), key=lambda r: (r.stamp, r.name), reverse=True)
+    groups: list[list[Rec]] = []
+    for rec in live:
+        for group in groups:
+            base = group[0]
+            if base.type == rec.type and (near_duplicate(base, rec) or contradicts(base, rec)):
+                group.append(rec)
+                break
+        else:
+            groups.append([rec])
+    merges = [
+        {"source_names": [r.name for r in group], "result": merge_group(group)}
+        for group in groups
+        if len(group) > 1
+    ]
+    merges.sort(key=lambda op: op["result"]["name"])
+    return ops + merges
+
+
+__all__ = ["ALTERNATIVES", "contradicts", "merge_group", "near_duplicate", "plan", "statements_contradict"]
