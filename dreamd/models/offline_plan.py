@@ -259,11 +259,11 @@ def merge_group(group: list[Rec]) -> dict[str, str]:
         at = next((i for i, ln in enumerate(lines) if _WHY.match(ln) or _HOW.match(ln)), len(lines))
         lines[at:at] = extra_facts
     if extra_whys:
-        at = next((i for i, ln in enumerate(lines) if _WHY.match(ln)), None)
-        if at is None:
+        why_at = next((i for i, ln in enumerate(lines) if _WHY.match(ln)), None)
+        if why_at is None:
             lines.append("**Why:** " + " ".join(extra_whys))
         else:
-            lines[at] = lines[at].rstrip() + " " + " ".join(extra_whys)
+            lines[why_at] = lines[why_at].rstrip() + " " + " ".join(extra_whys)
     description = base.description or (base.fact_lines[0][:200])
     return {
         "name": base.name,
@@ -297,13 +297,12 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
                 break
         else:
             groups.append([rec])
-    merges = [
-        {"source_names": [r.name for r in group], "result": merge_group(group)}
-        for group in groups
-        if len(group) > 1
-    ]
-    merges.sort(key=lambda op: op["result"]["name"])
-    return ops + merges
+    merged = sorted(
+        ((group, merge_group(group)) for group in groups if len(group) > 1),
+        key=lambda pair: pair[1]["name"],
+    )
+    ops.extend({"source_names": [r.name for r in group], "result": result} for group, result in merged)
+    return ops
 
 
 __all__ = ["ALTERNATIVES", "contradicts", "merge_group", "near_duplicate", "plan", "statements_contradict"]
