@@ -71,7 +71,9 @@ def clean_user_text(text: str) -> str:
 
     def summarise(match: re.Match[str]) -> str:
         line = first_line(match.group(2))
-        return f"{_OUTPUT_TAGS[match.group(1)]} {line}" if line else ""
+        if not line or line == "(no content)":
+            return ""
+        return f"{_OUTPUT_TAGS[match.group(1)]} {line}"
 
     text = _OUTPUT.sub(summarise, text).strip()
     if text.startswith(_CAVEAT):
@@ -102,7 +104,8 @@ def _block_text(block: Any, role: str) -> str:
     if kind in _TOOL_CALLS:
         return tool_call_line(block.get("name"), block.get("input"))
     if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
-        return tool_result_line(block.get("content"), block.get("is_error") is True)
+        failed = block.get("is_error") is True or block.get("status") == "error"
+        return tool_result_line(block.get("content"), failed)
     if isinstance(kind, str) and kind in _PLACEHOLDERS:
         return _PLACEHOLDERS[kind]
     if kind == "refusal" and isinstance(block.get("refusal"), str):

@@ -24,12 +24,12 @@ from typing import Any
 ROLES = ("user", "assistant")
 LINE_LIMIT = 200
 
-#: Line prefixes of summarised activity (tools, slash commands, shell) rather than prose.
+#: Line prefixes of summarised activity (tool calls, command and shell output) rather than
+#: prose. ``[command] /name args`` is not among them: a slash command is what the user typed.
 NOISE_PREFIXES = (
     "[tool: ",
     "[tool result]",
     "[tool error]",
-    "[command]",
     "[command output]",
     "[command error]",
     "[bash]",
