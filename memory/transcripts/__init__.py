@@ -75,7 +75,21 @@ def detect_format(content: str) -> str:
         found = _document_format(doc)
         if found:
             return found
-    return _records_format(jsonl_records(text)[:_SNIFF_RECORDS]) or "text"
+    return _records_format(_first_records(text, _SNIFF_RECORDS)) or "text"
+
+
+def _first_records(text: str, limit: int) -> list[Any]:
+    """The first ``limit`` JSONL records, without parsing the rest of a large file."""
+    records: list[Any] = []
+    start = 0
+    while len(records) < limit and start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        line = text[start:end]
+        if line.strip():
+            records.append(load_json(line))
+        start = end + 1
+    return records
 
 
 def _document_format(doc: Any) -> str | None:
