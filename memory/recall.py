@@ -25,7 +25,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import threading
+import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -353,3 +355,15 @@ def index_text(
         newline = cut.rfind(b"\n")
         out = (cut[: newline + 1] if newline >= 0 else cut).decode("utf-8", errors="ignore")
     return out
+
+
+class _CallableModule(types.ModuleType):
+    """``memory.recall`` names both this module and the function ``memory.__init__`` exports;
+    once anything imports the submodule, the import system makes the package attribute the
+    module. Making the module callable keeps ``memory.recall(dir, query)`` working either way."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> RecallResult:
+        return recall(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
