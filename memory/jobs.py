@@ -33,7 +33,6 @@ import glob
 import json
 import os
 import re
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -86,7 +85,7 @@ def new_job_id(now: datetime | None = None) -> str:
     UTC time to the microsecond plus 40 random bits: ``20261129T102205.123456Z-3f9c8a1b2c``.
     """
     t = (now or datetime.now(UTC)).astimezone(UTC)
-    return t.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + secrets.token_hex(5)
+    return t.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + os.urandom(5).hex()
 
 
 def utc_iso(now: datetime | None = None) -> str:

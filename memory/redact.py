@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -34,13 +33,24 @@ Judge = Callable[["re.Match[str]", str], "tuple[str, str | None] | None"]
 """Decides on a match: ``(kind, group to replace or None for all)`` or None to keep it."""
 
 
-@dataclass(frozen=True)
 class _Pattern:
-    kind: str
-    regex: re.Pattern[str]
-    anchors: tuple[str, ...]
-    value_group: str | None = None
-    judge: Judge | None = None
+    """One secret shape (a plain class: no dataclasses import on the hook path)."""
+
+    __slots__ = ("anchors", "judge", "kind", "regex", "value_group")
+
+    def __init__(
+        self,
+        kind: str,
+        regex: re.Pattern[str],
+        anchors: tuple[str, ...],
+        value_group: str | None = None,
+        judge: Judge | None = None,
+    ) -> None:
+        self.kind = kind
+        self.regex = regex
+        self.anchors = anchors
+        self.value_group = value_group
+        self.judge = judge
 
 
 def _cases(*words: str) -> tuple[str, ...]:
@@ -84,7 +94,8 @@ def _judge_credential(m: re.Match[str], text: str) -> tuple[str, str | None] | N
     return kind, "value"
 
 
-_IDENT_BEFORE = r"(?<![A-Za-z0-9_-])"
+# Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
+_IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
 _IDENT_AFTER = r"(?![A-Za-z0-9_-])"
 
 _PATTERNS: tuple[_Pattern, ...] = (
@@ -115,7 +126,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
     ),
     _Pattern(
         "aws-access-key",
-        re.compile(r"(?<![A-Za-z0-9])A[KS]IA[0-9A-Z]{16}(?![A-Za-z0-9])"),
+        re.compile(r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))A[KS]IA[0-9A-Z]{16}(?![A-Za-z0-9])"),
         ("AKIA", "ASIA"),
     ),
     _Pattern(

@@ -40,7 +40,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -224,6 +223,8 @@ class Spool:
 
     def acquire_lock(self) -> None:
         """Take ``spool/.lock`` for this daemon's lifetime; LockError if another holds it."""
+        import socket
+
         import filelock
 
         self.ensure()
