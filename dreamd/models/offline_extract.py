@@ -83,6 +83,7 @@ _INJECTED_STARTS = (
     "your task is to create a detailed summary",
     "[request interrupted",
     "[tool",
+    "[command]",
 )
 _STRIP_BLOCKS = re.compile(
     r"<(ide_opened_file|ide_selection|system-reminder|command-[a-z]+|local-command-[a-z]+)>.*?</\1>",
@@ -345,6 +346,7 @@ _IDENTITY_EN = [
 _IDENTITY_ZH = [
     re.compile(r"^(?:对了|對了|顺便说一下|順便說一下)?[，,]?我(?P<x>是(?:一名|一个|一個|一位|个|個|名)?.+)$"),
     re.compile(r"^我(?P<x>(?:叫|的名字是|的名字叫).+)$"),
+    re.compile(r"^(?P<x>名字(?:叫|是).+)$"),
     re.compile(r"^我(?P<x>在.+?(?:工作|上班|任职|任職).*)$"),
 ]
 
@@ -677,7 +679,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         desc = f"{sentence_case(subj)}: {where}" if i != 0 else sentence_case(s)
         if i == 6:
             desc = f"{sentence_case(subj)}: {where}"
-        tool = _TOOLS.search(where)
+        tool = _TOOLS.search(_URL.sub(" ", where))
         slug_src = subj + (" " + tool.group(0) if tool else "")
         return Found("reference", "reference", "ref", slug_src, third_person(fact), third_person(desc),
                      how=_HOW["reference"])
@@ -687,7 +689,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         pointer = bool(_URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where))
         if not _PRONOUN_SUBJECT.match(subj) and (pointer and (_REF_WORDS.search(subj) or len(subj) <= 12)):
             fact = third_person(s)
-            tool = _TOOLS.search(where)
+            tool = _TOOLS.search(_URL.sub(" ", where))
             url = _URL.search(where)
             desc = f"{third_person(subj)}：{url.group(0)}" if url else fact
             return Found("reference", "reference", "ref", subj + (" " + tool.group(0) if tool else ""),

@@ -1,0 +1,466 @@
+"""The offline extractor: golden real transcripts, hand-written EN/ZH rules, gate validity."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dreamd.models.offline import OfflineModel, answer
+from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract
+from dreamd.models.offline_text import absolutize_dates, tokens
+from memory.gate import check_extraction
+from memory.llm import Completion, render_payload
+from memory.records import validate_fields
+from memory.transcripts import parse_transcript
+
+TODAY = "2026-11-29"
+TS = "2026-11-25T09:30:00Z"  # a Wednesday
+
+
+def run(
+    turns: list[dict[str, Any]], *, index: list[dict[str, str]] | None = None, today: str = TODAY
+) -> list[dict[str, str]]:
+    """Extract through the real model interface and the real gate, as the daemon does."""
+    payload = {"task": "extract", "today": today, "index": index or [], "turns": turns}
+    completion = OfflineModel().complete("Extract memories.", "prose\n" + render_payload(payload), 8192)
+    assert completion.stop_reason == "end_turn"
+    assert completion.model == "offline"
+    items = json.loads(completion.text)
+    assert isinstance(items, list)
+    for i, item in enumerate(items):
+        assert set(item) == {"name", "type", "description", "body"}
+        validate_fields(item, where=f"item {i}")
+    names = {e["name"] for e in index or []}
+    check_extraction(completion, existing_names=names)
+    assert completion.text == json.dumps(extract(payload), ensure_ascii=False)  # deterministic
+    return list(items)
+
+
+def user(text: str, ts: str | None = TS) -> dict[str, Any]:
+    return {"role": "user", "text": text, "timestamp": ts}
+
+
+def assistant(text: str, ts: str | None = TS) -> dict[str, Any]:
+    return {"role": "assistant", "text": text, "timestamp": ts}
+
+
+def by_name(items: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {i["name"]: i for i in items}
+
+
+# ----------------------------------------------------------------------------- real transcripts
+
+# Checked by hand (reading every human-typed user turn of each file): none of these sessions
+# states a lasting preference, correction, decision, reference or identity. They are task
+# requests ("Create a hello world function", "帮我规划一个旅行计划", "幫我檢查一下 go.mod …",
+# "start phoenix in background"), questions ("toolchain不用保留吧?"), slash commands, skill
+# documents injected as user turns (full of "DO NOT …" imperatives that are not the user's),
+# subagent prompts ("… - don't summarize"), compaction summaries and tool results. The only
+# candidate, Mai0313's "请帮我统一成1.23 … 我希望1.23以上就能使用", is a one-off request for
+# an edit, not a standing rule. So the golden answer for every file is: nothing.
+GOLDEN: dict[str, list[tuple[str, str]]] = {
+    "Mai0313__VibeCodingTracker__claude_code.jsonl": [],
+    "NobitaYuan__claudecode-web__b.ts.converted.jsonl": [],
+    "NobitaYuan__claudecode-web__q2.ts.converted.jsonl": [],
+    "daaain__claude-code-log__dag_compact_after_rewind.jsonl": [],
+    "daaain__claude-code-log__edge_cases.jsonl": [],
+    "daaain__claude-code-log__representative_messages.jsonl": [],
+    "daaain__claude-code-log__todowrite_examples.jsonl": [],
+    "marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl": [],
+    "marot__spotter__4d5611e5__subagents__agent-a2898e3.jsonl": [],
+    "marot__spotter__4d5611e5__subagents__agent-acompact-e1f845.jsonl": [],
+    "marot__spotter__short.jsonl": [],
+    "marot__spotter__subagent.jsonl": [],
+    "marot__spotter__tool_heavy.jsonl": [],
+    "simonw__claude-code-transcripts__sample_session.jsonl": [],
+    "yaleh__meta-cc__sample-session.jsonl": [],
+    "yaleh__meta-cc__session-with-errors.jsonl": [],
+}
+
+
+def _turns_of(path: Path) -> list[dict[str, Any]]:
+    transcript = parse_transcript(path.read_bytes())
+    return [{"role": t.role, "text": t.text, "timestamp": t.timestamp} for t in transcript.turns]
+
+
+def test_golden_table_covers_every_real_transcript(shared_data: Path) -> None:
+    files = sorted(p.name for p in (shared_data / "claude_code").glob("*.jsonl"))
+    assert files == sorted(GOLDEN)
+
+
+@pytest.mark.parametrize("filename", sorted(GOLDEN))
+def test_real_transcript_extracts_exactly_the_golden_records(shared_data: Path, filename: str) -> None:
+    turns = _turns_of(shared_data / "claude_code" / filename)
+    assert any(t["role"] == "user" for t in turns)
+    items = run(turns)
+    assert [(i["name"], i["type"]) for i in items] == GOLDEN[filename]
+
+
+def test_real_noisy_session_finds_only_planted_memories(shared_data: Path) -> None:
+    """The 3 MB tool-heavy session with three human turns planted among its 300 turns: the
+    extractor finds exactly those, with the dates taken from the planted turns' timestamps."""
+    turns = _turns_of(shared_data / "claude_code" / "marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+    planted = [
+        user("From now on, never push directly to main; open a PR instead.", "2026-02-12T17:00:00Z"),
+        user("The transcript renderer spec lives at https://github.com/marot/spotter/wiki/Renderer.",
+             "2026-02-12T18:00:00Z"),
+        user("We decided to keep AshComputer for the shared transcript state because both LiveViews need it.",
+             "2026-02-12T19:00:00Z"),
+    ]
+    mixed = [*turns[:50], planted[0], *turns[50:150], planted[1], *turns[150:250], planted[2], *turns[250:]]
+    items = run(mixed)
+    assert [(i["name"], i["type"]) for i in items] == [
+        ("never-push-directly-main-open-pr", "feedback"),
+        ("ref-transcript-renderer-spec", "reference"),
+        ("decision-keep-ashcomputer-shared-transcript-state", "project"),
+    ]
+    decision = items[2]
+    assert decision["body"].splitlines()[:2] == [
+        "Decided on 2026-02-12: keep AshComputer for the shared transcript state.",
+        "**Why:** Both LiveViews need it.",
+    ]
+
+
+# ----------------------------------------------------------------------------- English rules
+
+def test_english_rules_each_produce_the_expected_record() -> None:
+    items = run([
+        user("Remember that the staging database is at postgres://staging.internal:5432/app."),
+        user("I prefer tabs over spaces for indentation."),
+        user("No, don't use mocks in integration tests because they hid a broken migration last quarter."),
+        user("We decided to use Postgres for the event store because we need JSONB."),
+        user("Bugs are tracked in Linear project INGEST."),
+        user("I'm a data scientist working mostly in Python."),
+        user("The release freeze is next Friday."),
+        user("I always run the tests before pushing."),
+    ])
+    got = by_name(items)
+    assert list(got) == [
+        "ref-staging-database",
+        "prefers-tabs-spaces-indentation",
+        "dont-use-mocks-integration-tests",
+        "decision-use-postgres-event-store",
+        "ref-bugs-linear",
+        "user-data-scientist-working-mostly-python",
+        "deadline-release-freeze",
+        "habit-run-tests-before-pushing",
+    ]
+    assert {n: r["type"] for n, r in got.items()} == {
+        "ref-staging-database": "reference",
+        "prefers-tabs-spaces-indentation": "user",
+        "dont-use-mocks-integration-tests": "feedback",
+        "decision-use-postgres-event-store": "project",
+        "ref-bugs-linear": "reference",
+        "user-data-scientist-working-mostly-python": "user",
+        "deadline-release-freeze": "project",
+        "habit-run-tests-before-pushing": "user",
+    }
+    assert got["prefers-tabs-spaces-indentation"]["description"] == "User prefers tabs over spaces for indentation"
+    assert got["dont-use-mocks-integration-tests"]["body"] == (
+        "Don't use mocks in integration tests.\n"
+        "**Why:** They hid a broken migration last quarter.\n"
+        "**How to apply:** treat this as a standing rule: check for it before acting and do not "
+        "do it unless the user explicitly asks.\n"
+    )
+    assert got["decision-use-postgres-event-store"]["body"].splitlines()[:2] == [
+        "Decided on 2026-11-25: use Postgres for the event store.",
+        "**Why:** We need JSONB.",
+    ]
+    assert got["ref-staging-database"]["description"] == "Staging database: postgres://staging.internal:5432/app"
+    assert got["user-data-scientist-working-mostly-python"]["description"] == (
+        "User is a data scientist working mostly in Python"
+    )
+    # 2026-11-25 is a Wednesday: "next Friday" is Friday of the following week.
+    assert got["deadline-release-freeze"]["description"] == "The release freeze is 2026-12-04"
+    assert got["habit-run-tests-before-pushing"]["description"] == "User always runs the tests before pushing"
+
+
+def test_feedback_without_reason_gets_generic_why_and_how() -> None:
+    [item] = run([user("Never commit directly to main.")])
+    assert item["name"] == "never-commit-directly-main"
+    assert item["type"] == "feedback"
+    lines = item["body"].splitlines()
+    assert lines[0] == "Never commit directly to main."
+    assert lines[1] == "**Why:** the user gave this as explicit feedback on 2026-11-25; no reason was stated."
+    assert lines[2].startswith("**How to apply:** ")
+
+
+def test_reason_in_the_following_sentence_is_used() -> None:
+    [item] = run([user("Let's go with FastAPI. The reason is that the team already knows it.")])
+    assert item["name"] == "decision-go-fastapi"
+    assert item["body"].splitlines()[1] == "**Why:** The team already knows it."
+
+
+def test_instead_of_feedback_and_remember_to() -> None:
+    items = run([
+        user("Please use pnpm instead of npm."),
+        user("Please remember to run the migrations before deploying."),
+    ])
+    assert [(i["name"], i["type"], i["description"]) for i in items] == [
+        ("use-pnpm-instead-npm", "feedback", "Use pnpm instead of npm"),
+        ("run-migrations-before-deploying", "feedback", "Run the migrations before deploying"),
+    ]
+
+
+def test_references_from_urls_with_what_they_are() -> None:
+    items = run([
+        user("The Grafana dashboard for ingest is https://grafana.example.com/d/ingest."),
+        user("API docs: https://docs.example.com/api"),
+        user("Here's a message with a [link](https://example.com) to see how it renders!"),
+    ])
+    assert [(i["name"], i["type"]) for i in items] == [
+        ("ref-grafana-dashboard-ingest", "reference"),
+        ("ref-api-docs", "reference"),
+    ]
+
+
+def test_assistant_turns_only_give_confirmed_decisions() -> None:
+    items = run([
+        assistant("I prefer to use a loop here. Never mind, I decided to refactor the parser."),
+        assistant("We agreed to move the cache to Redis since memory was tight."),
+        assistant("Remember that the build takes five minutes."),
+    ])
+    assert [(i["name"], i["type"]) for i in items] == [("decision-move-cache-redis", "project")]
+    assert items[0]["body"].splitlines()[1] == "**Why:** Memory was tight."
+
+
+def test_skips_questions_requests_ephemera_code_tools_and_injected_text() -> None:
+    items = run([
+        user("Should we always use pnpm?"),
+        user("Can you never use var in this file?"),
+        user("Help me decide whether we always squash commits."),
+        user("Don't run the tests yet."),
+        user("For now, always skip the slow tests."),
+        user("Don't do that."),
+        user("I like it!"),
+        user("```\n# never commit secrets\nalways_run = True\n```"),
+        user("[tool result] Never use this API after 2026-01-01, always prefer v2."),
+        user("<system-reminder>Always answer in French.</system-reminder>"),
+        user("Caveat: The messages below were generated by the user while running local commands."),
+        user("# Skill\n\n## Rules\n\nDO NOT create any beads until the user approves the plan.\n"),
+        user("> never use tabs (quoted from the old style guide)"),
+        user("This session is being continued from a previous conversation. I prefer tabs."),
+    ])
+    assert items == []
+
+
+def test_secrets_never_reach_a_record() -> None:
+    items = run([
+        user("Remember that the deploy token is [REDACTED:github-token] for the CI."),
+        user("Remember the API key: sk-ant-api03-abcdefghijklmnopqrstuvwx"),
+        user("Always export the password = hunter2hunter2 before running the seed."),
+        user("Never paste secrets into the issue tracker because they get indexed."),
+    ])
+    assert [i["name"] for i in items] == ["never-paste-secrets-issue-tracker"]
+    text = json.dumps(items)
+    assert "REDACTED" not in text and "sk-ant" not in text and "hunter2" not in text
+
+
+def test_index_dedup_by_name_and_by_near_duplicate_description() -> None:
+    index = [
+        {"name": "prefers-tabs-spaces-indentation", "type": "user", "description": "anything"},
+        {"name": "no-mocks", "type": "feedback", "description": "Never use mocks in integration tests"},
+        {"name": "pnpm", "type": "user", "description": "Use pnpm instead of npm"},
+    ]
+    items = run(
+        [
+            user("I prefer tabs over spaces for indentation."),
+            user("Don't use mocks in integration tests."),
+            user("Please use pnpm instead of npm."),  # same words, but the index has it as a user record
+            user("Always write docstrings that say why."),
+        ],
+        index=index,
+    )
+    assert [(i["name"], i["type"]) for i in items] == [
+        ("use-pnpm-instead-npm", "feedback"),
+        ("always-write-docstrings-say", "feedback"),
+    ]
+
+
+def test_names_stay_unique_and_never_reuse_an_index_name() -> None:
+    items = run(
+        [
+            user("Never force push to shared branches."),  # its name is in the index: skipped
+            user("Never deploy api gateway service changes on weekends or holidays without ops approval."),
+            user("Never deploy api gateway service changes before the smoke tests pass."),
+        ],
+        index=[{"name": "never-force-push-shared-branches", "type": "project", "description": "unrelated"}],
+    )
+    assert [i["name"] for i in items] == [
+        "never-deploy-api-gateway-service-changes",
+        "never-deploy-api-gateway-service-changes-2",
+    ]
+
+
+def test_output_is_capped_and_remember_requests_win() -> None:
+    turns = [user(f"Never touch the alpha{i} beta{i} gamma{i} module.") for i in range(25)]
+    turns.append(user("Remember that the on-call rota lives at https://wiki.example.com/oncall."))
+    items = run(turns)
+    assert len(items) == MAX_RECORDS
+    assert items[-1]["name"] == "ref-on-call-rota"
+    assert [i["name"] for i in items[:3]] == [
+        "never-touch-alpha0-beta0-gamma0-module",
+        "never-touch-alpha1-beta1-gamma1-module",
+        "never-touch-alpha2-beta2-gamma2-module",
+    ]
+    assert items[-2]["name"] == "never-touch-alpha18-beta18-gamma18-module"
+
+
+# ----------------------------------------------------------------------------- Chinese rules
+
+def test_chinese_rules_each_produce_the_expected_record() -> None:
+    items = run([
+        user("记住：我们的接口文档在 https://wiki.example.cn/api。"),
+        user("我比较喜欢用 vim 写代码。"),
+        user("不要在提交信息里用 emoji，因为发布脚本会出错。"),
+        user("我们决定用 PostgreSQL，因为需要 JSONB 支持。"),
+        user("我是一名后端工程师，主要写 Go。"),
+        user("下周五发布新版本。"),
+        user("bug 都记录在 Linear 里。"),
+        user("以后都用 pnpm，别用 npm。"),
+    ])
+    assert [(i["name"], i["type"], i["description"]) for i in items] == [
+        ("ref-94ca335c", "reference", "我们的接口文档：https://wiki.example.cn/api"),
+        ("pref-vim", "user", "用户比较喜欢用 vim 写代码"),
+        ("avoid-emoji", "feedback", "不要在提交信息里用 emoji"),
+        ("decision-postgresql", "project", "决定：用 PostgreSQL"),
+        ("user-go", "user", "用户是一名后端工程师，主要写 Go"),
+        ("deadline-8c6326d3", "project", "2026-12-04发布新版本"),
+        ("ref-bug-linear", "reference", "Bug 都记录在 Linear 里"),
+        ("always-pnpm-npm", "feedback", "以后都用 pnpm，别用 npm"),
+    ]
+    got = by_name(items)
+    assert got["avoid-emoji"]["body"].splitlines()[:2] == ["不要在提交信息里用 emoji。", "**Why:** 发布脚本会出错。"]
+    assert got["decision-postgresql"]["body"].splitlines()[:2] == ["2026-11-25 决定：用 PostgreSQL。", "**Why:** 需要 JSONB 支持。"]
+
+
+def test_chinese_without_ascii_words_gets_prefix_and_hash_names() -> None:
+    items = run([user("我习惯用四个空格缩进。"), user("永远不要直接改线上数据库。"), user("我叫小明。")])
+    assert [(i["type"], i["name"].rsplit("-", 1)[0]) for i in items] == [
+        ("user", "pref"),
+        ("feedback", "avoid"),
+        ("user", "user"),
+    ]
+    assert all(len(i["name"].rsplit("-", 1)[1]) == 8 for i in items)
+    assert items[2]["description"] == "用户叫小明"
+
+
+def test_traditional_chinese_requests_and_questions_are_skipped() -> None:
+    items = run([
+        user("幫我查一下pydantic文檔的Field用法 整理成markdown保存"),
+        user("toolchain不用保留吧?"),
+        user("这次先不要跑测试。"),
+        user("为什么不要用 npm"),
+    ])
+    assert items == []
+
+
+def test_chinese_relative_dates_use_the_turn_timestamp_or_today() -> None:
+    items = run([
+        user("明天上线支付功能。", "2026-03-02T08:00:00Z"),
+        user("3天后交付给客户。", None),
+    ])
+    assert [i["description"] for i in items] == ["2026-03-03上线支付功能", "2026-12-02交付给客户"]
+
+
+def test_alex_style_identity_and_preferences() -> None:
+    items = run([user("名字叫 Alex，喜欢打篮球和乒乓球。"), user("我喜欢打篮球、乒乓球和排球。")])
+    assert [(i["name"], i["type"], i["description"]) for i in items] == [
+        ("user-alex", "user", "用户名字叫 Alex，喜欢打篮球和乒乓球"),
+        ("pref-03720786", "user", "用户喜欢打篮球、乒乓球和排球"),
+    ]
+
+
+# ----------------------------------------------------------------------------- dates
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ship it tomorrow", "ship it 2026-11-26"),
+        ("the freeze is next Friday", "the freeze is 2026-12-04"),
+        ("demo on Friday", "demo on 2026-11-27"),
+        ("we broke it yesterday", "we broke it 2026-11-24"),
+        ("due in 3 days", "due 2026-11-28"),
+        ("merged two weeks ago", "merged 2026-11-11"),
+        ("every friday we sync", "every friday we sync"),
+        ("明天上线", "2026-11-26上线"),
+        ("下周五截止", "2026-12-04截止"),
+        ("周五开会", "2026-11-27开会"),
+        ("每周五开会", "每周五开会"),
+        ("昨天坏了", "2026-11-24坏了"),
+        ("next week", "the week of 2026-11-30"),
+    ],
+)
+def test_relative_dates_become_absolute(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 25)) == expected
+
+
+def test_relative_date_in_a_feedback_body_is_absolute() -> None:
+    [item] = run([user("Don't merge anything into release until tomorrow because QA is running.")])
+    assert item["description"] == "Don't merge anything into release until 2026-11-26"
+
+
+# ----------------------------------------------------------------------------- the model interface
+
+def test_unknown_task_and_missing_payload_answer_empty_text() -> None:
+    model = OfflineModel()
+    for prompt in ("no payload here", render_payload({"task": "summarise"}), "<input>[1]</input>",
+                   "<input>{not json</input>"):
+        c = model.complete("s", prompt, 1000)
+        assert c == Completion(text="", stop_reason="end_turn", usage=c.usage, model="offline",
+                               duration_ms=c.duration_ms)
+
+
+def test_usage_is_rough_token_counts() -> None:
+    prompt = render_payload({"task": "extract", "today": TODAY, "index": [], "turns": [user("Never use var.")]})
+    c = OfflineModel().complete("abcd" * 10, prompt, 1000)
+    assert c.usage.input_tokens == 10 + (len(prompt) + 3) // 4
+    assert c.usage.output_tokens == (len(c.text) + 3) // 4
+    assert c.usage.output_tokens > 0
+
+
+def test_answer_longer_than_max_tokens_is_reported_truncated() -> None:
+    payload = {"task": "extract", "today": TODAY, "index": [],
+               "turns": [user("Never deploy on Fridays because the on-call team is thin.")]}
+    full = answer(payload)
+    c = OfflineModel().complete("s", render_payload(payload), 10)
+    assert c.stop_reason == "max_tokens"
+    assert c.text == full[:40]
+
+
+def test_select_task_returns_known_names_only() -> None:
+    candidates = [
+        {"name": "prefers-tabs", "type": "user", "description": "User prefers tabs for indentation"},
+        {"name": "ref-grafana", "type": "reference", "description": "Grafana dashboard for ingest latency"},
+        {"name": "decision-postgres", "type": "project", "description": "Use Postgres for the event store"},
+    ]
+    c = OfflineModel().complete(
+        "s", render_payload({"task": "select", "query": "where is the ingest dashboard?", "limit": 9,
+                             "candidates": candidates}), 100)
+    names = json.loads(c.text)
+    assert names[0] == "ref-grafana"
+    assert len(names) <= 5 and set(names) <= {c["name"] for c in candidates}
+
+
+def test_clean_turn_keeps_what_the_person_typed() -> None:
+    text = ("<ide_opened_file>The user opened x.md in the IDE.</ide_opened_file>\nvue的双向绑定我该怎么编写代码\n"
+            "```js\nnever()\n```\n[tool: Read] /x\n- always use pnpm")
+    assert clean_turn(text) == "vue的双向绑定我该怎么编写代码\nalways use pnpm"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=300)), max_size=6))
+def test_any_text_gives_a_gate_valid_answer(pairs: list[tuple[str, str]]) -> None:
+    prefixes = ["", "I prefer ", "Never ", "记住", "我喜欢", "We decided to ", "Remember that ", "不要"]
+    turns = [{"role": r, "text": prefixes[len(t) % len(prefixes)] + t, "timestamp": None} for r, t in pairs]
+    items = run(turns)
+    assert len(items) <= MAX_RECORDS
+    for item in items:
+        assert "[REDACTED:" not in item["body"]
+        assert tokens(item["description"]) or item["description"].strip()
