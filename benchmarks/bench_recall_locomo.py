@@ -138,9 +138,12 @@ SELECTORS: dict[str, Callable[[Sequence[Candidate]], Selector]] = {
 }
 
 
-def evaluate(convs: Sequence[Conversation]) -> dict[str, dict[str, Any]]:
+def evaluate(
+    convs: Sequence[Conversation],
+    selectors: dict[str, Callable[[Sequence[Candidate]], Selector]] | None = None,
+) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
-    for label, make in SELECTORS.items():
+    for label, make in (selectors or SELECTORS).items():
         hits = {c: 0 for c in CATEGORIES}
         totals = {c: 0 for c in CATEGORIES}
         for conv in convs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -284,3 +285,26 @@ def test_large_sets_are_narrowed_by_the_index_before_the_model_sees_them() -> No
     silent = ScriptedModel([])
     assert model_select(silent, "nothing matches", cands, 5) == ([], None)
     assert silent.prompts == []
+
+
+def test_keyword_index_beats_bm25_on_locomo_recall_at_5(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Quality guard: the benchmark's own loader and scorer, the dreamd selector only."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_recall_locomo", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_recall_locomo.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)
+    spec.loader.exec_module(bench)
+    assert bench.dialogue_ids(["D4:17, D4:19"]) == {"D4:17", "D4:19"}
+    assert bench.dialogue_ids("D8:6; D9:17") == {"D8:6", "D9:17"}
+    assert bench.dialogue_ids("D:11:26") == {"D11:26"}
+
+    convs = bench.load(shared_data / "eval" / "locomo10.json")
+    assert sum(len(c.questions) for c in convs) == 1536
+    result = bench.evaluate(convs, {"dreamd": bench.dreamd_selector})["dreamd"]
+    assert result["recall_at_5"]["overall"] >= 0.60
