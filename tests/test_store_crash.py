@@ -1,0 +1,287 @@
+"""Crash safety of the commit protocol with real processes and SIGKILL (DESIGN §2.3).
+
+Two kinds of kill:
+
+* random: a child commits in a loop and is SIGKILLed 0–30 ms after it started, 4 directories in
+  parallel × 55 kills each (forked from this process so a kill costs milliseconds, not an
+  interpreter start-up), plus a few kills of the spawned script itself;
+* deterministic: the store's ``fault`` hook SIGKILLs the child at each step of the protocol, for
+  an ordinary add and for a consolidation (lease + base + merges).
+
+After every kill the directory must satisfy the invariants in :func:`check_after_kill`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from memory.locks import LEASE_NAME, DreamLease
+from memory.manifest import Manifest
+from memory.records import make_record, sha256_hex
+from memory.store import HISTORY, INDEX, MANIFEST, OUR_FILE_RE, Change, MemoryStore
+from tests.helpers import commit_child
+from tests.helpers.commit_child import DREAM_SOURCES, STEPS
+
+CHILD = Path(commit_child.__file__)
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Seen:
+    """What the children of one directory reported, across all kills."""
+
+    last_generation: int = 0
+    added: set[str] = field(default_factory=set)
+    tally: tuple[int, str] | None = None  # (generation, value) of the last returned tally commit
+    kills: int = 0
+    index_rebuilds: int = 0
+    orphans_collected: int = 0
+
+
+def parse_lines(text: str, seen: Seen) -> None:
+    """Fold a child's output into ``seen``; generations it reports must strictly increase."""
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        gen = int(parts[0])
+        assert gen > seen.last_generation, f"generation went backwards: {gen} after {seen.last_generation}"
+        seen.last_generation = gen
+        if parts[1] == "tally":
+            seen.tally = (gen, parts[2])
+        elif parts[1] != "dream":
+            seen.added.add(parts[1])
+
+
+def unreferenced_ours(directory: Path, manifest: Manifest) -> set[str]:
+    referenced = {e.file for e in manifest.records}
+    return {p.name for p in directory.iterdir() if OUR_FILE_RE.match(p.name) and p.name not in referenced}
+
+
+def check_after_kill(directory: Path, seen: Seen) -> Manifest:
+    """The invariants a SIGKILL at any moment must leave intact; returns the checked manifest."""
+    manifest = Manifest.loads((directory / MANIFEST).read_bytes(), where="test")
+    assert manifest.generation >= seen.last_generation, "a returned commit was lost"
+    seen.last_generation = manifest.generation
+    names = [e.name for e in manifest.records]
+    assert len(names) == len(set(names)), "duplicate names in the manifest"
+    for entry in manifest.records:
+        data = (directory / entry.file).read_bytes()  # every named file exists...
+        assert sha256_hex(data) == entry.sha256, f"{entry.file}: sha256 differs from the manifest"
+    missing = seen.added - set(names)
+    assert not missing, f"returned adds lost: {sorted(missing)[:5]}"
+    if seen.tally is not None:
+        store = MemoryStore(directory)
+        tally = store.read_record(manifest.by_name()["tally"])
+        got_prefix, got_i = tally.body.split()
+        want_prefix, want_i = seen.tally[1].split(":")
+        # A later tally may have committed without being reported, never an earlier one.
+        assert (got_prefix, int(got_i)) >= (want_prefix, int(want_i)), (tally.body, seen.tally)
+
+    # MEMORY.md: if the kill left it out of step with the manifest, reconcile rebuilds it.
+    index_sha = sha256_hex((directory / INDEX).read_bytes()) if (directory / INDEX).exists() else ""
+    if index_sha != manifest.index_sha256:
+        report = MemoryStore(directory).reconcile()
+        assert report.index_rebuilt
+        after = Manifest.loads((directory / MANIFEST).read_bytes(), where="test")
+        assert sha256_hex((directory / INDEX).read_bytes()) == after.index_sha256
+        seen.index_rebuilds += 1
+
+    # The next commit (no grace) moves orphans of the interrupted commit into .history/ (no
+    # pruning in this commit, or never-committed orphans could be pruned at once).
+    orphans = unreferenced_ours(directory, manifest)
+    store = MemoryStore(directory, orphan_grace=0, history_generations=10**6)
+    result = store.commit(Change(add=[make_record(f"check-{seen.kills}", "project", "post-kill check", "ok")]))
+    assert result.generation == manifest.generation + 1
+    after = store.read()
+    assert not unreferenced_ours(directory, after)
+    assert not [p.name for p in directory.iterdir() if p.name.startswith(".tmp-")]
+    for name in orphans:
+        assert (directory / HISTORY / name).exists(), f"orphan {name} was not kept in {HISTORY}/"
+    seen.orphans_collected += len(orphans)
+    seen.added.add(result.added[0])
+    seen.last_generation = result.generation
+    return after
+
+
+def fork_loop(directory: Path, prefix: str) -> tuple[int, int]:
+    """Fork a child running the commit loop; returns (pid, read end of its stdout pipe)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            os.close(r)
+            commit_child.run_loop(directory, prefix=prefix, emit=commit_child.fd_emit(w), tally_every=4)
+        finally:
+            os._exit(0)
+    os.close(w)
+    return pid, r
+
+
+def drain(fd: int) -> str:
+    chunks = []
+    while True:
+        data = os.read(fd, 65536)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(fd)
+    return b"".join(chunks).decode()
+
+
+def test_random_sigkill_of_committing_children_keeps_every_invariant(tmp_path: Path) -> None:
+    dirs = [tmp_path / f"d{i}" for i in range(4)]
+    for d in dirs:
+        MemoryStore.init(d)
+    seen = {d: Seen() for d in dirs}
+    rng = random.Random(20261129)
+    rounds = 55
+    child_adds = 0
+    for round_ in range(rounds):
+        children = {d: fork_loop(d, f"r{round_}") for d in dirs}
+        # Each child is killed 0–30 ms after its first commit returned (so every kill lands in
+        # the middle of real work), the four in parallel.
+        kill_at: dict[Path, float] = {}
+        deadline = time.monotonic() + 30.0
+        while len(kill_at) < len(dirs):
+            waiting = {fd: d for d, (_pid, fd) in children.items() if d not in kill_at}
+            ready, _, _ = select.select(list(waiting), [], [], max(deadline - time.monotonic(), 0.0))
+            assert ready, "a child made no commit in 30 s"
+            for fd in ready:
+                kill_at[waiting[fd]] = time.monotonic() + rng.uniform(0.0, 0.030)
+        for d, at in sorted(kill_at.items(), key=lambda kv: kv[1]):
+            time.sleep(max(at - time.monotonic(), 0.0))
+            os.kill(children[d][0], signal.SIGKILL)
+        for d, (pid, fd) in children.items():
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+            before = len(seen[d].added)
+            parse_lines(drain(fd), seen[d])
+            child_adds += len(seen[d].added) - before
+            seen[d].kills += 1
+            check_after_kill(d, seen[d])
+    total_kills = sum(s.kills for s in seen.values())
+    assert total_kills == 4 * rounds >= 200
+    assert child_adds >= total_kills // 2  # tally commits are the other returned commits
+    print(
+        f"\nkills={total_kills} child-adds={child_adds} "
+        f"orphans={sum(s.orphans_collected for s in seen.values())} "
+        f"index-rebuilds={sum(s.index_rebuilds for s in seen.values())}"
+    )
+
+
+def test_random_sigkill_of_the_spawned_script(tmp_path: Path) -> None:
+    """The same, a few times, with the real script (its own interpreter, stdout pipe)."""
+    d = tmp_path / "mem"
+    MemoryStore.init(d)
+    seen = Seen()
+    rng = random.Random(7)
+    for round_ in range(6):
+        proc = subprocess.Popen(
+            [sys.executable, str(CHILD), str(d), "--prefix", f"s{round_}", "--tally-every", "3"],
+            stdout=subprocess.PIPE,
+            cwd=REPO,
+        )
+        assert proc.stdout is not None
+        # Wait for the first returned commit, then kill 0–30 ms later.
+        ready, _, _ = select.select([proc.stdout], [], [], 20.0)
+        assert ready, "child made no commit in 20 s"
+        time.sleep(rng.uniform(0.0, 0.030))
+        proc.send_signal(signal.SIGKILL)
+        out = proc.stdout.read().decode()
+        assert proc.wait() == -signal.SIGKILL
+        parse_lines(out, seen)
+        seen.kills += 1
+        check_after_kill(d, seen)
+    assert len(seen.added) >= 6
+
+
+def spawn(args: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, str(CHILD), *args], stdout=subprocess.PIPE, cwd=REPO)
+
+
+NOT_COMMITTED = STEPS[: STEPS.index("manifest_replaced")]
+
+
+def test_sigkill_at_every_protocol_step_leaves_old_or_new_set(tmp_path: Path) -> None:
+    procs = {}
+    for step in STEPS:
+        d = tmp_path / step
+        MemoryStore.init(d)
+        # Three commits get through, the fourth is killed at ``step``.
+        procs[step] = (d, spawn([str(d), "--prefix", "x", "--fault", step, "--after", "3"]))
+    for step, (d, proc) in procs.items():
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL, (step, proc.returncode)
+        seen = Seen()
+        parse_lines(out.decode(), seen)
+        assert sorted(seen.added) == ["x-0", "x-1", "x-2"]
+        assert seen.last_generation == 3
+        manifest = MemoryStore(d).read()
+        names = {e.name for e in manifest.records}
+        if step in NOT_COMMITTED:
+            assert manifest.generation == 3, step
+            assert names == {"x-0", "x-1", "x-2"}, step
+        else:
+            assert manifest.generation == 4, step
+            assert names == {"x-0", "x-1", "x-2", "x-3"}, step
+        written = step not in ("locked", "verified")
+        orphan_left = written and step in NOT_COMMITTED
+        assert bool(unreferenced_ours(d, manifest)) == orphan_left, step
+        index_stale = sha256_hex((d / INDEX).read_bytes()) != manifest.index_sha256
+        assert index_stale == (step in ("index_written", "history_linked")), step
+        after = check_after_kill(d, seen)
+        # The history link of an interrupted commit is reused, never duplicated or lost.
+        assert MemoryStore(d).history_manifests() == list(range(after.generation))
+
+
+def test_consolidation_killed_at_every_step_leaves_whole_old_or_whole_new_set(tmp_path: Path) -> None:
+    procs = {}
+    for step in STEPS:
+        d = tmp_path / step
+        commit_child.seed_dream_set(d)
+        procs[step] = (d, spawn([str(d), "--consolidate", "--fault", step]))
+    for step, (d, proc) in procs.items():
+        proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL, (step, proc.returncode)
+        store = MemoryStore(d)
+        manifest = store.read()
+        got = {name: store.read_record(e).body for name, e in manifest.by_name().items()}
+        if step in NOT_COMMITTED:
+            assert manifest.generation == 1 and manifest.consolidated_at is None, step
+            assert set(got) == set(DREAM_SOURCES), step
+        else:
+            assert manifest.generation == 2 and manifest.consolidated_at is not None, step
+            assert got == {"tabs": "Use tabs, never spaces.\n", "keeper": "Something the dream does not touch.\n"}, step
+            assert manifest.change["merged"] == [
+                {"from": ["tabs-a", "tabs-b"], "into": "tabs"},
+                {"from": ["stale-note"], "into": None},
+            ]
+        # The dead holder's lease is stale (pid gone) and the next dream recovers it.
+        assert (d / LEASE_NAME).exists(), step
+        lease = DreamLease.acquire(d)
+        lease.release()
+        assert list((d / HISTORY).glob("dream.lock-broken-*.json")), step
+        check_after_kill(d, Seen(last_generation=manifest.generation))
+
+
+@pytest.mark.parametrize("step", ["files_written", "index_written"])
+def test_orphans_inside_grace_period_are_left_alone(tmp_path: Path, step: str) -> None:
+    """A concurrent commit's fresh files must not be collected: only old orphans are."""
+    d = tmp_path / "mem"
+    MemoryStore.init(d)
+    proc = spawn([str(d), "--prefix", "g", "--fault", step, "--after", "0"])
+    proc.communicate(timeout=60)
+    store = MemoryStore(d)  # default grace: 600 s
+    store.commit(Change(add=[make_record("other", "user", "d", "b")]))
+    assert unreferenced_ours(d, store.read()) != set()
