@@ -47,9 +47,13 @@ __all__ = [
     "RecallResult",
     "RecallSession",
     "RecalledRecord",
+    "cap_text",
+    "clear_cache",
     "index_text",
     "recall",
     "render_block",
+    "render_element",
+    "truncation_note",
 ]
 
 log = logging.getLogger("memory.recall")

@@ -14,7 +14,7 @@ Two ways to pick at most ``limit`` record names for a query (DESIGN §7):
   ``limit`` distinct known names. Anything else falls back to the keyword index and the reason
   is returned, never raised.
 
-Pure: stdlib only, no I/O; the caller passes candidates in.
+Pure and I/O-free (stdlib plus memory.gate and memory.llm): the caller passes candidates in.
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ from memory.gate import AnswerRejected
 from memory.llm import Completion, Model, render_payload
 
 __all__ = [
+    "MODEL_CANDIDATES",
     "AnswerRejected",
     "Candidate",
     "KeywordIndex",
     "check_selection",
     "keyword_select",
     "model_select",
+    "plain_tokens",
     "selection_prompt",
     "stem",
     "tokenize",
