@@ -211,6 +211,12 @@ def expand_roots(roots: Sequence[str]) -> list[Path]:
 # --- validation -------------------------------------------------------------------------------
 
 
+def _show(value: Any) -> str:
+    """A value as it looked in the JSON, shortened for a one-line reason."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _text(value: Any, what: str, *, max_chars: int | None = None) -> str:
     if not isinstance(value, str):
         raise JobRejected(f"{what} must be a string, got {type(value).__name__}")
@@ -308,7 +314,7 @@ def _transcript(value: Any) -> Transcript:
     fmt = value.get("format", "auto")
     if fmt not in TRANSCRIPT_FORMATS:
         raise JobRejected(
-            f"transcript.format {str(fmt)[:40]!r} is not one of {', '.join(TRANSCRIPT_FORMATS)}"
+            f"transcript.format {_show(fmt)} is not one of {', '.join(TRANSCRIPT_FORMATS)}"
         )
     content = _text(value.get("content"), "transcript.content")
     return Transcript(format=str(fmt), content=content)
@@ -357,13 +363,13 @@ def _validate(raw: bytes, *, roots: Sequence[str], max_bytes: int) -> Job:
     obj = parse_job_object(raw, max_bytes=max_bytes)
     fmt = obj.get("format")
     if fmt != FORMAT or isinstance(fmt, bool):
-        raise JobRejected(f"job format {str(fmt)[:20]!r} is not supported (expected {FORMAT})")
+        raise JobRejected(f"job format {_show(fmt)} is not supported (expected {FORMAT})")
     job_id = _text(obj.get("id"), "id", max_chars=128)
     if not JOB_ID_RE.match(job_id):
         raise JobRejected(f"id {job_id[:40]!r} must match {JOB_ID_RE.pattern}")
     kind = obj.get("kind")
     if kind not in KINDS:
-        raise JobRejected(f"kind {str(kind)[:40]!r} is not one of {', '.join(KINDS)}")
+        raise JobRejected(f"kind {_show(kind)} is not one of {', '.join(KINDS)}")
     memory_dir = _memory_dir(obj.get("memory_dir"), roots)
     session_id = _session_id(obj.get("session_id"))
     submitted_at = obj.get("submitted_at")
