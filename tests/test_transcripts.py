@@ -591,3 +591,12 @@ def test_import_is_stdlib_only() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_hash_ids_depend_on_occurrence_not_position() -> None:
+    """Without source ids, a turn's id survives other turns appearing before it."""
+    short = parse_transcript("User: a\nAssistant: b\nUser: a").turns
+    longer = parse_transcript("User: z\nAssistant: y\nUser: a\nAssistant: b\nUser: a").turns
+    assert [t.message_id for t in short] == [t.message_id for t in longer[2:]]
+    assert short[0].message_id != short[2].message_id  # second "a" is occurrence 1
+    assert all(t.message_id.startswith("h:") and len(t.message_id) == 18 for t in longer)
