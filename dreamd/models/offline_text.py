@@ -51,7 +51,15 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+_KEEP_S = frozenset(
+    "always perhaps various towards afterwards postgres redis kubernetes jenkins windows macos "
+    "ios news series species analysis basis canvas atlas alias bias status".split()
+)
+
+
 def _singular(word: str) -> str:
+    if word in _KEEP_S:
+        return word
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):

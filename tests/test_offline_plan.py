@@ -1,0 +1,293 @@
+"""The offline consolidation planner: real near-duplicates, generated sets, plan rules."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dreamd.models.offline import OfflineModel
+from dreamd.models.offline_plan import plan, statements_contradict
+from memory.gate import check_plan
+from memory.llm import render_payload
+from memory.records import parse_record, validate_fields
+
+TODAY = "2026-11-29"
+
+
+def rec(
+    name: str,
+    type_: str,
+    description: str,
+    body: str,
+    day: int,
+    *,
+    importance: float = 0.5,
+    expires: str | None = None,
+) -> dict[str, Any]:
+    stamp = f"2026-11-{day:02d}T10:00:00Z"
+    return {
+        "name": name, "type": type_, "description": description, "body": body,
+        "created_at": stamp, "updated_at": stamp, "importance": importance, "expires": expires,
+    }
+
+
+def consolidate(records: list[dict[str, Any]], today: str = TODAY) -> list[dict[str, Any]]:
+    """Plan through the model interface and check it with the real gate and our own rules."""
+    payload = {"task": "consolidate", "today": today, "records": records, "recent": []}
+    c = OfflineModel().complete("Consolidate.", "prose\n" + render_payload(payload), 32000)
+    assert c.stop_reason == "end_turn"
+    ops: list[dict[str, Any]] = json.loads(c.text)
+    check_plan(c, candidates=[r["name"] for r in records])
+    validate_plan(ops, records)
+    shuffled = list(records)
+    random.Random(7).shuffle(shuffled)
+    assert plan({**payload, "records": shuffled}) == ops  # input order does not matter
+    return ops
+
+
+def validate_plan(ops: list[dict[str, Any]], records: list[dict[str, Any]]) -> None:
+    """The contract rules, written out independently of memory.gate."""
+    by_name = {r["name"]: r for r in records}
+    used: list[str] = []
+    for op in ops:
+        assert set(op) == {"source_names", "result"}
+        assert op["source_names"] and all(n in by_name for n in op["source_names"])
+        used.extend(op["source_names"])
+        if op["result"] is not None:
+            validate_fields(op["result"], where="result")
+            assert op["result"]["name"] in op["source_names"]  # reuses a source's name
+            assert {by_name[n]["type"] for n in op["source_names"]} == {op["result"]["type"]}
+    assert len(used) == len(set(used))
+    kept = set(by_name) - set(used)
+    results = [op["result"]["name"] for op in ops if op["result"]]
+    assert len(results) == len(set(results)) and not set(results) & kept
+
+
+def load_dir(path: Path, stamps: dict[str, int]) -> list[dict[str, Any]]:
+    out = []
+    for f in sorted(path.glob("*.md")):
+        if f.name == "MEMORY.md":
+            continue
+        r = parse_record(f.read_bytes(), where=str(f), stem=f.stem)
+        out.append(rec(r.name, r.type, r.description, r.body, stamps.get(r.name, 1),
+                       importance=r.importance, expires=r.expires))
+    return out
+
+
+ZBIGBEAR = "learn-claude-code__ZBIGBEAR__my-learn-claude-code__.memory"
+
+
+# ----------------------------------------------------------------------------- real directories
+
+def test_alex_near_duplicates_merge_into_the_newer_wording(shared_data: Path) -> None:
+    records = load_dir(shared_data / "memory_dirs" / ZBIGBEAR, {"alex_basketball": 1, "alex_volleyball": 2})
+    assert [r["name"] for r in records] == ["alex_basketball", "alex_volleyball"]
+    assert consolidate(records) == [{
+        "source_names": ["alex_volleyball", "alex_basketball"],
+        "result": {
+            "name": "alex_volleyball",
+            "type": "user",
+            "description": "用户 Alex 的运动爱好",
+            "body": "名字叫 Alex，喜欢打篮球、乒乓球和排球。\n",
+        },
+    }]
+
+
+def test_alex_when_the_older_record_knows_more_its_fact_is_kept(shared_data: Path) -> None:
+    """Basketball is newer here, but the volleyball record's 排球 is a distinct fact: kept."""
+    records = load_dir(shared_data / "memory_dirs" / ZBIGBEAR, {"alex_basketball": 3, "alex_volleyball": 2})
+    [op] = consolidate(records)
+    assert op["source_names"] == ["alex_basketball", "alex_volleyball"]
+    assert op["result"] == {
+        "name": "alex_basketball",
+        "type": "user",
+        "description": "用户 Alex 的基本信息",
+        "body": "名字叫 Alex，喜欢打篮球和乒乓球。\n名字叫 Alex，喜欢打篮球、乒乓球和排球。\n",
+    }
+
+
+def test_distinct_real_memories_are_left_alone(shared_data: Path) -> None:
+    """17 hand-written Claude Code memories on different topics: nothing to merge or drop."""
+    path = shared_data / "memory_dirs" / "4444J99__application-pipeline__.claude-memory"
+    names = sorted(f.stem for f in path.glob("*.md") if f.name != "MEMORY.md")
+    records = load_dir(path, {n.replace("_", "_"): i + 1 for i, n in enumerate(names)})
+    assert len(records) == 17
+    assert consolidate(records) == []
+
+
+# ----------------------------------------------------------------------------- generated sets
+
+def generated_set() -> list[dict[str, Any]]:
+    return [
+        # near-duplicates (paraphrase): merged into the newest wording
+        rec("dark-mode", "user", "User prefers dark mode in the editor",
+            "User prefers dark mode in the editor.\n", 3),
+        rec("dark-mode-terminals", "user", "User prefers dark mode in the editor and terminals",
+            "User prefers dark mode in the editor and in terminals.\n", 9),
+        # duplicates with distinct facts and reasons: union
+        rec("lint-before-commit", "feedback", "Run the linters before committing",
+            "Run the linters before committing.\n**Why:** CI rejects lint errors.\n"
+            "**How to apply:** run `make lint` first.\n", 2),
+        rec("lint-before-push", "feedback", "Run the linters before committing and pushing",
+            "Run the linters before committing and pushing.\nRun the type checker too.\n"
+            "**Why:** keeps the main branch green.\n**How to apply:** run `make check` first.\n", 8),
+        # contradictions: the newer one wins, the older is a source with nothing carried over
+        rec("prefers-tabs", "user", "User prefers tabs for indentation",
+            "User prefers tabs for indentation.\n", 4),
+        rec("prefers-spaces", "user", "User prefers spaces for indentation",
+            "User prefers spaces for indentation.\n", 10),
+        rec("mock-payments", "feedback", "Use mocks for the payment gateway in tests",
+            "Use mocks for the payment gateway in tests.\n", 11),
+        rec("no-mock-payments", "feedback", "Don't use mocks for the payment gateway in tests",
+            "Don't use mocks for the payment gateway in tests.\n**Why:** a mock hid a broken refund.\n", 5),
+        rec("freeze-date", "project", "The release freeze is 2026-12-04",
+            "The release freeze is 2026-12-04.\n", 6),
+        rec("freeze-date-moved", "project", "The release freeze is 2026-12-11",
+            "The release freeze is 2026-12-11.\n", 12),
+        # expiry
+        rec("old-incident", "project", "Incident war room for the ingest outage",
+            "Incident war room for the ingest outage.\n", 1, expires="2026-11-15"),
+        rec("key-incident", "project", "Postmortem of the billing outage",
+            "Postmortem of the billing outage.\n", 1, importance=0.9, expires="2026-11-15"),
+        rec("future-trip", "project", "Offsite in Lisbon", "Offsite in Lisbon.\n", 1, expires="2026-12-30"),
+        # unrelated, and same words in a different type: untouched
+        rec("ref-grafana", "reference", "Grafana dashboard for ingest latency",
+            "https://grafana.example.com/d/ingest\n", 7),
+        rec("user-role", "user", "User is a data scientist", "User is a data scientist.\n", 7),
+        rec("fb-dark-mode", "feedback", "User prefers dark mode in the editor",
+            "Show screenshots in dark mode.\n", 7),
+    ]
+
+
+def test_generated_set_plan_is_exactly_right() -> None:
+    ops = consolidate(generated_set())
+    assert ops == [
+        {"source_names": ["old-incident"], "result": None},
+        {"source_names": ["dark-mode-terminals", "dark-mode"], "result": {
+            "name": "dark-mode-terminals", "type": "user",
+            "description": "User prefers dark mode in the editor and terminals",
+            "body": "User prefers dark mode in the editor and in terminals.\n"}},
+        {"source_names": ["freeze-date-moved", "freeze-date"], "result": {
+            "name": "freeze-date-moved", "type": "project",
+            "description": "The release freeze is 2026-12-11",
+            "body": "The release freeze is 2026-12-11.\n"}},
+        {"source_names": ["lint-before-push", "lint-before-commit"], "result": {
+            "name": "lint-before-push", "type": "feedback",
+            "description": "Run the linters before committing and pushing",
+            "body": "Run the linters before committing and pushing.\nRun the type checker too.\n"
+                    "**Why:** keeps the main branch green. CI rejects lint errors.\n"
+                    "**How to apply:** run `make check` first.\n"}},
+        {"source_names": ["mock-payments", "no-mock-payments"], "result": {
+            "name": "mock-payments", "type": "feedback",
+            "description": "Use mocks for the payment gateway in tests",
+            "body": "Use mocks for the payment gateway in tests.\n"}},
+        {"source_names": ["prefers-spaces", "prefers-tabs"], "result": {
+            "name": "prefers-spaces", "type": "user",
+            "description": "User prefers spaces for indentation",
+            "body": "User prefers spaces for indentation.\n"}},
+    ]
+
+
+def test_nothing_else_is_touched() -> None:
+    records = generated_set()
+    ops = consolidate(records)
+    named = {n for op in ops for n in op["source_names"]}
+    assert sorted(r["name"] for r in records if r["name"] not in named) == [
+        "fb-dark-mode", "future-trip", "key-incident", "ref-grafana", "user-role",
+    ]
+
+
+def test_expiry_is_relative_to_the_payload_today() -> None:
+    records = [rec("trip", "project", "Offsite in Lisbon", "Offsite in Lisbon.\n", 1, expires="2026-12-30")]
+    assert consolidate(records, today="2026-12-30") == []
+    assert consolidate(records, today="2026-12-31") == [{"source_names": ["trip"], "result": None}]
+    records[0]["expires"] = "not a date"
+    assert consolidate(records, today="2027-06-01") == []
+
+
+def test_groups_compare_with_the_newest_record_only_so_they_do_not_chain() -> None:
+    records = [
+        rec("a", "project", "alpha beta gamma delta", "alpha beta gamma delta\n", 3),
+        rec("b", "project", "alpha beta gamma delta epsilon zeta", "alpha beta gamma delta epsilon zeta\n", 2),
+        rec("c", "project", "gamma delta epsilon zeta eta theta", "gamma delta epsilon zeta eta theta\n", 1),
+    ]
+    ops = consolidate(records)
+    assert [op["source_names"] for op in ops] == [["a", "b"]]
+    assert ops[0]["result"]["body"] == "alpha beta gamma delta\nalpha beta gamma delta epsilon zeta\n"
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "expected"),
+    [
+        ("User prefers tabs for indentation", "User prefers spaces for indentation", True),
+        ("User prefers tabs over spaces", "User prefers spaces over tabs", True),
+        ("Always use pnpm", "Never use pnpm", True),
+        ("Use pnpm instead of npm", "Use npm", True),
+        ("The API docs are at https://a.example.com", "The API docs are at https://b.example.com", True),
+        ("Bugs are tracked in Linear", "Bugs are tracked in Jira", True),
+        ("用户喜欢用中文回复", "用户喜欢用英文回复", True),
+        ("不要用 mock 测试数据库", "用 mock 测试数据库", True),
+        ("Always run tests before committing", "Always run linters before committing", False),
+        ("Decision: use Postgres for the event store", "Decision: deploy on Fridays only", False),
+        ("User prefers dark mode", "User is a data scientist", False),
+        ("Don't use mocks in integration tests", "Use mocks in unit tests", False),
+    ],
+)
+def test_contradiction_detection(x: str, y: str, expected: bool) -> None:
+    assert statements_contradict(x, y) is expected
+    assert statements_contradict(y, x) is expected
+
+
+def test_large_generated_set_merges_every_paraphrase_and_loses_no_fact() -> None:
+    """40 topics with their own vocabulary; 15 get a paraphrase (newer, one word added), 5
+    get a second record with an extra fact line. Each pair must be one op with the newer
+    name, no op may mix topics, and every topic's facts survive somewhere."""
+    rng = random.Random(2026)
+    records: list[dict[str, Any]] = []
+    words = [f"w{i:03d}" for i in range(400)]
+    rng.shuffle(words)
+    expect_pairs: dict[str, str] = {}
+    facts: dict[str, list[str]] = {}
+    for t in range(40):
+        vocab = words[t * 10 : t * 10 + 10]
+        type_ = ("user", "feedback", "project", "reference")[t % 4]
+        line = " ".join(vocab[:5])
+        name = f"topic-{t}"
+        records.append(rec(name, type_, f"topic {vocab[0]} {vocab[1]} {vocab[2]}", line + "\n", 1 + t % 9))
+        facts[name] = [line]
+        if t < 15:
+            newer = f"topic-{t}-again"
+            records.append(rec(newer, type_, f"topic {vocab[0]} {vocab[1]} {vocab[2]} {vocab[5]}",
+                               f"{line} {vocab[5]}\n", 20))
+            expect_pairs[newer] = name
+            facts[newer] = [f"{line} {vocab[5]}"]
+        elif t < 20:
+            newer = f"topic-{t}-more"
+            extra = " ".join(vocab[5:9])
+            records.append(rec(newer, type_, f"topic {vocab[0]} {vocab[1]} {vocab[2]}",
+                               f"{line}\n{extra}\n", 21))
+            expect_pairs[newer] = name
+            facts[newer] = [line, extra]
+    ops = consolidate(records)
+    got = {op["source_names"][0]: op["source_names"][1:] for op in ops}
+    assert got == {newer: [older] for newer, older in expect_pairs.items()}
+    surviving = {r["name"]: r["body"] for r in records if r["name"] not in {n for op in ops for n in op["source_names"]}}
+    surviving.update({op["result"]["name"]: op["result"]["body"] for op in ops})
+    all_text = "\n".join(surviving.values())
+    for name, lines in facts.items():
+        for line in lines:
+            assert set(line.split()) <= set(all_text.split()), (name, line)
+
+
+def test_unusable_records_in_the_payload_are_ignored() -> None:
+    payload = {"task": "consolidate", "today": TODAY, "records": [
+        "not an object",
+        {"name": 3, "type": "user"},
+        rec("only", "user", "User is a data scientist", "User is a data scientist.\n", 1),
+    ]}
+    assert plan(payload) == []
+    assert plan({"task": "consolidate"}) == []
