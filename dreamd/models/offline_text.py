@@ -51,10 +51,10 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-_KEEP_S = frozenset(
-    "always perhaps various towards afterwards postgres redis kubernetes jenkins windows macos "
-    "ios news series species analysis basis canvas atlas alias bias status".split()
-)
+_KEEP_S_TEXT = """always perhaps various towards afterwards postgres redis kubernetes jenkins windows
+macos ios news series species analysis basis canvas atlas alias bias status"""
+_KEEP_S: frozenset[str] = frozenset(_KEEP_S_TEXT.split())
+"""Words ending in s that are not plurals (``always`` must not become ``alway``)."""
 
 
 def _singular(word: str) -> str:
