@@ -114,3 +114,67 @@ def test_watchdog_interval_respects_watchdog_pid() -> None:
     assert watchdog_interval(env) == 10.0
     assert watchdog_interval(env, pid=os.getpid() + 1) is None
     assert watchdog_interval({"WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "x"}) is None
+
+
+def _read_until(sock: socket.socket, wanted: bytes, deadline: float) -> list[bytes]:
+    """Datagrams received until one contains ``wanted`` (or the deadline passes)."""
+    got: list[bytes] = []
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.05, deadline - time.monotonic()))
+        try:
+            data = sock.recv(4096)
+        except TimeoutError:
+            break
+        got.append(data)
+        if wanted in data:
+            return got
+    raise AssertionError(f"no {wanted!r} datagram; got {got!r}")
+
+
+def test_real_daemon_speaks_sd_notify_through_its_lifecycle(
+    tmp_path: Path, receiver: tuple[socket.socket, str]
+) -> None:
+    """`dreamd run` under a fake service manager: READY with STATUS, WATCHDOG pings at half
+    of WATCHDOG_USEC, RELOADING+MONOTONIC_USEC then READY on SIGHUP, STOPPING on SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+
+    sock, path = receiver
+    repo = Path(__file__).resolve().parents[1]
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[daemon]\nspool = "{tmp_path / "spool"}"\nroots = ["{tmp_path}/code/*/.memory"]\n'
+        'log_format = "json"\n'
+    )
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(repo),
+        "NOTIFY_SOCKET": path,
+        "WATCHDOG_USEC": "400000",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dreamd", "run", "--config", str(config)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        got = _read_until(sock, b"READY=1", time.monotonic() + 30)
+        ready = got[-1].decode()
+        assert ready.startswith("READY=1\nSTATUS=0 queued, ")
+        _read_until(sock, b"WATCHDOG=1", time.monotonic() + 5)
+        proc.send_signal(signal.SIGHUP)
+        reloading = _read_until(sock, b"RELOADING=1", time.monotonic() + 10)[-1].decode()
+        assert reloading.startswith("RELOADING=1\nMONOTONIC_USEC=")
+        _read_until(sock, b"READY=1", time.monotonic() + 10)
+        proc.send_signal(signal.SIGTERM)
+        _read_until(sock, b"STOPPING=1", time.monotonic() + 10)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
