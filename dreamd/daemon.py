@@ -636,13 +636,15 @@ def _with_daemon(config: Config, **changes: Any) -> Config:
 
 
 def run(config: Config, *, config_path: Path | None = None, log_format: str | None = None,
-        env: Mapping[str, str] = os.environ) -> int:
-    """The foreground daemon (``dreamd run``); returns the process exit code."""
+        env: Mapping[str, str] = os.environ, work: Any = None) -> int:
+    """The foreground daemon (``dreamd run``); returns the process exit code.
+
+    ``work`` replaces ``dreamd.work`` (tests only)."""
     configure(log_format or config.daemon.log_format)
     try:
-        daemon = Daemon(config, config_path=config_path, env=env)
-    except ConfigError as exc:
-        log.error("daemon.stopped", exit_code=1, error=str(exc))
+        daemon = Daemon(config, config_path=config_path, env=env, work=work)
+    except Exception as exc:  # a bad model config, an unusable spool: one line, exit 1
+        log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
         return 1
     old = daemon._install_signals()
     try:
