@@ -63,6 +63,9 @@ DEFAULT_RECORD_BYTES = 4096
 DEFAULT_RECORD_LINES = 200
 DEFAULT_SESSION_BYTES = 61440
 INDEX_CACHE_SIZE = 8
+BODY_INDEX_LIMIT = 2000
+"""Sets larger than this are indexed from the manifest alone (name + description), so the
+first recall in a fresh process never has to open thousands of files."""
 """Memory directories whose keyword index one process keeps (an agent rarely uses more)."""
 
 
@@ -240,22 +243,18 @@ def _set_index(store: MemoryStore, manifest: Manifest) -> _SetIndex:
             return hit
     candidates = []
     entries: dict[str, ManifestEntry] = {}
+    read_bodies = len(manifest.records) <= BODY_INDEX_LIMIT
     for entry in manifest.records:
-        try:
-            record = store.read_record(entry)
-        except RecordError as exc:
-            log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
-            continue
+        body, importance = "", 0.5
+        if read_bodies:
+            try:
+                record = store.read_record(entry)
+            except RecordError as exc:
+                log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
+                continue
+            body, importance = record.body, record.importance
         entries[entry.name] = entry
-        candidates.append(
-            Candidate(
-                name=entry.name,
-                type=entry.type,
-                description=entry.description,
-                body=record.body,
-                importance=record.importance,
-            )
-        )
+        candidates.append(Candidate(entry.name, entry.type, entry.description, body, importance))
     built = _SetIndex(
         manifest.generation, manifest.committed_at, entries, tuple(candidates), KeywordIndex(candidates)
     )

@@ -267,6 +267,21 @@ def test_malformed_record_file_is_skipped_when_reading_a_selection(tmp_path: Pat
     assert [r.name for r in recall(memdir, "coffee").records] == ["good-note"]
 
 
+def test_large_sets_are_indexed_from_the_manifest_without_opening_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memdir, store = make_store(
+        tmp_path,
+        rec("good-note", "Notes on coffee", "Body mentions espresso."),
+        rec("bad-note", "More notes on coffee"),
+        rec("tea-note", "Notes on tea"),
+    )
+    _corrupt(entry_path(store, "bad-note"))
+    monkeypatch.setattr("memory.recall.BODY_INDEX_LIMIT", 2)
+    assert recall(memdir, "espresso").records == []  # bodies are not indexed
+    assert [r.name for r in recall(memdir, "coffee").records] == ["good-note"]
+
+
 def test_a_new_generation_is_seen_by_the_next_recall(tmp_path: Path) -> None:
     memdir, store = make_store(tmp_path, rec("good-note", "Notes on coffee"))
     assert [r.name for r in recall(memdir, "espresso").records] == []
