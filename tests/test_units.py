@@ -104,6 +104,8 @@ def test_user_unit_contract() -> None:
         "LockPersonality": ["yes"],
         "MemoryDenyWriteExecute": ["yes"],
         "SystemCallArchitectures": ["native"],
+        "SystemCallFilter": ["@system-service"],
+        "SystemCallErrorNumber": ["EPERM"],
         "WantedBy": ["default.target"],
     }
     for key, value in expected.items():
