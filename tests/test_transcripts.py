@@ -600,3 +600,20 @@ def test_hash_ids_depend_on_occurrence_not_position() -> None:
     assert [t.message_id for t in short] == [t.message_id for t in longer[2:]]
     assert short[0].message_id != short[2].message_id  # second "a" is occurrence 1
     assert all(t.message_id.startswith("h:") and len(t.message_id) == 18 for t in longer)
+
+
+def test_jsonl_chat_messages_and_gemini_api_parts() -> None:
+    lines = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "I use Go 1.23"},
+        {"role": "model", "parts": [{"text": "Noted: Go 1.23."}]},
+        "not an object",
+    ]
+    content = "\n".join(json.dumps(line) for line in lines)
+    assert detect_format(content) == "openai"
+    t = parse_transcript(content)
+    assert [(x.role, x.text) for x in t.turns] == [
+        ("user", "I use Go 1.23"),
+        ("assistant", "Noted: Go 1.23."),
+    ]
+    assert t.skipped == 1

@@ -118,7 +118,11 @@ def _records_format(records: list[Any]) -> str | None:
             votes["copilot"] += 1
         elif looks_like_gemini(record):
             votes["gemini"] += 1
-        elif isinstance(record, dict) and "role" in record and "content" in record:
+        elif (
+            isinstance(record, dict)
+            and "role" in record
+            and ("content" in record or "parts" in record)
+        ):
             votes["chat"] += 1
     best = max(votes, key=lambda name: votes[name])
     if votes[best] == 0:

@@ -86,14 +86,14 @@ def parse_chat(messages: list[Any]) -> Parsed:
             continue
         role = message.get("role")
         if not isinstance(role, str) or not (
-            {"content", "tool_calls", "function_call"} & message.keys()
+            {"content", "parts", "tool_calls", "function_call"} & message.keys()
         ):
             skipped += 1
             continue
         recognized += 1
         source_id = message.get("id") if isinstance(message.get("id"), str) else None
         timestamp = iso_timestamp(message.get("timestamp") or message.get("created_at"))
-        content = message.get("content")
+        content = message.get("content", message.get("parts"))  # Gemini API uses "parts"
         if role in _DROPPED_ROLES:
             continue
         if role in ("tool", "function"):

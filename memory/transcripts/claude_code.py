@@ -5,7 +5,8 @@ Each line is one record. Kept: ``user`` and ``assistant`` records. Dropped witho
 ``queue-operation``, every ``system`` record (compact boundaries, hook summaries, local command
 echoes — a local command also appears as a user record) and records of unknown future types.
 Skipped *and counted*: lines that are not JSON, not objects, objects without a ``type``, and
-user/assistant records whose ``message`` is not an object or has no ``content`` (typo keys).
+user/assistant records whose ``message`` is not an object or whose ``content`` is missing (typo
+keys) or neither a string nor a list.
 
 - ``isMeta`` records (caveats, injected reminders) are dropped; thinking blocks are dropped.
 - An ``isCompactSummary`` record is kept as one user turn ``[compact summary] …``.
@@ -62,7 +63,7 @@ def parse_claude_code(records: list[Any]) -> Parsed:
         if kind not in ("user", "assistant"):
             continue
         message = record.get("message")
-        if not isinstance(message, dict) or "content" not in message:
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str | list):
             skipped += 1
             continue
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
