@@ -25,7 +25,7 @@ __all__ = ["Task", "WorkerPool"]
 @dataclass
 class Task:
     key: Hashable
-    run: Callable[[], None]
+    run: Callable[[], object]
     label: str = ""
     """What the task is, for logs and shutdown (e.g. the spool job name)."""
     payload: Any = None
