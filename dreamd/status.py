@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.gates import DirState, evaluate, is_paused
+from dreamd.gates import evaluate, is_paused
 from memory.errors import DreamdError
 from memory.jobs import expand_roots
+from memory.llm import Completion
 from memory.locks import LEASE_NAME, LeaseInfo
-from memory.manifest import parse_iso
 from memory.spool import Spool
 from memory.store import MANIFEST, MemoryStore
 
@@ -127,39 +127,53 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
 # --------------------------------------------------------------------------- one directory
 
 
-def _lease(directory: Path, config: Config, now: datetime) -> tuple[str, dict[str, Any] | None]:
+def _lease(directory: Path, config: Config, now: datetime) -> dict[str, Any] | None:
+    """The ``.dream.lock`` holder for display; whether it is stale is judged as the daemon does."""
     info = LeaseInfo.read(directory / LEASE_NAME)
     if info is None:
-        return "free", None
+        return None
     stale = info.stale_reason(
         now=now, stale_after=config.gates.lock_stale_after, host=socket.gethostname()
     )
-    state = "stale" if stale else "held"
-    return state, {
+    return {
         "pid": info.pid,
         "host": info.host,
         "started_at": info.started_at or None,
         "heartbeat_at": info.heartbeat_at or None,
-        "state": state,
+        "state": "stale" if stale else "held",
         "stale_reason": stale,
     }
 
 
-def _spent_today(directory: Path, config: Config, now: datetime) -> int:
-    """Model tokens spent today for the budget gate, from the shared usage ledger.
+class _NoModel:
+    """Status asks no model; a context for :func:`dreamd.work.dir_state` still needs one."""
 
-    ADAPTER until ``dreamd.work.dir_state`` lands (it owns where the ledger lives); a ledger
-    that cannot be read counts as nothing spent rather than hiding the directory.
+    name = "none"
+
+    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
+        raise DreamdError("dreamd status never calls a model")
+
+
+def _context(config: Config, now: datetime) -> Any:
+    """A read-only :class:`dreamd.work.Context`: the daemon's ledger, a fixed clock, no model.
+
+    Building the gate inputs with the daemon's own ``dir_state`` keeps status and the daemon
+    in agreement by construction (same ledger, same lease judgement, same counts).
     """
-    try:
-        from dreamd.models.usage import UsageLedger
+    from dreamd.models.usage import UsageLedger, default_ledger_path
+    from dreamd.work import Context
 
-        return UsageLedger().spent_today(str(directory), now=now)
-    except (ImportError, OSError, DreamdError):
-        return 0
+    return Context(
+        config=config,
+        model=_NoModel(),
+        ledger=UsageLedger(default_ledger_path()),
+        clock=lambda: now,
+    )
 
 
-def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, Any]:
+def dir_status(
+    directory: Path, config: Config, *, now: datetime, ctx: Any = None
+) -> dict[str, Any]:
     """Status of one directory (managed or not); never raises for a broken directory."""
     path = Path(directory)
     store = MemoryStore(path)
@@ -197,17 +211,13 @@ def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, A
     except DreamdError as exc:
         out["error"] = str(exc)
         return out
-    lease_state, lease = _lease(path, config, now)
-    state = DirState(
-        enabled=not out["paused"],
-        consolidated_at=parse_iso(manifest.consolidated_at),
-        last_scan_at=None,
-        record_count=len(manifest.records),
-        sessions_since=len(manifest.sessions_since_consolidation),
-        spent_today=_spent_today(path, config, now),
-        lease=lease_state,
-        lease_holder=f"pid {lease['pid']} on host {lease['host']}" if lease else None,
-    )
+    from dreamd.work import dir_state
+
+    try:
+        state = dir_state(path, ctx or _context(config, now), last_scan_at=None)
+    except DreamdError as exc:
+        out["error"] = str(exc)
+        return out
     decision = evaluate(state, config.gates, now)
     out.update(
         records=len(manifest.records),
@@ -219,7 +229,7 @@ def dir_status(directory: Path, config: Config, *, now: datetime) -> dict[str, A
             "first_closed": decision.first_closed,
             "gates": [{"name": g.name, "open": g.open, "reason": g.reason} for g in decision.gates],
         },
-        lease=lease,
+        lease=_lease(path, config, now),
         malformed=[{"file": f, "error": e} for f, e in store.scan_malformed()],
     )
     return out
@@ -230,6 +240,7 @@ def collect_status(
 ) -> dict[str, Any]:
     """The whole picture. ``dirs`` None → every managed and unmanaged dir under the roots."""
     now = now or datetime.now(UTC)
+    ctx = _context(config, now)
     if dirs is None:
         managed, unmanaged = discover_dirs(config.daemon.roots)
         targets = managed + unmanaged
@@ -240,7 +251,7 @@ def collect_status(
         "generated_at": _iso(now),
         "config": str(config.source) if config.source else None,
         "spool": spool_status(config.daemon.spool),
-        "directories": [dir_status(d, config, now=now) for d in targets],
+        "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
     }
 
 
