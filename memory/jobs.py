@@ -323,7 +323,7 @@ def _transcript(value: Any) -> Transcript:
 def parse_job_object(raw: bytes, *, max_bytes: int = MAX_JOB_BYTES) -> dict[str, Any]:
     """Decode job bytes into a JSON object, or raise JobRejected saying why not."""
     if len(raw) > max_bytes:
-        raise JobRejected(f"job is {len(raw)} bytes, over the {max_bytes}-byte limit")
+        raise JobRejected(f"job is over the {max_bytes}-byte limit (max_job_bytes)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
