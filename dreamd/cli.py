@@ -144,7 +144,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from memory.recall import recall
+    from memory.retrieval import recall
 
     config = _config(args)
     _quiet_logs(args)

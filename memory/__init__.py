@@ -30,11 +30,11 @@ __all__ = [
 _WHERE = {
     "DreamdError": "memory.errors",
     "MemoryStore": "memory.store",
-    "RecallSession": "memory.recall",
+    "RecallSession": "memory.retrieval",
     "Record": "memory.records",
     "forget": "memory.client",
-    "index_text": "memory.recall",
-    "recall": "memory.recall",
+    "index_text": "memory.retrieval",
+    "recall": "memory.retrieval",
     "remember": "memory.client",
     "request_consolidation": "memory.client",
     "submit": "memory.client",
@@ -43,7 +43,7 @@ _WHERE = {
 if TYPE_CHECKING:
     from memory.client import forget, remember, request_consolidation, submit
     from memory.errors import DreamdError
-    from memory.recall import RecallSession, index_text, recall
+    from memory.retrieval import RecallSession, index_text, recall
     from memory.records import Record
     from memory.store import MemoryStore
 

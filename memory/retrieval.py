@@ -25,9 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 import threading
-import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +54,7 @@ __all__ = [
     "truncation_note",
 ]
 
-log = logging.getLogger("memory.recall")
+log = logging.getLogger("memory.retrieval")
 
 DEFAULT_LIMIT = 5
 DEFAULT_RECORD_BYTES = 4096
@@ -359,14 +357,3 @@ def index_text(
         out = (cut[: newline + 1] if newline >= 0 else cut).decode("utf-8", errors="ignore")
     return out
 
-
-class _CallableModule(types.ModuleType):
-    """``memory.recall`` names both this module and the function ``memory.__init__`` exports;
-    once anything imports the submodule, the import system makes the package attribute the
-    module. Making the module callable keeps ``memory.recall(dir, query)`` working either way."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> RecallResult:
-        return recall(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
