@@ -617,3 +617,20 @@ def test_jsonl_chat_messages_and_gemini_api_parts() -> None:
         ("assistant", "Noted: Go 1.23."),
     ]
     assert t.skipped == 1
+
+
+def test_every_marker_the_parsers_write_is_listed(shared_data: Path) -> None:
+    from memory.transcripts import MARKERS
+
+    written = set()
+    for name, *_ in GOLDEN:
+        for turn in _parse(shared_data, name).turns:
+            for line in turn.text.splitlines():
+                if line.startswith("[") and "]" in line:
+                    head = line[: line.index("]") + 1]
+                    written.add("[tool: " if head.startswith("[tool: ") else head)
+    known = set(MARKERS)
+    assert {
+        w for w in written if w.startswith(("[tool", "[command", "[bash", "[compact", "[task"))
+    } <= known
+    assert {"[tool: ", "[tool result]", "[tool error]", "[command]", "[compact summary]"} <= written

@@ -28,6 +28,7 @@ from typing import Any
 from memory.errors import JobRejected
 from memory.transcripts._core import (
     INVALID,
+    MARKERS,
     NOISE_PREFIXES,
     Parsed,
     Transcript,
@@ -50,6 +51,7 @@ from memory.transcripts.text import parse_text
 
 __all__ = [
     "FORMATS",
+    "MARKERS",
     "Transcript",
     "Turn",
     "budget_turns",

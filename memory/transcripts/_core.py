@@ -38,6 +38,18 @@ NOISE_PREFIXES = (
     "[task notification]",
 )
 
+#: Every bracketed marker the parsers write at the start of a line in place of raw content.
+MARKERS = (
+    *NOISE_PREFIXES,
+    "[command]",
+    "[compact summary]",
+    "[Request interrupted by user]",
+    "[image]",
+    "[document]",
+    "[file]",
+    "[audio]",
+)
+
 INVALID: Any = object()  # marks a JSONL line that is not JSON at all
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
