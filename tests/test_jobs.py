@@ -187,9 +187,8 @@ def test_lone_surrogates_are_rejected(root: Path) -> None:
 
 def test_oversize_job_is_rejected_before_parsing(root: Path) -> None:
     raw = encode_job(_job(root, transcript={"format": "text", "content": "x" * 5000}))
-    assert f"job is {len(raw)} bytes, over the 4096-byte limit" in _reason(
-        raw, root, max_bytes=4096
-    )
+    assert _reason(raw, root, max_bytes=4096) == "job is over the 4096-byte limit (max_job_bytes)"
+    assert validate_job(raw, roots=_roots(root), max_bytes=len(raw)).kind == "extract"
 
 
 def test_memory_dir_outside_roots_is_refused_directly(root: Path, tmp_path: Path) -> None:
