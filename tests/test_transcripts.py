@@ -634,3 +634,16 @@ def test_every_marker_the_parsers_write_is_listed(shared_data: Path) -> None:
         w for w in written if w.startswith(("[tool", "[command", "[bash", "[compact", "[task"))
     } <= known
     assert {"[tool: ", "[tool result]", "[tool error]", "[command]", "[compact summary]"} <= written
+
+
+def test_forced_text_accepts_anything_non_blank() -> None:
+    assert parse_transcript("System: be terse", "text").turns == []  # system text is dropped
+    assert [t.text for t in parse_transcript('{"a": 1}', "text").turns] == ['{"a": 1}']
+
+
+def test_repeated_source_ids_get_unique_suffixes_quickly() -> None:
+    event = {"type": "user.message", "id": "same", "data": {"content": "hi"}}
+    content = "\n".join(json.dumps(event) for _ in range(20_000))
+    ids = [t.message_id for t in parse_transcript(content).turns]
+    assert ids[:3] == ["same", "same#2", "same#3"]
+    assert len(set(ids)) == 20_000

@@ -97,6 +97,7 @@ class TurnBuilder:
     turns: list[Turn] = field(default_factory=list)
     _occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
     _ids: set[str] = field(default_factory=set)
+    _next_suffix: dict[str, int] = field(default_factory=dict)
     _last_key: str | None = None
 
     def add(
@@ -122,12 +123,13 @@ class TurnBuilder:
         if source_id:
             message_id = source_id
         else:
-            digest = hashlib.sha1(f"{role}\x00{text}\x00{occurrence}".encode("utf-8", "replace"))
-            message_id = "h:" + digest.hexdigest()[:16]
+            key = f"{role}\x00{text}\x00{occurrence}".encode("utf-8", "replace")
+            message_id = "h:" + hashlib.sha1(key, usedforsecurity=False).hexdigest()[:16]
         if message_id in self._ids:
-            n = 2
+            n = self._next_suffix.get(message_id, 2)
             while f"{message_id}#{n}" in self._ids:
                 n += 1
+            self._next_suffix[message_id] = n + 1
             message_id = f"{message_id}#{n}"
         self._ids.add(message_id)
         self.turns.append(Turn(role, text, timestamp, message_id))

@@ -41,4 +41,4 @@ def parse_text(content: str) -> Parsed:
     for role, timestamp, lines in segments:
         if role != "system":
             builder.add(role, "\n".join(lines), timestamp)
-    return Parsed(builder.turns, 0, len(builder.turns), None)
+    return Parsed(builder.turns, 0, int(bool(content.strip())), None)
