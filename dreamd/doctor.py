@@ -10,7 +10,7 @@ spool (exists, a directory, writable, 0700 and never group/world-writable — th
 such a spool), the inotify limits (watchdog opens one inotify *instance* and one watch per
 watched directory: every managed directory plus the spool's ``new/``), the model backend
 (offline needs nothing; anthropic needs ``ANTHROPIC_API_KEY`` and an endpoint that answers),
-and failed jobs waiting for ``dreamd retry``.
+whether a daemon holds the spool, and failed jobs waiting for ``dreamd retry``.
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
 configured endpoint. It never prints the key.
@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import TextIO
 
 from dreamd.config import Config, ModelConfig, find_config_file, load_config
-from dreamd.status import discover_dirs, spool_status
+from dreamd.status import daemon_status, discover_dirs, spool_status
 from memory.errors import ConfigError
 
 __all__ = [
     "Check",
     "check_config",
+    "check_daemon",
     "check_failed_jobs",
     "check_inotify",
     "check_model",
@@ -303,6 +304,22 @@ def check_model(
     )
 
 
+def check_daemon(spool: Path, *, proc: Path = Path("/proc")) -> Check:
+    """Is a daemon serving this spool? Read from the kernel's lock table, never by locking."""
+    state = daemon_status(spool, proc=proc)
+    if state["running"] is None:
+        return Check(OK, "daemon", "cannot tell on this system (no /proc/locks)")
+    if state["running"]:
+        since = f" since {state['since']}" if state["since"] else ""
+        return Check(OK, "daemon", f"running, pid {state['pid']}{since}")
+    return Check(
+        WARN,
+        "daemon",
+        "not running: submitted jobs wait in the spool until it starts",
+        "systemctl --user enable --now dreamd (docs/operations.md), or dreamd run",
+    )
+
+
 def check_failed_jobs(spool: Path) -> Check:
     sp = spool_status(spool, last=1)
     if not sp["failed"]:
@@ -331,6 +348,7 @@ def run_checks(
         check_roots(config),
         check_spool(config.daemon.spool),
         check_inotify(len(managed), proc=proc),
+        check_daemon(config.daemon.spool, proc=proc),
         check_model(config.model, env),
         check_failed_jobs(config.daemon.spool),
     ]

@@ -8,6 +8,7 @@ safe to run at any time, as any user who can read the directories.
 JSON shape (``format`` 1; keys are only ever added)::
 
     {"format": 1, "generated_at": ISO, "config": path | null,
+     "daemon": {"running": bool | null, "pid", "host", "since"},
      "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
                "failures": [{"job", "failed_at", "reason"}]},          # newest first, at most 5
      "directories": [
@@ -24,6 +25,7 @@ other keys null, so one broken directory never hides the others.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Iterable, Sequence
@@ -44,6 +46,7 @@ __all__ = [
     "FAILURES_SHOWN",
     "SPOOL_QUEUES",
     "collect_status",
+    "daemon_status",
     "dir_status",
     "discover_dirs",
     "render_status",
@@ -122,6 +125,63 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
     return out
+
+
+def _flock_holders(path: Path, proc: Path) -> list[int] | None:
+    """Pids holding a flock on ``path`` per ``/proc/locks`` (None: cannot tell on this system).
+
+    Reading the kernel's lock table answers "is the daemon running?" without touching the
+    lock, so status can never make a starting daemon believe another one holds the spool.
+    """
+    try:
+        table = (proc / "locks").read_text()
+    except OSError:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return []  # no lock file: no daemon has ever held this spool
+    suffix = f":{st.st_ino}"
+    pids = []
+    for line in table.splitlines():
+        fields = line.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        if fields[5].endswith(suffix):
+            try:
+                pids.append(int(fields[4]))
+            except ValueError:
+                continue
+    return pids
+
+
+def daemon_status(spool: Path, *, proc: Path = Path("/proc")) -> dict[str, Any]:
+    """Whether a daemon holds the spool's single-instance lock, and who it says it is.
+
+    ``running`` is None where the kernel's lock table cannot be read (not Linux); ``pid``,
+    ``host`` and ``since`` come from ``spool/.owner``, written by the daemon when it took
+    the lock (stale after a crash, hence only shown next to a held lock).
+    """
+    holders = _flock_holders(spool / ".lock", proc)
+    owner: dict[str, Any] = {}
+    try:
+        raw = json.loads((spool / ".owner").read_text(encoding="utf-8"))
+        if isinstance(raw, dict):
+            owner = raw
+    except (OSError, ValueError):
+        pass
+    running = None if holders is None else bool(holders)
+    if not running:
+        return {"running": running, "pid": None, "host": None, "since": None}
+    pid = owner.get("pid") if isinstance(owner.get("pid"), int) else None
+    if holders and pid not in holders:
+        pid = holders[0]
+    return {
+        "running": True,
+        "pid": pid,
+        "host": owner.get("host") if isinstance(owner.get("host"), str) else None,
+        "since": owner.get("since") if isinstance(owner.get("since"), str) else None,
+    }
 
 
 # --------------------------------------------------------------------------- one directory
@@ -250,6 +310,7 @@ def collect_status(
         "format": STATUS_FORMAT,
         "generated_at": _iso(now),
         "config": str(config.source) if config.source else None,
+        "daemon": daemon_status(config.daemon.spool),
         "spool": spool_status(config.daemon.spool),
         "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
     }
@@ -294,6 +355,11 @@ def render_status(status: dict[str, Any]) -> str:
     """Readable text for a terminal; the same facts as the JSON, nothing more."""
     sp = status["spool"]
     lines = [f"config: {status['config'] or 'defaults (no config file)'}"]
+    daemon = status["daemon"]
+    if daemon["running"]:
+        lines.append(f"daemon: running, pid {daemon['pid']} since {daemon['since']}")
+    elif daemon["running"] is False:
+        lines.append("daemon: not running (jobs wait in new/ until it starts)")
     if sp["exists"]:
         depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
         lines.append(f"spool {sp['path']}: {depths}")

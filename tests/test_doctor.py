@@ -17,6 +17,7 @@ import pytest
 from dreamd.config import Config, load_config
 from dreamd.doctor import (
     Check,
+    check_daemon,
     check_failed_jobs,
     check_inotify,
     check_model,
@@ -52,9 +53,10 @@ def make_spool(tmp_path: Path, mode: int = 0o700) -> Path:
     return spool
 
 
-def fake_proc(tmp_path: Path, watches: int | None, instances: int | None) -> Path:
+def fake_proc(tmp_path: Path, watches: int | None, instances: int | None, locks: str = "") -> Path:
     base = tmp_path / "proc" / "sys" / "fs" / "inotify"
     base.mkdir(parents=True)
+    (tmp_path / "proc" / "locks").write_text(locks)
     if watches is not None:
         (base / "max_user_watches").write_text(f"{watches}\n")
     if instances is not None:
@@ -65,11 +67,26 @@ def fake_proc(tmp_path: Path, watches: int | None, instances: int | None) -> Pat
 # --------------------------------------------------------------------------- the whole run
 
 
+def daemon_lock(spool: Path, pid: int) -> str:
+    """A /proc/locks table in which ``pid`` holds the spool lock, plus ``.owner``."""
+    (spool / ".lock").touch()
+    (spool / ".owner").write_text(
+        json.dumps({"pid": pid, "host": "box", "since": "2026-11-29T09:00:00.000000Z"})
+    )
+    ino = (spool / ".lock").stat().st_ino
+    return (
+        "1: POSIX  ADVISORY  WRITE 99 fe:00:1234 0 EOF\n"
+        f"2: FLOCK  ADVISORY  WRITE {pid} fe:00:{ino} 0 EOF\n"
+        f"2: -> FLOCK  ADVISORY  WRITE 4242 fe:00:{ino} 0 EOF\n"
+    )
+
+
 def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
     MemoryStore.init(tmp_path / "code" / "app" / ".memory")
-    make_spool(tmp_path)
+    spool = make_spool(tmp_path)
+    proc = fake_proc(tmp_path, 65536, 512, daemon_lock(spool, 4321))
     out = io.StringIO()
-    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=proc)
     assert code == 0
     assert out.getvalue().splitlines() == [
         f"OK    config: {tmp_path / 'config.toml'} is valid",
@@ -77,6 +94,7 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         f"OK    spool: {tmp_path / 'spool'}: mode 0700, writable",
         "OK    inotify: max_user_watches 65536, max_user_instances 512; 2 needed "
         "(1 managed + the spool)",
+        "OK    daemon: running, pid 4321 since 2026-11-29T09:00:00.000000Z",
         "OK    model: offline backend: no key and no network needed",
         "OK    failed jobs: none",
     ]
@@ -192,6 +210,28 @@ def test_inotify_absent_is_ok(tmp_path: Path) -> None:
     check = check_inotify(3, proc=tmp_path / "no-proc")
     assert check.status == "OK"
     assert "no inotify" in check.detail
+
+
+# --------------------------------------------------------------------------- daemon
+
+
+def test_daemon_not_running_warns_with_how_to_start_it(tmp_path: Path) -> None:
+    spool = make_spool(tmp_path)
+    (spool / ".lock").touch()
+    check = check_daemon(
+        spool, proc=fake_proc(tmp_path, 65536, 512, "1: POSIX  ADVISORY  WRITE 9 fe:00:1 0 EOF\n")
+    )
+    assert check.status == "WARN"
+    assert check.detail == "not running: submitted jobs wait in the spool until it starts"
+    assert check.fix is not None and "systemctl --user enable --now dreamd" in check.fix
+
+
+def test_daemon_waiting_for_the_lock_is_not_the_holder(tmp_path: Path) -> None:
+    spool = make_spool(tmp_path)
+    (spool / ".lock").touch()
+    ino = (spool / ".lock").stat().st_ino
+    waiter_only = f"2: -> FLOCK  ADVISORY  WRITE 4242 fe:00:{ino} 0 EOF\n"
+    assert check_daemon(spool, proc=fake_proc(tmp_path, 1, 1, waiter_only)).status == "WARN"
 
 
 # --------------------------------------------------------------------------- failed jobs

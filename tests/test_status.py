@@ -233,7 +233,8 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
     managed(tmp_path, "app", 1)
     status = collect_status(config_for(tmp_path), now=NOW)
     again = json.loads(json.dumps(status))
-    assert set(again) == {"format", "generated_at", "config", "spool", "directories"}
+    assert set(again) == {"format", "generated_at", "config", "daemon", "spool", "directories"}
+    assert again["daemon"] == {"running": False, "pid": None, "host": None, "since": None}
     assert again["format"] == 1 and again["generated_at"] == "2026-11-29T12:00:00Z"
     assert set(again["spool"]) == {
         "path",
@@ -290,3 +291,48 @@ def test_budget_gate_reads_todays_spend_from_the_usage_ledger(
     budget = next(g for g in entry["gates"]["gates"] if g["name"] == "budget")
     assert budget["open"] is False
     assert "1200" in budget["reason"]
+
+
+def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
+    """A real process takes the spool lock; status sees it in the kernel's lock table."""
+    from dreamd.status import daemon_status
+
+    config = config_for(tmp_path)
+    spool = config.daemon.spool
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from memory.spool import Spool\n"
+            f"s = Spool({str(spool)!r}); s.acquire_lock()\n"
+            "print('locked', flush=True); time.sleep(30)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        state = daemon_status(spool)
+        assert state["running"] is True
+        assert state["pid"] == holder.pid
+        assert state["host"] == socket.gethostname()
+        text = render_status(collect_status(config, now=NOW))
+        assert f"daemon: running, pid {holder.pid} since " in text
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    assert daemon_status(spool)["running"] is False  # the kernel released it with the process
+    assert "daemon: not running" in render_status(collect_status(config, now=NOW))
+
+
+def test_daemon_state_unknown_without_a_lock_table(tmp_path: Path) -> None:
+    from dreamd.status import daemon_status
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / ".lock").touch()
+    assert daemon_status(spool, proc=tmp_path / "no-proc")["running"] is None
