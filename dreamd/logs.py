@@ -55,6 +55,19 @@ EVENTS: dict[str, str] = {
     "dream.started": "A consolidation began (memory_dir, force).",
     "dream.finished": "A consolidation ended (memory_dir, status, duration_ms).",
     "dream.error": "A consolidation raised (memory_dir, error).",
+    "dream.committed": "A consolidation plan was committed (memory_dir, generation, operations, added, removed, duration_ms).",
+    "dream.conflict": "The set changed while the plan was made; nothing written, a later tick re-plans (memory_dir, reason).",
+    "dream.deferred": "The model failed transiently while planning; tried again later (memory_dir, reason).",
+    "dream.lease_busy": "Another holder has the dream lease (memory_dir, reason).",
+    "dream.lease_lost": "Our lease was broken or replaced; the dream commits nothing (memory_dir, reason).",
+    "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
+    "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
+    # extraction
+    "extract.committed": "Memories extracted from a transcript were committed (job_id, memory_dir, session_id, ...).",
+    "extract.rejected": "The model's extraction failed validation; nothing written (job_id, memory_dir, session_id, reason).",
+    "record.redacted": "Secrets were redacted from a record before it was written (name, kinds).",
+    "usage.ledger_failed": "Recording model usage failed; the job goes on (memory_dir, error).",
+    "usage.ledger_corrupt": "The usage ledger file was unreadable; set aside and started afresh (path, moved_to, reason).",
     # reconcile and watchers
     "reconcile.done": "Hand edits / new files in a directory were reconciled (memory_dir, changes).",
     "reconcile.error": "Reconciling a directory failed (memory_dir, error).",
@@ -69,8 +82,9 @@ EVENTS: dict[str, str] = {
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
     "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
     # model
-    "model.call": "One model call (model, input_tokens, output_tokens, duration_ms, stop_reason).",
-    "model.error": "A model call failed (model, error).",
+    "model.call": "One model call (task, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, duration_ms, stop_reason, outcome).",
+    "model.error": "A model call failed (task, model, error).",
+    "model.answer_rejected": "A model answer broke the strict answer rules and was not used (task, model, reason).",
 }
 
 _QUIET_LIBRARIES = ("watchdog", "apscheduler", "anthropic", "httpx", "httpcore", "filelock")

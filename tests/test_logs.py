@@ -107,7 +107,7 @@ def test_auto_format_is_json_when_not_a_terminal() -> None:
 
 
 _LOG_CALL = re.compile(
-    r"""\b(?:log|logger|_log|self\._log|self\.log)\s*\.\s*(?:debug|info|warning|error|exception|critical)\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
+    r"""\.\s*(?:debug|info|warning|error|exception|critical|msg)\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
 _EVENT_KW = re.compile(r"""["']?event["']?\s*[:=]\s*["']([a-z_]+\.[a-z_.]+)["']""")
 
 
