@@ -239,13 +239,14 @@ def make_record(
     desc = description.strip()
     if not desc:
         raise RecordError(f"{where}: description is empty")
-    if "\n" in desc:
+    if "\n" in desc or "\r" in desc:
         raise RecordError(f"{where}: description must be one line")
+    desc = " ".join(desc.split())  # as parse_record reads it back
     if len(desc) > MAX_DESCRIPTION_CHARS:
         raise RecordError(f"{where}: description over {MAX_DESCRIPTION_CHARS} characters")
     if not body.strip():
         raise RecordError(f"{where}: body is empty")
-    clean = _clean_body(body.replace("\r\n", "\n"))
+    clean = _clean_body(body.replace("\r\n", "\n").replace("\r", "\n"))
     if len(clean.encode("utf-8")) > MAX_BODY_BYTES:
         raise RecordError(f"{where}: body over {MAX_BODY_BYTES} bytes")
     return Record(name=name, type=type_, description=desc, body=clean, extra=dict(extra or {}))
