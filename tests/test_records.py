@@ -216,9 +216,9 @@ def test_slugify_free_text_and_non_latin_names() -> None:
 
 names = st.from_regex(NAME_RE, fullmatch=True)
 one_line = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), min_size=1, max_size=120
+    alphabet=st.characters(codec="utf-8", exclude_characters="\n\r"), min_size=1, max_size=120
 )
-bodies = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=400)
+bodies = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=400)
 
 
 @st.composite
