@@ -830,7 +830,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt)
-            found = next((f for f in (rule(s, ctx) for rule in ALL_RULES) if f), None)
+            # Once the cap is reached by earlier records, only a remember-request can still
+            # displace one, so the other rules (and their dedup work) are skipped.
+            rules = ALL_RULES if len(picked) < MAX_RECORDS else (rule_remember,)
+            if sum(1 for p in picked if p[0] == 0) >= MAX_RECORDS:
+                break
+            found = next((f for f in (rule(s, ctx) for rule in rules) if f), None)
             if found is None:
                 continue
             if found.reason is None and found.type in ("feedback", "project") and nxt:

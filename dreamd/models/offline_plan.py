@@ -10,7 +10,9 @@ The rules, applied in this order:
 2. **Group** — the other records are visited newest first (``updated_at``, then
    ``created_at``, then name). Each joins the first group whose newest record (the *base*)
    has the same type and is either a near-duplicate or a contradiction of it; otherwise it
-   starts a group. Comparing only with the base keeps groups from chaining A~B~C.
+   starts a group. Comparing only with the base keeps groups from chaining A~B~C. (Only
+   groups whose base shares a token or an alternatives set with the record are compared:
+   every rule below needs one, and it keeps a 1,000-record plan well under a second.)
    - *near-duplicate*: over the statement text (description + body without the
      ``**Why:**``/``**How to apply:**`` lines), token Jaccard ≥ 0.5, or containment ≥ 0.8
      of the body facts or of the whole statement (sets of at least 3 tokens);
@@ -40,6 +42,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 from dreamd.models.offline_text import (
@@ -97,15 +100,30 @@ class Rec:
     importance: float
     expires: dt.date | None
 
-    @property
+    @cached_property
     def fact_lines(self) -> list[str]:
         lines = [ln.strip() for ln in self.body.splitlines()]
         facts = [ln for ln in lines if ln and not _WHY.match(ln) and not _HOW.match(ln)]
         return facts or [self.description]
 
-    @property
-    def statement(self) -> str:
-        return self.description + "\n" + "\n".join(self.fact_lines)
+    @cached_property
+    def statement_tokens(self) -> frozenset[str]:
+        return frozenset(tokens(self.description + "\n" + "\n".join(self.fact_lines)))
+
+    @cached_property
+    def fact_tokens(self) -> frozenset[str]:
+        return frozenset(tokens(" ".join(self.fact_lines)))
+
+    @cached_property
+    def heads(self) -> tuple[Statement, Statement]:
+        """The description and the first fact line, the two places a record states its point."""
+        return analyse(self.description), analyse(self.fact_lines[0])
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        """Index keys: any record this one can match shares at least one of them."""
+        alts = {f"#alt{h.alternative[0]}" for h in self.heads if h.alternative}
+        return self.statement_tokens | self.heads[0].tokens | self.heads[1].tokens | alts
 
 
 def _stamp(item: Mapping[str, Any]) -> str:
@@ -149,10 +167,10 @@ def _records(payload: Mapping[str, Any]) -> list[Rec]:
 # ----------------------------------------------------------------------------- relations
 
 def near_duplicate(a: Rec, b: Rec) -> bool:
-    ta, tb = tokens(a.statement), tokens(b.statement)
+    ta, tb = set(a.statement_tokens), set(b.statement_tokens)
     if jaccard(ta, tb) >= 0.5:
         return True
-    fa, fb = tokens(" ".join(a.fact_lines)), tokens(" ".join(b.fact_lines))
+    fa, fb = set(a.fact_tokens), set(b.fact_tokens)
     if min(len(fa), len(fb)) >= 3 and containment(fa, fb) >= 0.8:
         return True
     return min(len(ta), len(tb)) >= 4 and containment(ta, tb) >= 0.8
@@ -198,27 +216,58 @@ def _subject_value(text: str) -> tuple[set[str], set[str]] | None:
     return subj, value
 
 
-def statements_contradict(x: str, y: str) -> bool:
-    """Whether two one-line statements say different things about the same subject."""
-    if _negated(x) != _negated(y):
-        rest_x, rest_y = _strip_negation(x), _strip_negation(y)
-        if rest_x and rest_y and jaccard(rest_x, rest_y) >= 0.75:
+@dataclass(frozen=True)
+class Statement:
+    """What the contradiction rules need to know about one line, computed once."""
+
+    tokens: frozenset[str]
+    negated: bool
+    without_negation: frozenset[str]
+    alternative: tuple[int, str] | None
+    without_alternative: frozenset[str]
+    subject_value: tuple[set[str], set[str]] | None
+
+
+@lru_cache(maxsize=8192)
+def analyse(text: str) -> Statement:
+    toks = frozenset(tokens(text))
+    alt = _first_alternative(text)
+    if alt:
+        group = ALTERNATIVES[alt[0]]
+        without_alt = frozenset(t for t in toks if t not in group) - _DIRECTIVE_WORDS
+    else:
+        without_alt = frozenset()
+    return Statement(
+        tokens=toks,
+        negated=_negated(text),
+        without_negation=frozenset(_strip_negation(text)),
+        alternative=alt,
+        without_alternative=without_alt,
+        subject_value=_subject_value(text),
+    )
+
+
+def _contradict(x: Statement, y: Statement) -> bool:
+    if x.negated != y.negated:
+        rx, ry = set(x.without_negation), set(y.without_negation)
+        if rx and ry and jaccard(rx, ry) >= 0.75:
             return True
-    ax, ay = _first_alternative(x), _first_alternative(y)
+    ax, ay = x.alternative, y.alternative
     if ax and ay and ax[0] == ay[0] and ax[1] != ay[1]:
-        group = ALTERNATIVES[ax[0]]
-        rest_x = {t for t in tokens(x) if t not in group} - _DIRECTIVE_WORDS
-        rest_y = {t for t in tokens(y) if t not in group} - _DIRECTIVE_WORDS
-        if (not rest_x and not rest_y) or jaccard(rest_x, rest_y) >= 0.5:
+        rx, ry = set(x.without_alternative), set(y.without_alternative)
+        if (not rx and not ry) or jaccard(rx, ry) >= 0.5:
             return True
-    sx, sy = _subject_value(x), _subject_value(y)
+    sx, sy = x.subject_value, y.subject_value
     return bool(sx and sy and jaccard(sx[0], sy[0]) >= 0.8 and jaccard(sx[1], sy[1]) < 0.5)
 
 
+def statements_contradict(x: str, y: str) -> bool:
+    """Whether two one-line statements say different things about the same subject."""
+    return _contradict(analyse(x), analyse(y))
+
+
 def contradicts(a: Rec, b: Rec) -> bool:
-    return statements_contradict(a.description, b.description) or statements_contradict(
-        a.fact_lines[0], b.fact_lines[0]
-    )
+    return _contradict(a.heads[0], b.heads[0]) or _contradict(a.heads[1], b.heads[1])
 
 
 # ----------------------------------------------------------------------------- merging
@@ -289,14 +338,18 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     gone = set(expired)
     live = sorted((r for r in records if r.name not in gone), key=lambda r: (r.stamp, r.name), reverse=True)
     groups: list[list[Rec]] = []
+    by_key: dict[tuple[str, str], list[int]] = {}
     for rec in live:
-        for group in groups:
-            base = group[0]
-            if base.type == rec.type and (near_duplicate(base, rec) or contradicts(base, rec)):
-                group.append(rec)
+        candidates = sorted({g for k in rec.keys for g in by_key.get((rec.type, k), ())})
+        for g in candidates:
+            base = groups[g][0]
+            if near_duplicate(base, rec) or contradicts(base, rec):
+                groups[g].append(rec)
                 break
         else:
             groups.append([rec])
+            for k in rec.keys:
+                by_key.setdefault((rec.type, k), []).append(len(groups) - 1)
     merged = sorted(
         ((group, merge_group(group)) for group in groups if len(group) > 1),
         key=lambda pair: pair[1]["name"],
