@@ -338,6 +338,11 @@ def test_chinese_rules_each_produce_the_expected_record() -> None:
     got = by_name(items)
     assert got["avoid-emoji"]["body"].splitlines()[:2] == ["不要在提交信息里用 emoji。", "**Why:** 发布脚本会出错。"]
     assert got["decision-postgresql"]["body"].splitlines()[:2] == ["2026-11-25 决定：用 PostgreSQL。", "**Why:** 需要 JSONB 支持。"]
+    assert got["always-pnpm-npm"]["body"] == (
+        "以后都用 pnpm，别用 npm。\n"
+        "**Why:** 用户在 2026-11-25 明确提出，未说明原因。\n"
+        "**How to apply:** 作为长期规则，适用于此后的所有工作，而不只是当前任务。\n"
+    )
 
 
 def test_chinese_without_ascii_words_gets_prefix_and_hash_names() -> None:

@@ -308,6 +308,24 @@ _HOW = {
     "reference": "look here first for this instead of searching or asking again.",
 }
 
+_REMEMBER_HOW = "keep this in mind in future work on this project."
+_WHY_NONE_ZH = {
+    "feedback": "用户在 {day} 明确提出，未说明原因。",
+    "project": "{day} 在对话中提出，未说明原因。",
+}
+_HOW_ZH = {
+    "feedback-neg": "作为长期规则：行动前先检查，除非用户明确要求，否则不要这样做。",
+    "feedback-pos": "作为长期规则，适用于此后的所有工作，而不只是当前任务。",
+    "decision": "在这个决定的基础上工作；要推翻它先和用户确认。",
+    "deadline": "按这个日期安排和排序工作；有延期风险及时提出。",
+    "goal": "用这个目标来权衡建议和取舍。",
+    "preference": "默认遵循这个偏好，除非用户另有要求。",
+    "identity": "按这个背景来调整解释和建议。",
+    "reference": "需要时先到这里找，不要重新搜索或再问一遍。",
+    "remember": "在这个项目后续的工作中记住这一点。",
+}
+_HOW_KEY = {**{v: k for k, v in _HOW.items()}, _REMEMBER_HOW: "remember"}
+
 _ROLE_WORDS = re.compile(
     r"\b(?:engineer|developer|dev|scientist|designer|manager|student|researcher|analyst|"
     r"architect|admin|administrator|devops|sre|lead|founder|cto|ceo|pm|teacher|writer|"
@@ -747,7 +765,7 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
     else:
         fact, reason = split_reason(rest)
         found = Found("remember", "project", "", fact, sentence_case(fact), sentence_case(fact),
-                      reason=reason, how="keep this in mind in future work on this project.")
+                      reason=reason, how=_REMEMBER_HOW)
     found.priority = 0
     return found
 
@@ -758,15 +776,18 @@ ALL_RULES: tuple[Rule, ...] = (rule_remember, *RULES)
 # ----------------------------------------------------------------------------- assembly
 
 def _body(found: Found, day: dt.date) -> str:
+    """Fact line, then Why/How; the generic wording follows the language of the fact."""
+    zh = has_cjk(found.fact)
     lines = [as_line(found.fact)]
     lines.extend(found.extra_lines)
     if found.type in ("feedback", "project"):
-        why = as_line(found.reason) if found.reason else _WHY_NONE[found.type].format(day=day)
-        lines.append(f"**Why:** {why}")
+        generic = (_WHY_NONE_ZH if zh else _WHY_NONE)[found.type].format(day=day)
+        lines.append(f"**Why:** {as_line(found.reason) if found.reason else generic}")
     elif found.reason:
         lines.append(f"**Why:** {as_line(found.reason)}")
     if found.how:
-        lines.append(f"**How to apply:** {found.how}")
+        how = _HOW_ZH.get(_HOW_KEY.get(found.how, ""), found.how) if zh else found.how
+        lines.append(f"**How to apply:** {how}")
     return "\n".join(lines) + "\n"
 
 
