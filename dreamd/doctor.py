@@ -7,8 +7,8 @@ any check FAILs, else 0. WARN means "works, but you will want to know".
 
 Checks: the config (which file, valid), the roots (managed / unmanaged directories found), the
 spool (exists, a directory, writable, 0700 and never group/world-writable — the daemon refuses
-such a spool), the inotify limits (watchdog opens one inotify *instance* and one watch per
-watched directory: every managed directory plus the spool's ``new/``), the model backend
+such a spool), the inotify limits (one watch per watched directory: every managed directory
+plus the spool's ``new/``; before watchdog 7 also one instance each), the model backend
 (offline needs nothing; anthropic needs ``ANTHROPIC_API_KEY`` and an endpoint that answers),
 whether a daemon holds the spool, and failed jobs waiting for ``dreamd retry``.
 
@@ -178,29 +178,48 @@ def _read_int(path: Path) -> int | None:
         return None
 
 
-def check_inotify(managed_dirs: int, *, proc: Path = Path("/proc")) -> Check:
-    """Enough inotify watches and instances for every managed dir plus the spool.
+def watchdog_shares_inotify() -> bool:
+    """watchdog ≥ 7 shares one inotify instance across all watches; older versions open one
+    instance per watched directory (read from the installed metadata, without importing it)."""
+    from importlib import metadata
 
-    watchdog's inotify backend opens one instance (and a thread) per watched directory, so
-    ``max_user_instances`` (often 128) is usually the first limit hit, not the watches.
+    try:
+        major = int(metadata.version("watchdog").split(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return major >= 7
+
+
+def check_inotify(
+    managed_dirs: int, *, proc: Path = Path("/proc"), shared_instance: bool | None = None
+) -> Check:
+    """Enough inotify watches (and instances) for every managed dir plus the spool.
+
+    Watches are one per watched directory. Instances are one per process with watchdog ≥ 7
+    (``shared_instance``) but one per watched directory before that, where the usual
+    ``max_user_instances = 128`` is the first limit hit. Both limits are per user, shared
+    with editors and IDEs, hence the headroom.
     """
     base = proc / "sys" / "fs" / "inotify"
     watches = _read_int(base / "max_user_watches")
     instances = _read_int(base / "max_user_instances")
     if watches is None and instances is None:
         return Check(OK, "inotify", "no inotify on this system (watchdog uses the native backend)")
-    need = managed_dirs + 1
+    if shared_instance is None:
+        shared_instance = watchdog_shares_inotify()
+    need_watches = managed_dirs + 1
+    need_instances = 1 if shared_instance else managed_dirs + 1
     parts = []
     fail: list[str] = []
     warn: list[str] = []
     fixes: list[str] = []
-    for key, limit, headroom in (
-        ("max_user_watches", watches, WATCH_HEADROOM),
-        ("max_user_instances", instances, INSTANCE_HEADROOM),
+    for key, limit, need, headroom in (
+        ("max_user_watches", watches, need_watches, WATCH_HEADROOM),
+        ("max_user_instances", instances, need_instances, INSTANCE_HEADROOM),
     ):
         if limit is None:
             continue
-        parts.append(f"{key} {limit}")
+        parts.append(f"{key} {limit} (needs {need})")
         want = need + max(headroom, need)
         if limit < need:
             fail.append(f"{key} {limit} < {need} needed")
@@ -211,15 +230,12 @@ def check_inotify(managed_dirs: int, *, proc: Path = Path("/proc")) -> Check:
     fix = None
     if fixes:
         fix = "; ".join(fixes) + " (persist it in /etc/sysctl.d/90-dreamd.conf)"
+    what = f" ({managed_dirs} managed dirs + the spool)"
     if fail:
-        return Check(
-            FAIL, "inotify", "; ".join(fail) + f" ({managed_dirs} managed + the spool)", fix
-        )
+        return Check(FAIL, "inotify", "; ".join(fail) + what, fix)
     if warn:
-        return Check(WARN, "inotify", "; ".join(warn), fix)
-    return Check(
-        OK, "inotify", f"{', '.join(parts)}; {need} needed ({managed_dirs} managed + the spool)"
-    )
+        return Check(WARN, "inotify", "; ".join(warn) + what, fix)
+    return Check(OK, "inotify", ", ".join(parts) + what)
 
 
 def _opener(url: str, env: Mapping[str, str]) -> urllib.request.OpenerDirector:

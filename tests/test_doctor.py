@@ -92,8 +92,8 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         f"OK    config: {tmp_path / 'config.toml'} is valid",
         f"OK    roots: 1 managed, 0 unmanaged dirs under {tmp_path / 'code'}/*/.memory",
         f"OK    spool: {tmp_path / 'spool'}: mode 0700, writable",
-        "OK    inotify: max_user_watches 65536, max_user_instances 512; 2 needed "
-        "(1 managed + the spool)",
+        "OK    inotify: max_user_watches 65536 (needs 2), max_user_instances 512 (needs 1) "
+        "(1 managed dirs + the spool)",
         "OK    daemon: running, pid 4321 since 2026-11-29T09:00:00.000000Z",
         "OK    model: offline backend: no key and no network needed",
         "OK    failed jobs: none",
@@ -187,23 +187,43 @@ def test_spool_that_is_a_file_fails(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- inotify
 
 
-def test_inotify_limits(tmp_path: Path) -> None:
-    ok = check_inotify(10, proc=fake_proc(tmp_path / "a", 65536, 128))
+def test_inotify_limits_with_a_shared_instance(tmp_path: Path) -> None:
+    ok = check_inotify(10, proc=fake_proc(tmp_path / "a", 65536, 128), shared_instance=True)
     assert ok == Check(
         "OK",
         "inotify",
-        "max_user_watches 65536, max_user_instances 128; 11 needed (10 managed + the spool)",
+        "max_user_watches 65536 (needs 11), max_user_instances 128 (needs 1) "
+        "(10 managed dirs + the spool)",
     )
-    # watchdog opens one inotify instance per watched dir: 200 dirs exceed the usual 128.
-    fail = check_inotify(200, proc=fake_proc(tmp_path / "b", 65536, 128))
+    fail = check_inotify(5000, proc=fake_proc(tmp_path / "b", 4096, 128), shared_instance=True)
     assert fail.status == "FAIL"
-    assert fail.detail == "max_user_instances 128 < 201 needed (200 managed + the spool)"
+    assert fail.detail == "max_user_watches 4096 < 5001 needed (5000 managed dirs + the spool)"
+    assert fail.fix == (
+        "sudo sysctl fs.inotify.max_user_watches=10002 (persist it in /etc/sysctl.d/90-dreamd.conf)"
+    )
+    tight = check_inotify(100, proc=fake_proc(tmp_path / "c", 1100, 128), shared_instance=True)
+    assert tight.status == "WARN"
+    assert tight.detail.startswith("max_user_watches 1100 leaves little room over the 101 ")
+
+
+def test_inotify_instance_per_watch_before_watchdog_7(tmp_path: Path) -> None:
+    fail = check_inotify(200, proc=fake_proc(tmp_path / "b", 65536, 128), shared_instance=False)
+    assert fail.status == "FAIL"
+    assert fail.detail == "max_user_instances 128 < 201 needed (200 managed dirs + the spool)"
     assert fail.fix == (
         "sudo sysctl fs.inotify.max_user_instances=402 (persist it in /etc/sysctl.d/90-dreamd.conf)"
     )
-    tight = check_inotify(100, proc=fake_proc(tmp_path / "c", 8192, 150))
+    tight = check_inotify(100, proc=fake_proc(tmp_path / "c", 65536, 150), shared_instance=False)
     assert tight.status == "WARN"
-    assert tight.detail == "max_user_instances 150 leaves little room over the 101 dreamd needs"
+
+
+def test_installed_watchdog_shares_one_instance() -> None:
+    from importlib import metadata
+
+    from dreamd.doctor import watchdog_shares_inotify
+
+    major = int(metadata.version("watchdog").split(".")[0])
+    assert watchdog_shares_inotify() is (major >= 7)
 
 
 def test_inotify_absent_is_ok(tmp_path: Path) -> None:
