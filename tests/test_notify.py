@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,18 +16,17 @@ from dreamd.notify import Notifier, watchdog_interval
 
 @pytest.fixture
 def receiver(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
-    path = tmp_path / "n.sock"
-    if len(str(path)) >= 100:  # sun_path limit; fall back to a short private dir
-        import tempfile
-
-        path = Path(tempfile.mkdtemp(prefix="dn")) / "n.sock"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(str(path))
-    sock.settimeout(2.0)
-    try:
-        yield sock, str(path)
-    finally:
-        sock.close()
+    """A bound datagram socket standing in for the service manager's NOTIFY_SOCKET."""
+    with tempfile.TemporaryDirectory(prefix="dn") as short:
+        # sun_path holds ~107 bytes; a deep tmp_path would not fit.
+        path = tmp_path / "n.sock" if len(str(tmp_path)) < 90 else Path(short) / "n.sock"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(str(path))
+        sock.settimeout(2.0)
+        try:
+            yield sock, str(path)
+        finally:
+            sock.close()
 
 
 def test_ready_status_watchdog_stopping_send_exact_bytes(
