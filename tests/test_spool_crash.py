@@ -190,7 +190,7 @@ def test_eight_processes_submitting_200_jobs_each_get_unique_ids(tmp_path: Path)
     assert len(set(printed)) == 1600
     files = os.listdir(spool_dir / "new")
     assert sorted(f"{j}.json" for j in printed) == sorted(files)
-    contents = Counter()
+    contents: Counter[str] = Counter()
     for name in files:
         job = json.loads((spool_dir / "new" / name).read_bytes())
         assert f"{job['id']}.json" == name
