@@ -401,3 +401,22 @@ def test_doctor_never_prints_the_key(tmp_path: Path, server: tuple[str, type[_Ha
     assert code == 1
     assert KEY not in out.getvalue()
     assert "FAIL  model: " in out.getvalue()
+
+
+def test_cli_doctor_exit_codes(tmp_path: Path) -> None:
+    """`dreamd doctor` exits 0 with only OK/WARN lines and 1 when a check fails."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(repo)}
+    path = write_config(tmp_path)
+    cmd = [sys.executable, "-m", "dreamd", "doctor", "--config", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"OK    config: {path} is valid\n")
+    make_spool(tmp_path, mode=0o777)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 1
+    assert "\nFAIL  spool: group- or world-writable: " in proc.stdout

@@ -336,3 +336,23 @@ def test_daemon_state_unknown_without_a_lock_table(tmp_path: Path) -> None:
     spool.mkdir()
     (spool / ".lock").touch()
     assert daemon_status(spool, proc=tmp_path / "no-proc")["running"] is None
+
+
+def test_cli_status_json_and_text(tmp_path: Path) -> None:
+    """`dreamd status --json` prints the documented shape; DIR arguments narrow it."""
+    d = managed(tmp_path, "app", 2)
+    unmanaged(tmp_path, "legacy")
+    config_for(tmp_path)
+    repo = Path(__file__).resolve().parents[1]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(repo)}
+    base = [sys.executable, "-m", "dreamd", "status", "--config", str(tmp_path / "config.toml")]
+    proc = subprocess.run([*base, "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    status = json.loads(proc.stdout)
+    assert status["format"] == 1
+    assert [e["managed"] for e in status["directories"]] == [True, False]
+    assert status["directories"][0]["records"] == 2
+    proc = subprocess.run([*base, str(d)], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"\n{d}\n  records 2 · generation 1 · " in proc.stdout
+    assert "legacy" not in proc.stdout
