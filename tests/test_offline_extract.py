@@ -246,8 +246,23 @@ def test_skips_questions_requests_ephemera_code_tools_and_injected_text() -> Non
         user("# Skill\n\n## Rules\n\nDO NOT create any beads until the user approves the plan.\n"),
         user("> never use tabs (quoted from the old style guide)"),
         user("This session is being continued from a previous conversation. I prefer tabs."),
+        user("I always wanted to visit Paris. I never thought about it. Always happy to help!"),
+        user("Never mind. I like your idea. I chose them 'cause they help people."),
     ])
     assert items == []
+
+
+def test_interests_and_habits_in_casual_conversation() -> None:
+    items = run([
+        user("I'm keen on counseling or working in mental health - I'd love to support others."),
+        user("I'm getting creative too. I'm just learning the piano."),
+        user("I usually write tests first."),
+    ])
+    assert [(i["name"], i["type"], i["description"]) for i in items] == [
+        ("likes-counseling-working-mental-health", "user", "User is keen on counseling or working in mental health"),
+        ("likes-piano", "user", "User is learning the piano"),
+        ("habit-write-tests-first", "user", "User usually writes tests first"),
+    ]
 
 
 def test_secrets_never_reach_a_record() -> None:

@@ -232,7 +232,7 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
 
 
 _REASON_SPLIT = re.compile(
-    r"\s*[,;]?\s*\b(?:because(?: of)?|since|due to|given that|so that)\b\s*|"
+    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz)\b|'cause\b)\s*|"
     r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
     re.I,
 )
@@ -261,7 +261,8 @@ def content_ok(text: str, *, min_tokens: int = 2) -> bool:
 
 
 _PRONOUN_OBJECT = re.compile(
-    r"^(?:it|this|that|these|those|them|him|her|you|yours|how|what|the way|when you)\b(?!\s+(?:when|if) you)",
+    r"^(?:it|this|that|these|those|them|him|her|you|your|yours|how|what|the way|when you)\b"
+    r"(?!\s+(?:when|if) you)",
     re.I,
 )
 
@@ -417,6 +418,17 @@ _FB_ZH = re.compile(
     r"总是|總是|一律|务必|務必|始终|始終|每次都|一定要|记得要|記得要|改用|请用|請用|统一用|統一用|都用)"
     r"(?P<rest>.+)$"
 )
+_NOT_A_VERB = re.compile(
+    r"^(?:happy|glad|good|great|nice|fun|welcome|ready|sure|late|early|busy|here|there|so|too|"
+    r"more|been|a|an|the|my|your|in|on|at|by|with|fine|mind|again|worry|again|ever|better|"
+    r"grateful|thankful|lucky|excited|proud|around)\b",
+    re.I,
+)
+_PAST = re.compile(
+    r"^(?:\w+ed|thought|went|had|did|was|were|saw|knew|got|made|said|took|came|felt|found|told|"
+    r"became|left|met|wrote|ran|began|brought|bought|heard|kept|lost|sat|spent|stood|won)$",
+    re.I,
+)
 _NEG_DIRECTIVES = {"don't", "do not", "dont", "never", "stop", "avoid", "quit"}
 _ZH_NEG = ("永远不要", "永遠不要", "千万不要", "千萬不要", "不要", "别", "別", "不准", "禁止", "请勿", "請勿")
 
@@ -442,6 +454,8 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     if m:
         d = m.group("d").lower()
         rest, reason = split_reason(m.group("rest"))
+        if _NOT_A_VERB.match(rest):
+            return None  # "always happy to help", "never mind", "stop by later"
         if d == "use" and not (
             re.search(r"\b(?:instead|rather than|not)\b", rest, re.I) or _STANDING_EN.search(m.group("lead"))
         ):
@@ -477,6 +491,12 @@ _HABIT_EN = re.compile(
           r"(?P<verb>[a-z']+)\s*(?P<rest>.*)$"),
     re.I,
 )
+_INTEREST_EN = re.compile(
+    _lead(r"(?:i am|i'm|im)\s+(?:(?:really|very|so|super|quite|deeply|just|also|still|currently)\s+)*"
+          r"(?P<v>keen on|passionate about|interested in|into|a (?:big |huge )?fan of|fond of|learning)\s+"
+          r"(?P<obj>.+)$"),
+    re.I,
+)
 _FAV_EN = re.compile(
     _lead(r"my\s+(?:favou?rite|preferred|go-to|usual)\s+(?P<what>.+?)\s+(?:is|are)\s+(?P<val>.+)$"), re.I
 )
@@ -502,6 +522,16 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         fact = f"User {verb} {third_person(obj)}"
         return Found("preference", "user", "dislikes" if neg else "prefers", obj, fact, fact,
                      reason=reason, how=_HOW["preference"])
+    m = _INTEREST_EN.match(s)
+    if m:
+        obj = re.split(r"\s+[-—–]\s+|;", m.group("obj"))[0]
+        obj, reason = split_reason(obj)
+        if _PRONOUN_OBJECT.match(obj) or not content_ok(obj, min_tokens=1):
+            return None
+        v = m.group("v").lower()
+        verb = "is learning" if v == "learning" else f"is {v}"
+        fact = f"User {verb} {third_person(obj)}"
+        return Found("preference", "user", "likes", obj, fact, fact, reason=reason, how=_HOW["preference"])
     m = _FAV_EN.match(s)
     if m:
         what, val = _tidy(m.group("what")), _tidy(m.group("val"))
@@ -513,6 +543,8 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         if not content_ok(rest):
             return None
         verb, _, tail = rest.partition(" ")
+        if _PAST.match(verb) or _NOT_A_VERB.match(verb):
+            return None  # "I always wanted to …" is a story, not a habit
         adv = m.group("adv").lower()
         adv_3rd = "tends to" if adv == "tend to" else adv
         verb_out = verb if adv == "tend to" else verb_3rd(verb)
@@ -578,7 +610,7 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
         if i in (1, 3):
             what = f"{m.group('verb')} {what}"
         what = _tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
-        if not content_ok(what):
+        if not content_ok(what) or _PRONOUN_OBJECT.match(what):
             return None
         fact = f"Decided on {ctx.day.isoformat()}: {third_person(what)}"
         desc = f"Decision: {third_person(what)}"
