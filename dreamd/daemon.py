@@ -175,6 +175,9 @@ class Daemon:
         self._tick_started: float | None = None
         self._last_prune = -float("inf")
         self._once = False
+        self._main_beat = clock()
+        self.log_format: str | None = None
+        """The --log-format override; a reload keeps it over the config's value."""
 
     # ------------------------------------------------------------------ hints
 
@@ -207,13 +210,31 @@ class Daemon:
                     continue
                 if len(self.claimed) >= MAX_CLAIMED:
                     break
+                self.claimed.add(job_id)  # before the rename, so cur/ never holds an unknown claim
             if self._stopping or self.spool.claim(job_id) is None:
+                with self._state_lock:
+                    self.claimed.discard(job_id)
                 continue
-            with self._state_lock:
-                self.claimed.add(job_id)
             claimed += 1
             self._dispatch(job_id)
         return claimed
+
+    def _stale_claims(self) -> None:
+        """Jobs in cur/ this process does not know about go back to new/ (cannot normally
+        happen under the single-instance lock; a safety net, never a silent loss)."""
+        with self._state_lock:
+            known = set(self.claimed)
+        cur = self.spool.dir("cur")
+        stale = [n[:-5] for n in os.listdir(cur) if n.endswith(".json") and not n.startswith(".")]
+        stale = [j for j in stale if j not in known]
+        for job_id in stale:
+            with self._state_lock:
+                if job_id in self.claimed:
+                    continue
+            self._unclaim(job_id)
+        if stale:
+            log.warning("spool.recovered", count=len(stale), reason="stale claims in cur/")
+            self.hint_spool()
 
     def _dispatch(self, job_id: str) -> None:
         from memory.jobs import validate_job
@@ -426,6 +447,7 @@ class Daemon:
             self._step("spool", self.hint_spool)
             self._step("fingerprints", self._check_fingerprints)
             self._step("gates", self._gate_scans)
+            self._step("stale_claims", self._stale_claims)
             self._step("prune", self._prune)
             self._step("status", self._send_status)
             log.debug("tick.done", duration_ms=round((time.monotonic() - t0) * 1000, 1),
@@ -478,7 +500,9 @@ class Daemon:
             self.notifier.status(self.status_text())
 
     def _watchdog_ping(self) -> None:
-        if self.stats.died is None:
+        """WATCHDOG=1 only while the main loop is turning and every component is healthy:
+        a wedged main thread must make systemd restart us, not be papered over by this thread."""
+        if self.stats.died is None and self.clock() - self._main_beat < 5 * MAIN_WAKE and self.supervise() is None:
             self.notifier.watchdog()
 
     # ------------------------------------------------------------------ supervision
@@ -554,7 +578,7 @@ class Daemon:
         self.config = new
         self.ctx = self.work.Context.create(new)
         self.throttle.window = new.gates.scan_throttle
-        configure(new.daemon.log_format)
+        configure(self.log_format or new.daemon.log_format)
         self.rescan_roots()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):
@@ -589,6 +613,7 @@ class Daemon:
             deadlines = [d for d in (self.spool_debounce.next_deadline(), self.dir_debounce.next_deadline()) if d]
             timeout = MAIN_WAKE if not deadlines else min(MAIN_WAKE, min(deadlines) - self.clock())
             self.waker.wait(timeout)
+            self._main_beat = self.clock()
             if self._stop_signal is not None:
                 log.info("daemon.stopping", signal=signal.Signals(self._stop_signal).name)
                 return self.shutdown(0)
@@ -646,6 +671,7 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
     except Exception as exc:  # a bad model config, an unusable spool: one line, exit 1
         log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
         return 1
+    daemon.log_format = log_format
     old = daemon._install_signals()
     try:
         try:
@@ -668,7 +694,11 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
     """``dreamd once``: recover, reconcile every managed directory, drain new/ (deferred jobs
     wait for their time), run the dreams whose gates are open, exit. 0 unless it could not run."""
     configure(log_format or config.daemon.log_format)
-    daemon = Daemon(config, env=env, work=work, watch=False)
+    try:
+        daemon = Daemon(config, env=env, work=work, watch=False)
+    except Exception as exc:
+        log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
+        return 1
     daemon._once = True
     try:
         daemon.spool.acquire_lock()

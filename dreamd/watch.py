@@ -149,6 +149,7 @@ class Watcher:
         self._observer.daemon = True
         self._dirs: dict[Path, Any] = {}
         self._spool_watch: Any = None
+        self._unwatchable: set[Path] = set()
         self.errors = 0
 
     def start(self) -> None:
@@ -217,7 +218,10 @@ class Watcher:
             try:
                 self._dirs[d] = self._observer.schedule(self._handler(on_event), str(d), recursive=False)
             except Exception as exc:
-                self._on_error(f"schedule {d}", exc)
+                if d not in self._unwatchable:  # report once; the tick's fingerprints cover it
+                    self._unwatchable.add(d)
+                    self._on_error(f"schedule {d}", exc)
                 continue
+            self._unwatchable.discard(d)
             added.append(d)
         return added, removed

@@ -5,6 +5,7 @@ cover ``dreamd.work``); one test runs the real pipeline when the offline model i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -58,8 +59,10 @@ class Env:
         return d
 
     def start(self, **extra_env: str) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "XDG_STATE_HOME": str(self.tmp / "state"), "PYTHONPATH": str(REPO), **extra_env}
-        env.pop("NOTIFY_SOCKET", None)
+        env = {**os.environ, "XDG_STATE_HOME": str(self.tmp / "state"), "PYTHONPATH": str(REPO)}
+        for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "DREAMD_CONFIG"):
+            env.pop(name, None)
+        env.update(extra_env)
         log = self.tmp / f"daemon-{len(self.procs)}.log"
         with open(log, "wb") as out:
             proc = subprocess.Popen([sys.executable, "-c", LAUNCH, str(self.config)], cwd=REPO, env=env,
@@ -302,3 +305,38 @@ def test_real_pipeline_with_the_offline_model(env: Env, shared_data: Path) -> No
     assert env.spool_ids("done") == [job]
     assert _manifest(mem)["applied_jobs"] == [job]
     assert env.stop(proc)[0] == 0
+
+
+def test_sd_notify_ready_status_watchdog_reloading_stopping(env: Env, tmp_path: Path) -> None:
+    import socket
+    import tempfile
+
+    sock_dir = Path(tempfile.mkdtemp(prefix="dn-", dir="/tmp"))
+    address = str(sock_dir / "notify")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(address)
+    server.settimeout(0.2)
+    messages: list[str] = []
+
+    def drain() -> str:
+        with contextlib.suppress(TimeoutError):
+            while True:
+                messages.append(server.recv(4096).decode())
+        return "\n".join(messages)
+
+    try:
+        env.memory_dir("app")
+        proc = env.start(NOTIFY_SOCKET=address, WATCHDOG_USEC="1000000")  # ping every 0.5 s
+        wait_for(lambda: "READY=1" in drain(), 15)
+        wait_for(lambda: drain().count("WATCHDOG=1") >= 2, 10)
+        wait_for(lambda: "STATUS=" in drain() and "queued" in drain(), 10)
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: "RELOADING=1" in drain(), 10)
+        wait_for(lambda: drain().count("READY=1") >= 2, 10)
+        assert env.stop(proc)[0] == 0
+        assert "STOPPING=1" in drain()
+    finally:
+        server.close()
+        with contextlib.suppress(OSError):
+            os.unlink(address)
+            os.rmdir(sock_dir)
