@@ -305,7 +305,7 @@ def collect_status(
         managed, unmanaged = discover_dirs(config.daemon.roots)
         targets = managed + unmanaged
     else:
-        targets = [Path(os.path.abspath(os.path.expanduser(str(d)))) for d in dirs]
+        targets = [Path(os.path.realpath(os.path.expanduser(str(d)))) for d in dirs]
     return {
         "format": STATUS_FORMAT,
         "generated_at": _iso(now),
