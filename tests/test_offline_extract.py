@@ -248,6 +248,9 @@ def test_skips_questions_requests_ephemera_code_tools_and_injected_text() -> Non
         user("This session is being continued from a previous conversation. I prefer tabs."),
         user("I always wanted to visit Paris. I never thought about it. Always happy to help!"),
         user("Never mind. I like your idea. I chose them 'cause they help people."),
+        user("Remember, failures lead you closer to success. Don't give up, buddy!"),
+        user("Don't let the bumps in the road bring you down. Never had a chance to visit it."),
+        user("It's awesome that beauty can be found in the imperfections."),
     ])
     assert items == []
 

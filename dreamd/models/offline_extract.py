@@ -424,6 +424,12 @@ _NOT_A_VERB = re.compile(
     r"grateful|thankful|lucky|excited|proud|around)\b",
     re.I,
 )
+_ENCOURAGEMENT = re.compile(
+    r"^(?:give up|quit|worry|stress|panic|feel|be (?:afraid|scared|sad|shy|nervous|hard on|too hard|"
+    r"discouraged|down)|lose (?:hope|heart|faith)|let (?:\w+ ){0,6}?(?:stop|bring|get|hold|keep) you|"
+    r"miss a beat|doubt yourself|forget to (?:smile|enjoy|have fun|take care))\b",
+    re.I,
+)
 _PAST = re.compile(
     r"^(?:\w+ed|thought|went|had|did|was|were|saw|knew|got|made|said|took|came|felt|found|told|"
     r"became|left|met|wrote|ran|began|brought|bought|heard|kept|lost|sat|spent|stood|won)$",
@@ -454,8 +460,9 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     if m:
         d = m.group("d").lower()
         rest, reason = split_reason(m.group("rest"))
-        if _NOT_A_VERB.match(rest):
-            return None  # "always happy to help", "never mind", "stop by later"
+        first = rest.split(" ", 1)[0]
+        if _NOT_A_VERB.match(rest) or _PAST.match(first) or _ENCOURAGEMENT.match(rest):
+            return None  # "always happy to help", "never had a chance", "don't give up"
         if d == "use" and not (
             re.search(r"\b(?:instead|rather than|not)\b", rest, re.I) or _STANDING_EN.search(m.group("lead"))
         ):
@@ -719,7 +726,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1):
             continue
         pointer = bool(_URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where))
-        if i in (1, 4, 5, 6) and not pointer:
+        if i in (1, 3, 4, 5, 6) and not pointer:
             continue
         if i == 0 and not (pointer or _REF_WORDS.search(subj + " " + where)):
             continue
@@ -756,8 +763,9 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
 
 
 _REMEMBER_EN = re.compile(
-    _lead(r"(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|memori[sz]e|"
-          r"for future reference|for the future|make a note)\b(?:\s+(?:this|that))?[\s:,-]*(?P<rest>.+)$"),
+    _lead(r"(?:(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|memori[sz]e|"
+          r"make a note)(?:\s+(?:this|that)\b|\s*:|\s+(?=to\b))|please\s+(?:remember|memori[sz]e)\b|"
+          r"for future reference\b|for the record\b)[\s:,-]*(?P<rest>.+)$"),
     re.I,
 )
 _REMEMBER_ZH = re.compile(
