@@ -4,8 +4,9 @@ The answer for ``{"task": "extract", "today", "index", "turns"}`` is a list of r
 exactly ``name``, ``type``, ``description``, ``body``. The rules, in the order a sentence is
 tried (the first that matches wins, one record per sentence at most):
 
-1. **remember** — "remember (that) …", "keep in mind …", "don't forget …", "for future
-   reference …", "记住/記住/记得/别忘了 …". The rest is classified by rules 2–7; if none fits,
+1. **remember** — "remember that …", "remember: …", "remember to …", "please remember …",
+   "keep in mind that …", "don't forget to …", "for future reference …", "记住/記住/记得/别忘了 …"
+   (a rhetorical "Remember, …" is not a request). The rest is classified by rules 2–7; if none fits,
    "remember to X" becomes feedback "X", first-person text a ``user`` record, text with a URL
    or path a ``reference``, anything else a ``project`` note. Highest priority under the cap.
 2. **identity** → ``user`` — "I'm a/an <role>", "I work as/at/on …", "my name/role is …",
@@ -14,17 +15,22 @@ tried (the first that matches wins, one record per sentence at most):
    on", "以后", …) with don't / do not / never / always / stop / avoid / make sure / only use /
    "use X instead of Y", or 不要 / 别 / 永远不要 / 总是 / 一律 / 务必 / 改用 / 请用 …; also "I
    prefer/like it when you …". The directive needs two content words (or three Chinese
-   characters) so "don't do that" or "stop" alone is not a rule.
+   characters) so "don't do that" or "stop" alone is not a rule; a directive followed by a
+   past tense or an adjective ("never had a chance", "always happy to help") or plain
+   encouragement ("don't give up", "don't be afraid", "don't let it get you down") is not one.
 4. **preference** → ``user`` — "I (really) prefer/like/love/enjoy/hate …", "I always/usually
-   …" habits, "my favorite X is Y", "我(比较)喜欢/偏好/习惯/讨厌 …", "…偏好是 …". An object that is
-   only a pronoun ("I like it") is a reaction, not a preference.
+   …" habits (not "I always wanted …"), "I'm keen on / passionate about / interested in / a fan
+   of / learning …", "my favorite X is Y", "我(比较)喜欢/偏好/习惯/讨厌 …", "…偏好是 …". An object
+   that is only a pronoun ("I like it", "I like your idea") is a reaction, not a preference.
 5. **decision** → ``project`` — "we decided/agreed/chose to …", "let's go with / stick with /
    switch to …", "decision: …", "我们决定/确定 …", "就用 …".
 6. **deadline or goal** → ``project`` — a deadline word (deadline, due, ship, release, launch,
    freeze, demo, 截止, 上线, 发布, 交付 …) together with a date, or "our goal is …", "目标是 …".
 7. **reference** → ``reference`` — "X is tracked/documented/hosted/kept in Y", "X lives in Y",
-   "we track X in Y", "X can be found at Y", "X is at <URL/path>", a URL next to a word such
-   as docs, dashboard, runbook, wiki, tracker, board, repo, spec; "文档/看板/仓库…在 …".
+   "we track X in Y", and — only when Y is a URL, a path or a known tool (Linear, Jira,
+   GitHub, Notion, Grafana, 飞书 …) — "X lives in Y", "X can be found at Y", "X is at Y",
+   "X: <URL>"; a URL next to a word such as docs, dashboard, runbook, wiki, tracker, board,
+   repo, spec; "文档/看板/仓库…在 <URL/路径/工具>".
 
 Bodies: the first line states the rule or fact (first person rewritten as "User …" /
 "用户…"); feedback and project bodies follow it with ``**Why:**`` (the text after
@@ -42,7 +48,9 @@ description of the same type whose tokens mostly overlap). Names are slugs from 
 words (``prefers-tabs-over-spaces``, ``never-commit-directly-main``, ``decision-use-postgres``,
 ``ref-api-docs``); text without ASCII words gets ``<kind>-<hash>``. Names are unique in the
 answer and never reuse an index name. At most :data:`MAX_RECORDS` records, remember-requests
-first, then in transcript order.
+first, then in transcript order (once the cap is full only a remember-request can still get
+in, so a long transcript costs little after that). Chinese records get Chinese generic
+Why/How wording; the ``**Why:**``/``**How to apply:**`` markers stay as they are.
 """
 
 from __future__ import annotations
