@@ -647,3 +647,13 @@ def test_repeated_source_ids_get_unique_suffixes_quickly() -> None:
     ids = [t.message_id for t in parse_transcript(content).turns]
     assert ids[:3] == ["same", "same#2", "same#3"]
     assert len(set(ids)) == 20_000
+
+
+@pytest.mark.timeout(10)  # quadratic tag scanning took over a minute here
+@pytest.mark.parametrize("tag", ["<bash-stdout>", "<command-name>", "<summary>", "<ide_selection>"])
+def test_unclosed_tags_do_not_make_parsing_quadratic(tag: str) -> None:
+    content = json.dumps({"type": "user", "message": {"content": "hi " + tag * 20_000}})
+    if tag == "<summary>":
+        content = content.replace("hi ", "<task-notification>", 1)
+    t = parse_transcript(content)
+    assert len(t.turns) <= 1
