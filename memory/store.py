@@ -618,11 +618,18 @@ class MemoryStore:
                 updated.append(entry.name)
             taken = {e.name for e in entries}
             adopted: list[str] = []
+            previous = self._previous_files(old)
+            leftovers: list[str] = []
             for path in self._record_files():
                 if path.name in by_file or OUR_FILE_RE.match(path.name):
                     continue
                 try:
                     data = path.read_bytes()
+                    if previous.get(path.name) == sha256_hex(data):
+                        # The last commit removed it but died before moving it away: finish
+                        # that commit's cleanup instead of bringing a forgotten record back.
+                        leftovers.append(path.name)
+                        continue
                     rec = parse_record(data, where=str(path), stem=path.stem)
                 except (RecordError, OSError) as exc:
                     malformed.append((path.name, str(exc)))
@@ -648,14 +655,14 @@ class MemoryStore:
             index_archived = self._archive_foreign_index(old)
             generation: int | None = None
             index_rebuilt = False
-            orphans: list[str] = []
+            orphans: list[str] = self._archive_files(leftovers)
             if adopted or updated or dropped:
                 change = {"actor": "reconcile", "added": adopted, "updated": updated, "removed": dropped}
                 new = self._write(old, _Pending(entries=entries, change=change))
                 generation = new.generation
                 index_rebuilt = True
             else:
-                orphans = self._collect_orphans(set(by_file))
+                orphans += self._collect_orphans(set(by_file))
                 if index_archived is not None or not (self.path / INDEX).exists():
                     index = render_index(entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
                     replace_atomic(self.path / INDEX, index)
@@ -670,6 +677,15 @@ class MemoryStore:
                 index_rebuilt=index_rebuilt,
                 index_archived=index_archived,
             )
+
+    def _previous_files(self, current: Manifest) -> dict[str, str]:
+        """file -> sha256 of the generation before ``current`` (empty when not kept)."""
+        path = self.history_path / f"manifest-{current.generation - 1}.json"
+        try:
+            previous = Manifest.loads(path.read_bytes(), where=str(path))
+        except (OSError, StoreError):
+            return {}
+        return {e.file: e.sha256 for e in previous.records}
 
     def _archive_foreign_index(self, manifest: Manifest) -> str | None:
         """If MEMORY.md is not what we rendered for this generation, keep a copy in history."""
