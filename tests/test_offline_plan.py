@@ -291,3 +291,18 @@ def test_unusable_records_in_the_payload_are_ignored() -> None:
     ]}
     assert plan(payload) == []
     assert plan({"task": "consolidate"}) == []
+
+
+def test_results_stay_valid_records_even_from_odd_inputs() -> None:
+    long_desc = "User prefers dark mode " + "very " * 300 + "much"
+    records = [
+        rec("dark-a", "user", long_desc, "User prefers dark mode.\n", 2),
+        rec("dark-b", "user", long_desc, "", 3),  # no body: the description stands in
+        rec("Not A Slug", "user", "User prefers dark mode", "User prefers dark mode.\n", 4),
+        rec("odd-type", "opinion", "User prefers dark mode", "User prefers dark mode.\n", 5),
+    ]
+    ops = consolidate(records)
+    assert [op["source_names"] for op in ops] == [["dark-b", "dark-a"]]
+    result = ops[0]["result"]
+    assert len(result["description"]) <= 1024 and result["description"].endswith("…")
+    assert result["body"] == long_desc + "\n"  # dark-a's only fact is covered by it

@@ -55,6 +55,7 @@ from dreamd.models.offline_text import (
     raw_words,
     tokens,
 )
+from memory.records import MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, NAME_RE, TYPES
 
 EXPIRE_PROTECT_IMPORTANCE = 0.8
 COVERED_MISSING = 0.1
@@ -313,12 +314,17 @@ def merge_group(group: list[Rec]) -> dict[str, str]:
             lines.append("**Why:** " + " ".join(extra_whys))
         else:
             lines[why_at] = lines[why_at].rstrip() + " " + " ".join(extra_whys)
-    description = base.description or (base.fact_lines[0][:200])
+    description = " ".join((base.description or base.fact_lines[0]).split())
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+    body = "\n".join(lines).strip("\n")
+    if len((body + "\n").encode("utf-8")) > MAX_BODY_BYTES:
+        body = base.body.strip("\n")  # the union would not fit: keep the newest wording alone
     return {
         "name": base.name,
         "type": base.type,
         "description": description,
-        "body": "\n".join(lines).strip("\n") + "\n",
+        "body": (body or description) + "\n",
     }
 
 
@@ -336,7 +342,14 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     )
     ops: list[dict[str, Any]] = [{"source_names": [name], "result": None} for name in expired]
     gone = set(expired)
-    live = sorted((r for r in records if r.name not in gone), key=lambda r: (r.stamp, r.name), reverse=True)
+    # Only records a valid result could be made of take part in merges (a result reuses the
+    # base's name and type, and one invalid result would get the whole plan rejected).
+    live = sorted(
+        (r for r in records if r.name not in gone and NAME_RE.match(r.name) and r.type in TYPES
+         and (r.description.strip() or r.body.strip())),
+        key=lambda r: (r.stamp, r.name),
+        reverse=True,
+    )
     groups: list[list[Rec]] = []
     by_key: dict[tuple[str, str], list[int]] = {}
     for rec in live:
