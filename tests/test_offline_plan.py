@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dreamd.models.offline import OfflineModel
 from dreamd.models.offline_plan import plan, statements_contradict
@@ -306,3 +308,32 @@ def test_results_stay_valid_records_even_from_odd_inputs() -> None:
     result = ops[0]["result"]
     assert len(result["description"]) <= 1024 and result["description"].endswith("…")
     assert result["body"] == long_desc + "\n"  # dark-a's only fact is covered by it
+
+
+_WORDS = ["tabs", "spaces", "never", "use", "pnpm", "npm", "deploy", "main", "is", "at", "docs", "不要", "喜欢",
+          "篮球", "Alex", "the", "release", "freeze", "2026-12-04", "2026-12-11", ":", "dark", "light", "mode"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(
+    st.tuples(
+        st.sampled_from(["user", "feedback", "project", "reference"]),
+        st.lists(st.sampled_from(_WORDS), min_size=1, max_size=7),
+        st.lists(st.sampled_from(_WORDS), min_size=0, max_size=9),
+        st.integers(min_value=1, max_value=28),
+        st.sampled_from([None, "2026-11-01", "2026-12-31"]),
+        st.sampled_from([0.5, 0.9]),
+    ),
+    max_size=12,
+))
+def test_any_record_set_gives_a_gate_valid_plan(
+    items: list[tuple[str, list[str], list[str], int, str | None, float]],
+) -> None:
+    records = [
+        rec(f"r{i}", t, " ".join(desc), " ".join(body) + "\n" if body else "", day,
+            importance=imp, expires=exp)
+        for i, (t, desc, body, day, exp, imp) in enumerate(items)
+    ]
+    ops = consolidate(records)
+    expired = {r["name"] for r in records if r["expires"] == "2026-11-01" and r["importance"] < 0.8}
+    assert {op["source_names"][0] for op in ops if op["result"] is None} == expired
