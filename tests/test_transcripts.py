@@ -657,3 +657,29 @@ def test_unclosed_tags_do_not_make_parsing_quadratic(tag: str) -> None:
         content = content.replace("hi ", "<task-notification>", 1)
     t = parse_transcript(content)
     assert len(t.turns) <= 1
+
+
+def test_legacy_codex_rollout_without_wrappers() -> None:
+    lines = [
+        {"id": "d5e5f0a1", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "id": None, "role": "user",
+         "content": [{"type": "input_text", "text": "fix the bug"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": None},
+        {"type": "function_call", "id": "fc_1", "name": "shell", "call_id": "call_1",
+         "arguments": json.dumps({"command": ["bash", "-lc", "ls -la"]})},
+        {"type": "function_call_output", "call_id": "call_1",
+         "output": json.dumps({"output": "ls: denied\n", "metadata": {"exit_code": 2}})},
+        {"type": "message", "id": "msg_1", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Done."}]},
+    ]  # fmt: skip
+    content = "\n".join(json.dumps(line) for line in lines)
+    assert detect_format(content) == "codex"
+    t = parse_transcript(content)
+    assert t.session_id == "d5e5f0a1"
+    assert [x.text for x in t.turns] == [
+        "fix the bug",
+        "[tool: shell] ls -la",
+        "[tool error] ls: denied",
+        "Done.",
+    ]

@@ -82,7 +82,9 @@ def parse_codex(records: list[Any]) -> Parsed:
         kind = record.get("type")
         if kind in CODEX_WRAPPERS:
             payload = record.get("payload")
-        elif kind in _CODEX_ITEMS or "record_type" in record or "instructions" in record:
+        elif "instructions" in record and kind is None:  # legacy header line
+            payload, kind = record, "session_meta"
+        elif kind in _CODEX_ITEMS or "record_type" in record:
             payload, kind = record, "response_item"
         else:
             skipped += not isinstance(kind, str)  # an unknown record type is news, not damage
