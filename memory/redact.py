@@ -2,10 +2,10 @@
 
 The client redacts transcripts and records before a job is written and the daemon redacts
 again before any model sees them (defence in depth), so this runs on every submit and must be
-cheap on multi-megabyte transcripts. Every pattern has *anchors*, case-sensitive literals that
-any match starts with; ``str.find`` locates them at C speed and the compiled regex is only run
-anchored at those positions (one pass per pattern, no case-insensitive scan of the whole
-text). A match becomes ``[REDACTED:<kind>]``; for ``key = value`` shapes only the value is
+cheap on multi-megabyte transcripts. Every pattern has *anchors*, lower-case literals that any
+match starts with; ``str.find`` over the lower-cased text locates them at C speed (each anchor
+once per call, shared by the patterns that use it) and the compiled regex is only run anchored
+at those positions: no regex ever scans the whole text. A match becomes ``[REDACTED:<kind>]``; for ``key = value`` shapes only the value is
 replaced, so the text still says what was there.
 
 Replacements never span a quote or a backslash, so redacting JSONL transcript text keeps every
@@ -53,15 +53,6 @@ class _Pattern:
         self.judge = judge
 
 
-def _cases(*words: str) -> tuple[str, ...]:
-    out: list[str] = []
-    for w in words:
-        for v in (w, w.capitalize(), w.upper()):
-            if v not in out:
-                out.append(v)
-    return tuple(out)
-
-
 def _placeholder(value: str) -> bool:
     v = value.lower()
     return v in _PLACEHOLDERS or v.startswith("[redacted") or set(v) <= {"*", "x", ".", "-", "_"}
@@ -105,11 +96,9 @@ _PATTERNS: tuple[_Pattern, ...] = (
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[A-Za-z0-9+/=\s\\:,.-]{0,32768}?"
             r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
         ),
-        ("-----BEGIN ",),
+        ("-----begin ",),
     ),
-    _Pattern(
-        "anthropic-key", re.compile(rf"{_IDENT_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}"), ("sk-ant-",)
-    ),
+    _Pattern("anthropic-key", re.compile(rf"{_IDENT_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}"), ("sk-",)),
     _Pattern(
         "openai-key",
         re.compile(
@@ -127,7 +116,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _Pattern(
         "aws-access-key",
         re.compile(r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))A[KS]IA[0-9A-Z]{16}(?![A-Za-z0-9])"),
-        ("AKIA", "ASIA"),
+        ("akia", "asia"),
     ),
     _Pattern(
         "aws-secret-key",
@@ -135,25 +124,25 @@ _PATTERNS: tuple[_Pattern, ...] = (
             r"(?i:aws_secret_access_key|aws_secret_key|secretaccesskey)\\?[\"']?\s*[:=]\s*\\?[\"']?"
             r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
-        (*_cases("aws_secret"), "SecretAccessKey", "secretAccessKey"),
+        ("aws_secret", "secretaccesskey"),
         value_group="value",
     ),
     _Pattern(
         "google-api-key",
         re.compile(rf"{_IDENT_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_IDENT_AFTER}"),
-        ("AIza",),
+        ("aiza",),
     ),
     _Pattern(
         "slack-token",
         re.compile(rf"{_IDENT_BEFORE}xox[abpr]-[0-9A-Za-z-]{{10,}}{_IDENT_AFTER}"),
-        ("xoxa-", "xoxb-", "xoxp-", "xoxr-"),
+        ("xox",),
     ),
     _Pattern(
         "jwt",
         re.compile(
             rf"{_IDENT_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}"
         ),
-        ("eyJ",),
+        ("eyj",),
     ),
     _Pattern(
         "bearer-token",
@@ -161,7 +150,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
             r"(?i:authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?i:bearer)\s+"
             r"(?P<value>[A-Za-z0-9._~+/=-]{8,})"
         ),
-        _cases("authorization"),
+        ("authorization",),
         value_group="value",
     ),
     _Pattern(
@@ -172,26 +161,56 @@ _PATTERNS: tuple[_Pattern, ...] = (
             r"(?:(?P<q>\\?[\"'])(?P<qvalue>[^\s\"'\\]{6,200})(?P=q)"
             r"|(?P<value>[^\s\"'\\`,;(){}\[\]<>$%]{8,200})(?![^\s\"'\\`,;)}\]>]))"
         ),
-        _cases("pass", "secret", "token", "key"),
+        ("pass", "secret", "token", "key"),
         judge=_judge_credential,
     ),
 )
 
 
-def _anchor_positions(text: str, anchors: tuple[str, ...]) -> list[int]:
-    found: set[int] = set()
-    for anchor in anchors:
-        i = text.find(anchor)
+class _Anchors:
+    """Where anchors occur in one text, found once each and shared between patterns.
+
+    Anchors are lower-case and searched in ``text.lower()``: one scan finds every casing.
+    ``lower()`` keeps positions unless a character expands (e.g. U+0130), in which case the
+    lengths differ and a case-insensitive regex search is used instead.
+    """
+
+    __slots__ = ("_cache", "_lowered", "text")
+
+    def __init__(self, text: str) -> None:
+        self.reset(text)
+
+    def reset(self, text: str) -> None:
+        self.text = text
+        lowered = text.lower()
+        self._lowered = lowered if len(lowered) == len(text) else None
+        self._cache: dict[str, list[int]] = {}
+
+    def positions(self, anchors: tuple[str, ...]) -> list[int]:
+        found: set[int] = set()
+        for anchor in anchors:
+            hits = self._cache.get(anchor)
+            if hits is None:
+                hits = self._cache[anchor] = self._find(anchor)
+            found.update(hits)
+        return sorted(found)
+
+    def _find(self, anchor: str) -> list[int]:
+        if self._lowered is None:
+            return [m.start() for m in re.finditer(re.escape(anchor), self.text, re.IGNORECASE)]
+        hits = []
+        i = self._lowered.find(anchor)
         while i != -1:
-            found.add(i)
-            i = text.find(anchor, i + 1)
-    return sorted(found)
+            hits.append(i)
+            i = self._lowered.find(anchor, i + 1)
+        return hits
 
 
-def _apply(pat: _Pattern, text: str, kinds: list[str]) -> str:
+def _apply(pat: _Pattern, anchors: _Anchors, kinds: list[str]) -> None:
+    text = anchors.text
     pieces: list[str] = []
     last = 0
-    for pos in _anchor_positions(text, pat.anchors):
+    for pos in anchors.positions(pat.anchors):
         if pos < last:
             continue
         m = pat.regex.match(text, pos)
@@ -210,10 +229,9 @@ def _apply(pat: _Pattern, text: str, kinds: list[str]) -> str:
         last = end
         if kind not in kinds:
             kinds.append(kind)
-    if not pieces:
-        return text
-    pieces.append(text[last:])
-    return "".join(pieces)
+    if pieces:
+        pieces.append(text[last:])
+        anchors.reset("".join(pieces))
 
 
 def redact(text: str) -> tuple[str, list[str]]:
@@ -223,6 +241,7 @@ def redact(text: str) -> tuple[str, list[str]]:
     unchanged (the same object). Redacting already-redacted text changes nothing.
     """
     kinds: list[str] = []
+    anchors = _Anchors(text)
     for pat in _PATTERNS:
-        text = _apply(pat, text, kinds)
-    return text, kinds
+        _apply(pat, anchors, kinds)
+    return anchors.text, kinds
