@@ -683,3 +683,20 @@ def test_legacy_codex_rollout_without_wrappers() -> None:
         "[tool error] ls: denied",
         "Done.",
     ]
+
+
+def test_harness_wrappers_only_recognised_at_the_start() -> None:
+    def user(text: str) -> list[str]:
+        line = json.dumps({"type": "user", "message": {"role": "user", "content": text}})
+        return [t.text for t in parse_transcript(line).turns]
+
+    prose = "Why does <command-name> show up in my <bash-stdout> logs?"
+    assert user(prose) == [prose]
+    assert user("<bash-input>ls</bash-input>") == ["[bash] ls"]
+    assert user("<bash-stdout>a.txt\nb.txt</bash-stdout><bash-stderr></bash-stderr>") == [
+        "[bash output] a.txt"
+    ]
+    assert user("<local-command-stdout>(no content)</local-command-stdout>") == []
+    assert user("<system-reminder>\nHook said hi\n</system-reminder>\nPlease use tabs.") == [
+        "Please use tabs."
+    ]
