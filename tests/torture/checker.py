@@ -1,0 +1,459 @@
+"""The checker: after a torture run has drained, hold the system to what it promised.
+
+:func:`check` reads only the disk (spool, memory directories with their ``.history/``, daemon
+logs) and the ledgers, and returns a :class:`Report` of violations plus how many times each
+invariant was checked. The invariants (issue 6):
+
+* **spool-terminal** — nothing is left in ``new/``, ``cur/`` or ``deferred/``; no job is in both
+  ``done/`` and ``failed/``; every ``failed/X.json`` has ``X.error.json`` with a reason.
+* **accepted-accounted** — every job a client was told was accepted is in ``done/`` or
+  ``failed/``; a done extract/remember/forget was committed in exactly one generation
+  (``change.job_id``) and a failed one in none; ``applied_jobs`` holds no id twice.
+* **hostile-outcome** — every hostile entry ends where it must (rejected ones in ``failed/`` with a
+  reason, valid ones applied); nothing was ever written to the directory outside the roots.
+* **remember-present** — every applied ``remember`` added or updated its own name, and the name
+  is present at the end unless a later forget job, a logged dream merge (whose source file
+  ``.history/`` holds) or a hand deletion explains its absence.
+* **no-silent-loss** — more generally, every record that left any set at any generation left by
+  a forget job naming it, a dream merge listing it, or a reconcile of a file deleted by hand.
+* **manifest-valid** — every manifest (current and in ``.history/``) parses, generations are
+  contiguous, the current one names only existing files with their recorded sha256, every
+  record parses, and ``MEMORY.md`` is the index rendered for it.
+* **no-secret** — no planted secret (nor its distinctive tail) appears in any file of any memory
+  directory (records, manifests, history) or any daemon log; dreamd-written records contain
+  nothing the redactor would still replace.
+* **no-lock-held** — no ``.dream.lock`` (or a half-broken one) is left, every ``.lock`` and the
+  spool lock can be taken.
+* **kill-logged** — after every daemon SIGKILL the next incarnation logged its start and put back
+  exactly the claims the dead one left in ``cur/`` (``spool.recovered``), and every dream lease
+  the dead one held was recovered with a ``lease.recovered`` entry.
+* **clean-stop** — the final SIGTERM made the daemon exit 0 within 10 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.errors import DreamdError
+from memory.manifest import Manifest
+from memory.records import sha256_hex
+from memory.redact import redact
+from memory.store import OUR_FILE_RE, MemoryStore
+from tests.torture.ledger import Ledger
+
+SECRET_TAIL = 16
+"""A leak of the last 16 characters of a planted secret counts as a leak."""
+
+
+@dataclass(frozen=True)
+class World:
+    """Where a torture run keeps everything."""
+
+    workdir: Path
+    spool: Path
+    mem_root: Path
+    dirs: list[Path]
+    outside: Path
+    ledger_dir: Path
+    logs_dir: Path
+    full_dir: Path | None = None
+
+
+@dataclass
+class Report:
+    violations: list[str] = field(default_factory=list)
+    checks: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    jobs: dict[str, int] = field(default_factory=dict)
+    observations: dict[str, Any] = field(default_factory=dict)
+
+    def ok(self, check: str, condition: bool, message: str) -> bool:
+        self.checks[check] += 1
+        if not condition:
+            self.violations.append(f"[{check}] {message}")
+        return condition
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "violations": list(self.violations),
+            "checks": dict(sorted(self.checks.items())),
+            "checks_total": sum(self.checks.values()),
+            "notes": list(self.notes),
+            "jobs": dict(self.jobs),
+            "observations": self.observations,
+        }
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def _job_files(directory: Path) -> set[str]:
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return set()
+    return {n[:-5] for n in names if n.endswith(".json") and not n.startswith(".")
+            and not n.endswith(".error.json") and ".error-" not in n}
+
+
+@dataclass
+class DirHistory:
+    """Every generation of one directory that is still on disk, oldest first."""
+
+    path: Path
+    manifests: dict[int, Manifest]
+    broken: list[str]
+
+    @property
+    def current(self) -> Manifest | None:
+        return self.manifests[max(self.manifests)] if self.manifests else None
+
+    def commits_by_job(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for gen, m in self.manifests.items():
+            job = m.change.get("job_id") if isinstance(m.change, dict) else None
+            if job:
+                out.setdefault(str(job), []).append(gen)
+        return out
+
+
+def load_history(path: Path) -> DirHistory:
+    manifests: dict[int, Manifest] = {}
+    broken: list[str] = []
+    hist = path / ".history"
+    files = [(path / "manifest.json")]
+    with contextlib.suppress(FileNotFoundError):
+        files += [hist / n for n in os.listdir(hist) if n.startswith("manifest-") and n.endswith(".json")]
+    for f in files:
+        try:
+            m = Manifest.loads(f.read_bytes(), where=str(f))
+        except (OSError, DreamdError, ValueError) as exc:
+            broken.append(f"{f}: {exc}")
+            continue
+        manifests[m.generation] = m
+    return DirHistory(path, dict(sorted(manifests.items())), broken)
+
+
+def _in_history(path: Path, file: str) -> bool:
+    hist = path / ".history"
+    if (hist / file).exists():
+        return True
+    with contextlib.suppress(FileNotFoundError):
+        return any(n.startswith(file + ".") for n in os.listdir(hist))
+    return False
+
+
+def _log_events(path: Path) -> list[dict[str, Any]]:
+    out = []
+    with contextlib.suppress(FileNotFoundError):
+        for line in path.read_bytes().splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if isinstance(event, dict):
+                    out.append(event)
+    return out
+
+
+# ---------------------------------------------------------------------------- the checks
+
+
+def check_spool(world: World, report: Report) -> tuple[set[str], set[str]]:
+    for sub in ("new", "cur", "deferred"):
+        left = sorted(_job_files(world.spool / sub))
+        report.ok("spool-terminal", not left, f"{len(left)} job(s) left in {sub}/ after the drain: {left[:5]}")
+    done, failed = _job_files(world.spool / "done"), _job_files(world.spool / "failed")
+    both = sorted(done & failed)
+    report.ok("spool-terminal", not both, f"jobs both done and failed: {both[:5]}")
+    for job_id in sorted(failed):
+        err = world.spool / "failed" / f"{job_id}.error.json"
+        reason = ""
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            reason = str(json.loads(err.read_bytes()).get("reason") or "")
+        report.ok("spool-terminal", bool(reason.strip()), f"failed/{job_id}.json has no reason in {err.name}")
+    return done, failed
+
+
+def check_manifests(world: World, histories: dict[str, DirHistory], report: Report) -> None:
+    for key, h in histories.items():
+        report.ok("manifest-valid", not h.broken, f"{key}: unreadable manifests {h.broken[:3]}")
+        gens = list(h.manifests)
+        if gens:
+            report.ok("manifest-valid", gens == list(range(gens[0], gens[-1] + 1)),
+                      f"{key}: generations not contiguous ({len(gens)} kept, {gens[0]}..{gens[-1]})")
+        m = h.current
+        if not report.ok("manifest-valid", m is not None, f"{key}: no manifest"):
+            continue
+        assert m is not None
+        names = [e.name for e in m.records]
+        report.ok("manifest-valid", len(names) == len(set(names)), f"{key}: duplicate names in the manifest")
+        jobs = m.applied_jobs
+        report.ok("accepted-accounted", len(jobs) == len(set(jobs)), f"{key}: applied_jobs holds an id twice")
+        store = MemoryStore(h.path)
+        for e in m.records:
+            path = h.path / e.file
+            report.ok("manifest-valid", "/" not in e.file and ".." not in e.file, f"{key}: file {e.file!r} is a path")
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                report.ok("manifest-valid", False, f"{key}: {e.name} names {e.file}, which cannot be read ({exc.strerror})")
+                continue
+            report.ok("manifest-valid", sha256_hex(data) == e.sha256,
+                      f"{key}: {e.file} does not have its recorded sha256")
+            try:
+                store.read_record(e)
+                report.ok("manifest-valid", True, "")
+            except DreamdError as exc:
+                report.ok("manifest-valid", False, f"{key}: {e.name}: {exc}")
+        with contextlib.suppress(OSError):
+            index = (h.path / "MEMORY.md").read_bytes()
+            report.ok("manifest-valid", not m.index_sha256 or sha256_hex(index) == m.index_sha256,
+                      f"{key}: MEMORY.md is not the index rendered for generation {m.generation}")
+
+
+def _removal_reason(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str) -> str | None:
+    """Why ``name`` left the set at ``gen`` (None: unexplained)."""
+    m = h.manifests[gen]
+    prev = h.manifests.get(gen - 1)
+    change = m.change if isinstance(m.change, dict) else {}
+    actor = change.get("actor")
+    prev_entry = prev.by_name().get(name) if prev is not None else None
+    job = change.get("job_id")
+    if job and name in ledger.forget_names(key).get(str(job), set()):
+        return "forget"
+    for op in change.get("merged") or ():
+        if name in (op.get("from") or ()):
+            if prev_entry is not None and not _in_history(h.path, prev_entry.file):
+                if prev_entry.file in ledger.hand_deleted(key):
+                    return "merge (file later deleted by hand)"
+                return None
+            return "merge"
+    if actor == "reconcile" and prev_entry is not None and prev_entry.file in ledger.hand_deleted(key):
+        return "hand-delete"
+    if actor == "rollback":
+        return "rollback"
+    return None
+
+
+def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger, done: set[str],
+                  failed: set[str], report: Report) -> None:
+    accepted = ledger.accepted()
+    hostile = ledger.ops("hostile")
+    commits: dict[str, dict[str, list[int]]] = {k: h.commits_by_job() for k, h in histories.items()}
+    applied = 0
+    for e in accepted + [h for h in hostile if h.get("job_id") and h.get("expect") == "done"]:
+        job = str(e["job_id"])
+        key = str(e.get("memory_dir"))
+        kind = e.get("kind")
+        where = "done" if job in done else "failed" if job in failed else None
+        if not report.ok("accepted-accounted", where is not None,
+                         f"{kind} job {job} for {key} was accepted but is neither done nor failed"):
+            continue
+        if kind not in ("extract", "remember", "forget") or key not in commits:
+            continue
+        gens = commits[key].get(job, [])
+        other = [k for k, c in commits.items() if k != key and job in c]
+        report.ok("accepted-accounted", not other, f"{kind} job {job} was committed into another directory {other}")
+        if where == "done":
+            applied += 1
+            report.ok("accepted-accounted", len(gens) == 1,
+                      f"{kind} job {job} is done but was committed {len(gens)} times in {key} (generations {gens})")
+        else:
+            report.ok("accepted-accounted", not gens,
+                      f"{kind} job {job} is in failed/ but was committed in {key} at generations {gens}")
+        if kind == "remember" and where == "done" and len(gens) == 1:
+            _check_remember(histories[key], gens[0], str(e["name"]), ledger, key, report)
+    report.jobs = {"accepted": len(accepted), "applied": applied,
+                   "done": sum(1 for e in accepted if e["job_id"] in done),
+                   "failed": sum(1 for e in accepted if e["job_id"] in failed)}
+    for hx in hostile:
+        job, expect = hx.get("job_id"), hx.get("expect")
+        if not job:
+            file = str(hx.get("file"))
+            quarantined = False
+            for err in (world.spool / "failed").glob("*.error.json"):
+                with contextlib.suppress(OSError, ValueError):
+                    if json.loads(err.read_bytes()).get("original_name") == file:
+                        quarantined = True
+                        break
+            report.ok("hostile-outcome", quarantined, f"hostile {hx.get('case')}: {file} was not moved to failed/")
+            continue
+        if expect == "failed":
+            report.ok("hostile-outcome", job in failed and job not in done,
+                      f"hostile {hx.get('case')}: job {job} should be in failed/, is "
+                      f"{'done' if job in done else 'missing'}")
+        else:
+            report.ok("hostile-outcome", job in done, f"hostile {hx.get('case')}: valid job {job} was not applied")
+    outside = load_history(world.outside)
+    report.ok("hostile-outcome", outside.current is not None and outside.current.generation == 0,
+              f"the directory outside the roots was written to (generation "
+              f"{outside.current.generation if outside.current else None})")
+    # nothing leaves a set without a reason
+    for key, h in histories.items():
+        gens = list(h.manifests)
+        for prev_gen, gen in itertools.pairwise(gens):
+            if gen != prev_gen + 1:
+                continue
+            before = set(h.manifests[prev_gen].by_name())
+            after = set(h.manifests[gen].by_name())
+            for name in sorted(before - after):
+                reason = _removal_reason(h, gen, name, ledger, key)
+                change = h.manifests[gen].change
+                report.ok("no-silent-loss", reason is not None,
+                          f"{key}: record {name!r} left the set at generation {gen} without a reason "
+                          f"(change {json.dumps(change, sort_keys=True)[:300]})")
+
+
+def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str, report: Report) -> None:
+    change = h.manifests[gen].change
+    touched = list(change.get("added", [])) + list(change.get("updated", []))
+    report.ok("remember-present", name in touched,
+              f"{key}: remember of {name!r} committed at generation {gen} touched {touched} instead")
+    current = h.current
+    assert current is not None
+    if name in current.by_name():
+        report.ok("remember-present", True, "")
+        return
+    last_removal = None
+    for g in range(gen + 1, current.generation + 1):
+        if g in h.manifests and g - 1 in h.manifests and name in h.manifests[g - 1].by_name() \
+                and name not in h.manifests[g].by_name():
+            last_removal = g
+    reason = _removal_reason(h, last_removal, name, ledger, key) if last_removal is not None else None
+    report.ok("remember-present", reason is not None,
+              f"{key}: remembered {name!r} (generation {gen}) is gone and nothing explains it "
+              f"(last removal at generation {last_removal})")
+
+
+def check_secrets(world: World, ledger: Ledger, extra: set[str], daemon_logs: list[Path],
+                  histories: dict[str, DirHistory], report: Report) -> None:
+    secrets = {s for s in ledger.secrets() | extra if len(s) >= SECRET_TAIL}
+    needles = sorted({s.encode() for s in secrets} | {s[-SECRET_TAIL:].encode() for s in secrets})
+    files: list[Path] = []
+    for d in [*world.dirs, world.outside]:
+        for root, _dirs, names in os.walk(d):
+            files += [Path(root) / n for n in names if not n.startswith(".ballast")]
+    files += daemon_logs
+    files += sorted(world.logs_dir.glob("*.err"))
+    leaks = []
+    for f in files:
+        try:
+            data = f.read_bytes()
+        except OSError:
+            continue
+        for needle in needles:
+            if needle in data:
+                leaks.append(f"{f}: {needle[:8].decode()}…")
+    report.checks["no-secret"] += len(files) * max(1, len(needles))
+    for leak in leaks:
+        report.violations.append(f"[no-secret] planted secret found in {leak}")
+    for key, h in histories.items():
+        if h.current is None:
+            continue
+        hand = ledger.hand_written(key)
+        for e in h.current.records:
+            if not OUR_FILE_RE.match(e.file) or e.file in hand:
+                continue
+            with contextlib.suppress(OSError):
+                text = (h.path / e.file).read_text(encoding="utf-8", errors="replace")
+                _clean, kinds = redact(text)
+                report.ok("no-secret", not kinds, f"{key}/{e.file}: the redactor still finds {kinds}")
+
+
+def check_locks(world: World, report: Report) -> None:
+    import filelock
+
+    for d in [*world.dirs, world.outside]:
+        report.ok("no-lock-held", not (d / ".dream.lock").exists(), f"{d}: .dream.lock left behind")
+        halves = sorted(n for n in os.listdir(d) if n.startswith(".dream.lock.break-"))
+        report.ok("no-lock-held", not halves, f"{d}: half-broken lease files left: {halves}")
+    for lock_path in [*(d / ".lock" for d in world.dirs), world.spool / ".lock"]:
+        if not lock_path.exists():
+            continue
+        lock = filelock.FileLock(str(lock_path), timeout=0)
+        try:
+            lock.acquire(timeout=0)
+            lock.release()
+            report.ok("no-lock-held", True, "")
+        except filelock.Timeout:
+            report.ok("no-lock-held", False, f"{lock_path} is still held")
+
+
+def check_kills(ledger: Ledger, daemon_logs: list[Path], report: Report) -> None:
+    by_name = {p.name: p for p in daemon_logs}
+    runs = [p for p in daemon_logs]
+    for kill in ledger.ops("kill_daemon"):
+        inc = int(kill["incarnation"])
+        killed = by_name.get(f"daemon-{inc}.log")
+        if killed is None or killed not in runs:
+            report.ok("kill-logged", False, f"no log for killed incarnation {inc}")
+            continue
+        later = runs[runs.index(killed) + 1:]
+        if not report.ok("kill-logged", bool(later), f"nothing ran after the SIGKILL of incarnation {inc}"):
+            continue
+        events = _log_events(later[0])
+        started = any(e.get("event") in ("daemon.started", "daemon.once_done") for e in events)
+        report.ok("kill-logged", started, f"{later[0].name} (after killing incarnation {inc}) never started")
+        cur = int(kill.get("cur", 0))
+        recovered = sum(int(e.get("count", 0)) for e in events if e.get("event") == "spool.recovered")
+        report.ok("kill-logged", recovered == cur,
+                  f"incarnation {inc} died with {cur} claim(s) in cur/; {later[0].name} logged "
+                  f"spool.recovered count={recovered}")
+        for d in kill.get("leases") or ():
+            found = any(
+                e.get("event") == "lease.recovered" and e.get("memory_dir") == d
+                for p in later for e in _log_events(p)
+            )
+            report.ok("kill-logged", found,
+                      f"incarnation {inc} died holding the dream lease of {d}; no later lease.recovered")
+
+
+def check_logs(daemon_logs: list[Path], report: Report) -> None:
+    events = Counter[str]()
+    unparsed = 0
+    for p in daemon_logs:
+        lines = p.read_bytes().splitlines()
+        for i, line in enumerate(lines):
+            try:
+                e = json.loads(line)
+                events[str(e.get("event"))] += 1
+            except ValueError:
+                if i != len(lines) - 1:  # a SIGKILL may tear the last line only
+                    unparsed += 1
+    report.ok("logs-json", unparsed == 0, f"{unparsed} daemon log line(s) are not JSON")
+    report.observations["log_events"] = dict(sorted(events.items()))
+
+
+def check(world: World, ledger: Ledger, *, daemon_logs: list[Path], extra_secrets: set[str] | None = None,
+          final_term: tuple[int | None, float] | None = None) -> Report:
+    """Run every invariant over a drained run; the report lists violations and check counts."""
+    report = Report()
+    done, failed = check_spool(world, report)
+    histories = {str(d): load_history(d) for d in world.dirs}
+    check_manifests(world, histories, report)
+    check_history(world, histories, ledger, done, failed, report)
+    check_secrets(world, ledger, extra_secrets or set(), daemon_logs, histories, report)
+    check_locks(world, report)
+    check_kills(ledger, daemon_logs, report)
+    check_logs(daemon_logs, report)
+    if final_term is not None:
+        code, took = final_term
+        report.ok("clean-stop", code == 0 and took < 10.0,
+                  f"the final SIGTERM: exit code {code} after {took:.1f}s (want 0 within 10 s)")
+    reasons = Counter[str]()
+    for job_id in failed:
+        with contextlib.suppress(OSError, ValueError):
+            reason = str(json.loads((world.spool / "failed" / f"{job_id}.error.json").read_bytes())["reason"])
+            reasons[" ".join(reason.split()[:6])] += 1
+    report.observations["failed_reasons"] = dict(reasons.most_common(30))
+    report.observations["records"] = {k: len(h.current.records) if h.current else None for k, h in histories.items()}
+    report.observations["generations"] = {k: h.current.generation if h.current else None for k, h in histories.items()}
+    tmp_left = len(os.listdir(world.spool / "tmp")) if (world.spool / "tmp").is_dir() else 0
+    report.observations["stray_tmp_files"] = tmp_left
+    return report
