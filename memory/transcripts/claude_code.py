@@ -18,6 +18,9 @@ keys) or neither a string nor a list.
   parts merge into one turn whose id is the first part's ``uuid``.
 - Rewinds (a DAG with several children of one node) are kept in file order, not walked as a
   tree: file order is what makes a PreCompact parse a prefix of the SessionEnd parse.
+- ``session_id`` is the first ``sessionId`` in the file. A resumed session's file starts with
+  the lines of the session it resumed, so keyed by that id its cursor continues where the
+  original session's extraction stopped instead of extracting the replayed turns again.
 """
 
 from __future__ import annotations
