@@ -197,6 +197,20 @@ def test_reason_in_the_following_sentence_is_used() -> None:
     assert item["body"].splitlines()[1] == "**Why:** The team already knows it."
 
 
+def test_feedback_phrased_as_a_wish_or_a_standing_rule() -> None:
+    items = run([
+        user("I prefer that you ask before deleting files."),
+        user("I'd like you to always run black before committing."),
+        user("From now on, write commit messages in English."),
+        user("In the future I might try Rust."),
+    ])
+    assert [(i["name"], i["type"], i["description"]) for i in items] == [
+        ("ask-before-deleting-files", "feedback", "Ask before deleting files"),
+        ("always-run-black-before-committing", "feedback", "Always run black before committing"),
+        ("write-commit-messages-english", "feedback", "Write commit messages in English"),
+    ]
+
+
 def test_instead_of_feedback_and_remember_to() -> None:
     items = run([
         user("Please use pnpm instead of npm."),
@@ -274,8 +288,9 @@ def test_secrets_never_reach_a_record() -> None:
         user("Remember the API key: sk-ant-api03-abcdefghijklmnopqrstuvwx"),
         user("Always export the password = hunter2hunter2 before running the seed."),
         user("Never paste secrets into the issue tracker because they get indexed."),
+        user("Please always ask before deleting files."),  # "ask-before…" is not an sk- key
     ])
-    assert [i["name"] for i in items] == ["never-paste-secrets-issue-tracker"]
+    assert [i["name"] for i in items] == ["never-paste-secrets-issue-tracker", "always-ask-before-deleting-files"]
     text = json.dumps(items)
     assert "REDACTED" not in text and "sk-ant" not in text and "hunter2" not in text
 
@@ -361,6 +376,21 @@ def test_chinese_rules_each_produce_the_expected_record() -> None:
         "**Why:** 用户在 2026-11-25 明确提出，未说明原因。\n"
         "**How to apply:** 作为长期规则，适用于此后的所有工作，而不只是当前任务。\n"
     )
+
+
+def test_chinese_wishes_and_standing_rules_are_feedback() -> None:
+    items = run([
+        user("以后提交信息都用英文写。"),
+        user("我希望你每次先解释思路再改代码。"),
+        user("我需要你帮我改一下这个函数。"),
+        user("请你以后回答都用中文。"),
+        user("以后再说"),
+    ])
+    assert [(i["type"], i["name"].rsplit("-", 1)[0], i["description"]) for i in items] == [
+        ("feedback", "feedback", "以后提交信息都用英文写"),
+        ("feedback", "feedback", "每次先解释思路再改代码"),
+        ("feedback", "feedback", "回答都用中文"),
+    ]
 
 
 def test_chinese_without_ascii_words_gets_prefix_and_hash_names() -> None:

@@ -153,7 +153,8 @@ _EPHEMERAL = re.compile(
     re.I,
 )
 _SECRET = re.compile(
-    r"\[REDACTED:|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-|"
+    r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
+    r"xox[abprs]-[A-Za-z0-9-]{8,})|"
     r"-----BEGIN|\b(?:password|passwd|passphrase|secret|token|api[ _-]?key)\s*(?:is|=|:)\s*\S+|"
     r"(?:密码|密碼|口令|密钥|密鑰)\s*(?:是|为|為|:|：|=)",
     re.I,
@@ -443,6 +444,15 @@ _PAST = re.compile(
     r"became|left|met|wrote|ran|began|brought|bought|heard|kept|lost|sat|spent|stood|won)$",
     re.I,
 )
+_STANDING_LEAD = re.compile(
+    r"^(?:(?:from now on|going forward|in (?:the )?future|next time|as a rule|by default)[,:]?\s+|"
+    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从今以后|從今以後|往后|往後)[，,：: ]*)(?P<rest>.+)$",
+    re.I,
+)
+_YOU_PREF_ZH = re.compile(
+    r"^(?:我)?(?:希望|想让|想讓|要求|需要)(?:你|您)(?:以后|以後)?(?P<rest>.+)$|"
+    r"^(?:请|請)(?:你|您)(?:以后|以後|每次|总是|總是|一直|始终|始終)(?P<rest2>.+)$"
+)
 _NEG_DIRECTIVES = {"don't", "do not", "dont", "never", "stop", "avoid", "quit"}
 _ZH_NEG = ("永远不要", "永遠不要", "千万不要", "千萬不要", "不要", "别", "別", "不准", "禁止", "请勿", "請勿")
 
@@ -457,10 +467,15 @@ def _feedback(fact: str, slug_src: str, prefix: str, negative: bool, reason: str
 def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user":
         return None
-    m = _YOU_PREF.match(s)
+    m = _YOU_PREF.match(s) or _YOU_PREF_ZH.match(s)
     if m:
-        rule, reason = split_reason(m.group("rest"))
-        if not content_ok(rule):
+        said = m.groupdict().get("rest") or m.groupdict().get("rest2") or ""
+        rest = re.sub(r"^to\s+", "", said, flags=re.I)
+        inner = None if rest == said else rule_feedback(rest, ctx)
+        if inner is not None:
+            return inner  # "I'd like you to always run black" is the directive itself
+        rule, reason = split_reason(rest)
+        if not content_ok(rule) or rule.startswith(("帮", "幫")):
             return None
         fact = sentence_case(third_person(rule))
         return _feedback(fact, rule, "", False, reason)
@@ -492,6 +507,13 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         fact = _tidy(re.sub(r"^(?:请|請)", "", s[m.start("lead") :]))
         fact = split_reason(fact)[0]
         return _feedback(fact, rest, "avoid" if negative else "always", negative, reason)
+    m = _STANDING_LEAD.match(s)
+    if m and not re.match(r"(?:i|we might|maybe)\b", m.group("rest"), re.I):
+        rest, reason = split_reason(m.group("rest"))
+        if not content_ok(rest, min_tokens=2) or _PRONOUN_OBJECT.match(rest):
+            return None
+        fact = sentence_case(rest) if not has_cjk(rest) else _tidy(split_reason(s)[0])
+        return _feedback(fact, rest, "", False, reason)
     return None
 
 
@@ -865,7 +887,7 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     slug_src = re.sub(
         r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", _URL.sub(" ", absolutize_dates(found.slug_source, day))
     )
-    name = make_name(found.name_prefix, slug_src)
+    name = make_name(found.name_prefix, slug_src, fallback=found.type)
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
 
 

@@ -126,13 +126,16 @@ def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[s
     return words[:limit]
 
 
-def make_name(prefix: str, text: str, *, keep: Iterable[str] = (), limit: int = 5) -> str:
-    """``prefix-content-words`` or, without ASCII content words, ``prefix-<hash>``."""
+def make_name(
+    prefix: str, text: str, *, keep: Iterable[str] = (), limit: int = 5, fallback: str = "note"
+) -> str:
+    """``prefix-content-words`` or, without ASCII content words, ``prefix-<hash>`` (``fallback``
+    stands in for an empty prefix)."""
     words = slug_words(text, keep=keep, limit=limit)
     if prefix and words and words[0] == prefix:
         words = words[1:]
     if not words:
-        return f"{prefix}-{short_hash(text)}" if prefix else f"note-{short_hash(text)}"
+        return f"{prefix or fallback}-{short_hash(text)}"
     name = "-".join([prefix, *words] if prefix else words)
     name = re.sub(r"[^a-z0-9_-]+", "-", name).strip("-_")
     if len(name) > 56:
