@@ -517,3 +517,55 @@ def test_any_text_gives_a_gate_valid_answer(pairs: list[tuple[str, str]]) -> Non
     for item in items:
         assert "[REDACTED:" not in item["body"]
         assert tokens(item["description"]) or item["description"].strip()
+
+
+def _cc_line(role: str, content: Any, ts: str, uid: str) -> str:
+    return json.dumps({"type": role, "timestamp": ts, "sessionId": "s1", "uuid": uid,
+                       "message": {"role": role, "content": content}}, ensure_ascii=False)
+
+
+def test_hand_written_claude_code_session_through_the_real_parser() -> None:
+    """A Claude Code JSONL session (tool calls, tool results, thinking, EN and ZH turns) goes
+    through memory.transcripts and then the extractor, as the daemon's jobs do."""
+    lines = [
+        json.dumps({"type": "summary", "summary": "Payments work", "leafUuid": "x"}),
+        _cc_line("user", "Remember that the payments runbook is at https://wiki.example.com/payments.",
+                 "2026-03-02T09:00:00Z", "u1"),
+        _cc_line("assistant", [{"type": "thinking", "thinking": "Never use the cache, always think."},
+                               {"type": "text", "text": "Noted. I'll check the runbook."},
+                               {"type": "tool_use", "id": "t1", "name": "Bash",
+                                "input": {"command": "curl https://wiki.example.com/payments"}}],
+                 "2026-03-02T09:00:05Z", "a1"),
+        _cc_line("user", [{"type": "tool_result", "tool_use_id": "t1",
+                           "content": "Always retry twice. Never page on-call before 9am."}],
+                 "2026-03-02T09:00:06Z", "u2"),
+        _cc_line("user", "No, don't retry failed refunds automatically because customers get charged twice.",
+                 "2026-03-02T09:01:00Z", "u3"),
+        _cc_line("user", "The refund freeze starts tomorrow.", "2026-03-02T09:02:00Z", "u4"),
+        _cc_line("user", "我们决定把退款服务迁移到 Go，因为现在的 Python 版本太慢。", "2026-03-02T09:03:00Z", "u5"),
+        _cc_line("user", "我是支付团队的后端工程师。", "2026-03-02T09:04:00Z", "u6"),
+        _cc_line("assistant", "We agreed to keep the old refund API until the migration is done.",
+                 "2026-03-02T09:05:00Z", "a2"),
+        "not json at all",
+    ]
+    transcript = parse_transcript("\n".join(lines) + "\n")
+    assert transcript.format == "claude-code"
+    turns = [{"role": t.role, "text": t.text, "timestamp": t.timestamp} for t in transcript.turns]
+    items = run(turns)
+    assert [(i["name"], i["type"]) for i in items] == [
+        ("ref-payments-runbook", "reference"),
+        ("dont-retry-failed-refunds-automatically", "feedback"),
+        ("deadline-refund-freeze-starts", "project"),
+        ("decision-go", "project"),
+        ("user-33a5417c", "user"),
+        ("decision-keep-old-refund-api-until", "project"),
+    ]
+    got = by_name(items)
+    assert got["deadline-refund-freeze-starts"]["description"] == "The refund freeze starts 2026-03-03"
+    assert got["dont-retry-failed-refunds-automatically"]["body"].splitlines()[1] == (
+        "**Why:** Customers get charged twice."
+    )
+    assert got["decision-go"]["description"] == "决定：把退款服务迁移到 Go"
+    assert got["decision-go"]["body"].splitlines()[:2] == [
+        "2026-03-02 决定：把退款服务迁移到 Go。", "**Why:** 现在的 Python 版本太慢。"]
+    assert got["user-33a5417c"]["description"] == "用户是支付团队的后端工程师"
