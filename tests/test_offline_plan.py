@@ -337,3 +337,35 @@ def test_any_record_set_gives_a_gate_valid_plan(
     ops = consolidate(records)
     expired = {r["name"] for r in records if r["expires"] == "2026-11-01" and r["importance"] < 0.8}
     assert {op["source_names"][0] for op in ops if op["result"] is None} == expired
+
+
+def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
+    """The extractor's own output, a week apart: a paraphrased rule merges without stacking
+    placeholder reasons, and a changed preference replaces the old one."""
+    from dreamd.models.offline_extract import extract
+
+    def session(day: int, *texts: str) -> list[dict[str, str]]:
+        turns = [{"role": "user", "text": t, "timestamp": f"2026-11-{day:02d}T09:00:00Z"} for t in texts]
+        return extract({"task": "extract", "today": TODAY, "index": [], "turns": turns})
+
+    first = session(10, "Never commit directly to main.", "I prefer tabs over spaces.")
+    second = session(17, "Never commit directly to the main branch.", "I prefer spaces over tabs.",
+                     "The API docs live at https://docs.example.com/api.")
+    records = [rec(r["name"], r["type"], r["description"], r["body"], day)
+               for day, batch in ((10, first), (17, second)) for r in batch]
+    assert [r["name"] for r in records] == [
+        "never-commit-directly-main", "prefers-tabs-spaces", "never-commit-directly-main-branch",
+        "prefers-spaces-tabs", "ref-api-docs",
+    ]
+    ops = consolidate(records)
+    assert [(op["source_names"], op["result"]["name"]) for op in ops] == [
+        (["never-commit-directly-main-branch", "never-commit-directly-main"], "never-commit-directly-main-branch"),
+        (["prefers-spaces-tabs", "prefers-tabs-spaces"], "prefers-spaces-tabs"),
+    ]
+    assert ops[0]["result"]["body"] == (
+        "Never commit directly to the main branch.\n"
+        "**Why:** the user gave this as explicit feedback on 2026-11-17; no reason was stated.\n"
+        "**How to apply:** treat this as a standing rule: check for it before acting and do not do "
+        "it unless the user explicitly asks.\n"
+    )
+    assert ops[1]["result"]["description"] == "User prefers spaces over tabs"

@@ -88,6 +88,8 @@ ALTERNATIVES: tuple[frozenset[str], ...] = tuple(
         "enabled disabled",
     )
 )
+_GENERIC_WHY = re.compile(r"no reason was (?:stated|given|recorded)|未说明原因")
+"""The offline extractor's placeholder reason: never worth carrying into a merged record."""
 _GENERIC_SUBJECTS = frozenset({"decision", "goal", "note", "决定", "目标", "目標", "deadline", "remember"})
 
 
@@ -301,7 +303,7 @@ def merge_group(group: list[Rec]) -> dict[str, str]:
         for line in old.body.splitlines():
             if _WHY.match(line):
                 reason = _WHY.sub("", line).strip()
-                if reason and not _covered(reason, why_pool):
+                if reason and not _GENERIC_WHY.search(reason) and not _covered(reason, why_pool):
                     extra_whys.append(reason)
                     why_pool |= tokens(reason)
     lines = list(base_lines)
