@@ -19,17 +19,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memory.errors import JobRejected
-from memory.jobs import (
-    _NAME_RE,
+from memory.redact import redact
+from memory.spool import (
     MAX_JOB_BYTES,
+    NAME_RE,
     SESSION_ID_RE,
     TRANSCRIPT_FORMATS,
-    Transcript,
+    Spool,
     build_job,
     new_job_id,
 )
-from memory.redact import redact
-from memory.spool import Spool
 
 SpoolArg = Spool | str | os.PathLike[str] | None
 
@@ -105,7 +104,7 @@ def submit(
         job_id=new_job_id(),
         memory_dir=mdir,
         session_id=_session(session_id),
-        transcript=Transcript(format=format, content=content),
+        transcript=(format, content),
     )
     return _write(spool, job, max_job_bytes)
 
@@ -141,7 +140,7 @@ def forget(
     if not wanted:
         raise JobRejected("forget: no record names given")
     for n in wanted:
-        if not isinstance(n, str) or not _NAME_RE.match(n):
+        if not isinstance(n, str) or not NAME_RE.match(n):
             raise JobRejected(f"forget: {n!r} is not a record name like 'prefers-tabs'")
     job = build_job(
         "forget", job_id=new_job_id(), memory_dir=mdir, names=list(dict.fromkeys(wanted))

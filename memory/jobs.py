@@ -1,15 +1,7 @@
-"""Spool jobs (DESIGN §4): the format, building one, and validating one before anything runs.
+"""Spool jobs (DESIGN §4): validating one before anything runs, and the allowed roots.
 
-A job is one self-contained JSON object (format 1); the transcript travels inside it, so the
-daemon never opens a path a job names::
-
-    {"format": 1, "id": "20261129T102205.123456Z-3f9c8a1b2c", "kind": "extract",
-     "memory_dir": "/home/u/code/app/.memory", "session_id": "4d5611e5-…" | null,
-     "submitted_at": "2026-11-29T10:22:05.123456Z",
-     "transcript": {"format": "auto", "content": "…"}}        # extract
-     "records": [{"name", "type", "description", "body"}, …]   # remember
-     "names": ["prefers-tabs", …]                              # forget
-     "force": false                                            # consolidate (optional)
+The job format itself (format 1, built by :func:`build_job`, ids from :func:`new_job_id`) is
+defined in :mod:`memory.spool`, the module agents import to submit, and re-exported here.
 
 :func:`validate_job` is the daemon's gate: whatever bytes sit in ``new/`` either become a
 frozen :class:`Job` or raise :class:`JobRejected` with a one-line reason (the job then goes to
@@ -21,8 +13,8 @@ ignored, so a newer writer's extra keys do not break an older daemon.
 the configured roots. Roots are config strings that may hold ``~`` and globs
 (``~/code/*/.memory``); see :func:`dir_allowed` and :func:`expand_roots`.
 
-This module is on the client path: it imports nothing heavy at module level (``memory.records``
-and its YAML are loaded only when a ``remember`` job is validated).
+This is the daemon's side (it imports dataclasses); ``memory.records`` and its YAML are loaded
+only when a ``remember`` job is validated.
 """
 
 from __future__ import annotations
@@ -33,27 +25,51 @@ import glob
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import JobRejected
 from memory.redact import redact
+from memory.spool import (
+    FORMAT,
+    JOB_ID_RE,
+    KINDS,
+    MAX_JOB_BYTES,
+    NAME_RE,
+    SESSION_ID_RE,
+    TRANSCRIPT_FORMATS,
+    build_job,
+    encode_job,
+    new_job_id,
+    utc_iso,
+)
 
 if TYPE_CHECKING:
     from memory.records import Record
 
-FORMAT = 1
-KINDS: tuple[str, ...] = ("extract", "remember", "forget", "consolidate")
-TRANSCRIPT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "anthropic", "openai", "text")
-MAX_JOB_BYTES = 32 * 1024 * 1024
+__all__ = [
+    "FORMAT",
+    "JOB_ID_RE",
+    "KINDS",
+    "MAX_JOB_BYTES",
+    "SESSION_ID_RE",
+    "TRANSCRIPT_FORMATS",
+    "Job",
+    "Transcript",
+    "build_job",
+    "dir_allowed",
+    "encode_job",
+    "expand_roots",
+    "new_job_id",
+    "redact_records",
+    "utc_iso",
+    "validate_job",
+]
+
 MAX_RECORDS = 1000
 MAX_NAMES = 10_000
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")  # == memory.records.NAME_RE, without YAML
 
 
 @dataclass(frozen=True)
@@ -77,61 +93,6 @@ class Job:
     force: bool = False
     redacted: tuple[str, ...] = ()
     """Secret kinds :func:`memory.redact.redact` replaced during validation (for the log)."""
-
-
-def new_job_id(now: datetime | None = None) -> str:
-    """A job id that sorts by submission time and is unique across processes and hosts.
-
-    UTC time to the microsecond plus 40 random bits: ``20261129T102205.123456Z-3f9c8a1b2c``.
-    """
-    t = (now or datetime.now(UTC)).astimezone(UTC)
-    return t.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + os.urandom(5).hex()
-
-
-def utc_iso(now: datetime | None = None) -> str:
-    t = (now or datetime.now(UTC)).astimezone(UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def build_job(
-    kind: str,
-    *,
-    job_id: str,
-    memory_dir: str,
-    session_id: str | None = None,
-    submitted_at: str | None = None,
-    transcript: Transcript | None = None,
-    records: Sequence[Mapping[str, str]] = (),
-    names: Sequence[str] = (),
-    force: bool = False,
-) -> dict[str, Any]:
-    """The job object for ``kind``, carrying only the keys that kind uses."""
-    job: dict[str, Any] = {
-        "format": FORMAT,
-        "id": job_id,
-        "kind": kind,
-        "memory_dir": memory_dir,
-        "session_id": session_id,
-        "submitted_at": submitted_at or utc_iso(),
-    }
-    if kind == "extract":
-        if transcript is None:
-            raise ValueError("an extract job needs a transcript")
-        job["transcript"] = {"format": transcript.format, "content": transcript.content}
-    elif kind == "remember":
-        job["records"] = [dict(r) for r in records]
-    elif kind == "forget":
-        job["names"] = list(names)
-    elif kind == "consolidate":
-        job["force"] = force
-    else:
-        raise ValueError(f"unknown job kind {kind!r}")
-    return job
-
-
-def encode_job(job: Mapping[str, Any]) -> bytes:
-    """Job bytes as written to the spool: compact UTF-8 JSON plus a newline."""
-    return json.dumps(job, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 # --- roots ------------------------------------------------------------------------------------
@@ -301,7 +262,7 @@ def _names(value: Any) -> tuple[str, ...]:
     out: list[str] = []
     for i, item in enumerate(value):
         name = _text(item, f"names[{i}]", max_chars=64)
-        if not _NAME_RE.match(name):
+        if not NAME_RE.match(name):
             raise JobRejected(f"names[{i}] {name!r} is not a record name")
         if name not in out:
             out.append(name)

@@ -43,17 +43,92 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
 from memory.fsutil import fsync_dir, read_bytes_capped, replace_atomic, write_temp
-from memory.jobs import JOB_ID_RE, encode_job, new_job_id
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~15 ms
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     import filelock
+
+    Outcome = Literal["deferred", "failed"]
+
+
+# --- the job format (DESIGN §4) -------------------------------------------------------------
+
+FORMAT = 1
+KINDS: tuple[str, ...] = ("extract", "remember", "forget", "consolidate")
+TRANSCRIPT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "anthropic", "openai", "text")
+MAX_JOB_BYTES = 32 * 1024 * 1024
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")  # == memory.records.NAME_RE, without YAML
+
+
+def new_job_id(now: datetime | None = None) -> str:
+    """A job id that sorts by submission time and is unique across processes and hosts.
+
+    UTC time to the microsecond plus 40 random bits: ``20261129T102205.123456Z-3f9c8a1b2c``.
+    """
+    t = (now or datetime.now(UTC)).astimezone(UTC)
+    return t.strftime("%Y%m%dT%H%M%S.%fZ") + "-" + os.urandom(5).hex()
+
+
+def utc_iso(now: datetime | None = None) -> str:
+    t = (now or datetime.now(UTC)).astimezone(UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def build_job(
+    kind: str,
+    *,
+    job_id: str,
+    memory_dir: str,
+    session_id: str | None = None,
+    submitted_at: str | None = None,
+    transcript: tuple[str, str] | None = None,
+    records: Sequence[Mapping[str, str]] = (),
+    names: Sequence[str] = (),
+    force: bool = False,
+) -> dict[str, Any]:
+    """The job object for ``kind``, carrying only the keys that kind uses.
+
+    ``transcript`` is ``(format, content)`` for an ``extract`` job.
+    """
+    job: dict[str, Any] = {
+        "format": FORMAT,
+        "id": job_id,
+        "kind": kind,
+        "memory_dir": memory_dir,
+        "session_id": session_id,
+        "submitted_at": submitted_at or utc_iso(),
+    }
+    if kind == "extract":
+        if transcript is None:
+            raise ValueError("an extract job needs a transcript")
+        fmt, content = transcript
+        job["transcript"] = {"format": fmt, "content": content}
+    elif kind == "remember":
+        job["records"] = [dict(r) for r in records]
+    elif kind == "forget":
+        job["names"] = list(names)
+    elif kind == "consolidate":
+        job["force"] = force
+    else:
+        raise ValueError(f"unknown job kind {kind!r}")
+    return job
+
+
+def encode_job(job: Mapping[str, Any]) -> bytes:
+    """Job bytes as written to the spool: compact UTF-8 JSON plus a newline."""
+    return json.dumps(job, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+# --- the spool ----------------------------------------------------------------------------------
 
 SUBDIRS: tuple[str, ...] = ("tmp", "new", "cur", "deferred", "done", "failed")
 LOCK_NAME = ".lock"
@@ -67,8 +142,6 @@ DEFAULT_BACKOFF_BASE = 30.0
 DEFAULT_BACKOFF_MAX = 3600.0
 _RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?$")
 _ERROR_HISTORY = re.compile(r"\.error-(\d+)\.json$")
-
-Outcome = Literal["deferred", "failed"]
 
 
 def default_spool_path(env: Mapping[str, str] | None = None) -> Path:
@@ -103,8 +176,37 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-@dataclass(frozen=True)
-class SpoolCounts:
+class _Value:
+    """A small immutable value (plain class: dataclasses would cost agents an import)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __init__(self, **fields: int) -> None:
+        if set(fields) != set(self.__slots__):
+            raise TypeError(f"{type(self).__name__} needs exactly {', '.join(self.__slots__)}")
+        for key, value in fields.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.as_dict() == other.as_dict()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.as_dict().items()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v}' for k, v in self.as_dict().items())})"
+
+
+class SpoolCounts(_Value):
+    """Queue depths for ``dreamd status``."""
+
+    __slots__ = ("cur", "deferred", "done", "failed", "new")
     new: int
     cur: int
     deferred: int
@@ -112,8 +214,10 @@ class SpoolCounts:
     done: int
 
 
-@dataclass(frozen=True)
-class PruneResult:
+class PruneResult(_Value):
+    """How many files :meth:`Spool.prune` removed, per kind."""
+
+    __slots__ = ("done", "sidecars", "tmp")
     done: int
     tmp: int
     sidecars: int

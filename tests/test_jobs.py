@@ -41,7 +41,7 @@ def _job(root: Path, **over: Any) -> dict[str, Any]:
         memory_dir=str(root / "code" / "app" / ".memory"),
         session_id="4d5611e5-241a-462a-8d15-5122611a9569",
         submitted_at="2026-11-29T10:22:05.123456Z",
-        transcript=JobTranscript("claude-code", '{"type":"user"}\n'),
+        transcript=("claude-code", '{"type":"user"}\n'),
     )
     job.update(over)
     return job

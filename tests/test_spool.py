@@ -16,8 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
-from memory.jobs import Transcript, build_job, new_job_id, validate_job
-from memory.spool import SUBDIRS, Spool, SpoolCounts, backoff_delay, default_spool_path
+from memory.jobs import validate_job
+from memory.spool import (
+    SUBDIRS,
+    Spool,
+    SpoolCounts,
+    backoff_delay,
+    build_job,
+    default_spool_path,
+    new_job_id,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_800_000_000.0  # a fixed "now" for the fake clock
@@ -36,7 +44,7 @@ def _job(memory_dir: str = "/roots/app/.memory", content: str = "hello") -> dict
         "extract",
         job_id=new_job_id(),
         memory_dir=memory_dir,
-        transcript=Transcript("text", content),
+        transcript=("text", content),
     )
 
 
