@@ -143,16 +143,34 @@ def run_hook(
     )
 
 
-def _settings(env: Mapping[str, str]) -> tuple[Path, dict[Path, Path], int]:
-    """(spool, projects, max_job_bytes) from the daemon config; ``$DREAMD_SPOOL`` wins."""
-    try:
-        from dreamd.config import load_config
-    except ImportError:  # config module not available: defaults
-        from memory.spool import default_spool_path
+def _config_file(env: Mapping[str, str]) -> Path | None:
+    """The config file ``dreamd.config`` would read, or None when there is none (DESIGN §10).
 
+    Checked here so a hook in an unconfigured setup skips importing the config module
+    (tomllib, dataclasses, typing: most of the hook's start-up time).
+    """
+    named = env.get("DREAMD_CONFIG", "")
+    if named:
+        return Path(_expand(named, env))
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(_expand("~/.config", env))
+    path = base / "dreamd" / "config.toml"
+    return path if path.exists() else None
+
+
+def hook_settings(env: Mapping[str, str]) -> tuple[Path, dict[Path, Path], int]:
+    """(spool, projects, max_job_bytes): the config's values, or its defaults without a file.
+
+    ``$DREAMD_SPOOL`` wins over both, as it does for the client.
+    """
+    from memory.spool import default_spool_path
+
+    if _config_file(env) is None:
         spool, projects, max_bytes = default_spool_path(env), {}, MAX_JOB_BYTES
     else:
-        cfg = load_config(None)
+        from dreamd.config import load_config
+
+        cfg = load_config(None, env=env)
         spool = cfg.daemon.spool
         projects = dict(cfg.daemon.projects)
         max_bytes = int(cfg.retention.max_job_bytes)
@@ -171,7 +189,7 @@ def main() -> int:
     try:
         stream = sys.stdin.buffer if sys.stdin is not None else None
         stdin = stream.read(MAX_PAYLOAD_BYTES + 1) if stream is not None else b""
-        spool, projects, max_bytes = _settings(os.environ)
+        spool, projects, max_bytes = hook_settings(os.environ)
         run_hook(stdin, spool=spool, projects=projects, env=os.environ, max_job_bytes=max_bytes)
     except (Exception, KeyboardInterrupt) as exc:
         try:

@@ -307,3 +307,23 @@ def test_main_bad_config_is_one_line_exit_1(tmp_path: Path) -> None:
     proc = _run_main(b"{}", {"HOME": str(tmp_path), "DREAMD_CONFIG": str(config)})
     assert proc.returncode == 1
     assert proc.stderr.startswith("dreamd hook: ") and proc.stderr.count("\n") == 1
+
+
+def test_settings_without_a_config_file_equal_the_config_defaults(tmp_path: Path) -> None:
+    from dreamd.config import default_config
+    from dreamd.hook import hook_settings
+
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    cfg = default_config(env=env)
+    assert hook_settings(env) == (
+        cfg.daemon.spool,
+        cfg.daemon.projects,
+        cfg.retention.max_job_bytes,
+    )
+    env_xdg = {**env, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    (tmp_path / "cfg" / "dreamd").mkdir(parents=True)
+    (tmp_path / "cfg" / "dreamd" / "config.toml").write_text(
+        f'[daemon]\nspool = "{tmp_path}/s2"\n[retention]\nmax_job_bytes = 1000\n'
+    )
+    assert hook_settings(env_xdg) == (tmp_path / "s2", {}, 1000)
+    assert hook_settings({**env_xdg, "DREAMD_SPOOL": "/elsewhere"})[0] == Path("/elsewhere")
