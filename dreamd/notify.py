@@ -76,9 +76,14 @@ def _format(fields: Mapping[str, object]) -> bytes:
 
 @dataclass(frozen=True)
 class Notifier:
-    """Sends sd_notify datagrams to ``address`` (None → disabled, every call a no-op)."""
+    """Sends sd_notify datagrams to ``address`` (None → disabled, every call a no-op).
+
+    A datagram send blocks while the receiver's queue is full (a wedged manager, a test
+    socket nobody reads); ``timeout`` bounds that so a ping can never hang the daemon.
+    """
 
     address: str | None = None
+    timeout: float = 1.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Notifier:
@@ -97,6 +102,7 @@ class Notifier:
         data = _format(fields)
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+                sock.settimeout(self.timeout)
                 sock.connect(self.address)
                 sock.sendall(data)
         except OSError as exc:

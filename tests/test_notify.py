@@ -101,6 +101,22 @@ def test_failed_send_returns_false_and_never_raises(tmp_path: Path) -> None:
     assert n.watchdog() is False
 
 
+def test_a_receiver_that_never_reads_cannot_hang_the_sender(
+    receiver: tuple[socket.socket, str],
+) -> None:
+    _, path = receiver
+    try:
+        queue = int(Path("/proc/sys/net/unix/max_dgram_qlen").read_text())
+    except (OSError, ValueError):
+        queue = 10
+    n = Notifier(path, timeout=0.02)
+    started = time.monotonic()
+    results = [n.watchdog() for _ in range(min(queue, 500) + 5)]  # past the kernel's queue
+    assert time.monotonic() - started < 5
+    assert results[0] is True
+    assert results[-1] is False
+
+
 def test_watchdog_interval_is_half_of_watchdog_usec() -> None:
     assert watchdog_interval({"WATCHDOG_USEC": "60000000"}) == 30.0
     assert watchdog_interval({"WATCHDOG_USEC": "1000000"}) == 0.5
