@@ -7,6 +7,8 @@ so the offline backend gives the same answer for the same payload on every machi
   plus Chinese character bigrams (a lone Chinese character stands for itself). Traditional
   and simplified forms are not unified; the heuristics list both where it matters.
 - Similarity: Jaccard and containment (|A∩B| / min(|A|,|B|)) over those token sets.
+- Shaping: first person rewritten as "User …"/"用户…", sentence case, one-line descriptions,
+  a reason split off at because/since/因为.
 - Dates: relative phrases ("tomorrow", "next Friday", "in 3 days", "明天", "下周五", "3天后")
   are rewritten as ISO dates relative to a reference date. "next <weekday>" / "下周X" is that
   weekday in the following Monday-based week; "this <weekday>" / "这周X" is that weekday in
@@ -271,3 +273,111 @@ def absolutize_dates(text: str, ref: dt.date) -> str:
 
 def has_relative_date(text: str) -> bool:
     return any(p.search(text) for p, _ in (*_EN_PATTERNS, *_ZH_PATTERNS))
+
+
+# ----------------------------------------------------------------------------- shaping
+
+MAX_DESCRIPTION = 150
+
+
+_FIRST_PERSON = [
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmy\b", re.I), "their"),
+    (re.compile(r"\bme\b", re.I), "them"),
+    (re.compile(r"\bmine\b", re.I), "theirs"),
+    (re.compile(r"\bmyself\b", re.I), "themselves"),
+]
+_ZH_ME = re.compile(r"我(?![们們])")
+
+
+def third_person(text: str) -> str:
+    for pattern, repl in _FIRST_PERSON:
+        text = pattern.sub(repl, text)
+    return _ZH_ME.sub("用户", text)
+
+
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "can": "can",
+              "will": "will", "would": "would", "should": "should", "must": "must"}
+
+
+def verb_3rd(verb: str) -> str:
+    """``use`` → ``uses`` for "User always uses …"."""
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if not low.isalpha() or (low.endswith("s") and not low.endswith(("ss", "sh", "ch"))):
+        return verb
+    if low.endswith(("sh", "ch", "x", "z", "o", "ss")):
+        return verb + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def tidy(text: str) -> str:
+    text = " ".join(text.replace("\u2019", "'").replace("\u2018", "'").split())
+    text = text.strip(" ,;:，、：；-—")
+    return re.sub(r"[.。!！]+$", "", text).strip()
+
+
+def sentence_case(text: str) -> str:
+    text = tidy(text)
+    return text[:1].upper() + text[1:] if text else text
+
+
+def as_line(text: str) -> str:
+    """One body line: capitalised and ending with a full stop of the right script."""
+    text = sentence_case(text)
+    if not text:
+        return text
+    return text + ("。" if has_cjk(text) else ".")
+
+
+def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    text = sentence_case(text)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:，") + "…"
+
+
+_REASON_SPLIT = re.compile(
+    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz)\b|'cause\b)\s*|"
+    r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
+    re.I,
+)
+REASON_NEXT = re.compile(
+    r"^(?:because|that's because|that is because|the reason is(?: that)?|reason:|since|"
+    r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
+    re.I,
+)
+
+
+def split_reason(text: str) -> tuple[str, str | None]:
+    m = _REASON_SPLIT.search(text)
+    if not m or m.start() == 0:
+        return text, None
+    fact, reason = text[: m.start()], text[m.end() :]
+    reason = tidy(reason)
+    if len(tokens(reason)) < 1:
+        return text, None
+    return tidy(fact), reason
+
+
+def content_ok(text: str, *, min_tokens: int = 2) -> bool:
+    """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
+    zh = sum(1 for ch in text if has_cjk(ch))
+    return zh >= 3 or len(tokens(text)) >= min_tokens
+
+
+PRONOUN_OBJECT = re.compile(
+    r"^(?:it|this|that|these|those|them|him|her|you|your|yours|how|what|the way|when you)\b"
+    r"(?!\s+(?:when|if) you)",
+    re.I,
+)
