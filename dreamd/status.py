@@ -10,7 +10,8 @@ JSON shape (``format`` 1; keys are only ever added)::
     {"format": 1, "generated_at": ISO, "config": path | null,
      "daemon": {"running": bool | null, "pid", "host", "since"},
      "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
-               "failures": [{"job", "failed_at", "reason"}]},          # newest first, at most 5
+               "failures": [{"job", "failed_at", "reason"}],           # newest first, at most 5
+               "error": null | "why the spool could not be read"},
      "directories": [
        {"path", "managed": true, "records", "generation", "committed_at", "consolidated_at",
         "paused", "gates": {"open", "first_closed", "gates": [{"name", "open", "reason"}]},
@@ -117,11 +118,15 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
     never to create or repair the layout.
     """
     sp = Spool(spool)
-    counts = sp.counts()
-    out: dict[str, Any] = {"path": str(spool), "exists": spool.is_dir()}
+    out: dict[str, Any] = {"path": str(spool), "exists": spool.is_dir(), "error": None}
+    try:
+        counts = sp.counts()
+        failures = [_failure(sp, job) for job in sp.failed_ids()]
+    except OSError as exc:  # e.g. a spool owned by another user: say so, show the rest
+        out.update({q: 0 for q in SPOOL_QUEUES}, failures=[], error=f"{spool}: {exc.strerror}")
+        return out
     for queue in SPOOL_QUEUES:
         out[queue] = getattr(counts, queue)
-    failures = [_failure(sp, job) for job in sp.failed_ids()]
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
     return out
@@ -360,7 +365,9 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"daemon: running, pid {daemon['pid']} since {daemon['since']}")
     elif daemon["running"] is False:
         lines.append("daemon: not running (jobs wait in new/ until it starts)")
-    if sp["exists"]:
+    if sp.get("error"):
+        lines.append(f"spool {sp['path']}: cannot read it: {sp['error']}")
+    elif sp["exists"]:
         depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
         lines.append(f"spool {sp['path']}: {depths}")
     else:

@@ -208,6 +208,25 @@ def test_spool_depths_and_newest_failures_first(tmp_path: Path) -> None:
     assert reasons[0] == ("20261103T000000.000000Z-03", "no readable error file")
 
 
+def test_unreadable_spool_is_reported_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spool owned by another user (simulated: the tests may run as root, who reads all)."""
+    from memory.spool import Spool
+
+    def denied(self: Spool) -> None:
+        raise PermissionError(13, "Permission denied", str(self.root / "new"))
+
+    monkeypatch.setattr(Spool, "counts", denied)
+    spool = tmp_path / "spool"
+    (spool / "new").mkdir(parents=True)
+    sp = spool_status(spool)
+    assert sp["error"] == f"{spool}: Permission denied"
+    assert sp["new"] == 0 and sp["failures"] == []
+    text = render_status(collect_status(config_for(tmp_path), now=NOW))
+    assert f"spool {spool}: cannot read it: {spool}: Permission denied" in text
+
+
 def test_spool_not_created_yet(tmp_path: Path) -> None:
     sp = spool_status(tmp_path / "spool")
     assert sp["exists"] is False
@@ -245,6 +264,7 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
         "failed",
         "done",
         "failures",
+        "error",
     }
     assert set(again["directories"][0]) == {
         "path",
