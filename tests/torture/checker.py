@@ -273,8 +273,8 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
                    "done": sum(1 for e in accepted if e["job_id"] in done),
                    "failed": sum(1 for e in accepted if e["job_id"] in failed)}
     for hx in hostile:
-        job, expect = hx.get("job_id"), hx.get("expect")
-        if not job:
+        hjob, expect = hx.get("job_id"), hx.get("expect")
+        if not hjob:
             file = str(hx.get("file"))
             quarantined = False
             for err in (world.spool / "failed").glob("*.error.json"):
@@ -285,11 +285,11 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
             report.ok("hostile-outcome", quarantined, f"hostile {hx.get('case')}: {file} was not moved to failed/")
             continue
         if expect == "failed":
-            report.ok("hostile-outcome", job in failed and job not in done,
-                      f"hostile {hx.get('case')}: job {job} should be in failed/, is "
-                      f"{'done' if job in done else 'missing'}")
+            report.ok("hostile-outcome", hjob in failed and hjob not in done,
+                      f"hostile {hx.get('case')}: job {hjob} should be in failed/, is "
+                      f"{'done' if hjob in done else 'missing'}")
         else:
-            report.ok("hostile-outcome", job in done, f"hostile {hx.get('case')}: valid job {job} was not applied")
+            report.ok("hostile-outcome", hjob in done, f"hostile {hx.get('case')}: valid job {hjob} was not applied")
     outside = load_history(world.outside)
     report.ok("hostile-outcome", outside.current is not None and outside.current.generation == 0,
               f"the directory outside the roots was written to (generation "
@@ -350,7 +350,7 @@ def check_secrets(world: World, ledger: Ledger, extra: set[str], daemon_logs: li
         for needle in needles:
             if needle in data:
                 leaks.append(f"{f}: {needle[:8].decode()}…")
-    report.checks["no-secret"] += len(files) * max(1, len(needles))
+    report.checks["no-secret"] += len(files)
     for leak in leaks:
         report.violations.append(f"[no-secret] planted secret found in {leak}")
     for key, h in histories.items():

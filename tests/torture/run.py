@@ -81,8 +81,37 @@ class Counters:
         self.faults[name] = self.faults.get(name, 0) + 1
 
 
-def _env(opts: Options, workdir: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_STATE_HOME": str(workdir / "state"),
+def snapshot_sources(workdir: Path) -> Path:
+    """Copy the code under test into ``workdir/src`` and return it.
+
+    Every daemon incarnation and client restart imports from this snapshot, so a run tests one
+    version of the code from start to end even while the working tree is being edited (a
+    restart in the middle of someone's save would otherwise import a half-written module).
+    The snapshot is retried until it imports cleanly.
+    """
+    import shutil
+
+    src = workdir / "src"
+    probe = "import memory.client, memory.store, dreamd.daemon, dreamd.work, dreamd.models.offline, tests.torture.clients"
+    for attempt in range(5):
+        if src.exists():
+            shutil.rmtree(src)
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        for pkg in ("memory", "dreamd"):
+            shutil.copytree(REPO / pkg, src / pkg, ignore=ignore)
+        (src / "tests").mkdir()
+        shutil.copy2(REPO / "tests" / "__init__.py", src / "tests" / "__init__.py")
+        shutil.copytree(REPO / "tests" / "torture", src / "tests" / "torture", ignore=ignore)
+        proc = subprocess.run([sys.executable, "-c", probe], cwd=src, env={**os.environ, "PYTHONPATH": str(src)},
+                              capture_output=True, timeout=60)
+        if proc.returncode == 0:
+            return src
+        time.sleep(2.0 * (attempt + 1))
+    raise SystemExit(f"torture: the code in {REPO} does not import: {proc.stderr.decode()[-500:]}")
+
+
+def _env(opts: Options, workdir: Path, src: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(src), "XDG_STATE_HOME": str(workdir / "state"),
            "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("NOTIFY_SOCKET", None)
     env.pop("WATCHDOG_USEC", None)
@@ -109,7 +138,8 @@ class DaemonCtl:
         with open(log, "wb") as out, open(err, "wb") as errf:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "dreamd", "run", "--config", str(self.config)],
-                cwd=REPO, env=self.env, stdout=out, stderr=errf, start_new_session=True)
+                cwd=self.env["PYTHONPATH"], env=self.env, stdout=out, stderr=errf,
+                start_new_session=True)
         self.logs.append(log)
 
     @property
@@ -142,7 +172,8 @@ class DaemonCtl:
         log = self.workdir / "logs" / f"once-{index}.log"
         with open(log, "wb") as out, open(log.with_suffix(".err"), "wb") as errf:
             proc = subprocess.run([sys.executable, "-m", "dreamd", "once", "--config", str(self.config)],
-                                  cwd=REPO, env=self.env, stdout=out, stderr=errf, timeout=300)
+                                  cwd=self.env["PYTHONPATH"], env=self.env, stdout=out, stderr=errf,
+                                  timeout=300)
         self.logs.append(log)
         return proc.returncode
 
@@ -169,7 +200,8 @@ class ClientCtl:
                  "--dirs", ",".join(str(d) for d in self.world.dirs),
                  "--ledger", str(self.world.ledger_dir), "--transcripts", str(self.opts.data / "claude_code"),
                  "--seed", self.opts.seed, "--until", str(self.until)],
-                cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True)
+                cwd=self.env["PYTHONPATH"], env=self.env, stdout=subprocess.DEVNULL, stderr=errf,
+                start_new_session=True)
 
     def kill(self, index: int) -> int | None:
         proc = self.procs.get(index)
@@ -293,7 +325,8 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
 
         server = ScriptedAnthropic(f"model-{opts.seed}", hang_seconds=2.5)
     config = write_config(world, opts, server.url if server else None, max_job_bytes)
-    env = _env(opts, world.workdir)
+    src = snapshot_sources(world.workdir)
+    env = _env(opts, world.workdir, src)
     daemon = DaemonCtl(world.workdir, config, env)
     started = time.time()
     until = started + opts.duration
@@ -369,12 +402,15 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
                                                         outside=world.outside,
                                                         max_job_bytes=max_job_bytes)
                     rng.shuffle(hostile_queue)
-                h = hostile_queue.pop()
-                ledger.write("hostile", case=h.case, job_id=h.job_id, file=h.file, expect=h.expect,
-                             kind=h.kind, memory_dir=h.memory_dir, name=h.name, secrets=list(h.secrets))
-                chaos.drop(world.spool / "new", world.spool / "tmp", h)
-                counters.fault("hostile-" + h.case)
-            elif action == "disk" and filler is not None:
+                for h in hostile_queue[-2:]:
+                    ledger.write("hostile", case=h.case, job_id=h.job_id, file=h.file, expect=h.expect,
+                                 kind=h.kind, memory_dir=h.memory_dir, name=h.name, secrets=list(h.secrets))
+                    chaos.drop(world.spool / "new", world.spool / "tmp", h)
+                    counters.fault("hostile-" + h.case)
+                del hostile_queue[-2:]
+            elif (action == "disk" and filler is not None) or (
+                    filler is not None and "disk-full" not in counters.faults and now > started + 0.4 * opts.duration):
+                assert filler is not None
                 if filler.full:
                     filler.free()
                     full_since = None
