@@ -111,7 +111,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
         re.compile(
             rf"{_IDENT_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}){_IDENT_AFTER}"
         ),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        ("gh", "github_pat_"),
     ),
     _Pattern(
         "aws-access-key",
@@ -121,10 +121,11 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _Pattern(
         "aws-secret-key",
         re.compile(
-            r"(?i:aws_secret_access_key|aws_secret_key|secretaccesskey)\\?[\"']?\s*[:=]\s*\\?[\"']?"
+            r"(?:(?<=[aA][wW][sS]_)(?i:secret_access_key|secret_key)|(?i:secretaccesskey))"
+            r"\\?[\"']?\s*[:=]\s*\\?[\"']?"
             r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
-        ("aws_secret", "secretaccesskey"),
+        ("secret",),
         value_group="value",
     ),
     _Pattern(
