@@ -271,17 +271,18 @@ def dir_status(
         "malformed": [],
         "error": None,
     }
-    try:
-        manifest = store.read()
-    except DreamdError as exc:
-        out["error"] = str(exc)
-        return out
     from dreamd.work import dir_state
 
     try:
+        manifest = store.read()
         state = dir_state(path, ctx or _context(config, now), last_scan_at=None)
+        lease = _lease(path, config, now)
+        malformed = [{"file": f, "error": e} for f, e in store.scan_malformed()]
     except DreamdError as exc:
         out["error"] = str(exc)
+        return out
+    except OSError as exc:  # unreadable (another user's directory): report, never raise
+        out["error"] = f"{exc.filename or path}: {exc.strerror}"
         return out
     decision = evaluate(state, config.gates, now)
     out.update(
@@ -294,8 +295,8 @@ def dir_status(
             "first_closed": decision.first_closed,
             "gates": [{"name": g.name, "open": g.open, "reason": g.reason} for g in decision.gates],
         },
-        lease=_lease(path, config, now),
-        malformed=[{"file": f, "error": e} for f, e in store.scan_malformed()],
+        lease=lease,
+        malformed=malformed,
     )
     return out
 

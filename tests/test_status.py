@@ -376,3 +376,22 @@ def test_cli_status_json_and_text(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"\n{d}\n  records 2 · generation 1 · " in proc.stdout
     assert "legacy" not in proc.stdout
+
+
+def test_unreadable_directory_is_reported_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = managed(tmp_path, "app", 1)
+    other = managed(tmp_path, "other", 2)
+
+    def denied(self: MemoryStore) -> list[tuple[str, str]]:
+        if self.path == d:
+            raise PermissionError(13, "Permission denied", str(d / "manifest.json"))
+        return real(self)
+
+    real = MemoryStore.scan_malformed
+    monkeypatch.setattr(MemoryStore, "scan_malformed", denied)
+    entries = collect_status(config_for(tmp_path), now=NOW)["directories"]
+    by_path = {e["path"]: e for e in entries}
+    assert by_path[str(d)]["error"] == f"{d / 'manifest.json'}: Permission denied"
+    assert by_path[str(other)]["error"] is None and by_path[str(other)]["records"] == 2
