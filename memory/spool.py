@@ -124,8 +124,13 @@ def build_job(
 
 
 def encode_job(job: Mapping[str, Any]) -> bytes:
-    """Job bytes as written to the spool: compact UTF-8 JSON plus a newline."""
-    return json.dumps(job, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """Job bytes as written to the spool: compact UTF-8 JSON plus a newline.
+
+    A lone surrogate in a caller's string becomes ``?`` rather than an exception: the bytes
+    are always valid UTF-8.
+    """
+    text = json.dumps(job, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", errors="replace") + b"\n"
 
 
 # --- the spool ----------------------------------------------------------------------------------

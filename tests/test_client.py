@@ -180,3 +180,11 @@ def test_client_submit_does_not_import_heavy_modules(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
     assert len(os.listdir(tmp_path / "spool" / "new")) == 2
+
+
+def test_lone_surrogates_in_a_str_transcript_still_make_a_valid_job(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    submit("broken \ud800 surrogate", memory_dir=MDIR, spool=spool)
+    raw = next((spool / "new").iterdir()).read_bytes()
+    job = validate_job(raw, roots=ROOTS)
+    assert job.transcript is not None and job.transcript.content == "broken ? surrogate"
