@@ -54,6 +54,10 @@ DUMMY_KEY = "sk-ant-api03-torture" + "Q" * 40
 """The fake endpoint's API key; it must never show up in a log or a record (checked)."""
 
 
+HAND_ACTIONS = {"hand_create": "create", "hand_malformed": "create_malformed", "hand_edit": "edit",
+                "hand_delete": "delete", "edit_index": "edit_index"}
+
+
 @dataclass
 class Options:
     duration: float = 120.0
@@ -381,20 +385,13 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
                     counters.client_kills += 1
                     if time.time() < until - 1:
                         clients.start(index)
-            elif action == "hand_create":
-                editor.create(target)
-                counters.fault("hand-create")
-            elif action == "hand_malformed":
-                counters.fault("hand-" + editor.create_malformed(target))
-            elif action == "hand_edit":
-                if editor.edit(target):
-                    counters.fault("hand-edit")
-            elif action == "hand_delete":
-                if editor.delete(target):
-                    counters.fault("hand-delete")
-            elif action == "edit_index":
-                editor.edit_index(target)
-                counters.fault("hand-edit-index")
+            elif action in HAND_ACTIONS:
+                try:
+                    what = getattr(editor, HAND_ACTIONS[action])(target)
+                except OSError as exc:  # a person's editor fails on a full disk too
+                    what = f"failed-{exc.errno}"
+                if what:
+                    counters.fault(f"hand-{what}")
             elif action == "hostile":
                 if not hostile_queue:
                     hostile_queue = chaos.hostile_cases(rng, mem_root=world.mem_root,
@@ -535,6 +532,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         report, summary = run(opts)
+    except SystemExit:
+        raise
+    except Exception:  # the harness itself broke: say so, distinct from a violation
+        import traceback
+
+        traceback.print_exc()
+        print("torture: the harness failed before the checks could run", file=sys.stderr)
+        return 2
     finally:
         full = opts.workdir.resolve() / "mem" / "full"
         if os.path.ismount(full):
