@@ -10,14 +10,19 @@ the real pipeline — submit the sample Claude Code session shipped in ``dreamd/
 Nothing outside that directory is touched: the usage ledger (``XDG_STATE_HOME``) is pointed
 inside it for the duration, the daemon's structured logs go to ``daemon.log`` there instead of
 interleaving with the tour, and the model is the offline backend whatever the user's own config
-says, so no key or network is needed. (It changes process-wide state while it runs — the
-environment, ``sys.stdout``, the log configuration — so it is a command, not a library call.) Exit 0 when the sample's memories were extracted and committed, else 1 with the reason.
+says, so no key or network is needed. It changes process-wide state while it runs (the
+environment, ``sys.stdout``, the log configuration), so it is a command, not a library call.
+
+Exit 0 when the sample's memories were extracted and committed, else 1 with the reason.
 """
 
 from __future__ import annotations
 
+import glob
+import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -46,13 +51,18 @@ def sample_transcript() -> bytes:
     return resources.files("dreamd").joinpath("data", SAMPLE).read_bytes()
 
 
+def _toml_str(text: str | Path) -> str:
+    """A TOML basic string (JSON's escaping is a subset TOML accepts)."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
 def _write_config(base: Path, memory_dir: Path) -> Path:
     path = base / "config.toml"
     path.write_text(
         "# Written by `dreamd demo`: everything lives inside this directory.\n"
         "[daemon]\n"
-        f'spool = "{base / "spool"}"\n'
-        f'roots = ["{memory_dir}"]\n'
+        f"spool = {_toml_str(base / 'spool')}\n"
+        f"roots = [{_toml_str(glob.escape(str(memory_dir)))}]\n"
         "workers = 1\n"
         "\n[gates]\n"
         "threshold = 1000   # the tour dreams explicitly (forced) below\n"
@@ -145,9 +155,9 @@ def run_demo(dir: Path | None = None, *, out: TextIO | None = None) -> int:
     """The tour; ``dir`` (created if needed) keeps the result, else a fresh temp directory."""
     out = sys.stdout if out is None else out
     started = time.monotonic()
-    base = (
-        Path(dir).expanduser().resolve() if dir else Path(tempfile.mkdtemp(prefix="dreamd-demo-"))
-    )
+    # Resolved: roots and job checks compare real paths (macOS's /var is /private/var).
+    base = Path(dir).expanduser() if dir else Path(tempfile.mkdtemp(prefix="dreamd-demo-"))
+    base = base.resolve()
     base.mkdir(parents=True, exist_ok=True)
     log_path = base / "daemon.log"
     with (
@@ -172,7 +182,7 @@ def _tour(base: Path, out: TextIO, started: float) -> int:
     from dreamd import work
     from memory.client import submit
     from memory.history import log_entries, render_log
-    from memory.recall import recall
+    from memory.retrieval import recall
 
     def say(text: str = "") -> None:
         out.write(text + "\n")
@@ -270,7 +280,7 @@ def _tour(base: Path, out: TextIO, started: float) -> int:
     say(f"    spool        {config.daemon.spool}  (done/ holds the processed job)")
     say(f"    config       {config_path}")
     say(f"    daemon log   {base / 'daemon.log'}  (one JSON object per line)")
-    say(f"    try          dreamd status --config {config_path}")
-    say(f"    clean up     rm -rf {base}")
+    say(f"    try          dreamd status --config {shlex.quote(str(config_path))}")
+    say(f"    clean up     rm -rf {shlex.quote(str(base))}")
     say(f"    ({time.monotonic() - started:.1f}s, offline, no API key)")
     return 0

@@ -60,7 +60,8 @@ def demo(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, subprocess.CompletedProcess[str], float]:
     tmp_path = tmp_path_factory.mktemp("demo")
-    proc, seconds = run_demo_process(tmp_path, "--dir", str(tmp_path / "tour"))
+    # A space and glob characters in the path: roots must match it literally.
+    proc, seconds = run_demo_process(tmp_path, "--dir", str(tmp_path / "my tour [1]"))
     return tmp_path, proc, seconds
 
 
@@ -129,7 +130,7 @@ def test_demo_leaves_everything_inside_its_directory_and_no_key_anywhere(
     demo: tuple[Path, subprocess.CompletedProcess[str], float],
 ) -> None:
     tmp_path, proc, _ = demo
-    tour = tmp_path / "tour"
+    tour = tmp_path / "my tour [1]"
     memory_dir = tour / "ledger-api" / ".memory"
     manifest = json.loads((memory_dir / "manifest.json").read_text())
     assert manifest["consolidated_at"] is not None
@@ -145,6 +146,7 @@ def test_demo_leaves_everything_inside_its_directory_and_no_key_anywhere(
     assert "[REDACTED:" in proc.stdout
     where = section(proc.stdout, "Where everything lives")
     assert f"    manifest     {memory_dir / 'manifest.json'}  (the one authority)" in where
+    assert f"    clean up     rm -rf '{tour}'" in where
 
 
 def test_demo_without_dir_uses_a_fresh_temp_directory(tmp_path: Path) -> None:
