@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -224,16 +225,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds per row")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--only", default="pickup,e2e,throughput,idle",
+                    help="comma-separated rows to run; other rows already in --out are kept")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "daemon.json")
     args = ap.parse_args(argv)
     q = args.quick
+    only = set(args.only.split(","))
+    runs: dict[str, Callable[[Path], dict[str, Any]]] = {
+        "pickup": lambda b: bench_pickup(b, 20 if q else 100),
+        "e2e": lambda b: bench_e2e(b, 20.0, 5.0 if q else 60.0),
+        "throughput": lambda b: bench_throughput(b, 300 if q else 2000, args.workers),
+        "idle": lambda b: bench_idle(b, 200 if q else 1000, 10.0 if q else 60.0),
+    }
+    previous: dict[str, Any] = {}
+    if args.out.exists() and only != set(runs):
+        previous = {r["key"]: r for r in json.loads(args.out.read_text()).get("rows", []) if "key" in r}
     rows = []
     base = Path(tempfile.mkdtemp(prefix="dreamd-bench-"))
     try:
-        rows.append(bench_pickup(base / "pickup", 20 if q else 100))
-        rows.append(bench_e2e(base / "e2e", 20.0, 5.0 if q else 60.0))
-        rows.append(bench_throughput(base / "throughput", 300 if q else 2000, args.workers))
-        rows.append(bench_idle(base / "idle", 200 if q else 1000, 10.0 if q else 60.0))
+        for key, fn in runs.items():
+            if key in only:
+                row = fn(base / key)
+                row["key"] = key
+                rows.append(row)
+            elif key in previous:
+                rows.append(previous[key])
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"{'row':<75} {'result':<45} target")

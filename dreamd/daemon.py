@@ -175,6 +175,7 @@ class Daemon:
         self._tick_started: float | None = None
         self._last_prune = -float("inf")
         self._once = False
+        self._capped = False
         self._main_beat = clock()
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""
@@ -209,6 +210,7 @@ class Daemon:
                 if job_id in self.claimed:
                     continue
                 if len(self.claimed) >= MAX_CLAIMED:
+                    self._capped = True  # a finishing job will ask for a rescan
                     break
                 self.claimed.add(job_id)  # before the rename, so cur/ never holds an unknown claim
             if self._stopping or self.spool.claim(job_id) is None:
@@ -302,7 +304,9 @@ class Daemon:
             bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
         finally:
             self._after_write(Path(job.memory_dir))
-            self.hint_spool()  # a slot freed: claim more if new/ had more than the cap
+            if self._capped:  # a slot freed and new/ had more than the cap: claim more
+                self._capped = False
+                self.hint_spool()
 
     def _defer(self, bound: Any, job_id: str, error: str) -> None:
         result: list[str] = []
@@ -601,6 +605,7 @@ class Daemon:
             self.watcher.watch_spool(self.spool.dir("new"))
             self.watcher.start()
         self.rescan_roots()
+        self._gate_scans()  # start-up pass over every directory, not a burst at the first tick
         self._release_deferred()
         self.scan_spool()
         self._start_scheduler()
