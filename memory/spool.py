@@ -449,6 +449,18 @@ class Spool:
             return None
         return target
 
+    def unclaim(self, job_id: str) -> bool:
+        """Put a claimed job back: ``cur/X`` → ``new/X`` (shutdown, a full worker pool).
+
+        Attempts are unchanged. False when the job is no longer in ``cur/``.
+        """
+        try:
+            os.rename(self._path("cur", job_id), self._path("new", job_id))
+        except FileNotFoundError:
+            return False
+        fsync_dir(self.root / "new")
+        return True
+
     def read(self, job_id: str, max_bytes: int) -> bytes:
         """A claimed job's bytes, at most ``max_bytes + 1`` (so oversize is detectable)."""
         return read_bytes_capped(self._path("cur", job_id), max_bytes)

@@ -374,3 +374,12 @@ def test_consumer_loop_sends_valid_jobs_to_done_and_others_to_failed(spool: Spoo
         == "memory_dir /etc/.memory is outside the configured roots"
     )
     assert spool.failure(big)["reason"] == "job is over the 4096-byte limit (max_job_bytes)"
+
+
+def test_unclaim_puts_a_claimed_job_back_without_counting_an_attempt(spool: Spool) -> None:
+    job_id = spool.submit(_job())
+    spool.claim(job_id)
+    assert spool.unclaim(job_id) is True
+    assert spool.unclaim(job_id) is False
+    assert spool.pending() == [job_id]
+    assert spool.attempts(job_id) == 0
