@@ -211,6 +211,18 @@ def test_feedback_phrased_as_a_wish_or_a_standing_rule() -> None:
     ]
 
 
+def test_habit_offered_as_example_and_so_never_rules_are_feedback() -> None:
+    items = run([
+        user("One more thing: I always run ruff format before committing, please do the same."),
+        user("The shared runner is slow on Mondays, so never schedule the nightly build there."),
+    ])
+    assert [(i["name"], i["type"], i["description"]) for i in items] == [
+        ("always-run-ruff-format-before-committing", "feedback", "Always run ruff format before committing"),
+        ("never-schedule-nightly-build", "feedback", "Never schedule the nightly build there"),
+    ]
+    assert items[1]["body"].splitlines()[1] == "**Why:** The shared runner is slow on Mondays."
+
+
 def test_instead_of_feedback_and_remember_to() -> None:
     items = run([
         user("Please use pnpm instead of npm."),
@@ -365,7 +377,7 @@ def test_chinese_rules_each_produce_the_expected_record() -> None:
         ("decision-postgresql", "project", "决定：用 PostgreSQL"),
         ("user-go", "user", "用户是一名后端工程师，主要写 Go"),
         ("deadline-8c6326d3", "project", "2026-12-04发布新版本"),
-        ("ref-bug-linear", "reference", "Bug 都记录在 Linear 里"),
+        ("ref-bug-linear", "reference", "bug 都记录在 Linear 里"),
         ("always-pnpm-npm", "feedback", "以后都用 pnpm，别用 npm"),
     ]
     got = by_name(items)
@@ -442,6 +454,9 @@ def test_alex_style_identity_and_preferences() -> None:
         ("due in 3 days", "due 2026-11-28"),
         ("merged two weeks ago", "merged 2026-11-11"),
         ("every friday we sync", "every friday we sync"),
+        ("never on a Saturday or Sunday", "never on a Saturday or Sunday"),
+        ("Friday works for me", "Friday works for me"),
+        ("the report is due Friday", "the report is due 2026-11-27"),
         ("明天上线", "2026-11-26上线"),
         ("下周五截止", "2026-12-04截止"),
         ("周五开会", "2026-11-27开会"),
@@ -569,3 +584,42 @@ def test_hand_written_claude_code_session_through_the_real_parser() -> None:
     assert got["decision-go"]["body"].splitlines()[:2] == [
         "2026-03-02 决定：把退款服务迁移到 Go。", "**Why:** 现在的 Python 版本太慢。"]
     assert got["user-33a5417c"]["description"] == "用户是支付团队的后端工程师"
+
+
+def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> None:
+    """The session ``dreamd demo`` ships (EN + 中文, tool calls, a pasted key), read by hand:
+    every lasting fact below is in it, and nothing else is (the key, the tool output, "let's
+    chat in Chinese"-style asides and thanks are not memories)."""
+    sample = Path(__file__).resolve().parents[1] / "dreamd" / "data" / "sample_transcript.jsonl"
+    if not sample.is_file():
+        pytest.skip("demo sample not present")
+    turns = [{"role": t.role, "text": t.text, "timestamp": t.timestamp}
+             for t in parse_transcript(sample.read_bytes()).turns]
+    items = run(turns)
+    assert [(i["name"], i["type"]) for i in items] == [
+        ("user-backend-engineer-payments-team-mostly", "user"),
+        ("prefers-small-reviewable-commits-one-logical", "user"),
+        ("decision-store-idempotency-keys-postgres-redis", "project"),
+        ("dont-mock-database-tests", "feedback"),
+        ("never-schedule-migrations-saturday-sunday", "feedback"),
+        ("ref-bugs-work-linear", "reference"),
+        ("deadline-merge-freeze-q4-release-starts", "project"),
+        ("feedback-7176f78e", "feedback"),
+        ("always-make-check", "feedback"),
+        ("decision-uv", "project"),
+        ("avoid-print-logging", "feedback"),
+        ("ref-ledger-api-grafana", "reference"),
+        ("always-run-ruff-format-before-committing", "feedback"),
+    ]
+    got = by_name(items)
+    assert got["dont-mock-database-tests"]["body"].splitlines()[:3] == [
+        "Don't mock the database in these tests.",
+        "Use the real Postgres from docker compose.",
+        "**Why:** Last quarter the mocked tests passed while the real migration failed in prod.",
+    ]
+    assert got["never-schedule-migrations-saturday-sunday"]["body"].splitlines()[:2] == [
+        "Never schedule migrations there on a Saturday or Sunday.",
+        "**Why:** The staging database is read-only on weekends.",
+    ]
+    assert got["feedback-7176f78e"]["description"] == "用中文解释代码，但代码注释和提交信息保持英文"
+    assert "sk-ant" not in json.dumps(items)

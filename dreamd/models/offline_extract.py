@@ -86,6 +86,7 @@ from dreamd.models.offline_text import (
     one_line,
     parse_date,
     raw_words,
+    split_reason,
     tidy,
     tokens,
 )
@@ -168,6 +169,7 @@ _EPHEMERAL = re.compile(
     r"这次|這次|暂时|暫時|先不|现在先|現在先|这一次|這一次",
     re.I,
 )
+_ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
 _SECRET = re.compile(
     r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
     r"xox[abprs]-[A-Za-z0-9-]{8,})|"
@@ -227,7 +229,8 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     desc = one_line(absolutize_dates(found.description, day))
     reason = absolutize_dates(found.reason, day) if found.reason else None
     shaped = Found(found.kind, found.type, found.name_prefix, found.slug_source, fact, desc,
-                   reason=reason, how=found.how, priority=found.priority, extra_lines=found.extra_lines)
+                   reason=reason, how=found.how, priority=found.priority,
+                   extra_lines=[absolutize_dates(x, day) for x in found.extra_lines])
     slug_src = re.sub(
         r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", URL.sub(" ", absolutize_dates(found.slug_source, day))
     )
@@ -247,6 +250,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     picked: list[tuple[int, int, dict[str, str]]] = []
     seen: list[_Indexed] = []
     position = 0
+    consumed: set[int] = set()
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
             continue
@@ -261,6 +265,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
         sents = sentences(cleaned)
         for k, s in enumerate(sents):
             position += 1
+            if position in consumed:
+                continue
             if has_secret(s) or is_question(s) or _REQUEST.match(s) or _EPHEMERAL.search(s):
                 continue
             nxt = sents[k + 1] if k + 1 < len(sents) else None
@@ -273,6 +279,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             found = next((f for f in (rule(s, ctx) for rule in rules) if f), None)
             if found is None:
                 continue
+            if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
+                # "Don't mock the database. Use the real Postgres, because …": one rule
+                alternative, alt_reason = split_reason(nxt)
+                found.extra_lines.append(as_line(alternative))
+                found.reason = found.reason or alt_reason
+                consumed.add(position + 1)
             if found.reason is None and found.type in ("feedback", "project") and nxt:
                 m = REASON_NEXT.match(nxt)
                 if m and not has_secret(nxt):

@@ -111,13 +111,13 @@ _ZH_ROLE = re.compile(
 
 def _lead(pattern: str) -> str:
     return (
-        r"^(?:(?:ok(?:ay)?|so|also|and|but|btw|fyi|actually|oh|well|hey|hi|just so you know|"
-        r"for the record|note)[,.!:]?\s+)*" + pattern
+        r"^(?:(?:ok(?:ay)?|so|also|and|but|btw|by the way|fyi|actually|oh|well|hey|hi|"
+        r"just so you know|for the record|note|one more thing|oh and|and also)[,.!:]?\s+)*" + pattern
     )
 
 
 _IDENTITY_EN = [
-    re.compile(_lead(r"(?:i am|i'm|im)\s+(?P<x>(?:a|an)\s+[^,;]+?)\s*$"), re.I),
+    re.compile(_lead(r"(?:i am|i'm|im)\s+(?P<x>(?:a|an)\s+[^;]+?)\s*$"), re.I),
     re.compile(_lead(r"i\s+work\s+(?P<x>(?:as|at|on|for)\s+.+?)\s*$"), re.I),
     re.compile(_lead(r"my\s+(?P<x>(?:role|job|title|name|position)\s+is\s+.+?)\s*$"), re.I),
     re.compile(_lead(r"(?:call me|my name's)\s+(?P<x>\S+)"), re.I),
@@ -201,13 +201,16 @@ _PAST = re.compile(
     r"became|left|met|wrote|ran|began|brought|bought|heard|kept|lost|sat|spent|stood|won)$",
     re.I,
 )
+_SO_DIRECTIVE = re.compile(
+    r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
+)
 _STANDING_LEAD = re.compile(
     r"^(?:(?:from now on|going forward|in (?:the )?future|next time|as a rule|by default)[,:]?\s+|"
     r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从今以后|從今以後|往后|往後)[，,：: ]*)(?P<rest>.+)$",
     re.I,
 )
 _YOU_PREF_ZH = re.compile(
-    r"^(?:我)?(?:希望|想让|想讓|要求|需要)(?:你|您)(?:以后|以後)?(?P<rest>.+)$|"
+    r"^(?:我)?(?:更|比较|比較|很)?(?:希望|想让|想讓|要求|需要|喜欢|喜歡)(?:你|您)(?:以后|以後)?(?P<rest>.+)$|"
     r"^(?:请|請)(?:你|您)(?:以后|以後|每次|总是|總是|一直|始终|始終)(?P<rest2>.+)$"
 )
 _NEG_DIRECTIVES = {"don't", "do not", "dont", "never", "stop", "avoid", "quit"}
@@ -264,6 +267,12 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         fact = tidy(re.sub(r"^(?:请|請)", "", s[m.start("lead") :]))
         fact = split_reason(fact)[0]
         return _feedback(fact, rest, "avoid" if negative else "always", negative, reason)
+    m = _SO_DIRECTIVE.match(s)
+    if m:
+        found = rule_feedback(m.group("rule"), ctx)
+        if found is not None:
+            found.reason = found.reason or tidy(m.group("why"))
+            return found
     m = _STANDING_LEAD.match(s)
     if m and not re.match(r"(?:i|we might|maybe)\b", m.group("rest"), re.I):
         rest, reason = split_reason(m.group("rest"))
@@ -299,6 +308,11 @@ _PREF_ZH = re.compile(
     r"(?P<v>不喜欢|不喜歡|喜欢|喜歡|偏好|偏爱|偏愛|习惯|習慣|讨厌|討厭|爱用|愛用|倾向于|傾向於)(?P<obj>.+)$"
 )
 _PREF_ZH2 = re.compile(r"^(?P<subj>.{0,20}?)(?:偏好|习惯|習慣)(?:是|为|為|：|:)\s*(?P<obj>.+)$")
+_DO_SAME = re.compile(
+    r",?\s*(?:so\s+|and\s+)?(?:please\s+)?(?:do the same|do that too|you should too|you should as well)"
+    r"(?:,?\s*please)?[\s.!]*$",
+    re.I,
+)
 _NEG_PREF = {"hate", "dislike", "can't stand", "cannot stand", "don't like", "do not like"}
 
 
@@ -333,7 +347,15 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         return Found("preference", "user", "prefers", f"{val} {what}", fact, fact, how=HOW["preference"])
     m = _HABIT_EN.match(s)
     if m:
-        rest, reason = split_reason(f"{m.group('verb')} {m.group('rest')}".strip())
+        said = f"{m.group('verb')} {m.group('rest')}".strip()
+        same = _DO_SAME.search(said)
+        if same and m.group("adv").lower() in ("always", "usually", "never"):
+            rule, reason = split_reason(said[: same.start()])
+            if content_ok(rule):  # "I always run X, please do the same" is a rule for the assistant
+                adv = m.group("adv").lower()
+                return _feedback(sentence_case(f"{'always' if adv == 'usually' else adv} {rule}"), rule,
+                                 "never" if adv == "never" else "always", adv == "never", reason)
+        rest, reason = split_reason(said)
         if not content_ok(rest):
             return None
         verb, _, tail = rest.partition(" ")
@@ -519,8 +541,10 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
             continue
         if i in (5, 6) and not (_REF_WORDS.search(subj) or _TOOLS.search(subj)):
             continue
-        fact = s if i in (5, 6) else sentence_case(s)
-        desc = f"{sentence_case(subj)}: {where}" if i != 0 else sentence_case(s)
+        sentence = s.split(";")[0]
+        fact = sentence if i in (5, 6) else sentence_case(sentence)
+        where = tidy(where.split(";")[0])
+        desc = f"{sentence_case(subj)}: {where}" if i != 0 else sentence_case(sentence)
         if i == 6:
             desc = f"{sentence_case(subj)}: {where}"
         tool = _TOOLS.search(URL.sub(" ", where))
@@ -549,6 +573,9 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
     return None
 
 
+_ZH_DIRECTIVE_ANYWHERE = re.compile(
+    r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止"
+)
 _REMEMBER_EN = re.compile(
     _lead(r"(?:(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|memori[sz]e|"
           r"make a note)(?:\s+(?:this|that)\b|\s*:|\s+(?=to\b))|please\s+(?:remember|memori[sz]e)\b|"
@@ -578,7 +605,12 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
             found.priority = 0
             return found
     to = re.match(r"^to\s+(?P<x>.+)$", rest, re.I)
-    if to:
+    zh_directive = _ZH_DIRECTIVE_ANYWHERE.search(rest)
+    if zh_directive and has_cjk(rest):
+        fact, reason = split_reason(rest)
+        negative = any(n in fact for n in _ZH_NEG)
+        found = _feedback(tidy(fact), fact, "avoid" if negative else "always", negative, reason)
+    elif to:
         x, reason = split_reason(to.group("x"))
         found = _feedback(sentence_case(x), x, "", False, reason)
     elif re.search(r"\b(?:i|my|me|i'm)\b", rest, re.I) or rest.startswith("我"):

@@ -12,8 +12,9 @@ so the offline backend gives the same answer for the same payload on every machi
 - Dates: relative phrases ("tomorrow", "next Friday", "in 3 days", "明天", "下周五", "3天后")
   are rewritten as ISO dates relative to a reference date. "next <weekday>" / "下周X" is that
   weekday in the following Monday-based week; "this <weekday>" / "这周X" is that weekday in
-  the current week; a bare "on Friday" / "周五" is the next such day on or after the
-  reference date; "next week" / "下周" is "the week of <Monday>".
+  the current week; "on/by/until/before/after/due Friday" and "周五" are the next such day on
+  or after the reference date (a weekday with no such word — "on a Saturday", "Friday works",
+  "every Friday", "每周五" — is left alone); "next week" / "下周" is "the week of <Monday>".
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ _EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\bnext\s+({_WD})\b", re.I), "next-wd"),
     (re.compile(rf"\bthis\s+({_WD})\b", re.I), "this-wd"),
     (re.compile(rf"\blast\s+({_WD})\b", re.I), "last-wd"),
-    (re.compile(rf"(?<!every )\b(?:on\s+|by\s+|until\s+|before\s+)?({_WD})\b", re.I), "bare-wd"),
+    (re.compile(rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", re.I), "bare-wd"),
     (re.compile(r"\bnext\s+week\b", re.I), "next-week"),
     (re.compile(r"\bthis\s+week\b", re.I), "this-week"),
     (re.compile(r"\blast\s+week\b", re.I), "last-week"),
@@ -325,8 +326,11 @@ def tidy(text: str) -> str:
 
 
 def sentence_case(text: str) -> str:
+    """Tidy and capitalise English; text with Chinese in it is left as written."""
     text = tidy(text)
-    return text[:1].upper() + text[1:] if text else text
+    if not text or has_cjk(text):
+        return text
+    return text[:1].upper() + text[1:]
 
 
 def as_line(text: str) -> str:
