@@ -6,15 +6,20 @@ tried (the first that matches wins, one record per sentence at most):
 
 1. **remember** — "remember that …", "remember: …", "remember to …", "please remember …",
    "keep in mind that …", "don't forget to …", "for future reference …", "记住/記住/记得/别忘了 …"
-   (a rhetorical "Remember, …" is not a request). The rest is classified by rules 2–7; if none fits,
-   "remember to X" becomes feedback "X", first-person text a ``user`` record, text with a URL
-   or path a ``reference``, anything else a ``project`` note. Highest priority under the cap.
-2. **identity** → ``user`` — "I'm a/an <role>", "I work as/at/on …", "my name/role is …",
-   "I've been writing X for …", "I'm new to …", "我是<role>", "我叫…", "我在…工作".
+   (a rhetorical "Remember, …" is not a request). The rest is classified by rules 2–7; if none
+   fits, "remember to X" becomes feedback "X", Chinese with 一定要/务必/不要/每次 … anywhere
+   feedback, first-person text a ``user`` record, text with a URL or path a ``reference``,
+   anything else a ``project`` note. Highest priority under the cap.
+2. **identity** → ``user`` — "I'm a/an <role> …", "I work as/at/on …", "my name/role is …",
+   "I've been writing X for …", "I'm new to …", "我是<role>", "我叫…", "名字叫…", "我在…工作".
 3. **feedback** → ``feedback`` — a sentence that *starts* (after "no,", "please", "from now
    on", "以后", …) with don't / do not / never / always / stop / avoid / make sure / only use /
    "use X instead of Y", or 不要 / 别 / 永远不要 / 总是 / 一律 / 务必 / 改用 / 请用 …; also "I
-   prefer/like it when you …". The directive needs two content words (or three Chinese
+   prefer/like it when you …", "I'd like you to …", "我希望你/我喜欢你/请你以后 …", anything after
+   a standing lead ("from now on, …", "going forward, …", "以后…", "从现在开始…"), "<reason>, so
+   never/always …" (the reason becomes the Why), and "I always X, please do the same". A
+   following "Use Y …" sentence joins a feedback record as its second line (with its
+   reason). The directive needs two content words (or three Chinese
    characters) so "don't do that" or "stop" alone is not a rule; a directive followed by a
    past tense or an adjective ("never had a chance", "always happy to help") or plain
    encouragement ("don't give up", "don't be afraid", "don't let it get you down") is not one.
