@@ -277,10 +277,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from dreamd.doctor import run_doctor
+    from dreamd.doctor import doctor_main
 
-    config = _config(args)
-    return int(run_doctor(config, out=sys.stdout))
+    # doctor loads the config itself so an invalid one is a FAIL line, not a bare error
+    return int(doctor_main(Path(args.config) if args.config else None))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -401,6 +401,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DreamdError as exc:
         print(f"dreamd: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except BrokenPipeError:
+        # `dreamd status --json | head`: the reader left; that is not our failure.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except FileNotFoundError as exc:
         print(f"dreamd: {exc.filename}: no such file or directory", file=sys.stderr)
         return EXIT_FAILURE
