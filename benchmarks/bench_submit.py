@@ -167,8 +167,10 @@ def bench_hook(runs: int) -> dict[str, Any]:
             }
             code = "from dreamd.hook import main; raise SystemExit(main())"
             cmds[label] = ([sys.executable, "-c", code], json.dumps(payload).encode())
-        for argv, stdin in cmds.values():  # warm the bytecode cache and the page cache
-            subprocess.run(argv, input=stdin, env=env, cwd=REPO, check=True, capture_output=True)
+        for label, (argv, stdin) in cmds.items():  # warm the bytecode and page caches
+            warm = subprocess.run(argv, input=stdin, env=env, cwd=REPO, capture_output=True)
+            if warm.returncode != 0:
+                raise SystemExit(f"{label}: exit {warm.returncode}: {warm.stderr.decode()}")
         times: dict[str, list[float]] = {k: [] for k in cmds}
         for _ in range(runs):
             for label, (argv, stdin) in cmds.items():
