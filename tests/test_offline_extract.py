@@ -623,3 +623,17 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
     ]
     assert got["feedback-7176f78e"]["description"] == "用中文解释代码，但代码注释和提交信息保持英文"
     assert "sk-ant" not in json.dumps(items)
+
+
+def test_a_correction_of_an_indexed_rule_is_kept_not_deduplicated() -> None:
+    """ "Don't mock the DB" looks like the indexed "Mock the DB"; dropping it would lose the fix."""
+    from dreamd.models.offline_extract import extract
+
+    index = [{"name": "mock-db", "type": "feedback", "description": "Mock the database in these tests"}]
+    turns = [{"role": "user", "text": "Don't mock the database in these tests.", "timestamp": "2026-11-29T10:00:00Z"}]
+    out = extract({"task": "extract", "today": "2026-11-29", "index": index, "turns": turns})
+    assert [(r["type"], r["description"]) for r in out] == [("feedback", "Don't mock the database in these tests")]
+    assert out[0]["name"] != "mock-db"
+    same = [{"role": "user", "text": "Never mock the database in these tests.", "timestamp": None}]
+    index2 = [{"name": "never-mock", "type": "feedback", "description": "Never mock the database in these tests"}]
+    assert extract({"task": "extract", "today": "2026-11-29", "index": index2, "turns": same}) == []

@@ -114,6 +114,11 @@ _INJECTED_STARTS = (
     "[request interrupted",
     "[tool",
     "[command]",
+    "[compact summary]",
+    "[task notification]",
+    "[command output]",
+    "[command error]",
+    "[bash",
 )
 _STRIP_BLOCKS = re.compile(
     r"<(ide_opened_file|ide_selection|system-reminder|command-[a-z]+|local-command-[a-z]+)>.*?</\1>",
@@ -217,12 +222,19 @@ class _Indexed:
     name: str
     type: str
     tokens: frozenset[str]
+    description: str = ""
 
 
 def _near_duplicate(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> bool:
     if min(len(a), len(b)) < 2:
         return bool(a) and a == b
     return jaccard(set(a), set(b)) >= 0.6 or containment(set(a), set(b)) >= 0.85
+
+
+def _corrects(new: str, old: str) -> bool:
+    from dreamd.models.offline_plan import statements_contradict
+
+    return bool(old) and statements_contradict(new, old)
 
 
 def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
@@ -249,8 +261,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     index: list[_Indexed] = []
     for item in payload.get("index") or []:
         if isinstance(item, Mapping):
+            desc = str(item.get("description", ""))
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
-                                  frozenset(tokens(str(item.get("description", ""))))))
+                                  frozenset(tokens(desc)), desc))
     taken = {e.name for e in index}
     picked: list[tuple[int, int, dict[str, str]]] = []
     seen: list[_Indexed] = []
@@ -298,9 +311,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if any(has_secret(v) for v in record.values()):
                 continue
             toks = frozenset(tokens(record["description"]))
-            if record["name"] in taken and any(e.name == record["name"] for e in index):
+            # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
+            # it is kept under a fresh name so the next dream resolves it toward the newer one.
+            known = [e for e in (*index, *seen) if not _corrects(record["description"], e.description)]
+            if record["name"] in taken and any(e.name == record["name"] for e in known if e in index):
                 continue
-            if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in (*index, *seen)):
+            if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
                 continue
             base, n = record["name"], 2
             while record["name"] in taken:
@@ -308,7 +324,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 record["name"] = base[: 64 - len(suffix)] + suffix
                 n += 1
             taken.add(record["name"])
-            seen.append(_Indexed(record["name"], record["type"], toks))
+            seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
             picked.append((found.priority, position, record))
     best = sorted(picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
     return [r for _, _, r in sorted(best, key=lambda p: p[1])]
