@@ -602,7 +602,7 @@ class Daemon:
         self.pool.start()
         if self.watch_enabled:
             self.watcher = Watcher(on_spool=self.hint_spool, on_dir=self.hint_dir, on_error=self._watch_error)
-            self.watcher.watch_spool(self.spool.dir("new"))
+            self.watcher.watch_spool(self.spool.root)
             self.watcher.start()
         self.rescan_roots()
         self._gate_scans()  # start-up pass over every directory, not a burst at the first tick

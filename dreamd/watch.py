@@ -180,13 +180,27 @@ class Watcher:
 
         return _Handler()
 
-    def watch_spool(self, new_dir: Path) -> None:
+    def watch_spool(self, root: Path) -> None:
+        """Watch ``new/`` for every change, and ``tmp/`` for deletions only.
+
+        Why ``tmp/``: watchdog holds an unpaired IN_MOVED_FROM for 0.5 s to pair it with its
+        IN_MOVED_TO, and everything queued behind it waits too (head-of-line blocking). Our
+        own claims (``new/`` → ``cur/`` renames) produce exactly such events, so a submission
+        right after a claim would be seen up to 0.5 s late. A submitter unlinks its temp name
+        in ``tmp/`` right after linking the job into ``new/``; a deletions-only watch there has
+        no move events in its mask, hence no delay. ``new/`` still catches renames into it
+        (``dreamd retry``, released deferred jobs)."""
+        from watchdog.events import FileDeletedEvent
+
         def on_event(event: Any) -> None:
             if event.event_type in ("opened", "closed_no_write"):
                 return
             self._on_spool()
 
-        self._spool_watch = self._observer.schedule(self._handler(on_event), str(new_dir), recursive=False)
+        self._spool_watch = self._observer.schedule(self._handler(on_event), str(root / "new"), recursive=False)
+        self._observer.schedule(
+            self._handler(on_event), str(root / "tmp"), recursive=False, event_filter=[FileDeletedEvent]
+        )
 
     def watched(self) -> set[Path]:
         return set(self._dirs)
