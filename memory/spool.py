@@ -37,6 +37,7 @@ Imports stay light (no filelock until the daemon takes the lock): agents submit 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -47,7 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
-from memory.fsutil import fsync_dir, read_bytes_capped, replace_atomic, write_temp
+from memory.fsutil import fsync_dir, replace_atomic, write_temp
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~15 ms
 if TYPE_CHECKING:
@@ -462,8 +463,33 @@ class Spool:
         return True
 
     def read(self, job_id: str, max_bytes: int) -> bytes:
-        """A claimed job's bytes, at most ``max_bytes + 1`` (so oversize is detectable)."""
-        return read_bytes_capped(self._path("cur", job_id), max_bytes)
+        """A claimed job's bytes, at most ``max_bytes + 1`` (so oversize is detectable).
+
+        Only a regular file is read: a symlink, directory or FIFO dropped into the spool under a
+        job name raises JobRejected (the daemon never follows a path it was handed, and a FIFO
+        must not block it).
+        """
+        path = self._path("cur", job_id)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise JobRejected("job file is a symlink, not a regular file") from None
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise JobRejected("job file is not a regular file")
+            chunks: list[bytes] = []
+            left = max_bytes + 1
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def complete(self, job_id: str) -> None:
         """``cur/X`` → ``done/X``; its mtime becomes the completion time (for pruning)."""

@@ -307,7 +307,8 @@ def _consume(spool: Spool, roots: list[str]) -> dict[str, str]:
         if spool.claim(job_id) is None:
             continue
         try:
-            validate_job(spool.read(job_id, 4096), roots=roots, max_bytes=4096)
+            raw = spool.read(job_id, 4096)
+            validate_job(raw, roots=roots, max_bytes=4096)
         except JobRejected as exc:
             spool.fail(job_id, str(exc))
             outcome[job_id] = "failed"
@@ -383,3 +384,24 @@ def test_unclaim_puts_a_claimed_job_back_without_counting_an_attempt(spool: Spoo
     assert spool.unclaim(job_id) is False
     assert spool.pending() == [job_id]
     assert spool.attempts(job_id) == 0
+
+
+def test_symlinks_directories_and_fifos_under_job_names_are_failed_not_followed(
+    spool: Spool, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps(_job()))
+    spool.ensure()
+    link, folder, fifo = new_job_id(), new_job_id(), new_job_id()
+    (spool.root / "new" / f"{link}.json").symlink_to(secret)
+    (spool.root / "new" / f"{folder}.json").mkdir()
+    os.mkfifo(spool.root / "new" / f"{fifo}.json")
+    assert _consume(spool, ["/roots/*/.memory"]) == {
+        link: "failed",
+        folder: "failed",
+        fifo: "failed",
+    }
+    assert spool.failure(link)["reason"] == "job file is a symlink, not a regular file"
+    assert spool.failure(folder)["reason"] == "job file is not a regular file"
+    assert spool.failure(fifo)["reason"] == "job file is not a regular file"
+    assert secret.exists()
