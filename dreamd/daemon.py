@@ -35,7 +35,6 @@ import signal
 import socket
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -44,12 +43,12 @@ from types import FrameType
 from typing import Any
 
 from dreamd.config import Config, format_duration, load_config
-from dreamd.gates import GateTracker, ScanThrottle, evaluate
+from dreamd.dispatch import Dispatch
+from dreamd.gates import GateTracker, ScanThrottle
 from dreamd.logs import configure, get_logger
-from dreamd.watch import Debouncer, Watcher, fingerprint
-from dreamd.workers import Task, WorkerPool
-from memory.errors import ConfigError, LockError, LockTimeout, PermanentError, TransientError
-from memory.fsutil import fsync_dir
+from dreamd.watch import Debouncer, Watcher
+from dreamd.workers import WorkerPool
+from memory.errors import ConfigError, LockError
 
 __all__ = ["Daemon", "once", "run"]
 
@@ -61,8 +60,6 @@ DIR_DEBOUNCE = 1.0
 """Trailing: an editor's delete+create or a burst of writes becomes one reconcile."""
 SHUTDOWN_GRACE = 7.0
 """Running jobs get this long after SIGTERM before being put back in new/ (exit stays < 10 s)."""
-MAX_CLAIMED = 256
-"""Claimed-but-not-finished jobs; beyond this new/ is left alone until workers catch up."""
 PRUNE_EVERY = 3600.0
 MAIN_WAKE = 1.0
 
@@ -108,7 +105,7 @@ class _Stats:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Daemon:
+class Daemon(Dispatch):
     """One daemon instance. ``run()`` and ``once()`` below are the public entry points.
 
     ``work`` is the job-execution module (``dreamd.work``) — injectable so tests can replace
@@ -193,252 +190,6 @@ class Daemon:
     def _watch_error(self, what: str, exc: BaseException) -> None:
         log.warning("watch.error", path=what, error=f"{type(exc).__name__}: {exc}")
 
-    # ------------------------------------------------------------------ spool
-
-    def scan_spool(self) -> int:
-        """Claim what waits in new/ (up to the in-flight cap) and queue it; returns claims."""
-        if self._stopping:
-            return 0
-        claimed = 0
-        try:
-            pending = self.spool.pending()
-        except OSError as exc:
-            log.error("spool.error", step="list", error=str(exc))
-            return 0
-        for job_id in pending:
-            with self._state_lock:
-                if job_id in self.claimed:
-                    continue
-                if len(self.claimed) >= MAX_CLAIMED:
-                    self._capped = True  # a finishing job will ask for a rescan
-                    break
-                self.claimed.add(job_id)  # before the rename, so cur/ never holds an unknown claim
-            if self._stopping or self.spool.claim(job_id) is None:
-                with self._state_lock:
-                    self.claimed.discard(job_id)
-                continue
-            claimed += 1
-            self._dispatch(job_id)
-        return claimed
-
-    def _stale_claims(self) -> None:
-        """Jobs in cur/ this process does not know about go back to new/ (cannot normally
-        happen under the single-instance lock; a safety net, never a silent loss)."""
-        with self._state_lock:
-            known = set(self.claimed)
-        cur = self.spool.dir("cur")
-        stale = [n[:-5] for n in os.listdir(cur) if n.endswith(".json") and not n.startswith(".")]
-        stale = [j for j in stale if j not in known]
-        for job_id in stale:
-            with self._state_lock:
-                if job_id in self.claimed:
-                    continue
-            self._unclaim(job_id)
-        if stale:
-            log.warning("spool.recovered", count=len(stale), reason="stale claims in cur/")
-            self.hint_spool()
-
-    def _dispatch(self, job_id: str) -> None:
-        from memory.jobs import validate_job
-
-        cfg = self.config
-        try:
-            raw = self.spool.read(job_id, cfg.retention.max_job_bytes)
-            job = validate_job(raw, roots=cfg.daemon.roots, max_bytes=cfg.retention.max_job_bytes)
-        except PermanentError as exc:
-            reason = str(exc)
-            log.warning("job.rejected", job_id=job_id, reason=reason)
-            self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            return
-        except OSError as exc:
-            log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")
-            self._finish(job_id, lambda: self._unclaim(job_id))
-            return
-        key = Path(job.memory_dir)
-        log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
-        task = Task(key=key, run=lambda: self._run_job(job_id, job), label=job_id, payload=job)
-        if not self.pool.submit(task):
-            self._finish(job_id, lambda: self._unclaim(job_id))
-
-    def _finish(self, job_id: str, move: Callable[[], object]) -> None:
-        try:
-            move()
-        except OSError as exc:
-            log.error("spool.error", step="move", job_id=job_id, error=str(exc))
-        finally:
-            with self._state_lock:
-                self.claimed.discard(job_id)
-
-    def _unclaim(self, job_id: str) -> None:
-        """cur/X → new/X (the spool has no public call for this; see the report)."""
-        src = self.spool.dir("cur") / f"{job_id}.json"
-        with contextlib.suppress(FileNotFoundError):
-            os.rename(src, self.spool.dir("new") / f"{job_id}.json")
-            fsync_dir(self.spool.dir("new"))
-
-    def _requeue(self, job_id: str) -> None:
-        self._finish(job_id, lambda: self._unclaim(job_id))
-
-    def _run_job(self, job_id: str, job: Any) -> None:
-        memory_dir = str(job.memory_dir)
-        bound = log.bind(job_id=job_id, memory_dir=memory_dir, session_id=job.session_id)
-        started = time.monotonic()
-        if self._stopping and not self._once:
-            self._finish(job_id, lambda: self._unclaim(job_id))
-            return
-        try:
-            outcome = self.work.execute(job, self.ctx)
-        except (TransientError, LockTimeout) as exc:
-            self._defer(bound, job_id, str(exc))
-        except PermanentError as exc:
-            reason = str(exc)
-            bound.warning("job.failed", reason=reason)
-            self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            self.stats.jobs_failed += 1
-        except Exception as exc:
-            bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
-            self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
-        else:
-            self._finish(job_id, lambda: self.spool.complete(job_id))
-            self.stats.jobs_done += 1
-            bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
-        finally:
-            self._after_write(Path(job.memory_dir))
-            if self._capped:  # a slot freed and new/ had more than the cap: claim more
-                self._capped = False
-                self.hint_spool()
-
-    def _defer(self, bound: Any, job_id: str, error: str) -> None:
-        result: list[str] = []
-
-        def move() -> None:
-            result.append(self.spool.defer(job_id, error))
-
-        self._finish(job_id, move)
-        if result and result[0] == "failed":
-            self.stats.jobs_failed += 1
-            bound.warning("job.failed", reason=f"gave up after max attempts: {error}")
-        else:
-            self.stats.jobs_deferred += 1
-            bound.info("job.deferred", error=error, attempt=self.spool.attempts(job_id))
-
-    def _task_crashed(self, task: Task, exc: BaseException) -> None:
-        log.error("job.error", job_id=task.label, error=f"{type(exc).__name__}: {exc}",
-                  traceback="".join(traceback.format_exception_only(type(exc), exc)).strip())
-
-    # ------------------------------------------------------------------ memory directories
-
-    def _after_write(self, directory: Path) -> None:
-        """Remember the directory as we left it (our own events are then recognised) and
-        let the gates look at it (subject to the scan throttle)."""
-        if directory in self.managed or self._once:
-            self.fingerprints[directory] = fingerprint(directory)
-            if self.throttle.hint(directory):
-                self._queue_scan(directory)
-
-    def _queue_reconcile(self, directory: Path) -> None:
-        with self._state_lock:
-            if directory in self.reconciles_queued:
-                return
-            self.reconciles_queued.add(directory)
-        self.pool.submit(Task(key=directory, run=lambda: self._reconcile(directory), label=f"reconcile:{directory}"))
-
-    def maybe_reconcile(self, directory: Path) -> None:
-        if directory not in self.managed:
-            return
-        if fingerprint(directory) == self.fingerprints.get(directory, ()):
-            return  # our own writes, or a change already reconciled
-        self._queue_reconcile(directory)
-
-    def _reconcile(self, directory: Path) -> None:
-        with self._state_lock:
-            self.reconciles_queued.discard(directory)
-        try:
-            report = self.ctx.store(directory).reconcile()
-        except Exception as exc:
-            log.warning("reconcile.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
-            return
-        finally:
-            self.fingerprints[directory] = fingerprint(directory)
-        if report.changed or report.index_rebuilt:
-            log.info(
-                "reconcile.done",
-                memory_dir=str(directory),
-                generation=report.generation,
-                adopted=report.adopted,
-                updated=report.updated,
-                dropped=report.dropped,
-                malformed=len(report.malformed),
-            )
-        if report.changed and self.throttle.hint(directory):
-            self._queue_scan(directory)
-
-    def _queue_scan(self, directory: Path) -> None:
-        with self._state_lock:
-            if directory in self.scans_queued or self._stopping:
-                return
-            self.scans_queued.add(directory)
-        self.pool.submit(Task(key=directory, run=lambda: self._scan(directory), label=f"scan:{directory}"))
-
-    def _scan(self, directory: Path) -> None:
-        """Evaluate the gates for one directory and dream when they are all open."""
-        with self._state_lock:
-            self.scans_queued.discard(directory)
-        if self._stopping and not self._once:
-            return
-        try:
-            state = self.work.dir_state(directory, self.ctx, last_scan_at=None)
-        except Exception as exc:
-            log.warning("gate.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
-            return
-        decision = evaluate(state, self.config.gates, self.wall())
-        self.tracker.observe(str(directory), decision)
-        if not decision.open:
-            return
-        started = time.monotonic()
-        try:
-            result = self.work.dream(directory, self.ctx)
-        except Exception as exc:
-            log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
-            return
-        finally:
-            self.fingerprints[directory] = fingerprint(directory)
-        self.stats.dreams += 1
-        self.stats.last_dream = f"{directory.name or directory} {result.status} at {self.wall():%H:%M}Z"
-        log.info(
-            "dream.finished",
-            memory_dir=str(directory),
-            status=result.status,
-            reason=getattr(result, "reason", None),
-            generation=getattr(result, "generation", None),
-            duration_ms=round((time.monotonic() - started) * 1000, 1),
-        )
-
-    def rescan_roots(self) -> None:
-        """Glob the roots again: start watching new managed directories, drop vanished ones."""
-        from memory.jobs import expand_roots
-
-        with self._roots_lock:
-            found = expand_roots(self.config.daemon.roots)
-            managed = {d for d in found if (d / "manifest.json").is_file()}
-            for d in found:
-                if d not in managed and d not in self.unmanaged_seen and any(d.glob("*.md")):
-                    self.unmanaged_seen.add(d)
-                    log.info("watch.unmanaged", memory_dir=str(d))
-            added = sorted(managed - self.managed)
-            removed = sorted(self.managed - managed)
-            self.managed = managed
-            if self.watcher is not None:
-                self.watcher.set_dirs(managed)
-        for d in removed:
-            self.fingerprints.pop(d, None)
-            self.throttle.forget(d)
-            self.tracker.forget(str(d))
-            log.info("watch.removed", memory_dir=str(d))
-        for d in added:
-            log.info("watch.added", memory_dir=str(d))
-            self._queue_reconcile(d)  # start-up / adoption: take in what changed while away
-
     # ------------------------------------------------------------------ the tick
 
     def tick(self) -> None:
@@ -470,19 +221,6 @@ class Daemon:
         if released:
             log.info("spool.released", count=len(released))
             self.hint_spool()
-
-    def _check_fingerprints(self) -> None:
-        for d in list(self.managed):
-            if fingerprint(d) != self.fingerprints.get(d, ()) and not self.pool.has_key(d):
-                self.hint_dir(d)
-
-    def _gate_scans(self) -> None:
-        for d in sorted(self.managed):
-            if self.throttle.hint(d):
-                self._queue_scan(d)
-        for key in self.throttle.due():
-            if isinstance(key, Path) and key in self.managed:
-                self._queue_scan(key)
 
     def _prune(self) -> None:
         now = self.clock()
