@@ -7,6 +7,7 @@ dropped silently (the failure Claude Code users hit past 200 lines).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from memory.manifest import ManifestEntry
@@ -41,29 +42,35 @@ def render_index(
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> bytes:
-    """Render the index; the most recently updated entries win when space runs out."""
-    ranked = sorted(entries, key=lambda e: (e.updated_at, e.name), reverse=True)
-    lines_by_name = {e.name: _entry_line(e) for e in ranked}
+    """Render the index; the most recently updated entries win when space runs out.
+
+    Only the entries that can be shown are ranked and rendered (a top-k, not a full sort), so a
+    commit into a large set does not pay for lines it will never write.
+    """
     # Reserve room for the header, section titles and a footer.
     reserve_lines = HEADER.count("\n") + 2 * len(TYPES) + 3
     reserve_bytes = len(HEADER.encode()) + sum(len(t) + 2 for t in SECTION_TITLES.values()) + 120
     budget_lines = max(max_lines - reserve_lines, 0)
     budget_bytes = max(max_bytes - reserve_bytes, 0)
-    chosen: set[str] = set()
+    ranked = heapq.nlargest(budget_lines, entries, key=lambda e: (e.updated_at, e.name))
+    chosen: list[ManifestEntry] = []
+    lines_by_name: dict[str, str] = {}
     used_bytes = 0
-    for entry in ranked[:budget_lines]:
-        size = len(lines_by_name[entry.name].encode())
+    for entry in ranked:
+        line = _entry_line(entry)
+        size = len(line.encode())
         if used_bytes + size > budget_bytes:
             break
-        chosen.add(entry.name)
+        chosen.append(entry)
+        lines_by_name[entry.name] = line
         used_bytes += size
     parts = [HEADER]
     for type_ in TYPES:
-        section = sorted((e for e in entries if e.type == type_ and e.name in chosen), key=lambda e: e.name)
+        section = sorted((e for e in chosen if e.type == type_), key=lambda e: e.name)
         if section:
             parts.append(f"\n{SECTION_TITLES[type_]}\n")
             parts.extend(lines_by_name[e.name] for e in section)
-    others = sorted((e for e in entries if e.type not in TYPES and e.name in chosen), key=lambda e: e.name)
+    others = sorted((e for e in chosen if e.type not in TYPES), key=lambda e: e.name)
     if others:
         parts.append("\n## Other\n")
         parts.extend(lines_by_name[e.name] for e in others)
