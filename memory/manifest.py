@@ -115,13 +115,13 @@ class Manifest:
     def by_name(self) -> dict[str, ManifestEntry]:
         return {e.name: e for e in self.records}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, records: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
             "format": FORMAT,
             "generation": self.generation,
             "committed_at": self.committed_at,
             "consolidated_at": self.consolidated_at,
-            "records": [e.to_json() for e in self.records],
+            "records": [e.to_json() for e in self.records] if records else [],
             "applied_jobs": self.applied_jobs[-MAX_APPLIED_JOBS:],
             "sessions_since_consolidation": self.sessions_since_consolidation[-MAX_SESSIONS:],
             "cursors": self.cursors,
@@ -132,8 +132,27 @@ class Manifest:
             out.setdefault(key, value)
         return out
 
-    def dumps(self) -> bytes:
-        return (json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    def dumps(self, *, fragments: FragmentCache | None = None) -> bytes:
+        """The manifest's bytes. With ``fragments`` (owned by one writer), entries carried over
+        unchanged from the previous commit reuse their encoded JSON instead of being encoded
+        again, so a commit into a large set costs one join, not one encode per record; the
+        bytes are identical either way."""
+        if fragments is None:
+            return (_dump(self.to_json()) + "\n").encode()
+        parts: list[str] = []
+        fresh: FragmentCache = {}
+        for e in self.records:
+            key = _entry_key(e)
+            hit = fragments.get(id(e))
+            text = hit[2] if hit is not None and hit[0] is e and hit[1] == key else _dump(e.to_json())
+            fresh[id(e)] = (e, key, text)
+            parts.append(text)
+        fragments.clear()
+        fragments.update(fresh)
+        head = _dump(self.to_json(records=False))
+        # "records" follows four scalar keys, so its placeholder is the first occurrence.
+        body = head.replace('"records":[]', '"records":[' + ",".join(parts) + "]", 1)
+        return (body + "\n").encode()
 
     @classmethod
     def loads(cls, data: bytes, *, where: str) -> Manifest:
@@ -175,6 +194,20 @@ class Manifest:
             change=change if isinstance(change, dict) else {},
             extra={k: v for k, v in raw.items() if k not in known},
         )
+
+
+FragmentCache = dict[int, tuple[ManifestEntry, tuple[Any, ...], str]]
+"""id(entry) -> (entry, its fields when encoded, encoded JSON); see :meth:`Manifest.dumps`."""
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _entry_key(e: ManifestEntry) -> tuple[Any, ...]:
+    """The fields checked before reusing an entry's encoding (entries are not mutated in place,
+    this only guards against it)."""
+    return (e.name, e.type, e.description, e.file, e.sha256, e.created_at, e.updated_at, len(e.sources), len(e.extra))
 
 
 def bounded_append(items: list[str], item: str, limit: int) -> list[str]:

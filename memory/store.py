@@ -38,6 +38,7 @@ from memory.locks import DreamLease, store_lock
 from memory.manifest import (
     MAX_APPLIED_JOBS,
     MAX_SESSIONS,
+    FragmentCache,
     Manifest,
     ManifestEntry,
     bounded_append,
@@ -163,6 +164,7 @@ class MemoryStore:
         self.clock = clock
         self._fault = fault
         self._cache: tuple[tuple[int, int, int], Manifest] | None = None
+        self._fragments: FragmentCache = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -179,12 +181,16 @@ class MemoryStore:
 
     def read(self) -> Manifest:
         """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
+        return self._copy(self._load())
+
+    def _load(self) -> Manifest:
+        """The current manifest *shared with the cache*: the commit path reads it, never mutates it."""
         try:
             with open(self.manifest_path, "rb") as f:
                 st = os.fstat(f.fileno())
                 key = (st.st_ino, st.st_mtime_ns, st.st_size)
                 if self._cache is not None and self._cache[0] == key:
-                    return self._copy(self._cache[1])
+                    return self._cache[1]
                 data = f.read()
         except FileNotFoundError:
             if self.path.is_dir():
@@ -194,7 +200,7 @@ class MemoryStore:
             raise UnmanagedError(f"{self.path}: no such directory") from None
         manifest = Manifest.loads(data, where=str(self.manifest_path))
         self._cache = (key, manifest)
-        return self._copy(manifest)
+        return manifest
 
     @staticmethod
     def _copy(m: Manifest) -> Manifest:
@@ -262,7 +268,7 @@ class MemoryStore:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
         with store_lock(self.path, self.lock_timeout):
             self._step("locked")
-            old = self.read()
+            old = self._load()
             if change.job_id and change.job_id in old.applied_jobs:
                 return CommitResult(generation=old.generation, duplicate=True)
             self._verify(old, change)
@@ -430,7 +436,11 @@ class MemoryStore:
             self._link_history_manifest(old.generation)
         self._step("history_linked")
 
-        replace_atomic(self.manifest_path, new.dumps())
+        replace_atomic(self.manifest_path, new.dumps(fragments=self._fragments))
+        # Still under the store lock, so the file at the path is the one just written: the next
+        # commit of this process need not parse it back.
+        st = os.stat(self.manifest_path)
+        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_size), new)
         self._step("manifest_replaced")
 
         if old is not None:
