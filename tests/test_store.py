@@ -351,3 +351,16 @@ def test_history_keeps_every_manifest_until_pruned(store: MemoryStore) -> None:
     m2 = Manifest.loads((store.path / HISTORY / "manifest-2.json").read_bytes(), where="t")
     assert [e.name for e in m2.records] == ["n0", "n1"]
     assert store.read_generation(2).generation == 2
+
+
+def test_manifest_bytes_are_canonical_after_incremental_encoding(store: MemoryStore) -> None:
+    """Commits reuse encoded entries (Manifest.dumps fragments); the bytes must equal a fresh encode."""
+    store.commit(Change(add=[rec(f"n{i}") for i in range(20)]))
+    for i in range(5):
+        store.commit(Change(add=[rec(f"m{i}")], replace={f"n{i}": rec(f"n{i}", f"v{i}")}, remove=[f"n{10 + i}"]))
+    (store.path / store.read().by_name()["n19"].file).write_text("---\nname: n19\ndescription: hand\ntype: user\n---\nh\n")
+    store.reconcile()
+    store.commit(Change(add=[rec("last")]))
+    data = (store.path / MANIFEST).read_bytes()
+    assert Manifest.loads(data, where="t").dumps() == data
+    assert store.read().by_name()["n19"].description == "hand"
