@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from memory.client import submit  # noqa: E402
-from memory.spool import Spool, build_job, encode_job, new_job_id  # noqa: E402
+from memory.jobformat import build_job, encode_job, new_job_id  # noqa: E402
+from memory.spool import Spool  # noqa: E402
 
 DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data"))
 SOURCE = DATA / "claude_code" / "marot__spotter__tool_heavy.jsonl"

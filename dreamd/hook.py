@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import DreamdError
-from memory.spool import MAX_JOB_BYTES, SESSION_ID_RE
+from memory.jobformat import MAX_JOB_BYTES, SESSION_ID_RE
 
 ENQUEUE_EVENTS = frozenset({"SessionEnd", "Stop", "PreCompact", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 1024 * 1024

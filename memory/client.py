@@ -19,16 +19,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memory.errors import JobRejected
-from memory.redact import redact
-from memory.spool import (
+from memory.jobformat import (
     MAX_JOB_BYTES,
     NAME_RE,
     SESSION_ID_RE,
     TRANSCRIPT_FORMATS,
-    Spool,
     build_job,
     new_job_id,
 )
+from memory.redact import redact
+from memory.spool import Spool
 
 SpoolArg = Spool | str | os.PathLike[str] | None
 

@@ -1,7 +1,7 @@
 """Spool jobs (DESIGN §4): validating one before anything runs, and the allowed roots.
 
 The job format itself (format 1, built by :func:`build_job`, ids from :func:`new_job_id`) is
-defined in :mod:`memory.spool`, the module agents import to submit, and re-exported here.
+defined in :mod:`memory.jobformat`, which agents import to submit, and re-exported here.
 
 :func:`validate_job` is the daemon's gate: whatever bytes sit in ``new/`` either become a
 frozen :class:`Job` or raise :class:`JobRejected` with a one-line reason (the job then goes to
@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import JobRejected
-from memory.redact import redact
-from memory.spool import (
+from memory.jobformat import (
     FORMAT,
     JOB_ID_RE,
     KINDS,
@@ -45,6 +44,7 @@ from memory.spool import (
     new_job_id,
     utc_iso,
 )
+from memory.redact import redact
 
 if TYPE_CHECKING:
     from memory.records import Record

@@ -16,15 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
+from memory.jobformat import build_job, new_job_id
 from memory.jobs import validate_job
 from memory.spool import (
     SUBDIRS,
     Spool,
     SpoolCounts,
     backoff_delay,
-    build_job,
     default_spool_path,
-    new_job_id,
 )
 
 REPO = Path(__file__).resolve().parents[1]
