@@ -27,10 +27,13 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from memory.errors import DreamdError
 from memory.jobformat import MAX_JOB_BYTES, SESSION_ID_RE
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 ENQUEUE_EVENTS = frozenset({"SessionEnd", "Stop", "PreCompact", "SubagentStop"})
 MAX_PAYLOAD_BYTES = 1024 * 1024

@@ -250,8 +250,8 @@ def test_main_success_is_silent_and_imports_nothing_heavy(tmp_path: Path) -> Non
         "transcript_path": str(tmp_path / "t.jsonl"),
     }
     heavy = (
-        'bad = sorted(m for m in sys.modules if m.split(".")[0] in '
-        '("anthropic", "watchdog", "apscheduler", "filelock", "yaml", "structlog"))\n'
+        'bad = sorted(m for m in sys.modules if m in ("dataclasses", "inspect", "tomllib", "dreamd.config") '
+        'or m.split(".")[0] in ("anthropic", "watchdog", "apscheduler", "filelock", "yaml", "structlog"))\n'
         'rc = rc if not bad else 9\nsys.stderr.write(",".join(bad))'
     )
     proc = _run_main(json.dumps(payload).encode(), env, extra=heavy)
