@@ -220,6 +220,11 @@ def test_sighup_picks_up_a_new_root(env: Env, shared_data: Path) -> None:
     env.memory_dir("app")
     proc = env.start()
     env.wait_event("daemon.ready")
+    env.config.write_text(env.config.read_text() + "\n[gate]\nthreshold = 1\n")
+    proc.send_signal(signal.SIGHUP)  # a broken config is refused; the daemon keeps running
+    env.wait_event("daemon.reload_failed")
+    assert "[gate]: unknown section" in next(e for e in env.events() if e["event"] == "daemon.reload_failed")["error"]
+    assert proc.poll() is None
     other = env.memory_dir("x", parent="other")
     env.write_config(roots=[str(env.tmp / "mem" / "*"), str(env.tmp / "other" / "*")])
     proc.send_signal(signal.SIGHUP)
