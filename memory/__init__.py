@@ -12,7 +12,10 @@ anthropic, watchdog or apscheduler — agents call this from hooks at every turn
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~10 ms per hook
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DreamdError",
@@ -43,8 +46,8 @@ _WHERE = {
 if TYPE_CHECKING:
     from memory.client import forget, remember, request_consolidation, submit
     from memory.errors import DreamdError
-    from memory.retrieval import RecallSession, index_text, recall
     from memory.records import Record
+    from memory.retrieval import RecallSession, index_text, recall
     from memory.store import MemoryStore
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,7 +35,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def write_temp(directory: Path, data: bytes, *, mode: int = 0o644, prefix: str = TMP_PREFIX) -> Path:
     """Create a fresh temp file in ``directory`` (O_EXCL), write ``data`` and fsync it."""
     while True:
-        tmp = directory / f"{prefix}{secrets.token_hex(8)}"
+        tmp = directory / f"{prefix}{os.urandom(8).hex()}"  # not secrets: it costs the hook path imports
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         except FileExistsError:

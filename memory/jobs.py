@@ -123,10 +123,11 @@ def _root_pattern(root: str) -> str | None:
 def dir_allowed(memory_dir: str | os.PathLike[str], roots: Sequence[str]) -> bool:
     """True when ``memory_dir``'s real path equals, or is inside, a path some root matches.
 
-    A root matches (a) the real paths of the existing directories its glob finds (so a
-    symlinked project counts where it really is) and (b) any path whose segments fnmatch the
-    pattern with its glob-free prefix resolved, so a directory created later is allowed too.
-    ``*`` never crosses a ``/``. Relative roots match nothing.
+    A root matches any *real* path whose segments fnmatch the pattern with its glob-free
+    prefix resolved, so a directory created later is allowed too. A symlink under a root that
+    points elsewhere does not extend the roots — otherwise anyone able to plant a link there
+    could aim jobs anywhere: list the real location in ``roots`` to manage it. ``*`` never
+    crosses a ``/``. Relative roots match nothing.
     """
     real = os.path.realpath(memory_dir)
     real_parts = Path(real).parts
@@ -150,9 +151,6 @@ def dir_allowed(memory_dir: str | os.PathLike[str], roots: Sequence[str]) -> boo
             )
         ):
             return True
-        for match in glob.glob(pattern):
-            if _inside(real, os.path.realpath(match)):
-                return True
     return False
 
 

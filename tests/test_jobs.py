@@ -217,7 +217,7 @@ def test_memory_dir_escaping_through_a_symlink_is_refused(root: Path) -> None:
     assert reason.endswith(f"(resolves to {target}/x) is outside the configured roots")
 
 
-def test_dir_allowed_follows_globs_symlinks_and_later_created_dirs(root: Path) -> None:
+def test_dir_allowed_follows_globs_and_later_created_dirs_but_not_planted_links(root: Path) -> None:
     roots = _roots(root)
     assert dir_allowed(root / "code" / "app" / ".memory", roots)
     assert dir_allowed(root / "code" / "app" / ".memory" / "sub", roots)  # inside a match
@@ -225,11 +225,14 @@ def test_dir_allowed_follows_globs_symlinks_and_later_created_dirs(root: Path) -
     assert not dir_allowed(root / "code" / "app" / "other", roots)
     assert not dir_allowed(root / "code" / "a" / "b" / ".memory", roots)  # * does not cross /
     assert not dir_allowed(root / "code" / ".memory", roots)
-    # a project that is a symlink to elsewhere counts where it really is
+    # a link under a root that points elsewhere does not extend the roots, even where the
+    # glob matches it exactly (a planted link would otherwise aim jobs anywhere)
     real_project = root / "mnt" / "proj"
     (real_project / ".memory").mkdir(parents=True)
     (root / "code" / "linked").symlink_to(real_project)
-    assert dir_allowed(real_project / ".memory", roots)
+    assert not dir_allowed(real_project / ".memory", roots)
+    assert not dir_allowed(root / "code" / "linked" / ".memory", roots)
+    assert dir_allowed(real_project / ".memory", [*roots, str(root / "mnt" / "*" / ".memory")])
     # roots with ~ are expanded; relative roots match nothing
     home_root = ["~/" + os.path.relpath(root / "code", Path.home()) + "/*/.memory"]
     if not home_root[0].startswith("~/.."):
