@@ -193,3 +193,17 @@ def test_every_schema_key_is_documented_and_default_valid(tmp_path: Path) -> Non
     for key in SCHEMA:
         assert key.doc.endswith("."), key.name
         key.convert(key.default, "x", {"HOME": str(tmp_path)})
+
+
+def test_config_and_gates_import_nothing_heavy() -> None:
+    """The hook path imports dreamd.config: stdlib only (no structlog, YAML, watchdog, …)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, dreamd.config, dreamd.gates; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'structlog', 'yaml', 'watchdog', 'apscheduler', 'anthropic', 'filelock', 'httpx'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
