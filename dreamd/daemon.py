@@ -317,8 +317,14 @@ class Daemon(Dispatch):
         if new.daemon.spool != self.config.daemon.spool or new.daemon.workers != self.config.daemon.workers:
             log.warning("daemon.reload_failed", error="spool and workers changes need a restart; kept the old ones")
             new = _with_daemon(new, spool=self.config.daemon.spool, workers=self.config.daemon.workers)
+        try:
+            ctx = self.work.Context.create(new)
+        except Exception as exc:  # e.g. a model backend that cannot be built: keep the old one
+            log.error("daemon.reload_failed", error=f"{type(exc).__name__}: {exc}")
+            self.notifier.ready(self.status_text())
+            return
         self.config = new
-        self.ctx = self.work.Context.create(new)
+        self.ctx = ctx
         self.throttle.window = new.gates.scan_throttle
         configure(self.log_format or new.daemon.log_format)
         self.rescan_roots()
@@ -425,6 +431,10 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
         except ConfigError as exc:
             log.error("daemon.stopped", exit_code=1, error=str(exc))
             return 1
+        except Exception as exc:  # a component that cannot start: say so, clean up, exit 1
+            log.critical("daemon.component_died", component="start-up", error=f"{type(exc).__name__}: {exc}",
+                         exc_info=True)
+            return daemon.shutdown(1)
         return daemon.loop()
     finally:
         for sig, handler in old.items():
