@@ -255,6 +255,21 @@ class HandEditor:
             os.unlink(memory_dir / file)
         return "delete"
 
+    def symlink(self, memory_dir: Path) -> str:
+        """A ``.md`` symlink to a well-formed record outside the directory (or to /etc/passwd)."""
+        self.n += 1
+        outside = memory_dir.parent.parent / "outside-notes"
+        outside.mkdir(exist_ok=True)
+        stem = f"linked-{self.n}-{self.rng.randrange(10**6)}"
+        target = outside / f"{stem}.md"
+        target.write_text(WELL_FORMED.format(name=stem, desc="A note that lives outside the directory",
+                                             type="reference", body="Outside content."), encoding="utf-8")
+        if self.rng.random() < 0.3:
+            target = Path("/etc/passwd")
+        self.ledger.write("hand_symlink", memory_dir=str(memory_dir), file=f"{stem}.md", target=str(target))
+        os.symlink(target, memory_dir / f"{stem}.md")
+        return "symlink"
+
     def edit_index(self, memory_dir: Path) -> str:
         self.ledger.write("hand_edit_index", memory_dir=str(memory_dir), file="MEMORY.md")
         with contextlib.suppress(FileNotFoundError), open(memory_dir / "MEMORY.md", "a", encoding="utf-8") as f:
@@ -282,6 +297,19 @@ def umount(path: Path) -> None:
     import subprocess
 
     subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=10)
+
+
+def make_room(path: Path, want: int) -> int:
+    """Grow the tmpfs on ``path`` so at least ``want`` bytes are free; returns the new size
+    (0 when nothing had to change). The operator freeing space, before the final drain."""
+    import subprocess
+
+    st = os.statvfs(path)
+    if st.f_bavail * st.f_frsize >= want:
+        return 0
+    size = st.f_blocks * st.f_frsize + 2 * want
+    subprocess.run(["mount", "-o", f"remount,size={size}", str(path)], capture_output=True, timeout=10)
+    return size
 
 
 class DiskFiller:

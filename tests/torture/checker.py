@@ -36,6 +36,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -331,28 +332,53 @@ def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str
               f"(last removal at generation {last_removal})")
 
 
+_TOKEN = re.compile(rb"[A-Za-z0-9_-]{%d,}" % SECRET_TAIL)
+_HEX = re.compile(rb"[0-9a-f]+")
+
+
+def find_leaks(data: bytes, tails: set[bytes]) -> set[bytes]:
+    """The planted-secret tails that occur in ``data`` (every 16-char window of every token).
+
+    Linear in ``data``; pure lowercase-hex tokens (sha256 sums, ids) are skipped unless some
+    tail is itself hex.
+    """
+    hex_tails = any(_HEX.fullmatch(t) for t in tails)
+    found: set[bytes] = set()
+    for m in _TOKEN.finditer(data):
+        tok = m.group()
+        if not hex_tails and _HEX.fullmatch(tok):
+            continue
+        for i in range(len(tok) - SECRET_TAIL + 1):
+            window = tok[i : i + SECRET_TAIL]
+            if window in tails:
+                found.add(window)
+    return found
+
+
 def check_secrets(world: World, ledger: Ledger, extra: set[str], daemon_logs: list[Path],
                   histories: dict[str, DirHistory], report: Report) -> None:
+    """No planted secret in any record file (current or in ``.history/``), manifest or log.
+
+    Old manifests in ``.history/`` are not scanned: what they describe is in the record files
+    kept next to them, which are.
+    """
     secrets = {s for s in ledger.secrets() | extra if len(s) >= SECRET_TAIL}
-    needles = sorted({s.encode() for s in secrets} | {s[-SECRET_TAIL:].encode() for s in secrets})
+    tails = {s[-SECRET_TAIL:].encode() for s in secrets}
     files: list[Path] = []
     for d in [*world.dirs, world.outside]:
         for root, _dirs, names in os.walk(d):
-            files += [Path(root) / n for n in names if not n.startswith(".ballast")]
+            files += [Path(root) / n for n in names
+                      if not n.startswith((".ballast", "manifest-")) or n.endswith(".md")]
     files += daemon_logs
     files += sorted(world.logs_dir.glob("*.err"))
-    leaks = []
     for f in files:
         try:
             data = f.read_bytes()
         except OSError:
             continue
-        for needle in needles:
-            if needle in data:
-                leaks.append(f"{f}: {needle[:8].decode()}…")
-    report.checks["no-secret"] += len(files)
-    for leak in leaks:
-        report.violations.append(f"[no-secret] planted secret found in {leak}")
+        leaks = find_leaks(data, tails) if tails else set()
+        report.ok("no-secret", not leaks,
+                  f"planted secret(s) found in {f}: " + ", ".join(sorted(f"…{t.decode()}" for t in leaks)))
     for key, h in histories.items():
         if h.current is None:
             continue
@@ -385,27 +411,50 @@ def check_locks(world: World, report: Report) -> None:
             report.ok("no-lock-held", False, f"{lock_path} is still held")
 
 
+_STARTED = ("daemon.ready", "daemon.once_done", "job.claimed")
+
+
+def startup_recovered(events: list[dict[str, Any]]) -> int | None:
+    """Claims a run put back at start-up (``spool.recovered`` before it was ready), or None
+    when the log shows no start at all (the run was killed before it got that far)."""
+    if not any(e.get("event") in ("daemon.started", "daemon.once_done") for e in events):
+        return None
+    count = 0
+    for e in events:
+        if e.get("event") in _STARTED:
+            break
+        if e.get("event") == "spool.recovered":
+            count += int(e.get("count", 0))
+    return count
+
+
 def check_kills(ledger: Ledger, daemon_logs: list[Path], report: Report) -> None:
-    by_name = {p.name: p for p in daemon_logs}
-    runs = [p for p in daemon_logs]
-    for kill in ledger.ops("kill_daemon"):
-        inc = int(kill["incarnation"])
-        killed = by_name.get(f"daemon-{inc}.log")
-        if killed is None or killed not in runs:
-            report.ok("kill-logged", False, f"no log for killed incarnation {inc}")
+    """After every SIGKILL, the next run that started put back exactly the claims left in cur/.
+
+    A run killed before it logged its start recovered nothing; its own kill record (with the
+    same claims still in cur/) is then checked against the run after it.
+    """
+    kills = {int(k["incarnation"]): k for k in ledger.ops("kill_daemon")}
+    by_name = {p.name: i for i, p in enumerate(daemon_logs)}
+    for inc, kill in sorted(kills.items()):
+        pos = by_name.get(f"daemon-{inc}.log")
+        if not report.ok("kill-logged", pos is not None, f"no log for killed incarnation {inc}"):
             continue
-        later = runs[runs.index(killed) + 1:]
-        if not report.ok("kill-logged", bool(later), f"nothing ran after the SIGKILL of incarnation {inc}"):
+        assert pos is not None
+        if not report.ok("kill-logged", pos + 1 < len(daemon_logs), f"nothing ran after the SIGKILL of incarnation {inc}"):
             continue
-        events = _log_events(later[0])
-        started = any(e.get("event") in ("daemon.started", "daemon.once_done") for e in events)
-        report.ok("kill-logged", started, f"{later[0].name} (after killing incarnation {inc}) never started")
+        nxt = daemon_logs[pos + 1]
+        events = _log_events(nxt)
+        recovered = startup_recovered(events)
+        if recovered is None:
+            report.ok("kill-logged", nxt.name == f"daemon-{inc + 1}.log" and inc + 1 in kills,
+                      f"{nxt.name} (after killing incarnation {inc}) never started and was not killed either")
+            continue
         cur = int(kill.get("cur", 0))
-        recovered = sum(int(e.get("count", 0)) for e in events if e.get("event") == "spool.recovered")
         report.ok("kill-logged", recovered == cur,
-                  f"incarnation {inc} died with {cur} claim(s) in cur/; {later[0].name} logged "
-                  f"spool.recovered count={recovered}")
+                  f"incarnation {inc} died with {cur} claim(s) in cur/; {nxt.name} put back {recovered} at start-up")
         for d in kill.get("leases") or ():
+            later = daemon_logs[pos + 1:]
             found = any(
                 e.get("event") == "lease.recovered" and e.get("memory_dir") == d
                 for p in later for e in _log_events(p)
@@ -452,8 +501,47 @@ def check(world: World, ledger: Ledger, *, daemon_logs: list[Path], extra_secret
             reason = str(json.loads((world.spool / "failed" / f"{job_id}.error.json").read_bytes())["reason"])
             reasons[" ".join(reason.split()[:6])] += 1
     report.observations["failed_reasons"] = dict(reasons.most_common(30))
+    report.observations["symlinked_records"] = sorted(
+        f"{k}/{e.file}" for k, h in histories.items() if h.current
+        for e in h.current.records if (h.path / e.file).is_symlink())
     report.observations["records"] = {k: len(h.current.records) if h.current else None for k, h in histories.items()}
     report.observations["generations"] = {k: h.current.generation if h.current else None for k, h in histories.items()}
     tmp_left = len(os.listdir(world.spool / "tmp")) if (world.spool / "tmp").is_dir() else 0
     report.observations["stray_tmp_files"] = tmp_left
     return report
+
+
+def world_of(workdir: Path) -> tuple[World, list[Path]]:
+    """The world and the run's logs (daemon incarnations, then drain runs, in order) of a
+    finished run's ``workdir`` — for re-checking a run by hand."""
+    mem = workdir / "mem"
+    dirs = sorted(p for p in mem.glob("d*") if p.is_dir())
+    if (mem / "full" / "manifest.json").exists():
+        dirs.append(mem / "full")
+    logs_dir = workdir / "logs"
+
+    def numbered(prefix: str) -> list[Path]:
+        found = [(int(p.stem.split("-")[1]), p) for p in logs_dir.glob(f"{prefix}-*.log")]
+        return [p for _, p in sorted(found)]
+
+    world = World(workdir=workdir, spool=workdir / "spool", mem_root=mem, dirs=dirs,
+                  outside=workdir / "outside", ledger_dir=workdir / "ledger", logs_dir=logs_dir,
+                  full_dir=mem / "full" if mem / "full" in dirs else None)
+    return world, numbered("daemon") + numbered("once")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.torture.checker",
+                                     description="Re-check the workdir of a finished torture run.")
+    parser.add_argument("workdir", type=Path)
+    args = parser.parse_args(argv)
+    world, logs = world_of(args.workdir.resolve())
+    report = check(world, Ledger.load(world.ledger_dir), daemon_logs=logs)
+    print(json.dumps(report.to_json(), indent=1, sort_keys=True))
+    return 1 if report.violations else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

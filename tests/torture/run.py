@@ -55,7 +55,7 @@ DUMMY_KEY = "sk-ant-api03-torture" + "Q" * 40
 
 
 HAND_ACTIONS = {"hand_create": "create", "hand_malformed": "create_malformed", "hand_edit": "edit",
-                "hand_delete": "delete", "edit_index": "edit_index"}
+                "hand_delete": "delete", "edit_index": "edit_index", "hand_symlink": "symlink"}
 
 
 @dataclass
@@ -215,6 +215,28 @@ class ClientCtl:
         proc.wait(timeout=30)
         return proc.pid
 
+    def kill_mid_submit(self, tmp_dir: Path, within: float = 1.0) -> tuple[int, int] | None:
+        """SIGKILL a client that has a file in ``spool/tmp/`` open (i.e. is inside ``submit``).
+
+        Polls ``/proc/<pid>/fd`` for up to ``within`` seconds; returns (index, pid) or None.
+        """
+        prefix = str(tmp_dir) + "/"
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            for index, proc in list(self.procs.items()):
+                if proc.poll() is not None:
+                    continue
+                fd_dir = f"/proc/{proc.pid}/fd"
+                with contextlib.suppress(OSError):
+                    for fd in os.listdir(fd_dir):
+                        with contextlib.suppress(OSError):
+                            if os.readlink(f"{fd_dir}/{fd}").startswith(prefix):
+                                proc.send_signal(signal.SIGKILL)
+                                proc.wait(timeout=30)
+                                return index, proc.pid
+            time.sleep(0.002)
+        return None
+
     def wait_all(self, timeout: float) -> list[tuple[int, int | None]]:
         """Wait for every client to reach its deadline; returns (index, exit code) pairs."""
         deadline = time.monotonic() + timeout
@@ -263,7 +285,7 @@ def set_up(opts: Options) -> tuple[World, bool]:
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     dirs = [mem / f"d{i}" for i in range(opts.dirs)]
     full = mem / "full"
-    mounted = chaos.try_mount_tmpfs(full, "32m")
+    mounted = chaos.try_mount_tmpfs(full, f"{64 + int(opts.duration * 0.25)}m")
     if mounted:
         dirs.append(full)
     else:
@@ -374,14 +396,18 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
                 full_since = None
             action = rng.choices(
                 ("kill_client", "hand_create", "hand_malformed", "hand_edit", "hand_delete",
-                 "edit_index", "hostile", "disk", "force_dream", "fast_forward"),
-                weights=(1.0, 1.0, 0.5, 1.0, 0.7, 0.3, 2.0, 0.4, 1.0, 0.4))[0]
+                 "edit_index", "hand_symlink", "hostile", "disk", "force_dream", "fast_forward"),
+                weights=(1.0, 1.0, 0.5, 1.0, 0.7, 0.3, 0.2, 2.0, 0.4, 1.0, 0.4))[0]
             target = rng.choice(world.dirs)
             if action == "kill_client":
-                index = rng.randrange(opts.clients)
-                killed = clients.kill(index)
+                mid = rng.random() < 0.5
+                hit = clients.kill_mid_submit(world.spool / "tmp") if mid else None
+                index = hit[0] if hit else rng.randrange(opts.clients)
+                killed = hit[1] if hit else clients.kill(index)
                 if killed is not None:
-                    ledger.write("kill_client", client=index, pid=killed)
+                    ledger.write("kill_client", client=index, pid=killed, mid_submit=hit is not None)
+                    if hit is not None:
+                        counters.fault("client-killed-mid-submit")
                     counters.client_kills += 1
                     if time.time() < until - 1:
                         clients.start(index)
@@ -430,6 +456,10 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
             notes.append(f"clients that did not exit 0: {crashed}")
         if filler is not None:
             filler.free()
+            grown = chaos.make_room(filler.directory, 32 << 20)
+            if grown:
+                notes.append(f"{filler.directory} had filled up by itself (history grows with every "
+                             f"commit); remounted with {grown >> 20} MiB so the drain can reconcile it")
         if server is not None:
             server.mode = "valid"
         if down_until is not None:
