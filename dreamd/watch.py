@@ -159,6 +159,10 @@ class Watcher:
         return bool(self._observer.is_alive())
 
     def stop(self) -> None:
+        import logging
+
+        # watchdog logs an ERROR from emitters racing their own shutdown; it means nothing here
+        logging.getLogger("watchdog.observers.inotify").setLevel(logging.CRITICAL)
         try:
             self._observer.stop()
             self._observer.join(timeout=3)

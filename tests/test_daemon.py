@@ -166,7 +166,7 @@ def test_directory_crossing_the_threshold_gets_dreamed(env: Env, shared_data: Pa
     wait_for(lambda: _manifest(mem)["consolidated_at"] is not None, 15, lambda: env.logs[-1].read_text()[-2000:])
     m = _manifest(mem)
     assert [r["name"] for r in m["records"]] == ["merged"]
-    assert env.has_event("dream.finished", memory_dir=str(mem), status="applied")
+    env.wait_event("dream.finished", memory_dir=str(mem), status="applied")  # logged after the commit
     assert env.has_event("gate.changed", memory_dir=str(mem), gate="count")
     assert env.stop(proc)[0] == 0
 
@@ -281,7 +281,7 @@ def test_rejected_and_transient_jobs_land_in_failed_and_deferred(env: Env, share
     reason = json.loads((env.spool / "failed" / f"{bad}.error.json").read_text())["reason"]
     assert "root" in reason
     assert env.has_event("job.rejected", job_id=bad)
-    assert env.has_event("job.deferred", job_id=flaky, attempt=1)
+    env.wait_event("job.deferred", job_id=flaky, attempt=1)  # logged just after the move
     assert env.stop(proc)[0] == 0
 
 
