@@ -54,8 +54,9 @@ __all__ = ["Daemon", "once", "run"]
 
 log = get_logger("dreamd.daemon")
 
-SPOOL_DEBOUNCE = 0.1
-"""Leading-edge: the first event after a quiet 0.1 s rescans at once; a flood costs ≤ 10 scans/s."""
+SPOOL_DEBOUNCE = 0.05
+"""Leading-edge: the first event after a quiet 50 ms rescans at once (pickup latency), a flood
+of events costs at most 20 listings of new/ per second (a listing is ~0.1 ms per 100 jobs)."""
 DIR_DEBOUNCE = 1.0
 """Trailing: an editor's delete+create or a burst of writes becomes one reconcile."""
 SHUTDOWN_GRACE = 7.0
