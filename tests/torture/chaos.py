@@ -60,6 +60,8 @@ class Hostile:
     """``failed`` (rejected with a reason) or ``done`` (valid: must be applied, secrets redacted)."""
     job_id: str | None = None
     link_to: str | None = None
+    special: str | None = None
+    """``fifo`` or ``dir``: a FIFO or a directory under a job name."""
     kind: str | None = None
     memory_dir: str | None = None
     name: str | None = None
@@ -168,6 +170,10 @@ def hostile_cases(
     job_id = new_job_id()
     out.append(Hostile("symlink-job-file", f"{job_id}.json", None, "failed", job_id=job_id,
                        link_to="/etc/passwd"))
+    job_id = new_job_id()
+    out.append(Hostile("fifo-job-file", f"{job_id}.json", None, "failed", job_id=job_id, special="fifo"))
+    job_id = new_job_id()
+    out.append(Hostile("directory-job-file", f"{job_id}.json", None, "failed", job_id=job_id, special="dir"))
     out.append(Hostile("not-a-job-name", f"notajob-{rng.randrange(10**6)}.txt", b"{}", "failed"))
     return out
 
@@ -177,6 +183,12 @@ def drop(new_dir: Path, tmp_dir: Path, h: Hostile) -> None:
     target = new_dir / h.file
     if h.link_to is not None:
         os.symlink(h.link_to, target)
+        return
+    if h.special == "fifo":  # reading it would block forever: must be refused, not opened
+        os.mkfifo(target, 0o600)
+        return
+    if h.special == "dir":
+        os.mkdir(target, 0o700)
         return
     assert h.data is not None
     if h.case == "torn-file":  # written in place, not via tmp/ + link: a broken submitter
