@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import re
@@ -165,6 +166,7 @@ class MemoryStore:
         self._fault = fault
         self._cache: tuple[tuple[int, int, int], Manifest] | None = None
         self._fragments: FragmentCache = {}
+        self._history_files: dict[int, frozenset[str]] = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -441,6 +443,7 @@ class MemoryStore:
         # commit of this process need not parse it back.
         st = os.stat(self.manifest_path)
         self._cache = ((st.st_ino, st.st_mtime_ns, st.st_size), new)
+        self._history_files[new.generation] = frozenset(e.file for e in new.records)
         self._step("manifest_replaced")
 
         if old is not None:
@@ -564,11 +567,11 @@ class MemoryStore:
             if g < keep_from:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.history_path / f"manifest-{g}.json")
+        for g in [g for g in self._history_files if g < keep_from]:
+            del self._history_files[g]
         referenced: set[str] = set()
         for g in self.history_manifests():
-            with contextlib.suppress(StoreError, OSError):
-                m = Manifest.loads((self.history_path / f"manifest-{g}.json").read_bytes(), where="history")
-                referenced.update(e.file for e in m.records)
+            referenced.update(self._files_of_generation(g))
         with os.scandir(self.history_path) as it:
             for de in it:
                 base = de.name.split(".md.", 1)[0] + ".md" if ".md." in de.name else de.name
@@ -577,6 +580,21 @@ class MemoryStore:
                     with contextlib.suppress(OSError):
                         os.unlink(de.path)
         fsync_dir(self.history_path)
+
+    def _files_of_generation(self, generation: int) -> frozenset[str]:
+        """The files a kept manifest names. History manifests never change once linked, so this
+        is cached (and seeded by :meth:`_write` for the manifests this store wrote): pruning then
+        does not parse dozens of large manifests every time it runs."""
+        files = self._history_files.get(generation)
+        if files is None:
+            path = self.history_path / f"manifest-{generation}.json"
+            try:
+                raw = json.loads(path.read_bytes())
+                files = frozenset(str(r["file"]) for r in raw["records"])
+            except (OSError, ValueError, KeyError, TypeError):
+                return frozenset()
+            self._history_files[generation] = files
+        return files
 
     # ------------------------------------------------------------------ reconcile
 
