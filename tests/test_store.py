@@ -364,3 +364,28 @@ def test_manifest_bytes_are_canonical_after_incremental_encoding(store: MemorySt
     data = (store.path / MANIFEST).read_bytes()
     assert Manifest.loads(data, where="t").dumps() == data
     assert store.read().by_name()["n19"].description == "hand"
+
+
+@pytest.mark.parametrize("fresh_instances", [False, True], ids=["one-store", "store-per-commit"])
+def test_pruning_keeps_exactly_the_files_kept_generations_need(tmp_path: Path, fresh_instances: bool) -> None:
+    d = tmp_path / "mem"
+    MemoryStore.init(d)
+    store = MemoryStore(d, history_generations=5)
+    for i in range(45):
+        if fresh_instances:
+            store = MemoryStore(d, history_generations=5)
+        store.commit(Change(replace={"a": rec("a", f"v{i}")}, add=[rec(f"n{i}")], remove=[f"n{i - 2}"]))
+    kept = store.history_manifests()
+    assert kept[0] >= 45 - 5 - 10 and kept[-1] == 44
+    needed: set[str] = set()
+    for g in kept:
+        for e in store.read_generation(g).records:
+            needed.add(e.file)
+            top, hist = d / e.file, d / HISTORY / e.file
+            data = top.read_bytes() if top.exists() else hist.read_bytes()
+            assert sha256_hex(data) == e.sha256, (g, e.file)
+    ours_in_history = {p.name for p in (d / HISTORY).iterdir() if OUR_FILE_RE.match(p.name)}
+    assert ours_in_history <= needed
+    assert len(ours_in_history) >= 10  # old versions of "a" that kept generations still name
+    rollback(store, to=kept[0])
+    assert bodies(store)["a"] == f"v{kept[0] - 1}\n"
