@@ -7,8 +7,8 @@ dropped silently (the failure Claude Code users hit past 200 lines).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
+from operator import attrgetter
 
 from memory.manifest import ManifestEntry
 from memory.records import TYPES
@@ -44,15 +44,16 @@ def render_index(
 ) -> bytes:
     """Render the index; the most recently updated entries win when space runs out.
 
-    Only the entries that can be shown are ranked and rendered (a top-k, not a full sort), so a
-    commit into a large set does not pay for lines it will never write.
+    Only the entries that can be shown are rendered, so a commit into a large set does not pay
+    for lines it will never write.
     """
     # Reserve room for the header, section titles and a footer.
     reserve_lines = HEADER.count("\n") + 2 * len(TYPES) + 3
     reserve_bytes = len(HEADER.encode()) + sum(len(t) + 2 for t in SECTION_TITLES.values()) + 120
     budget_lines = max(max_lines - reserve_lines, 0)
     budget_bytes = max(max_bytes - reserve_bytes, 0)
-    ranked = heapq.nlargest(budget_lines, entries, key=lambda e: (e.updated_at, e.name))
+    # Manifest order is roughly update order, which Timsort ranks in near-linear time.
+    ranked = sorted(entries, key=attrgetter("updated_at", "name"), reverse=True)[:budget_lines]
     chosen: list[ManifestEntry] = []
     lines_by_name: dict[str, str] = {}
     used_bytes = 0

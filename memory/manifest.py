@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from memory.errors import StoreError
@@ -204,10 +205,10 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _entry_key(e: ManifestEntry) -> tuple[Any, ...]:
-    """The fields checked before reusing an entry's encoding (entries are not mutated in place,
-    this only guards against it)."""
-    return (e.name, e.type, e.description, e.file, e.sha256, e.created_at, e.updated_at, len(e.sources), len(e.extra))
+_entry_key = attrgetter("sha256", "updated_at", "file")
+"""The fields checked, besides identity, before reusing an entry's encoding. Committed entries are
+never mutated in place (every change makes a new entry with a new ``updated_at``); this guards
+against it cheaply."""
 
 
 def bounded_append(items: list[str], item: str, limit: int) -> list[str]:
