@@ -253,8 +253,16 @@ class HandEditor:
             return None
         name, file = self.rng.choice(files)
         self.ledger.write("hand_edit", memory_dir=str(memory_dir), file=file, name=name)
-        with contextlib.suppress(FileNotFoundError), open(memory_dir / file, "a", encoding="utf-8") as f:
-            f.write(f"\nEdited by hand ({self.rng.randrange(10**6)}).\n")
+        try:
+            with open(memory_dir / file, "r+", encoding="utf-8") as f:  # edit, never re-create
+                text = f.read()
+                if self.rng.random() < 0.15:  # a slip that breaks the frontmatter
+                    text = text.replace("---", "- - -", 1)
+                f.seek(0)
+                f.write(text + f"\nEdited by hand ({self.rng.randrange(10**6)}).\n")
+                f.truncate()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
         return "edit"
 
     def delete(self, memory_dir: Path) -> str | None:

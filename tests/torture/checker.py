@@ -181,7 +181,15 @@ def check_spool(world: World, report: Report) -> tuple[set[str], set[str]]:
     return done, failed
 
 
-def check_manifests(world: World, histories: dict[str, DirHistory], report: Report) -> None:
+def check_manifests(world: World, histories: dict[str, DirHistory], ledger: Ledger,
+                    malformed_logged: set[str], report: Report) -> None:
+    """Current manifests name existing files with their recorded sha256, and each parses.
+
+    One exception, by design (DESIGN §2.4): a file a person broke by hand (the chaos touched it
+    and it no longer parses) stays in the set with its last good sha256, and must have been
+    logged as ``store.malformed``.
+    """
+    kept_broken: list[str] = []
     for key, h in histories.items():
         report.ok("manifest-valid", not h.broken, f"{key}: unreadable manifests {h.broken[:3]}")
         gens = list(h.manifests)
@@ -205,17 +213,25 @@ def check_manifests(world: World, histories: dict[str, DirHistory], report: Repo
             except OSError as exc:
                 report.ok("manifest-valid", False, f"{key}: {e.name} names {e.file}, which cannot be read ({exc.strerror})")
                 continue
-            report.ok("manifest-valid", sha256_hex(data) == e.sha256,
-                      f"{key}: {e.file} does not have its recorded sha256")
             try:
                 store.read_record(e)
-                report.ok("manifest-valid", True, "")
+                parses, problem = True, ""
             except DreamdError as exc:
-                report.ok("manifest-valid", False, f"{key}: {e.name}: {exc}")
+                parses, problem = False, str(exc)
+            touched = e.file in ledger.hand_written(key) | ledger.hand_deleted(key)
+            if not parses and touched and sha256_hex(data) != e.sha256:
+                kept_broken.append(f"{key}/{e.file}")
+                report.ok("manifest-valid", f"{h.path / e.file}" in malformed_logged or e.file in malformed_logged,
+                          f"{key}: {e.file} was broken by hand and kept, but no store.malformed was logged")
+                continue
+            report.ok("manifest-valid", sha256_hex(data) == e.sha256,
+                      f"{key}: {e.file} does not have its recorded sha256")
+            report.ok("manifest-valid", parses, f"{key}: {e.name}: {problem}")
         with contextlib.suppress(OSError):
             index = (h.path / "MEMORY.md").read_bytes()
             report.ok("manifest-valid", not m.index_sha256 or sha256_hex(index) == m.index_sha256,
                       f"{key}: MEMORY.md is not the index rendered for generation {m.generation}")
+    report.observations["kept_broken_by_hand"] = kept_broken
 
 
 def _removal_reason(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str) -> str | None:
@@ -296,6 +312,7 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
               f"the directory outside the roots was written to (generation "
               f"{outside.current.generation if outside.current else None})")
     # nothing leaves a set without a reason
+    reasons: Counter[str] = Counter()
     for key, h in histories.items():
         gens = list(h.manifests)
         for prev_gen, gen in itertools.pairwise(gens):
@@ -305,10 +322,12 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
             after = set(h.manifests[gen].by_name())
             for name in sorted(before - after):
                 reason = _removal_reason(h, gen, name, ledger, key)
+                reasons[reason or "unexplained"] += 1
                 change = h.manifests[gen].change
                 report.ok("no-silent-loss", reason is not None,
                           f"{key}: record {name!r} left the set at generation {gen} without a reason "
                           f"(change {json.dumps(change, sort_keys=True)[:300]})")
+    report.observations["removals"] = dict(sorted(reasons.items()))
 
 
 def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str, report: Report) -> None:
@@ -485,7 +504,9 @@ def check(world: World, ledger: Ledger, *, daemon_logs: list[Path], extra_secret
     report = Report()
     done, failed = check_spool(world, report)
     histories = {str(d): load_history(d) for d in world.dirs}
-    check_manifests(world, histories, report)
+    malformed_logged = {str(e.get("file")) for p in daemon_logs for e in _log_events(p)
+                        if e.get("event") == "store.malformed"}
+    check_manifests(world, histories, ledger, malformed_logged, report)
     check_history(world, histories, ledger, done, failed, report)
     check_secrets(world, ledger, extra_secrets or set(), daemon_logs, histories, report)
     check_locks(world, report)

@@ -235,3 +235,15 @@ def test_torture_against_the_scripted_anthropic_endpoint(tmp_path: Path, shared_
     _common_asserts(summary, text)
     answers = summary["model_answers"]
     assert answers["valid"] > 0 and sum(answers.values()) > answers["valid"]  # failures were served too
+
+
+@pytest.mark.parametrize("logged", [True, False])
+def test_a_record_broken_by_hand_is_kept_only_with_a_malformed_log_entry(tmp_path: Path, logged: bool) -> None:
+    t = Tiny(tmp_path)
+    entry = t.store.read().records[0]
+    t.chaos.write("hand_edit", memory_dir=str(t.d0), file=entry.file, name=entry.name)
+    (t.d0 / entry.file).write_text("- - -\nname: prefers-tabs\n")  # no frontmatter any more
+    t.log("daemon-0.log", *([{"event": "store.malformed", "file": entry.file}] if logged else []))
+    report = t.check()
+    assert (report.violations == []) is logged, report.violations
+    assert report.observations["kept_broken_by_hand"] == [f"{t.d0}/{entry.file}"]
