@@ -86,7 +86,9 @@ def check_after_kill(directory: Path, seen: Seen) -> Manifest:
         got_prefix, got_i = tally.body.split()
         want_prefix, want_i = seen.tally[1].split(":")
         # A later tally may have committed without being reported, never an earlier one.
-        assert (got_prefix, int(got_i)) >= (want_prefix, int(want_i)), (tally.body, seen.tally)
+        # Prefixes are a letter and the round number ("r11"), compared as numbers.
+        got, want = (int(got_prefix[1:]), int(got_i)), (int(want_prefix[1:]), int(want_i))
+        assert got >= want, (tally.body, seen.tally)
 
     # MEMORY.md: if the kill left it out of step with the manifest, reconcile rebuilds it.
     index_sha = sha256_hex((directory / INDEX).read_bytes()) if (directory / INDEX).exists() else ""
