@@ -322,9 +322,12 @@ class Dispatch:
             self._queue_reconcile(d)  # start-up / adoption: take in what changed while away
 
     def _check_fingerprints(self) -> None:
+        """The timer side of "events are hints": a change whose event was lost is reconciled
+        at the next tick. Queued directly (a tick is already longer than the debounce);
+        hinting the debouncer every tick would keep postponing its trailing edge."""
         for d in list(self.managed):
-            if fingerprint(d) != self.fingerprints.get(d, ()) and not self.pool.has_key(d):
-                self.hint_dir(d)
+            if not self.pool.has_key(d):
+                self.maybe_reconcile(d)
 
     def _gate_scans(self) -> None:
         for d in sorted(self.managed):
