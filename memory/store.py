@@ -246,16 +246,20 @@ class MemoryStore:
         store.path.mkdir(parents=True, exist_ok=True)
         if store.is_managed():
             return store
+        store._refuse_foreign_files()  # before the lock: refusing must leave no .lock behind
         with store_lock(store.path, store.lock_timeout):
             if store.is_managed():
                 return store
-            foreign = [p.name for p in store._record_files() if not OUR_FILE_RE.match(p.name)]
-            if foreign:
-                raise StoreError(
-                    f"{store.path}: already holds record files ({', '.join(sorted(foreign)[:3])}…); use 'dreamd adopt {store.path}'"
-                )
+            store._refuse_foreign_files()
             store._write(None, _Pending(entries=[], change={"actor": "init"}))
         return store
+
+    def _refuse_foreign_files(self) -> None:
+        foreign = [p.name for p in self._record_files() if not OUR_FILE_RE.match(p.name)]
+        if foreign:
+            raise StoreError(
+                f"{self.path}: already holds record files ({', '.join(sorted(foreign)[:3])}…); use 'dreamd adopt {self.path}'"
+            )
 
     # ------------------------------------------------------------------ committing
 
@@ -268,6 +272,7 @@ class MemoryStore:
         """
         if change.actor not in ACTORS:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
+        self._require_managed()
         with store_lock(self.path, self.lock_timeout):
             self._step("locked")
             old = self._load()
@@ -284,6 +289,12 @@ class MemoryStore:
                 updated=list(c.get("updated", [])),
                 removed=list(c.get("removed", [])),
             )
+
+    def _require_managed(self) -> None:
+        """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
+        filelock, even the missing directory) in a directory dreamd must not write to yet."""
+        if not self.manifest_path.is_file():
+            self._load()
 
     def _verify(self, old: Manifest, change: Change) -> None:
         if change.base is not None:
@@ -610,6 +621,7 @@ class MemoryStore:
 
     def reconcile(self) -> ReconcileReport:
         """Take in what others did (DESIGN §2.4) in at most one commit."""
+        self._require_managed()
         with store_lock(self.path, self.lock_timeout):
             old = self.read()
             now = utcnow_iso(self.clock())
