@@ -143,7 +143,10 @@ def test_unmanaged_directory_is_refused_until_adopted(shared_data: Path, tmp_pat
         store.commit(Change(add=[]))
     with pytest.raises(StoreError, match="already holds record files"):
         MemoryStore.init(d)
-    assert {p.name for p in d.iterdir()} == {p.name for p in src.iterdir()} | {".lock"}
+    with pytest.raises(UnmanagedError):
+        store.reconcile()
+    # Nothing was written to the unmanaged directory, not even a lock file.
+    assert {p.name for p in d.iterdir()} == {p.name for p in src.iterdir()}
     adopt(d)
     with pytest.raises(StoreError, match="already managed"):
         adopt(d)

@@ -63,6 +63,15 @@ def test_init_creates_an_empty_managed_directory_and_is_idempotent(tmp_path: Pat
     assert MemoryStore(d).read().generation == 0
 
 
+def test_commit_to_a_missing_directory_creates_nothing(tmp_path: Path) -> None:
+    d = tmp_path / "typo" / "mem"
+    with pytest.raises(UnmanagedError):
+        MemoryStore(d).commit(Change(add=[rec("a")]))
+    with pytest.raises(UnmanagedError):
+        MemoryStore(d).reconcile()
+    assert not (tmp_path / "typo").exists()
+
+
 def test_commit_adds_with_fresh_file_names_and_suffixes_name_collisions(store: MemoryStore) -> None:
     r1 = store.commit(Change(add=[rec("tabs")]))
     r2 = store.commit(Change(add=[rec("tabs", "other"), rec("tabs", "third")]))
