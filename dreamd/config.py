@@ -247,6 +247,10 @@ def _abs_path(value: Any, where: str, env: Mapping[str, str]) -> Path:
 
 
 def _spool(value: Any, where: str, env: Mapping[str, str]) -> Path:
+    if value is None and env.get("DREAMD_SPOOL"):
+        # The client and the hook honour DREAMD_SPOOL (memory.spool.default_spool_path); the
+        # daemon must read the same spool they write.
+        return _abs_path(env["DREAMD_SPOOL"], where, env)
     if value is None:
         state = env.get("XDG_STATE_HOME", "")
         base = Path(state) if state and os.path.isabs(state) else Path(expand_user("~/.local/state", env))

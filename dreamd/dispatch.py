@@ -17,7 +17,6 @@ lifecycle, the tick, supervision and signals.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -32,7 +31,6 @@ from dreamd.logs import get_logger
 from dreamd.watch import Debouncer, Watcher, fingerprint
 from dreamd.workers import Task, WorkerPool
 from memory.errors import LockTimeout, PermanentError, TransientError
-from memory.fsutil import fsync_dir
 
 __all__ = ["MAX_CLAIMED", "Dispatch"]
 
@@ -152,11 +150,7 @@ class Dispatch:
                 self.claimed.discard(job_id)
 
     def _unclaim(self, job_id: str) -> None:
-        """cur/X → new/X (the spool has no public call for this; see the report)."""
-        src = self.spool.dir("cur") / f"{job_id}.json"
-        with contextlib.suppress(FileNotFoundError):
-            os.rename(src, self.spool.dir("new") / f"{job_id}.json")
-            fsync_dir(self.spool.dir("new"))
+        self.spool.unclaim(job_id)
 
     def _requeue(self, job_id: str) -> None:
         self._finish(job_id, lambda: self._unclaim(job_id))

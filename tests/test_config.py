@@ -207,3 +207,10 @@ def test_config_and_gates_import_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_default_spool_follows_dreamd_spool_like_the_client(tmp_path: Path) -> None:
+    from memory.spool import default_spool_path
+
+    env = {"HOME": str(tmp_path), "DREAMD_SPOOL": str(tmp_path / "shared-spool")}
+    assert load_config(None, env=env).daemon.spool == default_spool_path(env) == tmp_path / "shared-spool"
