@@ -582,14 +582,14 @@ class MemoryStore:
                     os.unlink(self.history_path / f"manifest-{g}.json")
         for g in [g for g in self._history_files if g < keep_from]:
             del self._history_files[g]
-        referenced: set[str] = set()
-        for g in self.history_manifests():
-            referenced.update(self._files_of_generation(g))
+        # Membership per candidate, not one big union: a kept set of 10,000 records times 50
+        # generations would be half a million insertions on every prune.
+        kept = [self._files_of_generation(g) for g in self.history_manifests()]
         with os.scandir(self.history_path) as it:
             for de in it:
                 base = de.name.split(".md.", 1)[0] + ".md" if ".md." in de.name else de.name
                 # Only files dreamd wrote are ever pruned; foreign files stay forever.
-                if OUR_FILE_RE.match(base) and base not in referenced:
+                if OUR_FILE_RE.match(base) and not any(base in files for files in kept):
                     with contextlib.suppress(OSError):
                         os.unlink(de.path)
         fsync_dir(self.history_path)
