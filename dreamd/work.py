@@ -14,6 +14,7 @@ each turn once.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -57,6 +58,7 @@ class Context:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     fault: FaultHook | None = None
     """Test hook: called with step names (dream steps and the store's commit steps)."""
+    _stores: dict[str, MemoryStore] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(cls, config: Config, *, model: Model | None = None) -> Context:
@@ -70,11 +72,21 @@ class Context:
         )
 
     def store(self, memory_dir: str | Path) -> MemoryStore:
-        return MemoryStore(
-            memory_dir,
-            history_generations=self.config.retention.history_generations,
-            fault=self.fault,
-        )
+        """One store per directory, so its manifest cache survives between jobs (at 10,000
+        records a fresh store re-parses a 3 MB manifest per commit). Thread-safe: the store
+        only mutates its cache under the directory's lock."""
+        key = os.path.realpath(memory_dir)
+        store = self._stores.get(key)
+        if store is None:
+            store = self._stores.setdefault(
+                key,
+                MemoryStore(
+                    memory_dir,
+                    history_generations=self.config.retention.history_generations,
+                    fault=self.fault,
+                ),
+            )
+        return store
 
     def step(self, name: str) -> None:
         if self.fault is not None:

@@ -18,7 +18,14 @@ from memory.errors import StoreError
 from memory.locks import store_lock
 from memory.manifest import Manifest, ManifestEntry
 from memory.records import sha256_hex
-from memory.store import HISTORY, CommitResult, MemoryStore, _Pending, record_file_name
+from memory.store import (
+    HISTORY,
+    ORPHAN_PREFIX,
+    CommitResult,
+    MemoryStore,
+    _Pending,
+    record_file_name,
+)
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,11 @@ def render_log_json(entries: list[LogEntry]) -> str:
 
 def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     """The exact bytes an old entry committed, from the directory or ``.history/``."""
-    candidates = [store.path / entry.file, store.path / HISTORY / entry.file]
+    candidates = [
+        store.path / entry.file,
+        store.path / HISTORY / entry.file,
+        store.path / HISTORY / f"{ORPHAN_PREFIX}{entry.file}",
+    ]
     hist = store.path / HISTORY
     if hist.is_dir():
         candidates.extend(sorted(hist.glob(f"{entry.file}.*")))

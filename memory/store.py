@@ -55,6 +55,7 @@ INDEX = "MEMORY.md"
 HISTORY = ".history"
 OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{10})\.md$")
 DEFAULT_ORPHAN_GRACE = 600.0
+ORPHAN_PREFIX = "orphan."
 DEFAULT_HISTORY_GENERATIONS = 50
 MAX_SOURCES = 50
 ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
@@ -495,7 +496,7 @@ class MemoryStore:
         moved = self._archive_files([file])
         return moved[0] if moved else None
 
-    def _archive_files(self, files: Iterable[str]) -> list[str]:
+    def _archive_files(self, files: Iterable[str], *, prefix: str = "") -> list[str]:
         moved: list[str] = []
         hist: Path | None = None
         for file in files:
@@ -503,7 +504,7 @@ class MemoryStore:
             if not src.exists():
                 continue
             hist = hist or self._ensure_history()
-            target = hist / file
+            target = hist / f"{prefix}{file}"
             if target.exists():
                 try:
                     same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
@@ -542,7 +543,9 @@ class MemoryStore:
                 if os.stat(self.path / name).st_mtime < cutoff:
                     orphans.append(name)
         if orphans:
-            self._archive_files(orphans)
+            # "orphan." keeps them out of pruning: a file only *named* like ours may be a
+            # person's, and nothing dreamd did not write is ever deleted.
+            self._archive_files(orphans, prefix=ORPHAN_PREFIX)
             log.info("collected %d orphan file(s) in %s", len(orphans), self.path)
         return orphans
 
@@ -636,6 +639,10 @@ class MemoryStore:
                     data = path.read_bytes()
                 except FileNotFoundError:
                     dropped.append(entry.name)
+                    continue
+                except OSError as exc:  # now a directory, unreadable: report, keep the entry
+                    malformed.append((entry.file, f"{path}: cannot read ({exc.strerror or exc})"))
+                    entries.append(entry)
                     continue
                 sha = sha256_hex(data)
                 if sha == entry.sha256:

@@ -398,3 +398,25 @@ def test_pruning_keeps_exactly_the_files_kept_generations_need(tmp_path: Path, f
     assert len(ours_in_history) >= 10  # old versions of "a" that kept generations still name
     rollback(store, to=kept[0])
     assert bodies(store)["a"] == f"v{kept[0] - 1}\n"
+
+
+def test_orphans_are_archived_apart_and_never_pruned(tmp_path: Path) -> None:
+    """A file merely *named* like ours may be a person's: it is kept in history forever."""
+    store = MemoryStore.init(tmp_path / "m", orphan_grace=0, history_generations=1)
+    lookalike = store.path / "notes-0123456789.md"
+    lookalike.write_text("---\nname: notes\ntype: user\ndescription: mine\n---\nmy words\n")
+    for i in range(15):
+        store.commit(Change(add=[make_record(f"r{i}", "user", f"d{i}", "b")]))
+    kept = store.path / HISTORY / "orphan.notes-0123456789.md"
+    assert kept.read_text().endswith("my words\n")
+
+
+def test_reconcile_reports_a_record_path_that_became_unreadable(tmp_path: Path) -> None:
+    store = MemoryStore.init(tmp_path / "m")
+    store.commit(Change(add=[make_record("a", "user", "d", "b")]))
+    entry = store.read().records[0]
+    (store.path / entry.file).unlink()
+    (store.path / entry.file).mkdir()
+    report = store.reconcile()
+    assert [f for f, _ in report.malformed] == [entry.file]
+    assert [e.name for e in store.read().records] == ["a"]
