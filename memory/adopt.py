@@ -19,7 +19,7 @@ from memory.fsutil import write_new
 from memory.locks import store_lock
 from memory.manifest import ManifestEntry, utcnow_iso
 from memory.records import MAX_BODY_BYTES, make_record, parse_record, render_record, sha256_hex
-from memory.store import INDEX, MemoryStore, _Pending, record_file_name, unique_name
+from memory.store import INDEX, MemoryStore, _Pending, foreign_entry, record_file_name, unique_name
 
 NOTES_NAME = "memory-index-notes"
 _LINK_LINE = re.compile(r"^\s*[-*]\s*\[[^\]]*\]\(([^)\s]+)\)")
@@ -89,20 +89,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
             except (RecordError, OSError) as exc:
                 malformed.append((path.name, str(exc)))
                 continue
-            name = unique_name(rec.name, taken)
-            taken.add(name)
-            entries.append(
-                ManifestEntry(
-                    name=name,
-                    type=rec.type,
-                    description=rec.description,
-                    file=path.name,
-                    sha256=sha256_hex(data),
-                    created_at=now,
-                    updated_at=now,
-                    sources=["adopted"],
-                )
-            )
+            entries.append(foreign_entry(path.name, data, rec, taken, now=now, source="adopted"))
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX

@@ -683,21 +683,9 @@ class MemoryStore:
                 except (RecordError, OSError) as exc:
                     malformed.append((path.name, str(exc)))
                     continue
-                name = unique_name(rec.name, taken)
-                taken.add(name)
-                entries.append(
-                    ManifestEntry(
-                        name=name,
-                        type=rec.type,
-                        description=rec.description,
-                        file=path.name,
-                        sha256=sha256_hex(data),
-                        created_at=now,
-                        updated_at=now,
-                        sources=["reconcile"],
-                    )
-                )
-                adopted.append(name)
+                entry = foreign_entry(path.name, data, rec, taken, now=now, source="reconcile")
+                entries.append(entry)
+                adopted.append(entry.name)
             for file, reason in malformed:
                 log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
 
@@ -772,6 +760,27 @@ class MemoryStore:
             except (RecordError, OSError) as exc:
                 out.append((path.name, str(exc)))
         return out
+
+
+def foreign_entry(
+    file: str, data: bytes, rec: Record, taken: set[str], *, now: str, source: str
+) -> ManifestEntry:
+    """The manifest entry for a file someone else wrote, kept under its own name.
+
+    Its key is made unique against ``taken`` (which it joins); its bytes are never rewritten.
+    """
+    name = unique_name(rec.name, taken)
+    taken.add(name)
+    return ManifestEntry(
+        name=name,
+        type=rec.type,
+        description=rec.description,
+        file=file,
+        sha256=sha256_hex(data),
+        created_at=now,
+        updated_at=now,
+        sources=[source],
+    )
 
 
 def _dedup(items: Sequence[str]) -> list[str]:
