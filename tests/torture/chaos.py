@@ -319,17 +319,20 @@ def umount(path: Path) -> None:
     subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=10)
 
 
-def make_room(path: Path, want: int) -> int:
-    """Grow the tmpfs on ``path`` so at least ``want`` bytes are free; returns the new size
-    (0 when nothing had to change). The operator freeing space, before the final drain."""
+def make_room(path: Path, want: int) -> str | None:
+    """Grow the tmpfs on ``path`` so at least ``want`` bytes are free (the operator freeing
+    space before the final drain). Returns what was done, or None when nothing had to be."""
     import subprocess
 
     st = os.statvfs(path)
-    if st.f_bavail * st.f_frsize >= want:
-        return 0
+    free = st.f_bavail * st.f_frsize
+    if free >= want:
+        return None
     size = st.f_blocks * st.f_frsize + 2 * want
-    subprocess.run(["mount", "-o", f"remount,size={size}", str(path)], capture_output=True, timeout=10)
-    return size
+    proc = subprocess.run(["mount", "-o", f"remount,size={size}", str(path)], capture_output=True, timeout=10)
+    after = os.statvfs(path)
+    return (f"remount to {size >> 20} MiB: exit {proc.returncode} {proc.stderr.decode().strip()}; "
+            f"free {free >> 10} KiB before, {(after.f_bavail * after.f_frsize) >> 10} KiB after")
 
 
 class DiskFiller:

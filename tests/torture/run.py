@@ -71,7 +71,8 @@ class Options:
     drain_timeout: float = 120.0
     kill_every: float = 9.0
     """Mean seconds between daemon SIGKILLs."""
-    quiet: bool = False
+    tmpfs_mb: int = 0
+    """Size of the disk-full directory's tmpfs (0: 64 MiB + 0.25 MiB per second of load)."""
 
 
 @dataclass
@@ -285,7 +286,7 @@ def set_up(opts: Options) -> tuple[World, bool]:
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     dirs = [mem / f"d{i}" for i in range(opts.dirs)]
     full = mem / "full"
-    mounted = chaos.try_mount_tmpfs(full, f"{64 + int(opts.duration * 0.25)}m")
+    mounted = chaos.try_mount_tmpfs(full, f"{opts.tmpfs_mb or 64 + int(opts.duration * 0.25)}m")
     if mounted:
         dirs.append(full)
     else:
@@ -456,10 +457,6 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
             notes.append(f"clients that did not exit 0: {crashed}")
         if filler is not None:
             filler.free()
-            grown = chaos.make_room(filler.directory, 32 << 20)
-            if grown:
-                notes.append(f"{filler.directory} had filled up by itself (history grows with every "
-                             f"commit); remounted with {grown >> 20} MiB so the drain can reconcile it")
         if server is not None:
             server.mode = "valid"
         if down_until is not None:
@@ -470,6 +467,10 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
         drain_deadline = time.monotonic() + opts.drain_timeout
         while True:
             fast_forward(world.spool)
+            grown = chaos.make_room(filler.directory, 128 << 20) if filler is not None else None
+            if grown:  # the backlog of a long-full directory needs room to land
+                notes.append(f"{world.full_dir} had filled up by itself (history grows with every "
+                             f"commit); before drain run {drain_runs}: {grown}")
             daemon.once(drain_runs)
             drain_runs += 1
             if _jobs_left(world.spool) == 0 or time.monotonic() > drain_deadline:
@@ -552,11 +553,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--kill-every", type=float, default=9.0, help="mean seconds between daemon kills")
     parser.add_argument("--drain-timeout", type=float, default=120.0)
+    parser.add_argument("--tmpfs-mb", type=int, default=0, help="size of the disk-full tmpfs")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared real-data corpus")
     args = parser.parse_args(argv)
     opts = Options(duration=args.duration, backend=args.backend, workdir=args.workdir,
                    json_out=args.json_out, seed=args.seed, clients=args.clients,
-                   kill_every=args.kill_every, drain_timeout=args.drain_timeout, data=args.data)
+                   kill_every=args.kill_every, drain_timeout=args.drain_timeout, data=args.data,
+                   tmpfs_mb=args.tmpfs_mb)
     if not (opts.data / "claude_code").is_dir():
         print(f"torture: no transcripts in {opts.data / 'claude_code'}", file=sys.stderr)
         return 2
@@ -572,7 +575,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         full = opts.workdir.resolve() / "mem" / "full"
-        if os.path.ismount(full):
+        if os.path.ismount(full):  # keep what it held for a post-mortem, then let it go
+            subprocess.run(["cp", "-a", str(full), str(opts.workdir.resolve() / "full-copy")],
+                           capture_output=True, timeout=300)
             chaos.umount(full)
     print(render_table(summary))
     if opts.json_out is not None:
