@@ -111,6 +111,11 @@ class DirHistory:
     path: Path
     manifests: dict[int, Manifest]
     broken: list[str]
+    names: dict[int, frozenset[str]] = field(default_factory=dict)
+    """Record names of each generation (computed once: the checks ask for them a lot)."""
+
+    def __post_init__(self) -> None:
+        self.names = {g: frozenset(e.name for e in m.records) for g, m in self.manifests.items()}
 
     @property
     def current(self) -> Manifest | None:
@@ -318,8 +323,8 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
         for prev_gen, gen in itertools.pairwise(gens):
             if gen != prev_gen + 1:
                 continue
-            before = set(h.manifests[prev_gen].by_name())
-            after = set(h.manifests[gen].by_name())
+            before = h.names[prev_gen]
+            after = h.names[gen]
             for name in sorted(before - after):
                 reason = _removal_reason(h, gen, name, ledger, key)
                 reasons[reason or "unexplained"] += 1
@@ -337,13 +342,12 @@ def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str
               f"{key}: remember of {name!r} committed at generation {gen} touched {touched} instead")
     current = h.current
     assert current is not None
-    if name in current.by_name():
+    if name in h.names[current.generation]:
         report.ok("remember-present", True, "")
         return
     last_removal = None
     for g in range(gen + 1, current.generation + 1):
-        if g in h.manifests and g - 1 in h.manifests and name in h.manifests[g - 1].by_name() \
-                and name not in h.manifests[g].by_name():
+        if g in h.names and g - 1 in h.names and name in h.names[g - 1] and name not in h.names[g]:
             last_removal = g
     reason = _removal_reason(h, last_removal, name, ledger, key) if last_removal is not None else None
     report.ok("remember-present", reason is not None,

@@ -74,6 +74,12 @@ class Ledger:
     """The entries of a run, sorted by time and indexed the way the checker asks."""
 
     entries: list[Entry] = field(default_factory=list)
+    _memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+
+    def _cached(self, what: str, key: str, make: Any) -> Any:
+        if (what, key) not in self._memo:
+            self._memo[(what, key)] = make()
+        return self._memo[(what, key)]
 
     @classmethod
     def load(cls, directory: Path) -> Ledger:
@@ -94,24 +100,24 @@ class Ledger:
 
     def forget_names(self, memory_dir: str) -> dict[str, set[str]]:
         """job id → names, for the forget jobs clients had accepted in ``memory_dir``."""
-        return {
+        return self._cached("forget", memory_dir, lambda: {  # type: ignore[no-any-return]
             str(e["job_id"]): set(e.get("names") or ())
             for e in self.accepted("forget")
             if e.get("memory_dir") == memory_dir
-        }
+        })
 
     def hand_deleted(self, memory_dir: str) -> set[str]:
         """Files the chaos deleted by hand in ``memory_dir``."""
-        return {
+        return self._cached("deleted", memory_dir, lambda: {  # type: ignore[no-any-return]
             str(e["file"])
             for e in self.ops("hand_delete")
             if e.get("memory_dir") == memory_dir
-        }
+        })
 
     def hand_written(self, memory_dir: str) -> set[str]:
         """Files the chaos created or edited by hand (their bytes are not dreamd's)."""
-        return {
+        return self._cached("written", memory_dir, lambda: {  # type: ignore[no-any-return]
             str(e["file"])
-            for e in self.ops("hand_create", "hand_edit")
+            for e in self.ops("hand_create", "hand_edit", "hand_symlink")
             if e.get("memory_dir") == memory_dir
-        }
+        })
