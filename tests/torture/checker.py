@@ -104,35 +104,39 @@ def _job_files(directory: Path) -> set[str]:
             and not n.endswith(".error.json") and ".error-" not in n}
 
 
+@dataclass(frozen=True)
+class Gen:
+    """What the checks need of one generation (whole manifests of a long run do not fit in
+    memory): its record names, name → file, and the change summary that produced it."""
+
+    names: frozenset[str]
+    files: dict[str, str]
+    change: dict[str, Any]
+
+
 @dataclass
 class DirHistory:
     """Every generation of one directory that is still on disk, oldest first."""
 
     path: Path
-    manifests: dict[int, Manifest]
+    gens: dict[int, Gen]
+    current: Manifest | None
     broken: list[str]
-    names: dict[int, frozenset[str]] = field(default_factory=dict)
-    """Record names of each generation (computed once: the checks ask for them a lot)."""
-
-    def __post_init__(self) -> None:
-        self.names = {g: frozenset(e.name for e in m.records) for g, m in self.manifests.items()}
-
-    @property
-    def current(self) -> Manifest | None:
-        return self.manifests[max(self.manifests)] if self.manifests else None
 
     def commits_by_job(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
-        for gen, m in self.manifests.items():
-            job = m.change.get("job_id") if isinstance(m.change, dict) else None
+        for gen, g in self.gens.items():
+            job = g.change.get("job_id")
             if job:
                 out.setdefault(str(job), []).append(gen)
         return out
 
 
 def load_history(path: Path) -> DirHistory:
-    manifests: dict[int, Manifest] = {}
+    """Parse (and so validate) the current manifest and every one kept in ``.history/``."""
+    gens: dict[int, Gen] = {}
     broken: list[str] = []
+    current: Manifest | None = None
     hist = path / ".history"
     files = [(path / "manifest.json")]
     with contextlib.suppress(FileNotFoundError):
@@ -143,8 +147,12 @@ def load_history(path: Path) -> DirHistory:
         except (OSError, DreamdError, ValueError) as exc:
             broken.append(f"{f}: {exc}")
             continue
-        manifests[m.generation] = m
-    return DirHistory(path, dict(sorted(manifests.items())), broken)
+        files_by_name = {e.name: e.file for e in m.records}
+        change = m.change if isinstance(m.change, dict) else {}
+        gens[m.generation] = Gen(frozenset(files_by_name), files_by_name, change)
+        if f.name == "manifest.json":
+            current = m
+    return DirHistory(path, dict(sorted(gens.items())), current, broken)
 
 
 def _in_history(path: Path, file: str) -> bool:
@@ -197,7 +205,7 @@ def check_manifests(world: World, histories: dict[str, DirHistory], ledger: Ledg
     kept_broken: list[str] = []
     for key, h in histories.items():
         report.ok("manifest-valid", not h.broken, f"{key}: unreadable manifests {h.broken[:3]}")
-        gens = list(h.manifests)
+        gens = list(h.gens)
         if gens:
             report.ok("manifest-valid", gens == list(range(gens[0], gens[-1] + 1)),
                       f"{key}: generations not contiguous ({len(gens)} kept, {gens[0]}..{gens[-1]})")
@@ -241,22 +249,21 @@ def check_manifests(world: World, histories: dict[str, DirHistory], ledger: Ledg
 
 def _removal_reason(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str) -> str | None:
     """Why ``name`` left the set at ``gen`` (None: unexplained)."""
-    m = h.manifests[gen]
-    prev = h.manifests.get(gen - 1)
-    change = m.change if isinstance(m.change, dict) else {}
+    change = h.gens[gen].change
+    prev = h.gens.get(gen - 1)
     actor = change.get("actor")
-    prev_entry = prev.by_name().get(name) if prev is not None else None
+    prev_file = prev.files.get(name) if prev is not None else None
     job = change.get("job_id")
     if job and name in ledger.forget_names(key).get(str(job), set()):
         return "forget"
     for op in change.get("merged") or ():
         if name in (op.get("from") or ()):
-            if prev_entry is not None and not _in_history(h.path, prev_entry.file):
-                if prev_entry.file in ledger.hand_deleted(key):
+            if prev_file is not None and not _in_history(h.path, prev_file):
+                if prev_file in ledger.hand_deleted(key):
                     return "merge (file later deleted by hand)"
                 return None
             return "merge"
-    if actor == "reconcile" and prev_entry is not None and prev_entry.file in ledger.hand_deleted(key):
+    if actor == "reconcile" and prev_file is not None and prev_file in ledger.hand_deleted(key):
         return "hand-delete"
     if actor == "rollback":
         return "rollback"
@@ -319,16 +326,16 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
     # nothing leaves a set without a reason
     reasons: Counter[str] = Counter()
     for key, h in histories.items():
-        gens = list(h.manifests)
+        gens = list(h.gens)
         for prev_gen, gen in itertools.pairwise(gens):
             if gen != prev_gen + 1:
                 continue
-            before = h.names[prev_gen]
-            after = h.names[gen]
+            before = h.gens[prev_gen].names
+            after = h.gens[gen].names
             for name in sorted(before - after):
                 reason = _removal_reason(h, gen, name, ledger, key)
                 reasons[reason or "unexplained"] += 1
-                change = h.manifests[gen].change
+                change = h.gens[gen].change
                 report.ok("no-silent-loss", reason is not None,
                           f"{key}: record {name!r} left the set at generation {gen} without a reason "
                           f"(change {json.dumps(change, sort_keys=True)[:300]})")
@@ -336,18 +343,18 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
 
 
 def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str, report: Report) -> None:
-    change = h.manifests[gen].change
+    change = h.gens[gen].change
     touched = list(change.get("added", [])) + list(change.get("updated", []))
     report.ok("remember-present", name in touched,
               f"{key}: remember of {name!r} committed at generation {gen} touched {touched} instead")
     current = h.current
     assert current is not None
-    if name in h.names[current.generation]:
+    if name in h.gens[current.generation].names:
         report.ok("remember-present", True, "")
         return
     last_removal = None
     for g in range(gen + 1, current.generation + 1):
-        if g in h.names and g - 1 in h.names and name in h.names[g - 1] and name not in h.names[g]:
+        if g in h.gens and g - 1 in h.gens and name in h.gens[g - 1].names and name not in h.gens[g].names:
             last_removal = g
     reason = _removal_reason(h, last_removal, name, ledger, key) if last_removal is not None else None
     report.ok("remember-present", reason is not None,
