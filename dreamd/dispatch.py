@@ -17,6 +17,7 @@ lifecycle, the tick, supervision and signals.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -109,13 +110,16 @@ class Dispatch:
         cur = self.spool.dir("cur")
         stale = [n[:-5] for n in os.listdir(cur) if n.endswith(".json") and not n.startswith(".")]
         stale = [j for j in stale if j not in known]
+        moved = []
         for job_id in stale:
             with self._state_lock:
                 if job_id in self.claimed:
                     continue
-            self._unclaim(job_id)
-        if stale:
-            log.warning("spool.recovered", count=len(stale), reason="stale claims in cur/")
+            # A job claimed after the snapshot may already be done: count real moves only.
+            if self.spool.unclaim(job_id):
+                moved.append(job_id)
+        if moved:
+            log.warning("spool.recovered", count=len(moved), reason="stale claims in cur/")
             self.hint_spool()
 
     def _dispatch(self, job_id: str) -> None:
@@ -171,6 +175,12 @@ class Dispatch:
             bound.warning("job.failed", reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
             self.stats.jobs_failed += 1
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
+                self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
+            else:  # the job is not at fault: a clear reason, no traceback
+                self._defer(bound, job_id, f"disk full in {memory_dir}: {exc.strerror}")
         except Exception as exc:
             bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
             self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
@@ -207,7 +217,7 @@ class Dispatch:
     def _after_write(self, directory: Path) -> None:
         """Remember the directory as we left it (our own events are then recognised) and
         let the gates look at it (subject to the scan throttle)."""
-        if directory in self.managed or self._once:
+        if directory in self.managed or (self._once and (directory / "manifest.json").is_file()):
             self.fingerprints[directory] = fingerprint(directory)
             if self.throttle.hint(directory):
                 self._queue_scan(directory)

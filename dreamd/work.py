@@ -34,6 +34,7 @@ from memory.errors import (
     PermanentError,
     RecordError,
     TransientError,
+    UnmanagedError,
 )
 from memory.gate import PlanOp
 from memory.llm import Model
@@ -130,7 +131,18 @@ def _job_field(job: Any, name: str, default: Any = None) -> Any:
 
 
 def execute(job: Any, ctx: Context) -> str:
-    """Apply one validated job; returns an outcome word for the log."""
+    """Apply one validated job; returns an outcome word for the log.
+
+    A job for a directory that is not managed fails at once (permanent, with the fix in the
+    reason) instead of burning retries: ``dreamd adopt``/``init`` and then ``dreamd retry``.
+    """
+    try:
+        return _execute(job, ctx)
+    except UnmanagedError as exc:
+        raise PermanentError(f"{exc}; then 'dreamd retry {job.id}'") from None
+
+
+def _execute(job: Any, ctx: Context) -> str:
     kind = job.kind
     if kind == "extract":
         return _extract(job, ctx)

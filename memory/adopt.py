@@ -19,7 +19,15 @@ from memory.fsutil import write_new
 from memory.locks import store_lock
 from memory.manifest import ManifestEntry, utcnow_iso
 from memory.records import MAX_BODY_BYTES, make_record, parse_record, render_record, sha256_hex
-from memory.store import INDEX, MemoryStore, _Pending, foreign_entry, record_file_name, unique_name
+from memory.store import (
+    INDEX,
+    MemoryStore,
+    _Pending,
+    foreign_entry,
+    read_regular,
+    record_file_name,
+    unique_name,
+)
 
 NOTES_NAME = "memory-index-notes"
 _LINK_LINE = re.compile(r"^\s*[-*]\s*\[[^\]]*\]\(([^)\s]+)\)")
@@ -84,7 +92,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         taken: set[str] = set()
         for path in store._record_files():
             try:
-                data = path.read_bytes()
+                data = read_regular(path)
                 rec = parse_record(data, where=str(path), stem=path.stem)
             except (RecordError, OSError) as exc:
                 malformed.append((path.name, str(exc)))

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import os
 import re
 import secrets
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -221,7 +223,7 @@ class MemoryStore:
         """The record a manifest entry names; RecordError (file named) if unreadable."""
         path = self.path / entry.file
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError as exc:
             raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
@@ -636,9 +638,13 @@ class MemoryStore:
             for entry in old.records:
                 path = self.path / entry.file
                 try:
-                    data = path.read_bytes()
+                    data = read_regular(path)
                 except FileNotFoundError:
                     dropped.append(entry.name)
+                    continue
+                except RecordError as exc:  # replaced by a link or a FIFO: report, keep the entry
+                    malformed.append((entry.file, str(exc)))
+                    entries.append(entry)
                     continue
                 except OSError as exc:  # now a directory, unreadable: report, keep the entry
                     malformed.append((entry.file, f"{path}: cannot read ({exc.strerror or exc})"))
@@ -673,7 +679,7 @@ class MemoryStore:
                 if path.name in by_file or OUR_FILE_RE.match(path.name):
                     continue
                 try:
-                    data = path.read_bytes()
+                    data = read_regular(path)
                     if previous.get(path.name) == sha256_hex(data):
                         # The last commit removed it but died before moving it away: finish
                         # that commit's cleanup instead of bringing a forgotten record back.
@@ -753,7 +759,7 @@ class MemoryStore:
             if OUR_FILE_RE.match(path.name) and entry is None:
                 continue
             try:
-                data = path.read_bytes()
+                data = read_regular(path)
                 if entry is not None and sha256_hex(data) == entry.sha256:
                     continue
                 parse_record(data, where=str(path), stem=path.stem)
@@ -781,6 +787,27 @@ def foreign_entry(
         updated_at=now,
         sources=[source],
     )
+
+
+def read_regular(path: Path) -> bytes:
+    """A record file's bytes, never through a symlink or from a FIFO/device.
+
+    Records are files *inside* the directory (DESIGN §2.2): a link whose content lives
+    elsewhere is reported as malformed, not followed. FileNotFoundError passes through.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RecordError(f"{path}: is a symbolic link; only regular files inside the directory are records") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RecordError(f"{path}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def _dedup(items: Sequence[str]) -> list[str]:

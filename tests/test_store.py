@@ -420,3 +420,16 @@ def test_reconcile_reports_a_record_path_that_became_unreadable(tmp_path: Path) 
     report = store.reconcile()
     assert [f for f, _ in report.malformed] == [entry.file]
     assert [e.name for e in store.read().records] == ["a"]
+
+
+def test_a_symlinked_md_file_is_reported_never_adopted_or_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("---\nname: elsewhere\ntype: user\ndescription: outside\n---\nsecret plans\n")
+    store = MemoryStore.init(tmp_path / "m")
+    (store.path / "notes.md").symlink_to(outside)
+    report = store.reconcile()
+    assert report.adopted == []
+    assert [f for f, _ in report.malformed] == ["notes.md"]
+    assert "symbolic link" in report.malformed[0][1]
+    assert [f for f, _ in store.scan_malformed()] == ["notes.md"]
+    assert (store.path / "notes.md").is_symlink()  # left in place

@@ -316,3 +316,12 @@ def test_sigkill_at_each_dream_step_leaves_a_whole_set_and_a_recoverable_lease(
     strays = [p.name for p in mdir.glob("*.md") if p.name != "MEMORY.md" and p.name not in referenced]
     assert strays == []
     assert os.path.exists(mdir / "manifest.json")
+
+
+def test_a_job_for_an_unmanaged_directory_fails_at_once_with_the_fix(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    job = Job(id="r1", kind="forget", memory_dir=plain, session_id=None, submitted_at="", names=("x",))
+    with pytest.raises(PermanentError, match="dreamd adopt.*dreamd retry r1"):
+        execute(job, ctx_for(ScriptedModel([])))
+    assert not (plain / ".lock").exists()
