@@ -97,7 +97,10 @@ def snapshot_sources(workdir: Path) -> Path:
     import shutil
 
     src = workdir / "src"
-    probe = "import memory.client, memory.store, dreamd.daemon, dreamd.work, dreamd.models.offline, tests.torture.clients"
+    probe = ("import importlib, pkgutil, memory, dreamd, tests.torture.clients\n"
+             "for pkg in (memory, dreamd):\n"
+             "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+             "        if not m.name.endswith('__main__'): importlib.import_module(m.name)\n")
     for attempt in range(5):
         if src.exists():
             shutil.rmtree(src)
