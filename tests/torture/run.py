@@ -162,6 +162,18 @@ class DaemonCtl:
         self.proc = None
         return pid
 
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """Wait until this incarnation logged ``daemon.ready`` (its signal handlers are in place:
+        a SIGTERM before that kills the interpreter with the default action, exit -15)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if b'"event": "daemon.ready"' in self.logs[-1].read_bytes():
+                return True
+            if not self.running:
+                return False
+            time.sleep(0.1)
+        return False
+
     def terminate(self, timeout: float = 15.0) -> tuple[int | None, float]:
         if self.proc is None:
             return None, 0.0
@@ -464,7 +476,8 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
             server.mode = "valid"
         if down_until is not None:
             daemon.start()
-            time.sleep(1.0)
+        if daemon.running and not daemon.wait_ready():
+            notes.append(f"daemon incarnation {daemon.incarnation} never logged daemon.ready")
         term_code, term_took = daemon.terminate()
         drain_runs = 0
         drain_deadline = time.monotonic() + opts.drain_timeout
@@ -472,8 +485,8 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
             fast_forward(world.spool)
             grown = chaos.make_room(filler.directory, 128 << 20) if filler is not None else None
             if grown:  # the backlog of a long-full directory needs room to land
-                notes.append(f"{world.full_dir} had filled up by itself (history grows with every "
-                             f"commit); before drain run {drain_runs}: {grown}")
+                notes.append(f"{world.full_dir} grown so 128 MiB are free before drain run {drain_runs} "
+                             f"(its .history/ grows with every commit): {grown}")
             daemon.once(drain_runs)
             drain_runs += 1
             if _jobs_left(world.spool) == 0 or time.monotonic() > drain_deadline:
