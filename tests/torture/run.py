@@ -377,6 +377,7 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
     filler = chaos.DiskFiller(world.full_dir, ledger) if world.full_dir else None
     hostile_queue: list[chaos.Hostile] = []
     notes: list[str] = []
+    exits: list[str] = []
     if not mounted:
         notes.append("disk-full fault skipped: could not mount a tmpfs (needs root)")
     try:
@@ -393,8 +394,8 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
                 daemon.start()
                 down_until = None
             if daemon.proc is not None and daemon.proc.poll() is not None:
-                notes.append(f"daemon incarnation {daemon.incarnation} exited by itself "
-                             f"(code {daemon.proc.returncode}); restarted")
+                exits.append(f"daemon incarnation {daemon.incarnation} exited by itself "
+                             f"(code {daemon.proc.returncode}); see logs/daemon-{daemon.incarnation}.*")
                 counters.fault("daemon-exited-by-itself")
                 daemon.proc = None
                 daemon.start()
@@ -497,6 +498,9 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
         report = check(world, loaded, daemon_logs=daemon.logs, extra_secrets=secrets,
                        final_term=(term_code, term_took))
         report.notes.extend(notes)
+        report.checks["daemon-alive"] += daemon.incarnation + 1
+        for exit_note in exits:  # nothing but our SIGKILLs and the final SIGTERM may end a daemon
+            report.violations.append(f"[daemon-alive] {exit_note}")
         counters.jobs_accepted = len(loaded.accepted())
         summary: dict[str, Any] = {
             "backend": opts.backend,
