@@ -27,6 +27,8 @@ invariant was checked. The invariants (issue 6):
 * **kill-logged** — after every daemon SIGKILL the next incarnation logged its start and put back
   exactly the claims the dead one left in ``cur/`` (``spool.recovered``), and every dream lease
   the dead one held was recovered with a ``lease.recovered`` entry.
+* **history-log** — ``dreamd log`` lists the newest generations with the actor, job and removals
+  their manifests record.
 * **clean-stop** — the final SIGTERM made the daemon exit 0 within 10 s.
 """
 
@@ -245,6 +247,31 @@ def check_manifests(world: World, histories: dict[str, DirHistory], ledger: Ledg
             report.ok("manifest-valid", not m.index_sha256 or sha256_hex(index) == m.index_sha256,
                       f"{key}: MEMORY.md is not the index rendered for generation {m.generation}")
     report.observations["kept_broken_by_hand"] = kept_broken
+
+
+def check_log(histories: dict[str, DirHistory], report: Report, limit: int = 200) -> None:
+    """``dreamd log`` (:func:`memory.history.log_entries`) tells the same story as the manifests:
+    the newest ``limit`` generations in order, each with its own actor, job and removals."""
+    from memory.history import log_entries
+
+    for key, h in histories.items():
+        if h.current is None:
+            continue
+        try:
+            entries = log_entries(MemoryStore(h.path), limit=limit)
+        except DreamdError as exc:
+            report.ok("history-log", False, f"{key}: dreamd log fails: {exc}")
+            continue
+        want = sorted(h.gens, reverse=True)[:limit]
+        report.ok("history-log", [e.generation for e in entries] == want,
+                  f"{key}: dreamd log lists generations {[e.generation for e in entries][:5]}…, "
+                  f"the manifests {want[:5]}…")
+        for e in entries:
+            change = h.gens[e.generation].change if e.generation in h.gens else {}
+            report.ok("history-log",
+                      (e.actor, e.job_id, sorted(e.removed)) ==
+                      (change.get("actor", "unknown"), change.get("job_id"), sorted(change.get("removed", []))),
+                      f"{key}: dreamd log entry for generation {e.generation} differs from its manifest")
 
 
 def _removal_reason(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str) -> str | None:
@@ -519,6 +546,7 @@ def check(world: World, ledger: Ledger, *, daemon_logs: list[Path], extra_secret
                         if e.get("event") == "store.malformed"}
     check_manifests(world, histories, ledger, malformed_logged, report)
     check_history(world, histories, ledger, done, failed, report)
+    check_log(histories, report)
     check_secrets(world, ledger, extra_secrets or set(), daemon_logs, histories, report)
     check_locks(world, report)
     check_kills(ledger, daemon_logs, report)

@@ -80,7 +80,7 @@ def test_a_clean_world_has_no_violations_and_every_invariant_was_checked(tmp_pat
     report = Tiny(tmp_path).check()
     assert report.violations == []
     for name in ("spool-terminal", "accepted-accounted", "manifest-valid", "remember-present",
-                 "no-silent-loss", "no-secret", "no-lock-held", "hostile-outcome"):
+                 "no-silent-loss", "no-secret", "no-lock-held", "hostile-outcome", "history-log"):
         assert report.checks[name] > 0, name
     assert report.jobs == {"accepted": 3, "applied": 3, "done": 3, "failed": 0}
 
