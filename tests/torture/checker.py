@@ -367,6 +367,33 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
                           f"{key}: record {name!r} left the set at generation {gen} without a reason "
                           f"(change {json.dumps(change, sort_keys=True)[:300]})")
     report.observations["removals"] = dict(sorted(reasons.items()))
+    report.observations["forgets"] = forget_outcomes(histories, ledger)
+
+
+def forget_outcomes(histories: dict[str, DirHistory], ledger: Ledger) -> dict[str, int]:
+    """What each committed forget found: the name present (removed), already merged into
+    another record by a dream (a no-op that leaves the fact alive in the merge result), or
+    absent for another reason (forgotten twice, never applied, a name that never existed)."""
+    out: Counter[str] = Counter()
+    for key, h in histories.items():
+        forgets = ledger.forget_names(key)
+        merged_at: dict[str, int] = {}
+        for g, gen in h.gens.items():
+            for op in gen.change.get("merged") or ():
+                for n in op.get("from") or ():
+                    merged_at.setdefault(str(n), g)
+        for g, gen in h.gens.items():
+            names = forgets.get(str(gen.change.get("job_id")))
+            if names is None or g - 1 not in h.gens:
+                continue
+            for n in names:
+                if n in h.gens[g - 1].names:
+                    out["removed"] += 1
+                elif merged_at.get(n, g) < g:
+                    out["already-merged-away"] += 1
+                else:
+                    out["absent"] += 1
+    return dict(sorted(out.items()))
 
 
 def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str, report: Report) -> None:
