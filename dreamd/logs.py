@@ -81,6 +81,7 @@ EVENTS: dict[str, str] = {
     # stdlib logging from libraries and memory.*
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
     "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
+    "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
     # model
     "model.call": "One model call (task, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, duration_ms, stop_reason, outcome).",
     "model.error": "A model call failed (task, model, error).",

@@ -262,16 +262,50 @@ def _forget(job: Any, ctx: Context) -> str:
     manifest = store.read()
     known = {e.name for e in manifest.records}
     unknown = [n for n in names if n not in known]
+    notes = []
+    for name in unknown:
+        into = merged_into(store, name)
+        if into is None:
+            notes.append(f"{name}: not present")
+            continue
+        # Forgetting the merge result could drop other facts merged into it: say so, loudly.
+        notes.append(f"{name}: merged into {into} by a dream; forget {into} to remove the fact")
+        log.warning(
+            "forget.merged_away",
+            job_id=job.id,
+            memory_dir=str(job.memory_dir),
+            name=name,
+            merged_into=into,
+        )
     result = store.commit(
         Change(
             remove=names,
             actor="job",
             job_id=job.id,
             session_id=_job_field(job, "session_id"),
-            note=f"not present: {', '.join(unknown)}" if unknown else "",
+            note="; ".join(notes),
         )
     )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
+
+
+def merged_into(store: MemoryStore, name: str) -> str | None:
+    """Where a record a dream merged away lives now (following later merges), if history
+    still says; None when it was never merged or its result was dropped."""
+    from memory.history import log_entries
+
+    entries = list(reversed(log_entries(store)))  # oldest first
+    current: str | None = None
+    target = name
+    for entry in entries:
+        for merge in entry.merged:
+            if target in merge.get("from", []) and merge.get("into") != target:
+                current = merge.get("into")
+                if current is None:
+                    return None
+                target = current
+    live = {e.name for e in store.read().records}
+    return current if current in live else None
 
 
 # ---------------------------------------------------------------------------- gates & dreams

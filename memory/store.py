@@ -237,7 +237,8 @@ class MemoryStore:
             try:
                 out.append((entry, self.read_record(entry)))
             except RecordError as exc:
-                log.warning("record unreadable: %s", exc)
+                # reconcile reports malformed files once (store.malformed); readers stay quiet
+                log.debug("record unreadable: %s", exc, extra={"event": "store.malformed"})
         return out
 
     # ------------------------------------------------------------------ creating

@@ -322,6 +322,18 @@ def test_a_job_for_an_unmanaged_directory_fails_at_once_with_the_fix(tmp_path: P
     plain = tmp_path / "plain"
     plain.mkdir()
     job = Job(id="r1", kind="forget", memory_dir=plain, session_id=None, submitted_at="", names=("x",))
-    with pytest.raises(PermanentError, match="dreamd adopt.*dreamd retry r1"):
+    with pytest.raises(PermanentError, match=r"dreamd adopt.*dreamd retry r1"):
         execute(job, ctx_for(ScriptedModel([])))
     assert not (plain / ".lock").exists()
+
+
+def test_forgetting_a_merged_away_record_says_where_the_fact_went(mdir: Path) -> None:
+    seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
+    dream(mdir, ctx_for(ScriptedModel([merge_plan()])), force=True)
+    job = Job(id="f1", kind="forget", memory_dir=mdir, session_id=None, submitted_at="", names=("tabs-b", "stale", "ghost"))
+    execute(job, ctx_for(ScriptedModel([])))
+    note = MemoryStore(mdir).read().change["note"]
+    assert note == (
+        "tabs-b: merged into tabs-a by a dream; forget tabs-a to remove the fact; "
+        "stale: not present; ghost: not present"
+    )
