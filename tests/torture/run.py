@@ -188,13 +188,17 @@ class DaemonCtl:
         self.proc = None
         return code, time.monotonic() - t0
 
-    def once(self, index: int) -> int:
+    def once(self, index: int, timeout: float) -> int | None:
+        """One ``dreamd once`` drain run; None when it had to be killed at ``timeout``."""
         log = self.workdir / "logs" / f"once-{index}.log"
-        with open(log, "wb") as out, open(log.with_suffix(".err"), "wb") as errf:
-            proc = subprocess.run([sys.executable, "-m", "dreamd", "once", "--config", str(self.config)],
-                                  cwd=self.env["PYTHONPATH"], env=self.env, stdout=out, stderr=errf,
-                                  timeout=300)
         self.logs.append(log)
+        with open(log, "wb") as out, open(log.with_suffix(".err"), "wb") as errf:
+            try:
+                proc = subprocess.run([sys.executable, "-m", "dreamd", "once", "--config", str(self.config)],
+                                      cwd=self.env["PYTHONPATH"], env=self.env, stdout=out, stderr=errf,
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
         return proc.returncode
 
 
@@ -488,7 +492,12 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
             if grown:  # the backlog of a long-full directory needs room to land
                 notes.append(f"{world.full_dir} grown so 128 MiB are free before drain run {drain_runs} "
                              f"(its .history/ grows with every commit): {grown}")
-            daemon.once(drain_runs)
+            left = drain_deadline - time.monotonic()
+            if daemon.once(drain_runs, timeout=max(30.0, left)) is None:
+                notes.append(f"drain run {drain_runs} was killed at the drain deadline "
+                             f"({_jobs_left(world.spool)} jobs still queued): the daemon fell behind")
+                drain_runs += 1
+                break
             drain_runs += 1
             if _jobs_left(world.spool) == 0 or time.monotonic() > drain_deadline:
                 break
