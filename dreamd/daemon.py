@@ -473,7 +473,7 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
             daemon.pool.wait_idle()
         daemon.pool.wait_idle()
         for d in sorted(daemon.managed):
-            daemon._queue_scan(d)
+            daemon._queue_scan(d, final=True)
         daemon.pool.wait_idle()
         daemon.pool.close()
         log.info("daemon.once_done", jobs=daemon.stats.jobs_done, failed=daemon.stats.jobs_failed,

@@ -259,7 +259,11 @@ class Dispatch:
         if report.changed and self.throttle.hint(directory):
             self._queue_scan(directory)
 
-    def _queue_scan(self, directory: Path) -> None:
+    def _queue_scan(self, directory: Path, *, final: bool = False) -> None:
+        """Queue a gate scan. ``dreamd once`` dreams only after the spool is drained (its
+        final pass), so a dream never plans over a half-applied batch."""
+        if self._once and not final:
+            return
         with self._state_lock:
             if directory in self.scans_queued or self._stopping:
                 return
