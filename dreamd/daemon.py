@@ -43,7 +43,7 @@ from types import FrameType
 from typing import Any
 
 from dreamd.config import Config, format_duration, load_config
-from dreamd.dispatch import Dispatch
+from dreamd.dispatch import Dispatch, DreamBackoff
 from dreamd.gates import GateTracker, ScanThrottle
 from dreamd.logs import configure, get_logger
 from dreamd.watch import Debouncer, Watcher
@@ -173,6 +173,7 @@ class Daemon(Dispatch):
         self._tick_started: float | None = None
         self._last_prune = -float("inf")
         self._once = False
+        self.dream_backoff = DreamBackoff()
         self._capped = False
         self._main_beat = clock()
         self.log_format: str | None = None

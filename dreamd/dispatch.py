@@ -41,6 +41,34 @@ MAX_CLAIMED = 256
 """Claimed-but-not-finished jobs; beyond this new/ is left alone until workers catch up."""
 
 
+class DreamBackoff:
+    """After a dream whose plan was refused (bad or truncated answer, model outage, lost
+    lease), wait before planning that directory again: 1 min, doubling, capped at an hour.
+    A conflict is not penalised (re-planning at the next tick is the protocol); an applied or
+    empty dream clears the penalty."""
+
+    PENALISED = frozenset({"rejected", "transient", "lease-lost"})
+
+    def __init__(self, first: float = 60.0, cap: float = 3600.0) -> None:
+        self.first, self.cap = first, cap
+        self._state: dict[Path, tuple[int, float]] = {}
+
+    def remaining(self, directory: Path, now: float) -> float:
+        not_before = self._state.get(directory, (0, 0.0))[1]
+        return max(0.0, not_before - now)
+
+    def record(self, directory: Path, status: str, now: float) -> float:
+        if status in ("applied", "nothing"):
+            self._state.pop(directory, None)
+            return 0.0
+        if status not in self.PENALISED:
+            return 0.0
+        failures = self._state.get(directory, (0, 0.0))[0] + 1
+        delay = min(self.first * 2 ** (failures - 1), self.cap)
+        self._state[directory] = (failures, now + delay)
+        return delay
+
+
 class Dispatch:
     """Mixin: the daemon's job and directory handling (state lives on the Daemon)."""
 
@@ -66,6 +94,7 @@ class Dispatch:
     _roots_lock: threading.Lock
     _stopping: bool
     _once: bool
+    dream_backoff: DreamBackoff
     _capped: bool
 
     def hint_spool(self) -> None:
@@ -285,6 +314,9 @@ class Dispatch:
         self.tracker.observe(str(directory), decision)
         if not decision.open:
             return
+        wait = self.dream_backoff.remaining(directory, time.monotonic())
+        if wait > 0:
+            return  # the last dream's answer was refused: do not burn the model on every scan
         started = time.monotonic()
         try:
             result = self.work.dream(directory, self.ctx)
@@ -294,6 +326,9 @@ class Dispatch:
         finally:
             self.fingerprints[directory] = fingerprint(directory)
         self.stats.dreams += 1
+        delay = self.dream_backoff.record(directory, result.status, time.monotonic())
+        if delay:
+            log.warning("dream.backoff", memory_dir=str(directory), status=result.status, retry_in_s=round(delay))
         self.stats.last_dream = f"{directory.name or directory} {result.status} at {self.wall():%H:%M}Z"
         log.info(
             "dream.finished",

@@ -54,6 +54,7 @@ EVENTS: dict[str, str] = {
     "gate.error": "Reading a directory's gate state failed (memory_dir, error).",
     "dream.started": "A consolidation began (memory_dir, force).",
     "dream.finished": "A consolidation ended (memory_dir, status, duration_ms).",
+    "dream.backoff": "A dream's plan was refused or the model was out; the directory is not planned again before retry_in_s (memory_dir, status, retry_in_s).",
     "dream.error": "A consolidation raised (memory_dir, error).",
     "dream.committed": "A consolidation plan was committed (memory_dir, generation, operations, added, removed, duration_ms).",
     "dream.conflict": "The set changed while the plan was made; nothing written, a later tick re-plans (memory_dir, reason).",

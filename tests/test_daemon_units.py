@@ -206,3 +206,16 @@ def test_once_drains_the_spool_reconciles_and_dreams(tmp_path: Path, shared_data
     assert [r["name"] for r in m["records"]] == ["merged"]
     assert "hand" in (mem / next(r["file"] for r in m["records"])).read_text()  # adopted, then merged
     assert sorted(p.name[:-5] for p in (tmp_path / "spool" / "done").iterdir()) == sorted(jobs)
+
+
+def test_dream_backoff_doubles_after_refusals_and_clears_on_success() -> None:
+    from dreamd.dispatch import DreamBackoff
+
+    d = Path("/m")
+    b = DreamBackoff(first=60, cap=200)
+    assert b.remaining(d, 0) == 0
+    assert b.record(d, "rejected", 0) == 60 and b.remaining(d, 59) == 1 and b.remaining(d, 60) == 0
+    assert b.record(d, "transient", 60) == 120
+    assert b.record(d, "rejected", 180) == 200  # capped
+    assert b.record(d, "conflict", 400) == 0 and b.remaining(d, 379) == 1  # not penalised, not cleared
+    assert b.record(d, "applied", 400) == 0 and b.remaining(d, 400) == 0
