@@ -64,7 +64,7 @@ class DreamBackoff:
         if status not in self.PENALISED:
             return 0.0
         failures = self._state.get(directory, (0, 0.0))[0] + 1
-        delay = min(self.first * 2 ** (failures - 1), self.cap)
+        delay = float(min(self.first * 2.0 ** (failures - 1), self.cap))
         self._state[directory] = (failures, now + delay)
         return delay
 
