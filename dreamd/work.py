@@ -337,6 +337,19 @@ def dir_state(memory_dir: Path, ctx: Context, *, last_scan_at: datetime | None) 
     )
 
 
+PLAN_BATCH = 120
+"""Records per plan call. One answer must fit in ``max_tokens``; past a few hundred records a
+whole-set plan is truncated (and refused) for good, so large sets are planned in batches."""
+
+
+def plan_batches(records: Sequence[Any], size: int) -> list[list[Any]]:
+    """Disjoint batches of at most ``size``, records of one type together and in name order,
+    so near-duplicates (same type, similar names) mostly share a batch. Always at least one
+    batch, so an empty set still yields one (empty) plan call."""
+    ordered = sorted(records, key=lambda r: (r.type, r.name))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)] or [[]]
+
+
 @dataclass(frozen=True)
 class DreamResult:
     status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | lease-lost | dry-run
@@ -426,25 +439,30 @@ def dream(
             if any(s.startswith("session:") and s[8:] in snapshot.sessions_since_consolidation for s in e.sources)
         ]
         bound.info("dream.started", records=len(inputs), generation=snapshot.generation)
+        plan: list[PlanOp] = []
+        recent_set = set(recent)
         with _Heartbeat(lease) as beat:
-            outcome = ops.plan(
-                ctx.model,
-                inputs,
-                recent,
-                today=ctx.clock().date(),
-                max_tokens=ctx.config.model.max_tokens,
-            )
-        ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+            for batch in plan_batches(inputs, PLAN_BATCH):
+                outcome = ops.plan(
+                    ctx.model,
+                    batch,
+                    [r.name for r in batch if r.name in recent_set],
+                    today=ctx.clock().date(),
+                    max_tokens=ctx.config.model.max_tokens,
+                )
+                ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+                if beat.lost or outcome.error:
+                    break
+                plan.extend(outcome.ops)
         if beat.lost:
             bound.warning("dream.lease_lost", reason=beat.lost)
             return DreamResult("lease-lost", beat.lost)
         if getattr(outcome, "transient", False):
             bound.warning("dream.deferred", reason=outcome.error)
             return DreamResult("transient", outcome.error)
-        if outcome.error:
+        if outcome.error:  # one refused batch refuses the dream: never a partial apply
             bound.warning("dream.rejected", reason=outcome.error)
             return DreamResult("rejected", outcome.error)
-        plan = list(outcome.ops)
         ctx.step("planned")
         if dry_run:
             return DreamResult("dry-run", plan=plan, generation=snapshot.generation)

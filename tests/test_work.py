@@ -337,3 +337,38 @@ def test_forgetting_a_merged_away_record_says_where_the_fact_went(mdir: Path) ->
         "tabs-b: merged into tabs-a by a dream; forget tabs-a to remove the fact; "
         "stale: not present; ghost: not present"
     )
+
+
+def test_large_sets_are_planned_in_batches_and_applied_in_one_commit(
+    mdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dreamd.work
+
+    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
+    store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
+    gen = store.read().generation
+    model = ScriptedModel([
+        ok([{"source_names": ["keep", "stale"], "result": rec("keep", desc="Kept", body="k")}]),
+        ok([{"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="Tabs", body="t")}]),
+    ])
+    assert dream(mdir, ctx_for(model), force=True).status == "applied"
+    assert [sorted(c["name"] for c in p["records"]) for p in model.payloads] == [["keep", "stale"], ["tabs-a", "tabs-b"]]
+    m = store.read()
+    assert m.generation == gen + 1
+    assert sorted((e.name, e.description) for e in m.records) == [("keep", "Kept"), ("tabs-a", "Tabs")]
+
+
+def test_one_refused_batch_refuses_the_whole_dream(mdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dreamd.work
+
+    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
+    store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
+    gen = store.read().generation
+    model = ScriptedModel([
+        ok([{"source_names": ["stale"], "result": None}]),
+        Completion(text="[]", stop_reason="max_tokens"),
+    ])
+    result = dream(mdir, ctx_for(model), force=True)
+    assert result.status == "rejected" and "truncated" in (result.reason or "")
+    assert store.read().generation == gen
+    assert len(store.read().records) == 4
