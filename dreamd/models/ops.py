@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import TypeVar
 
 import structlog
 
@@ -58,6 +59,7 @@ __all__ = [
 log = structlog.get_logger("dreamd.models")
 
 Clock = Callable[[], float]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,32 @@ def _log_call(model: Model, call: _Call, *, task: str, outcome: str, reason: str
         )
 
 
+def _run(
+    model: Model,
+    system: str,
+    prompt: str,
+    max_tokens: int,
+    *,
+    task: str,
+    check: Callable[[Completion], list[T]],
+    clock: Clock,
+) -> tuple[list[T], str | None, Usage, float, bool, bool]:
+    """One gated call: (result, error, usage, duration_ms, transient, rejected), logged once."""
+    call = _call(model, system, prompt, max_tokens, clock=clock)
+    if call.completion is None:
+        outcome = "transient" if call.transient else "error"
+        _log_call(model, call, task=task, outcome=outcome, reason=call.error)
+        return [], call.error, Usage(), call.duration_ms, call.transient, False
+    try:
+        result = check(call.completion)
+    except AnswerRejected as exc:
+        reason = str(exc)
+        _log_call(model, call, task=task, outcome="rejected", reason=reason)
+        return [], reason, call.completion.usage, call.duration_ms, False, True
+    _log_call(model, call, task=task, outcome="ok", reason=None)
+    return result, None, call.completion.usage, call.duration_ms, False, False
+
+
 def extract(
     model: Model,
     turns: Sequence[TurnLike],
@@ -155,21 +183,12 @@ def extract(
     if not turns:
         return ExtractOutcome(records=[], error=None, usage=Usage(), duration_ms=0.0)
     system, prompt = extract_prompt(turns, index, today=today)
-    call = _call(model, system, prompt, max_tokens, clock=clock)
-    if call.completion is None:
-        outcome = "transient" if call.transient else "error"
-        _log_call(model, call, task="extract", outcome=outcome, reason=call.error)
-        return ExtractOutcome([], call.error, Usage(), call.duration_ms, transient=call.transient)
-    try:
-        records = check_extraction(
-            call.completion, existing_names={e.name for e in index}, limit=limit
-        )
-    except AnswerRejected as exc:
-        reason = str(exc)
-        _log_call(model, call, task="extract", outcome="rejected", reason=reason)
-        return ExtractOutcome([], reason, call.completion.usage, call.duration_ms, rejected=True)
-    _log_call(model, call, task="extract", outcome="ok", reason=None)
-    return ExtractOutcome(records, None, call.completion.usage, call.duration_ms)
+    existing = {e.name for e in index}
+    records, error, usage, ms, transient, rejected = _run(
+        model, system, prompt, max_tokens, task="extract", clock=clock,
+        check=lambda c: check_extraction(c, existing_names=existing, limit=limit),
+    )
+    return ExtractOutcome(records, error, usage, ms, transient=transient, rejected=rejected)
 
 
 def plan(
@@ -188,16 +207,9 @@ def plan(
     if not records:
         return PlanOutcome(ops=[], error=None, usage=Usage(), duration_ms=0.0)
     system, prompt = consolidate_prompt(records, recent, today=today)
-    call = _call(model, system, prompt, max_tokens, clock=clock)
-    if call.completion is None:
-        outcome = "transient" if call.transient else "error"
-        _log_call(model, call, task="consolidate", outcome=outcome, reason=call.error)
-        return PlanOutcome([], call.error, Usage(), call.duration_ms, transient=call.transient)
-    try:
-        ops = check_plan(call.completion, candidates={r.name for r in records})
-    except AnswerRejected as exc:
-        reason = str(exc)
-        _log_call(model, call, task="consolidate", outcome="rejected", reason=reason)
-        return PlanOutcome([], reason, call.completion.usage, call.duration_ms, rejected=True)
-    _log_call(model, call, task="consolidate", outcome="ok", reason=None)
-    return PlanOutcome(ops, None, call.completion.usage, call.duration_ms)
+    candidates = {r.name for r in records}
+    ops, error, usage, ms, transient, rejected = _run(
+        model, system, prompt, max_tokens, task="consolidate", clock=clock,
+        check=lambda c: check_plan(c, candidates=candidates),
+    )
+    return PlanOutcome(ops, error, usage, ms, transient=transient, rejected=rejected)
