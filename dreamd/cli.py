@@ -395,12 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
         return code
-    except UsageError as exc:
-        print(f"dreamd: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except DreamdError as exc:
         print(f"dreamd: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILURE
     except BrokenPipeError:
         # `dreamd status --json | head`: the reader left; that is not our failure.
         import os

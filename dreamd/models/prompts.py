@@ -68,17 +68,8 @@ class IndexEntry(Protocol):
     def description(self) -> str: ...
 
 
-class PlanInput(Protocol):
+class PlanInput(IndexEntry, Protocol):
     """One record a consolidation may touch (:class:`PlanRecord` fits)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def type(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
 
     @property
     def body(self) -> str: ...
