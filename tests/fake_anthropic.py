@@ -7,8 +7,16 @@ on retryable statuses so the SDK's backoff stays fast) or a hang (:class:`Hang`,
 the client timeout). Every request is recorded (path, lower-cased headers, parsed JSON body) so
 tests can check the model, ``max_tokens``, ``cache_control`` and the API key header.
 
-An exhausted script answers 400 ``script exhausted`` (not retried by the SDK), so a test that
-sends more requests than it scripted fails loudly instead of hanging.
+An exhausted script answers from ``responder`` when one is set (a function of the request, for
+clients such as Claude Code that send side requests a test cannot count in advance), else 400
+``script exhausted`` (not retried by the SDK), so a test that sends more requests than it scripted
+fails loudly instead of hanging.
+
+A request with ``"stream": true`` (what the Claude Code CLI sends) gets the same message as
+server-sent events: ``message_start``, per block ``content_block_start`` / ``content_block_delta``
+(``text_delta`` or ``input_json_delta``) / ``content_block_stop``, ``message_delta`` (stop reason
+and output tokens) and ``message_stop``. ``HEAD /`` (the CLI's reachability probe) answers 200, and
+``POST /v1/messages/count_tokens`` a rough count.
 
 Use the ``fake_anthropic`` fixture (import it into a test module, or list this module in
 ``pytest_plugins``).
@@ -18,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -114,12 +122,67 @@ class Request:
     headers: dict[str, str]
     body: Any
 
+    @property
+    def streamed(self) -> bool:
+        return isinstance(self.body, dict) and self.body.get("stream") is True
+
+
+Responder = Callable[[Request], ScriptItem]
+
+
+def sse_events(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The Messages streaming events that deliver ``msg`` (a :func:`message` body)."""
+    usage = dict(msg.get("usage") or {})
+    start = {
+        **msg,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for i, block in enumerate(msg.get("content") or []):
+        if block.get("type") == "tool_use":
+            first = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
+        elif block.get("type") == "thinking":
+            first = {**block, "thinking": ""}
+            delta = {"type": "thinking_delta", "thinking": block.get("thinking", "")}
+        else:
+            first = {**block, "text": ""}
+            delta = {"type": "text_delta", "text": block.get("text", "")}
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": first},
+            )
+        )
+        events.append(
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": msg.get("stop_reason"), "stop_sequence": None},
+                "usage": {"output_tokens": usage.get("output_tokens", 1)},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
 
 class FakeAnthropic:
     """The server. ``url`` is the base_url to give the SDK; ``push`` appends script items."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Responder | None = None) -> None:
         self.requests: list[Request] = []
+        self.responder = responder
         self._script: list[ScriptItem] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -133,6 +196,14 @@ class FakeAnthropic:
 
             def do_POST(self) -> None:
                 fake._handle(self)
+
+            def do_HEAD(self) -> None:
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                fake._send(self, Status(404, f"fake_anthropic: no route {self.path}"))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -175,19 +246,34 @@ class FakeAnthropic:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self._lock:
             self.requests.append(Request(path=handler.path, headers=headers, body=body))
-        if handler.path.split("?")[0] != "/v1/messages":
+        route = handler.path.split("?")[0]
+        if route == "/v1/messages/count_tokens":
+            self._send(handler, {"input_tokens": max(1, length // 4)})
+            return
+        if route != "/v1/messages":
             self._send(handler, Status(404, f"fake_anthropic: no route {handler.path}"))
             return
         item = self._next()
+        if item is None and self.responder is not None:
+            item = self.responder(self.requests[-1])
         if item is None:
             item = Status(400, "fake_anthropic: script exhausted")
         if isinstance(item, Hang):
             if self._stopping.wait(item.seconds):
                 return
             item = item.then
-        self._send(handler, item)
+        self._send(handler, item, stream=isinstance(body, dict) and body.get("stream") is True)
 
-    def _send(self, handler: BaseHTTPRequestHandler, item: dict[str, Any] | Status) -> None:
+    def _send(
+        self,
+        handler: BaseHTTPRequestHandler,
+        item: dict[str, Any] | Status,
+        *,
+        stream: bool = False,
+    ) -> None:
+        if stream and not isinstance(item, Status):
+            self._send_stream(handler, item)
+            return
         if isinstance(item, Status):
             code, payload, extra = item.code, item.body(), item.response_headers()
         else:
@@ -205,6 +291,21 @@ class FakeAnthropic:
             handler.wfile.flush()
         except OSError:
             pass  # the client gave up (timeout) and closed the socket
+
+    def _send_stream(self, handler: BaseHTTPRequestHandler, msg: dict[str, Any]) -> None:
+        try:
+            handler.send_response(200)
+            handler.send_header("content-type", "text/event-stream")
+            handler.send_header("cache-control", "no-cache")
+            handler.send_header("connection", "close")
+            handler.send_header("request-id", f"req_fake_{len(self.requests)}")
+            handler.end_headers()
+            for name, data in sse_events(msg):
+                handler.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            handler.wfile.flush()
+        except OSError:
+            pass
+        handler.close_connection = True
 
 
 @pytest.fixture
