@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from memory.errors import RecordError
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.llm import Model
 from memory.manifest import Manifest, ManifestEntry
+from memory.recall_block import cap_text, render_block, render_element, truncation_note
 from memory.select import Candidate, KeywordIndex, model_select
 from memory.store import INDEX, MemoryStore
 
@@ -143,72 +143,7 @@ class RecallSession:
         return recall(memory_dir, query, session=self, **kwargs)
 
 
-# ----------------------------------------------------------------------------- capping and rendering
-
-_TAG_RE = re.compile(r"<(?=/?\s*(?:memory|relevant_memories)\b)", re.IGNORECASE)
-
-
-def _neutralise(text: str) -> str:
-    """Stop record text from opening or closing our elements (``<memory``, ``</memory``,
-    ``<relevant_memories``…); all other text, code with ``<`` included, stays readable."""
-    return _TAG_RE.sub("&lt;", text)
-
-
-def _attr(value: str) -> str:
-    return (
-        value.replace("&", "&amp;")
-        .replace('"', "&quot;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\n", " ")
-    )
-
-
-def truncation_note(path: str) -> str:
-    return f"[… truncated; full record: {path}]"
-
-
-def cap_text(body: str, *, path: str, max_lines: int, max_bytes: int) -> tuple[str, bool]:
-    """``body`` cut to ``max_lines`` lines and ``max_bytes`` UTF-8 bytes, note included.
-
-    Cuts at a line boundary when one lies in the second half of the allowance, else at a
-    character boundary (never inside a UTF-8 sequence). Returns (text, truncated).
-    """
-    text = body.rstrip("\n")
-    lines = text.split("\n") if text else []
-    if len(lines) <= max_lines and len(text.encode("utf-8")) <= max_bytes:
-        return text, False
-    note = truncation_note(path)
-    keep_lines = max(0, max_lines - 1)
-    head = "\n".join(lines[:keep_lines])
-    allowance = max(0, max_bytes - len(note.encode("utf-8")) - 1)
-    data = head.encode("utf-8")
-    if len(data) > allowance:
-        cut = data[:allowance]
-        newline = cut.rfind(b"\n")
-        if newline >= allowance // 2:
-            cut = cut[:newline]
-        head = cut.decode("utf-8", errors="ignore")
-    head = head.rstrip()
-    return (head + "\n" + note) if head else note, True
-
-
-def render_element(rec: RecalledRecord) -> str:
-    """One ``<memory>`` element: description line, blank line, capped body."""
-    inner = _neutralise(rec.description)
-    if rec.text:
-        inner += "\n\n" + _neutralise(rec.text)
-    return (
-        f'<memory name="{_attr(rec.name)}" type="{_attr(rec.type)}" file="{_attr(rec.file)}">\n'
-        f"{inner}\n</memory>\n"
-    )
-
-
-def render_block(records: list[RecalledRecord]) -> str:
-    """The ``<relevant_memories>`` block for ``records``; "" when there are none."""
-    if not records:
-        return ""
-    return "<relevant_memories>\n" + "".join(render_element(r) for r in records) + "</relevant_memories>\n"
+# Capping and rendering live in memory.recall_block (the hook renders without the store).
 
 
 # ----------------------------------------------------------------------------- the index cache

@@ -15,6 +15,8 @@ Two ways to pick at most ``limit`` record names for a query (DESIGN §7):
   is returned, never raised.
 
 Pure and I/O-free (stdlib plus memory.gate and memory.llm): the caller passes candidates in.
+The keyword half imports only light stdlib modules (no dataclasses, typing or YAML; the gate
+is loaded when a model is asked): ``dreamd hook`` ranks memories with it at every prompt.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ import math
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 
-from memory import gate
-from memory.gate import AnswerRejected
-from memory.llm import Completion, Model, render_payload
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
+if TYPE_CHECKING:
+    from memory.gate import AnswerRejected
+    from memory.llm import Completion, Model
 
 __all__ = [
     "MODEL_CANDIDATES",
@@ -144,15 +146,46 @@ def _with_pairs(tokens: list[str]) -> list[str]:
 # ----------------------------------------------------------------------------- keyword index
 
 
-@dataclass(frozen=True)
 class Candidate:
-    """What selection sees of a record: never the file, only these values."""
+    """What selection sees of a record: never the file, only these values (immutable).
 
+    A plain slotted class rather than a dataclass: importing ``dataclasses`` would triple the
+    start-up cost of the hook that ranks memories at every prompt.
+    """
+
+    __slots__ = ("body", "description", "importance", "name", "type")
     name: str
     type: str
     description: str
-    body: str = ""
-    importance: float = 0.5
+    body: str
+    importance: float
+
+    def __init__(
+        self, name: str, type: str, description: str, body: str = "", importance: float = 0.5
+    ) -> None:
+        for key, value in (
+            ("name", name), ("type", type), ("description", description), ("body", body),
+            ("importance", importance),
+        ):  # fmt: skip
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"Candidate is immutable (cannot set {key})")
+
+    def _key(self) -> tuple[str, str, str, str, float]:
+        return (self.name, self.type, self.description, self.body, self.importance)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Candidate) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Candidate(name={self.name!r}, type={self.type!r}, description={self.description!r}, "
+            f"body={self.body!r}, importance={self.importance!r})"
+        )
 
 
 FIELD_WEIGHTS: dict[str, float] = {"name": 2.0, "description": 1.5, "body": 1.0}
@@ -282,6 +315,8 @@ def selection_prompt(
             {"name": c.name, "type": c.type, "description": c.description} for c in candidates
         ],
     }
+    from memory.llm import render_payload
+
     lines += ["", render_payload(payload)]
     return system, "\n".join(lines)
 
@@ -294,6 +329,8 @@ def check_selection(completion: Completion, known: set[str], limit: int) -> list
     an array of at most ``limit`` distinct strings, each a known name. The rules live in
     :mod:`memory.gate`, shared with extraction and consolidation.
     """
+    from memory import gate
+
     return gate.check_selection(completion, known=known, limit=limit)
 
 
@@ -325,6 +362,8 @@ def model_select(
         shown = [c for c in shown if c.name in keep]
         if not shown:
             return [], None
+    from memory.gate import AnswerRejected
+
     known = {c.name for c in shown}
     system, prompt = selection_prompt(query, shown, limit)
     try:
@@ -336,3 +375,12 @@ def model_select(
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         reason = f"model call failed: {type(exc).__name__}" + (f": {first}" if first else "")
     return index.select(query, limit, exclude=exclude), reason
+
+
+def __getattr__(name: str) -> object:
+    """``AnswerRejected`` stays importable from here without loading the gate eagerly."""
+    if name == "AnswerRejected":
+        from memory.gate import AnswerRejected
+
+        return AnswerRejected
+    raise AttributeError(f"module 'memory.select' has no attribute {name!r}")
