@@ -247,15 +247,14 @@ def _abs_path(value: Any, where: str, env: Mapping[str, str]) -> Path:
 
 
 def _spool(value: Any, where: str, env: Mapping[str, str]) -> Path:
-    if value is None and env.get("DREAMD_SPOOL"):
-        # The client and the hook honour DREAMD_SPOOL (memory.spool.default_spool_path); the
-        # daemon must read the same spool they write.
-        return _abs_path(env["DREAMD_SPOOL"], where, env)
-    if value is None:
-        state = env.get("XDG_STATE_HOME", "")
-        base = Path(state) if state and os.path.isabs(state) else Path(expand_user("~/.local/state", env))
-        return base / "dreamd" / "spool"
-    return _abs_path(value, where, env)
+    """``$DREAMD_SPOOL`` > this key > the XDG default (:func:`memory.spool.resolve_spool`):
+    the rule the hook and the library follow too, so they all read and write one spool."""
+    from memory.spool import resolve_spool
+
+    configured = None if value is None else _abs_path(value, where, env)
+    if env.get("DREAMD_SPOOL"):
+        _abs_path(env["DREAMD_SPOOL"], "DREAMD_SPOOL", env)
+    return resolve_spool(configured, env)
 
 
 def _roots(value: Any, where: str, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -282,7 +281,8 @@ def _projects(value: Any, where: str, env: Mapping[str, str]) -> dict[Path, Path
 SCHEMA: tuple[Key, ...] = (
     # [daemon]
     Key("daemon", "spool", "path", None,
-        "Spool directory agents submit jobs into (not /tmp: a service with PrivateTmp sees another /tmp).",
+        "Spool directory agents submit jobs into (not /tmp: a service with PrivateTmp sees another /tmp). "
+        "$DREAMD_SPOOL overrides it for every command, the hook and the library.",
         _spool, example_comment="default: $XDG_STATE_HOME/dreamd/spool, else ~/.local/state/dreamd/spool"),
     Key("daemon", "roots", "list of globs", ["~/.claude/projects/*/memory", "~/code/*/.memory"],
         "Managed memory directories, as glob patterns; also the allowlist for a job's memory_dir.",

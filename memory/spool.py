@@ -76,20 +76,87 @@ _RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?$")
 _ERROR_HISTORY = re.compile(r"\.error-(\d+)\.json$")
 
 
-def default_spool_path(env: Mapping[str, str] | None = None) -> Path:
-    """``$DREAMD_SPOOL``, else ``$XDG_STATE_HOME/dreamd/spool``, else ``~/.local/state/…``.
+def state_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/dreamd``, else ``~/.local/state/dreamd`` (a relative XDG value is
+    ignored, as the XDG spec says): where the spool and the hook's state live by default."""
+    env = os.environ if env is None else env
+    state = env.get("XDG_STATE_HOME", "")
+    if state and os.path.isabs(state):
+        return Path(state) / "dreamd"
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / ".local" / "state" / "dreamd"
 
-    Not ``/tmp``: a service with PrivateTmp sees a different ``/tmp`` from its clients.
-    A relative ``XDG_STATE_HOME`` is ignored, as the XDG spec says.
+
+def config_file(env: Mapping[str, str] | None = None) -> Path | None:
+    """The dreamd config file the environment names (``$DREAMD_CONFIG``, else
+    ``$XDG_CONFIG_HOME/dreamd/config.toml`` when it exists), or None."""
+    env = os.environ if env is None else env
+    if env.get("DREAMD_CONFIG"):
+        return Path(_expand(env["DREAMD_CONFIG"], env))
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(_expand("~/.config", env))
+    path = base / "dreamd" / "config.toml"
+    return path if path.exists() else None
+
+
+def _expand(path: str, env: Mapping[str, str]) -> str:
+    if path == "~" or path.startswith("~/"):
+        return (env.get("HOME") or os.path.expanduser("~")) + path[1:]
+    return path
+
+
+def configured_spool(env: Mapping[str, str] | None = None) -> Path | None:
+    """``[daemon] spool`` of the config file the environment names, or None when unset.
+
+    Only that key is read (tomllib, loaded only when a file exists); a file that cannot be
+    read or parsed is a ConfigError naming it, never a silent fallback to another spool.
+    """
+    env = os.environ if env is None else env
+    path = config_file(env)
+    if path is None:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    daemon = data.get("daemon")
+    value = daemon.get("spool") if isinstance(daemon, dict) else None
+    if value is None:
+        return None
+    expanded = _expand(value, env) if isinstance(value, str) else ""
+    if not os.path.isabs(expanded):
+        raise ConfigError(f"{path}: [daemon] spool: expected an absolute path (or ~/...), got {value!r}")
+    return Path(os.path.normpath(expanded))
+
+
+def resolve_spool(configured: Path | None, env: Mapping[str, str] | None = None) -> Path:
+    """THE spool rule, for every command and the library: ``$DREAMD_SPOOL``, else the config's
+    ``[daemon] spool`` (``configured``), else ``$XDG_STATE_HOME/dreamd/spool``.
+
+    One rule everywhere, so a hook and the daemon can never pick different spools from one
+    environment (issue 13 item 2: jobs sat unseen in the other one).
     """
     env = os.environ if env is None else env
     if env.get("DREAMD_SPOOL"):
-        return Path(os.path.expanduser(env["DREAMD_SPOOL"]))
-    state = env.get("XDG_STATE_HOME", "")
-    if state and os.path.isabs(state):
-        return Path(state) / "dreamd" / "spool"
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".local" / "state" / "dreamd" / "spool"
+        return Path(os.path.normpath(_expand(env["DREAMD_SPOOL"], env)))
+    if configured is not None:
+        return configured
+    return state_home(env) / "spool"
+
+
+def default_spool_path(env: Mapping[str, str] | None = None) -> Path:
+    """The spool the library uses without ``spool=``: :func:`resolve_spool` with the config
+    file the environment names. Not ``/tmp``: a service with PrivateTmp sees another ``/tmp``."""
+    env = os.environ if env is None else env
+    if env.get("DREAMD_SPOOL"):
+        return resolve_spool(None, env)
+    return resolve_spool(configured_spool(env), env)
 
 
 def backoff_delay(
