@@ -64,6 +64,7 @@ EVENTS: dict[str, str] = {
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
     # extraction
+    "adopt.first_use": "Claude Code's auto-memory directory was taken under management by its first job (memory_dir, generation, adopted, malformed, index_archived).",
     "extract.committed": "Memories extracted from a transcript were committed (job_id, memory_dir, session_id, ...).",
     "extract.rejected": "The model's extraction failed validation; nothing written (job_id, memory_dir, session_id, reason).",
     "record.redacted": "Secrets were redacted from a record before it was written (name, kinds).",

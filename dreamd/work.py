@@ -33,6 +33,7 @@ from memory.errors import (
     LockError,
     PermanentError,
     RecordError,
+    StoreError,
     TransientError,
     UnmanagedError,
 )
@@ -158,10 +159,45 @@ def _execute(job: Any, ctx: Context) -> str:
     raise PermanentError(f"job {job.id}: unknown kind {kind!r}")
 
 
+def adopt_on_first_use(memory_dir: Path) -> str | None:
+    """Take Claude Code's auto-memory directory under management the first time a job for it
+    arrives (the job says ``adopt``, DESIGN §2.4); None when it already is managed.
+
+    What Claude Code wrote is adopted byte for byte and its MEMORY.md archived
+    (:func:`memory.adopt.adopt`); a directory that does not exist yet is created empty inside
+    its existing parent (Claude Code's project folder). Another writer adopting first is fine.
+    """
+    from memory.adopt import adopt
+
+    if (memory_dir / "manifest.json").is_file():
+        return None
+    if not memory_dir.is_dir():
+        if not memory_dir.parent.is_dir():
+            raise PermanentError(f"{memory_dir}: neither it nor its parent exists; nothing to adopt")
+        memory_dir.mkdir(mode=0o700, exist_ok=True)
+    try:
+        report = adopt(memory_dir)
+    except StoreError:
+        if (memory_dir / "manifest.json").is_file():
+            return None  # adopted by someone else meanwhile
+        raise
+    log.info(
+        "adopt.first_use",
+        memory_dir=str(memory_dir),
+        generation=report.generation,
+        adopted=len(report.adopted),
+        malformed=len(report.malformed),
+        index_archived=report.index_archived,
+    )
+    return f"adopted {len(report.adopted)}"
+
+
 def _extract(job: Any, ctx: Context) -> str:
     from dreamd.models import ops
     from memory.transcripts import budget_turns, new_turns, parse_transcript
 
+    if _job_field(job, "adopt", False):
+        adopt_on_first_use(Path(job.memory_dir))
     store = ctx.store(job.memory_dir)
     manifest = store.read()
     if job.id in manifest.applied_jobs:

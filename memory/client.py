@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from memory.errors import JobRejected
@@ -107,6 +108,42 @@ def submit(
         transcript=(format, content),
     )
     return _write(spool, job, max_job_bytes)
+
+
+def submit_parts(
+    parts: Sequence[tuple[str, str | None, datetime]],
+    *,
+    memory_dir: str | os.PathLike[str],
+    format: str = "auto",
+    spool: SpoolArg = None,
+    max_job_bytes: int = MAX_JOB_BYTES,
+    adopt: bool = False,
+) -> list[str]:
+    """Enqueue consecutive parts of one transcript, in order; return their job ids.
+
+    Each part is ``(content, session_id, time)``: job ids sort by ``time``, so give later
+    parts later times and the daemon takes them in order. ``adopt`` marks the directory as
+    Claude Code's auto-memory directory, which the daemon adopts on first use. A part that
+    cannot be written raises; the parts before it stay queued (each is a whole turn range).
+    """
+    mdir = _memory_dir(memory_dir)
+    if format not in TRANSCRIPT_FORMATS:
+        raise JobRejected(
+            f"transcript format {format!r} is not one of {', '.join(TRANSCRIPT_FORMATS)}"
+        )
+    ids = []
+    for content, session_id, at in parts:
+        clean, _kinds = redact(content)
+        job = build_job(
+            "extract",
+            job_id=new_job_id(at),
+            memory_dir=mdir,
+            session_id=_session(session_id),
+            transcript=(format, clean),
+            adopt=adopt,
+        )
+        ids.append(_write(spool, job, max_job_bytes))
+    return ids
 
 
 def remember(

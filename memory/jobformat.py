@@ -10,6 +10,8 @@ opens a path a job names::
      "records": [{"name", "type", "description", "body"}, …]   # remember
      "names": ["prefers-tabs", …]                              # forget
      "force": false                                            # consolidate (optional)
+     "adopt": true        # extract (optional): the hook's zero-config target, Claude Code's
+                          # auto-memory directory: the daemon adopts it on first use
 
 A writer puts only the keys its kind uses; a reader ignores keys it does not know. Validation
 lives in :mod:`memory.jobs` (the daemon's side). This module is on every agent's submit path,
@@ -62,6 +64,7 @@ def build_job(
     records: Sequence[Mapping[str, str]] = (),
     names: Sequence[str] = (),
     force: bool = False,
+    adopt: bool = False,
 ) -> dict[str, Any]:
     """The job object for ``kind``, carrying only the keys that kind uses.
 
@@ -80,6 +83,8 @@ def build_job(
             raise ValueError("an extract job needs a transcript")
         fmt, content = transcript
         job["transcript"] = {"format": fmt, "content": content}
+        if adopt:
+            job["adopt"] = True
     elif kind == "remember":
         job["records"] = [dict(r) for r in records]
     elif kind == "forget":

@@ -91,6 +91,8 @@ class Job:
     records: tuple[Record, ...] = ()
     names: tuple[str, ...] = ()
     force: bool = False
+    adopt: bool = False
+    """An extract for Claude Code's auto-memory directory: adopt it if it is not managed yet."""
     redacted: tuple[str, ...] = ()
     """Secret kinds :func:`memory.redact.redact` replaced during validation (for the log)."""
 
@@ -343,10 +345,14 @@ def _validate(raw: bytes, *, roots: Sequence[str], max_bytes: int) -> Job:
     if kind == "extract":
         transcript = _transcript(obj.get("transcript"))
         content, kinds = redact(transcript.content)
+        adopt = obj.get("adopt", False)
+        if not isinstance(adopt, bool):
+            raise JobRejected(f"adopt must be true or false, got {type(adopt).__name__}")
         return Job(
             **common,
             transcript=Transcript(transcript.format, content),
             redacted=tuple(kinds),
+            adopt=adopt,
         )
     if kind == "remember":
         records, kinds = redact_records(_records(obj.get("records")))

@@ -92,4 +92,8 @@ def render_block(records: Sequence[Shown]) -> str:
     """The ``<relevant_memories>`` block for ``records``; "" when there are none."""
     if not records:
         return ""
-    return "<relevant_memories>\n" + "".join(render_element(r) for r in records) + "</relevant_memories>\n"
+    return (
+        "<relevant_memories>\n"
+        + "".join(render_element(r) for r in records)
+        + "</relevant_memories>\n"
+    )

@@ -12,8 +12,14 @@ from typing import Any
 
 import pytest
 
+from dreamd.claude_paths import project_key as cc_key
 from dreamd.hook import memory_dir_for, run_hook, session_id_for
 from memory.errors import DreamdError
+
+
+def project_key(path: Path) -> str:
+    return cc_key(str(path))
+
 
 REPO = Path(__file__).resolve().parents[1]
 TRANSCRIPT = (
@@ -48,6 +54,11 @@ def _managed(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     (path / "manifest.json").write_text('{"format": 1}')
     return path
+
+
+def _log(state_home: Path) -> list[dict[str, Any]]:
+    path = state_home / "dreamd" / "hook.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def _jobs(spool: Path) -> list[dict[str, Any]]:
@@ -120,23 +131,25 @@ def test_payload_without_cwd_or_project_env_enqueues_nothing(
     assert _jobs(tmp_path / "spool") == []
 
 
-def test_project_without_memory_is_left_alone(tmp_path: Path) -> None:
+def test_unmanaged_dot_memory_falls_through_to_claude_codes_auto_memory(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text(TRANSCRIPT)
     (tmp_path / "proj" / ".memory").mkdir(parents=True)  # exists but not managed
+    env = {"HOME": str(tmp_path / "home")}
     payload = {
         "hook_event_name": "SessionEnd",
         "cwd": str(tmp_path / "proj"),
         "transcript_path": str(tmp_path / "t.jsonl"),
     }
-    assert (
-        run_hook(json.dumps(payload).encode(), spool=tmp_path / "spool", projects={}, env={})
-        is None
-    )
+    run_hook(json.dumps(payload).encode(), spool=tmp_path / "spool", projects={}, env=env)
+    auto = tmp_path / "home" / ".claude" / "projects" / project_key(tmp_path / "proj") / "memory"
+    [job] = _jobs(tmp_path / "spool")
+    assert (job["memory_dir"], job["adopt"]) == (str(auto), True)
+    assert job["session_id"] == "t"  # no session_id: the transcript stem
     _managed(tmp_path / "proj" / ".memory")
-    job_id = run_hook(json.dumps(payload).encode(), spool=tmp_path / "spool", projects={}, env={})
-    assert job_id is not None
-    assert _jobs(tmp_path / "spool")[0]["memory_dir"] == str(tmp_path / "proj" / ".memory")
-    assert _jobs(tmp_path / "spool")[0]["session_id"] == "t"  # no session_id: the transcript stem
+    job_id = run_hook(json.dumps(payload).encode(), spool=tmp_path / "spool", projects={}, env=env)
+    [second] = [j for j in _jobs(tmp_path / "spool") if j["id"] == job_id]
+    assert second["memory_dir"] == str(tmp_path / "proj" / ".memory")
+    assert "adopt" not in second
 
 
 def test_nearest_configured_ancestor_wins(tmp_path: Path) -> None:
@@ -213,25 +226,28 @@ def test_main_garbage_payload_exits_1_with_one_stderr_line(tmp_path: Path) -> No
     assert _jobs(tmp_path / "spool") == []
 
 
-def test_main_missing_transcript_exits_1_naming_the_file(tmp_path: Path) -> None:
+def test_main_missing_transcript_is_a_silent_exit_0_with_a_log_line(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     _managed(project / ".memory")
     env = {
         "HOME": str(tmp_path),
         "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
         "DREAMD_SPOOL": str(tmp_path / "spool"),
     }
     payload = {
-        "hook_event_name": "SessionEnd",
+        "hook_event_name": "Stop",
         "session_id": "s",
         "cwd": str(project),
         "transcript_path": str(tmp_path / "gone.jsonl"),
     }
     proc = _run_main(json.dumps(payload).encode(), env)
-    assert proc.returncode == 1
-    assert (
-        proc.stderr == f"dreamd hook: transcript {tmp_path}/gone.jsonl: No such file or directory\n"
-    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert _jobs(tmp_path / "spool") == []
+    [entry] = _log(tmp_path / "state")
+    assert entry["hook"] == "Stop" and entry["outcome"] == "nothing"
+    assert entry["reason"] == f"transcript {tmp_path}/gone.jsonl does not exist (yet)"
+    assert entry["memory_dir"] == str(project / ".memory")
 
 
 def test_main_success_is_silent_and_imports_nothing_heavy(tmp_path: Path) -> None:
@@ -311,19 +327,30 @@ def test_main_bad_config_is_one_line_exit_1(tmp_path: Path) -> None:
 
 def test_settings_without_a_config_file_equal_the_config_defaults(tmp_path: Path) -> None:
     from dreamd.config import default_config
-    from dreamd.hook import hook_settings
+    from dreamd.hook import DEFAULT_ROOTS, hook_settings
 
     env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
     cfg = default_config(env=env)
-    assert hook_settings(env) == (
+    got = hook_settings(env)
+    assert (got.spool, got.projects, got.max_job_bytes) == (
         cfg.daemon.spool,
         cfg.daemon.projects,
         cfg.retention.max_job_bytes,
+    )
+    assert tuple(os.path.expanduser(r.replace("~", str(tmp_path), 1)) for r in DEFAULT_ROOTS) == (
+        cfg.daemon.roots
+    )
+    assert (got.limit, got.record_bytes, got.record_lines, got.session_bytes) == (
+        cfg.recall.limit,
+        cfg.recall.record_bytes,
+        cfg.recall.record_lines,
+        cfg.recall.session_bytes,
     )
     env_xdg = {**env, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     (tmp_path / "cfg" / "dreamd").mkdir(parents=True)
     (tmp_path / "cfg" / "dreamd" / "config.toml").write_text(
         f'[daemon]\nspool = "{tmp_path}/s2"\n[retention]\nmax_job_bytes = 1000\n'
     )
-    assert hook_settings(env_xdg) == (tmp_path / "s2", {}, 1000)
-    assert hook_settings({**env_xdg, "DREAMD_SPOOL": "/elsewhere"})[0] == Path("/elsewhere")
+    got = hook_settings(env_xdg)
+    assert (got.spool, got.projects, got.max_job_bytes) == (tmp_path / "s2", {}, 1000)
+    assert hook_settings({**env_xdg, "DREAMD_SPOOL": "/elsewhere"}).spool == Path("/elsewhere")

@@ -1,0 +1,225 @@
+"""Memory flowing back into Claude Code: ``SessionStart`` and ``UserPromptSubmit`` context.
+
+* ``SessionStart`` gets the bounded index (MEMORY.md) of a managed memory directory that
+  Claude Code does not load itself (a project's ``.memory``, a configured directory). Claude
+  Code already puts its own auto-memory directory's MEMORY.md in front of the model, so that
+  one is never sent a second time.
+* ``UserPromptSubmit`` gets the records relevant to the prompt as a ``<relevant_memories>``
+  block, rendered exactly as :func:`memory.recall` renders it: at most ``limit`` records, none
+  twice in one session (same name and content hash), and no more than ``session_bytes`` over
+  the session. What a session was shown is kept in ``<state>/hook-sessions/<id>.json``
+  (bounded: the oldest files beyond :data:`MAX_SESSIONS` are removed), and deleted at
+  ``SessionEnd``.
+
+Both answer with Claude Code's documented hook output,
+``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`` on stdout.
+
+The hook runs at every prompt, so this path imports only ``json``, ``re`` and the light keyword
+index: records are ranked on the manifest's names and descriptions (what recall does for large
+sets), and only the chosen record files are opened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+INDEX = "MEMORY.md"
+MANIFEST = "manifest.json"
+INDEX_MAX_LINES = 200
+INDEX_MAX_BYTES = 25_000
+MAX_SESSIONS = 200
+MAX_STATE_BYTES = 256 * 1024
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
+
+def index_context(memory_dir: Path) -> str:
+    """The directory's MEMORY.md, bounded like ``memory.index_text`` ("" when absent)."""
+    try:
+        with open(memory_dir / INDEX, "rb") as f:
+            data = f.read(INDEX_MAX_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.splitlines(keepends=True)[:INDEX_MAX_LINES]
+    out = "".join(lines)
+    encoded = out.encode("utf-8")
+    if len(encoded) > INDEX_MAX_BYTES:
+        cut = encoded[:INDEX_MAX_BYTES]
+        newline = cut.rfind(b"\n")
+        out = (cut[: newline + 1] if newline >= 0 else cut).decode("utf-8", errors="ignore")
+    return out
+
+
+def output(event: str, context: str) -> str:
+    """The hook's stdout: Claude Code's ``hookSpecificOutput`` with ``additionalContext``."""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
+        ensure_ascii=False,
+    )
+
+
+# ----------------------------------------------------------------------------- session state
+
+
+def _state_file(state_dir: Path, session_id: str) -> Path:
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return state_dir / "hook-sessions" / f"{digest}.json"
+
+
+def load_session(state_dir: Path, session_id: str) -> dict[str, Any]:
+    """What this session was already shown: ``{"used_bytes": n, "surfaced": [[dir, name, sha]]}``."""
+    try:
+        with open(_state_file(state_dir, session_id), "rb") as f:
+            data = json.loads(f.read(MAX_STATE_BYTES))
+    except (OSError, ValueError):
+        data = {}
+    used = data.get("used_bytes") if isinstance(data, dict) else None
+    surfaced = data.get("surfaced") if isinstance(data, dict) else None
+    return {
+        "used_bytes": used if isinstance(used, int) and used >= 0 else 0,
+        "surfaced": [s for s in surfaced if isinstance(s, list) and len(s) == 3]
+        if isinstance(surfaced, list)
+        else [],
+    }
+
+
+def save_session(state_dir: Path, session_id: str, state: dict[str, Any]) -> None:
+    """Write the session's state atomically, then keep at most :data:`MAX_SESSIONS` files."""
+    path = _state_file(state_dir, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state), encoding="utf-8")
+    os.replace(tmp, path)
+    _prune_sessions(path.parent)
+
+
+def _prune_sessions(folder: Path) -> None:
+    try:
+        entries = [
+            (e.stat().st_mtime, e.path) for e in os.scandir(folder) if e.name.endswith(".json")
+        ]
+    except OSError:
+        return
+    if len(entries) <= MAX_SESSIONS:
+        return
+    entries.sort()
+    for _, stale in entries[: len(entries) - MAX_SESSIONS]:
+        with contextlib.suppress(OSError):
+            os.unlink(stale)
+
+
+def end_session(state_dir: Path, session_id: str) -> bool:
+    """Forget the session's state (``SessionEnd``); True when there was some."""
+    try:
+        os.unlink(_state_file(state_dir, session_id))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- recall
+
+
+def _manifest_entries(memory_dir: Path) -> list[dict[str, Any]]:
+    with open(memory_dir / MANIFEST, "rb") as f:
+        data = json.loads(f.read(MAX_MANIFEST_BYTES))
+    records = data.get("records") if isinstance(data, dict) else None
+    if not isinstance(records, list):
+        raise ValueError(f"{memory_dir / MANIFEST}: no records list")
+    return [
+        r
+        for r in records
+        if isinstance(r, dict)
+        and all(
+            isinstance(r.get(k), str) for k in ("name", "type", "description", "file", "sha256")
+        )
+        and "/" not in r["file"]
+        and r["file"] not in ("", ".", "..")
+    ]
+
+
+def _body(data: bytes) -> str:
+    """A record file's body: the text after its ``---`` frontmatter (``memory.records`` rules)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.startswith("---\n"):
+        return text.strip("\n")
+    end = text.find("\n---", 3)
+    while end != -1:
+        after = end + 4
+        if after == len(text) or text[after] == "\n":
+            return text[after + 1 :].strip("\n") if after < len(text) else ""
+        end = text.find("\n---", end + 1)
+    return ""
+
+
+class _Shown:
+    """One selected record as the block renders it (same fields as ``RecalledRecord``)."""
+
+    __slots__ = ("description", "file", "name", "sha256", "text", "type")
+
+    def __init__(
+        self, name: str, type: str, description: str, file: str, text: str, sha256: str
+    ) -> None:
+        self.name, self.type, self.description = name, type, description
+        self.file, self.text, self.sha256 = file, text, sha256
+
+
+def relevant_memories(
+    memory_dir: Path,
+    prompt: str,
+    state: dict[str, Any],
+    *,
+    limit: int = 5,
+    record_bytes: int = 4096,
+    record_lines: int = 200,
+    session_bytes: int = 61440,
+) -> tuple[str, list[str]]:
+    """The ``<relevant_memories>`` block for ``prompt`` and the names it shows.
+
+    Updates ``state`` (the session's surfaced records and bytes) in place.
+    """
+    from memory.recall_block import cap_text, render_block, render_element
+    from memory.select import Candidate, KeywordIndex
+
+    real = os.path.realpath(memory_dir)
+    entries = _manifest_entries(memory_dir)
+    surfaced = {tuple(s) for s in state["surfaced"]}
+    by_name = {e["name"]: e for e in entries}
+    exclude = {e["name"] for e in entries if (real, e["name"], e["sha256"]) in surfaced}
+    candidates = [Candidate(e["name"], e["type"], e["description"]) for e in entries]
+    names = KeywordIndex(candidates).select(prompt, limit, exclude=exclude)
+    remaining = max(0, session_bytes - state["used_bytes"])
+    shown: list[_Shown] = []
+    used = 0
+    for name in names:
+        entry = by_name[name]
+        path = os.path.join(real, entry["file"])
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1024 * 1024)
+        except OSError:
+            continue
+        text, _cut = cap_text(
+            _body(data), path=path, max_lines=record_lines, max_bytes=record_bytes
+        )
+        rec = _Shown(name, entry["type"], entry["description"], path, text, entry["sha256"])
+        size = len(render_element(rec).encode("utf-8"))
+        if used + size > remaining:
+            break
+        used += size
+        shown.append(rec)
+    state["used_bytes"] += used
+    state["surfaced"].extend([real, r.name, r.sha256] for r in shown)
+    state["updated_at"] = int(time.time())
+    return render_block(shown), [r.name for r in shown]

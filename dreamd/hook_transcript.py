@@ -1,0 +1,152 @@
+"""What ``dreamd hook`` sends of a Claude Code session file: what extraction reads, in parts.
+
+A long session file is mostly bulk extraction never reads: ``progress`` records (subagent
+streams), file-history snapshots, attachments, the ``toolUseResult`` copy of every tool
+output, tool outputs themselves (extraction keeps one summary line of each), thinking blocks
+and image data. Copying all of it made a 31 MB session a 34 MB job that ``max_job_bytes``
+refused, and cost the hook most of its time. :func:`conversation_lines` keeps the ``user`` and
+``assistant`` records (uuids, timestamps, session ids and flags intact) and shrinks only what
+the parser reduces anyway, so parsing the kept lines gives the same turns as parsing the file.
+
+It is cheap where the bytes are: a record's top-level ``type`` is read from the raw line when
+it comes before any nested object (Claude Code writes it early for every bulky type), so
+dropped records are never decoded; only large conversation records are.
+
+:func:`split_parts` cuts the kept lines into parts under the job limit at turn boundaries
+(before a ``user`` record, where the parser starts a new turn), greedily from the start: the
+parts of a growing file keep their boundaries, so per-part extraction cursors stay valid.
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CONVERSATION = (b"user", b"assistant")
+SMALL_LINE = 4096
+"""Records up to this size are kept verbatim: decoding them would cost more than it saves."""
+TOOL_TEXT_KEEP = 4096
+"""Characters of a tool output or tool input kept: enough for the one line extraction shows."""
+DROPPED_KEYS = ("toolUseResult",)
+_TYPE = b'"type":"'
+_THINKING = ("thinking", "redacted_thinking", "reasoning")
+_MEDIA = ("image", "document", "file", "input_image", "input_file", "input_audio")
+
+
+def _raw_type(line: bytes) -> bytes | None:
+    """The record's top-level ``type`` when it can be read without decoding, else None.
+
+    The first ``"type":"`` is at the top level when nothing before it opens an object or an
+    array (inside a JSON string, quotes are escaped, so the pattern cannot start there).
+    """
+    at = line.find(_TYPE)
+    if at < 0:
+        return None
+    head = line[1:at]
+    if b"{" in head or b"[" in head:
+        return None
+    end = line.find(b'"', at + len(_TYPE))
+    return line[at + len(_TYPE) : end] if end > 0 else None
+
+
+def _text_of(value: Any) -> str:
+    from memory.transcripts._core import text_of
+
+    return text_of(value)
+
+
+def _shrink_input(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[:TOOL_TEXT_KEEP]
+    if isinstance(value, dict):
+        return {k: _shrink_input(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shrink_input(v) for v in value[:64]]
+    return value
+
+
+def _shrink_block(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind in _THINKING:
+        return None
+    if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
+        small = dict(block)
+        small["content"] = _text_of(block.get("content"))[:TOOL_TEXT_KEEP]
+        return small
+    if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+        small = dict(block)
+        small["input"] = _shrink_input(block.get("input"))
+        return small
+    if kind in _MEDIA:
+        return {"type": kind}
+    return block
+
+
+def _shrink(record: dict[str, Any]) -> dict[str, Any]:
+    for key in DROPPED_KEYS:
+        record.pop(key, None)
+    message = record.get("message")
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        blocks = [_shrink_block(b) for b in message["content"]]
+        record["message"] = {**message, "content": [b for b in blocks if b is not None]}
+    return record
+
+
+def conversation_lines(data: bytes) -> list[tuple[bytes, bytes]]:
+    """``(type, line)`` of the file's ``user``/``assistant`` records, bulky parts shrunk.
+
+    Lines that are not JSON objects are dropped (the parser skips them too).
+    """
+    kept: list[tuple[bytes, bytes]] = []
+    for line in data.split(b"\n"):
+        line = line.strip()
+        if not line.startswith(b"{"):
+            continue
+        kind = _raw_type(line)
+        if kind is not None and kind not in CONVERSATION:
+            continue
+        if kind is not None and len(line) <= SMALL_LINE:
+            kept.append((kind, line))
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
+            continue
+        kind = record["type"].encode()
+        if len(line) > SMALL_LINE:
+            line = json.dumps(_shrink(record), ensure_ascii=False).encode("utf-8", "replace")
+        kept.append((kind, line))
+    return kept
+
+
+def escaped_size(line: bytes) -> int:
+    """Bytes ``line`` takes inside a JSON string (quotes and backslashes escaped, plus \\n)."""
+    return len(line) + line.count(b'"') + line.count(b"\\") + 2
+
+
+def split_parts(lines: list[tuple[bytes, bytes]], budget: int) -> list[list[bytes]]:
+    """``lines`` in order, cut before ``user`` records into parts of at most ``budget`` bytes.
+
+    A single turn larger than ``budget`` becomes a part of its own (the spool then names the
+    limit it broke); no line is ever dropped or reordered.
+    """
+    parts: list[list[bytes]] = []
+    current: list[bytes] = []
+    size = 0
+    for kind, line in lines:
+        cost = escaped_size(line)
+        if current and size + cost > budget and kind == b"user":
+            parts.append(current)
+            current, size = [], 0
+        current.append(line)
+        size += cost
+    if current:
+        parts.append(current)
+    return parts
