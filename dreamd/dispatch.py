@@ -245,7 +245,11 @@ class Dispatch:
 
     def _after_write(self, directory: Path) -> None:
         """Remember the directory as we left it (our own events are then recognised) and
-        let the gates look at it (subject to the scan throttle)."""
+        let the gates look at it (subject to the scan throttle). A directory a job just took
+        under management (Claude Code's auto-memory on first use) is watched from now on, not
+        from the next tick."""
+        if not self._once and directory not in self.managed and (directory / "manifest.json").is_file():
+            self.rescan_roots()
         if directory in self.managed or (self._once and (directory / "manifest.json").is_file()):
             self.fingerprints[directory] = fingerprint(directory)
             if self.throttle.hint(directory):

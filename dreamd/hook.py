@@ -12,6 +12,8 @@ Claude Code runs this with a JSON payload on stdin. By ``hook_event_name``:
   session extract each turn once.
 * ``SessionStart``: print the index of a managed memory Claude Code does not load itself.
 * ``UserPromptSubmit``: print the records relevant to the prompt (:mod:`dreamd.hook_context`).
+  Neither answers for Claude Code's own auto-memory directory: Claude Code puts its MEMORY.md
+  in front of the model and recalls its records itself (as ``<system-reminder>`` blocks).
 * ``SessionEnd`` also forgets what the session was shown.
 
 The memory directory of a session (:func:`resolve_target`), first match wins:
@@ -341,12 +343,12 @@ def context(
         return None
     from dreamd import hook_context
 
+    if target.auto_dir is not None and os.path.realpath(target.auto_dir) == os.path.realpath(
+        memory_dir
+    ):
+        log["reason"] = "Claude Code loads and recalls its auto-memory itself"
+        return None
     if event == "SessionStart":
-        if target.auto_dir is not None and os.path.realpath(target.auto_dir) == os.path.realpath(
-            memory_dir
-        ):
-            log["reason"] = "Claude Code loads its auto-memory index itself"
-            return None
         text = hook_context.index_context(memory_dir)
         if not text.strip():
             log["reason"] = "empty index"

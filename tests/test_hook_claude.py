@@ -314,7 +314,7 @@ def test_session_start_sends_the_index_of_a_dot_memory_but_not_of_auto_memory(
     _memory(auto, RECORDS)
     proc = _run({"hook_event_name": "SessionStart", "session_id": "b", "cwd": str(other)}, env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-    assert _log(tmp_path)[-1]["reason"] == "Claude Code loads its auto-memory index itself"
+    assert _log(tmp_path)[-1]["reason"] == "Claude Code loads and recalls its auto-memory itself"
 
 
 def test_user_prompt_submit_recalls_each_record_once_per_session(tmp_path: Path) -> None:
