@@ -363,9 +363,15 @@ def context(
     sid = session if isinstance(session, str) and session else "no-session"
     state = hook_context.load_session(settings.state_dir, sid)
     block, names = hook_context.relevant_memories(
-        memory_dir, prompt, state, limit=settings.limit, record_bytes=settings.record_bytes,
-        record_lines=settings.record_lines, session_bytes=settings.session_bytes,
-    )  # fmt: skip
+        memory_dir,
+        prompt,
+        state,
+        state_dir=settings.state_dir,
+        limit=settings.limit,
+        record_bytes=settings.record_bytes,
+        record_lines=settings.record_lines,
+        session_bytes=settings.session_bytes,
+    )
     hook_context.save_session(settings.state_dir, sid, state)
     log["recalled"] = names
     if not block:

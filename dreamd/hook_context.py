@@ -22,10 +22,12 @@ sets), and only the chosen record files are opened.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
+import marshal
 import os
+import re
 import time
+import zlib
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -37,8 +39,11 @@ MANIFEST = "manifest.json"
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000
 MAX_SESSIONS = 200
+MAX_INDEXES = 16
+ENTRY_FIELDS = ("name", "type", "description", "file", "sha256")
 MAX_STATE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def index_context(memory_dir: Path) -> str:
@@ -71,8 +76,14 @@ def output(event: str, context: str) -> str:
 
 
 def _state_file(state_dir: Path, session_id: str) -> Path:
-    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return state_dir / "hook-sessions" / f"{digest}.json"
+    """``hook-sessions/<id>.json``; an id that is not a plain name becomes a checksum (zlib,
+    not hashlib: loading OpenSSL would cost the hook more than the whole lookup)."""
+    if _PLAIN_ID.match(session_id):
+        name = session_id
+    else:
+        raw = session_id.encode("utf-8", "surrogatepass")
+        name = f"x-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}-{len(raw)}"
+    return state_dir / "hook-sessions" / f"{name}.json"
 
 
 def load_session(state_dir: Path, session_id: str) -> dict[str, Any]:
@@ -99,20 +110,21 @@ def save_session(state_dir: Path, session_id: str, state: dict[str, Any]) -> Non
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(state), encoding="utf-8")
     os.replace(tmp, path)
-    _prune_sessions(path.parent)
+    _prune(path.parent, MAX_SESSIONS, ".json")
 
 
-def _prune_sessions(folder: Path) -> None:
+def _prune(folder: Path, keep: int, suffix: str) -> None:
+    """Keep the ``keep`` most recently written ``*suffix`` files of ``folder``."""
     try:
         entries = [
-            (e.stat().st_mtime, e.path) for e in os.scandir(folder) if e.name.endswith(".json")
+            (e.stat().st_mtime, e.path) for e in os.scandir(folder) if e.name.endswith(suffix)
         ]
     except OSError:
         return
-    if len(entries) <= MAX_SESSIONS:
+    if len(entries) <= keep:
         return
     entries.sort()
-    for _, stale in entries[: len(entries) - MAX_SESSIONS]:
+    for _, stale in entries[: len(entries) - keep]:
         with contextlib.suppress(OSError):
             os.unlink(stale)
 
@@ -139,12 +151,44 @@ def _manifest_entries(memory_dir: Path) -> list[dict[str, Any]]:
         r
         for r in records
         if isinstance(r, dict)
-        and all(
-            isinstance(r.get(k), str) for k in ("name", "type", "description", "file", "sha256")
-        )
+        and all(isinstance(r.get(k), str) for k in ENTRY_FIELDS)
         and "/" not in r["file"]
         and r["file"] not in ("", ".", "..")
     ]
+
+
+def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]], Any]:
+    """``(entries, keyword index)`` of the current set, from the cache when it is current.
+
+    Building the index tokenizes every name and description (most of the hook's time at
+    1,000 records), so it is kept in ``<state>/hook-index/`` (marshal: plain values only),
+    keyed by the manifest file's inode, size and mtime — a commit replaces the manifest.
+    """
+    from memory.select import Candidate, KeywordIndex
+
+    real = os.path.realpath(memory_dir)
+    st = os.stat(os.path.join(real, MANIFEST))
+    key = [real, st.st_ino, st.st_size, st.st_mtime_ns]
+    raw = real.encode("utf-8", "surrogatepass")
+    cache = state_dir / "hook-index" / f"{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}.marshal"
+    try:
+        with open(cache, "rb") as f:
+            cached = marshal.load(f)
+        if cached[0] == key:
+            entries, state = cached[1], cached[2]
+            return entries, KeywordIndex.from_state([Candidate(*e[:3]) for e in entries], state)
+    except (OSError, EOFError, ValueError, TypeError, IndexError):
+        pass
+    entries = [tuple(r[k] for k in ENTRY_FIELDS) for r in _manifest_entries(memory_dir)]
+    index = KeywordIndex([Candidate(*e[:3]) for e in entries])
+    with contextlib.suppress(OSError):
+        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            marshal.dump([key, entries, index.state()], f)
+        os.replace(tmp, cache)
+        _prune(cache.parent, MAX_INDEXES, ".marshal")
+    return entries, index
 
 
 def _body(data: bytes) -> str:
@@ -180,6 +224,7 @@ def relevant_memories(
     prompt: str,
     state: dict[str, Any],
     *,
+    state_dir: Path,
     limit: int = 5,
     record_bytes: int = 4096,
     record_lines: int = 200,
@@ -190,21 +235,19 @@ def relevant_memories(
     Updates ``state`` (the session's surfaced records and bytes) in place.
     """
     from memory.recall_block import cap_text, render_block, render_element
-    from memory.select import Candidate, KeywordIndex
 
     real = os.path.realpath(memory_dir)
-    entries = _manifest_entries(memory_dir)
+    entries, index = _ranked_set(memory_dir, state_dir)
     surfaced = {tuple(s) for s in state["surfaced"]}
-    by_name = {e["name"]: e for e in entries}
-    exclude = {e["name"] for e in entries if (real, e["name"], e["sha256"]) in surfaced}
-    candidates = [Candidate(e["name"], e["type"], e["description"]) for e in entries]
-    names = KeywordIndex(candidates).select(prompt, limit, exclude=exclude)
+    by_name = {e[0]: e for e in entries}
+    exclude = {e[0] for e in entries if (real, e[0], e[4]) in surfaced}
+    names = index.select(prompt, limit, exclude=exclude)
     remaining = max(0, session_bytes - state["used_bytes"])
     shown: list[_Shown] = []
     used = 0
     for name in names:
-        entry = by_name[name]
-        path = os.path.join(real, entry["file"])
+        name, type_, description, file, sha256 = by_name[name]
+        path = os.path.join(real, file)
         try:
             with open(path, "rb") as f:
                 data = f.read(1024 * 1024)
@@ -213,7 +256,7 @@ def relevant_memories(
         text, _cut = cap_text(
             _body(data), path=path, max_lines=record_lines, max_bytes=record_bytes
         )
-        rec = _Shown(name, entry["type"], entry["description"], path, text, entry["sha256"])
+        rec = _Shown(name, type_, description, path, text, sha256)
         size = len(render_element(rec).encode("utf-8"))
         if used + size > remaining:
             break

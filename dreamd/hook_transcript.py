@@ -26,30 +26,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONVERSATION = (b"user", b"assistant")
-SMALL_LINE = 4096
-"""Records up to this size are kept verbatim: decoding them would cost more than it saves."""
-TOOL_TEXT_KEEP = 4096
+TOOL_TEXT_KEEP = 1024
 """Characters of a tool output or tool input kept: enough for the one line extraction shows."""
-DROPPED_KEYS = ("toolUseResult",)
 _TYPE = b'"type":"'
 _THINKING = ("thinking", "redacted_thinking", "reasoning")
 _MEDIA = ("image", "document", "file", "input_image", "input_file", "input_audio")
-
-
-def _raw_type(line: bytes) -> bytes | None:
-    """The record's top-level ``type`` when it can be read without decoding, else None.
-
-    The first ``"type":"`` is at the top level when nothing before it opens an object or an
-    array (inside a JSON string, quotes are escaped, so the pattern cannot start there).
-    """
-    at = line.find(_TYPE)
-    if at < 0:
-        return None
-    head = line[1:at]
-    if b"{" in head or b"[" in head:
-        return None
-    end = line.find(b'"', at + len(_TYPE))
-    return line[at + len(_TYPE) : end] if end > 0 else None
 
 
 def _text_of(value: Any) -> str:
@@ -87,42 +68,59 @@ def _shrink_block(block: Any) -> Any:
     return block
 
 
-def _shrink(record: dict[str, Any]) -> dict[str, Any]:
-    for key in DROPPED_KEYS:
-        record.pop(key, None)
+KEPT_KEYS = ("type", "uuid", "sessionId", "timestamp", "isSidechain", "isMeta", "isCompactSummary")
+"""Top-level fields the Claude Code parser reads besides ``message``; the rest is bookkeeping."""
+MESSAGE_KEYS = ("role", "id", "content")
+
+
+def _minimal(record: dict[str, Any]) -> dict[str, Any]:
+    out = {k: record[k] for k in KEPT_KEYS if k in record}
     message = record.get("message")
-    if isinstance(message, dict) and isinstance(message.get("content"), list):
-        blocks = [_shrink_block(b) for b in message["content"]]
-        record["message"] = {**message, "content": [b for b in blocks if b is not None]}
-    return record
+    if isinstance(message, dict):
+        slim = {k: message[k] for k in MESSAGE_KEYS if k in message}
+        if isinstance(slim.get("content"), list):
+            blocks = [_shrink_block(b) for b in slim["content"]]
+            slim["content"] = [b for b in blocks if b is not None]
+        out["message"] = slim
+    elif "message" in record:
+        out["message"] = message
+    return out
 
 
 def conversation_lines(data: bytes) -> list[tuple[bytes, bytes]]:
-    """``(type, line)`` of the file's ``user``/``assistant`` records, bulky parts shrunk.
-
-    Lines that are not JSON objects are dropped (the parser skips them too).
+    """``(type, line)`` for the file's ``user``/``assistant`` records, rebuilt with only what
+    the parser reads (module docstring). Lines that are not JSON objects are dropped (the
+    parser skips them too); records of other types are skipped without being decoded.
     """
     kept: list[tuple[bytes, bytes]] = []
-    for line in data.split(b"\n"):
-        line = line.strip()
-        if not line.startswith(b"{"):
+    find = data.find
+    pos, size = 0, len(data)
+    while pos < size:
+        end = find(b"\n", pos)
+        if end < 0:
+            end = size
+        start, pos = pos, end + 1
+        while start < end and data[start] in b" \t\r":
+            start += 1
+        if start >= end or data[start] != 0x7B:  # "{"
             continue
-        kind = _raw_type(line)
-        if kind is not None and kind not in CONVERSATION:
-            continue
-        if kind is not None and len(line) <= SMALL_LINE:
-            kept.append((kind, line))
-            continue
+        at = find(_TYPE, start, end)
+        if at >= 0 and find(b"{", start + 1, at) < 0 and find(b"[", start + 1, at) < 0:
+            close = find(b'"', at + len(_TYPE), end)
+            if data[at + len(_TYPE) : close] not in CONVERSATION:
+                continue
+        elif at >= 0 and find(b'"type":"user"', start, end) < 0 and (
+            find(b'"type":"assistant"', start, end) < 0
+        ):
+            continue  # compact JSON whose top-level type is neither
         try:
-            record = json.loads(line)
+            record = json.loads(data[start:end])
         except (ValueError, RecursionError):
             continue
         if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
             continue
-        kind = record["type"].encode()
-        if len(line) > SMALL_LINE:
-            line = json.dumps(_shrink(record), ensure_ascii=False).encode("utf-8", "replace")
-        kept.append((kind, line))
+        line = json.dumps(_minimal(record), ensure_ascii=False, separators=(",", ":"))
+        kept.append((record["type"].encode(), line.encode("utf-8", "replace")))
     return kept
 
 

@@ -245,6 +245,22 @@ class KeywordIndex:
     def __len__(self) -> int:
         return len(self.candidates)
 
+    def state(self) -> tuple[dict[str, list[tuple[int, float]]], list[float], dict[str, float]]:
+        """The built index as plain values (postings, norms, idf), for a cache on disk."""
+        return self._postings, self._norm, self._idf
+
+    @classmethod
+    def from_state(
+        cls,
+        candidates: Sequence[Candidate],
+        state: tuple[dict[str, list[tuple[int, float]]], list[float], dict[str, float]],
+    ) -> KeywordIndex:
+        """The index :meth:`state` was taken from, without tokenizing the candidates again."""
+        index = cls.__new__(cls)
+        index.candidates = tuple(candidates)
+        index._postings, index._norm, index._idf = state
+        return index
+
     def query_weights(self, query: str) -> dict[str, float]:
         """Query terms and their weights: each distinct word once, word pairs at PAIR_WEIGHT."""
         toks = tokenize(query)

@@ -17,7 +17,7 @@ import pytest
 
 from dreamd.claude_paths import auto_memory_dir, project_key
 from dreamd.hook import Settings, enqueue, part_session_id
-from dreamd.hook_transcript import SMALL_LINE, TOOL_TEXT_KEEP, conversation_lines, split_parts
+from dreamd.hook_transcript import KEPT_KEYS, TOOL_TEXT_KEEP, conversation_lines, split_parts
 from memory.records import make_record
 from memory.store import Change, MemoryStore
 from memory.transcripts import parse_transcript
@@ -212,10 +212,13 @@ def test_job_carries_the_conversation_only_and_parses_to_the_same_turns(
         (t.role, t.text, t.timestamp, t.message_id) for t in full.turns
     ]
     assert all(json.loads(line)["type"] in ("user", "assistant") for _, line in kept)
-    big = [json.loads(line) for _, line in kept if len(line) > SMALL_LINE]
-    assert big and not any("toolUseResult" in record for record in big)
+    records = [json.loads(line) for _, line in kept]
+    assert all(set(r) <= {*KEPT_KEYS, "message"} for r in records)  # no toolUseResult, cwd, …
     blocks = [
-        b for r in big if isinstance(r["message"]["content"], list) for b in r["message"]["content"]
+        b
+        for r in records
+        if isinstance(r["message"]["content"], list)
+        for b in r["message"]["content"]
     ]
     assert not any(b.get("type") == "thinking" for b in blocks)
     results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -252,8 +255,8 @@ def test_an_oversized_session_becomes_ordered_parts_at_turn_boundaries(tmp_path:
 def test_parts_of_a_growing_session_keep_their_boundaries() -> None:
     lines = conversation_lines(_conversation(40, filler=100).encode())
     grown = conversation_lines(_conversation(55, filler=100).encode())
-    before = split_parts(lines, 12_000)
-    after = split_parts(grown, 12_000)
+    before = split_parts(lines, 5_000)
+    after = split_parts(grown, 5_000)
     assert len(before) >= 3
     assert after[: len(before) - 1] == before[:-1]
     assert after[len(before) - 1][: len(before[-1])] == before[-1]
@@ -355,10 +358,12 @@ def test_recall_stays_within_five_records_and_the_session_budget(tmp_path: Path)
     many = [(f"deploy-note-{i}", f"deploy note {i}", "deploy " + "word " * 400) for i in range(12)]
     _memory(tmp_path / "m", many)
     state: dict[str, Any] = {"used_bytes": 0, "surfaced": []}
-    block, names = relevant_memories(tmp_path / "m", "deploy", state)
+    block, names = relevant_memories(tmp_path / "m", "deploy", state, state_dir=tmp_path / "st")
     assert len(names) == 5 and block.count("<memory ") == 5
     budget = state["used_bytes"] + 2500  # room for one more record, not two
-    block, names = relevant_memories(tmp_path / "m", "deploy", state, session_bytes=budget)
+    block, names = relevant_memories(
+        tmp_path / "m", "deploy", state, state_dir=tmp_path / "st", session_bytes=budget
+    )
     assert len(names) == 1 and state["used_bytes"] <= budget
     shown = {tuple(s)[1] for s in state["surfaced"]}
     assert len(shown) == 6
