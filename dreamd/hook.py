@@ -254,18 +254,16 @@ def enqueue(
         return []
     log.update(memory_dir=str(target.memory_dir), source=target.source)
     path = Path(_expand(transcript_path, env))
+    from dreamd.hook_transcript import read_conversation, split_parts
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        lines, cost = read_conversation(path, settings.state_dir / "hook-transcripts")
     except FileNotFoundError:
         log["reason"] = f"transcript {path} does not exist (yet)"
         return []
     except OSError as exc:
         raise DreamdError(f"transcript {path}: {exc.strerror or exc}") from None
-    from dreamd.hook_transcript import conversation_lines, split_parts
-
-    lines = conversation_lines(data)
-    log.update(transcript_bytes=len(data), records=len(lines))
+    log.update(cost, records=len(lines))
     if not lines:
         log["reason"] = "transcript has no conversation records yet"
         return []
@@ -290,6 +288,7 @@ def enqueue(
         spool=settings.spool,
         max_job_bytes=settings.max_job_bytes,
         adopt=target.adopt,
+        redacted=True,
     )
     log["job_bytes"] = sum(sum(len(x) + 1 for x in part) for part in parts)
     return jobs
@@ -455,6 +454,19 @@ def _one_line(exc: BaseException) -> str:
     return text[:500]
 
 
+def _end_session(payload: Mapping[str, Any], settings: Settings, env: Mapping[str, str]) -> None:
+    """Forget what the session was shown and the cached lines of its transcript."""
+    from dreamd.hook_context import end_session
+    from dreamd.hook_transcript import forget_cached
+
+    if isinstance(payload.get("session_id"), str):
+        end_session(settings.state_dir, payload["session_id"])
+    if isinstance(payload.get("transcript_path"), str) and payload["transcript_path"]:
+        forget_cached(
+            Path(_expand(payload["transcript_path"], env)), settings.state_dir / "hook-transcripts"
+        )
+
+
 def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[int, str, str]:
     """One hook call: ``(exit code, stdout, stderr)``; ``log`` is filled with the decision."""
     event: Any = None
@@ -472,10 +484,8 @@ def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[i
             return 0, "", ""
         jobs = enqueue(payload, settings, env, log)
         log.update(outcome="enqueued" if jobs else "nothing", jobs=jobs)
-        if event == "SessionEnd" and isinstance(payload.get("session_id"), str):
-            from dreamd.hook_context import end_session
-
-            end_session(settings.state_dir, payload["session_id"])
+        if event == "SessionEnd":
+            _end_session(payload, settings, env)
         return 0, "", ""
     except (Exception, KeyboardInterrupt) as exc:
         message = _one_line(exc)

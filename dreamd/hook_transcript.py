@@ -19,7 +19,10 @@ parts of a growing file keep their boundaries, so per-part extraction cursors st
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -109,8 +112,10 @@ def conversation_lines(data: bytes) -> list[tuple[bytes, bytes]]:
             close = find(b'"', at + len(_TYPE), end)
             if data[at + len(_TYPE) : close] not in CONVERSATION:
                 continue
-        elif at >= 0 and find(b'"type":"user"', start, end) < 0 and (
-            find(b'"type":"assistant"', start, end) < 0
+        elif (
+            at >= 0
+            and find(b'"type":"user"', start, end) < 0
+            and (find(b'"type":"assistant"', start, end) < 0)
         ):
             continue  # compact JSON whose top-level type is neither
         try:
@@ -148,3 +153,126 @@ def split_parts(lines: list[tuple[bytes, bytes]], budget: int) -> list[list[byte
     if current:
         parts.append(current)
     return parts
+
+
+# ----------------------------------------------------------------------------- the prefix cache
+
+CACHE_CHECK_BYTES = 4096
+MAX_CACHED = 64
+
+
+def _redacted(lines: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The lines with known secret shapes replaced (``memory.redact``), in one pass.
+
+    Redaction never spans a quote, so it never joins two JSONL records: the line count holds.
+    """
+    if not lines:
+        return lines
+    from memory.redact import redact
+
+    text, kinds = redact(b"\n".join(line for _, line in lines).decode("utf-8", "replace"))
+    if not kinds:
+        return lines
+    out = text.encode("utf-8", "replace").split(b"\n")
+    if len(out) != len(lines):  # defensive: redact line by line instead
+        out = [redact(line.decode("utf-8", "replace"))[0].encode() for _, line in lines]
+    return [(kind, line) for (kind, _), line in zip(lines, out, strict=True)]
+
+
+def _cache_file(cache_dir: Path, path: Path) -> Path:
+    import zlib
+
+    raw = os.fsencode(os.path.realpath(path))
+    return cache_dir / f"{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}.cache"
+
+
+def _check(data: bytes) -> str:
+    import zlib
+
+    return f"{zlib.crc32(data):08x}-{len(data)}"
+
+
+def read_conversation(
+    path: Path, cache_dir: Path | None
+) -> tuple[list[tuple[bytes, bytes]], dict[str, int]]:
+    """The session file's conversation lines, redacted, and what it cost (bytes read, reused).
+
+    Claude Code only appends to a session file, and the Stop hook runs after every turn: the
+    lines of the prefix processed last time are kept in ``cache_dir`` (one file per session
+    file, the same bytes a job carries) with the prefix's length and a checksum of its last
+    4 KiB. When the file still starts with that prefix, only what was appended is read and
+    decoded; otherwise (rewritten, truncated, another file under that name) all of it is.
+    Raises FileNotFoundError when the file does not exist (yet).
+    """
+    cached: list[tuple[bytes, bytes]] = []
+    offset = 0
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        cache = _cache_file(cache_dir, path) if cache_dir is not None else None
+        if cache is not None:
+            try:
+                with open(cache, "rb") as c:
+                    header = json.loads(c.readline())
+                    body = c.read()
+                prefix_end = int(header["offset"])
+                if (header["dev"], header["ino"]) == (
+                    st.st_dev,
+                    st.st_ino,
+                ) and st.st_size >= prefix_end:
+                    f.seek(max(0, prefix_end - CACHE_CHECK_BYTES))
+                    if _check(f.read(min(prefix_end, CACHE_CHECK_BYTES))) == header["check"]:
+                        offset = prefix_end
+                        cached = [
+                            (b"user" if ln[:1] == b"u" else b"assistant", ln[2:])
+                            for ln in body.split(b"\n")
+                            if ln
+                        ]
+            except (OSError, ValueError, KeyError, TypeError):
+                offset, cached = 0, []
+        f.seek(offset)
+        data = f.read()
+    complete = data.rfind(b"\n") + 1
+    fresh = _redacted(conversation_lines(data[:complete]))
+    tail = _redacted(conversation_lines(data[complete:]))
+    lines = cached + fresh
+    if cache is not None and cache_dir is not None and complete:
+        prefix_end = offset + complete
+        check_from = max(0, complete - CACHE_CHECK_BYTES)
+        if complete >= CACHE_CHECK_BYTES or offset == 0:
+            check = _check(data[check_from:complete])
+        else:  # the checked window reaches back into the cached prefix
+            with open(path, "rb") as f:
+                f.seek(max(0, prefix_end - CACHE_CHECK_BYTES))
+                check = _check(f.read(min(prefix_end, CACHE_CHECK_BYTES)))
+        header = {"dev": st.st_dev, "ino": st.st_ino, "offset": prefix_end, "check": check}
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+            with open(tmp, "wb") as c:
+                c.write(json.dumps(header).encode() + b"\n")
+                c.write(
+                    b"".join((b"u " if k == b"user" else b"a ") + ln + b"\n" for k, ln in lines)
+                )
+            os.replace(tmp, cache)
+            _prune(cache_dir)
+        except OSError:
+            pass
+    return lines + tail, {"read_bytes": len(data), "reused_bytes": offset}
+
+
+def forget_cached(path: Path, cache_dir: Path) -> None:
+    """Drop the cache of a session file (at ``SessionEnd``)."""
+    with contextlib.suppress(OSError):
+        os.unlink(_cache_file(cache_dir, path))
+
+
+def _prune(cache_dir: Path) -> None:
+    try:
+        entries = sorted(
+            (e.stat().st_mtime, e.path) for e in os.scandir(cache_dir) if e.name.endswith(".cache")
+        )
+    except OSError:
+        return
+    for _, stale in entries[: max(0, len(entries) - MAX_CACHED)]:
+        with contextlib.suppress(OSError):
+            os.unlink(stale)

@@ -118,6 +118,7 @@ def submit_parts(
     spool: SpoolArg = None,
     max_job_bytes: int = MAX_JOB_BYTES,
     adopt: bool = False,
+    redacted: bool = False,
 ) -> list[str]:
     """Enqueue consecutive parts of one transcript, in order; return their job ids.
 
@@ -125,6 +126,8 @@ def submit_parts(
     parts later times and the daemon takes them in order. ``adopt`` marks the directory as
     Claude Code's auto-memory directory, which the daemon adopts on first use. A part that
     cannot be written raises; the parts before it stay queued (each is a whole turn range).
+    ``redacted`` says the caller already passed the content through :func:`memory.redact.redact`
+    (the hook redacts each transcript line once and caches it), so it is not scanned again.
     """
     mdir = _memory_dir(memory_dir)
     if format not in TRANSCRIPT_FORMATS:
@@ -133,7 +136,7 @@ def submit_parts(
         )
     ids = []
     for content, session_id, at in parts:
-        clean, _kinds = redact(content)
+        clean = content if redacted else redact(content)[0]
         job = build_job(
             "extract",
             job_id=new_job_id(at),

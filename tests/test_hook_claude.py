@@ -480,3 +480,59 @@ def test_daemon_adopts_the_auto_memory_dir_on_its_first_job(tmp_path: Path, exis
     else:
         assert manifest["generation"] >= 1
     assert "adopt.first_use" in once.stdout
+
+
+# ----------------------------------------------------------------------------- the prefix cache
+
+
+def test_a_growing_session_file_is_decoded_once_and_gives_the_same_lines(tmp_path: Path) -> None:
+    from dreamd.hook_transcript import read_conversation
+
+    cache = tmp_path / "cache"
+    session = tmp_path / "s.jsonl"
+    session.write_text(_conversation(30))
+    first, cost = read_conversation(session, cache)
+    assert cost["reused_bytes"] == 0
+    with open(session, "a") as f:
+        f.write(_line("user", "one more question about the deploy", 900) + "\n")
+        f.write(_line("assistant", "one more answer", 901)[:40])  # still being written
+    grown, cost = read_conversation(session, cache)
+    assert cost["reused_bytes"] == session.stat().st_size - cost["read_bytes"] > 0
+    assert grown == read_conversation(session, None)[0]
+    assert grown[: len(first)] == first and len(grown) == len(first) + 1
+    with open(session, "a") as f:
+        f.write(_line("assistant", "one more answer", 901)[40:] + "\n")
+    done, _ = read_conversation(session, cache)
+    assert done == read_conversation(session, None)[0] and len(done) == len(first) + 2
+
+    session.write_text(_conversation(3))  # rewritten in place: nothing of the cache is used
+    again, cost = read_conversation(session, cache)
+    assert cost["reused_bytes"] == 0 and again == read_conversation(session, None)[0]
+
+
+def test_secrets_are_redacted_in_cached_lines_and_jobs(tmp_path: Path) -> None:
+    from dreamd.hook_transcript import read_conversation
+
+    key = "sk-ant-api03-" + "A1b2C3d4E5f6" * 6
+    session = tmp_path / "s.jsonl"
+    session.write_text(_conversation(2) + _line("user", f"my key is {key} keep it", 50) + "\n")
+    lines, _ = read_conversation(session, tmp_path / "cache")
+    text = b"\n".join(line for _, line in lines).decode()
+    assert key not in text and "[REDACTED:anthropic-key]" in text
+    assert key.encode() not in b"".join(p.read_bytes() for p in (tmp_path / "cache").iterdir())
+    lines, cost = read_conversation(session, tmp_path / "cache")
+    assert cost["reused_bytes"] > 0 and key not in b"\n".join(line for _, line in lines).decode()
+
+
+def test_session_end_drops_the_cache_of_its_transcript(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    MemoryStore.init(project / ".memory")
+    (tmp_path / "t.jsonl").write_text(_conversation(2))
+    env = {**_env(tmp_path), "DREAMD_SPOOL": str(tmp_path / "spool")}
+    base = {"session_id": "s", "cwd": str(project), "transcript_path": str(tmp_path / "t.jsonl")}
+    assert _run({"hook_event_name": "Stop", **base}, env).returncode == 0
+    cache = tmp_path / "state" / "dreamd" / "hook-transcripts"
+    assert len(list(cache.iterdir())) == 1
+    assert _run({"hook_event_name": "SessionEnd", **base}, env).returncode == 0
+    assert list(cache.iterdir()) == []
+    assert len(_jobs(tmp_path / "spool")) == 2
