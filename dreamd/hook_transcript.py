@@ -90,16 +90,19 @@ def _minimal(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def conversation_lines(data: bytes) -> list[tuple[bytes, bytes]]:
+def conversation_lines(
+    data: bytes, begin: int = 0, stop: int | None = None
+) -> list[tuple[bytes, bytes]]:
     """``(type, line)`` for the file's ``user``/``assistant`` records, rebuilt with only what
     the parser reads (module docstring). Lines that are not JSON objects are dropped (the
-    parser skips them too); records of other types are skipped without being decoded.
+    parser skips them too); records of other types are skipped without being decoded. Only
+    ``data[begin:stop]`` is read (no copy of a 30 MB buffer is made to look at part of it).
     """
     kept: list[tuple[bytes, bytes]] = []
     find = data.find
-    pos, size = 0, len(data)
+    pos, size = begin, len(data) if stop is None else stop
     while pos < size:
-        end = find(b"\n", pos)
+        end = find(b"\n", pos, size)
         if end < 0:
             end = size
         start, pos = pos, end + 1
@@ -232,8 +235,8 @@ def read_conversation(
         f.seek(offset)
         data = f.read()
     complete = data.rfind(b"\n") + 1
-    fresh = _redacted(conversation_lines(data[:complete]))
-    tail = _redacted(conversation_lines(data[complete:]))
+    fresh = _redacted(conversation_lines(data, 0, complete))
+    tail = _redacted(conversation_lines(data, complete))
     lines = cached + fresh
     if cache is not None and cache_dir is not None and complete:
         prefix_end = offset + complete
