@@ -10,7 +10,9 @@ spool (exists, a directory, writable, 0700 and never group/world-writable — th
 such a spool), the inotify limits (one watch per watched directory: every managed directory
 plus the spool's ``new/``; before watchdog 7 also one instance each), the model backend
 (offline needs nothing; anthropic needs ``ANTHROPIC_API_KEY`` and an endpoint that answers),
-whether a daemon holds the spool, and failed jobs waiting for ``dreamd retry``.
+whether a daemon holds the spool, failed jobs waiting for ``dreamd retry``, jobs waiting in a
+spool no daemon reads (``$DREAMD_SPOOL`` set for some processes only), and Claude Code's hooks
+(``~/.claude/settings.json`` sends every event ``dreamd hook`` answers, each with a timeout).
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
 configured endpoint. It never prints the key.
@@ -35,11 +37,13 @@ from memory.errors import ConfigError
 
 __all__ = [
     "Check",
+    "check_claude_hooks",
     "check_config",
     "check_daemon",
     "check_failed_jobs",
     "check_inotify",
     "check_model",
+    "check_other_spools",
     "check_roots",
     "check_spool",
     "doctor_main",
@@ -352,6 +356,75 @@ def check_failed_jobs(spool: Path) -> Check:
     )
 
 
+def check_other_spools(config: Config, env: Mapping[str, str]) -> Check:
+    from dreamd.status import other_spools
+
+    others = other_spools(config, env)
+    if not others:
+        return Check(OK, "other spools", "no jobs wait in a spool the daemon does not read")
+    first = others[0]
+    waiting = sum(first[q] for q in ("new", "cur", "deferred"))
+    return Check(
+        WARN,
+        "other spools",
+        f"{waiting} job(s) wait in {first['path']}, but this setup reads {config.daemon.spool}"
+        + (f" (and {len(others) - 1} more spool(s))" if len(others) > 1 else ""),
+        f"set the same spool for the hook and the daemon ($DREAMD_SPOOL or [daemon] spool), "
+        f"then mv {first['path']}/new/*.json {config.daemon.spool}/new/",
+    )
+
+
+def _dreamd_hook_commands(settings: Mapping[str, object], event: str) -> list[dict[str, object]]:
+    hooks = settings.get("hooks")
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
+    found: list[dict[str, object]] = []
+    for group in groups if isinstance(groups, list) else []:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            command = entry.get("command") if isinstance(entry, dict) else None
+            if isinstance(command, str) and "dreamd" in command and "hook" in command.split():
+                found.append(entry)
+    return found
+
+
+def check_claude_hooks(env: Mapping[str, str]) -> Check:
+    """Claude Code hands sessions to dreamd only through the hooks in its user settings."""
+    from dreamd.claude_paths import config_dir, read_settings
+    from dreamd.hook import HOOK_EVENTS
+
+    path = config_dir(env) / "settings.json"
+    settings = read_settings(path)
+    fix = f"add the hooks snippet from the README (section Claude Code) to {path}"
+    if not settings and not path.exists():
+        return Check(
+            WARN, "claude code hooks", f"{path} does not exist: no session reaches dreamd", fix
+        )
+    configured = {event: _dreamd_hook_commands(settings, event) for event in HOOK_EVENTS}
+    missing = [event for event, entries in configured.items() if not entries]
+    if len(missing) == len(HOOK_EVENTS):
+        return Check(WARN, "claude code hooks", f"no hook in {path} runs dreamd hook", fix)
+    if missing:
+        return Check(
+            WARN,
+            "claude code hooks",
+            f"{path} runs dreamd hook for {len(HOOK_EVENTS) - len(missing)} of {len(HOOK_EVENTS)} "
+            f"events; missing: {', '.join(missing)}",
+            fix,
+        )
+    untimed = [e for e, entries in configured.items() if any("timeout" not in x for x in entries)]
+    if untimed:
+        return Check(
+            WARN,
+            "claude code hooks",
+            f"no timeout for {', '.join(untimed)} in {path} (Claude Code cancels a SessionEnd "
+            "hook after 1.5 s by default)",
+            fix,
+        )
+    return Check(
+        OK, "claude code hooks", f"{path} runs dreamd hook for all {len(HOOK_EVENTS)} events"
+    )
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -367,6 +440,8 @@ def run_checks(
         check_daemon(config.daemon.spool, proc=proc),
         check_model(config.model, env),
         check_failed_jobs(config.daemon.spool),
+        check_other_spools(config, env),
+        check_claude_hooks(env),
     ]
 
 

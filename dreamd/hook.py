@@ -54,6 +54,8 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for imp
 if TYPE_CHECKING:
     from typing import Any
 
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+"""The events the README's hooks snippet sends (``dreamd doctor`` checks for all of them)."""
 ENQUEUE_EVENTS = frozenset({"SessionEnd", "Stop", "PreCompact", "SubagentStop"})
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 MAX_PAYLOAD_BYTES = 1024 * 1024

@@ -12,6 +12,7 @@ JSON shape (``format`` 1; keys are only ever added)::
      "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
                "failures": [{"job", "failed_at", "reason"}],           # newest first, at most 5
                "error": null | "why the spool could not be read"},
+     "other_spools": [{"path", "new", "cur", "deferred"}],   # jobs waiting where no daemon looks
      "directories": [
        {"path", "managed": true, "records", "generation", "committed_at", "consolidated_at",
         "paused", "gates": {"open", "first_closed", "gates": [{"name", "open", "reason"}]},
@@ -301,6 +302,32 @@ def dir_status(
     return out
 
 
+def other_spools(config: Config, env: Any = None) -> list[dict[str, Any]]:
+    """Spools other than the one in use that hold jobs (``memory.spool.spool_candidates``):
+    ``$DREAMD_SPOOL`` set for some processes only, or a config that moved the spool, leaves
+    jobs no daemon will ever claim."""
+    from memory.spool import spool_candidates
+
+    env = os.environ if env is None else env
+    out = []
+    for path in spool_candidates(env, config.source):
+        if path == config.daemon.spool or not path.is_dir():
+            continue
+        counts = {q: _count_jobs(path / q) for q in ("new", "cur", "deferred")}
+        if any(counts.values()):
+            out.append({"path": str(path), **counts})
+    return out
+
+
+def _count_jobs(folder: Path) -> int:
+    try:
+        return sum(
+            1 for e in os.scandir(folder) if e.name.endswith(".json") and ".error" not in e.name
+        )
+    except OSError:
+        return 0
+
+
 def collect_status(
     config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None
 ) -> dict[str, Any]:
@@ -318,6 +345,7 @@ def collect_status(
         "config": str(config.source) if config.source else None,
         "daemon": daemon_status(config.daemon.spool),
         "spool": spool_status(config.daemon.spool),
+        "other_spools": other_spools(config),
         "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
     }
 
@@ -377,6 +405,12 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"  failed {f['job']} at {f['failed_at']}: {f['reason']}")
     if sp["failed"]:
         lines.append("  (dreamd retry puts failed jobs back once the cause is fixed)")
+    for other in status.get("other_spools", []):
+        lines.append(
+            f"another spool {other['path']} holds jobs no daemon here reads: new {other['new']}"
+            f" · cur {other['cur']} · deferred {other['deferred']} (one spool for all: $DREAMD_SPOOL,"
+            " else [daemon] spool, else the default; move them into new/ of the spool above)"
+        )
     dirs = status["directories"]
     if not dirs:
         lines.append("no memory directories under the configured roots (dreamd init DIR)")

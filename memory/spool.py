@@ -105,14 +105,15 @@ def _expand(path: str, env: Mapping[str, str]) -> str:
     return path
 
 
-def configured_spool(env: Mapping[str, str] | None = None) -> Path | None:
-    """``[daemon] spool`` of the config file the environment names, or None when unset.
+def configured_spool(env: Mapping[str, str] | None = None, path: Path | None = None) -> Path | None:
+    """``[daemon] spool`` of ``path`` (default: the config file the environment names), or
+    None when unset.
 
     Only that key is read (tomllib, loaded only when a file exists); a file that cannot be
     read or parsed is a ConfigError naming it, never a silent fallback to another spool.
     """
     env = os.environ if env is None else env
-    path = config_file(env)
+    path = config_file(env) if path is None else path
     if path is None:
         return None
     import tomllib
@@ -131,7 +132,9 @@ def configured_spool(env: Mapping[str, str] | None = None) -> Path | None:
         return None
     expanded = _expand(value, env) if isinstance(value, str) else ""
     if not os.path.isabs(expanded):
-        raise ConfigError(f"{path}: [daemon] spool: expected an absolute path (or ~/...), got {value!r}")
+        raise ConfigError(
+            f"{path}: [daemon] spool: expected an absolute path (or ~/...), got {value!r}"
+        )
     return Path(os.path.normpath(expanded))
 
 
@@ -148,6 +151,26 @@ def resolve_spool(configured: Path | None, env: Mapping[str, str] | None = None)
     if configured is not None:
         return configured
     return state_home(env) / "spool"
+
+
+def spool_candidates(
+    env: Mapping[str, str] | None = None, config: Path | None = None
+) -> list[Path]:
+    """Every spool some part of this setup could pick: ``$DREAMD_SPOOL``, the config's
+    ``[daemon] spool`` and the XDG default (distinct, in that order). ``dreamd status`` and
+    ``doctor`` look for jobs waiting in the ones the rule did not choose."""
+    env = os.environ if env is None else env
+    found: list[Path] = []
+    if env.get("DREAMD_SPOOL"):
+        found.append(resolve_spool(None, env))
+    try:
+        configured = configured_spool(env, config)
+    except ConfigError:
+        configured = None
+    if configured is not None:
+        found.append(configured)
+    found.append(state_home(env) / "spool")
+    return list(dict.fromkeys(found))
 
 
 def default_spool_path(env: Mapping[str, str] | None = None) -> Path:

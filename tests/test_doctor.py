@@ -17,10 +17,12 @@ import pytest
 from dreamd.config import Config, load_config
 from dreamd.doctor import (
     Check,
+    check_claude_hooks,
     check_daemon,
     check_failed_jobs,
     check_inotify,
     check_model,
+    check_other_spools,
     check_spool,
     doctor_main,
     run_doctor,
@@ -42,6 +44,19 @@ def write_config(tmp_path: Path, extra: str = "") -> Path:
 
 def config_for(tmp_path: Path, extra: str = "") -> Config:
     return load_config(write_config(tmp_path, extra), env={"HOME": str(tmp_path)})
+
+
+HOOKS_SNIPPET = {
+    event: [{"hooks": [{"type": "command", "command": "dreamd hook", "timeout": 10}]}]
+    for event in ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+}
+
+
+def write_hooks(home: Path, hooks: dict[str, Any]) -> Path:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hooks": hooks}))
+    return path
 
 
 def make_spool(tmp_path: Path, mode: int = 0o700) -> Path:
@@ -85,8 +100,9 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
     MemoryStore.init(tmp_path / "code" / "app" / ".memory")
     spool = make_spool(tmp_path)
     proc = fake_proc(tmp_path, 65536, 512, daemon_lock(spool, 4321))
+    write_hooks(tmp_path, HOOKS_SNIPPET)
     out = io.StringIO()
-    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=proc)
+    code = run_doctor(config_for(tmp_path), env={"HOME": str(tmp_path)}, out=out, proc=proc)
     assert code == 0
     assert out.getvalue().splitlines() == [
         f"OK    config: {tmp_path / 'config.toml'} is valid",
@@ -97,6 +113,8 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         "OK    daemon: running, pid 4321 since 2026-11-29T09:00:00.000000Z",
         "OK    model: offline backend: no key and no network needed",
         "OK    failed jobs: none",
+        "OK    other spools: no jobs wait in a spool the daemon does not read",
+        f"OK    claude code hooks: {tmp_path / '.claude' / 'settings.json'} runs dreamd hook for all 5 events",
     ]
 
 
@@ -420,3 +438,59 @@ def test_cli_doctor_exit_codes(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 1
     assert "\nFAIL  spool: group- or world-writable: " in proc.stdout
+
+
+# --------------------------------------------------------------------------- Claude Code, spools
+
+
+def test_claude_code_hooks_missing_partial_or_untimed_are_warnings(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path)}
+    path = tmp_path / ".claude" / "settings.json"
+    check = check_claude_hooks(env)
+    assert (check.status, check.detail) == (
+        "WARN",
+        f"{path} does not exist: no session reaches dreamd",
+    )
+    write_hooks(tmp_path, {"Stop": [{"hooks": [{"type": "command", "command": "other-tool"}]}]})
+    assert check_claude_hooks(env).detail == f"no hook in {path} runs dreamd hook"
+    partial = {k: v for k, v in HOOKS_SNIPPET.items() if k in ("Stop", "SessionEnd")}
+    write_hooks(tmp_path, partial)
+    check = check_claude_hooks(env)
+    assert check.status == "WARN"
+    assert check.detail == (
+        f"{path} runs dreamd hook for 2 of 5 events; missing: SessionStart, UserPromptSubmit, PreCompact"
+    )
+    assert check.fix is not None and "README" in check.fix
+    untimed = dict(
+        HOOKS_SNIPPET, SessionEnd=[{"hooks": [{"type": "command", "command": "dreamd hook"}]}]
+    )
+    write_hooks(tmp_path, untimed)
+    check = check_claude_hooks(env)
+    assert check.status == "WARN" and check.detail.startswith("no timeout for SessionEnd")
+    write_hooks(tmp_path, dict(HOOKS_SNIPPET, Stop=[{"hooks": [
+        {"type": "command", "command": "/venv/bin/python -m dreamd hook", "timeout": 5}]}]))  # fmt: skip
+    assert check_claude_hooks(env).status == "OK"
+
+
+def test_jobs_waiting_in_a_spool_no_daemon_reads_are_reported(tmp_path: Path) -> None:
+    from dreamd.status import collect_status, render_status
+
+    stray = tmp_path / "state" / "dreamd" / "spool"
+    (stray / "new").mkdir(parents=True)
+    (stray / "new" / "20261130T000000.000000Z-0123456789.json").write_text("{}")
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    config = load_config(write_config(tmp_path), env=env)
+    check = check_other_spools(config, env)
+    assert check.status == "WARN"
+    assert check.detail == f"1 job(s) wait in {stray}, but this setup reads {tmp_path / 'spool'}"
+    import os
+
+    saved = dict(os.environ)
+    try:
+        os.environ.update(env)
+        status = collect_status(config, dirs=[])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert status["other_spools"] == [{"path": str(stray), "new": 1, "cur": 0, "deferred": 0}]
+    assert f"another spool {stray} holds jobs" in render_status(status)
