@@ -143,7 +143,11 @@ def end_session(state_dir: Path, session_id: str) -> bool:
 
 def _manifest_entries(memory_dir: Path) -> list[dict[str, Any]]:
     with open(memory_dir / MANIFEST, "rb") as f:
-        data = json.loads(f.read(MAX_MANIFEST_BYTES))
+        raw = f.read(MAX_MANIFEST_BYTES)
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{memory_dir / MANIFEST}: not valid JSON ({exc})") from None
     records = data.get("records") if isinstance(data, dict) else None
     if not isinstance(records, list):
         raise ValueError(f"{memory_dir / MANIFEST}: no records list")

@@ -254,28 +254,56 @@ def config_cases(sb: Sandbox) -> list[Row]:
 
 
 def hook_cases(sb: Sandbox) -> list[Row]:
-    from dreamd.hook import run_hook
+    """``dreamd hook`` as Claude Code runs it (:func:`dreamd.hook.handle`: exit code, stdout,
+    stderr and the hook log's reason), with no config file: zero-config Claude Code."""
+    from dreamd.claude_paths import project_key
+    from dreamd.hook import handle
 
     transcript = sb.base / "t.jsonl"
     transcript.write_text('{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}\n')
-    project = sb.roots / "app"
+    project = sb.roots / "app"  # has a managed .memory
+    bare = sb.base / "bare"  # no .memory: Claude Code's auto-memory directory is used
+    broken = sb.base / "broken"
+    (broken / ".memory").mkdir(parents=True)
+    (broken / ".memory" / "manifest.json").write_text("{not json")
+    env = {
+        "HOME": str(sb.base / "home"),
+        "XDG_STATE_HOME": str(sb.base / "state"),
+        "XDG_CONFIG_HOME": str(sb.base / "cfg"),
+        "DREAMD_SPOOL": str(sb.base / "hookspool"),
+    }
+
+    def payload(event: str, cwd: Path, **extra: object) -> bytes:
+        return json.dumps({"hook_event_name": event, "session_id": "s1", "cwd": str(cwd), **extra}).encode()
+
     cases: list[tuple[str, bytes]] = [
         ("not JSON", b"{oops"),
         ("JSON but not an object", b"[]"),
-        ("SessionStart", json.dumps({"hook_event_name": "SessionStart", "cwd": str(project), "transcript_path": str(transcript)}).encode()),
-        ("no transcript_path", json.dumps({"hook_event_name": "Stop", "cwd": str(project)}).encode()),
-        ("transcript_path that does not exist", json.dumps({"hook_event_name": "SessionEnd", "cwd": str(project), "transcript_path": str(sb.base / "gone.jsonl")}).encode()),
-        ("transcript_path is a number", json.dumps({"hook_event_name": "SessionEnd", "cwd": str(project), "transcript_path": 7}).encode()),
-        ("project without a managed .memory", json.dumps({"hook_event_name": "SessionEnd", "cwd": str(sb.base), "transcript_path": str(transcript)}).encode()),
-    ]
+        ("SessionStart, project with a managed .memory", payload("SessionStart", project)),
+        ("UserPromptSubmit with a broken manifest", payload("UserPromptSubmit", broken, prompt="hi")),
+        ("no transcript_path", payload("Stop", project)),
+        ("transcript_path that does not exist (yet)",
+         payload("Stop", project, transcript_path=str(sb.base / "gone.jsonl"))),
+        ("transcript_path is a number", payload("SessionEnd", project, transcript_path=7)),
+        ("project without a managed .memory, no config", payload("SessionEnd", bare, transcript_path=str(transcript))),
+    ]  # fmt: skip
     rows = []
     for label, data in cases:
-        try:
-            job = run_hook(data, spool=sb.base / "hookspool", projects={}, env={"HOME": str(sb.base)})
-            outcome = "exit 0, silent; " + ("job enqueued" if job else "nothing enqueued")
-        except Exception as exc:
-            outcome = f"exit 1, stderr `dreamd hook: {sb.norm(str(exc))}`"
-        rows.append(Row("hook payload", label, outcome, "agent undisturbed (never exit 2)"))
+        log: dict[str, object] = {}
+        code, out, err = handle(data, env, log)
+        parts = [f"exit {code}"]
+        if err or not out:
+            parts.append(f"stderr `{err.strip()}`" if err else "silent")
+        if out:
+            parts.append(f"stdout `hookSpecificOutput.additionalContext` ({log.get('context_bytes')} bytes)")
+        if log.get("jobs"):
+            parts.append(f"job enqueued for `{log['memory_dir']}` ({log['source']})")
+        elif log.get("outcome") == "error":
+            parts.append(f"hook.log: error `{log['error']}`")
+        elif log.get("reason"):
+            parts.append(f"hook.log: {log['reason']}")
+        text = sb.norm("; ".join(parts)).replace(project_key(str(sb.base)), "<tmp-key>")
+        rows.append(Row("hook payload", label, text, "agent undisturbed (never exit 2)"))
     return rows
 
 

@@ -31,15 +31,16 @@ HOOK_ERRORS = ("hook_non_blocking_error", "hook_blocking_error", "hook_error", "
 
 
 def hooks_settings() -> dict[str, Any]:
-    """The README's hooks snippet, with this checkout's interpreter as ``dreamd``."""
-    command = f"{sys.executable} -m dreamd hook"
-    return {
-        "hooks": {
-            event: [{"hooks": [{"type": "command", "command": command, "timeout": 30}]}]
-            for event in HOOK_EVENTS
-        },
-        "permissions": {"allow": ["Read", "Write", "Edit"]},
-    }
+    """The README's hooks snippet, as printed, with this checkout's interpreter as ``dreamd``."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Claude Code") :]
+    snippet = json.loads(section[section.index("```json") + 7 : section.index("```\n", 10)])
+    assert sorted(snippet["hooks"]) == sorted(HOOK_EVENTS)
+    for groups in snippet["hooks"].values():
+        for entry in groups[0]["hooks"]:
+            assert entry["command"] == "dreamd hook" and entry["timeout"] > 0
+            entry["command"] = f"{sys.executable} -m dreamd hook"
+    return {**snippet, "permissions": {"allow": ["Read", "Write", "Edit"]}}
 
 
 def _tool_results(req: Request) -> int:
