@@ -81,6 +81,7 @@ class Settings:
         "session_bytes",
         "spool",
         "state_dir",
+        "transcript_cache",
     )
 
     def __init__(
@@ -95,9 +96,11 @@ class Settings:
         record_bytes: int = 4096,
         record_lines: int = 200,
         session_bytes: int = 61440,
+        cache: bool = True,
     ) -> None:
         self.spool = spool
         self.state_dir = state_dir
+        self.transcript_cache = state_dir / "hook-transcripts" if cache else None
         self.projects = dict(projects or {})
         self.roots = roots
         self.max_job_bytes = max_job_bytes
@@ -259,7 +262,7 @@ def enqueue(
     from dreamd.hook_transcript import read_conversation, split_parts
 
     try:
-        lines, cost = read_conversation(path, settings.state_dir / "hook-transcripts")
+        lines, cost = read_conversation(path, settings.transcript_cache)
     except FileNotFoundError:
         log["reason"] = f"transcript {path} does not exist (yet)"
         return []
@@ -307,8 +310,8 @@ def run_hook(
 ) -> str | None:
     """Enqueue the payload's transcript; the first job id, or None when there is nothing to do.
 
-    The library form of the enqueue events (tests, other harnesses). Raises DreamdError (or
-    OSError) with a one-line message on failure.
+    The library form of the enqueue events (tests, other harnesses): no hook log and no
+    prefix cache. Raises DreamdError (or OSError) with a one-line message on failure.
     """
     payload = _payload(stdin)
     event = payload.get("hook_event_name")
@@ -317,6 +320,7 @@ def run_hook(
     settings = Settings(
         spool=spool,
         state_dir=spool.parent,
+        cache=False,
         projects=projects,
         roots=roots,
         max_job_bytes=max_job_bytes,
@@ -463,10 +467,9 @@ def _end_session(payload: Mapping[str, Any], settings: Settings, env: Mapping[st
 
     if isinstance(payload.get("session_id"), str):
         end_session(settings.state_dir, payload["session_id"])
-    if isinstance(payload.get("transcript_path"), str) and payload["transcript_path"]:
-        forget_cached(
-            Path(_expand(payload["transcript_path"], env)), settings.state_dir / "hook-transcripts"
-        )
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript and settings.transcript_cache is not None:
+        forget_cached(Path(_expand(transcript, env)), settings.transcript_cache)
 
 
 def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[int, str, str]:

@@ -536,3 +536,51 @@ def test_session_end_drops_the_cache_of_its_transcript(tmp_path: Path) -> None:
     assert _run({"hook_event_name": "SessionEnd", **base}, env).returncode == 0
     assert list(cache.iterdir()) == []
     assert len(_jobs(tmp_path / "spool")) == 2
+
+
+def test_running_daemon_watches_the_auto_memory_dir_from_its_first_job(tmp_path: Path) -> None:
+    """Adopted by a job, the directory is watched at once (not from the next 30 s tick): a
+    memory Claude Code writes a little later is taken in by reconcile within seconds."""
+    import signal
+    import time
+
+    folder = tmp_path / "home" / ".claude" / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    memdir = folder / "memory"
+    transcript = folder / "s.jsonl"
+    transcript.write_text(_conversation(1))
+    env = _env(tmp_path)
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DREAMD_", "XDG_", "CLAUDE_"))
+    }
+    daemon = subprocess.Popen([sys.executable, "-m", "dreamd", "run"], cwd=REPO, env={**clean, **env},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+
+    def wait(condition: Any, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return bool(condition())
+
+    def files() -> set[str]:
+        return {r["file"] for r in json.loads((memdir / "manifest.json").read_text())["records"]}
+
+    try:
+        proc = _run({"hook_event_name": "Stop", "session_id": "s", "cwd": str(tmp_path / "x"),
+                     "transcript_path": str(transcript)}, env)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        spool_new = tmp_path / "state" / "dreamd" / "spool" / "new"
+        assert wait(
+            lambda: (memdir / "manifest.json").exists() and not any(spool_new.iterdir()), 30
+        )
+        time.sleep(1.5)
+        (memdir / "feedback_x.md").write_text(
+            "---\nname: feedback-x\ndescription: Keep pull requests small\ntype: feedback\n---\n"
+            "Small pull requests get reviewed the same day.\n"
+        )
+        assert wait(lambda: "feedback_x.md" in files(), 15), "not reconciled before the next tick"
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        out, _ = daemon.communicate(timeout=60)
+    assert daemon.returncode == 0, out[-2000:]
+    assert '"adopt.first_use"' in out and '"watch.added"' in out
