@@ -332,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--session", metavar="ID")
     sp.add_argument("--format", default="auto", choices=("auto", "claude-code", "anthropic", "openai", "text", "codex", "gemini", "copilot"))
 
-    add("hook", cmd_hook, "read a Claude Code hook payload on stdin, enqueue its transcript")
+    add("hook", cmd_hook, "Claude Code hooks: enqueue the session, answer SessionStart/UserPromptSubmit with memory")
 
     sp = add("remember", cmd_remember, "add or update one record")
     sp.add_argument("dir", metavar="DIR")

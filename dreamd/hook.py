@@ -14,7 +14,7 @@ Claude Code runs this with a JSON payload on stdin. By ``hook_event_name``:
 * ``UserPromptSubmit``: print the records relevant to the prompt (:mod:`dreamd.hook_context`).
   Neither answers for Claude Code's own auto-memory directory: Claude Code puts its MEMORY.md
   in front of the model and recalls its records itself (as ``<system-reminder>`` blocks).
-* ``SessionEnd`` also forgets what the session was shown.
+* ``SessionEnd`` also forgets what the session was shown and the cached lines of its file.
 
 The memory directory of a session (:func:`resolve_target`), first match wins:
 
@@ -33,7 +33,8 @@ It never disturbs the agent: nothing to do (a transcript not written yet include
 ``SessionStart``/``UserPromptSubmit`` failures are exit 0 with a log line (a prompt is never
 blocked); a failure to enqueue is one line on stderr and exit 1 — never 2, which Claude Code
 treats as "block" — because a transcript that cannot be queued is memory lost. It imports only
-light modules (no anthropic, watchdog, apscheduler, YAML, filelock, dataclasses or typing).
+light modules (no anthropic, watchdog, apscheduler, YAML, filelock or typing; dataclasses only
+to check an auto-memory directory against the roots before enqueueing for it).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 MAX_PAYLOAD_BYTES = 1024 * 1024
 TRANSCRIPT_FORMAT = "claude-code"
 JOB_ENVELOPE_BYTES = 64 * 1024
-"""Room kept in every job for its JSON envelope and for redaction markers."""
+"""Room kept in every job for its JSON envelope (the parts are sized after redaction)."""
 DEFAULT_ROOTS = ("~/.claude/projects/*/memory", "~/code/*/.memory")
 """``[daemon] roots`` without a config file (a test pins it to ``dreamd.config``'s default)."""
 LOG_NAME = "hook.log"

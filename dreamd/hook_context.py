@@ -38,6 +38,7 @@ INDEX = "MEMORY.md"
 MANIFEST = "manifest.json"
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000
+"""``memory.index``'s defaults (a test pins them): importing that module costs the hook."""
 MAX_SESSIONS = 200
 MAX_INDEXES = 16
 ENTRY_FIELDS = ("name", "type", "description", "file", "sha256")
@@ -47,21 +48,10 @@ _PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def index_context(memory_dir: Path) -> str:
-    """The directory's MEMORY.md, bounded like ``memory.index_text`` ("" when absent)."""
-    try:
-        with open(memory_dir / INDEX, "rb") as f:
-            data = f.read(INDEX_MAX_BYTES + 1)
-    except (FileNotFoundError, NotADirectoryError):
-        return ""
-    text = data.decode("utf-8", errors="replace")
-    lines = text.splitlines(keepends=True)[:INDEX_MAX_LINES]
-    out = "".join(lines)
-    encoded = out.encode("utf-8")
-    if len(encoded) > INDEX_MAX_BYTES:
-        cut = encoded[:INDEX_MAX_BYTES]
-        newline = cut.rfind(b"\n")
-        out = (cut[: newline + 1] if newline >= 0 else cut).decode("utf-8", errors="ignore")
-    return out
+    """The directory's MEMORY.md, bounded as ``memory.index_text`` bounds it ("" when absent)."""
+    from memory.recall_block import bounded_index
+
+    return bounded_index(memory_dir / INDEX, max_lines=INDEX_MAX_LINES, max_bytes=INDEX_MAX_BYTES)
 
 
 def output(event: str, context: str) -> str:

@@ -24,6 +24,8 @@ import json
 import os
 from pathlib import Path
 
+import orjson
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -90,6 +92,25 @@ def _minimal(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _loads(raw: bytes) -> Any:
+    """orjson (about twice as fast as the stdlib on a 30 MB session), or the stdlib for what
+    orjson refuses and Python's ``json`` (the daemon's parser) accepts: lone surrogates, NaN,
+    integers over 64 bits."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def _dumps(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # a lone surrogate becomes "?"
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "replace"
+        )
+
+
 def conversation_lines(
     data: bytes, begin: int = 0, stop: int | None = None
 ) -> list[tuple[bytes, bytes]]:
@@ -122,13 +143,12 @@ def conversation_lines(
         ):
             continue  # compact JSON whose top-level type is neither
         try:
-            record = json.loads(data[start:end])
+            record = _loads(data[start:end])
         except (ValueError, RecursionError):
             continue
         if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
             continue
-        line = json.dumps(_minimal(record), ensure_ascii=False, separators=(",", ":"))
-        kept.append((record["type"].encode(), line.encode("utf-8", "replace")))
+        kept.append((record["type"].encode(), _dumps(_minimal(record))))
     return kept
 
 

@@ -1,13 +1,15 @@
 """The ``<relevant_memories>`` block: capping record text and rendering it (DESIGN §7).
 
 Split from :mod:`memory.retrieval` so that ``dreamd hook`` can answer ``UserPromptSubmit`` with
-exactly the block ``recall`` renders while importing only ``re``: the hook runs at every
-prompt, and the store (YAML, filelock, dataclasses) would triple its start-up time.
+exactly the block ``recall`` renders (and ``SessionStart`` with the same bounded index) while
+importing only ``re``: the hook runs at every prompt, and the store (YAML, filelock,
+dataclasses) would triple its start-up time.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook ~10 ms
 if TYPE_CHECKING:
@@ -97,3 +99,21 @@ def render_block(records: Sequence[Shown]) -> str:
         + "".join(render_element(r) for r in records)
         + "</relevant_memories>\n"
     )
+
+
+def bounded_index(path: str | Path, *, max_lines: int, max_bytes: int) -> str:
+    """The MEMORY.md at ``path`` ("" when there is none), bounded even when someone edited it
+    by hand: at most ``max_lines`` lines and ``max_bytes`` bytes, cut at a line boundary."""
+    try:
+        data = Path(path).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.splitlines(keepends=True)[:max_lines]
+    out = "".join(lines)
+    encoded = out.encode("utf-8")
+    if len(encoded) > max_bytes:
+        cut = encoded[:max_bytes]
+        newline = cut.rfind(b"\n")
+        out = (cut[: newline + 1] if newline >= 0 else cut).decode("utf-8", errors="ignore")
+    return out

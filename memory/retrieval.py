@@ -34,7 +34,13 @@ from memory.errors import RecordError
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.llm import Model
 from memory.manifest import Manifest, ManifestEntry
-from memory.recall_block import cap_text, render_block, render_element, truncation_note
+from memory.recall_block import (
+    bounded_index,
+    cap_text,
+    render_block,
+    render_element,
+    truncation_note,
+)
 from memory.select import Candidate, KeywordIndex, model_select
 from memory.store import INDEX, MemoryStore
 
@@ -278,17 +284,5 @@ def index_text(
 ) -> str:
     """MEMORY.md for an agent's system prompt ("" when there is none), bounded even when
     someone edited it by hand: at most ``max_lines`` lines and ``max_bytes`` bytes."""
-    try:
-        data = (Path(memory_dir) / INDEX).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return ""
-    text = data.decode("utf-8", errors="replace")
-    lines = text.splitlines(keepends=True)[:max_lines]
-    out = "".join(lines)
-    encoded = out.encode("utf-8")
-    if len(encoded) > max_bytes:
-        cut = encoded[:max_bytes]
-        newline = cut.rfind(b"\n")
-        out = (cut[: newline + 1] if newline >= 0 else cut).decode("utf-8", errors="ignore")
-    return out
+    return bounded_index(Path(memory_dir) / INDEX, max_lines=max_lines, max_bytes=max_bytes)
 

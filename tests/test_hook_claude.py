@@ -584,3 +584,19 @@ def test_running_daemon_watches_the_auto_memory_dir_from_its_first_job(tmp_path:
         out, _ = daemon.communicate(timeout=60)
     assert daemon.returncode == 0, out[-2000:]
     assert '"adopt.first_use"' in out and '"watch.added"' in out
+
+
+def test_the_hook_bounds_the_index_as_the_library_does() -> None:
+    from dreamd.hook_context import INDEX_MAX_BYTES, INDEX_MAX_LINES
+    from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+
+    assert (INDEX_MAX_LINES, INDEX_MAX_BYTES) == (DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
+
+
+def test_records_the_fast_json_parser_refuses_are_kept_through_the_stdlib() -> None:
+    lone = '{"type":"user","uuid":"u1","message":{"role":"user","content":"half \\ud800 a pair"}}'
+    nan = '{"type":"assistant","uuid":"u2","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]},"cost":NaN}'
+    kept = conversation_lines((lone + "\n" + nan + "\n").encode())
+    assert [kind for kind, _ in kept] == [b"user", b"assistant"]
+    turns = parse_transcript(b"\n".join(line for _, line in kept).decode(), "claude-code").turns
+    assert [t.text for t in turns] == ["half ? a pair", "ok"]
