@@ -17,7 +17,13 @@ import pytest
 
 from dreamd.claude_paths import auto_memory_dir, project_key
 from dreamd.hook import Settings, enqueue, part_session_id
-from dreamd.hook_transcript import KEPT_KEYS, TOOL_TEXT_KEEP, conversation_lines, split_parts
+from dreamd.hook_transcript import (
+    FAST_JSON_BYTES,
+    KEPT_KEYS,
+    TOOL_TEXT_KEEP,
+    conversation_lines,
+    split_parts,
+)
 from memory.records import make_record
 from memory.store import Change, MemoryStore
 from memory.transcripts import parse_transcript
@@ -596,7 +602,10 @@ def test_the_hook_bounds_the_index_as_the_library_does() -> None:
 def test_records_the_fast_json_parser_refuses_are_kept_through_the_stdlib() -> None:
     lone = '{"type":"user","uuid":"u1","message":{"role":"user","content":"half \\ud800 a pair"}}'
     nan = '{"type":"assistant","uuid":"u2","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]},"cost":NaN}'
-    kept = conversation_lines((lone + "\n" + nan + "\n").encode())
-    assert [kind for kind, _ in kept] == [b"user", b"assistant"]
-    turns = parse_transcript(b"\n".join(line for _, line in kept).decode(), "claude-code").turns
-    assert [t.text for t in turns] == ["half ? a pair", "ok"]
+    data = (lone + "\n" + nan + "\n").encode()
+    padding = b'{"type":"progress","data":"' + b"p" * FAST_JSON_BYTES + b'"}\n'
+    for text in (data, padding + data):  # the stdlib codec, and orjson with its fallback
+        kept = conversation_lines(text)
+        assert [kind for kind, _ in kept] == [b"user", b"assistant"]
+        turns = parse_transcript(b"\n".join(line for _, line in kept).decode(), "claude-code").turns
+        assert [t.text for t in turns] == ["half ? a pair", "ok"]
