@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamd.config import Config
+    from memory.store import MemoryStore
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -32,6 +33,14 @@ def _config(args: argparse.Namespace) -> Config:
     from dreamd.config import load_config
 
     return load_config(Path(args.config) if getattr(args, "config", None) else None)
+
+
+def _open_store(args: argparse.Namespace) -> MemoryStore:
+    """The store of ``args.dir``, with the config's history window (every committing command)."""
+    from memory.store import open_store
+
+    config = _config(args)
+    return open_store(Path(args.dir), history_generations=config.retention.history_generations)
 
 
 def _quiet_logs(args: argparse.Namespace) -> None:
@@ -71,14 +80,17 @@ def cmd_adopt(args: argparse.Namespace) -> int:
 def cmd_remember(args: argparse.Namespace) -> int:
     from memory.records import make_record
     from memory.redact import redact
-    from memory.store import Change, open_store
+    from memory.store import Change
 
     if args.body_file:
         body = sys.stdin.read() if args.body_file == "-" else Path(args.body_file).read_text(encoding="utf-8")
     else:
         body = args.body
-    rec = make_record(args.name, args.type, redact(args.description)[0], redact(body)[0], where="remember")
-    store = open_store(Path(args.dir))
+    rec = make_record(
+        args.name, args.type, redact(args.description)[0], redact(body)[0], where="remember",
+        importance=args.importance, expires=args.expires,
+    )  # fmt: skip
+    store = _open_store(args)
     exists = any(e.name == rec.name for e in store.read().records)
     change = Change(replace={rec.name: rec}) if exists else Change(add=[rec])
     result = store.commit(change)
@@ -90,9 +102,9 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     from memory.errors import StoreError
-    from memory.store import Change, open_store
+    from memory.store import Change
 
-    store = open_store(Path(args.dir))
+    store = _open_store(args)
     known = {e.name for e in store.read().records}
     unknown = [n for n in args.names if n not in known]
     if unknown:
@@ -113,9 +125,8 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     from memory.history import rollback
-    from memory.store import open_store
 
-    result = rollback(open_store(Path(args.dir)), to=args.to)
+    result = rollback(_open_store(args), to=args.to)
     print(
         f"rolled back to generation {args.to} as generation {result.generation}: "
         f"{len(result.added)} restored, {len(result.updated)} reverted, {len(result.removed)} removed"
@@ -334,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("hook", cmd_hook, "read a Claude Code hook payload on stdin, enqueue its transcript")
 
-    sp = add("remember", cmd_remember, "add or update one record")
+    sp = add("remember", cmd_remember, "add or update one record", config=True)
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--name", required=True)
     sp.add_argument("--type", required=True, choices=("user", "feedback", "project", "reference"))
@@ -342,8 +353,12 @@ def build_parser() -> argparse.ArgumentParser:
     body = sp.add_mutually_exclusive_group(required=True)
     body.add_argument("--body")
     body.add_argument("--body-file", metavar="F")
+    sp.add_argument("--importance", type=float, default=None, metavar="0..1",
+                    help="raises the record in recall ties; 0.8 or more protects it from expiry")
+    sp.add_argument("--expires", default=None, metavar="YYYY-MM-DD",
+                    help="a dream may drop the record after this day")
 
-    sp = add("forget", cmd_forget, "remove records (kept in .history/)")
+    sp = add("forget", cmd_forget, "remove records (kept in .history/)", config=True)
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("names", nargs="+", metavar="NAME")
 
@@ -363,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
 
-    sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one")
+    sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one", config=True)
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--to", type=int, required=True, metavar="GEN")
 
