@@ -155,7 +155,10 @@ class Daemon(Dispatch):
         self.dir_debounce = Debouncer(DIR_DEBOUNCE, clock, leading=False)
         self.throttle = ScanThrottle(config.gates.scan_throttle, clock)
         self.tracker = GateTracker(log)
-        self.pool = WorkerPool(config.daemon.workers, on_error=self._task_crashed, clock=clock)
+        self.pool = WorkerPool(
+            config.daemon.workers, on_error=self._task_crashed,
+            on_done=lambda _task: self.hint_spool(), clock=clock,
+        )  # fmt: skip
         self.watcher: Watcher | None = None
         self.scheduler: Any = None
         self.managed: set[Path] = set()
@@ -174,7 +177,7 @@ class Daemon(Dispatch):
         self._last_prune = -float("inf")
         self._once = False
         self.dream_backoff = DreamBackoff()
-        self._capped = False
+        self.peeked: dict[str, Path | None] = {}
         self._main_beat = clock()
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""
@@ -470,8 +473,10 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         daemon.pool.start()
         daemon.rescan_roots()
         daemon._release_deferred()
-        while daemon.scan_spool():
+        while True:  # each round: every directory idle, then its oldest job per free worker
             daemon.pool.wait_idle()
+            if not daemon.scan_spool():
+                break
         daemon.pool.wait_idle()
         for d in sorted(daemon.managed):
             daemon._queue_scan(d, final=True)

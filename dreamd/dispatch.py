@@ -38,7 +38,9 @@ __all__ = ["MAX_CLAIMED", "Dispatch"]
 log = get_logger("dreamd.daemon")
 
 MAX_CLAIMED = 256
-"""Claimed-but-not-finished jobs; beyond this new/ is left alone until workers catch up."""
+"""A backstop on claimed-but-not-finished jobs (normally at most one per worker)."""
+PEEK_SLACK = 1024
+"""Cached job directories of jobs no longer in new/ are dropped past this many."""
 
 
 class DreamBackoff:
@@ -95,7 +97,7 @@ class Dispatch:
     _stopping: bool
     _once: bool
     dream_backoff: DreamBackoff
-    _capped: bool
+    peeked: dict[str, Path | None]
 
     def hint_spool(self) -> None:
         raise NotImplementedError
@@ -106,30 +108,60 @@ class Dispatch:
     # ------------------------------------------------------------------ spool
 
     def scan_spool(self) -> int:
-        """Claim what waits in new/ (up to the in-flight cap) and queue it; returns claims."""
+        """Claim the oldest waiting job of each idle directory while a worker is free.
+
+        Only what a worker is about to run is claimed: a job whose directory already has work
+        stays in ``new/`` (jobs of one directory run one at a time anyway), so ``cur/`` holds at
+        most one job per worker, a kill returns only those, and a restart starts at once. A
+        job's directory is peeked from its first bytes and cached per job id (job files never
+        change); a job that cannot be peeked is claimed so validation can fail it with its
+        reason. Returns the number of jobs queued.
+        """
         if self._stopping:
             return 0
-        claimed = 0
         try:
             pending = self.spool.pending()
         except OSError as exc:
             log.error("spool.error", step="list", error=str(exc))
             return 0
+        self._forget_peeks(pending)
+        queued = 0
+        taken: set[Path] = set()
         for job_id in pending:
+            if self._stopping or self.pool.free_slots() <= 0:
+                break
             with self._state_lock:
                 if job_id in self.claimed:
                     continue
+            target = self._peek(job_id)
+            if target is not None and (target in taken or self.pool.has_key(target)):
+                continue
+            with self._state_lock:
                 if len(self.claimed) >= MAX_CLAIMED:
-                    self._capped = True  # a finishing job will ask for a rescan
                     break
                 self.claimed.add(job_id)  # before the rename, so cur/ never holds an unknown claim
             if self._stopping or self.spool.claim(job_id) is None:
                 with self._state_lock:
                     self.claimed.discard(job_id)
                 continue
-            claimed += 1
-            self._dispatch(job_id)
-        return claimed
+            self.peeked.pop(job_id, None)
+            key = self._dispatch(job_id)
+            if key is not None:
+                queued += 1
+                taken.add(key)
+        return queued
+
+    def _peek(self, job_id: str) -> Path | None:
+        if job_id not in self.peeked:
+            raw = self.spool.peek_memory_dir(job_id)
+            self.peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
+        return self.peeked[job_id]
+
+    def _forget_peeks(self, pending: list[str]) -> None:
+        if len(self.peeked) > len(pending) + PEEK_SLACK:
+            waiting = set(pending)
+            for job_id in [j for j in self.peeked if j not in waiting]:
+                del self.peeked[job_id]
 
     def _stale_claims(self) -> None:
         """Jobs in cur/ this process does not know about go back to new/ (cannot normally
@@ -151,7 +183,8 @@ class Dispatch:
             log.warning("spool.recovered", count=len(moved), reason="stale claims in cur/")
             self.hint_spool()
 
-    def _dispatch(self, job_id: str) -> None:
+    def _dispatch(self, job_id: str) -> Path | None:
+        """Validate a claimed job and queue it; its directory, or None if it was not queued."""
         from memory.jobs import validate_job
 
         cfg = self.config
@@ -162,16 +195,18 @@ class Dispatch:
             reason = str(exc)
             log.warning("job.rejected", job_id=job_id, reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            return
+            return None
         except OSError as exc:
             log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")
             self._finish(job_id, lambda: self._unclaim(job_id))
-            return
+            return None
         key = Path(job.memory_dir)
         log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
         task = Task(key=key, run=lambda: self._run_job(job_id, job), label=job_id, payload=job)
         if not self.pool.submit(task):
             self._finish(job_id, lambda: self._unclaim(job_id))
+            return None
+        return key
 
     def _finish(self, job_id: str, move: Callable[[], object]) -> None:
         try:
@@ -219,9 +254,6 @@ class Dispatch:
             bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
         finally:
             self._after_write(Path(job.memory_dir))
-            if self._capped:  # a slot freed and new/ had more than the cap: claim more
-                self._capped = False
-                self.hint_spool()
 
     def _defer(self, bound: Any, job_id: str, error: str) -> None:
         result: list[str] = []

@@ -10,6 +10,9 @@ JSON shape (``format`` 1; keys are only ever added)::
     {"format": 1, "generated_at": ISO, "config": path | null,
      "daemon": {"running": bool | null, "pid", "host", "since"},
      "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
+               "drained_5m", "drained_1h",          # jobs finished in the last 5 min / hour
+               "drain_per_min": float | null,       # over the last 5 min (else the hour)
+               "backlog_eta_s": float | null,       # new + deferred at that rate
                "failures": [{"job", "failed_at", "reason"}],           # newest first, at most 5
                "error": null | "why the spool could not be read"},
      "directories": [
@@ -129,7 +132,20 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
         out[queue] = getattr(counts, queue)
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
+    out.update(_drain(sp, backlog=counts.new + counts.deferred))
     return out
+
+
+def _drain(sp: Spool, *, backlog: int) -> dict[str, Any]:
+    """How fast the backlog drains, from the completion times in ``done/``."""
+    try:
+        last_5m, last_1h = sp.completed_since(300), sp.completed_since(3600)
+    except OSError:
+        last_5m = last_1h = 0
+    rate = last_5m / 5 if last_5m else (last_1h / 60 if last_1h else None)
+    eta = round(backlog / rate * 60, 1) if rate and backlog else (0.0 if not backlog else None)
+    return {"drained_5m": last_5m, "drained_1h": last_1h,
+            "drain_per_min": None if rate is None else round(rate, 2), "backlog_eta_s": eta}
 
 
 def _flock_holders(path: Path, proc: Path) -> list[int] | None:
@@ -357,6 +373,19 @@ def _render_dir(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_drain(sp: dict[str, Any]) -> str:
+    backlog = sp["new"] + sp["deferred"]
+    rate = sp.get("drain_per_min")
+    done = f"{sp.get('drained_5m', 0)} done in 5 min, {sp.get('drained_1h', 0)} in the hour"
+    if not backlog:
+        return f"backlog empty ({done})"
+    if not rate:
+        return f"backlog {backlog}, not draining ({done})"
+    eta = float(sp["backlog_eta_s"] or 0)
+    when = f"{eta / 60:.0f} min" if eta < 7200 else f"{eta / 3600:.1f} h"
+    return f"backlog {backlog}, draining {rate:g}/min, about {when} to empty ({done})"
+
+
 def render_status(status: dict[str, Any]) -> str:
     """Readable text for a terminal; the same facts as the JSON, nothing more."""
     sp = status["spool"]
@@ -371,6 +400,7 @@ def render_status(status: dict[str, Any]) -> str:
     elif sp["exists"]:
         depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
         lines.append(f"spool {sp['path']}: {depths}")
+        lines.append("  " + _render_drain(sp))
     else:
         lines.append(f"spool {sp['path']}: not created yet")
     for f in sp["failures"]:

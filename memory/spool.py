@@ -66,6 +66,8 @@ SUBDIRS: tuple[str, ...] = ("tmp", "new", "cur", "deferred", "done", "failed")
 LOCK_NAME = ".lock"
 OWNER_NAME = ".owner"
 JOB_SUFFIX = ".json"
+PEEK_BYTES = 4096
+_MEMORY_DIR_FIELD = re.compile(rb'"memory_dir"\s*:\s*("(?:[^"\\]|\\.)*")')
 ERROR_SUFFIX = ".error.json"
 DEFAULT_MAX_ATTEMPTS = 5
 DEFAULT_DONE_DAYS = 7.0
@@ -366,6 +368,52 @@ class Spool:
 
     def _state_path(self, job_id: str) -> Path:
         return self.root / "deferred" / f".{job_id}.state.json"
+
+    def peek_memory_dir(self, job_id: str) -> str | None:
+        """The ``memory_dir`` a waiting job names, read from its first bytes; None if unknown.
+
+        Lets the daemon leave a job in ``new/`` while its directory is busy, without reading
+        a transcript of megabytes: jobs we build put ``memory_dir`` before the transcript. A job
+        that does not (or cannot be read, or is not a regular file) gives None, and the caller
+        claims it so validation can say what is wrong with it.
+        """
+        try:
+            fd = os.open(self._path("new", job_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = os.read(fd, PEEK_BYTES)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        m = _MEMORY_DIR_FIELD.search(head)
+        if m is None:
+            return None
+        try:
+            value = json.loads(m.group(1))
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+
+    def completed_since(self, seconds: float) -> int:
+        """Jobs that reached ``done/`` in the last ``seconds`` (its mtime is the completion time)."""
+        cutoff = self.clock() - seconds
+        count = 0
+        try:
+            entries = os.scandir(self.root / "done")
+        except FileNotFoundError:
+            return 0
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith(JOB_SUFFIX):
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                        count += 1
+        return count
 
     def claim(self, job_id: str) -> Path | None:
         """Rename ``new/X`` to ``cur/X`` and return the claimed path; None if someone else won."""
