@@ -44,7 +44,7 @@ from typing import Any
 
 from dreamd.config import Config, format_duration, load_config
 from dreamd.dispatch import Dispatch, DreamBackoff
-from dreamd.gates import GateTracker, ScanThrottle
+from dreamd.gates import GateTracker, ScanThrottle, read_last_scan
 from dreamd.logs import configure, get_logger
 from dreamd.watch import Debouncer, Watcher
 from dreamd.workers import WorkerPool
@@ -153,7 +153,7 @@ class Daemon(Dispatch):
         self.waker = _Waker()
         self.spool_debounce = Debouncer(SPOOL_DEBOUNCE, clock, leading=True)
         self.dir_debounce = Debouncer(DIR_DEBOUNCE, clock, leading=False)
-        self.throttle = ScanThrottle(config.gates.scan_throttle, clock)
+        self.throttle = ScanThrottle(config.gates.scan_throttle, clock, seed=self._scanned_ago)
         self.tracker = GateTracker(log)
         self.pool = WorkerPool(
             config.daemon.workers, on_error=self._task_crashed,
@@ -181,6 +181,11 @@ class Daemon(Dispatch):
         self._main_beat = clock()
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""
+
+    def _scanned_ago(self, key: object) -> float | None:
+        """Seconds since an earlier process recorded a gate scan of ``key`` (the throttle's seed)."""
+        last = read_last_scan(key) if isinstance(key, Path) else None
+        return None if last is None else (self.wall() - last).total_seconds()
 
     # ------------------------------------------------------------------ hints
 

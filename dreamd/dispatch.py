@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.gates import GateTracker, ScanThrottle, evaluate
+from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.logs import get_logger
 from dreamd.watch import Debouncer, Watcher, fingerprint
 from dreamd.workers import Task, WorkerPool
@@ -154,7 +154,10 @@ class Dispatch:
     def _peek(self, job_id: str) -> Path | None:
         if job_id not in self.peeked:
             raw = self.spool.peek_memory_dir(job_id)
-            self.peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
+            try:
+                self.peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
+            except (OSError, ValueError):  # e.g. a NUL in a hostile path: validation says so
+                self.peeked[job_id] = None
         return self.peeked[job_id]
 
     def _forget_peeks(self, pending: list[str]) -> None:
@@ -337,12 +340,16 @@ class Dispatch:
             self.scans_queued.discard(directory)
         if self._stopping and not self._once:
             return
+        # ``dreamd once`` is an explicit request: its final pass is a scan whatever the window.
+        previous = None if self._once else read_last_scan(directory)
+        now = self.wall()
         try:
-            state = self.work.dir_state(directory, self.ctx, last_scan_at=None)
+            state = self.work.dir_state(directory, self.ctx, last_scan_at=previous)
+            record_scan(directory, now)
         except Exception as exc:
             log.warning("gate.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
             return
-        decision = evaluate(state, self.config.gates, self.wall())
+        decision = evaluate(state, self.config.gates, now)
         self.tracker.observe(str(directory), decision)
         if not decision.open:
             return

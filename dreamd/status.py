@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.gates import evaluate, is_paused
+from dreamd.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
 from memory.jobs import expand_roots
 from memory.llm import Completion
@@ -291,7 +291,7 @@ def dir_status(
 
     try:
         manifest = store.read()
-        state = dir_state(path, ctx or _context(config, now), last_scan_at=None)
+        state = dir_state(path, ctx or _context(config, now), last_scan_at=read_last_scan(path))
         lease = _lease(path, config, now)
         malformed = [{"file": f, "error": e} for f, e in store.scan_malformed()]
     except DreamdError as exc:

@@ -115,3 +115,19 @@ def test_peek_reads_the_directory_from_the_first_bytes_only(tmp_path: Path) -> N
     job = submit("x" * 200_000, memory_dir=tmp_path / "m", session_id="s", spool=spool.root)
     assert spool.peek_memory_dir(job) == str((tmp_path / "m").resolve())
     assert spool.peek_memory_dir("20261130T000000Z-ffffffffffffffff") is None
+
+
+def test_a_hostile_memory_dir_is_claimed_and_failed_not_a_crash(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    spool = Spool(tmp_path / "spool")
+    spool.ensure()
+    body = '{"format": 1, "id": "x", "kind": "forget", "memory_dir": "/tmp/a\\u0000b", "names": ["a"]}'
+    (spool.root / "new" / "20261130T000000Z-0000000000000001.json").write_text(body)
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
+    daemon.pool.start()
+    try:
+        daemon.scan_spool()
+    finally:
+        daemon.pool.close()
+    assert spool.counts().failed == 1 and spool.counts().new == 0
