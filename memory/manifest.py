@@ -82,22 +82,31 @@ class ManifestEntry:
     def from_json(cls, raw: Any, *, where: str) -> ManifestEntry:
         if not isinstance(raw, dict):
             raise StoreError(f"{where}: record entry is not an object")
-        data = dict(raw)
         try:
-            entry = cls(
-                name=str(data.pop("name")),
-                type=str(data.pop("type")),
-                description=str(data.pop("description", "")),
-                file=check_file_name(data.pop("file"), where=where),
-                sha256=str(data.pop("sha256")),
-                created_at=str(data.pop("created_at", "")),
-                updated_at=str(data.pop("updated_at", "")),
-                sources=[str(s) for s in data.pop("sources", []) or []],
-            )
+            name, type_, file, sha = raw["name"], raw["type"], raw["file"], raw["sha256"]
         except KeyError as exc:
             raise StoreError(f"{where}: record entry misses {exc.args[0]!r}") from None
-        entry.extra = data
-        return entry
+        sources = raw.get("sources") or []
+        if not (isinstance(sources, list) and all(type(s) is str for s in sources)):
+            sources = [str(s) for s in sources]
+        # Recall parses every entry after each commit: no copy of the common, all-known case.
+        extra = {} if raw.keys() <= _ENTRY_KEYS else {k: v for k, v in raw.items() if k not in _ENTRY_KEYS}
+        return cls(
+            name=name if type(name) is str else str(name),
+            type=type_ if type(type_) is str else str(type_),
+            description=str(raw.get("description", "")),
+            file=check_file_name(file, where=where),
+            sha256=sha if type(sha) is str else str(sha),
+            created_at=str(raw.get("created_at", "")),
+            updated_at=str(raw.get("updated_at", "")),
+            sources=list(sources),
+            extra=extra,
+        )
+
+
+_ENTRY_KEYS = frozenset(
+    ("name", "type", "description", "file", "sha256", "created_at", "updated_at", "sources")
+)
 
 
 @dataclass

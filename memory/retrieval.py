@@ -35,7 +35,7 @@ from memory.errors import RecordError
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.llm import Model
 from memory.manifest import Manifest, ManifestEntry
-from memory.select import Candidate, KeywordIndex, model_select
+from memory.select import Candidate, IndexedDoc, KeywordIndex, index_doc, model_select
 from memory.store import INDEX, MemoryStore
 
 __all__ = [
@@ -214,13 +214,20 @@ def render_block(records: list[RecalledRecord]) -> str:
 # ----------------------------------------------------------------------------- the index cache
 
 
-@dataclass(frozen=True)
+@dataclass
 class _SetIndex:
-    generation: int
-    committed_at: str
-    entries: dict[str, ManifestEntry]
-    candidates: tuple[Candidate, ...]
-    keyword: KeywordIndex
+    """One directory's recall state: a long-lived store (its manifest cache survives between
+    recalls) and the keyword index of the set it last saw, updated from each commit's change."""
+
+    store: MemoryStore
+    generation: int = -1
+    committed_at: str = ""
+    with_bodies: bool = True
+    entries: dict[str, ManifestEntry] = field(default_factory=dict)
+    keyword: KeywordIndex = field(default_factory=KeywordIndex)
+    docs: dict[tuple[str, str], IndexedDoc] = field(default_factory=dict)
+    """Term vectors by (file, sha256): a record whose bytes did not change is not re-read."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _cache: OrderedDict[str, _SetIndex] = OrderedDict()
@@ -231,37 +238,58 @@ def _dir_key(memory_dir: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(memory_dir))
 
 
-def _set_index(store: MemoryStore, manifest: Manifest) -> _SetIndex:
-    """The keyword index of the current set, rebuilt only when the generation changes."""
-    key = _dir_key(store.path)
+def _set_index(memory_dir: str | os.PathLike[str]) -> tuple[_SetIndex, Manifest]:
+    """The recall state of ``memory_dir``, brought up to the current generation.
+
+    A warm recall costs one ``fstat`` of the manifest; after a commit only the records whose
+    file or hash changed are read and tokenized again (the rest of the index is kept).
+    """
+    key = _dir_key(memory_dir)
     with _cache_lock:
-        hit = _cache.get(key)
-        if hit and (hit.generation, hit.committed_at) == (manifest.generation, manifest.committed_at):
-            _cache.move_to_end(key)
-            return hit
-    candidates = []
-    entries: dict[str, ManifestEntry] = {}
-    read_bodies = len(manifest.records) <= BODY_INDEX_LIMIT
-    for entry in manifest.records:
-        body, importance = "", 0.5
-        if read_bodies:
-            try:
-                record = store.read_record(entry)
-            except RecordError as exc:
-                log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
-                continue
-            body, importance = record.body, record.importance
-        entries[entry.name] = entry
-        candidates.append(Candidate(entry.name, entry.type, entry.description, body, importance))
-    built = _SetIndex(
-        manifest.generation, manifest.committed_at, entries, tuple(candidates), KeywordIndex(candidates)
-    )
-    with _cache_lock:
-        _cache[key] = built
+        state = _cache.get(key)
+        if state is None:
+            state = _cache[key] = _SetIndex(MemoryStore(memory_dir))
         _cache.move_to_end(key)
         while len(_cache) > INDEX_CACHE_SIZE:
             _cache.popitem(last=False)
-    return built
+    manifest = state.store.snapshot()
+    with state.lock:
+        if (state.generation, state.committed_at) != (manifest.generation, manifest.committed_at):
+            _update(state, manifest)
+    return state, manifest
+
+
+def _update(state: _SetIndex, manifest: Manifest) -> None:
+    with_bodies = len(manifest.records) <= BODY_INDEX_LIMIT
+    if with_bodies != state.with_bodies:
+        state.keyword, state.docs, state.entries = KeywordIndex(), {}, {}
+        state.with_bodies = with_bodies
+    current = {e.name: e for e in manifest.records}
+    for name in [n for n in state.entries if n not in current]:
+        state.keyword.remove(name)
+    docs: dict[tuple[str, str], IndexedDoc] = {}
+    entries: dict[str, ManifestEntry] = {}
+    for entry in manifest.records:
+        doc_key = (entry.file, entry.sha256 if with_bodies else entry.description + entry.type)
+        doc = state.docs.get(doc_key)
+        if doc is None or doc.candidate.name != entry.name:
+            body, importance = "", 0.5
+            if with_bodies:
+                try:
+                    record = state.store.read_record(entry)
+                except RecordError as exc:
+                    log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
+                    state.keyword.remove(entry.name)
+                    continue
+                body, importance = record.body, record.importance
+            doc = index_doc(Candidate(entry.name, entry.type, entry.description, body, importance))
+            state.keyword.add(doc)
+        elif state.entries.get(entry.name) is None:
+            state.keyword.add(doc)
+        docs[doc_key] = doc
+        entries[entry.name] = entry
+    state.docs, state.entries = docs, entries
+    state.generation, state.committed_at = manifest.generation, manifest.committed_at
 
 
 def clear_cache() -> None:
@@ -288,16 +316,16 @@ def recall(
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
     """
-    store = MemoryStore(memory_dir)
-    manifest = store.read()
-    indexed = _set_index(store, manifest)
+    indexed, manifest = _set_index(memory_dir)
+    store = indexed.store
+    entries = indexed.entries
     exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
 
     selector = "keyword"
     reason: str | None = None
-    if model is not None and indexed.candidates:
+    if model is not None and len(indexed.keyword):
         names, reason = model_select(
-            model, query, indexed.candidates, limit, index=indexed.keyword, exclude=exclude
+            model, query, indexed.keyword.candidates, limit, index=indexed.keyword, exclude=exclude
         )
         if reason is None:
             selector = "model"
@@ -311,7 +339,7 @@ def recall(
     used = 0
     budget = session.remaining_bytes if session is not None else None
     for name in names:
-        entry = indexed.entries.get(name)
+        entry = entries.get(name)
         if entry is None:
             continue
         try:

@@ -188,6 +188,14 @@ class MemoryStore:
         """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
         return self._copy(self._load())
 
+    def snapshot(self) -> Manifest:
+        """The current set *shared with the cache*, without :meth:`read`'s defensive copy.
+
+        For hot read paths (recall): one ``fstat`` when nothing changed. Callers must treat it
+        as read-only; anything they mutate would corrupt the cache.
+        """
+        return self._load()
+
     def _load(self) -> Manifest:
         """The current manifest *shared with the cache*: the commit path reads it, never mutates it."""
         try:
