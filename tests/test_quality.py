@@ -282,3 +282,78 @@ def test_main_reports_a_missing_split_and_checks_floors(tmp_path: Path, capsys: 
     assert bq.floor_failures(result, {"extraction.overall.nothing": 0.1}) == [
         "extraction.overall.nothing = None < floor 0.1"
     ]
+
+
+# ---------------------------------------------------------------------------- the TEST split
+
+
+@pytest.fixture(scope="module")
+def test_split_result() -> dict[str, Any]:
+    return dict(bq.evaluate("test"))
+
+
+def test_the_test_split_meets_the_floors(test_split_result: dict[str, Any]) -> None:
+    assert bq.floor_failures(test_split_result) == []
+
+
+def test_the_test_split_is_the_size_and_shape_issue_10_asks_for() -> None:
+    sessions = bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl")
+    users = [(s.lang, t) for s in sessions for t in s.turns if t.role == "user"]
+    assert len(users) >= 240
+    for lang in bq.LANGS:
+        share = sum(lang == u[0] for u in users) / len(users)
+        assert 0.4 <= share <= 0.6, lang
+    with_facts = sum(bool(t.facts) for _, t in users) / len(users)
+    assert 0.35 <= with_facts <= 0.45
+    facts = [f for _, t in users for f in t.facts]
+    assert {f.type for f in facts} == set(bq.TYPES)
+    assert sum(f.date is not None for f in facts) >= 10
+    assert sum(bool(f.reason) for f in facts) >= 10
+    kinds = {t.distractor for s in sessions for t in s.turns if t.distractor}
+    assert {"one-off request", "question", "code", "stack trace", "secret", "temporary instruction",
+            "small talk", "encouragement", "quoted text", "injected instruction"} <= kinds
+    assert any(t.role == "tool" and t.distractor == "injected instruction" for s in sessions for t in s.turns)
+    groups = bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl")
+    assert len(groups) >= 110
+    assert {g.kind for g in groups} == set(bq.KINDS)
+    assert {g.lang for g in groups} == set(bq.LANGS)
+
+
+def quoted_sentences(text: str, source: str) -> list[str]:
+    """Sentences of ``text`` (EN ≥ 24 characters, ZH ≥ 10) that occur verbatim in ``source``."""
+    import re
+
+    pieces = re.split(r"(?<=[.!?。！？；;\n])\s*", text)
+    found = []
+    for piece in (p.strip() for p in pieces):
+        cjk = any("\u3400" <= ch <= "\u9fff" for ch in piece)
+        if len(piece) >= (10 if cjk else 24) and piece in source:
+            found.append(piece)
+    return found
+
+
+def test_the_sentence_finder_finds_a_planted_sentence() -> None:
+    text = "Heads up. The staging database is read-only on weekends. 以后注释一律用中文写，谢谢。"
+    source = 'RULES = ["the staging database is read-only on weekends.", "以后注释一律用中文写，谢谢。"]'
+    assert quoted_sentences(text, source) == ["以后注释一律用中文写，谢谢。"]
+    assert quoted_sentences(text, source.replace("the staging", "The staging")) == [
+        "The staging database is read-only on weekends.",
+        "以后注释一律用中文写，谢谢。",
+    ]
+
+
+def test_no_test_split_sentence_is_written_into_the_code() -> None:
+    """Rules fitted to the test split would measure memorisation; this catches the crude kind."""
+    source = "\n".join(
+        p.read_text(encoding="utf-8")
+        for d in ("dreamd", "memory")
+        for p in sorted((REPO / d).rglob("*.py"))
+    )
+    texts = [t.text for s in bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl") for t in s.turns]
+    texts += [
+        f"{r.description}\n{r.body}"
+        for g in bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl")
+        for r in g.records
+    ]
+    leaked = [s for text in texts for s in quoted_sentences(text, source)]
+    assert leaked == []
