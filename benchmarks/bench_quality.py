@@ -6,14 +6,17 @@ Two labelled files per split (formats and the labelling guide: ``benchmarks/qual
   Each session becomes a real Claude Code JSONL transcript (user/assistant lines, ``tool_use`` /
   ``tool_result`` blocks, uuids, timestamps) and goes through the real job path:
   :func:`dreamd.work.execute` on an ``extract`` job into a fresh :class:`MemoryStore` in a temp
-  directory, with the configured model (the offline backend unless ``--model`` says otherwise)
-  and a clock set to the session's ``today``. Whatever the job path does (parsing, redaction,
+  directory, with the configured model (the offline backend unless ``--config`` names a
+  dreamd config file whose ``[model]`` says otherwise) and a clock set to the session's
+  ``today``. Whatever the job path does (parsing, redaction,
   the character budget, ``today`` from the last turn's timestamp, the answer gate, the store's
   duplicate filter) is what is measured, so the figures follow the code as it changes.
 - ``consolidation_<split>.jsonl`` — groups of records with the merges and drops a careful
   human would make. Each group is planned as a real dream plans a batch (records built and
   validated as record files, :class:`PlanRecord` inputs, :func:`dreamd.models.ops.plan`, i.e.
   the real prompt, payload and answer gate), then the plan is applied to the live set.
+  A session whose job fails (e.g. the gate refused the answer) produced nothing and is listed
+  in ``failed_sessions``; a refused plan changes nothing and is listed in ``rejected_plans``.
 
 Scoring (pure functions below, unit-tested in ``tests/test_quality.py``):
 
@@ -38,7 +41,8 @@ Scoring (pure functions below, unit-tested in ``tests/test_quality.py``):
 ``--check-floors`` exits 1 when any figure in :data:`FLOORS` is missed (CI runs the same check
 through ``tests/test_quality.py``).
 
-Usage: ``python benchmarks/bench_quality.py [--split dev|test] [--json OUT] [--check-floors]``.
+Usage: ``python benchmarks/bench_quality.py [--split dev|test] [--json OUT] [--check-floors]
+[--config FILE]``.
 """
 
 from __future__ import annotations
@@ -213,7 +217,7 @@ def _fact(obj: Any, where: str) -> Fact:
     type_ = _one_of(_need(obj, "type", str, where), TYPES, f"{where}.type")
     key = _terms(obj.get("key"), f"{where}.key")
     when = _iso_date(obj["date"], f"{where}.date") if obj.get("date") is not None else None
-    reason = _terms(obj["reason"], f"{where}.reason") if obj.get("reason") is not None else ()
+    reason = _terms(obj["reason"], f"{where}.reason") if obj.get("reason") else ()
     return Fact(type_, key, when, reason)
 
 
@@ -578,8 +582,13 @@ def _noon(day: str) -> datetime:
     return datetime.combine(date.fromisoformat(day), time(12, 0), tzinfo=UTC)
 
 
-def run_extraction(session: Session, model: Any, workdir: Path) -> list[Produced]:
-    """What the real extract job commits for ``session`` into a fresh memory directory."""
+def run_extraction(
+    session: Session, model: Any, workdir: Path, config: Any = None
+) -> list[Produced]:
+    """What the real extract job commits for ``session`` into a fresh memory directory.
+
+    Raises what the job raises (a refused answer is a ``TransientError``, as in the daemon).
+    """
     from dreamd.config import default_config
     from dreamd.work import Context, execute
     from memory.jobs import Job, Transcript
@@ -587,7 +596,7 @@ def run_extraction(session: Session, model: Any, workdir: Path) -> list[Produced
 
     mdir = workdir / session.id
     store = MemoryStore.init(mdir)
-    config = default_config(env={"HOME": str(workdir)})
+    config = config or default_config(env={"HOME": str(workdir)})
     ctx = Context(config=config, model=model, ledger=None, clock=lambda: _noon(session.today))
     job = Job(
         id=f"quality-{session.id}",
@@ -746,8 +755,10 @@ def score_group(group: Group, result: PlanResult) -> GroupScore:
 # ---------------------------------------------------------------------------- reports
 
 
-def evaluate_extraction(sessions: Sequence[Session], model: Any) -> dict[str, Any]:
+def evaluate_extraction(sessions: Sequence[Session], model: Any, config: Any = None) -> dict[str, Any]:
     """Run and score every session; the ``extraction`` part of the result JSON."""
+    from memory.errors import DreamdError
+
     overall = Counts()
     by_lang = {k: Counts() for k in LANGS}
     by_domain = {k: Counts() for k in DOMAINS}
@@ -757,10 +768,16 @@ def evaluate_extraction(sessions: Sequence[Session], model: Any) -> dict[str, An
     distractors: dict[str, list[int]] = {}
     missed: list[dict[str, Any]] = []
     spurious: list[dict[str, Any]] = []
+    failed: list[dict[str, str]] = []
     user_turns = fact_turns = 0
     with tempfile.TemporaryDirectory(prefix="dreamd-quality-") as tmp:
         for s in sessions:
-            score = score_session(s, run_extraction(s, model, Path(tmp)))
+            try:
+                records = run_extraction(s, model, Path(tmp), config)
+            except DreamdError as exc:
+                failed.append({"session": s.id, "error": f"{type(exc).__name__}: {exc}"})
+                records = []
+            score = score_session(s, records)
             total = score.total()
             overall.add(total)
             by_lang[s.lang].add(total)
@@ -795,6 +812,7 @@ def evaluate_extraction(sessions: Sequence[Session], model: Any) -> dict[str, An
             sum(v[1] - v[0] for v in distractors.values()), sum(v[1] for v in distractors.values())
         ),
         "distractors": {k: {"leaked": v[0], "turns": v[1]} for k, v in sorted(distractors.items())},
+        "failed_sessions": failed,
         "missed": missed,
         "spurious": spurious,
     }
@@ -823,20 +841,26 @@ def evaluate_consolidation(groups: Sequence[Group], model: Any, max_tokens: int)
     }
 
 
-def evaluate(split: str, *, model: Any = None, data_dir: Path = QUALITY_DIR) -> dict[str, Any]:
-    """The whole result for one split (both files must exist)."""
-    from dreamd.config import default_config
-    from dreamd.models.offline import OfflineModel
+def evaluate(
+    split: str, *, config: Any = None, model: Any = None, data_dir: Path = QUALITY_DIR
+) -> dict[str, Any]:
+    """The whole result for one split (both files must exist).
 
-    model = model or OfflineModel()
+    ``config`` is a dreamd ``Config`` (default: every key at its default, i.e. the offline
+    model); ``model`` overrides the one its ``[model]`` section builds.
+    """
+    from dreamd.config import default_config
+    from dreamd.models.factory import make_model
+
     sessions = load_extraction(data_dir / f"extraction_{split}.jsonl")
     groups = load_consolidation(data_dir / f"consolidation_{split}.jsonl")
-    max_tokens = default_config(env={}).model.max_tokens
+    config = config or default_config(env={})
+    model = model or make_model(config.model)
     return {
         "split": split,
         "model": getattr(model, "name", type(model).__name__),
-        "extraction": evaluate_extraction(sessions, model),
-        "consolidation": evaluate_consolidation(groups, model, max_tokens),
+        "extraction": evaluate_extraction(sessions, model, config),
+        "consolidation": evaluate_consolidation(groups, model, config.model.max_tokens),
     }
 
 
@@ -887,6 +911,8 @@ def render(result: Mapping[str, Any]) -> str:
         f"date accuracy {_fmt(ex['date_accuracy'])} (of {ex['dates_labelled']})   "
         f"reason accuracy {_fmt(ex['reason_accuracy'])} (of {ex['reasons_labelled']})"
     )
+    for f in ex["failed_sessions"]:
+        out.append(f"FAILED session {f['session']}: {f['error']}")
     if ex["distractors"]:
         out.append(f"distractor turns ignored {_fmt(ex['distractor_ignored'])}; leaked / turns: " + ", ".join(
             f"{k} {v['leaked']}/{v['turns']}" for k, v in ex["distractors"].items()
@@ -910,6 +936,8 @@ def render(result: Mapping[str, Any]) -> str:
     for group in ("by_lang", "by_kind"):
         for k, s in co[group].items():
             out.append(crow(f"{group[3:]}={k}", s))
+    for r in co["rejected_plans"]:
+        out.append(f"REFUSED plan {r['group']}: {r['reason']}")
     return "\n".join(out)
 
 
@@ -927,12 +955,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     parser.add_argument("--json", type=Path, default=None, help="result file (default results/quality-<split>.json)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 when a figure is under FLOORS")
+    parser.add_argument("--config", type=Path, default=None, help="dreamd config whose [model] to measure (default: offline)")
     parser.add_argument("--data", type=Path, default=QUALITY_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     _quiet_logs()
+    from dreamd.config import load_config
+    from memory.errors import ConfigError
+
     try:
-        result = evaluate(args.split, data_dir=args.data)
-    except DataError as exc:
+        config = load_config(args.config) if args.config else None
+        result = evaluate(args.split, config=config, data_dir=args.data)
+    except (DataError, ConfigError) as exc:
         print(f"bench_quality: {exc}", file=sys.stderr)
         return 2
     print(render(result))

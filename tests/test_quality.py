@@ -357,3 +357,38 @@ def test_no_test_split_sentence_is_written_into_the_code() -> None:
     ]
     leaked = [s for text in texts for s in quoted_sentences(text, source)]
     assert leaked == []
+
+
+class Garbage:
+    """A model whose every answer the gate refuses."""
+
+    name = "garbage"
+
+    def complete(self, system: str, prompt: str, max_tokens: int) -> Any:
+        from memory.llm import Completion
+
+        return Completion(text="I think you should remember everything!", stop_reason="end_turn")
+
+
+def test_refused_answers_are_reported_not_scored_as_crashes(tmp_path: Path) -> None:
+    grp = {"id": "g", "lang": "zh", "kind": "expired", "today": "2026-11-30",
+           "records": [{"name": "a", "type": "project", "description": "封版到 2026-11-12",
+                        "body": "封版。", "expires": "2026-11-12"}],
+           "expect": {"merge": [], "drop": ["a"]}, "facts": []}
+    write_split(tmp_path, [SAMPLE], [grp])
+    result = bq.evaluate("dev", model=Garbage(), data_dir=tmp_path)
+    ex, co = result["extraction"], result["consolidation"]
+    assert [f["session"] for f in ex["failed_sessions"]] == ["en-code-x"]
+    assert "rejected" in ex["failed_sessions"][0]["error"]
+    assert ex["overall"]["produced"] == 0 and ex["overall"]["recall"] == 0.0
+    assert [r["group"] for r in co["rejected_plans"]] == ["g"]
+    assert co["overall"]["rejected"] == 1 and co["overall"]["drop_recall"] == 0.0
+    assert "REFUSED plan g" in bq.render(result) and "FAILED session en-code-x" in bq.render(result)
+
+
+def test_a_bad_config_file_is_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[model]\nbackend = "telepathy"\n', encoding="utf-8")
+    write_split(tmp_path, [SAMPLE], [])
+    assert bq.main(["--split", "dev", "--data", str(tmp_path), "--config", str(cfg)]) == 2
+    assert "telepathy" in capsys.readouterr().err
