@@ -349,7 +349,12 @@ def test_no_test_split_sentence_is_written_into_the_code() -> None:
         for d in ("dreamd", "memory")
         for p in sorted((REPO / d).rglob("*.py"))
     )
-    texts = [t.text for s in bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl") for t in s.turns]
+    texts = [
+        t.text
+        for s in bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl")
+        for t in s.turns
+        if t.role == "user"
+    ]
     texts += [
         f"{r.description}\n{r.body}"
         for g in bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl")
