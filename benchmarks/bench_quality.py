@@ -305,6 +305,14 @@ def load_consolidation(path: Path) -> list[Group]:
                     importance=None if importance is None else float(importance),
                 )
             )
+        from memory.errors import RecordError
+        from memory.records import make_record
+
+        for i, r in enumerate(records):
+            try:
+                make_record(r.name, r.type, r.description, r.body, where=f"{where} records[{i}]")
+            except RecordError as exc:
+                raise DataError(str(exc)) from None
         names = [r.name for r in records]
         if len(set(names)) != len(names):
             raise DataError(f"{where}: record names repeat")

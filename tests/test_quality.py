@@ -397,3 +397,12 @@ def test_a_bad_config_file_is_one_clear_error(tmp_path: Path, capsys: pytest.Cap
     write_split(tmp_path, [SAMPLE], [])
     assert bq.main(["--split", "dev", "--data", str(tmp_path), "--config", str(cfg)]) == 2
     assert "telepathy" in capsys.readouterr().err
+
+
+def test_a_record_dreamd_could_not_write_is_a_data_error_naming_the_group(tmp_path: Path) -> None:
+    grp = {"id": "en-bad-1", "lang": "en", "kind": "unrelated", "today": "2026-11-30",
+           "records": [{"name": "Not A Slug", "type": "user", "description": "x", "body": "y"}],
+           "expect": {"merge": [], "drop": []}, "facts": []}
+    write_split(tmp_path, [SAMPLE], [grp])
+    with pytest.raises(bq.DataError, match=r"consolidation_dev.jsonl:1 \(en-bad-1\) records\[0\]: name 'Not A Slug'"):
+        bq.load_consolidation(tmp_path / "consolidation_dev.jsonl")
