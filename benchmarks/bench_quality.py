@@ -603,7 +603,7 @@ def run_extraction(
     from memory.store import MemoryStore
 
     mdir = workdir / session.id
-    store = MemoryStore.init(mdir)
+    MemoryStore.init(mdir)
     config = config or default_config(env={"HOME": str(workdir)})
     ctx = Context(config=config, model=model, ledger=None, clock=lambda: _noon(session.today))
     job = Job(
@@ -615,7 +615,7 @@ def run_extraction(
         transcript=Transcript(format="auto", content=claude_code_transcript(session)),
     )
     execute(job, ctx)
-    return [Produced(rec.type, rec.description, rec.body) for _, rec in store.records()]
+    return [Produced(rec.type, rec.description, rec.body) for _, rec in ctx.store(mdir).records()]
 
 
 @dataclass
