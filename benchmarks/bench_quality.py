@@ -42,7 +42,7 @@ Scoring (pure functions below, unit-tested in ``tests/test_quality.py``):
 through ``tests/test_quality.py``).
 
 Usage: ``python benchmarks/bench_quality.py [--split dev|test] [--json OUT] [--check-floors]
-[--config FILE]``.
+[--suggest-floors] [--config FILE]``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import re
 import sys
 import tempfile
@@ -69,18 +70,19 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 
 FLOORS: dict[str, float] = {
     # What the code on main reached on the TEST split when the split was committed (offline
-    # model), rounded down by ~0.02. Baseline before the rule rewrite of issue 10: the
-    # integrator raises these once the new extraction and dream rules land.
-    "extraction.overall.precision": 0.65,
+    # model), cut to two decimals minus 0.02 (``--suggest-floors`` prints them). Baseline
+    # before the rule rewrite of issue 10: the integrator raises these once the new extraction
+    # and dream rules land.
+    "extraction.overall.precision": 0.66,
     "extraction.overall.recall": 0.12,
     "extraction.overall.f1": 0.22,
-    "extraction.by_lang.en.precision": 0.59,
-    "extraction.by_lang.en.recall": 0.12,
+    "extraction.by_lang.en.precision": 0.61,
+    "extraction.by_lang.en.recall": 0.13,
     "extraction.by_lang.zh.precision": 0.74,
-    "extraction.by_lang.zh.recall": 0.12,
+    "extraction.by_lang.zh.recall": 0.11,
     "extraction.date_accuracy": 0.48,
     "extraction.reason_accuracy": 0.98,
-    "extraction.distractor_ignored": 0.96,
+    "extraction.distractor_ignored": 0.97,
     "consolidation.overall.merge_precision": 0.91,
     "consolidation.overall.merge_recall": 0.37,
     "consolidation.overall.drop_precision": 0.98,
@@ -889,6 +891,17 @@ def floor_failures(result: Mapping[str, Any], floors: Mapping[str, float] = FLOO
     return out
 
 
+def suggest_floors(result: Mapping[str, Any], margin: float = 0.02) -> dict[str, float]:
+    """A floor for every path in :data:`FLOORS`: this run's figure cut to two decimals, minus
+    ``margin`` (what to paste into ``FLOORS`` after an agreed improvement lands)."""
+    out: dict[str, float] = {}
+    for path in FLOORS:
+        value = lookup(result, path)
+        if isinstance(value, int | float):
+            out[path] = max(0.0, round(math.floor(value * 100 + 1e-9) / 100 - margin, 2))
+    return out
+
+
 def _fmt(v: Any) -> str:
     return "    -" if v is None else f"{v:5.3f}"
 
@@ -963,6 +976,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     parser.add_argument("--json", type=Path, default=None, help="result file (default results/quality-<split>.json)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 when a figure is under FLOORS")
+    parser.add_argument("--suggest-floors", action="store_true", help="print FLOORS from this run (figures - 0.02)")
     parser.add_argument("--config", type=Path, default=None, help="dreamd config whose [model] to measure (default: offline)")
     parser.add_argument("--data", type=Path, default=QUALITY_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -981,6 +995,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {out}")
+    if args.suggest_floors:
+        print("FLOORS = " + json.dumps(suggest_floors(result), indent=4))
     if args.check_floors:
         failures = floor_failures(result)
         for line in failures:

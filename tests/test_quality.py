@@ -406,3 +406,13 @@ def test_a_record_dreamd_could_not_write_is_a_data_error_naming_the_group(tmp_pa
     write_split(tmp_path, [SAMPLE], [grp])
     with pytest.raises(bq.DataError, match=r"consolidation_dev.jsonl:1 \(en-bad-1\) records\[0\]: name 'Not A Slug'"):
         bq.load_consolidation(tmp_path / "consolidation_dev.jsonl")
+
+
+def test_suggested_floors_are_the_figures_cut_to_two_decimals_minus_the_margin() -> None:
+    result = {"extraction": {"overall": {"precision": 0.6889, "recall": 0.02, "f1": None},
+                             "by_lang": {"en": {"precision": 0.29}}}}
+    floors = bq.suggest_floors(result)
+    assert floors["extraction.overall.precision"] == 0.66
+    assert floors["extraction.by_lang.en.precision"] == 0.27
+    assert floors["extraction.overall.recall"] == 0.0
+    assert "extraction.overall.f1" not in floors
