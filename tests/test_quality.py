@@ -9,6 +9,7 @@ raises them after the new extraction and dream rules land (issue 10).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -416,3 +417,47 @@ def test_suggested_floors_are_the_figures_cut_to_two_decimals_minus_the_margin()
     assert floors["extraction.by_lang.en.precision"] == 0.27
     assert floors["extraction.overall.recall"] == 0.0
     assert "extraction.overall.f1" not in floors
+
+
+def test_every_extraction_label_is_satisfiable_by_an_ideal_note_taker() -> None:
+    """One ideal record per labelled fact scores 1.0 everywhere: no label contradicts another."""
+    for s in bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl"):
+        facts = [f for t in s.turns for f in t.facts]
+        ideal = [
+            bq.Produced(
+                f.type,
+                " ".join(term.split("|")[0] for term in f.key) + (f" on {f.date}" if f.date else ""),
+                "Why: " + " ".join(term.split("|")[0] for term in f.reason) if f.reason else "Noted.",
+            )
+            for f in facts
+        ]
+        score = bq.score_session(s, ideal)
+        total = score.total().summary()
+        assert (total["matched"], total["produced"]) == (len(facts), len(facts)), s.id
+        assert score.dates_found == score.dates_labelled, s.id
+        assert score.reasons_kept == score.reasons_labelled, s.id
+
+
+def test_every_consolidation_label_is_satisfiable_by_an_ideal_dream() -> None:
+    """The labelled plan (merges keep the newest record's text, or every source's text for
+    duplicates and paraphrases; drops drop) keeps every labelled fact and scores 1.0."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Op:
+        source_names: tuple[str, ...]
+        result: Any
+
+    for g in bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl"):
+        by_name = {r.name: r for r in g.records}
+        ops = [Op((n,), None) for n in g.drop]
+        for names in g.merge:
+            sources = sorted((by_name[n] for n in names), key=lambda r: r.updated_at or r.created_at or "")
+            newest = sources[-1]
+            body = newest.body if g.kind == "supersede" else "\n".join(
+                f"{r.description}. {r.body}" for r in sources
+            )
+            ops.append(Op(tuple(names), make_record(newest.name, newest.type, newest.description, body)))
+        s = bq.score_group(g, bq.apply_plan(g, ops)).summary()
+        assert s["fact_retention"] in (1.0, None), (g.id, s)
+        assert s["keep_accuracy"] in (1.0, None), g.id
+        assert s["merge_recall"] in (1.0, None) and s["drop_recall"] in (1.0, None), g.id
