@@ -654,7 +654,10 @@ def apply_plan(group: Group, ops: Sequence[Any]) -> PlanResult:
 
 
 def run_plan(group: Group, model: Any, max_tokens: int) -> PlanResult:
-    """Plan the group as one dream batch (real records, prompt, payload and gate), then apply."""
+    """Plan the group as one dream batch (real records, prompt, payload and gate), then apply.
+
+    ``recent`` is empty: a labelled group has no session history to say which records are new.
+    """
     from dreamd.models import ops
     from dreamd.models.prompts import PlanRecord
     from memory.records import make_record
