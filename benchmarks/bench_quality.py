@@ -73,16 +73,16 @@ FLOORS: dict[str, float] = {
     # model), cut to two decimals minus 0.02 (``--suggest-floors`` prints them). Baseline
     # before the rule rewrite of issue 10: the integrator raises these once the new extraction
     # and dream rules land.
-    "extraction.overall.precision": 0.66,
+    "extraction.overall.precision": 0.64,
     "extraction.overall.recall": 0.12,
     "extraction.overall.f1": 0.22,
-    "extraction.by_lang.en.precision": 0.61,
-    "extraction.by_lang.en.recall": 0.13,
+    "extraction.by_lang.en.precision": 0.58,
+    "extraction.by_lang.en.recall": 0.14,
     "extraction.by_lang.zh.precision": 0.74,
-    "extraction.by_lang.zh.recall": 0.11,
+    "extraction.by_lang.zh.recall": 0.10,
     "extraction.date_accuracy": 0.48,
     "extraction.reason_accuracy": 0.98,
-    "extraction.distractor_ignored": 0.97,
+    "extraction.distractor_ignored": 0.96,
     "consolidation.overall.merge_precision": 0.91,
     "consolidation.overall.merge_recall": 0.37,
     "consolidation.overall.drop_precision": 0.98,
