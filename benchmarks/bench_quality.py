@@ -976,7 +976,7 @@ def _quiet_logs() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--split", choices=("dev", "test"), default="test")
+    parser.add_argument("--split", choices=("dev", "test"), default="dev", help="dev (default; tune on it) or test (publish, CI)")
     parser.add_argument("--json", type=Path, default=None, help="result file (default results/quality-<split>.json)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 when a figure is under FLOORS")
     parser.add_argument("--suggest-floors", action="store_true", help="print FLOORS from this run (figures - 0.02)")
