@@ -273,7 +273,14 @@ def load_extraction(path: Path) -> list[Session]:
 
 
 def load_consolidation(path: Path) -> list[Group]:
-    """Every group of a consolidation file; the first malformed line raises :class:`DataError`."""
+    """Every group of a consolidation file; the first malformed line raises :class:`DataError`.
+
+    Records are also checked as dreamd would write them (slug name, one-line description,
+    non-empty body), so a bad label fails here with its line, not halfway through a run.
+    """
+    from memory.errors import RecordError
+    from memory.records import make_record
+
     groups: list[Group] = []
     ids: set[str] = set()
     for where, obj in _jsonl(path):
@@ -307,12 +314,9 @@ def load_consolidation(path: Path) -> list[Group]:
                     importance=None if importance is None else float(importance),
                 )
             )
-        from memory.errors import RecordError
-        from memory.records import make_record
-
-        for i, r in enumerate(records):
+        for i, rec in enumerate(records):
             try:
-                make_record(r.name, r.type, r.description, r.body, where=f"{where} records[{i}]")
+                make_record(rec.name, rec.type, rec.description, rec.body, where=f"{where} records[{i}]")
             except RecordError as exc:
                 raise DataError(str(exc)) from None
         names = [r.name for r in records]
