@@ -178,6 +178,7 @@ class Daemon(Dispatch):
         self._once = False
         self.dream_backoff = DreamBackoff()
         self.peeked: dict[str, Path | None] = {}
+        self.scan_previous: dict[Path, datetime | None] = {}
         self._main_beat = clock()
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""

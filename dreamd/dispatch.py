@@ -98,6 +98,7 @@ class Dispatch:
     _once: bool
     dream_backoff: DreamBackoff
     peeked: dict[str, Path | None]
+    scan_previous: dict[Path, Any]
 
     def hint_spool(self) -> None:
         raise NotImplementedError
@@ -127,14 +128,17 @@ class Dispatch:
         self._forget_peeks(pending)
         queued = 0
         taken: set[Path] = set()
+        free = self.pool.free_slots()
+        busy = self.pool.keys()
+        with self._state_lock:
+            claimed = set(self.claimed)
         for job_id in pending:
-            if self._stopping or self.pool.free_slots() <= 0:
+            if self._stopping or queued >= free:
                 break
-            with self._state_lock:
-                if job_id in self.claimed:
-                    continue
+            if job_id in claimed:
+                continue
             target = self._peek(job_id)
-            if target is not None and (target in taken or self.pool.has_key(target)):
+            if target is not None and (target in taken or target in busy):
                 continue
             with self._state_lock:
                 if len(self.claimed) >= MAX_CLAIMED:
@@ -153,7 +157,7 @@ class Dispatch:
 
     def _peek(self, job_id: str) -> Path | None:
         if job_id not in self.peeked:
-            raw = self.spool.peek_memory_dir(job_id)
+            raw = self.spool.peek_memory_dir(job_id, max_bytes=self.config.retention.max_job_bytes)
             try:
                 self.peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
             except (OSError, ValueError):  # e.g. a NUL in a hostile path: validation says so
@@ -332,6 +336,13 @@ class Dispatch:
             if directory in self.scans_queued or self._stopping:
                 return
             self.scans_queued.add(directory)
+        # The throttle approved this scan now: that is the time the scan gate and dreamd status
+        # count from. The gate of this scan itself is judged on the scan before it.
+        self.scan_previous[directory] = None if self._once else read_last_scan(directory)
+        try:
+            record_scan(directory, self.wall())
+        except OSError as exc:
+            log.warning("gate.error", memory_dir=str(directory), error=f"cannot record the scan: {exc}")
         self.pool.submit(Task(key=directory, run=lambda: self._scan(directory), label=f"scan:{directory}"))
 
     def _scan(self, directory: Path) -> None:
@@ -341,11 +352,10 @@ class Dispatch:
         if self._stopping and not self._once:
             return
         # ``dreamd once`` is an explicit request: its final pass is a scan whatever the window.
-        previous = None if self._once else read_last_scan(directory)
+        previous = self.scan_previous.pop(directory, None)
         now = self.wall()
         try:
             state = self.work.dir_state(directory, self.ctx, last_scan_at=previous)
-            record_scan(directory, now)
         except Exception as exc:
             log.warning("gate.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
             return

@@ -199,9 +199,13 @@ def read_last_scan(memory_dir: str | os.PathLike[str]) -> datetime | None:
 
 
 def record_scan(memory_dir: str | os.PathLike[str], now: datetime) -> None:
-    """Record a gate scan of ``memory_dir`` at ``now`` (atomic; survives restarts)."""
-    stamp = _aware(now).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    replace_atomic(Path(memory_dir) / SCAN_FILE, (stamp + "\n").encode("utf-8"))
+    """Record a gate scan of ``memory_dir`` at ``now``: atomic (rename) but not fsynced — the
+    time is advisory, and an idle daemon must not cost a disk flush per directory per window."""
+    directory = Path(memory_dir)
+    stamp = _aware(now).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    tmp = directory / f"{SCAN_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
+    tmp.write_text(stamp + "\n", encoding="utf-8")
+    os.replace(tmp, directory / SCAN_FILE)
 
 
 # --------------------------------------------------------------------------- pause / resume

@@ -81,10 +81,15 @@ class WorkerPool:
             return sum(len(q) for q in self._queues.values()) + len(self._busy)
 
     def free_slots(self) -> int:
-        """Workers neither running nor already promised a queued task."""
+        """Workers neither running a task nor about to take one (a task queued behind a busy
+        key will run on that key's worker, not on a free one)."""
         with self._cond:
-            queued = sum(len(q) for q in self._queues.values())
-            return max(0, len(self._threads) - len(self._busy) - queued)
+            return max(0, len(self._threads) - len(self._busy) - len(self._ready))
+
+    def keys(self) -> set[Hashable]:
+        """Keys with a task running or queued."""
+        with self._cond:
+            return set(self._busy) | set(self._queues)
 
     def has_key(self, key: Hashable) -> bool:
         with self._cond:

@@ -126,12 +126,12 @@ def remember(
     ``expires`` (``YYYY-MM-DD``) lets a dream drop it after that day.
     """
     from memory.jobs import redact_records
-    from memory.records import make_record
+    from memory.records import OPTIONAL_FIELDS, validate_fields
 
     mdir = _memory_dir(memory_dir)
-    record = make_record(
-        name, type, description, body, where="remember", importance=importance, expires=expires
-    )
+    fields: dict[str, object] = {"name": name, "type": type, "description": description, "body": body}
+    fields.update({k: v for k, v in (("importance", importance), ("expires", expires)) if v is not None})
+    record = validate_fields(fields, where="remember", optional=OPTIONAL_FIELDS)
     (clean,), _kinds = redact_records([record])
     job = build_job("remember", job_id=new_job_id(), memory_dir=mdir, records=[clean.job_fields()])
     return _write(spool, job)

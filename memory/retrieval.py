@@ -35,7 +35,14 @@ from memory.errors import RecordError
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.llm import Model
 from memory.manifest import Manifest, ManifestEntry
-from memory.select import Candidate, IndexedDoc, KeywordIndex, index_doc, model_select
+from memory.select import (
+    MODEL_CANDIDATES,
+    Candidate,
+    IndexedDoc,
+    KeywordIndex,
+    index_doc,
+    model_select,
+)
 from memory.store import INDEX, MemoryStore
 
 __all__ = [
@@ -217,17 +224,25 @@ def render_block(records: list[RecalledRecord]) -> str:
 @dataclass
 class _SetIndex:
     """One directory's recall state: a long-lived store (its manifest cache survives between
-    recalls) and the keyword index of the set it last saw, updated from each commit's change."""
+    recalls) and the keyword index of the set it last saw, updated from each commit's change.
+    ``lock`` guards the index, ``entries`` and ``order`` together, so one recall always sees
+    one generation."""
 
     store: MemoryStore
-    generation: int = -1
-    committed_at: str = ""
+    manifest: Manifest | None = None
+    """The snapshot the index reflects (the store hands out a new object only when the file changed)."""
     with_bodies: bool = True
     entries: dict[str, ManifestEntry] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    """Names in manifest order: what a model is shown, the same in every process."""
     keyword: KeywordIndex = field(default_factory=KeywordIndex)
     docs: dict[tuple[str, str], IndexedDoc] = field(default_factory=dict)
     """Term vectors by (file, sha256): a record whose bytes did not change is not re-read."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def generation(self) -> int:
+        return -1 if self.manifest is None else self.manifest.generation
 
 
 _cache: OrderedDict[str, _SetIndex] = OrderedDict()
@@ -238,25 +253,37 @@ def _dir_key(memory_dir: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(memory_dir))
 
 
-def _set_index(memory_dir: str | os.PathLike[str]) -> tuple[_SetIndex, Manifest]:
-    """The recall state of ``memory_dir``, brought up to the current generation.
+def _set_index(memory_dir: str | os.PathLike[str], store: MemoryStore | None = None) -> _SetIndex:
+    """The recall state of ``memory_dir``; call :func:`_refresh` under its lock before use.
 
-    A warm recall costs one ``fstat`` of the manifest; after a commit only the records whose
-    file or hash changed are read and tokenized again (the rest of the index is kept).
+    A caller that keeps its own store for the directory (``dreamd mcp``) may pass it, so its
+    writes and this cache share one parsed manifest.
     """
     key = _dir_key(memory_dir)
     with _cache_lock:
         state = _cache.get(key)
         if state is None:
-            state = _cache[key] = _SetIndex(MemoryStore(memory_dir))
+            state = _cache[key] = _SetIndex(store if store is not None else MemoryStore(key))
+        elif store is not None and state.store is not store and _dir_key(store.path) == key:
+            state.store = store
         _cache.move_to_end(key)
         while len(_cache) > INDEX_CACHE_SIZE:
             _cache.popitem(last=False)
+    return state
+
+
+def _refresh(state: _SetIndex) -> Manifest:
+    """Bring ``state`` (locked by the caller) up to the current manifest; returns it.
+
+    A warm recall costs a stat of the manifest; after a commit only the records whose file or
+    hash changed are read and tokenized again (the rest of the index is kept).
+    """
     manifest = state.store.snapshot()
-    with state.lock:
-        if (state.generation, state.committed_at) != (manifest.generation, manifest.committed_at):
-            _update(state, manifest)
-    return state, manifest
+    current = state.manifest
+    if current is manifest or (current is not None and manifest.generation < current.generation):
+        return current if current is not None else manifest
+    _update(state, manifest)
+    return manifest
 
 
 def _update(state: _SetIndex, manifest: Manifest) -> None:
@@ -283,13 +310,13 @@ def _update(state: _SetIndex, manifest: Manifest) -> None:
                     continue
                 body, importance = record.body, record.importance
             doc = index_doc(Candidate(entry.name, entry.type, entry.description, body, importance))
-            state.keyword.add(doc)
-        elif state.entries.get(entry.name) is None:
+        if state.keyword.doc(entry.name) is not doc:
             state.keyword.add(doc)
         docs[doc_key] = doc
         entries[entry.name] = entry
     state.docs, state.entries = docs, entries
-    state.generation, state.committed_at = manifest.generation, manifest.committed_at
+    state.order = [name for name in dict.fromkeys(e.name for e in manifest.records) if name in entries]
+    state.manifest = manifest
 
 
 def clear_cache() -> None:
@@ -310,29 +337,36 @@ def recall(
     session: RecallSession | None = None,
     record_bytes: int = DEFAULT_RECORD_BYTES,
     record_lines: int = DEFAULT_RECORD_LINES,
+    store: MemoryStore | None = None,
 ) -> RecallResult:
     """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
 
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
     """
-    indexed, manifest = _set_index(memory_dir)
+    indexed = _set_index(memory_dir, store)
     store = indexed.store
-    entries = indexed.entries
-    exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
-
     selector = "keyword"
     reason: str | None = None
-    if model is not None and len(indexed.keyword):
-        names, reason = model_select(
-            model, query, indexed.keyword.candidates, limit, index=indexed.keyword, exclude=exclude
-        )
+    with indexed.lock:  # one generation for the whole selection
+        manifest = _refresh(indexed)
+        entries = indexed.entries
+        exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
+        names = indexed.keyword.select(query, limit, exclude=exclude)
+        shown: list[Candidate] = []
+        if model is not None and entries:
+            pool = [n for n in indexed.order if n not in exclude]
+            if len(pool) > MODEL_CANDIDATES:
+                keep = set(indexed.keyword.select(query, MODEL_CANDIDATES, exclude=exclude))
+                pool = [n for n in pool if n in keep]
+            shown = [d.candidate for n in pool if (d := indexed.keyword.doc(n)) is not None]
+    if model is not None and shown:
+        # The model is asked outside the lock; its fallback is the selection made above.
+        picked, reason = model_select(model, query, shown, limit, fallback=names)
         if reason is None:
-            selector = "model"
+            selector, names = "model", picked
         else:
             log.warning("recall: model selection fell back to keyword selection: %s", reason)
-    else:
-        names = indexed.keyword.select(query, limit, exclude=exclude)
 
     dir_key = _dir_key(memory_dir)
     records: list[RecalledRecord] = []

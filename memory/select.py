@@ -364,6 +364,7 @@ def model_select(
     index: KeywordIndex | None = None,
     exclude: Collection[str] = (),
     max_tokens: int = 512,
+    fallback: Sequence[str] | None = None,
 ) -> tuple[list[str], str | None]:
     """Names chosen by ``model``, or by the keyword index when its answer is not usable.
 
@@ -371,14 +372,16 @@ def model_select(
     Never raises: a backend error or timeout is a fallback reason like any bad answer. Sets
     over :data:`MODEL_CANDIDATES` are narrowed by ``index`` first (the model only picks among
     what it was shown; when nothing shares a term with the query, no call is made). Names in
-    ``exclude`` are neither shown nor chosen by the fallback.
+    ``exclude`` are neither shown nor chosen by the fallback. A caller that already made the
+    keyword selection (``recall``, under its lock) passes it as ``fallback``.
     """
-    if index is None:
+    if index is None and (fallback is None or len(candidates) > MODEL_CANDIDATES):
         index = KeywordIndex(candidates)
     shown = [c for c in candidates if c.name not in exclude]
     if not shown or limit <= 0:
         return [], None
     if len(shown) > MODEL_CANDIDATES:
+        assert index is not None
         keep = set(index.select(query, MODEL_CANDIDATES, exclude=exclude))
         shown = [c for c in shown if c.name in keep]
         if not shown:
@@ -393,4 +396,7 @@ def model_select(
     except Exception as exc:  # any backend failure means "use the fallback"
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         reason = f"model call failed: {type(exc).__name__}" + (f": {first}" if first else "")
+    if fallback is not None:
+        return list(fallback), reason
+    assert index is not None
     return index.select(query, limit, exclude=exclude), reason

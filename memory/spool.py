@@ -49,7 +49,7 @@ from pathlib import Path
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
 from memory.fsutil import fsync_dir, replace_atomic, write_temp
-from memory.jobformat import JOB_ID_RE, encode_job, new_job_id
+from memory.jobformat import JOB_ID_RE, MAX_JOB_BYTES, encode_job, new_job_id
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~15 ms
 if TYPE_CHECKING:
@@ -369,13 +369,14 @@ class Spool:
     def _state_path(self, job_id: str) -> Path:
         return self.root / "deferred" / f".{job_id}.state.json"
 
-    def peek_memory_dir(self, job_id: str) -> str | None:
-        """The ``memory_dir`` a waiting job names, read from its first bytes; None if unknown.
+    def peek_memory_dir(self, job_id: str, *, max_bytes: int = MAX_JOB_BYTES) -> str | None:
+        """The ``memory_dir`` a waiting job names; None if it cannot be told.
 
-        Lets the daemon leave a job in ``new/`` while its directory is busy, without reading
-        a transcript of megabytes: jobs we build put ``memory_dir`` before the transcript. A job
-        that does not (or cannot be read, or is not a regular file) gives None, and the caller
-        claims it so validation can say what is wrong with it.
+        Lets the daemon leave a job in ``new/`` while its directory is busy. Jobs we build put
+        ``memory_dir`` before the transcript, so the first 4 KiB usually answer; otherwise the
+        whole job (at most ``max_bytes``) is parsed, since key order is not part of the format.
+        A job that cannot be read or parsed gives None, and the caller claims it so validation
+        can say what is wrong with it.
         """
         try:
             fd = os.open(self._path("new", job_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -385,16 +386,20 @@ class Spool:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
             head = os.read(fd, PEEK_BYTES)
+            m = _MEMORY_DIR_FIELD.search(head)
+            if m is None and len(head) == PEEK_BYTES:
+                head += _read_up_to(fd, max_bytes + 1 - len(head))
         except OSError:
             return None
         finally:
             os.close(fd)
-        m = _MEMORY_DIR_FIELD.search(head)
-        if m is None:
-            return None
         try:
-            value = json.loads(m.group(1))
-        except ValueError:
+            if m is not None:
+                value = json.loads(m.group(1))
+            else:
+                data = json.loads(head)
+                value = data.get("memory_dir") if isinstance(data, dict) else None
+        except (ValueError, RecursionError):
             return None
         return value if isinstance(value, str) else None
 
@@ -648,6 +653,17 @@ class Spool:
             failed=len(self._ids("failed")),
             done=len(self._ids("done")),
         )
+
+
+def _read_up_to(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    while limit > 0:
+        chunk = os.read(fd, min(limit, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        limit -= len(chunk)
+    return b"".join(chunks)
 
 
 def _one_line(text: str) -> str:

@@ -167,7 +167,7 @@ class MemoryStore:
         self.orphan_grace = orphan_grace
         self.clock = clock
         self._fault = fault
-        self._cache: tuple[tuple[int, int, int], Manifest] | None = None
+        self._cache: tuple[tuple[int, int, int, int], Manifest] | None = None
         self._fragments: FragmentCache = {}
         self._history_files: dict[int, frozenset[str]] = {}
 
@@ -201,7 +201,7 @@ class MemoryStore:
         try:
             with open(self.manifest_path, "rb") as f:
                 st = os.fstat(f.fileno())
-                key = (st.st_ino, st.st_mtime_ns, st.st_size)
+                key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
                 if self._cache is not None and self._cache[0] == key:
                     return self._cache[1]
                 data = f.read()
@@ -465,7 +465,7 @@ class MemoryStore:
         # Still under the store lock, so the file at the path is the one just written: the next
         # commit of this process need not parse it back.
         st = os.stat(self.manifest_path)
-        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_size), new)
+        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), new)
         self._history_files[new.generation] = frozenset(e.file for e in new.records)
         self._step("manifest_replaced")
 

@@ -131,3 +131,38 @@ def test_a_hostile_memory_dir_is_claimed_and_failed_not_a_crash(tmp_path: Path) 
     finally:
         daemon.pool.close()
     assert spool.counts().failed == 1 and spool.counts().new == 0
+
+
+def test_a_task_queued_behind_a_busy_directory_does_not_hold_a_free_worker() -> None:
+    from dreamd.workers import Task, WorkerPool
+
+    release = threading.Event()
+    pool = WorkerPool(2, on_error=lambda task, exc: None)
+    pool.start()
+    try:
+        pool.submit(Task(key="a", run=lambda: release.wait(10)))
+        pool.submit(Task(key="a", run=lambda: None))  # e.g. a reconcile behind a long dream
+        deadline = threading.Event()
+        while not pool.running() and not deadline.wait(0.01):
+            pass
+        assert pool.free_slots() == 1, "the second worker is idle and may take another directory"
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_a_job_naming_its_directory_late_waits_for_its_turn(tmp_path: Path) -> None:
+    import json
+
+    from memory.jobformat import build_job, new_job_id
+
+    spool = Spool(tmp_path / "spool")
+    spool.ensure()
+    mdir = str((tmp_path / "mem" / "a").resolve())
+    first = submit("user: one\n", memory_dir=mdir, session_id="s1", spool=spool.root)
+    job = build_job("extract", job_id=new_job_id(), memory_dir=mdir, session_id="s2",
+                    transcript=("text", "x" * 10_000))
+    late = {"transcript": job.pop("transcript"), **job}  # memory_dir after 10 KB of transcript
+    (spool.root / "new" / f"{job['id']}.json").write_text(json.dumps(late))
+    assert spool.peek_memory_dir(job["id"]) == mdir
+    assert spool.peek_memory_dir(first) == mdir

@@ -82,3 +82,40 @@ def test_after_a_write_only_the_changed_record_is_read(
     assert [r.name for r in result.records] == ["fresh"]
     assert reads.count("fresh") == 2 and len(reads) == 2, "indexed once, then shown once"
     assert retrieval._cache[retrieval._dir_key(mdir)].generation == store.read().generation
+
+
+def test_a_relative_first_call_never_serves_another_directory_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clear_cache()
+    for project, word in (("pa", "alpha"), ("pb", "bravo")):
+        store = MemoryStore.init(tmp_path / project / ".memory")
+        store.commit(Change(add=[make_record(f"deploy-{word}", "project", f"deploy {word}", word)]))
+    monkeypatch.chdir(tmp_path / "pa")
+    assert [r.name for r in recall(".memory", "deploy").records] == ["deploy-alpha"]
+    monkeypatch.chdir(tmp_path / "pb")
+    got = recall(tmp_path / "pa" / ".memory", "deploy").records
+    assert [r.name for r in got] == ["deploy-alpha"]
+    assert got[0].file.startswith(str((tmp_path / "pa").resolve()))
+
+
+def test_duplicate_names_fixed_by_hand_leave_no_stale_index(tmp_path: Path) -> None:
+    import json
+
+    clear_cache()
+    mdir = tmp_path / ".memory"
+    store = MemoryStore.init(mdir)
+    store.commit(Change(add=[make_record("x", "project", "alpha notes", "alpha"),
+                             make_record("y", "project", "zebra notes", "zebra")]))
+    manifest_path = mdir / "manifest.json"
+    good = json.loads(manifest_path.read_text())
+    dup = json.loads(manifest_path.read_text())
+    dup["records"][1]["name"] = "x"  # a hand edit: two entries named x
+    dup["generation"] += 1
+    manifest_path.write_text(json.dumps(dup))
+    recall(mdir, "alpha")
+    good["generation"] += 2
+    good["records"] = good["records"][:1]
+    manifest_path.write_text(json.dumps(good))
+    assert [r.name for r in recall(mdir, "alpha").records] == ["x"]
+    assert recall(mdir, "zebra").records == []

@@ -114,3 +114,17 @@ def test_committing_commands_honour_the_configured_history_window(tmp_path: Path
     assert main(["rollback", str(mdir), "--to", "2", "--config", str(cfg)]) == 0
     names = {e.name for e in MemoryStore(mdir).read().records}
     assert names == {"n0", "n1"}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("name", None, "name must be a string"), ("description", None, "description must be a string"),
+     ("body", 5, "body must be a string")],
+)
+def test_library_remember_gives_one_clear_error_for_wrong_types(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    args: dict[str, object] = {"name": "n", "type": "user", "description": "d", "body": "b"}
+    args[field] = value
+    with pytest.raises(RecordError, match=message):
+        memory.remember(tmp_path / "m", spool=tmp_path / "spool", **args)  # type: ignore[arg-type]

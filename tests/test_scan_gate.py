@@ -54,7 +54,12 @@ def test_a_daemon_scan_records_the_time_status_then_reports(tmp_path: Path) -> N
     config = _config(tmp_path)
     configure("json", io.StringIO())
     daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)}, wall=lambda: NOW)  # type: ignore[arg-type]
-    daemon._scan(mdir)
+    daemon.pool.start()
+    try:
+        daemon._queue_scan(mdir)
+        assert daemon.pool.wait_idle(10)
+    finally:
+        daemon.pool.close()
     assert (mdir / SCAN_FILE).is_file() and read_last_scan(mdir) == NOW
     gate = _scan_gate(collect_status(config, now=NOW + timedelta(minutes=1)))  # type: ignore[arg-type]
     assert gate["reason"] == "scanned recently, next scan in 9m"
