@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -682,8 +683,103 @@ def _error_text(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
 
 
-def serve(tools: MemoryTools) -> int:
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""A JSON-RPC line longer than this is refused unread (a tool call needs far less: bodies are
+capped at 64 KiB), so a hostile client cannot make the server buffer gigabytes."""
+
+
+def screen_line(line: bytes, *, limit: int = MAX_MESSAGE_BYTES) -> tuple[str | None, dict[str, Any] | None]:
+    """One line from the client: (text to hand the SDK, None) or (None, JSON-RPC error to answer).
+
+    The SDK drops a line it cannot validate without answering, so a client whose request had a
+    valid ``id`` but bad ``params`` (or a lone surrogate) would wait forever. Here every such
+    request gets an error with its id; lines that are not JSON get a parse error (id null, as
+    JSON-RPC 2.0 says); notifications and blank lines get nothing.
+    """
+    import json
+
+    from mcp_types import jsonrpc_message_adapter
+
+    if not line.strip():
+        return None, None
+    if len(line) > limit:
+        return None, _rpc_error(None, -32600, f"message over {limit} bytes refused")
+    try:
+        text = line.decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError as exc:
+        return None, _rpc_error(None, -32700, f"parse error: not valid UTF-8 (byte {exc.start})")
+    except (ValueError, RecursionError):
+        return None, _rpc_error(None, -32700, "parse error: not JSON")
+    try:
+        jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except Exception as exc:
+        request_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(data, dict) and "method" in data and request_id is None:
+            return None, None  # a malformed notification: nobody waits for an answer
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            request_id = None
+        first = str(exc).splitlines()
+        reason = first[1].strip() if len(first) > 1 else type(exc).__name__
+        reason = reason.split(" [type=")[0]  # pydantic would echo the client's input back
+        return None, _rpc_error(request_id, -32600, f"invalid request: {reason[:200]}")
+    return text, None
+
+
+def _rpc_error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+class _ScreenedStdin:
+    """The client's lines for the SDK's stdio transport, screened by :func:`screen_line`.
+
+    Reads the binary stdin in a worker thread with a bounded ``readline``; errors are queued and
+    sent through the transport's own write stream (one writer, no torn lines).
+    """
+
+    def __init__(self, raw: Any, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self._raw = raw
+        self._limit = limit
+        self.errors: list[dict[str, Any]] = []
+        self.write_stream: Any = None
+
+    def __aiter__(self) -> _ScreenedStdin:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio.to_thread
+
+        while True:
+            line = await anyio.to_thread.run_sync(self._raw.readline, self._limit + 1)
+            if not line:
+                raise StopAsyncIteration
+            if len(line) > self._limit and not line.endswith(b"\n"):
+                while True:  # skip the rest of the oversized line without keeping it
+                    more = await anyio.to_thread.run_sync(self._raw.readline, self._limit)
+                    if not more or more.endswith(b"\n"):
+                        break
+            text, error = screen_line(line, limit=self._limit)
+            if text is not None:
+                return text
+            if error is not None:
+                await self._answer(error)
+
+    async def _answer(self, error: dict[str, Any]) -> None:
+        import anyio
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        while self.write_stream is None:  # the transport hands us its stream once it is up
+            await anyio.sleep(0.005)
+        message = types.JSONRPCError.model_validate(error)
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self.write_stream.send(SessionMessage(message))
+
+
+def serve(tools: MemoryTools, *, stdin: Any = None) -> int:
     """Serve ``tools`` over stdio until the client closes stdin; returns the exit code."""
+    import sys
+
     import anyio
     import anyio.to_thread
     import mcp_types as types
@@ -770,8 +866,11 @@ def serve(tools: MemoryTools) -> int:
         on_read_resource=on_read_resource,
     )
 
+    screened = _ScreenedStdin(stdin if stdin is not None else sys.stdin.buffer)
+
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=screened) as (read_stream, write_stream):  # type: ignore[arg-type]
+            screened.write_stream = write_stream
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(run)
