@@ -295,7 +295,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from dreamd.mcp_server import main as mcp_main
 
     config = _config(args)
-    _quiet_logs(args)  # stdout is the protocol channel: logs go to stderr
     return int(mcp_main(config, memory_dir=args.memory_dir, cwd=os.getcwd(), env=os.environ))
 
 

@@ -28,6 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -362,6 +363,47 @@ def resolve_memory_dir(
 
 # ---------------------------------------------------------------------------- the tools
 
+RECORD_CACHE_SIZE = 4096
+
+
+def _caching_store(path: Path, **kwargs: Any) -> MemoryStore:
+    """A MemoryStore that keeps parsed records while their files are unchanged.
+
+    A server lives for a whole agent session and recalls from the same set again and again;
+    parsing each record's YAML again is most of a recall's cost. The cache is keyed by file
+    name and validated by (inode, mtime, size) of the file and the manifest's sha256, so a
+    hand edit or a new commit is read afresh.
+    """
+    from collections import OrderedDict
+
+    from memory.manifest import ManifestEntry
+    from memory.records import Record
+    from memory.store import MemoryStore
+
+    class _Store(MemoryStore):
+        _records: OrderedDict[str, tuple[tuple[int, int, int, str], Record]]
+
+        def read_record(self, entry: ManifestEntry) -> Record:
+            try:
+                st = os.lstat(self.path / entry.file)
+            except OSError:
+                return super().read_record(entry)  # the store's own error, file named
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size, entry.sha256)
+            hit = self._records.get(entry.file)
+            if hit is not None and hit[0] == stamp:
+                self._records.move_to_end(entry.file)
+                return hit[1] if hit[1].name == entry.name else dataclasses.replace(hit[1], name=entry.name)
+            record = super().read_record(entry)
+            self._records[entry.file] = (stamp, record)
+            while len(self._records) > RECORD_CACHE_SIZE:
+                self._records.popitem(last=False)
+            return record
+
+    store = _Store(path, **kwargs)
+    store._records = OrderedDict()
+    return store
+
+
 
 @dataclass(frozen=True)
 class ToolAnswer:
@@ -438,18 +480,16 @@ class MemoryTools:
 
     def store(self, path: Path) -> MemoryStore:
         """The store of a served directory (UnmanagedError when it has no manifest)."""
-        from memory.store import MemoryStore
-
         key = os.path.realpath(path)
         store = self._stores.get(key)
         if store is None:
-            store = MemoryStore(path, history_generations=self.config.retention.history_generations)
+            store = _caching_store(path, history_generations=self.config.retention.history_generations)
             if not store.is_managed() and self.adopt_default and path == self.default_dir:
                 from memory.adopt import adopt
 
                 adopt(path, history_generations=self.config.retention.history_generations)
                 log.warning("adopted %s on first use", path)
-            store.read()
+            store.snapshot()
             self._stores[key] = store
         return store
 
@@ -471,8 +511,9 @@ class MemoryTools:
             limit=args.get("limit", cfg.limit),
             record_bytes=cfg.record_bytes,
             record_lines=cfg.record_lines,
+            store=store,
         )
-        manifest = store.read()
+        manifest = store.snapshot()
         data = {"memory_dir": str(path), "generation": manifest.generation, **result.to_json()}
         if not result.records:
             text = (
@@ -485,7 +526,7 @@ class MemoryTools:
 
     def _tool_list_memories(self, args: dict[str, Any]) -> ToolAnswer:
         path = self.directory(args.get("memory_dir"))
-        manifest = self.store(path).read()
+        manifest = self.store(path).snapshot()
         wanted = args.get("type")
         entries = [e for e in manifest.records if wanted is None or e.type == wanted]
         shown = sorted(entries, key=lambda e: e.name)[:LIST_LIMIT]
@@ -521,7 +562,7 @@ class MemoryTools:
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
-        entry = store.read().by_name().get(args["name"])
+        entry = store.snapshot().by_name().get(args["name"])
         if entry is None:
             raise self._unknown(store, args["name"])
         record = store.read_record(entry)
@@ -560,7 +601,7 @@ class MemoryTools:
         description, kinds = redact(args["description"])
         body, body_kinds = redact(args["body"])
         kinds += [k for k in body_kinds if k not in kinds]
-        names = {e.name for e in store.read().records}
+        names = {e.name for e in store.snapshot().records}
         name = args.get("name") or unique_name(slugify(description), names)
         record = make_record(name, args["type"], description, body, where="remember")
         exists = record.name in names
@@ -571,7 +612,7 @@ class MemoryTools:
         )
         result = store.commit(change)
         final = (result.updated or result.added or [record.name])[0]
-        entry = store.read().by_name().get(final)
+        entry = store.snapshot().by_name().get(final)
         action = "updated" if result.updated else "added"
         file = str(Path(os.path.realpath(path)) / entry.file) if entry is not None else ""
         text = f"{action} {final} [{record.type}] in {path} (generation {result.generation})"
@@ -596,7 +637,7 @@ class MemoryTools:
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
         name = args["name"]
-        if name not in store.read().by_name():
+        if name not in store.snapshot().by_name():
             raise self._unknown(store, name)
         result = store.commit(Change(remove=[name], sources=["mcp"]))
         if name not in result.removed:  # removed by someone else between our read and the lock
@@ -631,7 +672,7 @@ class MemoryTools:
         with self._lock:
             for path in self.served_dirs():
                 try:
-                    manifest = self.store(path).read()
+                    manifest = self.store(path).snapshot()
                 except DreamdError as exc:
                     log.warning("resources: skipping %s: %s", path, exc)
                     continue
@@ -662,7 +703,7 @@ class MemoryTools:
         with self._lock:
             directory = self.directory(str(path.parent))
             store = self.store(directory)
-            manifest = store.read()
+            manifest = store.snapshot()
             if path.name != INDEX_FILE and path.name not in {e.file for e in manifest.records}:
                 raise StoreError(f"resource {uri[:200]!r}: {path.name} is not a record of {directory}")
             try:
@@ -883,14 +924,19 @@ def main(config: Config, *, memory_dir: str | None, cwd: str, env: Mapping[str, 
     An explicit ``--memory-dir`` that is not a managed directory fails before the server
     starts (exit 1, one line), so a misconfigured client shows the reason at once.
     """
+    import sys
+
+    # stdout is the protocol channel. Plain stdlib logging to stderr: structlog (the daemon's)
+    # would add a tenth of the SDK's import time to every start-up.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd mcp: %(levelname)s: %(message)s")
     default, how = resolve_memory_dir(
         memory_dir, cwd=cwd, projects=config.daemon.projects, roots=config.daemon.roots, env=env
     )
     adopt_default = how == "Claude Code auto-memory"
-    if default is not None and not adopt_default:
+    if default is not None and not adopt_default and not (default / "manifest.json").is_file():
         from memory.store import MemoryStore
 
-        MemoryStore(default).read()
+        MemoryStore(default).read()  # raises the store's own one-line UnmanagedError
     model_factory: Callable[[], Model | None] | None = None
     if config.model.backend != "offline":
         cache: list[Model | None] = []

@@ -282,14 +282,18 @@ def recall(
     session: RecallSession | None = None,
     record_bytes: int = DEFAULT_RECORD_BYTES,
     record_lines: int = DEFAULT_RECORD_LINES,
+    store: MemoryStore | None = None,
 ) -> RecallResult:
     """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
+
+    A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
+    cache then spares re-parsing ``manifest.json`` on every call.
 
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
     """
-    store = MemoryStore(memory_dir)
-    manifest = store.read()
+    store = store if store is not None else MemoryStore(memory_dir)
+    manifest = store.snapshot()
     indexed = _set_index(store, manifest)
     exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
 

@@ -188,6 +188,12 @@ class MemoryStore:
         """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
         return self._copy(self._load())
 
+    def snapshot(self) -> Manifest:
+        """The current set *shared with the store's cache*, for readers that never mutate it
+        (recall, listings): on a large set the defensive copy :meth:`read` makes costs more than
+        the cached read itself."""
+        return self._load()
+
     def _load(self) -> Manifest:
         """The current manifest *shared with the cache*: the commit path reads it, never mutates it."""
         try:

@@ -521,3 +521,16 @@ def test_client_and_hook_paths_never_import_the_sdk(setup: Setup) -> None:
     proc = subprocess.run([sys.executable, "-c", hook], env=setup.env, capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0 []"
+
+
+def test_a_hand_edited_record_is_read_afresh_not_from_the_parse_cache(setup: Setup) -> None:
+    tools = _tools(setup, setup.memory_dir)
+    added = tools.call("remember", {"name": "ci-runner", "type": "reference", "description": "CI runner", "body": "Runs on host A."})
+    assert "Runs on host A." in tools.call("get_memory", {"name": "ci-runner"}).text
+    assert "Runs on host A." in tools.call("recall", {"query": "ci runner host"}).text
+    path = Path(added.data["file"])
+    stat = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace("host A", "host B"), encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert "Runs on host B." in tools.call("get_memory", {"name": "ci-runner"}).text
+    assert "Runs on host B." in tools.call("recall", {"query": "ci runner host"}).text
