@@ -70,6 +70,7 @@ MAX_LOG_LIMIT = 100
 MAX_PATH_CHARS = 4096
 TYPES = ("user", "feedback", "project", "reference")
 NAME_PATTERN = "^[a-z0-9][a-z0-9_-]{0,63}$"
+AUTO_MEMORY = "Claude Code auto-memory"
 
 INSTRUCTIONS = (
     "Long-term memory kept as Markdown records (types: user, feedback, project, reference) that "
@@ -354,7 +355,7 @@ def resolve_memory_dir(
         return local, "<cwd>/.memory"
     auto = auto_memory_dir(cwd, env)
     if auto.is_dir() and dir_allowed(auto, roots):
-        return auto, "Claude Code auto-memory"
+        return auto, AUTO_MEMORY
     return None, (
         f"no memory directory for {cwd} (no --memory-dir, no [daemon] projects entry, no managed "
         f"{local}, no {auto} inside the roots)"
@@ -434,9 +435,24 @@ class MemoryTools:
     default_reason: str = ""
     adopt_default: bool = False
     """Adopt the start-up directory on first use when it is unmanaged (Claude Code's own)."""
-    model_factory: Callable[[], Model | None] | None = None
+    model_section: dict[str, Any] | None = None
+    """The ``[model]`` config when recall should ask a model (backend not ``offline``)."""
+    _models: list[Model | None] = field(default_factory=list, init=False, repr=False)
+    _model_error: str | None = field(default=None, init=False, repr=False)
     _stores: dict[str, MemoryStore] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @classmethod
+    def for_config(cls, config: Config, default_dir: Path | None, how: str) -> MemoryTools:
+        """The tools for ``config`` serving ``default_dir`` (found by rule ``how``, or the
+        reason there is none)."""
+        return cls(
+            config,
+            default_dir,
+            default_reason=how if default_dir is None else "",
+            adopt_default=default_dir is not None and how == AUTO_MEMORY,
+            model_section=dataclasses.asdict(config.model) if config.model.backend != "offline" else None,
+        )
 
     # ------------------------------------------------------------------ dispatch
 
@@ -494,7 +510,20 @@ class MemoryTools:
         return store
 
     def _model(self) -> Model | None:
-        return self.model_factory() if self.model_factory is not None else None
+        """The selection model, made on first use; None (keyword selection) when offline or
+        when it cannot be made (the reason goes into every recall answer, not an error)."""
+        if self.model_section is None:
+            return None
+        if not self._models:
+            from dreamd.models.factory import make_model
+
+            try:
+                self._models.append(make_model(self.model_section))
+            except DreamdError as exc:
+                self._model_error = f"model unavailable ({exc}); keyword selection used"
+                log.warning("recall: %s", self._model_error)
+                self._models.append(None)
+        return self._models[0]
 
     # ------------------------------------------------------------------ read tools
 
@@ -515,6 +544,8 @@ class MemoryTools:
         )
         manifest = store.snapshot()
         data = {"memory_dir": str(path), "generation": manifest.generation, **result.to_json()}
+        if data["fallback_reason"] is None and self._model_error is not None:
+            data["fallback_reason"] = self._model_error
         if not result.records:
             text = (
                 f"No memory in {path} matches this query ({len(manifest.records)} record(s) in "
@@ -932,31 +963,11 @@ def main(config: Config, *, memory_dir: str | None, cwd: str, env: Mapping[str, 
     default, how = resolve_memory_dir(
         memory_dir, cwd=cwd, projects=config.daemon.projects, roots=config.daemon.roots, env=env
     )
-    adopt_default = how == "Claude Code auto-memory"
-    if default is not None and not adopt_default and not (default / "manifest.json").is_file():
+    if default is not None and how != AUTO_MEMORY and not (default / "manifest.json").is_file():
         from memory.store import MemoryStore
 
         MemoryStore(default).read()  # raises the store's own one-line UnmanagedError
-    model_factory: Callable[[], Model | None] | None = None
-    if config.model.backend != "offline":
-        cache: list[Model | None] = []
-
-        def model_factory() -> Model | None:
-            if not cache:
-                import dataclasses
-
-                from dreamd.models.factory import make_model
-
-                cache.append(make_model(dataclasses.asdict(config.model)))
-            return cache[0]
-
-    tools = MemoryTools(
-        config,
-        default,
-        default_reason=how if default is None else "",
-        adopt_default=adopt_default,
-        model_factory=model_factory,
-    )
+    tools = MemoryTools.for_config(config, default, how)
     if default is not None:
         log.info("serving %s (%s)", default, how)
     return serve(tools)

@@ -18,7 +18,13 @@ from typing import Any, TypeVar
 import pytest
 
 from dreamd.config import load_config
-from dreamd.mcp_server import MemoryTools, check_arguments, resolve_memory_dir, screen_line
+from dreamd.mcp_server import (
+    AUTO_MEMORY,
+    MemoryTools,
+    check_arguments,
+    resolve_memory_dir,
+    screen_line,
+)
 from memory.errors import DreamdError
 from memory.records import make_record
 from memory.store import Change, MemoryStore
@@ -419,7 +425,8 @@ def test_screen_line_passes_valid_messages_through_untouched() -> None:
 
 
 def _tools(setup: Setup, default: Path | None, *, adopt: bool = False) -> MemoryTools:
-    return MemoryTools(load_config(setup.config), default, default_reason="none here", adopt_default=adopt)
+    how = AUTO_MEMORY if adopt else "--memory-dir" if default is not None else "none here"
+    return MemoryTools.for_config(load_config(setup.config), default, how)
 
 
 def test_argument_check_reports_the_first_problem_in_one_sentence() -> None:
@@ -534,3 +541,15 @@ def test_a_hand_edited_record_is_read_afresh_not_from_the_parse_cache(setup: Set
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     assert "Runs on host B." in tools.call("get_memory", {"name": "ci-runner"}).text
     assert "Runs on host B." in tools.call("recall", {"query": "ci runner host"}).text
+
+
+def test_recall_without_a_usable_model_falls_back_to_keywords_and_says_why(setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    setup.config.write_text(setup.config.read_text(encoding="utf-8") + '[model]\nbackend = "anthropic"\n', encoding="utf-8")
+    tools = _tools(setup, setup.memory_dir)
+    tools.call("remember", {"type": "project", "description": "Deploys go through the blue-green script", "body": "Run it."})
+    answer = tools.call("recall", {"query": "how do deploys work"})
+    assert [r["name"] for r in answer.data["records"]] == ["deploys-go-through-the-blue-green-script"]
+    assert answer.data["selector"] == "keyword"
+    assert answer.data["fallback_reason"].startswith("model unavailable (")
