@@ -805,31 +805,76 @@ def _rpc_error(request_id: int | str | None, code: int, message: str) -> dict[st
 class _ScreenedStdin:
     """The client's lines for the SDK's stdio transport, screened by :func:`screen_line`.
 
-    Reads the binary stdin in a worker thread with a bounded ``readline``; errors are queued and
-    sent through the transport's own write stream (one writer, no torn lines).
+    A daemon thread reads the binary stdin with a bounded ``readline`` and hands lines to the
+    event loop; being a daemon, it never holds the process open (Ctrl-C exits at once, where a
+    worker blocked in ``readline`` would wait for the client's next line). Errors are sent
+    through the transport's own write stream (one writer, no torn lines).
     """
 
     def __init__(self, raw: Any, limit: int = MAX_MESSAGE_BYTES) -> None:
         self._raw = raw
+        """Anything with ``fileno()``: the process's stdin."""
         self._limit = limit
-        self.errors: list[dict[str, Any]] = []
+        self._lines: Any = None
         self.write_stream: Any = None
 
     def __aiter__(self) -> _ScreenedStdin:
         return self
 
-    async def __anext__(self) -> str:
-        import anyio.to_thread
+    def _read(self, loop: Any, lines: Any) -> None:
+        """Split the client's bytes into lines; a line over the limit is handed on as its first
+        ``limit + 1`` bytes (screened as oversized) and the rest is dropped unkept. ``os.read``
+        on the descriptor, not the buffered ``sys.stdin``: a daemon thread holding the buffer's
+        lock at exit is a fatal error."""
 
+        def hand(line: bytes) -> bool:
+            try:
+                loop.call_soon_threadsafe(lines.put_nowait, line)
+            except RuntimeError:  # the loop is closed: the server is gone
+                return False
+            return True
+
+        fd = self._raw.fileno()
+        pending = b""
+        skipping = False
         while True:
-            line = await anyio.to_thread.run_sync(self._raw.readline, self._limit + 1)
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                if pending and not skipping:
+                    hand(pending)
+                hand(b"")
+                return
+            pending += chunk
+            while True:
+                newline = pending.find(b"\n")
+                if newline < 0:
+                    if len(pending) > self._limit:
+                        if not skipping and not hand(pending[: self._limit + 1]):
+                            return
+                        skipping, pending = True, b""
+                    break
+                line, pending = pending[: newline + 1], pending[newline + 1 :]
+                if skipping:
+                    skipping = False
+                    continue
+                if not hand(line):
+                    return
+
+    async def __anext__(self) -> str:
+        import asyncio
+
+        if self._lines is None:
+            self._lines = asyncio.Queue()
+            threading.Thread(
+                target=self._read, args=(asyncio.get_running_loop(), self._lines), name="mcp-stdin", daemon=True
+            ).start()
+        while True:
+            line = await self._lines.get()
             if not line:
                 raise StopAsyncIteration
-            if len(line) > self._limit and not line.endswith(b"\n"):
-                while True:  # skip the rest of the oversized line without keeping it
-                    more = await anyio.to_thread.run_sync(self._raw.readline, self._limit)
-                    if not more or more.endswith(b"\n"):
-                        break
             text, error = screen_line(line, limit=self._limit)
             if text is not None:
                 return text

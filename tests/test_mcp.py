@@ -553,3 +553,23 @@ def test_recall_without_a_usable_model_falls_back_to_keywords_and_says_why(setup
     assert [r["name"] for r in answer.data["records"]] == ["deploys-go-through-the-blue-green-script"]
     assert answer.data["selector"] == "keyword"
     assert answer.data["fallback_reason"].startswith("model unavailable (")
+
+
+def test_ctrl_c_ends_the_server_at_once_without_waiting_for_input(setup: Setup) -> None:
+    import signal
+
+    raw = _Raw(setup)
+    init = raw.request(
+        1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    )
+    assert "result" in init
+    raw.proc.send_signal(signal.SIGINT)
+    rc = raw.proc.wait(timeout=20)
+    assert raw.proc.stderr is not None
+    stderr = raw.proc.stderr.read().decode()
+    for stream in (raw.proc.stdin, raw.proc.stdout, raw.proc.stderr):
+        if stream is not None:
+            stream.close()
+    assert rc == 130, stderr
+    assert "Fatal Python error" not in stderr
+    assert "Traceback" not in stderr
