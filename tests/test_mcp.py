@@ -18,13 +18,9 @@ from typing import Any, TypeVar
 import pytest
 
 from dreamd.config import load_config
-from dreamd.mcp_server import (
-    AUTO_MEMORY,
-    MemoryTools,
-    check_arguments,
-    resolve_memory_dir,
-    screen_line,
-)
+from dreamd.mcp_schema import TOOLS, check_arguments
+from dreamd.mcp_server import screen_line
+from dreamd.mcp_tools import AUTO_MEMORY, MemoryTools, resolve_memory_dir
 from memory.errors import DreamdError
 from memory.records import make_record
 from memory.store import Change, MemoryStore
@@ -430,8 +426,6 @@ def _tools(setup: Setup, default: Path | None, *, adopt: bool = False) -> Memory
 
 
 def test_argument_check_reports_the_first_problem_in_one_sentence() -> None:
-    from dreamd.mcp_server import TOOLS
-
     spec = next(t for t in TOOLS if t.name == "recall")
     assert check_arguments(spec, {"query": "x", "limit": 3.0}) == {"query": "x", "limit": 3}
     assert check_arguments(spec, {"query": "x", "limit": None}) == {"query": "x"}
@@ -511,7 +505,7 @@ def test_remember_redacts_secrets_and_says_so(setup: Setup) -> None:
 
 def test_client_and_hook_paths_never_import_the_sdk(setup: Setup) -> None:
     code = (
-        "import sys, memory, memory.retrieval, dreamd.cli, dreamd.mcp_server\n"
+        "import sys, memory, memory.retrieval, dreamd.cli, dreamd.mcp_server, dreamd.mcp_tools, dreamd.mcp_schema\n"
         "from dreamd.cli import build_parser; build_parser()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic', 'starlette')))\n"
     )
