@@ -159,7 +159,6 @@ def _caching_store(path: Path, **kwargs: Any) -> MemoryStore:
     return store
 
 
-
 @dataclass(frozen=True)
 class ToolAnswer:
     """What a tool returns: ``text`` for the model, ``data`` for programs (structured content)."""
