@@ -106,9 +106,8 @@ class _ScreenedStdin:
     through the transport's own write stream (one writer, no torn lines).
     """
 
-    def __init__(self, raw: Any, limit: int = MAX_MESSAGE_BYTES) -> None:
-        self._raw = raw
-        """Anything with ``fileno()``: the process's stdin."""
+    def __init__(self, fd: int, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self._fd = fd
         self._limit = limit
         self._lines: Any = None
         self.write_stream: Any = None
@@ -129,7 +128,7 @@ class _ScreenedStdin:
                 return False
             return True
 
-        fd = self._raw.fileno()
+        fd = self._fd
         pending = b""
         skipping = False
         while True:
@@ -188,9 +187,19 @@ class _ScreenedStdin:
             await self.write_stream.send(SessionMessage(message))
 
 
-def serve(tools: MemoryTools, *, stdin: Any = None) -> int:
+def _claim_stdin() -> int:
+    """A private descriptor for the client's pipe, with fd 0 pointed at the null device, so a
+    child process a handler starts (a model CLI) can never read the protocol stream."""
+    wire = os.dup(0)
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    return wire
+
+
+def serve(tools: MemoryTools) -> int:
     """Serve ``tools`` over stdio until the client closes stdin; returns the exit code."""
-    import sys
 
     import anyio
     import anyio.to_thread
@@ -278,7 +287,7 @@ def serve(tools: MemoryTools, *, stdin: Any = None) -> int:
         on_read_resource=on_read_resource,
     )
 
-    screened = _ScreenedStdin(stdin if stdin is not None else sys.stdin.buffer)
+    screened = _ScreenedStdin(_claim_stdin())
 
     async def run() -> None:
         async with stdio_server(stdin=screened) as (read_stream, write_stream):  # type: ignore[arg-type]
