@@ -567,3 +567,21 @@ def test_ctrl_c_ends_the_server_at_once_without_waiting_for_input(setup: Setup) 
     assert rc == 130, stderr
     assert "Fatal Python error" not in stderr
     assert "Traceback" not in stderr
+
+
+def test_resources_are_each_managed_directorys_index_and_records_only(setup: Setup) -> None:
+    other = setup.root / "roots" / "lib" / ".memory"
+    MemoryStore(MemoryStore.init(other).path).commit(Change(add=[make_record("lib-owner", "reference", "Who owns lib", "Team B.")]))
+    (setup.root / "roots" / "bare" / ".memory").mkdir(parents=True)  # unmanaged: not listed
+    tools = _tools(setup, setup.memory_dir)
+    tools.call("remember", {"name": "app-owner", "type": "reference", "description": "Who owns app", "body": "Team A."})
+    listed = {r.name: r.uri for r in tools.resources()}
+    app, lib = setup.memory_dir.resolve(), other.resolve()
+    assert set(listed) == {f"{app}/MEMORY.md", "app-owner [reference]", f"{lib}/MEMORY.md", "lib-owner [reference]"}
+    assert "Team B." in tools.read_resource(listed["lib-owner [reference]"])
+    assert "app-owner" in tools.read_resource(listed[f"{app}/MEMORY.md"])
+    (app / "notes.md").write_text("---\nname: notes\n---\nnot adopted yet\n", encoding="utf-8")
+    with pytest.raises(DreamdError, match=r"notes\.md is not a record of"):
+        tools.read_resource((app / "notes.md").as_uri())
+    with pytest.raises(DreamdError, match="is not a file:// URI"):
+        tools.read_resource((app / "MEMORY.md").as_uri() + "?x=1")
