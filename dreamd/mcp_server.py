@@ -51,8 +51,8 @@ def _error_text(exc: BaseException) -> str:
 
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
-"""A JSON-RPC line longer than this is refused unread (a tool call needs far less: bodies are
-capped at 64 KiB), so a hostile client cannot make the server buffer gigabytes."""
+"""A JSON-RPC line longer than this is refused and dropped as it is read (a tool call needs far
+less: bodies are capped at 64 KiB), so a hostile client cannot make the server buffer gigabytes."""
 
 
 def screen_line(line: bytes, *, limit: int = MAX_MESSAGE_BYTES) -> tuple[str | None, dict[str, Any] | None]:
@@ -100,10 +100,10 @@ def _rpc_error(request_id: int | str | None, code: int, message: str) -> dict[st
 class _ScreenedStdin:
     """The client's lines for the SDK's stdio transport, screened by :func:`screen_line`.
 
-    A daemon thread reads the binary stdin with a bounded ``readline`` and hands lines to the
-    event loop; being a daemon, it never holds the process open (Ctrl-C exits at once, where a
-    worker blocked in ``readline`` would wait for the client's next line). Errors are sent
-    through the transport's own write stream (one writer, no torn lines).
+    A daemon thread reads the client's pipe (a private descriptor, see :func:`_claim_stdin`) and
+    hands lines to the event loop; being a daemon, it never holds the process open (Ctrl-C exits
+    at once, where a worker blocked in a read would wait for the client's next line). Errors are
+    sent through the transport's own write stream (one writer, no torn lines).
     """
 
     def __init__(self, fd: int, limit: int = MAX_MESSAGE_BYTES) -> None:
@@ -200,7 +200,6 @@ def _claim_stdin() -> int:
 
 def serve(tools: MemoryTools) -> int:
     """Serve ``tools`` over stdio until the client closes stdin; returns the exit code."""
-
     import anyio
     import anyio.to_thread
     import mcp_types as types
