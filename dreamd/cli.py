@@ -300,6 +300,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return int(run_demo(Path(args.dir) if args.dir else None, out=sys.stdout))
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import os
+
+    from dreamd.mcp_server import main as mcp_main
+
+    config = _config(args)
+    return int(mcp_main(config, memory_dir=args.memory_dir, cwd=os.getcwd(), env=os.environ))
+
+
 def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() takes the fast path
     from dreamd.hook import main as hook_main
 
@@ -394,6 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("demo", cmd_demo, "the newcomer's tour: sample transcript -> memories -> dream, offline")
     sp.add_argument("--dir", metavar="D")
     add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
+    sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
+    sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")
     return p
 
 

@@ -341,6 +341,9 @@ def recall(
 ) -> RecallResult:
     """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
 
+    A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
+    cache then spares re-parsing ``manifest.json`` on every call.
+
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
     """

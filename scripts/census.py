@@ -321,8 +321,49 @@ def answer_cases(sb: Sandbox) -> list[Row]:
     return rows
 
 
+def mcp_cases(sb: Sandbox) -> list[Row]:
+    from dreamd.mcp_server import screen_line
+    from dreamd.mcp_tools import MemoryTools
+    from memory.errors import DreamdError
+
+    tools = MemoryTools.for_config(sb.config(), sb.mem, "--memory-dir")
+    ok = {"type": "user", "description": "Prefers tabs", "body": "Use tabs."}
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("remember with an unknown type", "remember", {**ok, "type": "fact"}),
+        ("remember with an invalid name", "remember", {**ok, "name": "Bad Name!"}),
+        ("remember with a body over 64 KiB", "remember", {**ok, "body": "é" * 40_000}),
+        ("remember with an extra argument", "remember", {**ok, "tags": []}),
+        ("get_memory of an unknown record", "get_memory", {"name": "ghost"}),
+        ("forget of an unknown record", "forget", {"name": "ghost"}),
+        ("memory_dir outside the roots", "recall", {"query": "tabs", "memory_dir": str(sb.outside)}),
+        ("relative memory_dir", "list_memories", {"memory_dir": "app/.memory"}),
+        ("limit out of range", "recall", {"query": "tabs", "limit": 500}),
+    ]
+    rows = []
+    for label, tool, args in calls:
+        before = (sb.mem / "manifest.json").read_bytes()
+        try:
+            tools.call(tool, args)
+            outcome = "accepted"
+        except DreamdError as exc:
+            outcome = sb.norm(str(exc))
+        written = (sb.mem / "manifest.json").read_bytes() != before
+        where = "WRITTEN" if written else "tool result with `isError`; nothing written; session goes on"
+        rows.append(Row("MCP tool call", label, outcome, where))
+    lines: list[tuple[str, bytes]] = [
+        ("line that is not JSON", b"{oops"),
+        ("request with params that are not an object", b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}'),
+        ("line over 4 MiB", b"{" + b" " * (4 * 1024 * 1024) + b"}"),
+    ]
+    for label, line in lines:
+        _text, error = screen_line(line)
+        outcome = "passed to the SDK" if error is None else f"id {json.dumps(error['id'])}, {error['error']['code']}: {error['error']['message']}"
+        rows.append(Row("MCP JSON-RPC line", label, outcome, "JSON-RPC error answered; session goes on"))
+    return rows
+
+
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
-    job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases,
+    job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases, mcp_cases,
 ]
 
 
