@@ -317,15 +317,26 @@ class ClaudeCodeModel:
 
 
 def _result_document(stdout: str) -> dict[str, Any] | None:
-    """The ``{"type": "result", …}`` object the CLI prints last (None when there is none)."""
-    for line in reversed(stdout.strip().splitlines()):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
+    """The ``{"type": "result", …}`` object the CLI prints last (None when there is none).
+
+    ``--output-format json`` prints that one object; with ``verbose`` on (a user setting) it
+    prints an array of every message instead, the result last.
+    """
+    text = stdout.strip()
+    candidates: list[Any] = []
+    try:
+        whole = json.loads(text) if text else None
+    except ValueError:
+        whole = None
+    if isinstance(whole, list):
+        candidates = list(whole)
+    elif whole is not None:
+        candidates = [whole]
+    else:  # tolerate stray lines before the result (warnings some versions print)
+        for line in text.splitlines():
+            with contextlib.suppress(ValueError):
+                candidates.append(json.loads(line))
+    for doc in reversed(candidates):
         if isinstance(doc, dict) and doc.get("type") == "result":
             return doc
     return None
