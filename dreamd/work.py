@@ -69,14 +69,14 @@ class Context:
     @classmethod
     def create(cls, config: Config, *, model: Model | None = None) -> Context:
         from dreamd.models.factory import make_model
-        from dreamd.models.health import ModelHealth, default_health_path
+        from dreamd.models.health import ModelHealth, health_path
         from dreamd.models.usage import UsageLedger, default_ledger_path
 
         return cls(
             config=config,
             model=model or make_model(dataclasses.asdict(config.model)),
             ledger=UsageLedger(default_ledger_path()),
-            health=ModelHealth(default_health_path()),
+            health=ModelHealth(health_path(config.daemon.spool)),
         )
 
     def store(self, memory_dir: str | Path) -> MemoryStore:

@@ -3,9 +3,12 @@
 A misconfigured model (:class:`memory.errors.ModelMisconfigured`: a refused key or login, no
 such model, a bad request, no ``claude`` CLI) fails every job the same way until a person fixes
 ``[model]``. The daemon that saw it may be a service nobody watches, so the reason is written to
-``$XDG_STATE_HOME/dreamd/model-health.json`` (next to the usage ledger) and ``dreamd status`` /
-``dreamd doctor`` print it as ``model misconfigured: …``. The first successful model call
-removes the file: the note describes the model as it is now, not a history.
+``.model-health.json`` in the spool directory (next to the daemon's ``.owner``: a service
+and the user's shell may not share ``$XDG_STATE_HOME``, but both name the same spool in the
+config) and ``dreamd status`` / ``dreamd doctor`` print it as ``model misconfigured: …``. The
+first successful model call removes the file: the note describes the model as it is now, not
+a history. Where there is no spool yet nothing is written (the command that called the model
+says why on its own).
 
 Shape (format 1)::
 
@@ -20,9 +23,7 @@ an unreadable note is reported as such, never as a crash of ``status``.
 from __future__ import annotations
 
 import json
-import os
 import threading
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,19 +32,17 @@ import structlog
 
 from memory.fsutil import replace_atomic
 
-__all__ = ["FILE_NAME", "ModelHealth", "default_health_path", "read_health"]
+__all__ = ["FILE_NAME", "ModelHealth", "health_path", "read_health"]
 
-FILE_NAME = "model-health.json"
+FILE_NAME = ".model-health.json"
 FORMAT = 1
 
 log = structlog.get_logger("dreamd.models")
 
 
-def default_health_path(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/dreamd/model-health.json`` (``~/.local/state`` when unset)."""
-    environ = os.environ if env is None else env
-    state = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "dreamd" / FILE_NAME
+def health_path(spool: Path) -> Path:
+    """Where the note lives for the daemon serving ``spool``."""
+    return Path(spool) / FILE_NAME
 
 
 def read_health(path: Path) -> dict[str, Any] | None:
@@ -87,8 +86,9 @@ class ModelHealth:
                 "memory_dir": memory_dir,
                 "at": (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
+            if not self.path.parent.is_dir():
+                return
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
                 data = (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode()
                 replace_atomic(self.path, data, mode=0o600)
             except OSError as exc:  # the job's own outcome still says why; never fail it here
