@@ -324,7 +324,7 @@ SCHEMA: tuple[Key, ...] = (
         "offline (deterministic heuristics, no network) | anthropic (the Messages API: Anthropic, "
         "a proxy or a local server) | claude-code (your own `claude` CLI and its login). See docs/models.md.",
         _choice("offline", "anthropic", "claude-code")),
-    Key("model", "model", "string", "claude-sonnet-4-5",
+    Key("model", "model", "string", "claude-sonnet-4-6",
         "Model id (anthropic: as the server names it; claude-code: passed to `claude --model`).",
         _string(allow_empty=False)),
     Key("model", "base_url", "string", "",

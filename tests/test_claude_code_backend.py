@@ -358,3 +358,30 @@ def test_bad_answer_kinds_reach_the_gate_as_answers(
     out = ops.extract(scripted(tmp_path, stdout, code=1), TURNS, [], today=TODAY, max_tokens=50)
     assert out.rejected and not out.misconfigured and not out.transient
     assert out.error is not None and out.error.startswith(reason)
+
+
+# ----------------------------------------------------------------------------- doctor
+
+
+def test_doctor_asks_the_real_cli_for_its_login_without_a_model_call(
+    tmp_path: Path, home: tuple[ClaudeHome, FakeAnthropic]
+) -> None:
+    from dreamd.config import load_config
+    from dreamd.doctor import check_model
+
+    claude, fake = home
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[model]\nbackend = "claude-code"\nclaude_path = "{claude.exe}"\n')
+    section = load_config(cfg, env={"HOME": str(tmp_path)}).model
+    check = check_model(section, claude.env())
+    assert check.status == "OK", check
+    assert f"{claude.exe} logged in (api_key)" in check.detail
+    check = check_model(section, {**claude.env(), "ANTHROPIC_API_KEY": ""})
+    assert (check.status, check.detail) == ("FAIL", f"claude CLI {claude.exe} is not logged in for this user")
+    assert check.fix is not None and "/login" in check.fix
+    assert _model_requests(fake) == []
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    cfg.write_text('[model]\nbackend = "claude-code"\n')
+    check = check_model(load_config(cfg, env={"HOME": str(tmp_path)}).model, {"PATH": str(empty)})
+    assert check.status == "FAIL" and "'claude' not found on PATH" in check.detail

@@ -39,7 +39,7 @@ from memory.llm import Completion, ToolCall, Usage
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_TOKENS = 4096

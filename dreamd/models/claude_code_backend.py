@@ -54,7 +54,7 @@ from memory.llm import Completion, ToolCall, Usage
 
 __all__ = ["MODEL_CALL_ENV", "ClaudeCodeModel", "resolve_claude"]
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_TOKENS = 4096
