@@ -155,6 +155,46 @@ def test_extraction_job_round_trips_through_dreamd_once_with_no_transcript_and_n
     assert call["input_tokens"] == 10 and call["output_tokens"] == 5
 
 
+def test_a_dream_plans_through_the_cli_and_commits_the_merge(
+    tmp_path: Path, home: tuple[ClaudeHome, FakeAnthropic]
+) -> None:
+    from datetime import UTC, datetime
+
+    from dreamd.config import load_config
+    from dreamd.models.prompts import CONSOLIDATE_SYSTEM
+    from dreamd.work import Context, dream
+    from memory.records import make_record
+    from memory.store import Change
+
+    claude, fake = home
+    merged = {"name": "tabs-for-indentation", "type": "user",
+              "description": "User indents with tabs", "body": "Indent with tabs, never spaces."}
+    plan = [{"source_names": ["likes-tabs", "prefers-tabs"], "result": merged}]
+
+    def respond(req: Request) -> ScriptItem:
+        system = req.body.get("system") or []
+        planning = any(isinstance(b, dict) and b.get("text") == CONSOLIDATE_SYSTEM for b in system)
+        return message(json.dumps(plan) if planning else "[]")
+
+    fake.responder = respond
+    memory_dir = tmp_path / "code" / "app" / ".memory"
+    store = MemoryStore.init(memory_dir)
+    store.commit(Change(add=[
+        make_record("prefers-tabs", "user", "User prefers tabs", "Tabs, please."),
+        make_record("likes-tabs", "user", "User likes tab indentation", "Indent with tabs."),
+    ], actor="manual"))  # fmt: skip
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[daemon]\nspool = "{tmp_path / "spool"}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n')
+    config = load_config(cfg, env={"HOME": str(tmp_path)})
+    ctx = Context(config=config, model=backend(claude),
+                  clock=lambda: datetime(2026, 11, 30, 12, tzinfo=UTC))  # fmt: skip
+    result = dream(memory_dir, ctx, force=True)
+    assert result.status == "applied", result.reason
+    assert [e.name for e in store.read().records] == ["tabs-for-indentation"]
+    assert len([r for r in _model_requests(fake) if "source_names" in json.dumps(r.body)]) == 1
+    assert claude.transcripts() == []
+
+
 @pytest.mark.parametrize(
     ("answer", "reason"),
     [
