@@ -312,7 +312,7 @@ def model_status(config: Config) -> dict[str, Any]:
 
     note = read_health(health_path(config.daemon.spool))
     misconfigured = None
-    if note is not None:
+    if note is not None and note.get("state") == "misconfigured":  # doctor reports unreadable ones
         misconfigured = {
             "error": str(note.get("error")),
             "at": note.get("at") if isinstance(note.get("at"), str) else None,

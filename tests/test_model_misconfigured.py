@@ -184,6 +184,14 @@ def test_no_spool_no_note_and_a_broken_note_is_reported_not_raised(tmp_path: Pat
     broken = health_path(tmp_path)
     broken.write_text("{not json")
     assert read_health(broken) == {"state": "unreadable", "error": f"{broken}: not valid JSON"}
+    from dreamd.doctor import Check, check_model_health
+    from dreamd.status import model_status
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[daemon]\nspool = "{tmp_path}"\n')
+    assert model_status(load_config(cfg, env={"HOME": str(tmp_path)}))["misconfigured"] is None
+    check = check_model_health(broken, Check("OK", "model", "fine"))
+    assert check == Check("WARN", "model health", f"{broken}: not valid JSON", f"rm {broken}")
 
 
 def test_other_answers_clear_the_note_but_transient_failures_do_not(tmp_path: Path) -> None:
