@@ -220,3 +220,20 @@ def test_other_answers_clear_the_note_but_transient_failures_do_not(tmp_path: Pa
     assert out.rejected
     ctx.note_model(tmp_path, out)
     assert not path.exists(), "a refused answer still proves the model is reachable and set up"
+
+
+def test_doctor_fails_on_a_note_unless_its_own_probe_now_succeeds(tmp_path: Path) -> None:
+    from dreamd.doctor import Check, check_model_health
+
+    path = health_path(tmp_path)
+    assert check_model_health(path, Check("OK", "model", "fine")) is None
+    ModelHealth(path).misconfigured("model m: HTTP 404, no model 'm'", model="m", now=NOW)
+    failing = check_model_health(path, Check("FAIL", "model", "rejected"))
+    assert failing == Check(
+        "FAIL", "model health",
+        "model misconfigured: model m: HTTP 404, no model 'm' (since 2026-11-30T12:00:00Z)",
+        "fix [model] (docs/models.md), then dreamd retry",
+    )  # fmt: skip
+    fixed = check_model_health(path, Check("OK", "model", "fine"))
+    assert fixed is not None and fixed.status == "WARN"
+    assert "now succeeds, so the note clears at the next successful call" in fixed.detail
