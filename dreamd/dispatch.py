@@ -44,12 +44,13 @@ PEEK_SLACK = 1024
 
 
 class DreamBackoff:
-    """After a dream whose plan was refused (bad or truncated answer, model outage, lost
-    lease), wait before planning that directory again: 1 min, doubling, capped at an hour.
+    """After a dream whose plan was refused (bad or truncated answer, model outage, a
+    misconfigured model, lost lease), wait before planning that directory again: 1 min,
+    doubling, capped at an hour.
     A conflict is not penalised (re-planning at the next tick is the protocol); an applied or
     empty dream clears the penalty."""
 
-    PENALISED = frozenset({"rejected", "transient", "lease-lost"})
+    PENALISED = frozenset({"rejected", "transient", "misconfigured", "lease-lost"})
 
     def __init__(self, first: float = 60.0, cap: float = 3600.0) -> None:
         self.first, self.cap = first, cap

@@ -9,6 +9,8 @@ JSON shape (``format`` 1; keys are only ever added)::
 
     {"format": 1, "generated_at": ISO, "config": path | null,
      "daemon": {"running": bool | null, "pid", "host", "since"},
+     "model": {"backend", "model",
+               "misconfigured": null | {"error", "at", "memory_dir"}},   # the daemon's last call
      "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
                "drained_5m", "drained_1h",          # jobs finished in the last 5 min / hour
                "drain_per_min": float | null,       # over the last 5 min (else the hour)
@@ -24,7 +26,9 @@ JSON shape (``format`` 1; keys are only ever added)::
         "error": null}]}
 
 A directory whose manifest cannot be read keeps ``managed: true`` with ``error`` set and the
-other keys null, so one broken directory never hides the others.
+other keys null, so one broken directory never hides the others. ``model.misconfigured`` is
+the note the daemon keeps when a model call was refused as misconfigured (a bad key or login,
+no such model, no CLI: :mod:`dreamd.models.health`); it clears at the next successful call.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ __all__ = [
     "daemon_status",
     "dir_status",
     "discover_dirs",
+    "model_status",
     "render_status",
     "spool_status",
 ]
@@ -317,6 +322,22 @@ def dir_status(
     return out
 
 
+def model_status(config: Config) -> dict[str, Any]:
+    """The configured backend and, when the daemon found it misconfigured, why and since when."""
+    from dreamd.models.health import health_path, read_health
+
+    note = read_health(health_path(config.daemon.spool))
+    misconfigured = None
+    if note is not None and note.get("state") == "misconfigured":  # doctor reports unreadable ones
+        misconfigured = {
+            "error": str(note.get("error")),
+            "at": note.get("at") if isinstance(note.get("at"), str) else None,
+            "memory_dir": note.get("memory_dir") if isinstance(note.get("memory_dir"), str) else None,
+        }
+    model = None if config.model.backend == "offline" else config.model.model
+    return {"backend": config.model.backend, "model": model, "misconfigured": misconfigured}
+
+
 def collect_status(
     config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None
 ) -> dict[str, Any]:
@@ -333,6 +354,7 @@ def collect_status(
         "generated_at": _iso(now),
         "config": str(config.source) if config.source else None,
         "daemon": daemon_status(config.daemon.spool),
+        "model": model_status(config),
         "spool": spool_status(config.daemon.spool),
         "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
     }
@@ -395,6 +417,14 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"daemon: running, pid {daemon['pid']} since {daemon['since']}")
     elif daemon["running"] is False:
         lines.append("daemon: not running (jobs wait in new/ until it starts)")
+    model = status.get("model")
+    if model is not None:
+        named = f" ({model['model']})" if model["model"] else ""
+        lines.append(f"model: {model['backend']}{named}")
+        bad = model["misconfigured"]
+        if bad is not None:
+            lines.append(f"  model misconfigured: {bad['error']} (since {bad['at'] or '?'})")
+            lines.append("  (fix [model] in the config, then dreamd retry; docs/models.md)")
     if sp.get("error"):
         lines.append(f"spool {sp['path']}: cannot read it: {sp['error']}")
     elif sp["exists"]:

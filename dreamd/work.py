@@ -4,7 +4,10 @@
 consolidation. Both speak the error hierarchy the daemon acts on: TransientError / LockTimeout
 → defer and retry, PermanentError → ``failed/``. A model answer that breaks the rules changes
 nothing; it is retried (deferred) and, after ``max_attempts``, lands in ``failed/`` with the
-gate's reason as ``last_error``.
+gate's reason as ``last_error``. A misconfigured model (key or login refused, no such model,
+no CLI) is not a bad answer: the job fails at once with "model misconfigured: …" (nothing is
+lost: ``dreamd retry`` after fixing ``[model]``), a dream backs off, and the reason is kept for
+``dreamd status``/``doctor`` (:mod:`dreamd.models.health`).
 
 The extraction cursor and the job id are committed in the same commit as the records, so
 re-running a job is a no-op and a PreCompact + SessionEnd pair of the same session extracts
@@ -59,17 +62,21 @@ class Context:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     fault: FaultHook | None = None
     """Test hook: called with step names (dream steps and the store's commit steps)."""
+    health: Any = None
+    """A :class:`dreamd.models.health.ModelHealth` (None: not persisted, e.g. in tests)."""
     _stores: dict[str, MemoryStore] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(cls, config: Config, *, model: Model | None = None) -> Context:
         from dreamd.models.factory import make_model
+        from dreamd.models.health import ModelHealth, health_path
         from dreamd.models.usage import UsageLedger, default_ledger_path
 
         return cls(
             config=config,
             model=model or make_model(dataclasses.asdict(config.model)),
             ledger=UsageLedger(default_ledger_path()),
+            health=ModelHealth(health_path(config.daemon.spool)),
         )
 
     def store(self, memory_dir: str | Path) -> MemoryStore:
@@ -100,6 +107,23 @@ class Context:
             self.ledger.record(str(memory_dir), usage, now=self.clock())
         except Exception as exc:  # accounting must never fail a job
             log.warning("usage.ledger_failed", memory_dir=str(memory_dir), error=str(exc))
+
+    def note_model(self, memory_dir: str | Path, outcome: Any) -> None:
+        """Keep the model's standing for status/doctor: a misconfiguration is written down,
+        any answer (even a refused one) proves the setup works; transient failures say
+        nothing either way."""
+        if self.health is None or getattr(outcome, "transient", False):
+            return
+        try:
+            if getattr(outcome, "misconfigured", False):
+                self.health.misconfigured(
+                    str(outcome.error), model=self.model.name, memory_dir=str(memory_dir),
+                    now=self.clock(),
+                )  # fmt: skip
+            else:
+                self.health.ok()
+        except Exception as exc:  # bookkeeping must never fail a job
+            log.warning("model.health_unwritable", memory_dir=str(memory_dir), error=str(exc))
 
     def spent_today(self, memory_dir: str | Path) -> int:
         if self.ledger is None:
@@ -154,6 +178,8 @@ def _execute(job: Any, ctx: Context) -> str:
         result = dream(Path(job.memory_dir), ctx, force=bool(_job_field(job, "force", False)))
         if result.status in ("transient", "lease-busy", "conflict", "lease-lost"):
             raise TransientError(f"consolidation {result.status}: {result.reason}")
+        if result.status == "misconfigured":
+            raise PermanentError(f"{result.reason}; fix [model], then 'dreamd retry {job.id}'")
         return f"dream-{result.status}"
     raise PermanentError(f"job {job.id}: unknown kind {kind!r}")
 
@@ -188,11 +214,15 @@ def _extract(job: Any, ctx: Context) -> str:
         max_tokens=ctx.config.model.max_tokens,
     )
     ctx.record_usage(job.memory_dir, getattr(outcome, "usage", None))
+    ctx.note_model(job.memory_dir, outcome)
     if getattr(outcome, "transient", False):
         raise TransientError(f"model unavailable: {outcome.error}")
+    if getattr(outcome, "misconfigured", False):
+        raise PermanentError(f"{outcome.error}; fix [model], then 'dreamd retry {job.id}'")
     if outcome.error:
         log.warning("extract.rejected", job_id=job.id, memory_dir=str(job.memory_dir), session_id=session, reason=outcome.error)
-        raise TransientError(f"model answer rejected: {outcome.error}")
+        what = "model answer rejected" if getattr(outcome, "rejected", False) else "model call failed"
+        raise TransientError(f"{what}: {outcome.error}")
     existing = {(e.type, e.description.strip().lower()) for e in manifest.records}
     records = [
         _redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in existing
@@ -352,7 +382,7 @@ def plan_batches(records: Sequence[Any], size: int) -> list[list[Any]]:
 
 @dataclass(frozen=True)
 class DreamResult:
-    status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | lease-lost | dry-run
+    status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | misconfigured | lease-lost | dry-run
     reason: str | None = None
     plan: list[PlanOp] = field(default_factory=list)
     generation: int | None = None
@@ -451,6 +481,7 @@ def dream(
                     max_tokens=ctx.config.model.max_tokens,
                 )
                 ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+                ctx.note_model(memory_dir, outcome)
                 if beat.lost or outcome.error:
                     break
                 plan.extend(outcome.ops)
@@ -460,6 +491,9 @@ def dream(
         if getattr(outcome, "transient", False):
             bound.warning("dream.deferred", reason=outcome.error)
             return DreamResult("transient", outcome.error)
+        if getattr(outcome, "misconfigured", False):
+            bound.warning("dream.misconfigured", reason=outcome.error)
+            return DreamResult("misconfigured", outcome.error)
         if outcome.error:  # one refused batch refuses the dream: never a partial apply
             bound.warning("dream.rejected", reason=outcome.error)
             return DreamResult("rejected", outcome.error)

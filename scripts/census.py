@@ -1,7 +1,8 @@
 """Bad-input census: every kind of hostile or broken input we try, and what dreamd does with it.
 
 Each case runs the real code (the daemon's one-pass mode for spool jobs, the store's reconcile
-for memory files, the config loader, the hook, the strict answer gate, the transcript parser)
+for memory files, the config loader, the hook, the strict answer gate, the transcript parser,
+the model backends against a loopback Messages API)
 in a throw-away sandbox and records the exact error and where the input ends up. The README's
 census table is this script's output (``--write-readme``); a test keeps the two in sync.
 
@@ -362,8 +363,52 @@ def mcp_cases(sb: Sandbox) -> list[Row]:
     return rows
 
 
+def model_error_cases(sb: Sandbox) -> list[Row]:
+    """Real calls: the anthropic backend against the loopback fake API, the claude-code
+    backend with no CLI on PATH; what the job does is read off the operation's outcome."""
+    from datetime import date
+
+    from dreamd.models import ops
+    from dreamd.models.factory import make_model
+    from tests.fake_anthropic import FakeAnthropic, Hang, Status
+
+    class Turn:
+        role, text, timestamp, message_id = "user", "We use tabs.", None, "m"
+
+    server = FakeAnthropic()
+    anthropic = {"backend": "anthropic", "model": "claude-x", "base_url": server.url,
+                 "max_retries": 0, "timeout": "1s"}  # fmt: skip
+    cases: list[tuple[str, dict[str, Any], Any]] = [
+        ("HTTP 401 (key refused)", anthropic, Status(401, "invalid x-api-key")),
+        ("HTTP 404 (no such model)", anthropic, Status(404, "model: claude-x")),
+        ("HTTP 400 (bad request)", anthropic, Status(400, "max_tokens: too large")),
+        ("HTTP 529 (overloaded)", anthropic, Status(529, "Overloaded")),
+        ("no answer within the timeout", anthropic, Hang(3.0)),
+        ("claude-code: no `claude` on PATH", {"backend": "claude-code"}, None),
+    ]
+    rows = []
+    try:
+        for label, section, scripted in cases:
+            if scripted is not None:
+                server.push(scripted)
+            env = {"ANTHROPIC_API_KEY": "sk-ant-census", "PATH": str(sb.base)}
+            out = ops.extract(make_model(section, env=env), [Turn()], [], today=date(2026, 11, 29), max_tokens=100)
+            if out.misconfigured:
+                where = "job → `failed/` at once; `dreamd status` and `doctor` say so; dreams back off"
+            elif out.transient:
+                where = "job deferred with backoff, retried; `failed/` after `max_attempts`"
+            else:
+                where = "job deferred, then `failed/` with the reason"
+            said = sb.norm(str(out.error)).replace(server.url, "<loopback>")
+            rows.append(Row("model server", label, said, where))
+    finally:
+        server.close()
+    return rows
+
+
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
-    job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases, mcp_cases,
+    job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases,
+    model_error_cases, mcp_cases,
 ]
 
 

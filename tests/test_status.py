@@ -252,7 +252,10 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
     managed(tmp_path, "app", 1)
     status = collect_status(config_for(tmp_path), now=NOW)
     again = json.loads(json.dumps(status))
-    assert set(again) == {"format", "generated_at", "config", "daemon", "spool", "directories"}
+    assert set(again) == {
+        "format", "generated_at", "config", "daemon", "model", "spool", "directories"
+    }
+    assert again["model"] == {"backend": "offline", "model": None, "misconfigured": None}
     assert again["daemon"] == {"running": False, "pid": None, "host": None, "since": None}
     assert again["format"] == 1 and again["generated_at"] == "2026-11-29T12:00:00Z"
     assert set(again["spool"]) == {
