@@ -45,6 +45,7 @@ from memory.manifest import (
     Manifest,
     ManifestEntry,
     bounded_append,
+    merge_extracted,
     set_cursor,
     utcnow_iso,
 )
@@ -58,6 +59,9 @@ HISTORY = ".history"
 OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{10})\.md$")
 DEFAULT_ORPHAN_GRACE = 600.0
 ORPHAN_PREFIX = "orphan."
+ARCHIVE_SUFFIX = ".hist"
+"""Every file kept in ``.history/`` ends with this, never with ``.md``: Claude Code reads every
+``*.md`` below its memory directory as a live memory, forgotten ones included (DESIGN §2)."""
 DEFAULT_HISTORY_GENERATIONS = 50
 MAX_SOURCES = 50
 ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
@@ -82,6 +86,9 @@ class Change:
     job_id: str | None = None
     session_id: str | None = None
     cursor: tuple[str, int] | None = None
+    extracted: list[str] = field(default_factory=list)
+    """Message ids of the transcript turns this change extracted (fork dedup, see
+    :func:`memory.manifest.merge_extracted`)."""
     base: dict[str, str] | None = None
     consolidated: bool = False
     lease: DreamLease | None = None
@@ -96,6 +103,11 @@ class CommitResult:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     duplicate: bool = False
+    adopted: list[str] = field(default_factory=list)
+    """Files someone else wrote that this commit took in (DESIGN §2.4, checked in every commit)."""
+    index_archived: str | None = None
+    """Where a MEMORY.md this commit replaced but did not write itself was kept."""
+    malformed: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -170,6 +182,8 @@ class MemoryStore:
         self._cache: tuple[tuple[int, int, int], Manifest] | None = None
         self._fragments: FragmentCache = {}
         self._history_files: dict[int, frozenset[str]] = {}
+        self._history_migrated = False
+        self._reported_malformed: set[tuple[str, int, int]] = set()
 
     # ------------------------------------------------------------------ reading
 
@@ -277,22 +291,45 @@ class MemoryStore:
         if change.actor not in ACTORS:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
         self._require_managed()
+        from memory.reconcile import scan_foreign
+
         with store_lock(self.path, self.lock_timeout):
             self._step("locked")
             old = self._load()
             if change.job_id and change.job_id in old.applied_jobs:
                 return CommitResult(generation=old.generation, duplicate=True)
-            self._verify(old, change)
+            self._migrate_history()
+            # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
+            # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
+            # this change touches is re-read if it was edited (a dream then conflicts).
+            foreign = scan_foreign(self, old, verify=self._touched_files(old, change))
+            base = foreign.manifest(old)
+            self._verify(base, change)
             self._step("verified")
-            pending = self._apply(old, change)
-            self._write(old, pending, change=change)
+            pending = self._apply(base, change)
+            foreign.annotate(pending.change)
+            new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing)
             c = pending.change
             return CommitResult(
-                generation=old.generation + 1,
+                generation=new.generation,
                 added=list(c.get("added", [])),
                 updated=list(c.get("updated", [])),
                 removed=list(c.get("removed", [])),
+                adopted=list(foreign.adopted),
+                index_archived=new.change.get("index_archived"),
+                malformed=list(foreign.malformed),
             )
+
+    @staticmethod
+    def _touched_files(old: Manifest, change: Change) -> set[str]:
+        """Files of the records a change removes, replaces, merges or planned against: the ones
+        whose hand edits would otherwise leave the set unnoticed (moved to ``.history/``)."""
+        names = set(change.remove) | set(change.replace) | set(change.base or ())
+        for sources, _ in change.merges:
+            names.update(sources)
+        if not names:
+            return set()
+        return {e.file for e in old.records if e.name in names}
 
     def _require_managed(self) -> None:
         """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
@@ -412,8 +449,21 @@ class MemoryStore:
             summary["note"] = change.note
         return _Pending(entries=ordered, files=files, change=summary)
 
-    def _write(self, old: Manifest | None, pending: _Pending, *, change: Change | None = None) -> Manifest:
-        """Steps 4–7 of the protocol. Caller holds the store lock."""
+    def _write(
+        self,
+        old: Manifest | None,
+        pending: _Pending,
+        *,
+        change: Change | None = None,
+        leftovers: Sequence[str] = (),
+        listing: Sequence[str] | None = None,
+    ) -> Manifest:
+        """Steps 4–7 of the protocol. Caller holds the store lock.
+
+        ``leftovers`` are files an interrupted earlier commit removed from the set but did not
+        move away yet; ``listing`` is the directory listing the caller already took (reused to
+        look for orphans instead of listing a large directory twice).
+        """
         for file, data in pending.files:
             write_new(self.path / file, data, sync_dir=False)
         if pending.files:
@@ -421,7 +471,9 @@ class MemoryStore:
         self._step("files_written")
 
         index = render_index(pending.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
-        replace_atomic(self.path / INDEX, index, sync_dir=False)
+        archived = self._replace_index(index, expected=old.index_sha256 if old is not None else "")
+        if archived is not None:
+            pending.change["index_archived"] = archived
         self._step("index_written")
 
         new = Manifest(
@@ -441,6 +493,8 @@ class MemoryStore:
                 new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
             if change.cursor is not None:
                 new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
+            if change.extracted:
+                new.extra["extracted"] = merge_extracted(new.extra.get("extracted"), change.extracted)
             if change.session_id and change.actor == "job" and not change.consolidated:
                 new.sessions_since_consolidation = bounded_append(
                     new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
@@ -464,10 +518,101 @@ class MemoryStore:
         if old is not None:
             keep = {e.file for e in new.records}
             self._archive_files([e.file for e in old.records if e.file not in keep])
-        self._collect_orphans({e.file for e in new.records})
+        if leftovers:
+            self._archive_files(leftovers)
+        self._collect_orphans({e.file for e in new.records}, listing=listing)
         self._prune_history(new.generation)
         self._step("cleaned")
         return new
+
+    def write_set(
+        self,
+        old: Manifest | None,
+        entries: list[ManifestEntry],
+        *,
+        files: Sequence[tuple[str, bytes]] = (),
+        summary: dict[str, Any],
+        leftovers: Sequence[str] = (),
+        listing: Sequence[str] | None = None,
+    ) -> Manifest:
+        """Commit ``entries`` as the whole new set (steps 4–7 of DESIGN §2.3) for callers that
+        build a set themselves (adoption, rollback, reconcile). The caller holds the store lock
+        and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
+        with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
+        return self._write(
+            old, _Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
+        )
+
+    def _replace_index(self, index: bytes, *, expected: str) -> str | None:
+        """Write MEMORY.md; a version dreamd did not render (``expected``) is kept in history.
+
+        The file there now is hard-linked into ``.history/`` *before* it is replaced and only
+        unlinked again when its bytes are the index this store rendered. So an edit that lands
+        on the old file while we replace it (an agent appending a pointer line in place) is
+        still in the kept copy: the window in which a foreign edit could be lost shrinks from
+        the whole commit to the microseconds between the check and the unlink.
+        """
+        path = self.path / INDEX
+        held: Path | None = None
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            hist = self._ensure_history()
+            held = hist / f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
+            try:
+                os.link(path, held)
+            except FileNotFoundError:
+                held = None
+            except OSError:  # no hard links here (some network file systems): keep a copy
+                try:
+                    data = path.read_bytes()
+                except FileNotFoundError:
+                    held = None
+                else:
+                    if expected and sha256_hex(data) == expected:
+                        held = None
+                    else:
+                        write_new(held, data)
+        replace_atomic(path, index, sync_dir=False)
+        if held is None:
+            return None
+        try:
+            data = held.read_bytes()
+        except FileNotFoundError:
+            return None
+        if expected and sha256_hex(data) == expected:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(held)
+            return None
+        fsync_dir(held.parent)
+        log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, held.name, extra={"event": "store.index_archived"})
+        return f"{HISTORY}/{held.name}"
+
+    def _migrate_history(self) -> None:
+        """Rename ``.history/*.md`` (written before archives got :data:`ARCHIVE_SUFFIX`) so
+        Claude Code's recursive scan never reads them; once per store object."""
+        if self._history_migrated:
+            return
+        try:
+            names = os.listdir(self.history_path)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        moved = 0
+        for name in names:
+            if not name.endswith(".md"):
+                continue
+            target = self.history_path / f"{name}{ARCHIVE_SUFFIX}"
+            if target.exists():
+                target = self.history_path / f"{name}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(self.history_path / name, target)
+                moved += 1
+        if moved:
+            fsync_dir(self.history_path)
+            log.info("renamed %d archived .md file(s) in %s/ to *.md%s", moved, HISTORY, ARCHIVE_SUFFIX)
+        self._history_migrated = True
 
     def _step(self, name: str) -> None:
         if self._fault is not None:
@@ -507,7 +652,7 @@ class MemoryStore:
             if not src.exists():
                 continue
             hist = hist or self._ensure_history()
-            target = hist / f"{prefix}{file}"
+            target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
             if target.exists():
                 try:
                     same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
@@ -517,7 +662,7 @@ class MemoryStore:
                     os.unlink(src)
                     moved.append(file)
                     continue
-                target = hist / f"{file}.{secrets.token_hex(6)}"
+                target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
             os.rename(src, target)
             moved.append(file)
         if moved:
@@ -526,13 +671,13 @@ class MemoryStore:
             fsync_dir(self.path)
         return moved
 
-    def _collect_orphans(self, referenced: set[str]) -> list[str]:
+    def _collect_orphans(self, referenced: set[str], *, listing: Sequence[str] | None = None) -> list[str]:
         """Move our own unreferenced record files (interrupted commits) into history."""
         cutoff = time.time() - self.orphan_grace
         orphans: list[str] = []
         # listdir, not scandir: this runs on every commit and a set of 10,000 records would pay
         # for 10,000 DirEntry objects; only the rare candidates are stat'ed.
-        for name in os.listdir(self.path):
+        for name in os.listdir(self.path) if listing is None else listing:
             if name in referenced:
                 continue
             if name.startswith(TMP_PREFIX):
@@ -627,125 +772,9 @@ class MemoryStore:
 
     def reconcile(self) -> ReconcileReport:
         """Take in what others did (DESIGN §2.4) in at most one commit."""
-        self._require_managed()
-        with store_lock(self.path, self.lock_timeout):
-            old = self.read()
-            now = utcnow_iso(self.clock())
-            by_file = {e.file: e for e in old.records}
-            entries: list[ManifestEntry] = []
-            updated: list[str] = []
-            dropped: list[str] = []
-            malformed: list[tuple[str, str]] = []
-            for entry in old.records:
-                path = self.path / entry.file
-                try:
-                    data = read_regular(path)
-                except FileNotFoundError:
-                    dropped.append(entry.name)
-                    continue
-                except RecordError as exc:  # replaced by a link or a FIFO: report, keep the entry
-                    malformed.append((entry.file, str(exc)))
-                    entries.append(entry)
-                    continue
-                except OSError as exc:  # now a directory, unreadable: report, keep the entry
-                    malformed.append((entry.file, f"{path}: cannot read ({exc.strerror or exc})"))
-                    entries.append(entry)
-                    continue
-                sha = sha256_hex(data)
-                if sha == entry.sha256:
-                    entries.append(entry)
-                    continue
-                try:
-                    rec = parse_record(data, where=str(path), stem=path.stem)
-                except RecordError as exc:
-                    malformed.append((entry.file, str(exc)))
-                    entries.append(entry)
-                    continue
-                entries.append(
-                    dataclasses.replace(
-                        entry,
-                        type=rec.type,
-                        description=rec.description,
-                        sha256=sha,
-                        updated_at=now,
-                        sources=_dedup([*entry.sources, "reconcile"])[-MAX_SOURCES:],
-                    )
-                )
-                updated.append(entry.name)
-            taken = {e.name for e in entries}
-            adopted: list[str] = []
-            previous = self._previous_files(old)
-            leftovers: list[str] = []
-            for path in self._record_files():
-                if path.name in by_file or OUR_FILE_RE.match(path.name):
-                    continue
-                try:
-                    data = read_regular(path)
-                    if previous.get(path.name) == sha256_hex(data):
-                        # The last commit removed it but died before moving it away: finish
-                        # that commit's cleanup instead of bringing a forgotten record back.
-                        leftovers.append(path.name)
-                        continue
-                    rec = parse_record(data, where=str(path), stem=path.stem)
-                except (RecordError, OSError) as exc:
-                    malformed.append((path.name, str(exc)))
-                    continue
-                entry = foreign_entry(path.name, data, rec, taken, now=now, source="reconcile")
-                entries.append(entry)
-                adopted.append(entry.name)
-            for file, reason in malformed:
-                log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
+        from memory.reconcile import reconcile
 
-            index_archived = self._archive_foreign_index(old)
-            generation: int | None = None
-            index_rebuilt = False
-            orphans: list[str] = self._archive_files(leftovers)
-            if adopted or updated or dropped:
-                change = {"actor": "reconcile", "added": adopted, "updated": updated, "removed": dropped}
-                new = self._write(old, _Pending(entries=entries, change=change))
-                generation = new.generation
-                index_rebuilt = True
-            else:
-                orphans += self._collect_orphans(set(by_file))
-                if index_archived is not None or not (self.path / INDEX).exists():
-                    index = render_index(entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
-                    replace_atomic(self.path / INDEX, index)
-                    index_rebuilt = True
-            return ReconcileReport(
-                generation=generation,
-                adopted=adopted,
-                updated=updated,
-                dropped=dropped,
-                malformed=malformed,
-                orphans_collected=orphans,
-                index_rebuilt=index_rebuilt,
-                index_archived=index_archived,
-            )
-
-    def _previous_files(self, current: Manifest) -> dict[str, str]:
-        """file -> sha256 of the generation before ``current`` (empty when not kept)."""
-        path = self.history_path / f"manifest-{current.generation - 1}.json"
-        try:
-            previous = Manifest.loads(path.read_bytes(), where=str(path))
-        except (OSError, StoreError):
-            return {}
-        return {e.file: e.sha256 for e in previous.records}
-
-    def _archive_foreign_index(self, manifest: Manifest) -> str | None:
-        """If MEMORY.md is not what we rendered for this generation, keep a copy in history."""
-        path = self.path / INDEX
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        if manifest.index_sha256 and sha256_hex(data) == manifest.index_sha256:
-            return None
-        hist = self._ensure_history()
-        stamp = self.clock().strftime("%Y%m%dT%H%M%S")
-        name = f"MEMORY-{stamp}-{secrets.token_hex(3)}.md"
-        write_new(hist / name, data)
-        log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, name)
-        return f"{HISTORY}/{name}"
+        return reconcile(self)
 
     def scan_malformed(self) -> list[tuple[str, str]]:
         """Files in the directory that cannot be read as records (read-only check)."""
@@ -787,6 +816,7 @@ def foreign_entry(
         created_at=now,
         updated_at=now,
         sources=[source],
+        extra={"title": rec.title} if rec.title else {},
     )
 
 
