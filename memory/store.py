@@ -60,6 +60,7 @@ OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{1
 DEFAULT_ORPHAN_GRACE = 600.0
 ORPHAN_PREFIX = "orphan."
 ARCHIVE_SUFFIX = ".hist"
+PREVIOUS_INDEX_PREFIX = "MEMORY.previous-"
 """Every file kept in ``.history/`` ends with this, never with ``.md``: Claude Code reads every
 ``*.md`` below its memory directory as a live memory, forgotten ones included (DESIGN §2)."""
 DEFAULT_HISTORY_GENERATIONS = 50
@@ -183,6 +184,7 @@ class MemoryStore:
         self._fragments: FragmentCache = {}
         self._history_files: dict[int, frozenset[str]] = {}
         self._history_migrated = False
+        self._previous_indexes: set[str] = set()
         self._reported_malformed: set[tuple[str, int, int]] = set()
 
     # ------------------------------------------------------------------ reading
@@ -546,12 +548,15 @@ class MemoryStore:
     def _replace_index(self, index: bytes, *, expected: str) -> str | None:
         """Write MEMORY.md; a version dreamd did not render (``expected``) is kept in history.
 
-        The file there now is hard-linked into ``.history/`` *before* it is replaced and only
-        unlinked again when its bytes are the index this store rendered. So an edit that lands
-        on the old file while we replace it (an agent appending a pointer line in place) is
-        still in the kept copy: the window in which a foreign edit could be lost shrinks from
-        the whole commit to the microseconds between the check and the unlink.
+        The file there now is hard-linked into ``.history/`` *before* it is replaced, so an
+        edit that lands on it while we replace it (an agent appending a pointer line in place)
+        is in the kept inode, not lost. When its bytes are the index we rendered, the link is
+        kept one more commit as ``MEMORY.previous-<sha256>.hist`` and checked again then: a
+        writer that opened the old file just before the replace and wrote just after still
+        shows up as a foreign version instead of vanishing with the unlinked inode.
         """
+        self._migrate_history()
+        self._settle_previous_indexes()
         path = self.path / INDEX
         held: Path | None = None
         try:
@@ -582,13 +587,34 @@ class MemoryStore:
             data = held.read_bytes()
         except FileNotFoundError:
             return None
-        if expected and sha256_hex(data) == expected:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(held)
+        sha = sha256_hex(data)
+        if expected and sha == expected:
+            previous = held.with_name(f"{PREVIOUS_INDEX_PREFIX}{sha}{ARCHIVE_SUFFIX}")
+            os.replace(held, previous)
+            self._previous_indexes.add(previous.name)
             return None
         fsync_dir(held.parent)
         log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, held.name, extra={"event": "store.index_archived"})
         return f"{HISTORY}/{held.name}"
+
+    def _settle_previous_indexes(self) -> None:
+        """Drop the copies of our own replaced indexes, or keep one as a foreign version if
+        someone wrote to it after it was replaced (see :meth:`_replace_index`)."""
+        for name in sorted(self._previous_indexes):
+            self._previous_indexes.discard(name)
+            path = self.history_path / name
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            if sha256_hex(data) == name[len(PREVIOUS_INDEX_PREFIX) : -len(ARCHIVE_SUFFIX)]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                continue
+            kept = path.with_name(f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}")
+            os.rename(path, kept)
+            fsync_dir(self.history_path)
+            log.info("archived a late MEMORY.md edit as %s/%s", HISTORY, kept.name, extra={"event": "store.index_archived"})
 
     def _migrate_history(self) -> None:
         """Rename ``.history/*.md`` (written before archives got :data:`ARCHIVE_SUFFIX`) so
@@ -601,6 +627,8 @@ class MemoryStore:
             names = []
         moved = 0
         for name in names:
+            if name.startswith(PREVIOUS_INDEX_PREFIX):
+                self._previous_indexes.add(name)
             if not name.endswith(".md"):
                 continue
             target = self.history_path / f"{name}{ARCHIVE_SUFFIX}"
