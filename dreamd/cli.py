@@ -93,11 +93,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from memory.store import Change, open_store
 
     store = open_store(Path(args.dir))
-    known = {e.name for e in store.read().records}
-    unknown = [n for n in args.names if n not in known]
+    keys, unknown = store.resolve(args.names)  # a key or the record's own frontmatter name
     if unknown:
         raise StoreError(f"{store.path}: no record named {', '.join(unknown)}")
-    result = store.commit(Change(remove=list(args.names)))
+    result = store.commit(Change(remove=list(dict.fromkeys(keys[n] for n in args.names))))
     print(f"removed {', '.join(result.removed)} (generation {result.generation}; kept in .history/)")
     return EXIT_OK
 

@@ -33,6 +33,7 @@ from memory.errors import (
     LockError,
     PermanentError,
     RecordError,
+    StoreError,
     TransientError,
     UnmanagedError,
 )
@@ -242,10 +243,12 @@ def _remember(job: Any, ctx: Context) -> str:
         records.append(_redact_record(rec))
     if not records:
         raise PermanentError(f"job {job.id}: remember carries no records")
-    names = {e.name for e in manifest.records}
+    # A name may be a record's key or its own frontmatter name (Claude Code's feedback-db-tests
+    # in feedback_db_tests.md): either replaces that record instead of adding a twin.
+    keys, _ = _resolve(store, [r.name for r in records], manifest)
     change = Change(
-        add=[r for r in records if r.name not in names],
-        replace={r.name: r for r in records if r.name in names},
+        add=[r for r in records if r.name not in keys],
+        replace={keys[r.name]: r for r in records if r.name in keys},
         actor="job",
         job_id=job.id,
         session_id=_job_field(job, "session_id"),
@@ -260,8 +263,7 @@ def _forget(job: Any, ctx: Context) -> str:
     if not names:
         raise PermanentError(f"job {job.id}: forget carries no names")
     manifest = store.read()
-    known = {e.name for e in manifest.records}
-    unknown = [n for n in names if n not in known]
+    keys, unknown = _resolve(store, names, manifest)
     notes = []
     for name in unknown:
         into = merged_into(store, name)
@@ -279,7 +281,7 @@ def _forget(job: Any, ctx: Context) -> str:
         )
     result = store.commit(
         Change(
-            remove=names,
+            remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
             actor="job",
             job_id=job.id,
             session_id=_job_field(job, "session_id"),
@@ -287,6 +289,14 @@ def _forget(job: Any, ctx: Context) -> str:
         )
     )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
+
+
+def _resolve(store: MemoryStore, names: list[str], manifest: Any) -> tuple[dict[str, str], list[str]]:
+    """:meth:`MemoryStore.resolve`; a name several records answer to fails the job for good."""
+    try:
+        return store.resolve(names, manifest)
+    except StoreError as exc:
+        raise PermanentError(str(exc)) from None
 
 
 def merged_into(store: MemoryStore, name: str) -> str | None:

@@ -46,6 +46,9 @@ class LogEntry:
     """What the commit took in that others did: ``adopted``, ``updated`` (hand edits) and
     ``dropped`` (hand deletions) record names."""
     index_archived: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)
+    """Frontmatter names of the records named above whose files call them otherwise
+    (``feedback_db_tests`` → ``feedback-db-tests``), so the log reads with either name."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -53,6 +56,8 @@ class LogEntry:
 
 def _entry(m: Manifest) -> LogEntry:
     c = m.change
+    foreign = {str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)}
+    named = {str(n) for key in ("added", "updated") for n in c.get(key, [])} | {n for v in foreign.values() for n in v}
     return LogEntry(
         generation=m.generation,
         committed_at=m.committed_at,
@@ -65,8 +70,9 @@ def _entry(m: Manifest) -> LogEntry:
         job_id=c.get("job_id"),
         session_id=c.get("session_id"),
         note=c.get("note"),
-        foreign={str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)},
+        foreign=foreign,
         index_archived=c.get("index_archived"),
+        titles={e.name: e.title for e in m.records if e.title and e.name in named},
     )
 
 
@@ -89,6 +95,11 @@ def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntr
 def render_log(entries: list[LogEntry]) -> str:
     lines = []
     for e in entries:
+
+        def label(name: str, e: LogEntry = e) -> str:
+            title = e.titles.get(name)
+            return f"{name} (name: {title})" if title else name
+
         who = e.actor
         if e.job_id:
             who += f" job {e.job_id}"
@@ -100,16 +111,16 @@ def render_log(entries: list[LogEntry]) -> str:
             sources = ", ".join(m.get("from", []))
             lines.append(f"  merged   {sources} -> {into}" if into else f"  dropped  {sources}")
         for n in e.added:
-            lines.append(f"  added    {n}")
+            lines.append(f"  added    {label(n)}")
         for n in e.updated:
-            lines.append(f"  updated  {n}")
+            lines.append(f"  updated  {label(n)}")
         merged_sources = {s for m in e.merged for s in m.get("from", [])}
         for n in e.removed:
             if n not in merged_sources:
                 lines.append(f"  removed  {n}")
-        for label, key in (("adopted ", "adopted"), ("edited  ", "updated"), ("deleted ", "dropped")):
+        for what, key in (("adopted ", "adopted"), ("edited  ", "updated"), ("deleted ", "dropped")):
             for n in e.foreign.get(key, []):
-                lines.append(f"  {label} {n}  (by someone else)")
+                lines.append(f"  {what} {label(n)}  (by someone else)")
         if e.index_archived:
             lines.append(f"  kept     a MEMORY.md dreamd did not write as {e.index_archived}")
         if e.note:

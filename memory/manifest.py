@@ -66,6 +66,19 @@ class ManifestEntry:
     sources: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def title(self) -> str | None:
+        """The record file's own frontmatter ``name`` when it differs from the key (files
+        others wrote: Claude Code's ``name: feedback-db-tests`` in ``feedback_db_tests.md``),
+        kept under the optional entry key ``title``."""
+        value = self.extra.get("title")
+        return value if isinstance(value, str) and value.strip() and value != self.name else None
+
+    @property
+    def display_name(self) -> str:
+        """What listings show: the name the file itself gives, else the key."""
+        return self.title or self.name
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,

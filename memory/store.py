@@ -49,7 +49,7 @@ from memory.manifest import (
     set_cursor,
     utcnow_iso,
 )
-from memory.records import NAME_RE, Record, parse_record, render_record, sha256_hex
+from memory.records import NAME_RE, Record, parse_record, render_record, sha256_hex, slugify
 
 log = logging.getLogger("memory.store")
 
@@ -246,6 +246,48 @@ class MemoryStore:
         rec = parse_record(data, where=str(path), stem=stem)
         return dataclasses.replace(rec, name=entry.name)
 
+    def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
+        """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.
+
+        A file someone else wrote keeps its file stem as its key (``feedback_db_tests``) while
+        its frontmatter may say ``name: feedback-db-tests``; a person or an agent may use either.
+        Returns (name -> key for the names found, names found nowhere). A name that is no key
+        but the frontmatter name of several records raises StoreError naming them.
+        """
+        m = manifest if manifest is not None else self.read()
+        keys = {e.name for e in m.records}
+        found: dict[str, str] = {}
+        missing = [n for n in names if n not in keys]
+        for n in names:
+            if n in keys:
+                found[n] = n
+        if not missing:
+            return found, []
+        aliases: dict[str, set[str]] = {}
+        for entry in m.records:
+            title = entry.title
+            if title is None and not OUR_FILE_RE.match(entry.file) and "title" not in entry.extra:
+                title = self._file_title(entry)  # adopted before titles were kept in the manifest
+            if title:
+                for alias in {title, title.strip().lower(), slugify(title)}:
+                    aliases.setdefault(alias, set()).add(entry.name)
+        unknown: list[str] = []
+        for n in missing:
+            matches = aliases.get(n) or aliases.get(n.strip().lower()) or set()
+            if len(matches) > 1:
+                raise StoreError(f"{self.path}: {n!r} names several records ({', '.join(sorted(matches))}); use one of those names")
+            if matches:
+                found[n] = next(iter(matches))
+            else:
+                unknown.append(n)
+        return found, unknown
+
+    def _file_title(self, entry: ManifestEntry) -> str | None:
+        try:
+            return self.read_record(entry).title
+        except RecordError:
+            return None
+
     def records(self) -> list[tuple[ManifestEntry, Record]]:
         """Every readable record of the current set (malformed files are skipped)."""
         out = []
@@ -372,7 +414,9 @@ class MemoryStore:
         merged: list[dict[str, Any]] = []
         provenance = self._provenance(change)
 
-        def new_entry(rec: Record, *, created_at: str, sources: list[str]) -> ManifestEntry:
+        def new_entry(
+            rec: Record, *, created_at: str, sources: list[str], title: str | None = None
+        ) -> ManifestEntry:
             data = render_record(rec)
             file = record_file_name(rec.name)
             files.append((file, data))
@@ -385,6 +429,7 @@ class MemoryStore:
                 created_at=created_at,
                 updated_at=now,
                 sources=_dedup(sources)[-MAX_SOURCES:],
+                extra={"title": title} if title else {},
             )
 
         for name in change.remove:
@@ -419,7 +464,10 @@ class MemoryStore:
                 # Replaced under us (no base given): keep the new content rather than drop it.
                 to_add.append(rec)
                 continue
-            entries[name] = new_entry(rec, created_at=prev.created_at, sources=prev.sources + provenance)
+            # The name the record's old file gave it (if any) keeps finding the new version.
+            entries[name] = new_entry(
+                rec, created_at=prev.created_at, sources=prev.sources + provenance, title=prev.title
+            )
             updated.append(name)
 
         for rec in to_add:
