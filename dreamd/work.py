@@ -40,7 +40,7 @@ from memory.errors import (
 from memory.gate import PlanOp
 from memory.llm import Model
 from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
-from memory.manifest import parse_iso
+from memory.manifest import EXTRACTED_KEY, extracted_digest, extracted_ids, parse_iso
 from memory.records import Record, validate_fields
 from memory.redact import redact
 from memory.store import Change, FaultHook, MemoryStore
@@ -161,7 +161,7 @@ def _execute(job: Any, ctx: Context) -> str:
 
 def _extract(job: Any, ctx: Context) -> str:
     from dreamd.models import ops
-    from memory.transcripts import budget_turns, new_turns, parse_transcript
+    from memory.transcripts import budget_turns, new_turns, parse_transcript, source_ids
 
     store = ctx.store(job.memory_dir)
     manifest = store.read()
@@ -175,6 +175,11 @@ def _extract(job: Any, ctx: Context) -> str:
     cursor = manifest.cursors.get(session, 0)
     fresh = new_turns(transcript.turns, cursor)
     end = len(transcript.turns)
+    # A fork (--resume ID --fork-session) replays the original's turns, same uuids, under a new
+    # session id whose cursor starts at 0: turns another session already extracted are skipped.
+    done = extracted_ids(manifest.extra.get(EXTRACTED_KEY))
+    if done:
+        fresh = [t for t in fresh if extracted_digest(t.message_id) not in done]
     if not fresh:
         store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
@@ -205,6 +210,7 @@ def _extract(job: Any, ctx: Context) -> str:
             job_id=job.id,
             session_id=session,
             cursor=(session, end),
+            extracted=source_ids(fresh),
         )
     )
     if result.duplicate:

@@ -39,6 +39,7 @@ from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
 from memory.locks import DreamLease, store_lock
 from memory.manifest import (
+    EXTRACTED_KEY,
     MAX_APPLIED_JOBS,
     MAX_SESSIONS,
     FragmentCache,
@@ -544,7 +545,7 @@ class MemoryStore:
             if change.cursor is not None:
                 new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
             if change.extracted:
-                new.extra["extracted"] = merge_extracted(new.extra.get("extracted"), change.extracted)
+                new.extra[EXTRACTED_KEY] = merge_extracted(new.extra.get(EXTRACTED_KEY), change.extracted)
             if change.session_id and change.actor == "job" and not change.consolidated:
                 new.sessions_since_consolidation = bounded_append(
                     new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
