@@ -10,6 +10,11 @@ Invariants this module keeps, whatever crashes when:
   now, so concurrent additions are merged, never lost; a consolidation verifies its base (and its
   fencing token) first and aborts with :class:`ConflictError` having written nothing.
 * Nothing dreamd did not write is ever deleted: foreign files it replaces go to ``.history/``.
+* Nothing others wrote is passed over: every commit first takes in new record files and hand
+  deletions (:mod:`memory.reconcile`), and keeps a MEMORY.md it did not render in ``.history/``
+  before replacing it — an agent writing without our lock (Claude Code) loses nothing.
+* Nothing under ``.history/`` ends in ``.md`` (:data:`ARCHIVE_SUFFIX`): Claude Code reads every
+  ``*.md`` below its memory directory as a live memory.
 
 The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
 ``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
