@@ -140,18 +140,18 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
             continue
         try:
             data = read_regular(path)
-            if previous is None:
-                previous = _previous_files(store, manifest)
-            if previous.get(name) == sha256_hex(data):
-                # The last commit removed it but died before moving it away: finish that
-                # commit's cleanup instead of bringing a forgotten record back.
-                scan.leftovers.append(name)
-                continue
             rec = parse_record(data, where=str(path), stem=path.stem)
         except FileNotFoundError:
             continue
         except (RecordError, OSError) as exc:
             scan.malformed.append((name, str(exc)))
+            continue
+        if previous is None:  # parsed only now: a large set's old manifest costs a parse
+            previous = _previous_files(store, manifest)
+        if previous.get(name) == sha256_hex(data):
+            # The last commit removed it but died before moving it away: finish that
+            # commit's cleanup instead of bringing a forgotten record back.
+            scan.leftovers.append(name)
             continue
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
         scan.entries.append(entry)
