@@ -82,6 +82,54 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
     check = set(verify)
     now = utcnow_iso(store.clock())
     scan = ForeignScan(entries=[], listing=listing)
+    named = store._named[1] if store._named is not None and store._named[0] is manifest else None
+    if named is None:
+        named = frozenset(e.file for e in manifest.records)
+    # Set operations, not a Python pass per record, in the common case: every commit into a
+    # set of 10,000 records pays for this scan.
+    if full or check or not named <= present:
+        _scan_named(store, manifest, scan, present, check, full=full, now=now)
+    else:
+        scan.entries = list(manifest.records)
+    candidates = sorted(
+        n
+        for n in present - named
+        if n.endswith(".md") and n != INDEX and not n.startswith(".") and not OUR_FILE_RE.match(n)
+    )
+    taken = {e.name for e in scan.entries} if candidates else set()
+    previous: dict[str, str] | None = None
+    for name in candidates:
+        path = store.path / name
+        if path.is_dir() and not path.is_symlink():
+            continue
+        try:
+            data = read_regular(path)
+            rec = parse_record(data, where=str(path), stem=path.stem)
+        except FileNotFoundError:
+            continue
+        except (RecordError, OSError) as exc:
+            scan.malformed.append((name, str(exc)))
+            continue
+        if previous is None:  # parsed only now: a large set's old manifest costs a parse
+            previous = _previous_files(store, manifest)
+        if previous.get(name) == sha256_hex(data):
+            # The last commit removed it but died before moving it away: finish that
+            # commit's cleanup instead of bringing a forgotten record back.
+            scan.leftovers.append(name)
+            continue
+        entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
+        scan.entries.append(entry)
+        scan.adopted.append(entry.name)
+    _report_malformed(store, scan.malformed)
+    return scan
+
+
+def _scan_named(
+    store: MemoryStore, manifest: Manifest, scan: ForeignScan, present: set[str], check: set[str], *, full: bool, now: str
+) -> None:
+    """Named files: a deleted one leaves the set; a checked one is re-read if its bytes changed."""
+    from memory.store import read_regular
+
     for entry in manifest.records:
         if entry.file not in present:
             scan.dropped.append(entry.name)
@@ -125,39 +173,6 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
             )
         )
         scan.updated.append(entry.name)
-
-    named = {e.file for e in manifest.records}
-    candidates = sorted(
-        n
-        for n in listing
-        if n.endswith(".md") and n != INDEX and not n.startswith(".") and n not in named and not OUR_FILE_RE.match(n)
-    )
-    taken = {e.name for e in scan.entries}
-    previous: dict[str, str] | None = None
-    for name in candidates:
-        path = store.path / name
-        if path.is_dir() and not path.is_symlink():
-            continue
-        try:
-            data = read_regular(path)
-            rec = parse_record(data, where=str(path), stem=path.stem)
-        except FileNotFoundError:
-            continue
-        except (RecordError, OSError) as exc:
-            scan.malformed.append((name, str(exc)))
-            continue
-        if previous is None:  # parsed only now: a large set's old manifest costs a parse
-            previous = _previous_files(store, manifest)
-        if previous.get(name) == sha256_hex(data):
-            # The last commit removed it but died before moving it away: finish that
-            # commit's cleanup instead of bringing a forgotten record back.
-            scan.leftovers.append(name)
-            continue
-        entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
-        scan.entries.append(entry)
-        scan.adopted.append(entry.name)
-    _report_malformed(store, scan.malformed)
-    return scan
 
 
 def _sources(sources: list[str]) -> list[str]:

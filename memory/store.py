@@ -190,6 +190,8 @@ class MemoryStore:
         self._fragments: FragmentCache = {}
         self._history_files: dict[int, frozenset[str]] = {}
         self._history_migrated = False
+        self._named: tuple[Manifest, frozenset[str]] | None = None
+        """The files the manifest this store last committed names (the next commit's scan)."""
         self._previous_indexes: set[str] = set()
         self._reported_malformed: set[tuple[str, int, int]] = set()
 
@@ -569,6 +571,7 @@ class MemoryStore:
         st = os.stat(self.manifest_path)
         self._cache = ((st.st_ino, st.st_mtime_ns, st.st_size), new)
         self._history_files[new.generation] = frozenset(e.file for e in new.records)
+        self._named = (new, self._history_files[new.generation])
         self._step("manifest_replaced")
 
         if old is not None:
@@ -758,10 +761,9 @@ class MemoryStore:
         cutoff = time.time() - self.orphan_grace
         orphans: list[str] = []
         # listdir, not scandir: this runs on every commit and a set of 10,000 records would pay
-        # for 10,000 DirEntry objects; only the rare candidates are stat'ed.
-        for name in os.listdir(self.path) if listing is None else listing:
-            if name in referenced:
-                continue
+        # for 10,000 DirEntry objects; a set difference leaves only the rare candidates.
+        names = os.listdir(self.path) if listing is None else listing
+        for name in sorted(set(names).difference(referenced)):
             if name.startswith(TMP_PREFIX):
                 with contextlib.suppress(OSError):
                     if os.stat(self.path / name).st_mtime < cutoff:
