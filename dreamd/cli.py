@@ -79,8 +79,9 @@ def cmd_remember(args: argparse.Namespace) -> int:
         body = args.body
     rec = make_record(args.name, args.type, redact(args.description)[0], redact(body)[0], where="remember")
     store = open_store(Path(args.dir))
-    exists = any(e.name == rec.name for e in store.read().records)
-    change = Change(replace={rec.name: rec}) if exists else Change(add=[rec])
+    keys, _ = store.resolve([rec.name])  # the key, or a record's own frontmatter name
+    exists = rec.name in keys
+    change = Change(replace={keys[rec.name]: rec}) if exists else Change(add=[rec])
     result = store.commit(change)
     verb = "updated" if exists else "added"
     name = (result.updated or result.added or [rec.name])[0]
