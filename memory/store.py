@@ -32,6 +32,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
-from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new
+from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new, write_temp
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
 from memory.locks import DreamLease, store_lock
 from memory.manifest import (
@@ -605,39 +606,45 @@ class MemoryStore:
     def _replace_index(self, index: bytes, *, expected: str) -> str | None:
         """Write MEMORY.md; a version dreamd did not render (``expected``) is kept in history.
 
-        The file there now is hard-linked into ``.history/`` *before* it is replaced, so an
-        edit that lands on it while we replace it (an agent appending a pointer line in place)
-        is in the kept inode, not lost. When its bytes are the index we rendered, the link is
-        kept one more commit as ``MEMORY.previous-<sha256>.hist`` and checked again then: a
-        writer that opened the old file just before the replace and wrote just after still
-        shows up as a foreign version instead of vanishing with the unlinked inode.
+        Claude Code edits MEMORY.md without our lock, so no version it wrote may vanish under
+        the replace. Where the kernel can (Linux ``renameat2(RENAME_EXCHANGE)``) the new index
+        and the file there are swapped in one step and the old one is moved into ``.history/``:
+        whatever was at the name at that instant is kept, however it was written. Elsewhere the
+        file is hard-linked into ``.history/`` just before the rename (a few syscalls apart).
+        Either way an edit that lands on the old inode afterwards (a writer that opened it just
+        before) is in the kept file. When its bytes are the index we rendered, it is kept one
+        more commit as ``MEMORY.previous-<sha256>.hist`` and checked again then, so even a
+        write that comes after this check shows up as a foreign version.
         """
         self._migrate_history()
         self._settle_previous_indexes()
         path = self.path / INDEX
-        held: Path | None = None
         try:
             st = os.lstat(path)
         except FileNotFoundError:
             st = None
-        if st is not None and stat.S_ISREG(st.st_mode):
-            hist = self._ensure_history()
-            held = hist / f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
-            try:
-                os.link(path, held)
-            except FileNotFoundError:
-                held = None
-            except OSError:  # no hard links here (some network file systems): keep a copy
-                try:
-                    data = path.read_bytes()
-                except FileNotFoundError:
-                    held = None
-                else:
-                    if expected and sha256_hex(data) == expected:
-                        held = None
-                    else:
-                        write_new(held, data)
-        replace_atomic(path, index, sync_dir=False)
+        held_name = f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
+        held: Path | None = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            replace_atomic(path, index, sync_dir=False)  # a link or a directory: never followed
+            return None
+        # Staged inside .history/: if we die right after the swap, the old index is left there
+        # (never collected as a stale temp file of the directory itself).
+        hist = self._ensure_history()
+        tmp = write_temp(hist, index)
+        try:
+            swapped = st is not None and _exchange(tmp, path)
+            if swapped:
+                held = hist / held_name
+                os.rename(tmp, held)  # the old index, whoever wrote it
+            else:
+                if st is not None:
+                    held = hist / held_name if _link_or_copy(path, hist / held_name, expected) else None
+                os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         if held is None:
             return None
         try:
@@ -880,6 +887,66 @@ class MemoryStore:
             except (RecordError, OSError) as exc:
                 out.append((path.name, str(exc)))
         return out
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Any = None
+"""libc's renameat2 once looked up; False where there is none (not Linux, old libc)."""
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the names ``a`` and ``b`` atomically; False where the kernel or the file system
+    cannot (the caller falls back). FileNotFoundError when either is missing."""
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+            import ctypes.util
+
+            with contextlib.suppress(OSError, AttributeError):
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+                fn = libc.renameat2
+                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+                fn.restype = ctypes.c_int
+                _renameat2 = fn
+    if _renameat2 is False:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.ENOENT:
+        return False
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False  # this file system cannot swap: fall back, try again next time
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _exchange_supported() -> bool:
+    """Whether this process can swap names atomically (tests run both paths)."""
+    _exchange(Path("/nonexistent-dreamd-a"), Path("/nonexistent-dreamd-b"))
+    return _renameat2 is not False
+
+
+def _link_or_copy(path: Path, held: Path, expected: str) -> bool:
+    """Keep the file at ``path`` as ``held`` (a hard link, else a copy unless it is ours)."""
+    try:
+        os.link(path, held)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:  # no hard links here (some network file systems): keep a copy
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return False
+        if expected and sha256_hex(data) == expected:
+            return False
+        write_new(held, data)
+        return True
 
 
 def foreign_entry(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import memory.store as store_module
 from memory.errors import ConflictError
 from memory.history import log_entries, render_log, rollback
 from memory.records import make_record, sha256_hex
@@ -34,6 +35,16 @@ CC_RECORD = (
 CC_POINTER = "- [DB tests](feedback_db_tests.md) — integration tests hit a real database\n"
 
 
+@pytest.fixture(params=["exchange", "link"])
+def replace_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways MEMORY.md is replaced: an atomic swap (Linux) and link-then-rename (elsewhere)."""
+    if request.param == "link":
+        monkeypatch.setattr(store_module, "_exchange", lambda a, b: False)
+    elif not store_module._exchange_supported():
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    return str(request.param)
+
+
 def rec(name: str, body: str = "b") -> object:
     return make_record(name, "user", f"about {name}", body)
 
@@ -49,7 +60,7 @@ def nested_md(d: Path) -> list[str]:
 
 @pytest.mark.parametrize("step", [s for s in STEPS if s != "cleaned"])
 def test_a_memory_written_at_any_step_of_a_commit_is_adopted_and_the_index_edit_kept(
-    tmp_path: Path, step: str
+    tmp_path: Path, step: str, replace_mode: str
 ) -> None:
     d = tmp_path / "mem"
     MemoryStore.init(d)
@@ -83,7 +94,7 @@ def test_a_memory_written_at_any_step_of_a_commit_is_adopted_and_the_index_edit_
     assert nested_md(d) == []
 
 
-def test_an_in_place_write_to_the_index_being_replaced_is_kept(tmp_path: Path) -> None:
+def test_an_in_place_write_to_the_index_being_replaced_is_kept(tmp_path: Path, replace_mode: str) -> None:
     """A writer that opened MEMORY.md just before the commit replaced it writes just after:
     its bytes land on the replaced inode, which the next commit still checks."""
     d = tmp_path / "mem"
@@ -111,7 +122,7 @@ def test_an_in_place_write_to_the_index_being_replaced_is_kept(tmp_path: Path) -
     assert nested_md(d) == []
 
 
-def test_our_own_replaced_index_leaves_nothing_behind(tmp_path: Path) -> None:
+def test_our_own_replaced_index_leaves_nothing_behind(tmp_path: Path, replace_mode: str) -> None:
     store = MemoryStore.init(tmp_path / "mem")
     for i in range(5):
         assert store.commit(Change(add=[rec(f"r{i}")])).index_archived is None
@@ -219,7 +230,7 @@ def test_no_md_file_below_the_directory_after_every_kind_of_change(tmp_path: Pat
     assert nested_md(store.path) == []
 
 
-def test_a_process_writing_like_claude_code_during_a_commit_loop_loses_nothing(tmp_path: Path) -> None:
+def test_a_process_writing_like_claude_code_during_a_commit_loop_loses_nothing(tmp_path: Path, replace_mode: str) -> None:
     d = tmp_path / "mem"
     MemoryStore.init(d)
     log = tmp_path / "writer.jsonl"
