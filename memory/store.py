@@ -67,9 +67,9 @@ OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{1
 DEFAULT_ORPHAN_GRACE = 600.0
 ORPHAN_PREFIX = "orphan."
 ARCHIVE_SUFFIX = ".hist"
-PREVIOUS_INDEX_PREFIX = "MEMORY.previous-"
 """Every file kept in ``.history/`` ends with this, never with ``.md``: Claude Code reads every
 ``*.md`` below its memory directory as a live memory, forgotten ones included (DESIGN §2)."""
+PREVIOUS_INDEX_PREFIX = "MEMORY.previous-"
 DEFAULT_HISTORY_GENERATIONS = 50
 MAX_SOURCES = 50
 ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
@@ -263,6 +263,7 @@ class MemoryStore:
         Returns (name -> key for the names found, names found nowhere). A name that is no key
         but the frontmatter name of several records raises StoreError naming them.
         """
+        names = list(names)
         m = manifest if manifest is not None else self.read()
         keys = {e.name for e in m.records}
         found: dict[str, str] = {}
