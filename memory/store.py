@@ -195,6 +195,7 @@ class MemoryStore:
         """The files the manifest this store last committed names (the next commit's scan)."""
         self._previous_indexes: set[str] = set()
         self._reported_malformed: set[tuple[str, int, int]] = set()
+        self._titles: dict[tuple[str, str], str | None] = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -293,10 +294,14 @@ class MemoryStore:
         return found, unknown
 
     def _file_title(self, entry: ManifestEntry) -> str | None:
-        try:
-            return self.read_record(entry).title
-        except RecordError:
-            return None
+        """A foreign file's own frontmatter name, read once per file version and process."""
+        key = (entry.file, entry.sha256)
+        if key not in self._titles:
+            try:
+                self._titles[key] = self.read_record(entry).title
+            except RecordError:
+                self._titles[key] = None
+        return self._titles[key]
 
     def records(self) -> list[tuple[ManifestEntry, Record]]:
         """Every readable record of the current set (malformed files are skipped)."""
