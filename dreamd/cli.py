@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamd.config import Config
+    from memory.records import Record
     from memory.store import MemoryStore
 
 EXIT_OK = 0
@@ -91,8 +92,11 @@ def cmd_remember(args: argparse.Namespace) -> int:
         importance=args.importance, expires=args.expires,
     )  # fmt: skip
     store = _open_store(args)
-    exists = any(e.name == rec.name for e in store.read().records)
-    change = Change(replace={rec.name: rec}) if exists else Change(add=[rec])
+    keys, _ = store.resolve([rec.name])  # the key, or a record's own frontmatter name
+    exists = rec.name in keys
+    if exists:
+        rec = _keep_options(store, keys[rec.name], rec)
+    change = Change(replace={keys[rec.name]: rec}) if exists else Change(add=[rec])
     result = store.commit(change)
     verb = "updated" if exists else "added"
     name = (result.updated or result.added or [rec.name])[0]
@@ -100,16 +104,33 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _keep_options(store: MemoryStore, key: str, rec: Record) -> Record:
+    """An update keeps the record's ``importance``/``expires`` unless the command sets them."""
+    import dataclasses
+
+    from memory.errors import RecordError
+    from memory.records import OPTIONAL_FIELDS
+
+    entry = next((e for e in store.read().records if e.name == key), None)
+    if entry is None:
+        return rec
+    try:
+        old = store.read_record(entry)
+    except RecordError:
+        return rec
+    kept = {k: old.extra[k] for k in OPTIONAL_FIELDS if k in old.extra and k not in rec.extra}
+    return dataclasses.replace(rec, extra={**kept, **rec.extra}) if kept else rec
+
+
 def cmd_forget(args: argparse.Namespace) -> int:
     from memory.errors import StoreError
     from memory.store import Change
 
     store = _open_store(args)
-    known = {e.name for e in store.read().records}
-    unknown = [n for n in args.names if n not in known]
+    keys, unknown = store.resolve(args.names)  # a key or the record's own frontmatter name
     if unknown:
         raise StoreError(f"{store.path}: no record named {', '.join(unknown)}")
-    result = store.commit(Change(remove=list(args.names)))
+    result = store.commit(Change(remove=list(dict.fromkeys(keys[n] for n in args.names))))
     print(f"removed {', '.join(result.removed)} (generation {result.generation}; kept in .history/)")
     return EXIT_OK
 

@@ -36,13 +36,14 @@ from memory.errors import (
     LockError,
     PermanentError,
     RecordError,
+    StoreError,
     TransientError,
     UnmanagedError,
 )
 from memory.gate import PlanOp
 from memory.llm import Model
 from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
-from memory.manifest import parse_iso
+from memory.manifest import EXTRACTED_KEY, extracted_digest, extracted_ids, parse_iso
 from memory.records import Record, validate_fields
 from memory.redact import redact
 from memory.store import Change, FaultHook, MemoryStore
@@ -186,7 +187,7 @@ def _execute(job: Any, ctx: Context) -> str:
 
 def _extract(job: Any, ctx: Context) -> str:
     from dreamd.models import ops
-    from memory.transcripts import budget_turns, new_turns, parse_transcript
+    from memory.transcripts import budget_turns, new_turns, parse_transcript, source_ids
 
     store = ctx.store(job.memory_dir)
     manifest = store.read()
@@ -200,6 +201,11 @@ def _extract(job: Any, ctx: Context) -> str:
     cursor = manifest.cursors.get(session, 0)
     fresh = new_turns(transcript.turns, cursor)
     end = len(transcript.turns)
+    # A fork (--resume ID --fork-session) replays the original's turns, same uuids, under a new
+    # session id whose cursor starts at 0: turns another session already extracted are skipped.
+    done = extracted_ids(manifest.extra.get(EXTRACTED_KEY))
+    if done:
+        fresh = [t for t in fresh if extracted_digest(t.message_id) not in done]
     if not fresh:
         store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
@@ -234,6 +240,7 @@ def _extract(job: Any, ctx: Context) -> str:
             job_id=job.id,
             session_id=session,
             cursor=(session, end),
+            extracted=source_ids(fresh),
         )
     )
     if result.duplicate:
@@ -272,10 +279,12 @@ def _remember(job: Any, ctx: Context) -> str:
         records.append(_redact_record(rec))
     if not records:
         raise PermanentError(f"job {job.id}: remember carries no records")
-    names = {e.name for e in manifest.records}
+    # A name may be a record's key or its own frontmatter name (Claude Code's feedback-db-tests
+    # in feedback_db_tests.md): either replaces that record instead of adding a twin.
+    keys, _ = _resolve(store, [r.name for r in records], manifest)
     change = Change(
-        add=[r for r in records if r.name not in names],
-        replace={r.name: r for r in records if r.name in names},
+        add=[r for r in records if r.name not in keys],
+        replace={keys[r.name]: r for r in records if r.name in keys},
         actor="job",
         job_id=job.id,
         session_id=_job_field(job, "session_id"),
@@ -290,8 +299,7 @@ def _forget(job: Any, ctx: Context) -> str:
     if not names:
         raise PermanentError(f"job {job.id}: forget carries no names")
     manifest = store.read()
-    known = {e.name for e in manifest.records}
-    unknown = [n for n in names if n not in known]
+    keys, unknown = _resolve(store, names, manifest)
     notes = []
     for name in unknown:
         into = merged_into(store, name)
@@ -309,7 +317,7 @@ def _forget(job: Any, ctx: Context) -> str:
         )
     result = store.commit(
         Change(
-            remove=names,
+            remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
             actor="job",
             job_id=job.id,
             session_id=_job_field(job, "session_id"),
@@ -317,6 +325,14 @@ def _forget(job: Any, ctx: Context) -> str:
         )
     )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
+
+
+def _resolve(store: MemoryStore, names: list[str], manifest: Any) -> tuple[dict[str, str], list[str]]:
+    """:meth:`MemoryStore.resolve`; a name several records answer to fails the job for good."""
+    try:
+        return store.resolve(names, manifest)
+    except StoreError as exc:
+        raise PermanentError(str(exc)) from None
 
 
 def merged_into(store: MemoryStore, name: str) -> str | None:

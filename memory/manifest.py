@@ -8,6 +8,7 @@ generation) and ``change`` (what this generation changed and by whom — the sou
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ MAX_APPLIED_JOBS = 1000
 MAX_SESSIONS = 1000
 MAX_CURSORS = 1000
 _SAFE_FILE = re.compile(r"^[^/\\\x00]+\.md$")
+_HEX = re.compile(r"[0-9a-f]*")
 
 
 def utcnow_iso(now: datetime | None = None) -> str:
@@ -63,6 +65,19 @@ class ManifestEntry:
     updated_at: str
     sources: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str | None:
+        """The record file's own frontmatter ``name`` when it differs from the key (files
+        others wrote: Claude Code's ``name: feedback-db-tests`` in ``feedback_db_tests.md``),
+        kept under the optional entry key ``title``."""
+        value = self.extra.get("title")
+        return value if isinstance(value, str) and value.strip() and value != self.name else None
+
+    @property
+    def display_name(self) -> str:
+        """What listings show: the name the file itself gives, else the key."""
+        return self.title or self.name
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -234,3 +249,38 @@ def set_cursor(cursors: dict[str, int], session: str, value: int, limit: int = M
     while len(out) > limit:
         out.pop(next(iter(out)))
     return out
+
+
+MAX_EXTRACTED_IDS = 5000
+EXTRACTED_KEY = "extracted_ids"
+"""Manifest key (format 1 extension; older readers ignore it, older writers keep it): the most
+recent :data:`MAX_EXTRACTED_IDS` transcript message ids extracted into this set, as one string
+of 12-hex-digit digests, oldest first. A Claude Code fork (``--resume ID --fork-session``)
+replays the original's lines under a new session id with the same ``uuid``s; its own cursor
+starts at 0, so only this set keeps it from extracting the original conversation again.
+One string rather than a list keeps a commit's encoding cost flat (about 60 KB at the bound)."""
+_ID_DIGITS = 12
+
+
+def extracted_digest(message_id: str) -> str:
+    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_DIGITS]
+
+
+def extracted_ids(raw: Any) -> frozenset[str]:
+    """The digests kept under :data:`EXTRACTED_KEY` (empty for a missing or damaged value)."""
+    if not isinstance(raw, str) or len(raw) % _ID_DIGITS or not _HEX.fullmatch(raw):
+        return frozenset()
+    return frozenset(raw[i : i + _ID_DIGITS] for i in range(0, len(raw), _ID_DIGITS))
+
+
+def merge_extracted(raw: Any, message_ids: list[str], limit: int = MAX_EXTRACTED_IDS) -> str:
+    """``raw`` with the digests of ``message_ids`` appended (no repeats), the newest ``limit`` kept."""
+    known = extracted_ids(raw)
+    out = raw if known else ""
+    fresh: list[str] = []
+    for mid in message_ids:
+        digest = extracted_digest(mid)
+        if digest not in known:
+            fresh.append(digest)
+    joined = out + "".join(dict.fromkeys(fresh))
+    return joined[-limit * _ID_DIGITS :]

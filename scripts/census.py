@@ -70,7 +70,7 @@ class Sandbox:
         text = text.replace(str(self.base), "<tmp>")
         text = re.sub(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{10}", "<job-id>", text)
         text = re.sub(r"[0-9a-f]{10}\.md", "<id>.md", text)
-        text = re.sub(r"MEMORY-\d{8}T\d{6}-[0-9a-f]{6}\.md", "MEMORY-<time>.md", text)
+        text = re.sub(r"MEMORY-\d{8}T\d{6}-[0-9a-f]{6}\.md\.hist", "MEMORY-<time>.md.hist", text)
         return " ".join(text.split())
 
 

@@ -128,3 +128,16 @@ def test_library_remember_gives_one_clear_error_for_wrong_types(
     args[field] = value
     with pytest.raises(RecordError, match=message):
         memory.remember(tmp_path / "m", spool=tmp_path / "spool", **args)  # type: ignore[arg-type]
+
+
+def test_updating_a_record_keeps_its_importance_and_expiry_unless_given(tmp_path: Path) -> None:
+    mdir = tmp_path / "app" / ".memory"
+    main(["init", str(mdir)])
+    base = ["remember", str(mdir), "--name", "freeze", "--type", "project", "--description", "Freeze"]
+    assert main([*base, "--body", "b1", "--importance", "0.9", "--expires", "2026-12-12"]) == 0
+    assert main([*base, "--body", "b2"]) == 0
+    rec = parse_record(_record_file(mdir, "freeze"), where="x.md")
+    assert (rec.body.strip(), rec.importance, rec.expires) == ("b2", 0.9, "2026-12-12")
+    assert main([*base, "--body", "b3", "--importance", "0.1"]) == 0
+    rec = parse_record(_record_file(mdir, "freeze"), where="x.md")
+    assert (rec.importance, rec.expires) == (0.1, "2026-12-12")
