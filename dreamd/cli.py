@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamd.config import Config
+    from memory.records import Record
+    from memory.store import MemoryStore
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -32,6 +34,14 @@ def _config(args: argparse.Namespace) -> Config:
     from dreamd.config import load_config
 
     return load_config(Path(args.config) if getattr(args, "config", None) else None)
+
+
+def _open_store(args: argparse.Namespace) -> MemoryStore:
+    """The store of ``args.dir``, with the config's history window (every committing command)."""
+    from memory.store import open_store
+
+    config = _config(args)
+    return open_store(Path(args.dir), history_generations=config.retention.history_generations)
 
 
 def _quiet_logs(args: argparse.Namespace) -> None:
@@ -71,16 +81,22 @@ def cmd_adopt(args: argparse.Namespace) -> int:
 def cmd_remember(args: argparse.Namespace) -> int:
     from memory.records import make_record
     from memory.redact import redact
-    from memory.store import Change, open_store
+    from memory.store import Change
 
     if args.body_file:
         body = sys.stdin.read() if args.body_file == "-" else Path(args.body_file).read_text(encoding="utf-8")
     else:
         body = args.body
-    rec = make_record(args.name, args.type, redact(args.description)[0], redact(body)[0], where="remember")
-    store = open_store(Path(args.dir))
-    exists = any(e.name == rec.name for e in store.read().records)
-    change = Change(replace={rec.name: rec}) if exists else Change(add=[rec])
+    rec = make_record(
+        args.name, args.type, redact(args.description)[0], redact(body)[0], where="remember",
+        importance=args.importance, expires=args.expires,
+    )  # fmt: skip
+    store = _open_store(args)
+    keys, _ = store.resolve([rec.name])  # the key, or a record's own frontmatter name
+    exists = rec.name in keys
+    if exists:
+        rec = _keep_options(store, keys[rec.name], rec)
+    change = Change(replace={keys[rec.name]: rec}) if exists else Change(add=[rec])
     result = store.commit(change)
     verb = "updated" if exists else "added"
     name = (result.updated or result.added or [rec.name])[0]
@@ -88,16 +104,33 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _keep_options(store: MemoryStore, key: str, rec: Record) -> Record:
+    """An update keeps the record's ``importance``/``expires`` unless the command sets them."""
+    import dataclasses
+
+    from memory.errors import RecordError
+    from memory.records import OPTIONAL_FIELDS
+
+    entry = next((e for e in store.read().records if e.name == key), None)
+    if entry is None:
+        return rec
+    try:
+        old = store.read_record(entry)
+    except RecordError:
+        return rec
+    kept = {k: old.extra[k] for k in OPTIONAL_FIELDS if k in old.extra and k not in rec.extra}
+    return dataclasses.replace(rec, extra={**kept, **rec.extra}) if kept else rec
+
+
 def cmd_forget(args: argparse.Namespace) -> int:
     from memory.errors import StoreError
-    from memory.store import Change, open_store
+    from memory.store import Change
 
-    store = open_store(Path(args.dir))
-    known = {e.name for e in store.read().records}
-    unknown = [n for n in args.names if n not in known]
+    store = _open_store(args)
+    keys, unknown = store.resolve(args.names)  # a key or the record's own frontmatter name
     if unknown:
         raise StoreError(f"{store.path}: no record named {', '.join(unknown)}")
-    result = store.commit(Change(remove=list(args.names)))
+    result = store.commit(Change(remove=list(dict.fromkeys(keys[n] for n in args.names))))
     print(f"removed {', '.join(result.removed)} (generation {result.generation}; kept in .history/)")
     return EXIT_OK
 
@@ -113,9 +146,8 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     from memory.history import rollback
-    from memory.store import open_store
 
-    result = rollback(open_store(Path(args.dir)), to=args.to)
+    result = rollback(_open_store(args), to=args.to)
     print(
         f"rolled back to generation {args.to} as generation {result.generation}: "
         f"{len(result.added)} restored, {len(result.updated)} reverted, {len(result.removed)} removed"
@@ -289,6 +321,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return int(run_demo(Path(args.dir) if args.dir else None, out=sys.stdout))
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import os
+
+    from dreamd.mcp_server import main as mcp_main
+
+    config = _config(args)
+    return int(mcp_main(config, memory_dir=args.memory_dir, cwd=os.getcwd(), env=os.environ))
+
+
 def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() takes the fast path
     from dreamd.hook import main as hook_main
 
@@ -334,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("hook", cmd_hook, "Claude Code hooks: enqueue the session, answer SessionStart/UserPromptSubmit with memory")
 
-    sp = add("remember", cmd_remember, "add or update one record")
+    sp = add("remember", cmd_remember, "add or update one record", config=True)
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--name", required=True)
     sp.add_argument("--type", required=True, choices=("user", "feedback", "project", "reference"))
@@ -342,8 +383,12 @@ def build_parser() -> argparse.ArgumentParser:
     body = sp.add_mutually_exclusive_group(required=True)
     body.add_argument("--body")
     body.add_argument("--body-file", metavar="F")
+    sp.add_argument("--importance", type=float, default=None, metavar="0..1",
+                    help="raises the record in recall ties; 0.8 or more protects it from expiry")
+    sp.add_argument("--expires", default=None, metavar="YYYY-MM-DD",
+                    help="a dream may drop the record after this day")
 
-    sp = add("forget", cmd_forget, "remove records (kept in .history/)")
+    sp = add("forget", cmd_forget, "remove records (kept in .history/)", config=True)
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("names", nargs="+", metavar="NAME")
 
@@ -363,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
 
-    sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one")
+    sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one", config=True)
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--to", type=int, required=True, metavar="GEN")
 
@@ -379,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("demo", cmd_demo, "the newcomer's tour: sample transcript -> memories -> dream, offline")
     sp.add_argument("--dir", metavar="D")
     add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
+    sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
+    sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")
     return p
 
 

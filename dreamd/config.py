@@ -81,6 +81,7 @@ class ModelConfig:
     timeout: float
     max_retries: int
     max_tokens: int
+    claude_path: str = ""
 
 
 @dataclass(frozen=True)
@@ -320,13 +321,19 @@ SCHEMA: tuple[Key, ...] = (
         _int(0)),
     # [model]
     Key("model", "backend", "string", "offline",
-        "offline (deterministic heuristics, no network) | anthropic.",
-        _choice("offline", "anthropic")),
-    Key("model", "model", "string", "claude-sonnet-4-5",
-        "Model id for the anthropic backend.",
+        "offline (deterministic heuristics, no network) | anthropic (the Messages API: Anthropic, "
+        "a proxy or a local server) | claude-code (your own `claude` CLI and its login). See docs/models.md.",
+        _choice("offline", "anthropic", "claude-code")),
+    Key("model", "model", "string", "claude-sonnet-4-6",
+        "Model id (anthropic: as the server names it; claude-code: passed to `claude --model`).",
         _string(allow_empty=False)),
     Key("model", "base_url", "string", "",
-        "Anthropic-compatible endpoint; empty = the SDK default.",
+        "anthropic: a Messages API endpoint (e.g. a local Ollama or llama.cpp server); empty = "
+        "Anthropic's. With base_url set no API key is required.",
+        _string(allow_empty=True)),
+    Key("model", "claude_path", "string", "",
+        "claude-code: the `claude` executable (a path, or a name looked up on PATH); empty = "
+        "`claude` on the daemon's PATH.",
         _string(allow_empty=True)),
     Key("model", "timeout", "duration", "60s",
         "Timeout of one model call.",

@@ -44,7 +44,7 @@ from typing import Any
 
 from dreamd.config import Config, format_duration, load_config
 from dreamd.dispatch import Dispatch, DreamBackoff
-from dreamd.gates import GateTracker, ScanThrottle
+from dreamd.gates import GateTracker, ScanThrottle, read_last_scan
 from dreamd.logs import configure, get_logger
 from dreamd.watch import Debouncer, Watcher
 from dreamd.workers import WorkerPool
@@ -153,9 +153,12 @@ class Daemon(Dispatch):
         self.waker = _Waker()
         self.spool_debounce = Debouncer(SPOOL_DEBOUNCE, clock, leading=True)
         self.dir_debounce = Debouncer(DIR_DEBOUNCE, clock, leading=False)
-        self.throttle = ScanThrottle(config.gates.scan_throttle, clock)
+        self.throttle = ScanThrottle(config.gates.scan_throttle, clock, seed=self._scanned_ago)
         self.tracker = GateTracker(log)
-        self.pool = WorkerPool(config.daemon.workers, on_error=self._task_crashed, clock=clock)
+        self.pool = WorkerPool(
+            config.daemon.workers, on_error=self._task_crashed,
+            on_done=lambda _task: self.hint_spool(), clock=clock,
+        )  # fmt: skip
         self.watcher: Watcher | None = None
         self.scheduler: Any = None
         self.managed: set[Path] = set()
@@ -174,10 +177,16 @@ class Daemon(Dispatch):
         self._last_prune = -float("inf")
         self._once = False
         self.dream_backoff = DreamBackoff()
-        self._capped = False
+        self.peeked: dict[str, Path | None] = {}
+        self.scan_previous: dict[Path, datetime | None] = {}
         self._main_beat = clock()
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""
+
+    def _scanned_ago(self, key: object) -> float | None:
+        """Seconds since an earlier process recorded a gate scan of ``key`` (the throttle's seed)."""
+        last = read_last_scan(key) if isinstance(key, Path) else None
+        return None if last is None else (self.wall() - last).total_seconds()
 
     # ------------------------------------------------------------------ hints
 
@@ -470,8 +479,10 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         daemon.pool.start()
         daemon.rescan_roots()
         daemon._release_deferred()
-        while daemon.scan_spool():
+        while True:  # each round: every directory idle, then its oldest job per free worker
             daemon.pool.wait_idle()
+            if not daemon.scan_spool():
+                break
         daemon.pool.wait_idle()
         for d in sorted(daemon.managed):
             daemon._queue_scan(d, final=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.gates import GateTracker, ScanThrottle, evaluate
+from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.logs import get_logger
 from dreamd.watch import Debouncer, Watcher, fingerprint
 from dreamd.workers import Task, WorkerPool
@@ -38,16 +38,19 @@ __all__ = ["MAX_CLAIMED", "Dispatch"]
 log = get_logger("dreamd.daemon")
 
 MAX_CLAIMED = 256
-"""Claimed-but-not-finished jobs; beyond this new/ is left alone until workers catch up."""
+"""A backstop on claimed-but-not-finished jobs (normally at most one per worker)."""
+PEEK_SLACK = 1024
+"""Cached job directories of jobs no longer in new/ are dropped past this many."""
 
 
 class DreamBackoff:
-    """After a dream whose plan was refused (bad or truncated answer, model outage, lost
-    lease), wait before planning that directory again: 1 min, doubling, capped at an hour.
+    """After a dream whose plan was refused (bad or truncated answer, model outage, a
+    misconfigured model, lost lease), wait before planning that directory again: 1 min,
+    doubling, capped at an hour.
     A conflict is not penalised (re-planning at the next tick is the protocol); an applied or
     empty dream clears the penalty."""
 
-    PENALISED = frozenset({"rejected", "transient", "lease-lost"})
+    PENALISED = frozenset({"rejected", "transient", "misconfigured", "lease-lost"})
 
     def __init__(self, first: float = 60.0, cap: float = 3600.0) -> None:
         self.first, self.cap = first, cap
@@ -95,7 +98,8 @@ class Dispatch:
     _stopping: bool
     _once: bool
     dream_backoff: DreamBackoff
-    _capped: bool
+    peeked: dict[str, Path | None]
+    scan_previous: dict[Path, Any]
 
     def hint_spool(self) -> None:
         raise NotImplementedError
@@ -106,30 +110,66 @@ class Dispatch:
     # ------------------------------------------------------------------ spool
 
     def scan_spool(self) -> int:
-        """Claim what waits in new/ (up to the in-flight cap) and queue it; returns claims."""
+        """Claim the oldest waiting job of each idle directory while a worker is free.
+
+        Only what a worker is about to run is claimed: a job whose directory already has work
+        stays in ``new/`` (jobs of one directory run one at a time anyway), so ``cur/`` holds at
+        most one job per worker, a kill returns only those, and a restart starts at once. A
+        job's directory is peeked from its first bytes and cached per job id (job files never
+        change); a job that cannot be peeked is claimed so validation can fail it with its
+        reason. Returns the number of jobs queued.
+        """
         if self._stopping:
             return 0
-        claimed = 0
         try:
             pending = self.spool.pending()
         except OSError as exc:
             log.error("spool.error", step="list", error=str(exc))
             return 0
+        self._forget_peeks(pending)
+        queued = 0
+        taken: set[Path] = set()
+        free = self.pool.free_slots()
+        busy = self.pool.keys()
+        with self._state_lock:
+            claimed = set(self.claimed)
         for job_id in pending:
+            if self._stopping or queued >= free:
+                break
+            if job_id in claimed:
+                continue
+            target = self._peek(job_id)
+            if target is not None and (target in taken or target in busy):
+                continue
             with self._state_lock:
-                if job_id in self.claimed:
-                    continue
                 if len(self.claimed) >= MAX_CLAIMED:
-                    self._capped = True  # a finishing job will ask for a rescan
                     break
                 self.claimed.add(job_id)  # before the rename, so cur/ never holds an unknown claim
             if self._stopping or self.spool.claim(job_id) is None:
                 with self._state_lock:
                     self.claimed.discard(job_id)
                 continue
-            claimed += 1
-            self._dispatch(job_id)
-        return claimed
+            self.peeked.pop(job_id, None)
+            key = self._dispatch(job_id)
+            if key is not None:
+                queued += 1
+                taken.add(key)
+        return queued
+
+    def _peek(self, job_id: str) -> Path | None:
+        if job_id not in self.peeked:
+            raw = self.spool.peek_memory_dir(job_id, max_bytes=self.config.retention.max_job_bytes)
+            try:
+                self.peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
+            except (OSError, ValueError):  # e.g. a NUL in a hostile path: validation says so
+                self.peeked[job_id] = None
+        return self.peeked[job_id]
+
+    def _forget_peeks(self, pending: list[str]) -> None:
+        if len(self.peeked) > len(pending) + PEEK_SLACK:
+            waiting = set(pending)
+            for job_id in [j for j in self.peeked if j not in waiting]:
+                del self.peeked[job_id]
 
     def _stale_claims(self) -> None:
         """Jobs in cur/ this process does not know about go back to new/ (cannot normally
@@ -151,7 +191,8 @@ class Dispatch:
             log.warning("spool.recovered", count=len(moved), reason="stale claims in cur/")
             self.hint_spool()
 
-    def _dispatch(self, job_id: str) -> None:
+    def _dispatch(self, job_id: str) -> Path | None:
+        """Validate a claimed job and queue it; its directory, or None if it was not queued."""
         from memory.jobs import validate_job
 
         cfg = self.config
@@ -162,16 +203,18 @@ class Dispatch:
             reason = str(exc)
             log.warning("job.rejected", job_id=job_id, reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            return
+            return None
         except OSError as exc:
             log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")
             self._finish(job_id, lambda: self._unclaim(job_id))
-            return
+            return None
         key = Path(job.memory_dir)
         log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
         task = Task(key=key, run=lambda: self._run_job(job_id, job), label=job_id, payload=job)
         if not self.pool.submit(task):
             self._finish(job_id, lambda: self._unclaim(job_id))
+            return None
+        return key
 
     def _finish(self, job_id: str, move: Callable[[], object]) -> None:
         try:
@@ -219,9 +262,6 @@ class Dispatch:
             bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
         finally:
             self._after_write(Path(job.memory_dir))
-            if self._capped:  # a slot freed and new/ had more than the cap: claim more
-                self._capped = False
-                self.hint_spool()
 
     def _defer(self, bound: Any, job_id: str, error: str) -> None:
         result: list[str] = []
@@ -301,6 +341,13 @@ class Dispatch:
             if directory in self.scans_queued or self._stopping:
                 return
             self.scans_queued.add(directory)
+        # The throttle approved this scan now: that is the time the scan gate and dreamd status
+        # count from. The gate of this scan itself is judged on the scan before it.
+        self.scan_previous[directory] = None if self._once else read_last_scan(directory)
+        try:
+            record_scan(directory, self.wall())
+        except OSError as exc:
+            log.warning("gate.error", memory_dir=str(directory), error=f"cannot record the scan: {exc}")
         self.pool.submit(Task(key=directory, run=lambda: self._scan(directory), label=f"scan:{directory}"))
 
     def _scan(self, directory: Path) -> None:
@@ -309,12 +356,15 @@ class Dispatch:
             self.scans_queued.discard(directory)
         if self._stopping and not self._once:
             return
+        # ``dreamd once`` is an explicit request: its final pass is a scan whatever the window.
+        previous = self.scan_previous.pop(directory, None)
+        now = self.wall()
         try:
-            state = self.work.dir_state(directory, self.ctx, last_scan_at=None)
+            state = self.work.dir_state(directory, self.ctx, last_scan_at=previous)
         except Exception as exc:
             log.warning("gate.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
             return
-        decision = evaluate(state, self.config.gates, self.wall())
+        decision = evaluate(state, self.config.gates, now)
         self.tracker.observe(str(directory), decision)
         if not decision.open:
             return

@@ -9,9 +9,13 @@ Checks: the config (which file, valid), the roots (managed / unmanaged directori
 spool (exists, a directory, writable, 0700 and never group/world-writable — the daemon refuses
 such a spool), the inotify limits (one watch per watched directory: every managed directory
 plus the spool's ``new/``; before watchdog 7 also one instance each), the model backend
-(offline needs nothing; anthropic needs ``ANTHROPIC_API_KEY`` and an endpoint that answers),
-whether a daemon holds the spool, failed jobs waiting for ``dreamd retry``, jobs waiting in a
-spool no daemon reads (``$DREAMD_SPOOL`` set for some processes only), and Claude Code's hooks
+(offline needs nothing; anthropic needs a credential — ``ANTHROPIC_API_KEY`` or
+``ANTHROPIC_AUTH_TOKEN``, optional with ``base_url`` — and an endpoint that answers;
+claude-code needs the ``claude`` CLI and a login, asked of ``claude auth status`` without a
+model call), whether the daemon's last model call found the model misconfigured (kept in
+the spool's ``.model-health.json``, :mod:`dreamd.models.health`), whether a daemon holds the spool,
+failed jobs waiting for ``dreamd retry``, jobs waiting in a spool no daemon reads
+(``$DREAMD_SPOOL`` set for some processes only), and Claude Code's hooks
 (``~/.claude/settings.json`` sends every event ``dreamd hook`` answers, each with a timeout).
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
@@ -20,8 +24,10 @@ configured endpoint. It never prints the key.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -43,6 +49,7 @@ __all__ = [
     "check_failed_jobs",
     "check_inotify",
     "check_model",
+    "check_model_health",
     "check_other_spools",
     "check_roots",
     "check_spool",
@@ -55,6 +62,7 @@ OK, WARN, FAIL = "OK", "WARN", "FAIL"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 PROBE_TIMEOUT = 5.0
+CLI_PROBE_TIMEOUT = 30.0
 WATCH_HEADROOM = 1024
 """Watches are counted per user, shared with editors, IDEs and other watchers."""
 INSTANCE_HEADROOM = 16
@@ -259,32 +267,37 @@ def check_model(
 ) -> Check:
     if model.backend == "offline":
         return Check(OK, "model", "offline backend: no key and no network needed")
+    if model.backend == "claude-code":
+        return check_claude_code(model, env)
     if model.backend != "anthropic":
         return Check(
             FAIL,
             "model",
             f"unknown backend {model.backend!r}",
-            "[model] backend = offline | anthropic",
+            "[model] backend = offline | anthropic | claude-code",
         )
-    key = env.get("ANTHROPIC_API_KEY", "")
-    if not key:
+    key = env.get("ANTHROPIC_API_KEY", "").strip()
+    token = "" if key else env.get("ANTHROPIC_AUTH_TOKEN", "").strip()
+    if not key and not token and not model.base_url:
         return Check(
             FAIL,
             "model",
-            "anthropic backend but ANTHROPIC_API_KEY is not set in this environment",
-            "set it where the daemon runs (systemctl --user edit dreamd → Environment= or EnvironmentFile=)",
+            "anthropic backend but ANTHROPIC_API_KEY is not set in this environment (nor "
+            "ANTHROPIC_AUTH_TOKEN)",
+            "set it where the daemon runs (systemctl --user edit dreamd → Environment= or "
+            "EnvironmentFile=), or use backend = \"claude-code\" with a Claude Code login",
         )
     base = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
     url = f"{base}/v1/models?limit=1"
-    request = urllib.request.Request(
-        url,
-        headers={
-            "x-api-key": key,
-            "anthropic-version": ANTHROPIC_VERSION,
-            "user-agent": "dreamd-doctor",
-        },
-        method="GET",
+    headers = {"anthropic-version": ANTHROPIC_VERSION, "user-agent": "dreamd-doctor"}
+    if key:
+        headers["x-api-key"] = key
+    elif token:
+        headers["authorization"] = f"Bearer {token}"
+    credential = (
+        "the key" if key else "the bearer token (ANTHROPIC_AUTH_TOKEN)" if token else None
     )
+    request = urllib.request.Request(url, headers=headers, method="GET")
     wait = min(timeout, model.timeout) if model.timeout > 0 else timeout
     try:
         with _opener(url, env).open(request, timeout=wait) as response:
@@ -297,18 +310,19 @@ def check_model(
             FAIL,
             "model",
             f"cannot reach {base} ({reason})",
-            "check the network or proxy, or [model] base_url",
+            "check the network or proxy, or [model] base_url (is the local server running?)",
         )
     if 200 <= code < 300:
+        accepted = f"accepted {credential}" if credential else "needs no credential"
         return Check(
-            OK,
-            "model",
-            f"anthropic endpoint {base} answered and accepted the key (model {model.model})",
+            OK, "model", f"anthropic endpoint {base} answered and {accepted} (model {model.model})"
         )
     if code in (401, 403):
-        return Check(
-            FAIL, "model", f"{base} rejected the key (HTTP {code})", "check ANTHROPIC_API_KEY"
-        )
+        if credential is None:
+            detail = f"{base} wants a credential (HTTP {code}) and none is set"
+        else:
+            detail = f"{base} rejected {credential} (HTTP {code})"
+        return Check(FAIL, "model", detail, "check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN")
     if code in (429, 529) or code >= 500:
         return Check(
             WARN,
@@ -321,6 +335,87 @@ def check_model(
         "model",
         f"{base} is reachable but answered HTTP {code} to GET /v1/models "
         "(fine for servers that do not list models)",
+    )
+
+
+def check_claude_code(model: ModelConfig, env: Mapping[str, str]) -> Check:
+    """The CLI the daemon would run, and whether it is logged in (``claude auth status``: no
+    model call, no tokens spent)."""
+    from dreamd.models.claude_code_backend import resolve_claude
+    from memory.errors import ModelMisconfigured
+
+    try:
+        exe = resolve_claude(model.claude_path, env)
+    except ModelMisconfigured as exc:
+        return Check(
+            FAIL,
+            "model",
+            str(exc),
+            "npm install -g @anthropic-ai/claude-code, or set [model] claude_path",
+        )
+    try:
+        proc = subprocess.run(
+            [str(exe), "auth", "status"], env=dict(env), capture_output=True, text=True,
+            timeout=CLI_PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check(FAIL, "model", f"claude CLI {exe}: cannot run `claude auth status`: {exc}")
+    try:
+        state = json.loads(proc.stdout)
+    except ValueError:
+        state = None
+    if not isinstance(state, dict):
+        said = " ".join((proc.stderr or proc.stdout).split())[:200]
+        return Check(
+            WARN,
+            "model",
+            f"claude CLI {exe}: could not read its login state ({said or 'no output'})",
+            "claude update",
+        )
+    if state.get("loggedIn") is not True:
+        return Check(
+            FAIL,
+            "model",
+            f"claude CLI {exe} is not logged in for this user",
+            "run `claude` and /login as the user dreamd runs as, or `claude setup-token` and "
+            "set CLAUDE_CODE_OAUTH_TOKEN where the daemon runs",
+        )
+    method = state.get("authMethod") or "unknown method"
+    return Check(
+        OK,
+        "model",
+        f"claude-code backend: {exe} logged in ({method}), model {model.model}",
+    )
+
+
+def check_model_health(path: Path, probe: Check) -> Check | None:
+    """What the daemon's last model call said (None: nothing to report).
+
+    A note stays until the daemon's next successful call, so after a fix that this run's probe
+    confirms, it is only a WARN saying the note is out of date.
+    """
+    from dreamd.models.health import read_health
+
+    note = read_health(path)
+    if note is None:
+        return None
+    if note.get("state") == "unreadable":
+        return Check(WARN, "model health", str(note.get("error")), f"rm {path}")
+    error = note.get("error")
+    since = note.get("at") or "?"
+    if probe.status == OK:
+        return Check(
+            WARN,
+            "model health",
+            f"model misconfigured at {since} (the daemon's last call): {error}; the probe above "
+            "now succeeds, so the note clears at the next successful call",
+            "dreamd retry (the failed jobs)",
+        )
+    return Check(
+        FAIL,
+        "model health",
+        f"model misconfigured: {error} (since {since})",
+        "fix [model] (docs/models.md), then dreamd retry",
     )
 
 
@@ -431,14 +526,19 @@ def check_claude_hooks(env: Mapping[str, str]) -> Check:
 def run_checks(
     config: Config, *, env: Mapping[str, str], proc: Path = Path("/proc")
 ) -> list[Check]:
+    from dreamd.models.health import health_path
+
     managed, _ = discover_dirs(config.daemon.roots)
+    model = check_model(config.model, env)
+    health = check_model_health(health_path(config.daemon.spool), model)
     return [
         check_config(config, env),
         check_roots(config),
         check_spool(config.daemon.spool),
         check_inotify(len(managed), proc=proc),
         check_daemon(config.daemon.spool, proc=proc),
-        check_model(config.model, env),
+        model,
+        *([health] if health is not None else []),
         check_failed_jobs(config.daemon.spool),
         check_other_spools(config, env),
         check_claude_hooks(env),

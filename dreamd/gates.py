@@ -33,6 +33,7 @@ from memory.fsutil import replace_atomic
 __all__ = [
     "GATE_NAMES",
     "PAUSE_FILE",
+    "SCAN_FILE",
     "DirState",
     "GateDecision",
     "GateResult",
@@ -42,11 +43,16 @@ __all__ = [
     "is_paused",
     "pause",
     "pause_info",
+    "read_last_scan",
+    "record_scan",
     "resume",
 ]
 
 GATE_NAMES: tuple[str, ...] = ("enabled", "interval", "scan", "count", "sessions", "budget", "lock")
 PAUSE_FILE = ".paused"
+SCAN_FILE = ".last-scan"
+"""When the daemon last scanned a directory's gates (UTC ISO): the one state behind both the
+scan throttle and the ``scan`` gate that ``dreamd status`` shows. Hidden, so never reconciled."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,29 @@ def evaluate(state: DirState, cfg: GatesConfig, now: datetime) -> GateDecision:
     return GateDecision(open=first_closed is None, gates=tuple(results), first_closed=first_closed)
 
 
+# --------------------------------------------------------------------------- last scan
+
+
+def read_last_scan(memory_dir: str | os.PathLike[str]) -> datetime | None:
+    """The last gate scan the daemon recorded for ``memory_dir`` (None: never, or unreadable)."""
+    try:
+        text = (Path(memory_dir) / SCAN_FILE).read_text(encoding="utf-8").strip()
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (OSError, ValueError):
+        return None
+    return _aware(when)
+
+
+def record_scan(memory_dir: str | os.PathLike[str], now: datetime) -> None:
+    """Record a gate scan of ``memory_dir`` at ``now``: atomic (rename) but not fsynced — the
+    time is advisory, and an idle daemon must not cost a disk flush per directory per window."""
+    directory = Path(memory_dir)
+    stamp = _aware(now).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    tmp = directory / f"{SCAN_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
+    tmp.write_text(stamp + "\n", encoding="utf-8")
+    os.replace(tmp, directory / SCAN_FILE)
+
+
 # --------------------------------------------------------------------------- pause / resume
 
 
@@ -225,17 +254,34 @@ class ScanThrottle:
     lost, only delayed. Thread-safe; the clock is injected (seconds, monotonic).
     """
 
-    def __init__(self, window: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        window: float,
+        clock: Callable[[], float],
+        *,
+        seed: Callable[[Hashable], float | None] | None = None,
+    ) -> None:
+        """``seed(key)`` says how many seconds ago ``key`` was last scanned by an earlier
+        process (None: never), so a restart does not reopen every window at once."""
         self.window = window
         self._clock = clock
+        self._seed = seed
         self._last: dict[Hashable, float] = {}
         self._pending: set[Hashable] = set()
         self._lock = threading.Lock()
 
+    def _seeded(self, key: Hashable, now: float) -> float | None:
+        last = self._last.get(key)
+        if last is None and self._seed is not None:
+            ago = self._seed(key)
+            if ago is not None:
+                last = self._last[key] = now - max(0.0, ago)
+        return last
+
     def hint(self, key: Hashable) -> bool:
         now = self._clock()
         with self._lock:
-            last = self._last.get(key)
+            last = self._seeded(key, now)
             if last is None or now - last >= self.window:
                 self._last[key] = now
                 self._pending.discard(key)

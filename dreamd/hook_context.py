@@ -170,7 +170,7 @@ def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]
             cached = marshal.load(f)
         if cached[0] == key:
             entries, state = cached[1], cached[2]
-            return entries, KeywordIndex.from_state([Candidate(*e[:3]) for e in entries], state)
+            return entries, KeywordIndex.from_state(state)
     except (OSError, EOFError, ValueError, TypeError, IndexError):
         pass
     entries = [tuple(r[k] for k in ENTRY_FIELDS) for r in _manifest_entries(memory_dir)]

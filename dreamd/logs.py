@@ -62,6 +62,7 @@ EVENTS: dict[str, str] = {
     "dream.lease_busy": "Another holder has the dream lease (memory_dir, reason).",
     "dream.lease_lost": "Our lease was broken or replaced; the dream commits nothing (memory_dir, reason).",
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
+    "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
     "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
     # extraction
     "adopt.first_use": "Claude Code's auto-memory directory was taken under management by its first job (memory_dir, generation, adopted, malformed, index_archived).",
@@ -86,7 +87,8 @@ EVENTS: dict[str, str] = {
     "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
     # model
     "model.call": "One model call (task, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, duration_ms, stop_reason, outcome).",
-    "model.error": "A model call failed (task, model, error).",
+    "model.error": "A model call failed (task, model, error, transient, misconfigured).",
+    "model.health_unwritable": "The spool's .model-health.json (what status/doctor show about a misconfigured model) could not be written; the job goes on (path or memory_dir, error).",
     "model.answer_rejected": "A model answer broke the strict answer rules and was not used (task, model, reason).",
 }
 

@@ -9,7 +9,12 @@ JSON shape (``format`` 1; keys are only ever added)::
 
     {"format": 1, "generated_at": ISO, "config": path | null,
      "daemon": {"running": bool | null, "pid", "host", "since"},
+     "model": {"backend", "model",
+               "misconfigured": null | {"error", "at", "memory_dir"}},   # the daemon's last call
      "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
+               "drained_5m", "drained_1h",          # jobs finished in the last 5 min / hour
+               "drain_per_min": float | null,       # over the last 5 min (else the hour)
+               "backlog_eta_s": float | null,       # new + deferred at that rate
                "failures": [{"job", "failed_at", "reason"}],           # newest first, at most 5
                "error": null | "why the spool could not be read"},
      "other_spools": [{"path", "new", "cur", "deferred"}],   # jobs waiting where no daemon looks
@@ -22,7 +27,9 @@ JSON shape (``format`` 1; keys are only ever added)::
         "error": null}]}
 
 A directory whose manifest cannot be read keeps ``managed: true`` with ``error`` set and the
-other keys null, so one broken directory never hides the others.
+other keys null, so one broken directory never hides the others. ``model.misconfigured`` is
+the note the daemon keeps when a model call was refused as misconfigured (a bad key or login,
+no such model, no CLI: :mod:`dreamd.models.health`); it clears at the next successful call.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.gates import evaluate, is_paused
+from dreamd.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
 from memory.jobs import expand_roots
 from memory.llm import Completion
@@ -51,6 +58,7 @@ __all__ = [
     "daemon_status",
     "dir_status",
     "discover_dirs",
+    "model_status",
     "render_status",
     "spool_status",
 ]
@@ -130,7 +138,20 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
         out[queue] = getattr(counts, queue)
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
+    out.update(_drain(sp, backlog=counts.new + counts.deferred))
     return out
+
+
+def _drain(sp: Spool, *, backlog: int) -> dict[str, Any]:
+    """How fast the backlog drains, from the completion times in ``done/``."""
+    try:
+        last_5m, last_1h = sp.completed_since(300), sp.completed_since(3600)
+    except OSError:
+        last_5m = last_1h = 0
+    rate = last_5m / 5 if last_5m else (last_1h / 60 if last_1h else None)
+    eta = round(backlog / rate * 60, 1) if rate and backlog else (0.0 if not backlog else None)
+    return {"drained_5m": last_5m, "drained_1h": last_1h,
+            "drain_per_min": None if rate is None else round(rate, 2), "backlog_eta_s": eta}
 
 
 def _flock_holders(path: Path, proc: Path) -> list[int] | None:
@@ -276,7 +297,7 @@ def dir_status(
 
     try:
         manifest = store.read()
-        state = dir_state(path, ctx or _context(config, now), last_scan_at=None)
+        state = dir_state(path, ctx or _context(config, now), last_scan_at=read_last_scan(path))
         lease = _lease(path, config, now)
         malformed = [{"file": f, "error": e} for f, e in store.scan_malformed()]
     except DreamdError as exc:
@@ -328,6 +349,22 @@ def _count_jobs(folder: Path) -> int:
         return 0
 
 
+def model_status(config: Config) -> dict[str, Any]:
+    """The configured backend and, when the daemon found it misconfigured, why and since when."""
+    from dreamd.models.health import health_path, read_health
+
+    note = read_health(health_path(config.daemon.spool))
+    misconfigured = None
+    if note is not None and note.get("state") == "misconfigured":  # doctor reports unreadable ones
+        misconfigured = {
+            "error": str(note.get("error")),
+            "at": note.get("at") if isinstance(note.get("at"), str) else None,
+            "memory_dir": note.get("memory_dir") if isinstance(note.get("memory_dir"), str) else None,
+        }
+    model = None if config.model.backend == "offline" else config.model.model
+    return {"backend": config.model.backend, "model": model, "misconfigured": misconfigured}
+
+
 def collect_status(
     config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None
 ) -> dict[str, Any]:
@@ -344,6 +381,7 @@ def collect_status(
         "generated_at": _iso(now),
         "config": str(config.source) if config.source else None,
         "daemon": daemon_status(config.daemon.spool),
+        "model": model_status(config),
         "spool": spool_status(config.daemon.spool),
         "other_spools": other_spools(config),
         "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
@@ -385,6 +423,19 @@ def _render_dir(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_drain(sp: dict[str, Any]) -> str:
+    backlog = sp["new"] + sp["deferred"]
+    rate = sp.get("drain_per_min")
+    done = f"{sp.get('drained_5m', 0)} done in 5 min, {sp.get('drained_1h', 0)} in the hour"
+    if not backlog:
+        return f"backlog empty ({done})"
+    if not rate:
+        return f"backlog {backlog}, not draining ({done})"
+    eta = float(sp["backlog_eta_s"] or 0)
+    when = f"{eta / 60:.0f} min" if eta < 7200 else f"{eta / 3600:.1f} h"
+    return f"backlog {backlog}, draining {rate:g}/min, about {when} to empty ({done})"
+
+
 def render_status(status: dict[str, Any]) -> str:
     """Readable text for a terminal; the same facts as the JSON, nothing more."""
     sp = status["spool"]
@@ -394,11 +445,20 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"daemon: running, pid {daemon['pid']} since {daemon['since']}")
     elif daemon["running"] is False:
         lines.append("daemon: not running (jobs wait in new/ until it starts)")
+    model = status.get("model")
+    if model is not None:
+        named = f" ({model['model']})" if model["model"] else ""
+        lines.append(f"model: {model['backend']}{named}")
+        bad = model["misconfigured"]
+        if bad is not None:
+            lines.append(f"  model misconfigured: {bad['error']} (since {bad['at'] or '?'})")
+            lines.append("  (fix [model] in the config, then dreamd retry; docs/models.md)")
     if sp.get("error"):
         lines.append(f"spool {sp['path']}: cannot read it: {sp['error']}")
     elif sp["exists"]:
         depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
         lines.append(f"spool {sp['path']}: {depths}")
+        lines.append("  " + _render_drain(sp))
     else:
         lines.append(f"spool {sp['path']}: not created yet")
     for f in sp["failures"]:

@@ -4,7 +4,10 @@
 consolidation. Both speak the error hierarchy the daemon acts on: TransientError / LockTimeout
 → defer and retry, PermanentError → ``failed/``. A model answer that breaks the rules changes
 nothing; it is retried (deferred) and, after ``max_attempts``, lands in ``failed/`` with the
-gate's reason as ``last_error``.
+gate's reason as ``last_error``. A misconfigured model (key or login refused, no such model,
+no CLI) is not a bad answer: the job fails at once with "model misconfigured: …" (nothing is
+lost: ``dreamd retry`` after fixing ``[model]``), a dream backs off, and the reason is kept for
+``dreamd status``/``doctor`` (:mod:`dreamd.models.health`).
 
 The extraction cursor and the job id are committed in the same commit as the records, so
 re-running a job is a no-op and a PreCompact + SessionEnd pair of the same session extracts
@@ -40,7 +43,7 @@ from memory.errors import (
 from memory.gate import PlanOp
 from memory.llm import Model
 from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
-from memory.manifest import parse_iso
+from memory.manifest import EXTRACTED_KEY, extracted_digest, extracted_ids, parse_iso
 from memory.records import Record, validate_fields
 from memory.redact import redact
 from memory.store import Change, FaultHook, MemoryStore
@@ -60,17 +63,21 @@ class Context:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     fault: FaultHook | None = None
     """Test hook: called with step names (dream steps and the store's commit steps)."""
+    health: Any = None
+    """A :class:`dreamd.models.health.ModelHealth` (None: not persisted, e.g. in tests)."""
     _stores: dict[str, MemoryStore] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(cls, config: Config, *, model: Model | None = None) -> Context:
         from dreamd.models.factory import make_model
+        from dreamd.models.health import ModelHealth, health_path
         from dreamd.models.usage import UsageLedger, default_ledger_path
 
         return cls(
             config=config,
             model=model or make_model(dataclasses.asdict(config.model)),
             ledger=UsageLedger(default_ledger_path()),
+            health=ModelHealth(health_path(config.daemon.spool)),
         )
 
     def store(self, memory_dir: str | Path) -> MemoryStore:
@@ -101,6 +108,23 @@ class Context:
             self.ledger.record(str(memory_dir), usage, now=self.clock())
         except Exception as exc:  # accounting must never fail a job
             log.warning("usage.ledger_failed", memory_dir=str(memory_dir), error=str(exc))
+
+    def note_model(self, memory_dir: str | Path, outcome: Any) -> None:
+        """Keep the model's standing for status/doctor: a misconfiguration is written down,
+        any answer (even a refused one) proves the setup works; transient failures say
+        nothing either way."""
+        if self.health is None or getattr(outcome, "transient", False):
+            return
+        try:
+            if getattr(outcome, "misconfigured", False):
+                self.health.misconfigured(
+                    str(outcome.error), model=self.model.name, memory_dir=str(memory_dir),
+                    now=self.clock(),
+                )  # fmt: skip
+            else:
+                self.health.ok()
+        except Exception as exc:  # bookkeeping must never fail a job
+            log.warning("model.health_unwritable", memory_dir=str(memory_dir), error=str(exc))
 
     def spent_today(self, memory_dir: str | Path) -> int:
         if self.ledger is None:
@@ -155,6 +179,8 @@ def _execute(job: Any, ctx: Context) -> str:
         result = dream(Path(job.memory_dir), ctx, force=bool(_job_field(job, "force", False)))
         if result.status in ("transient", "lease-busy", "conflict", "lease-lost"):
             raise TransientError(f"consolidation {result.status}: {result.reason}")
+        if result.status == "misconfigured":
+            raise PermanentError(f"{result.reason}; fix [model], then 'dreamd retry {job.id}'")
         return f"dream-{result.status}"
     raise PermanentError(f"job {job.id}: unknown kind {kind!r}")
 
@@ -194,7 +220,7 @@ def adopt_on_first_use(memory_dir: Path) -> str | None:
 
 def _extract(job: Any, ctx: Context) -> str:
     from dreamd.models import ops
-    from memory.transcripts import budget_turns, new_turns, parse_transcript
+    from memory.transcripts import budget_turns, new_turns, parse_transcript, source_ids
 
     if _job_field(job, "adopt", False):
         adopt_on_first_use(Path(job.memory_dir))
@@ -210,6 +236,11 @@ def _extract(job: Any, ctx: Context) -> str:
     cursor = manifest.cursors.get(session, 0)
     fresh = new_turns(transcript.turns, cursor)
     end = len(transcript.turns)
+    # A fork (--resume ID --fork-session) replays the original's turns, same uuids, under a new
+    # session id whose cursor starts at 0: turns another session already extracted are skipped.
+    done = extracted_ids(manifest.extra.get(EXTRACTED_KEY))
+    if done:
+        fresh = [t for t in fresh if extracted_digest(t.message_id) not in done]
     if not fresh:
         store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
@@ -224,11 +255,15 @@ def _extract(job: Any, ctx: Context) -> str:
         max_tokens=ctx.config.model.max_tokens,
     )
     ctx.record_usage(job.memory_dir, getattr(outcome, "usage", None))
+    ctx.note_model(job.memory_dir, outcome)
     if getattr(outcome, "transient", False):
         raise TransientError(f"model unavailable: {outcome.error}")
+    if getattr(outcome, "misconfigured", False):
+        raise PermanentError(f"{outcome.error}; fix [model], then 'dreamd retry {job.id}'")
     if outcome.error:
         log.warning("extract.rejected", job_id=job.id, memory_dir=str(job.memory_dir), session_id=session, reason=outcome.error)
-        raise TransientError(f"model answer rejected: {outcome.error}")
+        what = "model answer rejected" if getattr(outcome, "rejected", False) else "model call failed"
+        raise TransientError(f"{what}: {outcome.error}")
     existing = {(e.type, e.description.strip().lower()) for e in manifest.records}
     records = [
         _redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in existing
@@ -240,6 +275,7 @@ def _extract(job: Any, ctx: Context) -> str:
             job_id=job.id,
             session_id=session,
             cursor=(session, end),
+            extracted=source_ids(fresh),
         )
     )
     if result.duplicate:
@@ -278,10 +314,12 @@ def _remember(job: Any, ctx: Context) -> str:
         records.append(_redact_record(rec))
     if not records:
         raise PermanentError(f"job {job.id}: remember carries no records")
-    names = {e.name for e in manifest.records}
+    # A name may be a record's key or its own frontmatter name (Claude Code's feedback-db-tests
+    # in feedback_db_tests.md): either replaces that record instead of adding a twin.
+    keys, _ = _resolve(store, [r.name for r in records], manifest)
     change = Change(
-        add=[r for r in records if r.name not in names],
-        replace={r.name: r for r in records if r.name in names},
+        add=[r for r in records if r.name not in keys],
+        replace={keys[r.name]: r for r in records if r.name in keys},
         actor="job",
         job_id=job.id,
         session_id=_job_field(job, "session_id"),
@@ -296,8 +334,7 @@ def _forget(job: Any, ctx: Context) -> str:
     if not names:
         raise PermanentError(f"job {job.id}: forget carries no names")
     manifest = store.read()
-    known = {e.name for e in manifest.records}
-    unknown = [n for n in names if n not in known]
+    keys, unknown = _resolve(store, names, manifest)
     notes = []
     for name in unknown:
         into = merged_into(store, name)
@@ -315,7 +352,7 @@ def _forget(job: Any, ctx: Context) -> str:
         )
     result = store.commit(
         Change(
-            remove=names,
+            remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
             actor="job",
             job_id=job.id,
             session_id=_job_field(job, "session_id"),
@@ -323,6 +360,14 @@ def _forget(job: Any, ctx: Context) -> str:
         )
     )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
+
+
+def _resolve(store: MemoryStore, names: list[str], manifest: Any) -> tuple[dict[str, str], list[str]]:
+    """:meth:`MemoryStore.resolve`; a name several records answer to fails the job for good."""
+    try:
+        return store.resolve(names, manifest)
+    except StoreError as exc:
+        raise PermanentError(str(exc)) from None
 
 
 def merged_into(store: MemoryStore, name: str) -> str | None:
@@ -388,7 +433,7 @@ def plan_batches(records: Sequence[Any], size: int) -> list[list[Any]]:
 
 @dataclass(frozen=True)
 class DreamResult:
-    status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | lease-lost | dry-run
+    status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | misconfigured | lease-lost | dry-run
     reason: str | None = None
     plan: list[PlanOp] = field(default_factory=list)
     generation: int | None = None
@@ -487,6 +532,7 @@ def dream(
                     max_tokens=ctx.config.model.max_tokens,
                 )
                 ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+                ctx.note_model(memory_dir, outcome)
                 if beat.lost or outcome.error:
                     break
                 plan.extend(outcome.ops)
@@ -496,6 +542,9 @@ def dream(
         if getattr(outcome, "transient", False):
             bound.warning("dream.deferred", reason=outcome.error)
             return DreamResult("transient", outcome.error)
+        if getattr(outcome, "misconfigured", False):
+            bound.warning("dream.misconfigured", reason=outcome.error)
+            return DreamResult("misconfigured", outcome.error)
         if outcome.error:  # one refused batch refuses the dream: never a partial apply
             bound.warning("dream.rejected", reason=outcome.error)
             return DreamResult("rejected", outcome.error)

@@ -38,9 +38,11 @@ class WorkerPool:
         workers: int,
         *,
         on_error: Callable[[Task, BaseException], None],
+        on_done: Callable[[Task], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         name: str = "dreamd-worker",
     ) -> None:
+        self._on_done = on_done
         self._cond = threading.Condition()
         self._queues: dict[Hashable, deque[Task]] = {}
         self._ready: deque[Hashable] = deque()
@@ -77,6 +79,17 @@ class WorkerPool:
         """Tasks queued or running."""
         with self._cond:
             return sum(len(q) for q in self._queues.values()) + len(self._busy)
+
+    def free_slots(self) -> int:
+        """Workers neither running a task nor about to take one (a task queued behind a busy
+        key will run on that key's worker, not on a free one)."""
+        with self._cond:
+            return max(0, len(self._threads) - len(self._busy) - len(self._ready))
+
+    def keys(self) -> set[Hashable]:
+        """Keys with a task running or queued."""
+        with self._cond:
+            return set(self._busy) | set(self._queues)
 
     def has_key(self, key: Hashable) -> bool:
         with self._cond:
@@ -115,6 +128,9 @@ class WorkerPool:
                     if key in self._queues:
                         self._ready.append(key)
                     self._cond.notify_all()
+                if self._on_done is not None:  # a worker and a key are free again
+                    with contextlib.suppress(Exception):
+                        self._on_done(task)
 
     def close(self) -> list[Task]:
         """Stop handing out tasks; return the queued ones that never started."""

@@ -15,14 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.errors import RecordError, StoreError
-from memory.fsutil import write_new
 from memory.locks import store_lock
 from memory.manifest import ManifestEntry, utcnow_iso
 from memory.records import MAX_BODY_BYTES, make_record, parse_record, render_record, sha256_hex
 from memory.store import (
     INDEX,
     MemoryStore,
-    _Pending,
     foreign_entry,
     read_regular,
     record_file_name,
@@ -101,7 +99,6 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX
-        archived: str | None = None
         if index_path.exists():
             raw = index_path.read_bytes()
             text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n")
@@ -131,10 +128,6 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
                     )
                 )
                 notes.append(name)
-            hist = store._ensure_history()
-            archived_name = f"MEMORY-adopted-{store.clock().strftime('%Y%m%dT%H%M%S')}.md"
-            write_new(hist / archived_name, raw)
-            archived = f".history/{archived_name}"
         change = {
             "actor": "adopted",
             "added": [e.name for e in entries],
@@ -142,11 +135,12 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
             "removed": [],
             "note": f"adopted {len(entries) - len(notes)} file(s)" + (f", index notes kept as {', '.join(notes)}" if notes else ""),
         }
-        new = store._write(None, _Pending(entries=entries, files=files, change=change))
+        store._migrate_history()
+        new = store.write_set(None, entries, files=files, summary=change)
         return AdoptReport(
             generation=new.generation,
             adopted=[e.name for e in entries],
             malformed=malformed,
             notes=notes,
-            index_archived=archived,
+            index_archived=new.change.get("index_archived"),
         )

@@ -156,18 +156,24 @@ def remember(
     type: str,
     description: str,
     body: str,
+    importance: float | None = None,
+    expires: str | None = None,
     spool: SpoolArg = None,
 ) -> str:
-    """Enqueue one record to add to ``memory_dir`` (fields checked now; RecordError if bad)."""
+    """Enqueue one record to add to ``memory_dir`` (fields checked now; RecordError if bad).
+
+    ``importance`` (0–1) raises the record in recall ties and protects it from being dropped;
+    ``expires`` (``YYYY-MM-DD``) lets a dream drop it after that day.
+    """
     from memory.jobs import redact_records
-    from memory.records import validate_fields
+    from memory.records import OPTIONAL_FIELDS, validate_fields
 
     mdir = _memory_dir(memory_dir)
-    record = validate_fields(
-        {"name": name, "type": type, "description": description, "body": body}, where="remember"
-    )
+    fields: dict[str, object] = {"name": name, "type": type, "description": description, "body": body}
+    fields.update({k: v for k, v in (("importance", importance), ("expires", expires)) if v is not None})
+    record = validate_fields(fields, where="remember", optional=OPTIONAL_FIELDS)
     (clean,), _kinds = redact_records([record])
-    job = build_job("remember", job_id=new_job_id(), memory_dir=mdir, records=[clean.as_fields()])
+    job = build_job("remember", job_id=new_job_id(), memory_dir=mdir, records=[clean.job_fields()])
     return _write(spool, job)
 
 

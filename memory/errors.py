@@ -14,7 +14,9 @@
     │   └── LeaseLost                our dream lease was broken / replaced (fencing)
     ├── TransientError               worth retrying later (model timeout, 429, 5xx)
     └── PermanentError               never worth retrying (malformed job, outside roots)
-        └── JobRejected              a spool job failed validation
+        ├── JobRejected              a spool job failed validation
+        └── ModelMisconfigured       the model backend refuses us (bad key or login, no such
+                                     model, bad request, no CLI): fix [model], then retry
 """
 
 from __future__ import annotations
@@ -70,3 +72,10 @@ class PermanentError(DreamdError):
 
 class JobRejected(PermanentError):
     pass
+
+
+class ModelMisconfigured(PermanentError):
+    """The configured model cannot be used as set up (HTTP 400/401/403/404, a missing login or
+    CLI). Retrying the same call cannot help and the answer was never judged, so it is neither
+    a transient failure nor a rejected answer: the job fails with this reason and the daemon
+    shows it (``dreamd status``, ``dreamd doctor``) until a call succeeds again."""

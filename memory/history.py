@@ -9,6 +9,7 @@ applied stay applied).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,8 @@ from memory.store import (
     ORPHAN_PREFIX,
     CommitResult,
     MemoryStore,
-    _Pending,
     record_file_name,
+    unique_name,
 )
 
 
@@ -41,6 +42,13 @@ class LogEntry:
     job_id: str | None = None
     session_id: str | None = None
     note: str | None = None
+    foreign: dict[str, list[str]] = field(default_factory=dict)
+    """What the commit took in that others did: ``adopted``, ``updated`` (hand edits) and
+    ``dropped`` (hand deletions) record names."""
+    index_archived: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)
+    """Frontmatter names of the records named above whose files call them otherwise
+    (``feedback_db_tests`` → ``feedback-db-tests``), so the log reads with either name."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -48,6 +56,8 @@ class LogEntry:
 
 def _entry(m: Manifest) -> LogEntry:
     c = m.change
+    foreign = {str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)}
+    named = {str(n) for key in ("added", "updated") for n in c.get(key, [])} | {n for v in foreign.values() for n in v}
     return LogEntry(
         generation=m.generation,
         committed_at=m.committed_at,
@@ -60,6 +70,9 @@ def _entry(m: Manifest) -> LogEntry:
         job_id=c.get("job_id"),
         session_id=c.get("session_id"),
         note=c.get("note"),
+        foreign=foreign,
+        index_archived=c.get("index_archived"),
+        titles={e.name: e.title for e in m.records if e.title and e.name in named},
     )
 
 
@@ -82,6 +95,11 @@ def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntr
 def render_log(entries: list[LogEntry]) -> str:
     lines = []
     for e in entries:
+
+        def label(name: str, e: LogEntry = e) -> str:
+            title = e.titles.get(name)
+            return f"{name} (name: {title})" if title else name
+
         who = e.actor
         if e.job_id:
             who += f" job {e.job_id}"
@@ -93,13 +111,18 @@ def render_log(entries: list[LogEntry]) -> str:
             sources = ", ".join(m.get("from", []))
             lines.append(f"  merged   {sources} -> {into}" if into else f"  dropped  {sources}")
         for n in e.added:
-            lines.append(f"  added    {n}")
+            lines.append(f"  added    {label(n)}")
         for n in e.updated:
-            lines.append(f"  updated  {n}")
+            lines.append(f"  updated  {label(n)}")
         merged_sources = {s for m in e.merged for s in m.get("from", [])}
         for n in e.removed:
             if n not in merged_sources:
                 lines.append(f"  removed  {n}")
+        for what, key in (("adopted ", "adopted"), ("edited  ", "updated"), ("deleted ", "dropped")):
+            for n in e.foreign.get(key, []):
+                lines.append(f"  {what} {label(n)}  (by someone else)")
+        if e.index_archived:
+            lines.append(f"  kept     a MEMORY.md dreamd did not write as {e.index_archived}")
         if e.note:
             lines.append(f"  note     {e.note}")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -111,14 +134,14 @@ def render_log_json(entries: list[LogEntry]) -> str:
 
 def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     """The exact bytes an old entry committed, from the directory or ``.history/``."""
-    candidates = [
-        store.path / entry.file,
-        store.path / HISTORY / entry.file,
-        store.path / HISTORY / f"{ORPHAN_PREFIX}{entry.file}",
-    ]
+    candidates = [store.path / entry.file]
     hist = store.path / HISTORY
     if hist.is_dir():
-        candidates.extend(sorted(hist.glob(f"{entry.file}.*")))
+        # Archives end in ARCHIVE_SUFFIX (``x.md.hist``, ``x.md.<random>.hist``); directories
+        # not yet migrated still hold ``x.md``, ``x.md.<random>`` and ``orphan.x.md``.
+        for prefix in ("", ORPHAN_PREFIX):
+            candidates.append(hist / f"{prefix}{entry.file}")
+            candidates.extend(sorted(hist.glob(f"{glob.escape(prefix + entry.file)}.*")))
     for path in candidates:
         try:
             data = path.read_bytes()
@@ -131,11 +154,14 @@ def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
 
 def rollback(store: MemoryStore, *, to: int) -> CommitResult:
     """Commit a new generation whose set equals generation ``to``; all or nothing."""
+    from memory.reconcile import scan_foreign
+
     with store_lock(store.path, store.lock_timeout):
         current = store.read()
         if to == current.generation:
             raise StoreError(f"{store.path}: generation {to} is already current")
         target = store.read_generation(to)
+        store._migrate_history()
         entries: list[ManifestEntry] = []
         files: list[tuple[str, bytes]] = []
         for entry in target.records:
@@ -152,6 +178,16 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             file = entry.file if on_disk is None else record_file_name(entry.name)
             files.append((file, data))
             entries.append(dataclasses.replace(entry, file=file))
+        # A file someone wrote since the last commit belongs to no generation: it joins the
+        # rolled-back set instead of being passed over (or archived as if we had removed it).
+        foreign = scan_foreign(store, current)
+        taken = {e.name for e in entries}
+        restored = {e.file for e in entries}
+        adopted_names = set(foreign.adopted)
+        for e in foreign.entries:
+            if e.name in adopted_names and e.file not in restored:
+                entries.append(dataclasses.replace(e, name=unique_name(e.name, taken)))
+                taken.add(entries[-1].name)
         before = {e.name: e.sha256 for e in current.records}
         after = {e.name: e.sha256 for e in entries}
         added = sorted(n for n in after if n not in before)
@@ -164,8 +200,20 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             "removed": removed,
             "note": f"rollback to generation {to}",
         }
-        new = store._write(current, _Pending(entries=entries, files=files, change=change))
-        return CommitResult(generation=new.generation, added=added, updated=updated, removed=removed)
+        foreign.annotate(change)
+        change.get("foreign", {}).pop("updated", None)
+        change.get("foreign", {}).pop("dropped", None)
+        if not change.get("foreign"):
+            change.pop("foreign", None)
+        new = store.write_set(current, entries, files=files, summary=change, leftovers=foreign.leftovers, listing=foreign.listing)
+        return CommitResult(
+            generation=new.generation,
+            added=added,
+            updated=updated,
+            removed=removed,
+            adopted=list(foreign.adopted),
+            index_archived=new.change.get("index_archived"),
+        )
 
 
 def history_dir(store: MemoryStore) -> Path:

@@ -26,7 +26,8 @@ SECTION_TITLES = {
 
 def _entry_line(entry: ManifestEntry) -> str:
     desc = " ".join(entry.description.split())
-    return f"- [{entry.name}]({entry.file}) — {desc}\n"
+    label = " ".join(entry.display_name.replace("[", "(").replace("]", ")").split())
+    return f"- [{label}]({entry.file}) — {desc}\n"
 
 
 def _footer(left_out: int) -> str:

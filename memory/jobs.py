@@ -214,7 +214,7 @@ def _memory_dir(value: Any, roots: Sequence[str]) -> Path:
 
 def _records(value: Any) -> tuple[Record, ...]:
     from memory.errors import RecordError
-    from memory.records import validate_fields
+    from memory.records import OPTIONAL_FIELDS, validate_fields
 
     if not isinstance(value, list) or not value:
         raise JobRejected("records must be a non-empty list")
@@ -228,7 +228,7 @@ def _records(value: Any) -> tuple[Record, ...]:
                 if isinstance(field_value, str):
                     _text(field_value, f"records[{i}].{key}")
         try:
-            record = validate_fields(item, where=f"records[{i}]")
+            record = validate_fields(item, where=f"records[{i}]", optional=OPTIONAL_FIELDS)
         except RecordError as exc:
             raise JobRejected(str(exc)) from None
         if record.name in seen:

@@ -8,6 +8,7 @@ generation) and ``change`` (what this generation changed and by whom — the sou
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ MAX_APPLIED_JOBS = 1000
 MAX_SESSIONS = 1000
 MAX_CURSORS = 1000
 _SAFE_FILE = re.compile(r"^[^/\\\x00]+\.md$")
+_HEX = re.compile(r"[0-9a-f]*")
 
 
 def utcnow_iso(now: datetime | None = None) -> str:
@@ -64,6 +66,19 @@ class ManifestEntry:
     sources: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def title(self) -> str | None:
+        """The record file's own frontmatter ``name`` when it differs from the key (files
+        others wrote: Claude Code's ``name: feedback-db-tests`` in ``feedback_db_tests.md``),
+        kept under the optional entry key ``title``."""
+        value = self.extra.get("title")
+        return value if isinstance(value, str) and value.strip() and value != self.name else None
+
+    @property
+    def display_name(self) -> str:
+        """What listings show: the name the file itself gives, else the key."""
+        return self.title or self.name
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,
@@ -82,22 +97,31 @@ class ManifestEntry:
     def from_json(cls, raw: Any, *, where: str) -> ManifestEntry:
         if not isinstance(raw, dict):
             raise StoreError(f"{where}: record entry is not an object")
-        data = dict(raw)
         try:
-            entry = cls(
-                name=str(data.pop("name")),
-                type=str(data.pop("type")),
-                description=str(data.pop("description", "")),
-                file=check_file_name(data.pop("file"), where=where),
-                sha256=str(data.pop("sha256")),
-                created_at=str(data.pop("created_at", "")),
-                updated_at=str(data.pop("updated_at", "")),
-                sources=[str(s) for s in data.pop("sources", []) or []],
-            )
+            name, type_, file, sha = raw["name"], raw["type"], raw["file"], raw["sha256"]
         except KeyError as exc:
             raise StoreError(f"{where}: record entry misses {exc.args[0]!r}") from None
-        entry.extra = data
-        return entry
+        sources = raw.get("sources") or []
+        if not (isinstance(sources, list) and all(type(s) is str for s in sources)):
+            sources = [str(s) for s in sources]
+        # Recall parses every entry after each commit: no copy of the common, all-known case.
+        extra = {} if raw.keys() <= _ENTRY_KEYS else {k: v for k, v in raw.items() if k not in _ENTRY_KEYS}
+        return cls(
+            name=name if type(name) is str else str(name),
+            type=type_ if type(type_) is str else str(type_),
+            description=str(raw.get("description", "")),
+            file=check_file_name(file, where=where),
+            sha256=sha if type(sha) is str else str(sha),
+            created_at=str(raw.get("created_at", "")),
+            updated_at=str(raw.get("updated_at", "")),
+            sources=list(sources),
+            extra=extra,
+        )
+
+
+_ENTRY_KEYS = frozenset(
+    ("name", "type", "description", "file", "sha256", "created_at", "updated_at", "sources")
+)
 
 
 @dataclass
@@ -225,3 +249,38 @@ def set_cursor(cursors: dict[str, int], session: str, value: int, limit: int = M
     while len(out) > limit:
         out.pop(next(iter(out)))
     return out
+
+
+MAX_EXTRACTED_IDS = 5000
+EXTRACTED_KEY = "extracted_ids"
+"""Manifest key (format 1 extension; older readers ignore it, older writers keep it): the most
+recent :data:`MAX_EXTRACTED_IDS` transcript message ids extracted into this set, as one string
+of 12-hex-digit digests, oldest first. A Claude Code fork (``--resume ID --fork-session``)
+replays the original's lines under a new session id with the same ``uuid``s; its own cursor
+starts at 0, so only this set keeps it from extracting the original conversation again.
+One string rather than a list keeps a commit's encoding cost flat (about 60 KB at the bound)."""
+_ID_DIGITS = 12
+
+
+def extracted_digest(message_id: str) -> str:
+    return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_DIGITS]
+
+
+def extracted_ids(raw: Any) -> frozenset[str]:
+    """The digests kept under :data:`EXTRACTED_KEY` (empty for a missing or damaged value)."""
+    if not isinstance(raw, str) or len(raw) % _ID_DIGITS or not _HEX.fullmatch(raw):
+        return frozenset()
+    return frozenset(raw[i : i + _ID_DIGITS] for i in range(0, len(raw), _ID_DIGITS))
+
+
+def merge_extracted(raw: Any, message_ids: list[str], limit: int = MAX_EXTRACTED_IDS) -> str:
+    """``raw`` with the digests of ``message_ids`` appended (no repeats), the newest ``limit`` kept."""
+    known = extracted_ids(raw)
+    out = raw if known else ""
+    fresh: list[str] = []
+    for mid in message_ids:
+        digest = extracted_digest(mid)
+        if digest not in known:
+            fresh.append(digest)
+    joined = out + "".join(dict.fromkeys(fresh))
+    return joined[-limit * _ID_DIGITS :]

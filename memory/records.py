@@ -30,6 +30,8 @@ MAX_FRONTMATTER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 64 * 1024
 MAX_DESCRIPTION_CHARS = 1024
 FIELDS = ("name", "type", "description", "body")
+OPTIONAL_FIELDS = ("importance", "expires")
+"""What a person or program may add when writing a record (not a model: its answers stay strict)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,12 @@ class Record:
 
     def as_fields(self) -> dict[str, str]:
         return {"name": self.name, "type": self.type, "description": self.description, "body": self.body}
+
+    def job_fields(self) -> dict[str, Any]:
+        """The four fields plus ``importance``/``expires`` when set: what a remember job carries."""
+        out: dict[str, Any] = dict(self.as_fields())
+        out.update({k: self.extra[k] for k in OPTIONAL_FIELDS if k in self.extra})
+        return out
 
 
 def sha256_hex(data: bytes) -> str:
@@ -199,14 +207,15 @@ def parse_record(
     )
 
 
-def validate_fields(item: Any, *, where: str) -> Record:
+def validate_fields(item: Any, *, where: str, optional: tuple[str, ...] = ()) -> Record:
     """Validate a record proposed by a model, the CLI or a job: exactly the four fields.
 
-    Raises RecordError naming the offending field. Returns the normalised Record.
+    ``optional`` names further fields allowed (``OPTIONAL_FIELDS`` for people and programs;
+    a model's answer gets none). Raises RecordError naming the offending field.
     """
     if not isinstance(item, dict):
         raise RecordError(f"{where}: record must be an object, got {type(item).__name__}")
-    keys = set(item)
+    keys = set(item) - {k for k in optional if k in item}
     if keys != set(FIELDS):
         missing = sorted(set(FIELDS) - keys)
         extra = sorted(keys - set(FIELDS))
@@ -219,7 +228,10 @@ def validate_fields(item: Any, *, where: str) -> Record:
     for key in FIELDS:
         if not isinstance(item[key], str):
             raise RecordError(f"{where}: {key} must be a string")
-    return make_record(item["name"], item["type"], item["description"], item["body"], where=where)
+    return make_record(
+        item["name"], item["type"], item["description"], item["body"], where=where,
+        importance=item.get("importance"), expires=item.get("expires"),
+    )  # fmt: skip
 
 
 def make_record(
@@ -230,8 +242,14 @@ def make_record(
     *,
     where: str = "record",
     extra: Mapping[str, Any] | None = None,
+    importance: Any = None,
+    expires: Any = None,
 ) -> Record:
-    """Build a Record dreamd will write, enforcing the rules for records dreamd creates."""
+    """Build a Record dreamd will write, enforcing the rules for records dreamd creates.
+
+    ``importance`` (a number from 0 to 1) and ``expires`` (an ISO date, ``YYYY-MM-DD``) are
+    optional frontmatter fields (DESIGN §2.1); ``None`` leaves them out.
+    """
     if not NAME_RE.match(name):
         raise RecordError(f"{where}: name {name!r} must match {NAME_RE.pattern}")
     if type_ not in TYPES:
@@ -249,7 +267,33 @@ def make_record(
     clean = _clean_body(body.replace("\r\n", "\n").replace("\r", "\n"))
     if len(clean.encode("utf-8")) > MAX_BODY_BYTES:
         raise RecordError(f"{where}: body over {MAX_BODY_BYTES} bytes")
-    return Record(name=name, type=type_, description=desc, body=clean, extra=dict(extra or {}))
+    meta = dict(extra or {})
+    if importance is not None:
+        meta["importance"] = check_importance(importance, where=where)
+    if expires is not None:
+        meta["expires"] = check_expires(expires, where=where)
+    return Record(name=name, type=type_, description=desc, body=clean, extra=meta)
+
+
+def check_importance(value: Any, *, where: str) -> float:
+    """``importance`` as a float in [0, 1] (RecordError naming ``where`` otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise RecordError(f"{where}: importance must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def check_expires(value: Any, *, where: str) -> str:
+    """``expires`` as an ISO date string ``YYYY-MM-DD`` (RecordError naming ``where`` otherwise)."""
+    import datetime as dt
+
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+        try:
+            return dt.date.fromisoformat(value.strip()).isoformat()
+        except ValueError:
+            pass
+    raise RecordError(f"{where}: expires must be a date like 2026-12-31, got {value!r}")
 
 
 def render_record(record: Record) -> bytes:

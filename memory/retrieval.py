@@ -41,7 +41,14 @@ from memory.recall_block import (
     render_element,
     truncation_note,
 )
-from memory.select import Candidate, KeywordIndex, model_select
+from memory.select import (
+    MODEL_CANDIDATES,
+    Candidate,
+    IndexedDoc,
+    KeywordIndex,
+    index_doc,
+    model_select,
+)
 from memory.store import INDEX, MemoryStore
 
 __all__ = [
@@ -155,13 +162,28 @@ class RecallSession:
 # ----------------------------------------------------------------------------- the index cache
 
 
-@dataclass(frozen=True)
+@dataclass
 class _SetIndex:
-    generation: int
-    committed_at: str
-    entries: dict[str, ManifestEntry]
-    candidates: tuple[Candidate, ...]
-    keyword: KeywordIndex
+    """One directory's recall state: a long-lived store (its manifest cache survives between
+    recalls) and the keyword index of the set it last saw, updated from each commit's change.
+    ``lock`` guards the index, ``entries`` and ``order`` together, so one recall always sees
+    one generation."""
+
+    store: MemoryStore
+    manifest: Manifest | None = None
+    """The snapshot the index reflects (the store hands out a new object only when the file changed)."""
+    with_bodies: bool = True
+    entries: dict[str, ManifestEntry] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    """Names in manifest order: what a model is shown, the same in every process."""
+    keyword: KeywordIndex = field(default_factory=KeywordIndex)
+    docs: dict[tuple[str, str], IndexedDoc] = field(default_factory=dict)
+    """Term vectors by (file, sha256): a record whose bytes did not change is not re-read."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def generation(self) -> int:
+        return -1 if self.manifest is None else self.manifest.generation
 
 
 _cache: OrderedDict[str, _SetIndex] = OrderedDict()
@@ -172,37 +194,70 @@ def _dir_key(memory_dir: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(memory_dir))
 
 
-def _set_index(store: MemoryStore, manifest: Manifest) -> _SetIndex:
-    """The keyword index of the current set, rebuilt only when the generation changes."""
-    key = _dir_key(store.path)
+def _set_index(memory_dir: str | os.PathLike[str], store: MemoryStore | None = None) -> _SetIndex:
+    """The recall state of ``memory_dir``; call :func:`_refresh` under its lock before use.
+
+    A caller that keeps its own store for the directory (``dreamd mcp``) may pass it, so its
+    writes and this cache share one parsed manifest.
+    """
+    key = _dir_key(memory_dir)
     with _cache_lock:
-        hit = _cache.get(key)
-        if hit and (hit.generation, hit.committed_at) == (manifest.generation, manifest.committed_at):
-            _cache.move_to_end(key)
-            return hit
-    candidates = []
-    entries: dict[str, ManifestEntry] = {}
-    read_bodies = len(manifest.records) <= BODY_INDEX_LIMIT
-    for entry in manifest.records:
-        body, importance = "", 0.5
-        if read_bodies:
-            try:
-                record = store.read_record(entry)
-            except RecordError as exc:
-                log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
-                continue
-            body, importance = record.body, record.importance
-        entries[entry.name] = entry
-        candidates.append(Candidate(entry.name, entry.type, entry.description, body, importance))
-    built = _SetIndex(
-        manifest.generation, manifest.committed_at, entries, tuple(candidates), KeywordIndex(candidates)
-    )
-    with _cache_lock:
-        _cache[key] = built
+        state = _cache.get(key)
+        if state is None:
+            state = _cache[key] = _SetIndex(store if store is not None else MemoryStore(key))
+        elif store is not None and state.store is not store and _dir_key(store.path) == key:
+            state.store = store
         _cache.move_to_end(key)
         while len(_cache) > INDEX_CACHE_SIZE:
             _cache.popitem(last=False)
-    return built
+    return state
+
+
+def _refresh(state: _SetIndex) -> Manifest:
+    """Bring ``state`` (locked by the caller) up to the current manifest; returns it.
+
+    A warm recall costs a stat of the manifest; after a commit only the records whose file or
+    hash changed are read and tokenized again (the rest of the index is kept).
+    """
+    manifest = state.store.snapshot()
+    current = state.manifest
+    if current is manifest or (current is not None and manifest.generation < current.generation):
+        return current if current is not None else manifest
+    _update(state, manifest)
+    return manifest
+
+
+def _update(state: _SetIndex, manifest: Manifest) -> None:
+    with_bodies = len(manifest.records) <= BODY_INDEX_LIMIT
+    if with_bodies != state.with_bodies:
+        state.keyword, state.docs, state.entries = KeywordIndex(), {}, {}
+        state.with_bodies = with_bodies
+    current = {e.name: e for e in manifest.records}
+    for name in [n for n in state.entries if n not in current]:
+        state.keyword.remove(name)
+    docs: dict[tuple[str, str], IndexedDoc] = {}
+    entries: dict[str, ManifestEntry] = {}
+    for entry in manifest.records:
+        doc_key = (entry.file, entry.sha256 if with_bodies else entry.description + entry.type)
+        doc = state.docs.get(doc_key)
+        if doc is None or doc.candidate.name != entry.name:
+            body, importance = "", 0.5
+            if with_bodies:
+                try:
+                    record = state.store.read_record(entry)
+                except RecordError as exc:
+                    log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
+                    state.keyword.remove(entry.name)
+                    continue
+                body, importance = record.body, record.importance
+            doc = index_doc(Candidate(entry.name, entry.type, entry.description, body, importance))
+        if state.keyword.doc(entry.name) is not doc:
+            state.keyword.add(doc)
+        docs[doc_key] = doc
+        entries[entry.name] = entry
+    state.docs, state.entries = docs, entries
+    state.order = [name for name in dict.fromkeys(e.name for e in manifest.records) if name in entries]
+    state.manifest = manifest
 
 
 def clear_cache() -> None:
@@ -223,36 +278,46 @@ def recall(
     session: RecallSession | None = None,
     record_bytes: int = DEFAULT_RECORD_BYTES,
     record_lines: int = DEFAULT_RECORD_LINES,
+    store: MemoryStore | None = None,
 ) -> RecallResult:
     """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
+
+    A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
+    cache then spares re-parsing ``manifest.json`` on every call.
 
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
     """
-    store = MemoryStore(memory_dir)
-    manifest = store.read()
-    indexed = _set_index(store, manifest)
-    exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
-
+    indexed = _set_index(memory_dir, store)
+    store = indexed.store
     selector = "keyword"
     reason: str | None = None
-    if model is not None and indexed.candidates:
-        names, reason = model_select(
-            model, query, indexed.candidates, limit, index=indexed.keyword, exclude=exclude
-        )
+    with indexed.lock:  # one generation for the whole selection
+        manifest = _refresh(indexed)
+        entries = indexed.entries
+        exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
+        names = indexed.keyword.select(query, limit, exclude=exclude)
+        shown: list[Candidate] = []
+        if model is not None and entries:
+            pool = [n for n in indexed.order if n not in exclude]
+            if len(pool) > MODEL_CANDIDATES:
+                keep = set(indexed.keyword.select(query, MODEL_CANDIDATES, exclude=exclude))
+                pool = [n for n in pool if n in keep]
+            shown = [d.candidate for n in pool if (d := indexed.keyword.doc(n)) is not None]
+    if model is not None and shown:
+        # The model is asked outside the lock; its fallback is the selection made above.
+        picked, reason = model_select(model, query, shown, limit, fallback=names)
         if reason is None:
-            selector = "model"
+            selector, names = "model", picked
         else:
             log.warning("recall: model selection fell back to keyword selection: %s", reason)
-    else:
-        names = indexed.keyword.select(query, limit, exclude=exclude)
 
     dir_key = _dir_key(memory_dir)
     records: list[RecalledRecord] = []
     used = 0
     budget = session.remaining_bytes if session is not None else None
     for name in names:
-        entry = indexed.entries.get(name)
+        entry = entries.get(name)
         if entry is None:
             continue
         try:

@@ -25,6 +25,7 @@ import heapq
 import itertools
 import math
 import re
+import threading
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 
@@ -37,8 +38,10 @@ __all__ = [
     "MODEL_CANDIDATES",
     "AnswerRejected",
     "Candidate",
+    "IndexedDoc",
     "KeywordIndex",
     "check_selection",
+    "index_doc",
     "keyword_select",
     "model_select",
     "plain_tokens",
@@ -202,63 +205,142 @@ MODEL_CANDIDATES = 200
 """Most candidates shown to a model; a larger set is first narrowed by the keyword index."""
 
 
-class KeywordIndex:
-    """An inverted BM25F-style index over a fixed set of candidates.
+class IndexedDoc:
+    """One candidate's weighted terms and field-weighted length, computed once per content.
 
-    Build it once per set (``recall`` caches it by manifest generation); :meth:`select` is then
-    a few dictionary walks. Scores depend only on the candidates and the query, and ties go to
-    importance desc then name, so results are reproducible across runs and processes.
+    ``recall`` keeps these per record file and content hash, so after a commit only the records
+    that changed are tokenized again. Immutable; a slotted class for the same reason as
+    :class:`Candidate`.
     """
 
-    def __init__(self, candidates: Sequence[Candidate]) -> None:
-        self.candidates: tuple[Candidate, ...] = tuple(candidates)
-        self._postings: dict[str, list[tuple[int, float]]] = {}
-        lengths: list[float] = []
-        for idx, cand in enumerate(self.candidates):
-            terms: dict[str, float] = {}
-            length = 0.0
-            fields = (
-                ("name", cand.name.replace("-", " ").replace("_", " ")),
-                ("description", cand.description),
-                ("body", cand.body[:BODY_CHARS]),
-            )
-            for field_name, text in fields:
-                weight = FIELD_WEIGHTS[field_name]
-                toks = tokenize(text)
-                for tok in toks:
-                    terms[tok] = terms.get(tok, 0.0) + weight
-                for pair in _with_pairs(toks):
-                    terms[pair] = terms.get(pair, 0.0) + weight * PAIR_WEIGHT
-                length += weight * len(toks)
-            lengths.append(length)
-            for term, tf in terms.items():
-                self._postings.setdefault(term, []).append((idx, tf))
-        n = len(self.candidates)
-        avg = (sum(lengths) / n) if n else 1.0
-        avg = avg or 1.0
-        self._norm = [K1 * (1 - B + B * length / avg) for length in lengths]
-        self._idf = {
-            term: math.log(1 + (n - len(post) + 0.5) / (len(post) + 0.5))
-            for term, post in self._postings.items()
-        }
+    __slots__ = ("candidate", "length", "terms")
+    candidate: Candidate
+    terms: dict[str, float]
+    length: float
+
+    def __init__(self, candidate: Candidate, terms: dict[str, float], length: float) -> None:
+        object.__setattr__(self, "candidate", candidate)
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "length", length)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"IndexedDoc is immutable (cannot set {key})")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IndexedDoc) and (self.candidate, self.terms, self.length) == (
+            other.candidate,
+            other.terms,
+            other.length,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # terms is a dict, as with the frozen dataclass
+
+    def __repr__(self) -> str:
+        return f"IndexedDoc(candidate={self.candidate!r}, terms={self.terms!r}, length={self.length!r})"
+
+
+def index_doc(cand: Candidate) -> IndexedDoc:
+    """The term vector of ``cand``: name, description and the head of the body, by field weight."""
+    terms: dict[str, float] = {}
+    length = 0.0
+    fields = (
+        ("name", cand.name.replace("-", " ").replace("_", " ")),
+        ("description", cand.description),
+        ("body", cand.body[:BODY_CHARS]),
+    )
+    for field_name, text in fields:
+        weight = FIELD_WEIGHTS[field_name]
+        toks = tokenize(text)
+        for tok in toks:
+            terms[tok] = terms.get(tok, 0.0) + weight
+        for pair in _with_pairs(toks):
+            terms[pair] = terms.get(pair, 0.0) + weight * PAIR_WEIGHT
+        length += weight * len(toks)
+    return IndexedDoc(cand, terms, length)
+
+
+IndexState = tuple[
+    list[tuple[str, str, str, float, dict[str, float], float]], dict[str, dict[str, float]], float
+]
+"""What :meth:`KeywordIndex.state` returns: plain values ``marshal`` can store."""
+
+
+class KeywordIndex:
+    """An inverted BM25F-style index over a set of candidates, updatable in place.
+
+    :meth:`add` and :meth:`remove` change one candidate (``recall`` applies a commit's change
+    instead of rebuilding); document frequencies and the average length are kept as counts, so
+    IDF and length norms are computed at query time for the query's terms only. Scores depend
+    only on the current candidates and the query, and ties go to importance desc then name, so
+    results are reproducible across runs, processes and update orders.
+    """
+
+    def __init__(self, candidates: Sequence[Candidate] = (), *, docs: Sequence[IndexedDoc] = ()) -> None:
+        self._lock = threading.RLock()  # recall threads query while a commit's change is applied
+        self._docs: dict[str, IndexedDoc] = {}
+        self._postings: dict[str, dict[str, float]] = {}
+        self._total_length = 0.0
+        for doc in docs:
+            self.add(doc)
+        for cand in candidates:
+            self.add(index_doc(cand))
 
     def __len__(self) -> int:
-        return len(self.candidates)
+        return len(self._docs)
 
-    def state(self) -> tuple[dict[str, list[tuple[int, float]]], list[float], dict[str, float]]:
-        """The built index as plain values (postings, norms, idf), for a cache on disk."""
-        return self._postings, self._norm, self._idf
+    @property
+    def candidates(self) -> tuple[Candidate, ...]:
+        with self._lock:
+            return tuple(doc.candidate for doc in self._docs.values())
+
+    def doc(self, name: str) -> IndexedDoc | None:
+        return self._docs.get(name)
+
+    def add(self, doc: IndexedDoc) -> None:
+        """Index ``doc`` (replacing a candidate of the same name)."""
+        name = doc.candidate.name
+        with self._lock:
+            if name in self._docs:
+                self.remove(name)
+            self._docs[name] = doc
+            self._total_length += doc.length
+            for term, tf in doc.terms.items():
+                self._postings.setdefault(term, {})[name] = tf
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            doc = self._docs.pop(name, None)
+            if doc is None:
+                return
+            self._total_length -= doc.length
+            for term in doc.terms:
+                post = self._postings.get(term)
+                if post is not None:
+                    post.pop(name, None)
+                    if not post:
+                        del self._postings[term]
+
+    def state(self) -> IndexState:
+        """The index as plain values, for a cache on disk (``dreamd hook``): every document
+        without its body (name, type, description, importance, terms, length), the postings
+        and the total length. :meth:`from_state` restores it without tokenizing again."""
+        with self._lock:
+            docs = [
+                (d.candidate.name, d.candidate.type, d.candidate.description,
+                 d.candidate.importance, d.terms, d.length)
+                for d in self._docs.values()
+            ]  # fmt: skip
+            return docs, self._postings, self._total_length
 
     @classmethod
-    def from_state(
-        cls,
-        candidates: Sequence[Candidate],
-        state: tuple[dict[str, list[tuple[int, float]]], list[float], dict[str, float]],
-    ) -> KeywordIndex:
-        """The index :meth:`state` was taken from, without tokenizing the candidates again."""
-        index = cls.__new__(cls)
-        index.candidates = tuple(candidates)
-        index._postings, index._norm, index._idf = state
+    def from_state(cls, state: IndexState) -> KeywordIndex:
+        """The index :meth:`state` was taken from (candidates without bodies)."""
+        docs, postings, total = state
+        index = cls()
+        for name, type_, description, importance, terms, length in docs:
+            cand = Candidate(name, type_, description, "", importance)
+            index._docs[name] = IndexedDoc(cand, terms, length)
+        index._postings, index._total_length = postings, total
         return index
 
     def query_weights(self, query: str) -> dict[str, float]:
@@ -269,17 +351,27 @@ class KeywordIndex:
             weights.setdefault(pair, PAIR_WEIGHT)
         return weights
 
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25F score of every candidate sharing a term with ``query`` (index → score)."""
+    def scores(self, query: str) -> dict[str, float]:
+        """BM25F score of every candidate sharing a term with ``query`` (name → score)."""
         weights = self.query_weights(query)
-        scores: dict[int, float] = {}
+        with self._lock:
+            return self._scores(weights)
+
+    def _scores(self, weights: dict[str, float]) -> dict[str, float]:
+        n = len(self._docs)
+        avg = (self._total_length / n) if n else 1.0
+        avg = avg or 1.0
+        docs = self._docs
+        scores: dict[str, float] = {}
         for term in sorted(weights):
             post = self._postings.get(term)
             if not post:
                 continue
-            w = weights[term] * self._idf[term]
-            for idx, tf in post:
-                scores[idx] = scores.get(idx, 0.0) + w * tf * (K1 + 1) / (tf + self._norm[idx])
+            df = len(post)
+            w = weights[term] * math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for name, tf in post.items():
+                norm = K1 * (1 - B + B * docs[name].length / avg)
+                scores[name] = scores.get(name, 0.0) + w * tf * (K1 + 1) / (tf + norm)
         return scores
 
     def select(
@@ -287,16 +379,16 @@ class KeywordIndex:
     ) -> list[str]:
         """At most ``limit`` names, best first; candidates sharing no term are never chosen,
         nor those named in ``exclude`` (what a recall session already surfaced)."""
-        if limit <= 0 or not self.candidates:
-            return []
-        scores = self.scores(query)
-        cands = self.candidates
-        best = heapq.nsmallest(
-            limit,
-            (i for i, s in scores.items() if s > 0 and cands[i].name not in exclude),
-            key=lambda i: (-round(scores[i], 9), -cands[i].importance, cands[i].name),
-        )
-        return [cands[i].name for i in best]
+        with self._lock:
+            if limit <= 0 or not self._docs:
+                return []
+            scores = self.scores(query)
+            docs = self._docs
+            return heapq.nsmallest(
+                limit,
+                (name for name, s in scores.items() if s > 0 and name not in exclude),
+                key=lambda name: (-round(scores[name], 9), -docs[name].candidate.importance, name),
+            )
 
 
 def keyword_select(query: str, candidates: Sequence[Candidate], limit: int = 5) -> list[str]:
@@ -359,6 +451,7 @@ def model_select(
     index: KeywordIndex | None = None,
     exclude: Collection[str] = (),
     max_tokens: int = 512,
+    fallback: Sequence[str] | None = None,
 ) -> tuple[list[str], str | None]:
     """Names chosen by ``model``, or by the keyword index when its answer is not usable.
 
@@ -366,14 +459,16 @@ def model_select(
     Never raises: a backend error or timeout is a fallback reason like any bad answer. Sets
     over :data:`MODEL_CANDIDATES` are narrowed by ``index`` first (the model only picks among
     what it was shown; when nothing shares a term with the query, no call is made). Names in
-    ``exclude`` are neither shown nor chosen by the fallback.
+    ``exclude`` are neither shown nor chosen by the fallback. A caller that already made the
+    keyword selection (``recall``, under its lock) passes it as ``fallback``.
     """
-    if index is None:
+    if index is None and (fallback is None or len(candidates) > MODEL_CANDIDATES):
         index = KeywordIndex(candidates)
     shown = [c for c in candidates if c.name not in exclude]
     if not shown or limit <= 0:
         return [], None
     if len(shown) > MODEL_CANDIDATES:
+        assert index is not None
         keep = set(index.select(query, MODEL_CANDIDATES, exclude=exclude))
         shown = [c for c in shown if c.name in keep]
         if not shown:
@@ -390,6 +485,9 @@ def model_select(
     except Exception as exc:  # any backend failure means "use the fallback"
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         reason = f"model call failed: {type(exc).__name__}" + (f": {first}" if first else "")
+    if fallback is not None:
+        return list(fallback), reason
+    assert index is not None
     return index.select(query, limit, exclude=exclude), reason
 
 

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
 from memory.fsutil import fsync_dir, replace_atomic, write_temp
-from memory.jobformat import JOB_ID_RE, encode_job, new_job_id
+from memory.jobformat import JOB_ID_RE, MAX_JOB_BYTES, encode_job, new_job_id
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~15 ms
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ SUBDIRS: tuple[str, ...] = ("tmp", "new", "cur", "deferred", "done", "failed")
 LOCK_NAME = ".lock"
 OWNER_NAME = ".owner"
 JOB_SUFFIX = ".json"
+PEEK_BYTES = 4096
+_MEMORY_DIR_FIELD = re.compile(rb'"memory_dir"\s*:\s*("(?:[^"\\]|\\.)*")')
 ERROR_SUFFIX = ".error.json"
 DEFAULT_MAX_ATTEMPTS = 5
 DEFAULT_DONE_DAYS = 7.0
@@ -457,6 +459,57 @@ class Spool:
     def _state_path(self, job_id: str) -> Path:
         return self.root / "deferred" / f".{job_id}.state.json"
 
+    def peek_memory_dir(self, job_id: str, *, max_bytes: int = MAX_JOB_BYTES) -> str | None:
+        """The ``memory_dir`` a waiting job names; None if it cannot be told.
+
+        Lets the daemon leave a job in ``new/`` while its directory is busy. Jobs we build put
+        ``memory_dir`` before the transcript, so the first 4 KiB usually answer; otherwise the
+        whole job (at most ``max_bytes``) is parsed, since key order is not part of the format.
+        A job that cannot be read or parsed gives None, and the caller claims it so validation
+        can say what is wrong with it.
+        """
+        try:
+            fd = os.open(self._path("new", job_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = os.read(fd, PEEK_BYTES)
+            m = _MEMORY_DIR_FIELD.search(head)
+            if m is None and len(head) == PEEK_BYTES:
+                head += _read_up_to(fd, max_bytes + 1 - len(head))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        try:
+            if m is not None:
+                value = json.loads(m.group(1))
+            else:
+                data = json.loads(head)
+                value = data.get("memory_dir") if isinstance(data, dict) else None
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, str) else None
+
+    def completed_since(self, seconds: float) -> int:
+        """Jobs that reached ``done/`` in the last ``seconds`` (its mtime is the completion time)."""
+        cutoff = self.clock() - seconds
+        count = 0
+        try:
+            entries = os.scandir(self.root / "done")
+        except FileNotFoundError:
+            return 0
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith(JOB_SUFFIX):
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                        count += 1
+        return count
+
     def claim(self, job_id: str) -> Path | None:
         """Rename ``new/X`` to ``cur/X`` and return the claimed path; None if someone else won."""
         target = self._path("cur", job_id)
@@ -690,6 +743,17 @@ class Spool:
             failed=len(self._ids("failed")),
             done=len(self._ids("done")),
         )
+
+
+def _read_up_to(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    while limit > 0:
+        chunk = os.read(fd, min(limit, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        limit -= len(chunk)
+    return b"".join(chunks)
 
 
 def _one_line(text: str) -> str:

@@ -10,6 +10,11 @@ Invariants this module keeps, whatever crashes when:
   now, so concurrent additions are merged, never lost; a consolidation verifies its base (and its
   fencing token) first and aborts with :class:`ConflictError` having written nothing.
 * Nothing dreamd did not write is ever deleted: foreign files it replaces go to ``.history/``.
+* Nothing others wrote is passed over: every commit first takes in new record files and hand
+  deletions (:mod:`memory.reconcile`), and keeps a MEMORY.md it did not render in ``.history/``
+  before replacing it — an agent writing without our lock (Claude Code) loses nothing.
+* Nothing under ``.history/`` ends in ``.md`` (:data:`ARCHIVE_SUFFIX`): Claude Code reads every
+  ``*.md`` below its memory directory as a live memory.
 
 The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
 ``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
@@ -27,6 +32,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,20 +41,22 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
-from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new
+from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new, write_temp
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
 from memory.locks import DreamLease, store_lock
 from memory.manifest import (
+    EXTRACTED_KEY,
     MAX_APPLIED_JOBS,
     MAX_SESSIONS,
     FragmentCache,
     Manifest,
     ManifestEntry,
     bounded_append,
+    merge_extracted,
     set_cursor,
     utcnow_iso,
 )
-from memory.records import NAME_RE, Record, parse_record, render_record, sha256_hex
+from memory.records import NAME_RE, Record, parse_record, render_record, sha256_hex, slugify
 
 log = logging.getLogger("memory.store")
 
@@ -58,6 +66,10 @@ HISTORY = ".history"
 OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{10})\.md$")
 DEFAULT_ORPHAN_GRACE = 600.0
 ORPHAN_PREFIX = "orphan."
+ARCHIVE_SUFFIX = ".hist"
+"""Every file kept in ``.history/`` ends with this, never with ``.md``: Claude Code reads every
+``*.md`` below its memory directory as a live memory, forgotten ones included (DESIGN §2)."""
+PREVIOUS_INDEX_PREFIX = "MEMORY.previous-"
 DEFAULT_HISTORY_GENERATIONS = 50
 MAX_SOURCES = 50
 ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
@@ -82,6 +94,9 @@ class Change:
     job_id: str | None = None
     session_id: str | None = None
     cursor: tuple[str, int] | None = None
+    extracted: list[str] = field(default_factory=list)
+    """Message ids of the transcript turns this change extracted (fork dedup, see
+    :func:`memory.manifest.merge_extracted`)."""
     base: dict[str, str] | None = None
     consolidated: bool = False
     lease: DreamLease | None = None
@@ -96,6 +111,11 @@ class CommitResult:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     duplicate: bool = False
+    adopted: list[str] = field(default_factory=list)
+    """Files someone else wrote that this commit took in (DESIGN §2.4, checked in every commit)."""
+    index_archived: str | None = None
+    """Where a MEMORY.md this commit replaced but did not write itself was kept."""
+    malformed: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -167,9 +187,15 @@ class MemoryStore:
         self.orphan_grace = orphan_grace
         self.clock = clock
         self._fault = fault
-        self._cache: tuple[tuple[int, int, int], Manifest] | None = None
+        self._cache: tuple[tuple[int, int, int, int], Manifest] | None = None
         self._fragments: FragmentCache = {}
         self._history_files: dict[int, frozenset[str]] = {}
+        self._history_migrated = False
+        self._named: tuple[Manifest, frozenset[str]] | None = None
+        """The files the manifest this store last committed names (the next commit's scan)."""
+        self._previous_indexes: set[str] = set()
+        self._reported_malformed: set[tuple[str, int, int]] = set()
+        self._titles: dict[tuple[str, str], str | None] = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -188,12 +214,20 @@ class MemoryStore:
         """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
         return self._copy(self._load())
 
+    def snapshot(self) -> Manifest:
+        """The current set *shared with the cache*, without :meth:`read`'s defensive copy.
+
+        For hot read paths (recall): one ``fstat`` when nothing changed. Callers must treat it
+        as read-only; anything they mutate would corrupt the cache.
+        """
+        return self._load()
+
     def _load(self) -> Manifest:
         """The current manifest *shared with the cache*: the commit path reads it, never mutates it."""
         try:
             with open(self.manifest_path, "rb") as f:
                 st = os.fstat(f.fileno())
-                key = (st.st_ino, st.st_mtime_ns, st.st_size)
+                key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
                 if self._cache is not None and self._cache[0] == key:
                     return self._cache[1]
                 data = f.read()
@@ -229,6 +263,53 @@ class MemoryStore:
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
         rec = parse_record(data, where=str(path), stem=stem)
         return dataclasses.replace(rec, name=entry.name)
+
+    def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
+        """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.
+
+        A file someone else wrote keeps its file stem as its key (``feedback_db_tests``) while
+        its frontmatter may say ``name: feedback-db-tests``; a person or an agent may use either.
+        Returns (name -> key for the names found, names found nowhere). A name that is no key
+        but the frontmatter name of several records raises StoreError naming them.
+        """
+        names = list(names)
+        m = manifest if manifest is not None else self.read()
+        keys = {e.name for e in m.records}
+        found: dict[str, str] = {}
+        missing = [n for n in names if n not in keys]
+        for n in names:
+            if n in keys:
+                found[n] = n
+        if not missing:
+            return found, []
+        aliases: dict[str, set[str]] = {}
+        for entry in m.records:
+            title = entry.title
+            if title is None and not OUR_FILE_RE.match(entry.file) and "title" not in entry.extra:
+                title = self._file_title(entry)  # adopted before titles were kept in the manifest
+            if title:
+                for alias in {title, title.strip().lower(), slugify(title)}:
+                    aliases.setdefault(alias, set()).add(entry.name)
+        unknown: list[str] = []
+        for n in missing:
+            matches = aliases.get(n) or aliases.get(n.strip().lower()) or set()
+            if len(matches) > 1:
+                raise StoreError(f"{self.path}: {n!r} names several records ({', '.join(sorted(matches))}); use one of those names")
+            if matches:
+                found[n] = next(iter(matches))
+            else:
+                unknown.append(n)
+        return found, unknown
+
+    def _file_title(self, entry: ManifestEntry) -> str | None:
+        """A foreign file's own frontmatter name, read once per file version and process."""
+        key = (entry.file, entry.sha256)
+        if key not in self._titles:
+            try:
+                self._titles[key] = self.read_record(entry).title
+            except RecordError:
+                self._titles[key] = None
+        return self._titles[key]
 
     def records(self) -> list[tuple[ManifestEntry, Record]]:
         """Every readable record of the current set (malformed files are skipped)."""
@@ -277,22 +358,45 @@ class MemoryStore:
         if change.actor not in ACTORS:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
         self._require_managed()
+        from memory.reconcile import scan_foreign
+
         with store_lock(self.path, self.lock_timeout):
             self._step("locked")
             old = self._load()
             if change.job_id and change.job_id in old.applied_jobs:
                 return CommitResult(generation=old.generation, duplicate=True)
-            self._verify(old, change)
+            self._migrate_history()
+            # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
+            # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
+            # this change touches is re-read if it was edited (a dream then conflicts).
+            foreign = scan_foreign(self, old, verify=self._touched_files(old, change))
+            base = foreign.manifest(old)
+            self._verify(base, change)
             self._step("verified")
-            pending = self._apply(old, change)
-            self._write(old, pending, change=change)
+            pending = self._apply(base, change)
+            foreign.annotate(pending.change)
+            new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing)
             c = pending.change
             return CommitResult(
-                generation=old.generation + 1,
+                generation=new.generation,
                 added=list(c.get("added", [])),
                 updated=list(c.get("updated", [])),
                 removed=list(c.get("removed", [])),
+                adopted=list(foreign.adopted),
+                index_archived=new.change.get("index_archived"),
+                malformed=list(foreign.malformed),
             )
+
+    @staticmethod
+    def _touched_files(old: Manifest, change: Change) -> set[str]:
+        """Files of the records a change removes, replaces, merges or planned against: the ones
+        whose hand edits would otherwise leave the set unnoticed (moved to ``.history/``)."""
+        names = set(change.remove) | set(change.replace) | set(change.base or ())
+        for sources, _ in change.merges:
+            names.update(sources)
+        if not names:
+            return set()
+        return {e.file for e in old.records if e.name in names}
 
     def _require_managed(self) -> None:
         """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
@@ -333,7 +437,9 @@ class MemoryStore:
         merged: list[dict[str, Any]] = []
         provenance = self._provenance(change)
 
-        def new_entry(rec: Record, *, created_at: str, sources: list[str]) -> ManifestEntry:
+        def new_entry(
+            rec: Record, *, created_at: str, sources: list[str], title: str | None = None
+        ) -> ManifestEntry:
             data = render_record(rec)
             file = record_file_name(rec.name)
             files.append((file, data))
@@ -346,6 +452,7 @@ class MemoryStore:
                 created_at=created_at,
                 updated_at=now,
                 sources=_dedup(sources)[-MAX_SOURCES:],
+                extra={"title": title} if title else {},
             )
 
         for name in change.remove:
@@ -380,7 +487,10 @@ class MemoryStore:
                 # Replaced under us (no base given): keep the new content rather than drop it.
                 to_add.append(rec)
                 continue
-            entries[name] = new_entry(rec, created_at=prev.created_at, sources=prev.sources + provenance)
+            # The name the record's old file gave it (if any) keeps finding the new version.
+            entries[name] = new_entry(
+                rec, created_at=prev.created_at, sources=prev.sources + provenance, title=prev.title
+            )
             updated.append(name)
 
         for rec in to_add:
@@ -412,8 +522,21 @@ class MemoryStore:
             summary["note"] = change.note
         return _Pending(entries=ordered, files=files, change=summary)
 
-    def _write(self, old: Manifest | None, pending: _Pending, *, change: Change | None = None) -> Manifest:
-        """Steps 4–7 of the protocol. Caller holds the store lock."""
+    def _write(
+        self,
+        old: Manifest | None,
+        pending: _Pending,
+        *,
+        change: Change | None = None,
+        leftovers: Sequence[str] = (),
+        listing: Sequence[str] | None = None,
+    ) -> Manifest:
+        """Steps 4–7 of the protocol. Caller holds the store lock.
+
+        ``leftovers`` are files an interrupted earlier commit removed from the set but did not
+        move away yet; ``listing`` is the directory listing the caller already took (reused to
+        look for orphans instead of listing a large directory twice).
+        """
         for file, data in pending.files:
             write_new(self.path / file, data, sync_dir=False)
         if pending.files:
@@ -421,7 +544,9 @@ class MemoryStore:
         self._step("files_written")
 
         index = render_index(pending.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
-        replace_atomic(self.path / INDEX, index, sync_dir=False)
+        archived = self._replace_index(index, expected=old.index_sha256 if old is not None else "")
+        if archived is not None:
+            pending.change["index_archived"] = archived
         self._step("index_written")
 
         new = Manifest(
@@ -441,6 +566,8 @@ class MemoryStore:
                 new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
             if change.cursor is not None:
                 new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
+            if change.extracted:
+                new.extra[EXTRACTED_KEY] = merge_extracted(new.extra.get(EXTRACTED_KEY), change.extracted)
             if change.session_id and change.actor == "job" and not change.consolidated:
                 new.sessions_since_consolidation = bounded_append(
                     new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
@@ -457,17 +584,141 @@ class MemoryStore:
         # Still under the store lock, so the file at the path is the one just written: the next
         # commit of this process need not parse it back.
         st = os.stat(self.manifest_path)
-        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_size), new)
+        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), new)
         self._history_files[new.generation] = frozenset(e.file for e in new.records)
+        self._named = (new, self._history_files[new.generation])
         self._step("manifest_replaced")
 
         if old is not None:
             keep = {e.file for e in new.records}
             self._archive_files([e.file for e in old.records if e.file not in keep])
-        self._collect_orphans({e.file for e in new.records})
+        if leftovers:
+            self._archive_files(leftovers)
+        self._collect_orphans({e.file for e in new.records}, listing=listing)
         self._prune_history(new.generation)
         self._step("cleaned")
         return new
+
+    def write_set(
+        self,
+        old: Manifest | None,
+        entries: list[ManifestEntry],
+        *,
+        files: Sequence[tuple[str, bytes]] = (),
+        summary: dict[str, Any],
+        leftovers: Sequence[str] = (),
+        listing: Sequence[str] | None = None,
+    ) -> Manifest:
+        """Commit ``entries`` as the whole new set (steps 4–7 of DESIGN §2.3) for callers that
+        build a set themselves (adoption, rollback, reconcile). The caller holds the store lock
+        and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
+        with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
+        return self._write(
+            old, _Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
+        )
+
+    def _replace_index(self, index: bytes, *, expected: str) -> str | None:
+        """Write MEMORY.md; a version dreamd did not render (``expected``) is kept in history.
+
+        Claude Code edits MEMORY.md without our lock, so no version it wrote may vanish under
+        the replace. Where the kernel can (Linux ``renameat2(RENAME_EXCHANGE)``) the new index
+        and the file there are swapped in one step and the old one is moved into ``.history/``:
+        whatever was at the name at that instant is kept, however it was written. Elsewhere the
+        file is hard-linked into ``.history/`` just before the rename (a few syscalls apart).
+        Either way an edit that lands on the old inode afterwards (a writer that opened it just
+        before) is in the kept file. When its bytes are the index we rendered, it is kept one
+        more commit as ``MEMORY.previous-<sha256>.hist`` and checked again then, so even a
+        write that comes after this check shows up as a foreign version.
+        """
+        self._migrate_history()
+        self._settle_previous_indexes()
+        path = self.path / INDEX
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        held_name = f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
+        held: Path | None = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            replace_atomic(path, index, sync_dir=False)  # a link or a directory: never followed
+            return None
+        # Staged inside .history/: if we die right after the swap, the old index is left there
+        # (never collected as a stale temp file of the directory itself).
+        hist = self._ensure_history()
+        tmp = write_temp(hist, index)
+        try:
+            swapped = st is not None and _exchange(tmp, path)
+            if swapped:
+                held = hist / held_name
+                os.rename(tmp, held)  # the old index, whoever wrote it
+            else:
+                if st is not None:
+                    held = hist / held_name if _link_or_copy(path, hist / held_name, expected) else None
+                os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        if held is None:
+            return None
+        try:
+            data = held.read_bytes()
+        except FileNotFoundError:
+            return None
+        sha = sha256_hex(data)
+        if expected and sha == expected:
+            previous = held.with_name(f"{PREVIOUS_INDEX_PREFIX}{sha}{ARCHIVE_SUFFIX}")
+            os.replace(held, previous)
+            self._previous_indexes.add(previous.name)
+            return None
+        fsync_dir(held.parent)
+        log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, held.name, extra={"event": "store.index_archived"})
+        return f"{HISTORY}/{held.name}"
+
+    def _settle_previous_indexes(self) -> None:
+        """Drop the copies of our own replaced indexes, or keep one as a foreign version if
+        someone wrote to it after it was replaced (see :meth:`_replace_index`)."""
+        for name in sorted(self._previous_indexes):
+            self._previous_indexes.discard(name)
+            path = self.history_path / name
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            if sha256_hex(data) == name[len(PREVIOUS_INDEX_PREFIX) : -len(ARCHIVE_SUFFIX)]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                continue
+            kept = path.with_name(f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}")
+            os.rename(path, kept)
+            fsync_dir(self.history_path)
+            log.info("archived a late MEMORY.md edit as %s/%s", HISTORY, kept.name, extra={"event": "store.index_archived"})
+
+    def _migrate_history(self) -> None:
+        """Rename ``.history/*.md`` (written before archives got :data:`ARCHIVE_SUFFIX`) so
+        Claude Code's recursive scan never reads them; once per store object."""
+        if self._history_migrated:
+            return
+        try:
+            names = os.listdir(self.history_path)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        moved = 0
+        for name in names:
+            if name.startswith(PREVIOUS_INDEX_PREFIX):
+                self._previous_indexes.add(name)
+            if not name.endswith(".md"):
+                continue
+            target = self.history_path / f"{name}{ARCHIVE_SUFFIX}"
+            if target.exists():
+                target = self.history_path / f"{name}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(self.history_path / name, target)
+                moved += 1
+        if moved:
+            fsync_dir(self.history_path)
+            log.info("renamed %d archived .md file(s) in %s/ to *.md%s", moved, HISTORY, ARCHIVE_SUFFIX)
+        self._history_migrated = True
 
     def _step(self, name: str) -> None:
         if self._fault is not None:
@@ -507,7 +758,7 @@ class MemoryStore:
             if not src.exists():
                 continue
             hist = hist or self._ensure_history()
-            target = hist / f"{prefix}{file}"
+            target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
             if target.exists():
                 try:
                     same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
@@ -517,7 +768,7 @@ class MemoryStore:
                     os.unlink(src)
                     moved.append(file)
                     continue
-                target = hist / f"{file}.{secrets.token_hex(6)}"
+                target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
             os.rename(src, target)
             moved.append(file)
         if moved:
@@ -526,15 +777,14 @@ class MemoryStore:
             fsync_dir(self.path)
         return moved
 
-    def _collect_orphans(self, referenced: set[str]) -> list[str]:
+    def _collect_orphans(self, referenced: set[str], *, listing: Sequence[str] | None = None) -> list[str]:
         """Move our own unreferenced record files (interrupted commits) into history."""
         cutoff = time.time() - self.orphan_grace
         orphans: list[str] = []
         # listdir, not scandir: this runs on every commit and a set of 10,000 records would pay
-        # for 10,000 DirEntry objects; only the rare candidates are stat'ed.
-        for name in os.listdir(self.path):
-            if name in referenced:
-                continue
+        # for 10,000 DirEntry objects; a set difference leaves only the rare candidates.
+        names = os.listdir(self.path) if listing is None else listing
+        for name in sorted(set(names).difference(referenced)):
             if name.startswith(TMP_PREFIX):
                 with contextlib.suppress(OSError):
                     if os.stat(self.path / name).st_mtime < cutoff:
@@ -627,125 +877,9 @@ class MemoryStore:
 
     def reconcile(self) -> ReconcileReport:
         """Take in what others did (DESIGN §2.4) in at most one commit."""
-        self._require_managed()
-        with store_lock(self.path, self.lock_timeout):
-            old = self.read()
-            now = utcnow_iso(self.clock())
-            by_file = {e.file: e for e in old.records}
-            entries: list[ManifestEntry] = []
-            updated: list[str] = []
-            dropped: list[str] = []
-            malformed: list[tuple[str, str]] = []
-            for entry in old.records:
-                path = self.path / entry.file
-                try:
-                    data = read_regular(path)
-                except FileNotFoundError:
-                    dropped.append(entry.name)
-                    continue
-                except RecordError as exc:  # replaced by a link or a FIFO: report, keep the entry
-                    malformed.append((entry.file, str(exc)))
-                    entries.append(entry)
-                    continue
-                except OSError as exc:  # now a directory, unreadable: report, keep the entry
-                    malformed.append((entry.file, f"{path}: cannot read ({exc.strerror or exc})"))
-                    entries.append(entry)
-                    continue
-                sha = sha256_hex(data)
-                if sha == entry.sha256:
-                    entries.append(entry)
-                    continue
-                try:
-                    rec = parse_record(data, where=str(path), stem=path.stem)
-                except RecordError as exc:
-                    malformed.append((entry.file, str(exc)))
-                    entries.append(entry)
-                    continue
-                entries.append(
-                    dataclasses.replace(
-                        entry,
-                        type=rec.type,
-                        description=rec.description,
-                        sha256=sha,
-                        updated_at=now,
-                        sources=_dedup([*entry.sources, "reconcile"])[-MAX_SOURCES:],
-                    )
-                )
-                updated.append(entry.name)
-            taken = {e.name for e in entries}
-            adopted: list[str] = []
-            previous = self._previous_files(old)
-            leftovers: list[str] = []
-            for path in self._record_files():
-                if path.name in by_file or OUR_FILE_RE.match(path.name):
-                    continue
-                try:
-                    data = read_regular(path)
-                    if previous.get(path.name) == sha256_hex(data):
-                        # The last commit removed it but died before moving it away: finish
-                        # that commit's cleanup instead of bringing a forgotten record back.
-                        leftovers.append(path.name)
-                        continue
-                    rec = parse_record(data, where=str(path), stem=path.stem)
-                except (RecordError, OSError) as exc:
-                    malformed.append((path.name, str(exc)))
-                    continue
-                entry = foreign_entry(path.name, data, rec, taken, now=now, source="reconcile")
-                entries.append(entry)
-                adopted.append(entry.name)
-            for file, reason in malformed:
-                log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
+        from memory.reconcile import reconcile
 
-            index_archived = self._archive_foreign_index(old)
-            generation: int | None = None
-            index_rebuilt = False
-            orphans: list[str] = self._archive_files(leftovers)
-            if adopted or updated or dropped:
-                change = {"actor": "reconcile", "added": adopted, "updated": updated, "removed": dropped}
-                new = self._write(old, _Pending(entries=entries, change=change))
-                generation = new.generation
-                index_rebuilt = True
-            else:
-                orphans += self._collect_orphans(set(by_file))
-                if index_archived is not None or not (self.path / INDEX).exists():
-                    index = render_index(entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
-                    replace_atomic(self.path / INDEX, index)
-                    index_rebuilt = True
-            return ReconcileReport(
-                generation=generation,
-                adopted=adopted,
-                updated=updated,
-                dropped=dropped,
-                malformed=malformed,
-                orphans_collected=orphans,
-                index_rebuilt=index_rebuilt,
-                index_archived=index_archived,
-            )
-
-    def _previous_files(self, current: Manifest) -> dict[str, str]:
-        """file -> sha256 of the generation before ``current`` (empty when not kept)."""
-        path = self.history_path / f"manifest-{current.generation - 1}.json"
-        try:
-            previous = Manifest.loads(path.read_bytes(), where=str(path))
-        except (OSError, StoreError):
-            return {}
-        return {e.file: e.sha256 for e in previous.records}
-
-    def _archive_foreign_index(self, manifest: Manifest) -> str | None:
-        """If MEMORY.md is not what we rendered for this generation, keep a copy in history."""
-        path = self.path / INDEX
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        if manifest.index_sha256 and sha256_hex(data) == manifest.index_sha256:
-            return None
-        hist = self._ensure_history()
-        stamp = self.clock().strftime("%Y%m%dT%H%M%S")
-        name = f"MEMORY-{stamp}-{secrets.token_hex(3)}.md"
-        write_new(hist / name, data)
-        log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, name)
-        return f"{HISTORY}/{name}"
+        return reconcile(self)
 
     def scan_malformed(self) -> list[tuple[str, str]]:
         """Files in the directory that cannot be read as records (read-only check)."""
@@ -769,6 +903,66 @@ class MemoryStore:
         return out
 
 
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Any = None
+"""libc's renameat2 once looked up; False where there is none (not Linux, old libc)."""
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the names ``a`` and ``b`` atomically; False where the kernel or the file system
+    cannot (the caller falls back). FileNotFoundError when either is missing."""
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+            import ctypes.util
+
+            with contextlib.suppress(OSError, AttributeError):
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+                fn = libc.renameat2
+                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+                fn.restype = ctypes.c_int
+                _renameat2 = fn
+    if _renameat2 is False:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.ENOENT:
+        return False
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False  # this file system cannot swap: fall back, try again next time
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _exchange_supported() -> bool:
+    """Whether this process can swap names atomically (tests run both paths)."""
+    _exchange(Path("/nonexistent-dreamd-a"), Path("/nonexistent-dreamd-b"))
+    return _renameat2 is not False
+
+
+def _link_or_copy(path: Path, held: Path, expected: str) -> bool:
+    """Keep the file at ``path`` as ``held`` (a hard link, else a copy unless it is ours)."""
+    try:
+        os.link(path, held)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError:  # no hard links here (some network file systems): keep a copy
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return False
+        if expected and sha256_hex(data) == expected:
+            return False
+        write_new(held, data)
+        return True
+
+
 def foreign_entry(
     file: str, data: bytes, rec: Record, taken: set[str], *, now: str, source: str
 ) -> ManifestEntry:
@@ -787,6 +981,7 @@ def foreign_entry(
         created_at=now,
         updated_at=now,
         sources=[source],
+        extra={"title": rec.title} if rec.title else {},
     )
 
 

@@ -1,7 +1,8 @@
 """Bad-input census: every kind of hostile or broken input we try, and what dreamd does with it.
 
 Each case runs the real code (the daemon's one-pass mode for spool jobs, the store's reconcile
-for memory files, the config loader, the hook, the strict answer gate, the transcript parser)
+for memory files, the config loader, the hook, the strict answer gate, the transcript parser,
+the model backends against a loopback Messages API)
 in a throw-away sandbox and records the exact error and where the input ends up. The README's
 census table is this script's output (``--write-readme``); a test keeps the two in sync.
 
@@ -69,7 +70,7 @@ class Sandbox:
         text = text.replace(str(self.base), "<tmp>")
         text = re.sub(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{10}", "<job-id>", text)
         text = re.sub(r"[0-9a-f]{10}\.md", "<id>.md", text)
-        text = re.sub(r"MEMORY-\d{8}T\d{6}-[0-9a-f]{6}\.md", "MEMORY-<time>.md", text)
+        text = re.sub(r"MEMORY-\d{8}T\d{6}-[0-9a-f]{6}\.md\.hist", "MEMORY-<time>.md.hist", text)
         return " ".join(text.split())
 
 
@@ -349,8 +350,93 @@ def answer_cases(sb: Sandbox) -> list[Row]:
     return rows
 
 
+def mcp_cases(sb: Sandbox) -> list[Row]:
+    from dreamd.mcp_server import screen_line
+    from dreamd.mcp_tools import MemoryTools
+    from memory.errors import DreamdError
+
+    tools = MemoryTools.for_config(sb.config(), sb.mem, "--memory-dir")
+    ok = {"type": "user", "description": "Prefers tabs", "body": "Use tabs."}
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("remember with an unknown type", "remember", {**ok, "type": "fact"}),
+        ("remember with an invalid name", "remember", {**ok, "name": "Bad Name!"}),
+        ("remember with a body over 64 KiB", "remember", {**ok, "body": "é" * 40_000}),
+        ("remember with an extra argument", "remember", {**ok, "tags": []}),
+        ("get_memory of an unknown record", "get_memory", {"name": "ghost"}),
+        ("forget of an unknown record", "forget", {"name": "ghost"}),
+        ("memory_dir outside the roots", "recall", {"query": "tabs", "memory_dir": str(sb.outside)}),
+        ("relative memory_dir", "list_memories", {"memory_dir": "app/.memory"}),
+        ("limit out of range", "recall", {"query": "tabs", "limit": 500}),
+    ]
+    rows = []
+    for label, tool, args in calls:
+        before = (sb.mem / "manifest.json").read_bytes()
+        try:
+            tools.call(tool, args)
+            outcome = "accepted"
+        except DreamdError as exc:
+            outcome = sb.norm(str(exc))
+        written = (sb.mem / "manifest.json").read_bytes() != before
+        where = "WRITTEN" if written else "tool result with `isError`; nothing written; session goes on"
+        rows.append(Row("MCP tool call", label, outcome, where))
+    lines: list[tuple[str, bytes]] = [
+        ("line that is not JSON", b"{oops"),
+        ("request with params that are not an object", b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}'),
+        ("line over 4 MiB", b"{" + b" " * (4 * 1024 * 1024) + b"}"),
+    ]
+    for label, line in lines:
+        _text, error = screen_line(line)
+        outcome = "passed to the SDK" if error is None else f"id {json.dumps(error['id'])}, {error['error']['code']}: {error['error']['message']}"
+        rows.append(Row("MCP JSON-RPC line", label, outcome, "JSON-RPC error answered; session goes on"))
+    return rows
+
+
+def model_error_cases(sb: Sandbox) -> list[Row]:
+    """Real calls: the anthropic backend against the loopback fake API, the claude-code
+    backend with no CLI on PATH; what the job does is read off the operation's outcome."""
+    from datetime import date
+
+    from dreamd.models import ops
+    from dreamd.models.factory import make_model
+    from tests.fake_anthropic import FakeAnthropic, Hang, Status
+
+    class Turn:
+        role, text, timestamp, message_id = "user", "We use tabs.", None, "m"
+
+    server = FakeAnthropic()
+    anthropic = {"backend": "anthropic", "model": "claude-x", "base_url": server.url,
+                 "max_retries": 0, "timeout": "1s"}  # fmt: skip
+    cases: list[tuple[str, dict[str, Any], Any]] = [
+        ("HTTP 401 (key refused)", anthropic, Status(401, "invalid x-api-key")),
+        ("HTTP 404 (no such model)", anthropic, Status(404, "model: claude-x")),
+        ("HTTP 400 (bad request)", anthropic, Status(400, "max_tokens: too large")),
+        ("HTTP 529 (overloaded)", anthropic, Status(529, "Overloaded")),
+        ("no answer within the timeout", anthropic, Hang(3.0)),
+        ("claude-code: no `claude` on PATH", {"backend": "claude-code"}, None),
+    ]
+    rows = []
+    try:
+        for label, section, scripted in cases:
+            if scripted is not None:
+                server.push(scripted)
+            env = {"ANTHROPIC_API_KEY": "sk-ant-census", "PATH": str(sb.base)}
+            out = ops.extract(make_model(section, env=env), [Turn()], [], today=date(2026, 11, 29), max_tokens=100)
+            if out.misconfigured:
+                where = "job → `failed/` at once; `dreamd status` and `doctor` say so; dreams back off"
+            elif out.transient:
+                where = "job deferred with backoff, retried; `failed/` after `max_attempts`"
+            else:
+                where = "job deferred, then `failed/` with the reason"
+            said = sb.norm(str(out.error)).replace(server.url, "<loopback>")
+            rows.append(Row("model server", label, said, where))
+    finally:
+        server.close()
+    return rows
+
+
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
     job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases,
+    model_error_cases, mcp_cases,
 ]
 
 

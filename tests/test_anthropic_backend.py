@@ -25,7 +25,7 @@ from dreamd.models.anthropic_backend import AnthropicModel
 from dreamd.models.factory import make_model
 from dreamd.models.prompts import PlanRecord
 from dreamd.models.usage import UsageLedger
-from memory.errors import ConfigError, PermanentError, TransientError
+from memory.errors import ConfigError, ModelMisconfigured, TransientError
 from memory.gate import AnswerRejected, check_selection
 from memory.llm import Usage
 from tests.fake_anthropic import FakeAnthropic, Hang, Status, fake_anthropic, message
@@ -376,43 +376,125 @@ def test_connection_refused_is_transient(monkeypatch: pytest.MonkeyPatch) -> Non
 # ----------------------------------------------------------------------------- permanent failures
 
 
-def test_missing_key_is_a_config_error_naming_the_variable(
-    fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+def test_missing_key_against_anthropic_is_a_config_error_naming_both_variables(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        AnthropicModel(model="m", base_url=fake_anthropic.url)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with pytest.raises(ConfigError, match=r"ANTHROPIC_API_KEY.*ANTHROPIC_AUTH_TOKEN.*base_url"):
+        AnthropicModel(model="m")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "  ")
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        make_model({"backend": "anthropic", "base_url": fake_anthropic.url})
-    assert fake_anthropic.requests == []
+        make_model({"backend": "anthropic", "base_url": ""})
 
 
-def test_401_is_permanent_with_a_clear_message_about_the_key(
+def test_401_is_misconfigured_with_a_clear_message_about_the_key(
     backend: AnthropicModel, fake_anthropic: FakeAnthropic
 ) -> None:
     fake_anthropic.push(Status(401, "invalid x-api-key"))
-    with pytest.raises(PermanentError) as info:
+    with pytest.raises(ModelMisconfigured) as info:
         backend.complete("s", "p", 10)
     message_text = str(info.value)
-    assert (
-        "401" in message_text and "ANTHROPIC_API_KEY" in message_text and "refused" in message_text
-    )
+    assert "HTTP 401" in message_text and "ANTHROPIC_API_KEY" in message_text
+    assert "refused" in message_text
     assert KEY not in message_text
     assert len(fake_anthropic.requests) == 1
 
 
-@pytest.mark.parametrize("code", [400, 403, 404])
-def test_client_errors_are_permanent_and_not_retried(
-    backend: AnthropicModel, fake_anthropic: FakeAnthropic, code: int
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        (400, "malformed"),
+        (403, "lacks permission"),
+        (404, "no model 'claude-test-model'"),
+    ],
+)
+def test_client_errors_mean_a_misconfigured_model_not_retried_not_rejected(
+    backend: AnthropicModel, fake_anthropic: FakeAnthropic, code: int, says: str
 ) -> None:
     fake_anthropic.push(Status(code, "nope"))
     with capture_logs() as logs:
         out = ops.extract(backend, TURNS, INDEX, today=TODAY, max_tokens=300)
-    assert not out.transient and not out.rejected
-    assert out.error == f"PermanentError: model claude-test-model: HTTP {code}: nope"
+    assert out.misconfigured and not out.transient and not out.rejected
+    assert out.error is not None
+    assert out.error.startswith(f"model misconfigured: model claude-test-model: HTTP {code}, ")
+    assert says in out.error and out.error.endswith(": nope")
     assert len(fake_anthropic.requests) == 1
     assert events(logs, "model.call")[0]["outcome"] == "error"
+    (err,) = events(logs, "model.error")
+    assert err["misconfigured"] is True and err["transient"] is False
+
+
+def test_other_client_errors_are_permanent_but_not_misconfiguration(
+    backend: AnthropicModel, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.push(Status(413, "prompt too large"))
+    out = ops.extract(backend, TURNS, INDEX, today=TODAY, max_tokens=300)
+    assert not out.misconfigured and not out.transient and not out.rejected
+    assert out.error == "PermanentError: model claude-test-model: HTTP 413: prompt too large"
+
+
+# ----------------------------------------------------------------------------- local servers
+
+
+def test_bearer_token_is_sent_as_authorization_when_no_api_key(
+    fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "gateway-token-42")
+    model = make_model({"backend": "anthropic", "base_url": fake_anthropic.url, "model": "m"})
+    fake_anthropic.push(message("[]"), Status(401, "token expired"))
+    assert model.complete("s", "p", 10).text == "[]"
+    (req,) = fake_anthropic.requests
+    assert req.headers["authorization"] == "Bearer gateway-token-42"
+    assert "x-api-key" not in req.headers
+    with pytest.raises(ModelMisconfigured, match="ANTHROPIC_AUTH_TOKEN was refused") as info:
+        model.complete("s", "p", 10)
+    assert "gateway-token-42" not in str(info.value)
+
+
+def test_api_key_wins_over_a_bearer_token(
+    fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "gateway-token-42")
+    model = make_model({"backend": "anthropic", "base_url": fake_anthropic.url, "model": "m"})
+    fake_anthropic.push(message("[]"))
+    model.complete("s", "p", 10)
+    (req,) = fake_anthropic.requests
+    assert sent_key(req.headers) == KEY
+    assert "gateway-token-42" not in json.dumps(req.headers)
+
+
+def test_local_server_needs_no_key_and_gets_no_credential_header(
+    fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    model = make_model({"backend": "anthropic", "base_url": fake_anthropic.url, "model": "qwen3"})
+    fake_anthropic.push(message(json.dumps(GOOD)), Status(401, "key required"))
+    out = ops.extract(model, TURNS, INDEX, today=TODAY, max_tokens=300)
+    assert out.error is None and [r.name for r in out.records] == ["prefers-tabs"]
+    (req,) = fake_anthropic.requests
+    assert "authorization" not in req.headers and "x-api-key" not in req.headers
+    with pytest.raises(ModelMisconfigured, match="wants a credential: set ANTHROPIC_API_KEY"):
+        model.complete("s", "p", 10)
+
+
+def test_server_that_ignores_cache_control_counts_zero_cached_tokens(
+    backend: AnthropicModel, fake_anthropic: FakeAnthropic
+) -> None:
+    """Ollama and llama.cpp leave the cache fields out of ``usage`` (or send null)."""
+    body = message(json.dumps(GOOD), input_tokens=900, output_tokens=40)
+    del body["usage"]["cache_read_input_tokens"]
+    del body["usage"]["cache_creation_input_tokens"]
+    fake_anthropic.push(
+        body,
+        message("[]", cache_read_input_tokens=None, cache_creation_input_tokens=None),
+    )
+    out = ops.extract(backend, TURNS, INDEX, today=TODAY, max_tokens=300)
+    assert out.error is None and out.usage == Usage(900, 40, 0, 0)
+    assert backend.complete("s", "p", 10).usage == Usage(10, 5, 0, 0)
 
 
 # ----------------------------------------------------------------------------- config and imports

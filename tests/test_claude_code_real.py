@@ -230,7 +230,6 @@ def _wait(condition: Callable[[], bool], seconds: float) -> bool:
     return condition()
 
 
-@pytest.mark.xfail(reason="needs the cc-store commit-time foreign check", strict=True)
 def test_a_memory_claude_code_writes_survives_a_concurrent_job_commit(
     rig_factory: Callable[[Callable[[Request], ScriptItem]], Rig],
 ) -> None:

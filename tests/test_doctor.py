@@ -399,9 +399,36 @@ def test_model_probe_times_out(tmp_path: Path, server: tuple[str, type[_Handler]
 
 
 def test_model_missing_key_fails_without_network(tmp_path: Path) -> None:
-    check = check_model(anthropic_config(tmp_path, "http://127.0.0.1:9").model, {})
+    check = check_model(anthropic_config(tmp_path, "").model, {})
     assert check.status == "FAIL"
     assert "ANTHROPIC_API_KEY is not set" in check.detail
+    assert "ANTHROPIC_AUTH_TOKEN" in check.detail
+
+
+def test_model_probe_of_a_local_server_needs_no_key_and_sends_none(
+    tmp_path: Path, server: tuple[str, type[_Handler]]
+) -> None:
+    url, handler = server
+    check = check_model(anthropic_config(tmp_path, url).model, {})
+    assert check == Check(
+        "OK", "model", f"anthropic endpoint {url} answered and needs no credential (model claude-test)"
+    )
+    [req] = handler.seen
+    assert "x-api-key" not in req["headers"] and "authorization" not in req["headers"]
+    handler.status = 401
+    check = check_model(anthropic_config(tmp_path, url).model, {})
+    assert check.status == "FAIL" and "wants a credential (HTTP 401) and none is set" in check.detail
+
+
+def test_model_probe_sends_a_bearer_token(
+    tmp_path: Path, server: tuple[str, type[_Handler]]
+) -> None:
+    url, handler = server
+    check = check_model(anthropic_config(tmp_path, url).model, {"ANTHROPIC_AUTH_TOKEN": "tok-9"})
+    assert check.status == "OK" and "accepted the bearer token" in check.detail
+    [req] = handler.seen
+    assert req["headers"]["authorization"] == "Bearer tok-9"
+    assert "x-api-key" not in req["headers"]
 
 
 def test_doctor_never_prints_the_key(tmp_path: Path, server: tuple[str, type[_Handler]]) -> None:

@@ -257,10 +257,12 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
         "generated_at",
         "config",
         "daemon",
+        "model",
         "spool",
         "other_spools",
         "directories",
     }
+    assert again["model"] == {"backend": "offline", "model": None, "misconfigured": None}
     assert again["daemon"] == {"running": False, "pid": None, "host": None, "since": None}
     assert again["format"] == 1 and again["generated_at"] == "2026-11-29T12:00:00Z"
     assert set(again["spool"]) == {
@@ -273,6 +275,10 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
         "done",
         "failures",
         "error",
+        "drained_5m",
+        "drained_1h",
+        "drain_per_min",
+        "backlog_eta_s",
     }
     assert set(again["directories"][0]) == {
         "path",
@@ -403,3 +409,22 @@ def test_unreadable_directory_is_reported_not_raised(
     by_path = {e["path"]: e for e in entries}
     assert by_path[str(d)]["error"] == f"{d / 'manifest.json'}: Permission denied"
     assert by_path[str(other)]["error"] is None and by_path[str(other)]["records"] == 2
+
+
+def test_status_shows_the_backlog_and_how_fast_it_drains(tmp_path: Path) -> None:
+    from memory.client import submit
+    from memory.spool import Spool
+
+    mdir = managed(tmp_path, "app", 1)
+    jobs = [submit(f"user: {i}\n", memory_dir=mdir, spool=tmp_path / "spool") for i in range(7)]
+    sp = Spool(tmp_path / "spool")
+    for job in jobs[:5]:
+        sp.claim(job)
+        sp.complete(job)
+    status = collect_status(config_for(tmp_path), now=NOW)
+    spool = status["spool"]
+    assert (spool["new"], spool["drained_5m"], spool["drained_1h"]) == (2, 5, 5)
+    assert spool["drain_per_min"] == 1.0 and spool["backlog_eta_s"] == 120.0
+    assert "backlog 2, draining 1/min, about 2 min to empty (5 done in 5 min, 5 in the hour)" in (
+        render_status(status)
+    )

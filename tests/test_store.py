@@ -13,7 +13,7 @@ from memory.errors import StoreError, UnmanagedError
 from memory.history import log_entries, render_log, rollback
 from memory.manifest import Manifest
 from memory.records import Record, make_record, sha256_hex
-from memory.store import HISTORY, INDEX, MANIFEST, OUR_FILE_RE, Change, MemoryStore
+from memory.store import ARCHIVE_SUFFIX, HISTORY, INDEX, MANIFEST, OUR_FILE_RE, Change, MemoryStore
 
 
 class Crash(Exception):
@@ -92,7 +92,7 @@ def test_replace_keeps_created_at_and_moves_the_old_file_to_history(store: Memor
     assert second.created_at == first.created_at and second.updated_at > first.updated_at
     assert second.sources == ["manual", "session:s1", "job:j1"]
     assert not (store.path / first.file).exists()
-    assert (store.path / HISTORY / first.file).read_bytes().endswith(b"v1\n")
+    assert (store.path / HISTORY / f"{first.file}{ARCHIVE_SUFFIX}").read_bytes().endswith(b"v1\n")
     assert bodies(store) == {"a": "v2\n"}
     # Replacing a name that is gone (no base given) keeps the content as an add.
     store.commit(Change(remove=["a"]))
@@ -216,21 +216,21 @@ def test_files_the_store_did_not_write_are_never_deleted(tmp_path: Path) -> None
     store = MemoryStore(d, history_generations=2)
     store.commit(Change(replace={"user_name": rec("user_name", "renamed")}))
     store.commit(Change(remove=["feedback_style"]))
-    assert (d / HISTORY / "user_name.md").read_bytes() == original
-    assert (d / HISTORY / "feedback_style.md").exists()
+    assert (d / HISTORY / f"user_name.md{ARCHIVE_SUFFIX}").read_bytes() == original
+    assert (d / HISTORY / f"feedback_style.md{ARCHIVE_SUFFIX}").exists()
     for i in range(30):  # enough generations for history pruning to run several times
         store.commit(Change(add=[rec(f"n{i}")]))
     store.reconcile()
-    assert (d / HISTORY / "user_name.md").read_bytes() == original
-    assert (d / HISTORY / "feedback_style.md").exists()
+    assert (d / HISTORY / f"user_name.md{ARCHIVE_SUFFIX}").read_bytes() == original
+    assert (d / HISTORY / f"feedback_style.md{ARCHIVE_SUFFIX}").exists()
     assert (d / "notes.txt").read_text() == "not a record"
     assert (d / "sub" / "x.md").read_text() == "nested"
     assert len(store.history_manifests()) <= 2 + 10
     # Pruning removed old versions of our own files that no kept manifest names.
     kept_names = {e.file for g in store.history_manifests() for e in store.read_generation(g).records}
     for p in (d / HISTORY).iterdir():
-        if OUR_FILE_RE.match(p.name):
-            assert p.name in kept_names
+        if OUR_FILE_RE.match(p.name.removesuffix(ARCHIVE_SUFFIX)):
+            assert p.name.removesuffix(ARCHIVE_SUFFIX) in kept_names
 
 
 def test_forgotten_foreign_file_left_by_a_crash_is_not_re_adopted(tmp_path: Path) -> None:
@@ -250,7 +250,7 @@ def test_forgotten_foreign_file_left_by_a_crash_is_not_re_adopted(tmp_path: Path
     report = store.reconcile()
     assert report.adopted == [], "a forgotten record came back"
     assert store.read().records == []
-    assert not (d / "user_name.md").exists() and (d / HISTORY / "user_name.md").exists()
+    assert not (d / "user_name.md").exists() and (d / HISTORY / f"user_name.md{ARCHIVE_SUFFIX}").exists()
 
 
 # ---------------------------------------------------------------- log and rollback
@@ -347,7 +347,7 @@ def test_rollback_refuses_when_a_file_is_no_longer_kept(store: MemoryStore) -> N
     store.commit(Change(add=[rec("a", "v1")]))
     old = store.read().by_name()["a"]
     store.commit(Change(replace={"a": rec("a", "v2")}))
-    (store.path / HISTORY / old.file).unlink()
+    (store.path / HISTORY / f"{old.file}{ARCHIVE_SUFFIX}").unlink()
     with pytest.raises(StoreError, match=f"{old.file} \\(a\\) is no longer kept"):
         rollback(store, to=1)
     assert store.read().generation == 2
@@ -390,10 +390,14 @@ def test_pruning_keeps_exactly_the_files_kept_generations_need(tmp_path: Path, f
     for g in kept:
         for e in store.read_generation(g).records:
             needed.add(e.file)
-            top, hist = d / e.file, d / HISTORY / e.file
+            top, hist = d / e.file, d / HISTORY / f"{e.file}{ARCHIVE_SUFFIX}"
             data = top.read_bytes() if top.exists() else hist.read_bytes()
             assert sha256_hex(data) == e.sha256, (g, e.file)
-    ours_in_history = {p.name for p in (d / HISTORY).iterdir() if OUR_FILE_RE.match(p.name)}
+    ours_in_history = {
+        p.name.removesuffix(ARCHIVE_SUFFIX)
+        for p in (d / HISTORY).iterdir()
+        if OUR_FILE_RE.match(p.name.removesuffix(ARCHIVE_SUFFIX))
+    }
     assert ours_in_history <= needed
     assert len(ours_in_history) >= 10  # old versions of "a" that kept generations still name
     rollback(store, to=kept[0])
@@ -407,7 +411,7 @@ def test_orphans_are_archived_apart_and_never_pruned(tmp_path: Path) -> None:
     lookalike.write_text("---\nname: notes\ntype: user\ndescription: mine\n---\nmy words\n")
     for i in range(15):
         store.commit(Change(add=[make_record(f"r{i}", "user", f"d{i}", "b")]))
-    kept = store.path / HISTORY / "orphan.notes-0123456789.md"
+    kept = store.path / HISTORY / f"orphan.notes-0123456789.md{ARCHIVE_SUFFIX}"
     assert kept.read_text().endswith("my words\n")
 
 

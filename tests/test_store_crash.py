@@ -28,7 +28,16 @@ import pytest
 from memory.locks import LEASE_NAME, DreamLease
 from memory.manifest import Manifest
 from memory.records import make_record, sha256_hex
-from memory.store import HISTORY, INDEX, MANIFEST, ORPHAN_PREFIX, OUR_FILE_RE, Change, MemoryStore
+from memory.store import (
+    ARCHIVE_SUFFIX,
+    HISTORY,
+    INDEX,
+    MANIFEST,
+    ORPHAN_PREFIX,
+    OUR_FILE_RE,
+    Change,
+    MemoryStore,
+)
 from tests.helpers import commit_child
 from tests.helpers.commit_child import DREAM_SOURCES, STEPS
 
@@ -109,7 +118,7 @@ def check_after_kill(directory: Path, seen: Seen) -> Manifest:
     assert not unreferenced_ours(directory, after)
     assert not [p.name for p in directory.iterdir() if p.name.startswith(".tmp-")]
     for name in orphans:
-        assert (directory / HISTORY / f"{ORPHAN_PREFIX}{name}").exists(), f"orphan {name} was not kept in {HISTORY}/"
+        assert (directory / HISTORY / f"{ORPHAN_PREFIX}{name}{ARCHIVE_SUFFIX}").exists(), f"orphan {name} was not kept in {HISTORY}/"
     seen.orphans_collected += len(orphans)
     seen.added.add(result.added[0])
     seen.last_generation = result.generation

@@ -1,20 +1,28 @@
 """The ``anthropic`` backend: the official SDK behind the one-method model interface (DESIGN §6).
 
 The SDK is imported inside the constructor, so nothing on the client or hook path pays for it.
-``base_url`` points the same code at any Anthropic-compatible server (a proxy, a local model
-server, the test fixture in ``tests/fake_anthropic.py``).
+``base_url`` points the same code at any server that speaks the Messages API: a proxy, a local
+model server (Ollama ≥ 0.14, llama.cpp's ``llama-server``), the test fixture in
+``tests/fake_anthropic.py``. ``docs/models.md`` has tested example configs.
 
 What the daemon relies on:
 
+- credentials: ``ANTHROPIC_API_KEY``, else ``ANTHROPIC_AUTH_TOKEN`` (sent as
+  ``Authorization: Bearer``, what gateways and some local servers want). With ``base_url`` set
+  neither is required: a local server needs no key, and then no credential header is sent at
+  all. Against the default endpoint a missing key is a :class:`~memory.errors.ConfigError`.
+  Neither value ever appears in an error message;
 - errors come out as the product hierarchy, split by what to do about them: timeouts,
   connection failures, 408/409/429, 529 and other 5xx (after the SDK's own ``max_retries``)
-  are :class:`~memory.errors.TransientError` (defer the job); 400/401/403/404 and other 4xx,
-  and answers the SDK cannot parse, are :class:`~memory.errors.PermanentError`;
+  are :class:`~memory.errors.TransientError` (defer the job); 400/401/403/404 mean the model
+  is misconfigured (:class:`~memory.errors.ModelMisconfigured`: a bad key, no such model, a
+  request the server will never accept) and other 4xx and answers the SDK cannot parse are
+  :class:`~memory.errors.PermanentError`;
 - the answer is *not* judged here: text, tool calls and ``stop_reason`` are passed through
   as they came and the strict gate (``memory.gate``) decides;
 - prompt caching: the system prompt and the stable prefix of the user prompt
-  (:func:`dreamd.models.prompts.split_for_cache`) carry ``cache_control: ephemeral``;
-- the API key is read from ``ANTHROPIC_API_KEY`` only, and never appears in an error message.
+  (:func:`dreamd.models.prompts.split_for_cache`) carry ``cache_control: ephemeral``; a server
+  that ignores it (and leaves the cache fields out of ``usage``) counts as zero cached tokens.
 """
 
 from __future__ import annotations
@@ -26,17 +34,21 @@ from typing import Any
 
 from dreamd.config import parse_duration
 from dreamd.models.prompts import split_for_cache
-from memory.errors import ConfigError, PermanentError, TransientError
+from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
 from memory.llm import Completion, ToolCall, Usage
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_MAX_TOKENS = 4096
 
 _CACHE = {"type": "ephemeral"}
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
+MISCONFIGURED_STATUS = frozenset({400, 401, 403, 404})
+"""Statuses that say the model is set up wrong (key, permissions, model id, request shape):
+the same call will be refused again, so they are neither retried nor judged as answers."""
 
 
 def _seconds(value: Any, where: str) -> float:
@@ -85,10 +97,12 @@ class AnthropicModel:
     ) -> None:
         environ = os.environ if env is None else env
         api_key = environ.get(API_KEY_ENV, "").strip()
-        if not api_key:
+        auth_token = "" if api_key else environ.get(AUTH_TOKEN_ENV, "").strip()
+        if not api_key and not auth_token and not base_url:
             raise ConfigError(
                 f'[model] backend = "anthropic" needs an API key: set the {API_KEY_ENV} '
-                "environment variable (it is not set or empty)"
+                f"(or {AUTH_TOKEN_ENV}) environment variable (neither is set), or point "
+                "[model] base_url at a server that needs none"
             )
         if not model.strip():
             raise ConfigError(
@@ -100,11 +114,23 @@ class AnthropicModel:
         self.name = model
         self.max_tokens = max_tokens
         self.base_url = base_url
+        self.credential = API_KEY_ENV if api_key else AUTH_TOKEN_ENV if auth_token else None
+        """Which variable the credential came from (None: no credential sent)."""
+        credentials: dict[str, Any]
+        if api_key:
+            credentials = {"api_key": api_key}
+        elif auth_token:
+            credentials = {"auth_token": auth_token}
+        else:
+            # A keyless local server: send no credential header at all (and do not let the
+            # SDK go looking for one to send to a server that is not Anthropic's).
+            omit = anthropic.Omit()
+            credentials = {"default_headers": {"Authorization": omit, "X-Api-Key": omit}}
         self._client = anthropic.Anthropic(
-            api_key=api_key,
             base_url=base_url or None,
             timeout=timeout,
             max_retries=max_retries,
+            **credentials,
         )
 
     @classmethod
@@ -164,11 +190,8 @@ class AnthropicModel:
             detail = _api_message(exc)
             if status in _TRANSIENT_STATUS or status >= 500:
                 raise TransientError(f"model {self.name}: HTTP {status}: {detail}") from None
-            if status == 401:
-                raise PermanentError(
-                    f"model {self.name}: HTTP 401, the API key in {API_KEY_ENV} was refused "
-                    f"(invalid or revoked): {detail}"
-                ) from None
+            if status in MISCONFIGURED_STATUS:
+                raise ModelMisconfigured(self._misconfigured(status, detail)) from None
             raise PermanentError(f"model {self.name}: HTTP {status}: {detail}") from None
         except sdk.APIError as exc:
             raise PermanentError(
@@ -176,6 +199,22 @@ class AnthropicModel:
             ) from None
         duration_ms = (time.monotonic() - started) * 1000.0
         return self._completion(response, duration_ms)
+
+    def _misconfigured(self, status: int, detail: str) -> str:
+        """What a refusal means for this setup, naming the thing to fix (never the key)."""
+        where = self.base_url or "api.anthropic.com"
+        if status in (401, 403):
+            if self.credential is None:
+                what = f"{where} wants a credential: set {API_KEY_ENV} or {AUTH_TOKEN_ENV}"
+            elif status == 401:
+                what = f"the credential in {self.credential} was refused (invalid or revoked)"
+            else:
+                what = f"the credential in {self.credential} lacks permission for this request"
+        elif status == 404:
+            what = f"no model {self.name!r} (or no such endpoint) at {where}; check [model] model and base_url"
+        else:
+            what = "the server refuses the request as malformed; check [model] model and max_tokens"
+        return f"model {self.name}: HTTP {status}, {what}: {detail}"
 
     def _completion(self, response: Any, duration_ms: float) -> Completion:
         texts: list[str] = []

@@ -1,7 +1,8 @@
 """Build the configured model backend from a ``[model]`` config section (DESIGN §6, §10).
 
-Backends are imported only when chosen: ``offline`` never loads the Anthropic SDK, and this
-module itself imports nothing heavy, so the CLI can import it on any path.
+Backends are imported only when chosen: ``offline`` never loads the Anthropic SDK,
+``claude-code`` only runs the user's ``claude`` CLI, and this module itself imports nothing
+heavy, so the CLI can import it on any path.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Any
 from memory.errors import ConfigError
 from memory.llm import Model
 
-BACKENDS = ("offline", "anthropic")
+BACKENDS = ("offline", "anthropic", "claude-code")
 
 
 def make_model(section: Mapping[str, Any] | Any, *, env: Mapping[str, str] | None = None) -> Model:
     """The backend named by ``section["backend"]`` (default ``offline``).
 
     ``section`` is the ``[model]`` mapping, or a ``dreamd.config.ModelConfig`` dataclass.
-    ``env`` (default ``os.environ``) is where the Anthropic backend finds ``ANTHROPIC_API_KEY``.
+    ``env`` (default ``os.environ``) is where the Anthropic backend finds its credential and the
+    claude-code backend its ``PATH`` (and what its child process inherits).
     Raises ConfigError for an unknown backend or a missing key.
     """
     if dataclasses.is_dataclass(section) and not isinstance(section, type):
@@ -38,6 +40,10 @@ def make_model(section: Mapping[str, Any] | Any, *, env: Mapping[str, str] | Non
         from dreamd.models.anthropic_backend import AnthropicModel
 
         return AnthropicModel.from_config(section, env=env)
+    if backend == "claude-code":
+        from dreamd.models.claude_code_backend import ClaudeCodeModel
+
+        return ClaudeCodeModel.from_config(section, env=env)
     raise ConfigError(
         f"[model] backend: unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
     )

@@ -12,14 +12,17 @@ Outcomes, and what the caller does about them:
   nothing was learned about the answer.
 - ``error`` set, ``transient=False`` — the model answered but the gate refused the answer, or
   the backend failed permanently (bad key, bad request, a bug): record ``last_error``, change
-  nothing. ``rejected=True`` tells a gate refusal apart from a permanent backend failure.
+  nothing. ``rejected=True`` tells a gate refusal apart from a permanent backend failure, and
+  ``misconfigured=True`` marks the backend refusing the setup itself
+  (:class:`~memory.errors.ModelMisconfigured`: key or login refused, no such model, no CLI):
+  the job fails at once instead of being retried as if the answer were bad.
 
 ``usage`` is what the call cost even when the answer was refused (tokens were spent); it is
 zero when no answer came back. Every call logs one ``model.call`` line (``model``,
 ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``,
 ``duration_ms``, ``stop_reason``, ``outcome`` = ok | rejected | transient | error, ``task``); a
 refusal also logs ``model.answer_rejected`` with ``reason`` and a backend failure
-``model.error`` with ``error``.
+``model.error`` with ``error`` (and ``misconfigured``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dreamd.models.prompts import (
     consolidate_prompt,
     extract_prompt,
 )
-from memory.errors import TransientError
+from memory.errors import ModelMisconfigured, TransientError
 from memory.gate import AnswerRejected, PlanOp, check_extraction, check_plan
 from memory.llm import Completion, Model, Usage
 from memory.records import Record
@@ -72,6 +75,7 @@ class ExtractOutcome:
     duration_ms: float
     transient: bool = False
     rejected: bool = False
+    misconfigured: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ class PlanOutcome:
     duration_ms: float
     transient: bool = False
     rejected: bool = False
+    misconfigured: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class _Call:
     error: str | None = None
     transient: bool = False
     duration_ms: float = 0.0
+    misconfigured: bool = False
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -106,6 +112,9 @@ def _call(model: Model, system: str, prompt: str, max_tokens: int, *, clock: Clo
         completion = model.complete(system, prompt, max_tokens)
     except TransientError as exc:
         return _Call(None, _one_line(str(exc)), True, (clock() - started) * 1000.0)
+    except ModelMisconfigured as exc:
+        reason = _one_line(f"model misconfigured: {exc}")
+        return _Call(None, reason, False, (clock() - started) * 1000.0, misconfigured=True)
     except Exception as exc:  # a backend bug or a permanent error must not kill the job thread
         return _Call(
             None, _one_line(f"{type(exc).__name__}: {exc}"), False, (clock() - started) * 1000.0
@@ -137,6 +146,7 @@ def _log_call(model: Model, call: _Call, *, task: str, outcome: str, reason: str
             model=model.name,
             error=reason,
             transient=outcome == "transient",
+            misconfigured=call.misconfigured,
         )
 
 
@@ -149,21 +159,22 @@ def _run(
     task: str,
     check: Callable[[Completion], list[T]],
     clock: Clock,
-) -> tuple[list[T], str | None, Usage, float, bool, bool]:
-    """One gated call: (result, error, usage, duration_ms, transient, rejected), logged once."""
+) -> tuple[list[T], str | None, Usage, float, bool, bool, bool]:
+    """One gated call: (result, error, usage, duration_ms, transient, rejected, misconfigured),
+    logged once."""
     call = _call(model, system, prompt, max_tokens, clock=clock)
     if call.completion is None:
         outcome = "transient" if call.transient else "error"
         _log_call(model, call, task=task, outcome=outcome, reason=call.error)
-        return [], call.error, Usage(), call.duration_ms, call.transient, False
+        return [], call.error, Usage(), call.duration_ms, call.transient, False, call.misconfigured
     try:
         result = check(call.completion)
     except AnswerRejected as exc:
         reason = str(exc)
         _log_call(model, call, task=task, outcome="rejected", reason=reason)
-        return [], reason, call.completion.usage, call.duration_ms, False, True
+        return [], reason, call.completion.usage, call.duration_ms, False, True, False
     _log_call(model, call, task=task, outcome="ok", reason=None)
-    return result, None, call.completion.usage, call.duration_ms, False, False
+    return result, None, call.completion.usage, call.duration_ms, False, False, False
 
 
 def extract(
@@ -184,11 +195,14 @@ def extract(
         return ExtractOutcome(records=[], error=None, usage=Usage(), duration_ms=0.0)
     system, prompt = extract_prompt(turns, index, today=today)
     existing = {e.name for e in index}
-    records, error, usage, ms, transient, rejected = _run(
+    records, error, usage, ms, transient, rejected, misconfigured = _run(
         model, system, prompt, max_tokens, task="extract", clock=clock,
         check=lambda c: check_extraction(c, existing_names=existing, limit=limit),
     )
-    return ExtractOutcome(records, error, usage, ms, transient=transient, rejected=rejected)
+    return ExtractOutcome(
+        records, error, usage, ms,
+        transient=transient, rejected=rejected, misconfigured=misconfigured,
+    )
 
 
 def plan(
@@ -208,8 +222,11 @@ def plan(
         return PlanOutcome(ops=[], error=None, usage=Usage(), duration_ms=0.0)
     system, prompt = consolidate_prompt(records, recent, today=today)
     candidates = {r.name for r in records}
-    ops, error, usage, ms, transient, rejected = _run(
+    ops, error, usage, ms, transient, rejected, misconfigured = _run(
         model, system, prompt, max_tokens, task="consolidate", clock=clock,
         check=lambda c: check_plan(c, candidates=candidates),
     )
-    return PlanOutcome(ops, error, usage, ms, transient=transient, rejected=rejected)
+    return PlanOutcome(
+        ops, error, usage, ms,
+        transient=transient, rejected=rejected, misconfigured=misconfigured,
+    )

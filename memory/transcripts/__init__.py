@@ -61,6 +61,7 @@ __all__ = [
     "parse_transcript",
     "render_turn",
     "render_turns",
+    "source_ids",
 ]
 
 FORMATS = ("claude-code", "anthropic", "openai", "codex", "gemini", "copilot", "text")
@@ -220,6 +221,13 @@ def new_turns(turns: list[Turn], cursor: int) -> list[Turn]:
     was already fully extracted); nothing is returned rather than extracting it twice.
     """
     return list(turns[max(cursor, 0) :])
+
+
+def source_ids(turns: list[Turn]) -> list[str]:
+    """The message ids of ``turns`` that are the source's own (Claude Code ``uuid``s, API
+    message ids), not content hashes: only those identify one message across sessions, so
+    only those may mark a turn as extracted when a fork replays it under another session."""
+    return [t.message_id for t in turns if t.message_id and not t.message_id.startswith("h:")]
 
 
 def render_turn(turn: Turn) -> str:

@@ -1,9 +1,15 @@
 """Claude Code session JSONL (every version seen in the wild, 0.2.x to 2.1.x).
 
-Each line is one record. Kept: ``user`` and ``assistant`` records. Dropped without counting
-(they are known bookkeeping): ``summary``, ``progress``, ``file-history-snapshot``/``-delta``,
-``queue-operation``, every ``system`` record (compact boundaries, hook summaries, local command
-echoes — a local command also appears as a user record) and records of unknown future types.
+Each line is one record. Kept: ``user`` and ``assistant`` records. Dropped without counting, by
+name (known bookkeeping, :data:`KNOWN_TYPES`): ``summary``, ``progress``,
+``file-history-snapshot``/``-delta``, ``queue-operation``, ``attachment``, every ``system``
+record (compact boundaries, hook summaries, local command echoes — a local command also appears
+as a user record), and the session metadata 2.1.x writes (``mode``, ``permission-mode``,
+``last-prompt``, ``custom-title``, ``ai-title``, ``agent-name``, ``tag``, ``pr-link``,
+``worktree-state``, ``bridge-session``). Records of unknown future types are dropped too; one
+that carries Claude Code's envelope (``sessionId`` or ``uuid``) still counts as recognised, so
+a file that holds only such lines (a fork's file at Stop time often holds one ``mode`` line) is
+a Claude Code transcript with nothing to extract, not an unparseable one.
 Skipped *and counted*: lines that are not JSON, not objects, objects without a ``type``, and
 user/assistant records whose ``message`` is not an object or whose ``content`` is missing (typo
 keys) or neither a string nor a list.
@@ -43,8 +49,20 @@ KNOWN_TYPES = frozenset(
         "attachment",
         "custom-title",
         "tag",
+        "mode",
+        "permission-mode",
+        "last-prompt",
+        "ai-title",
+        "agent-name",
+        "pr-link",
+        "worktree-state",
+        "bridge-session",
     }
 )
+METADATA_TYPES = frozenset(
+    {"last-prompt", "permission-mode", "custom-title", "ai-title", "agent-name", "pr-link", "worktree-state", "bridge-session"}
+)
+"""Session metadata records only Claude Code writes (auto-detection trusts their names)."""
 
 
 def parse_claude_code(records: list[Any]) -> Parsed:
@@ -59,7 +77,7 @@ def parse_claude_code(records: list[Any]) -> Parsed:
             skipped += 1
             continue
         kind = record["type"]
-        if kind in KNOWN_TYPES:
+        if kind in KNOWN_TYPES or "sessionId" in record or "uuid" in record:
             recognized += 1
         if session_id is None and isinstance(record.get("sessionId"), str):
             session_id = record["sessionId"] or None
@@ -107,4 +125,8 @@ def looks_like_claude_code(record: Any) -> bool:
         return "message" in record
     if kind == "system":
         return "uuid" in record or "subtype" in record
-    return kind in ("summary", "progress", "file-history-snapshot", "queue-operation")
+    if kind == "mode":
+        return isinstance(record.get("mode"), str)
+    if kind in ("attachment", "tag"):
+        return "sessionId" in record or "uuid" in record
+    return kind in ("summary", "progress", "file-history-snapshot", "file-history-delta", "queue-operation") or kind in METADATA_TYPES

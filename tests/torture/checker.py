@@ -30,6 +30,8 @@ invariant was checked. The invariants (issue 6):
 * **history-log** — ``dreamd log`` lists the newest generations with the actor, job and removals
   their manifests record.
 * **clean-stop** — the final SIGTERM made the daemon exit 0 within 10 s.
+* **no-nested-md** — no ``*.md`` file below any subdirectory of a memory directory (Claude Code
+  reads every one as a live memory; ``.history/`` archives end in ``.md.hist``).
 """
 
 from __future__ import annotations
@@ -290,7 +292,9 @@ def _removal_reason(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str
                     return "merge (file later deleted by hand)"
                 return None
             return "merge"
-    if actor == "reconcile" and prev_file is not None and prev_file in ledger.hand_deleted(key):
+    # A hand deletion leaves the set in the next commit of any kind (its change says "foreign").
+    taken_in = actor == "reconcile" or name in ((change.get("foreign") or {}).get("dropped") or ())
+    if taken_in and prev_file is not None and prev_file in ledger.hand_deleted(key):
         return "hand-delete"
     if actor == "rollback":
         return "rollback"
@@ -476,6 +480,12 @@ def check_secrets(world: World, ledger: Ledger, extra: set[str], daemon_logs: li
                 report.ok("no-secret", not kinds, f"{key}/{e.file}: the redactor still finds {kinds}")
 
 
+def check_nested_md(world: World, report: Report) -> None:
+    for d in world.dirs:
+        nested = sorted(str(p.relative_to(d)) for p in d.rglob("*.md") if p.parent != d)
+        report.ok("no-nested-md", not nested, f"{d}: *.md files Claude Code would read as memories: {nested[:5]}")
+
+
 def check_locks(world: World, report: Report) -> None:
     import filelock
 
@@ -576,6 +586,7 @@ def check(world: World, ledger: Ledger, *, daemon_logs: list[Path], extra_secret
     check_log(histories, report)
     check_secrets(world, ledger, extra_secrets or set(), daemon_logs, histories, report)
     check_locks(world, report)
+    check_nested_md(world, report)
     check_kills(ledger, daemon_logs, report)
     check_logs(daemon_logs, report)
     if final_term is not None:

@@ -80,7 +80,8 @@ def test_a_clean_world_has_no_violations_and_every_invariant_was_checked(tmp_pat
     report = Tiny(tmp_path).check()
     assert report.violations == []
     for name in ("spool-terminal", "accepted-accounted", "manifest-valid", "remember-present",
-                 "no-silent-loss", "no-secret", "no-lock-held", "hostile-outcome", "history-log"):
+                 "no-silent-loss", "no-secret", "no-lock-held", "hostile-outcome", "history-log",
+                 "no-nested-md"):
         assert report.checks[name] > 0, name
     assert report.jobs == {"accepted": 3, "applied": 3, "done": 3, "failed": 0}
 
@@ -136,6 +137,10 @@ def _kill_not_recovered(t: Tiny) -> None:
     t.log("daemon-1.log", {"event": "daemon.started"})
 
 
+def _md_in_history(t: Tiny) -> None:
+    (t.d0 / ".history" / "prefers-tabs-0123456789.md").write_text("---\nname: x\n---\nforgotten\n")
+
+
 def _log_not_json(t: Tiny) -> None:
     t.log("daemon-0.log", {"event": "daemon.started"})
     with open(t.logs[-1], "a") as f:
@@ -157,6 +162,7 @@ def _log_not_json(t: Tiny) -> None:
         (_hostile_applied, "hostile-outcome"),
         (_kill_not_recovered, "kill-logged"),
         (_log_not_json, "logs-json"),
+        (_md_in_history, "no-nested-md"),
     ],
 )
 def test_the_checker_catches_a_planted_violation(tmp_path: Path, breaks: Callable[[Tiny], None], tag: str) -> None:

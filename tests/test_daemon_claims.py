@@ -1,0 +1,168 @@
+"""The daemon claims only what a worker is about to run (issue 13, item 8).
+
+A job for a directory that already has work stays in ``new/``, so ``cur/`` never holds more
+jobs than workers, a SIGKILL returns only those, and jobs of one directory still run oldest
+first. Driven in-process with a work module whose jobs block until the test lets them go.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+import types
+from pathlib import Path
+from typing import Any
+
+import tests.test_daemon_stub as stub
+from dreamd.config import load_config
+from dreamd.daemon import Daemon
+from dreamd.logs import configure
+from memory.client import submit
+from memory.spool import Spool
+from memory.store import MemoryStore
+
+
+def _config(tmp_path: Path, workers: int = 2) -> Any:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[daemon]\nspool = "{tmp_path / "spool"}"\nroots = ["{tmp_path}/mem/*"]\n'
+        f"workers = {workers}\n[gates]\nthreshold = 1000\n"
+    )
+    return load_config(cfg, env={"HOME": str(tmp_path)})
+
+
+class Gate:
+    """A work module whose jobs wait until released; it records the order they ran in."""
+
+    def __init__(self) -> None:
+        self.release = threading.Semaphore(0)
+        self.started: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        self.module = types.SimpleNamespace(
+            Context=stub.Context, dir_state=stub.dir_state, dream=stub.dream, execute=self.execute
+        )
+
+    def execute(self, job: Any, ctx: Any) -> str:
+        with self.lock:
+            self.started.append((str(job.memory_dir), job.id))
+        assert self.release.acquire(timeout=30), "the test never released the job"
+        return str(stub.execute(job, ctx))
+
+
+def _cur(spool: Path) -> int:
+    return len([n for n in os.listdir(spool / "cur") if n.endswith(".json")])
+
+
+def test_busy_directories_leave_their_jobs_in_new_and_order_is_kept(tmp_path: Path) -> None:
+    config = _config(tmp_path, workers=2)
+    dirs = [tmp_path / "mem" / name for name in ("a", "b", "c")]
+    for d in dirs:
+        MemoryStore.init(d)
+    spool = tmp_path / "spool"
+    submitted: dict[str, list[str]] = {str(d.resolve()): [] for d in dirs}
+    for i in range(24):
+        d = dirs[i % 3]
+        submitted[str(d.resolve())].append(
+            submit(f"user: fact {i}\n", memory_dir=d, session_id=f"s{i}", spool=spool)
+        )
+    gate = Gate()
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=gate.module, watch=False, env={"HOME": str(tmp_path)})
+    daemon.pool.start()
+    try:
+        for d in dirs:
+            daemon.managed.add(d.resolve())
+        assert daemon.scan_spool() == 2
+        assert _cur(spool) == 2, "one claim per free worker"
+        assert daemon.scan_spool() == 0, "no worker is free: nothing more is claimed"
+        done = 0
+        while done < 24:
+            gate.release.release()
+            done += 1
+            deadline = threading.Event()
+            while Spool(spool).counts().done < done and not deadline.wait(0.01):
+                pass
+            daemon.scan_spool()
+            assert _cur(spool) <= 2
+        daemon.pool.wait_idle(10)
+    finally:
+        daemon.pool.close()
+    ran: dict[str, list[str]] = {k: [] for k in submitted}
+    for memory_dir, job_id in gate.started:
+        ran[memory_dir].append(job_id)
+    assert ran == submitted, "every job ran once, oldest first within its directory"
+    assert Spool(spool).counts().done == 24 and _cur(spool) == 0
+
+
+def test_a_job_that_cannot_be_peeked_is_claimed_and_failed_with_its_reason(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    spool = Spool(tmp_path / "spool")
+    spool.ensure()
+    (spool.root / "new" / "20261130T000000Z-0000000000000000.json").write_text("{not json")
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
+    daemon.pool.start()
+    try:
+        daemon.scan_spool()
+    finally:
+        daemon.pool.close()
+    assert spool.counts().failed == 1 and spool.counts().new == 0
+
+
+def test_peek_reads_the_directory_from_the_first_bytes_only(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    job = submit("x" * 200_000, memory_dir=tmp_path / "m", session_id="s", spool=spool.root)
+    assert spool.peek_memory_dir(job) == str((tmp_path / "m").resolve())
+    assert spool.peek_memory_dir("20261130T000000Z-ffffffffffffffff") is None
+
+
+def test_a_hostile_memory_dir_is_claimed_and_failed_not_a_crash(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    spool = Spool(tmp_path / "spool")
+    spool.ensure()
+    body = '{"format": 1, "id": "x", "kind": "forget", "memory_dir": "/tmp/a\\u0000b", "names": ["a"]}'
+    (spool.root / "new" / "20261130T000000Z-0000000000000001.json").write_text(body)
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
+    daemon.pool.start()
+    try:
+        daemon.scan_spool()
+    finally:
+        daemon.pool.close()
+    assert spool.counts().failed == 1 and spool.counts().new == 0
+
+
+def test_a_task_queued_behind_a_busy_directory_does_not_hold_a_free_worker() -> None:
+    from dreamd.workers import Task, WorkerPool
+
+    release = threading.Event()
+    pool = WorkerPool(2, on_error=lambda task, exc: None)
+    pool.start()
+    try:
+        pool.submit(Task(key="a", run=lambda: release.wait(10)))
+        pool.submit(Task(key="a", run=lambda: None))  # e.g. a reconcile behind a long dream
+        deadline = threading.Event()
+        while not pool.running() and not deadline.wait(0.01):
+            pass
+        assert pool.free_slots() == 1, "the second worker is idle and may take another directory"
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_a_job_naming_its_directory_late_waits_for_its_turn(tmp_path: Path) -> None:
+    import json
+
+    from memory.jobformat import build_job, new_job_id
+
+    spool = Spool(tmp_path / "spool")
+    spool.ensure()
+    mdir = str((tmp_path / "mem" / "a").resolve())
+    first = submit("user: one\n", memory_dir=mdir, session_id="s1", spool=spool.root)
+    job = build_job("extract", job_id=new_job_id(), memory_dir=mdir, session_id="s2",
+                    transcript=("text", "x" * 10_000))
+    late = {"transcript": job.pop("transcript"), **job}  # memory_dir after 10 KB of transcript
+    (spool.root / "new" / f"{job['id']}.json").write_text(json.dumps(late))
+    assert spool.peek_memory_dir(job["id"]) == mdir
+    assert spool.peek_memory_dir(first) == mdir
