@@ -167,7 +167,7 @@ def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]
     cache = state_dir / "hook-index" / f"{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}.marshal"
     try:
         with open(cache, "rb") as f:
-            cached = marshal.load(f)
+            cached = marshal.loads(f.read())
         if cached[0] == key:
             entries, state = cached[1], cached[2]
             return entries, KeywordIndex.from_state(state)
