@@ -289,6 +289,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return int(run_demo(Path(args.dir) if args.dir else None, out=sys.stdout))
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    from dreamd.sync import install_merge_driver, sync
+
+    if args.install_merge_driver:
+        for path in install_merge_driver(Path.cwd(), Path(args.dir)):
+            print(f"merge driver configured; attributes in {path}")
+        return EXIT_OK
+    report = sync(Path(args.dir), remote=args.remote, allow_rewrite=args.allow_rewrite)
+    print("\n".join(report.lines()))
+    return EXIT_OK
+
+
+def cmd_merge_driver(args: argparse.Namespace) -> int:
+    from dreamd.sync import merge_driver
+
+    return merge_driver(Path(args.base), Path(args.ours), Path(args.theirs))
+
+
 def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() takes the fast path
     from dreamd.hook import main as hook_main
 
@@ -378,6 +396,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("demo", cmd_demo, "the newcomer's tour: sample transcript -> memories -> dream, offline")
     sp.add_argument("--dir", metavar="D")
+    sp = add("sync", cmd_sync, "attach to / clone from a git remote, then fetch, merge (three-way manifest merge) and push")
+    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("--remote", metavar="URL", help="attach DIR to this git remote (first call)")
+    sp.add_argument("--allow-rewrite", action="store_true", help="take in a remote whose history was rewritten")
+    sp.add_argument("--install-merge-driver", action="store_true", help="configure the git merge driver in the repository of the current directory for DIR")
+    sp = add("merge-driver", cmd_merge_driver, "git merge driver for manifest.json (%%O %%A %%B)")
+    sp.add_argument("base", metavar="BASE")
+    sp.add_argument("ours", metavar="OURS")
+    sp.add_argument("theirs", metavar="THEIRS")
     add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
     return p
 
