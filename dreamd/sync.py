@@ -873,15 +873,22 @@ def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path) -> int:
     return 0
 
 
-def install_merge_driver(repo_dir: Path, memory_dir: Path) -> list[str]:
-    """Configure the merge driver in ``repo_dir`` and mark ``memory_dir``'s files to use it."""
+def install_merge_driver(repo_dir: Path, memory_dir: Path, *, command: str = "dreamd") -> list[str]:
+    """Configure the merge driver in ``repo_dir`` (its ``.git/config``: drivers are never taken
+    from the repository itself) and mark ``memory_dir``'s files to use it; also a
+    ``.gitignore`` there so ``.history/`` and the locks stay out of the project's commits."""
     git = Git(repo_dir)
     git.run("config", "merge.dreamd-manifest.name", "dreamd three-way manifest merge")
-    git.run("config", "merge.dreamd-manifest.driver", "dreamd merge-driver %O %A %B")
+    git.run("config", "merge.dreamd-manifest.driver", f"{command} merge-driver %O %A %B")
     git.run("config", "merge.dreamd-index.name", "dreamd: MEMORY.md is derived, keep ours")
     git.run("config", "merge.dreamd-index.driver", "true")
     attrs = memory_dir / ".gitattributes"
     existing = attrs.read_text(encoding="utf-8") if attrs.exists() else ""
     if "merge=dreamd-manifest" not in existing:
         replace_atomic(attrs, (existing + ("\n" if existing and not existing.endswith("\n") else "") + GITATTRIBUTES).encode())
-    return [str(attrs)]
+    written = [str(attrs)]
+    ignore = memory_dir / ".gitignore"
+    if not ignore.exists():
+        replace_atomic(ignore, GITIGNORE.replace("/.*\n", "/.*\n!/.gitattributes\n!/.gitignore\n").encode())
+        written.append(str(ignore))
+    return written
