@@ -38,6 +38,7 @@ __all__ = [
     "ModelConfig",
     "RecallConfig",
     "RetentionConfig",
+    "SyncConfig",
     "default_config",
     "find_config_file",
     "format_duration",
@@ -100,6 +101,19 @@ class RetentionConfig:
 
 
 @dataclass(frozen=True)
+class SyncConfig:
+    dirs: tuple[str, ...]
+    """Glob patterns (``~`` expanded) of attached directories the daemon syncs (issue 12)."""
+    interval: float
+    push_after_commit: bool
+    debounce: float
+    max_backoff: float
+
+
+DEFAULT_SYNC = SyncConfig(dirs=(), interval=300.0, push_after_commit=True, debounce=30.0, max_backoff=3600.0)
+
+
+@dataclass(frozen=True)
 class Config:
     daemon: DaemonConfig
     gates: GatesConfig
@@ -108,6 +122,7 @@ class Config:
     retention: RetentionConfig
     source: Path | None
     """The file the values came from; ``None`` when everything is a default."""
+    sync: SyncConfig = DEFAULT_SYNC
 
 
 # --------------------------------------------------------------------------- durations
@@ -227,6 +242,12 @@ def _string(*, allow_empty: bool) -> Validator:
         return value
 
     return convert
+
+
+def _bool(value: Any, where: str, env: Mapping[str, str]) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {_show(value)}")
+    return value
 
 
 def expand_user(text: str, env: Mapping[str, str]) -> str:
@@ -363,15 +384,32 @@ SCHEMA: tuple[Key, ...] = (
     Key("retention", "max_job_bytes", "integer", 33554432,
         "Larger spool jobs are refused (moved to failed/).",
         _int(1)),
+    # [sync]
+    Key("sync", "dirs", "list of globs", [],
+        "Attached directories the daemon syncs (attach each once: `dreamd sync DIR --remote URL`).",
+        _roots),
+    Key("sync", "interval", "duration", "5m",
+        "Fetch, merge and push each synced directory at least this often.",
+        _duration(0.0, strict=True)),
+    Key("sync", "push_after_commit", "bool", True,
+        "Also sync soon after a local commit (debounced), not only every interval.",
+        _bool),
+    Key("sync", "debounce", "duration", "30s",
+        "Quiet time after a local commit before it is pushed.",
+        _duration(0.0)),
+    Key("sync", "max_backoff", "duration", "1h",
+        "Longest wait between retries while the remote keeps failing (doubling from 30s).",
+        _duration(0.0, strict=True)),
 )
 
-SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention")
+SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention", "sync")
 _SECTION_CLASSES: dict[str, type[Any]] = {
     "daemon": DaemonConfig,
     "gates": GatesConfig,
     "model": ModelConfig,
     "recall": RecallConfig,
     "retention": RetentionConfig,
+    "sync": SyncConfig,
 }
 
 

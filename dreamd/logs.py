@@ -76,6 +76,9 @@ EVENTS: dict[str, str] = {
     "watch.removed": "A directory is no longer managed or present (memory_dir).",
     "watch.error": "A watcher could not be started or a handler raised (path, error).",
     "watch.unmanaged": "A directory under a root has records but no manifest (run dreamd adopt) (memory_dir).",
+    # sync (issue 12)
+    "sync.done": "A synced directory fetched, merged and pushed (memory_dir, reason, generation, merged, pushed, commits, duration_ms).",
+    "sync.failed": "A sync failed; local work goes on and it is retried with backoff (memory_dir, reason, error, failures, retry_in_s).",
     # scheduler
     "tick.done": "A scheduler tick finished (duration_ms, managed_dirs, queue).",
     "tick.error": "A tick step raised; the next tick runs anyway (step, error).",

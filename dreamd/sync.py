@@ -31,6 +31,7 @@ import json
 import os
 import socket
 import subprocess
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -892,3 +893,106 @@ def install_merge_driver(repo_dir: Path, memory_dir: Path, *, command: str = "dr
         replace_atomic(ignore, GITIGNORE.replace("/.*\n", "/.*\n!/.gitattributes\n!/.gitignore\n").encode())
         written.append(str(ignore))
     return written
+
+
+# ---------------------------------------------------------------------------- the daemon side
+
+
+@dataclass
+class _DirSync:
+    last_attempt: float | None = None
+    failures: int = 0
+    synced_generation: int | None = None
+    changed_at: float | None = None
+    """When a local generation newer than the last synced one was first seen."""
+
+
+class SyncPlanner:
+    """Which synced directories are due, over a monotonic clock (pure; no I/O but what it is given).
+
+    Due when ``interval`` passed since the last attempt, or (``push_after_commit``) a local
+    generation newer than the last synced one has been quiet for ``debounce``. After failures the
+    next attempt waits ``backoff_seconds`` (30 s doubling, capped at ``max_backoff``) whatever
+    else happens, so an unreachable remote is retried with backoff and never hammered.
+    """
+
+    def __init__(self) -> None:
+        self.dirs: dict[Path, _DirSync] = {}
+
+    def due(self, directory: Path, *, generation: int, now: float, interval: float, push_after_commit: bool,
+            debounce: float, max_backoff: float) -> str | None:
+        st = self.dirs.setdefault(directory, _DirSync())
+        if st.synced_generation is not None and generation > st.synced_generation and st.changed_at is None:
+            st.changed_at = now
+        if st.last_attempt is None:
+            return "start"
+        since = now - st.last_attempt
+        if st.failures:
+            return "retry" if since >= backoff_seconds(st.failures, cap=max_backoff) else None
+        if since >= interval:
+            return "interval"
+        if push_after_commit and st.changed_at is not None and now - st.changed_at >= debounce:
+            return "commit"
+        return None
+
+    def record(self, directory: Path, *, ok: bool, generation: int | None, now: float) -> None:
+        st = self.dirs.setdefault(directory, _DirSync())
+        st.last_attempt = now
+        if ok:
+            st.failures = 0
+            st.synced_generation = generation
+            st.changed_at = None
+        else:
+            st.failures += 1
+
+
+def wants_sync(directory: Path, patterns: Sequence[str]) -> bool:
+    """``directory`` matches one of the ``[sync] dirs`` glob patterns and is attached."""
+    real = Path(os.path.realpath(directory))
+    return any(directory.match(p) or real.match(p) for p in patterns) and is_attached(directory)
+
+
+def queue_due_syncs(daemon: Any) -> list[Path]:
+    """The daemon's tick step: queue a sync task for every due directory (one at a time per
+    directory, like its jobs and dreams, through the worker pool)."""
+    from dreamd.logs import get_logger
+    from dreamd.workers import Task
+
+    cfg = daemon.config.sync
+    if not cfg.dirs:
+        return []
+    planner: SyncPlanner = daemon.__dict__.setdefault("sync_planner", SyncPlanner())
+    log = get_logger("dreamd.sync")
+    queued: list[Path] = []
+    for directory in sorted(daemon.managed):
+        if not wants_sync(directory, cfg.dirs) or f"sync:{directory}" in daemon.pool.labels():
+            continue
+        try:
+            generation = MemoryStore(directory).read().generation
+        except DreamdError:
+            continue
+        now = daemon.clock()
+        reason = planner.due(directory, generation=generation, now=now, interval=cfg.interval,
+                             push_after_commit=cfg.push_after_commit, debounce=cfg.debounce,
+                             max_backoff=cfg.max_backoff)
+        if reason is None:
+            continue
+
+        def run(directory: Path = directory, reason: str = reason) -> None:
+            t0 = time.monotonic()
+            try:
+                report = sync(directory)
+            except DreamdError as exc:
+                planner.record(directory, ok=False, generation=None, now=daemon.clock())
+                st = planner.dirs[directory]
+                log.warning("sync.failed", memory_dir=str(directory), reason=reason, error=str(exc),
+                            failures=st.failures, retry_in_s=backoff_seconds(st.failures, cap=cfg.max_backoff))
+                return
+            planner.record(directory, ok=True, generation=report.generation, now=daemon.clock())
+            log.info("sync.done", memory_dir=str(directory), reason=reason, generation=report.generation,
+                     merged=report.merged, pushed=report.pushed, commits=report.commits_created,
+                     duration_ms=round((time.monotonic() - t0) * 1000, 1))
+
+        if daemon.pool.submit(Task(key=directory, run=run, label=f"sync:{directory}")):
+            queued.append(directory)
+    return queued
