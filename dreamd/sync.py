@@ -996,3 +996,128 @@ def queue_due_syncs(daemon: Any) -> list[Path]:
         if daemon.pool.submit(Task(key=directory, run=run, label=f"sync:{directory}")):
             queued.append(directory)
     return queued
+
+
+# ---------------------------------------------------------------------------- the team dream lease
+
+LEASE_REF = "refs/dreamd/lease"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+DEFAULT_TEAM_LEASE_TTL = 3600.0
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    holder: str
+    token: str
+    acquired_at: float
+    expires_at: float
+    released: bool
+    commit: str
+
+
+class TeamLease:
+    """At most one machine of the team dreams a directory at a time.
+
+    The lease is a ref on the shared remote, ``refs/dreamd/lease``, pointing at a commit (empty
+    tree) whose message is ``{holder, token, acquired_at, expires_at, released}``. Taking it is
+    a compare-and-swap push (``--force-with-lease=<ref>:<the value we read>``, empty for "must
+    not exist"): of two machines that read the same value, exactly one push succeeds. A lease
+    past ``expires_at`` (the holder died or lost its network) may be taken over; releasing
+    pushes a ``released`` commit, again by compare-and-swap so a lease taken over meanwhile is
+    never released by its previous holder. The chain of lease commits is the audit trail.
+    """
+
+    def __init__(self, directory: Path, *, ttl: float = DEFAULT_TEAM_LEASE_TTL, clock: Any = time.time) -> None:
+        self.git = Git(directory)
+        self.ttl = ttl
+        self.clock = clock
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{directory}"
+        self.token = os.urandom(8).hex()
+        self.commit: str | None = None
+
+    def read(self) -> LeaseHolder | None:
+        proc = self.git.run("fetch", "--quiet", "--no-tags", REMOTE, f"+{LEASE_REF}:refs/dreamd/remote-lease", check=False)
+        if proc.returncode != 0:
+            if "couldn't find remote ref" in proc.stderr.decode("utf-8", "replace"):
+                return None
+            raise SyncTransient(f"{self.git.workdir}: cannot read the team dream lease: {_first_line(proc.stderr)}")
+        oid = self.git.rev("refs/dreamd/remote-lease")
+        if oid is None:
+            return None
+        raw = self.git.run("log", "-1", "--format=%B", oid).stdout
+        try:
+            data = json.loads(raw)
+            return LeaseHolder(
+                holder=str(data["holder"]), token=str(data["token"]), acquired_at=float(data["acquired_at"]),
+                expires_at=float(data["expires_at"]), released=bool(data["released"]), commit=oid,
+            )
+        except (ValueError, KeyError, TypeError):
+            # Unreadable lease: treat as expired (it cannot name a live holder) but keep the CAS.
+            return LeaseHolder(holder="(unreadable)", token="", acquired_at=0.0, expires_at=0.0, released=True, commit=oid)
+
+    def _push(self, payload: dict[str, Any], *, expect: str | None) -> str | None:
+        message = json.dumps(payload, sort_keys=True) + "\n"
+        parents = ["-p", expect] if expect else []
+        commit = self.git.run(*self.git.identity(), "commit-tree", EMPTY_TREE, *parents, input=message.encode()).stdout.decode().strip()
+        proc = self.git.run(
+            "push", "--porcelain", f"--force-with-lease={LEASE_REF}:{expect or ''}", REMOTE, f"{commit}:{LEASE_REF}", check=False
+        )
+        if proc.returncode == 0:
+            return commit
+        text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        if "[rejected]" in text or "stale info" in text:
+            return None
+        raise SyncTransient(f"{self.git.workdir}: cannot push the team dream lease: {_first_line(proc.stderr)}")
+
+    def acquire(self) -> LeaseHolder | None:
+        """Take the lease; returns None when taken, else the holder that has it."""
+        self.git.run("hash-object", "-t", "tree", "-w", "--stdin", input=b"")
+        current = self.read()
+        now = float(self.clock())
+        if current is not None and not current.released and current.expires_at > now and current.token != self.token:
+            return current
+        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now + self.ttl, "released": False}
+        commit = self._push(payload, expect=current.commit if current else None)
+        if commit is None:
+            again = self.read()
+            return again or LeaseHolder(holder="(raced)", token="", acquired_at=now, expires_at=now, released=False, commit="")
+        self.commit = commit
+        return None
+
+    def release(self) -> bool:
+        """Mark our lease released; False when it is no longer ours (taken over after expiry)."""
+        if self.commit is None:
+            return False
+        now = float(self.clock())
+        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now, "released": True}
+        done = self._push(payload, expect=self.commit) is not None
+        self.commit = None
+        return done
+
+
+@contextlib.contextmanager
+def team_dream_lease(directory: Path, config: Any) -> Iterator[LeaseHolder | None]:
+    """Around a dream of a synced directory: yields None when this machine may dream (the team
+    lease is held, and the remote's changes were merged first so the plan sees the latest set),
+    else the holder that has the lease. Directories not synced by this daemon are not affected."""
+    patterns = getattr(getattr(config, "sync", None), "dirs", ())
+    if not patterns or not wants_sync(directory, patterns):
+        yield None
+        return
+    lease = TeamLease(directory, ttl=float(getattr(config.gates, "lock_stale_after", DEFAULT_TEAM_LEASE_TTL)))
+    try:
+        busy = lease.acquire()
+    except SyncTransient:
+        # Remote unreachable: dreaming alone is safe (the merge keeps both sides), so go on.
+        yield None
+        return
+    if busy is not None:
+        yield busy
+        return
+    try:
+        with contextlib.suppress(DreamdError):
+            sync(directory)
+        yield None
+    finally:
+        with contextlib.suppress(DreamdError):
+            lease.release()
