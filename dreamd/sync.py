@@ -459,6 +459,37 @@ class Repo:
         self.git = Git(self.dir)
         self._found: dict[tuple[str, str], Path | None] = {}
 
+    @property
+    def private_index(self) -> dict[str, str]:
+        """Commits are built in a private index, so a sync killed half-way never leaves the
+        user's ``.git/index.lock`` behind (see :meth:`clear_stale_locks`)."""
+        return {"GIT_INDEX_FILE": str(self.git.git_dir / "dreamd-index")}
+
+    def clear_stale_locks(self) -> list[str]:
+        """Remove git lock files a killed sync left. Caller holds the sync lock (flock, released
+        by the kernel when its holder dies), so no other sync of this directory is running; git
+        commands a person runs by hand hold theirs for moments, hence the age limit for those."""
+        removed: list[str] = []
+        git_dir = self.git.git_dir
+        candidates = [git_dir / "dreamd-index.lock", git_dir / "HEAD.lock", git_dir / "index.lock",
+                      git_dir / "packed-refs.lock", *(git_dir / "refs").rglob("*.lock")]
+        now = time.time()
+        for path in candidates:
+            try:
+                age = now - path.stat().st_mtime
+            except OSError:
+                continue
+            if path.name == "dreamd-index.lock" or age > 60:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed.append(str(path.relative_to(git_dir)))
+        return removed
+
+    def refresh_user_index(self) -> None:
+        """Best effort: the user's index follows HEAD so ``git status`` in DIR stays meaningful."""
+        if self.head() is not None:
+            self.git.run("read-tree", "HEAD", check=False)
+
     def _find(self, entry: ManifestEntry) -> Path | None:
         key = (entry.file, entry.sha256)
         if key not in self._found:
@@ -513,7 +544,7 @@ class Repo:
         paths = self._record_paths(gens)
         order = list(paths)
         oids = dict(zip(order, git.hash_paths([paths[k] for k in order]), strict=True))
-        git.run("read-tree", *([base] if base else ["--empty"]))
+        git.run("read-tree", *([base] if base else ["--empty"]), env=self.private_index)
         prev = {p: v[2] for p, v in git.tree(base).items()} if base else {}
         parent_args = [a for p in (parents or []) for a in ("-p", p)] if parents is not None else (["-p", head] if head else [])
         made = 0
@@ -531,8 +562,8 @@ class Repo:
             lines = [f"0 {ZERO}\t{p}" for p in prev if p not in want]
             lines += [f"100644 {oid}\t{p}" for p, oid in want.items() if prev.get(p) != oid]
             if lines:
-                git.run("update-index", "--index-info", input=("\n".join(lines) + "\n").encode())
-            tree = git.out("write-tree")
+                git.run("update-index", "--index-info", input=("\n".join(lines) + "\n").encode(), env=self.private_index)
+            tree = git.run("write-tree", env=self.private_index).stdout.decode().strip()
             commit = git.run(
                 *git.identity(), "commit-tree", tree, *parent_args,
                 input=_message(m, folded=folded).encode(),
@@ -610,7 +641,6 @@ class Repo:
         fresh = head is None and not old.records
         fast = fresh or (head is not None and git.is_ancestor(head, theirs_commit))
         if fast and self._take_as_is(old, remote):
-            git.run("read-tree", theirs_commit)
             git.run("update-ref", "HEAD", theirs_commit, head or ZERO)
             report.fast_forwarded = True
             self._describe(old, remote.manifest, report)
@@ -796,6 +826,7 @@ def sync(
     now = utcnow_iso()
     try:
         with _sync_lock(directory, lock_timeout):
+            repo.clear_stale_locks()
             store.reconcile()
             for _ in range(PUSH_ATTEMPTS):
                 with store_lock(directory, store.lock_timeout):
@@ -830,6 +861,7 @@ def sync(
                 failures=int(state.get("failures") or 0) + 1,
             )
         raise
+    repo.refresh_user_index()
     report.generation = store.read().generation
     _write_state(directory, last_sync_at=now, last_error=None, last_error_at=None, failures=0)
     return report

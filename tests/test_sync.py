@@ -211,3 +211,19 @@ def test_secrets_are_never_pushed(tmp_path: Path, remote: str) -> None:
         sync(a)
     assert "creds" in record_set(a)  # adopted locally, kept, just not pushed
     assert "creds.md" not in git(Path(remote), "ls-tree", "--name-only", "main")
+
+
+def test_lock_files_a_killed_sync_left_behind_do_not_block_the_next_one(tmp_path: Path, remote: str) -> None:
+    import os
+
+    a = machine(tmp_path, "a")
+    MemoryStore.init(a)
+    sync(a, remote=remote)
+    stale = [a / ".git" / "dreamd-index.lock", a / ".git" / "refs" / "heads" / "main.lock"]
+    for path in stale:
+        path.write_text("")
+    os.utime(stale[1], (0, 0))
+    remember(a, "after-crash")
+    assert sync(a).pushed
+    assert not any(p.exists() for p in stale)
+    assert "after-crash" in git(Path(remote), "show", "main:manifest.json")
