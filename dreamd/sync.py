@@ -746,8 +746,8 @@ class Repo:
         if proc.returncode == 0:
             return True
         text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text or "stale info" in text:
-            return False
+        if any(m in text for m in ("[rejected]", "non-fast-forward", "fetch first", "stale info", "cannot lock ref")):
+            return False  # the remote moved (or another push is landing right now): fetch, merge, retry
         raise SyncTransient(f"{self.dir}: git push to {REMOTE} failed: {_first_line(proc.stderr)}")
 
     def fetch(self) -> str | None:
