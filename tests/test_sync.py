@@ -227,3 +227,17 @@ def test_lock_files_a_killed_sync_left_behind_do_not_block_the_next_one(tmp_path
     assert sync(a).pushed
     assert not any(p.exists() for p in stale)
     assert "after-crash" in git(Path(remote), "show", "main:manifest.json")
+
+
+def test_cloning_many_records_writes_them_all_durably_and_leaves_no_staging_files(tmp_path: Path, remote: str) -> None:
+    from memory.records import make_record
+    from memory.store import Change
+
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    MemoryStore.init(a).commit(Change(add=[make_record(f"r-{i}", "user", f"fact {i}", f"body {i}") for i in range(40)]))
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    assert record_set(a) == record_set(b) and len(record_set(b)) == 40
+    assert not [p.name for p in b.iterdir() if p.name.startswith(".tmp-")]
+    for entry in MemoryStore(b).read().records:
+        assert (b / entry.file).read_bytes() == (a / entry.file).read_bytes()
