@@ -293,8 +293,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from dreamd.sync import install_merge_driver, sync
 
     if args.install_merge_driver:
-        for path in install_merge_driver(Path.cwd(), Path(args.dir)):
-            print(f"merge driver configured; attributes in {path}")
+        for path in install_merge_driver(Path(args.dir)):
+            print(f"merge driver configured; wrote {path} (commit it)")
         return EXIT_OK
     report = sync(Path(args.dir), remote=args.remote, allow_rewrite=args.allow_rewrite)
     print("\n".join(report.lines()))
@@ -400,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--remote", metavar="URL", help="attach DIR to this git remote (first call)")
     sp.add_argument("--allow-rewrite", action="store_true", help="take in a remote whose history was rewritten")
-    sp.add_argument("--install-merge-driver", action="store_true", help="configure the git merge driver in the repository of the current directory for DIR")
+    sp.add_argument("--install-merge-driver", action="store_true", help="DIR is tracked in a project repository: configure the three-way manifest merge driver there")
     sp = add("merge-driver", cmd_merge_driver, "git merge driver for manifest.json (%%O %%A %%B)")
     sp.add_argument("base", metavar="BASE")
     sp.add_argument("ours", metavar="OURS")

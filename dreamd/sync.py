@@ -974,11 +974,16 @@ def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path) -> int:
     return 0
 
 
-def install_merge_driver(repo_dir: Path, memory_dir: Path, *, command: str = "dreamd") -> list[str]:
-    """Configure the merge driver in ``repo_dir`` (its ``.git/config``: drivers are never taken
-    from the repository itself) and mark ``memory_dir``'s files to use it; also a
-    ``.gitignore`` there so ``.history/`` and the locks stay out of the project's commits."""
-    git = Git(repo_dir)
+def install_merge_driver(memory_dir: Path, *, command: str = "dreamd") -> list[str]:
+    """Configure the merge driver in the repository that tracks ``memory_dir`` (its
+    ``.git/config``: git never takes drivers from a repository's content, so every clone runs
+    this once) and mark ``memory_dir``'s files to use it; also a ``.gitignore`` there so
+    ``.history/`` and the locks stay out of the project's commits."""
+    probe = Git(memory_dir)
+    proc = probe.run("rev-parse", "--show-toplevel", check=False)
+    if proc.returncode != 0:
+        raise SyncError(f"{memory_dir}: not inside a git repository; the merge driver is for a .memory a project repository tracks")
+    git = Git(Path(proc.stdout.decode().strip()))
     git.run("config", "merge.dreamd-manifest.name", "dreamd three-way manifest merge")
     git.run("config", "merge.dreamd-manifest.driver", f"{command} merge-driver %O %A %B")
     git.run("config", "merge.dreamd-index.name", "dreamd: MEMORY.md is derived, keep ours")

@@ -23,7 +23,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
     mem = repo / ".memory"
     MemoryStore.init(mem)
     command = f"{shlex.quote(sys.executable)} -m dreamd"
-    written = install_merge_driver(repo, mem, command=command)
+    written = install_merge_driver(mem, command=command)
     assert str(mem / ".gitattributes") in written
     remember(mem, "base")
     remember(mem, "edited")
@@ -77,3 +77,13 @@ def test_without_the_driver_the_same_merge_conflicts(tmp_path: Path, monkeypatch
 
     proc = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=repo, capture_output=True)
     assert proc.returncode != 0 and b"CONFLICT" in proc.stdout
+
+
+def test_the_merge_driver_needs_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamd.sync import SyncError
+
+    isolate_git(tmp_path, monkeypatch)
+    mem = tmp_path / "loose" / ".memory"
+    MemoryStore.init(mem)
+    with pytest.raises(SyncError, match="not inside a git repository"):
+        install_merge_driver(mem)
