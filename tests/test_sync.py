@@ -241,3 +241,25 @@ def test_cloning_many_records_writes_them_all_durably_and_leaves_no_staging_file
     assert not [p.name for p in b.iterdir() if p.name.startswith(".tmp-")]
     for entry in MemoryStore(b).read().records:
         assert (b / entry.file).read_bytes() == (a / entry.file).read_bytes()
+
+
+def test_a_dream_planned_before_a_merge_changed_its_records_commits_nothing(tmp_path: Path, remote: str) -> None:
+    from memory.errors import ConflictError
+    from memory.records import make_record
+    from memory.store import Change
+
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    MemoryStore.init(a)
+    remember(a, "x")
+    remember(a, "y")
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    plan_base = {e.name: e.sha256 for e in MemoryStore(a).read().records}
+    replace(b, "x", "x as b knows it now")
+    sync(b)
+    sync(a)  # the merge takes b's change of x in
+    merged = make_record("xy", "project", "x and y", "both")
+    before = (a / "manifest.json").read_bytes()
+    with pytest.raises(ConflictError, match="'x' changed since the plan was made"):
+        MemoryStore(a).commit(Change(merges=[(["x", "y"], merged)], base=plan_base, actor="dream"))
+    assert (a / "manifest.json").read_bytes() == before
