@@ -87,7 +87,6 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     renamed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [f"synced {self.directory} (generation {self.generation})"]
@@ -102,7 +101,6 @@ class SyncReport:
                 out.append(f"  {label:<8} {n}")
         for r in self.renamed:
             out.append(f"  renamed  {r}")
-        out.extend(f"  note     {n}" for n in self.notes)
         out.append("  pushed" if self.pushed else "  nothing to push")
         return out
 
@@ -227,8 +225,11 @@ class Git:
 
 def _first_line(stderr: bytes) -> str:
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-    useful = [ln for ln in lines if not ln.startswith("hint:")]
-    return (useful or lines or ["(no message)"])[-1 if len(useful) > 1 and useful[0].startswith("To ") else 0]
+    useful = [ln for ln in lines if not ln.startswith(("hint:", "To "))]
+    for ln in useful:
+        if ln.startswith(("fatal:", "error:", "remote: error:")):
+            return ln
+    return (useful or lines or ["(no message)"])[0]
 
 
 # ---------------------------------------------------------------------------- state
