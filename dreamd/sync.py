@@ -516,6 +516,7 @@ class Repo:
         self.dir = store.path
         self.git = Git(self.dir)
         self._found: dict[tuple[str, str], Path | None] = {}
+        self._manifests: dict[str, Manifest] = {}
 
     @property
     def private_index(self) -> dict[str, str]:
@@ -590,7 +591,7 @@ class Repo:
         git = self.git
         head = self.head()
         current = self.store.read()
-        head_manifest = _manifest_at(git, head) if head else None
+        head_manifest = self.manifest_at(head) if head else None
         # Blobs HEAD already holds for (file, sha256) pairs need no reading or hashing: HEAD is
         # a commit this machine built from verified files (or a remote one it validated).
         known: dict[tuple[str, str], str] = {}
@@ -718,12 +719,13 @@ class Repo:
         base: Manifest | None = None
         if base_commit is not None:
             try:
-                base = _manifest_at(git, base_commit)
+                base = self.manifest_at(base_commit)
             except (StoreError, SyncError):
                 base = None
         note = f"merged {REMOTE}/{BRANCH} {theirs_commit[:12]}"
         result = merge_manifests(base, old, remote.manifest, now=utcnow_iso(self.store.clock()), note=note)
-        incoming = [e for e in result.from_theirs if not self._have(e)]
+        current = {(e.file, e.sha256) for e in old.records}
+        incoming = [e for e in result.from_theirs if not self._have(e, current)]
         blobs = fetch_records(git, remote, incoming)
         files: dict[str, bytes] = {}
         for i, e in enumerate(result.manifest.records):
@@ -744,7 +746,18 @@ class Repo:
         report.removed += result.removed
         report.renamed += [f"{r.name} -> {r.to} ({r.side}' version)" for r in result.renamed]
 
-    def _have(self, entry: ManifestEntry) -> bool:
+    def manifest_at(self, commit: str) -> Manifest:
+        """A commit's manifest; commits never change, so each is parsed once per sync."""
+        m = self._manifests.get(commit)
+        if m is None:
+            m = self._manifests[commit] = _manifest_at(self.git, commit)
+        return m
+
+    def _have(self, entry: ManifestEntry, current: set[tuple[str, str]] | None = None) -> bool:
+        """The exact bytes of ``entry`` are in the directory already (the current manifest's
+        own versions are taken as present: the commit protocol never names a missing file)."""
+        if current is not None and (entry.file, entry.sha256) in current:
+            return True
         path = self.dir / entry.file
         try:
             return sha256_hex(path.read_bytes()) == entry.sha256
@@ -762,7 +775,8 @@ class Repo:
             return False
         if git_blob_id(index) != item[2]:
             return False
-        incoming = [e for e in m.records if not self._have(e)]
+        current = {(e.file, e.sha256) for e in old.records}
+        incoming = [e for e in m.records if not self._have(e, current)]
         if any((self.dir / e.file).exists() for e in incoming):
             return False
         blobs = fetch_records(self.git, remote, incoming)
@@ -899,11 +913,11 @@ def sync(
             store.reconcile()
             for _ in range(PUSH_ATTEMPTS):
                 with store_lock(directory, store.lock_timeout):
-                    if repo.head() is not None or store.read().records:
+                    if repo.head() is not None or store._load().records:
                         report.commits_created += repo.commit_generations()
                 theirs = repo.fetch()
                 with store_lock(directory, store.lock_timeout):
-                    if repo.head() is not None or store.read().records:
+                    if repo.head() is not None or store._load().records:
                         report.commits_created += repo.commit_generations()
                     if theirs is not None:
                         repo.integrate(theirs, report, allow_rewrite=allow_rewrite)
