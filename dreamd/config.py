@@ -104,13 +104,16 @@ class RetentionConfig:
 class SyncConfig:
     dirs: tuple[str, ...]
     """Glob patterns (``~`` expanded) of attached directories the daemon syncs (issue 12)."""
+    remotes: dict[str, str]
+    """Glob pattern (``~`` expanded) → git URL (``{project}`` = the name of the directory holding
+    the memory directory): matching managed directories are attached on their first sync."""
     interval: float
     push_after_commit: bool
     debounce: float
     max_backoff: float
 
 
-DEFAULT_SYNC = SyncConfig(dirs=(), interval=300.0, push_after_commit=True, debounce=30.0, max_backoff=3600.0)
+DEFAULT_SYNC = SyncConfig(dirs=(), remotes={}, interval=300.0, push_after_commit=True, debounce=30.0, max_backoff=3600.0)
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,20 @@ def _string(*, allow_empty: bool) -> Validator:
         return value
 
     return convert
+
+
+def _remotes(value: Any, where: str, env: Mapping[str, str]) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of directory pattern = git URL, got {_show(value)}")
+    out: dict[str, str] = {}
+    for pattern, url in value.items():
+        expanded = expand_user(str(pattern), env)
+        if not os.path.isabs(expanded):
+            raise ConfigError(f"{where}: expected absolute directory patterns (or ~/...), got {_show(pattern)}")
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigError(f"{where}.{_show(pattern)}: expected a git URL, got {_show(url)}")
+        out[expanded] = url.strip()
+    return out
 
 
 def _bool(value: Any, where: str, env: Mapping[str, str]) -> bool:
@@ -388,6 +405,9 @@ SCHEMA: tuple[Key, ...] = (
     Key("sync", "dirs", "list of globs", [],
         "Attached directories the daemon syncs (attach each once: `dreamd sync DIR --remote URL`).",
         _roots),
+    Key("sync", "remotes", "table", {},
+        "Directory pattern = git URL (`{project}` = the project directory's name): matching directories are synced, attached on first use.",
+        _remotes),
     Key("sync", "interval", "duration", "5m",
         "Fetch, merge and push each synced directory at least this often.",
         _duration(0.0, strict=True)),

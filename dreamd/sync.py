@@ -1066,10 +1066,25 @@ class SyncPlanner:
             st.failures += 1
 
 
-def wants_sync(directory: Path, patterns: Sequence[str]) -> bool:
-    """``directory`` matches one of the ``[sync] dirs`` glob patterns and is attached."""
-    real = Path(os.path.realpath(directory))
-    return any(directory.match(p) or real.match(p) for p in patterns) and is_attached(directory)
+def _matches(directory: Path, pattern: str) -> bool:
+    return directory.match(pattern) or Path(os.path.realpath(directory)).match(pattern)
+
+
+def remote_for(directory: Path, remotes: dict[str, str]) -> str | None:
+    """The URL ``[sync] remotes`` gives ``directory`` (first matching pattern), ``{project}``
+    replaced by the name of the directory that holds it (``~/code/app/.memory`` → ``app``)."""
+    for pattern, url in remotes.items():
+        if _matches(directory, pattern):
+            return url.replace("{project}", directory.parent.name if directory.name.startswith(".") else directory.name)
+    return None
+
+
+def wants_sync(directory: Path, patterns: Sequence[str], remotes: dict[str, str] | None = None) -> bool:
+    """``directory`` is attached and matches a ``[sync] dirs`` pattern, or matches a
+    ``[sync] remotes`` pattern (its first sync attaches it to that remote)."""
+    if remotes and remote_for(directory, remotes) is not None:
+        return True
+    return any(_matches(directory, p) for p in patterns) and is_attached(directory)
 
 
 def queue_due_syncs(daemon: Any) -> list[Path]:
@@ -1079,13 +1094,13 @@ def queue_due_syncs(daemon: Any) -> list[Path]:
     from dreamd.workers import Task
 
     cfg = daemon.config.sync
-    if not cfg.dirs:
+    if not cfg.dirs and not cfg.remotes:
         return []
     planner: SyncPlanner = daemon.__dict__.setdefault("sync_planner", SyncPlanner())
     log = get_logger("dreamd.sync")
     queued: list[Path] = []
     for directory in sorted(daemon.managed):
-        if not wants_sync(directory, cfg.dirs) or f"sync:{directory}" in daemon.pool.labels():
+        if not wants_sync(directory, cfg.dirs, cfg.remotes) or f"sync:{directory}" in daemon.pool.labels():
             continue
         try:
             generation = MemoryStore(directory).read().generation
@@ -1101,7 +1116,8 @@ def queue_due_syncs(daemon: Any) -> list[Path]:
         def run(directory: Path = directory, reason: str = reason) -> None:
             t0 = time.monotonic()
             try:
-                report = sync(directory)
+                url = None if is_attached(directory) else remote_for(directory, cfg.remotes)
+                report = sync(directory, remote=url)
             except DreamdError as exc:
                 planner.record(directory, ok=False, generation=None, now=daemon.clock())
                 st = planner.dirs[directory]
@@ -1220,8 +1236,9 @@ def team_dream_lease(directory: Path, config: Any) -> Iterator[LeaseHolder | Non
     """Around a dream of a synced directory: yields None when this machine may dream (the team
     lease is held, and the remote's changes were merged first so the plan sees the latest set),
     else the holder that has the lease. Directories not synced by this daemon are not affected."""
-    patterns = getattr(getattr(config, "sync", None), "dirs", ())
-    if not patterns or not wants_sync(directory, patterns):
+    cfg = getattr(config, "sync", None)
+    patterns, remotes = getattr(cfg, "dirs", ()), getattr(cfg, "remotes", {})
+    if not (patterns or remotes) or not wants_sync(directory, patterns, remotes) or not is_attached(directory):
         yield None
         return
     lease = TeamLease(directory, ttl=float(getattr(config.gates, "lock_stale_after", DEFAULT_TEAM_LEASE_TTL)))

@@ -99,3 +99,41 @@ def test_status_shows_ahead_by_n_and_the_last_sync_error(tmp_path: Path, monkeyp
     assert "ahead by 2" in out and "last sync error" in out and "git fetch from origin failed" in out
     js = json.loads(_cli("status", "--config", str(cfg), "--json", str(a), env=env).stdout)
     assert js["directories"][0]["sync"]["ahead"] == 2
+
+
+def test_sync_remotes_by_root_pattern_attach_each_project_on_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    genv = isolate_git(tmp_path, monkeypatch)
+    env = {**os.environ, **genv, "DREAMD_NO_WATCH": "1"}
+    remotes = tmp_path / "remotes"
+    remotes.mkdir()
+    for project in ("app", "web"):
+        bare_remote(remotes / f"{project}.git")
+    root = tmp_path / "m"
+    root.mkdir()
+    for project in ("app", "web"):
+        MemoryStore.init(root / "code" / project / ".memory")
+        remember(root / "code" / project / ".memory", f"{project}-fact")
+    cfg = root / "config.toml"
+    cfg.write_text(
+        f'[daemon]\nspool = "{root / "spool"}"\nroots = ["{root}/code/*/.memory"]\n'
+        f'[sync]\nremotes = {{ "{root}/code/*/.memory" = "{remotes}/{{project}}.git" }}\n'
+    )
+    proc = _cli("once", "--config", str(cfg), env=env)
+    assert proc.returncode == 0, proc.stderr
+    for project in ("app", "web"):
+        shown = subprocess.run(["git", "-C", str(remotes / f"{project}.git"), "show", "main:manifest.json"],
+                               capture_output=True, text=True, check=True).stdout
+        assert f'"name":"{project}-fact"' in shown
+
+
+def test_sync_remotes_config_is_validated(tmp_path: Path) -> None:
+    from dreamd.config import load_config
+    from memory.errors import ConfigError
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[sync]\nremotes = { "relative/*" = "x" }\n')
+    with pytest.raises(ConfigError, match=r"\[sync\] remotes: expected absolute directory patterns"):
+        load_config(cfg, env={"HOME": str(tmp_path)})
+    cfg.write_text('[sync]\nremotes = { "/a/*/.memory" = "" }\n')
+    with pytest.raises(ConfigError, match="expected a git URL"):
+        load_config(cfg, env={"HOME": str(tmp_path)})
