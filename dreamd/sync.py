@@ -1149,6 +1149,17 @@ class LeaseHolder:
     expires_at: float
     released: bool
     commit: str
+    host: str = ""
+    pid: int = 0
+    start: str = ""
+
+    def dead_here(self) -> bool:
+        """The holder ran on this host and its process is gone (or the pid was reused)."""
+        from memory.locks import pid_alive, process_start_token
+
+        if not self.host or self.host != socket.gethostname() or self.pid <= 0:
+            return False
+        return not pid_alive(self.pid) or (bool(self.start) and process_start_token(self.pid) != self.start)
 
 
 class TeamLease:
@@ -1158,7 +1169,8 @@ class TeamLease:
     tree) whose message is ``{holder, token, acquired_at, expires_at, released}``. Taking it is
     a compare-and-swap push (``--force-with-lease=<ref>:<the value we read>``, empty for "must
     not exist"): of two machines that read the same value, exactly one push succeeds. A lease
-    past ``expires_at`` (the holder died or lost its network) may be taken over; releasing
+    past ``expires_at`` (the holder died or lost its network), or whose holder ran on this host
+    and is gone, may be taken over; releasing
     pushes a ``released`` commit, again by compare-and-swap so a lease taken over meanwhile is
     never released by its previous holder. The chain of lease commits is the audit trail.
     """
@@ -1170,6 +1182,12 @@ class TeamLease:
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{directory}"
         self.token = os.urandom(8).hex()
         self.commit: str | None = None
+
+    @staticmethod
+    def _identity() -> dict[str, Any]:
+        from memory.locks import process_start_token
+
+        return {"host": socket.gethostname(), "pid": os.getpid(), "start": process_start_token(os.getpid())}
 
     def read(self) -> LeaseHolder | None:
         proc = self.git.run("fetch", "--quiet", "--no-tags", REMOTE, f"+{LEASE_REF}:refs/dreamd/remote-lease", check=False)
@@ -1186,6 +1204,7 @@ class TeamLease:
             return LeaseHolder(
                 holder=str(data["holder"]), token=str(data["token"]), acquired_at=float(data["acquired_at"]),
                 expires_at=float(data["expires_at"]), released=bool(data["released"]), commit=oid,
+                host=str(data.get("host", "")), pid=int(data.get("pid", 0)), start=str(data.get("start", "")),
             )
         except (ValueError, KeyError, TypeError):
             # Unreadable lease: treat as expired (it cannot name a live holder) but keep the CAS.
@@ -1210,9 +1229,16 @@ class TeamLease:
         self.git.run("hash-object", "-t", "tree", "-w", "--stdin", input=b"")
         current = self.read()
         now = float(self.clock())
-        if current is not None and not current.released and current.expires_at > now and current.token != self.token:
+        if (
+            current is not None
+            and not current.released
+            and current.expires_at > now
+            and current.token != self.token
+            and not current.dead_here()
+        ):
             return current
-        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now + self.ttl, "released": False}
+        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now + self.ttl,
+                   "released": False, **self._identity()}
         commit = self._push(payload, expect=current.commit if current else None)
         if commit is None:
             again = self.read()
@@ -1225,7 +1251,8 @@ class TeamLease:
         if self.commit is None:
             return False
         now = float(self.clock())
-        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now, "released": True}
+        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now, "released": True,
+                   **self._identity()}
         done = self._push(payload, expect=self.commit) is not None
         self.commit = None
         return done

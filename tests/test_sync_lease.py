@@ -91,3 +91,21 @@ def test_the_daemon_does_not_dream_a_synced_directory_another_machine_is_dreamin
     assert set(record_set(a)) == {"merged"}
     assert sync(a).pushed
     assert '"name":"merged"' in git(Path(remote), "show", "main:manifest.json")
+
+
+def test_a_lease_whose_holder_died_on_this_host_is_taken_over_before_it_expires(two: tuple[Path, Path, str]) -> None:
+    import subprocess
+    import sys
+
+    a, b, _ = two
+    code = (
+        "import sys; from pathlib import Path; from dreamd.sync import TeamLease; "
+        "assert TeamLease(Path(sys.argv[1])).acquire() is None"
+    )
+    subprocess.run([sys.executable, "-c", code, str(a)], check=True, cwd=Path(__file__).resolve().parents[1])
+    lb = TeamLease(b)
+    held = lb.read()
+    assert held is not None and not held.released and held.dead_here()
+    assert lb.acquire() is None  # the holder process exited without releasing: taken over at once
+    other = TeamLease(a).acquire()
+    assert other is not None and other.holder == lb.holder and not other.dead_here()
