@@ -348,6 +348,8 @@ def read_remote_set(git: Git, commit: str) -> RemoteSet:
             raise SyncError(f"{where}: record name {e.name!r} appears twice; nothing applied")
         if e.file in files:
             raise SyncError(f"{where}: record file {e.file!r} appears twice; nothing applied")
+        if any(ord(c) < 0x20 or c == "\x7f" for c in e.file):
+            raise SyncError(f"{where}: record file {e.file!r} has control characters in its name; nothing applied")
         names.add(e.name)
         files.add(e.file)
         entry = tree.get(e.file)
@@ -628,7 +630,8 @@ class Repo:
             lines = [f"0 {ZERO}\t{p}" for p in prev if p not in want]
             lines += [f"100644 {oid}\t{p}" for p, oid in want.items() if prev.get(p) != oid]
             if lines:
-                git.run("update-index", "--index-info", input=("\n".join(lines) + "\n").encode(), env=self.private_index)
+                data = "".join(f"{ln}\0" for ln in lines).encode("utf-8", "surrogateescape")
+                git.run("update-index", "-z", "--index-info", input=data, env=self.private_index)
             tree = git.run("write-tree", env=self.private_index).stdout.decode().strip()
             commit = git.run(
                 *git.identity(), "commit-tree", tree, *parent_args,

@@ -93,6 +93,10 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda w: (w / "manifest.json").write_text(json.dumps({"format": 9, "generation": 1})),
         "unsupported manifest format",
     ),
+    "file name with a newline": (
+        lambda w: add_entry(w, "two\nlines-0123456789.md", b"---\nname: two\ntype: user\ndescription: d\n---\nb\n", name="two"),
+        "control characters",
+    ),
     "commit without a manifest": (lambda w: (w / "manifest.json").unlink(), "has no manifest.json"),
     "two entries with one name": (
         lambda w: add_entry(w, "dup-0123456789.md", b"---\nname: base\ntype: user\ndescription: d\n---\nb\n", name="base"),
