@@ -339,6 +339,9 @@ def read_remote_set(git: Git, commit: str) -> RemoteSet:
     except StoreError as exc:
         hint = " (it holds git conflict markers: it was merged as text, not with the dreamd merge driver)" if b"\n<<<<<<< " in raw or raw.startswith(b"<<<<<<< ") else ""
         raise SyncError(f"remote {exc}{hint}; nothing applied") from None
+    problem = _shape_problem(manifest)
+    if problem:
+        raise SyncError(f"{where}: {problem}; nothing applied")
     names: set[str] = set()
     files: set[str] = set()
     for e in manifest.records:
@@ -356,6 +359,29 @@ def read_remote_set(git: Git, commit: str) -> RemoteSet:
         if entry is None or entry[1] != "blob" or entry[0] not in ("100644", "100755"):
             raise SyncError(f"{where}: names {e.file} ({e.name}) but the commit has no such file; nothing applied")
     return RemoteSet(commit=commit, manifest=manifest, raw=raw, tree=tree)
+
+
+def _shape_problem(m: Manifest) -> str | None:
+    """What the manifest parser lets through but this machine's readers (gates, ``dreamd log``)
+    rely on: timestamps that are strings and a ``change`` summary of the documented shape."""
+    if m.consolidated_at is not None and not isinstance(m.consolidated_at, str):
+        return f"consolidated_at {m.consolidated_at!r} is not a timestamp"
+    c = m.change
+    for key in ("added", "updated", "removed"):
+        value = c.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return f"change.{key} is not a list of names"
+    merged = c.get("merged", [])
+    if not isinstance(merged, list) or not all(
+        isinstance(op, dict) and isinstance(op.get("from", []), list) and all(isinstance(n, str) for n in op.get("from", []))
+        and (op.get("into") is None or isinstance(op.get("into"), str))
+        for op in merged
+    ):
+        return "change.merged is not a list of {from, into} operations"
+    for key in ("actor", "job_id", "session_id", "note"):
+        if c.get(key) is not None and not isinstance(c.get(key), str):
+            return f"change.{key} is not a string"
+    return None
 
 
 def fetch_records(git: Git, remote: RemoteSet, entries: Sequence[ManifestEntry]) -> dict[str, bytes]:

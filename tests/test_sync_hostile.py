@@ -97,6 +97,18 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda w: add_entry(w, "two\nlines-0123456789.md", b"---\nname: two\ntype: user\ndescription: d\n---\nb\n", name="two"),
         "control characters",
     ),
+    "change summary of the wrong shape": (
+        lambda w: (w / "manifest.json").write_text(
+            json.dumps({**json.loads((w / "manifest.json").read_text()), "generation": 99, "change": {"added": 5}})
+        ),
+        "change.added is not a list of names",
+    ),
+    "consolidated_at that is not a timestamp": (
+        lambda w: (w / "manifest.json").write_text(
+            json.dumps({**json.loads((w / "manifest.json").read_text()), "generation": 99, "consolidated_at": 12})
+        ),
+        "consolidated_at 12 is not a timestamp",
+    ),
     "commit without a manifest": (lambda w: (w / "manifest.json").unlink(), "has no manifest.json"),
     "two entries with one name": (
         lambda w: add_entry(w, "dup-0123456789.md", b"---\nname: base\ntype: user\ndescription: d\n---\nb\n", name="base"),
