@@ -15,17 +15,35 @@ from memory.store import MemoryStore
 from tests.sync_helpers import bare_remote, git, isolate_git, record_set, remember
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once: a remote, machine a (one record, pushed) and machine b (cloned, one local
+    record not pushed yet). Each test gets its own copy: copying is much cheaper than syncing."""
+    base = tmp_path_factory.mktemp("hostile-template")
+    with pytest.MonkeyPatch.context() as mp:
+        isolate_git(base, mp)
+        remote = bare_remote(base / "remote.git")
+        a = base / "a" / ".memory"
+        MemoryStore.init(a)
+        remember(a, "base")
+        sync(a, remote=remote)
+        b = base / "b" / ".memory"
+        sync(b, remote=remote)
+        remember(b, "local-work")
+    return base
+
+
 @pytest.fixture
-def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path, Path]:
+def setup(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path, Path]:
+    import shutil
+
     isolate_git(tmp_path, monkeypatch)
-    remote = bare_remote(tmp_path / "remote.git")
-    a = tmp_path / "a" / ".memory"
-    MemoryStore.init(a)
-    remember(a, "base")
-    sync(a, remote=remote)
-    b = tmp_path / "b" / ".memory"
-    sync(b, remote=remote)
-    remember(b, "local-work")
+    for part in ("remote.git", "a", "b"):
+        shutil.copytree(template / part, tmp_path / part, symlinks=True)
+    remote = str(tmp_path / "remote.git")
+    a, b = tmp_path / "a" / ".memory", tmp_path / "b" / ".memory"
+    for d in (a, b):
+        git(d, "remote", "set-url", "origin", remote)
     return remote, a, b
 
 
