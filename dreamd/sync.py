@@ -112,7 +112,7 @@ class Git:
     """The ``git`` executable run on one repository, with errors turned into one clear line."""
 
     def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
+        self.workdir = Path(os.path.abspath(workdir))
         env = dict(os.environ)
         env["GIT_TERMINAL_PROMPT"] = "0"
         env["LC_ALL"] = "C"
@@ -586,6 +586,8 @@ class Repo:
     # -- attaching
 
     def attach(self, url: str | None) -> None:
+        if url is not None and "://" not in url and os.path.exists(url):
+            url = os.path.abspath(url)  # a local path is kept as the same place, whatever the cwd later
         if not is_attached(self.dir):
             if url is None:
                 raise SyncError(f"{self.dir}: not attached to a git remote; run 'dreamd sync {self.dir} --remote URL' once")
@@ -928,7 +930,7 @@ def sync(
     repository first and stays; the next sync pushes it), SyncError when the remote's content or
     history is refused (nothing applied).
     """
-    directory = Path(directory)
+    directory = Path(os.path.abspath(directory))  # git runs inside it: every path must be absolute
     store = _prepare(directory, remote)
     if clock is not None:
         store.clock = clock

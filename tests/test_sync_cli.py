@@ -55,3 +55,19 @@ def test_a_remote_that_does_not_exist_is_one_line(tmp_path: Path, env: dict[str,
     proc = run(str(d), "--remote", str(tmp_path / "nowhere.git"), env=env)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
     assert "git fetch from origin failed" in proc.stderr
+
+
+def test_relative_directory_and_remote_paths_work_from_the_current_directory(tmp_path: Path, env: dict[str, str]) -> None:
+    bare_remote(tmp_path / "r.git")
+    MemoryStore.init(tmp_path / "a" / ".memory")
+    remember_cli = [sys.executable, "-m", "dreamd", "remember", "a/.memory", "--name", "deploy", "--type", "project",
+                    "--description", "How we deploy", "--body", "make release"]
+    subprocess.run(remember_cli, cwd=tmp_path, env=env, check=True, capture_output=True)
+    for d in ("a/.memory", "b/.memory"):
+        proc = subprocess.run([sys.executable, "-m", "dreamd", "sync", d, "--remote", "r.git"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "a" / ".memory" / "manifest.json").read_bytes() == (tmp_path / "b" / ".memory" / "manifest.json").read_bytes()
+    url = subprocess.run(["git", "-C", str(tmp_path / "b" / ".memory"), "config", "remote.origin.url"],
+                         capture_output=True, text=True, env=env).stdout.strip()
+    assert url == str(tmp_path / "r.git")
