@@ -775,7 +775,7 @@ class Repo:
         report.added += result.added
         report.updated += result.updated
         report.removed += result.removed
-        report.renamed += [f"{r.name} -> {r.to} ({r.side}' version)" for r in result.renamed]
+        report.renamed += [f"{r.name} -> {r.to} ({'this machine' if r.side == 'ours' else 'the remote'}'s version)" for r in result.renamed]
 
     def manifest_at(self, commit: str) -> Manifest:
         """A commit's manifest; commits never change, so each is parsed once per sync."""

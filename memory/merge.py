@@ -40,6 +40,7 @@ from memory.records import NAME_RE
 
 OURS = "ours"
 THEIRS = "theirs"
+_WHOSE = {OURS: "our", THEIRS: "their"}
 
 Version = tuple[str, str]
 """``(file, sha256)``: what distinguishes two versions of one record."""
@@ -190,7 +191,7 @@ def merge_manifests(base: Manifest | None, ours: Manifest, theirs: Manifest, *, 
     if renamed:
         change["renamed"] = [dataclasses.asdict(r) for r in renamed]
     parts = [note] if note else []
-    parts += [f"both sides changed {r.name}: {r.side}' version kept as {r.to}" for r in renamed]
+    parts += [f"both sides changed {r.name}: {_WHOSE[r.side]} version kept as {r.to}" for r in renamed]
     if parts:
         change["note"] = "; ".join(parts)
     change["merged_generations"] = {"ours": ours.generation, "theirs": theirs.generation, "base": base.generation if base else None}
