@@ -263,3 +263,23 @@ def test_a_dream_planned_before_a_merge_changed_its_records_commits_nothing(tmp_
     with pytest.raises(ConflictError, match="'x' changed since the plan was made"):
         MemoryStore(a).commit(Change(merges=[(["x", "y"], merged)], base=plan_base, actor="dream"))
     assert (a / "manifest.json").read_bytes() == before
+
+
+def test_syncing_with_nothing_new_creates_no_commit_and_no_generation_anywhere(tmp_path: Path, remote: str) -> None:
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    MemoryStore.init(a)
+    remember(a, "x")
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    remember(b, "from-b")
+    sync(b)
+    sync(a)
+    heads = (git(a, "rev-parse", "HEAD"), git(b, "rev-parse", "HEAD"), git(Path(remote), "rev-parse", "main"))
+    gens = (MemoryStore(a).read().generation, MemoryStore(b).read().generation)
+    for _ in range(2):
+        for d in (a, b):
+            report = sync(d)
+            assert report.commits_created == 0 and not report.pushed and not report.merged and not report.fast_forwarded
+    assert (git(a, "rev-parse", "HEAD"), git(b, "rev-parse", "HEAD"), git(Path(remote), "rev-parse", "main")) == heads
+    assert (MemoryStore(a).read().generation, MemoryStore(b).read().generation) == gens
+    assert len(set(heads)) == 1
