@@ -514,6 +514,7 @@ def install(store: MemoryStore, old: Manifest, new: Manifest, files: dict[str, b
         raw = new.dumps()
     elif sha256_hex(index) != new.index_sha256:
         raise SyncError(f"{store.path}: the remote index does not match the one rendered here")
+    store._archive_foreign_index(old)  # a hand edit of MEMORY.md since the last commit is kept
     replace_atomic(store.path / INDEX, index, sync_dir=False)
     store._link_history_manifest(old.generation)
     replace_atomic(store.manifest_path, raw)

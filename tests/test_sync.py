@@ -283,3 +283,24 @@ def test_syncing_with_nothing_new_creates_no_commit_and_no_generation_anywhere(t
     assert (git(a, "rev-parse", "HEAD"), git(b, "rev-parse", "HEAD"), git(Path(remote), "rev-parse", "main")) == heads
     assert (MemoryStore(a).read().generation, MemoryStore(b).read().generation) == gens
     assert len(set(heads)) == 1
+
+
+def test_a_hand_edit_of_memory_md_is_archived_not_lost_when_the_remote_set_arrives(tmp_path: Path, remote: str) -> None:
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    MemoryStore.init(a)
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    remember(a, "news")
+    sync(a)
+    (b / "MEMORY.md").write_text("my own notes in the index\n")
+    from dreamd import sync as sync_mod
+
+    original = MemoryStore.reconcile
+    try:
+        MemoryStore.reconcile = lambda self: None  # type: ignore[method-assign,assignment,return-value]
+        sync_mod.sync(b)
+    finally:
+        MemoryStore.reconcile = original  # type: ignore[method-assign]
+    kept = [p for p in (b / ".history").iterdir() if p.name.startswith("MEMORY-")]
+    assert kept and kept[0].read_text() == "my own notes in the index\n"
+    assert "news" in (b / "MEMORY.md").read_text()
