@@ -290,7 +290,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from dreamd.sync import install_merge_driver, sync
+    from dreamd.merge_driver import install_merge_driver
+    from dreamd.sync import sync
 
     if args.install_merge_driver:
         for path in install_merge_driver(Path(args.dir)):
@@ -302,7 +303,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_merge_driver(args: argparse.Namespace) -> int:
-    from dreamd.sync import merge_driver
+    from dreamd.merge_driver import merge_driver
 
     return merge_driver(Path(args.base), Path(args.ours), Path(args.theirs))
 

@@ -220,7 +220,7 @@ class Daemon(Dispatch):
             log.error("tick.error", step=name, error=f"{type(exc).__name__}: {exc}", exc_info=True)
 
     def _sync_step(self) -> None:
-        from dreamd.sync import queue_due_syncs
+        from dreamd.sync_daemon import queue_due_syncs
 
         queue_due_syncs(self)
 

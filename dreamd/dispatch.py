@@ -318,7 +318,7 @@ class Dispatch:
         if wait > 0:
             return  # the last dream's answer was refused: do not burn the model on every scan
         started = time.monotonic()
-        from dreamd.sync import team_dream_lease
+        from dreamd.team_lease import team_dream_lease
 
         try:
             with team_dream_lease(directory, self.config) as busy:

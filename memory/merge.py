@@ -1,7 +1,7 @@
 """The three-way manifest merge: two machines' sets and their common ancestor become one set.
 
-Pure: values in, values out, no filesystem. ``dreamd sync`` (git plumbing, :mod:`dreamd.sync`)
-and the git merge driver (:func:`merge_driver`) both call :func:`merge_manifests`.
+Pure: values in, values out, no filesystem. ``dreamd sync`` (:mod:`dreamd.sync`) and the git
+merge driver (:mod:`dreamd.merge_driver`) both call :func:`merge_manifests`.
 
 Record files are immutable and uniquely named, so only the manifest needs a real merge. A record
 is identified by its manifest ``name``; a *version* of it is its ``(file, sha256)``. Per name:

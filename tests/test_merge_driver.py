@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import install_merge_driver
+from dreamd.merge_driver import install_merge_driver
 from memory.manifest import Manifest
 from memory.records import sha256_hex
 from memory.store import MemoryStore

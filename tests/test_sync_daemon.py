@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import SyncPlanner, backoff_seconds, sync
+from dreamd.sync import backoff_seconds, sync
+from dreamd.sync_daemon import SyncPlanner
 from memory.store import MemoryStore
 from tests.sync_helpers import bare_remote, isolate_git, record_set, remember
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import TeamLease, sync
+from dreamd.sync import sync
+from dreamd.team_lease import TeamLease
 from memory.store import MemoryStore
 from tests.sync_helpers import bare_remote, git, isolate_git
 
@@ -99,7 +100,7 @@ def test_a_lease_whose_holder_died_on_this_host_is_taken_over_before_it_expires(
 
     a, b, _ = two
     code = (
-        "import sys; from pathlib import Path; from dreamd.sync import TeamLease; "
+        "import sys; from pathlib import Path; from dreamd.team_lease import TeamLease; "
         "assert TeamLease(Path(sys.argv[1])).acquire() is None"
     )
     subprocess.run([sys.executable, "-c", code, str(a)], check=True, cwd=Path(__file__).resolve().parents[1])
