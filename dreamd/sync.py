@@ -611,7 +611,7 @@ def sync(
                     break
             else:
                 raise SyncTransient(f"{directory}: the remote kept moving; gave up after {PUSH_ATTEMPTS} attempts")
-    except DreamdError as exc:
+    except (DreamdError, OSError) as exc:
         if is_attached(directory):
             state = read_state(directory)
             _write_state(

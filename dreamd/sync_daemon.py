@@ -117,10 +117,11 @@ def queue_due_syncs(daemon: Any) -> list[Path]:
             try:
                 url = None if is_attached(directory) else remote_for(directory, cfg.remotes)
                 report = sync(directory, remote=url)
-            except DreamdError as exc:
+            except Exception as exc:  # recorded, so the next attempt waits for its backoff
                 planner.record(directory, ok=False, generation=None, now=daemon.clock())
                 st = planner.dirs[directory]
-                log.warning("sync.failed", memory_dir=str(directory), reason=reason, error=str(exc),
+                error = str(exc) if isinstance(exc, DreamdError) else f"{type(exc).__name__}: {exc}"
+                log.warning("sync.failed", memory_dir=str(directory), reason=reason, error=error,
                             failures=st.failures, retry_in_s=backoff_seconds(st.failures, cap=cfg.max_backoff))
                 return
             planner.record(directory, ok=True, generation=report.generation, now=daemon.clock())

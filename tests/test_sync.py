@@ -304,3 +304,39 @@ def test_a_hand_edit_of_memory_md_is_archived_not_lost_when_the_remote_set_arriv
     kept = [p for p in (b / ".history").iterdir() if p.name.startswith("MEMORY-")]
     assert kept and kept[0].read_text() == "my own notes in the index\n"
     assert "news" in (b / "MEMORY.md").read_text()
+
+
+def test_a_sync_that_dies_before_the_manifest_rename_leaves_the_old_set_and_the_next_one_converges(
+    tmp_path: Path, remote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd import sync_install
+    from memory.records import sha256_hex
+
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    MemoryStore.init(a)
+    remember(a, "old")
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    remember(a, "arriving")
+    forget(a, "old")
+    sync(a)
+    remember(b, "local")
+    before = (b / "manifest.json").read_bytes()
+    real = sync_install.replace_atomic
+
+    def power_cut(path: Path, data: bytes, **kw: object) -> None:
+        if path.name == "manifest.json":
+            raise OSError(5, "simulated crash before the commit point")
+        real(path, data, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_install, "replace_atomic", power_cut)
+    with pytest.raises(OSError):
+        sync(b)
+    assert "simulated crash" in read_state(b)["last_error"]
+    assert (b / "manifest.json").read_bytes() == before
+    for e in MemoryStore(b).read().records:
+        assert sha256_hex((b / e.file).read_bytes()) == e.sha256
+    monkeypatch.setattr(sync_install, "replace_atomic", real)
+    sync(b)
+    sync(a)
+    assert set(record_set(a)) == set(record_set(b)) == {"arriving", "local"}
