@@ -77,11 +77,15 @@ EVENTS: dict[str, str] = {
     "watch.removed": "A directory is no longer managed or present (memory_dir).",
     "watch.error": "A watcher could not be started or a handler raised (path, error).",
     "watch.unmanaged": "A directory under a root has records but no manifest (run dreamd adopt) (memory_dir).",
+    # sync (issue 12)
+    "sync.done": "A synced directory fetched, merged and pushed (memory_dir, reason, generation, merged, pushed, commits, duration_ms).",
+    "sync.failed": "A sync failed; local work goes on and it is retried with backoff (memory_dir, reason, error, failures, retry_in_s).",
     # scheduler
     "tick.done": "A scheduler tick finished (duration_ms, managed_dirs, queue).",
     "tick.error": "A tick step raised; the next tick runs anyway (step, error).",
     # stdlib logging from libraries and memory.*
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
+    "store.index_archived": "A MEMORY.md dreamd did not render (a person's or Claude Code's edit) was kept in .history/ before the index was rewritten (message).",
     "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
     "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
     # model
