@@ -17,12 +17,12 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
    otherwise it starts a group. Comparing only with the base keeps groups from chaining
    A~B~C; only groups sharing a token are compared, which keeps a 1,000-record plan fast.
-   *Paraphrase*, over the statement tokens (description + body without the
-   ``**Why:**``/``**How to apply:**`` lines): containment ≥ 0.8 of the smaller set or
-   Jaccard ≥ 0.6, or containment ≥ 0.8 of the body facts alone (sets of at least 3) —
-   unless both sides have a number the other lacks ("Postgres 14" and "Postgres 15" are
-   different values) or only one side is negated ("use mocks", "don't use mocks"): without
-   an explicit newer statement such records both stay, untouched.
+   *Paraphrase*: one record's statement tokens (description + body without the
+   ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within the other's,
+   but for at most 10 % of them and none with a digit, and both or neither are negated. A
+   token only one side has is a different value or subject ("the alpha service" and "the
+   bravo service"; "Postgres 14" and "Postgres 15"; "use mocks" and "don't use mocks"):
+   without an explicit newer statement such records both stay, untouched.
 4. **Merge** — each group of two or more becomes one op whose result keeps the base's name,
    type, description and body verbatim and adds every clause of every older member's body
    (its description, when the body states nothing) that the result does not already say: fact clauses as new lines before the ``**Why:**`` line,
@@ -57,7 +57,6 @@ from dreamd.models.clauses import (
 from dreamd.models.offline_text import (
     NEGATIONS,
     ZH_NEGATIONS,
-    containment,
     has_cjk,
     jaccard,
     parse_date,
@@ -67,6 +66,8 @@ from dreamd.models.offline_text import (
 from memory.records import MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, NAME_RE, TYPES
 
 EXPIRE_PROTECT_IMPORTANCE = 0.8
+PARAPHRASE_MISSING = 0.1
+"""Share of the smaller record's tokens the larger may lack and still say the same thing."""
 _WHY = re.compile(r"^\s*\*\*why:?\*\*:?\s*", re.I)
 _HOW = re.compile(r"^\s*\*\*how to apply:?\*\*:?\s*", re.I)
 
@@ -276,21 +277,27 @@ def contradicts(a: Rec, b: Rec) -> bool:
 # ----------------------------------------------------------------------------- merging
 
 def paraphrase(a: Rec, b: Rec) -> bool:
-    """Same statement in other words (see the module docstring); never two distinct values."""
-    ta, tb = set(a.statement_tokens), set(b.statement_tokens)
-    if not ta or not tb:
-        return False
-    only_a, only_b = ta - tb, tb - ta
-    if _has_digit(only_a) and _has_digit(only_b):
-        return False
+    """Same statement, one possibly saying more (see the module docstring); never two
+    distinct values or subjects."""
     if a.negated != b.negated:
         return False  # "use mocks" and "don't use mocks" are not one statement
-    if min(len(ta), len(tb)) < 2:
-        return ta == tb
-    if containment(ta, tb) >= 0.8 or jaccard(ta, tb) >= 0.6:
-        return True
-    fa, fb = set(a.fact_tokens), set(b.fact_tokens)
-    return min(len(fa), len(fb)) >= 3 and containment(fa, fb) >= 0.8
+    return _inside(set(a.statement_tokens), set(b.statement_tokens)) or _inside(
+        set(a.fact_tokens), set(b.fact_tokens)
+    )
+
+
+def _inside(ta: set[str], tb: set[str]) -> bool:
+    """The smaller token set is within the larger, but for at most ``PARAPHRASE_MISSING`` of
+    its tokens, none with a digit (a different version, date or count is a different fact)."""
+    if not ta or not tb:
+        return False
+    small, large = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if len(small) < 2:
+        return small == large
+    missing = small - large
+    if _has_digit(missing):
+        return False
+    return len(missing) <= PARAPHRASE_MISSING * len(small)
 
 
 def _has_digit(toks: set[str]) -> bool:
