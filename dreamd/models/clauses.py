@@ -36,6 +36,7 @@ from functools import lru_cache
 from dreamd.models.offline_text import CJK_RE, normalize, raw_words, tokens
 
 __all__ = [
+    "PLACEHOLDER_REASON",
     "Supersession",
     "Units",
     "clause_units",
@@ -140,7 +141,7 @@ _CHANGE_EN = r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|in
 _CUT = re.compile(r"\s*(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
 _ZH_TO = r"(?:改成了?|换成了?|改为|换为|迁到了?|迁移到了?|搬到了?|切到了?|切换到了?|改到了?)"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:\w+\s+)?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
+    ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
     ("instead", re.compile(r"^(?P<new>.*?)\binstead of\s+(?P<old>.+)$")),
     ("no-longer", re.compile(r"^(?P<subj>.*?)\bno longer\s+(?P<old>.+)$")),
     ("anymore", re.compile(r"^(?P<subj>.*?)\b(?:not|n't|never)\s+(?P<old>.+?)\s+any\s?more\b")),

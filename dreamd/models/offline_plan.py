@@ -45,6 +45,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from dreamd.models.clauses import (
+    PLACEHOLDER_REASON,
     clause_units,
     clauses,
     fact_clauses,
@@ -314,6 +315,8 @@ def _append_to(lines: list[str], kind: str, text: str) -> None:
     at = next((i for i, ln in enumerate(lines) if pattern.match(ln)), None)
     if at is None:
         lines.append(f"{label} {text}")
+    elif PLACEHOLDER_REASON.search(lines[at]):
+        lines[at] = f"{label} {text}"  # a real reason replaces "no reason was stated"
     else:
         lines[at] = lines[at].rstrip() + " " + text
 
