@@ -217,6 +217,11 @@ def _address(text: str) -> bool:
     return bool(re.search(r"://|[\w-]+/[\w-]|\b[\w-]+\.(?:com|org|net|io|dev|internal|local)\b|#[\w-]+", text))
 
 
+def _names_something(value: str) -> bool:
+    """A new value that is a name: it has a capital letter ("Loki", "GitHub Actions")."""
+    return bool(re.search(r"[A-Z]", value))
+
+
 def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
     if not rest:
         return False
@@ -225,7 +230,7 @@ def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
         return True
     if _address(rest_text) and _address(s.new_text):
         return True
-    if _proper(rest_text) and _proper(s.new_text):
+    if _proper(rest_text) and _names_something(s.new_text):
         return True
     if CJK_RE.search(old_clause):
         place = s.kind == "zh-to" and bool(re.search(r"迁|搬", s.new_text + old_clause))
@@ -244,9 +249,22 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         if hit < 0.6:
             return False
         return len(s.old) > 1 or bool(s.context & have) or len(have) <= 2
-    if len(s.subject & have) / len(s.subject) < 0.8:
+    if _subject_share(s.subject, have, old_clause) < 0.8:
         return False
     return _same_kind(old_clause, frozenset(have - s.subject), s)
+
+
+def _subject_share(subject: frozenset[str], have: set[str], old_clause: str) -> float:
+    """How much of a supersession's subject the older clause names. Chinese subjects are
+    compared by character, counted as named at half of them: without word segmentation the
+    subject run often carries a word the older clause leaves implicit ("回复语言" / "回复")."""
+    latin = {t for t in subject if not CJK_RE.match(t)}
+    chars = {ch for t in subject if CJK_RE.match(t) for ch in t}
+    if not chars:
+        return len(latin & have) / len(latin) if latin else 0.0
+    named = sum(1 for ch in chars if ch in old_clause) / len(chars)
+    latin_share = len(latin & have) / len(latin) if latin else 1.0
+    return min(1.0, named * 2) * latin_share
 
 
 def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:

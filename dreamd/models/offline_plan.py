@@ -17,12 +17,13 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
    otherwise it starts a group. Comparing only with the base keeps groups from chaining
    A~B~C; only groups sharing a token are compared, which keeps a 1,000-record plan fast.
-   *Paraphrase*: one record's statement tokens (description + body without the
-   ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within the other's,
-   but for at most 10 % of them and none with a digit, and both or neither are negated. A
-   token only one side has is a different value or subject ("the alpha service" and "the
-   bravo service"; "Postgres 14" and "Postgres 15"; "use mocks" and "don't use mocks"):
-   without an explicit newer statement such records both stay, untouched.
+   *Paraphrase*: every fact clause of one record is still said by the other (see
+   :mod:`dreamd.models.clauses`), or one record's statement tokens (description + body
+   without the ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within
+   the other's but for at most 10 % of them and none with a digit; and both or neither are
+   negated. A token only one side has is a different value or subject ("the alpha service"
+   and "the bravo service"; "Postgres 14" and "Postgres 15"; "use mocks" and "don't use
+   mocks"): without an explicit newer statement such records both stay, untouched.
 4. **Merge** — each group of two or more becomes one op whose result keeps the base's name,
    type, description and body verbatim and adds every clause of every older member's body
    (its description, when the body states nothing) that the result does not already say: fact clauses as new lines before the ``**Why:**`` line,
@@ -282,9 +283,18 @@ def paraphrase(a: Rec, b: Rec) -> bool:
     distinct values or subjects."""
     if a.negated != b.negated:
         return False  # "use mocks" and "don't use mocks" are not one statement
+    if _said_within(a, b) or _said_within(b, a):
+        return True
     return _inside(set(a.statement_tokens), set(b.statement_tokens)) or _inside(
         set(a.fact_tokens), set(b.fact_tokens)
     )
+
+
+def _said_within(a: Rec, b: Rec) -> bool:
+    """Every fact clause of ``a`` is still said by a fact clause of ``b`` (in order): ``b``
+    says all ``a`` says, and perhaps more ("dark theme" / "dark theme in editor and terminal")."""
+    pool = [clause_units(c) for c in b.statement_clauses]
+    return bool(a.statement_clauses) and all(said_by(c, pool) for c in a.statement_clauses)
 
 
 def _inside(ta: set[str], tb: set[str]) -> bool:

@@ -20,8 +20,9 @@ invariant was checked. The invariants (issue 6):
   dream removed is still said by its merge result or another live record of that generation,
   unless the record was expired (``expires`` before the dream's day, importance under 0.8) or
   a strictly newer record of the set it was planned on explicitly superseded it
-  (:mod:`dreamd.models.clauses`). A removed record whose file ``.history/`` no longer holds
-  is counted in the ``dream_retention`` observation, not judged (no-silent-loss covers it).
+  (:mod:`dreamd.models.clauses`). A removed record, or a merge result, whose file neither the
+  directory nor ``.history/`` holds any more (chaos deletes files by hand) is counted as
+  ``unverifiable`` in the ``dream_retention`` observation, not judged.
 * **manifest-valid** — every manifest (current and in ``.history/``) parses, generations are
   contiguous, the current one names only existing files with their recorded sha256, every
   record parses, and ``MEMORY.md`` is the index rendered for it.
@@ -425,7 +426,7 @@ def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> N
                 for name in op.get("from") or ():
                     entry = old_entries.get(name)
                     rec = _record_at(h, entry.file) if entry is not None else None
-                    if entry is None or rec is None:
+                    if entry is None or rec is None or (into is not None and result is None):
                         seen["unverifiable"] += 1
                         continue
                     if into is None and rec.expires is not None and rec.expires < day and rec.importance < 0.8:
