@@ -372,3 +372,50 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         "it unless the user explicitly asks.\n"
     )
     assert ops[1]["result"]["description"] == "User prefers spaces over tabs"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "expected"),
+    [
+        ("The staging database is hosted in us-east-1.", "The staging database moved to eu-west-1.", True),
+        ("The staging database is read-only on weekends.", "The staging database moved to eu-west-1.", False),
+        ("The staging database runs Postgres 14.", "The staging database moved to eu-west-1.", False),
+        ("The release freeze is 2026-12-04.", "The release freeze moved to 2026-12-11.", True),
+        ("The CI pipeline runs on Jenkins.", "We switched the CI pipeline from Jenkins to Buildkite.", True),
+        ("Jenkins admin is Bob.", "We switched the CI pipeline from Jenkins to Buildkite.", False),
+        ("Use npm to install packages in the web app.", "Use pnpm instead of npm in the web app.", True),
+        ("We deploy the mobile backend on Fridays.", "We no longer deploy the mobile backend on Fridays.", True),
+        ("We deploy the mobile backend on Fridays. Kim approves each deploy.",
+         "We no longer deploy the mobile backend on Fridays.", False),  # one more, unrelated fact
+        ("User sessions are stored in Redis.", "User sessions are not stored in Redis anymore.", True),
+        ("The staging database is read-only on weekends.", "The staging database is Postgres 15.", False),
+        ("测试库在老机房的 db-07 上。", "测试库已迁到新机房的 db-21。", True),
+        ("测试库周末只读。", "测试库已迁到新机房。", False),
+        ("测试库是 MySQL 8。", "测试库已迁到新机房。", False),
+        ("周会定在每周四上午十点。", "周会改成每周三下午两点。", True),
+        ("移动端在周末发布新版本。", "移动端不再在周末发布新版本。", True),
+        ("我们的 CI 用 GitLab Runner。", "我们的 CI 从 GitLab Runner 换成了 GitHub Actions。", True),
+    ],
+)
+def test_only_an_explicit_newer_statement_supersedes(older: str, newer: str, expected: bool) -> None:
+    from dreamd.models.clauses import supersedes
+
+    assert supersedes(("d", newer), ("d", older)) is expected
+    assert supersedes(("d", older), ("d", newer)) is False  # never the other way round
+
+
+@pytest.mark.parametrize(
+    ("clause", "said", "expected"),
+    [
+        ("User prefers dark mode in the editor.", "User prefers dark mode in the editor and in terminals.", True),
+        ("Never commit to main.", "Commit to main.", False),
+        ("User prefers tabs over spaces.", "User prefers spaces over tabs.", False),
+        ("The staging database is Postgres 15.", "The staging database is Postgres 16.", False),
+        ("喜欢打篮球和乒乓球", "喜欢打篮球、乒乓球和排球", True),
+        ("周五下午不上线", "周五下午上线", False),
+    ],
+)
+def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said: str, expected: bool) -> None:
+    from dreamd.models.clauses import clause_units, said_by
+
+    assert said_by(clause, [clause_units(said)]) is expected

@@ -43,6 +43,7 @@ __all__ = [
     "clauses",
     "fact_clauses",
     "line_clauses",
+    "replaces_all",
     "said_by",
     "strip_label",
     "supersedes",
@@ -145,15 +146,23 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("instead", re.compile(r"^(?P<new>.*?)\binstead of\s+(?P<old>.+)$")),
     ("no-longer", re.compile(r"^(?P<subj>.*?)\bno longer\s+(?P<old>.+)$")),
     ("anymore", re.compile(r"^(?P<subj>.*?)\b(?:not|n't|never)\s+(?P<old>.+?)\s+any\s?more\b")),
-    ("moved-to", re.compile(rf"^(?P<subj>.+?)\s+(?:(?:has|have|had|was|were|is|are|got|just|now|been|all)\s+)*{_CHANGE_EN}\s+(?:over\s+)?(?:to|onto)\s+(?P<new>.+)$")),
+    ("moved-to", re.compile(rf"^(?P<subj>.+?)\s+(?:(?:has|have|had|was|were|is|are|got|just|now|been|all)\s+)*(?P<verb>{_CHANGE_EN})\s+(?:over\s+)?(?:to|onto)\s+(?P<new>.+)$")),
     ("zh-from-to", re.compile(rf"^(?P<subj>.*?)(?:从|由)(?P<old>.+?){_ZH_TO}(?P<new>.+)$")),
     ("zh-no-longer", re.compile(r"^(?P<subj>.*?)不再(?P<old>.+)$")),
-    ("zh-to", re.compile(rf"^(?P<subj>.+?)(?:已经|已|都)?{_ZH_TO}(?P<new>.+)$")),
+    ("zh-to", re.compile(rf"^(?P<subj>.+?)(?:已经|已|都)?(?P<verb>{_ZH_TO})(?P<new>.+)$")),
 )
 _MARKER_WORDS = frozenset(
     ["switch", "switched", "switching", "moved", "moving", "migrated", "migrating", "changed", "changing", "went", "gone", "upgraded", "upgrading", "relocated", "relocating", "instead", "longer", "anymore", "now"]
 )
-_ZH_PLACE = re.compile(r"在|位于|放在|部署在|托管在|跑在")
+_ZH_PLACE = re.compile(r"(?:在|位于)(?!周|每|晚|早|上午|下午|中午|凌晨|节假日|工作日)")
+_EN_PLACE = re.compile(r"\b(?:in|at|on|under|inside|hosted|lives?|located|sits?|stored|kept)\b")
+_WHEN = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|周[一二三四五六日天]|星期|[0-9一二三四五六七八九十]+[月号日点]",
+    re.I,
+)
+"""A date or time: a move to one ("the freeze moved to 2026-12-11") changes a value, not a place."""
+_PLACE_VERB = re.compile(r"^(?:mov|migrat|relocat)|迁|搬")
 _ZH_VALUE = re.compile(r"是|用|为|定在|设为|采用|使用")
 
 
@@ -167,6 +176,9 @@ class Supersession:
     new: frozenset[str]
     new_text: str
     context: frozenset[str]
+    place: bool = False
+    """The change is a move to a place ("moved to eu-west-1", "已迁到新机房"), not to a date
+    or time: what it replaces is a location."""
 
 
 def _cut(text: str) -> str:
@@ -197,7 +209,8 @@ def supersessions(clause: str) -> tuple[Supersession, ...]:
         if kind not in ("moved-to", "zh-to") and not old:
             continue
         context = frozenset(tokens(low) - old - new - _MARKER_WORDS)
-        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context),)
+        place = bool(_PLACE_VERB.search(groups.get("verb") or "")) and not _WHEN.search(new_text)
+        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context, place),)
     return ()
 
 
@@ -223,23 +236,36 @@ def _names_something(value: str) -> bool:
 
 
 def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
+    """Whether the older clause states a value of the kind the move or change replaces.
+
+    A move replaces a location: the older clause must say where (English "in/at/on/hosted/
+    lives…" with a value of the new one's kind; Chinese "在/位于", not "在周末"). A change
+    replaces a value of the same kind: a number, an address, a name (Chinese: or "是/用/为/
+    定在…"). "Read-only on weekends" is neither a place nor such a value, so a move of the
+    same database leaves it alone."""
     if not rest:
         return False
-    rest_text = old_clause
+    cjk = bool(CJK_RE.search(old_clause))
+    if s.place and cjk:
+        return bool(_ZH_PLACE.search(old_clause))
+    if s.place and not _EN_PLACE.search(old_clause.lower()):
+        return False
     if _digit(rest) and _digit(s.new):
         return True
-    if _address(rest_text) and _address(s.new_text):
+    if _address(old_clause) and _address(s.new_text):
         return True
-    if _proper(rest_text) and _names_something(s.new_text):
+    if _proper(old_clause) and _names_something(s.new_text):
         return True
-    if CJK_RE.search(old_clause):
-        place = s.kind == "zh-to" and bool(re.search(r"迁|搬", s.new_text + old_clause))
-        return bool((_ZH_PLACE if place else _ZH_VALUE).search(old_clause))
-    return False
+    return cjk and bool(_ZH_VALUE.search(old_clause))
+
+
+@lru_cache(maxsize=65536)
+def _clause_tokens(clause: str) -> frozenset[str]:
+    return frozenset(tokens(clause))
 
 
 def _replaces(s: Supersession, old_clause: str) -> bool:
-    have = tokens(old_clause)
+    have = set(_clause_tokens(old_clause))
     if not have:
         return False
     if s.new and s.new <= have:
@@ -279,8 +305,14 @@ def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
     if not stated:
         return False
     pool = [clause_units(c) for c in clauses(*newer)]
-    old_clauses = fact_clauses(*older)
-    if not old_clauses:
+    return replaces_all(stated, pool, fact_clauses(*older))
+
+
+def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clauses: Sequence[str]) -> bool:
+    """:func:`supersedes` over precomputed parts: the newer record's supersession statements
+    and clause units, and the older record's fact clauses (a planner over thousands of
+    records computes each once)."""
+    if not stated or not old_clauses:
         return False
     replaced = False
     for clause in old_clauses:

@@ -16,7 +16,7 @@ The rules, applied in this order (clauses, "still said" and supersession are def
 3. **Group** — the other records are visited newest first. Each joins the first group whose
    newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
    otherwise it starts a group. Comparing only with the base keeps groups from chaining
-   A~B~C; only groups sharing a token are compared, which keeps a 1,000-record plan fast.
+   A~B~C; only groups sharing half the smaller statement's tokens are compared.
    *Paraphrase*: every fact clause of one record is still said by the other (see
    :mod:`dreamd.models.clauses`), or one record's statement tokens (description + body
    without the ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within
@@ -39,7 +39,9 @@ sorted (drops by name, then merges by result name) so the plan is deterministic.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -47,13 +49,14 @@ from typing import Any
 
 from dreamd.models.clauses import (
     PLACEHOLDER_REASON,
+    Supersession,
     clause_units,
     clauses,
     fact_clauses,
     line_clauses,
+    replaces_all,
     said_by,
     strip_label,
-    supersedes,
     supersessions,
 )
 from dreamd.models.offline_text import (
@@ -126,8 +129,16 @@ class Rec:
         return frozenset(tokens(" ".join(self.fact_lines)))
 
     @cached_property
+    def cjk(self) -> bool:
+        return has_cjk(self.description) or has_cjk(self.body)
+
+    @cached_property
     def negated(self) -> bool:
         return _negated(" ".join(self.fact_lines))
+
+    @cached_property
+    def supersessions(self) -> list[Supersession]:
+        return [s for c in self.statement_clauses for s in supersessions(c)]
 
     @cached_property
     def statement_clauses(self) -> list[str]:
@@ -311,6 +322,16 @@ def _inside(ta: set[str], tb: set[str]) -> bool:
     return len(missing) <= PARAPHRASE_MISSING * len(small)
 
 
+def _least_shared(a: Rec, b: Rec) -> float:
+    """Statement tokens two records must share for :func:`paraphrase` to hold, so that
+    grouping compares only such pairs. Every rule needs 90 % of the smaller fact-token set
+    (fact tokens are statement tokens, and a clause still said shares all its words); Chinese
+    is compared by bigrams, which a paraphrase can break, so half of the smaller statement."""
+    if a.cjk or b.cjk:
+        return 0.5 * min(len(a.statement_tokens), len(b.statement_tokens))
+    return 0.9 * min(len(a.fact_tokens), len(b.fact_tokens)) - 1e-9
+
+
 def _has_digit(toks: set[str]) -> bool:
     return any(ch.isdigit() for t in toks for ch in t)
 
@@ -411,7 +432,10 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     groups: list[list[Rec]] = []
     by_key: dict[tuple[str, str], list[int]] = {}
     for rec in live:
-        candidates = sorted({g for k in rec.statement_tokens for g in by_key.get((rec.type, k), ())})
+        shared: Counter[int] = Counter()
+        for k in rec.statement_tokens:
+            shared.update(by_key.get((rec.type, k), ()))
+        candidates = sorted(g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0]))
         for g in candidates:
             if paraphrase(groups[g][0], rec):
                 groups[g].append(rec)
@@ -432,15 +456,43 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     return ops
 
 
+def _probe_keys(s: Supersession, postings: Mapping[str, list[int]]) -> list[str]:
+    """Enough of a statement's words that every record it may replace has one of them: a
+    replaced record names at least 60 % of the old value (80 % of the subject), so it holds
+    one of any ``len - needed + 1`` of them, and the rarest are the cheapest to look up.
+    Chinese subjects are matched by character, so all their tokens are probed."""
+    keys, share = (s.old, 0.6) if s.old else (s.subject, 0.8)
+    ordered = sorted(keys, key=lambda k: (len(postings.get(k, ())), k))
+    if not s.old and any(has_cjk(k) for k in keys):
+        return ordered
+    needed = math.ceil(share * len(ordered) - 1e-9)
+    return ordered[: len(ordered) - needed + 1]
+
+
 def _superseded(records: list[Rec]) -> set[str]:
-    """Names of records a strictly newer record explicitly replaces (see the module docstring)."""
-    stating = [r for r in records if r.stamp and any(supersessions(c) for c in r.statement_clauses)]
+    """Names of records a strictly newer record explicitly replaces (see the module docstring).
+
+    Only records sharing a word with a statement's old value (or its subject, when it names
+    none) are compared, which keeps this near-linear in the set size."""
+    postings: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        for t in r.fact_tokens:
+            postings.setdefault(t, []).append(i)
     out: set[str] = set()
-    for newer in stating:
-        for older in records:
+    for newer in records:
+        stated = newer.supersessions
+        if not stated or not newer.stamp:
+            continue
+        candidates: set[int] = set()
+        for s in stated:
+            for key in _probe_keys(s, postings):
+                candidates.update(postings.get(key, ()))
+        pool = [clause_units(c) for c in clauses(newer.description, newer.body)]
+        for i in sorted(candidates):
+            older = records[i]
             if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
                 continue
-            if supersedes((newer.description, newer.body), (older.description, older.body)):
+            if replaces_all(stated, pool, older.statement_clauses):
                 out.add(older.name)
     return out
 
