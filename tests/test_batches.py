@@ -269,3 +269,19 @@ def test_a_batch_cut_at_max_tokens_is_split_in_halves_and_every_half_is_applied(
     assert sorted(e.name for e in m.records) == sorted(f"{t}-2" for t in topics), result.plan
     assert len([e for e in logs if e["event"] == "dream.batch_split"]) == 3
     assert [e["event"] for e in logs if e["event"].startswith("dream.")][-1] == "dream.committed"
+
+
+def test_a_turn_longer_than_the_budget_is_read_in_slices_and_committed_once_whole(
+    mdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dreamd.work, "EXTRACT_MAX_CHARS", 200)
+    texts = [("user", "short opener"), ("user", "z" * 450), ("user", "short closer")]
+    model = Scripted([Completion(json.dumps([extracted(f"s{i}")]), "end_turn") for i in range(5)])
+    with structlog.testing.capture_logs() as logs:
+        assert execute(job(mdir, "j2", session(texts)), ctx(model)) == "extracted 5"
+    assert [len(seen) for seen in model.seen] == [1, 1, 1, 1, 1]
+    assert "".join(s[0] for s in model.seen[1:4]) == "z" * 450  # every character read, in order
+    commits = [e for e in logs if e["event"] == "extract.committed"]
+    assert [(e["window"], e["added"]) for e in commits] == [(1, ["s0"]), (4, ["s1", "s2", "s3"]), (5, ["s4"])]
+    m = MemoryStore(mdir).read()
+    assert m.cursors == {"long-1": 3} and m.applied_jobs == ["j2"]

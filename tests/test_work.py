@@ -41,6 +41,7 @@ class ScriptedModel:
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
+        assert isinstance(answer, Completion)
         return answer
 
 
