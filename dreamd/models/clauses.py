@@ -48,7 +48,6 @@ __all__ = [
     "strip_label",
     "supersedes",
     "supersessions",
-    "unsaid",
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
@@ -130,12 +129,6 @@ def said_by(clause: str, pool: Iterable[Units]) -> bool:
     return any(wanted.issubset(other) and _within(units, other) for other in pool)
 
 
-def unsaid(source: Sequence[str], texts: Iterable[tuple[str, str]]) -> list[str]:
-    """The clauses of ``source`` (description, body) that no record in ``texts`` still says."""
-    pool = [clause_units(c) for d, b in texts for c in clauses(d, b)]
-    return [c for c in clauses(source[0], source[1]) if not said_by(c, pool)]
-
-
 # ----------------------------------------------------------------------------- supersession
 
 _CHANGE_EN = r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|went|gone|upgrad(?:ed|ing)|relocat(?:ed|ing))"
@@ -197,8 +190,9 @@ def supersessions(clause: str) -> tuple[Supersession, ...]:
         groups = m.groupdict()
         old = tokens(_cut(groups.get("old") or ""))
         new_low = _cut(groups.get("new") or "")
-        start = m.start("new") if "new" in groups and groups["new"] is not None else len(text)
-        new_text = text[start : start + len(new_low)]
+        start = m.start("new") if groups.get("new") is not None else len(text)
+        # the original case of the new value ("Loki", "GitHub Actions"), when lowering kept offsets
+        new_text = text[start : start + len(new_low)] if len(text) == len(low) else new_low
         subject: set[str] = tokens(groups.get("subj") or "") - _MARKER_WORDS
         if kind == "instead":
             subject, new = set(), frozenset(tokens(new_low) - _MARKER_WORDS)
