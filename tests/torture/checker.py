@@ -42,6 +42,7 @@ invariant was checked. The invariants (issue 6):
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -388,10 +389,17 @@ def _manifest_at(h: DirHistory, gen: int) -> Manifest | None:
 
 def _record_at(h: DirHistory, file: str) -> Any:
     """The record in ``file`` wherever a commit left it (the directory or ``.history/``), or None."""
+    return _read_record(h.path, file)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _read_record(directory: Path, file: str) -> Any:
+    """Cached: the checker runs after the drain, so no file changes under it, and the
+    supersession check reads the same newer records for every dropped one."""
     from memory.records import parse_record
 
-    hist = h.path / ".history"
-    candidates = [h.path / file, hist / file]
+    hist = directory / ".history"
+    candidates = [directory / file, hist / file]
     with contextlib.suppress(FileNotFoundError):
         candidates += sorted(hist / n for n in os.listdir(hist) if n.startswith(file + "."))
     for path in candidates:
@@ -405,6 +413,7 @@ def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> N
     supersession explains its absence (see the module docstring)."""
     from dreamd.models.clauses import clause_units, clauses, said_by, supersedes
 
+    _read_record.cache_clear()  # a fresh look at the disk for every check
     seen: Counter[str] = Counter()
     for key, h in histories.items():
         for gen, g in h.gens.items():
