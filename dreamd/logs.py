@@ -63,9 +63,12 @@ EVENTS: dict[str, str] = {
     "dream.lease_lost": "Our lease was broken or replaced; the dream commits nothing (memory_dir, reason).",
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
+    "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",
+    "dream.batch_refused": "A plan batch was refused and could not be split further; the rest of the plan is applied (memory_dir, records, first, reason).",
     "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
     # extraction
     "extract.committed": "Memories extracted from a transcript were committed (job_id, memory_dir, session_id, ...).",
+    "extract.window": "One window of a long session was extracted, oldest first (job_id, memory_dir, session_id, window, windows, first_turn, end_turn, turns, chars, found).",
     "extract.rejected": "The model's extraction failed validation; nothing written (job_id, memory_dir, session_id, reason).",
     "record.redacted": "Secrets were redacted from a record before it was written (name, kinds).",
     "usage.ledger_failed": "Recording model usage failed; the job goes on (memory_dir, error).",
