@@ -1,0 +1,376 @@
+"""The extractor's rules about the work: decisions, dates, pointers, and remember-requests.
+
+- :func:`rule_decision` → ``project`` — "we decided/agreed/chose to …", "let's go with …",
+  "we're rewriting X in Go because …" (a change under way, with its reason), "我们决定 …",
+  "就用 …", "我们要把 X 换成 Y"; the reason stays in the body's Why.
+- :func:`rule_dated` → ``project`` (``user`` for birthdays and anniversaries) — a goal, or a
+  deadline or event with a date that is not in the past: a deadline word (due, ship, freeze,
+  截止, 上线 …), an event noun (appointment, exam, trip, 比赛, 出差 …), or a date followed by
+  "before"/"前要" ("下个月 15 号之前要把 v2 上线").
+- :func:`rule_reference` → ``reference`` — where something lives: "X is kept/tracked in Y",
+  "X lives in Y", "X is at <path/URL/tool>", "X is <tool> …", "X: <URL>", "文档在 …",
+  "… 都放在 <路径/工具/…里>".
+- :func:`rule_remember` — the fallback for a remember-request no other rule took.
+
+:data:`RULES` names every rule; the extractor tries them in that order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from dreamd.models.offline_rules import (
+    HOW,
+    REMEMBER_HOW,
+    Ctx,
+    Found,
+    Rule,
+    _feedback,
+    rule_feedback,
+    rule_identity,
+    rule_preference,
+)
+from dreamd.models.offline_structure import clause_reason
+from dreamd.models.offline_text import (
+    PRONOUN_OBJECT,
+    absolutize_dates,
+    content_ok,
+    has_cjk,
+    has_relative_date,
+    sentence_case,
+    split_reason,
+    third_person,
+    tidy,
+)
+
+# ----------------------------------------------------------------------------- decisions
+
+_CHANGE_VERBS = (
+    r"moving|switching|migrating|rewriting|replacing|dropping|adopting|standardi[sz]ing|deprecating|"
+    r"sunsetting|retiring|consolidating|porting|rebuilding|splitting|merging|phasing out"
+)
+_DECISION_EN: dict[str, re.Pattern[str]] = {
+    "decided": re.compile(
+        r"\b(?P<who>we|i|the team|team)\s+(?:have\s+|'ve\s+|finally\s+|just\s+|all\s+)?"
+        r"(?:decided|agreed|chose|opted|settled|committed)\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
+        re.I,
+    ),
+    "lets": re.compile(
+        r"^let'?s\s+(?P<verb>go\s+with|stick\s+with|switch\s+to|settle\s+on|standardi[sz]e\s+on|use)\s+"
+        r"(?P<what>.+)$",
+        re.I,
+    ),
+    "label": re.compile(r"^(?:the\s+)?(?:final\s+)?decision(?:\s+is)?\s*[:：-]\s*(?P<what>.+)$", re.I),
+    "will": re.compile(
+        r"^we(?:'ll| will| are going to|'re going to)\s+(?P<verb>go\s+with|stick\s+with|switch\s+to|"
+        r"standardi[sz]e\s+on|move\s+to|migrate\s+to)\s+(?P<what>.+)$",
+        re.I,
+    ),
+    "changing": re.compile(rf"^(?:we're|we are|the team is|the team's)\s+(?P<verb>{_CHANGE_VERBS})\s+(?P<what>.+)$", re.I),
+}
+_DECISION_ZH: dict[str, re.Pattern[str]] = {
+    "decided": re.compile(
+        r"(?P<who>我们|我們|团队|團隊|大家)?(?:已经|已經|最终|最終|最后|最後)?(?:决定|決定|确定|確定|商定|定下来|定下來)"
+        r"(?:了)?[，,：: ]*(?P<what>.+)$"
+    ),
+    "just-use": re.compile(r"^(?:好的?|行|那)?[，, ]*(?:就用|就选|就選|就定)(?P<what>.+?)吧?$"),
+    "changing": re.compile(
+        r"^(?P<who>我们|我們|团队|團隊)(?:要|准备|準備|打算|正在|会|會)(?P<what>把.+?(?:换成|換成|迁移到|遷移到|改成|替换成|替換成|重写|重寫).+)$"
+    ),
+}
+
+
+def rule_decision(s: str, ctx: Ctx) -> Found | None:
+    for kind, pat in _DECISION_EN.items():
+        m = pat.search(s) if kind == "decided" else pat.match(s)
+        if not m:
+            continue
+        if ctx.role != "user" and not (kind == "decided" and m.group("who").lower() in ("we", "the team", "team")):
+            return None
+        what, reason = split_reason(m.group("what"))
+        if reason is None and kind in ("changing", "decided"):
+            what, reason = clause_reason(what)
+        if kind == "lets" and m.group("verb").lower() == "use" and reason is None:
+            return None  # "let's use a loop here" is task chatter; a reason makes it a decision
+        if kind in ("lets", "will", "changing"):
+            what = f"{m.group('verb')} {what}"
+        what = tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
+        if not content_ok(what) or PRONOUN_OBJECT.match(what):
+            return None
+        fact = f"Decided on {ctx.day.isoformat()}: {third_person(what)}"
+        desc = f"Decision: {third_person(what)}"
+        return Found("decision", "project", "decision", what, fact, desc, reason=reason, how=HOW["decision"])
+    for kind, pat in _DECISION_ZH.items():
+        m = pat.search(s) if kind == "decided" else pat.match(s)
+        if not m:
+            continue
+        if ctx.role != "user" and not (kind == "decided" and m.group("who")):
+            return None
+        what, reason = split_reason(m.group("what"))
+        if reason is None:
+            what, reason = clause_reason(what)
+        if not content_ok(what):
+            return None
+        fact = f"{ctx.day.isoformat()} 决定：{third_person(what)}"
+        return Found("decision", "project", "decision", what, fact, f"决定：{third_person(what)}",
+                     reason=reason, how=HOW["decision"])
+    return None
+
+
+# ----------------------------------------------------------------------------- dates
+
+_DEADLINE_WORDS = re.compile(
+    r"\b(?:deadline|due|ship|ships|shipping|release|launch|launches|freeze|demo|cutoff|"
+    r"cut-off|go-live|goes live|milestone|submission|handoff|hand-off|deliver|delivery|expires?|renewal|"
+    r"appointment|interview|exam|test date|wedding|trip|flight|conference|workshop|recital|competition|"
+    r"tournament|match|surgery|check-up|checkup|visit|move-in|closing|audit|review meeting|offsite|"
+    r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
+    r"filing|payment|rent)\b|"
+    r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
+    r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
+    r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定",
+    re.I,
+)
+_BEFORE_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}\s*(?:之前|以前|前)|\b(?:by|before|no later than|until)\s+\d{4}-\d{2}-\d{2}", re.I
+)
+_PLANNED = re.compile(
+    r"\d{4}-\d{2}-\d{2}\s*(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
+    r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
+    r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b",
+    re.I,
+)
+_PERSONAL_DATE = re.compile(r"\b(?:birthday|anniversary)\b|生日|纪念日|紀念日", re.I)
+_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_GOAL_EN = re.compile(
+    r"^(?:our|the|my)\s+(?:main\s+|primary\s+|overall\s+)?goal\s+(?:\w+\s+){0,3}?is\s+(?:to\s+)?(?P<what>.+)$", re.I
+)
+_GOAL_ZH = re.compile(r"(?:我们的|我們的|项目的|項目的|主要)?目[标標](?:是|就是)(?P<what>.+)$")
+_PAST_CUE = re.compile(r"\b(?:was|were|did|had|went|ago|last)\b|了$|过了|過了", re.I)
+
+
+def _future_dates(text: str, day: dt.date) -> list[dt.date]:
+    out = []
+    for m in _ISO.finditer(absolutize_dates(text, day)):
+        try:
+            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            continue
+        if when >= day:
+            out.append(when)
+    return out
+
+
+def rule_dated(s: str, ctx: Ctx) -> Found | None:
+    if ctx.role != "user":
+        return None
+    m = _GOAL_EN.match(s) or _GOAL_ZH.search(s)
+    if m:
+        what, reason = split_reason(m.group("what"))
+        if not content_ok(what):
+            return None
+        fact = ("目标：" if has_cjk(what) else "Goal: ") + third_person(what)
+        return Found("goal", "project", "goal", what, fact, fact, reason=reason, how=HOW["goal"])
+    if not has_relative_date(s):
+        return None
+    resolved = absolutize_dates(s, ctx.day)
+    if not _future_dates(s, ctx.day) or _PAST_CUE.search(s):
+        return None
+    if not (_DEADLINE_WORDS.search(s) or _BEFORE_DATE.search(resolved) or _PLANNED.search(resolved)):
+        return None
+    fact, reason = split_reason(s)
+    if reason is None:
+        fact, reason = clause_reason(fact)
+    fact = re.split(r"[,;，；]\s*(?:so|and|help me|please|remind me|提醒我|帮我|記得|记得)\b", fact)[0]
+    if not content_ok(fact):
+        return None
+    personal = bool(_PERSONAL_DATE.search(s))
+    return Found("deadline", "user" if personal else "project", "date" if personal else "deadline", fact,
+                 sentence_case(third_person(fact)), sentence_case(third_person(fact)),
+                 reason=reason, how=HOW["deadline"])
+
+
+# ----------------------------------------------------------------------------- references
+
+URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s)>\]\"'，。]+", re.I)
+_PATHLIKE = re.compile(
+    r"(?:^|[\s(（])(?:~?/[\w.-]+(?:/[\w.*-]*)*|\.?[\w-]+(?:/[\w.*-]+)+/?|[\w-]+\.(?:ya?ml|toml|json|md|py|ts|"
+    r"js|sql|cfg|ini|conf|txt|csv|xlsx?|sh)|#[a-z][\w-]+)",
+    re.I,
+)
+_REF_WORDS = re.compile(
+    r"\b(?:docs?|documentation|dashboards?|runbooks?|wiki|tracker|board|repo|repository|spec|specs|"
+    r"design doc|grafana|kibana|sentry|datadog|notion|confluence|figma|jira|linear|status page|"
+    r"playbook|handbook|channel|postman|swagger|openapi|logs?|metrics|monitoring|calendar|drive|"
+    r"sheet|spreadsheet|staging|backlog|roadmap|source of truth|tickets?|issues|config|configs|"
+    r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket)\b|文档|文檔|看板|仪表盘|"
+    r"儀表板|监控|監控|仓库|倉庫|设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道|脚本|腳本|目录|目錄|需求|值班表|作品集|"
+    r"配置|文件|资料|資料",
+    re.I,
+)
+_TOOLS = re.compile(
+    r"\b(?:linear|jira|github(?: issues| projects)?|gitlab|bitbucket|notion|confluence|trello|asana|"
+    r"slack|grafana|kibana|datadog|sentry|pagerduty|figma|google docs?|google drive|google sheets|"
+    r"dropbox|onedrive|icloud|airtable|obsidian|behance|dribbble|s3|terraform|vault|1password|"
+    r"bitwarden|storybook|metabase|looker|tableau|youtrack)\b|飞书|飛書|钉钉|釘釘|语雀|語雀|企业微信|企業微信|腾讯文档|騰訊文檔",
+    re.I,
+)
+_REF_EN: dict[str, re.Pattern[str]] = {
+    "kept": re.compile(
+        r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
+        r"deployed|published|described|listed|defined|configured|maintained)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
+        r"under|to|with)\s+(?P<where>.+)$",
+        re.I,
+    ),
+    "lives": re.compile(r"^(?P<subj>.+?)\s+(?:lives?|sits?)\s+(?:in|at|on|under)\s+(?P<where>.+)$", re.I),
+    "we-keep": re.compile(
+        r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>.+?)\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
+    ),
+    "found": re.compile(r"^(?P<subj>.+?)\s+can\s+be\s+found\s+(?:in|at|on|under)\s+(?P<where>.+)$", re.I),
+    "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
+    "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
+    "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
+    "is-tool": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?P<where>.+)$", re.I),
+}
+_REF_ZH = re.compile(
+    r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
+    r"託管在|维护在|維護在|收在|用)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
+)
+_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:it|this|that|he|she|they|i|we|you|there|the (?:bug|error|issue|problem|fix|change)|"
+    r"我|你|他|她|它|我们|我們|这|這|那)$",
+    re.I,
+)
+_DIRECTIVE_SUBJECT = re.compile(
+    r"^(?:always|never|don't|do not|please|make sure|avoid|以后|以後|每次|永远|永遠|不要|别|別|一律|请|請|我(?![们們]|的)|把)", re.I
+)
+
+
+def _pointer(where: str) -> bool:
+    return bool(URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where))
+
+
+def rule_reference(s: str, ctx: Ctx) -> Found | None:
+    if ctx.role != "user":
+        return None
+    if has_cjk(s):
+        return _reference_zh(s)
+    if _DIRECTIVE_SUBJECT.match(s):
+        return None
+    for kind, pat in _REF_EN.items():
+        m = pat.match(s)
+        if not m:
+            continue
+        subj, where = tidy(m.group("subj")), tidy(m.group("where"))
+        subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
+        if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
+            continue
+        if kind == "is-tool" and not (re.match(_TOOLS.pattern, where, re.I) and _REF_WORDS.search(subj)):
+            continue
+        if kind in ("lives", "found", "at", "colon", "url-is") and not _pointer(where):
+            continue
+        if kind == "kept" and not (_pointer(where) or _REF_WORDS.search(subj + " " + where)):
+            continue
+        if kind in ("colon", "url-is") and not (_REF_WORDS.search(subj) or _TOOLS.search(subj)):
+            continue
+        sentence = s.split(";")[0]
+        fact = sentence if kind in ("colon", "url-is") else sentence_case(sentence)
+        where = tidy(where.split(";")[0])
+        desc = sentence_case(sentence) if kind in ("kept", "is-tool") else f"{sentence_case(subj)}: {where}"
+        tool = _TOOLS.search(URL.sub(" ", where))
+        slug_src = subj + (" " + tool.group(0) if tool else "")
+        return Found("reference", "reference", "ref", slug_src, third_person(fact), third_person(desc),
+                     how=HOW["reference"])
+    url = URL.search(s)
+    if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
+        before = tidy(s[: url.start()])
+        subj = re.sub(r"^(?:the|our|here's|here is|see)\s+", "", before, flags=re.I) or url.group(0)
+        if not content_ok(subj, min_tokens=1):
+            return None
+        fact = sentence_case(third_person(s))
+        return Found("reference", "reference", "ref", subj, fact, fact, how=HOW["reference"])
+    return None
+
+
+def _reference_zh(s: str) -> Found | None:
+    for clause in [s, *re.split(r"[，,；;]", s)[1:]]:
+        m = _REF_ZH.match(clause.strip())
+        if not m:
+            continue
+        subj, where = tidy(m.group("subj")), tidy(m.group("where"))
+        if _PRONOUN_SUBJECT.match(subj) or _DIRECTIVE_SUBJECT.match(subj) or len(subj) > 20:
+            continue
+        place = bool(_ZH_PLACE.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在", clause))
+        if not (_pointer(where) or place) or not (_REF_WORDS.search(subj) or len(subj) <= 12):
+            continue
+        fact = third_person(tidy(s))
+        tool = _TOOLS.search(URL.sub(" ", where))
+        url = URL.search(where)
+        desc = f"{third_person(subj)}：{url.group(0)}" if url else fact
+        return Found("reference", "reference", "ref", subj + (" " + tool.group(0) if tool else ""),
+                     fact, desc, how=HOW["reference"])
+    url = URL.search(s)
+    if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
+        fact = third_person(tidy(s))
+        return Found("reference", "reference", "ref", URL.sub(" ", s), fact, fact, how=HOW["reference"])
+    return None
+
+
+# ----------------------------------------------------------------------------- registry
+
+RULES: dict[str, Rule] = {
+    "identity": rule_identity,
+    "reference": rule_reference,
+    "feedback": rule_feedback,
+    "preference": rule_preference,
+    "decision": rule_decision,
+    "dated": rule_dated,
+}
+"""Every rule by name, in the order a sentence is tried; the first that matches wins."""
+
+_ZH_DIRECTIVE_ANYWHERE = re.compile(
+    r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止"
+)
+_ZH_NEG_WORDS = ("永远不要", "永遠不要", "千万不要", "千萬不要", "不要", "别", "別", "不准", "禁止", "请勿", "請勿")
+
+
+def rule_remember(s: str, ctx: Ctx) -> Found | None:
+    """A sentence the user asked to have remembered: the named rules first, then a note.
+
+    ``s`` is the peeled core ("remember that" already gone; ``ctx.remember`` says it was there).
+    """
+    if ctx.role != "user" or not ctx.remember or not content_ok(s):
+        return None
+    rest = tidy(s)
+    for rule in RULES.values():
+        found = rule(rest, ctx)
+        if found:
+            found.priority = 0
+            return found
+    to = re.match(r"^to\s+(?P<x>.+)$", rest, re.I)
+    if _ZH_DIRECTIVE_ANYWHERE.search(rest) and has_cjk(rest):
+        fact, reason = split_reason(rest)
+        negative = any(n in fact for n in _ZH_NEG_WORDS)
+        found = _feedback(tidy(fact), fact, "avoid" if negative else "always", negative, reason)
+    elif to:
+        x, reason = split_reason(to.group("x"))
+        found = _feedback(sentence_case(x), x, "", False, reason)
+    elif re.search(r"\b(?:i|my|me|i'm)\b", rest, re.I) or rest.startswith("我"):
+        fact = sentence_case(third_person(rest)) if not has_cjk(rest[:2]) else third_person(rest)
+        if not has_cjk(rest[:2]) and not fact.lower().startswith("user"):
+            fact = f"About the user: {fact[0].lower()}{fact[1:]}"
+        found = Found("remember", "user", "user", rest, fact, fact, how=HOW["preference"])
+    elif URL.search(rest) or _PATHLIKE.search(" " + rest):
+        found = Found("remember", "reference", "ref", URL.sub(" ", rest), sentence_case(rest),
+                      sentence_case(rest), how=HOW["reference"])
+    else:
+        fact, reason = split_reason(rest)
+        found = Found("remember", "project", "", fact, sentence_case(fact), sentence_case(fact),
+                      reason=reason, how=REMEMBER_HOW)
+    found.priority = 0
+    return found
+
+
+__all__ = ["RULES", "URL", "rule_dated", "rule_decision", "rule_reference", "rule_remember"]

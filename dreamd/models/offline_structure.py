@@ -1,0 +1,267 @@
+"""Sentence structure for the offline extractor: lead-ins, standing markers, who is addressed.
+
+The extractor's rules look at the *core* of a sentence: what is left after the discourse
+lead-ins a person puts in front of a fact ("Hi! Before we start: …", "Heads up, from now on
+…", "btw …", "先说一下规矩：…", "还有，…") and the filler after it ("…, by the way", "…，哈哈").
+:func:`peel` strips those and reports what they signalled: a remember-request ("keep in
+mind", "记住"), a standing lead ("from now on", "以后"), or reported speech ("my friend keeps
+telling me: …"), which is someone else's words and never the user's rule.
+
+Whether a directive is a lasting rule is decided from its shape, not from memorised
+sentences:
+
+- it is **standing** when it carries a marker of time-independence (always, never, every time,
+  from now on, going forward, by default, 以后, 一律, 每次, 永远, 始终 …) or gives a reason;
+- it is **temporary** when it is scoped to the moment (for now, just this once, this time, for
+  this PR, 这次, 暂时, 先…吧);
+- it is **wellbeing talk**, never a rule, when its object is the listener's own self or mood
+  (a reflexive "yourself"/"自己", a mood or rest verb such as worry, stress, give up, cheer up,
+  relax, 担心, 累, 熬夜, 放弃, or "be" + a feeling) — encouragement between people, whoever
+  says it.
+
+The word classes below are grammatical (discourse markers, frequency adverbs, reflexives,
+mood verbs), so they generalise to sentences nobody wrote down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# ----------------------------------------------------------------------------- lead-ins
+
+_EN_MARKER = (
+    r"(?:hi|hey|hello|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
+    r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
+    r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
+    r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
+    r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|"
+    r"before we start|before we begin|before you start|before we get going|important|reminder|"
+    r"quick reminder)"
+)
+_EN_LEAD = re.compile(rf"^{_EN_MARKER}(?:\s*[,.!:;—–-]+\s*|\s+(?=[a-z]))", re.I)
+_EN_KEEP_IN_MIND = re.compile(
+    r"^(?:(?:one more |another |a |quick |some )?(?:thing|note|fact)s?\s+(?:to\s+|for you to\s+)?"
+    r"(?:keep in mind|remember|know|note)|(?:please\s+)?keep (?:this|that) in mind|"
+    r"(?:please\s+)?remember this|(?:please\s+)?note this|for future reference|good to know)"
+    r"\s*[:,.!—–-]+\s*",
+    re.I,
+)
+_EN_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|note|make a note)"
+    r"(?:\s+(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
+    re.I,
+)
+_EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,40}?)\s*:\s+(?P<rest>\S.*)$")
+_SPEECH = re.compile(
+    r"\b(?:says?|said|tells?|told|telling|keeps? saying|wrote|writes|quote|quoting|motto|"
+    r"put it|like to say|always say)\b|说|說|告诉|告訴|常说|常說|写道|寫道",
+    re.I,
+)
+_EN_TRAIL = re.compile(
+    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
+    r"for the record|if that helps|you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
+    r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
+    re.I,
+)
+
+_ZH_MARKER = (
+    r"(?:先说一下规矩|先說一下規矩|先说一下|先說一下|先说明一下|先說明一下|先讲一下|先講一下|说一下|說一下|"
+    r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
+    r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|"
+    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註)"
+)
+_ZH_LEAD = re.compile(rf"^{_ZH_MARKER}(?:[，,：:！!。、～~ ]+)")
+_ZH_LABEL = re.compile(r"^(?P<label>[^，,：:。！？]{1,12})[：:]\s*(?P<rest>\S.*)$")
+_ZH_REMEMBER = re.compile(
+    r"^(?:请|請|你)?(?:帮我)?(?:记住|記住|记一下|記一下|记下来|記下來|记好|記好|记得|記得|别忘了|別忘了|"
+    r"不要忘记|不要忘記|不要忘了)(?:了)?[：:，,、\s]*(?=\S)"
+)
+_ZH_TRAIL = re.compile(r"[，,]?\s*(?:哈哈+|呵呵|嘿嘿|谢谢|謝謝|就这样|就這樣|记住了|記住了|记一下|記一下)[。.!！~～]*$")
+
+
+@dataclass(frozen=True)
+class Peeled:
+    """A sentence without its lead-ins and trailing filler, and what the lead-ins said."""
+
+    core: str
+    remember: bool = False
+    standing: bool = False
+    reported: bool = False
+
+
+def peel(sentence: str) -> Peeled:
+    """Strip discourse lead-ins ("Hi!", "btw", "Before we start:", "还有，") and filler.
+
+    A ``label: rest`` lead ("Before we start: …", "One more thing to keep in mind: …") is
+    removed when ``rest`` is a clause of its own; a label holding a speech verb ("my friend
+    keeps telling me: …") marks the rest as someone else's words.
+    """
+    s = sentence.strip()
+    remember = standing = reported = False
+    for _ in range(8):
+        before = s
+        m = _EN_KEEP_IN_MIND.match(s)
+        if m:
+            remember, s = True, s[m.end() :]
+            continue
+        m = _EN_LEAD.match(s) or _ZH_LEAD.match(s)
+        if m and len(s) > m.end():
+            s = s[m.end() :]
+            continue
+        m = _EN_REMEMBER.match(s)
+        if m and not re.match(r"(?:remember|note)\s*,", s, re.I):
+            remember, s = True, s[m.end() :]
+            continue
+        m = _ZH_REMEMBER.match(s)
+        if m:
+            remember, s = True, s[m.end() :]
+            continue
+        m = _STANDING_LEAD.match(s)
+        if m and len(s) > m.end():
+            standing, s = True, s[m.end() :]
+            continue
+        m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
+        if m and _clause(m.group("rest")) and not _REFERENCE_LABEL.search(m.group("rest")):
+            label = m.group("label")
+            if _SPEECH.search(label):
+                reported = True
+            elif re.search(r"keep in mind|remember|记住|記住|记得|記得|规矩|規矩", label, re.I):
+                remember = True
+            elif not _LEAD_LABEL.match(label):
+                break
+            s = m.group("rest")
+            continue
+        if s == before:
+            break
+    for trail in (_EN_TRAIL, _ZH_TRAIL):
+        while True:
+            m = trail.search(s)
+            if not m or m.start() == 0:
+                break
+            s = s[: m.start()]
+    s = s.strip(" ,，;；:：—–-")
+    return Peeled(s, remember, standing, reported)
+
+
+_LEAD_LABEL = re.compile(
+    rf"^(?:{_EN_MARKER}|{_ZH_MARKER}|.*\b(?:before|start|thing|note|context|reminder|heads up|fyi|btw|"
+    r"rule|rules|mind)\b.*|.*(?:先|规矩|規矩|提醒|补充|補充|一下).*)$",
+    re.I,
+)
+_REFERENCE_LABEL = re.compile(r"^\S*(?:https?://|www\.)", re.I)
+
+
+def _clause(text: str) -> bool:
+    """Whether ``text`` reads as a clause of its own (three words or five CJK characters)."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return cjk >= 5 or len(text.split()) >= 3
+
+
+# ----------------------------------------------------------------------------- standing / temporary
+
+_STANDING_LEAD = re.compile(
+    r"^(?:(?:from now on|going forward|moving forward|in (?:the )?future|from here on(?: out)?|"
+    r"as a rule|by default|in general|as a general rule)\s*[,:]?\s+|"
+    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从今以后|從今以後|往后|往後|从今天起|從今天起)[，,：: ]*)",
+    re.I,
+)
+STANDING = re.compile(
+    r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
+    r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
+    r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
+    r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
+    r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|"
+    r"任何时候|任何時候|所有的|凡是|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    re.I,
+)
+TEMPORARY = re.compile(
+    r"\b(?:for now|right now|just this once|this once|this time|for the time being|temporarily|"
+    r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
+    r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
+    r"until we fix|until further notice|yet)\b|"
+    r"这次|這次|这一次|這一次|暂时|暫時|临时|臨時|先不|现在先|現在先|这个版本先|這個版本先|先这样|先這樣|"
+    r"回头再|回頭再|今天先|这回|這回|先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
+    re.I,
+)
+
+
+def is_standing(text: str) -> bool:
+    return bool(STANDING.search(text))
+
+
+def is_temporary(text: str) -> bool:
+    return bool(TEMPORARY.search(text))
+
+
+# ----------------------------------------------------------------------------- who is addressed
+
+_REFLEXIVE = re.compile(
+    r"\b(?:yourself|yourselves|your (?:health|body|mind|heart|chin|head up|spirits?|feelings?|best self)|"
+    r"you're (?:doing|not alone|stronger|amazing|great|awesome))\b|自己|身体|身體|心情|开心|開心",
+    re.I,
+)
+_MOOD_EN = re.compile(
+    r"^(?:ever\s+)?(?:give up|quit on|lose (?:hope|heart|faith|sleep)|worry|stress|panic|fret|sweat|"
+    r"despair|freak out|beat (?:yourself|you) up|overthink|overwork|burn (?:yourself )?out|feel|cheer up|"
+    r"keep (?:going|smiling|your|it up|pushing|at it)|stay (?:positive|strong|safe|calm|healthy|hydrated|"
+    r"motivated|focused|warm|cool|happy)|smile|relax|rest|chill|breathe|hang in|be (?:too |so |very )?"
+    r"(?:hard|sad|afraid|scared|shy|nervous|down|discouraged|upset|angry|happy|proud|brave|kind|gentle|"
+    r"patient with (?:yourself|you))|take (?:care|it easy|a break|breaks|some time off)|"
+    r"get (?:some )?(?:rest|sleep)|have fun|enjoy (?:yourself|the|your|it|life)|"
+    r"(?:so |too |very |always |more than )?(?:happy|glad|grateful|thankful|excited|proud|here for you|"
+    r"there for you|welcome|ready|available|around|free))\b",
+    re.I,
+)
+_MOOD_ZH = re.compile(
+    r"^(?:你|您)?(?:也|都|还|還)?(?:要|得)?(?:太|那么|那麼|这么|這麼|过度|過度|多)?(?:累|辛苦|担心|擔心|着急|著急|难过|難過|"
+    r"伤心|傷心|灰心|放弃|放棄|熬夜|生气|生氣|害怕|紧张|緊張|焦虑|焦慮|在意|想太多|加油|保重|休息|注意身体|"
+    r"注意身體|照顾好|照顧好|开心|開心|放松|放鬆|慢慢来|慢慢來|泄气|洩氣)"
+)
+_SECOND_PERSON_ZH = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")
+
+
+def is_wellbeing(directive: str) -> bool:
+    """True when a directive's object is the listener's own self or mood, not the work."""
+    text = directive.strip()
+    if _REFLEXIVE.search(text):
+        return True
+    if _MOOD_EN.match(text) or _MOOD_ZH.match(text):
+        return True
+    zh = re.sub(r"^(?:别|別|不要|千万别|千萬別|永远不要|永遠不要)", "", text)
+    return (zh != text and bool(_MOOD_ZH.match(zh))) or (
+        bool(_SECOND_PERSON_ZH.match(text)) and bool(_MOOD_ZH.search(text[:8]))
+    )
+
+
+# ----------------------------------------------------------------------------- reasons by structure
+
+_EN_CLAUSE_REASON = re.compile(
+    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>(?:it's|it is|that's|that is|they|it|we|our|my|i|"
+    r"this|there's|there is|the|otherwise|else|or else)\b.{6,})$",
+    re.I,
+)
+_ZH_CLAUSE_REASON = re.compile(
+    r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
+    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟).{2,})$"
+)
+
+
+def clause_reason(text: str) -> tuple[str, str | None]:
+    """A reason given as a clause of its own after a directive.
+
+    "Never pass -auto-approve; I want to read every plan myself", "…，这是公司规定",
+    "…，方便我备课", "…, they never work with my shifts" (an independent clause with its own
+    subject, after a comma or semicolon).
+    """
+    m = _ZH_CLAUSE_REASON.match(text) or _EN_CLAUSE_REASON.match(text)
+    if not m:
+        return text, None
+    why = m.group("why").strip(" .。!！")
+    if re.match(r"(?:i|we)\s+(?:will|'ll|might|may|can)\b", why, re.I):
+        return text, None  # "…, I'll fix it later" is a plan, not a reason
+    return m.group("rule").strip(" ,，;；"), why
+
+
+__all__ = ["STANDING", "TEMPORARY", "Peeled", "clause_reason", "is_standing", "is_temporary",
+           "is_wellbeing", "peel"]
