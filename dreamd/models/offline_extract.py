@@ -107,6 +107,14 @@ _STRIP_BLOCKS = re.compile(
     re.S,
 )
 _FENCE = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
+_TRACEBACK = re.compile(
+    r"^\s*Traceback \(most recent call last\):.*?(?:^[\w.]*(?:Error|Exception|Interrupt|Exit)\b[^\n]*$|\Z)",
+    re.M | re.S,
+)
+_LOG_LINE = re.compile(
+    r"^(?:[\w.]*(?:Error|Exception|Warning)\b:|File \"[^\"]+\", line \d+|at [\w.$]+\(|panic:|goroutine \d+|"
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|(?:ERROR|WARN|WARNING|INFO|DEBUG|FATAL|TRACE)\b)"
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s", re.M)
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
@@ -120,12 +128,13 @@ def clean_turn(text: str) -> str | None:
         return None  # a pasted document, skill or spec: its imperatives are not the user's
     text = _STRIP_BLOCKS.sub(" ", stripped)
     text = _FENCE.sub("\n", text)
+    text = _TRACEBACK.sub("\n", text)
     lines = []
     for line in text.splitlines():
         s = line.strip()
         if not s or s.startswith((">", "|", "#", "[tool", "[Tool", "[Request interrupted")):
             continue
-        if s.startswith("<") and s.endswith(">"):
+        if (s.startswith("<") and s.endswith(">")) or _LOG_LINE.match(s):
             continue
         lines.append(_LIST_MARK.sub("", s))
     return "\n".join(lines) or None

@@ -52,7 +52,7 @@ _CHANGE_VERBS = (
 )
 _DECISION_EN: dict[str, re.Pattern[str]] = {
     "decided": re.compile(
-        r"\b(?P<who>we|i|the team|team)\s+(?:have\s+|'ve\s+|finally\s+|just\s+|all\s+)?"
+        r"\b(?P<who>we|i|the team|team)(?:\s+have\s+|'ve\s+|\s+)(?:finally\s+|just\s+|all\s+|now\s+)?"
         r"(?:decided|agreed|chose|opted|settled|committed)\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
         re.I,
     ),
@@ -76,7 +76,7 @@ _DECISION_ZH: dict[str, re.Pattern[str]] = {
     ),
     "just-use": re.compile(r"^(?:好的?|行|那)?[，, ]*(?:就用|就选|就選|就定)(?P<what>.+?)吧?$"),
     "changing": re.compile(
-        r"^(?P<who>我们|我們|团队|團隊)(?:要|准备|準備|打算|正在|会|會)(?P<what>把.+?(?:换成|換成|迁移到|遷移到|改成|替换成|替換成|重写|重寫).+)$"
+        r"^(?P<who>我们|我們|团队|團隊)(?:要|准备|準備|打算|计划|計劃|正在|会|會|已经|已經)(?P<what>把.+?(?:换成|換成|迁移到|遷移到|迁到|遷到|换到|換到|切到|切换到|切換到|升级到|升級到|改成|改用|替换成|替換成|重写|重寫|拆成|合并到|合併到).+)$"
     ),
 }
 
@@ -126,10 +126,12 @@ _DEADLINE_WORDS = re.compile(
     r"appointment|interview|exam|test date|wedding|trip|flight|conference|workshop|recital|competition|"
     r"tournament|match|surgery|check-up|checkup|visit|move-in|closing|audit|review meeting|offsite|"
     r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
-    r"filing|payment|rent)\b|"
+    r"filing|payment|rent|renews?|renewal|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
+    r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite)\b|"
     r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
     r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
-    r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定",
+    r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
+    r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家",
     re.I,
 )
 _BEFORE_DATE = re.compile(
@@ -224,6 +226,11 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "lives": re.compile(r"^(?P<subj>.+?)\s+(?:lives?|sits?)\s+(?:in|at|on|under)\s+(?P<where>.+)$", re.I),
+    "reachable": re.compile(
+        r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:only\s+)?(?:reachable|accessible|available|exposed|served|deployed|"
+        r"running)\s+(?:only\s+)?(?:through|via|from|at|on|behind)\s+(?P<where>.+)$",
+        re.I,
+    ),
     "we-keep": re.compile(
         r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>.+?)\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
     ),
@@ -248,8 +255,13 @@ _DIRECTIVE_SUBJECT = re.compile(
 )
 
 
+_HOST = re.compile(
+    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b", re.I
+)
+
+
 def _pointer(where: str) -> bool:
-    return bool(URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where))
+    return bool(URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where) or _HOST.search(where))
 
 
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
@@ -269,7 +281,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
             continue
         if kind == "is-tool" and not (re.match(_TOOLS.pattern, where, re.I) and _REF_WORDS.search(subj)):
             continue
-        if kind in ("lives", "found", "at", "colon", "url-is") and not _pointer(where):
+        if kind in ("lives", "reachable", "found", "at", "colon", "url-is") and not _pointer(where):
             continue
         if kind == "kept" and not (_pointer(where) or _REF_WORDS.search(subj + " " + where)):
             continue
@@ -331,7 +343,7 @@ RULES: dict[str, Rule] = {
 """Every rule by name, in the order a sentence is tried; the first that matches wins."""
 
 _ZH_DIRECTIVE_ANYWHERE = re.compile(
-    r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止"
+    r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止|一律|统一|統一"
 )
 _ZH_NEG_WORDS = ("永远不要", "永遠不要", "千万不要", "千萬不要", "不要", "别", "別", "不准", "禁止", "请勿", "請勿")
 

@@ -133,6 +133,16 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "is": re.compile(r"^(?:i am|i'm|im)\s+(?P<x>(?:(?:a|an|the|one of the|one of)\s+)?[^;]+?)\s*$", re.I),
     "works": re.compile(r"^i\s+work\s+(?P<x>(?:as|at|on|for|in|with)\s+.+?)\s*$", re.I),
     "lives": re.compile(r"^i\s+(?:live|grew up|was born)\s+(?P<x>(?:in|near|outside)\s+.+?)\s*$", re.I),
+    "maintains": re.compile(
+        r"^i\s+(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach)\s+"
+        r"(?P<x>(?:the|our|a|an|two|three|\d+)\s+.+?)\s*$",
+        re.I,
+    ),
+    "has": re.compile(
+        r"^i\s+have\s+(?P<x>(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:kids?|children|child|sons?|"
+        r"daughters?|cats?|dogs?|puppy|kitten|pets?|brothers?|sisters?|twins|grandkids|grandchildren)\b.*?)\s*$",
+        re.I,
+    ),
     "own": re.compile(r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns)\s+(?:is|are)\s+.+?)\s*$", re.I),
     "called": re.compile(r"^(?:call me|my name's)\s+(?P<x>\S+)", re.I),
     "has been": re.compile(
@@ -150,6 +160,10 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
     "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
+    "family": re.compile(
+        r"^(?P<x>我(?:家|们家|們家)?有(?:一|两|兩|三|四|五|\d+)(?:个|個|只|隻|条|條|位|名)"
+        r"(?:[\u4e00-\u9fff]{0,3})(?:孩子|女儿|女兒|儿子|兒子|猫|貓|狗|宠物|寵物|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹).*)$"
+    ),
 }
 _ZH_ROLE = re.compile(
     r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|设计|設計|经理|經理|学生|學生|研究员|研究員|"
@@ -168,13 +182,17 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         x = tidy(m.group("x"))
-        if verb == "is":
+        if verb == "is" and re.match(r"^the one (?:who|that)\b", x, re.I):
+            pass
+        elif verb == "is":
             bare = re.sub(r"^(?:a|an|the|one of the|one of)\s+", "", x, flags=re.I)
             head = " ".join(re.split(r"[,;(]| and | who | which | so ", bare)[0].split()[:5])
             if _NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare)):
                 return None
             x = re.split(r",?\s+so\s+", x)[0]
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
+        if verb in ("maintains", "has"):
+            fact = f"User {verb} {third_person(x)}"
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
     if not has_cjk(s):
         return None
@@ -213,6 +231,14 @@ _CONDITION_EN = re.compile(
     r"\b[^,]{2,80}?),\s+(?P<rest>.+)$",
     re.I,
 )
+_NORM_EN = re.compile(
+    r"^(?:we|the team|our team|everyone|every \w+(?: \w+)?|each \w+(?: \w+)?|all \w+(?: \w+)?|any \w+(?: \w+)?|"
+    r"(?:our|the) [\w-]+(?: [\w-]+){0,3})\s+(?:always\s+|never\s+)?(?:prefer|must|should|shouldn't|mustn't|"
+    r"needs? to|needs|has to|have to|is required to|are required to|may not|cannot|can't|don't|do not|"
+    r"always|never|avoid|require|requires|insist on)\b",
+    re.I,
+)
+_QUANTIFIED = re.compile(r"^(?:every|each|all|any|everyone)\b", re.I)
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _GENERAL_CONDITION = re.compile(
     r"^(?:when|whenever|every time|each time|any time|anytime|if you ever)\b|"
@@ -230,7 +256,7 @@ _YOU_PREF_ZH = re.compile(
     r"^(?:我)?(?:更|比较|比較|很)?(?P<v>希望|想让|想讓|要求|需要|喜欢|喜歡)(?:你|您)(?:以后|以後)?(?P<rest>.+)$|"
     r"^(?:请|請)(?:你|您)(?:以后|以後|每次|总是|總是|一直|始终|始終)(?P<rest2>.+)$"
 )
-_FIRST_PERSON_ZH = re.compile(r"^(?:我|我们|我們|咱们|咱們|他|她|它|他们|他們|这|這|那|有人|大家)(?!的)")
+_FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
@@ -309,13 +335,17 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         general_condition = bool(_GENERAL_CONDITION.match(cond.group("cond")))
     main = re.sub(r"^(?:no|nope|please|pls)[,.!]?\s+", "", main, flags=re.I)
     directive = _DIRECTIVE_EN.match(main)
+    norm = _NORM_EN.match(main)
     if _YOU_MODAL.match(main):
         body = re.sub(r"^you\s+", "", main, flags=re.I)
+    elif norm:
+        body = main
+        general_condition = general_condition or bool(_QUANTIFIED.match(main))
     elif directive or not _SUBJECT_START.match(main):
         body = main
     else:
         return None
-    first = body.split(" ", 1)[0].lower().strip(",.")
+    first = body.split(" ", 1)[0].lower().strip(",.") if not norm else "norm"
     if not first.isalpha() and first not in ("don't", "can't", "shouldn't", "mustn't"):
         return None
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
@@ -324,7 +354,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if not (standing or reason or _reason_follows(ctx)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
     rest = _DIRECTIVE_EN.sub("", body, count=1) if directive else body
-    verb = rest.split(" ", 1)[0].lower().strip(",.")
+    verb = rest.split(" ", 1)[0].lower().strip(",.") if not norm else "norm"
     if verb.endswith("ed") or _AUXILIARY_PAST.match(verb):
         return None  # "never had a chance", "always wanted to": a story, not an instruction
     if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest):

@@ -43,8 +43,9 @@ _EN_LEAD = re.compile(rf"^{_EN_MARKER}(?:\s*[,.!:;—–-]+\s*|\s+(?=[a-z]))", r
 _EN_KEEP_IN_MIND = re.compile(
     r"^(?:(?:one more |another |a |quick |some )?(?:thing|note|fact)s?\s+(?:to\s+|for you to\s+)?"
     r"(?:keep in mind|remember|know|note)|(?:please\s+)?keep (?:this|that) in mind|"
-    r"(?:please\s+)?remember this|(?:please\s+)?note this|for future reference|good to know)"
-    r"\s*[:,.!—–-]+\s*",
+    r"(?:please\s+)?remember this|(?:please\s+)?note this|for future reference|good to know|"
+    r"(?:a |quick |friendly |one )?reminder|提醒一下|提醒你一下|提醒你|记一下|記一下)"
+    r"\s*[:,.!—–\-：，！。]+\s*",
     re.I,
 )
 _EN_REMEMBER = re.compile(
@@ -71,7 +72,10 @@ _ZH_MARKER = (
     r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|"
     r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註)"
 )
-_ZH_LEAD = re.compile(rf"^{_ZH_MARKER}(?:[，,：:！!。、～~ ]+)")
+_ZH_LEAD = re.compile(
+    rf"^(?:{_ZH_MARKER}|(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|一句|一点|一點)"
+    r"(?:背景|情况|情況|我自己)?)(?:[，,：:！!。、～~ ]+)"
+)
 _ZH_LABEL = re.compile(r"^(?P<label>[^，,：:。！？]{1,12})[：:]\s*(?P<rest>\S.*)$")
 _ZH_REMEMBER = re.compile(
     r"^(?:请|請|你)?(?:帮我)?(?:记住|記住|记一下|記一下|记下来|記下來|记好|記好|记得|記得|别忘了|別忘了|"
@@ -126,9 +130,9 @@ def peel(sentence: str) -> Peeled:
             label = m.group("label")
             if _SPEECH.search(label):
                 reported = True
-            elif re.search(r"keep in mind|remember|记住|記住|记得|記得|规矩|規矩", label, re.I):
+            elif re.search(r"keep in mind|remember|reminder|记住|記住|记得|記得|规矩|規矩|提醒", label, re.I):
                 remember = True
-            elif not _LEAD_LABEL.match(label):
+            elif not (_LEAD_LABEL.match(label) or _short_label(label)):
                 break
             s = m.group("rest")
             continue
@@ -152,6 +156,23 @@ _LEAD_LABEL = re.compile(
 _REFERENCE_LABEL = re.compile(r"^\S*(?:https?://|www\.)", re.I)
 
 
+_MEANINGFUL_LABEL = re.compile(
+    r"\b(?:decision|decided|agreed|agree|chose|settled|goal|deadline|due|docs?|url|link|repo|dashboard|wiki|"
+    r"spec|runbook|tracker|board|path|file|config|rule|policy|todo|fixme|note to)\b|^(?:q|a)$|"
+    r"error|exception|warn|fatal|panic|traceback|fail|debug|[_.\d/=<>()\[\]{}]|"
+    r"决定|決定|定下|确定|確定|商定|同意|目标|目標|文档|文檔|地址|链接|鏈接|路径|路徑|截止|错误|錯誤|报错|報錯",
+    re.I,
+)
+
+
+def _short_label(label: str) -> bool:
+    """A short heading-like lead ("A bit about me:", "介绍一下我自己：") that names no content."""
+    cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
+    short = len(label.split()) <= 5 if cjk == 0 else cjk <= 8
+    camel = re.search(r"[a-z][A-Z]", label) is not None  # an identifier, not words
+    return short and not camel and not _MEANINGFUL_LABEL.search(label)
+
+
 def _clause(text: str) -> bool:
     """Whether ``text`` reads as a clause of its own (three words or five CJK characters)."""
     cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
@@ -168,10 +189,12 @@ _STANDING_LEAD = re.compile(
 )
 STANDING = re.compile(
     r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
+    r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|"
     r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
     r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
-    r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|"
+    r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
+    r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
     r"任何时候|任何時候|所有的|凡是|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
