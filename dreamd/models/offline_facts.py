@@ -21,6 +21,7 @@ import datetime as dt
 import re
 
 from dreamd.models.offline_rules import (
+    _TODAY,
     HOW,
     REMEMBER_HOW,
     Ctx,
@@ -31,7 +32,12 @@ from dreamd.models.offline_rules import (
     rule_identity,
     rule_preference,
 )
-from dreamd.models.offline_structure import clause_reason
+from dreamd.models.offline_structure import (
+    clause_reason,
+    is_standing,
+    is_wellbeing,
+    opens_with_verb,
+)
 from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     absolutize_dates,
@@ -68,6 +74,12 @@ _DECISION_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "changing": re.compile(rf"^(?:we're|we are|the team is|the team's)\s+(?P<verb>{_CHANGE_VERBS})\s+(?P<what>.+)$", re.I),
+    "changed": re.compile(
+        r"^(?:we|the team)(?:\s+have|'ve)?\s+(?:recently\s+|just\s+|finally\s+)?(?P<verb>switched|moved|migrated|replaced|"
+        r"dropped|adopted|standardi[sz]ed|deprecated|retired|ported|rewrote|upgraded|downgraded|consolidated)\s+"
+        r"(?P<what>.+)$",
+        re.I,
+    ),
 }
 _DECISION_ZH: dict[str, re.Pattern[str]] = {
     "decided": re.compile(
@@ -76,7 +88,7 @@ _DECISION_ZH: dict[str, re.Pattern[str]] = {
     ),
     "just-use": re.compile(r"^(?:好的?|行|那)?[，, ]*(?:就用|就选|就選|就定)(?P<what>.+?)吧?$"),
     "changing": re.compile(
-        r"^(?P<who>我们|我們|团队|團隊)(?:要|准备|準備|打算|计划|計劃|正在|会|會|已经|已經)(?P<what>把.+?(?:换成|換成|迁移到|遷移到|迁到|遷到|换到|換到|切到|切换到|切換到|升级到|升級到|改成|改用|替换成|替換成|重写|重寫|拆成|合并到|合併到).+)$"
+        r"^(?P<who>我们|我們|团队|團隊|公司)[^，,把]{0,8}?(?P<what>把.+?(?:换成|換成|迁移到|遷移到|迁到|遷到|换到|換到|切到|切换到|切換到|升级到|升級到|改成|改用|替换成|替換成|重写|重寫|拆成|合并到|合併到).+)$"
     ),
 }
 
@@ -89,11 +101,11 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
         if ctx.role != "user" and not (kind == "decided" and m.group("who").lower() in ("we", "the team", "team")):
             return None
         what, reason = split_reason(m.group("what"))
-        if reason is None and kind in ("changing", "decided"):
+        if reason is None and kind in ("changing", "changed", "decided"):
             what, reason = clause_reason(what)
         if kind == "lets" and m.group("verb").lower() == "use" and reason is None:
             return None  # "let's use a loop here" is task chatter; a reason makes it a decision
-        if kind in ("lets", "will", "changing"):
+        if kind in ("lets", "will", "changing", "changed"):
             what = f"{m.group('verb')} {what}"
         what = tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
         if not content_ok(what) or PRONOUN_OBJECT.match(what):
@@ -140,9 +152,12 @@ _BEFORE_DATE = re.compile(
 _PLANNED = re.compile(
     r"\d{4}-\d{2}-\d{2}\s*(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
     r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
-    r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b",
+    r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
+    r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
+    r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}",
     re.I,
 )
+_ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")
 _PERSONAL_DATE = re.compile(r"\b(?:birthday|anniversary)\b|生日|纪念日|紀念日", re.I)
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _GOAL_EN = re.compile(
@@ -174,8 +189,8 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
             return None
         fact = ("目标：" if has_cjk(what) else "Goal: ") + third_person(what)
         return Found("goal", "project", "goal", what, fact, fact, reason=reason, how=HOW["goal"])
-    if not has_relative_date(s):
-        return None
+    if not has_relative_date(s) or opens_with_verb(s) or _ZH_IMPERATIVE.match(s):
+        return None  # "Send the report to Priya by Friday" is a task for now, not a fact
     resolved = absolutize_dates(s, ctx.day)
     if not _future_dates(s, ctx.day) or _PAST_CUE.search(s):
         return None
@@ -221,7 +236,8 @@ _TOOLS = re.compile(
 _REF_EN: dict[str, re.Pattern[str]] = {
     "kept": re.compile(
         r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
-        r"deployed|published|described|listed|defined|configured|maintained)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
+        r"deployed|published|described|listed|defined|configured|maintained|versioned|checked in|committed|saved|"
+        r"backed up|mirrored|archived|recorded|written down)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
         r"under|to|with)\s+(?P<where>.+)$",
         re.I,
     ),
@@ -356,6 +372,9 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or not ctx.remember or not content_ok(s):
         return None
     rest = tidy(s)
+    bare = re.sub(r"^to\s+", "", rest, flags=re.I)
+    if is_wellbeing(bare) or (_TODAY.search(rest) and not is_standing(rest)):
+        return None  # "don't forget to smile today!" is a kind word, not a memory
     for rule in RULES.values():
         found = rule(rest, ctx)
         if found:

@@ -23,7 +23,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dreamd.models.offline_structure import clause_reason, is_standing, is_wellbeing
+from dreamd.models.offline_structure import (
+    clause_reason,
+    is_standing,
+    is_wellbeing,
+    opens_with_verb,
+)
 from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     content_ok,
@@ -143,6 +148,9 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"daughters?|cats?|dogs?|puppy|kitten|pets?|brothers?|sisters?|twins|grandkids|grandchildren)\b.*?)\s*$",
         re.I,
     ),
+    "plays": re.compile(
+        r"^i\s+(?P<x>(?:play|volunteer|sing|dance|knit|paint|sculpt|surf|ski|climb|garden|hike)\b.+?)\s*$", re.I
+    ),
     "own": re.compile(r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns)\s+(?:is|are)\s+.+?)\s*$", re.I),
     "called": re.compile(r"^(?:call me|my name's)\s+(?P<x>\S+)", re.I),
     "has been": re.compile(
@@ -156,6 +164,7 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "called": re.compile(r"^我(?P<x>(?:叫|的名字是|的名字叫).+)$"),
     "named": re.compile(r"^(?P<x>名字(?:叫|是).+)$"),
     "works": re.compile(r"^我(?P<x>(?:在|住在).{1,20}?(?:工作|上班|任职|任職|生活|住).*)$"),
+    "lives": re.compile(r"^我(?P<x>(?:现在|現在|目前|一直)?住在.{2,}?)$"),
     "allergy": re.compile(r"^(?P<x>我(?:的)?(?:[\u4e00-\u9fff]{1,3})?对.{1,15}?过敏.*)$"),
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
     "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
@@ -187,12 +196,16 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         elif verb == "is":
             bare = re.sub(r"^(?:a|an|the|one of the|one of)\s+", "", x, flags=re.I)
             head = " ".join(re.split(r"[,;(]| and | who | which | so ", bare)[0].split()[:5])
-            if _NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare)):
-                return None
+            team = re.match(r"^(?:on|in|with|part of)\s+(?:the|our|a|an)\s+[\w -]{2,40}?\b(?:team|squad|group|"
+                            r"department|org|crew|band|choir|orchestra|club|league)\b", bare, re.I)
+            if not team and (_NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare))):
+                continue
             x = re.split(r",?\s+so\s+", x)[0]
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
         if verb in ("maintains", "has"):
             fact = f"User {verb} {third_person(x)}"
+        if verb == "plays":
+            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
     if not has_cjk(s):
         return None
@@ -202,7 +215,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             continue
         x = tidy(m.group("x"))
         if kind == "is" and not _ZH_ROLE.search(re.split(r"[，,。]", x)[0]):
-            return None
+            continue
         if not content_ok(x):
             return None
         fact = third_person(x) if x.startswith(("我", "老家")) else "用户" + third_person(x)
@@ -239,6 +252,7 @@ _NORM_EN = re.compile(
     re.I,
 )
 _QUANTIFIED = re.compile(r"^(?:every|each|all|any|everyone)\b", re.I)
+_TODAY = re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b|今天|今晚", re.I)
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _GENERAL_CONDITION = re.compile(
     r"^(?:when|whenever|every time|each time|any time|anytime|if you ever)\b|"
@@ -261,7 +275,9 @@ _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|�
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
 )
-_ZH_SO = re.compile(r"^(?P<why>.{4,}?)[，,]\s*(?:所以|因此)(?P<rule>.+)$")
+_ZH_SO = re.compile(
+    r"^(?P<why>.{4,}?)[，,]\s*(?:所以|因此)(?P<rule>(?:以后|以後|永远|永遠|千万|千萬|一律|每次|不要|别|別|务必|務必|一定要|请|請).+)$"
+)
 
 
 def _feedback(fact: str, slug_src: str, prefix: str, negative: bool, reason: str | None) -> Found:
@@ -341,7 +357,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     elif norm:
         body = main
         general_condition = general_condition or bool(_QUANTIFIED.match(main))
-    elif directive or not _SUBJECT_START.match(main):
+    elif directive or (not _SUBJECT_START.match(main) and opens_with_verb(main)):
         body = main
     else:
         return None
@@ -351,6 +367,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
         return None  # a past-tense or participle opening is a story, not an instruction
     standing = ctx.standing or is_standing(s) or general_condition
+    if _TODAY.search(s) and not is_standing(s):
+        return None  # "Smile today", "ship it tonight": for the day only
     if not (standing or reason or _reason_follows(ctx)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
     rest = _DIRECTIVE_EN.sub("", body, count=1) if directive else body
@@ -411,7 +429,7 @@ _INTEREST_EN = re.compile(
 )
 _FAV_EN = re.compile(r"^my\s+(?:favou?rite|preferred|go-to|usual)\s+(?P<what>.+?)\s+(?:is|are)\s+(?P<val>.+)$", re.I)
 _PREF_ZH = re.compile(
-    r"^(?:我|本人)(?:个人|個人)?(?P<adv>比较|比較|更|很|非常|特别|特別|一直|通常|平时|平時|总是|總是|最)?"
+    r"^(?:我|本人)(?:个人|個人)?(?P<adv>比较|比較|更|很|非常|特别|特別|一直|通常|平时|平時|总是|總是|最|不太|不怎么|不怎麼|不大)?"
     r"(?P<v>不喜欢|不喜歡|喜欢|喜歡|偏好|偏爱|偏愛|习惯|習慣|讨厌|討厭|爱用|愛用|倾向于|傾向於)(?P<obj>.+)$"
 )
 _PREF_ZH2 = re.compile(r"^(?P<subj>.{0,20}?)(?:偏好|习惯|習慣)(?:是|为|為|：|:)\s*(?P<obj>.+)$")
@@ -468,7 +486,7 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
             return None
         v = m.group("v")
         fact = "用户" + (m.group("adv") or "") + v + third_person(obj)
-        neg = v.startswith(("不", "讨", "討"))
+        neg = v.startswith(("不", "讨", "討")) or (m.group("adv") or "").startswith("不")
         return Found("preference", "user", "dislikes" if neg else "pref", obj, fact, fact,
                      reason=reason, how=HOW["preference"])
     m = _PREF_ZH2.match(s) or _HABIT_ZH.match(s)

@@ -53,14 +53,19 @@ _EN_REMEMBER = re.compile(
     r"(?:\s+(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
     re.I,
 )
-_EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,40}?)\s*:\s+(?P<rest>\S.*)$")
+_EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,50}?)\s*(?::|\s[-—–]|—)\s+(?P<rest>\S.*)$")
 _SPEECH = re.compile(
     r"\b(?:says?|said|tells?|told|telling|keeps? saying|wrote|writes|quote|quoting|motto|"
     r"put it|like to say|always say)\b|说|說|告诉|告訴|常说|常說|写道|寫道",
     re.I,
 )
+_INLINE_QUOTE = re.compile(
+    r"\b(?:says?|said|tells?|told|telling|wrote|writes)\b[^\"“”「」']{0,20}[\"“「]|(?:说|說|讲|講|写|寫)(?:过|過)?[：:]?\s*[\"“「]",
+    re.I,
+)
 _EN_TRAIL = re.compile(
     r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
+    r"my friend|buddy|pal|mate|dude|friend|my dear|dear|"
     r"for the record|if that helps|you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
     r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
     re.I,
@@ -128,7 +133,7 @@ def peel(sentence: str) -> Peeled:
         m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
         if m and _clause(m.group("rest")) and not _REFERENCE_LABEL.search(m.group("rest")):
             label = m.group("label")
-            if _SPEECH.search(label):
+            if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
             elif re.search(r"keep in mind|remember|reminder|记住|記住|记得|記得|规矩|規矩|提醒", label, re.I):
                 remember = True
@@ -138,6 +143,8 @@ def peel(sentence: str) -> Peeled:
             continue
         if s == before:
             break
+    if _INLINE_QUOTE.search(s):
+        reported = True
     for trail in (_EN_TRAIL, _ZH_TRAIL):
         while True:
             m = trail.search(s)
@@ -150,7 +157,8 @@ def peel(sentence: str) -> Peeled:
 
 _LEAD_LABEL = re.compile(
     rf"^(?:{_EN_MARKER}|{_ZH_MARKER}|.*\b(?:before|start|thing|note|context|reminder|heads up|fyi|btw|"
-    r"rule|rules|mind)\b.*|.*(?:先|规矩|規矩|提醒|补充|補充|一下).*)$",
+    r"rule|rules|mind|background|about me|intro|introduction|fun fact|update|info)\b.*|"
+    r".*(?:先|规矩|規矩|提醒|补充|補充|一下|说下|說下|情况|情況|背景).*)$",
     re.I,
 )
 _REFERENCE_LABEL = re.compile(r"^\S*(?:https?://|www\.)", re.I)
@@ -165,12 +173,19 @@ _MEANINGFUL_LABEL = re.compile(
 )
 
 
+_CLAUSE_START = re.compile(
+    r"^(?:i|i'm|we|we're|you|he|she|they|it|it's|this|that|there|my|our|your|his|her|their)\s+\w|^(?:我|我们|我們|你|他|她)(?!的情况|的情況|自己)",
+    re.I,
+)
+
+
 def _short_label(label: str) -> bool:
     """A short heading-like lead ("A bit about me:", "介绍一下我自己：") that names no content."""
     cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
     short = len(label.split()) <= 5 if cjk == 0 else cjk <= 8
     camel = re.search(r"[a-z][A-Z]", label) is not None  # an identifier, not words
-    return short and not camel and not _MEANINGFUL_LABEL.search(label)
+    clause = _CLAUSE_START.match(label) is not None  # "I prefer small commits: …" says something
+    return short and not camel and not clause and not _MEANINGFUL_LABEL.search(label)
 
 
 def _clause(text: str) -> bool:
@@ -217,6 +232,33 @@ def is_temporary(text: str) -> bool:
     return bool(TEMPORARY.search(text))
 
 
+# ----------------------------------------------------------------------------- imperatives
+
+_IMPERATIVE_VERB_TEXT = """
+    use run write add keep put make check ask include show explain answer reply respond format name
+    test commit push deploy review document log follow read open close tag label list mention cite
+    link send email call schedule book remind suggest recommend give skip leave remove delete create
+    update set start wait wrap split sort pin lock bump rebase merge squash rename stream cache batch
+    retry mock stub patch comment annotate lint print return raise throw catch handle wrap move copy
+    paste store save load fetch pull post reply prefix suffix end begin tell let plan prepare convert
+    translate summarize summarise describe cc notify ping message assign mark flag limit cap
+    prioritise prioritize default stick go try avoid prefer write reuse refactor clean fix drop pass
+    validate verify sanitize escape quote wrap measure profile benchmark time back up backup rotate
+    encrypt sign lint type annotate pick choose select answer keep ignore treat assume respect
+    run double-check confirm attach upload download install upgrade downgrade pin vendor bundle
+    build compile release ship publish announce share note record track draft reference point
+    number order group sort structure indent space capitalize capitalise use
+"""
+IMPERATIVE_VERBS: frozenset[str] = frozenset(_IMPERATIVE_VERB_TEXT.split())
+"""Verbs that open an instruction ("write …", "include …"); an adjective or noun does not."""
+
+
+def opens_with_verb(text: str) -> bool:
+    """Whether ``text`` starts with a bare instruction verb (after "please")."""
+    words = re.sub(r"^(?:please|pls|also|just)\s+", "", text.strip(), flags=re.I).split(" ", 1)
+    return words[0].lower().strip(",.!:;") in IMPERATIVE_VERBS if words and words[0] else False
+
+
 # ----------------------------------------------------------------------------- who is addressed
 
 _REFLEXIVE = re.compile(
@@ -231,13 +273,16 @@ _MOOD_EN = re.compile(
     r"motivated|focused|warm|cool|happy)|smile|relax|rest|chill|breathe|hang in|be (?:too |so |very )?"
     r"(?:hard|sad|afraid|scared|shy|nervous|down|discouraged|upset|angry|happy|proud|brave|kind|gentle|"
     r"patient with (?:yourself|you))|take (?:care|it easy|a break|breaks|some time off)|"
-    r"get (?:some )?(?:rest|sleep)|have fun|enjoy (?:yourself|the|your|it|life)|"
+    r"get (?:some )?(?:rest|sleep)|have fun|enjoy (?:yourself|the|your|it|life)|laugh|"
+    r"stop (?:learning|trying|believing|dreaming|growing|smiling|being you|exploring)|believe in|dream big|"
+    r"forget to (?:smile|laugh|breathe|have fun|enjoy|rest|relax|live)|look on the bright side|"
+    r"lose sight of (?:your|what)|be afraid to|doubt yourself|"
     r"(?:so |too |very |always |more than )?(?:happy|glad|grateful|thankful|excited|proud|here for you|"
     r"there for you|welcome|ready|available|around|free))\b",
     re.I,
 )
 _MOOD_ZH = re.compile(
-    r"^(?:你|您)?(?:也|都|还|還)?(?:要|得)?(?:太|那么|那麼|这么|這麼|过度|過度|多)?(?:累|辛苦|担心|擔心|着急|著急|难过|難過|"
+    r"^(?:你|您)?(?:也|都|还|還)?(?:要|得)?(?:太|那么|那麼|这么|這麼|过度|過度|多)?(?:累|辛苦|担心|擔心|着急|著急|难过|難過|想太多|放弃学习|放棄學習|"
     r"伤心|傷心|灰心|放弃|放棄|熬夜|生气|生氣|害怕|紧张|緊張|焦虑|焦慮|在意|想太多|加油|保重|休息|注意身体|"
     r"注意身體|照顾好|照顧好|开心|開心|放松|放鬆|慢慢来|慢慢來|泄气|洩氣)"
 )
@@ -286,5 +331,5 @@ def clause_reason(text: str) -> tuple[str, str | None]:
     return m.group("rule").strip(" ,，;；"), why
 
 
-__all__ = ["STANDING", "TEMPORARY", "Peeled", "clause_reason", "is_standing", "is_temporary",
-           "is_wellbeing", "peel"]
+__all__ = ["IMPERATIVE_VERBS", "STANDING", "TEMPORARY", "Peeled", "clause_reason", "is_standing", "is_temporary",
+           "is_wellbeing", "opens_with_verb", "peel"]

@@ -276,6 +276,7 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
     (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*(?:号|號|日)"), "md-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
     (re.compile(r"年底|年末"), "eoy"),
     (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
@@ -326,6 +327,13 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     elif kind == "eom-zh":
         offset = 1 if (m.group(1) or "").startswith("下") else 0
         found = _month_end(*_add_months(ref, offset))
+    elif kind == "eom-named-zh":
+        token = m.group(1)
+        month = int(token) if token.isdigit() else (10 + "一二".find(token[1:]) + 1 if token.startswith("十") and len(token) > 1
+                                                  else 10 if token == "十" else "一二三四五六七八九".index(token) + 1)
+        if 1 <= month <= 12:
+            year = ref.year if month >= ref.month else ref.year + 1
+            found = _month_end(year, month)
     elif kind == "eoy":
         found = dt.date(ref.year, 12, 31)
     elif kind == "day-zh":
