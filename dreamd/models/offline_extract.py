@@ -61,7 +61,7 @@ from dreamd.models.offline_rules import (
     Ctx,
     Found,
 )
-from dreamd.models.offline_structure import is_temporary, peel
+from dreamd.models.offline_structure import announces_rules, is_temporary, peel
 from dreamd.models.offline_text import (
     REASON_NEXT,
     absolutize_dates,
@@ -140,16 +140,34 @@ def clean_turn(text: str) -> str | None:
     return "\n".join(lines) or None
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\s])|(?<=[。！？；])")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])(?<!\b\d\.)\s+(?=[^\s])|(?<=[。！？；])")
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"(?:,|;)\s+(?:and\s+|but\s+|also\s+)?(?=(?:never|always|don't|do not)\b)", re.I
+)
+
+
+_LEADING_CONDITION = re.compile(
+    r"^(?:in|for|on|with|when|whenever|every time|each time|before|after|if|once|while|during|going forward|"
+    r"from now on|in the future|by default|as a rule)\b",
+    re.I,
+)
 
 
 def sentences(text: str) -> list[str]:
+    """Sentences, and within one the clauses that start a directive of their own ("we use
+    tabs, and never commit generated code …" is two)."""
     out: list[str] = []
     for line in text.splitlines():
         for part in _SENTENCE_SPLIT.split(line):
-            part = part.strip()
-            if part:
-                out.append(part)
+            clauses = [c.strip() for c in _CLAUSE_SPLIT.split(part) if c.strip()]
+            for i, clause in enumerate(clauses):
+                fragment = len(re.split(r",|\bbecause\b|\bsince\b", clause)[0].split()) < 3  # "never npm, …"
+                if i and (fragment or len(clauses[i - 1].split()) < 5 or _LEADING_CONDITION.match(clauses[i - 1])):
+                    clauses[i] = f"{clauses[i - 1]}, {clause}"  # "In release notes, always …" is one rule
+                    out.pop()
+                out.append(clauses[i])
     return out
 
 
@@ -271,6 +289,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             continue
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
+        rules_follow = False
         for k, s in enumerate(sents):
             position += 1
             if position in consumed:
@@ -279,10 +298,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             peeled = peel(s)
             core = peeled.core
+            if announces_rules(s):
+                rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
             if peeled.reported or not core or is_question(core) or _REQUEST.match(core):
                 continue
             nxt = sents[k + 1] if k + 1 < len(sents) else None
-            ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing,
+            ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
                       remember=peeled.remember)
             if sum(1 for p in picked if p[0] == 0) >= MAX_RECORDS:
                 break

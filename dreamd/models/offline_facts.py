@@ -139,11 +139,13 @@ _DEADLINE_WORDS = re.compile(
     r"tournament|match|surgery|check-up|checkup|visit|move-in|closing|audit|review meeting|offsite|"
     r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
     r"filing|payment|rent|renews?|renewal|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
-    r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite)\b|"
+    r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite|starts?|begins?|"
+    r"kicks off|sprint|iteration)\b|"
     r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
     r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
     r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
-    r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家",
+    r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家|开始|開始|启动|啟動|"
+    r"迭代|冲刺|衝刺|开工|開工",
     re.I,
 )
 _BEFORE_DATE = re.compile(
@@ -292,6 +294,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         subj, where = tidy(m.group("subj")), tidy(m.group("where"))
+        subj = re.split(r",\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
         subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
         if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
             continue

@@ -33,6 +33,7 @@ from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     content_ok,
     has_cjk,
+    has_relative_date,
     sentence_case,
     split_reason,
     third_person,
@@ -125,7 +126,9 @@ _STABLE_STATE = re.compile(
     r"^(?:vegetarian|vegan|pescatarian|allergic to|intolerant to|lactose intolerant|gluten intolerant|"
     r"diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|"
     r"based in|located in|from [A-Z]|originally from|fluent in|a native|native|married|divorced|"
-    r"pregnant|retired|self-employed|vision impaired|visually impaired)",
+    r"pregnant|retired|self-employed|vision impaired|visually impaired|recovering from|living with|"
+    r"being treated for|on medication|on a [\w-]+ diet|(?:pretty |fairly |quite |very |relatively |completely |"
+    r"totally |still |brand )?new to)",
     re.I,
 )
 _NOT_IDENTITY = re.compile(
@@ -151,7 +154,25 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "plays": re.compile(
         r"^i\s+(?P<x>(?:play|volunteer|sing|dance|knit|paint|sculpt|surf|ski|climb|garden|hike)\b.+?)\s*$", re.I
     ),
-    "own": re.compile(r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns)\s+(?:is|are)\s+.+?)\s*$", re.I),
+    "own": re.compile(
+        r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
+        r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack)"
+        r"\b[\w\s-]{0,30}?\s+(?:is|are)\s+.+?)\s*$",
+        re.I,
+    ),
+    "kin": re.compile(
+        r"^(?P<x>my\s+(?:wife|husband|partner|spouse|son|daughter|kids?|children|mom|mum|mother|dad|father|"
+        r"sister|brother|parents|grandma|grandmother|grandpa|grandfather|dog|cat|baby|toddler|twins)(?:'s\s+[\w-]+)?\s+"
+        r"(?:is|are|has|have|goes|go|works|work|plays|play|likes|like|loves|love|hates|hate|can't|cannot|"
+        r"doesn't|don't|lives|live|studies|study)\b.+?)\s*$",
+        re.I,
+    ),
+    "recurring": re.compile(
+        r"^(?P<x>(?:my|our)\s+[\w' -]{2,40}?\s+(?:is|are|meets?|happens?|runs?|takes place|falls)\s+(?:on\s+)?"
+        r"(?:every|each|on (?:the )?(?:first|second|third|fourth|last)|the (?:first|second|third|fourth|last)\s+\w+\s+of\s+"
+        r"every)\b.+?)\s*$",
+        re.I,
+    ),
     "called": re.compile(r"^(?:call me|my name's)\s+(?P<x>\S+)", re.I),
     "has been": re.compile(
         r"^i(?:'ve| have)\s+been\s+(?P<x>(?:writing|using|working with|working in|programming in|coding in|"
@@ -169,6 +190,11 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
     "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
+    "condition": re.compile(r"^(?P<x>我(?:有|患有|得了|得过|得過)[\u4e00-\u9fff]{1,6}?(?:病|症|炎|压|壓|糖|癌|喘|过敏|過敏)).*$"),
+    "kin": re.compile(
+        r"^(?P<x>我(?:的)?(?:儿子|兒子|女儿|女兒|老婆|老公|妻子|丈夫|孩子|妈妈|媽媽|爸爸|父母|爱人|愛人|宝宝|寶寶|家的?猫|家的?狗)"
+        r"(?!.*(?:吗|嗎|呢|怎么|怎麼|什么|什麼)).{3,})$"
+    ),
     "family": re.compile(
         r"^(?P<x>我(?:家|们家|們家)?有(?:一|两|兩|三|四|五|\d+)(?:个|個|只|隻|条|條|位|名)"
         r"(?:[\u4e00-\u9fff]{0,3})(?:孩子|女儿|女兒|儿子|兒子|猫|貓|狗|宠物|寵物|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹).*)$"
@@ -178,7 +204,7 @@ _ZH_ROLE = re.compile(
     r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|设计|設計|经理|經理|学生|學生|研究员|研究員|"
     r"分析师|分析師|架构师|架構師|产品|產品|运维|運維|老师|老師|教授|医生|醫生|护士|護士|律师|律師|新手|初学者|初學者|"
     r"负责人|負責人|创始人|創始人|作者|维护者|維護者|博士|硕士|碩士|本科|者$|做.+的|负责.+的|負責.+的|后端|後端|前端|"
-    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE",
+    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|从.+(?:转|轉)|從.+(?:转|轉)",
     re.I,
 )
 
@@ -191,6 +217,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         x = tidy(m.group("x"))
+        if verb in ("kin", "recurring") and has_relative_date(x):
+            continue  # "my daughter's recital is on December 19" is a dated event
         if verb == "is" and re.match(r"^the one (?:who|that)\b", x, re.I):
             pass
         elif verb == "is":
@@ -202,6 +230,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
                 continue
             x = re.split(r",?\s+so\s+", x)[0]
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
+        if verb in ("kin", "recurring"):
+            fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb in ("maintains", "has"):
             fact = f"User {verb} {third_person(x)}"
         if verb == "plays":
@@ -214,6 +244,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         x = tidy(m.group("x"))
+        if kind == "kin" and has_relative_date(x):
+            continue
         if kind == "is" and not _ZH_ROLE.search(re.split(r"[，,。]", x)[0]):
             continue
         if not content_ok(x):
@@ -249,6 +281,11 @@ _NORM_EN = re.compile(
     r"(?:our|the) [\w-]+(?: [\w-]+){0,3})\s+(?:always\s+|never\s+)?(?:prefer|must|should|shouldn't|mustn't|"
     r"needs? to|needs|has to|have to|is required to|are required to|may not|cannot|can't|don't|do not|"
     r"always|never|avoid|require|requires|insist on)\b",
+    re.I,
+)
+_CONVENTION_EN = re.compile(
+    r"^(?:our|the|my|a)\s+(?:team(?:'s)?\s+|house\s+|general\s+)?(?:convention|rule|policy|standard|practice|"
+    r"guideline|style|norm|habit here)\s+(?:here\s+)?is\s+(?:to\s+|that\s+(?:we\s+)?)?(?P<x>.+)$",
     re.I,
 )
 _QUANTIFIED = re.compile(r"^(?:every|each|all|any|everyone)\b", re.I)
@@ -351,6 +388,10 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         general_condition = bool(_GENERAL_CONDITION.match(cond.group("cond")))
     main = re.sub(r"^(?:no|nope|please|pls)[,.!]?\s+", "", main, flags=re.I)
     directive = _DIRECTIVE_EN.match(main)
+    convention = _CONVENTION_EN.match(main)
+    if convention:
+        main = convention.group("x")
+        general_condition = True
     norm = _NORM_EN.match(main)
     if _YOU_MODAL.match(main):
         body = re.sub(r"^you\s+", "", main, flags=re.I)
@@ -422,7 +463,7 @@ _MENTAL = re.compile(
     re.I,
 )
 _INTEREST_EN = re.compile(
-    r"^(?:i am|i'm|im)\s+(?:(?:really|very|so|super|quite|deeply|also|still|currently|just|now)\s+)*"
+    r"^(?:i am|i'm|im)\s+(?:(?:really|very|so|super|quite|deeply|also|still|currently|just|now|pretty)\s+)*"
     r"(?P<v>keen on|passionate about|interested in|into|a (?:big |huge )?fan of|fond of|learning|"
     r"training for|studying)\s+(?P<obj>.+)$",
     re.I,

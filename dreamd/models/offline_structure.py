@@ -31,7 +31,7 @@ from dataclasses import dataclass
 # ----------------------------------------------------------------------------- lead-ins
 
 _EN_MARKER = (
-    r"(?:hi|hey|hello|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
+    r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
     r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
     r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
@@ -65,7 +65,7 @@ _INLINE_QUOTE = re.compile(
 )
 _EN_TRAIL = re.compile(
     r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
-    r"my friend|buddy|pal|mate|dude|friend|my dear|dear|"
+    r"my friend|buddy|pal|mate|dude|friend|my dear|dear|tbh|to be honest|honestly|imo|lol|"
     r"for the record|if that helps|you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
     r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
     re.I,
@@ -151,7 +151,7 @@ def peel(sentence: str) -> Peeled:
             if not m or m.start() == 0:
                 break
             s = s[: m.start()]
-    s = s.strip(" ,，;；:：—–-")
+    s = re.sub(r"^(?:\d{1,2}|[a-z])[.)、]\s*(?=\S)", "", s.strip(" ,，;；:：—–-"))
     return Peeled(s, remember, standing, reported)
 
 
@@ -177,6 +177,20 @@ _CLAUSE_START = re.compile(
     r"^(?:i|i'm|we|we're|you|he|she|they|it|it's|this|that|there|my|our|your|his|her|their)\s+\w|^(?:我|我们|我們|你|他|她)(?!的情况|的情況|自己)",
     re.I,
 )
+
+
+_RULES_HEADER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|alright|right|first|a few|some|my|our|the|house|ground|basic|team|general|"
+    r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)\b[^.!?]{0,20}[:.!]?$|"
+    r"(?:规矩|規矩|规则|規則|约定|約定|规范|規範)(?:哈|啊|吧|如下)?[：:。！!]?$",
+    re.I,
+)
+
+
+def announces_rules(sentence: str) -> bool:
+    """A sentence that only announces rules ("ok so some ground rules.", "说几个规矩哈：…")."""
+    head = re.split(r"[：:]", sentence.strip(), maxsplit=1)[0]
+    return bool(_RULES_HEADER.search(head.strip()))
 
 
 def _short_label(label: str) -> bool:
@@ -210,7 +224,7 @@ STANDING = re.compile(
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
-    r"任何时候|任何時候|所有的|凡是|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"任何时候|任何時候|所有|全部|凡是|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
@@ -309,8 +323,15 @@ _EN_CLAUSE_REASON = re.compile(
     r"this|there's|there is|the|otherwise|else|or else)\b.{6,})$",
     re.I,
 )
+_EN_NOUN_REASON = re.compile(
+    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>[a-z][\w-]*(?: [\w-]+)? (?:needs?|requires?|is|are|has|have|gets?|"
+    r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
+    r"reads?|checks?|audits?|bills?|charges?)\b.{3,})$",
+    re.I,
+)
 _ZH_CLAUSE_REASON = re.compile(
-    r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
+    r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
+    r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
     r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟).{2,})$"
 )
 
@@ -322,7 +343,7 @@ def clause_reason(text: str) -> tuple[str, str | None]:
     "…，方便我备课", "…, they never work with my shifts" (an independent clause with its own
     subject, after a comma or semicolon).
     """
-    m = _ZH_CLAUSE_REASON.match(text) or _EN_CLAUSE_REASON.match(text)
+    m = _ZH_CLAUSE_REASON.match(text) or _EN_CLAUSE_REASON.match(text) or _EN_NOUN_REASON.match(text)
     if not m:
         return text, None
     why = m.group("why").strip(" .。!！")
@@ -331,5 +352,16 @@ def clause_reason(text: str) -> tuple[str, str | None]:
     return m.group("rule").strip(" ,，;；"), why
 
 
-__all__ = ["IMPERATIVE_VERBS", "STANDING", "TEMPORARY", "Peeled", "clause_reason", "is_standing", "is_temporary",
-           "is_wellbeing", "opens_with_verb", "peel"]
+__all__ = [
+    "IMPERATIVE_VERBS",
+    "STANDING",
+    "TEMPORARY",
+    "Peeled",
+    "announces_rules",
+    "clause_reason",
+    "is_standing",
+    "is_temporary",
+    "is_wellbeing",
+    "opens_with_verb",
+    "peel",
+]

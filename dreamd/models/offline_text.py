@@ -274,13 +274,26 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
-    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*(?:号|號|日)"), "md-zh"),
+    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
     (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
     (re.compile(r"年底|年末"), "eoy"),
     (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
 ]
+
+
+_ZH_DIGITS = {ch: i for i, ch in enumerate("零一二三四五六七八九")}
+
+
+def zh_number(token: str) -> int:
+    """1–99 written in digits or Chinese numerals (十五, 二十三, 三十); 0 if unreadable."""
+    if token.isdigit():
+        return int(token)
+    if "十" not in token:
+        return _ZH_DIGITS.get(token, 0) if len(token) == 1 else 0
+    tens, _, ones = token.partition("十")
+    return (_ZH_DIGITS.get(tens, 0) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
 
 
 def _month_end(year: int, month: int) -> dt.date:
@@ -318,7 +331,8 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         month_word, day = (m.group(1), m.group(2)) if kind == "md-en" else (m.group(2), m.group(1))
         found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
     elif kind == "md-zh":
-        found = _month_day(ref, int(m.group(2)), int(m.group(3)), m.group(1))
+        month, day = zh_number(m.group(2)), zh_number(m.group(3))
+        found = _month_day(ref, month, day, m.group(1)) if month and day else None
     elif kind == "nm-day":
         offset = 1 if m.group(1).startswith("下") else 0
         found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
@@ -328,9 +342,7 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         offset = 1 if (m.group(1) or "").startswith("下") else 0
         found = _month_end(*_add_months(ref, offset))
     elif kind == "eom-named-zh":
-        token = m.group(1)
-        month = int(token) if token.isdigit() else (10 + "一二".find(token[1:]) + 1 if token.startswith("十") and len(token) > 1
-                                                  else 10 if token == "十" else "一二三四五六七八九".index(token) + 1)
+        month = zh_number(m.group(1))
         if 1 <= month <= 12:
             year = ref.year if month >= ref.month else ref.year + 1
             found = _month_end(year, month)
