@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from dreamd.models.offline_identity import rule_identity
 from dreamd.models.offline_rules import (
     _TODAY,
     HOW,
@@ -29,7 +30,6 @@ from dreamd.models.offline_rules import (
     Rule,
     _feedback,
     rule_feedback,
-    rule_identity,
     rule_preference,
 )
 from dreamd.models.offline_structure import (
@@ -159,6 +159,12 @@ _PLANNED = re.compile(
     r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}",
     re.I,
 )
+_SCHEDULED = re.compile(
+    r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
+    r"(?:on\s+|in\s+|at\s+|due\s+|set for\s+|scheduled for\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
+    r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}",
+    re.I,
+)
 _ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")
 _PERSONAL_DATE = re.compile(r"\b(?:birthday|anniversary)\b|生日|纪念日|紀念日", re.I)
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
@@ -196,7 +202,8 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
     resolved = absolutize_dates(s, ctx.day)
     if not _future_dates(s, ctx.day) or _PAST_CUE.search(s):
         return None
-    if not (_DEADLINE_WORDS.search(s) or _BEFORE_DATE.search(resolved) or _PLANNED.search(resolved)):
+    if not (_DEADLINE_WORDS.search(s) or _BEFORE_DATE.search(resolved) or _PLANNED.search(resolved)
+            or _SCHEDULED.match(resolved)):
         return None
     fact, reason = split_reason(s)
     if reason is None:

@@ -4,16 +4,13 @@ Each rule looks at the *core* of one sentence (lead-ins already peeled, see
 :mod:`dreamd.models.offline_structure`) with its context in :class:`Ctx` and returns a
 :class:`Found` or None:
 
-- :func:`rule_identity` — who the user is: "I'm (a|an|the) <role> …", "I work as/at …",
-  "I live in …", "I'm allergic to …", "I've been writing X for …", "我是做后端的",
-  "我是一名老师", "我对花生过敏", "我在上海工作";
 - :func:`rule_feedback` — a directive about the work or the assistant's behaviour that is
   *standing* (a standing marker or a stated reason); encouragement and wellbeing advice never
   are, whatever their form;
 - :func:`rule_preference` — likes, dislikes, habits and interests.
 
-Facts about the work itself (decisions, dates, pointers) are in
-:mod:`dreamd.models.offline_facts`.
+Who the user is lives in :mod:`dreamd.models.offline_identity`; facts about the work itself
+(decisions, dates, pointers) in :mod:`dreamd.models.offline_facts`.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     content_ok,
     has_cjk,
-    has_relative_date,
     sentence_case,
     split_reason,
     third_person,
@@ -108,152 +104,6 @@ HOW_ZH = {
     "remember": "在这个项目后续的工作中记住这一点。",
 }
 HOW_KEY = {**{v: k for k, v in HOW.items()}, REMEMBER_HOW: "remember"}
-
-# ----------------------------------------------------------------------------- identity
-
-_ROLE_WORDS = re.compile(
-    r"\b(?:engineer|developer|dev|scientist|designer|manager|student|researcher|analyst|"
-    r"architect|admin|administrator|devops|sre|lead|founder|cto|ceo|pm|teacher|writer|"
-    r"consultant|programmer|beginner|maintainer|contractor|intern|freelancer|professor|"
-    r"doctor|physician|nurse|lawyer|hobbyist|owner|specialist|tester|qa|marketer|editor|journalist|"
-    r"statistician|mathematician|physicist|chemist|biologist|economist|accountant|novice|"
-    r"newbie|expert|veteran|on-call|oncall|frontend|front-end|backend|back-end|full-stack|fullstack|"
-    r"parent|mom|mum|dad|father|mother|retiree|pharmacist|paramedic|chef|cook|artist|musician|"
-    r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer)s?\b",
-    re.I,
-)
-_STABLE_STATE = re.compile(
-    r"^(?:vegetarian|vegan|pescatarian|allergic to|intolerant to|lactose intolerant|gluten intolerant|"
-    r"diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|"
-    r"based in|located in|from [A-Z]|originally from|fluent in|a native|native|married|divorced|"
-    r"pregnant|retired|self-employed|vision impaired|visually impaired|recovering from|living with|"
-    r"being treated for|on medication|on a [\w-]+ diet|(?:pretty |fairly |quite |very |relatively |completely |"
-    r"totally |still |brand )?new to)",
-    re.I,
-)
-_NOT_IDENTITY = re.compile(
-    r"^(?:not|going|gonna|about|sure|glad|happy|sorry|afraid|done|back|here|there|just|trying|"
-    r"looking|thinking|working on|still|so|too|very|really|feeling|kind of|a bit|a little|curious|"
-    r"excited|tired|busy|stuck|confused|worried|ready|fine|ok|okay|good|great|in the middle)\b",
-    re.I,
-)
-_IDENTITY_EN: dict[str, re.Pattern[str]] = {
-    "is": re.compile(r"^(?:i am|i'm|im)\s+(?P<x>(?:(?:a|an|the|one of the|one of)\s+)?[^;]+?)\s*$", re.I),
-    "works": re.compile(r"^i\s+work\s+(?P<x>(?:as|at|on|for|in|with)\s+.+?)\s*$", re.I),
-    "lives": re.compile(r"^i\s+(?:live|grew up|was born)\s+(?P<x>(?:in|near|outside)\s+.+?)\s*$", re.I),
-    "maintains": re.compile(
-        r"^i\s+(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach)\s+"
-        r"(?P<x>(?:the|our|a|an|two|three|\d+)\s+.+?)\s*$",
-        re.I,
-    ),
-    "has": re.compile(
-        r"^i\s+have\s+(?P<x>(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:kids?|children|child|sons?|"
-        r"daughters?|cats?|dogs?|puppy|kitten|pets?|brothers?|sisters?|twins|grandkids|grandchildren)\b.*?)\s*$",
-        re.I,
-    ),
-    "plays": re.compile(
-        r"^i\s+(?P<x>(?:play|volunteer|sing|dance|knit|paint|sculpt|surf|ski|climb|garden|hike)\b.+?)\s*$", re.I
-    ),
-    "own": re.compile(
-        r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
-        r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack)"
-        r"\b[\w\s-]{0,30}?\s+(?:is|are)\s+.+?)\s*$",
-        re.I,
-    ),
-    "kin": re.compile(
-        r"^(?P<x>my\s+(?:wife|husband|partner|spouse|son|daughter|kids?|children|mom|mum|mother|dad|father|"
-        r"sister|brother|parents|grandma|grandmother|grandpa|grandfather|dog|cat|baby|toddler|twins)(?:'s\s+[\w-]+)?\s+"
-        r"(?:is|are|has|have|goes|go|works|work|plays|play|likes|like|loves|love|hates|hate|can't|cannot|"
-        r"doesn't|don't|lives|live|studies|study)\b.+?)\s*$",
-        re.I,
-    ),
-    "recurring": re.compile(
-        r"^(?P<x>(?:my|our)\s+[\w' -]{2,40}?\s+(?:is|are|meets?|happens?|runs?|takes place|falls)\s+(?:on\s+)?"
-        r"(?:every|each|on (?:the )?(?:first|second|third|fourth|last)|the (?:first|second|third|fourth|last)\s+\w+\s+of\s+"
-        r"every)\b.+?)\s*$",
-        re.I,
-    ),
-    "called": re.compile(r"^(?:call me|my name's)\s+(?P<x>\S+)", re.I),
-    "has been": re.compile(
-        r"^i(?:'ve| have)\s+been\s+(?P<x>(?:writing|using|working with|working in|programming in|coding in|"
-        r"doing|teaching|running|playing)\s+.+?\s+for\s+.+?)\s*$",
-        re.I,
-    ),
-}
-_IDENTITY_ZH: dict[str, re.Pattern[str]] = {
-    "is": re.compile(r"^我(?P<x>是(?!说|說|想|觉得|覺得|不是|在|否|真的|因为|因為)(?:一名|一个|一個|一位|个|個|名)?.+)$"),
-    "called": re.compile(r"^我(?P<x>(?:叫|的名字是|的名字叫).+)$"),
-    "named": re.compile(r"^(?P<x>名字(?:叫|是).+)$"),
-    "works": re.compile(r"^我(?P<x>(?:在|住在).{1,20}?(?:工作|上班|任职|任職|生活|住).*)$"),
-    "lives": re.compile(r"^我(?P<x>(?:现在|現在|目前|一直)?住在.{2,}?)$"),
-    "allergy": re.compile(r"^(?P<x>我(?:的)?(?:[\u4e00-\u9fff]{1,3})?对.{1,15}?过敏.*)$"),
-    "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
-    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
-    "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
-    "condition": re.compile(r"^(?P<x>我(?:有|患有|得了|得过|得過)[\u4e00-\u9fff]{1,6}?(?:病|症|炎|压|壓|糖|癌|喘|过敏|過敏)).*$"),
-    "kin": re.compile(
-        r"^(?P<x>我(?:的)?(?:儿子|兒子|女儿|女兒|老婆|老公|妻子|丈夫|孩子|妈妈|媽媽|爸爸|父母|爱人|愛人|宝宝|寶寶|家的?猫|家的?狗)"
-        r"(?!.*(?:吗|嗎|呢|怎么|怎麼|什么|什麼)).{3,})$"
-    ),
-    "family": re.compile(
-        r"^(?P<x>我(?:家|们家|們家)?有(?:一|两|兩|三|四|五|\d+)(?:个|個|只|隻|条|條|位|名)"
-        r"(?:[\u4e00-\u9fff]{0,3})(?:孩子|女儿|女兒|儿子|兒子|猫|貓|狗|宠物|寵物|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹).*)$"
-    ),
-}
-_ZH_ROLE = re.compile(
-    r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|设计|設計|经理|經理|学生|學生|研究员|研究員|"
-    r"分析师|分析師|架构师|架構師|产品|產品|运维|運維|老师|老師|教授|医生|醫生|护士|護士|律师|律師|新手|初学者|初學者|"
-    r"负责人|負責人|创始人|創始人|作者|维护者|維護者|博士|硕士|碩士|本科|者$|做.+的|负责.+的|負責.+的|后端|後端|前端|"
-    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|从.+(?:转|轉)|從.+(?:转|轉)",
-    re.I,
-)
-
-
-def rule_identity(s: str, ctx: Ctx) -> Found | None:
-    if ctx.role != "user":
-        return None
-    for verb, pat in _IDENTITY_EN.items():
-        m = pat.match(s)
-        if not m:
-            continue
-        x = tidy(m.group("x"))
-        if verb in ("kin", "recurring") and has_relative_date(x):
-            continue  # "my daughter's recital is on December 19" is a dated event
-        if verb == "is" and re.match(r"^the one (?:who|that)\b", x, re.I):
-            pass
-        elif verb == "is":
-            bare = re.sub(r"^(?:a|an|the|one of the|one of)\s+", "", x, flags=re.I)
-            head = " ".join(re.split(r"[,;(]| and | who | which | so ", bare)[0].split()[:5])
-            team = re.match(r"^(?:on|in|with|part of)\s+(?:the|our|a|an)\s+[\w -]{2,40}?\b(?:team|squad|group|"
-                            r"department|org|crew|band|choir|orchestra|club|league)\b", bare, re.I)
-            if not team and (_NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare))):
-                continue
-            x = re.split(r",?\s+so\s+", x)[0]
-        fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
-        if verb in ("kin", "recurring"):
-            fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
-        if verb in ("maintains", "has"):
-            fact = f"User {verb} {third_person(x)}"
-        if verb == "plays":
-            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
-        return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
-    if not has_cjk(s):
-        return None
-    for kind, pat in _IDENTITY_ZH.items():
-        m = pat.match(s)
-        if not m:
-            continue
-        x = tidy(m.group("x"))
-        if kind == "kin" and has_relative_date(x):
-            continue
-        if kind == "is" and not _ZH_ROLE.search(re.split(r"[，,。]", x)[0]):
-            continue
-        if not content_ok(x):
-            return None
-        fact = third_person(x) if x.startswith(("我", "老家")) else "用户" + third_person(x)
-        return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
-    return None
-
 
 # ----------------------------------------------------------------------------- feedback
 
@@ -562,4 +412,4 @@ def _habit(m: re.Match[str]) -> Found | None:
 
 
 __all__ = ["HOW", "HOW_KEY", "HOW_ZH", "REMEMBER_HOW", "WHY_NONE", "WHY_NONE_ZH", "Ctx", "Found", "Rule",
-           "rule_feedback", "rule_identity", "rule_preference"]
+           "rule_feedback", "rule_preference"]

@@ -181,8 +181,9 @@ _CLAUSE_START = re.compile(
 
 _RULES_HEADER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|alright|right|first|a few|some|my|our|the|house|ground|basic|team|general|"
-    r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)\b[^.!?]{0,20}[:.!]?$|"
-    r"(?:规矩|規矩|规则|規則|约定|約定|规范|規範)(?:哈|啊|吧|如下)?[：:。！!]?$",
+    r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
+    r"(?: (?:for|about) (?:you|this|the \w+))?[:.!]?$|"
+    r"^[^，,。]{0,6}?(?:规矩|規矩|规则|規則|约定|約定|规范|規範)(?:哈|啊|吧|如下)?[：:。！!]?$",
     re.I,
 )
 
@@ -190,7 +191,7 @@ _RULES_HEADER = re.compile(
 def announces_rules(sentence: str) -> bool:
     """A sentence that only announces rules ("ok so some ground rules.", "说几个规矩哈：…")."""
     head = re.split(r"[：:]", sentence.strip(), maxsplit=1)[0]
-    return bool(_RULES_HEADER.search(head.strip()))
+    return bool(_RULES_HEADER.match(head.strip()))
 
 
 def _short_label(label: str) -> bool:
@@ -347,7 +348,7 @@ def clause_reason(text: str) -> tuple[str, str | None]:
     if not m:
         return text, None
     why = m.group("why").strip(" .。!！")
-    if re.match(r"(?:i|we)\s+(?:will|'ll|might|may|can)\b", why, re.I):
+    if re.match(r"(?:i|we)(?:\s+(?:will|might|may|can)|'ll)\b", why, re.I):
         return text, None  # "…, I'll fix it later" is a plan, not a reason
     return m.group("rule").strip(" ,，;；"), why
 
