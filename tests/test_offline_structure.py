@@ -315,3 +315,17 @@ def test_no_benchmark_sentence_in_the_extractor_or_its_tests(shared_data: Path) 
                 if part.strip() in said:
                     hits.append(f"{path.name}: {part.strip()!r}")
     assert hits == []
+
+
+def test_a_standing_offer_the_user_accepts_becomes_feedback() -> None:
+    def session(offer: str, reply: str) -> list[dict[str, str]]:
+        turns = [{"role": "assistant", "text": offer, "timestamp": TS}, {"role": "user", "text": reply, "timestamp": TS}]
+        return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+    [en] = session("Done. Should I also regenerate the API client after every schema change?",
+                   "Yes, please do that from now on.")
+    assert (en["type"], en["description"]) == ("feedback", "Regenerate the API client after every schema change")
+    [zh] = session("改好了。要不要我以后每次发版前都更新一下 CHANGELOG？", "好的，以后就这么做。")
+    assert zh["type"] == "feedback" and "CHANGELOG" in zh["description"]
+    assert session("Should I rerun the flaky test?", "Yes.") == []  # accepted, but for now only
+    assert session("Want me to open the PR?", "Sure, go ahead.") == []

@@ -60,8 +60,15 @@ from dreamd.models.offline_rules import (
     WHY_NONE_ZH,
     Ctx,
     Found,
+    accepted_feedback,
 )
-from dreamd.models.offline_structure import announces_rules, is_temporary, peel
+from dreamd.models.offline_structure import (
+    accepts,
+    announces_rules,
+    is_temporary,
+    peel,
+    proposal_of,
+)
 from dreamd.models.offline_text import (
     REASON_NEXT,
     absolutize_dates,
@@ -277,6 +284,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     seen: list[_Indexed] = []
     position = 0
     consumed: set[int] = set()
+    offered: str | None = None
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
             continue
@@ -287,6 +295,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
         cleaned = clean_turn(text)
         if cleaned is None:
             continue
+        if role == "assistant":
+            offered = proposal_of(cleaned)
+        proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
         rules_follow = False
@@ -309,7 +320,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
-            found = rule_remember(core, ctx) if peeled.remember else None
+            found = None
+            if proposal and k == 0 and accepts(s):
+                found = accepted_feedback(proposal, core, ctx)  # "Should I …?" / "Yes, from now on."
+            if found is None and peeled.remember:
+                found = rule_remember(core, ctx)
             if found is None and len(picked) < MAX_RECORDS:
                 found = next((f for f in (rule(core, ctx) for rule in RULES.values()) if f), None)
             if found is None:

@@ -130,6 +130,31 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
     return None
 
 
+# ----------------------------------------------------------------------------- context
+
+_CONTEXT_EN = re.compile(
+    r"^(?:our|my)\s+(?:main\s+|core\s+|flagship\s+)?(?:product|company|startup|business|app|service|platform|"
+    r"customers?|users?|clients?|stack|codebase)\s+(?:is|are|does|do|sells?|builds?|makes?|serves?|runs? on|"
+    r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$",
+    re.I,
+)
+_CONTEXT_ZH = re.compile(
+    r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
+    r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)"
+)
+
+
+def rule_context(s: str, ctx: Ctx) -> Found | None:
+    """What the work is about: "our main product is a B2B invoicing API", "我们是做跨境电商的"."""
+    if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s)):
+        return None
+    fact, reason = split_reason(s)
+    if not content_ok(fact, min_tokens=3):
+        return None
+    fact = sentence_case(third_person(fact))
+    return Found("context", "project", "project", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
+
+
 # ----------------------------------------------------------------------------- dates
 
 _DEADLINE_WORDS = re.compile(
@@ -140,12 +165,12 @@ _DEADLINE_WORDS = re.compile(
     r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
     r"filing|payment|rent|renews?|renewal|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
     r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite|starts?|begins?|"
-    r"kicks off|sprint|iteration)\b|"
+    r"kicks off|sprint|iteration|visits|sunset|sunsets|deprecation|end-of-life|eol|cutover|migration date)\b|"
     r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
     r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
     r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
     r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家|开始|開始|启动|啟動|"
-    r"迭代|冲刺|衝刺|开工|開工",
+    r"迭代|冲刺|衝刺|开工|開工|下线|下線|停用|废弃|廢棄|切换|切換|到货|到貨",
     re.I,
 )
 _BEFORE_DATE = re.compile(
@@ -162,6 +187,11 @@ _PLANNED = re.compile(
 _SCHEDULED = re.compile(
     r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
     r"(?:on\s+|in\s+|at\s+|due\s+|set for\s+|scheduled for\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
+    r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
+    r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
+    r".*\d{4}-\d{2}-\d{2}|"
+    r"^我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|媽媽|爸爸|父母|老婆|老公|儿子|兒子|女儿|女兒|孩子|朋友|同学|同學)"
+    r"[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
     r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}",
     re.I,
 )
@@ -263,6 +293,11 @@ _REF_EN: dict[str, re.Pattern[str]] = {
     "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
     "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
+    "separate": re.compile(
+        r"^(?P<subj>.+?)\s+(?:is|are|lives?|sits?)\s+(?:in\s+)?(?:a|an|its own|their own)\s+(?:separate|different|another|"
+        r"own)?\s*(?:repo|repository|project|service|package|bucket)\s+(?:called|named)\s+(?P<where>\S+.*)$",
+        re.I,
+    ),
     "is-tool": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?P<where>.+)$", re.I),
 }
 _REF_ZH = re.compile(
@@ -285,8 +320,19 @@ _HOST = re.compile(
 )
 
 
+_CONTAINER = re.compile(
+    r"\b(?:repo|repository|bucket|channel|namespace|project|space|folder|directory|table|index|queue|topic)\b|"
+    r"仓库|倉庫|频道|頻道|空间|空間|目录|目錄|命名空间|命名空間|群",
+    re.I,
+)
+_IDENTIFIER = re.compile(r"(?<![\w-])(?:[a-z0-9]+[-_][\w-]+|#[\w-]+|`[^`]+`)", re.I)
+
+
 def _pointer(where: str) -> bool:
-    return bool(URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where) or _HOST.search(where))
+    """A URL, a path, a host, a known tool, or a named repo/bucket/channel ("the search-infra repo")."""
+    if URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where) or _HOST.search(where):
+        return True
+    return bool(_CONTAINER.search(where) and _IDENTIFIER.search(where))
 
 
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
@@ -301,7 +347,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         subj, where = tidy(m.group("subj")), tidy(m.group("where"))
-        subj = re.split(r",\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
+        subj = re.split(r"[,;]\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
         subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
         if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
             continue
@@ -340,7 +386,7 @@ def _reference_zh(s: str) -> Found | None:
         subj, where = tidy(m.group("subj")), tidy(m.group("where"))
         if _PRONOUN_SUBJECT.match(subj) or _DIRECTIVE_SUBJECT.match(subj) or len(subj) > 20:
             continue
-        place = bool(_ZH_PLACE.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在", clause))
+        place = bool(_ZH_PLACE.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在|另一个|另一個|单独|單獨", clause))
         if not (_pointer(where) or place) or not (_REF_WORDS.search(subj) or len(subj) <= 12):
             continue
         fact = third_person(tidy(s))
@@ -365,6 +411,7 @@ RULES: dict[str, Rule] = {
     "preference": rule_preference,
     "decision": rule_decision,
     "dated": rule_dated,
+    "context": rule_context,
 }
 """Every rule by name, in the order a sentence is tried; the first that matches wins."""
 

@@ -53,7 +53,18 @@ _NOT_IDENTITY = re.compile(
 )
 _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "is": re.compile(r"^(?:i am|i'm|im)\s+(?P<x>(?:(?:a|an|the|one of the|one of)\s+)?[^;]+?)\s*$", re.I),
-    "works": re.compile(r"^i\s+work\s+(?P<x>(?:as|at|on|for|in|with)\s+.+?)\s*$", re.I),
+    "works": re.compile(
+        r"^i\s+work\s+(?P<x>(?:(?:nights|days|weekends|night shifts|shifts|remotely|from home|part-time|full-time|"
+        r"freelance|late|early)\b\s*)?(?:(?:as|at|on|for|in|with)\s+.+?|(?:nights|weekends|night shifts|shifts|remotely|"
+        r"from home|part-time|full-time|freelance)\b.*?))\s*$",
+        re.I,
+    ),
+    "gets": re.compile(
+        r"^i\s+(?:always\s+|often\s+|easily\s+|usually\s+)?(?P<x>(?:get|am|'m)\s+(?:really\s+|very\s+|easily\s+)?"
+        r"(?:nervous|anxious|seasick|carsick|motion sick|migraines|headaches|overwhelmed|cold easily|stage fright|"
+        r"claustrophobic|afraid of|scared of)\b.*?)\s*$",
+        re.I,
+    ),
     "lives": re.compile(r"^i\s+(?:live|grew up|was born)\s+(?P<x>(?:in|near|outside)\s+.+?)\s*$", re.I),
     "maintains": re.compile(
         r"^i\s+(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach)\s+"
@@ -104,6 +115,10 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
     "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
+    "shift": re.compile(r"^(?P<x>我(?:上|值|倒|常上|经常上|經常上)(?:夜班|白班|早班|晚班|三班|倒班|班).*)$"),
+    "trait": re.compile(
+        r"^(?P<x>我(?:不太|不|很|比较|比較|特别|特別)?(?:擅长|擅長|怕|害怕|容易|恐高|晕车|暈車|晕船|暈船|社恐|内向|內向|外向).{1,30})$"
+    ),
     "condition": re.compile(r"^(?P<x>我(?:有|患有|得了|得过|得過)[\u4e00-\u9fff]{1,6}?(?:病|症|炎|压|壓|糖|癌|喘|过敏|過敏)).*$"),
     "kin": re.compile(
         r"^(?P<x>我(?:的)?(?:儿子|兒子|女儿|女兒|老婆|老公|妻子|丈夫|孩子|妈妈|媽媽|爸爸|父母|爱人|愛人|宝宝|寶寶|家的?猫|家的?狗)"

@@ -127,8 +127,9 @@ _CONDITION_EN = re.compile(
     re.I,
 )
 _NORM_EN = re.compile(
-    r"^(?:we|the team|our team|everyone|every \w+(?: \w+)?|each \w+(?: \w+)?|all \w+(?: \w+)?|any \w+(?: \w+)?|"
-    r"(?:our|the) [\w-]+(?: [\w-]+){0,3})\s+(?:always\s+|never\s+)?(?:prefer|must|should|shouldn't|mustn't|"
+    r"^(?:we|the team|our team|everyone|(?:every|each|all|any) \w+(?: [\w-]+){0,5}?|"
+    r"(?:our|the) [\w-]+(?: [\w-]+){0,3}|(?!(?:i|you|it|they|he|she|this|that|there)\b)[a-z][\w-]*s(?: [\w-]+){0,2})"
+    r"\s+(?:always\s+|never\s+)?(?:prefer|must|should|shouldn't|mustn't|"
     r"needs? to|needs|has to|have to|is required to|are required to|may not|cannot|can't|don't|do not|"
     r"always|never|avoid|require|requires|insist on)\b",
     re.I,
@@ -201,6 +202,24 @@ def _split_all_reasons(text: str) -> tuple[str, str | None]:
     return rule, reason
 
 
+def accepted_feedback(proposal: str, said: str, ctx: Ctx) -> Found | None:
+    """The assistant's offer, accepted by the user as a standing rule, as feedback.
+
+    "Should I run the formatter before every commit?" / "Yes, from now on." The offer must be
+    standing, or the acceptance must make it so; the user's words around it may add a reason.
+    """
+    if not (ctx.standing or is_standing(said) or is_standing(proposal)):
+        return None
+    rule = re.sub(r"^(?:also|just|还|還|以后|以後)\s*", "", proposal, flags=re.I)
+    rule = re.sub(r"\byour\b", "the user's", re.sub(r"\byou\b", "the user", rule, flags=re.I), flags=re.I)
+    rule = re.sub(r"(?:你|您)(?!们|們)", "用户", rule)
+    if not content_ok(rule) or is_wellbeing(rule):
+        return None
+    _, reason = _split_all_reasons(said)
+    negative = bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule))
+    return _feedback(sentence_case(rule), rule, _prefix_of(rule), negative, reason)
+
+
 def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
     if ctx.role != "user":
@@ -218,6 +237,8 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         fact = sentence_case(third_person(rule))
         return _feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule)), reason)
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
+    if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
+        return None  # "I work late, so don't expect replies from me early": a fact about the user
     if m:
         inner = rule_feedback(m.group("rule"), Ctx(ctx.role, ctx.day, None, True, ctx.remember))
         if inner is not None:
@@ -288,6 +309,8 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
         return None
     if is_wellbeing(body) or not content_ok(body) or body.startswith(("帮", "幫")):
         return None
+    if re.search(r"(?:这么|這麼|这样|這樣|那样|那樣|那么|那麼)(?:做|办|辦|写|寫|弄|来|來)?[吧哦呀啊哈]?$", tidy(body)):
+        return None  # "就这么做", "永远保持这样": the object is a pronoun, the rule is elsewhere
     negative = bool(_ZH_NEG.match(body))
     fact = tidy(body)
     return _feedback(fact, body, "avoid" if negative else "always" if standing else "", negative, reason)
@@ -302,7 +325,7 @@ _PREF_EN = re.compile(
     re.I,
 )
 _HABIT_EN = re.compile(
-    r"^i\s+(?P<adv>always|usually|normally|typically|generally|tend to|never|rarely|often|regularly)\s+"
+    r"^i\s+(?P<adv>always|usually|normally|typically|generally|tend to|never|rarely|often|regularly|mostly|mainly)\s+"
     r"(?P<verb>[a-z']+)\s*(?P<rest>.*)$",
     re.I,
 )
@@ -411,5 +434,17 @@ def _habit(m: re.Match[str]) -> Found | None:
     return Found("preference", "user", "habit", rest, fact, fact, reason=reason, how=HOW["preference"])
 
 
-__all__ = ["HOW", "HOW_KEY", "HOW_ZH", "REMEMBER_HOW", "WHY_NONE", "WHY_NONE_ZH", "Ctx", "Found", "Rule",
-           "rule_feedback", "rule_preference"]
+__all__ = [
+    "HOW",
+    "HOW_KEY",
+    "HOW_ZH",
+    "REMEMBER_HOW",
+    "WHY_NONE",
+    "WHY_NONE_ZH",
+    "Ctx",
+    "Found",
+    "Rule",
+    "accepted_feedback",
+    "rule_feedback",
+    "rule_preference",
+]

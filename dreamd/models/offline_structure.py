@@ -225,16 +225,17 @@ STANDING = re.compile(
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
-    r"任何时候|任何時候|所有|全部|凡是|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"任何时候|任何時候|所有|全部|凡是|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
     r"\b(?:for now|right now|just this once|this once|this time|for the time being|temporarily|"
     r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
     r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
-    r"until we fix|until further notice|yet)\b|"
+    r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
+    r"later today|tonight|this afternoon|this evening|for the demo)\b|"
     r"这次|這次|这一次|這一次|暂时|暫時|临时|臨時|先不|现在先|現在先|这个版本先|這個版本先|先这样|先這樣|"
-    r"回头再|回頭再|今天先|这回|這回|先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
+    r"回头再|回頭再|今天先|这回|這回|今晚|马上|馬上|一会儿|一會兒|先下班|先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
     re.I,
 )
 
@@ -272,6 +273,36 @@ def opens_with_verb(text: str) -> bool:
     """Whether ``text`` starts with a bare instruction verb (after "please")."""
     words = re.sub(r"^(?:please|pls|also|just)\s+", "", text.strip(), flags=re.I).split(" ", 1)
     return words[0].lower().strip(",.!:;") in IMPERATIVE_VERBS if words and words[0] else False
+
+
+# ----------------------------------------------------------------------------- proposals accepted
+
+_PROPOSAL = re.compile(
+    r"(?:^|\s)(?:should|shall|can|may)\s+i\s+(?:also\s+|just\s+)?(?P<x>[^?]+?)\s*\?\s*$|"
+    r"(?:^|\s)(?:do|would)\s+you\s+(?:want|like)\s+me\s+to\s+(?:also\s+)?(?P<y>[^?]+?)\s*\?\s*$|"
+    r"(?:^|\s)want\s+me\s+to\s+(?P<z>[^?]+?)\s*\?\s*$|"
+    r"(?:要不要|需不需要|用不用)我(?P<w>[^？?]+?)[？?]\s*$|(?:需要|要)我(?P<v>[^？?]+?)吗[？?]\s*$",
+    re.I,
+)
+_ACCEPT = re.compile(
+    r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|please do|do it|go ahead|sounds good|that works|absolutely|definitely|"
+    r"good idea|great idea|perfect)\b|^(?:好的?|可以|行|嗯|对|對|没问题|沒問題|要的?|需要|就这么办|就這麼辦)",
+    re.I,
+)
+
+
+def proposal_of(assistant_text: str) -> str | None:
+    """What the assistant offered to do in its last question ("Should I always run X?" → "always run X")."""
+    for line in reversed([x.strip() for x in assistant_text.splitlines() if x.strip()]):
+        m = _PROPOSAL.search(line)
+        if m:
+            return next(g for g in m.groups() if g).strip(" ,，")
+    return None
+
+
+def accepts(sentence: str) -> bool:
+    """Whether a user sentence accepts what was just offered ("Yes, please do that from now on")."""
+    return bool(_ACCEPT.match(sentence.strip()))
 
 
 # ----------------------------------------------------------------------------- who is addressed
@@ -327,7 +358,8 @@ _EN_CLAUSE_REASON = re.compile(
 _EN_NOUN_REASON = re.compile(
     r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>[a-z][\w-]*(?: [\w-]+)? (?:needs?|requires?|is|are|has|have|gets?|"
     r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
-    r"reads?|checks?|audits?|bills?|charges?)\b.{3,})$",
+    r"reads?|checks?|audits?|bills?|charges?|finds?|thinks?|hates?|gets?|keeps?|confuses?|likes?|wants?|"
+    r"complains?|struggles?|forgets?|misses?|breaks?|fails?|crashes?|times? out)\b.{3,})$",
     re.I,
 )
 _ZH_CLAUSE_REASON = re.compile(
@@ -358,6 +390,7 @@ __all__ = [
     "STANDING",
     "TEMPORARY",
     "Peeled",
+    "accepts",
     "announces_rules",
     "clause_reason",
     "is_standing",
@@ -365,4 +398,5 @@ __all__ = [
     "is_wellbeing",
     "opens_with_verb",
     "peel",
+    "proposal_of",
 ]
