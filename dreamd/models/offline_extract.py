@@ -162,6 +162,18 @@ _LEADING_CONDITION = re.compile(
 )
 
 
+_CLAUSES = re.compile(
+    r";\s+|,\s+(?:and|but|so)\s+|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+)
+
+
+def clauses(core: str) -> list[str]:
+    """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
+    service keeps its manifests in the deploy-configs repo"), each tried on its own."""
+    parts = [p.strip(" ,，.。") for p in _CLAUSES.split(core)]
+    return [p for p in parts if p and p != core and (len(p.split()) >= 3 or sum(map(has_cjk, p)) >= 4)]
+
+
 def sentences(text: str) -> list[str]:
     """Sentences, and within one the clauses that start a directive of their own ("we use
     tabs, and never commit generated code …" is two)."""
@@ -327,6 +339,10 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 found = rule_remember(core, ctx)
             if found is None and len(picked) < MAX_RECORDS:
                 found = next((f for f in (rule(core, ctx) for rule in RULES.values()) if f), None)
+                for clause in clauses(core) if found is None else ():
+                    found = next((f for f in (rule(clause, ctx) for rule in RULES.values()) if f), None)
+                    if found is not None:
+                        break
             if found is None:
                 continue
             if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):

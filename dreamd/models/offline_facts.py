@@ -260,7 +260,8 @@ _REF_WORDS = re.compile(
     r"design doc|grafana|kibana|sentry|datadog|notion|confluence|figma|jira|linear|status page|"
     r"playbook|handbook|channel|postman|swagger|openapi|logs?|metrics|monitoring|calendar|drive|"
     r"sheet|spreadsheet|staging|backlog|roadmap|source of truth|tickets?|issues|config|configs|"
-    r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket)\b|文档|文檔|看板|仪表盘|"
+    r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket|manifests?|tokens?|packages?|"
+    r"schemas?|fixtures?|assets?|charts?|protos?|definitions?|policies|policy|pages?)\b|文档|文檔|看板|仪表盘|"
     r"儀表板|监控|監控|仓库|倉庫|设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道|脚本|腳本|目录|目錄|需求|值班表|作品集|"
     r"配置|文件|资料|資料",
     re.I,
@@ -280,7 +281,11 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         r"under|to|with)\s+(?P<where>.+)$",
         re.I,
     ),
-    "lives": re.compile(r"^(?P<subj>.+?)\s+(?:lives?|sits?)\s+(?:in|at|on|under)\s+(?P<where>.+)$", re.I),
+    "lives": re.compile(
+        r"^(?P<subj>.+?)\s+(?:lives?|sits?|comes? from|are pulled from|is pulled from|are generated from|"
+        r"is generated from|are built from|is built from)\s+(?:in|at|on|under)?\s*(?P<where>.+)$",
+        re.I,
+    ),
     "reachable": re.compile(
         r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:only\s+)?(?:reachable|accessible|available|exposed|served|deployed|"
         r"running)\s+(?:only\s+)?(?:through|via|from|at|on|behind)\s+(?P<where>.+)$",
@@ -293,6 +298,11 @@ _REF_EN: dict[str, re.Pattern[str]] = {
     "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
     "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
+    "has-in": re.compile(
+        r"^(?P<owner>.+?)\s+(?:has|have|keeps?|stores?|puts?)\s+(?:its|their|all|the|our)?\s*(?P<subj>[\w -]+?)\s+"
+        r"(?:in|on|under|at)\s+(?P<where>.+)$",
+        re.I,
+    ),
     "separate": re.compile(
         r"^(?P<subj>.+?)\s+(?:is|are|lives?|sits?)\s+(?:in\s+)?(?:a|an|its own|their own)\s+(?:separate|different|another|"
         r"own)?\s*(?:repo|repository|project|service|package|bucket)\s+(?:called|named)\s+(?P<where>\S+.*)$",
@@ -353,7 +363,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
             continue
         if kind == "is-tool" and not (re.match(_TOOLS.pattern, where, re.I) and _REF_WORDS.search(subj)):
             continue
-        if kind in ("lives", "reachable", "found", "at", "colon", "url-is") and not _pointer(where):
+        if kind in ("lives", "reachable", "found", "at", "colon", "url-is", "has-in") and not _pointer(where):
             continue
         if kind == "kept" and not (_pointer(where) or _REF_WORDS.search(subj + " " + where)):
             continue
@@ -387,7 +397,7 @@ def _reference_zh(s: str) -> Found | None:
         if _PRONOUN_SUBJECT.match(subj) or _DIRECTIVE_SUBJECT.match(subj) or len(subj) > 20:
             continue
         place = bool(_ZH_PLACE.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在|另一个|另一個|单独|單獨", clause))
-        if not (_pointer(where) or place) or not (_REF_WORDS.search(subj) or len(subj) <= 12):
+        if not (_pointer(where) or place) or not (_REF_WORDS.search(subj) or len(subj) <= 20):
             continue
         fact = third_person(tidy(s))
         tool = _TOOLS.search(URL.sub(" ", where))

@@ -67,8 +67,8 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     ),
     "lives": re.compile(r"^i\s+(?:live|grew up|was born)\s+(?P<x>(?:in|near|outside)\s+.+?)\s*$", re.I),
     "maintains": re.compile(
-        r"^i\s+(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach)\s+"
-        r"(?P<x>(?:the|our|a|an|two|three|\d+)\s+.+?)\s*$",
+        r"^i\s+(?P<x>(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach|mentor|"
+        r"supervise)\s+(?:the|our|a|an|two|three|four|five|\d+)\s+.+?)\s*$",
         re.I,
     ),
     "has": re.compile(
@@ -78,6 +78,10 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     ),
     "plays": re.compile(
         r"^i\s+(?P<x>(?:play|volunteer|sing|dance|knit|paint|sculpt|surf|ski|climb|garden|hike)\b.+?)\s*$", re.I
+    ),
+    "habitual": re.compile(
+        r"^(?i:i\s+(?:mostly\s+|mainly\s+|usually\s+|also\s+|only\s+)?)(?P<x>(?i:speak|drive|ride|commute|own|wear|"
+        r"follow a|am fluent in)\s+.+?|(?i:use|run|take|support)\s+(?:(?i:a|an)\s+)?[A-Z0-9][\w.+#-]*.*?)\s*$",
     ),
     "own": re.compile(
         r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
@@ -115,6 +119,15 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
     "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
+    "uses": re.compile(
+        r"^(?P<x>我(?:平时|平時|一般|主要|日常|一直|现在|現在)?(?:用|使用|开|開|骑|騎)(?:的是)?\s*(?:[A-Za-z][\w.+# -]*|电车|電車|油车|油車|"
+        r"自行车|自行車|电动车|電動車|Mac|Windows|Linux).*)$"
+    ),
+    "speaks": re.compile(r"^(?P<x>我(?:会|會|能|只会|只會)?(?:说|說|讲|講)[\u4e00-\u9fff]{0,8}?(?:话|話|语|語|文).*)$"),
+    "leads": re.compile(
+        r"^(?P<x>我(?:带|帶|管|负责|負責|维护|維護|主导|主導|领导|領導)(?:着|著)?(?:一个|一個|几个|幾個)?[^，,。]{2,20}"
+        r"(?:组|組|团队|團隊|项目|項目|服务|服務|系统|系統|模块|模塊).*)$"
+    ),
     "shift": re.compile(r"^(?P<x>我(?:上|值|倒|常上|经常上|經常上)(?:夜班|白班|早班|晚班|三班|倒班|班).*)$"),
     "trait": re.compile(
         r"^(?P<x>我(?:不太|不|很|比较|比較|特别|特別)?(?:擅长|擅長|怕|害怕|容易|恐高|晕车|暈車|晕船|暈船|社恐|内向|內向|外向).{1,30})$"
@@ -161,8 +174,13 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
         if verb in ("kin", "recurring"):
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
-        if verb in ("maintains", "has"):
-            fact = f"User {verb} {third_person(x)}"
+        if verb == "has":
+            fact = f"User has {third_person(x)}"
+        if verb == "maintains":
+            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
+        if verb == "habitual":
+            x = re.split(r",\s*(?:so|and|but)\b", x)[0]
+            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "plays":
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])

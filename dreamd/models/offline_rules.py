@@ -128,7 +128,7 @@ _CONDITION_EN = re.compile(
 )
 _NORM_EN = re.compile(
     r"^(?:we|the team|our team|everyone|(?:every|each|all|any) \w+(?: [\w-]+){0,5}?|"
-    r"(?:our|the) [\w-]+(?: [\w-]+){0,3}|(?!(?:i|you|it|they|he|she|this|that|there)\b)[a-z][\w-]*s(?: [\w-]+){0,2})"
+    r"(?:our|the) [\w-]+(?: [\w-]+){0,3}|(?!(?:i|you|it|they|he|she|this|that|there|we)\b)[a-z][\w-]*(?: [\w-]+){0,2})"
     r"\s+(?:always\s+|never\s+)?(?:prefer|must|should|shouldn't|mustn't|"
     r"needs? to|needs|has to|have to|is required to|are required to|may not|cannot|can't|don't|do not|"
     r"always|never|avoid|require|requires|insist on)\b",
@@ -304,7 +304,7 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     elif _FIRST_PERSON_ZH.match(body):
         return None
     condition = _ZH_CONDITION.match(body)
-    standing = ctx.standing or is_standing(s) or bool(condition and _ZH_NEG.match(body[condition.end() :]))
+    standing = ctx.standing or is_standing(s) or bool(condition and len(body) - condition.end() >= 3)
     if not (standing or reason or _reason_follows(ctx)):
         return None
     if is_wellbeing(body) or not content_ok(body) or body.startswith(("帮", "幫")):

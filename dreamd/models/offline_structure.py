@@ -220,12 +220,13 @@ _STANDING_LEAD = re.compile(
 STANDING = re.compile(
     r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
     r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|"
+    r"(?:in|for|on|with|to)\s+(?:any|all|every|each)|prefer|preferably|wherever possible|whenever possible|"
     r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
     r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
-    r"任何时候|任何時候|所有|全部|凡是|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
@@ -365,7 +366,7 @@ _EN_NOUN_REASON = re.compile(
 _ZH_CLAUSE_REASON = re.compile(
     r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
     r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
-    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟).{2,})$"
+    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經).{2,})$"
 )
 
 
