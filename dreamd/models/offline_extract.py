@@ -317,10 +317,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             position += 1
             if position in consumed:
                 continue
-            if has_secret(s) or is_temporary(s):
+            if has_secret(s):
                 continue
             peeled = peel(s)
             core = peeled.core
+            if is_temporary(core):
+                continue
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
             if peeled.reported or not core or is_question(core) or _REQUEST.match(core):

@@ -127,11 +127,18 @@ _CONDITION_EN = re.compile(
     re.I,
 )
 _NORM_EN = re.compile(
-    r"^(?:we|the team|our team|everyone|(?:every|each|all|any) \w+(?: [\w-]+){0,5}?|"
-    r"(?:our|the) [\w-]+(?: [\w-]+){0,3}|(?!(?:i|you|it|they|he|she|this|that|there|we)\b)[a-z][\w-]*(?: [\w-]+){0,2})"
-    r"\s+(?:always\s+|never\s+)?(?:prefer|must|should|shouldn't|mustn't|"
-    r"needs? to|needs|has to|have to|is required to|are required to|may not|cannot|can't|don't|do not|"
-    r"always|never|avoid|require|requires|insist on)\b",
+    r"^(?:(?:we|the team|our team|everyone)\s+(?:always\s+|never\s+|all\s+)?(?:prefer|must|should|shouldn't|mustn't|"
+    r"need to|have to|may not|cannot|can't|don't|do not|avoid|require|insist on|always|never)\b|"
+    r"(?:(?:every|each|all|any) \w+(?: [\w-]+){0,5}?|(?:our|the) [\w-]+(?: [\w-]+){0,3}|"
+    r"(?!(?:i|you|it|they|he|she|this|that|there|we|my)\b)[a-z][\w-]*(?: [\w-]+){0,2})"
+    r"\s+(?:always\s+|never\s+)?(?:must|should|shouldn't|mustn't|needs? to|needs|has to|have to|is required to|"
+    r"are required to|may not|cannot|can't|requires?)\b)",
+    re.I,
+)
+_NORM_VERB = re.compile(
+    r"\b(?:prefer|must|should|shouldn't|mustn't|need to|needs to|needs|have to|has to|is required to|are required to|"
+    r"may not|cannot|can't|don't|do not|avoid|require|requires|insist on|always|never)\s+(?:always\s+|never\s+|be\s+)?"
+    r"(?P<verb>[\w'-]+)",
     re.I,
 )
 _CONVENTION_EN = re.compile(
@@ -142,6 +149,12 @@ _CONVENTION_EN = re.compile(
 _QUANTIFIED = re.compile(r"^(?:every|each|all|any|everyone)\b", re.I)
 _TODAY = re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b|今天|今晚", re.I)
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
+_NOT_A_DIRECTIVE_HEAD = re.compile(
+    r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
+    r"shown|grown|thrown|drawn|worn|something|nothing|anything|everything|someone|anyone|everyone|nobody|the|a|an|"
+    r"this|that|these|those|so|too|very|such|here|there|again|enough|more|less|it|its|it's)$",
+    re.I,
+)
 _GENERAL_CONDITION = re.compile(
     r"^(?:when|whenever|every time|each time|any time|anytime|if you ever)\b|"
     r"^(?:in|for|on|with)\s+(?!(?:this|that|the|these|those|here|now|today|my|your)\b)\w+s\b",
@@ -159,6 +172,11 @@ _YOU_PREF_ZH = re.compile(
     r"^(?:请|請)(?:你|您)(?:以后|以後|每次|总是|總是|一直|始终|始終)(?P<rest2>.+)$"
 )
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
+_ZH_MODAL = re.compile(
+    r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)"
+)
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
@@ -284,9 +302,17 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if not (standing or reason or _reason_follows(ctx)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
     rest = _DIRECTIVE_EN.sub("", body, count=1) if directive else body
-    verb = rest.split(" ", 1)[0].lower().strip(",.") if not norm else "norm"
-    if verb.endswith("ed") or _AUXILIARY_PAST.match(verb):
-        return None  # "never had a chance", "always wanted to": a story, not an instruction
+    if norm:
+        said = _NORM_VERB.search(body)
+        takes_object = said is not None and re.match(r"(?:needs|requires?|prefer|avoid|insist)\b", said.group(0), re.I)
+        verb = said.group("verb").lower() if said and not takes_object else ""
+    else:
+        verb = re.sub(r"^(?:ever|really|just|also)\s+", "", rest, flags=re.I).split(" ", 1)[0].lower().strip(",.")
+    if verb.endswith("ed") or _AUXILIARY_PAST.match(verb) or _NOT_A_DIRECTIVE_HEAD.match(verb):
+        return None  # "never had a chance", "never seen this", "always something": not an instruction
+    head = re.split(r"[,;]|\s[-—–]\s", rest)[0]
+    if not content_ok(head) and not norm:
+        return None  # "don't ever change, you're hilarious": nothing to do or avoid
     if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest):
         return None
     if PRONOUN_OBJECT.match(rest) and not content_ok(rest, min_tokens=3):
@@ -301,9 +327,11 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     body = re.sub(r"^(?:请|請|麻烦|麻煩)", "", rule)
     if re.match(r"^(?:你|您)(?:以后|以後)?(?:要|得|必须|必須|一定要|不要|别|別|应该|應該|每次|总是|總是)", body):
         body = body[1:]
-    elif _FIRST_PERSON_ZH.match(body):
+    elif _FIRST_PERSON_ZH.match(body) or body.startswith(("你", "您")):
         return None
     condition = _ZH_CONDITION.match(body)
+    if not (ctx.standing or _ZH_MODAL.search(body)):
+        return None  # "测试总是挂": a description of what happens, not an instruction
     standing = ctx.standing or is_standing(s) or bool(condition and len(body) - condition.end() >= 3)
     if not (standing or reason or _reason_follows(ctx)):
         return None

@@ -234,9 +234,11 @@ TEMPORARY = re.compile(
     r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
     r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
     r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
-    r"later today|tonight|this afternoon|this evening|for the demo)\b|"
+    r"later today|tonight|this afternoon|this evening|for the demo|brb|be right back|back soon|afk|gtg|"
+    r"got to go|gotta go)\b|"
     r"这次|這次|这一次|這一次|暂时|暫時|临时|臨時|先不|现在先|現在先|这个版本先|這個版本先|先这样|先這樣|"
-    r"回头再|回頭再|今天先|这回|這回|今晚|马上|馬上|一会儿|一會兒|先下班|先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
+    r"回头再|回頭再|今天先|这回|這回|今晚|马上|馬上|一会儿|一會兒|先下班|先休息|休息一下|先撤|先走了|"
+    r"先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
     re.I,
 )
 
@@ -257,7 +259,7 @@ _IMPERATIVE_VERB_TEXT = """
     link send email call schedule book remind suggest recommend give skip leave remove delete create
     update set start wait wrap split sort pin lock bump rebase merge squash rename stream cache batch
     retry mock stub patch comment annotate lint print return raise throw catch handle wrap move copy
-    paste store save load fetch pull post reply prefix suffix end begin tell let plan prepare convert
+    paste store save load fetch pull post reply prefix suffix tell let plan prepare convert
     translate summarize summarise describe cc notify ping message assign mark flag limit cap
     prioritise prioritize default stick go try avoid prefer write reuse refactor clean fix drop pass
     validate verify sanitize escape quote wrap measure profile benchmark time back up backup rotate
@@ -310,7 +312,8 @@ def accepts(sentence: str) -> bool:
 
 _REFLEXIVE = re.compile(
     r"\b(?:yourself|yourselves|your (?:health|body|mind|heart|chin|head up|spirits?|feelings?|best self)|"
-    r"you're (?:doing|not alone|stronger|amazing|great|awesome))\b|自己|身体|身體|心情|开心|開心",
+    r"(?:you're|you are) (?:so |really |truly |the )?(?:doing|not alone|stronger|amazing|great|awesome|hilarious|funny|"
+    r"the best|brilliant|wonderful|a star|a legend|a lifesaver|incredible|kind|sweet))\b|自己|身体|身體|心情|开心|開心",
     re.I,
 )
 _MOOD_EN = re.compile(
