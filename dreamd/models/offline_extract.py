@@ -167,6 +167,9 @@ _CLAUSES = re.compile(
 )
 
 
+_CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
+
+
 def clauses(core: str) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
     service keeps its manifests in the deploy-configs repo"), each tried on its own."""
@@ -282,6 +285,59 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
 
 
+class _Answer:
+    """The records picked so far, with the index they must not repeat and the names taken."""
+
+    def __init__(self, index: list[_Indexed]) -> None:
+        self.index = index
+        self.taken = {e.name for e in index}
+        self.picked: list[tuple[int, int, dict[str, str]]] = []
+        self.seen: list[_Indexed] = []
+        self.consumed: set[int] = set()
+
+    def full(self) -> bool:
+        return len(self.picked) >= MAX_RECORDS
+
+    def remembered_full(self) -> bool:
+        return sum(1 for p in self.picked if p[0] == 0) >= MAX_RECORDS
+
+    def admit(self, found: Found, position: int, day: dt.date, nxt: str | None) -> None:
+        """Shape ``found`` into a record and keep it unless it repeats the index or the answer."""
+        if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
+            # "Don't mock the database. Use the real Postgres, because …": one rule
+            alternative, alt_reason = split_reason(nxt)
+            found.extra_lines.append(as_line(alternative))
+            found.reason = found.reason or alt_reason
+            self.consumed.add(position + 1)
+        if found.reason is None and found.type in ("feedback", "project") and nxt:
+            m = REASON_NEXT.match(nxt)
+            if m and not has_secret(nxt):
+                found.reason = tidy(m.group("r"))
+        record = _record_from(found, day)
+        if any(has_secret(v) for v in record.values()):
+            return
+        toks = frozenset(tokens(record["description"]))
+        # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
+        # it is kept under a fresh name so the next dream resolves it toward the newer one.
+        known = [e for e in (*self.index, *self.seen) if not _corrects(record["description"], e.description)]
+        if record["name"] in self.taken and any(e.name == record["name"] for e in known if e in self.index):
+            return
+        if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
+            return
+        base, n = record["name"], 2
+        while record["name"] in self.taken:
+            suffix = f"-{n}"
+            record["name"] = base[: 64 - len(suffix)] + suffix
+            n += 1
+        self.taken.add(record["name"])
+        self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
+        self.picked.append((found.priority, position, record))
+
+    def records(self) -> list[dict[str, str]]:
+        best = sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
+        return [r for _, _, r in sorted(best, key=lambda p: p[1])]
+
+
 def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     """The offline answer to an extraction payload (see the module docstring for the rules)."""
     today = parse_date(payload.get("today")) or dt.date(1970, 1, 1)
@@ -291,11 +347,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             desc = str(item.get("description", ""))
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
                                   frozenset(tokens(desc)), desc))
-    taken = {e.name for e in index}
-    picked: list[tuple[int, int, dict[str, str]]] = []
-    seen: list[_Indexed] = []
+    answer = _Answer(index)
     position = 0
-    consumed: set[int] = set()
     offered: str | None = None
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
@@ -315,7 +368,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
         rules_follow = False
         for k, s in enumerate(sents):
             position += 1
-            if position in consumed:
+            if position in answer.consumed:
                 continue
             if has_secret(s):
                 continue
@@ -330,54 +383,46 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
                       remember=peeled.remember)
-            if sum(1 for p in picked if p[0] == 0) >= MAX_RECORDS:
+            if answer.remembered_full():
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
-            found = None
-            if proposal and k == 0 and accepts(s):
-                found = accepted_feedback(proposal, core, ctx)  # "Should I …?" / "Yes, from now on."
-            if found is None and peeled.remember:
-                found = rule_remember(core, ctx)
-            if found is None and len(picked) < MAX_RECORDS:
-                found = next((f for f in (rule(core, ctx) for rule in RULES.values()) if f), None)
-                for clause in clauses(core) if found is None else ():
-                    found = next((f for f in (rule(clause, ctx) for rule in RULES.values()) if f), None)
-                    if found is not None:
-                        break
-            if found is None:
-                continue
-            if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
-                # "Don't mock the database. Use the real Postgres, because …": one rule
-                alternative, alt_reason = split_reason(nxt)
-                found.extra_lines.append(as_line(alternative))
-                found.reason = found.reason or alt_reason
-                consumed.add(position + 1)
-            if found.reason is None and found.type in ("feedback", "project") and nxt:
-                m = REASON_NEXT.match(nxt)
-                if m and not has_secret(nxt):
-                    found.reason = tidy(m.group("r"))
-            record = _record_from(found, day)
-            if any(has_secret(v) for v in record.values()):
-                continue
-            toks = frozenset(tokens(record["description"]))
-            # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
-            # it is kept under a fresh name so the next dream resolves it toward the newer one.
-            known = [e for e in (*index, *seen) if not _corrects(record["description"], e.description)]
-            if record["name"] in taken and any(e.name == record["name"] for e in known if e in index):
-                continue
-            if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
-                continue
-            base, n = record["name"], 2
-            while record["name"] in taken:
-                suffix = f"-{n}"
-                record["name"] = base[: 64 - len(suffix)] + suffix
-                n += 1
-            taken.add(record["name"])
-            seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
-            picked.append((found.priority, position, record))
-    best = sorted(picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
-    return [r for _, _, r in sorted(best, key=lambda p: p[1])]
+            accepted = proposal if k == 0 and accepts(s) else None
+            for found in _found_in(core, ctx, accepted=accepted, remember=peeled.remember,
+                                   all_rules=not answer.full()):
+                answer.admit(found, position, day, nxt)
+    return answer.records()
+
+
+def _first_rule(text: str, ctx: Ctx) -> Found | None:
+    return next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+
+
+def _found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_rules: bool) -> list[Found]:
+    """What one sentence states: an accepted offer, a remember-request, or what the rules find.
+
+    A sentence whose clauses state facts of different kinds ("I'm a data engineer, and the
+    DAGs live in the etl repo") gives one record per clause; otherwise the whole sentence is
+    tried first and its clauses only when no rule takes it as a whole.
+    """
+    if accepted:
+        found = accepted_feedback(accepted, core, ctx)  # "Should I …?" / "Yes, from now on."
+        if found is not None:
+            return [found]
+    if remember:
+        found = rule_remember(core, ctx)
+        if found is not None:
+            return [found]
+    if not all_rules:
+        return []
+    parts = clauses(core)
+    each = [f for f in (_first_rule(p, ctx) for p in parts if not _CONSEQUENCE.match(p)) if f] if len(parts) >= 2 else []
+    if len(each) >= 2 and len({f.type for f in each}) >= 2:
+        return each
+    whole = _first_rule(core, ctx)
+    if whole is not None:
+        return [whole]
+    return each[:1]
 
 
 def extract_from_turns(
