@@ -409,20 +409,31 @@ def _found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_
         found = accepted_feedback(accepted, core, ctx)  # "Should I …?" / "Yes, from now on."
         if found is not None:
             return [found]
+    parts = clauses(core)
     if remember:
-        found = rule_remember(core, ctx)
-        if found is not None:
-            return [found]
+        several = _by_clause(parts, ctx)
+        for found in several:
+            found.priority = 0
+        found = rule_remember(core, ctx) if len(several) < 2 else None
+        if found is not None or several:
+            return several if found is None else [found]
     if not all_rules:
         return []
-    parts = clauses(core)
-    each = [f for f in (_first_rule(p, ctx) for p in parts if not _CONSEQUENCE.match(p)) if f] if len(parts) >= 2 else []
-    if len(each) >= 2 and len({f.type for f in each}) >= 2:
+    each = _by_clause(parts, ctx)
+    if len(each) >= 2:
         return each
     whole = _first_rule(core, ctx)
     if whole is not None:
         return [whole]
-    return each[:1]
+    return [f for f in (_first_rule(p, ctx) for p in parts) if f][:1]
+
+
+def _by_clause(parts: list[str], ctx: Ctx) -> list[Found]:
+    """One record per clause when the clauses state facts of two or more kinds, else none."""
+    if len(parts) < 2:
+        return []
+    each = [f for f in (_first_rule(p, ctx) for p in parts if not _CONSEQUENCE.match(p)) if f]
+    return each if len(each) >= 2 and len({f.type for f in each}) >= 2 else []
 
 
 def extract_from_turns(

@@ -138,6 +138,12 @@ _CONTEXT_EN = re.compile(
     r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$",
     re.I,
 )
+_SETTING_EN = re.compile(
+    r"^our\s+[\w .-]{2,40}?\s+(?:is|are)\s+(?:(?:pinned|locked|set|fixed|capped|limited|frozen)\s+(?:to|at)|"
+    r"(?:still\s+)?on)\s+\S*\d",
+    re.I,
+)
+_SETTING_ZH = re.compile(r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是)")
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
     r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)"
@@ -146,7 +152,8 @@ _CONTEXT_ZH = re.compile(
 
 def rule_context(s: str, ctx: Ctx) -> Found | None:
     """What the work is about: "our main product is a B2B invoicing API", "我们是做跨境电商的"."""
-    if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s)):
+    if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s) or _SETTING_EN.match(s)
+                                  or _SETTING_ZH.match(s)):
         return None
     fact, reason = split_reason(s)
     if not content_ok(fact, min_tokens=3):
@@ -186,7 +193,8 @@ _PLANNED = re.compile(
 )
 _SCHEDULED = re.compile(
     r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
-    r"(?:on\s+|in\s+|at\s+|due\s+|set for\s+|scheduled for\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
+    r"(?:(?:planned|scheduled|set|booked|slated|due|pencilled|penciled|moved|pushed)\s+(?:for|to)\s+|on\s+|in\s+|at\s+|"
+    r"due\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
     r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
     r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
     r".*\d{4}-\d{2}-\d{2}|"
