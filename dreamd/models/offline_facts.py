@@ -302,7 +302,16 @@ _REF_EN: dict[str, re.Pattern[str]] = {
     "we-keep": re.compile(
         r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>.+?)\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
     ),
-    "found": re.compile(r"^(?P<subj>.+?)\s+can\s+be\s+found\s+(?:in|at|on|under)\s+(?P<where>.+)$", re.I),
+    "found": re.compile(
+        r"^(?:(?P<subj>.+?)\s+can\s+be\s+found|you(?:'ll)?\s+(?:can\s+|will\s+)?find\s+(?P<subj2>.+?))\s+"
+        r"(?:in|at|on|under)\s+(?P<where>.+)$",
+        re.I,
+    ),
+    "goes": re.compile(
+        r"^(?P<subj>.+?)\s+(?:go|goes|are sent|is sent|get sent|gets sent|are shipped|is shipped|end up|ends up|"
+        r"are forwarded|is forwarded|are posted|is posted|are reported|is reported)\s+(?:to|in|into)\s+(?P<where>.+)$",
+        re.I,
+    ),
     "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
     "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
@@ -320,7 +329,7 @@ _REF_EN: dict[str, re.Pattern[str]] = {
 }
 _REF_ZH = re.compile(
     r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
-    r"託管在|维护在|維護在|收在|用)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
+    r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|用)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
 _ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
 _PRONOUN_SUBJECT = re.compile(
@@ -364,14 +373,14 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         m = pat.match(s)
         if not m:
             continue
-        subj, where = tidy(m.group("subj")), tidy(m.group("where"))
+        subj, where = tidy(m.group("subj") or m.groupdict().get("subj2") or ""), tidy(m.group("where"))
         subj = re.split(r"[,;]\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
         subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
         if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
             continue
         if kind == "is-tool" and not (re.match(_TOOLS.pattern, where, re.I) and _REF_WORDS.search(subj)):
             continue
-        if kind in ("lives", "reachable", "found", "at", "colon", "url-is", "has-in") and not _pointer(where):
+        if kind in ("lives", "reachable", "found", "goes", "at", "colon", "url-is", "has-in") and not _pointer(where):
             continue
         if kind == "kept" and not (_pointer(where) or _REF_WORDS.search(subj + " " + where)):
             continue

@@ -118,7 +118,8 @@ _SUBJECT_START = re.compile(
 _NEG_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit|no more)\b", re.I)
 _DIRECTIVE_EN = re.compile(
     r"^(?:please\s+)?(?:(?:don't|do not|dont)(?:\s+ever)?|never|always|avoid|stop|quit|make sure(?: to| that| you)?|"
-    r"be sure to|only|just|please)\b\s*",
+    r"be sure to|only|just|please|no more than|not more than|never more than|at most|at least|no longer than|"
+    r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to))\b\s*",
     re.I,
 )
 _CONDITION_EN = re.compile(
@@ -164,7 +165,17 @@ _ZH_CONDITION = re.compile(r"^[^，,。]{2,20}?(?:的时候|的時候|时候|時
 _YOU_MODAL = re.compile(r"^you\s+(?:should|must|need to|have to|always|never|can't|cannot|shouldn't|mustn't)\b", re.I)
 _YOU_PREF = re.compile(
     r"^i(?:'d| would)?\s+(?:really\s+)?(?P<v>prefer|like|want|need|expect)\s+(?:it\s+)?(?:when|if|that)?\s*"
-    r"you\s+(?P<rest>.+)$",
+    r"you\s+(?P<rest>.+)$|^i(?:'d| would)\s+(?P<v2>rather)\s+you\s+(?P<rest3>.+)$",
+    re.I,
+)
+_IT_WHEN = re.compile(
+    r"^i\s+(?:really\s+|absolutely\s+|just\s+)?(?P<v>hate|dislike|don't like|do not like|can't stand|cannot stand|love|"
+    r"like|prefer|appreciate)\s+it\s+when\s+(?P<rest>.+)$",
+    re.I,
+)
+_ABOUT_ASSISTANT = re.compile(
+    r"\b(?:you|your|answers?|responses?|replies|reply|summaries|summary|explanations?|suggestions?|code reviews?|"
+    r"commits? messages?|the assistant)\b|回答|回复|回覆|答案|你|您|总结|建议|解释",
     re.I,
 )
 _YOU_PREF_ZH = re.compile(
@@ -174,7 +185,7 @@ _YOU_PREF_ZH = re.compile(
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
-    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|最多|最少|至少|不超过|不超過|控制在|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
@@ -242,16 +253,28 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
     if ctx.role != "user":
         return None
+    m = _IT_WHEN.match(s)
+    if m and _ABOUT_ASSISTANT.search(m.group("rest")):
+        rule, reason = _split_all_reasons(m.group("rest"))
+        rule = re.split(r",\s*(?:just|so|please)\b", rule)[0]
+        negative = m.group("v").lower() not in ("love", "like", "prefer", "appreciate")
+        verb = "dislikes" if negative else "likes"
+        fact = f"User {verb} it when {third_person(rule)}"
+        return _feedback(fact, rule, "avoid" if negative else "", negative, reason)
     m = _YOU_PREF.match(s) or _YOU_PREF_ZH.match(s)
     if m:
-        said = m.groupdict().get("rest") or m.groupdict().get("rest2") or ""
+        said = m.groupdict().get("rest") or m.groupdict().get("rest2") or m.groupdict().get("rest3") or ""
         rest = re.sub(r"^to\s+", "", said, flags=re.I)
         rule, reason = _split_all_reasons(rest)
-        wish_is_standing = m.groupdict().get("v") in ("prefer", "like", "喜欢", "喜歡", "希望")
+        wish_is_standing = (m.groupdict().get("v") or "").lower() in ("prefer", "like", "喜欢", "喜歡", "希望") or bool(
+            m.groupdict().get("v2"))
         if not (wish_is_standing or ctx.standing or reason or is_standing(said) or m.groupdict().get("rest2")):
             return None  # "I want you to fix this" is a request for now
         if not content_ok(rule) or rule.startswith(("帮", "幫")) or is_wellbeing(rule):
             return None
+        negated = re.match(r"^(?:didn't|did not|not|don't|do not|never)\s+", rule, re.I)
+        if m.groupdict().get("v2") and negated:
+            rule = "Don't " + rule[negated.end() :]
         fact = sentence_case(third_person(rule))
         return _feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule)), reason)
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
@@ -275,7 +298,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if cond:
         main = cond.group("rest")
         general_condition = bool(_GENERAL_CONDITION.match(cond.group("cond")))
-    main = re.sub(r"^(?:no|nope|please|pls)[,.!]?\s+", "", main, flags=re.I)
+    main = re.sub(r"^(?:(?:no|nope)[,.!]\s+|(?:please|pls)[,.!]?\s+)", "", main, flags=re.I)
     directive = _DIRECTIVE_EN.match(main)
     convention = _CONVENTION_EN.match(main)
     if convention:
@@ -429,6 +452,8 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         v = m.group("v")
         fact = "用户" + (m.group("adv") or "") + v + third_person(obj)
         neg = v.startswith(("不", "讨", "討")) or (m.group("adv") or "").startswith("不")
+        if re.match(r"^(?:你|您|回答|回复|回覆|答案|总结|總結|建议|建議|解释|解釋)", obj):
+            return _feedback(fact, obj, "avoid" if neg else "", neg, reason)  # about how the assistant answers
         return Found("preference", "user", "dislikes" if neg else "pref", obj, fact, fact,
                      reason=reason, how=HOW["preference"])
     m = _PREF_ZH2.match(s) or _HABIT_ZH.match(s)

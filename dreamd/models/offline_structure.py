@@ -39,7 +39,9 @@ _EN_MARKER = (
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
     r"quick reminder)"
 )
-_EN_LEAD = re.compile(rf"^{_EN_MARKER}(?:\s*[,.!:;—–-]+\s*|\s+(?=[a-z]))", re.I)
+_EN_LEAD = re.compile(
+    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}(?:\s*[,.!:;—–-]+\s*|\s+(?=[a-z])))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*", re.I
+)
 _EN_KEEP_IN_MIND = re.compile(
     r"^(?:(?:one more |another |a |quick |some )?(?:thing|note|fact)s?\s+(?:to\s+|for you to\s+)?"
     r"(?:keep in mind|remember|know|note)|(?:please\s+)?keep (?:this|that) in mind|"
@@ -60,7 +62,8 @@ _SPEECH = re.compile(
     re.I,
 )
 _INLINE_QUOTE = re.compile(
-    r"\b(?:says?|said|tells?|told|telling|wrote|writes)\b[^\"“”「」']{0,20}[\"“「]|(?:说|說|讲|講|写|寫)(?:过|過)?[：:]?\s*[\"“「]",
+    r"\b(?:says?|said|tells?|told|telling|wrote|writes|reads?|quotes?)\b[^\"“”「」']{0,20}[\"“「']|"
+    r"(?:说|說|讲|講|写|寫|提到|表示|要求)(?:过|過|着|著|道)?[：:]?\s*[\"“「]",
     re.I,
 )
 _EN_TRAIL = re.compile(
@@ -221,12 +224,14 @@ STANDING = re.compile(
     r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
     r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|"
     r"(?:in|for|on|with|to)\s+(?:any|all|every|each)|prefer|preferably|wherever possible|whenever possible|"
+    r"no more than|not more than|never more than|at most|at least|no longer than|stop|no more|anymore|any more|"
     r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
     r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
-    r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|不要再|别再|別再|不再|再也不要|"
+    r"最多|最少|至少|不超过|不超過|控制在|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
@@ -369,7 +374,7 @@ _EN_NOUN_REASON = re.compile(
 _ZH_CLAUSE_REASON = re.compile(
     r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
     r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
-    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經).{2,})$"
+    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,})$"
 )
 
 
