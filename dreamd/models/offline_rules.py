@@ -185,7 +185,7 @@ _YOU_PREF_ZH = re.compile(
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
-    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|最多|最少|至少|不超过|不超過|控制在|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
@@ -329,6 +329,9 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         said = _NORM_VERB.search(body)
         takes_object = said is not None and re.match(r"(?:needs|requires?|prefer|avoid|insist)\b", said.group(0), re.I)
         verb = said.group("verb").lower() if said and not takes_object else ""
+        adverb_only = said is not None and re.match(r"(?:always|never)\b", said.group(0), re.I)
+        if adverb_only and not opens_with_verb(verb.split("-")[0]):
+            return None  # "we always end up ordering pizza": what happens, not what to do
     else:
         verb = re.sub(r"^(?:ever|really|just|also)\s+", "", rest, flags=re.I).split(" ", 1)[0].lower().strip(",.")
     if verb.endswith("ed") or _AUXILIARY_PAST.match(verb) or _NOT_A_DIRECTIVE_HEAD.match(verb):
@@ -400,7 +403,7 @@ _PREF_ZH = re.compile(
 _PREF_ZH2 = re.compile(r"^(?P<subj>.{0,20}?)(?:偏好|习惯|習慣)(?:是|为|為|：|:)\s*(?P<obj>.+)$")
 _HABIT_ZH = re.compile(
     r"^(?P<x>我(?:每天|每周|每週|每晚|每个周末|每個週末|每年|一般|通常|平时|平時|经常|經常|总是|總是|一直都?)"
-    r"(?!.*(?:吗|嗎|呢)$).{3,})$"
+    r"(?!.*(?:吗|嗎|呢)$)(?!.*(?:不知道|什么|什麼|怎么|怎麼|为什么|為什麼)).{3,})$"
 )
 _DO_SAME = re.compile(
     r",?\s*(?:so\s+|and\s+)?(?:please\s+)?(?:do the same|do that too|you should too|you should as well)"

@@ -66,6 +66,10 @@ _INLINE_QUOTE = re.compile(
     r"(?:说|說|讲|講|写|寫|提到|表示|要求)(?:过|過|着|著|道)?[：:]?\s*[\"“「]",
     re.I,
 )
+_GROUP_VOCATIVE = re.compile(
+    r"[,，]\s*(?:everyone|everybody|guys|folks|y'all|you all|all of you|team|people)\s*[.!！。]*$|^(?:大家|各位|同学们|同學們)",
+    re.I,
+)
 _EN_TRAIL = re.compile(
     r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
     r"my friend|buddy|pal|mate|dude|friend|my dear|dear|tbh|to be honest|honestly|imo|lol|"
@@ -146,8 +150,8 @@ def peel(sentence: str) -> Peeled:
             continue
         if s == before:
             break
-    if _INLINE_QUOTE.search(s):
-        reported = True
+    if _INLINE_QUOTE.search(s) or _GROUP_VOCATIVE.search(s):
+        reported = True  # someone else's words, or words for a group rather than the assistant
     for trail in (_EN_TRAIL, _ZH_TRAIL):
         while True:
             m = trail.search(s)
@@ -217,7 +221,7 @@ def _clause(text: str) -> bool:
 _STANDING_LEAD = re.compile(
     r"^(?:(?:from now on|going forward|moving forward|in (?:the )?future|from here on(?: out)?|"
     r"as a rule|by default|in general|as a general rule)\s*[,:]?\s+|"
-    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从今以后|從今以後|往后|往後|从今天起|從今天起)[，,：: ]*)",
+    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从今以后|從今以後|往后|往後|从今天起|從今天起)(?!再)[，,：: ]*)",
     re.I,
 )
 STANDING = re.compile(
@@ -231,7 +235,7 @@ STANDING = re.compile(
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
     r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|不要再|别再|別再|不再|再也不要|"
-    r"最多|最少|至少|不超过|不超過|控制在|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
@@ -240,7 +244,8 @@ TEMPORARY = re.compile(
     r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
     r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
     r"later today|tonight|this afternoon|this evening|for the demo|brb|be right back|back soon|afk|gtg|"
-    r"got to go|gotta go)\b|"
+    r"got to go|gotta go|when(?:ever)? you(?:'re| are) (?:ready|done|free|back)|when you (?:get|have) a (?:chance|minute|sec)|"
+    r"if you (?:can|could|have time|get a chance))\b|以后再|以後再|改天|有空的时候|有空的時候|"
     r"这次|這次|这一次|這一次|暂时|暫時|临时|臨時|先不|现在先|現在先|这个版本先|這個版本先|先这样|先這樣|"
     r"回头再|回頭再|今天先|这回|這回|今晚|马上|馬上|一会儿|一會兒|先下班|先休息|休息一下|先撤|先走了|"
     r"先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
@@ -328,7 +333,8 @@ _MOOD_EN = re.compile(
     r"motivated|focused|warm|cool|happy)|smile|relax|rest|chill|breathe|hang in|be (?:too |so |very )?"
     r"(?:hard|sad|afraid|scared|shy|nervous|down|discouraged|upset|angry|happy|proud|brave|kind|gentle|"
     r"patient with (?:yourself|you))|take (?:care|it easy|a break|breaks|some time off)|"
-    r"get (?:some )?(?:rest|sleep)|have fun|enjoy (?:yourself|the|your|it|life)|laugh|"
+    r"get (?:some )?(?:rest|sleep)|have fun|enjoy (?:yourself|the|your|it|life)|laugh|drink (?:water|more water)|"
+    r"eat (?:well|something|properly)|hydrate|"
     r"stop (?:learning|trying|believing|dreaming|growing|smiling|being you|exploring)|believe in|dream big|"
     r"forget to (?:smile|laugh|breathe|have fun|enjoy|rest|relax|live)|look on the bright side|"
     r"lose sight of (?:your|what)|be afraid to|doubt yourself|"
