@@ -167,6 +167,11 @@ _CLAUSES = re.compile(
 )
 
 
+_DIRECTIVE_CLAUSE = re.compile(
+    r"^(?:please\s+)?(?:don't|do not|never|always|avoid|keep|make sure|stop|use|skip|include|leave)\b|"
+    r"^[^，,]{0,6}?(?:别|別|不要|千万别|千萬別|一定要|务必|務必|尽量|儘量)",
+    re.I,
+)
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
 
@@ -432,7 +437,19 @@ def _by_clause(parts: list[str], ctx: Ctx) -> list[Found]:
     """One record per clause when the clauses state facts of two or more kinds, else none."""
     if len(parts) < 2:
         return []
-    each = [f for f in (_first_rule(p, ctx) for p in parts if not _CONSEQUENCE.match(p)) if f]
+    each: list[Found] = []
+    for i, part in enumerate(parts):
+        consequence = _CONSEQUENCE.match(part)
+        bare = part[consequence.end() :].strip(" ,，") if consequence else part
+        found = None if consequence else _first_rule(bare, ctx)
+        about_user = i and re.match(r"^(?:i\b|i'm\b|我(?![们們]))", parts[i - 1], re.I)
+        if found is None and about_user and _DIRECTIVE_CLAUSE.match(bare):
+            # "I have asthma, so please avoid …" / "我有哮喘，别给我推荐…": the clause before is the reason
+            joiner = "，因为" if has_cjk(bare) else " because "
+            found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
+            found = found if found is not None and found.type == "feedback" else None
+        if found is not None:
+            each.append(found)
     return each if len(each) >= 2 and len({f.type for f in each}) >= 2 else []
 
 

@@ -36,7 +36,7 @@ from dreamd.models.offline_structure import (
     clause_reason,
     is_standing,
     is_wellbeing,
-    opens_with_verb,
+    opens_with_imperative,
 )
 from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
@@ -204,7 +204,11 @@ _SCHEDULED = re.compile(
     re.I,
 )
 _ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")
-_PERSONAL_DATE = re.compile(r"\b(?:birthday|anniversary)\b|生日|纪念日|紀念日", re.I)
+_PERSONAL_DATE = re.compile(
+    r"\b(?:birthday|anniversary)\b(?!\s+(?:trip|party|dinner|celebration|getaway|vacation|holiday|plans?))|"
+    r"(?:生日|纪念日|紀念日)(?!旅行|旅游|聚会|聚會|派对|派對|晚宴|晚餐)",
+    re.I,
+)
 _ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _GOAL_EN = re.compile(
     r"^(?:our|the|my)\s+(?:main\s+|primary\s+|overall\s+)?goal\s+(?:\w+\s+){0,3}?is\s+(?:to\s+)?(?P<what>.+)$", re.I
@@ -235,7 +239,7 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
             return None
         fact = ("目标：" if has_cjk(what) else "Goal: ") + third_person(what)
         return Found("goal", "project", "goal", what, fact, fact, reason=reason, how=HOW["goal"])
-    if not has_relative_date(s) or opens_with_verb(s) or _ZH_IMPERATIVE.match(s):
+    if not has_relative_date(s) or opens_with_imperative(s) or _ZH_IMPERATIVE.match(s):
         return None  # "Send the report to Priya by Friday" is a task for now, not a fact
     resolved = absolutize_dates(s, ctx.day)
     if not _future_dates(s, ctx.day) or _PAST_CUE.search(s):
@@ -269,7 +273,9 @@ _REF_WORDS = re.compile(
     r"playbook|handbook|channel|postman|swagger|openapi|logs?|metrics|monitoring|calendar|drive|"
     r"sheet|spreadsheet|staging|backlog|roadmap|source of truth|tickets?|issues|config|configs|"
     r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket|manifests?|tokens?|packages?|"
-    r"schemas?|fixtures?|assets?|charts?|protos?|definitions?|policies|policy|pages?)\b|文档|文檔|看板|仪表盘|"
+    r"schemas?|fixtures?|assets?|charts?|protos?|definitions?|policies|policy|pages?|ci|cd|ci/cd|builds?|deploys?|"
+    r"hosting|tickets?|alerts?|alerting|paging|pipelines?|source control|version control|secrets?|credentials|"
+    r"feature flags?|error tracking|analytics|chat|comms)\b|文档|文檔|看板|仪表盘|"
     r"儀表板|监控|監控|仓库|倉庫|设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道|脚本|腳本|目录|目錄|需求|值班表|作品集|"
     r"配置|文件|资料|資料",
     re.I,
@@ -285,6 +291,7 @@ _REF_EN: dict[str, re.Pattern[str]] = {
     "kept": re.compile(
         r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
         r"deployed|published|described|listed|defined|configured|maintained|versioned|checked in|committed|saved|"
+        r"pinned|posted|bookmarked|linked|attached|shared|"
         r"backed up|mirrored|archived|recorded|written down)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
         r"under|to|with)\s+(?P<where>.+)$",
         re.I,

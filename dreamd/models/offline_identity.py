@@ -66,6 +66,14 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "lives": re.compile(r"^i\s+(?:live|grew up|was born)\s+(?P<x>(?:in|near|outside)\s+.+?)\s*$", re.I),
+    "named": re.compile(r"^(?i:i'm|i am)\s+(?P<x>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?=\s*(?:[,.;!]|$|\s+and\b|\s+by the way))"),
+    "aged": re.compile(r"^(?:i'm|i am)\s+(?P<x>\d{1,2}(?:\s+years old)?\b.*?)\s*$", re.I),
+    "condition": re.compile(
+        r"^i\s+have\s+(?P<x>(?:a\s+|an\s+|mild\s+|severe\s+|chronic\s+)*(?:asthma|diabetes|type \d diabetes|adhd|dyslexia|"
+        r"migraines?|allergies|allergy|arthritis|epilepsy|anxiety|depression|insomnia|tinnitus|hypertension|"
+        r"high blood pressure|back pain|bad knees?|bad back|[a-z]+itis|[a-z]+osis)\b.*?)\s*$",
+        re.I,
+    ),
     "maintains": re.compile(
         r"^i\s+(?P<x>(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach|mentor|"
         r"supervise)\s+(?:the|our|a|an|two|three|four|five|\d+)\s+.+?)\s*$",
@@ -119,6 +127,7 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
     "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
     "studying": re.compile(r"^(?P<x>我(?:在|正在|还在|還在)?(?:读|讀|念)(?:博|研|硕|碩|本科|大学|大學|高中|初中|.{1,10}(?:博士|硕士|碩士|本科|专业|專業|学位|學位)).*)$"),
+    "age": re.compile(r"^(?P<x>我(?:今年|现在|現在)?\s*\d{1,2}\s*(?:岁|歲|周岁|週歲).*)$"),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
     "uses": re.compile(
         r"^(?P<x>我(?:平时|平時|一般|主要|日常|一直|现在|現在)?(?:用|使用|开|開|骑|騎)(?:的是)?\s*(?:[A-Za-z][\w.+# -]*|电车|電車|油车|油車|"
@@ -173,6 +182,14 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
                 continue
             x = re.split(r",?\s+so\s+", x)[0]
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
+        if verb == "named":
+            rest = s[m.end() :].strip(" ,.;")
+            x = f"{x}, {rest}" if rest else x
+            fact = f"User is called {third_person(x)}"
+        if verb == "aged":
+            fact = f"User is {third_person(x)}"
+        if verb == "condition":
+            fact = "User has " + third_person(re.split(r",\s*(?:so|and|but)\b", x)[0])
         if verb in ("kin", "recurring"):
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb == "has":

@@ -149,6 +149,19 @@ _CONVENTION_EN = re.compile(
 )
 _QUANTIFIED = re.compile(r"^(?:every|each|all|any|everyone)\b", re.I)
 _TODAY = re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b|今天|今晚", re.I)
+_PRINCIPLE_EN = re.compile(
+    r"^(?:.{0,60}?,\s*so\s+)?(?:in this (?:codebase|repo|project|team),\s*)?[\w -]{3,40}?\s+(?:always\s+)?(?:beats|trumps|"
+    r"matters more than|is more important than|comes before|takes priority over|wins over)\s+[\w -]{3,40}",
+    re.I,
+)
+_PRINCIPLE_ZH = re.compile(
+    r"^.{0,30}?[\u4e00-\u9fffA-Za-z]{2,10}(?:永远|永遠|始终|始終|一直|总是|總是)?(?:比|优先于|優先於|重于|重於)"
+    r"[\u4e00-\u9fffA-Za-z]{2,10}(?:更)?(?:重要|优先|優先|关键|關鍵)"
+)
+_WHY_FIRST = re.compile(r"^(?P<why>.{6,}?),\s*so\s+(?P<rule>.+)$", re.I)
+_ZH_WHY_FIRST = re.compile(
+    r"^(?P<why>(?:我|我们|我們)[^，,]{2,15})[，,](?:所以|因此)?(?P<rule>(?:请|請)?(?:别|別|不要|千万别|千萬別|一定要|务必|務必).+)$"
+)
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _NOT_A_DIRECTIVE_HEAD = re.compile(
     r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
@@ -290,7 +303,24 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     return _feedback_en(s, ctx)
 
 
+def _principle(s: str, ctx: Ctx) -> Found | None:
+    """A priority the user works by: "correctness beats performance every time", "正确性永远比性能重要"."""
+    m = _PRINCIPLE_EN.match(s) or _PRINCIPLE_ZH.match(s)
+    if not m or not (ctx.standing or is_standing(s) or _WHY_FIRST.match(s)):
+        return None
+    rule, reason = _split_all_reasons(s)
+    why = _WHY_FIRST.match(rule)
+    if why:
+        rule, reason = why.group("rule"), reason or why.group("why")
+    if not content_ok(rule):
+        return None
+    return _feedback(sentence_case(rule), rule, "", False, reason)
+
+
 def _feedback_en(s: str, ctx: Ctx) -> Found | None:
+    principle = _principle(s, ctx)
+    if principle is not None:
+        return principle
     rule, reason = _split_all_reasons(s)
     main = rule
     cond = _CONDITION_EN.match(rule)
@@ -349,7 +379,13 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
 
 
 def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
+    principle = _principle(s, ctx)
+    if principle is not None:
+        return principle
     rule, reason = _split_all_reasons(s)
+    why = _ZH_WHY_FIRST.match(rule)
+    if why and reason is None:
+        rule, reason = why.group("rule"), why.group("why")  # "我有哮喘，别给我推荐高海拔的地方"
     body = re.sub(r"^(?:请|請|麻烦|麻煩)", "", rule)
     if re.match(r"^(?:你|您)(?:以后|以後)?(?:要|得|必须|必須|一定要|不要|别|別|应该|應該|每次|总是|總是)", body):
         body = body[1:]

@@ -282,6 +282,16 @@ IMPERATIVE_VERBS: frozenset[str] = frozenset(_IMPERATIVE_VERB_TEXT.split())
 """Verbs that open an instruction ("write …", "include …"); an adjective or noun does not."""
 
 
+def opens_with_imperative(text: str) -> bool:
+    """An instruction opening: a verb followed by its object ("Send the report", "fix it")."""
+    words = re.sub(r"^(?:please|pls|also|just)\s+", "", text.strip(), flags=re.I).lower().split()
+    if len(words) < 2 or not opens_with_verb(words[0]):
+        return len(words) == 1 and opens_with_verb(words[0])
+    return re.match(
+        r"(?:the|a|an|my|our|your|this|that|these|those|it|them|me|him|her|us|all|some|every|to|out|up|down|back|"
+        r"over|in|on|off|everything|something|him|[\w-]+s)$", words[1].strip(",.")) is not None
+
+
 def opens_with_verb(text: str) -> bool:
     """Whether ``text`` starts with a bare instruction verb (after "please")."""
     words = re.sub(r"^(?:please|pls|also|just)\s+", "", text.strip(), flags=re.I).split(" ", 1)
@@ -411,6 +421,7 @@ __all__ = [
     "is_standing",
     "is_temporary",
     "is_wellbeing",
+    "opens_with_imperative",
     "opens_with_verb",
     "peel",
     "proposal_of",
