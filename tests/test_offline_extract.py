@@ -605,7 +605,7 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
         ("never-schedule-migrations-saturday-sunday", "feedback"),
         ("ref-bugs-work-linear", "reference"),
         ("deadline-merge-freeze-q4-release-starts", "project"),
-        ("feedback-7176f78e", "feedback"),
+        ("feedback-42e361e2", "feedback"),
         ("always-make-check", "feedback"),
         ("decision-uv", "project"),
         ("avoid-print-logging", "feedback"),
@@ -622,7 +622,7 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
         "Never schedule migrations there on a Saturday or Sunday.",
         "**Why:** The staging database is read-only on weekends.",
     ]
-    assert got["feedback-7176f78e"]["description"] == "用中文解释代码，但代码注释和提交信息保持英文"
+    assert got["feedback-42e361e2"]["description"] == "用中文解释代码，但代码注释和提交信息保持英文"
     assert "sk-ant" not in json.dumps(items)
 
 

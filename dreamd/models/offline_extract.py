@@ -66,6 +66,7 @@ from dreamd.models.offline_structure import (
     accepts,
     announces_rules,
     is_temporary,
+    opens_with_verb,
     peel,
     proposal_of,
 )
@@ -172,6 +173,10 @@ _DIRECTIVE_CLAUSE = re.compile(
     r"^[^，,]{0,6}?(?:别|別|不要|千万别|千萬別|一定要|务必|務必|尽量|儘量)",
     re.I,
 )
+_ABOUT_USER = re.compile(
+    r"^(?:(?:this year|lately|these days|right now|today|今年|最近|现在|現在|这阵子|這陣子)[,，]?\s*)?(?:i\b|i'm\b|我(?![们們]))",
+    re.I,
+)
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
 
@@ -274,7 +279,7 @@ def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
 
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date.
-    weekdays = found.type != "feedback"
+    weekdays = found.type == "project"
 
     def dated(text: str) -> str:
         return absolutize_dates(text, day, weekdays=weekdays)
@@ -430,27 +435,26 @@ def _found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_
     whole = _first_rule(core, ctx)
     if whole is not None:
         return [whole]
-    return [f for f in (_first_rule(p, ctx) for p in parts) if f][:1]
+    return _by_clause(parts, ctx, kinds=1)[:1]
 
 
-def _by_clause(parts: list[str], ctx: Ctx) -> list[Found]:
-    """One record per clause when the clauses state facts of two or more kinds, else none."""
-    if len(parts) < 2:
+def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
+    """One record per clause when the clauses state facts of ``kinds`` or more kinds, else none."""
+    if len(parts) < kinds:
         return []
     each: list[Found] = []
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         found = None if consequence else _first_rule(bare, ctx)
-        about_user = i and re.match(r"^(?:i\b|i'm\b|我(?![们們]))", parts[i - 1], re.I)
-        if found is None and about_user and _DIRECTIVE_CLAUSE.match(bare):
+        if found is None and i and _ABOUT_USER.match(parts[i - 1]) and (_DIRECTIVE_CLAUSE.match(bare) or opens_with_verb(bare)):
             # "I have asthma, so please avoid …" / "我有哮喘，别给我推荐…": the clause before is the reason
             joiner = "，因为" if has_cjk(bare) else " because "
             found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
             found = found if found is not None and found.type == "feedback" else None
         if found is not None:
             each.append(found)
-    return each if len(each) >= 2 and len({f.type for f in each}) >= 2 else []
+    return each if len(each) >= kinds and len({f.type for f in each}) >= kinds else []
 
 
 def extract_from_turns(

@@ -135,7 +135,9 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
 _CONTEXT_EN = re.compile(
     r"^(?:our|my)\s+(?:main\s+|core\s+|flagship\s+)?(?:product|company|startup|business|app|service|platform|"
     r"customers?|users?|clients?|stack|codebase)\s+(?:is|are|does|do|sells?|builds?|makes?|serves?|runs? on|"
-    r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$",
+    r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$|"
+    r"^we\s+(?:have|run|maintain|support|operate)\s+(?:only\s+)?(?:two|three|four|five|six|\d+|several|multiple)\s+"
+    r"(?:environments?|regions?|clusters?|services|databases|apps|products|teams|stages|tiers)\b.*$",
     re.I,
 )
 _SETTING_EN = re.compile(
@@ -146,7 +148,9 @@ _SETTING_EN = re.compile(
 _SETTING_ZH = re.compile(r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是)")
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
-    r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)"
+    r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)|"
+    r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
+    r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個)[^，,。]{0,10}(?:轮换|輪換|发布|發布|更新|重置|上线|上線)"
 )
 
 
@@ -195,6 +199,7 @@ _SCHEDULED = re.compile(
     r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
     r"(?:(?:planned|scheduled|set|booked|slated|due|pencilled|penciled|moved|pushed)\s+(?:for|to)\s+|on\s+|in\s+|at\s+|"
     r"due\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
+    r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
     r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
     r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
     r".*\d{4}-\d{2}-\d{2}|"
@@ -224,7 +229,7 @@ def _future_dates(text: str, day: dt.date) -> list[dt.date]:
             when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError:
             continue
-        if when >= day:
+        if when > day:
             out.append(when)
     return out
 
@@ -247,10 +252,8 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
     if not (_DEADLINE_WORDS.search(s) or _BEFORE_DATE.search(resolved) or _PLANNED.search(resolved)
             or _SCHEDULED.match(resolved)):
         return None
-    fact, reason = split_reason(s)
-    if reason is None:
-        fact, reason = clause_reason(fact)
-    fact = re.split(r"[,;，；]\s*(?:so|and|help me|please|remind me|提醒我|帮我|記得|记得)\b", fact)[0]
+    reason = split_reason(s)[1] or clause_reason(s)[1]
+    fact = re.split(r"[,;，；]\s*(?:so\b|and\b|help me|please|remind me|提醒我|帮我|幫我|記得|记得|到时候|到時候)", s)[0]
     if not content_ok(fact):
         return None
     personal = bool(_PERSONAL_DATE.search(s))
@@ -291,9 +294,9 @@ _REF_EN: dict[str, re.Pattern[str]] = {
     "kept": re.compile(
         r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
         r"deployed|published|described|listed|defined|configured|maintained|versioned|checked in|committed|saved|"
-        r"pinned|posted|bookmarked|linked|attached|shared|"
+        r"pinned|posted|bookmarked|linked|attached|shared|generated|written|exported|output|rendered|compiled|"
         r"backed up|mirrored|archived|recorded|written down)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
-        r"under|to|with)\s+(?P<where>.+)$",
+        r"under|to|with|into)\s+(?P<where>.+)$",
         re.I,
     ),
     "lives": re.compile(
@@ -336,7 +339,8 @@ _REF_EN: dict[str, re.Pattern[str]] = {
 }
 _REF_ZH = re.compile(
     r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
-    r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|用)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
+    r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
+    r"写入|寫入|用)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
 _ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
 _PRONOUN_SUBJECT = re.compile(

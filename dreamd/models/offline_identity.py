@@ -51,6 +51,11 @@ _NOT_IDENTITY = re.compile(
     r"excited|tired|busy|stuck|confused|worried|ready|fine|ok|okay|good|great|in the middle)\b",
     re.I,
 )
+_WORK_NOUN = re.compile(
+    r"\b(?:on-?call|rotation|standup|stand-up|release|deploy|deployment|sprint|retro|build|backup|meeting|sync|review|"
+    r"planning|demo|freeze|rollout|maintenance|cron|job|pipeline|report|invoice|payroll|audit)s?\b",
+    re.I,
+)
 _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "is": re.compile(r"^(?:i am|i'm|im)\s+(?P<x>(?:(?:a|an|the|one of the|one of)\s+)?[^;]+?)\s*$", re.I),
     "works": re.compile(
@@ -105,7 +110,8 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "recurring": re.compile(
-        r"^(?P<x>(?:my|our)\s+[\w' -]{2,40}?\s+(?:is|are|meets?|happens?|runs?|takes place|falls)\s+(?:on\s+)?"
+        r"^(?P<x>(?:my|our)\s+[\w' -]{2,40}?\s+(?:is|are|meets?|happens?|runs?|takes place|falls|changes|rotates|"
+        r"resets|ships|is released|goes out)\s+(?:on\s+)?"
         r"(?:every|each|on (?:the )?(?:first|second|third|fourth|last)|the (?:first|second|third|fourth|last)\s+\w+\s+of\s+"
         r"every)\b.+?)\s*$",
         re.I,
@@ -171,6 +177,9 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         x = tidy(m.group("x"))
         if verb in ("kin", "recurring") and has_relative_date(x):
             continue  # "my daughter's recital is on December 19" is a dated event
+        if verb == "recurring" and x.lower().startswith("our") and _WORK_NOUN.search(x):
+            fact = sentence_case(x)
+            return Found("context", "project", "project", x, fact, fact, how=HOW["decision"])
         if verb == "is" and re.match(r"^the one (?:who|that)\b", x, re.I):
             pass
         elif verb == "is":

@@ -174,13 +174,19 @@ _GENERAL_CONDITION = re.compile(
     r"^(?:in|for|on|with)\s+(?!(?:this|that|the|these|those|here|now|today|my|your)\b)\w+s\b",
     re.I,
 )
-_ZH_CONDITION = re.compile(r"^[^，,。]{2,20}?(?:的时候|的時候|时候|時候|时|時)[，,]?")
+_ZH_CONDITION = re.compile(r"^[^，,。]{2,20}?(?:的时候|的時候|时候|時候|[时時](?=[，,]))[，,]?")
 _YOU_MODAL = re.compile(r"^you\s+(?:should|must|need to|have to|always|never|can't|cannot|shouldn't|mustn't)\b", re.I)
 _YOU_PREF = re.compile(
     r"^i(?:'d| would)?\s+(?:really\s+)?(?P<v>prefer|like|want|need|expect)\s+(?:it\s+)?(?:when|if|that)?\s*"
     r"you\s+(?P<rest>.+)$|^i(?:'d| would)\s+(?P<v2>rather)\s+you\s+(?P<rest3>.+)$",
     re.I,
 )
+_WANT_EN = re.compile(
+    r"^i\s+(?:really\s+)?(?:want|need|expect|prefer|'d like|would like)\s+(?P<obj>(?:all|every|each|any|our|the)\b[\w\s-]{2,40}?)\s+"
+    r"to\s+(?P<rest>.+)$",
+    re.I,
+)
+_WANT_ZH = re.compile(r"^我(?:希望|想要|要求|需要)(?P<rest>(?:所有|全部|每个|每個|每次|以后|以後|一律|统一|統一).+)$")
 _IT_WHEN = re.compile(
     r"^i\s+(?:really\s+|absolutely\s+|just\s+)?(?P<v>hate|dislike|don't like|do not like|can't stand|cannot stand|love|"
     r"like|prefer|appreciate)\s+it\s+when\s+(?P<rest>.+)$",
@@ -199,7 +205,7 @@ _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|�
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
     r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
-    r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)"
+    r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
 _SO_DIRECTIVE = re.compile(
@@ -266,6 +272,13 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
     if ctx.role != "user":
         return None
+    m = _WANT_EN.match(s) or _WANT_ZH.match(s)
+    if m:
+        said = f"{m.group('obj')} {m.group('rest')}" if m.groupdict().get("obj") else m.group("rest")
+        rule, reason = _split_all_reasons(said)
+        if content_ok(rule) and not is_wellbeing(rule):
+            fact = sentence_case(third_person(rule)) if not has_cjk(rule) else tidy(rule)
+            return _feedback(fact, rule, "", False, reason)
     m = _IT_WHEN.match(s)
     if m and _ABOUT_ASSISTANT.search(m.group("rest")):
         rule, reason = _split_all_reasons(m.group("rest"))

@@ -35,7 +35,7 @@ _EN_MARKER = (
     r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
     r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
-    r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|"
+    r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|for reference|fwiw|"
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
     r"quick reminder)"
 )
@@ -264,7 +264,8 @@ def is_temporary(text: str) -> bool:
 # ----------------------------------------------------------------------------- imperatives
 
 _IMPERATIVE_VERB_TEXT = """
-    use run write add keep put make check ask include show explain answer reply respond format name
+    use run write add keep put make check ask include show explain answer reply respond format name favor
+    favour prioritize prioritise
     test commit push deploy review document log follow read open close tag label list mention cite
     link send email call schedule book remind suggest recommend give skip leave remove delete create
     update set start wait wrap split sort pin lock bump rebase merge squash rename stream cache batch
@@ -381,7 +382,8 @@ _EN_CLAUSE_REASON = re.compile(
     re.I,
 )
 _EN_NOUN_REASON = re.compile(
-    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>[a-z][\w-]*(?: [\w-]+)? (?:needs?|requires?|is|are|has|have|gets?|"
+    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
+    r"depends|depend|relies|rely|uses|use|"
     r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
     r"reads?|checks?|audits?|bills?|charges?|finds?|thinks?|hates?|gets?|keeps?|confuses?|likes?|wants?|"
     r"complains?|struggles?|forgets?|misses?|breaks?|fails?|crashes?|times? out)\b.{3,})$",
@@ -390,7 +392,8 @@ _EN_NOUN_REASON = re.compile(
 _ZH_CLAUSE_REASON = re.compile(
     r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
     r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
-    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,})$"
+    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
+    r"[^，,；;]{1,12}(?:依赖|依賴|需要|要求|规定|規定)(?:这个|這個|它|这些|這些)?)$"
 )
 
 
@@ -401,6 +404,7 @@ def clause_reason(text: str) -> tuple[str, str | None]:
     "…，方便我备课", "…, they never work with my shifts" (an independent clause with its own
     subject, after a comma or semicolon).
     """
+    text = text.strip().rstrip("。.!！")
     m = _ZH_CLAUSE_REASON.match(text) or _EN_CLAUSE_REASON.match(text) or _EN_NOUN_REASON.match(text)
     if not m:
         return text, None

@@ -212,7 +212,7 @@ _ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
     (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
     (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
-    (re.compile(f"(?<![每个個])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
+    (re.compile(f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
     (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
     (re.compile("下个月|下個月"), "next-month"),
     (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
