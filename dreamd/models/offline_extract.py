@@ -164,7 +164,7 @@ _LEADING_CONDITION = re.compile(
 
 
 _CLAUSES = re.compile(
-    r";\s+|,\s+(?:and|but|so)\s+|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r";\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
 )
 
 
@@ -446,7 +446,12 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
-        found = None if consequence else _first_rule(bare, ctx)
+        found = _first_rule(bare, ctx)
+        if consequence and found is not None:
+            if found.type != "feedback":
+                found = None  # "…, so I'm usually broke": the consequence is not a fact of its own
+            else:
+                found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
         if found is None and i and _ABOUT_USER.match(parts[i - 1]) and (_DIRECTIVE_CLAUSE.match(bare) or opens_with_verb(bare)):
             # "I have asthma, so please avoid …" / "我有哮喘，别给我推荐…": the clause before is the reason
             joiner = "，因为" if has_cjk(bare) else " because "

@@ -88,7 +88,7 @@ _DECISION_ZH: dict[str, re.Pattern[str]] = {
     ),
     "just-use": re.compile(r"^(?:好的?|行|那)?[，, ]*(?:就用|就选|就選|就定)(?P<what>.+?)吧?$"),
     "changing": re.compile(
-        r"^(?P<who>我们|我們|团队|團隊|公司)[^，,把]{0,8}?(?P<what>把.+?(?:换成|換成|迁移到|遷移到|迁到|遷到|换到|換到|切到|切换到|切換到|升级到|升級到|改成|改用|替换成|替換成|重写|重寫|拆成|合并到|合併到).+)$"
+        r"^(?P<who>我们|我們|团队|團隊|公司)[^，,把]{0,8}?(?P<what>(?:把|从|從).+?(?:换成|換成|迁移到|遷移到|迁到|遷到|换到|換到|切到|切换到|切換到|升级到|升級到|改成|改用|替换成|替換成|重写|重寫|拆成|合并到|合併到).+)$"
     ),
 }
 
@@ -163,6 +163,9 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
     if not content_ok(fact, min_tokens=3):
         return None
     fact = sentence_case(third_person(fact))
+    if _TOOLS.search(fact) and not re.search(r"\d", fact):
+        # "我们的 CI 用的是 GitHub Actions": where the work happens is a pointer
+        return Found("reference", "reference", "ref", fact, fact, fact, how=HOW["reference"])
     return Found("context", "project", "project", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
 
 
@@ -176,7 +179,7 @@ _DEADLINE_WORDS = re.compile(
     r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
     r"filing|payment|rent|renews?|renewal|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
     r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite|starts?|begins?|"
-    r"kicks off|sprint|iteration|visits|sunset|sunsets|deprecation|end-of-life|eol|cutover|migration date)\b|"
+    r"kicks off|sprint|iteration|visits|sunset|sunsets|deprecation|end-of-life|eol|cutover|migration date)s?\b|"
     r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
     r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
     r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
@@ -199,7 +202,7 @@ _SCHEDULED = re.compile(
     r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
     r"(?:(?:planned|scheduled|set|booked|slated|due|pencilled|penciled|moved|pushed)\s+(?:for|to)\s+|on\s+|in\s+|at\s+|"
     r"due\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
-    r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
+    r"^(?:(?:the|our|my|his|her|their)\b.{2,60}?|[\w-]+(?: [\w-]+){0,3})\s+(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
     r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
     r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
     r".*\d{4}-\d{2}-\d{2}|"
@@ -340,7 +343,7 @@ _REF_EN: dict[str, re.Pattern[str]] = {
 _REF_ZH = re.compile(
     r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
     r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
-    r"写入|寫入|用)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
+    r"写入|寫入)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
 _ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
 _PRONOUN_SUBJECT = re.compile(

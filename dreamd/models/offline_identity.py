@@ -104,9 +104,15 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     ),
     "kin": re.compile(
         r"^(?P<x>my\s+(?:wife|husband|partner|spouse|son|daughter|kids?|children|mom|mum|mother|dad|father|"
-        r"sister|brother|parents|grandma|grandmother|grandpa|grandfather|dog|cat|baby|toddler|twins)(?:'s\s+[\w-]+)?\s+"
+        r"sister|brother|parents|grandma|grandmother|grandpa|grandfather|dog|cat|baby|toddler|twins|older one|younger one|"
+        r"oldest|youngest|eldest|little one|kiddo|boy|girl|girls|boys)(?:'s\s+[\w-]+)?\s+"
         r"(?:is|are|has|have|goes|go|works|work|plays|play|likes|like|loves|love|hates|hate|can't|cannot|"
         r"doesn't|don't|lives|live|studies|study)\b.+?)\s*$",
+        re.I,
+    ),
+    "their-kin": re.compile(
+        r"^(?P<x>(?:their|his|her)\s+(?:mom|mum|mother|dad|father|grandma|grandpa|grandparents|nanny|babysitter)\b.{0,40}?"
+        r"\bevery\b.+?)\s*$",
         re.I,
     ),
     "recurring": re.compile(
@@ -129,9 +135,15 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "named": re.compile(r"^(?P<x>名字(?:叫|是).+)$"),
     "works": re.compile(r"^我(?P<x>(?:在|住在).{1,20}?(?:工作|上班|任职|任職|生活|住).*)$"),
     "lives": re.compile(r"^我(?P<x>(?:现在|現在|目前|一直)?住在.{2,}?)$"),
-    "allergy": re.compile(r"^(?P<x>我(?:的)?(?:[\u4e00-\u9fff]{1,3})?对.{1,15}?过敏.*)$"),
+    "allergy": re.compile(
+        r"^(?P<x>(?:我(?:的)?(?:[\u4e00-\u9fff]{1,3})?|(?:大|小|二)?(?:女儿|女兒|儿子|兒子|孩子)|老大|老二)对.{1,15}?过敏.*)$"
+    ),
+    "kin-recurring": re.compile(
+        r"^(?P<x>(?:我|她们|他们|她們|他們|孩子们|孩子們)?的?(?:妈妈|媽媽|爸爸|奶奶|爷爷|爺爺|外婆|姥姥|保姆|阿姨)[^，,。]{0,8}?"
+        r"(?:每|隔)(?:周|週|天|月|个|個).+)$"
+    ),
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃素|不能吃|戒了).+)$"),
-    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)学.+)$"),
+    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)(?:学|學|攒钱|攢錢|存钱|存錢|备考|備考|准备|準備|减肥|減肥|健身|戒).+)$"),
     "studying": re.compile(r"^(?P<x>我(?:在|正在|还在|還在)?(?:读|讀|念)(?:博|研|硕|碩|本科|大学|大學|高中|初中|.{1,10}(?:博士|硕士|碩士|本科|专业|專業|学位|學位)).*)$"),
     "age": re.compile(r"^(?P<x>我(?:今年|现在|現在)?\s*\d{1,2}\s*(?:岁|歲|周岁|週歲).*)$"),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
@@ -199,7 +211,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User is {third_person(x)}"
         if verb == "condition":
             fact = "User has " + third_person(re.split(r",\s*(?:so|and|but)\b", x)[0])
-        if verb in ("kin", "recurring"):
+        if verb in ("kin", "recurring", "their-kin"):
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb == "has":
             fact = f"User has {third_person(x)}"
@@ -224,7 +236,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             continue
         if not content_ok(x):
             return None
-        fact = third_person(x) if x.startswith(("我", "老家")) else "用户" + third_person(x)
+        fact = "用户" + third_person(x) if kind in ("is", "called", "named", "works", "lives") else third_person(x)
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
     return None
 

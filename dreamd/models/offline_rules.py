@@ -181,6 +181,8 @@ _YOU_PREF = re.compile(
     r"you\s+(?P<rest>.+)$|^i(?:'d| would)\s+(?P<v2>rather)\s+you\s+(?P<rest3>.+)$",
     re.I,
 )
+_NAMING = re.compile(r"\b(?:named|called|prefixed with|prefix(?:ed)?|suffixed with|format(?:ted)? as)\b|命名|前缀|前綴|后缀|後綴|格式为|格式為", re.I)
+_TEMPLATE = re.compile(r"<[\w -]+>|\{[\w -]+\}|[\w-]+/(?:<|\{|[\u4e00-\u9fff])|\b[A-Z]+-\d+\b|[\w]+_\b|\b[a-z]+/\S*(?:号|號|id|ticket)", re.I)
 _WANT_EN = re.compile(
     r"^i\s+(?:really\s+)?(?:want|need|expect|prefer|'d like|would like)\s+(?P<obj>(?:all|every|each|any|our|the)\b[\w\s-]{2,40}?)\s+"
     r"to\s+(?P<rest>.+)$",
@@ -272,6 +274,10 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
     if ctx.role != "user":
         return None
+    if _NAMING.search(s) and _TEMPLATE.search(s):
+        rule, reason = _split_all_reasons(s)
+        fact = sentence_case(rule) if not has_cjk(rule) else tidy(rule)
+        return _feedback(fact, rule, "", False, reason)  # "branches are named feat/<ticket>": a convention
     m = _WANT_EN.match(s) or _WANT_ZH.match(s)
     if m:
         said = f"{m.group('obj')} {m.group('rest')}" if m.groupdict().get("obj") else m.group("rest")
@@ -441,7 +447,7 @@ _MENTAL = re.compile(
 _INTEREST_EN = re.compile(
     r"^(?:i am|i'm|im)\s+(?:(?:really|very|so|super|quite|deeply|also|still|currently|just|now|pretty)\s+)*"
     r"(?P<v>keen on|passionate about|interested in|into|a (?:big |huge )?fan of|fond of|learning|"
-    r"training for|studying)\s+(?P<obj>.+)$",
+    r"training for|studying|saving for|saving up for|preparing for)\s+(?P<obj>.+)$",
     re.I,
 )
 _FAV_EN = re.compile(r"^my\s+(?:favou?rite|preferred|go-to|usual)\s+(?P<what>.+?)\s+(?:is|are)\s+(?P<val>.+)$", re.I)

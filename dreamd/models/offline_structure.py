@@ -142,7 +142,8 @@ def peel(sentence: str) -> Peeled:
             label = m.group("label")
             if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
-            elif re.search(r"keep in mind|remember|reminder|记住|記住|记得|記得|规矩|規矩|提醒", label, re.I):
+            elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
+                           r"规矩|規矩|提醒|备注|備註", label, re.I):
                 remember = True
             elif not (_LEAD_LABEL.match(label) or _short_label(label)):
                 break
