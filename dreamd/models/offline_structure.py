@@ -82,7 +82,7 @@ _ZH_MARKER = (
     r"(?:先说一下规矩|先說一下規矩|先说一下|先說一下|先说明一下|先說明一下|先讲一下|先講一下|说一下|說一下|"
     r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
     r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|"
-    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註)"
+    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好)"
 )
 _ZH_LEAD = re.compile(
     rf"^(?:{_ZH_MARKER}|(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|一句|一点|一點)"
@@ -410,7 +410,7 @@ def clause_reason(text: str) -> tuple[str, str | None]:
     if not m:
         return text, None
     why = m.group("why").strip(" .。!！")
-    if re.match(r"(?:i|we)(?:\s+(?:will|might|may|can)|'ll)\b", why, re.I):
+    if opens_with_verb(why) or re.match(r"(?:i|we)(?:\s+(?:will|might|may|can)|'ll)\b", why, re.I):
         return text, None  # "…, I'll fix it later" is a plan, not a reason
     return m.group("rule").strip(" ,，;；"), why
 
