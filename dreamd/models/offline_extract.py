@@ -18,14 +18,21 @@ Each sentence goes through three steps:
    what they signalled is kept: a remember-request, a standing lead ("from now on", "以后"),
    or reported speech ("my friend keeps telling me: …" is someone else's words: skipped).
 3. **Rules**, tried by name in the order of :data:`~dreamd.models.offline_facts.RULES`; the
-   first that matches wins, one record per sentence:
+   first that matches wins:
    ``identity`` (who the user is, with or without an article: "I'm the on-call SRE …",
    "我是做后端的"), ``reference`` (where things live), ``feedback`` (a directive about the
    work that is *standing* — always/never/every time/from now on/以后/一律/每次/永远, a general
-   condition "when you …"/"…的时候不要", or a stated reason; encouragement and wellbeing
-   advice never are), ``preference`` (likes, habits, interests), ``decision`` (with its reason,
-   "we're rewriting X because …" included), ``dated`` (deadlines, events and goals whose date
-   is not past). A remember-request no rule takes becomes a note (priority under the cap).
+   condition "when you …"/"…的时候", a limit, a convention, or a stated reason; encouragement
+   and wellbeing advice never are, nor a description that happens to say "always"),
+   ``preference`` (likes, habits, interests), ``decision`` (with its reason, "we're rewriting
+   X because …" included), ``dated`` (deadlines, events and goals dated after the turn),
+   ``context`` (what the work is and how it is set up). A sentence whose clauses state facts
+   of different kinds gives one record per clause ("I'm a data engineer and the models live
+   in models/marts"); a directive after the user's own circumstance takes it as its reason
+   ("I have asthma, so please avoid …"). A remember-request no rule takes becomes a note
+   (priority under the cap). An offer the assistant made ("Should I … before every commit?")
+   that the user accepts as standing ("Yes, from now on") becomes feedback. A rules header
+   ("ok so some ground rules.", "说几个规矩：") makes the sentences after it standing.
 
 Bodies: the first line states the rule or fact (first person rewritten as "User …" /
 "用户…"); feedback and project bodies follow it with ``**Why:**`` (the stated reason: after

@@ -1,18 +1,23 @@
-"""The extractor's rules about the work: decisions, dates, pointers, and remember-requests.
+"""The extractor's rules about the work, the rule registry, and remember-requests.
 
 - :func:`rule_decision` → ``project`` — "we decided/agreed/chose to …", "let's go with …",
-  "we're rewriting X in Go because …" (a change under way, with its reason), "我们决定 …",
-  "就用 …", "我们要把 X 换成 Y"; the reason stays in the body's Why.
-- :func:`rule_dated` → ``project`` (``user`` for birthdays and anniversaries) — a goal, or a
-  deadline or event with a date that is not in the past: a deadline word (due, ship, freeze,
-  截止, 上线 …), an event noun (appointment, exam, trip, 比赛, 出差 …), or a date followed by
-  "before"/"前要" ("下个月 15 号之前要把 v2 上线").
-- :func:`rule_reference` → ``reference`` — where something lives: "X is kept/tracked in Y",
-  "X lives in Y", "X is at <path/URL/tool>", "X is <tool> …", "X: <URL>", "文档在 …",
-  "… 都放在 <路径/工具/…里>".
+  "we're rewriting X in Go because …" / "we switched from X to Y because …" (a change, with
+  its reason), "我们决定 …", "就用 …", "我们要把 X 换成 Y", "我们去年从 X 迁到了 Y"; the reason
+  stays in the body's Why.
+- :func:`rule_context` → ``project`` — what the work is about and how it is set up: "our
+  main product is …", "this repo is a Django monolith", "we have three environments …", "our
+  Python version is pinned to 3.11", "我们是做跨境电商的", "我们的测试环境每周日会被清空".
+- :func:`rule_dated` → ``project`` (``user`` for a birthday or an anniversary itself) — a
+  goal, or a deadline or event dated after the turn's day: a deadline or event word (due,
+  ship, freeze, trip, exam, 截止, 上线, 比赛, 出差 …), "X is (planned for) <date>", "before
+  <date>"/"…前要", plans ("we're flying to … on …"); an imperative with a date ("send the
+  report by Friday") is a task for now, not a fact.
 - :func:`rule_remember` — the fallback for a remember-request no other rule took.
 
-:data:`RULES` names every rule; the extractor tries them in that order.
+Who the user is: :mod:`dreamd.models.offline_identity`; how they want the work done:
+:mod:`dreamd.models.offline_rules`; what they like: :mod:`dreamd.models.offline_preference`;
+where things live: :mod:`dreamd.models.offline_pointers`. :data:`RULES` names every rule; the
+extractor tries them in that order.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import datetime as dt
 import re
 
 from dreamd.models.offline_identity import rule_identity
+from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL, rule_reference
+from dreamd.models.offline_preference import rule_preference
 from dreamd.models.offline_rules import (
     _TODAY,
     HOW,
@@ -30,7 +37,6 @@ from dreamd.models.offline_rules import (
     Rule,
     _feedback,
     rule_feedback,
-    rule_preference,
 )
 from dreamd.models.offline_structure import (
     clause_reason,
@@ -163,7 +169,7 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
     if not content_ok(fact, min_tokens=3):
         return None
     fact = sentence_case(third_person(fact))
-    if _TOOLS.search(fact) and not re.search(r"\d", fact):
+    if TOOLS.search(fact) and not re.search(r"\d", fact):
         # "我们的 CI 用的是 GitHub Actions": where the work happens is a pointer
         return Found("reference", "reference", "ref", fact, fact, fact, how=HOW["reference"])
     return Found("context", "project", "project", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
@@ -265,184 +271,6 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
                  reason=reason, how=HOW["deadline"])
 
 
-# ----------------------------------------------------------------------------- references
-
-URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s)>\]\"'，。]+", re.I)
-_PATHLIKE = re.compile(
-    r"(?:^|[\s(（])(?:~?/[\w.-]+(?:/[\w.*-]*)*|\.?[\w-]+(?:/[\w.*-]+)+/?|[\w-]+\.(?:ya?ml|toml|json|md|py|ts|"
-    r"js|sql|cfg|ini|conf|txt|csv|xlsx?|sh)|#[a-z][\w-]+)",
-    re.I,
-)
-_REF_WORDS = re.compile(
-    r"\b(?:docs?|documentation|dashboards?|runbooks?|wiki|tracker|board|repo|repository|spec|specs|"
-    r"design doc|grafana|kibana|sentry|datadog|notion|confluence|figma|jira|linear|status page|"
-    r"playbook|handbook|channel|postman|swagger|openapi|logs?|metrics|monitoring|calendar|drive|"
-    r"sheet|spreadsheet|staging|backlog|roadmap|source of truth|tickets?|issues|config|configs|"
-    r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket|manifests?|tokens?|packages?|"
-    r"schemas?|fixtures?|assets?|charts?|protos?|definitions?|policies|policy|pages?|ci|cd|ci/cd|builds?|deploys?|"
-    r"hosting|tickets?|alerts?|alerting|paging|pipelines?|source control|version control|secrets?|credentials|"
-    r"feature flags?|error tracking|analytics|chat|comms)\b|文档|文檔|看板|仪表盘|"
-    r"儀表板|监控|監控|仓库|倉庫|设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道|脚本|腳本|目录|目錄|需求|值班表|作品集|"
-    r"配置|文件|资料|資料",
-    re.I,
-)
-_TOOLS = re.compile(
-    r"\b(?:linear|jira|github(?: issues| projects)?|gitlab|bitbucket|notion|confluence|trello|asana|"
-    r"slack|grafana|kibana|datadog|sentry|pagerduty|figma|google docs?|google drive|google sheets|"
-    r"dropbox|onedrive|icloud|airtable|obsidian|behance|dribbble|s3|terraform|vault|1password|"
-    r"bitwarden|storybook|metabase|looker|tableau|youtrack)\b|飞书|飛書|钉钉|釘釘|语雀|語雀|企业微信|企業微信|腾讯文档|騰訊文檔",
-    re.I,
-)
-_REF_EN: dict[str, re.Pattern[str]] = {
-    "kept": re.compile(
-        r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
-        r"deployed|published|described|listed|defined|configured|maintained|versioned|checked in|committed|saved|"
-        r"pinned|posted|bookmarked|linked|attached|shared|generated|written|exported|output|rendered|compiled|"
-        r"backed up|mirrored|archived|recorded|written down)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
-        r"under|to|with|into)\s+(?P<where>.+)$",
-        re.I,
-    ),
-    "lives": re.compile(
-        r"^(?P<subj>.+?)\s+(?:lives?|sits?|comes? from|are pulled from|is pulled from|are generated from|"
-        r"is generated from|are built from|is built from)\s+(?:in|at|on|under)?\s*(?P<where>.+)$",
-        re.I,
-    ),
-    "reachable": re.compile(
-        r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:only\s+)?(?:reachable|accessible|available|exposed|served|deployed|"
-        r"running)\s+(?:only\s+)?(?:through|via|from|at|on|behind)\s+(?P<where>.+)$",
-        re.I,
-    ),
-    "we-keep": re.compile(
-        r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>.+?)\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
-    ),
-    "found": re.compile(
-        r"^(?:(?P<subj>.+?)\s+can\s+be\s+found|you(?:'ll)?\s+(?:can\s+|will\s+)?find\s+(?P<subj2>.+?))\s+"
-        r"(?:in|at|on|under)\s+(?P<where>.+)$",
-        re.I,
-    ),
-    "goes": re.compile(
-        r"^(?P<subj>.+?)\s+(?:go|goes|are sent|is sent|get sent|gets sent|are shipped|is shipped|end up|ends up|"
-        r"are forwarded|is forwarded|are posted|is posted|are reported|is reported)\s+(?:to|in|into)\s+(?P<where>.+)$",
-        re.I,
-    ),
-    "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
-    "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
-    "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
-    "has-in": re.compile(
-        r"^(?P<owner>.+?)\s+(?:has|have|keeps?|stores?|puts?)\s+(?:its|their|all|the|our)?\s*(?P<subj>[\w -]+?)\s+"
-        r"(?:in|on|under|at)\s+(?P<where>.+)$",
-        re.I,
-    ),
-    "separate": re.compile(
-        r"^(?P<subj>.+?)\s+(?:is|are|lives?|sits?)\s+(?:in\s+)?(?:a|an|its own|their own)\s+(?:separate|different|another|"
-        r"own)?\s*(?:repo|repository|project|service|package|bucket)\s+(?:called|named)\s+(?P<where>\S+.*)$",
-        re.I,
-    ),
-    "is-tool": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?P<where>.+)$", re.I),
-}
-_REF_ZH = re.compile(
-    r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
-    r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
-    r"写入|寫入)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
-)
-_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
-_PRONOUN_SUBJECT = re.compile(
-    r"^(?:it|this|that|he|she|they|i|we|you|there|the (?:bug|error|issue|problem|fix|change)|"
-    r"我|你|他|她|它|我们|我們|这|這|那)$",
-    re.I,
-)
-_DIRECTIVE_SUBJECT = re.compile(
-    r"^(?:always|never|don't|do not|please|make sure|avoid|以后|以後|每次|永远|永遠|不要|别|別|一律|请|請|我(?![们們]|的)|把)", re.I
-)
-
-
-_HOST = re.compile(
-    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b", re.I
-)
-
-
-_CONTAINER = re.compile(
-    r"\b(?:repo|repository|bucket|channel|namespace|project|space|folder|directory|table|index|queue|topic)\b|"
-    r"仓库|倉庫|频道|頻道|空间|空間|目录|目錄|命名空间|命名空間|群",
-    re.I,
-)
-_IDENTIFIER = re.compile(r"(?<![\w-])(?:[a-z0-9]+[-_][\w-]+|#[\w-]+|`[^`]+`)", re.I)
-
-
-def _pointer(where: str) -> bool:
-    """A URL, a path, a host, a known tool, or a named repo/bucket/channel ("the search-infra repo")."""
-    if URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where) or _HOST.search(where):
-        return True
-    return bool(_CONTAINER.search(where) and _IDENTIFIER.search(where))
-
-
-def rule_reference(s: str, ctx: Ctx) -> Found | None:
-    if ctx.role != "user":
-        return None
-    if has_cjk(s):
-        return _reference_zh(s)
-    if _DIRECTIVE_SUBJECT.match(s):
-        return None
-    for kind, pat in _REF_EN.items():
-        m = pat.match(s)
-        if not m:
-            continue
-        subj, where = tidy(m.group("subj") or m.groupdict().get("subj2") or ""), tidy(m.group("where"))
-        subj = re.split(r"[,;]\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
-        subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
-        if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
-            continue
-        if kind == "is-tool" and not (re.match(_TOOLS.pattern, where, re.I) and _REF_WORDS.search(subj)):
-            continue
-        if kind in ("lives", "reachable", "found", "goes", "at", "colon", "url-is", "has-in") and not _pointer(where):
-            continue
-        if kind == "kept" and not (_pointer(where) or _REF_WORDS.search(subj + " " + where)):
-            continue
-        if kind in ("colon", "url-is") and not (_REF_WORDS.search(subj) or _TOOLS.search(subj)):
-            continue
-        sentence = s.split(";")[0]
-        fact = sentence if kind in ("colon", "url-is") else sentence_case(sentence)
-        where = tidy(where.split(";")[0])
-        desc = sentence_case(sentence) if kind in ("kept", "is-tool") else f"{sentence_case(subj)}: {where}"
-        tool = _TOOLS.search(URL.sub(" ", where))
-        slug_src = subj + (" " + tool.group(0) if tool else "")
-        return Found("reference", "reference", "ref", slug_src, third_person(fact), third_person(desc),
-                     how=HOW["reference"])
-    url = URL.search(s)
-    if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
-        before = tidy(s[: url.start()])
-        subj = re.sub(r"^(?:the|our|here's|here is|see)\s+", "", before, flags=re.I) or url.group(0)
-        if not content_ok(subj, min_tokens=1):
-            return None
-        fact = sentence_case(third_person(s))
-        return Found("reference", "reference", "ref", subj, fact, fact, how=HOW["reference"])
-    return None
-
-
-def _reference_zh(s: str) -> Found | None:
-    for clause in [s, *re.split(r"[，,；;]", s)[1:]]:
-        m = _REF_ZH.match(clause.strip())
-        if not m:
-            continue
-        subj, where = tidy(m.group("subj")), tidy(m.group("where"))
-        if _PRONOUN_SUBJECT.match(subj) or _DIRECTIVE_SUBJECT.match(subj) or len(subj) > 20:
-            continue
-        place = bool(_ZH_PLACE.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在|另一个|另一個|单独|單獨", clause))
-        if not (_pointer(where) or place) or not (_REF_WORDS.search(subj) or len(subj) <= 20):
-            continue
-        fact = third_person(tidy(s))
-        tool = _TOOLS.search(URL.sub(" ", where))
-        url = URL.search(where)
-        desc = f"{third_person(subj)}：{url.group(0)}" if url else fact
-        return Found("reference", "reference", "ref", subj + (" " + tool.group(0) if tool else ""),
-                     fact, desc, how=HOW["reference"])
-    url = URL.search(s)
-    if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
-        fact = third_person(tidy(s))
-        return Found("reference", "reference", "ref", URL.sub(" ", s), fact, fact, how=HOW["reference"])
-    return None
-
-
 # ----------------------------------------------------------------------------- registry
 
 RULES: dict[str, Rule] = {
@@ -491,7 +319,7 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
         if not has_cjk(rest[:2]) and not fact.lower().startswith("user"):
             fact = f"About the user: {fact[0].lower()}{fact[1:]}"
         found = Found("remember", "user", "user", rest, fact, fact, how=HOW["preference"])
-    elif URL.search(rest) or _PATHLIKE.search(" " + rest):
+    elif URL.search(rest) or PATHLIKE.search(" " + rest):
         found = Found("remember", "reference", "ref", URL.sub(" ", rest), sentence_case(rest),
                       sentence_case(rest), how=HOW["reference"])
     else:
