@@ -329,3 +329,77 @@ def test_a_standing_offer_the_user_accepts_becomes_feedback() -> None:
     assert zh["type"] == "feedback" and "CHANGELOG" in zh["description"]
     assert session("Should I rerun the flaky test?", "Yes.") == []  # accepted, but for now only
     assert session("Want me to open the PR?", "Sure, go ahead.") == []
+
+
+def test_descriptions_that_say_always_are_not_rules() -> None:
+    items = run(
+        "The integration tests always time out on Mondays.",
+        "My laptop never charges past 80%.",
+        "We always end up rewriting the parser.",
+        "Never seen this warning before.",
+        "Always something with this VPN.",
+        "Whenever you're ready, merge it.",
+        "Please never do that again, just kidding.",
+        "部署总是失败，好烦。",
+        "周一总是特别忙。",
+        "以后再说吧。",
+        "至少现在能跑了。",
+    )
+    assert items == [], kinds(items)
+
+
+def test_one_sentence_can_state_facts_of_different_kinds() -> None:
+    items = run(
+        "I'm a data engineer at a shipping company, and the dbt models live in the analytics repo under models/marts.",
+        "我开的是电车，规划自驾路线的时候记得加上充电站。",
+        "My youngest has a sesame allergy, so every recipe you suggest must be sesame-free.",
+    )
+    assert [i["type"] for i in items] == ["user", "reference", "user", "feedback", "user", "feedback"], kinds(items)
+    assert "sesame allergy" in items[5]["body"].split("**Why:**", 1)[1]
+
+
+def test_names_ages_conditions_and_routines_describe_the_user() -> None:
+    items = run(
+        "I'm Noor, I run the data team.",
+        "I'm 41 and live in Leeds.",
+        "I have migraines, so keep screens dark.",
+        "My physio is every Thursday at noon.",
+        "我今年 29 岁。",
+        "我对象叫阿杰。",
+        "我每周一和周三健身。",
+    )
+    assert [i["type"] for i in items if i["type"] == "user"] == ["user"] * 7, kinds(items)
+    routine = next(i for i in items if "健身" in i["description"])
+    assert "周三" in routine["description"] and "2026" not in routine["description"]
+
+
+def test_wishes_limits_conventions_and_priorities_are_rules() -> None:
+    items = run(
+        "I'd rather you didn't add type: ignore comments.",
+        "I hate it when answers repeat my question back to me.",
+        "No more than five files per PR.",
+        "I want all log lines to be structured JSON, the parser depends on it.",
+        "Release branches are named release/<version>.",
+        "We handle health data, so privacy beats convenience every single time.",
+        "总结最多写三段。",
+        "我希望所有接口都返回统一的错误码。",
+    )
+    assert [i["type"] for i in items] == ["feedback"] * 8, kinds(items)
+    assert items[0]["description"].startswith("Don't add type: ignore")
+    assert "parser depends on it" in items[3]["body"]
+    assert "We handle health data" in items[5]["body"]
+
+
+def test_dated_events_must_lie_ahead_and_tasks_with_dates_are_not_facts() -> None:
+    items = run(
+        "The vendor demo is planned for next Friday.",
+        "Parent evenings are on December 3.",
+        "My mom visits from Madrid on December 20.",
+        "The standup was yesterday.",
+        "Send the invoice to Lee by Friday.",
+        "The release is today.",
+        "老版本接口下个月底下线。",
+    )
+    assert [(i["type"], re.search(r"\d{4}-\d{2}-\d{2}", i["description"]).group(0)) for i in items] == [  # type: ignore[union-attr]
+        ("project", "2026-12-04"), ("project", "2026-12-03"), ("project", "2026-12-20"), ("project", "2026-12-31"),
+    ]
