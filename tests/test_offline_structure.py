@@ -403,3 +403,33 @@ def test_dated_events_must_lie_ahead_and_tasks_with_dates_are_not_facts() -> Non
     assert [(i["type"], re.search(r"\d{4}-\d{2}-\d{2}", i["description"]).group(0)) for i in items] == [  # type: ignore[union-attr]
         ("project", "2026-12-04"), ("project", "2026-12-03"), ("project", "2026-12-20"), ("project", "2026-12-31"),
     ]
+
+
+def test_advice_about_life_and_hypotheticals_are_not_rules() -> None:
+    items = run(
+        "Always carry an umbrella in London.",
+        "Never lend money to friends.",
+        "You should always back up your photos.",
+        "If we ever move to AWS, we'd use Terraform.",
+        "如果以后上云的话，我们会用 Terraform。",
+    )
+    assert items == [], kinds(items)
+    [style] = run("Don't be verbose in commit messages.")
+    assert style["type"] == "feedback"
+
+
+def test_a_question_the_assistant_asks_and_the_user_answers_as_a_standing_rule() -> None:
+    turns = [{"role": "assistant", "text": "Added hints to utils.py. Should new functions get type hints too?",
+              "timestamp": TS},
+             {"role": "user", "text": "yes, everywhere, always", "timestamp": TS}]
+    [item] = extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+    assert (item["type"], item["description"]) == ("feedback", "New functions get type hints too")
+
+
+def test_a_corrected_value_replaces_the_one_first_stated() -> None:
+    items = run("Our staging database is Postgres 14.", "Sorry, I meant Postgres 15.",
+                "The code freeze is on the 27th.", "Oops, I meant the 28th.",
+                "我们的测试库是 MySQL 5.7。", "不对，应该是 8.0。")
+    assert [i["description"] for i in items] == [
+        "Our staging database is Postgres 15", "The code freeze is on the 2026-11-28", "我们的测试库是 MySQL 8.0",
+    ]

@@ -72,6 +72,8 @@ from dreamd.models.offline_rules import (
 from dreamd.models.offline_structure import (
     accepts,
     announces_rules,
+    correction_of,
+    is_hypothetical,
     is_temporary,
     opens_with_verb,
     peel,
@@ -350,6 +352,35 @@ class _Answer:
         self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
         self.picked.append((found.priority, position, record))
 
+    def correct(self, new: str, old: str | None, day: dt.date) -> bool:
+        """Put the latest record right when the user corrects a value it holds.
+
+        With the old value named ("it's 15, not 14") that text is replaced; otherwise the
+        value of the same shape: a date for a date, a number for a number, a name for a name.
+        """
+        if not self.picked:
+            return False
+        record = self.picked[-1][2]
+        text = record["description"] + "\n" + record["body"]
+        new_abs = absolutize_dates(new, day)
+        target: str | None = None
+        if old and old in text:
+            target = old
+        else:
+            shapes = (r"\d{4}-\d{2}-\d{2}", r"\d+(?:\.\d+)*", r"\b[A-Z][\w.+#-]*[A-Za-z0-9]\b")
+            for shape in shapes:
+                wanted = re.search(shape, new_abs)
+                found = re.findall(shape, record["description"])
+                if wanted and found:
+                    target = found[-1]
+                    new_abs = wanted.group(0) if shape != shapes[2] else new_abs
+                    break
+        if not target or target == new_abs:
+            return False
+        record["description"] = one_line(record["description"].replace(target, new_abs))
+        record["body"] = record["body"].replace(target, new_abs)
+        return True
+
     def records(self) -> list[dict[str, str]]:
         best = sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
         return [r for _, _, r in sorted(best, key=lambda p: p[1])]
@@ -391,7 +422,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             peeled = peel(s)
             core = peeled.core
-            if is_temporary(core):
+            if is_temporary(core) or is_hypothetical(core):
                 continue
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
@@ -404,6 +435,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
+            fix = correction_of(s) if role == "user" else None
+            if fix and answer.correct(fix[0], fix[1], day):
+                continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
             for found in _found_in(core, ctx, accepted=accepted, remember=peeled.remember,
                                    all_rules=not answer.full()):

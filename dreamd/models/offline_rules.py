@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dreamd.models.offline_structure import (
+    about_the_work,
     clause_reason,
     is_standing,
     is_wellbeing,
@@ -159,6 +160,12 @@ _PRINCIPLE_ZH = re.compile(
 _WHY_FIRST = re.compile(r"^(?P<why>.{6,}?),\s*so\s+(?P<rule>.+)$", re.I)
 _ZH_WHY_FIRST = re.compile(
     r"^(?P<why>(?:我|我们|我們)[^，,]{2,15})[，,](?:所以|因此)?(?P<rule>(?:请|請)?(?:别|別|不要|千万别|千萬別|一定要|务必|務必).+)$"
+)
+_PLURAL_SCOPE = re.compile(
+    r"\b(?:in|for|on|to|with|across)\s+(?:(?:all|any|every|new|public|future)\s+(?:[\w-]+\s+){0,2}[\w-]+|"
+    r"(?!(?:the|this|that|these|those|my|your|his|her|its|a|an|one|two|three|four|five|six|few|several|"
+    r"some|\d+)\b)[\w-]+\s+[\w-]+s)\s*[.!]?$",
+    re.I,
 )
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _NOT_A_DIRECTIVE_HEAD = re.compile(
@@ -366,7 +373,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         return None
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
         return None  # a past-tense or participle opening is a story, not an instruction
-    standing = ctx.standing or is_standing(s) or general_condition
+    standing = ctx.standing or is_standing(s) or general_condition or bool(_PLURAL_SCOPE.search(rule))
     if _TODAY.search(s) and not is_standing(s):
         return None  # "Smile today", "ship it tonight": for the day only
     if not (standing or reason or _reason_follows(ctx)):
@@ -386,7 +393,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     head = re.split(r"[,;]|\s[-—–]\s", rest)[0]
     if not content_ok(head) and not norm:
         return None  # "don't ever change, you're hilarious": nothing to do or avoid
-    if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest):
+    if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest) or not about_the_work(rest):
         return None
     if PRONOUN_OBJECT.match(rest) and not content_ok(rest, min_tokens=3):
         return None

@@ -227,7 +227,7 @@ _STANDING_LEAD = re.compile(
 )
 STANDING = re.compile(
     r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
-    r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|"
+    r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|everywhere|"
     r"(?:in|for|on|with|to)\s+(?:any|all|every|each)|prefer|preferably|wherever possible|whenever possible|"
     r"no more than|not more than|never more than|at most|at least|no longer than|stop|no more|anymore|any more|"
     r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
@@ -256,6 +256,19 @@ TEMPORARY = re.compile(
 
 def is_standing(text: str) -> bool:
     return bool(STANDING.search(text))
+
+
+HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|imagine|what if|say)\b[^,]*,?.*\b(?:would|'d|might|could)\b|"
+    r"\b(?:would|'d)\s+(?:probably|maybe|likely)?\s*(?:use|go|pick|choose|switch|move)\b.*\bif\b|"
+    r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概)",
+    re.I,
+)
+
+
+def is_hypothetical(text: str) -> bool:
+    """"If we ever move to AWS, we'd use Terraform" / "如果…的话，我们会…": not a fact yet."""
+    return bool(HYPOTHETICAL.search(text))
 
 
 def is_temporary(text: str) -> bool:
@@ -306,7 +319,9 @@ _PROPOSAL = re.compile(
     r"(?:^|\s)(?:should|shall|can|may)\s+i\s+(?:also\s+|just\s+)?(?P<x>[^?]+?)\s*\?\s*$|"
     r"(?:^|\s)(?:do|would)\s+you\s+(?:want|like)\s+me\s+to\s+(?:also\s+)?(?P<y>[^?]+?)\s*\?\s*$|"
     r"(?:^|\s)want\s+me\s+to\s+(?P<z>[^?]+?)\s*\?\s*$|"
-    r"(?:要不要|需不需要|用不用)我(?P<w>[^？?]+?)[？?]\s*$|(?:需要|要)我(?P<v>[^？?]+?)吗[？?]\s*$",
+    r"(?:要不要|需不需要|用不用)我(?P<w>[^？?]+?)[？?]\s*$|(?:需要|要)我(?P<v>[^？?]+?)吗[？?]\s*$|"
+    r"(?:^|\s)(?:should|shall|must)\s+(?P<u>(?!i\b|we\b)[a-z][^?]{4,}?)\s*\?\s*$|"
+    r"^(?P<t>[^？?，,]{3,30}?(?:要|需要|应该|應該|得)[^？?]{2,30}?)(?:吗|嗎)[？?]\s*$",
     re.I,
 )
 _ACCEPT = re.compile(
@@ -328,6 +343,71 @@ def proposal_of(assistant_text: str) -> str | None:
 def accepts(sentence: str) -> bool:
     """Whether a user sentence accepts what was just offered ("Yes, please do that from now on")."""
     return bool(_ACCEPT.match(sentence.strip()))
+
+
+# ----------------------------------------------------------------------------- corrections
+
+_CORRECTION_EN = re.compile(
+    r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm)[,:!.]?\s+)+"
+    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was)\s+(?P<new>.+?)"
+    r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
+    r"^(?:it's|it is|that's)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
+    re.I,
+)
+_CORRECTION_ZH = re.compile(
+    r"^(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*"
+    r"(?:应该是|應該是|其实是|其實是|是)(?P<new>[^，,]+?)(?:[，,]\s*不是(?P<old>.+?))?[。.!！]?$"
+)
+
+
+def correction_of(sentence: str) -> tuple[str, str | None] | None:
+    """A value the user puts right ("sorry, I meant Postgres 15", "不对，应该是周四"): (new, old)."""
+    m = _CORRECTION_EN.match(sentence.strip()) or _CORRECTION_ZH.match(sentence.strip())
+    if not m:
+        return None
+    groups = m.groupdict()
+    new = groups.get("new") or groups.get("new2") or ""
+    old = groups.get("old") or groups.get("old2")
+    return (new.strip(), old.strip() if old else None) if new.strip() else None
+
+
+# ----------------------------------------------------------------------------- what a rule is about
+
+_WORK_EN = re.compile(
+    r"[A-Za-z]+[-_./#:][\w]|`|\d|\b(?:code|tests?|commits?|prs?|pull requests?|branch(?:es)?|merges?|deploy\w*|"
+    r"releases?|builds?|ci|lint\w*|reviews?|docs?|documentation|comments?|functions?|class(?:es)?|apis?|endpoints?|"
+    r"databases?|db|quer(?:y|ies)|sql|migrations?|schemas?|servers?|services?|logs?|logging|config\w*|repos?|"
+    r"files?|scripts?|packages?|dependenc(?:y|ies)|librar(?:y|ies)|bugs?|issues?|tickets?|errors?|exceptions?|"
+    r"answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|explanations?|suggest\w*|recommend\w*|plans?|recipes?|"
+    r"meals?|menus?|e-?mails?|messages?|calendar|meetings?|schedul\w*|remind\w*|lists?|format\w*|bullets?|"
+    r"markdown|emojis?|language|english|chinese|units?|prices?|currency|celsius|metric|verbose|concise|short|"
+    r"brief|detailed|formal|casual|tone|hotels?|book\w*|restaurants?|travel|trips?|flights?|routes?|"
+    r"itinerar(?:y|ies)|workouts?|exercises?|budget|spreadsheet|notes?|names?|naming|variables?|types?|"
+    r"data|pii|privacy|security|compliance|gdpr|customers?|clients?|users?|production|prod|staging|secrets?|keys?|"
+    r"passwords?|credentials|tokens?|regions?|servers?|clusters?|pods?|containers?|images?|tables?|columns?|"
+    r"fields?|indexes|indices|cache|queues?|jobs?|tasks?|features?|flags?|screens?|pages?|ui|ux|charts?|"
+    r"me|my|mine|myself|i|we|our|us|the user)\b",
+    re.I,
+)
+_WORK_ZH = re.compile(
+    r"代码|代碼|提交|测试|測試|接口|文档|文檔|部署|发布|發布|发版|發版|回答|回复|回覆|推荐|推薦|总结|總結|计划|計劃|菜谱|菜譜|"
+    r"邮件|郵件|注释|註釋|分支|合并|合併|数据|數據|日志|日誌|配置|函数|函數|变量|變量|格式|中文|英文|工单|工單|酒店|餐厅|餐廳|"
+    r"路线|路線|行程|机票|機票|预订|預訂|订|訂|安排|提醒|解释|解釋|说明|說明|建议|建議|我|用户|用戶|[A-Za-z]{2,}|\d"
+)
+
+
+CJK_RULE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def about_the_work(rule: str) -> bool:
+    """Whether a directive is about the work, the assistant's output or the user's affairs.
+
+    "Always carry an umbrella in London" or "出门一定要带伞" is advice about life, between
+    people; a rule for the assistant names something it produces or handles.
+    """
+    camel = re.search(r"[a-z][A-Z]", rule) is not None
+    zh = _WORK_ZH.search(rule) is not None and CJK_RULE.search(rule) is not None
+    return bool(camel or zh or _WORK_EN.search(rule) or opens_with_verb(rule))
 
 
 # ----------------------------------------------------------------------------- who is addressed
@@ -420,9 +500,12 @@ __all__ = [
     "STANDING",
     "TEMPORARY",
     "Peeled",
+    "about_the_work",
     "accepts",
     "announces_rules",
     "clause_reason",
+    "correction_of",
+    "is_hypothetical",
     "is_standing",
     "is_temporary",
     "is_wellbeing",

@@ -281,6 +281,7 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
     (re.compile(r"年底|年末"), "eoy"),
     (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
+    (re.compile(r"(?<=\bthe )(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
 ]
 
 
