@@ -96,6 +96,13 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"^(?i:i\s+(?:mostly\s+|mainly\s+|usually\s+|also\s+|only\s+)?)(?P<x>(?i:speak|drive|ride|commute|own|wear|"
         r"follow a|am fluent in)\s+.+?|(?i:use|run|take|support)\s+(?:(?i:a|an)\s+)?[A-Z0-9][\w.+#-]*.*?)\s*$",
     ),
+    "weekly": re.compile(
+        r"^i\s+(?P<x>(?!(?:was|were|had|did|went|never|rarely|don't|can't|cannot|know|think|wonder|forget|hate|"
+        r"love|miss|wish)\b)[a-z]+\b.{0,60}?\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|"
+        r"saturdays|sundays|weekdays|weekends|every (?:day|morning|evening|night|week|monday|tuesday|wednesday|"
+        r"thursday|friday|saturday|sunday))\b.*?)\s*$",
+        re.I,
+    ),
     "own": re.compile(
         r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
         r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack)"
@@ -218,6 +225,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User has {third_person(x)}"
         if verb == "maintains":
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
+        if verb == "weekly":
+            fact = "User " + third_person(x)
         if verb == "habitual":
             x = re.split(r",\s*(?:so|and|but)\b", x)[0]
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()

@@ -93,8 +93,18 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         r"own)?\s*(?:repo|repository|project|service|package|bucket)\s+(?:called|named)\s+(?P<where>\S+.*)$",
         re.I,
     ),
+    "my-place": re.compile(
+        r"^(?P<subj>my\s+(?:usual\s+|regular\s+|go-to\s+)?(?:gym|doctor|gp|dentist|bank|school|hairdresser|barber|vet|"
+        r"pharmacy|physio|physiotherapist|therapist|lawyer|accountant|mechanic|hospital|clinic|pediatrician))\s+is\s+"
+        r"(?P<where>[A-Z0-9].+)$",
+        re.I,
+    ),
     "is-tool": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?P<where>.+)$", re.I),
 }
+_PLACE_ZH = re.compile(
+    r"^(?P<subj>我(?:常去|常用|平时去|平時去|一般去|看)?的?(?:健身房|医生|醫生|牙医|牙醫|银行|銀行|学校|學校|理发店|理髮店|药店|"
+    r"藥店|医院|醫院|诊所|診所|律师|律師|会计|會計))(?:是|叫|在)(?P<where>.+)$"
+)
 _REF_ZH = re.compile(
     r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
     r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
@@ -175,6 +185,10 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
 
 
 def _reference_zh(s: str) -> Found | None:
+    spot = _PLACE_ZH.match(s)
+    if spot:
+        fact = third_person(tidy(s))
+        return Found("reference", "reference", "ref", spot.group("where"), fact, fact, how=HOW["reference"])
     for clause in [s, *re.split(r"[，,；;]", s)[1:]]:
         m = _REF_ZH.match(clause.strip())
         if not m:

@@ -63,7 +63,9 @@ _SPEECH = re.compile(
 )
 _INLINE_QUOTE = re.compile(
     r"\b(?:says?|said|tells?|told|telling|wrote|writes|reads?|quotes?)\b[^\"“”「」']{0,20}[\"“「']|"
-    r"(?:说|說|讲|講|写|寫|提到|表示|要求)(?:过|過|着|著|道)?[：:]?\s*[\"“「]",
+    r"(?:说|說|讲|講|写|寫|提到|表示|要求)(?:过|過|着|著|道)?[：:]?\s*[\"“「]|"
+    r"\b(?:that's|that is|this is)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+(?:says?|said|taught|told|"
+    r"always says|tells?)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
     re.I,
 )
 _GROUP_VOCATIVE = re.compile(
@@ -355,8 +357,8 @@ _CORRECTION_EN = re.compile(
     re.I,
 )
 _CORRECTION_ZH = re.compile(
-    r"^(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*"
-    r"(?:应该是|應該是|其实是|其實是|是)(?P<new>[^，,]+?)(?:[，,]\s*不是(?P<old>.+?))?[。.!！]?$"
+    r"^(?:(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*)+"
+    r"(?:应该是|應該是|其实是|其實是|是)(?P<new>[^，,]+?)(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
 )
 
 
