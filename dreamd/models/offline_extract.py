@@ -173,7 +173,7 @@ _LEADING_CONDITION = re.compile(
 
 
 _CLAUSES = re.compile(
-    r";\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r";\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
 )
 
 
@@ -184,6 +184,11 @@ _DIRECTIVE_CLAUSE = re.compile(
 )
 _ABOUT_USER = re.compile(
     r"^(?:(?:this year|lately|these days|right now|today|今年|最近|现在|現在|这阵子|這陣子)[,，]?\s*)?(?:i\b|i'm\b|我(?![们們]))",
+    re.I,
+)
+_ERRAND = re.compile(
+    r"^(?:please\s+)?(?:remind|let me know|tell me|help|ping|ask|show|send|find|book|order|buy|call|text)\b|"
+    r"^(?:请|請)?(?:提醒我|告诉我|告訴我|帮我|幫我|给我找|給我找|帮忙|幫忙)",
     re.I,
 )
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
@@ -202,7 +207,7 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     for line in text.splitlines():
         for part in _SENTENCE_SPLIT.split(line):
-            clauses = [c.strip() for c in _CLAUSE_SPLIT.split(part) if c.strip()]
+            clauses = [part.strip()] if part.strip() else []
             for i, clause in enumerate(clauses):
                 fragment = len(re.split(r",|\bbecause\b|\bsince\b", clause)[0].split()) < 3  # "never npm, …"
                 if i and (fragment or len(clauses[i - 1].split()) < 5 or _LEADING_CONDITION.match(clauses[i - 1])):
@@ -484,6 +489,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
     if len(parts) < kinds:
         return []
     each: list[Found] = []
+    previous: Found | None = None
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
@@ -493,13 +499,19 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
                 found = None  # "…, so I'm usually broke": the consequence is not a fact of its own
             else:
                 found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
-        if found is None and i and _ABOUT_USER.match(parts[i - 1]) and (_DIRECTIVE_CLAUSE.match(bare) or opens_with_verb(bare)):
+        lasting = previous is not None and previous.kind != "deadline"  # a dated push is not a standing reason
+        grounded = bool(_ABOUT_USER.match(parts[i - 1]) or lasting) if i else False
+        errand = _ERRAND.match(bare) is not None  # "…, so remind me to renew it": a task, not a rule
+        if found is None and grounded and not errand and (_DIRECTIVE_CLAUSE.match(bare) or opens_with_verb(bare)):
             # "I have asthma, so please avoid …" / "我有哮喘，别给我推荐…": the clause before is the reason
             joiner = "，因为" if has_cjk(bare) else " because "
             found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
             found = found if found is not None and found.type == "feedback" else None
+        if found is not None and found.type == "feedback" and found.reason is None and lasting:
+            found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
         if found is not None:
             each.append(found)
+        previous = found
     return each if len(each) >= kinds and len({f.type for f in each}) >= kinds else []
 
 

@@ -178,6 +178,38 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
     return Found("context", "project", "project", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
 
 
+# ----------------------------------------------------------------------------- state of the work
+
+_STATE_EN = re.compile(
+    r"^(?:status(?: update)?[:,]?\s*)?(?:the|our|my)\s+[\w\s./-]{2,40}?\s+(?:is|are|has been|have been)\s+"
+    r"(?:(?:now|already|currently|still|finally|about|almost|mostly|officially|basically)\s+)*"
+    r"(?:done|finished|complete|completed|live|in production|deployed|shipped|blocked|on hold|paused|in progress|"
+    r"half done|halfway done|deprecated|frozen|read-only|stable|in beta|in review|pending|cancelled|canceled|"
+    r"postponed|delayed|launched|merged|released|sunset|retired|archived|abandoned|feature-complete|end-of-life)\b|"
+    r"^we(?:'re| are)\s+(?:still\s+|currently\s+)?(?:blocked on|waiting on|waiting for|stuck on|stuck waiting for)\s+.+",
+    re.I,
+)
+_STATE_ZH = re.compile(
+    r"^(?:同步一下进度[：:，,]?\s*)?[^，,。？?]{2,24}?(?:已经|已經|终于|終於|目前|现在|現在|还|還|大概|基本|都)?"
+    r"(?:做了一半|完成了|做完了|上线了|上線了|完工了|废弃了|廢棄了|下线了|下線了|暂停了|暫停了|冻结了|凍結了|卡在|卡住了|在等|"
+    r"等审批|等審批|被阻塞|阻塞在|搁置了|擱置了|推迟了|推遲了|取消了)"
+)
+
+
+def rule_state(s: str, ctx: Ctx) -> Found | None:
+    """Where the work stands: "the auth refactor is half done", "we're blocked on the legal
+    review", "数据导出卡在法务审核上", "老的报表服务已经废弃了". Passing breakage ("the build is
+    broken", "构建又挂了") is not a state worth keeping."""
+    if ctx.role != "user" or not (_STATE_EN.match(s) or _STATE_ZH.match(s)):
+        return None
+    fact, reason = split_reason(s)
+    if not content_ok(fact, min_tokens=2):
+        return None
+    fact = sentence_case(third_person(fact)) if not has_cjk(fact) else third_person(tidy(fact))
+    fact = re.sub(r"^(?:status(?: update)?[:,]?\s*|同步一下进度[：:，,]?\s*)", "", fact, flags=re.I)
+    return Found("state", "project", "status", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
+
+
 # ----------------------------------------------------------------------------- dates
 
 _DEADLINE_WORDS = re.compile(
@@ -284,6 +316,7 @@ RULES: dict[str, Rule] = {
     "decision": rule_decision,
     "dated": rule_dated,
     "context": rule_context,
+    "state": rule_state,
 }
 """Every rule by name, in the order a sentence is tried; the first that matches wins."""
 

@@ -465,7 +465,8 @@ _EN_CLAUSE_REASON = re.compile(
     re.I,
 )
 _EN_NOUN_REASON = re.compile(
-    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
+    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|because|or)\b)"
+    r"[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
     r"depends|depend|relies|rely|uses|use|"
     r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
     r"reads?|checks?|audits?|bills?|charges?|finds?|thinks?|hates?|gets?|keeps?|confuses?|likes?|wants?|"
