@@ -177,7 +177,7 @@ def test_self_descriptions_with_or_without_an_article() -> None:
         "I'm tired today.",
         "I'm looking at the logs now.",
     )
-    assert [i["type"] for i in items] == ["user"] * 5
+    assert [i["type"] for i in items] == ["user"] * 6  # "… team and I own the ingestion jobs" is two facts
     assert "on-call SRE" in items[0]["description"]
 
 

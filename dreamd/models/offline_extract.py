@@ -512,7 +512,9 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         if found is not None:
             each.append(found)
         previous = found
-    return each if len(each) >= kinds and len({f.type for f in each}) >= kinds else []
+    own_subjects = all(_ABOUT_USER.match(p) for p in parts)  # "I have five years of Go and I'm rusty on CSS"
+    distinct = len({f.type for f in each}) >= kinds or (own_subjects and len(each) == len(parts))
+    return each if len(each) >= kinds and distinct else []
 
 
 def extract_from_turns(

@@ -32,6 +32,7 @@ _ROLE_WORDS = re.compile(
     r"doctor|physician|nurse|lawyer|hobbyist|owner|specialist|tester|qa|marketer|editor|journalist|"
     r"statistician|mathematician|physicist|chemist|biologist|economist|accountant|novice|"
     r"newbie|expert|veteran|on-call|oncall|frontend|front-end|backend|back-end|full-stack|fullstack|"
+    r"night owl|early bird|morning person|introvert|extrovert|homebody|maintainer|"
     r"parent|mom|mum|dad|father|mother|retiree|pharmacist|paramedic|chef|cook|artist|musician|"
     r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer)s?\b",
     re.I,
@@ -103,6 +104,17 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"thursday|friday|saturday|sunday))\b.*?)\s*$",
         re.I,
     ),
+    "situation": re.compile(
+        r"^i\s+(?P<x>(?:(?:just|recently|finally|also)\s+)?(?:moved|relocated)\s+(?:to|from)\s+.+?|"
+        r"(?:(?:just|recently)\s+)?(?:started|joined)\s+(?:a\s+new\s+job\s+)?(?:at|as|with|working)\b.+?|"
+        r"(?:can't|cannot|don't|do not)\s+(?:eat|drink|have|tolerate|digest|drive|swim|own)\s+.+?|"
+        r"(?:don't|do not)\s+(?:have|own)\s+(?:a|an|any)\s+.+?|"
+        r"(?:'ve|have)\s+(?:got\s+)?(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?(?:\d+|one|two|three|four|five|six|"
+        r"seven|eight|nine|ten|a few|several)\s+years\s+(?:of|in|with|experience)\b.+?|"
+        r"(?:(?:recently|just|finally)\s+)?(?:switched|moved|migrated|changed)\s+(?:from\s+.+?\s+)?to\s+[A-Z0-9].+?)"
+        r"(?:,\s*(?:so|and|but)\b.*)?\s*$",
+        re.I,
+    ),
     "own": re.compile(
         r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
         r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack)"
@@ -163,6 +175,13 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"^(?P<x>我(?:带|帶|管|负责|負責|维护|維護|主导|主導|领导|領導)(?:着|著)?(?:一个|一個|几个|幾個)?[^，,。]{2,20}"
         r"(?:组|組|团队|團隊|项目|項目|服务|服務|系统|系統|模块|模塊).*)$"
     ),
+    "moved": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,10}?(?:搬到|搬去|搬来|搬來|定居|住到|调到|調到).+)$"),
+    "joined": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,12}?在[^，,。]{1,20}?(?:工作|上班|任职|任職|实习|實習).*)$"),
+    "lacks": re.compile(r"^(?P<x>我(?:没有|沒有|不会|不會|不能)(?:车|車|驾照|駕照|开车|開車|游泳|喝酒|吃辣|骑车|騎車).*)$"),
+    "years": re.compile(r"^(?P<x>我(?:写|寫|做|用|学|學|干|幹)了?(?:大概|差不多|快|将近|將近|十几|十幾)?[\d一二两兩三四五六七八九十]+年.+)$"),
+    "switched": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,6}?(?:从|從).+?(?:换到|換到|换成|換成|转到|轉到|切到|切换到|切換到|改用).+)$"),
+    "zone": re.compile(r"^(?P<x>我(?:在|位于|位於)(?:东|東|西)[一二三四五六七八九十]+区|我在\s*(?:UTC|GMT)[+-]?\d*.*|我在东八区.*|我在東八區.*)$"),
+    "sole": re.compile(r"^(?P<x>.{2,20}?(?:只有|就)我(?:一个人|一個人)?在(?:维护|維護|负责|負責|管).*)$"),
     "shift": re.compile(r"^(?P<x>我(?:上|值|倒|常上|经常上|經常上)(?:夜班|白班|早班|晚班|三班|倒班|班).*)$"),
     "trait": re.compile(
         r"^(?P<x>我(?:不太|不|很|比较|比較|特别|特別)?(?:擅长|擅長|怕|害怕|容易|恐高|晕车|暈車|晕船|暈船|社恐|内向|內向|外向).{1,30})$"
@@ -182,7 +201,8 @@ _ZH_ROLE = re.compile(
     r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|设计|設計|经理|經理|学生|學生|研究员|研究員|"
     r"分析师|分析師|架构师|架構師|产品|產品|运维|運維|老师|老師|教授|医生|醫生|护士|護士|律师|律師|新手|初学者|初學者|"
     r"负责人|負責人|创始人|創始人|作者|维护者|維護者|博士|硕士|碩士|本科|者$|做.+的|负责.+的|負責.+的|后端|後端|前端|"
-    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|从.+(?:转|轉)|從.+(?:转|轉)",
+    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|从.+(?:转|轉)|從.+(?:转|轉)|夜猫子|夜貓子|早起|"
+    r"早鸟|早鳥|内向|內向|外向|社恐|左撇子|素食者",
     re.I,
 )
 
@@ -190,6 +210,7 @@ _ZH_ROLE = re.compile(
 def rule_identity(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user":
         return None
+    s = re.sub(r"^I've\b", "I have", s)
     for verb, pat in _IDENTITY_EN.items():
         m = pat.match(s)
         if not m:
@@ -225,6 +246,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User has {third_person(x)}"
         if verb == "maintains":
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
+        if verb == "situation":
+            fact = "User " + third_person(re.sub(r"^'ve\s+", "has ", x))
         if verb == "weekly":
             fact = "User " + third_person(x)
         if verb == "habitual":
