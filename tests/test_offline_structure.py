@@ -433,3 +433,18 @@ def test_a_corrected_value_replaces_the_one_first_stated() -> None:
     assert [i["description"] for i in items] == [
         "Our staging database is Postgres 15", "The code freeze is on the 2026-11-28", "我们的测试库是 MySQL 8.0",
     ]
+
+
+def test_standing_rules_asked_as_questions_or_stated_as_how_things_are() -> None:
+    items = run(
+        "Can you always reply in English from now on?",
+        "Could you stop wrapping every answer in a table?",
+        "Would you mind keeping code samples under 30 lines going forward?",
+        "From here on, fixtures go in a fixtures/ folder next to each test module.",
+        "以后能不能都用英文回复？",
+        "你能不能别每次都用表格回答？",
+        "Can you rename this variable?",
+        "Could you always be this patient? Kidding!",
+    )
+    assert [i["type"] for i in items] == ["feedback"] * 6, kinds(items)
+    assert items[2]["description"].startswith("Keep code samples under 30 lines")

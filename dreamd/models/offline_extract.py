@@ -78,6 +78,7 @@ from dreamd.models.offline_structure import (
     opens_with_verb,
     peel,
     proposal_of,
+    standing_request,
 )
 from dreamd.models.offline_text import (
     REASON_NEXT,
@@ -431,7 +432,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
-            if peeled.reported or not core or is_question(core) or _REQUEST.match(core):
+            asked = standing_request(core)
+            if asked:
+                core = asked  # "Can you always reply in English from now on?" is a rule
+            elif peeled.reported or not core or is_question(core) or _REQUEST.match(core):
+                continue
+            if peeled.reported:
                 continue
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,

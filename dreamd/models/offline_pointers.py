@@ -142,8 +142,8 @@ def _pointer(where: str) -> bool:
 
 
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
-    if ctx.role != "user":
-        return None
+    if ctx.role != "user" or ctx.standing:
+        return None  # "From here on, tests go in tests/": under a standing lead it is a rule
     if has_cjk(s):
         return _reference_zh(s)
     if _DIRECTIVE_SUBJECT.match(s):

@@ -183,11 +183,15 @@ _ZH_CONDITION = re.compile(r"^[^，,。]{2,20}?(?:的时候|的時候|时候|時
 _YOU_MODAL = re.compile(r"^you\s+(?:should|must|need to|have to|always|never|can't|cannot|shouldn't|mustn't)\b", re.I)
 _YOU_PREF = re.compile(
     r"^i(?:'d| would)?\s+(?:really\s+)?(?P<v>prefer|like|want|need|expect)\s+(?:it\s+)?(?:when|if|that)?\s*"
-    r"you\s+(?P<rest>.+)$|^i(?:'d| would)\s+(?P<v2>rather)\s+you\s+(?P<rest3>.+)$",
+    r"you\s+(?P<rest>.+)$|^i(?:'d| would)\s+(?P<v2>rather)\s+you\s+(?P<rest3>.+)$|"
+    r"^i(?:'d| would)\s+(?:really\s+)?(?P<v3>appreciate)\s+(?:it\s+)?if\s+you\s+(?P<rest4>.+)$",
     re.I,
 )
 _NAMING = re.compile(r"\b(?:named|called|prefixed with|prefix(?:ed)?|suffixed with|format(?:ted)? as)\b|命名|前缀|前綴|后缀|後綴|格式为|格式為", re.I)
 _TEMPLATE = re.compile(r"<[\w -]+>|\{[\w -]+\}|[\w-]+/(?:<|\{|[\u4e00-\u9fff])|\b[A-Z]+-\d+\b|[\w]+_\b|\b[a-z]+/\S*(?:号|號|id|ticket)", re.I)
+_PAST_TO_BASE = {"kept": "keep", "used": "use", "wrote": "write", "gave": "give", "made": "make", "added": "add",
+                 "asked": "ask", "stopped": "stop", "put": "put", "sent": "send", "left": "leave", "showed": "show",
+                 "included": "include"}
 _WANT_EN = re.compile(
     r"^i\s+(?:really\s+)?(?:want|need|expect|prefer|'d like|would like)\s+(?P<obj>(?:all|every|each|any|our|the)\b[\w\s-]{2,40}?)\s+"
     r"to\s+(?P<rest>.+)$",
@@ -211,7 +215,7 @@ _YOU_PREF_ZH = re.compile(
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
-    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
@@ -300,11 +304,15 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         return _feedback(fact, rule, "avoid" if negative else "", negative, reason)
     m = _YOU_PREF.match(s) or _YOU_PREF_ZH.match(s)
     if m:
-        said = m.groupdict().get("rest") or m.groupdict().get("rest2") or m.groupdict().get("rest3") or ""
+        said = (m.groupdict().get("rest") or m.groupdict().get("rest2") or m.groupdict().get("rest3")
+                or m.groupdict().get("rest4") or "")
+        if m.groupdict().get("rest4"):
+            said = re.sub(r"^(kept|used|wrote|gave|made|added|asked|stopped|put|sent|left|showed|included)\b",
+                          lambda w: _PAST_TO_BASE.get(w.group(1).lower(), w.group(1)), said, flags=re.I)
         rest = re.sub(r"^to\s+", "", said, flags=re.I)
         rule, reason = _split_all_reasons(rest)
         wish_is_standing = (m.groupdict().get("v") or "").lower() in ("prefer", "like", "喜欢", "喜歡", "希望") or bool(
-            m.groupdict().get("v2"))
+            m.groupdict().get("v2") or m.groupdict().get("v3"))
         if not (wish_is_standing or ctx.standing or reason or is_standing(said) or m.groupdict().get("rest2")):
             return None  # "I want you to fix this" is a request for now
         if not content_ok(rule) or rule.startswith(("帮", "幫")) or is_wellbeing(rule):
@@ -366,6 +374,9 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         general_condition = general_condition or bool(_QUANTIFIED.match(main))
     elif directive or (not _SUBJECT_START.match(main) and opens_with_verb(main)):
         body = main
+    elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we|we'll|we're|you)\b", main, re.I) and content_ok(main, min_tokens=3):
+        body = main  # "From here on, tests go in a tests/ folder": a rule stated as how things are
+        norm = norm or _NORM_EN.match("we must " + main)
     else:
         return None
     first = body.split(" ", 1)[0].lower().strip(",.") if not norm else "norm"
@@ -411,6 +422,10 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     if why and reason is None:
         rule, reason = why.group("rule"), why.group("why")  # "我有哮喘，别给我推荐高海拔的地方"
     body = re.sub(r"^(?:请|請|麻烦|麻煩)", "", rule)
+    asked = _ZH_CONDITION.match(body)
+    if asked and body.startswith("我") and len(body) - asked.end() >= 3:
+        body = body[asked.end() :]  # "我问菜谱的时候，默认我只有微波炉": the rule is after the condition
+        rule = body
     if re.match(r"^(?:你|您)(?:以后|以後)?(?:要|得|必须|必須|一定要|不要|别|別|应该|應該|每次|总是|總是)", body):
         body = body[1:]
     elif _FIRST_PERSON_ZH.match(body) or body.startswith(("你", "您")):

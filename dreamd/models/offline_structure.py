@@ -224,7 +224,7 @@ def _clause(text: str) -> bool:
 _STANDING_LEAD = re.compile(
     r"^(?:(?:from now on|going forward|moving forward|in (?:the )?future|from here on(?: out)?|"
     r"as a rule|by default|in general|as a general rule)\s*[,:]?\s+|"
-    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从今以后|從今以後|往后|往後|从今天起|從今天起)(?!再)[，,：: ]*)",
+    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从现在起|從現在起|从今以后|從今以後|往后|往後|从今天起|從今天起)(?!再)[，,：: ]*)",
     re.I,
 )
 STANDING = re.compile(
@@ -237,7 +237,7 @@ STANDING = re.compile(
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
-    r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|不要再|别再|別再|不再|再也不要|"
+    r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|默认|默認|从现在起|從現在起|不要再|别再|別再|不再|再也不要|"
     r"(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
@@ -345,6 +345,46 @@ def proposal_of(assistant_text: str) -> str | None:
 def accepts(sentence: str) -> bool:
     """Whether a user sentence accepts what was just offered ("Yes, please do that from now on")."""
     return bool(_ACCEPT.match(sentence.strip()))
+
+
+# ----------------------------------------------------------------------------- requests phrased as questions
+
+_ASK_EN = re.compile(
+    r"^(?:would you mind\s+|do you mind\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?P<x>.+?)\s*\?*\s*$", re.I
+)
+_ASK_ZH = re.compile(
+    r"^(?P<pre>.*?)(?:你|您)?(?:以后|以後)?(?:能不能|可不可以|能否|可以)(?P<x>.+?)[？?]?$|^(?P<y>.+?)[，,]\s*(?:可以吗|可以嗎|好吗|好嗎|行吗|行嗎)[？?]?$"
+)
+_GERUND = re.compile(r"^(\w+?)(?:ing)\b")
+
+
+def standing_request(sentence: str) -> str | None:
+    """A standing rule asked as a question ("Can you always reply in English from now on?",
+    "Could you stop wrapping answers in tables?", "以后能不能都用英文回复？") as a directive."""
+    s = sentence.strip()
+    if not (is_standing(s) or re.search(r"\b(?:stop|quit)\b|别|別|不要", s, re.I)):
+        return None
+    m = _ASK_EN.match(s)
+    if m:
+        x = m.group("x")
+        if s.lower().startswith(("would you mind", "do you mind")):
+            g = _GERUND.match(x)  # "would you mind keeping …" → "keep …"
+            if g:
+                stem = g.group(1)
+                stem = stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] else stem
+                x = stem + x[g.end() :]
+        return x.rstrip(" ?？")
+    m = _ASK_ZH.match(s)
+    if m and has_cjk_text(s):
+        x = (m.group("pre") or "") + (m.group("x") or "") if m.group("x") else (m.group("y") or "")
+        if re.search(r"以后|以後", s) and not re.search(r"以后|以後", x):
+            x = "以后" + x  # the standing word sat before 能不能
+        return x.rstrip(" ?？")
+    return None
+
+
+def has_cjk_text(text: str) -> bool:
+    return re.search(r"[\u4e00-\u9fff]", text) is not None
 
 
 # ----------------------------------------------------------------------------- corrections
@@ -516,4 +556,5 @@ __all__ = [
     "opens_with_verb",
     "peel",
     "proposal_of",
+    "standing_request",
 ]
