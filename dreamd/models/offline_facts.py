@@ -39,6 +39,7 @@ from dreamd.models.offline_rules import (
     rule_feedback,
 )
 from dreamd.models.offline_structure import (
+    about_the_work,
     clause_reason,
     is_standing,
     is_wellbeing,
@@ -202,6 +203,9 @@ def rule_state(s: str, ctx: Ctx) -> Found | None:
     broken", "构建又挂了") is not a state worth keeping."""
     if ctx.role != "user" or not (_STATE_EN.match(s) or _STATE_ZH.match(s)):
         return None
+    impersonal = re.sub(r"\b(?:i|we|we're|our|us|me|my|it|then|back)\b|我们|我們|我", " ", s, flags=re.I)
+    if not about_the_work(impersonal):
+        return None  # "we're waiting for the pizza", "the movie is finished": not the work
     fact, reason = split_reason(s)
     if not content_ok(fact, min_tokens=2):
         return None

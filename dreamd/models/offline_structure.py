@@ -353,7 +353,8 @@ _ASK_EN = re.compile(
     r"^(?:would you mind\s+|do you mind\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?P<x>.+?)\s*\?*\s*$", re.I
 )
 _ASK_ZH = re.compile(
-    r"^(?P<pre>.*?)(?:你|您)?(?:以后|以後)?(?:能不能|可不可以|能否|可以)(?P<x>.+?)[？?]?$|^(?P<y>.+?)[，,]\s*(?:可以吗|可以嗎|好吗|好嗎|行吗|行嗎)[？?]?$"
+    r"^(?P<y>.+?)[，,]\s*(?:可以吗|可以嗎|好吗|好嗎|行吗|行嗎)[？?]?$|"
+    r"^(?P<pre>.*?)(?:你|您)?(?:以后|以後)?(?:能不能|可不可以|能否|可以)(?P<x>.+?)[？?]?$"
 )
 _GERUND = re.compile(r"^(\w+?)(?:ing)\b")
 
@@ -362,8 +363,12 @@ def standing_request(sentence: str) -> str | None:
     """A standing rule asked as a question ("Can you always reply in English from now on?",
     "Could you stop wrapping answers in tables?", "以后能不能都用英文回复？") as a directive."""
     s = sentence.strip()
-    if not (is_standing(s) or re.search(r"\b(?:stop|quit)\b|别|別|不要", s, re.I)):
-        return None
+    strong = re.search(
+        r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|every time|whenever|stop|quit|"
+        r"never|anymore|any more|please|me|my|us|our)\b|以后|以後|每次|别|別|不要|永远|永遠|一律|尽量|儘量|都|可以吗|可以嗎|"
+        r"好吗|好嗎|行吗|行嗎", s, re.I)
+    if not strong:
+        return None  # "Can you always tell when …?" asks what the assistant can do
     m = _ASK_EN.match(s)
     if m:
         x = m.group("x")
@@ -426,6 +431,8 @@ _WORK_EN = re.compile(
     r"brief|detailed|formal|casual|tone|hotels?|book\w*|restaurants?|travel|trips?|flights?|routes?|"
     r"itinerar(?:y|ies)|workouts?|exercises?|budget|spreadsheet|notes?|names?|naming|variables?|types?|"
     r"data|pii|privacy|security|compliance|gdpr|customers?|clients?|users?|production|prod|staging|secrets?|keys?|"
+    r"renovation|kitchen|bathroom|permit|application|visa|passport|contract|lease|mortgage|loan|insurance|claim|"
+    r"thesis|paper|manuscript|course|exam|refactor\w*|rewrite|project|product|launch|review|approval|legal|vendor|"
     r"passwords?|credentials|tokens?|regions?|servers?|clusters?|pods?|containers?|images?|tables?|columns?|"
     r"fields?|indexes|indices|cache|queues?|jobs?|tasks?|features?|flags?|screens?|pages?|ui|ux|charts?|"
     r"me|my|mine|myself|i|we|our|us|the user)\b",
@@ -434,7 +441,9 @@ _WORK_EN = re.compile(
 _WORK_ZH = re.compile(
     r"代码|代碼|提交|测试|測試|接口|文档|文檔|部署|发布|發布|发版|發版|回答|回复|回覆|推荐|推薦|总结|總結|计划|計劃|菜谱|菜譜|"
     r"邮件|郵件|注释|註釋|分支|合并|合併|数据|數據|日志|日誌|配置|函数|函數|变量|變量|格式|中文|英文|工单|工單|酒店|餐厅|餐廳|"
-    r"路线|路線|行程|机票|機票|预订|預訂|订|訂|安排|提醒|解释|解釋|说明|說明|建议|建議|我|用户|用戶|[A-Za-z]{2,}|\d"
+    r"路线|路線|行程|机票|機票|预订|預訂|订|訂|安排|提醒|解释|解釋|说明|說明|建议|建議|我|用户|用戶|[A-Za-z]{2,}|\d|"
+    r"审核|審核|审批|審批|法务|法務|许可|許可|评审|評審|合同|客户|客戶|供应商|供應商|预算|預算|装修|裝修|手续|手續|签证|簽證|"
+    r"护照|護照|重构|重構|项目|項目|服务|服務|功能|系统|系統"
 )
 
 
