@@ -192,13 +192,24 @@ _ERRAND = re.compile(
     r"^(?:请|請)?(?:提醒我|告诉我|告訴我|帮我|幫我|给我找|給我找|帮忙|幫忙)",
     re.I,
 )
+_INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
+_REASON_CLAUSE = re.compile(
+    r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
+)
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
 
 def clauses(core: str) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
     service keeps its manifests in the deploy-configs repo"), each tried on its own."""
-    parts = [p.strip(" ,，.。") for p in _CLAUSES.split(core)]
+    raw = _CLAUSES.split(core)
+    merged: list[str] = []
+    for part in raw:
+        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part)):
+            merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
+        else:
+            merged.append(part)
+    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。") for p in merged]
     return [p for p in parts if p and p != core and (len(p.split()) >= 3 or sum(map(has_cjk, p)) >= 4)]
 
 
@@ -404,6 +415,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     answer = _Answer(index)
     position = 0
     offered: str | None = None
+    rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
+    carry = False
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
             continue
@@ -416,10 +429,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             continue
         if role == "assistant":
             offered = proposal_of(cleaned)
+            carry = False
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
-        rules_follow = False
+        rules_follow = carry
         for k, s in enumerate(sents):
             position += 1
             if position in answer.consumed:
@@ -432,6 +446,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
+                if not re.search(r"[：:]\s*\S", s):
+                    carry = carry or k == len(sents) - 1  # a header closing its turn heads the next user turns
+                    continue
             asked = standing_request(core)
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
@@ -518,8 +535,11 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         if found is not None:
             each.append(found)
         previous = found
-    own_subjects = all(_ABOUT_USER.match(p) for p in parts)  # "I have five years of Go and I'm rusty on CSS"
-    distinct = len({f.type for f in each}) >= kinds or (own_subjects and len(each) == len(parts))
+    # Every clause a fact of its own: "I have five years of Go and I'm rusty on CSS", "we use tabs,
+    # and never commit generated code".
+    # (Chinese clauses after a comma usually carry on one fact, so there the kinds must differ.)
+    english = not any(has_cjk(p) for p in parts)
+    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts))
     return each if len(each) >= kinds and distinct else []
 
 

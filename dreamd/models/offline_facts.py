@@ -143,6 +143,8 @@ _CONTEXT_EN = re.compile(
     r"^(?:our|my)\s+(?:main\s+|core\s+|flagship\s+)?(?:product|company|startup|business|app|service|platform|"
     r"customers?|users?|clients?|stack|codebase)\s+(?:is|are|does|do|sells?|builds?|makes?|serves?|runs? on|"
     r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$|"
+    r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
+    r"using)\s+.+$|"
     r"^we\s+(?:have|run|maintain|support|operate)\s+(?:only\s+)?(?:two|three|four|five|six|\d+|several|multiple)\s+"
     r"(?:environments?|regions?|clusters?|services|databases|apps|products|teams|stages|tiers)\b.*$",
     re.I,
@@ -159,6 +161,7 @@ _SETTING_ZH = re.compile(
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
     r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)|"
+    r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
     r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
     r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}"
 )
@@ -170,7 +173,7 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
                                   or _SETTING_ZH.match(s)):
         return None
     fact, reason = split_reason(s)
-    if not content_ok(fact, min_tokens=3):
+    if not content_ok(fact, min_tokens=2):
         return None
     fact = sentence_case(third_person(fact))
     if TOOLS.search(fact) and not re.search(r"\d", fact):

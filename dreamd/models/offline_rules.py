@@ -214,7 +214,7 @@ _YOU_PREF_ZH = re.compile(
 )
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_MODAL = re.compile(
-    r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
+    r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請|前|后|後|再)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
     r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只)"
 )
@@ -367,6 +367,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         main = convention.group("x")
         general_condition = True
     norm = _NORM_EN.match(main)
+    declared = False
     if _YOU_MODAL.match(main):
         body = re.sub(r"^you\s+", "", main, flags=re.I)
     elif norm:
@@ -374,12 +375,12 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         general_condition = general_condition or bool(_QUANTIFIED.match(main))
     elif directive or (not _SUBJECT_START.match(main) and opens_with_verb(main)):
         body = main
-    elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we|we'll|we're|you)\b", main, re.I) and content_ok(main, min_tokens=3):
+    elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we'll|we're|you)\b", main, re.I) and content_ok(main):
         body = main  # "From here on, tests go in a tests/ folder": a rule stated as how things are
-        norm = norm or _NORM_EN.match("we must " + main)
+        declared = True
     else:
         return None
-    first = body.split(" ", 1)[0].lower().strip(",.") if not norm else "norm"
+    first = body.split(" ", 1)[0].lower().strip(",.") if not (norm or declared) else "norm"
     if not first.isalpha() and first not in ("don't", "can't", "shouldn't", "mustn't"):
         return None
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
@@ -390,7 +391,9 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if not (standing or reason or _reason_follows(ctx)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
     rest = _DIRECTIVE_EN.sub("", body, count=1) if directive else body
-    if norm:
+    if declared:
+        verb = ""
+    elif norm:
         said = _NORM_VERB.search(body)
         takes_object = said is not None and re.match(r"(?:needs|requires?|prefer|avoid|insist)\b", said.group(0), re.I)
         verb = said.group("verb").lower() if said and not takes_object else ""
@@ -402,7 +405,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if verb.endswith("ed") or _AUXILIARY_PAST.match(verb) or _NOT_A_DIRECTIVE_HEAD.match(verb):
         return None  # "never had a chance", "never seen this", "always something": not an instruction
     head = re.split(r"[,;]|\s[-—–]\s", rest)[0]
-    if not content_ok(head) and not norm:
+    if not content_ok(head) and not (norm or declared):
         return None  # "don't ever change, you're hilarious": nothing to do or avoid
     if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest) or not about_the_work(rest):
         return None

@@ -36,6 +36,7 @@ _EN_MARKER = (
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
     r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
     r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|for reference|fwiw|"
+    r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|last but not least|"
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
     r"quick reminder)"
 )
@@ -83,7 +84,8 @@ _EN_TRAIL = re.compile(
 _ZH_MARKER = (
     r"(?:先说一下规矩|先說一下規矩|先说一下|先說一下|先说明一下|先說明一下|先讲一下|先講一下|说一下|說一下|"
     r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
-    r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|"
+    r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|第一|第二|第三|第四|第五|"
+    r"其次|再次|再者|"
     r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好)"
 )
 _ZH_LEAD = re.compile(
@@ -193,7 +195,9 @@ _RULES_HEADER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|alright|right|first|a few|some|my|our|the|house|ground|basic|team|general|"
     r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
     r"(?: (?:for|about) (?:you|this|the \w+))?[:.!]?$|"
-    r"^[^，,。]{0,6}?(?:规矩|規矩|规则|規則|约定|約定|规范|規範)(?:哈|啊|吧|如下)?[：:。！!]?$",
+    r"^(?:let's|let us|i want to|i'd like to|we need to)\s+(?:set|agree on|go over|lay down|establish)\s+(?:some|a few|"
+    r"the|our)?\s*(?:ground |house |basic )?(?:rules|conventions|guidelines)\b[^.!?]{0,30}[.!:]?$|"
+    r"^[^，,。]{0,12}?(?:规矩|規矩|规则|規則|约定|約定|规范|規範)(?:哈|啊|吧|如下)?[：:。！!]?$",
     re.I,
 )
 
@@ -526,6 +530,7 @@ _ZH_CLAUSE_REASON = re.compile(
     r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
     r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
     r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
+    r"(?:很|非常|比较|比較|特别|特別|挺)[\u4e00-\u9fff]{1,6}|"
     r"[^，,；;]{1,12}(?:依赖|依賴|需要|要求|规定|規定)(?:这个|這個|它|这些|這些)?)$"
 )
 
