@@ -57,6 +57,11 @@ _WORK_NOUN = re.compile(
     r"planning|demo|freeze|rollout|maintenance|cron|job|pipeline|report|invoice|payroll|audit)s?\b",
     re.I,
 )
+_ROLE_SUFFIX = re.compile(
+    r"\b(?!(?:better|other|clever|super|eager|sober|proper|different|brilliant|excellent|former|latter|under|over|"
+    r"after|ever|never|silent|patient|urgent|recent|decent|quiet|pleasant|elegant|relevant|important|constant|"
+    r"distant|fluent|frequent|independent|intelligent|confident|efficient)\b)[a-z]{3,}(?:er|or|ist|ian|ant|ent|eer)\b"
+)
 _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "is": re.compile(r"^(?:i am|i'm|im)\s+(?P<x>(?:(?:a|an|the|one of the|one of)\s+)?[^;]+?)\s*$", re.I),
     "works": re.compile(
@@ -115,6 +120,7 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"(?:,\s*(?:so|and|but)\b.*)?\s*$",
         re.I,
     ),
+    "valued": re.compile(r"^my\s+(?P<x>[a-z][\w\s-]{2,30}?\s+(?:is|are)\s+[^,;]*\d[^,;]*?)\s*$", re.I),
     "own": re.compile(
         r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
         r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack)"
@@ -202,7 +208,7 @@ _ZH_ROLE = re.compile(
     r"分析师|分析師|架构师|架構師|产品|產品|运维|運維|老师|老師|教授|医生|醫生|护士|護士|律师|律師|新手|初学者|初學者|"
     r"负责人|負責人|创始人|創始人|作者|维护者|維護者|博士|硕士|碩士|本科|者$|做.+的|负责.+的|負責.+的|后端|後端|前端|"
     r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|从.+(?:转|轉)|從.+(?:转|轉)|夜猫子|夜貓子|早起|"
-    r"早鸟|早鳥|内向|內向|外向|社恐|左撇子|素食者",
+    r"早鸟|早鳥|内向|內向|外向|社恐|左撇子|素食者|[\u4e00-\u9fff]{1,4}(?:师|師|员|員|家|长|長|匠|手)(?=$|[，,。的])",
     re.I,
 )
 
@@ -216,7 +222,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         x = tidy(m.group("x"))
-        if verb in ("kin", "recurring") and has_relative_date(x):
+        if verb in ("kin", "recurring", "valued") and has_relative_date(x):
             continue  # "my daughter's recital is on December 19" is a dated event
         if verb == "recurring" and x.lower().startswith("our") and _WORK_NOUN.search(x):
             fact = sentence_case(x)
@@ -228,7 +234,9 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             head = " ".join(re.split(r"[,;(]| and | who | which | so ", bare)[0].split()[:5])
             team = re.match(r"^(?:on|in|with|part of)\s+(?:the|our|a|an)\s+[\w -]{2,40}?\b(?:team|squad|group|"
                             r"department|org|crew|band|choir|orchestra|club|league)\b", bare, re.I)
-            if not team and (_NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare))):
+            suffix_role = x.lower().startswith(("a ", "an ")) and _ROLE_SUFFIX.search(head) is not None
+            if not team and (_NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare)
+                                                               or suffix_role)):
                 continue
             x = re.split(r",?\s+so\s+", x)[0]
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
@@ -248,6 +256,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
             fact = "User " + third_person(re.sub(r"^'ve\s+", "has ", x))
+        if verb == "valued":
+            fact = "User's " + third_person(x)
         if verb == "weekly":
             fact = "User " + third_person(x)
         if verb == "habitual":

@@ -64,7 +64,7 @@ _SPEECH = re.compile(
 )
 _INLINE_QUOTE = re.compile(
     r"\b(?:says?|said|tells?|told|telling|wrote|writes|reads?|quotes?)\b[^\"“”「」']{0,20}[\"“「']|"
-    r"(?:说|說|讲|講|写|寫|提到|表示|要求)(?:过|過|着|著|道)?[：:]?\s*[\"“「]|"
+    r"(?:说|說|讲|講|提到|表示)(?:过|過|着|著|道)?[：:]?\s*[\"“「]|(?:写|寫)(?:着|著|道)[：:]?\s*[\"“「]|"
     r"\b(?:that's|that is|this is)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+(?:says?|said|taught|told|"
     r"always says|tells?)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
     re.I,
@@ -284,7 +284,8 @@ def is_temporary(text: str) -> bool:
 # ----------------------------------------------------------------------------- imperatives
 
 _IMPERATIVE_VERB_TEXT = """
-    use run write add keep put make check ask include show explain answer reply respond format name favor
+    use run write add keep put make check ask include show explain answer reply respond format name favor apply sign
+    invoice bill charge quote cite credit
     favour prioritize prioritise
     test commit push deploy review document log follow read open close tag label list mention cite
     link send email call schedule book remind suggest recommend give skip leave remove delete create
@@ -437,6 +438,7 @@ _WORK_EN = re.compile(
     r"data|pii|privacy|security|compliance|gdpr|customers?|clients?|users?|production|prod|staging|secrets?|keys?|"
     r"renovation|kitchen|bathroom|permit|application|visa|passport|contract|lease|mortgage|loan|insurance|claim|"
     r"thesis|paper|manuscript|course|exam|refactor\w*|rewrite|project|product|launch|review|approval|legal|vendor|"
+    r"modules?|changes?|reviewers?|infra\w*|cloud|network\w*|invoices?|clients?|sign-?offs?|signatures?|"
     r"passwords?|credentials|tokens?|regions?|servers?|clusters?|pods?|containers?|images?|tables?|columns?|"
     r"fields?|indexes|indices|cache|queues?|jobs?|tasks?|features?|flags?|screens?|pages?|ui|ux|charts?|"
     r"me|my|mine|myself|i|we|our|us|the user)\b",
@@ -460,7 +462,7 @@ def about_the_work(rule: str) -> bool:
     "Always carry an umbrella in London" or "出门一定要带伞" is advice about life, between
     people; a rule for the assistant names something it produces or handles.
     """
-    camel = re.search(r"[a-z][A-Z]", rule) is not None
+    camel = re.search(r"[a-z][A-Z]|\b[A-Z]{2,}\b", rule) is not None  # identifiers and acronyms (VPC, SQL)
     zh = _WORK_ZH.search(rule) is not None and CJK_RULE.search(rule) is not None
     return bool(camel or zh or _WORK_EN.search(rule) or opens_with_verb(rule))
 
@@ -531,6 +533,7 @@ _ZH_CLAUSE_REASON = re.compile(
     r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
     r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
     r"(?:很|非常|比较|比較|特别|特別|挺)[\u4e00-\u9fff]{1,6}|"
+    r"[^，,；;]{0,12}(?:受影响|受影響|出问题|出問題|挂掉|掛掉|会挂|會掛|崩掉|出事|炸掉)|"
     r"[^，,；;]{1,12}(?:依赖|依賴|需要|要求|规定|規定)(?:这个|這個|它|这些|這些)?)$"
 )
 
