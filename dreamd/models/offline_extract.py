@@ -158,7 +158,10 @@ def clean_turn(text: str) -> str | None:
     return "\n".join(lines) or None
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])(?<!\b\d\.)\s+(?=[^\s])|(?<=[。！？；])")
+_SENTENCE_SPLIT = re.compile(
+    r"(?<=[.!?])(?<!\b\d\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)"
+    r"(?<!\bi\.e\.)(?<!\betc\.)(?<!\bInc\.)(?<!\bLtd\.)\s+(?=[^\s])|(?<=[。！？；])"
+)
 
 
 _CLAUSE_SPLIT = re.compile(
@@ -518,8 +521,8 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         found = _first_rule(bare, ctx)
         if consequence and found is not None:
-            if found.type != "feedback":
-                found = None  # "…, so I'm usually broke": the consequence is not a fact of its own
+            if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
+                found = None  # "…, so this has to merge first": the consequence is not a fact of its own
             else:
                 found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
         lasting = previous is not None and previous.kind != "deadline"  # a dated push is not a standing reason

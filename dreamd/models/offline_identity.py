@@ -43,7 +43,7 @@ _STABLE_STATE = re.compile(
     r"based in|located in|from [A-Z]|originally from|fluent in|a native|native|married|divorced|"
     r"pregnant|retired|self-employed|vision impaired|visually impaired|recovering from|living with|"
     r"being treated for|on medication|on a [\w-]+ diet|(?:pretty |fairly |quite |very |relatively |completely |"
-    r"totally |still |brand )?new to)",
+    r"totally |still |brand )?new (?:to|on|at|in|here))",
     re.I,
 )
 _NOT_IDENTITY = re.compile(
@@ -111,7 +111,7 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     ),
     "situation": re.compile(
         r"^i\s+(?P<x>(?:(?:just|recently|finally|also)\s+)?(?:moved|relocated)\s+(?:to|from)\s+.+?|"
-        r"(?:(?:just|recently)\s+)?(?:started|joined)\s+(?:a\s+new\s+job\s+)?(?:at|as|with|working)\b.+?|"
+        r"(?:(?:just|recently)\s+)?(?:started|joined)\s+(?:a\s+new\s+job\s+)?(?:at|as|with|working|the|a|an)\b.+?|"
         r"(?:can't|cannot|don't|do not)\s+(?:eat|drink|have|tolerate|digest|drive|swim|own)\s+.+?|"
         r"(?:don't|do not)\s+(?:have|own)\s+(?:a|an|any)\s+.+?|"
         r"(?:'ve|have)\s+(?:got\s+)?(?:about\s+|around\s+|over\s+|almost\s+|nearly\s+)?(?:\d+|one|two|three|four|five|six|"
@@ -120,6 +120,7 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"(?:,\s*(?:so|and|but)\b.*)?\s*$",
         re.I,
     ),
+    "named-kin": re.compile(r"^(?P<x>my\s+(?:[\w-]+(?:'s)?\s+){1,2}name\s+is\s+.+?)\s*$", re.I),
     "valued": re.compile(r"^my\s+(?P<x>[a-z][\w\s-]{2,30}?\s+(?:is|are)\s+[^,;]*\d[^,;]*?)\s*$", re.I),
     "own": re.compile(
         r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
@@ -188,6 +189,12 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "switched": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,6}?(?:从|從).+?(?:换到|換到|换成|換成|转到|轉到|切到|切换到|切換到|改用).+)$"),
     "zone": re.compile(r"^(?P<x>我(?:在|位于|位於)(?:东|東|西)[一二三四五六七八九十]+区|我在\s*(?:UTC|GMT)[+-]?\d*.*|我在东八区.*|我在東八區.*)$"),
     "sole": re.compile(r"^(?P<x>.{2,20}?(?:只有|就)我(?:一个人|一個人)?在(?:维护|維護|负责|負責|管).*)$"),
+    "surname": re.compile(r"^(?P<x>我(?:的)?(?:房东|房東|老板|老闆|领导|領導|导师|導師|医生|醫生|同事|邻居|鄰居|会计|會計)(?:姓|叫).+)$"),
+    "senses": re.compile(
+        r"^(?P<x>我(?:的)?(?:听力|聽力|视力|視力|眼睛|耳朵|腰|膝盖|膝蓋|胃|心脏|心臟|身体|身體|颈椎|頸椎)(?:不太好|不好|有问题|有問題|"
+        r"比较差|比較差|不行).*)$"
+    ),
+    "newcomer": re.compile(r"^(?P<x>我(?:刚|剛)(?:来|來|加入|入职|入職|到|接手)[^，,。]{0,12}.*)$"),
     "shift": re.compile(r"^(?P<x>我(?:上|值|倒|常上|经常上|經常上)(?:夜班|白班|早班|晚班|三班|倒班|班).*)$"),
     "trait": re.compile(
         r"^(?P<x>我(?:不太|不|很|比较|比較|特别|特別)?(?:擅长|擅長|怕|害怕|容易|恐高|晕车|暈車|晕船|暈船|社恐|内向|內向|外向).{1,30})$"
@@ -256,6 +263,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
             fact = "User " + third_person(re.sub(r"^'ve\s+", "has ", x))
+        if verb == "named-kin":
+            fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb == "valued":
             fact = "User's " + third_person(x)
         if verb == "weekly":

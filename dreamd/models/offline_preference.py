@@ -52,6 +52,7 @@ _PREF_ZH = re.compile(
     r"^(?:我|本人)(?:个人|個人)?(?P<adv>比较|比較|更|很|非常|特别|特別|一直|通常|平时|平時|总是|總是|最|不太|不怎么|不怎麼|不大)?"
     r"(?P<v>不喜欢|不喜歡|喜欢|喜歡|偏好|偏爱|偏愛|习惯|習慣|讨厌|討厭|爱用|愛用|倾向于|傾向於)(?P<obj>.+)$"
 )
+_RATHER_ZH = re.compile(r"^(?:我)?(?:比起|相比)(?P<a>.+?)(?:我)?(?:更|还是更|還是更)(?:喜欢|喜歡|愿意|願意|倾向|傾向)(?P<obj>.+)$")
 _PREF_ZH2 = re.compile(r"^(?P<subj>.{0,20}?)(?:偏好|习惯|習慣)(?:是|为|為|：|:)\s*(?P<obj>.+)$")
 _HABIT_ZH = re.compile(
     r"^(?P<x>我(?:每天|每周|每週|每晚|每个周末|每個週末|每年|一般|通常|平时|平時|经常|經常|总是|總是|一直都?)"
@@ -111,6 +112,10 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
             return _feedback(fact, obj, "avoid" if neg else "", neg, reason)  # about how the assistant answers
         return Found("preference", "user", "dislikes" if neg else "pref", obj, fact, fact,
                      reason=reason, how=HOW["preference"])
+    m = _RATHER_ZH.match(s)
+    if m:
+        fact = "用户" + third_person(tidy(s)).lstrip("我")
+        return Found("preference", "user", "pref", m.group("obj"), fact, fact, how=HOW["preference"])
     m = _PREF_ZH2.match(s) or _HABIT_ZH.match(s)
     if m and has_cjk(s):
         obj, reason = split_reason(m.groupdict().get("obj") or m.group(0))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from dreamd.models.offline_structure import (
     about_the_work,
     clause_reason,
+    is_life_advice,
     is_standing,
     is_wellbeing,
     opens_with_verb,
@@ -171,7 +172,7 @@ _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$
 _NOT_A_DIRECTIVE_HEAD = re.compile(
     r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
     r"shown|grown|thrown|drawn|worn|something|nothing|anything|everything|someone|anyone|everyone|nobody|the|a|an|"
-    r"this|that|these|those|so|too|very|such|here|there|again|enough|more|less|it|its|it's)$",
+    r"this|that|these|those|so|too|very|such|here|there|again|enough|more|less|it|its|it's|mind)$",
     re.I,
 )
 _GENERAL_CONDITION = re.compile(
@@ -378,6 +379,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we'll|we're|you)\b", main, re.I) and content_ok(main):
         body = main  # "From here on, tests go in a tests/ folder": a rule stated as how things are
         declared = True
+        if not about_the_work(main):
+            return None  # "going forward, the weather should improve"
     else:
         return None
     first = body.split(" ", 1)[0].lower().strip(",.") if not (norm or declared) else "norm"
@@ -407,7 +410,10 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     head = re.split(r"[,;]|\s[-—–]\s", rest)[0]
     if not content_ok(head) and not (norm or declared):
         return None  # "don't ever change, you're hilarious": nothing to do or avoid
-    if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest) or not about_the_work(rest):
+    team = re.match(r"^(?:we|the team|our team|everyone)\b", body, re.I)
+    if norm and not team and not about_the_work(body):
+        return None  # "the weather should improve": a norm must be about the work
+    if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest) or is_life_advice(rest):
         return None
     if PRONOUN_OBJECT.match(rest) and not content_ok(rest, min_tokens=3):
         return None

@@ -82,7 +82,7 @@ _EN_TRAIL = re.compile(
 )
 
 _ZH_MARKER = (
-    r"(?:先说一下规矩|先說一下規矩|先说一下|先說一下|先说明一下|先說明一下|先讲一下|先講一下|说一下|說一下|"
+    r"(?:先说一下规矩|先說一下規矩|先说一下|先說一下|先说明一下|先說明一下|先讲一下|先講一下|说一下|說一下|先说下|先說下|说下|說下|"
     r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
     r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|第一|第二|第三|第四|第五|"
     r"其次|再次|再者|"
@@ -149,7 +149,9 @@ def peel(sentence: str) -> Peeled:
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
                            r"规矩|規矩|提醒|备注|備註", label, re.I):
                 remember = True
-            elif not (_LEAD_LABEL.match(label) or _short_label(label)):
+            elif not (_LEAD_LABEL.match(label) or _short_label(label) or (
+                _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
+                and not re.search(r"[a-z][A-Z]", label))):
                 break
             s = m.group("rest")
             continue
@@ -206,6 +208,13 @@ def announces_rules(sentence: str) -> bool:
     """A sentence that only announces rules ("ok so some ground rules.", "说几个规矩哈：…")."""
     head = re.split(r"[：:]", sentence.strip(), maxsplit=1)[0]
     return bool(_RULES_HEADER.match(head.strip()))
+
+
+_DIRECTIVE_AFTER = re.compile(
+    r"^(?:never|always|don't|do not|please|make sure|avoid|from now on)\b|^(?:以后|以後|永远|永遠|千万|千萬|不要|别|別|一律|每次|务必|務必)|"
+    r"^[^，,。]{1,12}?(?:永远不要|永遠不要|一律|千万别|千萬別|一定要)",
+    re.I,
+)
 
 
 def _short_label(label: str) -> bool:
@@ -456,6 +465,22 @@ _WORK_ZH = re.compile(
 CJK_RULE = re.compile(r"[\u4e00-\u9fff]")
 
 
+_LIFE = re.compile(
+    r"\b(?:your|yourself|people|friends?|others|money|umbrella|car|cars|house|heart|gut|instincts?|dreams?|"
+    r"parents|kids|family|partner|photos|wallet|keys|tips?|tipping|strangers|sunscreen|water|sleep|diet)\b|"
+    r"^(?:carry|lend|borrow|tip|trust|follow|stretch|save|invest|exercise|eat|drink|sleep|marry|buy|rent|drive|"
+    r"wear|visit|call|hug|forgive|travel)\b",
+    re.I,
+)
+
+
+def is_life_advice(rule: str) -> bool:
+    """Advice about living, between people ("always carry an umbrella", "never lend money to
+    friends"), as opposed to a rule about the work: nothing in it names the work, and it
+    names a thing of everyday life or opens with an everyday verb."""
+    return not about_the_work(rule) and _LIFE.search(rule.strip()) is not None
+
+
 def about_the_work(rule: str) -> bool:
     """Whether a directive is about the work, the assistant's output or the user's affairs.
 
@@ -566,6 +591,7 @@ __all__ = [
     "clause_reason",
     "correction_of",
     "is_hypothetical",
+    "is_life_advice",
     "is_standing",
     "is_temporary",
     "is_wellbeing",
