@@ -182,7 +182,7 @@ _CLAUSES = re.compile(
 
 
 _DIRECTIVE_CLAUSE = re.compile(
-    r"^(?:please\s+)?(?:don't|do not|never|always|avoid|keep|make sure|stop|use|skip|include|leave)\b|"
+    r"^(?:please\s+)?(?:don't|do not|never|always|avoid|keep|make sure|stop|use|skip|include|leave|no)\b|"
     r"^[^，,]{0,6}?(?:别|別|不要|千万别|千萬別|一定要|务必|務必|尽量|儘量)",
     re.I,
 )

@@ -145,6 +145,8 @@ _CONTEXT_EN = re.compile(
     r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$|"
     r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
     r"using)\s+.+$|"
+    r"^(?:it's|it is)\s+(?:a|an|the|our)\s+(?:[\w-]+\s+){0,3}(?:site|service|app|application|library|tool|repo|"
+    r"monorepo|cli|api|backend|frontend|website|platform|sdk|plugin|bot|dashboard)\b.*$|"
     r"^we\s+(?:have|run|maintain|support|operate)\s+(?:only\s+)?(?:two|three|four|five|six|\d+|several|multiple)\s+"
     r"(?:environments?|regions?|clusters?|services|databases|apps|products|teams|stages|tiers)\b.*$",
     re.I,
@@ -161,6 +163,7 @@ _SETTING_ZH = re.compile(
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
     r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)|"
+    r"^(?:这个|這個|本)(?:仓库|倉庫|项目|項目|服务|服務|应用|應用|系统|系統|站点|站點|网站|網站)(?:是|主要是)|"
     r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
     r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
     r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}"
@@ -232,14 +235,14 @@ _DEADLINE_WORDS = re.compile(
     r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
     r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
     r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家|开始|開始|启动|啟動|"
-    r"迭代|冲刺|衝刺|开工|開工|下线|下線|停用|废弃|廢棄|切换|切換|到货|到貨",
+    r"迭代|冲刺|衝刺|开工|開工|下线|下線|停用|废弃|廢棄|切换|切換|到货|到貨|产检|產檢|复查|複查|看病|看牙|拔牙|打针|打針",
     re.I,
 )
 _BEFORE_DATE = re.compile(
     r"\d{4}-\d{2}-\d{2}\s*(?:之前|以前|前)|\b(?:by|before|no later than|until)\s+\d{4}-\d{2}-\d{2}", re.I
 )
 _PLANNED = re.compile(
-    r"\d{4}-\d{2}-\d{2}\s*(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
+    r"\d{4}-\d{2}-\d{2}[^，,。]{0,6}?(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
     r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
     r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"

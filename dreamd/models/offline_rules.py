@@ -115,10 +115,12 @@ _SUBJECT_START = re.compile(
     r"nothing|something|someone|today|tomorrow|yesterday|great|good|nice|cool|awesome)\b",
     re.I,
 )
-_NEG_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit|no more)\b", re.I)
+_NEG_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit|no more|no)\b", re.I)
 _DIRECTIVE_EN = re.compile(
     r"^(?:please\s+)?(?:(?:don't|do not|dont)(?:\s+ever)?|never|always|avoid|stop|quit|make sure(?: to| that| you)?|"
     r"be sure to|only|just|please|no more than|not more than|never more than|at most|at least|no longer than|"
+    r"no(?=\s+(?!problem|problems|worries|worry|idea|thanks|way|need|rush|pressure|clue|luck|doubt|offense|big deal|"
+    r"matter|one|longer|more)\w)|"
     r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to))\b\s*",
     re.I,
 )
@@ -217,7 +219,7 @@ _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|�
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請|前|后|後|再)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
     r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
-    r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只)"
+    r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
 _SO_DIRECTIVE = re.compile(

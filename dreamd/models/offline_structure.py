@@ -40,8 +40,14 @@ _EN_MARKER = (
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
     r"quick reminder)"
 )
+_EN_FILLER = (
+    r"(?:so you know|just so you know|you know what|hi|hey|hello|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|"
+    r"by the way|fyi|actually|alright|right|anyway|anyways|oh and|and also|oh also|yeah|yes|yep|sure|cool|thanks|"
+    r"heads up|one more thing|for the record|for reference|fwiw|first|first of all|second|third|finally|lastly|next)"
+)
 _EN_LEAD = re.compile(
-    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}(?:\s*[,.!:;—–-]+\s*|\s+(?=[a-z])))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*", re.I
+    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}\s*[,.!:;—–-]+\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
+    re.I,
 )
 _EN_KEEP_IN_MIND = re.compile(
     r"^(?:(?:one more |another |a |quick |some )?(?:thing|note|fact)s?\s+(?:to\s+|for you to\s+)?"
@@ -172,7 +178,7 @@ def peel(sentence: str) -> Peeled:
 _LEAD_LABEL = re.compile(
     rf"^(?:{_EN_MARKER}|{_ZH_MARKER}|.*\b(?:before|start|thing|note|context|reminder|heads up|fyi|btw|"
     r"rule|rules|mind|background|about me|intro|introduction|fun fact|update|info)\b.*|"
-    r".*(?:先|规矩|規矩|提醒|补充|補充|一下|说下|說下|情况|情況|背景).*)$",
+    r".*(?:先|规矩|規矩|提醒|补充|補充|一下|说下|說下|情况|情況|背景|一声|一聲|说声|說聲|提前).*)$",
     re.I,
 )
 _REFERENCE_LABEL = re.compile(r"^\S*(?:https?://|www\.)", re.I)
