@@ -81,6 +81,9 @@ _DECISION_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "changing": re.compile(rf"^(?:we're|we are|the team is|the team's)\s+(?P<verb>{_CHANGE_VERBS})\s+(?P<what>.+)$", re.I),
+    "planning": re.compile(
+        r"^(?:we're|we are|we)\s+(?P<verb>planning to|plan to|intend to|are going to)\s+(?P<what>.{6,})$", re.I
+    ),
     "changed": re.compile(
         r"^(?:we|the team)(?:\s+have|'ve)?\s+(?:recently\s+|just\s+|finally\s+)?(?P<verb>switched|moved|migrated|replaced|"
         r"dropped|adopted|standardi[sz]ed|deprecated|retired|ported|rewrote|upgraded|downgraded|consolidated)\s+"
@@ -89,6 +92,10 @@ _DECISION_EN: dict[str, re.Pattern[str]] = {
     ),
 }
 _DECISION_ZH: dict[str, re.Pattern[str]] = {
+    "planning": re.compile(
+        r"^(?P<who>我们|我們|我和[^，,。]{1,4}|我跟[^，,。]{1,4}|团队|團隊)(?:已经|已經)?(?:打算|计划|計劃|准备|準備|决定要|決定要)"
+        r"(?P<what>.{3,})$"
+    ),
     "decided": re.compile(
         r"^(?P<who>我们|我們|团队|團隊|大家|我|公司|领导|領導)?[^，,。的]{0,8}?(?:已经|已經|最终|最終|最后|最後)?"
         r"(?<!的)(?:决定|決定|确定|確定|商定|定下来|定下來)(?:了)?[，,：: ]*(?P<what>.+)$"
@@ -112,7 +119,7 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
             what, reason = clause_reason(what)
         if kind == "lets" and m.group("verb").lower() == "use" and reason is None:
             return None  # "let's use a loop here" is task chatter; a reason makes it a decision
-        if kind in ("lets", "will", "changing", "changed"):
+        if kind in ("lets", "will", "changing", "changed", "planning"):
             what = f"{m.group('verb')} {what}"
         what = tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
         if not content_ok(what) or PRONOUN_OBJECT.match(what):

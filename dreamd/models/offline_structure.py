@@ -153,7 +153,7 @@ def peel(sentence: str) -> Peeled:
             if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
-                           r"规矩|規矩|提醒|备注|備註", label, re.I):
+                           r"规矩|規矩|提醒|提个醒|提個醒|备注|備註", label, re.I):
                 remember = True
             elif not (_LEAD_LABEL.match(label) or _short_label(label) or (
                 _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
@@ -565,6 +565,7 @@ _ZH_CLAUSE_REASON = re.compile(
     r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
     r"(?:很|非常|比较|比較|特别|特別|挺)[\u4e00-\u9fff]{1,6}|"
     r"[^，,；;]{0,12}(?:受影响|受影響|出问题|出問題|挂掉|掛掉|会挂|會掛|崩掉|出事|炸掉)|"
+    r"[^，,；;]{1,8}(?:降了|降低了|提升了|提高了|快了|减少了|減少了|省了|少了)[^，,；;]{0,6}|"
     r"[^，,；;]{1,12}(?:依赖|依賴|需要|要求|规定|規定)(?:这个|這個|它|这些|這些)?)$"
 )
 
