@@ -16,13 +16,15 @@ from typing import Any
 
 import pytest
 
+from dreamd.models.offline_audience import (
+    is_wellbeing,
+)
 from dreamd.models.offline_extract import extract
 from dreamd.models.offline_structure import (
     announces_rules,
     clause_reason,
     is_standing,
     is_temporary,
-    is_wellbeing,
     opens_with_verb,
     peel,
 )

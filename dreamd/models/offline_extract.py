@@ -43,6 +43,21 @@ timestamp (else the payload's ``today``): "next Friday", "in two weeks", "Decemb
 "end of the month", "下个月 15 号", "月底", "下周三", "两周后" become ISO dates; a weekday in a
 standing rule ("never deploy on Friday") names every such day and is left alone.
 
+A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right;
+a hypothetical ("if we ever move to AWS, we'd …") is not a fact; advice about living
+("always carry an umbrella") is not a rule for the assistant.
+
+Layout, a module per concept: lead-ins, standing/temporary markers, imperatives and reasons in
+:mod:`~dreamd.models.offline_structure`; who a directive is for in
+:mod:`~dreamd.models.offline_audience`; accepted offers, rules asked as questions and
+corrections in :mod:`~dreamd.models.offline_dialogue`; clause splitting in
+:mod:`~dreamd.models.offline_clauses`; the rules in :mod:`~dreamd.models.offline_rules`
+(feedback), :mod:`~dreamd.models.offline_identity`, :mod:`~dreamd.models.offline_preference`,
+:mod:`~dreamd.models.offline_pointers` and :mod:`~dreamd.models.offline_facts` (decisions,
+context, state, dates, the registry); text and date helpers in
+:mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
+records.
+
 Anything the index already has (same name, or a description of the same type whose tokens
 mostly overlap) is skipped, unless it corrects it. Names are slugs from content words
 (``never-commit-directly-main``, ``decision-use-postgres``, ``ref-api-docs``); text without
@@ -59,7 +74,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamd.models.offline_facts import RULES, URL, rule_remember
+from dreamd.models.offline_clauses import found_in
+from dreamd.models.offline_dialogue import (
+    accepts,
+    correction_of,
+    proposal_of,
+    standing_request,
+)
+from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
     HOW_KEY,
     HOW_ZH,
@@ -67,18 +89,12 @@ from dreamd.models.offline_rules import (
     WHY_NONE_ZH,
     Ctx,
     Found,
-    accepted_feedback,
 )
 from dreamd.models.offline_structure import (
-    accepts,
     announces_rules,
-    correction_of,
     is_hypothetical,
     is_temporary,
-    opens_with_verb,
     peel,
-    proposal_of,
-    standing_request,
 )
 from dreamd.models.offline_text import (
     REASON_NEXT,
@@ -164,71 +180,12 @@ _SENTENCE_SPLIT = re.compile(
 )
 
 
-_CLAUSE_SPLIT = re.compile(
-    r"(?:,|;)\s+(?:and\s+|but\s+|also\s+)?(?=(?:never|always|don't|do not)\b)", re.I
-)
-
-
-_LEADING_CONDITION = re.compile(
-    r"^(?:in|for|on|with|when|whenever|every time|each time|before|after|if|once|while|during|going forward|"
-    r"from now on|in the future|by default|as a rule)\b",
-    re.I,
-)
-
-
-_CLAUSES = re.compile(
-    r";\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
-)
-
-
-_DIRECTIVE_CLAUSE = re.compile(
-    r"^(?:please\s+)?(?:don't|do not|never|always|avoid|keep|make sure|stop|use|skip|include|leave|no)\b|"
-    r"^[^，,]{0,6}?(?:别|別|不要|千万别|千萬別|一定要|务必|務必|尽量|儘量)",
-    re.I,
-)
-_ABOUT_USER = re.compile(
-    r"^(?:(?:this year|lately|these days|right now|today|今年|最近|现在|現在|这阵子|這陣子)[,，]?\s*)?(?:i\b|i'm\b|我(?![们們]))",
-    re.I,
-)
-_ERRAND = re.compile(
-    r"^(?:please\s+)?(?:remind|let me know|tell me|help|ping|ask|show|send|find|book|order|buy|call|text)\b|"
-    r"^(?:请|請)?(?:提醒我|告诉我|告訴我|帮我|幫我|给我找|給我找|帮忙|幫忙)",
-    re.I,
-)
-_INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
-_REASON_CLAUSE = re.compile(
-    r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
-)
-_CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
-
-
-def clauses(core: str) -> list[str]:
-    """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
-    service keeps its manifests in the deploy-configs repo"), each tried on its own."""
-    raw = _CLAUSES.split(core)
-    merged: list[str] = []
-    for part in raw:
-        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part)):
-            merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
-        else:
-            merged.append(part)
-    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。") for p in merged]
-    return [p for p in parts if p and p != core and (len(p.split()) >= 3 or sum(map(has_cjk, p)) >= 4)]
-
-
 def sentences(text: str) -> list[str]:
-    """Sentences, and within one the clauses that start a directive of their own ("we use
-    tabs, and never commit generated code …" is two)."""
+    """The sentences of a turn, line by line (a clause-level split happens in
+    :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled)."""
     out: list[str] = []
     for line in text.splitlines():
-        for part in _SENTENCE_SPLIT.split(line):
-            clauses = [part.strip()] if part.strip() else []
-            for i, clause in enumerate(clauses):
-                fragment = len(re.split(r",|\bbecause\b|\bsince\b", clause)[0].split()) < 3  # "never npm, …"
-                if i and (fragment or len(clauses[i - 1].split()) < 5 or _LEADING_CONDITION.match(clauses[i - 1])):
-                    clauses[i] = f"{clauses[i - 1]}, {clause}"  # "In release notes, always …" is one rule
-                    out.pop()
-                out.append(clauses[i])
+        out.extend(part.strip() for part in _SENTENCE_SPLIT.split(line) if part.strip())
     return out
 
 
@@ -470,80 +427,10 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
-            for found in _found_in(core, ctx, accepted=accepted, remember=peeled.remember,
+            for found in found_in(core, ctx, accepted=accepted, remember=peeled.remember,
                                    all_rules=not answer.full()):
                 answer.admit(found, position, day, nxt)
     return answer.records()
-
-
-def _first_rule(text: str, ctx: Ctx) -> Found | None:
-    return next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
-
-
-def _found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_rules: bool) -> list[Found]:
-    """What one sentence states: an accepted offer, a remember-request, or what the rules find.
-
-    A sentence whose clauses state facts of different kinds ("I'm a data engineer, and the
-    DAGs live in the etl repo") gives one record per clause; otherwise the whole sentence is
-    tried first and its clauses only when no rule takes it as a whole.
-    """
-    if accepted:
-        found = accepted_feedback(accepted, core, ctx)  # "Should I …?" / "Yes, from now on."
-        if found is not None:
-            return [found]
-    parts = clauses(core)
-    if remember:
-        several = _by_clause(parts, ctx)
-        for found in several:
-            found.priority = 0
-        found = rule_remember(core, ctx) if len(several) < 2 else None
-        if found is not None or several:
-            return several if found is None else [found]
-    if not all_rules:
-        return []
-    each = _by_clause(parts, ctx)
-    if len(each) >= 2:
-        return each
-    whole = _first_rule(core, ctx)
-    if whole is not None:
-        return [whole]
-    return _by_clause(parts, ctx, kinds=1)[:1]
-
-
-def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
-    """One record per clause when the clauses state facts of ``kinds`` or more kinds, else none."""
-    if len(parts) < kinds:
-        return []
-    each: list[Found] = []
-    previous: Found | None = None
-    for i, part in enumerate(parts):
-        consequence = _CONSEQUENCE.match(part)
-        bare = part[consequence.end() :].strip(" ,，") if consequence else part
-        found = _first_rule(bare, ctx)
-        if consequence and found is not None:
-            if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
-                found = None  # "…, so this has to merge first": the consequence is not a fact of its own
-            else:
-                found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
-        lasting = previous is not None and previous.kind != "deadline"  # a dated push is not a standing reason
-        grounded = bool(_ABOUT_USER.match(parts[i - 1]) or lasting) if i else False
-        errand = _ERRAND.match(bare) is not None  # "…, so remind me to renew it": a task, not a rule
-        if found is None and grounded and not errand and (_DIRECTIVE_CLAUSE.match(bare) or opens_with_verb(bare)):
-            # "I have asthma, so please avoid …" / "我有哮喘，别给我推荐…": the clause before is the reason
-            joiner = "，因为" if has_cjk(bare) else " because "
-            found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
-            found = found if found is not None and found.type == "feedback" else None
-        if found is not None and found.type == "feedback" and found.reason is None and lasting:
-            found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
-        if found is not None:
-            each.append(found)
-        previous = found
-    # Every clause a fact of its own: "I have five years of Go and I'm rusty on CSS", "we use tabs,
-    # and never commit generated code".
-    # (Chinese clauses after a comma usually carry on one fact, so there the kinds must differ.)
-    english = not any(has_cjk(p) for p in parts)
-    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts))
-    return each if len(each) >= kinds and distinct else []
 
 
 def extract_from_turns(

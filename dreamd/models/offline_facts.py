@@ -12,6 +12,9 @@
   ship, freeze, trip, exam, 截止, 上线, 比赛, 出差 …), "X is (planned for) <date>", "before
   <date>"/"…前要", plans ("we're flying to … on …"); an imperative with a date ("send the
   report by Friday") is a task for now, not a fact.
+- :func:`rule_state` → ``project`` — where the work stands: "the auth refactor is half
+  done", "we're blocked on the legal review", "v2 has been live since January", "数据导出卡在
+  法务审核上" (passing breakage, or the state of things that are not the work, is not kept).
 - :func:`rule_remember` — the fallback for a remember-request no other rule took.
 
 Who the user is: :mod:`dreamd.models.offline_identity`; how they want the work done:
@@ -25,6 +28,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from dreamd.models.offline_audience import (
+    about_the_work,
+    is_wellbeing,
+)
 from dreamd.models.offline_identity import rule_identity
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL, rule_reference
 from dreamd.models.offline_preference import rule_preference
@@ -39,10 +46,8 @@ from dreamd.models.offline_rules import (
     rule_feedback,
 )
 from dreamd.models.offline_structure import (
-    about_the_work,
     clause_reason,
     is_standing,
-    is_wellbeing,
     opens_with_imperative,
 )
 from dreamd.models.offline_text import (

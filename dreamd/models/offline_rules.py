@@ -19,12 +19,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dreamd.models.offline_structure import (
+from dreamd.models.offline_audience import (
     about_the_work,
-    clause_reason,
     is_life_advice,
-    is_standing,
     is_wellbeing,
+)
+from dreamd.models.offline_structure import (
+    clause_reason,
+    is_standing,
     opens_with_verb,
 )
 from dreamd.models.offline_text import (

@@ -335,214 +335,6 @@ def opens_with_verb(text: str) -> bool:
     return words[0].lower().strip(",.!:;") in IMPERATIVE_VERBS if words and words[0] else False
 
 
-# ----------------------------------------------------------------------------- proposals accepted
-
-_PROPOSAL = re.compile(
-    r"(?:^|\s)(?:should|shall|can|may)\s+i\s+(?:also\s+|just\s+)?(?P<x>[^?]+?)\s*\?\s*$|"
-    r"(?:^|\s)(?:do|would)\s+you\s+(?:want|like)\s+me\s+to\s+(?:also\s+)?(?P<y>[^?]+?)\s*\?\s*$|"
-    r"(?:^|\s)want\s+me\s+to\s+(?P<z>[^?]+?)\s*\?\s*$|"
-    r"(?:要不要|需不需要|用不用)我(?P<w>[^？?]+?)[？?]\s*$|(?:需要|要)我(?P<v>[^？?]+?)吗[？?]\s*$|"
-    r"(?:^|\s)(?:should|shall|must)\s+(?P<u>(?!i\b|we\b)[a-z][^?]{4,}?)\s*\?\s*$|"
-    r"^(?P<t>[^？?，,]{3,30}?(?:要|需要|应该|應該|得)[^？?]{2,30}?)(?:吗|嗎)[？?]\s*$",
-    re.I,
-)
-_ACCEPT = re.compile(
-    r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|please do|do it|go ahead|sounds good|that works|absolutely|definitely|"
-    r"good idea|great idea|perfect)\b|^(?:好的?|可以|行|嗯|对|對|没问题|沒問題|要的?|需要|就这么办|就這麼辦)",
-    re.I,
-)
-
-
-def proposal_of(assistant_text: str) -> str | None:
-    """What the assistant offered to do in its last question ("Should I always run X?" → "always run X")."""
-    for line in reversed([x.strip() for x in assistant_text.splitlines() if x.strip()]):
-        m = _PROPOSAL.search(line)
-        if m:
-            return next(g for g in m.groups() if g).strip(" ,，")
-    return None
-
-
-def accepts(sentence: str) -> bool:
-    """Whether a user sentence accepts what was just offered ("Yes, please do that from now on")."""
-    return bool(_ACCEPT.match(sentence.strip()))
-
-
-# ----------------------------------------------------------------------------- requests phrased as questions
-
-_ASK_EN = re.compile(
-    r"^(?:would you mind\s+|do you mind\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?P<x>.+?)\s*\?*\s*$", re.I
-)
-_ASK_ZH = re.compile(
-    r"^(?P<y>.+?)[，,]\s*(?:可以吗|可以嗎|好吗|好嗎|行吗|行嗎)[？?]?$|"
-    r"^(?P<pre>.*?)(?:你|您)?(?:以后|以後)?(?:能不能|可不可以|能否|可以)(?P<x>.+?)[？?]?$"
-)
-_GERUND = re.compile(r"^(\w+?)(?:ing)\b")
-
-
-def standing_request(sentence: str) -> str | None:
-    """A standing rule asked as a question ("Can you always reply in English from now on?",
-    "Could you stop wrapping answers in tables?", "以后能不能都用英文回复？") as a directive."""
-    s = sentence.strip()
-    strong = re.search(
-        r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|every time|whenever|stop|quit|"
-        r"never|anymore|any more|please|me|my|us|our)\b|以后|以後|每次|别|別|不要|永远|永遠|一律|尽量|儘量|都|可以吗|可以嗎|"
-        r"好吗|好嗎|行吗|行嗎", s, re.I)
-    if not strong:
-        return None  # "Can you always tell when …?" asks what the assistant can do
-    m = _ASK_EN.match(s)
-    if m:
-        x = m.group("x")
-        if s.lower().startswith(("would you mind", "do you mind")):
-            g = _GERUND.match(x)  # "would you mind keeping …" → "keep …"
-            if g:
-                stem = g.group(1)
-                stem = stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] else stem
-                x = stem + x[g.end() :]
-        return x.rstrip(" ?？")
-    m = _ASK_ZH.match(s)
-    if m and has_cjk_text(s):
-        x = (m.group("pre") or "") + (m.group("x") or "") if m.group("x") else (m.group("y") or "")
-        if re.search(r"以后|以後", s) and not re.search(r"以后|以後", x):
-            x = "以后" + x  # the standing word sat before 能不能
-        return x.rstrip(" ?？")
-    return None
-
-
-def has_cjk_text(text: str) -> bool:
-    return re.search(r"[\u4e00-\u9fff]", text) is not None
-
-
-# ----------------------------------------------------------------------------- corrections
-
-_CORRECTION_EN = re.compile(
-    r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm)[,:!.]?\s+)+"
-    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was)\s+(?P<new>.+?)"
-    r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
-    r"^(?:it's|it is|that's)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
-    re.I,
-)
-_CORRECTION_ZH = re.compile(
-    r"^(?:(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*)+"
-    r"(?:应该是|應該是|其实是|其實是|是)(?P<new>[^，,]+?)(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
-)
-
-
-def correction_of(sentence: str) -> tuple[str, str | None] | None:
-    """A value the user puts right ("sorry, I meant Postgres 15", "不对，应该是周四"): (new, old)."""
-    m = _CORRECTION_EN.match(sentence.strip()) or _CORRECTION_ZH.match(sentence.strip())
-    if not m:
-        return None
-    groups = m.groupdict()
-    new = groups.get("new") or groups.get("new2") or ""
-    old = groups.get("old") or groups.get("old2")
-    return (new.strip(), old.strip() if old else None) if new.strip() else None
-
-
-# ----------------------------------------------------------------------------- what a rule is about
-
-_WORK_EN = re.compile(
-    r"[A-Za-z]+[-_./#:][\w]|`|\d|\b(?:code|tests?|commits?|prs?|pull requests?|branch(?:es)?|merges?|deploy\w*|"
-    r"releases?|builds?|ci|lint\w*|reviews?|docs?|documentation|comments?|functions?|class(?:es)?|apis?|endpoints?|"
-    r"databases?|db|quer(?:y|ies)|sql|migrations?|schemas?|servers?|services?|logs?|logging|config\w*|repos?|"
-    r"files?|scripts?|packages?|dependenc(?:y|ies)|librar(?:y|ies)|bugs?|issues?|tickets?|errors?|exceptions?|"
-    r"answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|explanations?|suggest\w*|recommend\w*|plans?|recipes?|"
-    r"meals?|menus?|e-?mails?|messages?|calendar|meetings?|schedul\w*|remind\w*|lists?|format\w*|bullets?|"
-    r"markdown|emojis?|language|english|chinese|units?|prices?|currency|celsius|metric|verbose|concise|short|"
-    r"brief|detailed|formal|casual|tone|hotels?|book\w*|restaurants?|travel|trips?|flights?|routes?|"
-    r"itinerar(?:y|ies)|workouts?|exercises?|budget|spreadsheet|notes?|names?|naming|variables?|types?|"
-    r"data|pii|privacy|security|compliance|gdpr|customers?|clients?|users?|production|prod|staging|secrets?|keys?|"
-    r"renovation|kitchen|bathroom|permit|application|visa|passport|contract|lease|mortgage|loan|insurance|claim|"
-    r"thesis|paper|manuscript|course|exam|refactor\w*|rewrite|project|product|launch|review|approval|legal|vendor|"
-    r"modules?|changes?|reviewers?|infra\w*|cloud|network\w*|invoices?|clients?|sign-?offs?|signatures?|"
-    r"passwords?|credentials|tokens?|regions?|servers?|clusters?|pods?|containers?|images?|tables?|columns?|"
-    r"fields?|indexes|indices|cache|queues?|jobs?|tasks?|features?|flags?|screens?|pages?|ui|ux|charts?|"
-    r"me|my|mine|myself|i|we|our|us|the user)\b",
-    re.I,
-)
-_WORK_ZH = re.compile(
-    r"代码|代碼|提交|测试|測試|接口|文档|文檔|部署|发布|發布|发版|發版|回答|回复|回覆|推荐|推薦|总结|總結|计划|計劃|菜谱|菜譜|"
-    r"邮件|郵件|注释|註釋|分支|合并|合併|数据|數據|日志|日誌|配置|函数|函數|变量|變量|格式|中文|英文|工单|工單|酒店|餐厅|餐廳|"
-    r"路线|路線|行程|机票|機票|预订|預訂|订|訂|安排|提醒|解释|解釋|说明|說明|建议|建議|我|用户|用戶|[A-Za-z]{2,}|\d|"
-    r"审核|審核|审批|審批|法务|法務|许可|許可|评审|評審|合同|客户|客戶|供应商|供應商|预算|預算|装修|裝修|手续|手續|签证|簽證|"
-    r"护照|護照|重构|重構|项目|項目|服务|服務|功能|系统|系統"
-)
-
-
-CJK_RULE = re.compile(r"[\u4e00-\u9fff]")
-
-
-_LIFE = re.compile(
-    r"\b(?:your|yourself|people|friends?|others|money|umbrella|car|cars|house|heart|gut|instincts?|dreams?|"
-    r"parents|kids|family|partner|photos|wallet|keys|tips?|tipping|strangers|sunscreen|water|sleep|diet)\b|"
-    r"^(?:carry|lend|borrow|tip|trust|follow|stretch|save|invest|exercise|eat|drink|sleep|marry|buy|rent|drive|"
-    r"wear|visit|call|hug|forgive|travel)\b",
-    re.I,
-)
-
-
-def is_life_advice(rule: str) -> bool:
-    """Advice about living, between people ("always carry an umbrella", "never lend money to
-    friends"), as opposed to a rule about the work: nothing in it names the work, and it
-    names a thing of everyday life or opens with an everyday verb."""
-    return not about_the_work(rule) and _LIFE.search(rule.strip()) is not None
-
-
-def about_the_work(rule: str) -> bool:
-    """Whether a directive is about the work, the assistant's output or the user's affairs.
-
-    "Always carry an umbrella in London" or "出门一定要带伞" is advice about life, between
-    people; a rule for the assistant names something it produces or handles.
-    """
-    camel = re.search(r"[a-z][A-Z]|\b[A-Z]{2,}\b", rule) is not None  # identifiers and acronyms (VPC, SQL)
-    zh = _WORK_ZH.search(rule) is not None and CJK_RULE.search(rule) is not None
-    return bool(camel or zh or _WORK_EN.search(rule) or opens_with_verb(rule))
-
-
-# ----------------------------------------------------------------------------- who is addressed
-
-_REFLEXIVE = re.compile(
-    r"\b(?:yourself|yourselves|your (?:health|body|mind|heart|chin|head up|spirits?|feelings?|best self)|"
-    r"(?:you're|you are) (?:so |really |truly |the )?(?:doing|not alone|stronger|amazing|great|awesome|hilarious|funny|"
-    r"the best|brilliant|wonderful|a star|a legend|a lifesaver|incredible|kind|sweet))\b|自己|身体|身體|心情|开心|開心",
-    re.I,
-)
-_MOOD_EN = re.compile(
-    r"^(?:ever\s+)?(?:give up|quit on|lose (?:hope|heart|faith|sleep)|worry|stress|panic|fret|sweat|"
-    r"despair|freak out|beat (?:yourself|you) up|overthink|overwork|burn (?:yourself )?out|feel|cheer up|"
-    r"keep (?:going|smiling|your|it up|pushing|at it)|stay (?:positive|strong|safe|calm|healthy|hydrated|"
-    r"motivated|focused|warm|cool|happy)|smile|relax|rest|chill|breathe|hang in|be (?:too |so |very )?"
-    r"(?:hard|sad|afraid|scared|shy|nervous|down|discouraged|upset|angry|happy|proud|brave|kind|gentle|"
-    r"patient with (?:yourself|you))|take (?:care|it easy|a break|breaks|some time off)|"
-    r"get (?:some )?(?:rest|sleep)|have fun|enjoy (?:yourself|the|your|it|life)|laugh|drink (?:water|more water)|"
-    r"eat (?:well|something|properly)|hydrate|"
-    r"stop (?:learning|trying|believing|dreaming|growing|smiling|being you|exploring)|believe in|dream big|"
-    r"forget to (?:smile|laugh|breathe|have fun|enjoy|rest|relax|live)|look on the bright side|"
-    r"lose sight of (?:your|what)|be afraid to|doubt yourself|"
-    r"(?:so |too |very |always |more than )?(?:happy|glad|grateful|thankful|excited|proud|here for you|"
-    r"there for you|welcome|ready|available|around|free))\b",
-    re.I,
-)
-_MOOD_ZH = re.compile(
-    r"^(?:你|您)?(?:也|都|还|還)?(?:要|得)?(?:太|那么|那麼|这么|這麼|过度|過度|多)?(?:累|辛苦|担心|擔心|着急|著急|难过|難過|想太多|放弃学习|放棄學習|"
-    r"伤心|傷心|灰心|放弃|放棄|熬夜|生气|生氣|害怕|紧张|緊張|焦虑|焦慮|在意|想太多|加油|保重|休息|注意身体|"
-    r"注意身體|照顾好|照顧好|开心|開心|放松|放鬆|慢慢来|慢慢來|泄气|洩氣)"
-)
-_SECOND_PERSON_ZH = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")
-
-
-def is_wellbeing(directive: str) -> bool:
-    """True when a directive's object is the listener's own self or mood, not the work."""
-    text = directive.strip()
-    if _REFLEXIVE.search(text):
-        return True
-    if _MOOD_EN.match(text) or _MOOD_ZH.match(text):
-        return True
-    zh = re.sub(r"^(?:别|別|不要|千万别|千萬別|永远不要|永遠不要)", "", text)
-    return (zh != text and bool(_MOOD_ZH.match(zh))) or (
-        bool(_SECOND_PERSON_ZH.match(text)) and bool(_MOOD_ZH.search(text[:8]))
-    )
-
-
 # ----------------------------------------------------------------------------- reasons by structure
 
 _EN_CLAUSE_REASON = re.compile(
@@ -588,23 +380,17 @@ def clause_reason(text: str) -> tuple[str, str | None]:
 
 
 __all__ = [
+    "HYPOTHETICAL",
     "IMPERATIVE_VERBS",
     "STANDING",
     "TEMPORARY",
     "Peeled",
-    "about_the_work",
-    "accepts",
     "announces_rules",
     "clause_reason",
-    "correction_of",
     "is_hypothetical",
-    "is_life_advice",
     "is_standing",
     "is_temporary",
-    "is_wellbeing",
     "opens_with_imperative",
     "opens_with_verb",
     "peel",
-    "proposal_of",
-    "standing_request",
 ]
