@@ -450,3 +450,35 @@ def test_standing_rules_asked_as_questions_or_stated_as_how_things_are() -> None
     )
     assert [i["type"] for i in items] == ["feedback"] * 6, kinds(items)
     assert items[2]["description"].startswith("Keep code samples under 30 lines")
+
+
+def test_where_the_work_stands_and_plans_are_project_facts() -> None:
+    items = run(
+        "The billing rewrite is about half done.",
+        "We're blocked on the security review for the export API.",
+        "We're planning to move the docs site to Astro.",
+        "数据迁移卡在法务审核上。",
+        "我们打算下半年把监控换成 Prometheus。",
+        "The build is broken again, ugh.",
+        "We're waiting for the pizza.",
+        "电影看完了，挺好看的。",
+    )
+    assert [i["type"] for i in items] == ["project"] * 5, kinds(items)
+
+
+def test_a_rules_header_in_a_turn_of_its_own_heads_the_next_user_turns() -> None:
+    turns = [{"role": "user", "text": t, "timestamp": TS} for t in (
+        "Let's set some ground rules before we start.",
+        "First, all new endpoints need an OpenAPI entry.",
+        "Second, secrets come from Vault, not from env files.",
+    )]
+    turns += [{"role": "assistant", "text": "Understood.", "timestamp": TS},
+              {"role": "user", "text": "The staging cluster is called blue-7.", "timestamp": TS}]
+    items = extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+    assert [i["type"] for i in items][:2] == ["feedback", "feedback"], kinds(items)
+    assert all(i["type"] != "feedback" for i in items[2:]), kinds(items)  # the assistant spoke: header over
+
+
+def test_prohibitions_stated_with_no() -> None:
+    items = run("No emojis in commit messages.", "No worries, take your time.", "No idea why that failed.")
+    assert kinds(items) == [("feedback", "No emojis in commit messages")]

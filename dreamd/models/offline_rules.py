@@ -192,8 +192,13 @@ _YOU_PREF = re.compile(
     r"^i(?:'d| would)\s+(?:really\s+)?(?P<v3>appreciate)\s+(?:it\s+)?if\s+you\s+(?P<rest4>.+)$",
     re.I,
 )
-_NAMING = re.compile(r"\b(?:named|called|prefixed with|prefix(?:ed)?|suffixed with|format(?:ted)? as)\b|命名|前缀|前綴|后缀|後綴|格式为|格式為", re.I)
-_TEMPLATE = re.compile(r"<[\w -]+>|\{[\w -]+\}|[\w-]+/(?:<|\{|[\u4e00-\u9fff])|\b[A-Z]+-\d+\b|[\w]+_\b|\b[a-z]+/\S*(?:号|號|id|ticket)", re.I)
+_NAMING = re.compile(
+    r"\b(?:are named|are called|should be named|must be named|be named|named like|named after|prefixed with|"
+    r"prefix(?:ed)?|suffixed with|format(?:ted)? as)\b|\b(?:named|called)\s+(?=\S*[<{/])|命名|前缀|前綴|后缀|後綴|格式为|格式為",
+    re.I,
+)
+_TEMPLATE = re.compile(r"<[\w -]+>|\{[\w -]+\}|[\w-]+/(?:<|\{|[\u4e00-\u9fff])|(?-i:\b[A-Z]+-\d+\b)|[\w]+_\b|"
+                       r"\b[a-z]+/\S*(?:号|號|id|ticket)", re.I)
 _PAST_TO_BASE = {"kept": "keep", "used": "use", "wrote": "write", "gave": "give", "made": "make", "added": "add",
                  "asked": "ask", "stopped": "stop", "put": "put", "sent": "send", "left": "leave", "showed": "show",
                  "included": "include"}
