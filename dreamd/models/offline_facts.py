@@ -215,6 +215,29 @@ _STATE_ZH = re.compile(
 )
 
 
+_BEHAVIOUR_EN = re.compile(
+    r"^(?:the|our)\s+[\w\s./-]{2,30}?\s+(?:automatically\s+|only\s+)?(?:retry|retries|expire|expires|"
+    r"rotate|rotates|refresh|refreshes|sync|syncs|scale|scales|renew|renews|reset|resets|"
+    r"get purged|are purged|is purged|get deleted|are deleted|is deleted|back up|backs up)\b.+",
+    re.I,
+)
+_BEHAVIOUR_ZH = re.compile(
+    r"^[^，,。]{2,16}?(?:会|會|都会|都會|每)(?:按|在|每)?[^，,。]{0,12}?(?:重试|重試|过期|過期|超时|超時|轮换|輪換|刷新|同步|扩容|擴容|"
+    r"清空|清理|备份|備份|重启|重啟)"
+)
+
+
+def rule_behaviour(s: str, ctx: Ctx) -> Found | None:
+    """How the system behaves on its own: "the payment webhooks retry three times", "token 每 90
+    天轮换一次", "支付回调会按指数退避重试三次"."""
+    if ctx.role != "user" or not (_BEHAVIOUR_EN.match(s) or _BEHAVIOUR_ZH.match(s)):
+        return None
+    fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+    if not content_ok(fact):
+        return None
+    return Found("behaviour", "project", "project", fact, fact, fact, how=REMEMBER_HOW)
+
+
 def rule_state(s: str, ctx: Ctx) -> Found | None:
     """Where the work stands: "the auth refactor is half done", "we're blocked on the legal
     review", "数据导出卡在法务审核上", "老的报表服务已经废弃了". Passing breakage ("the build is
@@ -339,6 +362,7 @@ RULES: dict[str, Rule] = {
     "dated": rule_dated,
     "context": rule_context,
     "state": rule_state,
+    "behaviour": rule_behaviour,
 }
 """Every rule by name, in the order a sentence is tried; the first that matches wins."""
 

@@ -141,9 +141,31 @@ def _pointer(where: str) -> bool:
     return bool(_CONTAINER.search(where) and _IDENTIFIER.search(where))
 
 
+_ASK_WHO_EN = re.compile(
+    r"^(?:for|about|with|regarding|if|when)\b(?P<topic>[^,]{2,60}),\s*(?:ask|talk to|ping|contact|reach out to|email|"
+    r"message|go to|call)\s+(?P<who>\S.+)$",
+    re.I,
+)
+_TOPIC_LEAD_EN = re.compile(r"^(?:for|about|regarding)\b[^,]{2,60},\s*(?P<rest>\S.+)$", re.I)
+_ASK_WHO_ZH = re.compile(
+    r"^(?P<topic>[^，,。]{1,18}?)(?:的问题|的問題|的事情|的事|相关的问题|相關的問題|相关|相關|出问题了就|出問題了就|有问题就|有問題就)"
+    r"[^，,。]{0,3}?(?:找|问|問|联系|聯繫|@)\s*(?P<who>.+)$"
+)
+
+
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
+    who = _ASK_WHO_EN.match(s) or _ASK_WHO_ZH.match(s)
+    if who and content_ok(who.group("who"), min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", who.group("who"), re.I):
+        fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+        return Found("reference", "reference", "ask", who.group("who"), fact, fact, how=HOW["reference"])
+    topic = _TOPIC_LEAD_EN.match(s)
+    if topic:
+        found = rule_reference(topic.group("rest"), ctx)  # "For anything about my car, my mechanic is Tony"
+        if found is not None:
+            found.fact = found.description = sentence_case(third_person(tidy(s)))
+            return found
     if has_cjk(s):
         return _reference_zh(s)
     if _DIRECTIVE_SUBJECT.match(s):

@@ -280,6 +280,8 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
     (re.compile(r"年底|年末"), "eoy"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
+    (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
     (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
     (re.compile(r"(?<=\bthe )(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
 ]
@@ -348,6 +350,10 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         if 1 <= month <= 12:
             year = ref.year if month >= ref.month else ref.year + 1
             found = _month_end(year, month)
+    elif kind == "eoq":
+        quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
+        end = _month_end(ref.year, quarter * 3)
+        found = end if end >= ref else _month_end(ref.year + 1, quarter * 3)
     elif kind == "eoy":
         found = dt.date(ref.year, 12, 31)
     elif kind == "day-zh":
