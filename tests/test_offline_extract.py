@@ -471,8 +471,8 @@ def test_relative_dates_become_absolute(text: str, expected: str) -> None:
 
 
 def test_relative_date_in_a_feedback_body_is_absolute() -> None:
-    [item] = run([user("Don't merge anything into release until tomorrow because QA is running.")])
-    assert item["description"] == "Don't merge anything into release until 2026-11-26"
+    [item] = run([user("From now on, don't merge anything into release after tomorrow's cut because QA needs it frozen.")])
+    assert item["description"] == "Don't merge anything into release after 2026-11-26's cut"
 
 
 # ----------------------------------------------------------------------------- the model interface

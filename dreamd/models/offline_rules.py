@@ -33,6 +33,7 @@ from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     content_ok,
     has_cjk,
+    has_relative_date,
     sentence_case,
     split_reason,
     third_person,
@@ -398,7 +399,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
         return None  # a past-tense or participle opening is a story, not an instruction
     standing = ctx.standing or is_standing(s) or general_condition or bool(_PLURAL_SCOPE.search(rule))
-    if _TODAY.search(s) and not is_standing(s):
+    if (_TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
         return None  # "Smile today", "ship it tonight": for the day only
     if not (standing or reason or _reason_follows(ctx)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
