@@ -18,7 +18,7 @@ from dreamd.models.offline_structure import opens_with_verb, peel
 from dreamd.models.offline_text import has_cjk, tidy
 
 _CLAUSES = re.compile(
-    r";\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
 )
 
 

@@ -97,6 +97,9 @@ _DECISION_EN: dict[str, re.Pattern[str]] = {
     ),
 }
 _DECISION_ZH: dict[str, re.Pattern[str]] = {
+    "dropped": re.compile(
+        r"^[^，,。]{0,6}?(?P<who>我们|我們|团队|團隊|公司)[^，,。]{0,6}?(?P<what>(?:不再|停止|放弃|放棄)(?:支持|维护|維護|使用|提供).+)$"
+    ),
     "planning": re.compile(
         r"^(?P<who>我们|我們|我和[^，,。]{1,4}|我跟[^，,。]{1,4}|团队|團隊)(?:已经|已經)?(?:打算|计划|計劃|准备|準備|决定要|決定要)"
         r"(?P<what>.{3,})$"

@@ -195,6 +195,7 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"比较差|比較差|不行).*)$"
     ),
     "expecting": re.compile(r"^(?P<x>我(?:怀孕|懷孕|有孕|在哺乳期|在备孕|在備孕|刚生完|剛生完).*)$"),
+    "does": re.compile(r"^(?P<x>我(?:主要|平时|平時|一般|本职|本職)(?:是)?(?:做|搞|写|寫|负责|負責)(?!了)[^，,。]{2,12})$"),
     "newcomer": re.compile(r"^(?P<x>我(?:刚|剛)(?:来|來|加入|入职|入職|到|接手)[^，,。]{0,12}.*)$"),
     "shift": re.compile(r"^(?P<x>我(?:上|值|倒|常上|经常上|經常上)(?:夜班|白班|早班|晚班|三班|倒班|班).*)$"),
     "trait": re.compile(
@@ -278,6 +279,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
     if not has_cjk(s):
         return None
+    s = re.sub(r"^(?:平时|平時|一般|通常|现在|現在|目前|其实|其實|本职|本職)[，,]?(?=我)", "", s)
     for kind, pat in _IDENTITY_ZH.items():
         m = pat.match(s)
         if not m:

@@ -136,9 +136,9 @@ def _habit(m: re.Match[str]) -> Found | None:
             return _feedback(sentence_case(f"{'always' if adv == 'usually' else adv} {rule}"), rule,
                              "never" if adv == "never" else "always", adv == "never", reason)
     rest, reason = split_reason(said)
-    if not content_ok(rest):
-        return None
     verb, _, tail = rest.partition(" ")
+    if not (content_ok(rest) or content_ok(tail, min_tokens=1)):
+        return None  # "I usually do backend" has one content word, in the object
     if verb.lower().endswith("ed") or _MENTAL.match(verb) or adv in ("never", "rarely"):
         return None  # "I always wanted to …" is a story; a mental state is not a habit
     adv_3rd = "tends to" if adv == "tend to" else adv
