@@ -330,6 +330,25 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return int(mcp_main(config, memory_dir=args.memory_dir, cwd=os.getcwd(), env=os.environ))
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    from dreamd.merge_driver import install_merge_driver
+    from dreamd.sync import sync
+
+    if args.install_merge_driver:
+        for path in install_merge_driver(Path(args.dir)):
+            print(f"merge driver configured; wrote {path} (commit it)")
+        return EXIT_OK
+    report = sync(Path(args.dir), remote=args.remote, allow_rewrite=args.allow_rewrite)
+    print("\n".join(report.lines()))
+    return EXIT_OK
+
+
+def cmd_merge_driver(args: argparse.Namespace) -> int:
+    from dreamd.merge_driver import merge_driver
+
+    return merge_driver(Path(args.base), Path(args.ours), Path(args.theirs))
+
+
 def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() takes the fast path
     from dreamd.hook import main as hook_main
 
@@ -423,6 +442,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("demo", cmd_demo, "the newcomer's tour: sample transcript -> memories -> dream, offline")
     sp.add_argument("--dir", metavar="D")
+    sp = add("sync", cmd_sync, "attach to / clone from a git remote, then fetch, merge (three-way manifest merge) and push")
+    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("--remote", metavar="URL", help="attach DIR to this git remote (first call)")
+    sp.add_argument("--allow-rewrite", action="store_true", help="take in a remote whose history was rewritten")
+    sp.add_argument("--install-merge-driver", action="store_true", help="DIR is tracked in a project repository: configure the three-way manifest merge driver there")
+    sp = add("merge-driver", cmd_merge_driver, "git merge driver for manifest.json (%%O %%A %%B)")
+    sp.add_argument("base", metavar="BASE")
+    sp.add_argument("ours", metavar="OURS")
+    sp.add_argument("theirs", metavar="THEIRS")
     add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
     sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
     sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")

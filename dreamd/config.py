@@ -38,6 +38,7 @@ __all__ = [
     "ModelConfig",
     "RecallConfig",
     "RetentionConfig",
+    "SyncConfig",
     "default_config",
     "find_config_file",
     "format_duration",
@@ -101,6 +102,22 @@ class RetentionConfig:
 
 
 @dataclass(frozen=True)
+class SyncConfig:
+    dirs: tuple[str, ...]
+    """Glob patterns (``~`` expanded) of attached directories the daemon syncs (issue 12)."""
+    remotes: dict[str, str]
+    """Glob pattern (``~`` expanded) → git URL (``{project}`` = the name of the directory holding
+    the memory directory): matching managed directories are attached on their first sync."""
+    interval: float
+    push_after_commit: bool
+    debounce: float
+    max_backoff: float
+
+
+DEFAULT_SYNC = SyncConfig(dirs=(), remotes={}, interval=300.0, push_after_commit=True, debounce=30.0, max_backoff=3600.0)
+
+
+@dataclass(frozen=True)
 class Config:
     daemon: DaemonConfig
     gates: GatesConfig
@@ -109,6 +126,7 @@ class Config:
     retention: RetentionConfig
     source: Path | None
     """The file the values came from; ``None`` when everything is a default."""
+    sync: SyncConfig = DEFAULT_SYNC
 
 
 # --------------------------------------------------------------------------- durations
@@ -228,6 +246,26 @@ def _string(*, allow_empty: bool) -> Validator:
         return value
 
     return convert
+
+
+def _remotes(value: Any, where: str, env: Mapping[str, str]) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of directory pattern = git URL, got {_show(value)}")
+    out: dict[str, str] = {}
+    for pattern, url in value.items():
+        expanded = expand_user(str(pattern), env)
+        if not os.path.isabs(expanded):
+            raise ConfigError(f"{where}: expected absolute directory patterns (or ~/...), got {_show(pattern)}")
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigError(f"{where}.{_show(pattern)}: expected a git URL, got {_show(url)}")
+        out[expanded] = url.strip()
+    return out
+
+
+def _bool(value: Any, where: str, env: Mapping[str, str]) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {_show(value)}")
+    return value
 
 
 def expand_user(text: str, env: Mapping[str, str]) -> str:
@@ -370,15 +408,35 @@ SCHEMA: tuple[Key, ...] = (
     Key("retention", "max_job_bytes", "integer", 33554432,
         "Larger spool jobs are refused (moved to failed/).",
         _int(1)),
+    # [sync]
+    Key("sync", "dirs", "list of globs", [],
+        "Attached directories the daemon syncs (attach each once: `dreamd sync DIR --remote URL`).",
+        _roots),
+    Key("sync", "remotes", "table", {},
+        "Directory pattern = git URL (`{project}` = the project directory's name): matching directories are synced, attached on first use.",
+        _remotes),
+    Key("sync", "interval", "duration", "5m",
+        "Fetch, merge and push each synced directory at least this often.",
+        _duration(0.0, strict=True)),
+    Key("sync", "push_after_commit", "bool", True,
+        "Also sync soon after a local commit (debounced), not only every interval.",
+        _bool),
+    Key("sync", "debounce", "duration", "30s",
+        "Quiet time after a local commit before it is pushed.",
+        _duration(0.0)),
+    Key("sync", "max_backoff", "duration", "1h",
+        "Longest wait between retries while the remote keeps failing (doubling from 30s).",
+        _duration(0.0, strict=True)),
 )
 
-SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention")
+SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention", "sync")
 _SECTION_CLASSES: dict[str, type[Any]] = {
     "daemon": DaemonConfig,
     "gates": GatesConfig,
     "model": ModelConfig,
     "recall": RecallConfig,
     "retention": RetentionConfig,
+    "sync": SyncConfig,
 }
 
 

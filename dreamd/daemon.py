@@ -213,6 +213,7 @@ class Daemon(Dispatch):
             self._step("spool", self.hint_spool)
             self._step("fingerprints", self._check_fingerprints)
             self._step("gates", self._gate_scans)
+            self._step("sync", self._sync_step)
             self._step("stale_claims", self._stale_claims)
             self._step("prune", self._prune)
             self._step("status", self._send_status)
@@ -226,6 +227,11 @@ class Daemon(Dispatch):
             fn()
         except Exception as exc:
             log.error("tick.error", step=name, error=f"{type(exc).__name__}: {exc}", exc_info=True)
+
+    def _sync_step(self) -> None:
+        from dreamd.sync_daemon import queue_due_syncs
+
+        queue_due_syncs(self)
 
     def _release_deferred(self) -> None:
         released = self.spool.release_due()
@@ -486,6 +492,8 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         daemon.pool.wait_idle()
         for d in sorted(daemon.managed):
             daemon._queue_scan(d, final=True)
+        daemon.pool.wait_idle()
+        daemon._sync_step()  # [sync] dirs: take in the team's changes and push ours
         daemon.pool.wait_idle()
         daemon.pool.close()
         log.info("daemon.once_done", jobs=daemon.stats.jobs_done, failed=daemon.stats.jobs_failed,

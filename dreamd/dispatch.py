@@ -372,8 +372,14 @@ class Dispatch:
         if wait > 0:
             return  # the last dream's answer was refused: do not burn the model on every scan
         started = time.monotonic()
+        from dreamd.team_lease import team_dream_lease
+
         try:
-            result = self.work.dream(directory, self.ctx)
+            with team_dream_lease(directory, self.config) as busy:
+                if busy is not None:  # another machine of the team is dreaming this directory
+                    log.info("dream.lease_busy", memory_dir=str(directory), reason=f"team lease held by {busy.holder}")
+                    return
+                result = self.work.dream(directory, self.ctx)
         except Exception as exc:
             log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
             return

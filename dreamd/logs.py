@@ -63,10 +63,13 @@ EVENTS: dict[str, str] = {
     "dream.lease_lost": "Our lease was broken or replaced; the dream commits nothing (memory_dir, reason).",
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
+    "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",
+    "dream.batch_refused": "A plan batch was refused and could not be split further; the rest of the plan is applied (memory_dir, records, first, reason).",
     "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
     # extraction
     "adopt.first_use": "Claude Code's auto-memory directory was taken under management by its first job (memory_dir, generation, adopted, malformed, index_archived).",
     "extract.committed": "Memories extracted from a transcript were committed (job_id, memory_dir, session_id, ...).",
+    "extract.window": "One window of a long session was extracted, oldest first (job_id, memory_dir, session_id, window, windows, first_turn, end_turn, turns, chars, found).",
     "extract.rejected": "The model's extraction failed validation; nothing written (job_id, memory_dir, session_id, reason).",
     "record.redacted": "Secrets were redacted from a record before it was written (name, kinds).",
     "usage.ledger_failed": "Recording model usage failed; the job goes on (memory_dir, error).",
@@ -78,11 +81,15 @@ EVENTS: dict[str, str] = {
     "watch.removed": "A directory is no longer managed or present (memory_dir).",
     "watch.error": "A watcher could not be started or a handler raised (path, error).",
     "watch.unmanaged": "A directory under a root has records but no manifest (run dreamd adopt) (memory_dir).",
+    # sync (issue 12)
+    "sync.done": "A synced directory fetched, merged and pushed (memory_dir, reason, generation, merged, pushed, commits, duration_ms).",
+    "sync.failed": "A sync failed; local work goes on and it is retried with backoff (memory_dir, reason, error, failures, retry_in_s).",
     # scheduler
     "tick.done": "A scheduler tick finished (duration_ms, managed_dirs, queue).",
     "tick.error": "A tick step raised; the next tick runs anyway (step, error).",
     # stdlib logging from libraries and memory.*
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
+    "store.index_archived": "A MEMORY.md dreamd did not render (a person's or Claude Code's edit) was kept in .history/ before the index was rewritten (message).",
     "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
     "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
     # model

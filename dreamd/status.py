@@ -320,6 +320,13 @@ def dir_status(
         lease=lease,
         malformed=malformed,
     )
+    from dreamd.sync import is_attached, sync_status
+
+    if is_attached(path):
+        try:
+            out["sync"] = sync_status(path)
+        except DreamdError as exc:
+            out["sync"] = {"remote": None, "ahead": 0, "last_error": str(exc), "last_error_at": None, "last_sync_at": None, "failures": 0}
     return out
 
 
@@ -420,6 +427,10 @@ def _render_dir(d: dict[str, Any]) -> list[str]:
         )
     for m in d["malformed"]:
         lines.append(f"  malformed: {m['file']}: {m['error']}")
+    if d.get("sync"):
+        from dreamd.sync import render_sync_status
+
+        lines.append("  " + render_sync_status(d["sync"]))
     return lines
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import structlog
 
+from dreamd import batches as _batches
 from dreamd.config import Config
 from dreamd.gates import DirState, GateDecision, evaluate, is_paused
 from memory.errors import (
@@ -219,8 +220,16 @@ def adopt_on_first_use(memory_dir: Path) -> str | None:
 
 
 def _extract(job: Any, ctx: Context) -> str:
+    """Extract a session's new turns, window by window, oldest first (DESIGN §5).
+
+    Each window that ends on a turn boundary is committed with its records and the cursor
+    just past it, so a crash or a refused later window keeps what was done and the retry
+    starts where the cursor stopped. The last commit carries the job id (the job is applied
+    once); earlier ones name the job in the records' sources.
+    """
+    from dreamd.batches import windows
     from dreamd.models import ops
-    from memory.transcripts import budget_turns, new_turns, parse_transcript, source_ids
+    from memory.transcripts import new_turns, parse_transcript, source_ids
 
     if _job_field(job, "adopt", False):
         adopt_on_first_use(Path(job.memory_dir))
@@ -245,51 +254,66 @@ def _extract(job: Any, ctx: Context) -> str:
         store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
     redacted = [dataclasses.replace(t, text=redact(t.text)[0]) for t in fresh]
-    turns = budget_turns(redacted, EXTRACT_MAX_CHARS)
-    today = _today(turns, ctx)
-    outcome = ops.extract(
-        ctx.model,
-        turns,
-        manifest.records,
-        today=today,
-        max_tokens=ctx.config.model.max_tokens,
-    )
-    ctx.record_usage(job.memory_dir, getattr(outcome, "usage", None))
-    ctx.note_model(job.memory_dir, outcome)
-    if getattr(outcome, "transient", False):
-        raise TransientError(f"model unavailable: {outcome.error}")
-    if getattr(outcome, "misconfigured", False):
-        raise PermanentError(f"{outcome.error}; fix [model], then 'dreamd retry {job.id}'")
-    if outcome.error:
-        log.warning("extract.rejected", job_id=job.id, memory_dir=str(job.memory_dir), session_id=session, reason=outcome.error)
-        what = "model answer rejected" if getattr(outcome, "rejected", False) else "model call failed"
-        raise TransientError(f"{what}: {outcome.error}")
-    existing = {(e.type, e.description.strip().lower()) for e in manifest.records}
-    records = [
-        _redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in existing
-    ]
-    result = store.commit(
-        Change(
-            add=records,
-            actor="job",
-            job_id=job.id,
-            session_id=session,
-            cursor=(session, end),
-            extracted=source_ids(fresh),
+    cut = windows(redacted, cursor, EXTRACT_MAX_CHARS)
+    bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
+    added: list[str] = []
+    held: list[Record] = []
+    since_commit: list[Any] = []  # turns read since the last commit: their ids go with it
+    for number, window in enumerate(cut, start=1):
+        last = number == len(cut)
+        outcome = ops.extract(
+            ctx.model,
+            window.turns,
+            manifest.records,
+            today=_today(window.turns, ctx),
+            max_tokens=ctx.config.model.max_tokens,
         )
-    )
-    if result.duplicate:
-        return "duplicate"
-    log.info(
-        "extract.committed",
-        job_id=job.id,
-        memory_dir=str(job.memory_dir),
-        session_id=session,
-        generation=result.generation,
-        added=result.added,
-        turns=len(turns),
-    )
-    return f"extracted {len(result.added)}"
+        ctx.record_usage(job.memory_dir, getattr(outcome, "usage", None))
+        ctx.note_model(job.memory_dir, outcome)
+        if getattr(outcome, "transient", False):
+            raise TransientError(f"model unavailable: {outcome.error}")
+        if getattr(outcome, "misconfigured", False):
+            raise PermanentError(f"{outcome.error}; fix [model], then 'dreamd retry {job.id}'")
+        if outcome.error:
+            bound.warning("extract.rejected", window=number, windows=len(cut), reason=outcome.error)
+            what = "model answer rejected" if getattr(outcome, "rejected", False) else "model call failed"
+            raise TransientError(f"{what}: {outcome.error}")
+        since_commit += window.turns
+        known = {(e.type, e.description.strip().lower()) for e in manifest.records}
+        known |= {(r.type, r.description.strip().lower()) for r in held}
+        held += [_redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in known]
+        bound.info(
+            "extract.window",
+            window=number,
+            windows=len(cut),
+            first_turn=window.start,
+            end_turn=window.end,
+            turns=len(window.turns),
+            chars=window.chars,
+            found=len(outcome.records),
+        )
+        if window.end is None:
+            continue  # a slice of a long turn: its records wait for the turn's last slice
+        change = Change(
+            add=held,
+            actor="job",
+            job_id=job.id if last else None,
+            session_id=session,
+            cursor=(session, end if last else window.end),
+            sources=[] if last else [f"job:{job.id}"],
+            note="" if last else f"window {number} of {len(cut)} of job {job.id}",
+            extracted=source_ids(since_commit),
+        )
+        result = store.commit(change)
+        if result.duplicate:
+            return "duplicate"
+        added += result.added
+        held = []
+        since_commit = []
+        manifest = store.read()
+        bound.info("extract.committed", generation=result.generation, added=result.added, turns=len(window.turns),
+                   window=number, windows=len(cut))
+    return f"extracted {len(added)}"
 
 
 def _today(turns: Sequence[Any], ctx: Context) -> date:
@@ -418,17 +442,80 @@ def dir_state(memory_dir: Path, ctx: Context, *, last_scan_at: datetime | None) 
     )
 
 
-PLAN_BATCH = 120
-"""Records per plan call. One answer must fit in ``max_tokens``; past a few hundred records a
-whole-set plan is truncated (and refused) for good, so large sets are planned in batches."""
+PLAN_BATCH = _batches.PLAN_BATCH
+MIN_PLAN_BATCH = _batches.MIN_PLAN_BATCH
+plan_batches = _batches.plan_batches
 
 
-def plan_batches(records: Sequence[Any], size: int) -> list[list[Any]]:
-    """Disjoint batches of at most ``size``, records of one type together and in name order,
-    so near-duplicates (same type, similar names) mostly share a batch. Always at least one
-    batch, so an empty set still yields one (empty) plan call."""
-    ordered = sorted(records, key=lambda r: (r.type, r.name))
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)] or [[]]
+@dataclass
+class _Planned:
+    """What planning every batch gave: accepted ops, refused batches (names, reason), and a
+    transient failure that stops the dream (retry later, nothing applied)."""
+
+    ops: list[PlanOp] = field(default_factory=list)
+    accepted: int = 0
+    refused: list[tuple[list[str], str]] = field(default_factory=list)
+    transient: str | None = None
+    misconfigured: str | None = None
+    """A permanent backend error (bad key, unknown model): no batch could succeed."""
+
+
+def _plan_all(
+    inputs: Sequence[Any],
+    recent: set[str],
+    ctx: Context,
+    memory_dir: Path,
+    *,
+    lost: Callable[[], str | None],
+    bound: Any,
+) -> _Planned:
+    """Plan every batch; a batch the model refuses is split in halves and planned again
+    (down to ``MIN_PLAN_BATCH``), so one oversized or unlucky batch cannot stop the dream.
+
+    A refusal that splitting cannot fix (a permanent backend error) or a transient one stops
+    at once: the first is reported as refused for the whole remaining set, the second defers
+    the dream. Batches are planned in order, so the same set gives the same calls.
+    """
+    from dreamd.models import ops
+
+    out = _Planned()
+    queue = [list(b) for b in plan_batches(inputs, PLAN_BATCH)]
+    while queue:
+        batch = queue.pop(0)
+        if lost():
+            break
+        outcome = ops.plan(
+            ctx.model,
+            batch,
+            [r.name for r in batch if r.name in recent],
+            today=ctx.clock().date(),
+            max_tokens=ctx.config.model.max_tokens,
+        )
+        ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+        ctx.note_model(memory_dir, outcome)
+        if outcome.error is None:
+            out.ops.extend(outcome.ops)
+            out.accepted += 1
+            continue
+        if outcome.transient:
+            out.transient = outcome.error
+            break
+        if getattr(outcome, "misconfigured", False):
+            out.misconfigured = outcome.error
+            break
+        names = [r.name for r in batch]
+        split = _batches.halves(batch, MIN_PLAN_BATCH) if outcome.rejected else None
+        if split is not None:
+            bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=outcome.error)
+            queue[:0] = split
+            continue
+        bound.warning("dream.batch_refused", records=len(batch), first=names[0] if names else None,
+                      reason=outcome.error)
+        out.refused.append((names, outcome.error))
+        if not outcome.rejected:  # the backend failed, not the answer: the rest would too
+            out.refused.extend(([r.name for r in b], outcome.error) for b in queue)
+            break
+    return out
 
 
 @dataclass(frozen=True)
@@ -480,7 +567,6 @@ def dream(
     ``force`` bypasses the gates but never the lease. A conflict (the set changed while we
     planned) is not an error: nothing is written and a later tick re-plans.
     """
-    from dreamd.models import ops
     from dreamd.models.prompts import PlanRecord
 
     memory_dir = Path(memory_dir)
@@ -520,43 +606,38 @@ def dream(
             if any(s.startswith("session:") and s[8:] in snapshot.sessions_since_consolidation for s in e.sources)
         ]
         bound.info("dream.started", records=len(inputs), generation=snapshot.generation)
-        plan: list[PlanOp] = []
         recent_set = set(recent)
         with _Heartbeat(lease) as beat:
-            for batch in plan_batches(inputs, PLAN_BATCH):
-                outcome = ops.plan(
-                    ctx.model,
-                    batch,
-                    [r.name for r in batch if r.name in recent_set],
-                    today=ctx.clock().date(),
-                    max_tokens=ctx.config.model.max_tokens,
-                )
-                ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
-                ctx.note_model(memory_dir, outcome)
-                if beat.lost or outcome.error:
-                    break
-                plan.extend(outcome.ops)
+            planned = _plan_all(
+                inputs, recent_set, ctx, memory_dir, lost=lambda: beat.lost, bound=bound,
+            )
         if beat.lost:
             bound.warning("dream.lease_lost", reason=beat.lost)
             return DreamResult("lease-lost", beat.lost)
-        if getattr(outcome, "transient", False):
-            bound.warning("dream.deferred", reason=outcome.error)
-            return DreamResult("transient", outcome.error)
-        if getattr(outcome, "misconfigured", False):
-            bound.warning("dream.misconfigured", reason=outcome.error)
-            return DreamResult("misconfigured", outcome.error)
-        if outcome.error:  # one refused batch refuses the dream: never a partial apply
-            bound.warning("dream.rejected", reason=outcome.error)
-            return DreamResult("rejected", outcome.error)
+        if planned.transient is not None:
+            bound.warning("dream.deferred", reason=planned.transient)
+            return DreamResult("transient", planned.transient)
+        if planned.misconfigured is not None:
+            bound.warning("dream.misconfigured", reason=planned.misconfigured)
+            return DreamResult("misconfigured", planned.misconfigured)
+        if planned.refused and not planned.accepted:
+            reason = planned.refused[0][1]
+            bound.warning("dream.rejected", reason=reason, refused_records=sum(len(n) for n, _ in planned.refused))
+            return DreamResult("rejected", reason)
+        plan = planned.ops
         ctx.step("planned")
         if dry_run:
             return DreamResult("dry-run", plan=plan, generation=snapshot.generation)
         by_name = {e.name: e for e in snapshot.records}
         base = {n: by_name[n].sha256 for op in plan for n in op.source_names if n in by_name}
         merges = [(list(op.source_names), _redact_record(op.result) if op.result else None) for op in plan]
+        refused = "; ".join(
+            f"plan refused for {len(names)} record(s) from {names[0] if names else '-'}: {why}"
+            for names, why in planned.refused
+        )
         try:
             result = store.commit(
-                Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream")
+                Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
             )
         except ConflictError as exc:
             bound.info("dream.conflict", reason=str(exc))
@@ -570,8 +651,11 @@ def dream(
             operations=len(plan),
             removed=result.removed,
             added=result.added,
+            refused_records=sum(len(names) for names, _ in planned.refused),
             duration_ms=round((time.monotonic() - started) * 1000, 1),
         )
-        return DreamResult("applied" if plan else "nothing", plan=plan, generation=result.generation)
+        return DreamResult(
+            "applied" if plan else "nothing", refused or None, plan=plan, generation=result.generation
+        )
     finally:
         lease.release()

@@ -309,7 +309,7 @@ class Spool:
             if st.st_mode & 0o022 and not self.allow_insecure:
                 raise ConfigError(
                     f"spool {path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}); "
-                    "run chmod 700 on it or allow an insecure spool in the config"
+                    "run chmod go-w on it: anyone who can write there could forge jobs"
                 )
 
     # --- producer --------------------------------------------------------------------------------

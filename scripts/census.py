@@ -434,9 +434,84 @@ def model_error_cases(sb: Sandbox) -> list[Row]:
     return rows
 
 
+def sync_cases(sb: Sandbox) -> list[Row]:
+    """What ``dreamd sync`` does with a git remote holding hostile content (issue 12)."""
+    import hashlib
+    import subprocess
+
+    from dreamd.sync import sync
+    from memory.errors import DreamdError
+    from memory.store import MemoryStore
+
+    base = sb.base / "sync"
+    home = base / "home"
+    home.mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Census\n\temail = census@example.invalid\n")
+    env = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+    def add_record(work: Path, file: str, data: bytes, sha: str | None = None) -> None:
+        (work / file).write_bytes(data)
+        m = json.loads((work / "manifest.json").read_text())
+        m["generation"] += 1
+        m["records"].append({"name": "incoming", "type": "project", "description": "x", "file": file,
+                             "sha256": sha or hashlib.sha256(data).hexdigest(), "created_at": "", "updated_at": "", "sources": []})
+        (work / "manifest.json").write_text(json.dumps(m))
+
+    head = b"---\nname: incoming\ntype: user\ndescription: d\n---\n"
+    cases: list[tuple[str, Callable[[Path], object]]] = [
+        ("remote record with a body over 64 KiB", lambda w: add_record(w, "big-0123456789.md", head + b"x" * 70_000)),
+        ("remote record with a YAML alias bomb", lambda w: add_record(w, "bomb-0123456789.md", b"---\na: &a [1]\nb: *a\n---\nbody\n")),
+        ("remote record whose sha256 does not match its manifest entry", lambda w: add_record(w, "lie-0123456789.md", head + b"body\n", "0" * 64)),
+        ("remote manifest.json with git conflict markers", lambda w: (w / "manifest.json").write_text("<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> x\n")),
+        ("remote manifest naming a path as a file", lambda w: (w / "manifest.json").write_text((w / "manifest.json").read_text().replace('"file":"', '"file":"../'))),
+    ]
+    rows: list[Row] = []
+    try:
+        for i, (label, edit) in enumerate(cases):
+            remote = base / f"r{i}.git"
+            subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True, capture_output=True)
+            a, b = base / f"a{i}" / ".memory", base / f"b{i}" / ".memory"
+            MemoryStore.init(a).commit(_census_change())
+            sync(a, remote=str(remote))
+            sync(b, remote=str(remote))
+            work = base / f"hand{i}"
+            git(base, "clone", "-q", str(remote), str(work))
+            edit(work)
+            git(work, "add", "-A")
+            git(work, "commit", "-q", "-m", "by hand")
+            git(work, "push", "-q", "origin", "HEAD:main")
+            before = (b / "manifest.json").read_bytes()
+            try:
+                sync(b)
+                outcome = "accepted"
+            except DreamdError as exc:
+                outcome = re.sub(r"at [0-9a-f]{12}", "at <commit>", sb.norm(str(exc)))
+            assert (b / "manifest.json").read_bytes() == before or outcome == "accepted"
+            rows.append(Row("git remote", label, outcome, "`dreamd sync` exit 1; nothing applied; `dreamd status` shows it"))
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return rows
+
+
+def _census_change() -> Any:
+    from memory.records import make_record
+    from memory.store import Change
+
+    return Change(add=[make_record("base-fact", "project", "A fact both machines share", "Shared.")])
+
+
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
     job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases,
-    model_error_cases, mcp_cases,
+    model_error_cases, mcp_cases, sync_cases,
 ]
 
 

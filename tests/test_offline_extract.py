@@ -225,7 +225,8 @@ def test_habit_offered_as_example_and_so_never_rules_are_feedback() -> None:
 
 def test_instead_of_feedback_and_remember_to() -> None:
     items = run([
-        user("Please use pnpm instead of npm."),
+        user("From now on, please use pnpm instead of npm."),
+        user("Please use the staging bucket instead of prod."),  # no standing marker: this task only
         user("Please remember to run the migrations before deploying."),
     ])
     assert [(i["name"], i["type"], i["description"]) for i in items] == [
@@ -272,24 +273,24 @@ def test_skips_questions_requests_ephemera_code_tools_and_injected_text() -> Non
         user("# Skill\n\n## Rules\n\nDO NOT create any beads until the user approves the plan.\n"),
         user("> never use tabs (quoted from the old style guide)"),
         user("This session is being continued from a previous conversation. I prefer tabs."),
-        user("I always wanted to visit Paris. I never thought about it. Always happy to help!"),
-        user("Never mind. I like your idea. I chose them 'cause they help people."),
-        user("Remember, failures lead you closer to success. Don't give up, buddy!"),
-        user("Don't let the bumps in the road bring you down. Never had a chance to visit it."),
-        user("It's awesome that beauty can be found in the imperfections."),
+        user("I always wanted to learn sailing. Always glad to hear from you!"),
+        user("Never mind. I like your plan. I chose them since they were cheap."),
+        user("Remember, every expert was once a beginner. Don't give up on the kata, pal!"),
+        user("Never had the time to read that book. Use a smaller batch size here."),
+        user("Don't worry about the typo in the docstring, I'll fix it later."),
     ])
     assert items == []
 
 
 def test_interests_and_habits_in_casual_conversation() -> None:
     items = run([
-        user("I'm keen on counseling or working in mental health - I'd love to support others."),
-        user("I'm getting creative too. I'm just learning the piano."),
+        user("I'm keen on woodworking or restoring furniture - I'd love a workshop someday."),
+        user("Weekends are busy. I'm just learning the cello."),
         user("I usually write tests first."),
     ])
     assert [(i["name"], i["type"], i["description"]) for i in items] == [
-        ("likes-counseling-working-mental-health", "user", "User is keen on counseling or working in mental health"),
-        ("likes-piano", "user", "User is learning the piano"),
+        ("likes-woodworking-restoring-furniture", "user", "User is keen on woodworking or restoring furniture"),
+        ("likes-cello", "user", "User is learning the cello"),
         ("habit-write-tests-first", "user", "User usually writes tests first"),
     ]
 
@@ -317,13 +318,13 @@ def test_index_dedup_by_name_and_by_near_duplicate_description() -> None:
         [
             user("I prefer tabs over spaces for indentation."),
             user("Don't use mocks in integration tests."),
-            user("Please use pnpm instead of npm."),  # same words, but the index has it as a user record
+            user("Please always use pnpm instead of npm."),  # same words, but the index has it as a user record
             user("Always write docstrings that say why."),
         ],
         index=index,
     )
     assert [(i["name"], i["type"]) for i in items] == [
-        ("use-pnpm-instead-npm", "feedback"),
+        ("always-use-pnpm-instead-npm", "feedback"),
         ("always-write-docstrings-say", "feedback"),
     ]
 
@@ -378,13 +379,13 @@ def test_chinese_rules_each_produce_the_expected_record() -> None:
         ("user-go", "user", "用户是一名后端工程师，主要写 Go"),
         ("deadline-8c6326d3", "project", "2026-12-04发布新版本"),
         ("ref-bug-linear", "reference", "bug 都记录在 Linear 里"),
-        ("always-pnpm-npm", "feedback", "以后都用 pnpm，别用 npm"),
+        ("always-pnpm-npm", "feedback", "都用 pnpm，别用 npm"),
     ]
     got = by_name(items)
     assert got["avoid-emoji"]["body"].splitlines()[:2] == ["不要在提交信息里用 emoji。", "**Why:** 发布脚本会出错。"]
     assert got["decision-postgresql"]["body"].splitlines()[:2] == ["2026-11-25 决定：用 PostgreSQL。", "**Why:** 需要 JSONB 支持。"]
     assert got["always-pnpm-npm"]["body"] == (
-        "以后都用 pnpm，别用 npm。\n"
+        "都用 pnpm，别用 npm。\n"
         "**Why:** 用户在 2026-11-25 明确提出，未说明原因。\n"
         "**How to apply:** 作为长期规则，适用于此后的所有工作，而不只是当前任务。\n"
     )
@@ -399,7 +400,7 @@ def test_chinese_wishes_and_standing_rules_are_feedback() -> None:
         user("以后再说"),
     ])
     assert [(i["type"], i["name"].rsplit("-", 1)[0], i["description"]) for i in items] == [
-        ("feedback", "feedback", "以后提交信息都用英文写"),
+        ("feedback", "always", "提交信息都用英文写"),
         ("feedback", "feedback", "每次先解释思路再改代码"),
         ("feedback", "feedback", "回答都用中文"),
     ]
@@ -470,8 +471,8 @@ def test_relative_dates_become_absolute(text: str, expected: str) -> None:
 
 
 def test_relative_date_in_a_feedback_body_is_absolute() -> None:
-    [item] = run([user("Don't merge anything into release until tomorrow because QA is running.")])
-    assert item["description"] == "Don't merge anything into release until 2026-11-26"
+    [item] = run([user("From now on, don't merge anything into release after tomorrow's cut because QA needs it frozen.")])
+    assert item["description"] == "Don't merge anything into release after 2026-11-26's cut"
 
 
 # ----------------------------------------------------------------------------- the model interface
@@ -601,10 +602,11 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
         ("prefers-small-reviewable-commits-one-logical", "user"),
         ("decision-store-idempotency-keys-postgres-redis", "project"),
         ("dont-mock-database-tests", "feedback"),
+        ("status-staging-database-read-only-weekends", "project"),
         ("never-schedule-migrations-saturday-sunday", "feedback"),
         ("ref-bugs-work-linear", "reference"),
         ("deadline-merge-freeze-q4-release-starts", "project"),
-        ("feedback-7176f78e", "feedback"),
+        ("feedback-42e361e2", "feedback"),
         ("always-make-check", "feedback"),
         ("decision-uv", "project"),
         ("avoid-print-logging", "feedback"),
@@ -621,7 +623,7 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
         "Never schedule migrations there on a Saturday or Sunday.",
         "**Why:** The staging database is read-only on weekends.",
     ]
-    assert got["feedback-7176f78e"]["description"] == "用中文解释代码，但代码注释和提交信息保持英文"
+    assert got["feedback-42e361e2"]["description"] == "用中文解释代码，但代码注释和提交信息保持英文"
     assert "sk-ant" not in json.dumps(items)
 
 
@@ -630,7 +632,8 @@ def test_a_correction_of_an_indexed_rule_is_kept_not_deduplicated() -> None:
     from dreamd.models.offline_extract import extract
 
     index = [{"name": "mock-db", "type": "feedback", "description": "Mock the database in these tests"}]
-    turns = [{"role": "user", "text": "Don't mock the database in these tests.", "timestamp": "2026-11-29T10:00:00Z"}]
+    said = "Don't mock the database in these tests, because mocks hid a broken migration."
+    turns = [{"role": "user", "text": said, "timestamp": "2026-11-29T10:00:00Z"}]
     out = extract({"task": "extract", "today": "2026-11-29", "index": index, "turns": turns})
     assert [(r["type"], r["description"]) for r in out] == [("feedback", "Don't mock the database in these tests")]
     assert out[0]["name"] != "mock-db"

@@ -137,7 +137,7 @@ def generated_set() -> list[dict[str, Any]]:
         rec("lint-before-push", "feedback", "Run the linters before committing and pushing",
             "Run the linters before committing and pushing.\nRun the type checker too.\n"
             "**Why:** keeps the main branch green.\n**How to apply:** run `make check` first.\n", 8),
-        # contradictions: the newer one wins, the older is a source with nothing carried over
+        # conflicting wording without an explicit newer statement: both stay, untouched
         rec("prefers-tabs", "user", "User prefers tabs for indentation",
             "User prefers tabs for indentation.\n", 4),
         rec("prefers-spaces", "user", "User prefers spaces for indentation",
@@ -148,8 +148,14 @@ def generated_set() -> list[dict[str, Any]]:
             "Don't use mocks for the payment gateway in tests.\n**Why:** a mock hid a broken refund.\n", 5),
         rec("freeze-date", "project", "The release freeze is 2026-12-04",
             "The release freeze is 2026-12-04.\n", 6),
-        rec("freeze-date-moved", "project", "The release freeze is 2026-12-11",
-            "The release freeze is 2026-12-11.\n", 12),
+        # an explicit newer statement: the older record is dropped
+        rec("freeze-date-moved", "project", "The release freeze moved to 2026-12-11",
+            "The release freeze moved to 2026-12-11.\n", 12),
+        # two true facts about one subject: never a contradiction
+        rec("staging-weekends", "project", "The staging database is read-only on weekends",
+            "The staging database is read-only on weekends.\n", 3),
+        rec("staging-version", "project", "The staging database is Postgres 15",
+            "The staging database is Postgres 15.\n", 8),
         # expiry
         rec("old-incident", "project", "Incident war room for the ingest outage",
             "Incident war room for the ingest outage.\n", 1, expires="2026-11-15"),
@@ -166,31 +172,23 @@ def generated_set() -> list[dict[str, Any]]:
 
 
 def test_generated_set_plan_is_exactly_right() -> None:
+    """Changed by issue 10: tabs/spaces and mock/no-mock are no longer resolved toward the
+    newer record (no explicit newer statement), the freeze date is replaced only because the
+    newer record says it moved, and merges keep every clause of the older record."""
     ops = consolidate(generated_set())
     assert ops == [
+        {"source_names": ["freeze-date"], "result": None},
         {"source_names": ["old-incident"], "result": None},
         {"source_names": ["dark-mode-terminals", "dark-mode"], "result": {
             "name": "dark-mode-terminals", "type": "user",
             "description": "User prefers dark mode in the editor and terminals",
             "body": "User prefers dark mode in the editor and in terminals.\n"}},
-        {"source_names": ["freeze-date-moved", "freeze-date"], "result": {
-            "name": "freeze-date-moved", "type": "project",
-            "description": "The release freeze is 2026-12-11",
-            "body": "The release freeze is 2026-12-11.\n"}},
         {"source_names": ["lint-before-push", "lint-before-commit"], "result": {
             "name": "lint-before-push", "type": "feedback",
             "description": "Run the linters before committing and pushing",
             "body": "Run the linters before committing and pushing.\nRun the type checker too.\n"
                     "**Why:** keeps the main branch green. CI rejects lint errors.\n"
-                    "**How to apply:** run `make check` first.\n"}},
-        {"source_names": ["mock-payments", "no-mock-payments"], "result": {
-            "name": "mock-payments", "type": "feedback",
-            "description": "Use mocks for the payment gateway in tests",
-            "body": "Use mocks for the payment gateway in tests.\n"}},
-        {"source_names": ["prefers-spaces", "prefers-tabs"], "result": {
-            "name": "prefers-spaces", "type": "user",
-            "description": "User prefers spaces for indentation",
-            "body": "User prefers spaces for indentation.\n"}},
+                    "**How to apply:** run `make check` first. run `make lint` first.\n"}},
     ]
 
 
@@ -199,7 +197,9 @@ def test_nothing_else_is_touched() -> None:
     ops = consolidate(records)
     named = {n for op in ops for n in op["source_names"]}
     assert sorted(r["name"] for r in records if r["name"] not in named) == [
-        "fb-dark-mode", "future-trip", "key-incident", "ref-grafana", "user-role",
+        "fb-dark-mode", "freeze-date-moved", "future-trip", "key-incident", "mock-payments",
+        "no-mock-payments", "prefers-spaces", "prefers-tabs", "ref-grafana", "staging-version",
+        "staging-weekends", "user-role",
     ]
 
 
@@ -296,18 +296,21 @@ def test_unusable_records_in_the_payload_are_ignored() -> None:
 
 
 def test_results_stay_valid_records_even_from_odd_inputs() -> None:
+    """Records no valid result could be made of (a description over the cap, a name that is
+    not a slug, an unknown type) are left alone; the rest still merge."""
     long_desc = "User prefers dark mode " + "very " * 300 + "much"
     records = [
         rec("dark-a", "user", long_desc, "User prefers dark mode.\n", 2),
-        rec("dark-b", "user", long_desc, "", 3),  # no body: the description stands in
+        rec("dark-b", "user", long_desc, "", 3),
         rec("Not A Slug", "user", "User prefers dark mode", "User prefers dark mode.\n", 4),
         rec("odd-type", "opinion", "User prefers dark mode", "User prefers dark mode.\n", 5),
+        rec("dark-c", "user", "User prefers dark mode", "", 6),  # no body: the description stands in
+        rec("dark-d", "user", "Dark mode", "User prefers dark mode in every app.\n", 1),
     ]
     ops = consolidate(records)
-    assert [op["source_names"] for op in ops] == [["dark-b", "dark-a"]]
-    result = ops[0]["result"]
-    assert len(result["description"]) <= 1024 and result["description"].endswith("…")
-    assert result["body"] == long_desc + "\n"  # dark-a's only fact is covered by it
+    assert ops == [{"source_names": ["dark-c", "dark-d"], "result": {
+        "name": "dark-c", "type": "user", "description": "User prefers dark mode",
+        "body": "User prefers dark mode\nUser prefers dark mode in every app.\n"}}]
 
 
 _WORDS = ["tabs", "spaces", "never", "use", "pnpm", "npm", "deploy", "main", "is", "at", "docs", "不要", "喜欢",
@@ -369,3 +372,50 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         "it unless the user explicitly asks.\n"
     )
     assert ops[1]["result"]["description"] == "User prefers spaces over tabs"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "expected"),
+    [
+        ("The staging database is hosted in us-east-1.", "The staging database moved to eu-west-1.", True),
+        ("The staging database is read-only on weekends.", "The staging database moved to eu-west-1.", False),
+        ("The staging database runs Postgres 14.", "The staging database moved to eu-west-1.", False),
+        ("The release freeze is 2026-12-04.", "The release freeze moved to 2026-12-11.", True),
+        ("The CI pipeline runs on Jenkins.", "We switched the CI pipeline from Jenkins to Buildkite.", True),
+        ("Jenkins admin is Bob.", "We switched the CI pipeline from Jenkins to Buildkite.", False),
+        ("Use npm to install packages in the web app.", "Use pnpm instead of npm in the web app.", True),
+        ("We deploy the mobile backend on Fridays.", "We no longer deploy the mobile backend on Fridays.", True),
+        ("We deploy the mobile backend on Fridays. Kim approves each deploy.",
+         "We no longer deploy the mobile backend on Fridays.", False),  # one more, unrelated fact
+        ("User sessions are stored in Redis.", "User sessions are not stored in Redis anymore.", True),
+        ("The staging database is read-only on weekends.", "The staging database is Postgres 15.", False),
+        ("测试库在老机房的 db-07 上。", "测试库已迁到新机房的 db-21。", True),
+        ("测试库周末只读。", "测试库已迁到新机房。", False),
+        ("测试库是 MySQL 8。", "测试库已迁到新机房。", False),
+        ("周会定在每周四上午十点。", "周会改成每周三下午两点。", True),
+        ("移动端在周末发布新版本。", "移动端不再在周末发布新版本。", True),
+        ("我们的 CI 用 GitLab Runner。", "我们的 CI 从 GitLab Runner 换成了 GitHub Actions。", True),
+    ],
+)
+def test_only_an_explicit_newer_statement_supersedes(older: str, newer: str, expected: bool) -> None:
+    from dreamd.models.clauses import supersedes
+
+    assert supersedes(("d", newer), ("d", older)) is expected
+    assert supersedes(("d", older), ("d", newer)) is False  # never the other way round
+
+
+@pytest.mark.parametrize(
+    ("clause", "said", "expected"),
+    [
+        ("User prefers dark mode in the editor.", "User prefers dark mode in the editor and in terminals.", True),
+        ("Never commit to main.", "Commit to main.", False),
+        ("User prefers tabs over spaces.", "User prefers spaces over tabs.", False),
+        ("The staging database is Postgres 15.", "The staging database is Postgres 16.", False),
+        ("喜欢打篮球和乒乓球", "喜欢打篮球、乒乓球和排球", True),
+        ("周五下午不上线", "周五下午上线", False),
+    ],
+)
+def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said: str, expected: bool) -> None:
+    from dreamd.models.clauses import clause_units, said_by
+
+    assert said_by(clause, [clause_units(said)]) is expected

@@ -92,7 +92,7 @@ def test_group_or_world_writable_spool_is_refused(tmp_path: Path, bad: int) -> N
         Spool(root).submit(_job())
     assert str(info.value) == (
         f"spool {root}/new is group- or world-writable (mode {bad:o}); "
-        "run chmod 700 on it or allow an insecure spool in the config"
+        "run chmod go-w on it: anyone who can write there could forge jobs"
     )
     assert _names(root / "new") == []
     Spool(root, allow_insecure=True).submit(_job())

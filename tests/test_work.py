@@ -41,6 +41,7 @@ class ScriptedModel:
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
+        assert isinstance(answer, Completion)
         return answer
 
 
@@ -358,7 +359,12 @@ def test_large_sets_are_planned_in_batches_and_applied_in_one_commit(
     assert sorted((e.name, e.description) for e in m.records) == [("keep", "Kept"), ("tabs-a", "Tabs")]
 
 
-def test_one_refused_batch_refuses_the_whole_dream(mdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_batch_that_cannot_be_split_is_skipped_and_the_others_are_applied(
+    mdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Changed by issue 10: one refused batch no longer refuses the whole dream (a directory
+    whose batch always hit max_tokens backed off forever). The accepted batch is applied in
+    the one dream commit and the refusal is in the log and the commit's note."""
     import dreamd.work
 
     monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
@@ -368,6 +374,25 @@ def test_one_refused_batch_refuses_the_whole_dream(mdir: Path, monkeypatch: pyte
         ok([{"source_names": ["stale"], "result": None}]),
         Completion(text="[]", stop_reason="max_tokens"),
     ])
+    result = dream(mdir, ctx_for(model), force=True)
+    assert result.status == "applied" and "truncated" in (result.reason or "")
+    m = store.read()
+    assert m.generation == gen + 1
+    assert sorted(e.name for e in m.records) == ["keep", "tabs-a", "tabs-b"]
+    assert m.change["note"] == (
+        "plan refused for 2 record(s) from tabs-a: answer was truncated (stop_reason max_tokens)"
+    )
+
+
+def test_when_every_batch_is_refused_the_dream_is_rejected_and_nothing_changes(
+    mdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dreamd.work
+
+    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
+    store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
+    gen = store.read().generation
+    model = ScriptedModel([Completion(text="[]", stop_reason="max_tokens")] * 2)
     result = dream(mdir, ctx_for(model), force=True)
     assert result.status == "rejected" and "truncated" in (result.reason or "")
     assert store.read().generation == gen

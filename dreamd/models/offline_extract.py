@@ -1,64 +1,69 @@
-"""Offline extraction: memories from transcript turns by pattern, in English and Chinese.
+"""Offline extraction: memories from transcript turns by sentence structure, in English and Chinese.
 
 The answer for ``{"task": "extract", "today", "index", "turns"}`` is a list of records with
-exactly ``name``, ``type``, ``description``, ``body``. The rules, in the order a sentence is
-tried (the first that matches wins, one record per sentence at most):
+exactly ``name``, ``type``, ``description``, ``body``. Only what the *user* typed becomes
+memory (assistant turns give only "we decided/agreed …" decisions): tool calls, tool results,
+fetched pages and files the agent read — roles other than user/assistant, ``[tool …]`` lines,
+harness blocks, fenced code, quotes, pasted documents — never do, so an instruction planted
+in a page ("remember: always run …") can never become a rule.
 
-1. **remember** — "remember that …", "remember: …", "remember to …", "please remember …",
-   "keep in mind that …", "don't forget to …", "for future reference …", "记住/記住/记得/别忘了 …"
-   (a rhetorical "Remember, …" is not a request). The rest is classified by rules 2–7; if none
-   fits, "remember to X" becomes feedback "X", Chinese with 一定要/务必/不要/每次 … anywhere
-   feedback, first-person text a ``user`` record, text with a URL or path a ``reference``,
-   anything else a ``project`` note. Highest priority under the cap.
-2. **identity** → ``user`` — "I'm a/an <role> …", "I work as/at/on …", "my name/role is …",
-   "I've been writing X for …", "I'm new to …", "我是<role>", "我叫…", "名字叫…", "我在…工作".
-3. **feedback** → ``feedback`` — a sentence that *starts* (after "no,", "please", "from now
-   on", "以后", …) with don't / do not / never / always / stop / avoid / make sure / only use /
-   "use X instead of Y", or 不要 / 别 / 永远不要 / 总是 / 一律 / 务必 / 改用 / 请用 …; also "I
-   prefer/like it when you …", "I'd like you to …", "我希望你/我喜欢你/请你以后 …", anything after
-   a standing lead ("from now on, …", "going forward, …", "以后…", "从现在开始…"), "<reason>, so
-   never/always …" (the reason becomes the Why), and "I always X, please do the same". A
-   following "Use Y …" sentence joins a feedback record as its second line (with its
-   reason). The directive needs two content words (or three Chinese
-   characters) so "don't do that" or "stop" alone is not a rule; a directive followed by a
-   past tense or an adjective ("never had a chance", "always happy to help") or plain
-   encouragement ("don't give up", "don't be afraid", "don't let it get you down") is not one.
-4. **preference** → ``user`` — "I (really) prefer/like/love/enjoy/hate …", "I always/usually
-   …" habits (not "I always wanted …"), "I'm keen on / passionate about / interested in / a fan
-   of / learning …", "my favorite X is Y", "我(比较)喜欢/偏好/习惯/讨厌 …", "…偏好是 …". An object
-   that is only a pronoun ("I like it", "I like your idea") is a reaction, not a preference.
-5. **decision** → ``project`` — "we decided/agreed/chose to …", "let's go with / stick with /
-   switch to …", "decision: …", "我们决定/确定 …", "就用 …".
-6. **deadline or goal** → ``project`` — a deadline word (deadline, due, ship, release, launch,
-   freeze, demo, 截止, 上线, 发布, 交付 …) together with a date, or "our goal is …", "目标是 …".
-7. **reference** → ``reference`` — "X is tracked/documented/hosted/kept in Y", "X lives in Y",
-   "we track X in Y", and — only when Y is a URL, a path or a known tool (Linear, Jira,
-   GitHub, Notion, Grafana, 飞书 …) — "X lives in Y", "X can be found at Y", "X is at Y",
-   "X: <URL>"; a URL next to a word such as docs, dashboard, runbook, wiki, tracker, board,
-   repo, spec; "文档/看板/仓库…在 <URL/路径/工具>".
+Each sentence goes through three steps:
+
+1. **Filters** — a sentence holding a secret (``[REDACTED:``, key-like strings, "password is
+   …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时"),
+   a question or a request ("can you …", "帮我 …") is skipped.
+2. **Peeling** (:mod:`dreamd.models.offline_structure`) — lead-ins ("Hi!", "Before we start:",
+   "Heads up,", "btw", "One more thing to keep in mind:", "先说一下规矩：", "还有，", "对了，")
+   and trailing filler ("…, by the way", "…，哈哈") are removed and never reach a description;
+   what they signalled is kept: a remember-request, a standing lead ("from now on", "以后"),
+   or reported speech ("my friend keeps telling me: …" is someone else's words: skipped).
+3. **Rules**, tried by name in the order of :data:`~dreamd.models.offline_facts.RULES`; the
+   first that matches wins:
+   ``identity`` (who the user is, with or without an article: "I'm the on-call SRE …",
+   "我是做后端的"), ``reference`` (where things live), ``feedback`` (a directive about the
+   work that is *standing* — always/never/every time/from now on/以后/一律/每次/永远, a general
+   condition "when you …"/"…的时候", a limit, a convention, or a stated reason; encouragement
+   and wellbeing advice never are, nor a description that happens to say "always"),
+   ``preference`` (likes, habits, interests), ``decision`` (with its reason, "we're rewriting
+   X because …" included), ``dated`` (deadlines, events and goals dated after the turn),
+   ``context`` (what the work is and how it is set up). A sentence whose clauses state facts
+   of different kinds gives one record per clause ("I'm a data engineer and the models live
+   in models/marts"); a directive after the user's own circumstance takes it as its reason
+   ("I have asthma, so please avoid …"). A remember-request no rule takes becomes a note
+   (priority under the cap). An offer the assistant made ("Should I … before every commit?")
+   that the user accepts as standing ("Yes, from now on") becomes feedback. A rules header
+   ("ok so some ground rules.", "说几个规矩：") makes the sentences after it standing.
 
 Bodies: the first line states the rule or fact (first person rewritten as "User …" /
-"用户…"); feedback and project bodies follow it with ``**Why:**`` (the text after
-because/since/so that/due to/因为/由于, or a "because …" sentence right after, else a note
-that no reason was given) and ``**How to apply:**``. Relative dates are rewritten as ISO
-dates from the turn's timestamp, else the payload's ``today``.
+"用户…"); feedback and project bodies follow it with ``**Why:**`` (the stated reason: after
+because/since/因为, a clause of its own after a semicolon or comma — "…; it's a compliance
+requirement", "…，这是公司规定", "…，方便我备课" — or the next sentence; only when none was
+given, a note saying so) and ``**How to apply:**``. Dates are resolved against the turn's
+timestamp (else the payload's ``today``): "next Friday", "in two weeks", "December 18",
+"end of the month", "下个月 15 号", "月底", "下周三", "两周后" become ISO dates; a weekday in a
+standing rule ("never deploy on Friday") names every such day and is left alone.
 
-Skipped: assistant turns (except "we decided/agreed …" / "我们决定 …" decisions), injected
-text (system reminders, slash-command output, skill documents, compaction summaries, task
-notifications, interrupted-request markers), fenced code, quoted lines, tables, ``[tool…``
-summary lines, questions, requests ("can you…", "帮我…"), ephemeral chatter ("for now",
-"right now", "this time", "这次", "暂时"), sentences holding a secret (``[REDACTED:``,
-key-like strings, "password is …"), and anything the index already has (same name, or a
-description of the same type whose tokens mostly overlap). Names are slugs from content
-words (``prefers-tabs-over-spaces``, ``never-commit-directly-main``, ``decision-use-postgres``,
-``ref-api-docs``); text without ASCII words gets ``<kind>-<hash>``. Names are unique in the
-answer and never reuse an index name. At most :data:`MAX_RECORDS` records, remember-requests
-first, then in transcript order (once the cap is full only a remember-request can still get
-in, so a long transcript costs little after that). Chinese records get Chinese generic
-Why/How wording; the ``**Why:**``/``**How to apply:**`` markers stay as they are.
+A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right;
+a hypothetical ("if we ever move to AWS, we'd …") is not a fact; advice about living
+("always carry an umbrella") is not a rule for the assistant.
 
-Layout: this module cleans turns, filters sentences and assembles records; the patterns live
-in :mod:`dreamd.models.offline_rules`, the text helpers in :mod:`dreamd.models.offline_text`.
+Layout, a module per concept: lead-ins, standing/temporary markers, imperatives and reasons in
+:mod:`~dreamd.models.offline_structure`; who a directive is for in
+:mod:`~dreamd.models.offline_audience`; accepted offers, rules asked as questions and
+corrections in :mod:`~dreamd.models.offline_dialogue`; clause splitting in
+:mod:`~dreamd.models.offline_clauses`; the rules in :mod:`~dreamd.models.offline_rules`
+(feedback), :mod:`~dreamd.models.offline_identity`, :mod:`~dreamd.models.offline_preference`,
+:mod:`~dreamd.models.offline_pointers` and :mod:`~dreamd.models.offline_facts` (decisions,
+context, state, dates, the registry); text and date helpers in
+:mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
+records.
+
+Anything the index already has (same name, or a description of the same type whose tokens
+mostly overlap) is skipped, unless it corrects it. Names are slugs from content words
+(``never-commit-directly-main``, ``decision-use-postgres``, ``ref-api-docs``); text without
+ASCII words gets ``<kind>-<hash>``. Names are unique in the answer and never reuse an index
+name. At most :data:`MAX_RECORDS` records, remember-requests first, then in transcript order.
+Chinese records get Chinese generic Why/How wording; the markers stay as they are.
 """
 
 from __future__ import annotations
@@ -69,16 +74,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dreamd.models.offline_clauses import found_in
+from dreamd.models.offline_dialogue import (
+    accepts,
+    correction_of,
+    proposal_of,
+    standing_request,
+)
+from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
-    ALL_RULES,
     HOW_KEY,
     HOW_ZH,
-    URL,
     WHY_NONE,
     WHY_NONE_ZH,
     Ctx,
     Found,
-    rule_remember,
+)
+from dreamd.models.offline_structure import (
+    announces_rules,
+    is_hypothetical,
+    is_temporary,
+    peel,
 )
 from dreamd.models.offline_text import (
     REASON_NEXT,
@@ -125,6 +141,14 @@ _STRIP_BLOCKS = re.compile(
     re.S,
 )
 _FENCE = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
+_TRACEBACK = re.compile(
+    r"^\s*Traceback \(most recent call last\):.*?(?:^[\w.]*(?:Error|Exception|Interrupt|Exit)\b[^\n]*$|\Z)",
+    re.M | re.S,
+)
+_LOG_LINE = re.compile(
+    r"^(?:[\w.]*(?:Error|Exception|Warning)\b:|File \"[^\"]+\", line \d+|at [\w.$]+\(|panic:|goroutine \d+|"
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|(?:ERROR|WARN|WARNING|INFO|DEBUG|FATAL|TRACE)\b)"
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s", re.M)
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
@@ -138,34 +162,37 @@ def clean_turn(text: str) -> str | None:
         return None  # a pasted document, skill or spec: its imperatives are not the user's
     text = _STRIP_BLOCKS.sub(" ", stripped)
     text = _FENCE.sub("\n", text)
+    text = _TRACEBACK.sub("\n", text)
     lines = []
     for line in text.splitlines():
         s = line.strip()
         if not s or s.startswith((">", "|", "#", "[tool", "[Tool", "[Request interrupted")):
             continue
-        if s.startswith("<") and s.endswith(">"):
+        if (s.startswith("<") and s.endswith(">")) or _LOG_LINE.match(s):
             continue
         lines.append(_LIST_MARK.sub("", s))
     return "\n".join(lines) or None
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\s])|(?<=[。！？；])")
+_SENTENCE_SPLIT = re.compile(
+    r"(?<=[.!?])(?<!\b\d\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)"
+    r"(?<!\bi\.e\.)(?<!\betc\.)(?<!\bInc\.)(?<!\bLtd\.)\s+(?=[^\s])|(?<=[。！？；])"
+)
 
 
 def sentences(text: str) -> list[str]:
+    """The sentences of a turn, line by line (a clause-level split happens in
+    :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled)."""
     out: list[str] = []
     for line in text.splitlines():
-        for part in _SENTENCE_SPLIT.split(line):
-            part = part.strip()
-            if part:
-                out.append(part)
+        out.extend(part.strip() for part in _SENTENCE_SPLIT.split(line) if part.strip())
     return out
 
 
 # ----------------------------------------------------------------------------- filters
 
 _QUESTION_START = re.compile(
-    r"^(?:can|could|would|will) (?:you|we|i)\b|^(?:what|why|how|where|when|who|which)\b|"
+    r"^(?:can|could|would|will) (?:you|we|i)\b|^(?:what|why|how|where|who|which)\b|^when\b(?![^,，]*[,，])|"
     r"^(?:is|are) (?:there|it|this|that)\b|^(?:do|does|did) (?:you|it|we|i)\b|"
     r"^(?:should|shall) (?:i|we)\b",
     re.I,
@@ -173,11 +200,6 @@ _QUESTION_START = re.compile(
 _ZH_QUESTION = re.compile(r"[吗嗎呢吧][。.!！~～]*$|是不是|能不能|可不可以|要不要|为什么|為什麼|怎么|怎麼|如何|哪里|哪裡")
 _REQUEST = re.compile(
     r"^(?:please\s+)?(?:help me|let me|can you|could you|帮我|幫我|请帮|請幫|麻烦|麻煩|帮忙|幫忙)", re.I
-)
-_EPHEMERAL = re.compile(
-    r"\b(?:right now|for now|this time|at the moment|for this task|for the moment|yet)\b|"
-    r"这次|這次|暂时|暫時|先不|现在先|現在先|这一次|這一次",
-    re.I,
 )
 _ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
 _SECRET = re.compile(
@@ -242,17 +264,103 @@ def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
 
 
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
-    fact = absolutize_dates(found.fact, day)
-    desc = one_line(absolutize_dates(found.description, day))
-    reason = absolutize_dates(found.reason, day) if found.reason else None
+    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date.
+    weekdays = found.type == "project"
+
+    def dated(text: str) -> str:
+        return absolutize_dates(text, day, weekdays=weekdays)
+
+    fact = dated(found.fact)
+    desc = one_line(dated(found.description))
+    reason = dated(found.reason) if found.reason else None
     shaped = Found(found.kind, found.type, found.name_prefix, found.slug_source, fact, desc,
                    reason=reason, how=found.how, priority=found.priority,
-                   extra_lines=[absolutize_dates(x, day) for x in found.extra_lines])
-    slug_src = re.sub(
-        r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", URL.sub(" ", absolutize_dates(found.slug_source, day))
-    )
+                   extra_lines=[dated(x) for x in found.extra_lines])
+    slug_src = re.sub(r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", URL.sub(" ", dated(found.slug_source)))
     name = make_name(found.name_prefix, slug_src, fallback=found.type)
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
+
+
+class _Answer:
+    """The records picked so far, with the index they must not repeat and the names taken."""
+
+    def __init__(self, index: list[_Indexed]) -> None:
+        self.index = index
+        self.taken = {e.name for e in index}
+        self.picked: list[tuple[int, int, dict[str, str]]] = []
+        self.seen: list[_Indexed] = []
+        self.consumed: set[int] = set()
+
+    def full(self) -> bool:
+        return len(self.picked) >= MAX_RECORDS
+
+    def remembered_full(self) -> bool:
+        return sum(1 for p in self.picked if p[0] == 0) >= MAX_RECORDS
+
+    def admit(self, found: Found, position: int, day: dt.date, nxt: str | None) -> None:
+        """Shape ``found`` into a record and keep it unless it repeats the index or the answer."""
+        if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
+            # "Don't mock the database. Use the real Postgres, because …": one rule
+            alternative, alt_reason = split_reason(nxt)
+            found.extra_lines.append(as_line(alternative))
+            found.reason = found.reason or alt_reason
+            self.consumed.add(position + 1)
+        if found.reason is None and found.type in ("feedback", "project") and nxt:
+            m = REASON_NEXT.match(nxt)
+            if m and not has_secret(nxt):
+                found.reason = tidy(m.group("r"))
+        record = _record_from(found, day)
+        if any(has_secret(v) for v in record.values()):
+            return
+        toks = frozenset(tokens(record["description"]))
+        # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
+        # it is kept under a fresh name so the next dream resolves it toward the newer one.
+        known = [e for e in (*self.index, *self.seen) if not _corrects(record["description"], e.description)]
+        if record["name"] in self.taken and any(e.name == record["name"] for e in known if e in self.index):
+            return
+        if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
+            return
+        base, n = record["name"], 2
+        while record["name"] in self.taken:
+            suffix = f"-{n}"
+            record["name"] = base[: 64 - len(suffix)] + suffix
+            n += 1
+        self.taken.add(record["name"])
+        self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
+        self.picked.append((found.priority, position, record))
+
+    def correct(self, new: str, old: str | None, day: dt.date) -> bool:
+        """Put the latest record right when the user corrects a value it holds.
+
+        With the old value named ("it's 15, not 14") that text is replaced; otherwise the
+        value of the same shape: a date for a date, a number for a number, a name for a name.
+        """
+        if not self.picked:
+            return False
+        record = self.picked[-1][2]
+        text = record["description"] + "\n" + record["body"]
+        new_abs = absolutize_dates(new, day)
+        target: str | None = None
+        if old and old in text:
+            target = old
+        else:
+            shapes = (r"\d{4}-\d{2}-\d{2}", r"\d+(?:\.\d+)*", r"\b[A-Z][\w.+#-]*[A-Za-z0-9]\b")
+            for shape in shapes:
+                wanted = re.search(shape, new_abs)
+                found = re.findall(shape, record["description"])
+                if wanted and found:
+                    target = found[-1]
+                    new_abs = wanted.group(0) if shape != shapes[2] else new_abs
+                    break
+        if not target or target == new_abs:
+            return False
+        record["description"] = one_line(record["description"].replace(target, new_abs))
+        record["body"] = record["body"].replace(target, new_abs)
+        return True
+
+    def records(self) -> list[dict[str, str]]:
+        best = sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
+        return [r for _, _, r in sorted(best, key=lambda p: p[1])]
 
 
 def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -264,11 +372,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             desc = str(item.get("description", ""))
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
                                   frozenset(tokens(desc)), desc))
-    taken = {e.name for e in index}
-    picked: list[tuple[int, int, dict[str, str]]] = []
-    seen: list[_Indexed] = []
+    answer = _Answer(index)
     position = 0
-    consumed: set[int] = set()
+    offered: str | None = None
+    rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
+    carry = False
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
             continue
@@ -279,55 +387,50 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
         cleaned = clean_turn(text)
         if cleaned is None:
             continue
+        if role == "assistant":
+            offered = proposal_of(cleaned)
+            carry = False
+        proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
+        rules_follow = carry
         for k, s in enumerate(sents):
             position += 1
-            if position in consumed:
+            if position in answer.consumed:
                 continue
-            if has_secret(s) or is_question(s) or _REQUEST.match(s) or _EPHEMERAL.search(s):
+            if has_secret(s):
+                continue
+            peeled = peel(s)
+            core = peeled.core
+            if is_temporary(core) or is_hypothetical(core):
+                continue
+            if announces_rules(s):
+                rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
+                if not re.search(r"[：:]\s*\S", s):
+                    carry = carry or k == len(sents) - 1  # a header closing its turn heads the next user turns
+                    continue
+            asked = standing_request(core)
+            if asked:
+                core = asked  # "Can you always reply in English from now on?" is a rule
+            elif peeled.reported or not core or is_question(core) or _REQUEST.match(core):
+                continue
+            if peeled.reported:
                 continue
             nxt = sents[k + 1] if k + 1 < len(sents) else None
-            ctx = Ctx(role=str(role), day=day, next_sentence=nxt)
+            ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
+                      remember=peeled.remember)
+            if answer.remembered_full():
+                break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
-            rules = ALL_RULES if len(picked) < MAX_RECORDS else (rule_remember,)
-            if sum(1 for p in picked if p[0] == 0) >= MAX_RECORDS:
-                break
-            found = next((f for f in (rule(s, ctx) for rule in rules) if f), None)
-            if found is None:
-                continue
-            if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
-                # "Don't mock the database. Use the real Postgres, because …": one rule
-                alternative, alt_reason = split_reason(nxt)
-                found.extra_lines.append(as_line(alternative))
-                found.reason = found.reason or alt_reason
-                consumed.add(position + 1)
-            if found.reason is None and found.type in ("feedback", "project") and nxt:
-                m = REASON_NEXT.match(nxt)
-                if m and not has_secret(nxt):
-                    found.reason = tidy(m.group("r"))
-            record = _record_from(found, day)
-            if any(has_secret(v) for v in record.values()):
-                continue
-            toks = frozenset(tokens(record["description"]))
-            # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
-            # it is kept under a fresh name so the next dream resolves it toward the newer one.
-            known = [e for e in (*index, *seen) if not _corrects(record["description"], e.description)]
-            if record["name"] in taken and any(e.name == record["name"] for e in known if e in index):
-                continue
-            if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
-                continue
-            base, n = record["name"], 2
-            while record["name"] in taken:
-                suffix = f"-{n}"
-                record["name"] = base[: 64 - len(suffix)] + suffix
-                n += 1
-            taken.add(record["name"])
-            seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
-            picked.append((found.priority, position, record))
-    best = sorted(picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
-    return [r for _, _, r in sorted(best, key=lambda p: p[1])]
+            fix = correction_of(s) if role == "user" else None
+            if fix and answer.correct(fix[0], fix[1], day):
+                continue  # "sorry, I meant Postgres 15": the earlier record now says so
+            accepted = proposal if k == 0 and accepts(s) else None
+            for found in found_in(core, ctx, accepted=accepted, remember=peeled.remember,
+                                   all_rules=not answer.full()):
+                answer.admit(found, position, day, nxt)
+    return answer.records()
 
 
 def extract_from_turns(

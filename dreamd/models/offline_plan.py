@@ -1,54 +1,67 @@
-"""Offline consolidation planning: expire, merge near-duplicates, resolve contradictions.
+"""Offline consolidation planning: expire, supersede explicitly, merge duplicates, lose nothing.
 
 The answer for ``{"task": "consolidate", "today", "records", "recent"}`` is a list of
 operations ``{"source_names": [...], "result": {name, type, description, body} | null}``.
-The rules, applied in this order:
+The rules, applied in this order (clauses, "still said" and supersession are defined in
+:mod:`dreamd.models.clauses`):
 
 1. **Expire** — a record whose ``expires`` date is before ``today`` and whose ``importance``
-   is under 0.8 becomes ``{"source_names": [name], "result": null}``. Expired records take no
-   part in merging. A missing or unparseable date never expires anything.
-2. **Group** — the other records are visited newest first (``updated_at``, then
-   ``created_at``, then name). Each joins the first group whose newest record (the *base*)
-   has the same type and is either a near-duplicate or a contradiction of it; otherwise it
-   starts a group. Comparing only with the base keeps groups from chaining A~B~C. (Only
-   groups whose base shares a token or an alternatives set with the record are compared:
-   every rule below needs one, and it keeps a 1,000-record plan well under a second.)
-   - *near-duplicate*: over the statement text (description + body without the
-     ``**Why:**``/``**How to apply:**`` lines), token Jaccard ≥ 0.5, or containment ≥ 0.8
-     of the body facts or of the whole statement (sets of at least 3 tokens);
-   - *contradiction* (same subject, different value), on the description or first fact line:
-     (a) polarity — one is negated ("don't", "never", "avoid", "不要", "别", …) and the other
-     not, and the rest is nearly the same (Jaccard ≥ 0.75); (b) alternatives — the first
-     word each mentions from a known set of mutually exclusive choices (tabs/spaces,
-     npm/yarn/pnpm, vim/emacs/vscode, postgres/mysql/sqlite, light/dark, …) differs and the
-     rest is similar (Jaccard ≥ 0.5); (c) same subject, different value — "<subject> is/are/:
-     <value>" with the same subject (Jaccard ≥ 0.8, not a bare "Decision"/"Goal"/"Note")
-     and different short values (Jaccard < 0.5).
-3. **Merge** — each group of two or more becomes one op: its sources are every member, its
-   result reuses the base's name, type and description and keeps the base's body verbatim,
-   adding each older member's fact lines that the result does not already cover (at most
-   10 % of the line's tokens new) and that do not contradict a line already there. An older
-   record that contradicts the base as a whole adds nothing: the newer statement wins.
-   Extra reasons go into the base's ``**Why:**`` line.
+   is under 0.8 becomes ``{"source_names": [name], "result": null}``. A missing or
+   unparseable date never expires anything.
+2. **Supersede** — a record that a strictly newer live record (``updated_at``, then
+   ``created_at``) explicitly replaces ("no longer", "moved to", "switched from X to Y",
+   "instead of", "改成", "不再", "换成", "已迁到" …) is dropped the same way. Nothing else
+   counts as a contradiction: "the staging database is read-only on weekends" and "the
+   staging database is Postgres 15" are two true facts and both stay.
+3. **Group** — the other records are visited newest first. Each joins the first group whose
+   newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
+   otherwise it starts a group. Comparing only with the base keeps groups from chaining
+   A~B~C; only groups sharing half the smaller statement's tokens are compared.
+   *Paraphrase*: every fact clause of one record is still said by the other (see
+   :mod:`dreamd.models.clauses`), or one record's statement tokens (description + body
+   without the ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within
+   the other's but for at most 10 % of them and none with a digit; and both or neither are
+   negated. A token only one side has is a different value or subject ("the alpha service"
+   and "the bravo service"; "Postgres 14" and "Postgres 15"; "use mocks" and "don't use
+   mocks"): without an explicit newer statement such records both stay, untouched.
+4. **Merge** — each group of two or more becomes one op whose result keeps the base's name,
+   type, description and body verbatim and adds every clause of every older member's body
+   (its description, when the body states nothing) that the result does not already say: fact clauses as new lines before the ``**Why:**`` line,
+   reasons onto the ``**Why:**`` line, how-to clauses onto the ``**How to apply:**`` line.
+   So every source clause survives in the result. A member whose clauses would push the body
+   past the size cap is left out of the group (untouched) rather than cut.
 
 Records no op names stay as they are. ``recent`` is accepted and ignored: the offline
 planner looks at the whole set every time, which is cheap at these sizes. Ops come out
-sorted (expiries by name, then merges by result name) so the plan is deterministic.
+sorted (drops by name, then merges by result name) so the plan is deterministic.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
+from dreamd.models.clauses import (
+    PLACEHOLDER_REASON,
+    Supersession,
+    clause_units,
+    clauses,
+    fact_clauses,
+    line_clauses,
+    replaces_all,
+    said_by,
+    strip_label,
+    supersessions,
+)
 from dreamd.models.offline_text import (
     NEGATIONS,
     ZH_NEGATIONS,
-    containment,
     has_cjk,
     jaccard,
     parse_date,
@@ -58,8 +71,8 @@ from dreamd.models.offline_text import (
 from memory.records import MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, NAME_RE, TYPES
 
 EXPIRE_PROTECT_IMPORTANCE = 0.8
-COVERED_MISSING = 0.1
-"""An older fact line is already covered when at most this share of its tokens is new."""
+PARAPHRASE_MISSING = 0.1
+"""Share of the smaller record's tokens the larger may lack and still say the same thing."""
 _WHY = re.compile(r"^\s*\*\*why:?\*\*:?\s*", re.I)
 _HOW = re.compile(r"^\s*\*\*how to apply:?\*\*:?\s*", re.I)
 
@@ -88,8 +101,6 @@ ALTERNATIVES: tuple[frozenset[str], ...] = tuple(
         "enabled disabled",
     )
 )
-_GENERIC_WHY = re.compile(r"no reason was (?:stated|given|recorded)|未说明原因")
-"""The offline extractor's placeholder reason: never worth carrying into a merged record."""
 _GENERIC_SUBJECTS = frozenset({"decision", "goal", "note", "决定", "目标", "目標", "deadline", "remember"})
 
 
@@ -118,15 +129,26 @@ class Rec:
         return frozenset(tokens(" ".join(self.fact_lines)))
 
     @cached_property
+    def cjk(self) -> bool:
+        return has_cjk(self.description) or has_cjk(self.body)
+
+    @cached_property
+    def negated(self) -> bool:
+        return _negated(" ".join(self.fact_lines))
+
+    @cached_property
+    def supersessions(self) -> list[Supersession]:
+        return [s for c in self.statement_clauses for s in supersessions(c)]
+
+    @cached_property
+    def statement_clauses(self) -> list[str]:
+        return fact_clauses(self.description, self.body)
+
+    @cached_property
     def heads(self) -> tuple[Statement, Statement]:
         """The description and the first fact line, the two places a record states its point."""
         return analyse(self.description), analyse(self.fact_lines[0])
 
-    @cached_property
-    def keys(self) -> frozenset[str]:
-        """Index keys: any record this one can match shares at least one of them."""
-        alts = {f"#alt{h.alternative[0]}" for h in self.heads if h.alternative}
-        return self.statement_tokens | self.heads[0].tokens | self.heads[1].tokens | alts
 
 
 def _stamp(item: Mapping[str, Any]) -> str:
@@ -167,17 +189,9 @@ def _records(payload: Mapping[str, Any]) -> list[Rec]:
     return out
 
 
-# ----------------------------------------------------------------------------- relations
-
-def near_duplicate(a: Rec, b: Rec) -> bool:
-    ta, tb = set(a.statement_tokens), set(b.statement_tokens)
-    if jaccard(ta, tb) >= 0.5:
-        return True
-    fa, fb = set(a.fact_tokens), set(b.fact_tokens)
-    if min(len(fa), len(fb)) >= 3 and containment(fa, fb) >= 0.8:
-        return True
-    return min(len(ta), len(tb)) >= 4 and containment(ta, tb) >= 0.8
-
+# ----------------------------------------------------------------------------- contradictions
+# Not used by the planner (a contradiction without an explicit newer statement is left
+# alone); the offline extractor uses them to tell a correction from a new fact.
 
 _DIRECTIVE_WORDS = frozenset({"always", "never", "dont", "avoid", "stop", "instead", "prefer",
                               "please", "use", "using"})
@@ -275,102 +289,219 @@ def contradicts(a: Rec, b: Rec) -> bool:
 
 # ----------------------------------------------------------------------------- merging
 
-def _covered(line: str, pool: set[str]) -> bool:
-    toks = tokens(line)
-    if not toks:
+def paraphrase(a: Rec, b: Rec) -> bool:
+    """Same statement, one possibly saying more (see the module docstring); never two
+    distinct values or subjects."""
+    if a.negated != b.negated:
+        return False  # "use mocks" and "don't use mocks" are not one statement
+    if _said_within(a, b) or _said_within(b, a):
         return True
-    return len(toks - pool) / len(toks) <= COVERED_MISSING
+    return _inside(set(a.statement_tokens), set(b.statement_tokens)) or _inside(
+        set(a.fact_tokens), set(b.fact_tokens)
+    )
 
 
-def merge_group(group: list[Rec]) -> dict[str, str]:
-    """The result of merging ``group`` (newest first) into its base ``group[0]``."""
+def _said_within(a: Rec, b: Rec) -> bool:
+    """Every fact clause of ``a`` is still said by a fact clause of ``b`` (in order): ``b``
+    says all ``a`` says, and perhaps more ("dark theme" / "dark theme in editor and terminal")."""
+    pool = [clause_units(c) for c in b.statement_clauses]
+    return bool(a.statement_clauses) and all(said_by(c, pool) for c in a.statement_clauses)
+
+
+def _inside(ta: set[str], tb: set[str]) -> bool:
+    """The smaller token set is within the larger, but for at most ``PARAPHRASE_MISSING`` of
+    its tokens, none with a digit (a different version, date or count is a different fact)."""
+    if not ta or not tb:
+        return False
+    small, large = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if len(small) < 2:
+        return small == large
+    missing = small - large
+    if _has_digit(missing):
+        return False
+    return len(missing) <= PARAPHRASE_MISSING * len(small)
+
+
+def _least_shared(a: Rec, b: Rec) -> float:
+    """Statement tokens two records must share for :func:`paraphrase` to hold, so that
+    grouping compares only such pairs. Every rule needs 90 % of the smaller fact-token set
+    (fact tokens are statement tokens, and a clause still said shares all its words); Chinese
+    is compared by bigrams, which a paraphrase can break, so half of the smaller statement."""
+    if a.cjk or b.cjk:
+        return 0.5 * min(len(a.statement_tokens), len(b.statement_tokens))
+    return 0.9 * min(len(a.fact_tokens), len(b.fact_tokens)) - 1e-9
+
+
+def _has_digit(toks: set[str]) -> bool:
+    return any(ch.isdigit() for t in toks for ch in t)
+
+
+def _line_kind(line: str) -> str:
+    return "why" if _WHY.match(line) else "how" if _HOW.match(line) else "fact"
+
+
+def _append_to(lines: list[str], kind: str, text: str) -> None:
+    label = {"why": "**Why:**", "how": "**How to apply:**"}[kind]
+    pattern = _WHY if kind == "why" else _HOW
+    at = next((i for i, ln in enumerate(lines) if pattern.match(ln)), None)
+    if at is None:
+        lines.append(f"{label} {text}")
+    elif PLACEHOLDER_REASON.search(lines[at]):
+        lines[at] = f"{label} {text}"  # a real reason replaces "no reason was stated"
+    else:
+        lines[at] = lines[at].rstrip() + " " + text
+
+
+def _closed(clause: str) -> str:
+    """A clause cut out of its sentence, with an end mark again so it reads as one."""
+    if clause[-1] in ".!?;。！？；":
+        return clause
+    return clause + ("。" if has_cjk(clause[-1]) else ".")
+
+
+def _insert_fact(lines: list[str], text: str) -> None:
+    at = next((i for i, ln in enumerate(lines) if _WHY.match(ln) or _HOW.match(ln)), len(lines))
+    lines.insert(at, text)
+
+
+def _body_fits(lines: list[str]) -> bool:
+    return len(("\n".join(lines).strip("\n") + "\n").encode("utf-8")) <= MAX_BODY_BYTES
+
+
+def merge_group(group: list[Rec]) -> tuple[dict[str, str], list[Rec]]:
+    """The result of merging ``group`` (newest first) into its base ``group[0]``, and the
+    members it holds (a member that would overflow the body cap is left out).
+
+    Invariant: every clause of every held member is still said by the result.
+    """
     base = group[0]
-    base_lines = base.body.strip("\n").splitlines() if base.body.strip() else [base.description]
-    extra_facts: list[str] = []
-    extra_whys: list[str] = []
-    facts = list(base.fact_lines)
-    pool = tokens(base.description) | tokens(" ".join(facts))
-    why_pool = tokens(" ".join(ln for ln in base_lines if _WHY.match(ln)))
+    description = base.description or base.fact_lines[0]
+    lines = base.body.strip("\n").splitlines() if base.body.strip() else [description]
+    pool = [clause_units(c) for c in clauses(description, "\n".join(lines))]
+    held = [base]
     for old in group[1:]:
-        if contradicts(old, base):
-            continue
-        for line in old.fact_lines:
-            if _covered(line, pool) or any(statements_contradict(line, f) for f in facts):
+        trial = list(lines)
+        trial_pool = list(pool)
+        old_lines = old.body.splitlines() if clauses("", old.body) else [old.description]
+        for line in old_lines:
+            kind = _line_kind(line)
+            found = line_clauses(line)
+            new = [c for c in found if not said_by(c, trial_pool)]
+            if not new:
                 continue
-            facts.append(line)
-            extra_facts.append(line)
-            pool |= tokens(line)
-        for line in old.body.splitlines():
-            if _WHY.match(line):
-                reason = _WHY.sub("", line).strip()
-                if reason and not _GENERIC_WHY.search(reason) and not _covered(reason, why_pool):
-                    extra_whys.append(reason)
-                    why_pool |= tokens(reason)
-    lines = list(base_lines)
-    if extra_facts:
-        at = next((i for i, ln in enumerate(lines) if _WHY.match(ln) or _HOW.match(ln)), len(lines))
-        lines[at:at] = extra_facts
-    if extra_whys:
-        why_at = next((i for i, ln in enumerate(lines) if _WHY.match(ln)), None)
-        if why_at is None:
-            lines.append("**Why:** " + " ".join(extra_whys))
-        else:
-            lines[why_at] = lines[why_at].rstrip() + " " + " ".join(extra_whys)
-    description = " ".join((base.description or base.fact_lines[0]).split())
-    if len(description) > MAX_DESCRIPTION_CHARS:
-        description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
+            text = strip_label(line) if len(new) == len(found) else " ".join(_closed(c) for c in new)
+            if kind == "fact":
+                _insert_fact(trial, text)
+            else:
+                _append_to(trial, kind, text)
+            trial_pool.extend(clause_units(c) for c in new)
+        if _body_fits(trial):
+            lines, pool = trial, trial_pool
+            held.append(old)
     body = "\n".join(lines).strip("\n")
-    if len((body + "\n").encode("utf-8")) > MAX_BODY_BYTES:
-        body = base.body.strip("\n")  # the union would not fit: keep the newest wording alone
-    return {
-        "name": base.name,
-        "type": base.type,
-        "description": description,
-        "body": (body or description) + "\n",
-    }
+    result = {"name": base.name, "type": base.type, "description": description, "body": (body or description) + "\n"}
+    return result, held
 
 
 def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The offline answer to a consolidation payload (see the module docstring for the rules)."""
     today = parse_date(payload.get("today"))
     records = _records(payload)
-    expired = sorted(
+    expired = {
         r.name
         for r in records
         if today is not None
         and r.expires is not None
         and r.expires < today
         and r.importance < EXPIRE_PROTECT_IMPORTANCE
-    )
-    ops: list[dict[str, Any]] = [{"source_names": [name], "result": None} for name in expired]
-    gone = set(expired)
+    }
+    alive = [r for r in records if r.name not in expired]
+    superseded = _superseded(alive)
+    ops: list[dict[str, Any]] = [
+        {"source_names": [name], "result": None} for name in sorted(expired | superseded)
+    ]
+    gone = expired | superseded
     # Only records a valid result could be made of take part in merges (a result reuses the
     # base's name and type, and one invalid result would get the whole plan rejected).
     live = sorted(
         (r for r in records if r.name not in gone and NAME_RE.match(r.name) and r.type in TYPES
-         and (r.description.strip() or r.body.strip())),
+         and r.description.strip() and len(r.description) <= MAX_DESCRIPTION_CHARS),
         key=lambda r: (r.stamp, r.name),
         reverse=True,
     )
     groups: list[list[Rec]] = []
     by_key: dict[tuple[str, str], list[int]] = {}
     for rec in live:
-        candidates = sorted({g for k in rec.keys for g in by_key.get((rec.type, k), ())})
+        shared: Counter[int] = Counter()
+        for k in rec.statement_tokens:
+            shared.update(by_key.get((rec.type, k), ()))
+        candidates = sorted(g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0]))
         for g in candidates:
-            base = groups[g][0]
-            if near_duplicate(base, rec) or contradicts(base, rec):
+            if paraphrase(groups[g][0], rec):
                 groups[g].append(rec)
                 break
         else:
             groups.append([rec])
-            for k in rec.keys:
+            for k in rec.statement_tokens:
                 by_key.setdefault((rec.type, k), []).append(len(groups) - 1)
-    merged = sorted(
-        ((group, merge_group(group)) for group in groups if len(group) > 1),
-        key=lambda pair: pair[1]["name"],
-    )
-    ops.extend({"source_names": [r.name for r in group], "result": result} for group, result in merged)
+    merged: list[tuple[list[str], dict[str, str]]] = []
+    for group in groups:
+        if len(group) < 2:
+            continue
+        result, held = merge_group(group)
+        if len(held) > 1:
+            merged.append(([r.name for r in held], result))
+    merged.sort(key=lambda pair: pair[1]["name"])
+    ops.extend({"source_names": names, "result": result} for names, result in merged)
     return ops
 
 
-__all__ = ["ALTERNATIVES", "contradicts", "merge_group", "near_duplicate", "plan", "statements_contradict"]
+def _probe_keys(s: Supersession, postings: Mapping[str, list[int]]) -> list[str]:
+    """Enough of a statement's words that every record it may replace has one of them: a
+    replaced record names at least 60 % of the old value (80 % of the subject), so it holds
+    one of any ``len - needed + 1`` of them, and the rarest are the cheapest to look up.
+    Chinese subjects are matched by character, so all their tokens are probed."""
+    keys, share = (s.old, 0.6) if s.old else (s.subject, 0.8)
+    ordered = sorted(keys, key=lambda k: (len(postings.get(k, ())), k))
+    if not s.old and any(has_cjk(k) for k in keys):
+        return ordered
+    needed = math.ceil(share * len(ordered) - 1e-9)
+    return ordered[: len(ordered) - needed + 1]
+
+
+def _superseded(records: list[Rec]) -> set[str]:
+    """Names of records a strictly newer record explicitly replaces (see the module docstring).
+
+    Only records sharing a word with a statement's old value (or its subject, when it names
+    none) are compared, which keeps this near-linear in the set size."""
+    postings: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        for t in r.fact_tokens:
+            postings.setdefault(t, []).append(i)
+    out: set[str] = set()
+    for newer in records:
+        stated = newer.supersessions
+        if not stated or not newer.stamp:
+            continue
+        candidates: set[int] = set()
+        for s in stated:
+            for key in _probe_keys(s, postings):
+                candidates.update(postings.get(key, ()))
+        pool = [clause_units(c) for c in clauses(newer.description, newer.body)]
+        for i in sorted(candidates):
+            older = records[i]
+            if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
+                continue
+            if replaces_all(stated, pool, older.statement_clauses):
+                out.add(older.name)
+    return out
+
+
+__all__ = [
+    "ALTERNATIVES",
+    "contradicts",
+    "merge_group",
+    "paraphrase",
+    "plan",
+    "statements_contradict",
+]

@@ -212,7 +212,7 @@ _ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
     (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
     (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
-    (re.compile(f"(?<![每个個])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
+    (re.compile(f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
     (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
     (re.compile("下个月|下個月"), "next-month"),
     (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
@@ -265,15 +265,123 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
     return (ref + dt.timedelta(days=sign * days)).isoformat()
 
 
-def absolutize_dates(text: str, ref: dt.date) -> str:
-    """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``."""
+_MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_ZH_NUM = "一二两兩三四五六七八九十"
+_CALENDAR: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
+    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+    (re.compile(r"(下个月|下個月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
+    (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
+    (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
+    (re.compile(r"年底|年末"), "eoy"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
+    (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
+    (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
+    (re.compile(r"(?<=\bthe )(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+]
+
+
+_ZH_DIGITS = {ch: i for i, ch in enumerate("零一二三四五六七八九")}
+
+
+def zh_number(token: str) -> int:
+    """1–99 written in digits or Chinese numerals (十五, 二十三, 三十); 0 if unreadable."""
+    if token.isdigit():
+        return int(token)
+    if "十" not in token:
+        return _ZH_DIGITS.get(token, 0) if len(token) == 1 else 0
+    tens, _, ones = token.partition("十")
+    return (_ZH_DIGITS.get(tens, 0) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
+
+
+def _month_end(year: int, month: int) -> dt.date:
+    first_next = dt.date(year + (month == 12), month % 12 + 1, 1)
+    return first_next - dt.timedelta(days=1)
+
+
+def _add_months(ref: dt.date, n: int) -> tuple[int, int]:
+    index = ref.year * 12 + ref.month - 1 + n
+    return index // 12, index % 12 + 1
+
+
+def _safe_date(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _month_day(ref: dt.date, month: int, day: int, year: str | None) -> dt.date | None:
+    """A month and day without a year is the next such day, allowing for a recent past."""
+    if year:
+        return _safe_date(int(year), month, day)
+    this_year = _safe_date(ref.year, month, day)
+    if this_year is None:
+        return None
+    if this_year < ref - dt.timedelta(days=90):
+        return _safe_date(ref.year + 1, month, day)
+    return this_year
+
+
+def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
+    found: dt.date | None = None
+    if kind in ("md-en", "dm-en"):
+        month_word, day = (m.group(1), m.group(2)) if kind == "md-en" else (m.group(2), m.group(1))
+        found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
+    elif kind == "md-zh":
+        month, day = zh_number(m.group(2)), zh_number(m.group(3))
+        found = _month_day(ref, month, day, m.group(1)) if month and day else None
+    elif kind == "nm-day":
+        offset = 1 if m.group(1).startswith("下") else 0
+        found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
+    elif kind in ("eom-0", "eom-1"):
+        found = _month_end(*_add_months(ref, int(kind[-1])))
+    elif kind == "eom-zh":
+        offset = 1 if (m.group(1) or "").startswith("下") else 0
+        found = _month_end(*_add_months(ref, offset))
+    elif kind == "eom-named-zh":
+        month = zh_number(m.group(1))
+        if 1 <= month <= 12:
+            year = ref.year if month >= ref.month else ref.year + 1
+            found = _month_end(year, month)
+    elif kind == "eoq":
+        quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
+        end = _month_end(ref.year, quarter * 3)
+        found = end if end >= ref else _month_end(ref.year + 1, quarter * 3)
+    elif kind == "eoy":
+        found = dt.date(ref.year, 12, 31)
+    elif kind == "day-zh":
+        day = int(m.group(1))
+        found = _safe_date(ref.year, ref.month, day)
+        if found is None or found < ref:
+            found = _safe_date(*_add_months(ref, 1), day)
+    return found.isoformat() if found else m.group(0)
+
+
+def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
+    """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``.
+
+    Calendar dates ("December 18", "12月3日", "下个月 15 号", "月底", "end of the month") are
+    resolved first, then relative phrases. ``weekdays=False`` leaves a bare weekday alone
+    ("never deploy on Friday", "永远不要在周五发布" name a day of every week, not a date).
+    """
+    for pattern, kind in _CALENDAR:
+        text = pattern.sub(lambda m, k=kind: _resolve_calendar(k, m, ref), text)  # type: ignore[misc]
     for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
+        if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
+            continue
         text = pattern.sub(lambda m, k=kind: _resolve(k, m, ref), text)  # type: ignore[misc]
     return text
 
 
 def has_relative_date(text: str) -> bool:
-    return any(p.search(text) for p, _ in (*_EN_PATTERNS, *_ZH_PATTERNS))
+    return any(p.search(text) for p, _ in (*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS))
 
 
 # ----------------------------------------------------------------------------- shaping

@@ -184,8 +184,9 @@ What NOT to save:
 
 Do not duplicate the index: if an existing note already says it, leave it out. If a turn
 changes or contradicts an existing note (a new deadline, a reversed decision), write a new note
-with a new name that states the current fact and its date; a later consolidation reconciles
-the two. Never reuse a name from the index, and never use the same name twice in your answer.
+with a new name that states the current fact, its date and what it replaces ("moved from
+2026-12-04 to 2026-12-11", "no longer uses Jenkins"); a later consolidation reconciles the
+two. Never reuse a name from the index, and never use the same name twice in your answer.
 One fact or rule per note; merge closely related details into that one note rather than
 writing several near-identical ones. Most conversations hold nothing worth saving: [] is a
 common and correct answer.
@@ -213,18 +214,17 @@ set without losing anything that is still useful.
 
 What a plan may do, one operation per group of notes:
 - merge duplicates and paraphrases: notes saying the same thing become one note that keeps
-  every useful detail of each;
-- resolve contradictions: when notes disagree, the more recently updated one usually wins;
-  write one note stating the current fact, and keep the history only if it still matters
-  ("moved from 2026-03-01 to 2026-03-15");
-- drop what is stale: notes whose expiry date is before today, and project notes about work
-  that is clearly finished or abandoned; drop a note with importance 0.8 or more only when it
-  is expired or plainly contradicted;
-- rewrite a single note that is vague, wrong about its type, or missing its "**Why:**" or
-  "**How to apply:**" lines.
-Notes the plan does not mention stay exactly as they are; leave good notes alone. Pay most
-attention to the recent notes: compare each one with the older notes it may duplicate or
-contradict. When unsure, keep the note.
+  every distinct statement, reason and detail of each source; a merge never loses a fact;
+- supersede: when a newer note explicitly replaces an older one ("no longer", "not X
+  anymore", "moved to", "switched from X to Y", "instead of", "改成", "不再", "换成",
+  "已迁到"), drop the older note or merge the two into one note stating the current fact
+  (keep the history if it still matters: "moved from 2026-03-01 to 2026-03-15");
+- drop notes whose expiry date is before today (unless their importance is 0.8 or more).
+Two notes about one subject that say different things are usually both true ("the staging
+database is read-only on weekends", "the staging database is Postgres 15"): without an
+explicit newer statement, keep both. Notes the plan does not mention stay exactly as they
+are; leave good notes alone. Pay most attention to the recent notes: compare each one with
+the older notes it may duplicate or replace. When unsure, keep the note.
 
 The plan is a JSON array of operations. Each operation is an object with exactly two keys:
 - "source_names": a non-empty array of names of notes from the input that this operation

@@ -16,6 +16,13 @@ invariant was checked. The invariants (issue 6):
   ``.history/`` holds) or a hand deletion explains its absence.
 * **no-silent-loss** — more generally, every record that left any set at any generation left by
   a forget job naming it, a dream merge listing it, or a reconcile of a file deleted by hand.
+* **dream-retention** — a dream never loses a fact (issue 10): every clause of every record a
+  dream removed is still said by its merge result or another live record of that generation,
+  unless the record was expired (``expires`` before the dream's day, importance under 0.8) or
+  a strictly newer record of the set it was planned on explicitly superseded it
+  (:mod:`dreamd.models.clauses`). A removed record, or a merge result, whose file neither the
+  directory nor ``.history/`` holds any more (chaos deletes files by hand) is counted as
+  ``unverifiable`` in the ``dream_retention`` observation, not judged.
 * **manifest-valid** — every manifest (current and in ``.history/``) parses, generations are
   contiguous, the current one names only existing files with their recorded sha256, every
   record parses, and ``MEMORY.md`` is the index rendered for it.
@@ -37,6 +44,7 @@ invariant was checked. The invariants (issue 6):
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -374,6 +382,98 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
     report.observations["forgets"] = forget_outcomes(histories, ledger)
 
 
+def _manifest_at(h: DirHistory, gen: int) -> Manifest | None:
+    if h.current is not None and h.current.generation == gen:
+        return h.current
+    with contextlib.suppress(OSError, DreamdError, ValueError):
+        path = h.path / ".history" / f"manifest-{gen}.json"
+        return Manifest.loads(path.read_bytes(), where=str(path))
+    return None
+
+
+def _record_at(h: DirHistory, file: str) -> Any:
+    """The record in ``file`` wherever a commit left it (the directory or ``.history/``), or None."""
+    return _read_record(h.path, file)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _read_record(directory: Path, file: str) -> Any:
+    """Cached: the checker runs after the drain, so no file changes under it, and the
+    supersession check reads the same newer records for every dropped one."""
+    from memory.records import parse_record
+
+    hist = directory / ".history"
+    candidates = [directory / file, hist / file]
+    with contextlib.suppress(FileNotFoundError):
+        candidates += sorted(hist / n for n in os.listdir(hist) if n.startswith(file + "."))
+    for path in candidates:
+        with contextlib.suppress(OSError, DreamdError, ValueError):
+            return parse_record(path.read_bytes(), where=str(path), stem=Path(file).stem)
+    return None
+
+
+def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> None:
+    """Every clause of every record a dream removed is still said, or expiry or an explicit
+    supersession explains its absence (see the module docstring)."""
+    from dreamd.models.clauses import clause_units, clauses, said_by, supersedes
+
+    _read_record.cache_clear()  # a fresh look at the disk for every check
+    seen: Counter[str] = Counter()
+    for key, h in histories.items():
+        for gen, g in h.gens.items():
+            ops = g.change.get("merged") or ()
+            if g.change.get("actor") != "dream" or not ops or gen - 1 not in h.gens:
+                continue
+            before, after = _manifest_at(h, gen - 1), _manifest_at(h, gen)
+            if before is None or after is None:
+                seen["unverifiable"] += 1
+                continue
+            old_entries = before.by_name()
+            new_entries = after.by_name()
+            day = str(after.committed_at or "")[:10]
+            live_cache: list[Any] | None = None
+            for op in ops:
+                into = op.get("into")
+                result = _record_at(h, new_entries[into].file) if into in new_entries else None
+                own = [clause_units(c) for c in clauses(result.description, result.body)] if result else []
+                for name in op.get("from") or ():
+                    entry = old_entries.get(name)
+                    rec = _record_at(h, entry.file) if entry is not None else None
+                    if entry is None or rec is None or (into is not None and result is None):
+                        seen["unverifiable"] += 1
+                        continue
+                    if into is None and rec.expires is not None and rec.expires < day and rec.importance < 0.8:
+                        seen["expired"] += 1
+                        continue
+                    if into is None and _superseded(h, before, entry, rec, supersedes):
+                        seen["superseded"] += 1
+                        continue
+                    lost = [c for c in clauses(rec.description, rec.body) if not said_by(c, own)]
+                    if lost:
+                        if live_cache is None:
+                            live = [_record_at(h, e.file) for e in after.records]
+                            live_cache = [clause_units(c) for r in live if r is not None
+                                          for c in clauses(r.description, r.body)]
+                        lost = [c for c in lost if not said_by(c, live_cache)]
+                    seen["kept" if not lost else "lost"] += 1
+                    report.ok("dream-retention", not lost,
+                              f"{key}: the dream at generation {gen} removed {name!r} "
+                              f"({'merged into ' + repr(into) if into else 'dropped'}) and no live record "
+                              f"still says {lost[:3]}")
+    report.observations["dream_retention"] = dict(sorted(seen.items()))
+
+
+def _superseded(h: DirHistory, before: Manifest, entry: Any, rec: Any, supersedes: Any) -> bool:
+    stamp = entry.updated_at or entry.created_at or ""
+    for other in before.records:
+        if other.name == entry.name or (other.updated_at or other.created_at or "") <= stamp:
+            continue
+        newer = _record_at(h, other.file)
+        if newer is not None and supersedes((newer.description, newer.body), (rec.description, rec.body)):
+            return True
+    return False
+
+
 def forget_outcomes(histories: dict[str, DirHistory], ledger: Ledger) -> dict[str, int]:
     """What each committed forget found: the name present (removed), already merged into
     another record by a dream (a no-op that leaves the fact alive in the merge result), or
@@ -583,6 +683,7 @@ def check(world: World, ledger: Ledger, *, daemon_logs: list[Path], extra_secret
                         if e.get("event") == "store.malformed"}
     check_manifests(world, histories, ledger, malformed_logged, report)
     check_history(world, histories, ledger, done, failed, report)
+    check_dream_retention(histories, report)
     check_log(histories, report)
     check_secrets(world, ledger, extra_secrets or set(), daemon_logs, histories, report)
     check_locks(world, report)

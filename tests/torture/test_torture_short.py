@@ -257,7 +257,7 @@ def test_a_record_broken_by_hand_is_kept_only_with_a_malformed_log_entry(tmp_pat
 
 def test_forget_outcomes_tell_a_merged_away_name_from_a_removed_one(tmp_path: Path) -> None:
     t = Tiny(tmp_path)  # prefers-tabs present, weekly-sync remembered then forgotten (removed)
-    merged = make_record("indentation", "user", description="User prefers tabs, always", body="Tabs.")
+    merged = make_record("indentation", "user", description="User prefers tabs, always", body="Tabs.\nBody.")
     t.store.commit(Change(merges=[(["prefers-tabs"], merged)], actor="dream", consolidated=True))
     t.forget("prefers-tabs", job="20261129T100000.000004Z-dddddddddd")
     report = t.check()

@@ -1,0 +1,317 @@
+"""Clauses of a record, when one is still said by another, and explicit supersessions.
+
+A dream may merge and drop records, but it must never lose a fact (issue 10). "Fact" is made
+checkable here, as a pure function of the text, so the offline planner, the property test and
+the torture checker all hold a dream to the same rule:
+
+- A record's **clauses** are its body (its description when the body states nothing: a
+  description only summarises the body) cut at line breaks and sentence ends
+  (``. ! ? ;`` followed by a space, and ``。！？；``), with list markers and the
+  ``**Why:**``/``**How to apply:**`` labels peeled off. The offline extractor's placeholder
+  reason ("no reason was stated") says nothing about the world and is not a clause.
+- A clause's **units** are its lowercase words (stopwords and negations kept: "not" matters)
+  and the characters of its Chinese runs, without the words that only join list items
+  ("and", "和", "与", "及").
+- A clause is **still said** by a set of texts when its units appear, in the same order,
+  within the units of one clause of one of them. Growing a clause ("in the editor" → "in
+  the editor and in terminals") keeps it; dropping a word ("never", a version number, a
+  date) or swapping two ("tabs over spaces") does not.
+- A newer statement **supersedes** an older one only when it says so explicitly: "no longer
+  X", "not X anymore", "switched/moved from X to Y", "Y instead of X", "<subject> moved to Y",
+  "不再 X", "从 X 改成/换成 Y", "<subject> 改成/换成/已迁到 Y". With an old value X the older
+  clause must state X (and, for a one-word X, share some other word of context); with only a
+  subject, the older clause must name the whole subject and state a value of the same kind as
+  Y (a number, a proper name, a path or address; in Chinese, a place for 迁到 or a value for
+  改成). Two true statements about one subject ("read-only on weekends", "Postgres 15") are
+  never a supersession.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from dreamd.models.offline_text import CJK_RE, normalize, raw_words, tokens
+
+__all__ = [
+    "PLACEHOLDER_REASON",
+    "Supersession",
+    "Units",
+    "clause_units",
+    "clauses",
+    "fact_clauses",
+    "line_clauses",
+    "replaces_all",
+    "said_by",
+    "strip_label",
+    "supersedes",
+    "supersessions",
+]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
+_LABEL = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|#+\s+)*(?:\*\*[^*\n]{1,40}?:?\*\*:?\s*)?")
+_WHY = re.compile(r"^\s*\*\*why:?\*\*", re.I)
+_HOW = re.compile(r"^\s*\*\*how to apply:?\*\*", re.I)
+PLACEHOLDER_REASON = re.compile(r"no reason was (?:stated|given|recorded)|未说明原因")
+"""The offline extractor's placeholder reason: provenance, not a fact."""
+
+
+def strip_label(line: str) -> str:
+    """A line without its list marker and ``**Label:**`` prefix."""
+    return _LABEL.sub("", line, count=1).strip()
+
+
+def _split_line(line: str) -> list[str]:
+    text = strip_label(line)
+    return [c.strip() for c in _SENTENCE_END.split(text) if c and c.strip()]
+
+
+Units = tuple[str, ...]
+_LIST_JOINERS = frozenset({"and", "和", "与", "與", "及"})
+"""Words that only join list items: "A and B" is still said by "A, B and C"."""
+
+
+@lru_cache(maxsize=65536)
+def clause_units(clause: str) -> Units:
+    """Lowercase words and Chinese characters of one clause, in order.
+
+    Characters, not bigrams: without word segmentation a bigram spans word boundaries
+    ("球和"). Order is kept because it carries meaning ("tabs over spaces")."""
+    out: list[str] = []
+    for run in raw_words(clause):
+        if CJK_RE.match(run):
+            out.extend(ch for ch in run if ch not in _LIST_JOINERS)
+        elif run not in _LIST_JOINERS:
+            out.append(run)
+    return tuple(out)
+
+
+def _within(units: Units, other: Units) -> bool:
+    rest = iter(other)
+    return all(u in rest for u in units)
+
+
+def _keep(line: str) -> bool:
+    return not (_WHY.match(line) and PLACEHOLDER_REASON.search(line))
+
+
+def line_clauses(line: str) -> list[str]:
+    """The clauses of one line (placeholder reasons have none)."""
+    if not _keep(line):
+        return []
+    return [c for c in _split_line(line) if clause_units(c)]
+
+
+def _collect(lines: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        out.extend(c for c in line_clauses(line) if c not in out)
+    return out
+
+
+def clauses(description: str, body: str) -> list[str]:
+    """Every clause of a record (of its body; of its description when the body has none)."""
+    return _collect(body.splitlines()) or _collect([description])
+
+
+def fact_clauses(description: str, body: str) -> list[str]:
+    """The clauses that state something: body lines other than Why/How (else the description)."""
+    lines = [ln for ln in body.splitlines() if not _WHY.match(ln) and not _HOW.match(ln)]
+    return _collect(lines) or _collect([description])
+
+
+def said_by(clause: str, pool: Iterable[Units]) -> bool:
+    """Whether one clause of ``pool`` (as units) says everything ``clause`` says, in order."""
+    units = clause_units(clause)
+    wanted = set(units)
+    return any(wanted.issubset(other) and _within(units, other) for other in pool)
+
+
+# ----------------------------------------------------------------------------- supersession
+
+_CHANGE_EN = r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|went|gone|upgrad(?:ed|ing)|relocat(?:ed|ing))"
+_CUT = re.compile(r"\s*(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
+_ZH_TO = r"(?:改成了?|换成了?|改为|换为|迁到了?|迁移到了?|搬到了?|切到了?|切换到了?|改到了?)"
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
+    ("instead", re.compile(r"^(?P<new>.*?)\binstead of\s+(?P<old>.+)$")),
+    ("no-longer", re.compile(r"^(?P<subj>.*?)\bno longer\s+(?P<old>.+)$")),
+    ("anymore", re.compile(r"^(?P<subj>.*?)\b(?:not|n't|never)\s+(?P<old>.+?)\s+any\s?more\b")),
+    ("moved-to", re.compile(rf"^(?P<subj>.+?)\s+(?:(?:has|have|had|was|were|is|are|got|just|now|been|all)\s+)*(?P<verb>{_CHANGE_EN})\s+(?:over\s+)?(?:to|onto)\s+(?P<new>.+)$")),
+    ("zh-from-to", re.compile(rf"^(?P<subj>.*?)(?:从|由)(?P<old>.+?){_ZH_TO}(?P<new>.+)$")),
+    ("zh-no-longer", re.compile(r"^(?P<subj>.*?)不再(?P<old>.+)$")),
+    ("zh-to", re.compile(rf"^(?P<subj>.+?)(?:已经|已|都)?(?P<verb>{_ZH_TO})(?P<new>.+)$")),
+)
+_MARKER_WORDS = frozenset(
+    ["switch", "switched", "switching", "moved", "moving", "migrated", "migrating", "changed", "changing", "went", "gone", "upgraded", "upgrading", "relocated", "relocating", "instead", "longer", "anymore", "now"]
+)
+_ZH_PLACE = re.compile(r"(?:在|位于)(?!周|每|晚|早|上午|下午|中午|凌晨|节假日|工作日)")
+_EN_PLACE = re.compile(r"\b(?:in|at|on|under|inside|hosted|lives?|located|sits?|stored|kept)\b")
+_WHEN = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|周[一二三四五六日天]|星期|[0-9一二三四五六七八九十]+[月号日点]",
+    re.I,
+)
+"""A date or time: a move to one ("the freeze moved to 2026-12-11") changes a value, not a place."""
+_PLACE_VERB = re.compile(r"^(?:mov|migrat|relocat)|迁|搬")
+_ZH_VALUE = re.compile(r"是|用|为|定在|设为|采用|使用")
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """One explicit "this replaces that" clause: its kind, subject, old and new values."""
+
+    kind: str
+    subject: frozenset[str]
+    old: frozenset[str]
+    new: frozenset[str]
+    new_text: str
+    context: frozenset[str]
+    place: bool = False
+    """The change is a move to a place ("moved to eu-west-1", "已迁到新机房"), not to a date
+    or time: what it replaces is a location."""
+
+
+def _cut(text: str) -> str:
+    return _CUT.split(text, maxsplit=1)[0]
+
+
+@lru_cache(maxsize=8192)
+def supersessions(clause: str) -> tuple[Supersession, ...]:
+    """The explicit supersession statements in one clause (usually none)."""
+    text = normalize(clause)
+    low = text.lower()
+    for kind, pattern in _PATTERNS:
+        m = pattern.search(low)
+        if not m:
+            continue
+        groups = m.groupdict()
+        old = tokens(_cut(groups.get("old") or ""))
+        new_low = _cut(groups.get("new") or "")
+        start = m.start("new") if groups.get("new") is not None else len(text)
+        # the original case of the new value ("Loki", "GitHub Actions"), when lowering kept offsets
+        new_text = text[start : start + len(new_low)] if len(text) == len(low) else new_low
+        subject: set[str] = tokens(groups.get("subj") or "") - _MARKER_WORDS
+        if kind == "instead":
+            subject, new = set(), frozenset(tokens(new_low) - _MARKER_WORDS)
+        else:
+            new = frozenset(tokens(new_low))
+        if kind in ("moved-to", "zh-to") and not subject:
+            continue
+        if kind not in ("moved-to", "zh-to") and not old:
+            continue
+        context = frozenset(tokens(low) - old - new - _MARKER_WORDS)
+        place = bool(_PLACE_VERB.search(groups.get("verb") or "")) and not _WHEN.search(new_text)
+        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context, place),)
+    return ()
+
+
+def _digit(toks: Iterable[str]) -> bool:
+    return any(any(ch.isdigit() for ch in t) for t in toks)
+
+
+def _proper(text: str) -> bool:
+    """A capitalised word after the first, or a Latin word inside Chinese text (a name)."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9+#.-]*", text)
+    if CJK_RE.search(text):
+        return bool(words)
+    return any(w[0].isupper() for w in words[1:])
+
+
+def _address(text: str) -> bool:
+    return bool(re.search(r"://|[\w-]+/[\w-]|\b[\w-]+\.(?:com|org|net|io|dev|internal|local)\b|#[\w-]+", text))
+
+
+def _names_something(value: str) -> bool:
+    """A new value that is a name: it has a capital letter ("Loki", "GitHub Actions")."""
+    return bool(re.search(r"[A-Z]", value))
+
+
+def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
+    """Whether the older clause states a value of the kind the move or change replaces.
+
+    A move replaces a location: the older clause must say where (English "in/at/on/hosted/
+    lives…" with a value of the new one's kind; Chinese "在/位于", not "在周末"). A change
+    replaces a value of the same kind: a number, an address, a name (Chinese: or "是/用/为/
+    定在…"). "Read-only on weekends" is neither a place nor such a value, so a move of the
+    same database leaves it alone."""
+    if not rest:
+        return False
+    cjk = bool(CJK_RE.search(old_clause))
+    if s.place and cjk:
+        return bool(_ZH_PLACE.search(old_clause))
+    if s.place and not _EN_PLACE.search(old_clause.lower()):
+        return False
+    if _digit(rest) and _digit(s.new):
+        return True
+    if _address(old_clause) and _address(s.new_text):
+        return True
+    if _proper(old_clause) and _names_something(s.new_text):
+        return True
+    return cjk and bool(_ZH_VALUE.search(old_clause))
+
+
+@lru_cache(maxsize=65536)
+def _clause_tokens(clause: str) -> frozenset[str]:
+    return frozenset(tokens(clause))
+
+
+def _replaces(s: Supersession, old_clause: str) -> bool:
+    have = set(_clause_tokens(old_clause))
+    if not have:
+        return False
+    if s.new and s.new <= have:
+        return False  # the older clause already says the new value: nothing was replaced
+    if s.old:
+        hit = len(s.old & have) / len(s.old)
+        if hit < 0.6:
+            return False
+        return len(s.old) > 1 or bool(s.context & have) or len(have) <= 2
+    if _subject_share(s.subject, have, old_clause) < 0.8:
+        return False
+    return _same_kind(old_clause, frozenset(have - s.subject), s)
+
+
+def _subject_share(subject: frozenset[str], have: set[str], old_clause: str) -> float:
+    """How much of a supersession's subject the older clause names. Chinese subjects are
+    compared by character, counted as named at half of them: without word segmentation the
+    subject run often carries a word the older clause leaves implicit ("回复语言" / "回复")."""
+    latin = {t for t in subject if not CJK_RE.match(t)}
+    chars = {ch for t in subject if CJK_RE.match(t) for ch in t}
+    if not chars:
+        return len(latin & have) / len(latin) if latin else 0.0
+    named = sum(1 for ch in chars if ch in old_clause) / len(chars)
+    latin_share = len(latin & have) / len(latin) if latin else 1.0
+    return min(1.0, named * 2) * latin_share
+
+
+def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
+    """Whether ``newer`` (description, body) explicitly replaces every fact of ``older``.
+
+    Every fact clause of the older record's body (its description when the body states
+    nothing; a description only summarises the body) must be either still said by the newer
+    one or replaced by one of its supersession clauses; a record holding one more, unrelated
+    fact is left alone.
+    """
+    stated = [s for c in fact_clauses(*newer) for s in supersessions(c)]
+    if not stated:
+        return False
+    pool = [clause_units(c) for c in clauses(*newer)]
+    return replaces_all(stated, pool, fact_clauses(*older))
+
+
+def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clauses: Sequence[str]) -> bool:
+    """:func:`supersedes` over precomputed parts: the newer record's supersession statements
+    and clause units, and the older record's fact clauses (a planner over thousands of
+    records computes each once)."""
+    if not stated or not old_clauses:
+        return False
+    replaced = False
+    for clause in old_clauses:
+        if any(_replaces(s, clause) for s in stated):
+            replaced = True
+        elif not said_by(clause, pool):
+            return False
+    return replaced

@@ -1,0 +1,130 @@
+"""A sentence's clauses: one record per fact when a sentence states several.
+
+"I'm a data engineer, and the dbt models live in models/marts" states two facts; "we use tabs,
+and never commit generated code" two rules; "I have asthma, so please avoid high altitude"
+a fact and a rule whose reason is that fact; "never push to main; open a PR instead" one rule
+with its alternative; "don't add dependencies; our security review takes weeks" one rule with
+its reason. :func:`found_in` decides which, after the accepted-offer and remember-request
+paths; :func:`clauses` splits a sentence at the joints where a new clause starts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dreamd.models.offline_facts import RULES, rule_remember
+from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
+from dreamd.models.offline_structure import opens_with_verb, peel
+from dreamd.models.offline_text import has_cjk, tidy
+
+_CLAUSES = re.compile(
+    r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+)
+
+
+_DIRECTIVE_CLAUSE = re.compile(
+    r"^(?:please\s+)?(?:don't|do not|never|always|avoid|keep|make sure|stop|use|skip|include|leave|no)\b|"
+    r"^[^，,]{0,6}?(?:别|別|不要|千万别|千萬別|一定要|务必|務必|尽量|儘量)",
+    re.I,
+)
+_ABOUT_USER = re.compile(
+    r"^(?:(?:this year|lately|these days|right now|today|今年|最近|现在|現在|这阵子|這陣子)[,，]?\s*)?(?:i\b|i'm\b|我(?![们們]))",
+    re.I,
+)
+_ERRAND = re.compile(
+    r"^(?:please\s+)?(?:remind|let me know|tell me|help|ping|ask|show|send|find|book|order|buy|call|text)\b|"
+    r"^(?:请|請)?(?:提醒我|告诉我|告訴我|帮我|幫我|给我找|給我找|帮忙|幫忙)",
+    re.I,
+)
+_INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
+_REASON_CLAUSE = re.compile(
+    r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
+)
+_CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
+
+
+def clauses(core: str) -> list[str]:
+    """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
+    service keeps its manifests in the deploy-configs repo"), each tried on its own."""
+    raw = _CLAUSES.split(core)
+    merged: list[str] = []
+    for part in raw:
+        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part)):
+            merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
+        else:
+            merged.append(part)
+    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。") for p in merged]
+    return [p for p in parts if p and p != core and (len(p.split()) >= 3 or sum(map(has_cjk, p)) >= 4)]
+
+
+def _first_rule(text: str, ctx: Ctx) -> Found | None:
+    return next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+
+
+def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_rules: bool) -> list[Found]:
+    """What one sentence states: an accepted offer, a remember-request, or what the rules find.
+
+    A sentence whose clauses state facts of different kinds ("I'm a data engineer, and the
+    DAGs live in the etl repo") gives one record per clause; otherwise the whole sentence is
+    tried first and its clauses only when no rule takes it as a whole.
+    """
+    if accepted:
+        found = accepted_feedback(accepted, core, ctx)  # "Should I …?" / "Yes, from now on."
+        if found is not None:
+            return [found]
+    parts = clauses(core)
+    if remember:
+        several = _by_clause(parts, ctx)
+        for found in several:
+            found.priority = 0
+        found = rule_remember(core, ctx) if len(several) < 2 else None
+        if found is not None or several:
+            return several if found is None else [found]
+    if not all_rules:
+        return []
+    each = _by_clause(parts, ctx)
+    if len(each) >= 2:
+        return each
+    whole = _first_rule(core, ctx)
+    if whole is not None:
+        return [whole]
+    return _by_clause(parts, ctx, kinds=1)[:1]
+
+
+def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
+    """One record per clause when the clauses state facts of ``kinds`` or more kinds, else none."""
+    if len(parts) < kinds:
+        return []
+    each: list[Found] = []
+    previous: Found | None = None
+    for i, part in enumerate(parts):
+        consequence = _CONSEQUENCE.match(part)
+        bare = part[consequence.end() :].strip(" ,，") if consequence else part
+        found = _first_rule(bare, ctx)
+        if consequence and found is not None:
+            if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
+                found = None  # "…, so this has to merge first": the consequence is not a fact of its own
+            else:
+                found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
+        lasting = previous is not None and previous.kind != "deadline"  # a dated push is not a standing reason
+        grounded = bool(_ABOUT_USER.match(parts[i - 1]) or lasting) if i else False
+        errand = _ERRAND.match(bare) is not None  # "…, so remind me to renew it": a task, not a rule
+        if found is None and grounded and not errand and (_DIRECTIVE_CLAUSE.match(bare) or opens_with_verb(bare)):
+            # "I have asthma, so please avoid …" / "我有哮喘，别给我推荐…": the clause before is the reason
+            joiner = "，因为" if has_cjk(bare) else " because "
+            found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
+            found = found if found is not None and found.type == "feedback" else None
+        if found is not None and found.type == "feedback" and found.reason is None and lasting:
+            found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
+        if found is not None:
+            each.append(found)
+        previous = found
+    # Every clause a fact of its own: "I have five years of Go and I'm rusty on CSS", "we use tabs,
+    # and never commit generated code".
+    # (Chinese clauses after a comma usually carry on one fact, so there the kinds must differ.)
+    english = not any(has_cjk(p) for p in parts)
+    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts))
+    return each if len(each) >= kinds and distinct else []
+
+
+__all__ = ["clauses", "found_in"]

@@ -1,0 +1,122 @@
+"""The conversation around a sentence: offers the user accepts, rules asked as questions, corrections.
+
+- :func:`proposal_of` / :func:`accepts` — the assistant asks "Should I run the formatter
+  before every commit?" or "should new functions get type hints?" and the user answers "yes,
+  from now on" / "好的，以后就这么做": the offer becomes the user's rule.
+- :func:`standing_request` — a standing rule asked as a question: "Can you always reply in
+  English from now on?", "Would you mind keeping samples under 30 lines going forward?",
+  "以后能不能都用英文回复？". A plain "Can you always tell when …?" asks what the assistant can
+  do and is left alone.
+- :func:`correction_of` — "Sorry, I meant Postgres 15", "不对，应该是 8.0": the new value (and
+  the old one when named) for the extractor to put right in the record it already made.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ----------------------------------------------------------------------------- proposals accepted
+
+_PROPOSAL = re.compile(
+    r"(?:^|\s)(?:should|shall|can|may)\s+i\s+(?:also\s+|just\s+)?(?P<x>[^?]+?)\s*\?\s*$|"
+    r"(?:^|\s)(?:do|would)\s+you\s+(?:want|like)\s+me\s+to\s+(?:also\s+)?(?P<y>[^?]+?)\s*\?\s*$|"
+    r"(?:^|\s)want\s+me\s+to\s+(?P<z>[^?]+?)\s*\?\s*$|"
+    r"(?:要不要|需不需要|用不用)我(?P<w>[^？?]+?)[？?]\s*$|(?:需要|要)我(?P<v>[^？?]+?)吗[？?]\s*$|"
+    r"(?:^|\s)(?:should|shall|must)\s+(?P<u>(?!i\b|we\b)[a-z][^?]{4,}?)\s*\?\s*$|"
+    r"^(?P<t>[^？?，,]{3,30}?(?:要|需要|应该|應該|得)[^？?]{2,30}?)(?:吗|嗎)[？?]\s*$",
+    re.I,
+)
+_ACCEPT = re.compile(
+    r"^(?:yes|yeah|yep|yup|sure|ok(?:ay)?|please do|do it|go ahead|sounds good|that works|absolutely|definitely|"
+    r"good idea|great idea|perfect)\b|^(?:好的?|可以|行|嗯|对|對|没问题|沒問題|要的?|需要|就这么办|就這麼辦)",
+    re.I,
+)
+
+
+def proposal_of(assistant_text: str) -> str | None:
+    """What the assistant offered to do in its last question ("Should I always run X?" → "always run X")."""
+    for line in reversed([x.strip() for x in assistant_text.splitlines() if x.strip()]):
+        m = _PROPOSAL.search(line)
+        if m:
+            return next(g for g in m.groups() if g).strip(" ,，")
+    return None
+
+
+def accepts(sentence: str) -> bool:
+    """Whether a user sentence accepts what was just offered ("Yes, please do that from now on")."""
+    return bool(_ACCEPT.match(sentence.strip()))
+
+
+# ----------------------------------------------------------------------------- requests phrased as questions
+
+_ASK_EN = re.compile(
+    r"^(?:would you mind\s+|do you mind\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?P<x>.+?)\s*\?*\s*$", re.I
+)
+_ASK_ZH = re.compile(
+    r"^(?P<y>.+?)[，,]\s*(?:可以吗|可以嗎|好吗|好嗎|行吗|行嗎)[？?]?$|"
+    r"^(?P<pre>.*?)(?:你|您)?(?:以后|以後)?(?:能不能|可不可以|能否|可以)(?P<x>.+?)[？?]?$"
+)
+_GERUND = re.compile(r"^(\w+?)(?:ing)\b")
+
+
+def standing_request(sentence: str) -> str | None:
+    """A standing rule asked as a question ("Can you always reply in English from now on?",
+    "Could you stop wrapping answers in tables?", "以后能不能都用英文回复？") as a directive."""
+    s = sentence.strip()
+    strong = re.search(
+        r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|every time|whenever|stop|quit|"
+        r"never|anymore|any more|please|me|my|us|our)\b|以后|以後|每次|别|別|不要|永远|永遠|一律|尽量|儘量|都|可以吗|可以嗎|"
+        r"好吗|好嗎|行吗|行嗎", s, re.I)
+    if not strong:
+        return None  # "Can you always tell when …?" asks what the assistant can do
+    m = _ASK_EN.match(s)
+    if m:
+        x = m.group("x")
+        if s.lower().startswith(("would you mind", "do you mind")):
+            g = _GERUND.match(x)  # "would you mind keeping …" → "keep …"
+            if g:
+                stem = g.group(1)
+                stem = stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] else stem
+                x = stem + x[g.end() :]
+        return x.rstrip(" ?？")
+    m = _ASK_ZH.match(s)
+    if m and has_cjk_text(s):
+        x = (m.group("pre") or "") + (m.group("x") or "") if m.group("x") else (m.group("y") or "")
+        if re.search(r"以后|以後", s) and not re.search(r"以后|以後", x):
+            x = "以后" + x  # the standing word sat before 能不能
+        return x.rstrip(" ?？")
+    return None
+
+
+def has_cjk_text(text: str) -> bool:
+    return re.search(r"[\u4e00-\u9fff]", text) is not None
+
+
+# ----------------------------------------------------------------------------- corrections
+
+_CORRECTION_EN = re.compile(
+    r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm)[,:!.]?\s+)+"
+    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was)\s+(?P<new>.+?)"
+    r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
+    r"^(?:it's|it is|that's)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
+    re.I,
+)
+_CORRECTION_ZH = re.compile(
+    r"^(?:(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*)+"
+    r"(?:应该是|應該是|其实是|其實是|是)(?P<new>[^，,]+?)(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
+)
+
+
+def correction_of(sentence: str) -> tuple[str, str | None] | None:
+    """A value the user puts right ("sorry, I meant Postgres 15", "不对，应该是周四"): (new, old)."""
+    m = _CORRECTION_EN.match(sentence.strip()) or _CORRECTION_ZH.match(sentence.strip())
+    if not m:
+        return None
+    groups = m.groupdict()
+    new = groups.get("new") or groups.get("new2") or ""
+    old = groups.get("old") or groups.get("old2")
+    return (new.strip(), old.strip() if old else None) if new.strip() else None
+
+
+
+__all__ = ["accepts", "correction_of", "proposal_of", "standing_request"]

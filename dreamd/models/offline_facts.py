@@ -1,0 +1,418 @@
+"""The extractor's rules about the work, the rule registry, and remember-requests.
+
+- :func:`rule_decision` → ``project`` — "we decided/agreed/chose to …", "let's go with …",
+  "we're rewriting X in Go because …" / "we switched from X to Y because …" (a change, with
+  its reason), "我们决定 …", "就用 …", "我们要把 X 换成 Y", "我们去年从 X 迁到了 Y"; the reason
+  stays in the body's Why.
+- :func:`rule_context` → ``project`` — what the work is about and how it is set up: "our
+  main product is …", "this repo is a Django monolith", "we have three environments …", "our
+  Python version is pinned to 3.11", "我们是做跨境电商的", "我们的测试环境每周日会被清空".
+- :func:`rule_dated` → ``project`` (``user`` for a birthday or an anniversary itself) — a
+  goal, or a deadline or event dated after the turn's day: a deadline or event word (due,
+  ship, freeze, trip, exam, 截止, 上线, 比赛, 出差 …), "X is (planned for) <date>", "before
+  <date>"/"…前要", plans ("we're flying to … on …"); an imperative with a date ("send the
+  report by Friday") is a task for now, not a fact.
+- :func:`rule_state` → ``project`` — where the work stands: "the auth refactor is half
+  done", "we're blocked on the legal review", "v2 has been live since January", "数据导出卡在
+  法务审核上" (passing breakage, or the state of things that are not the work, is not kept).
+- :func:`rule_remember` — the fallback for a remember-request no other rule took.
+
+Who the user is: :mod:`dreamd.models.offline_identity`; how they want the work done:
+:mod:`dreamd.models.offline_rules`; what they like: :mod:`dreamd.models.offline_preference`;
+where things live: :mod:`dreamd.models.offline_pointers`. :data:`RULES` names every rule; the
+extractor tries them in that order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from dreamd.models.offline_audience import (
+    about_the_work,
+    is_wellbeing,
+)
+from dreamd.models.offline_identity import rule_identity
+from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL, rule_reference
+from dreamd.models.offline_preference import rule_preference
+from dreamd.models.offline_rules import (
+    _TODAY,
+    HOW,
+    REMEMBER_HOW,
+    Ctx,
+    Found,
+    Rule,
+    _feedback,
+    rule_feedback,
+)
+from dreamd.models.offline_structure import (
+    clause_reason,
+    is_standing,
+    opens_with_imperative,
+)
+from dreamd.models.offline_text import (
+    PRONOUN_OBJECT,
+    absolutize_dates,
+    content_ok,
+    has_cjk,
+    has_relative_date,
+    sentence_case,
+    split_reason,
+    third_person,
+    tidy,
+)
+
+# ----------------------------------------------------------------------------- decisions
+
+_CHANGE_VERBS = (
+    r"moving|switching|migrating|rewriting|replacing|dropping|adopting|standardi[sz]ing|deprecating|"
+    r"sunsetting|retiring|consolidating|porting|rebuilding|splitting|merging|phasing out"
+)
+_DECISION_EN: dict[str, re.Pattern[str]] = {
+    "decided": re.compile(
+        r"\b(?P<who>we|i|the team|team)(?:\s+have\s+|'ve\s+|\s+)(?:finally\s+|just\s+|all\s+|now\s+)?"
+        r"(?:decided|agreed|chose|opted|settled|committed)\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
+        re.I,
+    ),
+    "lets": re.compile(
+        r"^let'?s\s+(?P<verb>go\s+with|stick\s+with|switch\s+to|settle\s+on|standardi[sz]e\s+on|use)\s+"
+        r"(?P<what>.+)$",
+        re.I,
+    ),
+    "label": re.compile(r"^(?:the\s+)?(?:final\s+)?decision(?:\s+is)?\s*[:：-]\s*(?P<what>.+)$", re.I),
+    "will": re.compile(
+        r"^we(?:'ll| will| are going to|'re going to)\s+(?P<verb>go\s+with|stick\s+with|switch\s+to|"
+        r"standardi[sz]e\s+on|move\s+to|migrate\s+to)\s+(?P<what>.+)$",
+        re.I,
+    ),
+    "changing": re.compile(rf"^(?:we're|we are|the team is|the team's)\s+(?P<verb>{_CHANGE_VERBS})\s+(?P<what>.+)$", re.I),
+    "planning": re.compile(
+        r"^(?:we're|we are|we)\s+(?P<verb>planning to|plan to|intend to|are going to)\s+(?P<what>.{6,})$", re.I
+    ),
+    "changed": re.compile(
+        r"^(?:we|the team)(?:\s+have|'ve)?\s+(?:recently\s+|just\s+|finally\s+)?(?P<verb>switched|moved|migrated|replaced|"
+        r"dropped|adopted|standardi[sz]ed|deprecated|retired|ported|rewrote|upgraded|downgraded|consolidated)\s+"
+        r"(?P<what>.+)$",
+        re.I,
+    ),
+}
+_DECISION_ZH: dict[str, re.Pattern[str]] = {
+    "dropped": re.compile(
+        r"^[^，,。]{0,6}?(?P<who>我们|我們|团队|團隊|公司)[^，,。]{0,6}?(?P<what>(?:不再|停止|放弃|放棄)(?:支持|维护|維護|使用|提供).+)$"
+    ),
+    "planning": re.compile(
+        r"^(?P<who>我们|我們|我和[^，,。]{1,4}|我跟[^，,。]{1,4}|团队|團隊)(?:已经|已經)?(?:打算|计划|計劃|准备|準備|决定要|決定要)"
+        r"(?P<what>.{3,})$"
+    ),
+    "decided": re.compile(
+        r"^(?P<who>我们|我們|团队|團隊|大家|我|公司|领导|領導)?[^，,。的]{0,8}?(?:已经|已經|最终|最終|最后|最後)?"
+        r"(?<!的)(?:决定|決定|确定|確定|商定|定下来|定下來)(?:了)?[，,：: ]*(?P<what>.+)$"
+    ),
+    "just-use": re.compile(r"^(?:好的?|行|那)?[，, ]*(?:就用|就选|就選|就定)(?P<what>.+?)吧?$"),
+    "changing": re.compile(
+        r"^(?P<who>我们|我們|团队|團隊|公司)[^，,把]{0,8}?(?P<what>(?:把|从|從).+?(?:换成|換成|迁移到|遷移到|迁到|遷到|换到|換到|切到|切换到|切換到|升级到|升級到|改成|改用|替换成|替換成|重写|重寫|拆成|合并到|合併到).+)$"
+    ),
+}
+
+
+def rule_decision(s: str, ctx: Ctx) -> Found | None:
+    for kind, pat in _DECISION_EN.items():
+        m = pat.search(s) if kind == "decided" else pat.match(s)
+        if not m:
+            continue
+        if ctx.role != "user" and not (kind == "decided" and m.group("who").lower() in ("we", "the team", "team")):
+            return None
+        what, reason = split_reason(m.group("what"))
+        if reason is None and kind in ("changing", "changed", "decided"):
+            what, reason = clause_reason(what)
+        if kind == "lets" and m.group("verb").lower() == "use" and reason is None:
+            return None  # "let's use a loop here" is task chatter; a reason makes it a decision
+        if kind in ("lets", "will", "changing", "changed", "planning"):
+            what = f"{m.group('verb')} {what}"
+        what = tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
+        if not content_ok(what) or PRONOUN_OBJECT.match(what):
+            return None
+        fact = f"Decided on {ctx.day.isoformat()}: {third_person(what)}"
+        desc = f"Decision: {third_person(what)}"
+        return Found("decision", "project", "decision", what, fact, desc, reason=reason, how=HOW["decision"])
+    for kind, pat in _DECISION_ZH.items():
+        m = pat.search(s) if kind == "decided" else pat.match(s)
+        if not m:
+            continue
+        if ctx.role != "user" and not (kind == "decided" and m.group("who")):
+            return None
+        what, reason = split_reason(m.group("what"))
+        if reason is None:
+            what, reason = clause_reason(what)
+        if not content_ok(what):
+            return None
+        fact = f"{ctx.day.isoformat()} 决定：{third_person(what)}"
+        return Found("decision", "project", "decision", what, fact, f"决定：{third_person(what)}",
+                     reason=reason, how=HOW["decision"])
+    return None
+
+
+# ----------------------------------------------------------------------------- context
+
+_CONTEXT_EN = re.compile(
+    r"^(?:our|my)\s+(?:main\s+|core\s+|flagship\s+)?(?:product|company|startup|business|app|service|platform|"
+    r"customers?|users?|clients?|stack|codebase)\s+(?:is|are|does|do|sells?|builds?|makes?|serves?|runs? on|"
+    r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$|"
+    r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
+    r"using)\s+.+$|"
+    r"^(?:it's|it is)\s+(?:a|an|the|our)\s+(?:[\w-]+\s+){0,3}(?:site|service|app|application|library|tool|repo|"
+    r"monorepo|cli|api|backend|frontend|website|platform|sdk|plugin|bot|dashboard)\b.*$|"
+    r"^we\s+(?:have|run|maintain|support|operate)\s+(?:only\s+)?(?:two|three|four|five|six|\d+|several|multiple)\s+"
+    r"(?:environments?|regions?|clusters?|services|databases|apps|products|teams|stages|tiers)\b.*$",
+    re.I,
+)
+_SETTING_EN = re.compile(
+    r"^our\s+[\w .-]{2,40}?\s+(?:is|are)\s+(?:(?:pinned|locked|set|fixed|capped|limited|frozen)\s+(?:to|at)|"
+    r"(?:still\s+)?on)\s+\S*\d|"
+    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*\s+v?\d",
+    re.I,
+)
+_SETTING_ZH = re.compile(
+    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d)"
+)
+_CONTEXT_ZH = re.compile(
+    r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
+    r"^(?:我们|我們)的(?:产品|產品|用户|用戶|客户|客戶|业务|業務|系统|系統)(?:是|主要|都|大多|基本)|"
+    r"^(?:这个|這個|本)(?:仓库|倉庫|项目|項目|服务|服務|应用|應用|系统|系統|站点|站點|网站|網站)(?:是|主要是)|"
+    r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
+    r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
+    r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}"
+)
+
+
+def rule_context(s: str, ctx: Ctx) -> Found | None:
+    """What the work is about: "our main product is a B2B invoicing API", "我们是做跨境电商的"."""
+    if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s) or _SETTING_EN.match(s)
+                                  or _SETTING_ZH.match(s)):
+        return None
+    fact, reason = split_reason(s)
+    if not content_ok(fact, min_tokens=2):
+        return None
+    fact = sentence_case(third_person(fact))
+    if TOOLS.search(fact) and not re.search(r"\d", fact):
+        # "我们的 CI 用的是 GitHub Actions": where the work happens is a pointer
+        return Found("reference", "reference", "ref", fact, fact, fact, how=HOW["reference"])
+    return Found("context", "project", "project", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
+
+
+# ----------------------------------------------------------------------------- state of the work
+
+_STATE_EN = re.compile(
+    r"^(?:status(?: update)?[:,]?\s*)?(?:the|our|my)\s+[\w\s./-]{2,40}?\s+(?:is|are|has been|have been)\s+"
+    r"(?:(?:now|already|currently|still|finally|about|almost|mostly|officially|basically)\s+)*"
+    r"(?:done|finished|complete|completed|live|in production|deployed|shipped|blocked|on hold|paused|in progress|"
+    r"half done|halfway done|deprecated|frozen|read-only|stable|in beta|in review|pending|cancelled|canceled|"
+    r"postponed|delayed|launched|merged|released|sunset|retired|archived|abandoned|feature-complete|end-of-life)\b|"
+    r"^we(?:'re| are)\s+(?:still\s+|currently\s+)?(?:blocked on|waiting on|waiting for|stuck on|stuck waiting for)\s+.+",
+    re.I,
+)
+_STATE_ZH = re.compile(
+    r"^(?:同步一下进度[：:，,]?\s*)?[^，,。？?]{2,24}?(?:已经|已經|终于|終於|目前|现在|現在|还|還|大概|基本|都)?"
+    r"(?:做了一半|完成了|做完了|上线了|上線了|完工了|废弃了|廢棄了|下线了|下線了|暂停了|暫停了|冻结了|凍結了|卡在|卡住了|在等|"
+    r"等审批|等審批|被阻塞|阻塞在|搁置了|擱置了|推迟了|推遲了|取消了)"
+)
+
+
+_BEHAVIOUR_EN = re.compile(
+    r"^(?:the|our)\s+[\w\s./-]{2,30}?\s+(?:automatically\s+|only\s+)?(?:retry|retries|expire|expires|"
+    r"rotate|rotates|refresh|refreshes|sync|syncs|scale|scales|renew|renews|reset|resets|"
+    r"get purged|are purged|is purged|get deleted|are deleted|is deleted|back up|backs up)\b.+",
+    re.I,
+)
+_BEHAVIOUR_ZH = re.compile(
+    r"^[^，,。]{2,16}?(?:会|會|都会|都會|每)(?:按|在|每)?[^，,。]{0,12}?(?:重试|重試|过期|過期|超时|超時|轮换|輪換|刷新|同步|扩容|擴容|"
+    r"清空|清理|备份|備份|重启|重啟)"
+)
+
+
+def rule_behaviour(s: str, ctx: Ctx) -> Found | None:
+    """How the system behaves on its own: "the payment webhooks retry three times", "token 每 90
+    天轮换一次", "支付回调会按指数退避重试三次"."""
+    if ctx.role != "user" or not (_BEHAVIOUR_EN.match(s) or _BEHAVIOUR_ZH.match(s)):
+        return None
+    fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+    if not content_ok(fact):
+        return None
+    return Found("behaviour", "project", "project", fact, fact, fact, how=REMEMBER_HOW)
+
+
+def rule_state(s: str, ctx: Ctx) -> Found | None:
+    """Where the work stands: "the auth refactor is half done", "we're blocked on the legal
+    review", "数据导出卡在法务审核上", "老的报表服务已经废弃了". Passing breakage ("the build is
+    broken", "构建又挂了") is not a state worth keeping."""
+    if ctx.role != "user" or not (_STATE_EN.match(s) or _STATE_ZH.match(s)):
+        return None
+    impersonal = re.sub(r"\b(?:i|we|we're|our|us|me|my|it|then|back)\b|我们|我們|我", " ", s, flags=re.I)
+    if not about_the_work(impersonal):
+        return None  # "we're waiting for the pizza", "the movie is finished": not the work
+    fact, reason = split_reason(s)
+    if not content_ok(fact, min_tokens=2):
+        return None
+    fact = sentence_case(third_person(fact)) if not has_cjk(fact) else third_person(tidy(fact))
+    fact = re.sub(r"^(?:status(?: update)?[:,]?\s*|同步一下进度[：:，,]?\s*)", "", fact, flags=re.I)
+    return Found("state", "project", "status", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
+
+
+# ----------------------------------------------------------------------------- dates
+
+_DEADLINE_WORDS = re.compile(
+    r"\b(?:deadline|due|ship|ships|shipping|release|launch|launches|freeze|demo|cutoff|"
+    r"cut-off|go-live|goes live|milestone|submission|handoff|hand-off|deliver|delivery|expires?|renewal|"
+    r"appointment|interview|exam|test date|wedding|trip|flight|conference|workshop|recital|competition|"
+    r"tournament|match|surgery|check-up|checkup|visit|move-in|closing|audit|review meeting|offsite|"
+    r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
+    r"filing|payment|rent|renews?|renewal|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
+    r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite|starts?|begins?|"
+    r"kicks off|sprint|iteration|visits|sunset|sunsets|deprecation|end-of-life|eol|cutover|migration date)s?\b|"
+    r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
+    r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
+    r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
+    r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家|开始|開始|启动|啟動|"
+    r"迭代|冲刺|衝刺|开工|開工|下线|下線|停用|废弃|廢棄|切换|切換|到货|到貨|产检|產檢|复查|複查|看病|看牙|拔牙|打针|打針",
+    re.I,
+)
+_BEFORE_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}\s*(?:之前|以前|前)|\b(?:by|before|no later than|until)\s+\d{4}-\d{2}-\d{2}", re.I
+)
+_PLANNED = re.compile(
+    r"\d{4}-\d{2}-\d{2}[^，,。]{0,6}?(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
+    r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
+    r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
+    r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
+    r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}",
+    re.I,
+)
+_SCHEDULED = re.compile(
+    r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
+    r"(?:(?:planned|scheduled|set|booked|slated|due|pencilled|penciled|moved|pushed)\s+(?:for|to)\s+|on\s+|in\s+|at\s+|"
+    r"due\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
+    r"^(?:(?:the|our|my|his|her|their)\b.{2,60}?|[\w-]+(?: [\w-]+){0,3})\s+(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
+    r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
+    r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
+    r".*\d{4}-\d{2}-\d{2}|"
+    r"^我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|媽媽|爸爸|父母|老婆|老公|儿子|兒子|女儿|女兒|孩子|朋友|同学|同學)"
+    r"[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
+    r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}",
+    re.I,
+)
+_ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")
+_PERSONAL_DATE = re.compile(
+    r"\b(?:birthday|anniversary)\b(?!\s+(?:trip|party|dinner|celebration|getaway|vacation|holiday|plans?))|"
+    r"(?:生日|纪念日|紀念日)(?!旅行|旅游|聚会|聚會|派对|派對|晚宴|晚餐)",
+    re.I,
+)
+_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_GOAL_EN = re.compile(
+    r"^(?:our|the|my)\s+(?:main\s+|primary\s+|overall\s+)?goal\s+(?:\w+\s+){0,3}?is\s+(?:to\s+)?(?P<what>.+)$", re.I
+)
+_GOAL_ZH = re.compile(r"(?:我们的|我們的|项目的|項目的|主要)?目[标標](?:是|就是)(?P<what>.+)$")
+_PAST_CUE = re.compile(r"\b(?:was|were|did|had|went|ago|last)\b|了$|过了|過了", re.I)
+
+
+def _future_dates(text: str, day: dt.date) -> list[dt.date]:
+    out = []
+    for m in _ISO.finditer(absolutize_dates(text, day)):
+        try:
+            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            continue
+        if when > day:
+            out.append(when)
+    return out
+
+
+def rule_dated(s: str, ctx: Ctx) -> Found | None:
+    if ctx.role != "user":
+        return None
+    m = _GOAL_EN.match(s) or _GOAL_ZH.search(s)
+    if m:
+        what, reason = split_reason(m.group("what"))
+        if not content_ok(what):
+            return None
+        fact = ("目标：" if has_cjk(what) else "Goal: ") + third_person(what)
+        return Found("goal", "project", "goal", what, fact, fact, reason=reason, how=HOW["goal"])
+    if not has_relative_date(s) or opens_with_imperative(s) or _ZH_IMPERATIVE.match(s):
+        return None  # "Send the report to Priya by Friday" is a task for now, not a fact
+    resolved = absolutize_dates(s, ctx.day)
+    if not _future_dates(s, ctx.day) or _PAST_CUE.search(s):
+        return None
+    if not (_DEADLINE_WORDS.search(s) or _BEFORE_DATE.search(resolved) or _PLANNED.search(resolved)
+            or _SCHEDULED.match(resolved)):
+        return None
+    reason = split_reason(s)[1] or clause_reason(s)[1]
+    fact = re.split(r"[,;，；]\s*(?:so\b|and\b|help me|please|remind me|提醒我|帮我|幫我|記得|记得|到时候|到時候)", s)[0]
+    if not content_ok(fact):
+        return None
+    personal = bool(_PERSONAL_DATE.search(s))
+    return Found("deadline", "user" if personal else "project", "date" if personal else "deadline", fact,
+                 sentence_case(third_person(fact)), sentence_case(third_person(fact)),
+                 reason=reason, how=HOW["deadline"])
+
+
+# ----------------------------------------------------------------------------- registry
+
+RULES: dict[str, Rule] = {
+    "identity": rule_identity,
+    "reference": rule_reference,
+    "feedback": rule_feedback,
+    "preference": rule_preference,
+    "decision": rule_decision,
+    "dated": rule_dated,
+    "context": rule_context,
+    "state": rule_state,
+    "behaviour": rule_behaviour,
+}
+"""Every rule by name, in the order a sentence is tried; the first that matches wins."""
+
+_ZH_DIRECTIVE_ANYWHERE = re.compile(
+    r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止|一律|统一|統一"
+)
+_ZH_NEG_WORDS = ("永远不要", "永遠不要", "千万不要", "千萬不要", "不要", "别", "別", "不准", "禁止", "请勿", "請勿")
+
+
+def rule_remember(s: str, ctx: Ctx) -> Found | None:
+    """A sentence the user asked to have remembered: the named rules first, then a note.
+
+    ``s`` is the peeled core ("remember that" already gone; ``ctx.remember`` says it was there).
+    """
+    if ctx.role != "user" or not ctx.remember or not content_ok(s):
+        return None
+    rest = tidy(s)
+    bare = re.sub(r"^to\s+", "", rest, flags=re.I)
+    if is_wellbeing(bare) or (_TODAY.search(rest) and not is_standing(rest)):
+        return None  # "don't forget to smile today!" is a kind word, not a memory
+    for rule in RULES.values():
+        found = rule(rest, ctx)
+        if found:
+            found.priority = 0
+            return found
+    to = re.match(r"^to\s+(?P<x>.+)$", rest, re.I)
+    if _ZH_DIRECTIVE_ANYWHERE.search(rest) and has_cjk(rest):
+        fact, reason = split_reason(rest)
+        negative = any(n in fact for n in _ZH_NEG_WORDS)
+        found = _feedback(tidy(fact), fact, "avoid" if negative else "always", negative, reason)
+    elif to:
+        x, reason = split_reason(to.group("x"))
+        found = _feedback(sentence_case(x), x, "", False, reason)
+    elif re.search(r"\b(?:i|my|me|i'm)\b", rest, re.I) or rest.startswith("我"):
+        fact = sentence_case(third_person(rest)) if not has_cjk(rest[:2]) else third_person(rest)
+        if not has_cjk(rest[:2]) and not fact.lower().startswith("user"):
+            fact = f"About the user: {fact[0].lower()}{fact[1:]}"
+        found = Found("remember", "user", "user", rest, fact, fact, how=HOW["preference"])
+    elif URL.search(rest) or PATHLIKE.search(" " + rest):
+        found = Found("remember", "reference", "ref", URL.sub(" ", rest), sentence_case(rest),
+                      sentence_case(rest), how=HOW["reference"])
+    else:
+        fact, reason = split_reason(rest)
+        found = Found("remember", "project", "", fact, sentence_case(fact), sentence_case(fact),
+                      reason=reason, how=REMEMBER_HOW)
+    found.priority = 0
+    return found
+
+
+__all__ = ["RULES", "URL", "rule_dated", "rule_decision", "rule_reference", "rule_remember"]

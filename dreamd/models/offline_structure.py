@@ -1,0 +1,397 @@
+"""Sentence structure for the offline extractor: lead-ins, standing markers, who is addressed.
+
+The extractor's rules look at the *core* of a sentence: what is left after the discourse
+lead-ins a person puts in front of a fact ("Hi! Before we start: …", "Heads up, from now on
+…", "btw …", "先说一下规矩：…", "还有，…") and the filler after it ("…, by the way", "…，哈哈").
+:func:`peel` strips those and reports what they signalled: a remember-request ("keep in
+mind", "记住"), a standing lead ("from now on", "以后"), or reported speech ("my friend keeps
+telling me: …"), which is someone else's words and never the user's rule.
+
+Whether a directive is a lasting rule is decided from its shape, not from memorised
+sentences:
+
+- it is **standing** when it carries a marker of time-independence (always, never, every time,
+  from now on, going forward, by default, 以后, 一律, 每次, 永远, 始终 …) or gives a reason;
+- it is **temporary** when it is scoped to the moment (for now, just this once, this time, for
+  this PR, 这次, 暂时, 先…吧);
+- it is **wellbeing talk**, never a rule, when its object is the listener's own self or mood
+  (a reflexive "yourself"/"自己", a mood or rest verb such as worry, stress, give up, cheer up,
+  relax, 担心, 累, 熬夜, 放弃, or "be" + a feeling) — encouragement between people, whoever
+  says it.
+
+The word classes below are grammatical (discourse markers, frequency adverbs, reflexives,
+mood verbs), so they generalise to sentences nobody wrote down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# ----------------------------------------------------------------------------- lead-ins
+
+_EN_MARKER = (
+    r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
+    r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
+    r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
+    r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
+    r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|for reference|fwiw|"
+    r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|last but not least|"
+    r"before we start|before we begin|before you start|before we get going|important|reminder|"
+    r"quick reminder)"
+)
+_EN_FILLER = (
+    r"(?:so you know|just so you know|you know what|hi|hey|hello|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|"
+    r"by the way|fyi|actually|alright|right|anyway|anyways|oh and|and also|oh also|yeah|yes|yep|sure|cool|thanks|"
+    r"heads up|one more thing|for the record|for reference|fwiw|first|first of all|second|third|finally|lastly|next)"
+)
+_EN_LEAD = re.compile(
+    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}\s*[,.!:;—–-]+\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
+    re.I,
+)
+_EN_KEEP_IN_MIND = re.compile(
+    r"^(?:(?:one more |another |a |quick |some )?(?:thing|note|fact)s?\s+(?:to\s+|for you to\s+)?"
+    r"(?:keep in mind|remember|know|note)|(?:please\s+)?keep (?:this|that) in mind|"
+    r"(?:please\s+)?remember this|(?:please\s+)?note this|for future reference|good to know|"
+    r"(?:a |quick |friendly |one )?reminder|提醒一下|提醒你一下|提醒你|记一下|記一下)"
+    r"\s*[:,.!—–\-：，！。]+\s*",
+    re.I,
+)
+_EN_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|note|make a note)"
+    r"(?:\s+(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
+    re.I,
+)
+_EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,50}?)\s*(?::|\s[-—–]|—)\s+(?P<rest>\S.*)$")
+_SPEECH = re.compile(
+    r"\b(?:says?|said|tells?|told|telling|keeps? saying|wrote|writes|quote|quoting|motto|"
+    r"put it|like to say|always say)\b|说|說|告诉|告訴|常说|常說|写道|寫道",
+    re.I,
+)
+_INLINE_QUOTE = re.compile(
+    r"\b(?:says?|said|tells?|told|telling|wrote|writes|reads?|quotes?)\b[^\"“”「」']{0,20}[\"“「']|"
+    r"(?:说|說|讲|講|提到|表示)(?:过|過|着|著|道)?[：:]?\s*[\"“「]|(?:写|寫)(?:着|著|道)[：:]?\s*[\"“「]|"
+    r"\b(?:that's|that is|this is)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+(?:says?|said|taught|told|"
+    r"always says|tells?)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
+    re.I,
+)
+_GROUP_VOCATIVE = re.compile(
+    r"[,，]\s*(?:everyone|everybody|guys|folks|y'all|you all|all of you|team|people)\s*[.!！。]*$|^(?:大家|各位|同学们|同學們)",
+    re.I,
+)
+_EN_TRAIL = re.compile(
+    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
+    r"my friend|buddy|pal|mate|dude|friend|my dear|dear|tbh|to be honest|honestly|imo|lol|"
+    r"for the record|if that helps|you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
+    r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
+    re.I,
+)
+
+_ZH_MARKER = (
+    r"(?:先说一下规矩|先說一下規矩|先说一下|先說一下|先说明一下|先說明一下|先讲一下|先講一下|说一下|說一下|先说下|先說下|说下|說下|"
+    r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
+    r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|第一|第二|第三|第四|第五|"
+    r"其次|再次|再者|"
+    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好)"
+)
+_ZH_LEAD = re.compile(
+    rf"^(?:{_ZH_MARKER}|(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|一句|一点|一點)"
+    r"(?:背景|情况|情況|我自己)?)(?:[，,：:！!。、～~ ]+)"
+)
+_ZH_LABEL = re.compile(r"^(?P<label>[^，,：:。！？]{1,12})[：:]\s*(?P<rest>\S.*)$")
+_ZH_REMEMBER = re.compile(
+    r"^(?:请|請|你)?(?:帮我)?(?:记住|記住|记一下|記一下|记下来|記下來|记好|記好|记得|記得|别忘了|別忘了|"
+    r"不要忘记|不要忘記|不要忘了)(?:了)?[：:，,、\s]*(?=\S)"
+)
+_ZH_TRAIL = re.compile(r"[，,]?\s*(?:哈哈+|呵呵|嘿嘿|谢谢|謝謝|就这样|就這樣|记住了|記住了|记一下|記一下)[。.!！~～]*$")
+
+
+@dataclass(frozen=True)
+class Peeled:
+    """A sentence without its lead-ins and trailing filler, and what the lead-ins said."""
+
+    core: str
+    remember: bool = False
+    standing: bool = False
+    reported: bool = False
+
+
+def peel(sentence: str) -> Peeled:
+    """Strip discourse lead-ins ("Hi!", "btw", "Before we start:", "还有，") and filler.
+
+    A ``label: rest`` lead ("Before we start: …", "One more thing to keep in mind: …") is
+    removed when ``rest`` is a clause of its own; a label holding a speech verb ("my friend
+    keeps telling me: …") marks the rest as someone else's words.
+    """
+    s = sentence.strip()
+    remember = standing = reported = False
+    for _ in range(8):
+        before = s
+        m = _EN_KEEP_IN_MIND.match(s)
+        if m:
+            remember, s = True, s[m.end() :]
+            continue
+        m = _EN_LEAD.match(s) or _ZH_LEAD.match(s)
+        if m and len(s) > m.end():
+            s = s[m.end() :]
+            continue
+        m = _EN_REMEMBER.match(s)
+        if m and not re.match(r"(?:remember|note)\s*,", s, re.I):
+            remember, s = True, s[m.end() :]
+            continue
+        m = _ZH_REMEMBER.match(s)
+        if m:
+            remember, s = True, s[m.end() :]
+            continue
+        m = _STANDING_LEAD.match(s)
+        if m and len(s) > m.end():
+            standing, s = True, s[m.end() :]
+            continue
+        m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
+        if m and _clause(m.group("rest")) and not _REFERENCE_LABEL.search(m.group("rest")):
+            label = m.group("label")
+            if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
+                reported = True
+            elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
+                           r"规矩|規矩|提醒|提个醒|提個醒|备注|備註", label, re.I):
+                remember = True
+            elif not (_LEAD_LABEL.match(label) or _short_label(label) or (
+                _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
+                and not re.search(r"[a-z][A-Z]", label))):
+                break
+            s = m.group("rest")
+            continue
+        if s == before:
+            break
+    if _INLINE_QUOTE.search(s) or _GROUP_VOCATIVE.search(s):
+        reported = True  # someone else's words, or words for a group rather than the assistant
+    for trail in (_EN_TRAIL, _ZH_TRAIL):
+        while True:
+            m = trail.search(s)
+            if not m or m.start() == 0:
+                break
+            s = s[: m.start()]
+    s = re.sub(r"^(?:\d{1,2}|[a-z])[.)、]\s*(?=\S)", "", s.strip(" ,，;；:：—–-"))
+    return Peeled(s, remember, standing, reported)
+
+
+_LEAD_LABEL = re.compile(
+    rf"^(?:{_EN_MARKER}|{_ZH_MARKER}|.*\b(?:before|start|thing|note|context|reminder|heads up|fyi|btw|"
+    r"rule|rules|mind|background|about me|intro|introduction|fun fact|update|info)\b.*|"
+    r".*(?:先|规矩|規矩|提醒|补充|補充|一下|说下|說下|情况|情況|背景|一声|一聲|说声|說聲|提前).*)$",
+    re.I,
+)
+_REFERENCE_LABEL = re.compile(r"^\S*(?:https?://|www\.)", re.I)
+
+
+_MEANINGFUL_LABEL = re.compile(
+    r"\b(?:decision|decided|agreed|agree|chose|settled|goal|deadline|due|docs?|url|link|repo|dashboard|wiki|"
+    r"spec|runbook|tracker|board|path|file|config|rule|policy|todo|fixme|note to)\b|^(?:q|a)$|"
+    r"error|exception|warn|fatal|panic|traceback|fail|debug|[_.\d/=<>()\[\]{}]|"
+    r"决定|決定|定下|确定|確定|商定|同意|目标|目標|文档|文檔|地址|链接|鏈接|路径|路徑|截止|错误|錯誤|报错|報錯",
+    re.I,
+)
+
+
+_CLAUSE_START = re.compile(
+    r"^(?:i|i'm|we|we're|you|he|she|they|it|it's|this|that|there|my|our|your|his|her|their)\s+\w|^(?:我|我们|我們|你|他|她)(?!的情况|的情況|自己)",
+    re.I,
+)
+
+
+_RULES_HEADER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|alright|right|first|a few|some|my|our|the|house|ground|basic|team|general|"
+    r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
+    r"(?: (?:for|about) (?:you|this|the \w+))?[:.!]?$|"
+    r"^(?:let's|let us|i want to|i'd like to|we need to)\s+(?:set|agree on|go over|lay down|establish)\s+(?:some|a few|"
+    r"the|our)?\s*(?:ground |house |basic )?(?:rules|conventions|guidelines)\b[^.!?]{0,30}[.!:]?$|"
+    r"^[^，,。]{0,12}?(?:规矩|規矩|规则|規則|约定|約定|规范|規範)(?:哈|啊|吧|如下)?[：:。！!]?$",
+    re.I,
+)
+
+
+def announces_rules(sentence: str) -> bool:
+    """A sentence that only announces rules ("ok so some ground rules.", "说几个规矩哈：…")."""
+    head = re.split(r"[：:]", sentence.strip(), maxsplit=1)[0]
+    return bool(_RULES_HEADER.match(head.strip()))
+
+
+_DIRECTIVE_AFTER = re.compile(
+    r"^(?:never|always|don't|do not|please|make sure|avoid|from now on)\b|^(?:以后|以後|永远|永遠|千万|千萬|不要|别|別|一律|每次|务必|務必)|"
+    r"^[^，,。]{1,12}?(?:永远不要|永遠不要|一律|千万别|千萬別|一定要)",
+    re.I,
+)
+
+
+def _short_label(label: str) -> bool:
+    """A short heading-like lead ("A bit about me:", "介绍一下我自己：") that names no content."""
+    cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
+    short = len(label.split()) <= 5 if cjk == 0 else cjk <= 8
+    camel = re.search(r"[a-z][A-Z]", label) is not None  # an identifier, not words
+    clause = _CLAUSE_START.match(label) is not None  # "I prefer small commits: …" says something
+    return short and not camel and not clause and not _MEANINGFUL_LABEL.search(label)
+
+
+def _clause(text: str) -> bool:
+    """Whether ``text`` reads as a clause of its own (three words or five CJK characters)."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return cjk >= 5 or len(text.split()) >= 3
+
+
+# ----------------------------------------------------------------------------- standing / temporary
+
+_STANDING_LEAD = re.compile(
+    r"^(?:(?:from now on|going forward|moving forward|in (?:the )?future|from here on(?: out)?|"
+    r"as a rule|by default|in general|as a general rule)\s*[,:]?\s+|"
+    r"(?:以后|以後|今后|今後|从现在开始|從現在開始|从现在起|從現在起|从今以后|從今以後|往后|往後|从今天起|從今天起)(?!再)[，,：: ]*)",
+    re.I,
+)
+STANDING = re.compile(
+    r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
+    r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|everywhere|"
+    r"(?:in|for|on|with|to)\s+(?:any|all|every|each)|prefer|preferably|wherever possible|whenever possible|"
+    r"no more than|not more than|never more than|at most|at least|no longer than|stop|no more|anymore|any more|"
+    r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
+    r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
+    r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
+    r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
+    r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
+    r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|默认|默認|从现在起|從現在起|不要再|别再|別再|不再|再也不要|"
+    r"(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    re.I,
+)
+TEMPORARY = re.compile(
+    r"\b(?:for now|right now|just this once|this once|this time|for the time being|temporarily|"
+    r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
+    r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
+    r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
+    r"later today|tonight|this afternoon|this evening|for the demo|brb|be right back|back soon|afk|gtg|"
+    r"got to go|gotta go|when(?:ever)? you(?:'re| are) (?:ready|done|free|back)|when you (?:get|have) a (?:chance|minute|sec)|"
+    r"if you (?:can|could|have time|get a chance))\b|以后再|以後再|改天|有空的时候|有空的時候|"
+    r"这次|這次|这一次|這一次|暂时|暫時|临时|臨時|先不|现在先|現在先|这个版本先|這個版本先|先这样|先這樣|"
+    r"回头再|回頭再|今天先|这回|這回|今晚|马上|馬上|一会儿|一會兒|先下班|先休息|休息一下|先撤|先走了|写死|寫死|"
+    r"演示的时候|演示的時候|演示时|演示時|"
+    r"先[^，,。]{1,8}起来|先[^，,。]{1,8}吧",
+    re.I,
+)
+
+
+def is_standing(text: str) -> bool:
+    return bool(STANDING.search(text))
+
+
+HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|imagine|what if|say)\b[^,]*,?.*\b(?:would|'d|might|could)\b|"
+    r"\b(?:would|'d)\s+(?:probably|maybe|likely)?\s*(?:use|go|pick|choose|switch|move)\b.*\bif\b|"
+    r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概)",
+    re.I,
+)
+
+
+def is_hypothetical(text: str) -> bool:
+    """"If we ever move to AWS, we'd use Terraform" / "如果…的话，我们会…": not a fact yet."""
+    return bool(HYPOTHETICAL.search(text))
+
+
+def is_temporary(text: str) -> bool:
+    return bool(TEMPORARY.search(text))
+
+
+# ----------------------------------------------------------------------------- imperatives
+
+_IMPERATIVE_VERB_TEXT = """
+    use run write add keep put make check ask include show explain answer reply respond format name favor apply sign
+    invoice bill charge quote cite credit
+    favour prioritize prioritise
+    test commit push deploy review document log follow read open close tag label list mention cite
+    link send email call schedule book remind suggest recommend give skip leave remove delete create
+    update set start wait wrap split sort pin lock bump rebase merge squash rename stream cache batch
+    retry mock stub patch comment annotate lint print return raise throw catch handle wrap move copy
+    paste store save load fetch pull post reply prefix suffix tell let plan prepare convert
+    translate summarize summarise describe cc notify ping message assign mark flag limit cap
+    prioritise prioritize default stick go try avoid prefer write reuse refactor clean fix drop pass
+    validate verify sanitize escape quote wrap measure profile benchmark time back up backup rotate
+    encrypt sign lint type annotate pick choose select answer keep ignore treat assume respect
+    run double-check confirm attach upload download install upgrade downgrade pin vendor bundle
+    build compile release ship publish announce share note record track draft reference point
+    number order group sort structure indent space capitalize capitalise use
+"""
+IMPERATIVE_VERBS: frozenset[str] = frozenset(_IMPERATIVE_VERB_TEXT.split())
+"""Verbs that open an instruction ("write …", "include …"); an adjective or noun does not."""
+
+
+def opens_with_imperative(text: str) -> bool:
+    """An instruction opening: a verb followed by its object ("Send the report", "fix it")."""
+    words = re.sub(r"^(?:please|pls|also|just)\s+", "", text.strip(), flags=re.I).lower().split()
+    if len(words) < 2 or not opens_with_verb(words[0]):
+        return len(words) == 1 and opens_with_verb(words[0])
+    return re.match(
+        r"(?:the|a|an|my|our|your|this|that|these|those|it|them|me|him|her|us|all|some|every|to|out|up|down|back|"
+        r"over|in|on|off|everything|something|him|[\w-]+s)$", words[1].strip(",.")) is not None
+
+
+def opens_with_verb(text: str) -> bool:
+    """Whether ``text`` starts with a bare instruction verb (after "please")."""
+    words = re.sub(r"^(?:please|pls|also|just)\s+", "", text.strip(), flags=re.I).split(" ", 1)
+    return words[0].lower().strip(",.!:;") in IMPERATIVE_VERBS if words and words[0] else False
+
+
+# ----------------------------------------------------------------------------- reasons by structure
+
+_EN_CLAUSE_REASON = re.compile(
+    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>(?:it's|it is|that's|that is|they|it|we|our|my|i|"
+    r"this|there's|there is|the|otherwise|else|or else)\b.{6,})$",
+    re.I,
+)
+_EN_NOUN_REASON = re.compile(
+    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|because|or)\b)"
+    r"[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
+    r"depends|depend|relies|rely|uses|use|"
+    r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
+    r"reads?|checks?|audits?|bills?|charges?|finds?|thinks?|hates?|gets?|keeps?|confuses?|likes?|wants?|"
+    r"complains?|struggles?|forgets?|misses?|breaks?|fails?|crashes?|times? out)\b.{3,})$",
+    re.I,
+)
+_ZH_CLAUSE_REASON = re.compile(
+    r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
+    r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
+    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
+    r"(?:很|非常|比较|比較|特别|特別|挺)[\u4e00-\u9fff]{1,6}|"
+    r"[^，,；;]{0,12}(?:受影响|受影響|出问题|出問題|挂掉|掛掉|会挂|會掛|崩掉|出事|炸掉)|"
+    r"[^，,；;]{1,8}(?:降了|降低了|提升了|提高了|快了|减少了|減少了|省了|少了)[^，,；;]{0,6}|"
+    r"[^，,；;]{1,12}(?:依赖|依賴|需要|要求|规定|規定)(?:这个|這個|它|这些|這些)?)$"
+)
+
+
+def clause_reason(text: str) -> tuple[str, str | None]:
+    """A reason given as a clause of its own after a directive.
+
+    "Never pass -auto-approve; I want to read every plan myself", "…，这是公司规定",
+    "…，方便我备课", "…, they never work with my shifts" (an independent clause with its own
+    subject, after a comma or semicolon).
+    """
+    text = text.strip().rstrip("。.!！")
+    m = _ZH_CLAUSE_REASON.match(text) or _EN_CLAUSE_REASON.match(text) or _EN_NOUN_REASON.match(text)
+    if not m:
+        return text, None
+    why = m.group("why").strip(" .。!！")
+    if opens_with_verb(why) or re.match(r"(?:i|we)(?:\s+(?:will|might|may|can)|'ll)\b", why, re.I):
+        return text, None  # "…, I'll fix it later" is a plan, not a reason
+    return m.group("rule").strip(" ,，;；"), why
+
+
+__all__ = [
+    "HYPOTHETICAL",
+    "IMPERATIVE_VERBS",
+    "STANDING",
+    "TEMPORARY",
+    "Peeled",
+    "announces_rules",
+    "clause_reason",
+    "is_hypothetical",
+    "is_standing",
+    "is_temporary",
+    "opens_with_imperative",
+    "opens_with_verb",
+    "peel",
+]

@@ -1,0 +1,218 @@
+"""A dream never loses a fact (issue 10): the property, over generated sets, through the real store.
+
+Every generated set is committed to a real memory directory, dreamed on by the offline model
+through :func:`dreamd.work.dream` (plan, gate, ``MemoryStore.commit``), and read back from disk.
+Then, for every record of the set before the dream:
+
+- if it is still live, it is unchanged;
+- if it left the set, it was expired (``expires`` before today, importance under 0.8), or a
+  strictly newer record explicitly superseded it, or every one of its clauses is still said by
+  a live record (:mod:`dreamd.models.clauses`);
+- a merge result says every clause of every one of its sources.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dreamd.config import default_config
+from dreamd.models.clauses import clause_units, clauses, said_by, supersedes
+from dreamd.models.offline import OfflineModel
+from dreamd.work import Context, dream
+from memory.records import Record, make_record
+from memory.store import Change, MemoryStore
+
+TODAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+SUBJECTS = [
+    "The staging database", "The billing service", "The CI pipeline", "Our on-call rotation",
+    "The design review", "测试数据库", "部署流水线", "周会",
+]
+FACTS = [
+    "is read-only on weekends", "runs Postgres 15", "runs Postgres 16", "is owned by the data team",
+    "lives in the infra repo", "pages the SRE channel", "never deploys on Fridays",
+    "keeps logs for 30 days", "is hosted in eu-west-1",
+    "moved to eu-central-1", "no longer pages the SRE channel", "switched from Jenkins to Buildkite",
+    "uses Buildkite instead of Jenkins", "is not owned by the data team anymore",
+    "每周五只读", "跑在老机房", "已迁到新机房", "不再周末发布", "改成周三下午",
+]
+EXTRA = ["", "It was agreed in the planning meeting.", "See the runbook for details.",
+         "**Why:** the auditors asked for it.", "**Why:** no reason was stated.",
+         "**How to apply:** check it before changing the config."]
+
+
+@st.composite
+def record_sets(draw: st.DrawFn) -> list[tuple[Record, int]]:
+    """Records about a few shared subjects (so duplicates, paraphrases and supersessions meet),
+    each with a day of November it was written (few days: each is one fsync'd commit; ties
+    are part of the point)."""
+    n = draw(st.integers(min_value=1, max_value=10))
+    out: list[tuple[Record, int]] = []
+    said: list[list[str]] = []
+    for i in range(n):
+        again = draw(st.integers(min_value=-1, max_value=i - 1)) if i and draw(st.booleans()) else -1
+        if again >= 0:  # a restatement of an earlier record, perhaps with a reason of its own
+            sentences = said[again][: draw(st.integers(min_value=1, max_value=len(said[again])))]
+        else:
+            subject = draw(st.sampled_from(SUBJECTS))
+            fact_list = draw(st.lists(st.sampled_from(FACTS), min_size=1, max_size=3, unique=True))
+            sentences = [f"{subject} {f}." if subject.isascii() else f"{subject}{f}。" for f in fact_list]
+        said.append(sentences)
+        sep = draw(st.sampled_from([" ", "\n"]))
+        body = sep.join(sentences) + "\n" + draw(st.sampled_from(EXTRA))
+        expires = draw(st.sampled_from([None, None, "2026-11-01", "2026-12-31"]))
+        importance = draw(st.sampled_from([0.5, 0.5, 0.9]))
+        type_ = draw(st.sampled_from(["project", "project", "reference"]))
+        extra: dict[str, object] = {"importance": importance}
+        if expires:
+            extra["expires"] = expires
+        rec = make_record(f"r{i}", type_, sentences[0].rstrip(".。"), body.strip() + "\n", extra=extra)
+        out.append((rec, draw(st.integers(min_value=1, max_value=4))))
+    return out
+
+
+def _commit_in_day_order(store: MemoryStore, items: list[tuple[Record, int]]) -> None:
+    """One commit per day, so created_at/updated_at order the records as the days do."""
+    for day in sorted({d for _, d in items}):
+        when = datetime(2026, 11, day, 10, 0, tzinfo=UTC)
+        store.clock = lambda when=when: when  # type: ignore[method-assign,misc]
+        store.commit(Change(add=[r for r, d in items if d == day]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(record_sets())
+def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_superseded(
+    items: list[tuple[Record, int]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        mdir = Path(tmp) / "mem"
+        store = MemoryStore.init(mdir)
+        _commit_in_day_order(store, items)
+        before = {e.name: (e, rec) for e, rec in store.records()}
+        ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(),
+                      ledger=None, clock=lambda: TODAY)
+        result = dream(mdir, ctx, force=True)
+        assert result.status in ("applied", "nothing"), result
+        after = {e.name: rec for e, rec in MemoryStore(mdir).records()}
+        live = [(rec.description, rec.body) for rec in after.values()]
+        pool = [clause_units(c) for d, b in live for c in clauses(d, b)]
+        stamps = {name: e.updated_at for name, (e, _) in before.items()}
+        for name, (_, rec) in before.items():
+            if name in after and after[name] == rec:
+                continue
+            expired = (rec.expires is not None and rec.expires < TODAY.date().isoformat()
+                       and rec.importance < 0.8)
+            superseded = any(
+                stamps[other] > stamps[name] and supersedes((o.description, o.body), (rec.description, rec.body))
+                for other, (_, o) in before.items() if other != name
+            )
+            if expired or superseded:
+                continue
+            lost = [c for c in clauses(rec.description, rec.body) if not said_by(c, pool)]
+            assert not lost, f"{name} lost {lost} (plan {result.plan})"
+        for op in result.plan:
+            if op.result is None:
+                continue
+            own = [clause_units(c) for c in clauses(op.result.description, op.result.body)]
+            for source in op.source_names:
+                rec = before[source][1]
+                missing = [c for c in clauses(rec.description, rec.body) if not said_by(c, own)]
+                assert not missing, f"merge into {op.result.name} dropped {missing} of {source}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(record_sets())
+def test_without_an_explicit_newer_statement_only_expired_records_are_dropped(
+    items: list[tuple[Record, int]],
+) -> None:
+    from dreamd.models.offline_plan import plan
+
+    markers = ("moved to", "no longer", "switched from", "instead of", "anymore", "已迁到", "不再", "改成")
+    items = [(r, d) for r, d in items if not any(m in r.body for m in markers)]
+    payload = {
+        "task": "consolidate", "today": TODAY.date().isoformat(), "recent": [],
+        "records": [{"name": r.name, "type": r.type, "description": r.description, "body": r.body,
+                     "created_at": f"2026-11-{d:02d}T10:00:00Z", "updated_at": f"2026-11-{d:02d}T10:00:00Z",
+                     "importance": r.importance, "expires": r.expires} for r, d in items],
+    }
+    dropped = {op["source_names"][0] for op in plan(payload) if op["result"] is None}
+    assert dropped == {r.name for r, _ in items
+                       if r.expires == "2026-11-01" and r.importance < 0.8}
+
+
+# ----------------------------------------------------------------------------- the torture checker
+
+
+def _dream_commit(t: Any, merges: list[tuple[list[str], Record | None]]) -> None:
+    t.store.commit(Change(merges=merges, actor="dream", consolidated=True))
+
+
+def _retention(t: Any) -> tuple[list[str], dict[str, int]]:
+    report = t.check()
+    return [v for v in report.violations if v.startswith("[dream-retention]")], report.observations[
+        "dream_retention"]
+
+
+def test_the_checker_reports_a_dream_merge_that_lost_a_clause(tmp_path: Path) -> None:
+    from tests.torture.test_torture_short import Tiny
+
+    t = Tiny(tmp_path)
+    t.remember("indent-width", "Indent is four columns", job="20261129T100000.000004Z-dddddddddd",
+               body="Indent with four columns.")
+    _dream_commit(t, [(["prefers-tabs", "indent-width"],
+                       make_record("prefers-tabs", "user", "User prefers tabs", "Body. Use tabs.\n"))])
+    violations, seen = _retention(t)
+    assert len(violations) == 1 and "'indent-width'" in violations[0] and "Indent with four columns" in violations[0]
+    assert seen == {"kept": 1, "lost": 1}
+
+
+def test_the_checker_accepts_merges_that_keep_every_clause_expiry_and_explicit_supersession(
+    tmp_path: Path,
+) -> None:
+    from tests.torture.test_torture_short import Tiny
+
+    t = Tiny(tmp_path)
+    day = {"n": 1}
+
+    def at_next_day() -> datetime:
+        day["n"] += 1
+        return datetime(2026, 11, day["n"], 10, 0, tzinfo=UTC)
+
+    t.store.clock = at_next_day  # type: ignore[method-assign,misc]
+    t.remember("indent-width", "Indent is four columns", job="20261129T100000.000004Z-dddddddddd",
+               body="Indent with four columns.")
+    t.remember("old-trip", "Offsite in Lisbon", job="20261129T100000.000005Z-eeeeeeeeee", body="Offsite in Lisbon.")
+    t.store.commit(Change(replace={"old-trip": make_record("old-trip", "project", "Offsite in Lisbon",
+                                                           "Offsite in Lisbon.\n", extra={"expires": "2026-11-02"})}))
+    t.remember("ci-runner", "CI runs on Jenkins", job="20261129T100000.000006Z-ffffffffff",
+               body="The CI pipeline runs on Jenkins.")
+    t.remember("ci-moved", "CI moved to Buildkite", job="20261129T100000.000007Z-gggggggggg",
+               body="We switched the CI pipeline from Jenkins to Buildkite.")
+    _dream_commit(t, [
+        (["prefers-tabs", "indent-width"],
+         make_record("prefers-tabs", "user", "User prefers tabs", "Body.\nIndent with four columns.\n")),
+        (["old-trip"], None),
+        (["ci-runner"], None),
+    ])
+    violations, seen = _retention(t)
+    assert violations == []
+    assert seen == {"expired": 1, "kept": 2, "superseded": 1}
+
+
+def test_the_checker_reports_a_dream_drop_nothing_explains(tmp_path: Path) -> None:
+    from tests.torture.test_torture_short import Tiny
+
+    t = Tiny(tmp_path)
+    t.remember("ci-runner", "CI runs on Jenkins", job="20261129T100000.000006Z-ffffffffff",
+               body="The CI pipeline runs on Jenkins.")
+    t.remember("ci-speed", "CI takes ten minutes", job="20261129T100000.000007Z-gggggggggg",
+               body="The CI pipeline takes ten minutes on Jenkins.")
+    _dream_commit(t, [(["ci-runner"], None)])
+    violations, _ = _retention(t)
+    assert len(violations) == 1 and "'ci-runner' (dropped)" in violations[0]

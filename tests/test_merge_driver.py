@@ -1,0 +1,89 @@
+"""The git merge driver: a .memory tracked in a project's own repository merges on plain git."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from dreamd.merge_driver import install_merge_driver
+from memory.manifest import Manifest
+from memory.records import sha256_hex
+from memory.store import MemoryStore
+from tests.sync_helpers import git, isolate_git, record_set, remember, replace
+
+
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    isolate_git(tmp_path, monkeypatch)
+    repo = tmp_path / "app"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    mem = repo / ".memory"
+    MemoryStore.init(mem)
+    command = f"{shlex.quote(sys.executable)} -m dreamd"
+    written = install_merge_driver(mem, command=command)
+    assert str(mem / ".gitattributes") in written
+    remember(mem, "base")
+    remember(mem, "edited")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memory")
+    return repo, mem
+
+
+def test_plain_git_merge_of_two_branches_unites_their_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, mem = project(tmp_path, monkeypatch)
+    tracked = git(repo, "ls-files").split()
+    assert not any("/.history" in p or p.endswith(".lock") for p in tracked)
+    git(repo, "checkout", "-q", "-b", "feature")
+    remember(mem, "from-feature")
+    replace(mem, "edited", "changed on the feature branch")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature memory")
+    git(repo, "checkout", "-q", "main")
+    remember(mem, "from-main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main memory")
+    git(repo, "merge", "-q", "--no-edit", "feature")
+    m = Manifest.loads((mem / "manifest.json").read_bytes(), where="merged")
+    assert {e.name for e in m.records} == {"base", "edited", "from-feature", "from-main"}
+    assert m.change["actor"] == "merge"
+    for e in m.records:
+        assert sha256_hex((mem / e.file).read_bytes()) == e.sha256
+    store = MemoryStore(mem)
+    report = store.reconcile()
+    assert report.index_rebuilt and not report.changed
+    assert "from-feature" in (mem / "MEMORY.md").read_text() and "from-main" in (mem / "MEMORY.md").read_text()
+    edited = next(r for e, r in store.records() if e.name == "edited")
+    assert edited.body == "changed on the feature branch\n"
+    assert set(record_set(mem)) == {"base", "edited", "from-feature", "from-main"}
+
+
+def test_without_the_driver_the_same_merge_conflicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, mem = project(tmp_path, monkeypatch)
+    (mem / ".gitattributes").unlink()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "no driver")
+    git(repo, "checkout", "-q", "-b", "feature")
+    remember(mem, "from-feature")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "f")
+    git(repo, "checkout", "-q", "main")
+    remember(mem, "from-main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "m")
+    import subprocess
+
+    proc = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=repo, capture_output=True)
+    assert proc.returncode != 0 and b"CONFLICT" in proc.stdout
+
+
+def test_the_merge_driver_needs_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamd.sync import SyncError
+
+    isolate_git(tmp_path, monkeypatch)
+    mem = tmp_path / "loose" / ".memory"
+    MemoryStore.init(mem)
+    with pytest.raises(SyncError, match="not inside a git repository"):
+        install_merge_driver(mem)

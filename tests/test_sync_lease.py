@@ -1,0 +1,112 @@
+"""The team dream lease: a ref on the shared remote taken by compare-and-swap push."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dreamd.sync import sync
+from dreamd.team_lease import TeamLease
+from memory.store import MemoryStore
+from tests.sync_helpers import bare_remote, git, isolate_git
+
+
+@pytest.fixture
+def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str]:
+    isolate_git(tmp_path, monkeypatch)
+    remote = bare_remote(tmp_path / "remote.git")
+    a, b = tmp_path / "a" / ".memory", tmp_path / "b" / ".memory"
+    MemoryStore.init(a)
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    return a, b, remote
+
+
+def test_one_machine_holds_the_lease_until_it_releases_it(two: tuple[Path, Path, str]) -> None:
+    a, b, remote = two
+    la, lb = TeamLease(a), TeamLease(b)
+    assert la.acquire() is None
+    busy = lb.acquire()
+    assert busy is not None and busy.holder == la.holder and not busy.released
+    assert la.release() is True
+    assert lb.acquire() is None
+    assert lb.release() is True
+    chain = git(Path(remote), "log", "--format=%s", "refs/dreamd/lease").splitlines()
+    assert len(chain) == 4  # every take and release is kept as the audit trail
+
+
+def test_an_expired_lease_is_taken_over_and_its_old_holder_cannot_release_it(two: tuple[Path, Path, str]) -> None:
+    a, b, _ = two
+    la = TeamLease(a, ttl=10.0, clock=lambda: 1000.0)
+    lb = TeamLease(b, ttl=10.0, clock=lambda: 1011.0)
+    assert la.acquire() is None
+    assert lb.acquire() is None  # la expired at 1010
+    assert la.release() is False  # compare-and-swap: the lease moved on
+    busy = TeamLease(a, clock=lambda: 1012.0).acquire()
+    assert busy is not None and busy.holder == lb.holder
+
+
+def test_of_two_machines_racing_from_the_same_read_exactly_one_wins(two: tuple[Path, Path, str]) -> None:
+    a, b, _ = two
+    la, lb = TeamLease(a), TeamLease(b)
+    for lease in (la, lb):
+        lease.git.run("hash-object", "-t", "tree", "-w", "--stdin", input=b"")
+        assert lease.read() is None
+    payload = {"holder": "x", "token": "t", "acquired_at": 0, "expires_at": 9e9, "released": False}
+    results = [la._push({**payload, "holder": "a"}, expect=None), lb._push({**payload, "holder": "b"}, expect=None)]
+    assert sum(r is not None for r in results) == 1
+
+
+def test_the_daemon_does_not_dream_a_synced_directory_another_machine_is_dreaming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd.config import load_config
+    from dreamd.daemon import Daemon
+    from tests import test_daemon_stub as stub
+    from tests.sync_helpers import record_set, remember
+
+    isolate_git(tmp_path, monkeypatch)
+    remote = bare_remote(tmp_path / "remote.git")
+    a = tmp_path / "code" / "app" / ".memory"
+    other = tmp_path / "other" / ".memory"
+    MemoryStore.init(a)
+    for n in ("one", "two"):
+        remember(a, n)
+    sync(a, remote=remote)
+    sync(other, remote=remote)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[daemon]\nspool = "{tmp_path / "spool"}"\nroots = ["{tmp_path}/code/*/.memory"]\n'
+        f'[gates]\nthreshold = 1\nmin_interval = "0s"\nscan_throttle = "0s"\n'
+        f'[sync]\ndirs = ["{tmp_path}/code/*/.memory"]\n'
+    )
+    config = load_config(cfg, env={"HOME": str(tmp_path)})
+    daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
+    elsewhere = TeamLease(other)
+    assert elsewhere.acquire() is None
+    daemon._scan(a)
+    assert set(record_set(a)) == {"one", "two"}  # not dreamed: the team lease is taken
+    assert elsewhere.release()
+    daemon._scan(a)
+    assert set(record_set(a)) == {"merged"}
+    assert sync(a).pushed
+    assert '"name":"merged"' in git(Path(remote), "show", "main:manifest.json")
+
+
+def test_a_lease_whose_holder_died_on_this_host_is_taken_over_before_it_expires(two: tuple[Path, Path, str]) -> None:
+    import subprocess
+    import sys
+
+    a, b, _ = two
+    code = (
+        "import sys; from pathlib import Path; from dreamd.team_lease import TeamLease; "
+        "assert TeamLease(Path(sys.argv[1])).acquire() is None"
+    )
+    subprocess.run([sys.executable, "-c", code, str(a)], check=True, cwd=Path(__file__).resolve().parents[1])
+    lb = TeamLease(b)
+    held = lb.read()
+    assert held is not None and not held.released and held.dead_here()
+    assert lb.acquire() is None  # the holder process exited without releasing: taken over at once
+    other = TeamLease(a).acquire()
+    assert other is not None and other.holder == lb.holder and not other.dead_here()
