@@ -156,30 +156,37 @@ def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]
 
     Building the index tokenizes every name and description (most of the hook's time at
     1,000 records), so it is kept in ``<state>/hook-index/`` (marshal: plain values only),
-    keyed by the manifest file's inode, size and mtime — a commit replaces the manifest.
+    keyed by the manifest file's inode, size and mtime — a commit replaces the manifest. After a
+    commit only the records whose name, type or description changed are tokenized again.
     """
-    from memory.select import Candidate, KeywordIndex
+    from memory.select import Candidate, IndexedDoc, KeywordIndex, index_doc
 
     real = os.path.realpath(memory_dir)
     st = os.stat(os.path.join(real, MANIFEST))
     key = [real, st.st_ino, st.st_size, st.st_mtime_ns]
     raw = real.encode("utf-8", "surrogatepass")
     cache = state_dir / "hook-index" / f"{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}.marshal"
+    known: dict[tuple[str, str, str], tuple[dict[str, float], float]] = {}
     try:
         with open(cache, "rb") as f:
             cached = marshal.loads(f.read())
         if cached[0] == key:
-            entries, state = cached[1], cached[2]
-            return entries, KeywordIndex.from_state(state)
+            return cached[1], KeywordIndex.from_state(cached[2])
+        known = {(d[0], d[1], d[2]): (d[4], d[5]) for d in cached[2][0]}
     except (OSError, EOFError, ValueError, TypeError, IndexError):
         pass
     entries = [tuple(r[k] for k in ENTRY_FIELDS) for r in _manifest_entries(memory_dir)]
-    index = KeywordIndex([Candidate(*e[:3]) for e in entries])
+    docs = []
+    for name, type_, description, *_ in entries:
+        cand = Candidate(name, type_, description)
+        seen = known.get((name, type_, description))
+        docs.append(IndexedDoc(cand, *seen) if seen is not None else index_doc(cand))
+    index = KeywordIndex(docs=docs)
     with contextlib.suppress(OSError):
         cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
-            marshal.dump([key, entries, index.state()], f)
+            f.write(marshal.dumps([key, entries, index.state()]))
         os.replace(tmp, cache)
         _prune(cache.parent, MAX_INDEXES, ".marshal")
     return entries, index

@@ -609,3 +609,29 @@ def test_records_the_fast_json_parser_refuses_are_kept_through_the_stdlib() -> N
         assert [kind for kind, _ in kept] == [b"user", b"assistant"]
         turns = parse_transcript(b"\n".join(line for _, line in kept).decode(), "claude-code").turns
         assert [t.text for t in turns] == ["half ? a pair", "ok"]
+
+
+def test_the_hook_index_cache_follows_commits_and_ranks_as_a_fresh_index(tmp_path: Path) -> None:
+    from dreamd.hook_context import _ranked_set
+    from memory.select import Candidate, KeywordIndex
+
+    store = _memory(tmp_path / "m", RECORDS)
+    query = "which retention do the kafka topics and the deploy use?"
+    first_entries, _ = _ranked_set(tmp_path / "m", tmp_path / "st")
+    assert [e[0] for e in first_entries] == [r[0] for r in RECORDS]
+    store.commit(
+        Change(
+            add=[
+                make_record("kafka-retention", "project", "Kafka topics keep 7 days", "Seven days.")
+            ],
+            actor="manual",
+        )
+    )
+    entries, index = _ranked_set(
+        tmp_path / "m", tmp_path / "st"
+    )  # one record tokenized, rest reused
+    assert "kafka-retention" in [e[0] for e in entries]
+    fresh = KeywordIndex([Candidate(*e[:3]) for e in entries])
+    assert index.scores(query) == fresh.scores(query) and index.select(query) == fresh.select(query)
+    again_entries, again = _ranked_set(tmp_path / "m", tmp_path / "st")  # the cache is current
+    assert again_entries == entries and again.scores(query) == fresh.scores(query)
