@@ -50,6 +50,7 @@ from pathlib import Path
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
 from memory.fsutil import fsync_dir, replace_atomic, write_temp
 from memory.jobformat import JOB_ID_RE, MAX_JOB_BYTES, encode_job, new_job_id
+from memory.textutil import one_line
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~15 ms
 if TYPE_CHECKING:
@@ -561,7 +562,7 @@ class Spool:
         state = self._read_state(job_id)
         now = self.clock()
         attempts = int(state.get("attempts", 0)) + 1
-        error = _one_line(error)
+        error = one_line(error, 1000)
         state.setdefault("first_error", error)
         state.setdefault("first_error_at", _iso(now))
         state.update(attempts=attempts, last_error=error, last_error_at=_iso(now))
@@ -583,9 +584,9 @@ class Spool:
     def fail(self, job_id: str, reason: str) -> None:
         """A permanent failure: ``cur/X`` → ``failed/X`` with ``failed/X.error.json``."""
         state = self._read_state(job_id)
-        state.setdefault("first_error", _one_line(reason))
+        state.setdefault("first_error", one_line(reason, 1000))
         state.setdefault("first_error_at", _iso(self.clock()))
-        state["last_error"] = _one_line(reason)
+        state["last_error"] = one_line(reason, 1000)
         state["last_error_at"] = _iso(self.clock())
         self._fail(job_id, reason, state)
 
@@ -608,11 +609,11 @@ class Spool:
         doc: dict[str, Any] = {
             "format": 1,
             "id": job_id,
-            "reason": _one_line(reason),
+            "reason": one_line(reason, 1000),
             "attempts": int(state.get("attempts", 0)),
-            "first_error": state.get("first_error", _one_line(reason)),
+            "first_error": state.get("first_error", one_line(reason, 1000)),
             "first_error_at": state.get("first_error_at", now),
-            "last_error": state.get("last_error", _one_line(reason)),
+            "last_error": state.get("last_error", one_line(reason, 1000)),
             "last_error_at": state.get("last_error_at", now),
             "failed_at": now,
             **(extra or {}),
@@ -737,10 +738,6 @@ def _read_up_to(fd: int, limit: int) -> bytes:
         chunks.append(chunk)
         limit -= len(chunk)
     return b"".join(chunks)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())[:1000]
 
 
 def _unlink_older(directory: Path, cutoff: float, want: Callable[[str], bool]) -> int:
