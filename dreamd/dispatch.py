@@ -31,7 +31,7 @@ from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, re
 from dreamd.logs import get_logger
 from dreamd.watch import Debouncer, Watcher, fingerprint
 from dreamd.workers import Task, WorkerPool
-from memory.errors import LockTimeout, PermanentError, TransientError
+from memory.errors import PermanentError, TransientError
 
 __all__ = ["MAX_CLAIMED", "Dispatch"]
 
@@ -240,7 +240,7 @@ class Dispatch:
             return
         try:
             outcome = self.work.execute(job, self.ctx)
-        except (TransientError, LockTimeout) as exc:
+        except TransientError as exc:  # LockTimeout is one
             self._defer(bound, job_id, str(exc))
         except PermanentError as exc:
             reason = str(exc)

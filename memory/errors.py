@@ -10,9 +10,9 @@
     │   ├── UnmanagedError           directory has no manifest (run ``dreamd adopt``)
     │   └── ConflictError            the base changed underneath: re-plan later
     ├── LockError                    a lock or lease could not be taken
-    │   ├── LockTimeout              the store lock was busy (transient)
+    │   ├── LockTimeout              the store lock was busy (also a TransientError)
     │   └── LeaseLost                our dream lease was broken / replaced (fencing)
-    ├── TransientError               worth retrying later (model timeout, 429, 5xx)
+    ├── TransientError               worth retrying later (model timeout, 429, 5xx, LockTimeout)
     └── PermanentError               never worth retrying (malformed job, outside roots)
         ├── JobRejected              a spool job failed validation
         └── ModelMisconfigured       the model backend refuses us (bad key or login, no such
@@ -54,8 +54,6 @@ class LockError(DreamdError):
     pass
 
 
-class LockTimeout(LockError):
-    pass
 
 
 class LeaseLost(LockError):
@@ -64,6 +62,10 @@ class LeaseLost(LockError):
 
 class TransientError(DreamdError):
     pass
+
+
+class LockTimeout(LockError, TransientError):
+    """A lock stayed busy: try again later (a job is deferred, never failed, for it)."""
 
 
 class PermanentError(DreamdError):

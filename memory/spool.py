@@ -50,6 +50,7 @@ from pathlib import Path
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
 from memory.fsutil import fsync_dir, replace_atomic, write_temp
 from memory.jobformat import JOB_ID_RE, MAX_JOB_BYTES, encode_job, new_job_id
+from memory.textutil import one_line
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs agents ~15 ms
 if TYPE_CHECKING:
@@ -67,6 +68,11 @@ LOCK_NAME = ".lock"
 OWNER_NAME = ".owner"
 JOB_SUFFIX = ".json"
 PEEK_BYTES = 4096
+SUPERSEDE_LOOK_BACK = 256
+_HEAD_FIELDS = {
+    key: re.compile(rb'"' + key.encode() + rb'"\s*:\s*("(?:[^"\\]|\\.)*"|null)')
+    for key in ("kind", "memory_dir", "session_id")
+}
 _MEMORY_DIR_FIELD = re.compile(rb'"memory_dir"\s*:\s*("(?:[^"\\]|\\.)*")')
 ERROR_SUFFIX = ".error.json"
 DEFAULT_MAX_ATTEMPTS = 5
@@ -493,6 +499,74 @@ class Spool:
             return None
         return value if isinstance(value, str) else None
 
+    def supersede(self, newer_id: str, *, look_back: int = SUPERSEDE_LOOK_BACK) -> list[str]:
+        """Take out of ``new/`` the older unclaimed extract jobs that job ``newer_id`` contains.
+
+        Claude Code's Stop hook submits the whole, growing transcript after every turn: each
+        job repeats the one before. An older extract job for the same memory directory and
+        session, in the same transcript format, whose transcript is a prefix of the newer one's
+        carries nothing the newer job does not, so it is moved to ``done/`` as a small record
+        saying what superseded it (the newer job extracts every turn it had). Anything else —
+        another session, a delta that is not a prefix, a job already claimed — is left alone.
+        Only the ``look_back`` newest older jobs are examined, so a large backlog costs little.
+        Returns the ids superseded.
+        """
+        newer_head = self._head("new", newer_id)
+        if newer_head.get("kind") != "extract" or not newer_head.get("session_id"):
+            return []
+        older = [j for j in reversed(self.pending()) if j < newer_id][:look_back]
+        same = [j for j in older if self._head("new", j) == newer_head]
+        if not same:
+            return []
+        newer = self._transcript("new", newer_id)
+        if newer is None:
+            return []
+        done: list[str] = []
+        for job_id in same:
+            old = self._transcript("new", job_id)
+            if old is None or old[0] != newer[0] or not newer[1].startswith(old[1]):
+                continue
+            held = self.root / "tmp" / f".superseded-{job_id}{JOB_SUFFIX}"
+            try:
+                os.rename(self._path("new", job_id), held)  # the daemon may have claimed it
+            except FileNotFoundError:
+                continue
+            stub = {**newer_head, "format": 1, "id": job_id, "superseded_by": newer_id,
+                    "transcript_chars": len(old[1]), "superseded_at": _iso(self.clock())}
+            replace_atomic(self._path("done", job_id), (json.dumps(stub) + "\n").encode())
+            os.unlink(held)
+            done.append(job_id)
+        if done:
+            fsync_dir(self.root / "new")
+        return done
+
+    def _head(self, sub: str, job_id: str) -> dict[str, Any]:
+        """``kind``, ``memory_dir`` and ``session_id`` from a job's first bytes ({} if unknown)."""
+        try:
+            with open(self._path(sub, job_id), "rb") as f:
+                head = f.read(PEEK_BYTES)
+        except OSError:
+            return {}
+        out: dict[str, Any] = {}
+        for key, m in ((k, _HEAD_FIELDS[k].search(head)) for k in _HEAD_FIELDS):
+            if m is None:
+                return {}
+            try:
+                out[key] = json.loads(m.group(1))
+            except ValueError:
+                return {}
+        return out
+
+    def _transcript(self, sub: str, job_id: str) -> tuple[str, str] | None:
+        """A job's transcript ``(format, content)``, or None when it cannot be read."""
+        try:
+            data = json.loads(self._path(sub, job_id).read_bytes())
+            t = data["transcript"]
+            fmt, content = t["format"], t["content"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return None
+        return (fmt, content) if isinstance(fmt, str) and isinstance(content, str) else None
+
     def completed_since(self, seconds: float) -> int:
         """Jobs that reached ``done/`` in the last ``seconds`` (its mtime is the completion time)."""
         cutoff = self.clock() - seconds
@@ -578,7 +652,7 @@ class Spool:
         state = self._read_state(job_id)
         now = self.clock()
         attempts = int(state.get("attempts", 0)) + 1
-        error = _one_line(error)
+        error = one_line(error, 1000)
         state.setdefault("first_error", error)
         state.setdefault("first_error_at", _iso(now))
         state.update(attempts=attempts, last_error=error, last_error_at=_iso(now))
@@ -600,9 +674,9 @@ class Spool:
     def fail(self, job_id: str, reason: str) -> None:
         """A permanent failure: ``cur/X`` → ``failed/X`` with ``failed/X.error.json``."""
         state = self._read_state(job_id)
-        state.setdefault("first_error", _one_line(reason))
+        state.setdefault("first_error", one_line(reason, 1000))
         state.setdefault("first_error_at", _iso(self.clock()))
-        state["last_error"] = _one_line(reason)
+        state["last_error"] = one_line(reason, 1000)
         state["last_error_at"] = _iso(self.clock())
         self._fail(job_id, reason, state)
 
@@ -625,11 +699,11 @@ class Spool:
         doc: dict[str, Any] = {
             "format": 1,
             "id": job_id,
-            "reason": _one_line(reason),
+            "reason": one_line(reason, 1000),
             "attempts": int(state.get("attempts", 0)),
-            "first_error": state.get("first_error", _one_line(reason)),
+            "first_error": state.get("first_error", one_line(reason, 1000)),
             "first_error_at": state.get("first_error_at", now),
-            "last_error": state.get("last_error", _one_line(reason)),
+            "last_error": state.get("last_error", one_line(reason, 1000)),
             "last_error_at": state.get("last_error_at", now),
             "failed_at": now,
             **(extra or {}),
@@ -754,10 +828,6 @@ def _read_up_to(fd: int, limit: int) -> bytes:
         chunks.append(chunk)
         limit -= len(chunk)
     return b"".join(chunks)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())[:1000]
 
 
 def _unlink_older(directory: Path, cutoff: float, want: Callable[[str], bool]) -> int:

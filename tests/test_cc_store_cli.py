@@ -52,7 +52,7 @@ def test_no_md_below_the_directory_after_every_command_and_foreign_saves_are_kep
         ("remember", str(d), "--name", "tabs-a", "--type", "user", "--description",
          "User prefers tabs for indentation", "--body", "Use tabs."),
         ("remember", str(d), "--name", "tabs-b", "--type", "user", "--description",
-         "User prefers tabs for indentation", "--body", "Tabs, not spaces."),
+         "User prefers tabs for indentation", "--body", "Use tabs."),  # a duplicate: merged
         ("remember", str(d), "--name", "feedback-db-tests", "--type", "feedback", "--description",
          "Integration tests use a real Postgres", "--body", "Use Postgres."),
         ("consolidate", str(d), "--force"),

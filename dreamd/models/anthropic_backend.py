@@ -36,6 +36,7 @@ from dreamd.config import parse_duration
 from dreamd.models.prompts import split_for_cache
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
 from memory.llm import Completion, ToolCall, Usage
+from memory.textutil import one_line
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
@@ -67,19 +68,14 @@ def _int(value: Any, where: str, minimum: int) -> int:
     raise ConfigError(f"{where}: expected an integer >= {minimum}, got {value!r}")
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _api_message(exc: Any) -> str:
     """The server's own error message (``{"error": {"message": …}}``) when there is one."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         err = body.get("error")
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return _one_line(err["message"])
-    return _one_line(getattr(exc, "message", "") or type(exc).__name__)
+            return one_line(err["message"], 200)
+    return one_line(getattr(exc, "message", "") or type(exc).__name__, 200)
 
 
 class AnthropicModel:

@@ -51,6 +51,7 @@ from typing import Any
 from dreamd.config import parse_duration
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
 from memory.llm import Completion, ToolCall, Usage
+from memory.textutil import one_line
 
 __all__ = ["MODEL_CALL_ENV", "ClaudeCodeModel", "resolve_claude"]
 
@@ -68,11 +69,6 @@ _LOGIN_HINT = (
     "log in as the user dreamd runs as: run `claude` and /login, or `claude setup-token` "
     "and set CLAUDE_CODE_OAUTH_TOKEN where the daemon runs"
 )
-
-
-def _one_line(text: Any, limit: int = 300) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def resolve_claude(claude_path: str, env: Mapping[str, str]) -> Path:
@@ -238,7 +234,7 @@ class ClaudeCodeModel:
 
     def _no_result(self, exe: Path, returncode: int, stdout: str, stderr: str) -> Exception:
         """Why the CLI printed no JSON result, as the error class the daemon acts on."""
-        said = _one_line(stderr.strip() or stdout.strip() or f"exit status {returncode}")
+        said = one_line(stderr.strip() or stdout.strip() or f"exit status {returncode}")
         lowered = said.lower()
         if "unknown option" in lowered or "unknown argument" in lowered:
             return ModelMisconfigured(
@@ -295,7 +291,7 @@ class ClaudeCodeModel:
         status = doc.get("api_error_status")
         kind = doc.get("api_error_type") or doc.get("api_error") or doc.get("subtype")
         errors = doc.get("errors")
-        said = _one_line(
+        said = one_line(
             text or ("; ".join(map(str, errors)) if isinstance(errors, list) else "") or kind
         )
         where = f"model {self.name}"

@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from dreamd.models.offline_extract import extract
 from dreamd.models.offline_plan import plan
-from dreamd.models.offline_text import tokens
 from memory.llm import Completion, Usage, parse_payload
 
 MAX_SELECT = 5
@@ -51,18 +50,6 @@ MAX_SELECT = 5
 def estimate_tokens(text: str) -> int:
     """Rough token count (characters / 4, at least 1 for non-empty text)."""
     return (len(text) + 3) // 4
-
-
-def _overlap_select(query: str, candidates: Sequence[Mapping[str, Any]], limit: int) -> list[str]:
-    wanted = tokens(query)
-    scored: list[tuple[int, str]] = []
-    for c in candidates:
-        name = str(c.get("name", ""))
-        have = tokens(name.replace("-", " ").replace("_", " ")) | tokens(str(c.get("description", "")))
-        score = len(wanted & have)
-        if score:
-            scored.append((-score, name))
-    return [name for _, name in sorted(scored)[:limit]]
 
 
 def select(payload: Mapping[str, Any]) -> list[str]:
@@ -75,10 +62,8 @@ def select(payload: Mapping[str, Any]) -> list[str]:
     unique: dict[str, Mapping[str, Any]] = {}
     for c in items:
         unique.setdefault(str(c["name"]), c)
-    try:
-        from memory.select import Candidate, keyword_select
-    except ImportError:
-        return _overlap_select(query, list(unique.values()), limit)
+    from memory.select import Candidate, keyword_select
+
     candidates = [
         Candidate(
             name=name,

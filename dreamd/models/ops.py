@@ -47,6 +47,7 @@ from memory.errors import ModelMisconfigured, TransientError
 from memory.gate import AnswerRejected, PlanOp, check_extraction, check_plan
 from memory.llm import Completion, Model, Usage
 from memory.records import Record
+from memory.textutil import one_line
 
 __all__ = [
     "ExtractOutcome",
@@ -100,24 +101,19 @@ class _Call:
     misconfigured: bool = False
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _call(model: Model, system: str, prompt: str, max_tokens: int, *, clock: Clock) -> _Call:
     """One backend call; every failure becomes a value (transient or not)."""
     started = clock()
     try:
         completion = model.complete(system, prompt, max_tokens)
     except TransientError as exc:
-        return _Call(None, _one_line(str(exc)), True, (clock() - started) * 1000.0)
+        return _Call(None, one_line(str(exc)), True, (clock() - started) * 1000.0)
     except ModelMisconfigured as exc:
-        reason = _one_line(f"model misconfigured: {exc}")
+        reason = one_line(f"model misconfigured: {exc}")
         return _Call(None, reason, False, (clock() - started) * 1000.0, misconfigured=True)
     except Exception as exc:  # a backend bug or a permanent error must not kill the job thread
         return _Call(
-            None, _one_line(f"{type(exc).__name__}: {exc}"), False, (clock() - started) * 1000.0
+            None, one_line(f"{type(exc).__name__}: {exc}"), False, (clock() - started) * 1000.0
         )
     return _Call(completion, None, False, (clock() - started) * 1000.0)
 
