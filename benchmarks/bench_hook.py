@@ -172,6 +172,7 @@ def main() -> int:
                 "transcript_path": str(transcript)}  # fmt: skip
         cache = root / "state" / "dreamd" / "hook-transcripts"
         spool_new = root / "spool" / "new"
+        hook_log = root / "state" / "dreamd" / "hook.log"
 
         def cold() -> None:
             shutil.rmtree(cache, ignore_errors=True)
@@ -187,14 +188,14 @@ def main() -> int:
                                         "message": {"role": kind, "content": content}}) + "\n")  # fmt: skip
 
         for label, before in (("cold", cold), ("warm: one turn appended", one_more_turn)):
-            shutil.rmtree(spool_new, ignore_errors=True)
+            hook_log.unlink(missing_ok=True)
             stats = run_case(stop, env, n, enqueued, before)
-            calls = (n + 2) * len(_commands())
-            sizes = [p.stat().st_size for p in spool_new.iterdir()]
+            calls = [json.loads(line) for line in hook_log.read_text().splitlines()]
             results["cases"][f"Stop, 30 MB transcript, {label}"] = {
                 "transcript_bytes": size,
-                "job_bytes_each_call": sum(sizes) // calls,
-                "jobs_each_call": len(sizes) / calls,
+                "job_bytes_each_call": statistics.median(c["job_bytes"] for c in calls),
+                "jobs_each_call": statistics.median(len(c["jobs"]) for c in calls),
+                "queued_after_all_calls": len(list(spool_new.iterdir())),
                 "target": "p50 <= 500 ms",
                 **stats,
             }

@@ -9,7 +9,8 @@ Claude Code runs this with a JSON payload on stdin. By ``hook_event_name``:
   several jobs when it is over ``max_job_bytes``; part 1 keeps the session id, part *k* is
   ``<session>:part<k>``, so each part has its own extraction cursor and a growing session
   keeps its earlier parts' boundaries. Per-session cursors make repeated submissions of one
-  session extract each turn once.
+  session extract each turn once, and an unclaimed older job of the session that a new one
+  contains is taken out of ``new/`` (``Spool.supersede``), so the spool holds one copy.
 * ``SessionStart``: print the index of a managed memory Claude Code does not load itself.
 * ``UserPromptSubmit``: print the records relevant to the prompt (:mod:`dreamd.hook_context`).
   Neither answers for Claude Code's own auto-memory directory: Claude Code puts its MEMORY.md
@@ -297,7 +298,25 @@ def enqueue(
         redacted=True,
     )
     log["job_bytes"] = sum(sum(len(x) + 1 for x in part) for part in parts)
+    _supersede(settings.spool, jobs, log)
     return jobs
+
+
+def _supersede(spool: Path, jobs: list[str], log: dict[str, Any]) -> None:
+    """Take out of ``new/`` the unclaimed older jobs of this session that the new ones contain
+    (``Spool.supersede``): every Stop sends the whole session again, so without this the spool
+    holds one copy per turn. A failure here costs spool space, never a turn: logged, not raised."""
+    from memory.spool import Spool
+
+    superseded: list[str] = []
+    try:
+        queue = Spool(spool)
+        for job_id in jobs:
+            superseded += queue.supersede(job_id)
+    except (OSError, DreamdError) as exc:
+        log["supersede_error"] = _one_line(exc)
+    if superseded:
+        log["superseded"] = superseded
 
 
 def run_hook(
@@ -457,8 +476,10 @@ def write_log(path: Path, entry: Mapping[str, Any]) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:500]
+    """The error as one line (``memory.textutil.one_line``), its type when it has no text."""
+    from memory.textutil import one_line
+
+    return one_line(exc, 500) or type(exc).__name__
 
 
 def _end_session(payload: Mapping[str, Any], settings: Settings, env: Mapping[str, str]) -> None:

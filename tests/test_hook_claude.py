@@ -541,7 +541,8 @@ def test_session_end_drops_the_cache_of_its_transcript(tmp_path: Path) -> None:
     assert len(list(cache.iterdir())) == 1
     assert _run({"hook_event_name": "SessionEnd", **base}, env).returncode == 0
     assert list(cache.iterdir()) == []
-    assert len(_jobs(tmp_path / "spool")) == 2
+    assert len(_jobs(tmp_path / "spool")) == 1  # SessionEnd's job contains (supersedes) Stop's
+    assert len(list((tmp_path / "spool" / "done").iterdir())) == 1
 
 
 def test_running_daemon_watches_the_auto_memory_dir_from_its_first_job(tmp_path: Path) -> None:
@@ -635,3 +636,25 @@ def test_the_hook_index_cache_follows_commits_and_ranks_as_a_fresh_index(tmp_pat
     assert index.scores(query) == fresh.scores(query) and index.select(query) == fresh.select(query)
     again_entries, again = _ranked_set(tmp_path / "m", tmp_path / "st")  # the cache is current
     assert again_entries == entries and again.scores(query) == fresh.scores(query)
+
+
+def test_each_stop_supersedes_the_unclaimed_job_of_the_turn_before(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    MemoryStore.init(project / ".memory")
+    session = tmp_path / "s.jsonl"
+    env = {**_env(tmp_path), "DREAMD_SPOOL": str(tmp_path / "spool")}
+    payload = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project),
+               "transcript_path": str(session)}  # fmt: skip
+    ids = []
+    for turns in (2, 3, 4):
+        session.write_text(_conversation(turns))
+        assert _run(payload, env).returncode == 0
+        ids.append(_log(tmp_path)[-1]["jobs"][0])
+    assert [j["id"] for j in _jobs(tmp_path / "spool")] == [ids[-1]]  # one copy queued
+    done = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "spool" / "done").iterdir()}
+    assert {k: v["superseded_by"] for k, v in done.items()} == {ids[0]: ids[1], ids[1]: ids[2]}
+    assert _log(tmp_path)[-1]["superseded"] == [ids[1]]
+    other = {**payload, "session_id": "t"}  # another session is never touched
+    session.write_text(_conversation(5))
+    assert _run(other, env).returncode == 0
+    assert len(_jobs(tmp_path / "spool")) == 2
