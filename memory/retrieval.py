@@ -49,6 +49,7 @@ from memory.select import (
     index_doc,
     model_select,
 )
+from memory.settings import recall_settings
 from memory.store import INDEX, MemoryStore
 
 __all__ = [
@@ -134,10 +135,11 @@ class RecallSession:
     Keyed by directory, record name and content hash: a record that was edited since it was
     surfaced is new content and may be shown again; the same content never is. ``used_bytes``
     counts the UTF-8 bytes of the ``<memory>`` elements returned; a recall stops adding records
-    once the next one would pass ``budget_bytes``.
+    once the next one would pass ``budget_bytes`` (default: ``[recall] session_bytes`` of the
+    config the environment names, else 60 KiB).
     """
 
-    budget_bytes: int = DEFAULT_SESSION_BYTES
+    budget_bytes: int = field(default_factory=lambda: recall_settings().session_bytes)
     used_bytes: int = 0
     surfaced: set[tuple[str, str, str]] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
@@ -274,13 +276,17 @@ def recall(
     query: str,
     *,
     model: Model | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     session: RecallSession | None = None,
-    record_bytes: int = DEFAULT_RECORD_BYTES,
-    record_lines: int = DEFAULT_RECORD_LINES,
+    record_bytes: int | None = None,
+    record_lines: int | None = None,
     store: MemoryStore | None = None,
 ) -> RecallResult:
     """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
+
+    ``limit``, ``record_bytes`` and ``record_lines`` not given come from ``[recall]`` of the
+    config the environment names (the keys ``dreamd recall`` and the hook use), else 5, 4,096
+    and 200.
 
     A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
     cache then spares re-parsing ``manifest.json`` on every call.
@@ -288,6 +294,11 @@ def recall(
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
     """
+    if limit is None or record_bytes is None or record_lines is None:
+        settings = recall_settings()
+        limit = settings.limit if limit is None else limit
+        record_bytes = settings.record_bytes if record_bytes is None else record_bytes
+        record_lines = settings.record_lines if record_lines is None else record_lines
     indexed = _set_index(memory_dir, store)
     store = indexed.store
     selector = "keyword"

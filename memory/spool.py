@@ -120,20 +120,13 @@ def configured_spool(env: Mapping[str, str] | None = None, path: Path | None = N
     Only that key is read (tomllib, loaded only when a file exists); a file that cannot be
     read or parsed is a ConfigError naming it, never a silent fallback to another spool.
     """
-    env = os.environ if env is None else env
-    path = config_file(env) if path is None else path
-    if path is None:
-        return None
-    import tomllib
+    from memory.settings import config_data
 
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    env = os.environ if env is None else env
+    found = config_data(env, path)
+    if found is None:
+        return None
+    path, data = found
     daemon = data.get("daemon")
     value = daemon.get("spool") if isinstance(daemon, dict) else None
     if value is None:
