@@ -47,7 +47,7 @@ from dreamd.dispatch import Dispatch, DreamBackoff
 from dreamd.gates import GateTracker, ScanThrottle, read_last_scan
 from dreamd.logs import configure, get_logger
 from dreamd.watch import Debouncer, Watcher
-from dreamd.workers import WorkerPool
+from dreamd.worker_pool import WorkerPool
 from memory.errors import ConfigError, LockError
 
 __all__ = ["Daemon", "once", "run"]

@@ -1,7 +1,7 @@
 """Dispatch: what the daemon does with spool jobs and memory directories.
 
 :class:`Dispatch` is the half of :class:`dreamd.daemon.Daemon` that turns hints into work for
-the :class:`~dreamd.workers.WorkerPool`; the other half (``dreamd/daemon.py``) owns the
+the :class:`~dreamd.worker_pool.WorkerPool`; the other half (``dreamd/daemon.py``) owns the
 lifecycle, the tick, supervision and signals.
 
 * Spool jobs: claim (``new/`` → ``cur/``, the claim recorded *before* the rename so ``cur/``
@@ -30,7 +30,7 @@ from dreamd.config import Config
 from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.logs import get_logger
 from dreamd.watch import Debouncer, Watcher, fingerprint
-from dreamd.workers import Task, WorkerPool
+from dreamd.worker_pool import Task, WorkerPool
 from memory.errors import PermanentError, TransientError
 
 __all__ = ["MAX_CLAIMED", "Dispatch"]

@@ -90,7 +90,7 @@ def queue_due_syncs(daemon: Any) -> list[Path]:
     """The daemon's tick step: queue a sync task for every due directory (one at a time per
     directory, like its jobs and dreams, through the worker pool)."""
     from dreamd.logs import get_logger
-    from dreamd.workers import Task
+    from dreamd.worker_pool import Task
 
     cfg = daemon.config.sync
     if not cfg.dirs and not cfg.remotes:

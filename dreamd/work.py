@@ -31,6 +31,7 @@ import structlog
 from dreamd import batches as _batches
 from dreamd.config import Config
 from dreamd.gates import DirState, GateDecision, evaluate, is_paused
+from memory.answer_gate import PlanOp
 from memory.errors import (
     ConflictError,
     LeaseLost,
@@ -41,7 +42,6 @@ from memory.errors import (
     TransientError,
     UnmanagedError,
 )
-from memory.gate import PlanOp
 from memory.llm import Model
 from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
 from memory.manifest import EXTRACTED_KEY, extracted_digest, extracted_ids, parse_iso

@@ -3,7 +3,7 @@
 ``complete(system, prompt, max_tokens) -> Completion``. Operations (extraction, consolidation
 plans, selection) build their prompt as product instructions followed by one machine-readable
 payload ``<input>{json}</input>``; the offline backend answers from that payload alone, a real
-model reads both. Whatever comes back passes the same strict gate (``memory.gate``).
+model reads both. Whatever comes back passes the same strict gate (``memory.answer_gate``).
 """
 
 from __future__ import annotations

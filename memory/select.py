@@ -14,7 +14,7 @@ Two ways to pick at most ``limit`` record names for a query (DESIGN §7):
   ``limit`` distinct known names. Anything else falls back to the keyword index and the reason
   is returned, never raised.
 
-Pure and I/O-free (stdlib plus memory.gate and memory.llm): the caller passes candidates in.
+Pure and I/O-free (stdlib plus memory.answer_gate and memory.llm): the caller passes candidates in.
 The keyword half imports only light stdlib modules (no dataclasses, typing or YAML; the gate
 is loaded when a model is asked): ``dreamd hook`` ranks memories with it at every prompt.
 """
@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
 if TYPE_CHECKING:
-    from memory.gate import AnswerRejected
+    from memory.answer_gate import AnswerRejected
     from memory.llm import Completion, Model
 
 __all__ = [
@@ -435,9 +435,9 @@ def check_selection(completion: Completion, known: set[str], limit: int) -> list
     Valid only when there are no tool calls, ``stop_reason == "end_turn"``, the text is not
     empty, the *whole* text parses as JSON (no fence stripping, no substring search), and it is
     an array of at most ``limit`` distinct strings, each a known name. The rules live in
-    :mod:`memory.gate`, shared with extraction and consolidation.
+    :mod:`memory.answer_gate`, shared with extraction and consolidation.
     """
-    from memory import gate
+    from memory import answer_gate as gate
 
     return gate.check_selection(completion, known=known, limit=limit)
 
@@ -473,7 +473,7 @@ def model_select(
         shown = [c for c in shown if c.name in keep]
         if not shown:
             return [], None
-    from memory.gate import AnswerRejected
+    from memory.answer_gate import AnswerRejected
 
     known = {c.name for c in shown}
     system, prompt = selection_prompt(query, shown, limit)
@@ -494,7 +494,7 @@ def model_select(
 def __getattr__(name: str) -> object:
     """``AnswerRejected`` stays importable from here without loading the gate eagerly."""
     if name == "AnswerRejected":
-        from memory.gate import AnswerRejected
+        from memory.answer_gate import AnswerRejected
 
         return AnswerRejected
     raise AttributeError(f"module 'memory.select' has no attribute {name!r}")

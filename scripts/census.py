@@ -309,7 +309,7 @@ def hook_cases(sb: Sandbox) -> list[Row]:
 
 
 def answer_cases(sb: Sandbox) -> list[Row]:
-    from memory.gate import AnswerRejected, check_extraction, check_plan, check_selection
+    from memory.answer_gate import AnswerRejected, check_extraction, check_plan, check_selection
     from memory.llm import Completion, ToolCall
 
     good = {"name": "prefers-tabs", "type": "user", "description": "Prefers tabs", "body": "Use tabs."}

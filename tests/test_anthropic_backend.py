@@ -25,8 +25,8 @@ from dreamd.models.anthropic_backend import AnthropicModel
 from dreamd.models.factory import make_model
 from dreamd.models.prompts import PlanRecord
 from dreamd.models.usage import UsageLedger
+from memory.answer_gate import AnswerRejected, check_selection
 from memory.errors import ConfigError, ModelMisconfigured, TransientError
-from memory.gate import AnswerRejected, check_selection
 from memory.llm import Usage
 from tests.fake_anthropic import FakeAnthropic, Hang, Status, fake_anthropic, message
 
@@ -544,7 +544,7 @@ def test_make_model_config_errors(
 
 def test_client_path_modules_do_not_import_the_sdk() -> None:
     code = (
-        "import sys, memory.gate, memory.llm, dreamd.models.factory, dreamd.models.prompts; "
+        "import sys, memory.answer_gate, memory.llm, dreamd.models.factory, dreamd.models.prompts; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'httpx', 'watchdog', 'apscheduler')))"
     )
     result = subprocess.run(

@@ -134,7 +134,7 @@ def test_a_hostile_memory_dir_is_claimed_and_failed_not_a_crash(tmp_path: Path) 
 
 
 def test_a_task_queued_behind_a_busy_directory_does_not_hold_a_free_worker() -> None:
-    from dreamd.workers import Task, WorkerPool
+    from dreamd.worker_pool import Task, WorkerPool
 
     release = threading.Event()
     pool = WorkerPool(2, on_error=lambda task, exc: None)

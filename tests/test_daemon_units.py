@@ -17,7 +17,7 @@ from dreamd.config import load_config
 from dreamd.daemon import Daemon, once
 from dreamd.logs import configure
 from dreamd.watch import Debouncer, fingerprint, is_noise
-from dreamd.workers import Task, WorkerPool
+from dreamd.worker_pool import Task, WorkerPool
 from memory.client import submit
 from memory.store import MemoryStore
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from dreamd.models.offline import OfflineModel, answer
 from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract
 from dreamd.models.offline_text import absolutize_dates, tokens
-from memory.gate import check_extraction
+from memory.answer_gate import check_extraction
 from memory.llm import Completion, render_payload
 from memory.records import validate_fields
 from memory.transcripts import parse_transcript

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dreamd.models.offline import OfflineModel
 from dreamd.models.offline_plan import plan, statements_contradict
-from memory.gate import check_plan
+from memory.answer_gate import check_plan
 from memory.llm import render_payload
 from memory.records import parse_record, validate_fields
 
@@ -52,7 +52,7 @@ def consolidate(records: list[dict[str, Any]], today: str = TODAY) -> list[dict[
 
 
 def validate_plan(ops: list[dict[str, Any]], records: list[dict[str, Any]]) -> None:
-    """The contract rules, written out independently of memory.gate."""
+    """The contract rules, written out independently of memory.answer_gate."""
     by_name = {r["name"]: r for r in records}
     used: list[str] = []
     for op in ops:

@@ -204,7 +204,7 @@ def test_system_prompts_are_byte_stable_and_carry_the_contract() -> None:
 
 def test_system_prompt_examples_pass_the_gate() -> None:
     """The examples shown to the model must themselves be valid answers."""
-    from memory.gate import check_extraction, check_plan
+    from memory.answer_gate import check_extraction, check_plan
 
     ex = EXTRACT_SYSTEM.split("Example of a valid answer:\n", 1)[1].strip()
     assert [r.name for r in check_extraction(answer(ex))] == [

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from memory.gate import PlanOp
+from memory.answer_gate import PlanOp
 from memory.records import make_record
 from memory.transcripts import parse_transcript
 

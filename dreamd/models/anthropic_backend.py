@@ -19,7 +19,7 @@ What the daemon relies on:
   request the server will never accept) and other 4xx and answers the SDK cannot parse are
   :class:`~memory.errors.PermanentError`;
 - the answer is *not* judged here: text, tool calls and ``stop_reason`` are passed through
-  as they came and the strict gate (``memory.gate``) decides;
+  as they came and the strict gate (``memory.answer_gate``) decides;
 - prompt caching: the system prompt and the stable prefix of the user prompt
   (:func:`dreamd.models.prompts.split_for_cache`) carry ``cache_control: ephemeral``; a server
   that ignores it (and leaves the cache fields out of ``usage``) counts as zero cached tokens.

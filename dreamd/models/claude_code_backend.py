@@ -12,7 +12,7 @@ and what each part guarantees:
 
 - same prompts, same gate: the product's system prompt replaces Claude Code's default one and
   the user prompt goes in on stdin (no argument-length limit); the JSON ``result`` is mapped
-  into a :class:`~memory.llm.Completion` and judged by :mod:`memory.gate` like any other;
+  into a :class:`~memory.llm.Completion` and judged by :mod:`memory.answer_gate` like any other;
 - no tools: ``--tools ""`` offers none and ``--max-turns 1`` stops the CLI from looping if
   the model asks for one anyway; such an answer comes back as a tool call and is refused;
 - nothing persisted, nothing re-extracted: ``--no-session-persistence`` writes no session

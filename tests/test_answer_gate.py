@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory.gate import (
+from memory.answer_gate import (
     MAX_DEPTH,
     AnswerRejected,
     PlanOp,
