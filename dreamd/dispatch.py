@@ -30,8 +30,11 @@ from dreamd.config import Config
 from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.logs import get_logger
 from dreamd.watch import Debouncer, Watcher, fingerprint
+from dreamd.work import Context
 from dreamd.worker_pool import Task, WorkerPool
 from memory.errors import PermanentError, TransientError
+from memory.jobs import Job
+from memory.spool import Spool
 
 __all__ = ["MAX_CLAIMED", "Dispatch"]
 
@@ -77,8 +80,8 @@ class Dispatch:
 
     config: Config
     work: Any
-    ctx: Any
-    spool: Any
+    ctx: Context
+    spool: Spool
     pool: WorkerPool
     watcher: Watcher | None
     spool_debounce: Debouncer
@@ -231,7 +234,7 @@ class Dispatch:
     def _requeue(self, job_id: str) -> None:
         self._finish(job_id, lambda: self._unclaim(job_id))
 
-    def _run_job(self, job_id: str, job: Any) -> None:
+    def _run_job(self, job_id: str, job: Job) -> None:
         memory_dir = str(job.memory_dir)
         bound = log.bind(job_id=job_id, memory_dir=memory_dir, session_id=job.session_id)
         started = time.monotonic()

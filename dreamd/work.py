@@ -42,6 +42,7 @@ from memory.errors import (
     TransientError,
     UnmanagedError,
 )
+from memory.jobs import Job
 from memory.llm import Model
 from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
 from memory.manifest import EXTRACTED_KEY, extracted_digest, extracted_ids, parse_iso
@@ -148,7 +149,8 @@ def _redact_record(rec: Record) -> Record:
     return rec
 
 
-def _job_field(job: Any, name: str, default: Any = None) -> Any:
+def _job_field(job: Job, name: str, default: Any = None) -> Any:
+    """A job field, ``default`` when unset (jobs built by hand, e.g. in tests, may lack it)."""
     value = getattr(job, name, default)
     return default if value is None else value
 
@@ -156,7 +158,7 @@ def _job_field(job: Any, name: str, default: Any = None) -> Any:
 # ---------------------------------------------------------------------------- execute
 
 
-def execute(job: Any, ctx: Context) -> str:
+def execute(job: Job, ctx: Context) -> str:
     """Apply one validated job; returns an outcome word for the log.
 
     A job for a directory that is not managed fails at once (permanent, with the fix in the
@@ -168,7 +170,7 @@ def execute(job: Any, ctx: Context) -> str:
         raise PermanentError(f"{exc}; then 'dreamd retry {job.id}'") from None
 
 
-def _execute(job: Any, ctx: Context) -> str:
+def _execute(job: Job, ctx: Context) -> str:
     kind = job.kind
     if kind == "extract":
         return _extract(job, ctx)
@@ -219,7 +221,7 @@ def adopt_on_first_use(memory_dir: Path) -> str | None:
     return f"adopted {len(report.adopted)}"
 
 
-def _extract(job: Any, ctx: Context) -> str:
+def _extract(job: Job, ctx: Context) -> str:
     """Extract a session's new turns, window by window, oldest first (DESIGN §5).
 
     Each window that ends on a turn boundary is committed with its records and the cursor
@@ -324,7 +326,7 @@ def _today(turns: Sequence[Any], ctx: Context) -> date:
     return ctx.clock().date()
 
 
-def _remember(job: Any, ctx: Context) -> str:
+def _remember(job: Job, ctx: Context) -> str:
     store = ctx.store(job.memory_dir)
     manifest = store.read()
     if job.id in manifest.applied_jobs:
@@ -352,7 +354,7 @@ def _remember(job: Any, ctx: Context) -> str:
     return "duplicate" if result.duplicate else f"remembered {len(records)}"
 
 
-def _forget(job: Any, ctx: Context) -> str:
+def _forget(job: Job, ctx: Context) -> str:
     store = ctx.store(job.memory_dir)
     names = [str(n) for n in (_job_field(job, "names", []) or [])]
     if not names:
