@@ -482,3 +482,53 @@ def test_a_rules_header_in_a_turn_of_its_own_heads_the_next_user_turns() -> None
 def test_prohibitions_stated_with_no() -> None:
     items = run("No emojis in commit messages.", "No worries, take your time.", "No idea why that failed.")
     assert kinds(items) == [("feedback", "No emojis in commit messages")]
+
+
+def test_one_off_edits_past_clauses_and_trailing_attribution_are_not_rules() -> None:
+    # a wide scope is not a lasting one: "everywhere" says where, not for how long
+    assert run("move the retry helper into utils everywhere") == []
+    assert run("replace moment with dayjs across the codebase") == []
+    assert [r["type"] for r in run("Always rename new files to snake_case.")] == ["feedback"]
+    # under a standing lead, a clause telling what happened is the reason, not a second rule
+    recs = run("From now on don't stub the queue in tests, we lost a week when the stub and the real broker disagreed.")
+    assert [r["type"] for r in recs] == ["feedback"]
+    assert "broker disagreed" in recs[0]["body"]
+    # advice attributed after the fact is someone else's words
+    assert run("Drink water before coffee, is what my trainer keeps telling me.") == []
+
+
+def test_corrections_inside_one_sentence_and_code_names_as_content() -> None:
+    recs = run("The code freeze is on the 27th, wait no, it got moved to the 30th.")
+    assert len(recs) == 1 and "2026-11-30" in recs[0]["description"]
+    recs = run("缓存用的是 Redis 6，哦不对，是 7。")
+    assert len(recs) == 1 and "Redis 7" in recs[0]["description"] and "6" not in recs[0]["description"]
+    recs = run("no `eval`, ever.")
+    assert [r["type"] for r in recs] == ["feedback"] and "`eval`" in recs[0]["description"]
+    assert run("no worries, ever.") == []
+
+
+def test_dates_after_a_possessive_subject_and_time_away() -> None:
+    recs = run("Mia's piano exam is on the 28th, so keep that evening free.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-11-28" in recs[0]["body"]
+    recs = run("I'll be away from the 3rd until the 10th.", ts="2026-11-24T09:30:00Z")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-03" in recs[0]["body"]
+    recs = run("we went with pnpm over yarn bc the installs are way faster")
+    assert recs[0]["description"].startswith("Decision:") and "faster" in recs[0]["body"]
+    for routine in ("retro is at 4pm every other Friday", "deploys go out on Tuesdays"):
+        assert [r["type"] for r in run(routine)] == ["project"]
+    assert run("the bakery is open every day") == []  # a routine of the work only
+
+
+def test_chinese_clauses_sharing_one_subject_make_one_self_description() -> None:
+    recs = run("简单说下我的情况吧，我今年 35，在成都做产品经理，周末一般带孩子去公园。")
+    assert len(recs) == 1 and recs[0]["type"] == "user"
+    for part in ("35", "产品经理", "公园"):
+        assert part in recs[0]["description"]
+    assert [r["type"] for r in run("我最近在考驾照。")] == ["user"]
+    recs = run("我家的猫叫年糕。")
+    assert [r["type"] for r in recs] == ["user"] and "年糕" in recs[0]["description"]
+    # a mood after the subject is not a fact of its own
+    assert len(run("我是做运维的，平时挺累的。")) == 1
+    # which tool and where its config lives is one pointer
+    recs = run("消息队列用的是 Kafka，配置都在 deploy/kafka.yml 里。")
+    assert [r["type"] for r in recs] == ["reference"] and "Kafka" in recs[0]["body"]

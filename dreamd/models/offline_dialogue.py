@@ -96,7 +96,9 @@ def has_cjk_text(text: str) -> bool:
 
 _CORRECTION_EN = re.compile(
     r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm)[,:!.]?\s+)+"
-    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was)\s+(?P<new>.+?)"
+    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was|"
+    r"(?:it|that)(?:'s| has| was| is)?\s+(?:been\s+|now\s+)?(?:got\s+)?(?:pushed|moved|changed|bumped)(?:\s+back)?\s+to)"
+    r"\s+(?P<new>.+?)"
     r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
     r"^(?:it's|it is|that's)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
     re.I,

@@ -180,12 +180,22 @@ _SENTENCE_SPLIT = re.compile(
 )
 
 
+_MID_CORRECTION = re.compile(
+    r"[,，]\s*(?=(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|口误|口誤|我记错了|我記錯了)[，,：:]?)|"
+    r",\s*(?=(?:wait|sorry|oops|actually|no wait)[,!]?\s+(?:no\b|i meant\b|i mean\b|it's\b|it got\b|make that\b))",
+    re.I,
+)
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a turn, line by line (a clause-level split happens in
-    :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled)."""
+    :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled). A correction inside a
+    sentence ("… MySQL 5.7，哦不对，是 8.0") starts a sentence of its own, so it can put the
+    value before it right."""
     out: list[str] = []
     for line in text.splitlines():
-        out.extend(part.strip() for part in _SENTENCE_SPLIT.split(line) if part.strip())
+        for part in _SENTENCE_SPLIT.split(line):
+            out.extend(p.strip(" ,，") for p in _MID_CORRECTION.split(part) if p.strip(" ,，"))
     return out
 
 

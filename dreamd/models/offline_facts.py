@@ -32,7 +32,7 @@ from dreamd.models.offline_audience import (
     about_the_work,
     is_wellbeing,
 )
-from dreamd.models.offline_identity import rule_identity
+from dreamd.models.offline_identity import WORK_NOUN, rule_identity
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL, rule_reference
 from dreamd.models.offline_preference import rule_preference
 from dreamd.models.offline_rules import (
@@ -71,7 +71,8 @@ _CHANGE_VERBS = (
 _DECISION_EN: dict[str, re.Pattern[str]] = {
     "decided": re.compile(
         r"\b(?P<who>we|i|the team|team)(?:\s+have\s+|'ve\s+|\s+)(?:finally\s+|just\s+|all\s+|now\s+)?"
-        r"(?:decided|agreed|chose|opted|settled|committed)\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
+        r"(?:decided|agreed|chose|opted|settled|committed|picked|went with|ended up (?:with|going with|picking|choosing))"
+        r"\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
         re.I,
     ),
     "lets": re.compile(
@@ -173,7 +174,8 @@ _SETTING_EN = re.compile(
     re.I,
 )
 _SETTING_ZH = re.compile(
-    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d)"
+    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d)|"
+    r"^(?!我(?![们們]))[^，,。？?]{1,12}?(?:用的是|采用的是|採用的是|跑在|部署在)\s*[A-Za-z][\w.+#-]*"
 )
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
@@ -185,10 +187,24 @@ _CONTEXT_ZH = re.compile(
 )
 
 
+_ROUTINE_EN = re.compile(
+    r"^(?:(?:our|the)\s+)?(?P<subj>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are|happens?|happen|runs?|run|go(?:es)? out)\s+"
+    r"(?:at\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s+)?(?:every|each|daily|weekly|nightly|on\s+(?:mondays|tuesdays|wednesdays|"
+    r"thursdays|fridays|saturdays|sundays|weekdays))\b",
+    re.I,
+)
+
+
+def _team_routine(s: str) -> bool:
+    """"standup is at 9:30 every day", "deploys go out on Tuesdays": how the team's week runs."""
+    m = _ROUTINE_EN.match(s)
+    return m is not None and WORK_NOUN.search(m.group("subj")) is not None
+
+
 def rule_context(s: str, ctx: Ctx) -> Found | None:
     """What the work is about: "our main product is a B2B invoicing API", "我们是做跨境电商的"."""
     if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s) or _SETTING_EN.match(s)
-                                  or _SETTING_ZH.match(s)):
+                                  or _SETTING_ZH.match(s) or _team_routine(s)):
         return None
     fact, reason = split_reason(s)
     if not content_ok(fact, min_tokens=2):
@@ -284,14 +300,16 @@ _PLANNED = re.compile(
     r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
     r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
-    r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}",
+    r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}|"
+    r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:be\s+)?(?:away|off|out of office|out|on leave|on holiday|"
+    r"on vacation|in [A-Z][\w-]+)\b.{0,30}?\b(?:from|on|until|till|between)\s+(?:the\s+)?\d{4}-\d{2}-\d{2}",
     re.I,
 )
 _SCHEDULED = re.compile(
     r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
     r"(?:(?:planned|scheduled|set|booked|slated|due|pencilled|penciled|moved|pushed)\s+(?:for|to)\s+|on\s+|in\s+|at\s+|"
     r"due\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
-    r"^(?:(?:the|our|my|his|her|their)\b.{2,60}?|[\w-]+(?: [\w-]+){0,3})\s+(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
+    r"^(?:(?:the|our|my|his|her|their)\b.{2,60}?|[\w'’-]+(?: [\w-]+){0,3})\s+(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
     r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
     r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
     r".*\d{4}-\d{2}-\d{2}|"

@@ -52,7 +52,7 @@ _NOT_IDENTITY = re.compile(
     r"excited|tired|busy|stuck|confused|worried|ready|fine|ok|okay|good|great|in the middle)\b",
     re.I,
 )
-_WORK_NOUN = re.compile(
+WORK_NOUN = re.compile(
     r"\b(?:on-?call|rotation|standup|stand-up|release|deploy|deployment|sprint|retro|build|backup|meeting|sync|review|"
     r"planning|demo|freeze|rollout|maintenance|cron|job|pipeline|report|invoice|payroll|audit)s?\b",
     re.I,
@@ -169,9 +169,12 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"(?:每|隔)(?:周|週|天|月|个|個).+)$"
     ),
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃(?:纯|純|全)?素|不能吃|戒了).*)$"),
-    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)(?:学|學|攒钱|攢錢|存钱|存錢|备考|備考|准备|準備|减肥|減肥|健身|戒).+)$"),
+    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)(?:学|學|考|攒钱|攢錢|存钱|存錢|备考|備考|准备|準備|减肥|減肥|健身|戒).+)$"),
     "studying": re.compile(r"^(?P<x>我(?:在|正在|还在|還在)?(?:读|讀|念)(?:博|研|硕|碩|本科|大学|大學|高中|初中|.{1,10}(?:博士|硕士|碩士|本科|专业|專業|学位|學位)).*)$"),
-    "age": re.compile(r"^(?P<x>我(?:今年|现在|現在)?\s*\d{1,2}\s*(?:岁|歲|周岁|週歲).*)$"),
+    "age": re.compile(r"^(?P<x>我(?:今年|现在|現在)?\s*\d{1,2}\s*(?:岁|歲|周岁|週歲).*|我今年\s*\d{1,2}(?!\d)(?:\s*(?:了|啦))?)$"),
+    "named-own": re.compile(
+        r"^(?P<x>我(?:家|的|家的)(?!名字)[\u4e00-\u9fff]{1,4}?(?:叫|名字叫|的名字是)[^，,。？?]{1,12}.*)$"
+    ),
     "hometown": re.compile(r"^(?P<x>(?:我的)?老家(?:是|在).+)$"),
     "uses": re.compile(
         r"^(?P<x>我(?:平时|平時|一般|主要|日常|一直|现在|現在)?(?:用|使用|开|開|骑|騎)(?:的是)?\s*(?:[A-Za-z][\w.+# -]*|电车|電車|油车|油車|"
@@ -212,6 +215,7 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"(?:[\u4e00-\u9fff]{0,3})(?:孩子|女儿|女兒|儿子|兒子|猫|貓|狗|宠物|寵物|兄弟|姐妹|哥哥|姐姐|弟弟|妹妹).*)$"
     ),
 }
+_ZH_ADVERB_AFTER_I = re.compile(r"^我(?:最近|现在|現在|目前|这阵子|這陣子|这段时间|這段時間|平时|平時|一般|通常)(?=\S)")
 _ZH_ROLE = re.compile(
     r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|设计|設計|经理|經理|学生|學生|研究员|研究員|"
     r"分析师|分析師|架构师|架構師|产品|產品|运维|運維|老师|老師|教授|医生|醫生|护士|護士|律师|律師|新手|初学者|初學者|"
@@ -233,7 +237,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         x = tidy(m.group("x"))
         if verb in ("kin", "recurring", "valued") and has_relative_date(x):
             continue  # "my daughter's recital is on December 19" is a dated event
-        if verb == "recurring" and x.lower().startswith("our") and _WORK_NOUN.search(x):
+        if verb == "recurring" and x.lower().startswith("our") and WORK_NOUN.search(x):
             fact = sentence_case(x)
             return Found("context", "project", "project", x, fact, fact, how=HOW["decision"])
         if verb == "is" and re.match(r"^the one (?:who|that)\b", x, re.I):
@@ -280,8 +284,10 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
     if not has_cjk(s):
         return None
     s = re.sub(r"^(?:平时|平時|一般|通常|现在|現在|目前|其实|其實|本职|本職)[，,]?(?=我)", "", s)
+    # "我最近在备孕" states what "我在备孕" does: a time adverb after 我 is tried without it too
+    plain = _ZH_ADVERB_AFTER_I.sub("我", s, count=1)
     for kind, pat in _IDENTITY_ZH.items():
-        m = pat.match(s)
+        m = pat.match(s) or (pat.match(plain) if plain != s else None)
         if not m:
             continue
         x = tidy(m.group("x"))
@@ -297,4 +303,4 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
 
 
 
-__all__ = ["rule_identity"]
+__all__ = ["WORK_NOUN", "rule_identity"]

@@ -122,7 +122,7 @@ _NEG_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit
 _DIRECTIVE_EN = re.compile(
     r"^(?:please\s+)?(?:(?:don't|do not|dont)(?:\s+ever)?|never|always|avoid|stop|quit|make sure(?: to| that| you)?|"
     r"be sure to|only|just|please|no more than|not more than|never more than|at most|at least|no longer than|"
-    r"no(?=\s+(?!problem|problems|worries|worry|idea|thanks|way|need|rush|pressure|clue|luck|doubt|offense|big deal|"
+    r"no(?=\s+`?(?!problem|problems|worries|worry|idea|thanks|way|need|rush|pressure|clue|luck|doubt|offense|big deal|"
     r"matter|one|longer|more)\w)|"
     r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to))\b\s*",
     re.I,
@@ -173,6 +173,17 @@ _PLURAL_SCOPE = re.compile(
     r"some|\d+)\b)[\w-]+\s+[\w-]+s)\s*[.!]?$",
     re.I,
 )
+_PAST_STATEMENT = re.compile(
+    r"^(?:[\w'-]+\s+){1,4}?(?:(?<!is )(?<!are )(?<!be )(?<!been )[a-z]{3,}ed|was|were|had|did|got|went|wrote|broke|"
+    r"ran|came|took|made)\b",
+    re.I,
+)
+_ONE_OFF_EDIT = re.compile(
+    r"^(?:please\s+)?(?:rename|replace|change|move|update|convert|switch|bump|upgrade|downgrade|migrate|swap)\s+"
+    r"\S+(?:\s+\S+){0,3}?\s+(?:to|with|into|for)\s+\S+",
+    re.I,
+)
+_SPATIAL = re.compile(r"\b(?:everywhere|across the (?:codebase|repo|project)|in (?:all|every) (?:files?|places?))\b", re.I)
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _NOT_A_DIRECTIVE_HEAD = re.compile(
     r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
@@ -389,8 +400,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we'll|we're|you)\b", main, re.I) and content_ok(main):
         body = main  # "From here on, tests go in a tests/ folder": a rule stated as how things are
         declared = True
-        if not about_the_work(main):
-            return None  # "going forward, the weather should improve"
+        if not about_the_work(main) or _PAST_STATEMENT.match(main):
+            return None  # "going forward, the weather should improve"; "… the schema drifted apart"
     else:
         return None
     first = body.split(" ", 1)[0].lower().strip(",.") if not (norm or declared) else "norm"
@@ -399,6 +410,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
         return None  # a past-tense or participle opening is a story, not an instruction
     standing = ctx.standing or is_standing(s) or general_condition or bool(_PLURAL_SCOPE.search(rule))
+    if _ONE_OFF_EDIT.match(body) and not (ctx.standing or is_standing(_SPATIAL.sub("", s))):
+        return None  # "rename getUser to fetchUser everywhere": one edit, however wide
     if (_TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
         return None  # "Smile today", "ship it tonight": for the day only
     if not (standing or reason or _reason_follows(ctx)):

@@ -71,8 +71,8 @@ _SPEECH = re.compile(
 _INLINE_QUOTE = re.compile(
     r"\b(?:says?|said|tells?|told|telling|wrote|writes|reads?|quotes?)\b[^\"“”「」']{0,20}[\"“「']|"
     r"(?:说|說|讲|講|提到|表示)(?:过|過|着|著|道)?[：:]?\s*[\"“「]|(?:写|寫)(?:着|著|道)[：:]?\s*[\"“「]|"
-    r"\b(?:that's|that is|this is)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+(?:says?|said|taught|told|"
-    r"always says|tells?)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
+    r"(?:\b(?:that's|that is|this is)|[,;—–-]\s*(?:is|was|that's)?)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+"
+    r"(?:always\s+|keeps?\s+|used to\s+|once\s+)?(?:says?|said|taught|told|tells?|saying|telling)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
     re.I,
 )
 _GROUP_VOCATIVE = re.compile(
@@ -95,8 +95,8 @@ _ZH_MARKER = (
     r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好)"
 )
 _ZH_LEAD = re.compile(
-    rf"^(?:{_ZH_MARKER}|(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|一句|一点|一點)"
-    r"(?:背景|情况|情況|我自己)?)(?:[，,：:！!。、～~ ]+)"
+    rf"^(?:{_ZH_MARKER}|(?:简单|簡單|先)?(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|下|一句|一点|一點)"
+    r"(?:(?:我的|我)?(?:背景|情况|情況)|我自己)?吧?)(?:[，,：:！!。、～~ ]+)"
 )
 _ZH_LABEL = re.compile(r"^(?P<label>[^，,：:。！？]{1,12})[：:]\s*(?P<rest>\S.*)$")
 _ZH_REMEMBER = re.compile(

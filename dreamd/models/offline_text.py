@@ -460,7 +460,7 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
 
 
 _REASON_SPLIT = re.compile(
-    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz)\b|'cause\b)\s*|"
+    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
     r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
     re.I,
 )
@@ -485,7 +485,8 @@ def split_reason(text: str) -> tuple[str, str | None]:
 def content_ok(text: str, *, min_tokens: int = 2) -> bool:
     """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
     zh = sum(1 for ch in text if has_cjk(ch))
-    return zh >= 3 or len(tokens(text)) >= min_tokens
+    code = len(re.findall(r"`[^`\s]{1,40}`", text))  # "no `any`": a code name is content even if a stop word
+    return zh >= 3 or len(tokens(text)) + 2 * code >= min_tokens
 
 
 PRONOUN_OBJECT = re.compile(
