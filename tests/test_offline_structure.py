@@ -532,3 +532,40 @@ def test_chinese_clauses_sharing_one_subject_make_one_self_description() -> None
     # which tool and where its config lives is one pointer
     recs = run("消息队列用的是 Kafka，配置都在 deploy/kafka.yml 里。")
     assert [r["type"] for r in recs] == ["reference"] and "Kafka" in recs[0]["body"]
+
+
+def test_a_rule_said_both_ways_is_one_rule_and_a_lowercase_topic_is_peeled() -> None:
+    recs = run("logging: always use the structured logger, never print to stdout")
+    assert [r["type"] for r in recs] == ["feedback"]
+    assert "structured logger" in recs[0]["description"] and "stdout" in recs[0]["description"]
+    assert run("ValueError: never pass a negative size") == []  # a logged error is not a topic label
+    recs = run("also i can't stand olives, dont ever add them to salads")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+
+
+def test_household_news_names_and_limits() -> None:
+    recs = run("we just adopted a kitten named Pixel")
+    assert [r["type"] for r in recs] == ["user"] and "adopted" in recs[0]["description"]
+    assert recs[0]["description"].startswith("User adopted")
+    assert all(r["type"] != "user" for r in run("we have a service called Atlas that does billing"))
+    assert [r["type"] for r in run("we adopted trunk-based development last quarter")] == ["project"]
+    recs = run("my partner Jo teaches on Tuesdays and Thursdays")
+    assert [r["type"] for r in recs] == ["user"] and "Jo" in recs[0]["description"]
+    assert [r["type"] for r in run("I'm more of a tea person honestly")] == ["user"]
+    recs = run("i cycle every mon and wed evening")
+    assert [r["type"] for r in recs] == ["user"] and recs[0]["description"].startswith("User cycles")
+    assert [r["type"] for r in run("I'm in Auckland, so NZDT for scheduling")] == ["user"]
+    recs = run("Keep any gift ideas under 30 euros.")
+    assert [r["type"] for r in recs] == ["feedback"]
+    assert run("keep the summary under 200 words") == []  # one summary, for now
+
+
+def test_chinese_plans_roles_and_where_things_are_kept() -> None:
+    recs = run("我们准备 12 月 5 号去爬黄山。")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-05" in recs[0]["body"]
+    recs = run("我们这周四开始灰度。")
+    assert [r["type"] for r in recs] == ["project"] and "2026-11-26" in recs[0]["body"]
+    recs = run("hi，我是这个仓库的 owner。")
+    assert [r["type"] for r in recs] == ["user"] and "owner" in recs[0]["description"]
+    recs = run("备用钥匙放在鞋柜上面。")
+    assert [r["type"] for r in recs] == ["reference"]

@@ -19,7 +19,7 @@ from dreamd.models.offline_text import has_cjk, tidy
 
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
-    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
 )
 
 
@@ -56,17 +56,28 @@ def clauses(core: str) -> list[str]:
     raw = _CLAUSES.split(core)
     merged: list[str] = []
     for part in raw:
-        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part)):
+        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part) or _other_side(merged[-1], part)):
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
-    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。") for p in merged]
+    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。")
+             for p in merged]
     return [p for p in parts if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4)]
 
 
 def _zh_size(text: str) -> int:
     """Chinese characters plus Latin words and numbers ("我今年 29" is four)."""
     return sum(map(has_cjk, text)) + len(re.findall(r"[A-Za-z0-9]+", text))
+
+
+_ALWAYS = re.compile(r"^\s*always\b", re.I)
+_NEVER = re.compile(r"^\s*(?:never|don't|dont|do not)\b", re.I)
+
+
+def _other_side(before: str, after: str) -> bool:
+    """"always wrap errors with %w, never return them bare": one rule said both ways."""
+    tail = re.split(r"[:：]\s*", before)[-1]
+    return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
 def _first_rule(text: str, ctx: Ctx) -> Found | None:

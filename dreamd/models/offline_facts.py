@@ -133,6 +133,9 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
         what = tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
         if not content_ok(what) or PRONOUN_OBJECT.match(what):
             return None
+        head = re.split(r"[,;]", what)[0]
+        if kind == "changed" and m.group("verb").lower() == "adopted" and not (about_the_work(head) or TOOLS.search(head)):
+            return None  # "we just adopted a rescue greyhound": the family's news, not a decision on the work
         fact = f"Decided on {ctx.day.isoformat()}: {third_person(what)}"
         desc = f"Decision: {third_person(what)}"
         return Found("decision", "project", "decision", what, fact, desc, reason=reason, how=HOW["decision"])
@@ -297,6 +300,8 @@ _BEFORE_DATE = re.compile(
 )
 _PLANNED = re.compile(
     r"\d{4}-\d{2}-\d{2}[^，,。]{0,6}?(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
+    r"(?:我们|我們|我|大家|团队|團隊)[^，,。]{0,6}?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
+    r"^(?:我们|我們|团队|團隊|公司)[^，,。\d]{0,4}?\d{4}-\d{2}-\d{2}\s*(?:就|要|会|會)?[\u4e00-\u9fff]{2}|"
     r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
     r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"

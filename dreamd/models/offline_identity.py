@@ -34,7 +34,8 @@ _ROLE_WORDS = re.compile(
     r"newbie|expert|veteran|on-call|oncall|frontend|front-end|backend|back-end|full-stack|fullstack|"
     r"night owl|early bird|morning person|introvert|extrovert|homebody|maintainer|"
     r"parent|mom|mum|dad|father|mother|retiree|pharmacist|paramedic|chef|cook|artist|musician|"
-    r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer)s?\b",
+    r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer)s?\b|"
+    r"\b[\w+#.-]+ (?:person|guy|gal|nerd|geek)\b",
     re.I,
 )
 _STABLE_STATE = re.compile(
@@ -106,7 +107,7 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"^i\s+(?P<x>(?!(?:was|were|had|did|went|never|rarely|don't|can't|cannot|know|think|wonder|forget|hate|"
         r"love|miss|wish)\b)[a-z]+\b.{0,60}?\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|"
         r"saturdays|sundays|weekdays|weekends|every (?:day|morning|evening|night|week|monday|tuesday|wednesday|"
-        r"thursday|friday|saturday|sunday))\b.*?)\s*$",
+        r"thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun))\b.*?)\s*$",
         re.I,
     ),
     "situation": re.compile(
@@ -120,6 +121,15 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"(?:,\s*(?:so|and|but)\b.*)?\s*$",
         re.I,
     ),
+    "zone": re.compile(
+        r"^i'?m\s+(?:based\s+)?in\s+(?P<x>(?-i:[A-Z])[\w -]{1,30}?,?\s+(?:so\s+)?(?:UTC|GMT|CET|EST|PST|[A-Z]{2,4}T\b).*?)\s*$",
+        re.I,
+    ),
+    "has-named": re.compile(
+        r"^(?:we|i)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?P<x>(?:adopted|got|have|own|rescued)\s+(?:a|an)\s+"
+        r"[\w\s-]{2,30}?\s+(?:called|named)\s+(?-i:[A-Z])[a-z]+\b.*?)\s*$",
+        re.I,
+    ),
     "named-kin": re.compile(r"^(?P<x>my\s+(?:[\w-]+(?:'s)?\s+){1,2}name\s+is\s+.+?)\s*$", re.I),
     "valued": re.compile(r"^my\s+(?P<x>[a-z][\w\s-]{2,30}?\s+(?:is|are)\s+[^,;]*\d[^,;]*?)\s*$", re.I),
     "own": re.compile(
@@ -131,9 +141,11 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "kin": re.compile(
         r"^(?P<x>my\s+(?:wife|husband|partner|spouse|son|daughter|kids?|children|mom|mum|mother|dad|father|"
         r"sister|brother|parents|grandma|grandmother|grandpa|grandfather|dog|cat|baby|toddler|twins|older one|younger one|"
-        r"oldest|youngest|eldest|little one|kiddo|boy|girl|girls|boys)(?:'s\s+[\w-]+)?\s+"
+        r"oldest|youngest|eldest|little one|kiddo|boy|girl|girls|boys|bf|gf|boyfriend|girlfriend|fiance|fiancee|fiancé|"
+        r"fiancée|hubby|roommate|flatmate)(?:\s+(?-i:[A-Z])[a-z]+)?(?:'s\s+[\w-]+)?\s+"
         r"(?:is|are|has|have|goes|go|works|work|plays|play|likes|like|loves|love|hates|hate|can't|cannot|"
-        r"doesn't|don't|lives|live|studies|study)\b.+?)\s*$",
+        r"doesn't|don't|lives|live|studies|study|(?!(?:thinks|says|wants|asks|tells|reckons|believes|feels|knows|"
+        r"wonders|keeps|was|has|always|sometimes|seems|perhaps|nowadays)\b)[a-z]{3,}(?<!s)s)\b.+?)\s*$",
         re.I,
     ),
     "their-kin": re.compile(
@@ -220,7 +232,8 @@ _ZH_ROLE = re.compile(
     r"工程师|工程師|开发|開發|程序员|程序員|科学家|科學家|设计师|設計師|设计|設計|经理|經理|学生|學生|研究员|研究員|"
     r"分析师|分析師|架构师|架構師|产品|產品|运维|運維|老师|老師|教授|医生|醫生|护士|護士|律师|律師|新手|初学者|初學者|"
     r"负责人|負責人|创始人|創始人|作者|维护者|維護者|博士|硕士|碩士|本科|者$|做.+的|负责.+的|負責.+的|后端|後端|前端|"
-    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|从.+(?:转|轉)|從.+(?:转|轉)|夜猫子|夜貓子|早起|"
+    r"全栈|全棧|测试|測試|会计|會計|妈妈|媽媽|爸爸|家长|家長|DevOps|SRE|maintainer|owner|tech lead|engineer|developer|"
+    r"designer|\bPM\b|\bQA\b|intern|从.+(?:转|轉)|從.+(?:转|轉)|夜猫子|夜貓子|早起|"
     r"早鸟|早鳥|内向|內向|外向|社恐|左撇子|素食者|[\u4e00-\u9fff]{1,4}(?:师|師|员|員|家|长|長|匠|手)(?=$|[，,。的])",
     re.I,
 )
@@ -269,12 +282,20 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
             fact = "User " + third_person(re.sub(r"^'ve\s+", "has ", x))
+        if verb == "zone":
+            fact = f"User is in {third_person(x)}"
+        if verb == "has-named":
+            if WORK_NOUN.search(x) or re.search(r"\b(?:service|repo|app|bot|project|tool|server|cluster)\b", x, re.I):
+                continue  # "we have a service called Atlas" is the work, not the household
+            said = x.split(" ", 1)[0]
+            said = said if said.lower().endswith("ed") or said.lower() == "got" else verb_3rd(said)
+            fact = f"User {said} {third_person(x.partition(' ')[2])}"
         if verb == "named-kin":
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb == "valued":
             fact = "User's " + third_person(x)
         if verb == "weekly":
-            fact = "User " + third_person(x)
+            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "habitual":
             x = re.split(r",\s*(?:so|and|but)\b", x)[0]
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()

@@ -110,7 +110,7 @@ _REF_ZH = re.compile(
     r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
     r"写入|寫入)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
-_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
+_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)(?:面|边|邊|头|頭)?$")
 _PRONOUN_SUBJECT = re.compile(
     r"^(?:it|this|that|he|she|they|i|we|you|there|the (?:bug|error|issue|problem|fix|change)|"
     r"我|你|他|她|它|我们|我們|这|這|那)$",

@@ -124,7 +124,8 @@ _DIRECTIVE_EN = re.compile(
     r"be sure to|only|just|please|no more than|not more than|never more than|at most|at least|no longer than|"
     r"no(?=\s+`?(?!problem|problems|worries|worry|idea|thanks|way|need|rush|pressure|clue|luck|doubt|offense|big deal|"
     r"matter|one|longer|more)\w)|"
-    r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to))\b\s*",
+    r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to)|"
+    r"keep (?:any|all|every|my|your|the)?\s*[\w-]+(?: [\w-]+)? (?:under|below|within)(?=\s+\S*\d))\b\s*",
     re.I,
 )
 _CONDITION_EN = re.compile(

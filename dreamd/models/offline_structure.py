@@ -92,7 +92,8 @@ _ZH_MARKER = (
     r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
     r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|第一|第二|第三|第四|第五|"
     r"其次|再次|再者|"
-    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好)"
+    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好|"
+    r"(?i:hello|hi|hey))"
 )
 _ZH_LEAD = re.compile(
     rf"^(?:{_ZH_MARKER}|(?:简单|簡單|先)?(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|下|一句|一点|一點)"
@@ -155,7 +156,7 @@ def peel(sentence: str) -> Peeled:
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
                            r"规矩|規矩|提醒|提个醒|提個醒|备注|備註", label, re.I):
                 remember = True
-            elif not (_LEAD_LABEL.match(label) or _short_label(label) or (
+            elif not (_LEAD_LABEL.match(label) or _short_label(label) or _topic_label(label, m.group("rest")) or (
                 _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
                 and not re.search(r"[a-z][A-Z]", label))):
                 break
@@ -223,6 +224,11 @@ _DIRECTIVE_AFTER = re.compile(
 )
 
 
+def _topic_label(label: str, rest: str) -> bool:
+    """A lowercase topic before a directive ("errors: always wrap them"), typed, not logged."""
+    return label.islower() and len(label.split()) <= 2 and _DIRECTIVE_AFTER.match(rest) is not None
+
+
 def _short_label(label: str) -> bool:
     """A short heading-like lead ("A bit about me:", "介绍一下我自己：") that names no content."""
     cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
@@ -250,7 +256,7 @@ STANDING = re.compile(
     r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
     r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|everywhere|"
     r"(?:in|for|on|with|to)\s+(?:any|all|every|each)|prefer|preferably|wherever possible|whenever possible|"
-    r"no more than|not more than|never more than|at most|at least|no longer than|stop|no more|anymore|any more|"
+    r"no more than|not more than|never more than|at most|at least|no longer than|keep (?:any|all|every|each|your|my) [\w -]{0,30}?(?:under|below|within) \S*\d|keep [\w-]+s (?:under|below|within) \S*\d|stop|no more|anymore|any more|"
     r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
     r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"

@@ -485,7 +485,7 @@ def split_reason(text: str) -> tuple[str, str | None]:
 def content_ok(text: str, *, min_tokens: int = 2) -> bool:
     """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
     zh = sum(1 for ch in text if has_cjk(ch))
-    code = len(re.findall(r"`[^`\s]{1,40}`", text))  # "no `any`": a code name is content even if a stop word
+    code = len(re.findall(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b", text))  # "no `any`": a code name is content even if a stop word
     return zh >= 3 or len(tokens(text)) + 2 * code >= min_tokens
 
 
