@@ -569,3 +569,38 @@ def test_chinese_plans_roles_and_where_things_are_kept() -> None:
     assert [r["type"] for r in recs] == ["user"] and "owner" in recs[0]["description"]
     recs = run("备用钥匙放在鞋柜上面。")
     assert [r["type"] for r in recs] == ["reference"]
+
+
+def test_system_rates_are_facts_and_one_off_reminders_are_not_notes() -> None:
+    recs = run("提醒一下：短信接口有限流，每分钟最多 60 条。")
+    assert [r["type"] for r in recs] == ["project"]
+    assert [r["type"] for r in run("以后每次最多给我三个方案。")] == ["feedback"]
+    assert run("记得把这个标签删掉。") == []
+    assert [r["type"] for r in run("记得以后把日志级别设成 info。")] == ["feedback"]
+    assert run("要是下周不忙，我们就把文档重写一遍。") == []
+
+
+def test_comma_spliced_clauses_off_limits_and_ownership() -> None:
+    recs = run("the main thing to know about this repo is that the schema is generated, anything under "
+               "schema/ is off limits, we regenerate it with make schema.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "project"]
+    rule = next(r for r in recs if r["type"] == "feedback")
+    assert "schema/" in rule["description"] and rule["description"].startswith("Don't")
+    assert [r["type"] for r in run("When the queue backs up, we page whoever is on call.")] == []
+    recs = run("the billing service owns the invoices table.")
+    assert [r["type"] for r in recs] == ["project"]
+
+
+def test_self_descriptions_in_other_words_and_date_ranges() -> None:
+    recs = run("I've got a parrot, Kiwi, who talks all day.")
+    assert [r["type"] for r in recs] == ["user"] and "Kiwi" in recs[0]["description"]
+    recs = run("I'm trying to learn Korean, so add the hangul when you can.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    assert [r["type"] for r in run("晚上我一般不回工作邮件。")] == ["user"]
+    recs = run("我在戒糖，甜点就别推荐了。")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    recs = run("我下周二到周四出差。")  # said on Tuesday 2026-11-24: both ends are next week
+    assert [r["type"] for r in recs] == ["project"]
+    assert "2026-12-01" in recs[0]["body"] and "2026-12-03" in recs[0]["body"]
+    recs = run("ok 介绍下背景，我们是一家十来个人的创业公司，做宠物电商。")
+    assert [r["type"] for r in recs] == ["project"] and "宠物电商" in recs[0]["description"]

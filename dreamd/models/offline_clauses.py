@@ -53,7 +53,7 @@ _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因�
 def clauses(core: str) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
     service keeps its manifests in the deploy-configs repo"), each tried on its own."""
-    raw = _CLAUSES.split(core)
+    raw = [piece for part in _CLAUSES.split(core) for piece in _splice(part)]
     merged: list[str] = []
     for part in raw:
         if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part) or _other_side(merged[-1], part)):
@@ -68,6 +68,18 @@ def clauses(core: str) -> list[str]:
 def _zh_size(text: str) -> int:
     """Chinese characters plus Latin words and numbers ("我今年 29" is four)."""
     return sum(map(has_cjk, text)) + len(re.findall(r"[A-Za-z0-9]+", text))
+
+
+_SPLICE = re.compile(r",\s+(?=(?:we|anything|everything|nothing)\s+(?:\S+\s+){0,3}?(?:is|are|regenerate|generate|deploy|"
+                     r"use|run|build|keep|ship|host|store|have)\b)", re.I)
+_SUBORDINATE = re.compile(r"^\s*(?:if|when|whenever|once|before|after|since|because|although|though|while|unless|until)\b",
+                          re.I)
+
+
+def _splice(part: str) -> list[str]:
+    """"half of it is generated, anything under gen/ is off limits, we regenerate it with buf": a comma
+    before a new subject starts a clause, unless the part opens with a condition ("when X, we …")."""
+    return [part] if _SUBORDINATE.match(part) else _SPLICE.split(part)
 
 
 _ALWAYS = re.compile(r"^\s*always\b", re.I)

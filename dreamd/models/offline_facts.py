@@ -162,7 +162,8 @@ _CONTEXT_EN = re.compile(
     r"^(?:our|my)\s+(?:main\s+|core\s+|flagship\s+)?(?:product|company|startup|business|app|service|platform|"
     r"customers?|users?|clients?|stack|codebase)\s+(?:is|are|does|do|sells?|builds?|makes?|serves?|runs? on|"
     r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$|"
-    r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
+    r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run|build|generate|regenerate|format|lint|test|bundle|"
+    r"compile|package)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
     r"using)\s+.+$|"
     r"^(?:it's|it is)\s+(?:a|an|the|our)\s+(?:[\w-]+\s+){0,3}(?:site|service|app|application|library|tool|repo|"
     r"monorepo|cli|api|backend|frontend|website|platform|sdk|plugin|bot|dashboard)\b.*$|"
@@ -186,7 +187,12 @@ _CONTEXT_ZH = re.compile(
     r"^(?:这个|這個|本)(?:仓库|倉庫|项目|項目|服务|服務|应用|應用|系统|系統|站点|站點|网站|網站)(?:是|主要是)|"
     r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
     r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
-    r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}"
+    r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}|"
+    r"^(?:我们|我們)(?:是|就是)(?:一个|一個|一家)[^，,。]{0,12}(?:团队|團隊|公司|工作室|小组|小組|创业公司|創業公司)"
+)
+_OWNS_EN = re.compile(
+    r"^(?:the|our)\s+[\w\s./-]{2,30}?\s+(?:owns|is the (?:single )?source of truth for|is the only (?:thing|service) that writes)\s+.+",
+    re.I,
 )
 
 
@@ -207,7 +213,7 @@ def _team_routine(s: str) -> bool:
 def rule_context(s: str, ctx: Ctx) -> Found | None:
     """What the work is about: "our main product is a B2B invoicing API", "我们是做跨境电商的"."""
     if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s) or _SETTING_EN.match(s)
-                                  or _SETTING_ZH.match(s) or _team_routine(s)):
+                                  or _SETTING_ZH.match(s) or _team_routine(s) or _OWNS_EN.match(s)):
         return None
     fact, reason = split_reason(s)
     if not content_ok(fact, min_tokens=2):
@@ -245,7 +251,8 @@ _BEHAVIOUR_EN = re.compile(
 )
 _BEHAVIOUR_ZH = re.compile(
     r"^[^，,。]{2,16}?(?:会|會|都会|都會|每)(?:按|在|每)?[^，,。]{0,12}?(?:重试|重試|过期|過期|超时|超時|轮换|輪換|刷新|同步|扩容|擴容|"
-    r"清空|清理|备份|備份|重启|重啟)"
+    r"清空|清理|备份|備份|重启|重啟|重置)|"
+    r"^[^，,。我你]{2,16}?有(?:限流|配额|配額|频率限制|頻率限制)"
 )
 
 
@@ -301,7 +308,8 @@ _BEFORE_DATE = re.compile(
 _PLANNED = re.compile(
     r"\d{4}-\d{2}-\d{2}[^，,。]{0,6}?(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
     r"(?:我们|我們|我|大家|团队|團隊)[^，,。]{0,6}?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
-    r"^(?:我们|我們|团队|團隊|公司)[^，,。\d]{0,4}?\d{4}-\d{2}-\d{2}\s*(?:就|要|会|會)?[\u4e00-\u9fff]{2}|"
+    r"^(?:我们|我們|团队|團隊|公司|我)[^，,。\d]{0,4}?\d{4}-\d{2}-\d{2}\s*(?:(?:到|至|-|~)\s*\d{4}-\d{2}-\d{2}\s*)?"
+    r"(?:就|要|会|會)?[\u4e00-\u9fff]{2}|"
     r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
     r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
@@ -409,6 +417,8 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
     bare = re.sub(r"^to\s+", "", rest, flags=re.I)
     if is_wellbeing(bare) or (_TODAY.search(rest) and not is_standing(rest)):
         return None  # "don't forget to smile today!" is a kind word, not a memory
+    if re.match(r"^(?:请|請)?(?:把|将|將)", rest) and not is_standing(rest):
+        return None  # "记得把这个分支推上去": one thing to do to one thing, a task for now
     for rule in RULES.values():
         found = rule(rest, ctx)
         if found:

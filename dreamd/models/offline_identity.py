@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from dreamd.models.offline_preference import plain_effort
 from dreamd.models.offline_rules import HOW, Ctx, Found
 from dreamd.models.offline_text import (
     content_ok,
@@ -93,7 +94,8 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     ),
     "has": re.compile(
         r"^i\s+have\s+(?P<x>(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:kids?|children|child|sons?|"
-        r"daughters?|cats?|dogs?|puppy|kitten|pets?|brothers?|sisters?|twins|grandkids|grandchildren)\b.*?)\s*$",
+        r"daughters?|cats?|dogs?|puppy|kitten|pets?|brothers?|sisters?|twins|grandkids|grandchildren)\b.*?|"
+        r"(?:a|an)\s+(?:\w+\s+)?\w+,\s+(?-i:[A-Z])[a-z]+,.*?)\s*$",
         re.I,
     ),
     "plays": re.compile(
@@ -181,7 +183,7 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"(?:每|隔)(?:周|週|天|月|个|個).+)$"
     ),
     "diet": re.compile(r"^(?P<x>我(?:不吃|不喝|从不吃|從不吃|吃(?:纯|純|全)?素|不能吃|戒了).*)$"),
-    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)(?:学|學|考|攒钱|攢錢|存钱|存錢|备考|備考|准备|準備|减肥|減肥|健身|戒).+)$"),
+    "learning": re.compile(r"^(?P<x>我(?:在|正在|最近在)(?:学|學|考|攒钱|攢錢|存钱|存錢|备考|備考|准备|準備|减肥|減肥|健身|戒).*)$"),
     "studying": re.compile(r"^(?P<x>我(?:在|正在|还在|還在)?(?:读|讀|念)(?:博|研|硕|碩|本科|大学|大學|高中|初中|.{1,10}(?:博士|硕士|碩士|本科|专业|專業|学位|學位)).*)$"),
     "age": re.compile(r"^(?P<x>我(?:今年|现在|現在)?\s*\d{1,2}\s*(?:岁|歲|周岁|週歲).*|我今年\s*\d{1,2}(?!\d)(?:\s*(?:了|啦))?)$"),
     "named-own": re.compile(
@@ -242,7 +244,8 @@ _ZH_ROLE = re.compile(
 def rule_identity(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user":
         return None
-    s = re.sub(r"^I've\b", "I have", s)
+    s = re.sub(r"^I(?:'ve| have) got\b", "I have", re.sub(r"^I've\b", "I have", s))
+    s = plain_effort(s)
     for verb, pat in _IDENTITY_EN.items():
         m = pat.match(s)
         if not m:

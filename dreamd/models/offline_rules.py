@@ -26,6 +26,7 @@ from dreamd.models.offline_audience import (
 )
 from dreamd.models.offline_structure import (
     clause_reason,
+    is_hypothetical,
     is_standing,
     opens_with_verb,
 )
@@ -238,10 +239,11 @@ _YOU_PREF_ZH = re.compile(
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請|前|后|後|再)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
-    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
+_OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+)?off[- ]limits\b", re.I)
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
 )
@@ -345,6 +347,10 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
             rule = "Don't " + rule[negated.end() :]
         fact = sentence_case(third_person(rule))
         return _feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule)), reason)
+    m = _OFF_LIMITS.match(s)
+    if m and content_ok(m.group("what")) and not is_hypothetical(s):
+        what = m.group("what")  # "anything under gen/ is off limits": a standing prohibition
+        return _feedback(f"Don't modify {what}", what, "avoid", True, split_reason(s)[1])
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
     if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         return None  # "I work late, so don't expect replies from me early": a fact about the user

@@ -54,7 +54,9 @@ _EN_KEEP_IN_MIND = re.compile(
     r"(?:keep in mind|remember|know|note)|(?:please\s+)?keep (?:this|that) in mind|"
     r"(?:please\s+)?remember this|(?:please\s+)?note this|for future reference|good to know|"
     r"(?:a |quick |friendly |one )?reminder|提醒一下|提醒你一下|提醒你|记一下|記一下)"
-    r"\s*[:,.!—–\-：，！。]+\s*",
+    r"\s*[:,.!—–\-：，！。]+\s*|"
+    r"^the (?:main |one |first |big |only )?thing (?:you (?:need|have|ought) to|you should|to|i want you to) "
+    r"(?:know|remember|keep in mind|understand)(?: about [\w\s-]{1,30}?)? is(?: that)?\s+",
     re.I,
 )
 _EN_REMEMBER = re.compile(
@@ -93,7 +95,7 @@ _ZH_MARKER = (
     r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|第一|第二|第三|第四|第五|"
     r"其次|再次|再者|"
     r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好|"
-    r"(?i:hello|hi|hey))"
+    r"(?i:hello|hi|hey|ok|okay))"
 )
 _ZH_LEAD = re.compile(
     rf"^(?:{_ZH_MARKER}|(?:简单|簡單|先)?(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|下|一句|一点|一點)"
@@ -263,7 +265,7 @@ STANDING = re.compile(
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
     r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|默认|默認|从现在起|從現在起|不要再|别再|別再|不再|再也不要|"
-    r"(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
@@ -289,7 +291,7 @@ def is_standing(text: str) -> bool:
 HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|what if|say)\b[^,]*,?.*\b(?:would|'d|might|could)\b|"
     r"\b(?:would|'d)\s+(?:probably|maybe|likely)?\s*(?:use|go|pick|choose|switch|move)\b.*\bif\b|"
-    r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概)",
+    r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概|就)",
     re.I,
 )
 
