@@ -604,3 +604,28 @@ def test_self_descriptions_in_other_words_and_date_ranges() -> None:
     assert "2026-12-01" in recs[0]["body"] and "2026-12-03" in recs[0]["body"]
     recs = run("ok 介绍下背景，我们是一家十来个人的创业公司，做宠物电商。")
     assert [r["type"] for r in recs] == ["project"] and "宠物电商" in recs[0]["description"]
+
+
+def test_short_self_descriptions_before_a_rule_and_events_with_their_date() -> None:
+    recs = run("i'm dyslexic btw, so avoid walls of text in answers")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    rule = next(r for r in recs if r["type"] == "feedback")
+    assert "dyslexic" in rule["body"]
+    recs = run("I'm building a shed this winter, it's due to start on the 5th.")
+    assert all(r["type"] != "user" for r in recs)
+    recs = run("Also, I'm learning to sail for the regatta, it's on December 12.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-12" in recs[0]["body"]
+    recs = run("I have a bad right shoulder, so no overhead exercises please.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    assert [r["type"] for r in run("the backend is Django 5 on Postgres")] == ["project"]
+    assert run("the meeting is about 30 minutes") == []
+
+
+def test_chinese_family_teams_versions_and_deployment() -> None:
+    assert [r["type"] for r in run("我上个月调到风控组了。")] == ["user"]
+    assert [r["type"] for r in run("儿子周一和周三晚上有篮球课。")] == ["user"]
+    assert [r["type"] for r in run("我女儿今年上初二。")] == ["user"]
+    recs = run("我不太懂前端，讲 CSS 的时候多配图。")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    recs = run("我们的 Redis 是 6.2 的。", "不对，已经升到 7.2 了。")
+    assert len(recs) == 1 and "7.2" in recs[0]["description"] and "6.2" not in recs[0]["description"]

@@ -15,7 +15,7 @@ import re
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_structure import opens_with_verb, peel
-from dreamd.models.offline_text import has_cjk, tidy
+from dreamd.models.offline_text import has_cjk, has_relative_date, tidy
 
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
@@ -62,7 +62,13 @@ def clauses(core: str) -> list[str]:
             merged.append(part)
     parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。")
              for p in merged]
-    return [p for p in parts if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4)]
+    keep = []
+    for i, p in enumerate(parts):
+        before_so = i + 1 < len(parts) and _CONSEQUENCE.match(parts[i + 1].strip()) is not None
+        # "i'm colourblind, so don't rely on red vs green": a short self-description is the rule's reason
+        if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or (before_so and _SHORT_SELF.match(p))):
+            keep.append(p)
+    return keep
 
 
 def _zh_size(text: str) -> int:
@@ -82,6 +88,7 @@ def _splice(part: str) -> list[str]:
     return [part] if _SUBORDINATE.match(part) else _SPLICE.split(part)
 
 
+_SHORT_SELF = re.compile(r"^(?:i'm|i am)\s+[\w-]{4,}$", re.I)
 _ALWAYS = re.compile(r"^\s*always\b", re.I)
 _NEVER = re.compile(r"^\s*(?:never|don't|dont|do not)\b", re.I)
 
@@ -93,7 +100,11 @@ def _other_side(before: str, after: str) -> bool:
 
 
 def _first_rule(text: str, ctx: Ctx) -> Found | None:
-    return next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+    found = next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+    if found is not None and found.type == "user" and found.kind != "deadline" and has_relative_date(text):
+        # "I'm training for the half marathon, it's on April 18": the date makes it an event
+        return RULES["dated"](text, ctx) or found
+    return found
 
 
 def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_rules: bool) -> list[Found]:

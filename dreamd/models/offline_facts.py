@@ -174,12 +174,15 @@ _CONTEXT_EN = re.compile(
 _SETTING_EN = re.compile(
     r"^our\s+[\w .-]{2,40}?\s+(?:is|are)\s+(?:(?:pinned|locked|set|fixed|capped|limited|frozen)\s+(?:to|at)|"
     r"(?:still\s+)?on)\s+\S*\d|"
-    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*\s+v?\d",
+    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*\s+v?\d|"
+    r"^the\s+(?:frontend|backend|api|app|site|service|database|db|cluster|stack|server|mobile app)\s+(?:is|runs on|uses)\s+"
+    r"(?-i:[A-Z])[\w.+#-]*\s+v?\d",
     re.I,
 )
 _SETTING_ZH = re.compile(
-    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d)|"
-    r"^(?!我(?![们們]))[^，,。？?]{1,12}?(?:用的是|采用的是|採用的是|跑在|部署在)\s*[A-Za-z][\w.+#-]*"
+    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d|"
+    r"是\s*v?\d+(?:\.\d+)+)|"
+    r"^(?!我(?![们們]))[^，,。？?]{1,12}?(?:(?:用的是|采用的是|採用的是)\s*|(?:跑在|部署在)[^，,。？?]{0,6}?)[A-Za-z][\w.+#-]*"
 )
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
@@ -328,7 +331,8 @@ _SCHEDULED = re.compile(
     r".*\d{4}-\d{2}-\d{2}|"
     r"^我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|媽媽|爸爸|父母|老婆|老公|儿子|兒子|女儿|女兒|孩子|朋友|同学|同學)"
     r"[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
-    r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}",
+    r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}|"
+    r"^.{4,80}?,\s*(?:it's|it is|which is)\s+(?:on\s+)?\d{4}-\d{2}-\d{2}",
     re.I,
 )
 _ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")

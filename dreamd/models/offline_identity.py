@@ -41,7 +41,8 @@ _ROLE_WORDS = re.compile(
 )
 _STABLE_STATE = re.compile(
     r"^(?:vegetarian|vegan|pescatarian|allergic to|intolerant to|lactose intolerant|gluten intolerant|"
-    r"diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|"
+    r"diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|dyslexic|dyspraxic|autistic|"
+    r"epileptic|asthmatic|an(?:a)?emic|short-sighted|near-sighted|long-sighted|"
     r"based in|located in|from [A-Z]|originally from|fluent in|a native|native|married|divorced|"
     r"pregnant|retired|self-employed|vision impaired|visually impaired|recovering from|living with|"
     r"being treated for|on medication|on a [\w-]+ diet|(?:pretty |fairly |quite |very |relatively |completely |"
@@ -90,6 +91,11 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "maintains": re.compile(
         r"^i\s+(?P<x>(?:maintain|own|run|manage|lead|look after|am responsible for|handle|teach|coach|mentor|"
         r"supervise)\s+(?:the|our|a|an|two|three|four|five|\d+)\s+.+?)\s*$",
+        re.I,
+    ),
+    "ailment": re.compile(
+        r"^i\s+have\s+(?P<x>(?:a|an)\s+(?:bad|dodgy|weak|injured|sore|bum|trick|dicky|chronic|bad)\s+(?:left\s+|right\s+)?"
+        r"(?:knee|back|hip|shoulder|ankle|wrist|neck|elbow|foot|leg|hand|eye|ear|heart|stomach)s?\b.*?)\s*$",
         re.I,
     ),
     "has": re.compile(
@@ -211,6 +217,17 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"^(?P<x>我(?:的)?(?:听力|聽力|视力|視力|眼睛|耳朵|腰|膝盖|膝蓋|胃|心脏|心臟|身体|身體|颈椎|頸椎)(?:不太好|不好|有问题|有問題|"
         r"比较差|比較差|不行).*)$"
     ),
+    "team-move": re.compile(r"^(?P<x>我(?:刚|剛)?(?:转到|轉到|调到|調到|换到|換到|加入了?)[^，,。]{1,12}?(?:组|組|团队|團隊|部门|部門)了?)$"),
+    "both-are": re.compile(r"^(?P<x>我和[^，,。]{1,4}?都是.{2,20})$"),
+    "kin-school": re.compile(
+        r"^(?P<x>(?:我)?(?:的)?(?:女儿|女兒|儿子|兒子|孩子|老大|老二)[^，,。]{0,6}?(?:上|读|讀|念)(?:小学|小學|幼儿园|幼兒園|初中|高中|大学|大學)?"
+        r"[^，,。]{0,4}?(?:[一二三四五六]年级|[一二三四五六]年級|大班|中班|小班|初[一二三]|高[一二三]|大[一二三四]).*)$"
+    ),
+    "kin-weekly": re.compile(
+        r"^(?P<x>(?:我)?(?:的)?(?:女儿|女兒|儿子|兒子|孩子|老婆|老公|爸爸|妈妈|媽媽)[^，,。]{0,4}?(?:每)?(?:周|週|星期)[一二三四五六日天]"
+        r"(?:(?:和|、|跟)(?:周|週|星期)?[一二三四五六日天])*[^，,。]{0,6}?(?:有|上|去|要)[^，,。]{1,10})$"
+    ),
+    "unfamiliar": re.compile(r"^(?P<x>我(?:不太|不怎么|不怎麼|不)(?:熟|熟悉|懂|会|會)\s*[A-Za-z\u4e00-\u9fff][^，,。]{0,15})$"),
     "expecting": re.compile(r"^(?P<x>我(?:怀孕|懷孕|有孕|在哺乳期|在备孕|在備孕|刚生完|剛生完).*)$"),
     "does": re.compile(r"^(?P<x>我(?:主要|平时|平時|一般|本职|本職)(?:是)?(?:做|搞|写|寫|负责|負責)(?!了)[^，,。]{2,12})$"),
     "newcomer": re.compile(r"^(?P<x>我(?:刚|剛)(?:来|來|加入|入职|入職|到|接手)[^，,。]{0,12}.*)$"),
@@ -279,8 +296,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = "User has " + third_person(re.split(r",\s*(?:so|and|but)\b", x)[0])
         if verb in ("kin", "recurring", "their-kin"):
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
-        if verb == "has":
-            fact = f"User has {third_person(x)}"
+        if verb in ("has", "ailment"):
+            fact = "User has " + third_person(re.split(r",?\s+so\s+", x)[0])
         if verb == "maintains":
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
