@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from dreamd.models.offline_audience import (
+    about_the_work,
     is_wellbeing,
 )
 from dreamd.models.offline_extract import extract
@@ -629,3 +630,34 @@ def test_chinese_family_teams_versions_and_deployment() -> None:
     assert sorted(r["type"] for r in recs) == ["feedback", "user"]
     recs = run("我们的 Redis 是 6.2 的。", "不对，已经升到 7.2 了。")
     assert len(recs) == 1 and "7.2" in recs[0]["description"] and "6.2" not in recs[0]["description"]
+
+
+def test_a_directive_tied_to_a_dated_plan_is_not_standing() -> None:
+    recs = run("We're flying to Oslo on December 9, so keep that week free.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-09" in recs[0]["body"]
+    recs = run("I'm vegan, so never suggest cheese.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+
+
+def test_bans_channels_acronym_settings_and_cli_flags() -> None:
+    recs = run("raw SQL is banned outside the repository layer")
+    assert [r["type"] for r in recs] == ["feedback"] and "repository layer" in recs[0]["description"]
+    recs = run("The nightly job posts its report in #data-quality.")
+    assert [r["type"] for r in recs] == ["reference"] and "#data-quality" in recs[0]["description"]
+    assert [r["type"] for r in run("python monorepo, SDK is 2.3.1.")] == ["project"]
+    assert about_the_work("eslint must pass with --max-warnings 0")  # a command-line flag names the work
+    assert not about_the_work("the weather must improve")
+    recs = run("I can't swim, so no kayaking ideas please.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    assert any(r["description"] == "User can't swim" for r in recs)
+    assert [r["type"] for r in run("Our new flat is in Leith, near the shore.")] == ["user"]
+    assert [r["type"] for r in run("I'm the only person here who knows Fortran.")] == ["user"]
+
+
+def test_chinese_addresses_products_and_dated_switches() -> None:
+    recs = run("预发环境的地址是 10.2.0.8:8080。")
+    assert [r["type"] for r in recs] == ["reference"] and "10.2.0.8" in recs[0]["description"]
+    recs = run("去年我们把监控从 Zabbix 换成了 Prometheus。")
+    assert [r["type"] for r in recs] == ["project"] and "Prometheus" in recs[0]["description"]
+    assert [r["type"] for r in run("我负责公司的安卓 App。")] == ["user"]
+    assert [r["type"] for r in run("我们主要给中小学做排课系统。")] == ["project"]

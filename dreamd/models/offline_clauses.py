@@ -14,8 +14,8 @@ import re
 
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_structure import opens_with_verb, peel
-from dreamd.models.offline_text import has_cjk, has_relative_date, tidy
+from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
+from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
 
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
@@ -169,6 +169,10 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
             found = found if found is not None and found.type == "feedback" else None
         if found is not None and found.type == "feedback" and found.reason is None and lasting:
             found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
+        if (consequence and found is not None and found.type == "feedback" and previous is not None
+                and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])
+                and not is_standing(bare)):
+            found = None  # "we move on March 6, so keep that weekend clear": for that date, not a standing rule
         if found is not None:
             each.append(found)
         elif consequence:

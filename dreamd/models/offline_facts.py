@@ -116,6 +116,9 @@ _DECISION_ZH: dict[str, re.Pattern[str]] = {
 }
 
 
+_ZH_WHEN_FIRST = re.compile(r"^(?:上个月|上個月|上周|上週|去年|今年|最近|前阵子|前陣子|前几天|前幾天|刚刚|剛剛)[，,]?(?=我们|我們|团队|團隊|公司)")
+
+
 def rule_decision(s: str, ctx: Ctx) -> Found | None:
     for kind, pat in _DECISION_EN.items():
         m = pat.search(s) if kind == "decided" else pat.match(s)
@@ -139,6 +142,7 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
         fact = f"Decided on {ctx.day.isoformat()}: {third_person(what)}"
         desc = f"Decision: {third_person(what)}"
         return Found("decision", "project", "decision", what, fact, desc, reason=reason, how=HOW["decision"])
+    s = _ZH_WHEN_FIRST.sub("", s)  # "上个月我们刚把日志系统从 ELK 换成了 Loki"
     for kind, pat in _DECISION_ZH.items():
         m = pat.search(s) if kind == "decided" else pat.match(s)
         if not m:
@@ -174,7 +178,8 @@ _CONTEXT_EN = re.compile(
 _SETTING_EN = re.compile(
     r"^our\s+[\w .-]{2,40}?\s+(?:is|are)\s+(?:(?:pinned|locked|set|fixed|capped|limited|frozen)\s+(?:to|at)|"
     r"(?:still\s+)?on)\s+\S*\d|"
-    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*\s+v?\d|"
+    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*(?:\s+(?-i:[A-Z])[\w.+#-]*)?\s+v?\d|"
+    r"^(?:[^,]{0,40},\s*)*(?-i:[A-Z]{2,}[a-z]?)\s+(?:is|=)\s+v?\d+(?:\.\d+)+|"
     r"^the\s+(?:frontend|backend|api|app|site|service|database|db|cluster|stack|server|mobile app)\s+(?:is|runs on|uses)\s+"
     r"(?-i:[A-Z])[\w.+#-]*\s+v?\d",
     re.I,
@@ -191,6 +196,7 @@ _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
     r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
     r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}|"
+    r"^(?:我们|我們)(?:主要)?(?:给|給|为|為)[^，,。]{2,12}?做[^，,。]{2,12}|"
     r"^(?:我们|我們)(?:是|就是)(?:一个|一個|一家)[^，,。]{0,12}(?:团队|團隊|公司|工作室|小组|小組|创业公司|創業公司)"
 )
 _OWNS_EN = re.compile(

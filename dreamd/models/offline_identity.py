@@ -98,6 +98,14 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"(?:knee|back|hip|shoulder|ankle|wrist|neck|elbow|foot|leg|hand|eye|ear|heart|stomach)s?\b.*?)\s*$",
         re.I,
     ),
+    "home": re.compile(
+        r"^(?P<x>(?:our|my)\s+(?:new\s+)?(?:place|flat|house|home|apartment)\s+is\s+in\s+(?-i:[A-Z])[\w -]{1,30}?.*?)\s*$", re.I
+    ),
+    "cannot": re.compile(
+        r"^i\s+(?P<x>(?:don't|do not|can't|cannot)\s+(?:drive|swim|cook|read music|eat (?:meat|fish|pork|dairy|gluten|nuts|spicy food)|"
+        r"drink(?: alcohol)?|speak [A-Z]\w+)\b.*?)\s*$",
+        re.I,
+    ),
     "has": re.compile(
         r"^i\s+have\s+(?P<x>(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:kids?|children|child|sons?|"
         r"daughters?|cats?|dogs?|puppy|kitten|pets?|brothers?|sisters?|twins|grandkids|grandchildren)\b.*?|"
@@ -208,6 +216,7 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
     "moved": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,10}?(?:搬到|搬去|搬来|搬來|定居|住到|调到|調到).+)$"),
     "joined": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,12}?在[^，,。]{1,20}?(?:工作|上班|任职|任職|实习|實習|做|搞|负责|負責).*)$"),
     "lacks": re.compile(r"^(?P<x>我(?:没有|沒有|不会|不會|不能)(?:车|車|驾照|駕照|开车|開車|游泳|喝酒|吃辣|骑车|騎車).*)$"),
+    "leads-product": re.compile(r"^(?P<x>我(?:负责|負責)[^，,。]{0,8}?(?:客户端|客戶端|App|APP|app|产品线|產品線|业务|業務)[^，,。]{0,6})$"),
     "years": re.compile(r"^(?P<x>我(?:写|寫|做|用|学|學|干|幹)了?(?:大概|差不多|快|将近|將近|十几|十幾)?[\d一二两兩三四五六七八九十]+年.+)$"),
     "switched": re.compile(r"^(?P<x>我(?![们們])[^，,。]{0,6}?(?:从|從).+?(?:换到|換到|换成|換成|转到|轉到|切到|切换到|切換到|改用).+)$"),
     "zone": re.compile(r"^(?P<x>我(?:在|位于|位於)(?:东|東|西)[一二三四五六七八九十]+区|我在\s*(?:UTC|GMT)[+-]?\d*.*|我在东八区.*|我在東八區.*)$"),
@@ -273,7 +282,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if verb == "recurring" and x.lower().startswith("our") and WORK_NOUN.search(x):
             fact = sentence_case(x)
             return Found("context", "project", "project", x, fact, fact, how=HOW["decision"])
-        if verb == "is" and re.match(r"^the one (?:who|that)\b", x, re.I):
+        if verb == "is" and re.match(r"^the (?:only )?(?:one|person)\b[^,]{0,30}?\b(?:who|that)\b", x, re.I):
             pass
         elif verb == "is":
             bare = re.sub(r"^(?:a|an|the|one of the|one of)\s+", "", x, flags=re.I)
@@ -302,6 +311,10 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
             fact = "User " + third_person(re.sub(r"^'ve\s+", "has ", x))
+        if verb == "home":
+            fact = "User's " + third_person(re.sub(r"^(?:our|my)\s+", "", x, flags=re.I))
+        if verb == "cannot":
+            fact = "User " + re.sub(r"^(?:don't|do not)\b", "doesn't", third_person(re.split(r",?\s+so\s+", x)[0]))
         if verb == "zone":
             fact = f"User is in {third_person(x)}"
         if verb == "has-named":

@@ -80,6 +80,11 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         r"are forwarded|is forwarded|are posted|is posted|are reported|is reported)\s+(?:to|in|into)\s+(?P<where>.+)$",
         re.I,
     ),
+    "posts": re.compile(
+        r"^(?P<subj>.+?)\s+(?:posts?|sends?|drops?|announces?|publish(?:es)?|reports?)\s+(?:[\w-]+\s+){1,4}?(?:in|to|into)\s+"
+        r"(?P<where>#[a-z][\w-]+.*)$",
+        re.I,
+    ),
     "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
     "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
@@ -108,7 +113,7 @@ _PLACE_ZH = re.compile(
 _REF_ZH = re.compile(
     r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
     r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
-    r"写入|寫入)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
+    r"写入|寫入|的(?:地址|链接|鏈接|网址|網址)(?:是|为|為))[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
 _ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)(?:面|边|邊|头|頭)?$")
 _PRONOUN_SUBJECT = re.compile(
@@ -122,7 +127,8 @@ _DIRECTIVE_SUBJECT = re.compile(
 
 
 _HOST = re.compile(
-    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b", re.I
+    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b|"
+    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b", re.I
 )
 
 

@@ -25,6 +25,9 @@ from dreamd.models.offline_audience import (
     is_wellbeing,
 )
 from dreamd.models.offline_structure import (
+    ONE_OFF_EDIT,
+    PAST_STATEMENT,
+    SPATIAL,
     clause_reason,
     is_hypothetical,
     is_standing,
@@ -175,17 +178,6 @@ _PLURAL_SCOPE = re.compile(
     r"some|\d+)\b)[\w-]+\s+[\w-]+s)\s*[.!]?$",
     re.I,
 )
-_PAST_STATEMENT = re.compile(
-    r"^(?:[\w'-]+\s+){1,4}?(?:(?<!is )(?<!are )(?<!be )(?<!been )[a-z]{3,}ed|was|were|had|did|got|went|wrote|broke|"
-    r"ran|came|took|made)\b",
-    re.I,
-)
-_ONE_OFF_EDIT = re.compile(
-    r"^(?:please\s+)?(?:rename|replace|change|move|update|convert|switch|bump|upgrade|downgrade|migrate|swap)\s+"
-    r"\S+(?:\s+\S+){0,3}?\s+(?:to|with|into|for)\s+\S+",
-    re.I,
-)
-_SPATIAL = re.compile(r"\b(?:everywhere|across the (?:codebase|repo|project)|in (?:all|every) (?:files?|places?))\b", re.I)
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _NOT_A_DIRECTIVE_HEAD = re.compile(
     r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
@@ -243,7 +235,8 @@ _ZH_MODAL = re.compile(
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
-_OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+)?off[- ]limits\b", re.I)
+_OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+)?(?P<how>off[- ]limits|banned|forbidden|"
+                         r"not allowed|prohibited)\b", re.I)
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
 )
@@ -348,9 +341,11 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         fact = sentence_case(third_person(rule))
         return _feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule)), reason)
     m = _OFF_LIMITS.match(s)
-    if m and content_ok(m.group("what")) and not is_hypothetical(s):
-        what = m.group("what")  # "anything under gen/ is off limits": a standing prohibition
-        return _feedback(f"Don't modify {what}", what, "avoid", True, split_reason(s)[1])
+    if m and content_ok(split_reason(s)[0]) and not is_hypothetical(s):
+        what = m.group("what")  # "anything under gen/ is off limits", "unsafe is banned outside ffi": standing
+        rule, reason = split_reason(s)
+        fact = f"Don't modify {what}" if m.group("how").lower().startswith("off") else sentence_case(rule)
+        return _feedback(fact, what, "avoid", True, reason)
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
     if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         return None  # "I work late, so don't expect replies from me early": a fact about the user
@@ -407,7 +402,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we'll|we're|you)\b", main, re.I) and content_ok(main):
         body = main  # "From here on, tests go in a tests/ folder": a rule stated as how things are
         declared = True
-        if not about_the_work(main) or _PAST_STATEMENT.match(main):
+        if not about_the_work(main) or PAST_STATEMENT.match(main):
             return None  # "going forward, the weather should improve"; "… the schema drifted apart"
     else:
         return None
@@ -417,7 +412,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
         return None  # a past-tense or participle opening is a story, not an instruction
     standing = ctx.standing or is_standing(s) or general_condition or bool(_PLURAL_SCOPE.search(rule))
-    if _ONE_OFF_EDIT.match(body) and not (ctx.standing or is_standing(_SPATIAL.sub("", s))):
+    if ONE_OFF_EDIT.match(body) and not (ctx.standing or is_standing(SPATIAL.sub("", s))):
         return None  # "rename getUser to fetchUser everywhere": one edit, however wide
     if (_TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
         return None  # "Smile today", "ship it tonight": for the day only

@@ -284,6 +284,20 @@ TEMPORARY = re.compile(
 )
 
 
+# A past-tense clause tells what happened; an edit from one name to another is one task, however wide.
+PAST_STATEMENT = re.compile(
+    r"^(?:[\w'-]+\s+){1,4}?(?:(?<!is )(?<!are )(?<!be )(?<!been )[a-z]{3,}ed|was|were|had|did|got|went|wrote|broke|"
+    r"ran|came|took|made)\b",
+    re.I,
+)
+ONE_OFF_EDIT = re.compile(
+    r"^(?:please\s+)?(?:rename|replace|change|move|update|convert|switch|bump|upgrade|downgrade|migrate|swap)\s+"
+    r"\S+(?:\s+\S+){0,3}?\s+(?:to|with|into|for)\s+\S+",
+    re.I,
+)
+SPATIAL = re.compile(r"\b(?:everywhere|across the (?:codebase|repo|project)|in (?:all|every) (?:files?|places?))\b", re.I)
+
+
 def is_standing(text: str) -> bool:
     return bool(STANDING.search(text))
 
@@ -391,6 +405,9 @@ def clause_reason(text: str) -> tuple[str, str | None]:
 __all__ = [
     "HYPOTHETICAL",
     "IMPERATIVE_VERBS",
+    "ONE_OFF_EDIT",
+    "PAST_STATEMENT",
+    "SPATIAL",
     "STANDING",
     "TEMPORARY",
     "Peeled",
