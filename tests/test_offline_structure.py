@@ -661,3 +661,25 @@ def test_chinese_addresses_products_and_dated_switches() -> None:
     assert [r["type"] for r in recs] == ["project"] and "Prometheus" in recs[0]["description"]
     assert [r["type"] for r in run("我负责公司的安卓 App。")] == ["user"]
     assert [r["type"] for r in run("我们主要给中小学做排课系统。")] == ["project"]
+
+
+def test_advice_someone_gave_without_quotes_is_reported() -> None:
+    assert run("My brother swears by cold showers, he says I should always start the day with one.") == []
+    assert run("我妈说我应该每天早上喝一杯温水。") == []
+    recs = run("I'm type 2 diabetic, so every recipe needs the sugar content.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+
+
+def test_team_rhythms_new_jobs_and_who_covers() -> None:
+    assert [r["type"] for r in run("We usually tag releases on Fridays.")] == ["project"]
+    assert run("We always order pizza on Fridays.") == []
+    assert [r["type"] for r in run("我们每周四上线。")] == ["project"]
+    assert run("我们每周五都吃火锅。") == []
+    recs = run("I've recently started a new job as a data analyst at a bank.")
+    assert [r["type"] for r in recs] == ["user"] and "data analyst" in recs[0]["description"]
+    assert [r["type"] for r in run("My commute is forty minutes by bike.")] == ["user"]
+    recs = run("I'm on sabbatical leave from the 3rd, Priya covers the on-call rotation while I'm away.")
+    assert sorted(r["type"] for r in recs) == ["project", "reference"]
+    recs = run("我 12 月 3 号开始休年假，这段时间值班由老刘负责。")
+    assert sorted(r["type"] for r in recs) == ["project", "reference"]
+    assert all(r["type"] != "reference" for r in run("这个模块由我负责。"))

@@ -76,7 +76,8 @@ def _zh_size(text: str) -> int:
     return sum(map(has_cjk, text)) + len(re.findall(r"[A-Za-z0-9]+", text))
 
 
-_SPLICE = re.compile(r",\s+(?=(?:we|anything|everything|nothing)\s+(?:\S+\s+){0,3}?(?:is|are|regenerate|generate|deploy|"
+_SPLICE = re.compile(r",\s+(?=(?-i:[A-Z][a-z]+)\s+(?:covers|handles|takes over|is covering|will cover)\b)|"
+                     r",\s+(?=(?:we|anything|everything|nothing)\s+(?:\S+\s+){0,3}?(?:is|are|regenerate|generate|deploy|"
                      r"use|run|build|keep|ship|host|store|have)\b)", re.I)
 _SUBORDINATE = re.compile(r"^\s*(?:if|when|whenever|once|before|after|since|because|although|though|while|unless|until)\b",
                           re.I)

@@ -196,6 +196,8 @@ _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
     r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
     r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}|"
+    r"^(?:我们|我們)(?:团队|團隊|组|組)?每(?:周|週|天|月)[一二三四五六日天]?(?:都)?(?:发版|發版|上线|上線|部署|发布|發布|例会|例會|"
+    r"周会|週會|站会|站會|复盘|複盤|封版|迭代|值班)|"
     r"^(?:我们|我們)(?:主要)?(?:给|給|为|為)[^，,。]{2,12}?做[^，,。]{2,12}|"
     r"^(?:我们|我們)(?:是|就是)(?:一个|一個|一家)[^，,。]{0,12}(?:团队|團隊|公司|工作室|小组|小組|创业公司|創業公司)"
 )
@@ -213,9 +215,17 @@ _ROUTINE_EN = re.compile(
 )
 
 
+_ROUTINE_WE = re.compile(
+    r"^we\s+(?:always\s+|usually\s+|normally\s+)?(?:cut|ship|deploy|do|hold|have|run|tag|publish)\s+(?P<subj>(?:[\w-]+\s+){0,2}?"
+    r"[\w-]+)\s+(?:on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays)|every\s+\w+|daily|weekly)\b",
+    re.I,
+)
+
+
 def _team_routine(s: str) -> bool:
-    """"standup is at 9:30 every day", "deploys go out on Tuesdays": how the team's week runs."""
-    m = _ROUTINE_EN.match(s)
+    """"standup is at 9:30 every day", "deploys go out on Tuesdays", "we cut releases on Tuesdays": how
+    the team's week runs."""
+    m = _ROUTINE_EN.match(s) or _ROUTINE_WE.match(s)
     return m is not None and WORK_NOUN.search(m.group("subj")) is not None
 
 
@@ -324,7 +334,7 @@ _PLANNED = re.compile(
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
     r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}|"
     r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:be\s+)?(?:away|off|out of office|out|on leave|on holiday|"
-    r"on vacation|in [A-Z][\w-]+)\b.{0,30}?\b(?:from|on|until|till|between)\s+(?:the\s+)?\d{4}-\d{2}-\d{2}",
+    r"on vacation|on (?:\w+ )?leave|in [A-Z][\w-]+)\b.{0,30}?\b(?:from|on|until|till|between)\s+(?:the\s+)?\d{4}-\d{2}-\d{2}",
     re.I,
 )
 _SCHEDULED = re.compile(

@@ -41,7 +41,7 @@ _ROLE_WORDS = re.compile(
 )
 _STABLE_STATE = re.compile(
     r"^(?:vegetarian|vegan|pescatarian|allergic to|intolerant to|lactose intolerant|gluten intolerant|"
-    r"diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|dyslexic|dyspraxic|autistic|"
+    r"(?:type [12] )?diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|dyslexic|dyspraxic|autistic|"
     r"epileptic|asthmatic|an(?:a)?emic|short-sighted|near-sighted|long-sighted|"
     r"based in|located in|from [A-Z]|originally from|fluent in|a native|native|married|divorced|"
     r"pregnant|retired|self-employed|vision impaired|visually impaired|recovering from|living with|"
@@ -127,7 +127,9 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "situation": re.compile(
-        r"^i\s+(?P<x>(?:(?:just|recently|finally|also)\s+)?(?:moved|relocated)\s+(?:to|from)\s+.+?|"
+        r"^i\s+(?:used to live in [^,]{2,30}(?:\s+actually)?,\s*(?:and\s+|then\s+)*(?:i\s+)?|have\s+(?=(?:just\s+|recently\s+)?"
+        r"(?:started|joined)\b))?"
+        r"(?P<x>(?:(?:just|recently|finally|also)\s+)?(?:moved|relocated)\s+(?:to|from)\s+.+?|"
         r"(?:(?:just|recently)\s+)?(?:started|joined)\s+(?:a\s+new\s+job\s+)?(?:at|as|with|working|the|a|an)\b.+?|"
         r"(?:can't|cannot|don't|do not)\s+(?:eat|drink|have|tolerate|digest|drive|swim|own)\s+.+?|"
         r"(?:don't|do not)\s+(?:have|own)\s+(?:a|an|any)\s+.+?|"
@@ -150,7 +152,8 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "valued": re.compile(r"^my\s+(?P<x>[a-z][\w\s-]{2,30}?\s+(?:is|are)\s+[^,;]*\d[^,;]*?)\s*$", re.I),
     "own": re.compile(
         r"^my\s+(?P<x>(?:role|job|title|name|position|pronouns|budget|timezone|time zone|native language|"
-        r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack)"
+        r"first language|mother tongue|diet|team|manager|boss|day job|background|main language|main stack|stack|commute|"
+        r"shift|shifts|hours|working hours)"
         r"\b[\w\s-]{0,30}?\s+(?:is|are)\s+.+?)\s*$",
         re.I,
     ),
@@ -161,7 +164,7 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"fiancée|hubby|roommate|flatmate)(?:\s+(?-i:[A-Z])[a-z]+)?(?:'s\s+[\w-]+)?\s+"
         r"(?:is|are|has|have|goes|go|works|work|plays|play|likes|like|loves|love|hates|hate|can't|cannot|"
         r"doesn't|don't|lives|live|studies|study|(?!(?:thinks|says|wants|asks|tells|reckons|believes|feels|knows|"
-        r"wonders|keeps|was|has|always|sometimes|seems|perhaps|nowadays)\b)[a-z]{3,}(?<!s)s)\b.+?)\s*$",
+        r"wonders|keeps|was|has|always|sometimes|seems|perhaps|nowadays|swears|insists|reckons)\b)[a-z]{3,}(?<!s)s)\b.+?)\s*$",
         re.I,
     ),
     "their-kin": re.compile(

@@ -152,6 +152,10 @@ _ASK_WHO_EN = re.compile(
     r"message|go to|call)\s+(?P<who>\S.+)$",
     re.I,
 )
+_COVERS = re.compile(
+    r"^(?P<who>(?-i:[A-Z])[a-z]+)\s+(?:covers|is covering|will cover|handles|is handling|will handle|takes over)\b|"
+    r"由(?P<who2>[^，,。由]{1,6}?)(?:负责|負責|接手|代管|顶上|頂上)",
+)
 _TOPIC_LEAD_EN = re.compile(r"^(?:for|about|regarding)\b[^,]{2,60},\s*(?P<rest>\S.+)$", re.I)
 _ASK_WHO_ZH = re.compile(
     r"^(?P<topic>[^，,。]{1,18}?)(?:的问题|的問題|的事情|的事|相关的问题|相關的問題|相关|相關|出问题了就|出問題了就|有问题就|有問題就)"
@@ -162,10 +166,11 @@ _ASK_WHO_ZH = re.compile(
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
-    who = _ASK_WHO_EN.match(s) or _ASK_WHO_ZH.match(s)
-    if who and content_ok(who.group("who"), min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", who.group("who"), re.I):
+    who = _ASK_WHO_EN.match(s) or _ASK_WHO_ZH.match(s) or _COVERS.search(s)
+    person = (who.groupdict().get("who") or who.groupdict().get("who2") or "") if who else ""
+    if who and content_ok(person, min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", person, re.I):
         fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-        return Found("reference", "reference", "ask", who.group("who"), fact, fact, how=HOW["reference"])
+        return Found("reference", "reference", "ask", person, fact, fact, how=HOW["reference"])
     topic = _TOPIC_LEAD_EN.match(s)
     if topic:
         found = rule_reference(topic.group("rest"), ctx)  # "For anything about my car, my mechanic is Tony"

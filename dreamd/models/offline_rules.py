@@ -178,6 +178,7 @@ _PLURAL_SCOPE = re.compile(
     r"some|\d+)\b)[\w-]+\s+[\w-]+s)\s*[.!]?$",
     re.I,
 )
+_ADVERB_NORM = re.compile(r"^(?:we|the team|our team|everyone)\s+(?:always|never)\b", re.I)  # "we always order pizza"
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _NOT_A_DIRECTIVE_HEAD = re.compile(
     r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
@@ -438,6 +439,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     team = re.match(r"^(?:we|the team|our team|everyone)\b", body, re.I)
     if norm and not team and not about_the_work(body):
         return None  # "the weather should improve": a norm must be about the work
+    if norm and _ADVERB_NORM.match(body) and not about_the_work(re.sub(r"\b(?:we|our|us|i|me|my)\b", " ", s, flags=re.I)):
+        return None  # "we always order pizza on Fridays": a habit of the team, not a rule for the work
     if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest) or is_life_advice(rest):
         return None
     if PRONOUN_OBJECT.match(rest) and not content_ok(rest, min_tokens=3):

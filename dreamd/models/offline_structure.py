@@ -77,6 +77,12 @@ _INLINE_QUOTE = re.compile(
     r"(?:always\s+|keeps?\s+|used to\s+|once\s+)?(?:says?|said|taught|told|tells?|saying|telling)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
     re.I,
 )
+_REPORTED_ADVICE = re.compile(
+    r"\b(?:he|she|they|my \w+|(?-i:[A-Z])\w+)\s+(?:always\s+)?(?:says?|said|tells? me|told me|reckons|thinks|swears)\s+"
+    r"(?:that\s+)?(?:i|we|you|one)\s+(?:should|must|need to|have to|ought to|shouldn't|mustn't)\b|"
+    r"(?:他|她|他们|他們|[^，,。]{1,4})(?:说|說|讲|講|觉得|覺得)(?:我|我们|我們|你)?(?:应该|應該|要|得|必须|必須)",
+    re.I,
+)
 _GROUP_VOCATIVE = re.compile(
     r"[,，]\s*(?:everyone|everybody|guys|folks|y'all|you all|all of you|team|people)\s*[.!！。]*$|^(?:大家|各位|同学们|同學們)",
     re.I,
@@ -166,7 +172,7 @@ def peel(sentence: str) -> Peeled:
             continue
         if s == before:
             break
-    if _INLINE_QUOTE.search(s) or _GROUP_VOCATIVE.search(s):
+    if _INLINE_QUOTE.search(s) or _GROUP_VOCATIVE.search(s) or _REPORTED_ADVICE.search(s):
         reported = True  # someone else's words, or words for a group rather than the assistant
     for trail in (_EN_TRAIL, _ZH_TRAIL):
         while True:
