@@ -43,9 +43,14 @@ timestamp (else the payload's ``today``): "next Friday", "in two weeks", "Decemb
 "end of the month", "下个月 15 号", "月底", "下周三", "两周后" become ISO dates; a weekday in a
 standing rule ("never deploy on Friday") names every such day and is left alone.
 
-A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right;
-a hypothetical ("if we ever move to AWS, we'd …") is not a fact; advice about living
-("always carry an umbrella") is not a rule for the assistant.
+A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right,
+also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
+AWS, we'd …", "要是…就…") is not a fact; advice about living ("always carry an umbrella") is not a
+rule for the assistant, nor advice someone gave ("she says I should always …", even without
+quotes). What makes a rule is when it holds, not how wide it is: "rename X to Y everywhere" is one
+task, "…, so keep that weekend clear" after a dated plan is for that date, and a past-tense clause
+under a standing lead is the rule's reason. Chinese clauses that share one 我 make one
+self-description.
 
 Layout, a module per concept: lead-ins, standing/temporary markers, imperatives and reasons in
 :mod:`~dreamd.models.offline_structure`; who a directive is for in
