@@ -683,3 +683,25 @@ def test_team_rhythms_new_jobs_and_who_covers() -> None:
     recs = run("我 12 月 3 号开始休年假，这段时间值班由老刘负责。")
     assert sorted(r["type"] for r in recs) == ["project", "reference"]
     assert all(r["type"] != "reference" for r in run("这个模块由我负责。"))
+
+
+def test_care_diagnoses_budgets_and_who_to_ask_by_name() -> None:
+    recs = run("My mum was recently diagnosed with diabetes, and I'm her carer now.")
+    assert [r["type"] for r in recs] == ["user", "user"]
+    assert [r["type"] for r in run("我妈上个月确诊了糖尿病。")] == ["user"]
+    assert [r["type"] for r in run("我每个月的餐饮预算是三千。")] == ["user"]
+    recs = run("i'm right handed but i type with one hand, so keep shortcuts simple")
+    assert "feedback" in [r["type"] for r in recs]
+    recs = run("We see the orthodontist on December 2.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-02" in recs[0]["body"]
+    recs = run("我们的产品经理是小孙，需求上的事问她。")
+    assert [r["type"] for r in recs] == ["reference"] and "小孙" in recs[0]["description"]
+    assert run("需求上的事问她。") == []  # who "her" is was never said
+    recs = run("our staging db resets every night")
+    assert [r["type"] for r in recs] == ["project"]
+
+
+def test_i_meant_with_the_old_value_corrects_and_without_it_does_nothing() -> None:
+    recs = run("Our staging database resets every Sunday night.", "I meant Saturday night, not Sunday.")
+    assert len(recs) == 1 and "Saturday" in recs[0]["description"] and "Sunday" not in recs[0]["description"]
+    assert run("I meant to ask about the cache.") == []

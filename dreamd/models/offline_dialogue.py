@@ -100,7 +100,7 @@ _CORRECTION_EN = re.compile(
     r"(?:it|that)(?:'s| has| was| is)?\s+(?:been\s+|now\s+)?(?:got\s+)?(?:pushed|moved|changed|bumped)(?:\s+back)?\s+to)"
     r"\s+(?P<new>.+?)"
     r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
-    r"^(?:it's|it is|that's)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
+    r"^(?:it's|it is|that's|i meant|i mean)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
     re.I,
 )
 _CORRECTION_ZH = re.compile(

@@ -333,6 +333,7 @@ _PLANNED = re.compile(
     r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
     r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}|"
+    r"^(?:we|i)\s+(?:see|visit|meet|have|fly to|leave for|host|start)\b.{2,40}?\bon\s+\d{4}-\d{2}-\d{2}|"
     r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:be\s+)?(?:away|off|out of office|out|on leave|on holiday|"
     r"on vacation|on (?:\w+ )?leave|in [A-Z][\w-]+)\b.{0,30}?\b(?:from|on|until|till|between)\s+(?:the\s+)?\d{4}-\d{2}-\d{2}",
     re.I,

@@ -35,13 +35,13 @@ _ROLE_WORDS = re.compile(
     r"newbie|expert|veteran|on-call|oncall|frontend|front-end|backend|back-end|full-stack|fullstack|"
     r"night owl|early bird|morning person|introvert|extrovert|homebody|maintainer|"
     r"parent|mom|mum|dad|father|mother|retiree|pharmacist|paramedic|chef|cook|artist|musician|"
-    r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer)s?\b|"
+    r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer|carer|caregiver)s?\b|"
     r"\b[\w+#.-]+ (?:person|guy|gal|nerd|geek)\b",
     re.I,
 )
 _STABLE_STATE = re.compile(
     r"^(?:vegetarian|vegan|pescatarian|allergic to|intolerant to|lactose intolerant|gluten intolerant|"
-    r"(?:type [12] )?diabetic|celiac|coeliac|colou?r-?blind|left-handed|right-handed|deaf|hard of hearing|dyslexic|dyspraxic|autistic|"
+    r"(?:type [12] )?diabetic|celiac|coeliac|colou?r-?blind|left[- ]handed|right[- ]handed|deaf|hard of hearing|dyslexic|dyspraxic|autistic|"
     r"epileptic|asthmatic|an(?:a)?emic|short-sighted|near-sighted|long-sighted|"
     r"based in|located in|from [A-Z]|originally from|fluent in|a native|native|married|divorced|"
     r"pregnant|retired|self-employed|vision impaired|visually impaired|recovering from|living with|"
@@ -57,7 +57,8 @@ _NOT_IDENTITY = re.compile(
 )
 WORK_NOUN = re.compile(
     r"\b(?:on-?call|rotation|standup|stand-up|release|deploy|deployment|sprint|retro|build|backup|meeting|sync|review|"
-    r"planning|demo|freeze|rollout|maintenance|cron|job|pipeline|report|invoice|payroll|audit)s?\b",
+    r"planning|demo|freeze|rollout|maintenance|cron|job|pipeline|report|invoice|payroll|audit|staging|env|environment|"
+    r"database|db|cluster|cache|index|server)s?\b",
     re.I,
 )
 _ROLE_SUFFIX = re.compile(
@@ -104,6 +105,11 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
     "cannot": re.compile(
         r"^i\s+(?P<x>(?:don't|do not|can't|cannot)\s+(?:drive|swim|cook|read music|eat (?:meat|fish|pork|dairy|gluten|nuts|spicy food)|"
         r"drink(?: alcohol)?|speak [A-Z]\w+)\b.*?)\s*$",
+        re.I,
+    ),
+    "diagnosed": re.compile(
+        r"^(?P<x>(?:i|my\s+(?:wife|husband|partner|son|daughter|mom|mum|mother|dad|father|sister|brother|kid|child))\s+"
+        r"(?:was|were|have been|has been|got|'ve been)\s+(?:just\s+|recently\s+|finally\s+)?diagnosed\s+with\b.+?)\s*$",
         re.I,
     ),
     "has": re.compile(
@@ -240,6 +246,10 @@ _IDENTITY_ZH: dict[str, re.Pattern[str]] = {
         r"(?:(?:和|、|跟)(?:周|週|星期)?[一二三四五六日天])*[^，,。]{0,6}?(?:有|上|去|要)[^，,。]{1,10})$"
     ),
     "unfamiliar": re.compile(r"^(?P<x>我(?:不太|不怎么|不怎麼|不)(?:熟|熟悉|懂|会|會)\s*[A-Za-z\u4e00-\u9fff][^，,。]{0,15})$"),
+    "diagnosed": re.compile(
+        r"^(?P<x>我(?:的)?(?:爸|妈|媽|爸爸|妈妈|媽媽|老公|老婆|孩子|儿子|兒子|女儿|女兒)?[^，,。]{0,4}?(?:查出|确诊|確診|诊断出|診斷出).+)$"
+    ),
+    "budget": re.compile(r"^(?P<x>(?:我的?|今年|每个月|每個月|每月)[^，,。]{0,10}?预算(?:是|有|大概是|控制在)[^，,。]{1,12})$"),
     "expecting": re.compile(r"^(?P<x>我(?:怀孕|懷孕|有孕|在哺乳期|在备孕|在備孕|刚生完|剛生完).*)$"),
     "does": re.compile(r"^(?P<x>我(?:主要|平时|平時|一般|本职|本職)(?:是)?(?:做|搞|写|寫|负责|負責)(?!了)[^，,。]{2,12})$"),
     "newcomer": re.compile(r"^(?P<x>我(?:刚|剛)(?:来|來|加入|入职|入職|到|接手)[^，,。]{0,12}.*)$"),
@@ -318,6 +328,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = "User's " + third_person(re.sub(r"^(?:our|my)\s+", "", x, flags=re.I))
         if verb == "cannot":
             fact = "User " + re.sub(r"^(?:don't|do not)\b", "doesn't", third_person(re.split(r",?\s+so\s+", x)[0]))
+        if verb == "diagnosed":
+            fact = sentence_case(third_person(re.sub(r"^my\b", "User's", re.sub(r"^i\b", "User", x, flags=re.I), flags=re.I)))
         if verb == "zone":
             fact = f"User is in {third_person(x)}"
         if verb == "has-named":

@@ -156,6 +156,9 @@ _COVERS = re.compile(
     r"^(?P<who>(?-i:[A-Z])[a-z]+)\s+(?:covers|is covering|will cover|handles|is handling|will handle|takes over)\b|"
     r"由(?P<who2>[^，,。由]{1,6}?)(?:负责|負責|接手|代管|顶上|頂上)",
 )
+_NAMED_THEN_ASK = re.compile(
+    r"^(?P<name>[^，,。]{2,30}?(?:是|is|'s)\s*[^，,。]{1,20})[，,]\s*(?P<ask>[^，,。]{2,40}?)[。.!！]?$", re.I
+)  # "我们组长是老陈，架构上的事问他": the name is in the clause before the pronoun
 _TOPIC_LEAD_EN = re.compile(r"^(?:for|about|regarding)\b[^,]{2,60},\s*(?P<rest>\S.+)$", re.I)
 _ASK_WHO_ZH = re.compile(
     r"^(?P<topic>[^，,。]{1,18}?)(?:的问题|的問題|的事情|的事|相关的问题|相關的問題|相关|相關|出问题了就|出問題了就|有问题就|有問題就)"
@@ -167,7 +170,15 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
     who = _ASK_WHO_EN.match(s) or _ASK_WHO_ZH.match(s) or _COVERS.search(s)
+    named = _NAMED_THEN_ASK.match(s)
+    if who is None and named is not None:
+        who = _ASK_WHO_EN.match(named.group("ask")) or _ASK_WHO_ZH.match(named.group("ask"))
+        if who is not None and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", who.group("who").strip(" 。.!！"), re.I):
+            fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+            return Found("reference", "reference", "ask", named.group("name"), fact, fact, how=HOW["reference"])
     person = (who.groupdict().get("who") or who.groupdict().get("who2") or "") if who else ""
+    if who and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", person.strip(" 。.!！"), re.I):
+        return None  # "架构上的事问他": who "him" is sits in the clause before; the whole sentence says it
     if who and content_ok(person, min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", person, re.I):
         fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
         return Found("reference", "reference", "ask", person, fact, fact, how=HOW["reference"])
