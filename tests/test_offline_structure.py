@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from dreamd.models.offline_audience import (
+    about_the_work,
     is_wellbeing,
 )
 from dreamd.models.offline_extract import extract
@@ -482,3 +483,225 @@ def test_a_rules_header_in_a_turn_of_its_own_heads_the_next_user_turns() -> None
 def test_prohibitions_stated_with_no() -> None:
     items = run("No emojis in commit messages.", "No worries, take your time.", "No idea why that failed.")
     assert kinds(items) == [("feedback", "No emojis in commit messages")]
+
+
+def test_one_off_edits_past_clauses_and_trailing_attribution_are_not_rules() -> None:
+    # a wide scope is not a lasting one: "everywhere" says where, not for how long
+    assert run("move the retry helper into utils everywhere") == []
+    assert run("replace moment with dayjs across the codebase") == []
+    assert [r["type"] for r in run("Always rename new files to snake_case.")] == ["feedback"]
+    # under a standing lead, a clause telling what happened is the reason, not a second rule
+    recs = run("From now on don't stub the queue in tests, we lost a week when the stub and the real broker disagreed.")
+    assert [r["type"] for r in recs] == ["feedback"]
+    assert "broker disagreed" in recs[0]["body"]
+    # advice attributed after the fact is someone else's words
+    assert run("Drink water before coffee, is what my trainer keeps telling me.") == []
+
+
+def test_corrections_inside_one_sentence_and_code_names_as_content() -> None:
+    recs = run("The code freeze is on the 27th, wait no, it got moved to the 30th.")
+    assert len(recs) == 1 and "2026-11-30" in recs[0]["description"]
+    recs = run("缓存用的是 Redis 6，哦不对，是 7。")
+    assert len(recs) == 1 and "Redis 7" in recs[0]["description"] and "6" not in recs[0]["description"]
+    recs = run("no `eval`, ever.")
+    assert [r["type"] for r in recs] == ["feedback"] and "`eval`" in recs[0]["description"]
+    assert run("no worries, ever.") == []
+
+
+def test_dates_after_a_possessive_subject_and_time_away() -> None:
+    recs = run("Mia's piano exam is on the 28th, so keep that evening free.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-11-28" in recs[0]["body"]
+    recs = run("I'll be away from the 3rd until the 10th.", ts="2026-11-24T09:30:00Z")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-03" in recs[0]["body"]
+    recs = run("we went with pnpm over yarn bc the installs are way faster")
+    assert recs[0]["description"].startswith("Decision:") and "faster" in recs[0]["body"]
+    for routine in ("retro is at 4pm every other Friday", "deploys go out on Tuesdays"):
+        assert [r["type"] for r in run(routine)] == ["project"]
+    assert run("the bakery is open every day") == []  # a routine of the work only
+
+
+def test_chinese_clauses_sharing_one_subject_make_one_self_description() -> None:
+    recs = run("简单说下我的情况吧，我今年 35，在成都做产品经理，周末一般带孩子去公园。")
+    assert len(recs) == 1 and recs[0]["type"] == "user"
+    for part in ("35", "产品经理", "公园"):
+        assert part in recs[0]["description"]
+    assert [r["type"] for r in run("我最近在考驾照。")] == ["user"]
+    recs = run("我家的猫叫年糕。")
+    assert [r["type"] for r in recs] == ["user"] and "年糕" in recs[0]["description"]
+    # a mood after the subject is not a fact of its own
+    assert len(run("我是做运维的，平时挺累的。")) == 1
+    # which tool and where its config lives is one pointer
+    recs = run("消息队列用的是 Kafka，配置都在 deploy/kafka.yml 里。")
+    assert [r["type"] for r in recs] == ["reference"] and "Kafka" in recs[0]["body"]
+
+
+def test_a_rule_said_both_ways_is_one_rule_and_a_lowercase_topic_is_peeled() -> None:
+    recs = run("logging: always use the structured logger, never print to stdout")
+    assert [r["type"] for r in recs] == ["feedback"]
+    assert "structured logger" in recs[0]["description"] and "stdout" in recs[0]["description"]
+    assert run("ValueError: never pass a negative size") == []  # a logged error is not a topic label
+    recs = run("also i can't stand olives, dont ever add them to salads")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+
+
+def test_household_news_names_and_limits() -> None:
+    recs = run("we just adopted a kitten named Pixel")
+    assert [r["type"] for r in recs] == ["user"] and "adopted" in recs[0]["description"]
+    assert recs[0]["description"].startswith("User adopted")
+    assert all(r["type"] != "user" for r in run("we have a service called Atlas that does billing"))
+    assert [r["type"] for r in run("we adopted trunk-based development last quarter")] == ["project"]
+    recs = run("my partner Jo teaches on Tuesdays and Thursdays")
+    assert [r["type"] for r in recs] == ["user"] and "Jo" in recs[0]["description"]
+    assert [r["type"] for r in run("I'm more of a tea person honestly")] == ["user"]
+    recs = run("i cycle every mon and wed evening")
+    assert [r["type"] for r in recs] == ["user"] and recs[0]["description"].startswith("User cycles")
+    assert [r["type"] for r in run("I'm in Auckland, so NZDT for scheduling")] == ["user"]
+    recs = run("Keep any gift ideas under 30 euros.")
+    assert [r["type"] for r in recs] == ["feedback"]
+    assert run("keep the summary under 200 words") == []  # one summary, for now
+
+
+def test_chinese_plans_roles_and_where_things_are_kept() -> None:
+    recs = run("我们准备 12 月 5 号去爬黄山。")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-05" in recs[0]["body"]
+    recs = run("我们这周四开始灰度。")
+    assert [r["type"] for r in recs] == ["project"] and "2026-11-26" in recs[0]["body"]
+    recs = run("hi，我是这个仓库的 owner。")
+    assert [r["type"] for r in recs] == ["user"] and "owner" in recs[0]["description"]
+    recs = run("备用钥匙放在鞋柜上面。")
+    assert [r["type"] for r in recs] == ["reference"]
+
+
+def test_system_rates_are_facts_and_one_off_reminders_are_not_notes() -> None:
+    recs = run("提醒一下：短信接口有限流，每分钟最多 60 条。")
+    assert [r["type"] for r in recs] == ["project"]
+    assert [r["type"] for r in run("以后每次最多给我三个方案。")] == ["feedback"]
+    assert run("记得把这个标签删掉。") == []
+    assert [r["type"] for r in run("记得以后把日志级别设成 info。")] == ["feedback"]
+    assert run("要是下周不忙，我们就把文档重写一遍。") == []
+
+
+def test_comma_spliced_clauses_off_limits_and_ownership() -> None:
+    recs = run("the main thing to know about this repo is that the schema is generated, anything under "
+               "schema/ is off limits, we regenerate it with make schema.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "project"]
+    rule = next(r for r in recs if r["type"] == "feedback")
+    assert "schema/" in rule["description"] and rule["description"].startswith("Don't")
+    assert [r["type"] for r in run("When the queue backs up, we page whoever is on call.")] == []
+    recs = run("the billing service owns the invoices table.")
+    assert [r["type"] for r in recs] == ["project"]
+
+
+def test_self_descriptions_in_other_words_and_date_ranges() -> None:
+    recs = run("I've got a parrot, Kiwi, who talks all day.")
+    assert [r["type"] for r in recs] == ["user"] and "Kiwi" in recs[0]["description"]
+    recs = run("I'm trying to learn Korean, so add the hangul when you can.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    assert [r["type"] for r in run("晚上我一般不回工作邮件。")] == ["user"]
+    recs = run("我在戒糖，甜点就别推荐了。")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    recs = run("我下周二到周四出差。")  # said on Tuesday 2026-11-24: both ends are next week
+    assert [r["type"] for r in recs] == ["project"]
+    assert "2026-12-01" in recs[0]["body"] and "2026-12-03" in recs[0]["body"]
+    recs = run("ok 介绍下背景，我们是一家十来个人的创业公司，做宠物电商。")
+    assert [r["type"] for r in recs] == ["project"] and "宠物电商" in recs[0]["description"]
+
+
+def test_short_self_descriptions_before_a_rule_and_events_with_their_date() -> None:
+    recs = run("i'm dyslexic btw, so avoid walls of text in answers")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    rule = next(r for r in recs if r["type"] == "feedback")
+    assert "dyslexic" in rule["body"]
+    recs = run("I'm building a shed this winter, it's due to start on the 5th.")
+    assert all(r["type"] != "user" for r in recs)
+    recs = run("Also, I'm learning to sail for the regatta, it's on December 12.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-12" in recs[0]["body"]
+    recs = run("I have a bad right shoulder, so no overhead exercises please.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    assert [r["type"] for r in run("the backend is Django 5 on Postgres")] == ["project"]
+    assert run("the meeting is about 30 minutes") == []
+
+
+def test_chinese_family_teams_versions_and_deployment() -> None:
+    assert [r["type"] for r in run("我上个月调到风控组了。")] == ["user"]
+    assert [r["type"] for r in run("儿子周一和周三晚上有篮球课。")] == ["user"]
+    assert [r["type"] for r in run("我女儿今年上初二。")] == ["user"]
+    recs = run("我不太懂前端，讲 CSS 的时候多配图。")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    recs = run("我们的 Redis 是 6.2 的。", "不对，已经升到 7.2 了。")
+    assert len(recs) == 1 and "7.2" in recs[0]["description"] and "6.2" not in recs[0]["description"]
+
+
+def test_a_directive_tied_to_a_dated_plan_is_not_standing() -> None:
+    recs = run("We're flying to Oslo on December 9, so keep that week free.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-09" in recs[0]["body"]
+    recs = run("I'm vegan, so never suggest cheese.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+
+
+def test_bans_channels_acronym_settings_and_cli_flags() -> None:
+    recs = run("raw SQL is banned outside the repository layer")
+    assert [r["type"] for r in recs] == ["feedback"] and "repository layer" in recs[0]["description"]
+    recs = run("The nightly job posts its report in #data-quality.")
+    assert [r["type"] for r in recs] == ["reference"] and "#data-quality" in recs[0]["description"]
+    assert [r["type"] for r in run("python monorepo, SDK is 2.3.1.")] == ["project"]
+    assert about_the_work("eslint must pass with --max-warnings 0")  # a command-line flag names the work
+    assert not about_the_work("the weather must improve")
+    recs = run("I can't swim, so no kayaking ideas please.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+    assert any(r["description"] == "User can't swim" for r in recs)
+    assert [r["type"] for r in run("Our new flat is in Leith, near the shore.")] == ["user"]
+    assert [r["type"] for r in run("I'm the only person here who knows Fortran.")] == ["user"]
+
+
+def test_chinese_addresses_products_and_dated_switches() -> None:
+    recs = run("预发环境的地址是 10.2.0.8:8080。")
+    assert [r["type"] for r in recs] == ["reference"] and "10.2.0.8" in recs[0]["description"]
+    recs = run("去年我们把监控从 Zabbix 换成了 Prometheus。")
+    assert [r["type"] for r in recs] == ["project"] and "Prometheus" in recs[0]["description"]
+    assert [r["type"] for r in run("我负责公司的安卓 App。")] == ["user"]
+    assert [r["type"] for r in run("我们主要给中小学做排课系统。")] == ["project"]
+
+
+def test_advice_someone_gave_without_quotes_is_reported() -> None:
+    assert run("My brother swears by cold showers, he says I should always start the day with one.") == []
+    assert run("我妈说我应该每天早上喝一杯温水。") == []
+    recs = run("I'm type 2 diabetic, so every recipe needs the sugar content.")
+    assert sorted(r["type"] for r in recs) == ["feedback", "user"]
+
+
+def test_team_rhythms_new_jobs_and_who_covers() -> None:
+    assert [r["type"] for r in run("We usually tag releases on Fridays.")] == ["project"]
+    assert run("We always order pizza on Fridays.") == []
+    assert [r["type"] for r in run("我们每周四上线。")] == ["project"]
+    assert run("我们每周五都吃火锅。") == []
+    recs = run("I've recently started a new job as a data analyst at a bank.")
+    assert [r["type"] for r in recs] == ["user"] and "data analyst" in recs[0]["description"]
+    assert [r["type"] for r in run("My commute is forty minutes by bike.")] == ["user"]
+    recs = run("I'm on sabbatical leave from the 3rd, Priya covers the on-call rotation while I'm away.")
+    assert sorted(r["type"] for r in recs) == ["project", "reference"]
+    recs = run("我 12 月 3 号开始休年假，这段时间值班由老刘负责。")
+    assert sorted(r["type"] for r in recs) == ["project", "reference"]
+    assert all(r["type"] != "reference" for r in run("这个模块由我负责。"))
+
+
+def test_care_diagnoses_budgets_and_who_to_ask_by_name() -> None:
+    recs = run("My mum was recently diagnosed with diabetes, and I'm her carer now.")
+    assert [r["type"] for r in recs] == ["user", "user"]
+    assert [r["type"] for r in run("我妈上个月确诊了糖尿病。")] == ["user"]
+    assert [r["type"] for r in run("我每个月的餐饮预算是三千。")] == ["user"]
+    recs = run("i'm right handed but i type with one hand, so keep shortcuts simple")
+    assert "feedback" in [r["type"] for r in recs]
+    recs = run("We see the orthodontist on December 2.")
+    assert [r["type"] for r in recs] == ["project"] and "2026-12-02" in recs[0]["body"]
+    recs = run("我们的产品经理是小孙，需求上的事问她。")
+    assert [r["type"] for r in recs] == ["reference"] and "小孙" in recs[0]["description"]
+    assert run("需求上的事问她。") == []  # who "her" is was never said
+    recs = run("our staging db resets every night")
+    assert [r["type"] for r in recs] == ["project"]
+
+
+def test_i_meant_with_the_old_value_corrects_and_without_it_does_nothing() -> None:
+    recs = run("Our staging database resets every Sunday night.", "I meant Saturday night, not Sunday.")
+    assert len(recs) == 1 and "Saturday" in recs[0]["description"] and "Sunday" not in recs[0]["description"]
+    assert run("I meant to ask about the cache.") == []

@@ -14,11 +14,12 @@ import re
 
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_structure import opens_with_verb, peel
-from dreamd.models.offline_text import has_cjk, tidy
+from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
+from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
 
 _CLAUSES = re.compile(
-    r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?:and|but)\s+|,\s+(?=so\s)|,\s+(?=(?:never|always|don't|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
+    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
 )
 
 
@@ -36,6 +37,12 @@ _ERRAND = re.compile(
     r"^(?:请|請)?(?:提醒我|告诉我|告訴我|帮我|幫我|给我找|給我找|帮忙|幫忙)",
     re.I,
 )
+_ZH_I = re.compile(r"^(?:[^，,。]{0,4}?[，,])?我(?![们們])")
+_ZH_SUBJECTLESS = re.compile(
+    r"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|因为|因為|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
+    r"[\u4e00-\u9fff]"
+)
+_ZH_MOOD = re.compile(r"(?:挺|很|比较|比較|特别|特別|非常|有点|有點|太|好)[\u4e00-\u9fff]{1,2}(?:的|了|啊|呀)?$")
 _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
 _REASON_CLAUSE = re.compile(
     r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
@@ -46,19 +53,59 @@ _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因�
 def clauses(core: str) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
     service keeps its manifests in the deploy-configs repo"), each tried on its own."""
-    raw = _CLAUSES.split(core)
+    raw = [piece for part in _CLAUSES.split(core) for piece in _splice(part)]
     merged: list[str] = []
     for part in raw:
-        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part)):
+        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part) or _other_side(merged[-1], part)):
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
-    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。") for p in merged]
-    return [p for p in parts if p and p != core and (len(p.split()) >= 3 or sum(map(has_cjk, p)) >= 4)]
+    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。")
+             for p in merged]
+    keep = []
+    for i, p in enumerate(parts):
+        before_so = i + 1 < len(parts) and _CONSEQUENCE.match(parts[i + 1].strip()) is not None
+        # "i'm colourblind, so don't rely on red vs green": a short self-description is the rule's reason
+        if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or (before_so and _SHORT_SELF.match(p))):
+            keep.append(p)
+    return keep
+
+
+def _zh_size(text: str) -> int:
+    """Chinese characters plus Latin words and numbers ("我今年 29" is four)."""
+    return sum(map(has_cjk, text)) + len(re.findall(r"[A-Za-z0-9]+", text))
+
+
+_SPLICE = re.compile(r",\s+(?=(?-i:[A-Z][a-z]+)\s+(?:covers|handles|takes over|is covering|will cover)\b)|"
+                     r",\s+(?=(?:we|anything|everything|nothing)\s+(?:\S+\s+){0,3}?(?:is|are|regenerate|generate|deploy|"
+                     r"use|run|build|keep|ship|host|store|have)\b)", re.I)
+_SUBORDINATE = re.compile(r"^\s*(?:if|when|whenever|once|before|after|since|because|although|though|while|unless|until)\b",
+                          re.I)
+
+
+def _splice(part: str) -> list[str]:
+    """"half of it is generated, anything under gen/ is off limits, we regenerate it with buf": a comma
+    before a new subject starts a clause, unless the part opens with a condition ("when X, we …")."""
+    return [part] if _SUBORDINATE.match(part) else _SPLICE.split(part)
+
+
+_SHORT_SELF = re.compile(r"^(?:i'm|i am)\s+[\w-]{4,}$", re.I)
+_ALWAYS = re.compile(r"^\s*always\b", re.I)
+_NEVER = re.compile(r"^\s*(?:never|don't|dont|do not)\b", re.I)
+
+
+def _other_side(before: str, after: str) -> bool:
+    """"always wrap errors with %w, never return them bare": one rule said both ways."""
+    tail = re.split(r"[:：]\s*", before)[-1]
+    return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
 def _first_rule(text: str, ctx: Ctx) -> Found | None:
-    return next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+    found = next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+    if found is not None and found.type == "user" and found.kind != "deadline" and has_relative_date(text):
+        # "I'm training for the half marathon, it's on April 18": the date makes it an event
+        return RULES["dated"](text, ctx) or found
+    return found
 
 
 def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_rules: bool) -> list[Found]:
@@ -97,10 +144,17 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         return []
     each: list[Found] = []
     previous: Found | None = None
+    first_person_zh = bool(parts) and _ZH_I.match(parts[0]) is not None
+    carried = idle = 0
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         found = _first_rule(bare, ctx)
+        if found is None and i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare):
+            # "我今年 29，在杭州做财务，周末一般会去爬山": the clauses after the first share its 我
+            found = _first_rule("我" + bare, ctx)
+            found = found if found is not None and found.type == "user" and not _ZH_MOOD.search(bare) else None
+            carried += found is not None
         if consequence and found is not None:
             if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
                 found = None  # "…, so this has to merge first": the consequence is not a fact of its own
@@ -116,15 +170,47 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
             found = found if found is not None and found.type == "feedback" else None
         if found is not None and found.type == "feedback" and found.reason is None and lasting:
             found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
+        if (consequence and found is not None and found.type == "feedback" and previous is not None
+                and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])
+                and not is_standing(bare)):
+            found = None  # "we move on March 6, so keep that weekend clear": for that date, not a standing rule
         if found is not None:
             each.append(found)
+        elif consequence:
+            idle += 1  # "…, so anything that keeps me organised is welcome" adds nothing
         previous = found
     # Every clause a fact of its own: "I have five years of Go and I'm rusty on CSS", "we use tabs,
     # and never commit generated code".
     # (Chinese clauses after a comma usually carry on one fact, so there the kinds must differ.)
     english = not any(has_cjk(p) for p in parts)
-    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts))
+    each = _fold_into_pointers(each)
+    if carried and len(each) >= 2 and all(f.type == "user" for f in each):
+        # Chinese clauses sharing one 我 are one self-description: one record that keeps them all
+        first = each[0]
+        rest = "，".join(re.sub(r"^用户", "", f.fact) for f in each[1:])
+        joined = f"{first.fact}，{rest}"
+        return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
+    pointers_only = all(f.type == "reference" for f in each)
+    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts) - idle and not pointers_only)
     return each if len(each) >= kinds and distinct else []
+
+
+_USES_TOOL = re.compile(r"用的是|采用的是|採用的是|\b(?:uses?|is|are)\s+(?-i:[A-Z])", re.I)
+
+
+def _fold_into_pointers(each: list[Found]) -> list[Found]:
+    """"网关用的是 Kong，配置在 gateway/kong.yml": which tool it is and where its config lives is one
+    pointer, not a project fact and a pointer ("we deploy with ArgoCD, the manifests are in …" stays two)."""
+    out: list[Found] = []
+    for f in each:
+        prev = out[-1] if out else None
+        if (prev is not None and prev.kind == "context" and f.type == "reference"
+                and _USES_TOOL.search(prev.fact) and not re.search(r"\d", prev.fact)):
+            f.fact = f"{prev.fact.rstrip('。.')}{'，' if has_cjk(prev.fact) else '; '}{f.fact}"
+            out[-1] = f
+            continue
+        out.append(f)
+    return out
 
 
 __all__ = ["clauses", "found_in"]

@@ -96,14 +96,17 @@ def has_cjk_text(text: str) -> bool:
 
 _CORRECTION_EN = re.compile(
     r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm)[,:!.]?\s+)+"
-    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was)\s+(?P<new>.+?)"
+    r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was|"
+    r"(?:it|that)(?:'s| has| was| is)?\s+(?:been\s+|now\s+)?(?:got\s+)?(?:pushed|moved|changed|bumped)(?:\s+back)?\s+to)"
+    r"\s+(?P<new>.+?)"
     r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
-    r"^(?:it's|it is|that's)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
+    r"^(?:it's|it is|that's|i meant|i mean)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
     re.I,
 )
 _CORRECTION_ZH = re.compile(
     r"^(?:(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*)+"
-    r"(?:应该是|應該是|其实是|其實是|是)(?P<new>[^，,]+?)(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
+    r"(?:应该是|應該是|其实是|其實是|是|(?:已经|已經)?(?:升到|升级到|升級到|换成|換成|改成|改到|改为|改為)了?)\s*"
+    r"(?P<new>[^，,]+?)了?(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
 )
 
 

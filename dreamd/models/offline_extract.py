@@ -43,9 +43,14 @@ timestamp (else the payload's ``today``): "next Friday", "in two weeks", "Decemb
 "end of the month", "下个月 15 号", "月底", "下周三", "两周后" become ISO dates; a weekday in a
 standing rule ("never deploy on Friday") names every such day and is left alone.
 
-A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right;
-a hypothetical ("if we ever move to AWS, we'd …") is not a fact; advice about living
-("always carry an umbrella") is not a rule for the assistant.
+A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right,
+also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
+AWS, we'd …", "要是…就…") is not a fact; advice about living ("always carry an umbrella") is not a
+rule for the assistant, nor advice someone gave ("she says I should always …", even without
+quotes). What makes a rule is when it holds, not how wide it is: "rename X to Y everywhere" is one
+task, "…, so keep that weekend clear" after a dated plan is for that date, and a past-tense clause
+under a standing lead is the rule's reason. Chinese clauses that share one 我 make one
+self-description.
 
 Layout, a module per concept: lead-ins, standing/temporary markers, imperatives and reasons in
 :mod:`~dreamd.models.offline_structure`; who a directive is for in
@@ -180,12 +185,22 @@ _SENTENCE_SPLIT = re.compile(
 )
 
 
+_MID_CORRECTION = re.compile(
+    r"[,，]\s*(?=(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|口误|口誤|我记错了|我記錯了)[，,：:]?)|"
+    r",\s*(?=(?:wait|sorry|oops|actually|no wait)[,!]?\s+(?:no\b|i meant\b|i mean\b|it's\b|it got\b|make that\b))",
+    re.I,
+)
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a turn, line by line (a clause-level split happens in
-    :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled)."""
+    :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled). A correction inside a
+    sentence ("… MySQL 5.7，哦不对，是 8.0") starts a sentence of its own, so it can put the
+    value before it right."""
     out: list[str] = []
     for line in text.splitlines():
-        out.extend(part.strip() for part in _SENTENCE_SPLIT.split(line) if part.strip())
+        for part in _SENTENCE_SPLIT.split(line):
+            out.extend(p.strip(" ,，") for p in _MID_CORRECTION.split(part) if p.strip(" ,，"))
     return out
 
 

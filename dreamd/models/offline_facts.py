@@ -32,7 +32,7 @@ from dreamd.models.offline_audience import (
     about_the_work,
     is_wellbeing,
 )
-from dreamd.models.offline_identity import rule_identity
+from dreamd.models.offline_identity import WORK_NOUN, rule_identity
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL, rule_reference
 from dreamd.models.offline_preference import rule_preference
 from dreamd.models.offline_rules import (
@@ -71,7 +71,8 @@ _CHANGE_VERBS = (
 _DECISION_EN: dict[str, re.Pattern[str]] = {
     "decided": re.compile(
         r"\b(?P<who>we|i|the team|team)(?:\s+have\s+|'ve\s+|\s+)(?:finally\s+|just\s+|all\s+|now\s+)?"
-        r"(?:decided|agreed|chose|opted|settled|committed)\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
+        r"(?:decided|agreed|chose|opted|settled|committed|picked|went with|ended up (?:with|going with|picking|choosing))"
+        r"\s+(?:to\s+|on\s+|that\s+|for\s+)?(?P<what>.+)$",
         re.I,
     ),
     "lets": re.compile(
@@ -115,6 +116,9 @@ _DECISION_ZH: dict[str, re.Pattern[str]] = {
 }
 
 
+_ZH_WHEN_FIRST = re.compile(r"^(?:上个月|上個月|上周|上週|去年|今年|最近|前阵子|前陣子|前几天|前幾天|刚刚|剛剛)[，,]?(?=我们|我們|团队|團隊|公司)")
+
+
 def rule_decision(s: str, ctx: Ctx) -> Found | None:
     for kind, pat in _DECISION_EN.items():
         m = pat.search(s) if kind == "decided" else pat.match(s)
@@ -132,9 +136,13 @@ def rule_decision(s: str, ctx: Ctx) -> Found | None:
         what = tidy(re.sub(r"^(?:to|on|that)\s+", "", what, flags=re.I))
         if not content_ok(what) or PRONOUN_OBJECT.match(what):
             return None
+        head = re.split(r"[,;]", what)[0]
+        if kind == "changed" and m.group("verb").lower() == "adopted" and not (about_the_work(head) or TOOLS.search(head)):
+            return None  # "we just adopted a rescue greyhound": the family's news, not a decision on the work
         fact = f"Decided on {ctx.day.isoformat()}: {third_person(what)}"
         desc = f"Decision: {third_person(what)}"
         return Found("decision", "project", "decision", what, fact, desc, reason=reason, how=HOW["decision"])
+    s = _ZH_WHEN_FIRST.sub("", s)  # "上个月我们刚把日志系统从 ELK 换成了 Loki"
     for kind, pat in _DECISION_ZH.items():
         m = pat.search(s) if kind == "decided" else pat.match(s)
         if not m:
@@ -158,7 +166,8 @@ _CONTEXT_EN = re.compile(
     r"^(?:our|my)\s+(?:main\s+|core\s+|flagship\s+)?(?:product|company|startup|business|app|service|platform|"
     r"customers?|users?|clients?|stack|codebase)\s+(?:is|are|does|do|sells?|builds?|makes?|serves?|runs? on|"
     r"targets?|mostly)\b.+$|^(?:this|the)\s+(?:repo|repository|project|codebase|service|app)\s+is\s+(?:a|an|our)\b.+$|"
-    r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
+    r"^we\s+(?:ship|distribute|sell|publish|release|deploy|host|run|build|generate|regenerate|format|lint|test|bundle|"
+    r"compile|package)\s+(?:.{2,40}?\s+)?(?:through|via|on|to|in|with|"
     r"using)\s+.+$|"
     r"^(?:it's|it is)\s+(?:a|an|the|our)\s+(?:[\w-]+\s+){0,3}(?:site|service|app|application|library|tool|repo|"
     r"monorepo|cli|api|backend|frontend|website|platform|sdk|plugin|bot|dashboard)\b.*$|"
@@ -169,11 +178,16 @@ _CONTEXT_EN = re.compile(
 _SETTING_EN = re.compile(
     r"^our\s+[\w .-]{2,40}?\s+(?:is|are)\s+(?:(?:pinned|locked|set|fixed|capped|limited|frozen)\s+(?:to|at)|"
     r"(?:still\s+)?on)\s+\S*\d|"
-    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*\s+v?\d",
+    r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*(?:\s+(?-i:[A-Z])[\w.+#-]*)?\s+v?\d|"
+    r"^(?:[^,]{0,40},\s*)*(?-i:[A-Z]{2,}[a-z]?)\s+(?:is|=)\s+v?\d+(?:\.\d+)+|"
+    r"^the\s+(?:frontend|backend|api|app|site|service|database|db|cluster|stack|server|mobile app)\s+(?:is|runs on|uses)\s+"
+    r"(?-i:[A-Z])[\w.+#-]*\s+v?\d",
     re.I,
 )
 _SETTING_ZH = re.compile(
-    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d)"
+    r"^(?:我们|我們)的[^，,。]{1,20}?(?:固定在|锁定在|鎖定在|定在|限制在|都是|统一为|統一為|用的是|是\s*[A-Za-z][\w.+#-]*\s*v?\d|"
+    r"是\s*v?\d+(?:\.\d+)+)|"
+    r"^(?!我(?![们們]))[^，,。？?]{1,12}?(?:(?:用的是|采用的是|採用的是)\s*|(?:跑在|部署在)[^，,。？?]{0,6}?)[A-Za-z][\w.+#-]*"
 )
 _CONTEXT_ZH = re.compile(
     r"^(?:我们|我們|我们公司|我們公司|公司|我们团队|我們團隊)(?:是|主要是)?做.{2,20}?的|"
@@ -181,14 +195,44 @@ _CONTEXT_ZH = re.compile(
     r"^(?:这个|這個|本)(?:仓库|倉庫|项目|項目|服务|服務|应用|應用|系统|系統|站点|站點|网站|網站)(?:是|主要是)|"
     r"^(?:我们|我們)(?:的[^，,。]{1,10})?(?:通过|透過|在|用)[^，,。]{1,24}(?:发布|發布|上架|分发|分發|部署|托管|销售|銷售)|"
     r"^(?:我们|我們)(?:有|维护|維護|支持|跑着|跑著)(?:两|兩|三|四|五|六|\d|几|幾)(?:套|个|個|组|組)(?:环境|環境|集群|服务|服務|数据库|數據庫|区域|區域)|"
-    r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}"
+    r"^(?:我们|我們)的?[^，,。]{1,10}?每(?:周|週|天|月|个|個|晚)[^，,。]{1,16}|"
+    r"^(?:我们|我們)(?:团队|團隊|组|組)?每(?:周|週|天|月)[一二三四五六日天]?(?:都)?(?:发版|發版|上线|上線|部署|发布|發布|例会|例會|"
+    r"周会|週會|站会|站會|复盘|複盤|封版|迭代|值班)|"
+    r"^(?:我们|我們)(?:主要)?(?:给|給|为|為)[^，,。]{2,12}?做[^，,。]{2,12}|"
+    r"^(?:我们|我們)(?:是|就是)(?:一个|一個|一家)[^，,。]{0,12}(?:团队|團隊|公司|工作室|小组|小組|创业公司|創業公司)"
 )
+_OWNS_EN = re.compile(
+    r"^(?:the|our)\s+[\w\s./-]{2,30}?\s+(?:owns|is the (?:single )?source of truth for|is the only (?:thing|service) that writes)\s+.+",
+    re.I,
+)
+
+
+_ROUTINE_EN = re.compile(
+    r"^(?:(?:our|the)\s+)?(?P<subj>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|are|happens?|happen|runs?|run|go(?:es)? out)\s+"
+    r"(?:at\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s+)?(?:every|each|daily|weekly|nightly|on\s+(?:mondays|tuesdays|wednesdays|"
+    r"thursdays|fridays|saturdays|sundays|weekdays))\b",
+    re.I,
+)
+
+
+_ROUTINE_WE = re.compile(
+    r"^we\s+(?:always\s+|usually\s+|normally\s+)?(?:cut|ship|deploy|do|hold|have|run|tag|publish)\s+(?P<subj>(?:[\w-]+\s+){0,2}?"
+    r"[\w-]+)\s+(?:on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays)|every\s+\w+|daily|weekly)\b",
+    re.I,
+)
+
+
+def _team_routine(s: str) -> bool:
+    """"standup is at 9:30 every day", "deploys go out on Tuesdays", "we cut releases on Tuesdays": how
+    the team's week runs."""
+    m = _ROUTINE_EN.match(s) or _ROUTINE_WE.match(s)
+    return m is not None and WORK_NOUN.search(m.group("subj")) is not None
 
 
 def rule_context(s: str, ctx: Ctx) -> Found | None:
     """What the work is about: "our main product is a B2B invoicing API", "我们是做跨境电商的"."""
     if ctx.role != "user" or not (_CONTEXT_EN.match(s) or _CONTEXT_ZH.match(s) or _SETTING_EN.match(s)
-                                  or _SETTING_ZH.match(s)):
+                                  or _SETTING_ZH.match(s) or _team_routine(s) or _OWNS_EN.match(s)):
         return None
     fact, reason = split_reason(s)
     if not content_ok(fact, min_tokens=2):
@@ -226,7 +270,8 @@ _BEHAVIOUR_EN = re.compile(
 )
 _BEHAVIOUR_ZH = re.compile(
     r"^[^，,。]{2,16}?(?:会|會|都会|都會|每)(?:按|在|每)?[^，,。]{0,12}?(?:重试|重試|过期|過期|超时|超時|轮换|輪換|刷新|同步|扩容|擴容|"
-    r"清空|清理|备份|備份|重启|重啟)"
+    r"清空|清理|备份|備份|重启|重啟|重置)|"
+    r"^[^，,。我你]{2,16}?有(?:限流|配额|配額|频率限制|頻率限制)"
 )
 
 
@@ -281,23 +326,30 @@ _BEFORE_DATE = re.compile(
 )
 _PLANNED = re.compile(
     r"\d{4}-\d{2}-\d{2}[^，,。]{0,6}?(?:我们|我們|我|大家|团队|團隊)?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)|"
+    r"(?:我们|我們|我|大家|团队|團隊)[^，,。]{0,6}?(?:要|得|需要|准备|準備|计划|計劃|打算|安排)[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
+    r"^(?:我们|我們|团队|團隊|公司|我)[^，,。\d]{0,4}?\d{4}-\d{2}-\d{2}\s*(?:(?:到|至|-|~)\s*\d{4}-\d{2}-\d{2}\s*)?"
+    r"(?:就|要|会|會)?[\u4e00-\u9fff]{2}|"
     r"\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|am scheduled to|plan to)\b.*\d{4}-\d{2}-\d{2}|"
     r"\d{4}-\d{2}-\d{2}.*\b(?:we|i)\s+(?:have to|need to|must|are scheduled to|plan to)\b|"
     r"\b(?:i'm|i am|we're|we are)\s+(?:flying|traveling|travelling|heading|going|leaving|driving|moving|visiting|"
-    r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}",
+    r"starting|hosting|meeting|attending|presenting|speaking|giving|taking)\b.*\d{4}-\d{2}-\d{2}|"
+    r"^(?:we|i)\s+(?:see|visit|meet|have|fly to|leave for|host|start)\b.{2,40}?\bon\s+\d{4}-\d{2}-\d{2}|"
+    r"\b(?:i'll|i will|we'll|we will|i'm|i am|we're|we are)\s+(?:be\s+)?(?:away|off|out of office|out|on leave|on holiday|"
+    r"on vacation|on (?:\w+ )?leave|in [A-Z][\w-]+)\b.{0,30}?\b(?:from|on|until|till|between)\s+(?:the\s+)?\d{4}-\d{2}-\d{2}",
     re.I,
 )
 _SCHEDULED = re.compile(
     r"^(?:the|our|my|his|her|their)\b.{2,60}?\b(?:is|are|will be|happens|takes place|starts|ends|begins|falls)\s+"
     r"(?:(?:planned|scheduled|set|booked|slated|due|pencilled|penciled|moved|pushed)\s+(?:for|to)\s+|on\s+|in\s+|at\s+|"
     r"due\s+)?(?:the week of\s+)?\d{4}-\d{2}-\d{2}|"
-    r"^(?:(?:the|our|my|his|her|their)\b.{2,60}?|[\w-]+(?: [\w-]+){0,3})\s+(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
+    r"^(?:(?:the|our|my|his|her|their)\b.{2,60}?|[\w'’-]+(?: [\w-]+){0,3})\s+(?:is|are|will be)\b.{0,25}?\d{4}-\d{2}-\d{2}|"
     r"^my\s+(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|parents|friend|"
     r"boss|manager|in-laws)\b.{0,60}?\b(?:visits?|arrives?|comes?|flies|leaves?|lands?|returns?|starts?|moves?)\b"
     r".*\d{4}-\d{2}-\d{2}|"
     r"^我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|妈妈|媽媽|爸爸|父母|老婆|老公|儿子|兒子|女儿|女兒|孩子|朋友|同学|同學)"
     r"[^，,。]{0,6}?\d{4}-\d{2}-\d{2}|"
-    r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}",
+    r"^[^，,。]{2,20}?(?:是|在|定在|安排在)\s*\d{4}-\d{2}-\d{2}|"
+    r"^.{4,80}?,\s*(?:it's|it is|which is)\s+(?:on\s+)?\d{4}-\d{2}-\d{2}",
     re.I,
 )
 _ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")
@@ -386,6 +438,8 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
     bare = re.sub(r"^to\s+", "", rest, flags=re.I)
     if is_wellbeing(bare) or (_TODAY.search(rest) and not is_standing(rest)):
         return None  # "don't forget to smile today!" is a kind word, not a memory
+    if re.match(r"^(?:请|請)?(?:把|将|將)", rest) and not is_standing(rest):
+        return None  # "记得把这个分支推上去": one thing to do to one thing, a task for now
     for rule in RULES.values():
         found = rule(rest, ctx)
         if found:

@@ -80,6 +80,11 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         r"are forwarded|is forwarded|are posted|is posted|are reported|is reported)\s+(?:to|in|into)\s+(?P<where>.+)$",
         re.I,
     ),
+    "posts": re.compile(
+        r"^(?P<subj>.+?)\s+(?:posts?|sends?|drops?|announces?|publish(?:es)?|reports?)\s+(?:[\w-]+\s+){1,4}?(?:in|to|into)\s+"
+        r"(?P<where>#[a-z][\w-]+.*)$",
+        re.I,
+    ),
     "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
     "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
@@ -108,9 +113,9 @@ _PLACE_ZH = re.compile(
 _REF_ZH = re.compile(
     r"^(?P<subj>.+?)(?:都|统一|統一|一般|一律)?(?:在|放在|存在|存放在|位于|位於|见|見|记录在|記錄在|跟踪在|跟蹤在|托管在|"
     r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
-    r"写入|寫入)[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
+    r"写入|寫入|的(?:地址|链接|鏈接|网址|網址)(?:是|为|為))[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
-_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)$")
+_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)(?:面|边|邊|头|頭)?$")
 _PRONOUN_SUBJECT = re.compile(
     r"^(?:it|this|that|he|she|they|i|we|you|there|the (?:bug|error|issue|problem|fix|change)|"
     r"我|你|他|她|它|我们|我們|这|這|那)$",
@@ -122,7 +127,8 @@ _DIRECTIVE_SUBJECT = re.compile(
 
 
 _HOST = re.compile(
-    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b", re.I
+    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b|"
+    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b", re.I
 )
 
 
@@ -146,6 +152,13 @@ _ASK_WHO_EN = re.compile(
     r"message|go to|call)\s+(?P<who>\S.+)$",
     re.I,
 )
+_COVERS = re.compile(
+    r"^(?P<who>(?-i:[A-Z])[a-z]+)\s+(?:covers|is covering|will cover|handles|is handling|will handle|takes over)\b|"
+    r"由(?P<who2>[^，,。由]{1,6}?)(?:负责|負責|接手|代管|顶上|頂上)",
+)
+_NAMED_THEN_ASK = re.compile(
+    r"^(?P<name>[^，,。]{2,30}?(?:是|is|'s)\s*[^，,。]{1,20})[，,]\s*(?P<ask>[^，,。]{2,40}?)[。.!！]?$", re.I
+)  # "我们组长是老陈，架构上的事问他": the name is in the clause before the pronoun
 _TOPIC_LEAD_EN = re.compile(r"^(?:for|about|regarding)\b[^,]{2,60},\s*(?P<rest>\S.+)$", re.I)
 _ASK_WHO_ZH = re.compile(
     r"^(?P<topic>[^，,。]{1,18}?)(?:的问题|的問題|的事情|的事|相关的问题|相關的問題|相关|相關|出问题了就|出問題了就|有问题就|有問題就)"
@@ -156,10 +169,19 @@ _ASK_WHO_ZH = re.compile(
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
-    who = _ASK_WHO_EN.match(s) or _ASK_WHO_ZH.match(s)
-    if who and content_ok(who.group("who"), min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", who.group("who"), re.I):
+    who = _ASK_WHO_EN.match(s) or _ASK_WHO_ZH.match(s) or _COVERS.search(s)
+    named = _NAMED_THEN_ASK.match(s)
+    if who is None and named is not None:
+        who = _ASK_WHO_EN.match(named.group("ask")) or _ASK_WHO_ZH.match(named.group("ask"))
+        if who is not None and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", who.group("who").strip(" 。.!！"), re.I):
+            fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+            return Found("reference", "reference", "ask", named.group("name"), fact, fact, how=HOW["reference"])
+    person = (who.groupdict().get("who") or who.groupdict().get("who2") or "") if who else ""
+    if who and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", person.strip(" 。.!！"), re.I):
+        return None  # "架构上的事问他": who "him" is sits in the clause before; the whole sentence says it
+    if who and content_ok(person, min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", person, re.I):
         fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-        return Found("reference", "reference", "ask", who.group("who"), fact, fact, how=HOW["reference"])
+        return Found("reference", "reference", "ask", person, fact, fact, how=HOW["reference"])
     topic = _TOPIC_LEAD_EN.match(s)
     if topic:
         found = rule_reference(topic.group("rest"), ctx)  # "For anything about my car, my mechanic is Tony"

@@ -55,9 +55,10 @@ _PREF_ZH = re.compile(
 _RATHER_ZH = re.compile(r"^(?:我)?(?:比起|相比)(?P<a>.+?)(?:我)?(?:更|还是更|還是更)(?:喜欢|喜歡|愿意|願意|倾向|傾向)(?P<obj>.+)$")
 _PREF_ZH2 = re.compile(r"^(?P<subj>.{0,20}?)(?:偏好|习惯|習慣)(?:是|为|為|：|:)\s*(?P<obj>.+)$")
 _HABIT_ZH = re.compile(
-    r"^(?P<x>我(?:每天|每周|每週|每晚|每个周末|每個週末|每年|一般|通常|平时|平時|经常|經常|总是|總是|一直都?)"
+    r"^(?P<x>我(?:周末|週末|晚上|早上|下班后|下班後|工作日)?(?:每天|每周|每週|每晚|每个周末|每個週末|每年|一般|通常|平时|平時|经常|經常|总是|總是|一直都?)"
     r"(?!.*(?:吗|嗎|呢)$)(?!.*(?:不知道|什么|什麼|怎么|怎麼|为什么|為什麼)).{3,})$"
 )
+_ZH_TIME_FIRST = re.compile(r"^(周末|週末|晚上|早上|工作日|下班后|下班後)[，,]?我(?![们們])")
 _DO_SAME = re.compile(
     r",?\s*(?:so\s+|and\s+)?(?:please\s+)?(?:do the same|do that too|you should too|you should as well)"
     r"(?:,?\s*please)?[\s.!]*$",
@@ -67,9 +68,19 @@ _NEG_PREF = {"hate", "dislike", "can't stand", "cannot stand", "don't like", "do
 _ZH_PRONOUN_OBJECT = ("这个", "這個", "这样", "這樣", "它", "你", "您")
 
 
+_ING = {"save": "saving", "learn": "learning", "study": "studying", "train": "training"}
+_EFFORT = re.compile(r"^(I'm|I am)\s+(?:trying|hoping|working hard|doing my best)\s+to\s+(save|learn|study|train)\b", re.I)
+
+
+def plain_effort(s: str) -> str:
+    """"I'm trying to save for a house" says what "I'm saving for a house" says."""
+    return _EFFORT.sub(lambda m: f"{m.group(1)} {_ING[m.group(2).lower()]}", s)
+
+
 def rule_preference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user":
         return None
+    s = plain_effort(_ZH_TIME_FIRST.sub(r"我\1", s))  # "周末我一般不看工作消息" is "我周末一般…"
     m = _PREF_EN.match(s)
     if m:
         v = m.group("v").lower()
@@ -148,4 +159,4 @@ def _habit(m: re.Match[str]) -> Found | None:
 
 
 
-__all__ = ["rule_preference"]
+__all__ = ["plain_effort", "rule_preference"]

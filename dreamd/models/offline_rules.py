@@ -25,7 +25,11 @@ from dreamd.models.offline_audience import (
     is_wellbeing,
 )
 from dreamd.models.offline_structure import (
+    ONE_OFF_EDIT,
+    PAST_STATEMENT,
+    SPATIAL,
     clause_reason,
+    is_hypothetical,
     is_standing,
     opens_with_verb,
 )
@@ -122,9 +126,10 @@ _NEG_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit
 _DIRECTIVE_EN = re.compile(
     r"^(?:please\s+)?(?:(?:don't|do not|dont)(?:\s+ever)?|never|always|avoid|stop|quit|make sure(?: to| that| you)?|"
     r"be sure to|only|just|please|no more than|not more than|never more than|at most|at least|no longer than|"
-    r"no(?=\s+(?!problem|problems|worries|worry|idea|thanks|way|need|rush|pressure|clue|luck|doubt|offense|big deal|"
+    r"no(?=\s+`?(?!problem|problems|worries|worry|idea|thanks|way|need|rush|pressure|clue|luck|doubt|offense|big deal|"
     r"matter|one|longer|more)\w)|"
-    r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to))\b\s*",
+    r"keep (?:it|them|things|answers|replies|responses) (?:under|below|within|to)|"
+    r"keep (?:any|all|every|my|your|the)?\s*[\w-]+(?: [\w-]+)? (?:under|below|within)(?=\s+\S*\d))\b\s*",
     re.I,
 )
 _CONDITION_EN = re.compile(
@@ -173,6 +178,7 @@ _PLURAL_SCOPE = re.compile(
     r"some|\d+)\b)[\w-]+\s+[\w-]+s)\s*[.!]?$",
     re.I,
 )
+_ADVERB_NORM = re.compile(r"^(?:we|the team|our team|everyone)\s+(?:always|never)\b", re.I)  # "we always order pizza"
 _AUXILIARY_PAST = re.compile(r"^(?:had|was|were|did|been|got|could|would|might)$", re.I)
 _NOT_A_DIRECTIVE_HEAD = re.compile(
     r"^(?:been|seen|done|gone|known|taken|given|written|heard|gotten|forgotten|eaten|spoken|broken|chosen|driven|"
@@ -226,10 +232,12 @@ _YOU_PREF_ZH = re.compile(
 _FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請|前|后|後|再)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
-    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
+_OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+)?(?P<how>off[- ]limits|banned|forbidden|"
+                         r"not allowed|prohibited)\b", re.I)
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
 )
@@ -333,6 +341,12 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
             rule = "Don't " + rule[negated.end() :]
         fact = sentence_case(third_person(rule))
         return _feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule)), reason)
+    m = _OFF_LIMITS.match(s)
+    if m and content_ok(split_reason(s)[0]) and not is_hypothetical(s):
+        what = m.group("what")  # "anything under gen/ is off limits", "unsafe is banned outside ffi": standing
+        rule, reason = split_reason(s)
+        fact = f"Don't modify {what}" if m.group("how").lower().startswith("off") else sentence_case(rule)
+        return _feedback(fact, what, "avoid", True, reason)
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
     if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         return None  # "I work late, so don't expect replies from me early": a fact about the user
@@ -389,8 +403,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     elif ctx.standing and not re.match(r"^(?:i|i'm|i'll|i've|we'll|we're|you)\b", main, re.I) and content_ok(main):
         body = main  # "From here on, tests go in a tests/ folder": a rule stated as how things are
         declared = True
-        if not about_the_work(main):
-            return None  # "going forward, the weather should improve"
+        if not about_the_work(main) or PAST_STATEMENT.match(main):
+            return None  # "going forward, the weather should improve"; "… the schema drifted apart"
     else:
         return None
     first = body.split(" ", 1)[0].lower().strip(",.") if not (norm or declared) else "norm"
@@ -399,6 +413,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if first.endswith("ed") or (first.endswith("ing") and first not in ("bring",)):
         return None  # a past-tense or participle opening is a story, not an instruction
     standing = ctx.standing or is_standing(s) or general_condition or bool(_PLURAL_SCOPE.search(rule))
+    if ONE_OFF_EDIT.match(body) and not (ctx.standing or is_standing(SPATIAL.sub("", s))):
+        return None  # "rename getUser to fetchUser everywhere": one edit, however wide
     if (_TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
         return None  # "Smile today", "ship it tonight": for the day only
     if not (standing or reason or _reason_follows(ctx)):
@@ -423,6 +439,8 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     team = re.match(r"^(?:we|the team|our team|everyone)\b", body, re.I)
     if norm and not team and not about_the_work(body):
         return None  # "the weather should improve": a norm must be about the work
+    if norm and _ADVERB_NORM.match(body) and not about_the_work(re.sub(r"\b(?:we|our|us|i|me|my)\b", " ", s, flags=re.I)):
+        return None  # "we always order pizza on Fridays": a habit of the team, not a rule for the work
     if is_wellbeing(rest) or is_wellbeing(body) or not content_ok(rest) or is_life_advice(rest):
         return None
     if PRONOUN_OBJECT.match(rest) and not content_ok(rest, min_tokens=3):

@@ -54,7 +54,9 @@ _EN_KEEP_IN_MIND = re.compile(
     r"(?:keep in mind|remember|know|note)|(?:please\s+)?keep (?:this|that) in mind|"
     r"(?:please\s+)?remember this|(?:please\s+)?note this|for future reference|good to know|"
     r"(?:a |quick |friendly |one )?reminder|提醒一下|提醒你一下|提醒你|记一下|記一下)"
-    r"\s*[:,.!—–\-：，！。]+\s*",
+    r"\s*[:,.!—–\-：，！。]+\s*|"
+    r"^the (?:main |one |first |big |only )?thing (?:you (?:need|have|ought) to|you should|to|i want you to) "
+    r"(?:know|remember|keep in mind|understand)(?: about [\w\s-]{1,30}?)? is(?: that)?\s+",
     re.I,
 )
 _EN_REMEMBER = re.compile(
@@ -71,8 +73,14 @@ _SPEECH = re.compile(
 _INLINE_QUOTE = re.compile(
     r"\b(?:says?|said|tells?|told|telling|wrote|writes|reads?|quotes?)\b[^\"“”「」']{0,20}[\"“「']|"
     r"(?:说|說|讲|講|提到|表示)(?:过|過|着|著|道)?[：:]?\s*[\"“「]|(?:写|寫)(?:着|著|道)[：:]?\s*[\"“「]|"
-    r"\b(?:that's|that is|this is)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+(?:says?|said|taught|told|"
-    r"always says|tells?)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
+    r"(?:\b(?:that's|that is|this is)|[,;—–-]\s*(?:is|was|that's)?)\s+what\s+(?:my|our|his|her|their|the)\s+[\w-]+\s+"
+    r"(?:always\s+|keeps?\s+|used to\s+|once\s+)?(?:says?|said|taught|told|tells?|saying|telling)\b|(?:这是|這是|都是)[^，,]{1,6}(?:说的|說的|教的|讲的|講的)",
+    re.I,
+)
+_REPORTED_ADVICE = re.compile(
+    r"\b(?:he|she|they|my \w+|(?-i:[A-Z])\w+)\s+(?:always\s+)?(?:says?|said|tells? me|told me|reckons|thinks|swears)\s+"
+    r"(?:that\s+)?(?:i|we|you|one)\s+(?:should|must|need to|have to|ought to|shouldn't|mustn't)\b|"
+    r"(?:他|她|他们|他們|[^，,。]{1,4})(?:说|說|讲|講|觉得|覺得)(?:我|我们|我們|你)?(?:应该|應該|要|得|必须|必須)",
     re.I,
 )
 _GROUP_VOCATIVE = re.compile(
@@ -92,11 +100,12 @@ _ZH_MARKER = (
     r"提醒一下|提醒你一下|补充一下|補充一下|顺便说一下|順便說一下|顺便说一句|順便說一句|顺便提一下|順便提一下|"
     r"顺便|順便|另外|还有|還有|对了|對了|哦对了|哦對了|噢对了|其实|其實|然后|然後|首先|最后|最後|第一|第二|第三|第四|第五|"
     r"其次|再次|再者|"
-    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好)"
+    r"不对|不對|不是这样|不是這樣|好的|好|嗯|哦|噢|那|对|對|注意|重要|规矩|規矩|备注|備註|嗨|哈喽|哈囉|你好|先说好|先說好|"
+    r"(?i:hello|hi|hey|ok|okay))"
 )
 _ZH_LEAD = re.compile(
-    rf"^(?:{_ZH_MARKER}|(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|一句|一点|一點)"
-    r"(?:背景|情况|情況|我自己)?)(?:[，,：:！!。、～~ ]+)"
+    rf"^(?:{_ZH_MARKER}|(?:简单|簡單|先)?(?:跟你|和你|给你|給你|向你)?(?:说|說|讲|講|交代|介绍|介紹|提|补充|補充|强调|強調)(?:一下|下|一句|一点|一點)"
+    r"(?:(?:我的|我)?(?:背景|情况|情況)|我自己)?吧?)(?:[，,：:！!。、～~ ]+)"
 )
 _ZH_LABEL = re.compile(r"^(?P<label>[^，,：:。！？]{1,12})[：:]\s*(?P<rest>\S.*)$")
 _ZH_REMEMBER = re.compile(
@@ -155,7 +164,7 @@ def peel(sentence: str) -> Peeled:
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
                            r"规矩|規矩|提醒|提个醒|提個醒|备注|備註", label, re.I):
                 remember = True
-            elif not (_LEAD_LABEL.match(label) or _short_label(label) or (
+            elif not (_LEAD_LABEL.match(label) or _short_label(label) or _topic_label(label, m.group("rest")) or (
                 _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
                 and not re.search(r"[a-z][A-Z]", label))):
                 break
@@ -163,7 +172,7 @@ def peel(sentence: str) -> Peeled:
             continue
         if s == before:
             break
-    if _INLINE_QUOTE.search(s) or _GROUP_VOCATIVE.search(s):
+    if _INLINE_QUOTE.search(s) or _GROUP_VOCATIVE.search(s) or _REPORTED_ADVICE.search(s):
         reported = True  # someone else's words, or words for a group rather than the assistant
     for trail in (_EN_TRAIL, _ZH_TRAIL):
         while True:
@@ -223,6 +232,11 @@ _DIRECTIVE_AFTER = re.compile(
 )
 
 
+def _topic_label(label: str, rest: str) -> bool:
+    """A lowercase topic before a directive ("errors: always wrap them"), typed, not logged."""
+    return label.islower() and len(label.split()) <= 2 and _DIRECTIVE_AFTER.match(rest) is not None
+
+
 def _short_label(label: str) -> bool:
     """A short heading-like lead ("A bit about me:", "介绍一下我自己：") that names no content."""
     cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
@@ -250,14 +264,14 @@ STANDING = re.compile(
     r"\b(?:always|never|ever|every time|each time|whenever|from now on|going forward|moving forward|"
     r"under no circumstances|no matter what|at any cost|generally|as a team|house style|convention|everywhere|"
     r"(?:in|for|on|with|to)\s+(?:any|all|every|each)|prefer|preferably|wherever possible|whenever possible|"
-    r"no more than|not more than|never more than|at most|at least|no longer than|stop|no more|anymore|any more|"
+    r"no more than|not more than|never more than|at most|at least|no longer than|keep (?:any|all|every|each|your|my) [\w -]{0,30}?(?:under|below|within) \S*\d|keep [\w-]+s (?:under|below|within) \S*\d|stop|no more|anymore|any more|"
     r"in (?:the )?future|from here on|by default|as a rule|any time|anytime|at all times|"
     r"without exception|in every|on every|for every|for all|all future|every (?:pr|commit|change|"
     r"migration|release|deploy|project|answer|reply|response|email|recipe|plan|question|bug|fix))\b|"
     r"以后|以後|今后|今後|从现在开始|從現在開始|一律|每次|每回|永远|永遠|始终|始終|总是|總是|一直|千万|千萬|"
     r"绝对|絕對|绝不|絕不|决不|決不|无论如何|無論如何|"
     r"任何时候|任何時候|所有|全部|凡是|优先|優先|尽量|儘量|尽可能|盡可能|少用|多用|默认|默認|从现在起|從現在起|不要再|别再|別再|不再|再也不要|"
-    r"(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
+    r"(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|每天|每周|每週|每个|每個|都不要|都不能|都别|都別|都要|都用|都得|都必须|都必須|一定要|务必|務必|必须|必須|不准|禁止|统一|統一",
     re.I,
 )
 TEMPORARY = re.compile(
@@ -276,6 +290,20 @@ TEMPORARY = re.compile(
 )
 
 
+# A past-tense clause tells what happened; an edit from one name to another is one task, however wide.
+PAST_STATEMENT = re.compile(
+    r"^(?:[\w'-]+\s+){1,4}?(?:(?<!is )(?<!are )(?<!be )(?<!been )[a-z]{3,}ed|was|were|had|did|got|went|wrote|broke|"
+    r"ran|came|took|made)\b",
+    re.I,
+)
+ONE_OFF_EDIT = re.compile(
+    r"^(?:please\s+)?(?:rename|replace|change|move|update|convert|switch|bump|upgrade|downgrade|migrate|swap)\s+"
+    r"\S+(?:\s+\S+){0,3}?\s+(?:to|with|into|for)\s+\S+",
+    re.I,
+)
+SPATIAL = re.compile(r"\b(?:everywhere|across the (?:codebase|repo|project)|in (?:all|every) (?:files?|places?))\b", re.I)
+
+
 def is_standing(text: str) -> bool:
     return bool(STANDING.search(text))
 
@@ -283,7 +311,7 @@ def is_standing(text: str) -> bool:
 HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|what if|say)\b[^,]*,?.*\b(?:would|'d|might|could)\b|"
     r"\b(?:would|'d)\s+(?:probably|maybe|likely)?\s*(?:use|go|pick|choose|switch|move)\b.*\bif\b|"
-    r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概)",
+    r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概|就)",
     re.I,
 )
 
@@ -383,6 +411,9 @@ def clause_reason(text: str) -> tuple[str, str | None]:
 __all__ = [
     "HYPOTHETICAL",
     "IMPERATIVE_VERBS",
+    "ONE_OFF_EDIT",
+    "PAST_STATEMENT",
+    "SPATIAL",
     "STANDING",
     "TEMPORARY",
     "Peeled",

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(rf"[{CJK}]")
 _TOKEN_RE = re.compile(rf"[{CJK}]+|[a-z0-9]+(?:[._+#-][a-z0-9]+)*")
+_CODE_NAME = re.compile(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b")
+_NEXT_WEEK_RANGE = re.compile(r"(下周|下週|下星期)([一二三四五六日天])(到|至|-|~)(?:周|週|星期)?(?=[一二三四五六日天])")
 
 _STOPWORD_TEXT = """
     a an the and or but if of to in on at by for from with into onto as is are was were be been
@@ -371,6 +373,7 @@ def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
     resolved first, then relative phrases. ``weekdays=False`` leaves a bare weekday alone
     ("never deploy on Friday", "永远不要在周五发布" name a day of every week, not a date).
     """
+    text = _NEXT_WEEK_RANGE.sub(r"\1\2\3\1", text)  # "下周一到周三": both ends are next week
     for pattern, kind in _CALENDAR:
         text = pattern.sub(lambda m, k=kind: _resolve_calendar(k, m, ref), text)  # type: ignore[misc]
     for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
@@ -460,7 +463,7 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
 
 
 _REASON_SPLIT = re.compile(
-    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz)\b|'cause\b)\s*|"
+    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
     r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
     re.I,
 )
@@ -485,7 +488,8 @@ def split_reason(text: str) -> tuple[str, str | None]:
 def content_ok(text: str, *, min_tokens: int = 2) -> bool:
     """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
     zh = sum(1 for ch in text if has_cjk(ch))
-    return zh >= 3 or len(tokens(text)) >= min_tokens
+    code = len(_CODE_NAME.findall(text))  # "no `any`": a code name is content even if a stop word
+    return zh >= 3 or len(tokens(text)) + 2 * code >= min_tokens
 
 
 PRONOUN_OBJECT = re.compile(
