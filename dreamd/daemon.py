@@ -179,6 +179,7 @@ class Daemon(Dispatch):
         self.dream_backoff = DreamBackoff()
         self.peeked: dict[str, Path | None] = {}
         self.scan_previous: dict[Path, datetime | None] = {}
+        self._scan_lock = threading.Lock()
         self._main_beat = clock()
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""
@@ -485,10 +486,12 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         daemon.pool.start()
         daemon.rescan_roots()
         daemon._release_deferred()
-        while True:  # each round: every directory idle, then its oldest job per free worker
+        daemon.pool.wait_idle()  # the start-up reconciles first
+        # No main loop here: a finished task claims the next job itself, so every worker stays
+        # busy; the spool is drained when a scan over idle workers finds nothing to claim.
+        daemon.pool.set_on_done(lambda _task: daemon.scan_spool())
+        while daemon.scan_spool():
             daemon.pool.wait_idle()
-            if not daemon.scan_spool():
-                break
         daemon.pool.wait_idle()
         for d in sorted(daemon.managed):
             daemon._queue_scan(d, final=True)

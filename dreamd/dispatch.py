@@ -103,6 +103,7 @@ class Dispatch:
     dream_backoff: DreamBackoff
     peeked: dict[str, Path | None]
     scan_previous: dict[Path, Any]
+    _scan_lock: threading.Lock
 
     def hint_spool(self) -> None:
         raise NotImplementedError
@@ -120,8 +121,13 @@ class Dispatch:
         most one job per worker, a kill returns only those, and a restart starts at once. A
         job's directory is peeked from its first bytes and cached per job id (job files never
         change); a job that cannot be peeked is claimed so validation can fail it with its
-        reason. Returns the number of jobs queued.
+        reason. Returns the number of jobs queued. Scans are serialised (``dreamd once`` scans
+        from the worker that just finished), so one directory's jobs are queued oldest first.
         """
+        with self._scan_lock:
+            return self._scan_spool()
+
+    def _scan_spool(self) -> int:
         if self._stopping:
             return 0
         try:

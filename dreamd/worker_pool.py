@@ -38,11 +38,13 @@ class WorkerPool:
         workers: int,
         *,
         on_error: Callable[[Task, BaseException], None],
-        on_done: Callable[[Task], None] | None = None,
+        on_done: Callable[[Task], object] | None = None,
         clock: Callable[[], float] = time.monotonic,
         name: str = "dreamd-worker",
     ) -> None:
         self._on_done = on_done
+        self._callbacks = 0
+        """``on_done`` calls in progress (a task they queue must not look like an idle pool)."""
         self._cond = threading.Condition()
         self._queues: dict[Hashable, deque[Task]] = {}
         self._ready: deque[Hashable] = deque()
@@ -53,6 +55,11 @@ class WorkerPool:
         self._threads = [
             threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True) for i in range(workers)
         ]
+
+    def set_on_done(self, on_done: Callable[[Task], object] | None) -> None:
+        """Replace the callback run after each task (outside the pool's lock)."""
+        with self._cond:
+            self._on_done = on_done
 
     def start(self) -> None:
         for t in self._threads:
@@ -127,10 +134,17 @@ class WorkerPool:
                     del self._busy[key]
                     if key in self._queues:
                         self._ready.append(key)
+                    on_done = self._on_done
+                    self._callbacks += on_done is not None  # wait_idle waits for it too
                     self._cond.notify_all()
-                if self._on_done is not None:  # a worker and a key are free again
-                    with contextlib.suppress(Exception):
-                        self._on_done(task)
+                if on_done is not None:  # a worker and a key are free again
+                    try:
+                        with contextlib.suppress(Exception):
+                            on_done(task)
+                    finally:
+                        with self._cond:
+                            self._callbacks -= 1
+                            self._cond.notify_all()
 
     def close(self) -> list[Task]:
         """Stop handing out tasks; return the queued ones that never started."""
@@ -146,7 +160,7 @@ class WorkerPool:
         """Block until nothing runs (after :meth:`close`) or nothing is queued; True if idle."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._busy or (not self._closed and self._queues):
+            while self._busy or self._callbacks or (not self._closed and self._queues):
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
