@@ -75,7 +75,7 @@ def bench_size(root: Path, size: int, iterations: int) -> list[dict[str, Any]]:
     store, vocab = build(directory, size, rng)
     clear_cache()
     recall(directory, "warm up")  # the cold build is not what these rows measure
-    index = _set_index(directory)[0].keyword
+    index = _set_index(directory).keyword
     sel, warm = [], []
     for _ in range(iterations):
         query = f"how do we handle {rng.choice(vocab)} with {rng.choice(vocab)} in {rng.choice(TOPICS)}?"
