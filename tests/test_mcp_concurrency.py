@@ -75,6 +75,10 @@ def test_two_mcp_servers_and_the_daemon_writing_one_directory_lose_nothing(tmp_p
                 async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
                     await s.initialize()
                     for i in range(PER_WRITER):
+                        if i == PER_WRITER // 2:  # interleave for sure: let the daemon commit too
+                            with anyio.fail_after(60):
+                                while not _jobs(spool, "done"):
+                                    await anyio.sleep(0.02)
                         result = await s.call_tool(
                             "remember",
                             {
