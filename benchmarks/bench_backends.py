@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.stats import pct  # noqa: E402
 from dreamd.models import ops  # noqa: E402
 from dreamd.models.factory import make_model  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, message  # noqa: E402
@@ -49,11 +50,6 @@ TARGET_P50_S = 5.0
 
 class Turn:
     role, text, timestamp, message_id = "user", "Our CI runs make check on every push.", None, "m"
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         rows[name] = {
             "calls": len(values),
             "p50_s": round(p50, 4),
-            "p95_s": round(percentile(values, 0.95), 4),
+            "p95_s": round(pct(values, 0.95), 4),
             "max_s": round(max(values), 4),
             "vs_sdk_p50": round(p50 / base, 1),
         }

@@ -40,6 +40,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.stats import pct  # noqa: E402
+
 DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data")) / "claude_code"
 TRANSCRIPTS = (
     "marot__spotter__short.jsonl",
@@ -54,13 +57,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def _ts(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
 class Bench:
@@ -162,8 +158,8 @@ def bench_pickup(root: Path, n: int) -> dict[str, Any]:
         lat = [(claimed[j] - t) * 1000 for j, t in submitted.items()]
     finally:
         b.stop()
-    return {"row": "pickup latency (submit → claimed)", "n": n, "p50_ms": _pct(lat, 0.5),
-            "p99_ms": _pct(lat, 0.99), "target": "p50 ≤ 50 ms"}
+    return {"row": "pickup latency (submit → claimed)", "n": n, "p50_ms": pct(lat, 0.5),
+            "p99_ms": pct(lat, 0.99), "target": "p50 ≤ 50 ms"}
 
 
 def bench_e2e(root: Path, rate: float, seconds: float) -> dict[str, Any]:
@@ -185,7 +181,7 @@ def bench_e2e(root: Path, rate: float, seconds: float) -> dict[str, Any]:
     finally:
         b.stop()
     return {"row": f"end-to-end (submit → committed) at {rate:g} jobs/s for {seconds:g} s", "n": n,
-            "p50_ms": _pct(lat, 0.5), "p99_ms": _pct(lat, 0.99), "target": "-"}
+            "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "target": "-"}
 
 
 def bench_throughput(root: Path, n: int, workers: int) -> dict[str, Any]:

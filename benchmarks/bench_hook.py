@@ -41,6 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.stats import pct  # noqa: E402
 from memory.records import make_record  # noqa: E402
 from memory.store import Change, MemoryStore  # noqa: E402
 
@@ -52,17 +53,11 @@ TOPICS = ["deploy", "database", "release", "indentation", "logging", "review", "
           "migration", "billing", "search", "auth", "metrics", "docs", "testing", "queue"]  # fmt: skip
 
 
-def _pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
 def _stats(values: list[float]) -> dict[str, float]:
     return {
         "n": len(values),
-        "p50_ms": round(_pct(values, 50) * 1000, 1),
-        "p90_ms": round(_pct(values, 90) * 1000, 1),
+        "p50_ms": round(pct(values, 0.5) * 1000, 1),
+        "p90_ms": round(pct(values, 0.9) * 1000, 1),
         "mean_ms": round(statistics.fmean(values) * 1000, 1),
     }
 

@@ -38,6 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.stats import pct  # noqa: E402
 from memory.records import make_record  # noqa: E402
 from memory.retrieval import recall  # noqa: E402
 from memory.store import Change, MemoryStore  # noqa: E402
@@ -65,18 +66,12 @@ INITIALIZE = json.dumps({
 }).encode() + b"\n"
 
 
-def _pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
 def _stats(values: list[float]) -> dict[str, float]:
     return {
         "n": len(values),
         "min_ms": round(min(values) * 1000, 3),
-        "p50_ms": round(_pct(values, 50) * 1000, 3),
-        "p99_ms": round(_pct(values, 99) * 1000, 3),
+        "p50_ms": round(pct(values, 0.5) * 1000, 3),
+        "p99_ms": round(pct(values, 0.99) * 1000, 3),
         "mean_ms": round(statistics.fmean(values) * 1000, 3),
     }
 

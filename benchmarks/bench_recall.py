@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_store import fsync_off, pct  # noqa: E402
+from benchmarks.bench_store import fsync_off  # noqa: E402
+from benchmarks.stats import pct  # noqa: E402
 from memory.records import Record, make_record  # noqa: E402
 from memory.retrieval import _set_index, clear_cache, recall  # noqa: E402
 from memory.store import Change, MemoryStore  # noqa: E402

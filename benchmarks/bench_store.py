@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.stats import pct  # noqa: E402
 from memory.fsutil import fsync_dir  # noqa: E402
 from memory.records import make_record, render_record  # noqa: E402
 from memory.store import HISTORY, INDEX, MANIFEST, Change, MemoryStore  # noqa: E402
@@ -111,12 +112,6 @@ def floor_once(directory: Path, record: bytes, index_size: int, manifest_size: i
     fsync_dir(directory)
     elapsed = time.perf_counter() - t0
     return elapsed, [final, hist_link]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[k]
 
 
 PHASES = ("locked", "verified", "files_written", "index_written", "history_linked", "manifest_replaced", "cleaned")

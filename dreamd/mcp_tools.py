@@ -376,9 +376,9 @@ class MemoryTools:
     # ------------------------------------------------------------------ write tools
 
     def _tool_remember(self, args: dict[str, Any]) -> ToolAnswer:
-        from memory.records import make_record, slugify
+        from memory.records import make_record, slugify, unique_name
         from memory.redact import redact
-        from memory.store import Change, unique_name
+        from memory.store import Change
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)

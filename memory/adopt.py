@@ -17,14 +17,20 @@ from pathlib import Path
 from memory.errors import RecordError, StoreError
 from memory.locks import store_lock
 from memory.manifest import ManifestEntry, utcnow_iso
-from memory.records import MAX_BODY_BYTES, make_record, parse_record, render_record, sha256_hex
+from memory.records import (
+    MAX_BODY_BYTES,
+    make_record,
+    parse_record,
+    render_record,
+    sha256_hex,
+    unique_name,
+)
 from memory.store import (
     INDEX,
     MemoryStore,
     foreign_entry,
     read_regular,
     record_file_name,
-    unique_name,
 )
 
 NOTES_NAME = "memory-index-notes"

@@ -18,14 +18,13 @@ from typing import Any
 from memory.errors import StoreError
 from memory.locks import store_lock
 from memory.manifest import Manifest, ManifestEntry
-from memory.records import sha256_hex
+from memory.records import sha256_hex, unique_name
 from memory.store import (
     HISTORY,
     ORPHAN_PREFIX,
     CommitResult,
     MemoryStore,
     record_file_name,
-    unique_name,
 )
 
 

@@ -36,7 +36,7 @@ from memory.manifest import (
     Manifest,
     ManifestEntry,
 )
-from memory.records import NAME_RE
+from memory.records import unique_name
 
 OURS = "ours"
 THEIRS = "theirs"
@@ -79,17 +79,6 @@ class MergeResult:
     @property
     def from_theirs(self) -> list[ManifestEntry]:
         return [e for e in self.manifest.records if self.origin[e.name] == THEIRS]
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    """``name-2``, ``name-3`` … (the store's rule for collisions), never a taken name."""
-    n = 2
-    while True:
-        suffix = f"-{n}"
-        candidate = name[: 64 - len(suffix)].rstrip("-_") + suffix
-        if candidate not in taken and NAME_RE.match(candidate):
-            return candidate
-        n += 1
 
 
 def _union(first: Sequence[str], second: Sequence[str], limit: int) -> list[str]:
@@ -162,7 +151,7 @@ def merge_manifests(base: Manifest | None, ours: Manifest, theirs: Manifest, *, 
     renamed: list[Renamed] = []
     extra_names: list[str] = []
     for name, _first, (side, entry) in conflicts:
-        new_name = _unique(name, taken)
+        new_name = unique_name(name, taken)  # name is taken: always suffixed
         taken.add(new_name)
         kept[new_name] = (side, dataclasses.replace(entry, name=new_name, sources=[*entry.sources, f"merge:{name}"]))
         renamed.append(Renamed(name=name, to=new_name, side=side))

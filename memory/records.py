@@ -73,6 +73,19 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name`` or ``name-2``, ``name-3`` … so a collision never overwrites."""
+    if name not in taken:
+        return name
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = name[: 64 - len(suffix)].rstrip("-_") + suffix
+        if candidate not in taken and NAME_RE.match(candidate):
+            return candidate
+        n += 1
+
+
 def slugify(text: str, *, max_len: int = 64) -> str:
     """A valid record name from free text; non-Latin text falls back to a stable hash."""
     norm = unicodedata.normalize("NFKD", text)

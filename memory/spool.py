@@ -615,15 +615,7 @@ class Spool:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise JobRejected("job file is not a regular file")
-            chunks: list[bytes] = []
-            left = max_bytes + 1
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
+            return _read_up_to(fd, max_bytes + 1)
         finally:
             os.close(fd)
 

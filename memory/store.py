@@ -56,7 +56,14 @@ from memory.manifest import (
     set_cursor,
     utcnow_iso,
 )
-from memory.records import NAME_RE, Record, parse_record, render_record, sha256_hex, slugify
+from memory.records import (
+    Record,
+    parse_record,
+    render_record,
+    sha256_hex,
+    slugify,
+    unique_name,
+)
 
 log = logging.getLogger("memory.store")
 
@@ -149,19 +156,6 @@ def _now() -> datetime:
 
 def record_file_name(name: str) -> str:
     return f"{name}-{secrets.token_hex(5)}.md"
-
-
-def unique_name(name: str, taken: set[str]) -> str:
-    """``name`` or ``name-2``, ``name-3`` … so a collision never overwrites."""
-    if name not in taken:
-        return name
-    n = 2
-    while True:
-        suffix = f"-{n}"
-        candidate = name[: 64 - len(suffix)].rstrip("-_") + suffix
-        if candidate not in taken and NAME_RE.match(candidate):
-            return candidate
-        n += 1
 
 
 class MemoryStore:

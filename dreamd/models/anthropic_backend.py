@@ -32,7 +32,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from dreamd.config import parse_duration
+from dreamd.models.options import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    DEFAULT_TIMEOUT,
+    common_options,
+    string,
+)
 from dreamd.models.prompts import split_for_cache
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
 from memory.llm import Completion, ToolCall, Usage
@@ -40,32 +47,12 @@ from memory.textutil import one_line
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
-DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MAX_RETRIES = 2
-DEFAULT_MAX_TOKENS = 4096
 
 _CACHE = {"type": "ephemeral"}
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
 MISCONFIGURED_STATUS = frozenset({400, 401, 403, 404})
 """Statuses that say the model is set up wrong (key, permissions, model id, request shape):
 the same call will be refused again, so they are neither retried nor judged as answers."""
-
-
-def _seconds(value: Any, where: str) -> float:
-    """A timeout as seconds (number) or a duration string like ``"60s"``; must be positive."""
-    if not isinstance(value, str | int | float):
-        raise ConfigError(f"{where}: expected a duration like '60s', got {value!r}")
-    seconds = parse_duration(value, where=where)
-    if seconds <= 0:
-        raise ConfigError(f"{where}: must be positive, got {value!r}")
-    return seconds
-
-
-def _int(value: Any, where: str, minimum: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        return value
-    raise ConfigError(f"{where}: expected an integer >= {minimum}, got {value!r}")
 
 
 def _api_message(exc: Any) -> str:
@@ -134,20 +121,13 @@ class AnthropicModel:
         cls, section: Mapping[str, Any], *, env: Mapping[str, str] | None = None
     ) -> AnthropicModel:
         """From a ``[model]`` config section (missing keys take the documented defaults)."""
-        model = section.get("model", DEFAULT_MODEL)
-        base_url = section.get("base_url", "")
-        if not isinstance(model, str):
-            raise ConfigError(f"[model] model: expected a string, got {model!r}")
-        if not isinstance(base_url, str):
-            raise ConfigError(f"[model] base_url: expected a string, got {base_url!r}")
+        opts = common_options(section)
         return cls(
-            model=model,
-            base_url=base_url,
-            timeout=_seconds(section.get("timeout", DEFAULT_TIMEOUT), "[model] timeout"),
-            max_retries=_int(
-                section.get("max_retries", DEFAULT_MAX_RETRIES), "[model] max_retries", 0
-            ),
-            max_tokens=_int(section.get("max_tokens", DEFAULT_MAX_TOKENS), "[model] max_tokens", 1),
+            model=opts.model,
+            base_url=string(section, "base_url", ""),
+            timeout=opts.timeout,
+            max_retries=opts.max_retries,
+            max_tokens=opts.max_tokens,
             env=env,
         )
 

@@ -48,17 +48,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dreamd.config import parse_duration
+from dreamd.models.options import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    DEFAULT_TIMEOUT,
+    common_options,
+    string,
+)
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
 from memory.llm import Completion, ToolCall, Usage
 from memory.textutil import one_line
 
 __all__ = ["MODEL_CALL_ENV", "ClaudeCodeModel", "resolve_claude"]
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MAX_RETRIES = 2
-DEFAULT_MAX_TOKENS = 4096
 MODEL_CALL_ENV = "DREAMD_MODEL_CALL"
 """Set to ``1`` in the environment of every CLI child: dreamd is calling a model."""
 
@@ -90,21 +93,6 @@ def resolve_claude(claude_path: str, env: Mapping[str, str]) -> Path:
             "(npm install -g @anthropic-ai/claude-code) or set [model] claude_path"
         )
     return Path(found)
-
-
-def _seconds(value: Any, where: str) -> float:
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise ConfigError(f"{where}: expected a duration like '60s', got {value!r}")
-    seconds = parse_duration(value, where=where)
-    if seconds <= 0:
-        raise ConfigError(f"{where}: must be positive, got {value!r}")
-    return seconds
-
-
-def _int(value: Any, where: str, minimum: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        return value
-    raise ConfigError(f"{where}: expected an integer >= {minimum}, got {value!r}")
 
 
 def _tokens(usage: Any, key: str) -> int:
@@ -140,20 +128,13 @@ class ClaudeCodeModel:
         cls, section: Mapping[str, Any], *, env: Mapping[str, str] | None = None
     ) -> ClaudeCodeModel:
         """From a ``[model]`` config section (missing keys take the documented defaults)."""
-        model = section.get("model", DEFAULT_MODEL)
-        claude_path = section.get("claude_path", "")
-        if not isinstance(model, str):
-            raise ConfigError(f"[model] model: expected a string, got {model!r}")
-        if not isinstance(claude_path, str):
-            raise ConfigError(f"[model] claude_path: expected a string, got {claude_path!r}")
+        opts = common_options(section)
         return cls(
-            model=model,
-            claude_path=claude_path,
-            timeout=_seconds(section.get("timeout", DEFAULT_TIMEOUT), "[model] timeout"),
-            max_retries=_int(
-                section.get("max_retries", DEFAULT_MAX_RETRIES), "[model] max_retries", 0
-            ),
-            max_tokens=_int(section.get("max_tokens", DEFAULT_MAX_TOKENS), "[model] max_tokens", 1),
+            model=opts.model,
+            claude_path=string(section, "claude_path", ""),
+            timeout=opts.timeout,
+            max_retries=opts.max_retries,
+            max_tokens=opts.max_tokens,
             env=env,
         )
 
