@@ -507,7 +507,7 @@ class Spool:
         newer_head = self._head("new", newer_id)
         if newer_head.get("kind") != "extract" or not newer_head.get("session_id"):
             return []
-        older = [j for j in reversed(self.pending()) if j < newer_id][:look_back]
+        older = [j for j in reversed(self._ids("new")) if j < newer_id][:look_back]  # read only
         same = [j for j in older if self._head("new", j) == newer_head]
         if not same:
             return []
