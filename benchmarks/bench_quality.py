@@ -41,7 +41,7 @@ Scoring (pure functions below, unit-tested in ``tests/test_quality.py``):
 ``--check-floors`` exits 1 when any figure in :data:`FLOORS` is missed (CI runs the same check
 through ``tests/test_quality.py``).
 
-Usage: ``python benchmarks/bench_quality.py [--split dev|test] [--json OUT] [--check-floors]
+Usage: ``python benchmarks/bench_quality.py [--split dev|val|test] [--json OUT] [--check-floors]
 [--suggest-floors] [--config FILE]``.
 """
 
@@ -983,7 +983,7 @@ def _quiet_logs() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--split", choices=("dev", "test"), default="dev", help="dev (default; tune on it) or test (publish, CI)")
+    parser.add_argument("--split", choices=("dev", "val", "test"), default="dev", help="dev (default; tune on it), val (blind: read only its aggregate tables) or test (publish, CI)")
     parser.add_argument("--json", type=Path, default=None, help="result file (default results/quality-<split>.json)")
     parser.add_argument("--check-floors", action="store_true", help="exit 1 when a figure is under FLOORS")
     parser.add_argument("--suggest-floors", action="store_true", help="print FLOORS from this run (figures - 0.02)")
