@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.git import Git, SyncTransient, first_line
+from dreamd.logs import get_logger
 from dreamd.sync import REMOTE, is_attached, sync
 from dreamd.sync_daemon import wants_sync
 from memory.errors import DreamdError
+
+log = get_logger("dreamd.daemon")
 
 LEASE_REF = "refs/dreamd/lease"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -65,6 +69,8 @@ class TeamLease:
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{directory}"
         self.token = os.urandom(8).hex()
         self.commit: str | None = None
+        self.acquired_at: float | None = None
+        self._mutex = threading.Lock()
 
     @staticmethod
     def _identity() -> dict[str, Any]:
@@ -127,18 +133,76 @@ class TeamLease:
             again = self.read()
             return again or LeaseHolder(holder="(raced)", token="", acquired_at=now, expires_at=now, released=False, commit="")
         self.commit = commit
+        self.acquired_at = now
         return None
+
+    def renew(self) -> bool:
+        """Push our lease forward by ``ttl`` (a heartbeat); False when it is no longer ours.
+
+        Compare-and-swap on the commit we last pushed, like :meth:`release`: a lease another
+        machine took over (ours had expired, say while this one was suspended) is never
+        renewed back from under it."""
+        with self._mutex:
+            if self.commit is None:
+                return False
+            now = float(self.clock())
+            payload = {"holder": self.holder, "token": self.token, "acquired_at": self.acquired_at or now,
+                       "expires_at": now + self.ttl, "released": False, **self._identity()}
+            commit = self._push(payload, expect=self.commit)
+            if commit is None:
+                self.commit = None
+                return False
+            self.commit = commit
+            return True
 
     def release(self) -> bool:
         """Mark our lease released; False when it is no longer ours (taken over after expiry)."""
-        if self.commit is None:
-            return False
-        now = float(self.clock())
-        payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now, "released": True,
-                   **self._identity()}
-        done = self._push(payload, expect=self.commit) is not None
-        self.commit = None
-        return done
+        with self._mutex:
+            if self.commit is None:
+                return False
+            now = float(self.clock())
+            payload = {"holder": self.holder, "token": self.token, "acquired_at": now, "expires_at": now,
+                       "released": True, **self._identity()}
+            done = self._push(payload, expect=self.commit) is not None
+            self.commit = None
+            return done
+
+
+class Heartbeat:
+    """Renews a held :class:`TeamLease` every ``ttl / 3`` seconds while a dream runs.
+
+    Without it a dream longer than the TTL (a slow local model, a huge directory) would let a
+    second machine take the lease over mid-dream. Losing the lease is not fatal — a sync
+    merges both machines' dreams three-way and keeps every record — so a failed renewal is
+    recorded (``lost``; ``errors`` for an unreachable remote) and the thread stops or retries;
+    it never interrupts the dream."""
+
+    def __init__(self, lease: TeamLease, *, every: float | None = None) -> None:
+        self.lease = lease
+        self.every = every if every is not None else max(1.0, lease.ttl / 3)
+        self.lost = False
+        self.renewals = 0
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dreamd-team-lease", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                if not self.lease.renew():
+                    self.lost = True
+                    return
+                self.renewals += 1
+            except DreamdError as exc:  # remote unreachable for now: try again next beat
+                self.errors.append(str(exc))
 
 
 @contextlib.contextmanager
@@ -162,12 +226,16 @@ def team_dream_lease(directory: Path, config: Any) -> Iterator[LeaseHolder | Non
         yield busy
         return
     try:
-        with contextlib.suppress(DreamdError):
-            sync(directory)
-        yield None
+        with Heartbeat(lease) as beat:
+            with contextlib.suppress(DreamdError):
+                sync(directory)
+            yield None
+        if beat.lost:
+            log.warning("dream.lease_lost", memory_dir=str(directory),
+                        reason="the team lease was taken over during the dream; the next sync merges both")
     finally:
         with contextlib.suppress(DreamdError):
             lease.release()
 
 
-__all__ = ["DEFAULT_TEAM_LEASE_TTL", "LEASE_REF", "LeaseHolder", "TeamLease", "team_dream_lease"]
+__all__ = ["DEFAULT_TEAM_LEASE_TTL", "LEASE_REF", "Heartbeat", "LeaseHolder", "TeamLease", "team_dream_lease"]

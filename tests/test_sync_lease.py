@@ -110,3 +110,50 @@ def test_a_lease_whose_holder_died_on_this_host_is_taken_over_before_it_expires(
     assert lb.acquire() is None  # the holder process exited without releasing: taken over at once
     other = TeamLease(a).acquire()
     assert other is not None and other.holder == lb.holder and not other.dead_here()
+
+
+def test_a_renewed_lease_outlives_its_first_ttl_and_a_taken_over_one_is_not_renewed(two: tuple[Path, Path, str]) -> None:
+    a, b, _ = two
+    now = [1000.0]
+    la = TeamLease(a, ttl=10.0, clock=lambda: now[0])
+    assert la.acquire() is None
+    now[0] = 1008.0
+    assert la.renew() is True  # expires at 1018 now, not 1010
+    busy = TeamLease(b, ttl=10.0, clock=lambda: 1015.0).acquire()
+    assert busy is not None and busy.holder == la.holder and busy.expires_at == 1018.0
+    assert busy.acquired_at == 1000.0  # a renewal keeps when the lease was first taken
+    lb = TeamLease(b, ttl=10.0, clock=lambda: 1019.0)
+    assert lb.acquire() is None  # expired at 1018: taken over
+    now[0] = 1020.0
+    assert la.renew() is False  # compare-and-swap: never renewed back from under b
+    assert la.release() is False
+    holder = TeamLease(a, clock=lambda: 1021.0).read()
+    assert holder is not None and holder.holder == lb.holder and not holder.released
+
+
+def test_the_heartbeat_renews_while_the_dream_runs_and_reports_a_lost_lease(two: tuple[Path, Path, str]) -> None:
+    import time
+
+    from dreamd.team_lease import Heartbeat
+
+    a, b, _ = two
+    la = TeamLease(a, ttl=3.0)
+    assert la.acquire() is None
+    first = la.read()
+    assert first is not None
+    with Heartbeat(la, every=0.2) as beat:
+        deadline = time.monotonic() + 20
+        while beat.renewals < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert beat.renewals >= 2 and not beat.lost and beat.errors == []
+    renewed = la.read()
+    assert renewed is not None and renewed.expires_at > first.expires_at and renewed.commit == la.commit
+    # Another machine takes it over (as after a long suspend): the next beat notices and stops.
+    lb = TeamLease(b, ttl=3.0, clock=lambda: time.time() + 60)
+    assert lb.acquire() is None
+    with Heartbeat(la, every=0.2) as beat:
+        deadline = time.monotonic() + 20
+        while not beat.lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert beat.lost
+    assert la.release() is False
