@@ -15,8 +15,10 @@ Both answer with Claude Code's documented hook output,
 ``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`` on stdout.
 
 The hook runs at every prompt, so this path imports only ``json``, ``re`` and the light keyword
-index: records are ranked on the manifest's names and descriptions (what recall does for large
-sets), and only the chosen record files are opened.
+index. Records are ranked as :func:`memory.recall` ranks them: on name, description and the head
+of the body (importance breaking ties) for sets up to :data:`BODY_INDEX_LIMIT` records, on the
+manifest's names and descriptions alone for larger ones. The index is cached per directory and
+only the records a commit changed (by content hash) are read and tokenized again.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ MAX_INDEXES = 16
 ENTRY_FIELDS = ("name", "type", "description", "file", "sha256")
 MAX_STATE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+BODY_INDEX_LIMIT = 2000
+"""``memory.retrieval.BODY_INDEX_LIMIT`` (a test pins it): larger sets rank without bodies."""
+MAX_RECORD_BYTES = 1024 * 1024
+_IMPORTANCE = re.compile(rb"^importance:[ \t]*([0-9]*\.?[0-9]+)[ \t]*$", re.MULTILINE)
 _PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -154,10 +160,10 @@ def _manifest_entries(memory_dir: Path) -> list[dict[str, Any]]:
 def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]], Any]:
     """``(entries, keyword index)`` of the current set, from the cache when it is current.
 
-    Building the index tokenizes every name and description (most of the hook's time at
-    1,000 records), so it is kept in ``<state>/hook-index/`` (marshal: plain values only),
-    keyed by the manifest file's inode, size and mtime — a commit replaces the manifest. After a
-    commit only the records whose name, type or description changed are tokenized again.
+    Building the index reads and tokenizes every record (most of the hook's time at 1,000
+    records), so it is kept in ``<state>/hook-index/`` (marshal: plain values only), keyed by
+    the manifest file's inode, size and mtime — a commit replaces the manifest. After a commit
+    only the records whose name, type, description or content hash changed are read again.
     """
     from memory.select import Candidate, IndexedDoc, KeywordIndex, index_doc
 
@@ -166,30 +172,60 @@ def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]
     key = [real, st.st_ino, st.st_size, st.st_mtime_ns]
     raw = real.encode("utf-8", "surrogatepass")
     cache = state_dir / "hook-index" / f"{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}.marshal"
-    known: dict[tuple[str, str, str], tuple[dict[str, float], float]] = {}
+    previous: Any = None
     try:
-        with open(cache, "rb") as f:
-            cached = marshal.loads(f.read())
-        if cached[0] == key:
-            return cached[1], KeywordIndex.from_state(cached[2])
-        known = {(d[0], d[1], d[2]): (d[4], d[5]) for d in cached[2][0]}
+        with open(cache, "rb") as cached:
+            previous = marshal.loads(cached.read())
+        if previous[0] == key:
+            return previous[1], KeywordIndex.from_state(previous[2])
     except (OSError, EOFError, ValueError, TypeError, IndexError):
-        pass
+        previous = None
     entries = [tuple(r[k] for k in ENTRY_FIELDS) for r in _manifest_entries(memory_dir)]
-    docs = []
-    for name, type_, description, *_ in entries:
-        cand = Candidate(name, type_, description)
-        seen = known.get((name, type_, description))
-        docs.append(IndexedDoc(cand, *seen) if seen is not None else index_doc(cand))
-    index = KeywordIndex(docs=docs)
+    with_bodies = len(entries) <= BODY_INDEX_LIMIT
+
+    def doc(entry: tuple[str, ...]) -> IndexedDoc:
+        name, type_, description, file, _sha = entry
+        body, importance = _record_text(os.path.join(real, file)) if with_bodies else ("", 0.5)
+        full = index_doc(Candidate(name, type_, description, body, importance))
+        return IndexedDoc(Candidate(name, type_, description, "", importance), full.terms, full.length)
+
+    index: Any = None
+    try:
+        if previous is not None and len(previous) == 4 and previous[3] == with_bodies:
+            index = KeywordIndex.from_state(previous[2])
+            old = {e[0]: tuple(e) for e in previous[1]}
+            new = {e[0]: e for e in entries}
+            for name, entry in old.items():  # a commit's change: only what it touched is read
+                if new.get(name) != entry:
+                    index.remove(name)
+            for name, entry in new.items():
+                if old.get(name) != entry:
+                    index.add(doc(entry))
+    except (ValueError, TypeError, IndexError, KeyError):
+        index = None
+    if index is None:
+        index = KeywordIndex(docs=[doc(entry) for entry in entries])
     with contextlib.suppress(OSError):
         cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
-            f.write(marshal.dumps([key, entries, index.state()]))
+            f.write(marshal.dumps([key, entries, index.state(), with_bodies]))
         os.replace(tmp, cache)
         _prune(cache.parent, MAX_INDEXES, ".marshal")
     return entries, index
+
+
+def _record_text(path: str) -> tuple[str, float]:
+    """A record file's body and importance (0.5, the default, when unreadable or unset)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES)
+    except OSError:
+        return "", 0.5
+    head = data[: data.find(b"\n---", 3)] if data.startswith(b"---") else b""
+    found = _IMPORTANCE.search(head)
+    importance = float(found.group(1)) if found else 0.5
+    return _body(data), importance if 0.0 <= importance <= 1.0 else 0.5
 
 
 def _body(data: bytes) -> str:
@@ -251,7 +287,7 @@ def relevant_memories(
         path = os.path.join(real, file)
         try:
             with open(path, "rb") as f:
-                data = f.read(1024 * 1024)
+                data = f.read(MAX_RECORD_BYTES)
         except OSError:
             continue
         text, _cut = cap_text(
