@@ -61,6 +61,9 @@ def _placeholder(value: str) -> bool:
 _KEY_PREFIXES = ("api_", "api-", "api", "access_", "access-", "secret_", "secret-", "private_")
 
 
+_CJK_WORDS = {"密码": "password", "口令": "password", "密钥": "secret", "秘钥": "secret", "令牌": "token"}
+
+
 def _judge_credential(m: re.Match[str], text: str) -> tuple[str, str | None] | None:
     word = m.group("word").lower()
     if word.startswith("pass"):
@@ -69,6 +72,8 @@ def _judge_credential(m: re.Match[str], text: str) -> tuple[str, str | None] | N
         kind = "secret"
     elif word == "token":
         kind = "token"
+    elif word in _CJK_WORDS:
+        kind = _CJK_WORDS[word]
     else:  # "key": only api_key / access_key / secret_key / private_key style names
         before = text[max(0, m.start() - 8) : m.start()].lower()
         if not before.endswith(_KEY_PREFIXES):
@@ -88,6 +93,8 @@ def _judge_credential(m: re.Match[str], text: str) -> tuple[str, str | None] | N
 # Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
 _IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
 _IDENT_AFTER = r"(?![A-Za-z0-9_-])"
+# CJK text and full-width punctuation end an assigned value ("密码：abc12345，记得改").
+_CJK_STOP = "\u3000-\u303f\uff00-\uffef\u4e00-\u9fff"
 
 _PATTERNS: tuple[_Pattern, ...] = (
     _Pattern(
@@ -112,6 +119,30 @@ _PATTERNS: tuple[_Pattern, ...] = (
             rf"{_IDENT_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}){_IDENT_AFTER}"
         ),
         ("gh", "github_pat_"),
+    ),
+    _Pattern(
+        "npm-token", re.compile(rf"{_IDENT_BEFORE}npm_[A-Za-z0-9]{{36}}{_IDENT_AFTER}"), ("npm_",)
+    ),
+    _Pattern(
+        "pypi-token", re.compile(rf"{_IDENT_BEFORE}pypi-AgE[A-Za-z0-9_-]{{40,}}{_IDENT_AFTER}"), ("pypi-",)
+    ),
+    _Pattern(
+        "gitlab-token", re.compile(rf"{_IDENT_BEFORE}glpat-[A-Za-z0-9_-]{{20,}}{_IDENT_AFTER}"), ("glpat-",)
+    ),
+    _Pattern(
+        "huggingface-token",
+        re.compile(rf"{_IDENT_BEFORE}hf_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{{30,}}{_IDENT_AFTER}"),
+        ("hf_",),
+    ),
+    _Pattern(
+        "stripe-key",
+        re.compile(rf"{_IDENT_BEFORE}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_IDENT_AFTER}"),
+        ("sk_", "rk_"),
+    ),
+    _Pattern(
+        "sendgrid-key",
+        re.compile(rf"{_IDENT_BEFORE}SG\.[A-Za-z0-9_-]{{16,}}\.[A-Za-z0-9_-]{{16,}}{_IDENT_AFTER}"),
+        ("sg.",),
     ),
     _Pattern(
         "aws-access-key",
@@ -157,12 +188,12 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _Pattern(
         "credential",
         re.compile(
-            r"(?P<word>(?i:pass(?:word|wd|phrase)|secret|token|key))(?![A-Za-z0-9_-])"
-            r"\\?[\"']?\s*[:=]\s*"
+            r"(?P<word>(?i:pass(?:word|wd|phrase)|secret|token|key)|密码|口令|密钥|秘钥|令牌)(?![A-Za-z0-9_-])"
+            r"\\?[\"']?(?:\s*(?:[:=]|：|是)|\s+is)\s*"
             r"(?:(?P<q>\\?[\"'])(?P<qvalue>[^\s\"'\\]{6,200})(?P=q)"
-            r"|(?P<value>[^\s\"'\\`,;(){}\[\]<>$%]{8,200})(?![^\s\"'\\`,;)}\]>]))"
+            rf"|(?P<value>[^\s\"'\\`,;(){{}}\[\]<>$%{_CJK_STOP}]{{8,200}})(?![^\s\"'\\`,;)}}\]>{_CJK_STOP}]))"
         ),
-        ("pass", "secret", "token", "key"),
+        ("pass", "secret", "token", "key", "密码", "口令", "密钥", "秘钥", "令牌"),
         judge=_judge_credential,
     ),
 )

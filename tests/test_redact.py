@@ -22,6 +22,12 @@ AWS_ACCESS = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GOOGLE = "AIzaSyA1234567890abcdefghijklmnopqrstuv"
 SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+NPM = "npm_" + "Zq81LmXw02pRtY7uVb4cKd9eHs3Fg6Jn5Aa1"
+PYPI = "pypi-AgEIcHlwaS5vcmc" + "CJGRhNjQ1ZDRlLTg3ZjEtNDQ1Yi1iMjVmLTk1ZTk4YmQxYjQwZQ"
+GITLAB = "glpat-" + "x9Yb3kQm7TzW2pLc8vNr"
+HUGGINGFACE = "hf_" + "kZ3mQ8rT1vX6bN9pL2wC5yH7jF4gD0sA"
+STRIPE = "sk_live_" + "51Hq2LmZx9Kp3RtY8uVb"
+SENDGRID = "SG." + "nB4kQ9zXm2LpR7tYw1cVhA" + "." + "Jd8sK3fG6hL1qW9eR4tY7uI0oP2aS5dF"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -47,6 +53,16 @@ PEM = (
         (f"maps {GOOGLE}", GOOGLE, "google-api-key"),
         (f"slack {SLACK}", SLACK, "slack-token"),
         (f"jwt {JWT}", JWT, "jwt"),
+        (f"publish with {NPM}", NPM, "npm-token"),
+        (f"twine upload -p {PYPI}", PYPI, "pypi-token"),
+        (f"clone over https with {GITLAB}", GITLAB, "gitlab-token"),
+        (f"HF {HUGGINGFACE} for the hub", HUGGINGFACE, "huggingface-token"),
+        (f"charge with {STRIPE}", STRIPE, "stripe-key"),
+        (f"mail via {SENDGRID}", SENDGRID, "sendgrid-key"),
+        (f"记一下，以后发包就用这个 token：{NPM}", NPM, "npm-token"),
+        ("测试库的密码：Xk29dLq8z，别外传", "Xk29dLq8z", "password"),
+        ("服务账号的密钥是 Qw8erTy5uI 记得轮换", "Qw8erTy5uI", "secret"),
+        ("the staging password is hunter22x for now", "hunter22x", "password"),
         (
             "curl -H 'Authorization: Bearer abcDEF123456.ghiJKL' x",
             "abcDEF123456.ghiJKL",
@@ -111,6 +127,10 @@ def test_assignment_keeps_the_key_and_replaces_only_the_value() -> None:
         "Use tabs, not spaces. 记住：我喜欢用制表符。",
         "Bearer tokens are described in RFC 6750.",
         "password: ********, token=xxxxxxxxxx",
+        "密钥管理放在 vault 里；我的密码是要保密的",
+        "set npm_config_cache and run npm ci; the token is in the vault",
+        "the password is required and the key is rotated weekly",
+        "pk_live_abcdefgh12345678 is a publishable key, meant to be public",
     ],
 )
 def test_ordinary_prose_and_code_are_left_alone(text: str) -> None:
