@@ -38,18 +38,21 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from dreamd.config import Config, format_duration, load_config
 from dreamd.directories import DirectoryKeeper
 from dreamd.dispatch import JobDispatcher, log_task_crash
 from dreamd.logs import configure, get_logger
 from dreamd.watch import Debouncer, Watcher
+from dreamd.work_api import C, Work
 from dreamd.worker_pool import WorkerPool
 from memory.errors import ConfigError, LockError
 
 if TYPE_CHECKING:
+    from dreamd.notify import Notifier
     from dreamd.sync_daemon import SyncPlanner
+    from dreamd.work import Context
 
 __all__ = ["Daemon", "once", "run"]
 
@@ -96,7 +99,7 @@ class _Waker:
                 os.close(fd)
 
 
-class Daemon:
+class Daemon(Generic[C]):
     """One daemon instance. ``run()`` and ``once()`` below are the public entry points.
 
     The daemon owns the process: spool lock, threads, the tick, supervision, signals and
@@ -106,8 +109,8 @@ class Daemon:
     :class:`~dreamd.directories.DirectoryKeeper`); both hand their work to the one
     :attr:`pool`.
 
-    ``work`` is the job-execution module (``dreamd.work``) — injectable so tests can replace
-    it; ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the observer to prove the timer
+    ``work`` is the job-execution module (``dreamd.work``; tests pass a stand-in, see
+    :class:`dreamd.work_api.Work`); ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the observer to prove the timer
     rescans alone process everything; ``once=True`` is ``dreamd once`` (see :func:`once`).
     """
 
@@ -117,8 +120,8 @@ class Daemon:
         *,
         config_path: Path | None = None,
         env: Mapping[str, str] = os.environ,
-        work: Any = None,
-        notifier: Any = None,
+        work: Work[C],
+        notifier: Notifier | None = None,
         watch: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -126,10 +129,6 @@ class Daemon:
     ) -> None:
         from memory.spool import Spool
 
-        if work is None:
-            import dreamd.work as work_module
-
-            work = work_module
         if notifier is None:
             from dreamd.notify import Notifier
 
@@ -244,7 +243,7 @@ class Daemon:
                 f"{counts.failed} failed; {len(self.dirs.managed)} dirs; last dream: {last}")
 
     def _send_status(self) -> None:
-        if getattr(self.notifier, "enabled", False):
+        if self.notifier.enabled:
             self.notifier.status(self.status_text())
 
     def _watchdog_ping(self) -> None:
@@ -416,14 +415,24 @@ def _with_daemon(config: Config, **changes: Any) -> Config:
     return dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, **changes))
 
 
+def _new_daemon(config: Config, work: Work[C] | None, *, config_path: Path | None = None,
+                env: Mapping[str, str], watch: bool | None = None, once: bool = False) -> Daemon[C] | Daemon[Context]:
+    """A daemon running ``work``, or ``dreamd.work`` when None (imported here: it pulls in the store and the models)."""
+    if work is None:
+        import dreamd.work as default
+
+        return Daemon(config, config_path=config_path, env=env, work=default, watch=watch, once=once)
+    return Daemon(config, config_path=config_path, env=env, work=work, watch=watch, once=once)
+
+
 def run(config: Config, *, config_path: Path | None = None, log_format: str | None = None,
-        env: Mapping[str, str] = os.environ, work: Any = None) -> int:
+        env: Mapping[str, str] = os.environ, work: Work[C] | None = None) -> int:
     """The foreground daemon (``dreamd run``); returns the process exit code.
 
     ``work`` replaces ``dreamd.work`` (tests only)."""
     configure(log_format or config.daemon.log_format)
     try:
-        daemon = Daemon(config, config_path=config_path, env=env, work=work)
+        daemon = _new_daemon(config, work, config_path=config_path, env=env)
     except Exception as exc:  # a bad model config, an unusable spool: one line, exit 1
         log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
         return 1
@@ -450,12 +459,12 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
 
 
 def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str] = os.environ,
-         work: Any = None) -> int:
+         work: Work[C] | None = None) -> int:
     """``dreamd once``: recover, reconcile every managed directory, drain new/ (deferred jobs
     wait for their time), run the dreams whose gates are open, exit. 0 unless it could not run."""
     configure(log_format or config.daemon.log_format)
     try:
-        daemon = Daemon(config, env=env, work=work, watch=False, once=True)
+        daemon = _new_daemon(config, work, env=env, watch=False, once=True)
     except Exception as exc:
         log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
         return 1

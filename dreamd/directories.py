@@ -25,12 +25,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Generic
 
 from dreamd.config import Config
 from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.logs import get_logger
-from dreamd.watch import fingerprint
+from dreamd.watch import Fingerprint, fingerprint
+from dreamd.work_api import C, Work
 from dreamd.worker_pool import Task, WorkerPool
 
 __all__ = ["DirectoryKeeper", "DreamBackoff"]
@@ -67,7 +68,7 @@ class DreamBackoff:
         return delay
 
 
-class DirectoryKeeper:
+class DirectoryKeeper(Generic[C]):
     """Roots, reconciles, gate scans and dreams of the daemon's managed directories.
 
     ``watch_dirs`` is called with the managed set whenever it is recomputed (the daemon points
@@ -80,8 +81,8 @@ class DirectoryKeeper:
         self,
         *,
         config: Config,
-        ctx: Any,
-        work: Any,
+        ctx: C,
+        work: Work[C],
         pool: WorkerPool,
         clock: Callable[[], float],
         wall: Callable[[], datetime],
@@ -105,14 +106,14 @@ class DirectoryKeeper:
         self.last_dream: str | None = None
         """``<dir> <status> at HH:MMZ`` of the last dream, for the service manager's status line."""
         self._unmanaged_seen: set[Path] = set()
-        self._fingerprints: dict[Path, Any] = {}
+        self._fingerprints: dict[Path, Fingerprint | None] = {}
         self._scans_queued: set[Path] = set()
         self._reconciles_queued: set[Path] = set()
-        self._scan_previous: dict[Path, Any] = {}
+        self._scan_previous: dict[Path, datetime | None] = {}
         self._lock = threading.Lock()
         self._roots_lock = threading.Lock()
 
-    def reconfigure(self, config: Config, ctx: Any) -> None:
+    def reconfigure(self, config: Config, ctx: C) -> None:
         """Take a reloaded config (and the context built from it) from the next task on."""
         self.config = config
         self.ctx = ctx
@@ -247,8 +248,8 @@ class DirectoryKeeper:
             "dream.finished",
             memory_dir=str(directory),
             status=result.status,
-            reason=getattr(result, "reason", None),
-            generation=getattr(result, "generation", None),
+            reason=result.reason,
+            generation=result.generation,
             duration_ms=round((time.monotonic() - started) * 1000, 1),
         )
 

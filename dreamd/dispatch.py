@@ -25,10 +25,11 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Generic
 
 from dreamd.config import Config
-from dreamd.logs import get_logger
+from dreamd.logs import EventLogger, get_logger
+from dreamd.work_api import C, Work
 from dreamd.worker_pool import Task, WorkerPool
 from memory.errors import PermanentError, TransientError
 from memory.jobs import Job
@@ -59,7 +60,7 @@ def log_task_crash(task: Task, exc: BaseException) -> None:
               traceback="".join(traceback.format_exception_only(type(exc), exc)).strip())
 
 
-class JobDispatcher:
+class JobDispatcher(Generic[C]):
     """Claims spool jobs for free workers, runs them and files them by their outcome.
 
     ``after_job`` is called with a job's memory directory once it ran (whatever the outcome),
@@ -73,8 +74,8 @@ class JobDispatcher:
         spool: Spool,
         pool: WorkerPool,
         config: Config,
-        ctx: Any,
-        work: Any,
+        ctx: C,
+        work: Work[C],
         after_job: Callable[[Path], None],
         hint_spool: Callable[[], None],
         once: bool = False,
@@ -95,7 +96,7 @@ class JobDispatcher:
         self._lock = threading.Lock()
         self._scan_lock = threading.Lock()
 
-    def reconfigure(self, config: Config, ctx: Any) -> None:
+    def reconfigure(self, config: Config, ctx: C) -> None:
         """Take a reloaded config (and the context built from it) from the next job on."""
         self.config = config
         self.ctx = ctx
@@ -271,7 +272,7 @@ class JobDispatcher:
         finally:
             self._after_job(Path(job.memory_dir))
 
-    def _defer(self, bound: Any, job_id: str, error: str) -> None:
+    def _defer(self, bound: EventLogger, job_id: str, error: str) -> None:
         result: list[str] = []
 
         def move() -> None:
