@@ -177,7 +177,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from memory.retrieval import recall
+    from memory.recalling import recall
 
     config = _config(args)
     _quiet_logs(args)

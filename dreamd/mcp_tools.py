@@ -281,7 +281,7 @@ class MemoryTools:
     # ------------------------------------------------------------------ read tools
 
     def _tool_recall(self, args: dict[str, Any]) -> ToolAnswer:
-        from memory.retrieval import recall
+        from memory.recalling import recall
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
@@ -342,7 +342,7 @@ class MemoryTools:
         return StoreError(f"no record named {name!r} in {store.path} (list_memories shows the names)")
 
     def _tool_get_memory(self, args: dict[str, Any]) -> ToolAnswer:
-        from memory.retrieval import RecalledRecord, render_element
+        from memory.recalling import RecalledRecord, render_element
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
