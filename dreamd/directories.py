@@ -257,7 +257,7 @@ class DirectoryKeeper(Generic[C]):
 
     def rescan_roots(self) -> None:
         """Glob the roots again: start watching new managed directories, drop vanished ones."""
-        from memory.jobs import expand_roots
+        from memory.roots import expand_roots
 
         with self._roots_lock:
             found = expand_roots(self.config.daemon.roots)

@@ -97,7 +97,7 @@ def resolve_memory_dir(
     (adopted on first use, as the hook does). ``(None, reason)`` when none applies: the server
     still starts and every tool call must then name its ``memory_dir``.
     """
-    from memory.jobs import dir_allowed
+    from memory.roots import dir_allowed
 
     if explicit:
         return Path(os.path.abspath(_expand(explicit, env))), "--memory-dir"
@@ -223,7 +223,7 @@ class MemoryTools:
 
     def directory(self, value: str | None) -> Path:
         """The directory a call is about, refused unless it is served."""
-        from memory.jobs import dir_allowed
+        from memory.roots import dir_allowed
 
         if value is None:
             if self.default_dir is None:
@@ -435,7 +435,7 @@ class MemoryTools:
     def served_dirs(self) -> list[Path]:
         """Managed directories this server lists as resources: its own, then every managed
         directory the roots match."""
-        from memory.jobs import expand_roots
+        from memory.roots import expand_roots
 
         out: list[Path] = []
         seen: set[str] = set()

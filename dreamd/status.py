@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any
 from dreamd.config import Config
 from dreamd.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
-from memory.jobs import expand_roots
 from memory.llm import Completion
 from memory.locks import LEASE_NAME, LeaseInfo
+from memory.roots import expand_roots
 from memory.spool import Spool
 from memory.store import MANIFEST, MemoryStore
 
