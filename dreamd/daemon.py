@@ -110,8 +110,9 @@ class Daemon(Generic[C]):
     :attr:`pool`.
 
     ``work`` is the job-execution module (``dreamd.work``; tests pass a stand-in, see
-    :class:`dreamd.work_api.Work`); ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the observer to prove the timer
-    rescans alone process everything; ``once=True`` is ``dreamd once`` (see :func:`once`).
+    :class:`dreamd.work_api.Work`); ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the
+    observer to prove the timer rescans alone process everything; ``once=True`` is
+    ``dreamd once`` (see :func:`once`).
     """
 
     def __init__(
@@ -415,9 +416,17 @@ def _with_daemon(config: Config, **changes: Any) -> Config:
     return dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, **changes))
 
 
-def _new_daemon(config: Config, work: Work[C] | None, *, config_path: Path | None = None,
-                env: Mapping[str, str], watch: bool | None = None, once: bool = False) -> Daemon[C] | Daemon[Context]:
-    """A daemon running ``work``, or ``dreamd.work`` when None (imported here: it pulls in the store and the models)."""
+def _new_daemon(
+    config: Config,
+    work: Work[C] | None,
+    *,
+    config_path: Path | None = None,
+    env: Mapping[str, str],
+    watch: bool | None = None,
+    once: bool = False,
+) -> Daemon[C] | Daemon[Context]:
+    """A daemon running ``work``, or ``dreamd.work`` when None (imported only then: it pulls
+    in the store and the models)."""
     if work is None:
         import dreamd.work as default
 

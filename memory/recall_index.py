@@ -34,7 +34,14 @@ from memory.select import Candidate, IndexedDoc, KeywordIndex, index_doc
 from memory.store import MemoryStore
 
 __all__ = [
-    "BODY_INDEX_LIMIT", "INDEX_CACHE_SIZE", "SetIndex", "cached", "clear_cache", "dir_key", "refresh", "set_index",
+    "BODY_INDEX_LIMIT",
+    "INDEX_CACHE_SIZE",
+    "SetIndex",
+    "cached",
+    "clear_cache",
+    "dir_key",
+    "refresh",
+    "set_index",
 ]
 
 log = logging.getLogger("memory.recall")
