@@ -35,8 +35,9 @@ if str(REPO) not in sys.path:
 
 from benchmarks.bench_store import fsync_off  # noqa: E402
 from benchmarks.stats import pct  # noqa: E402
+from memory.recall_index import set_index  # noqa: E402
+from memory.recalling import clear_cache, recall  # noqa: E402
 from memory.records import Record, make_record  # noqa: E402
-from memory.retrieval import _set_index, clear_cache, recall  # noqa: E402
 from memory.store import Change, MemoryStore  # noqa: E402
 
 TOPICS = ["deploy", "postgres", "staging", "billing", "latency", "schema", "pager", "review",
@@ -76,7 +77,7 @@ def bench_size(root: Path, size: int, iterations: int) -> list[dict[str, Any]]:
     store, vocab = build(directory, size, rng)
     clear_cache()
     recall(directory, "warm up")  # the cold build is not what these rows measure
-    index = _set_index(directory).keyword
+    index = set_index(directory).keyword
     sel, warm = [], []
     for _ in range(iterations):
         query = f"how do we handle {rng.choice(vocab)} with {rng.choice(vocab)} in {rng.choice(TOPICS)}?"

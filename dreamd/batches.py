@@ -20,13 +20,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 from memory.transcripts import Turn, render_turn
 
 __all__ = ["MIN_PLAN_BATCH", "PLAN_BATCH", "Window", "halves", "plan_batches", "windows"]
 
 T = TypeVar("T")
+
+
+class _Typed(Protocol):
+    """A record as batching sees it (``PlanRecord``, ``Record``): its type and its name."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+R = TypeVar("R", bound=_Typed)
 
 PLAN_BATCH = 120
 """Records per plan call. One answer must fit in ``max_tokens``; past a few hundred records a
@@ -97,7 +110,7 @@ def windows(turns: Sequence[Turn], start: int, max_chars: int) -> list[Window]:
     return out
 
 
-def plan_batches(records: Sequence[T], size: int) -> list[list[T]]:
+def plan_batches(records: Sequence[R], size: int) -> list[list[R]]:
     """Disjoint batches of at most ``size``, records of one type together and in name order,
     so near-duplicates (same type, similar names) mostly share a batch. Always at least one
     batch, so an empty set still yields one (empty) plan call."""
@@ -105,7 +118,7 @@ def plan_batches(records: Sequence[T], size: int) -> list[list[T]]:
     return [ordered[i : i + size] for i in range(0, len(ordered), size)] or [[]]
 
 
-def _type_name(record: Any) -> tuple[str, str]:
+def _type_name(record: _Typed) -> tuple[str, str]:
     return (str(record.type), str(record.name))
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamd.config import Config
+    from memory.answer_gate import PlanOp
     from memory.records import Record
     from memory.store import MemoryStore
 
@@ -176,7 +177,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from memory.retrieval import recall
+    from memory.recalling import recall
 
     config = _config(args)
     _quiet_logs(args)
@@ -225,7 +226,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     return EXIT_FAILURE
 
 
-def render_plan(memory_dir: Path, plan: Sequence[Any]) -> str:
+def render_plan(memory_dir: Path, plan: Sequence[PlanOp]) -> str:
     """A consolidation plan as a readable diff (``dreamd consolidate --dry-run``)."""
     from memory.store import MemoryStore
 

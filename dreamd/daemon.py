@@ -33,22 +33,26 @@ import os
 import select
 import signal
 import socket
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from dreamd.config import Config, format_duration, load_config
-from dreamd.dispatch import Dispatch, DreamBackoff
-from dreamd.gates import GateTracker, ScanThrottle, read_last_scan
+from dreamd.directories import DirectoryKeeper
+from dreamd.dispatch import JobDispatcher, log_task_crash
 from dreamd.logs import configure, get_logger
 from dreamd.watch import Debouncer, Watcher
+from dreamd.work_api import C, Work
 from dreamd.worker_pool import WorkerPool
 from memory.errors import ConfigError, LockError
+
+if TYPE_CHECKING:
+    from dreamd.notify import Notifier
+    from dreamd.sync_daemon import SyncPlanner
+    from dreamd.work import Context
 
 __all__ = ["Daemon", "once", "run"]
 
@@ -95,23 +99,20 @@ class _Waker:
                 os.close(fd)
 
 
-@dataclass
-class _Stats:
-    jobs_done: int = 0
-    jobs_failed: int = 0
-    jobs_deferred: int = 0
-    dreams: int = 0
-    last_dream: str | None = None
-    died: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class Daemon(Dispatch):
+class Daemon(Generic[C]):
     """One daemon instance. ``run()`` and ``once()`` below are the public entry points.
 
-    ``work`` is the job-execution module (``dreamd.work``) — injectable so tests can replace
-    it; ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the observer to prove the timer
-    rescans alone process everything.
+    The daemon owns the process: spool lock, threads, the tick, supervision, signals and
+    reload. What it does with the spool's jobs is :attr:`jobs` (a
+    :class:`~dreamd.dispatch.JobDispatcher`), what it does with the managed directories
+    (roots, reconciles, gate scans, dreams) is :attr:`dirs` (a
+    :class:`~dreamd.directories.DirectoryKeeper`); both hand their work to the one
+    :attr:`pool`.
+
+    ``work`` is the job-execution module (``dreamd.work``; tests pass a stand-in, see
+    :class:`dreamd.work_api.Work`); ``watch=False`` (or ``$DREAMD_NO_WATCH=1``) disables the
+    observer to prove the timer rescans alone process everything; ``once=True`` is
+    ``dreamd once`` (see :func:`once`).
     """
 
     def __init__(
@@ -120,18 +121,15 @@ class Daemon(Dispatch):
         *,
         config_path: Path | None = None,
         env: Mapping[str, str] = os.environ,
-        work: Any = None,
-        notifier: Any = None,
+        work: Work[C],
+        notifier: Notifier | None = None,
         watch: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+        once: bool = False,
     ) -> None:
         from memory.spool import Spool
 
-        if work is None:
-            import dreamd.work as work_module
-
-            work = work_module
         if notifier is None:
             from dreamd.notify import Notifier
 
@@ -143,51 +141,35 @@ class Daemon(Dispatch):
         self.notifier = notifier
         self.watch_enabled = (env.get("DREAMD_NO_WATCH", "") not in ("1", "true", "yes")) if watch is None else watch
         self.clock = clock
-        self.wall = wall
         self.spool = Spool(
             config.daemon.spool,
             max_attempts=config.retention.max_attempts,
             done_days=float(config.retention.done_days),
         )
-        self.ctx = work.Context.create(config)
+        ctx = work.Context.create(config)
         self.waker = _Waker()
         self.spool_debounce = Debouncer(SPOOL_DEBOUNCE, clock, leading=True)
         self.dir_debounce = Debouncer(DIR_DEBOUNCE, clock, leading=False)
-        self.throttle = ScanThrottle(config.gates.scan_throttle, clock, seed=self._scanned_ago)
-        self.tracker = GateTracker(log)
         self.pool = WorkerPool(
-            config.daemon.workers, on_error=self._task_crashed,
+            config.daemon.workers, on_error=log_task_crash,
             on_done=lambda _task: self.hint_spool(), clock=clock,
         )  # fmt: skip
+        self.dirs = DirectoryKeeper(config=config, ctx=ctx, work=work, pool=self.pool, clock=clock, wall=wall,
+                                    watch_dirs=self._watch_dirs, once=once)
+        self.jobs = JobDispatcher(spool=self.spool, pool=self.pool, config=config, ctx=ctx, work=work,
+                                  after_job=self.dirs.after_write, hint_spool=self.hint_spool, once=once)
         self.watcher: Watcher | None = None
         self.scheduler: Any = None
-        self.managed: set[Path] = set()
-        self.unmanaged_seen: set[Path] = set()
-        self.fingerprints: dict[Path, Any] = {}
-        self.scans_queued: set[Path] = set()
-        self.reconciles_queued: set[Path] = set()
-        self.claimed: set[str] = set()
-        self.stats = _Stats()
-        self._state_lock = threading.Lock()
-        self._roots_lock = threading.Lock()
+        self.died: str | None = None
+        """The component whose death or hang stopped the daemon."""
         self._stop_signal: int | None = None
         self._hup = False
-        self._stopping = False
         self._tick_started: float | None = None
         self._last_prune = -float("inf")
-        self._once = False
-        self.dream_backoff = DreamBackoff()
-        self.peeked: dict[str, Path | None] = {}
-        self.scan_previous: dict[Path, datetime | None] = {}
-        self._scan_lock = threading.Lock()
         self._main_beat = clock()
+        self._sync_planner: SyncPlanner | None = None
         self.log_format: str | None = None
         """The --log-format override; a reload keeps it over the config's value."""
-
-    def _scanned_ago(self, key: object) -> float | None:
-        """Seconds since an earlier process recorded a gate scan of ``key`` (the throttle's seed)."""
-        last = read_last_scan(key) if isinstance(key, Path) else None
-        return None if last is None else (self.wall() - last).total_seconds()
 
     # ------------------------------------------------------------------ hints
 
@@ -199,6 +181,10 @@ class Daemon(Dispatch):
         self.dir_debounce.hint(directory)
         self.waker.poke()
 
+    def _watch_dirs(self, dirs: set[Path]) -> None:
+        if self.watcher is not None:
+            self.watcher.set_dirs(dirs)
+
     def _watch_error(self, what: str, exc: BaseException) -> None:
         log.warning("watch.error", path=what, error=f"{type(exc).__name__}: {exc}")
 
@@ -209,17 +195,17 @@ class Daemon(Dispatch):
         self._tick_started = self.clock()
         t0 = time.monotonic()
         try:
-            self._step("roots", self.rescan_roots)
+            self._step("roots", self.dirs.rescan_roots)
             self._step("release", self._release_deferred)
             self._step("spool", self.hint_spool)
-            self._step("fingerprints", self._check_fingerprints)
-            self._step("gates", self._gate_scans)
+            self._step("fingerprints", self.dirs.check_fingerprints)
+            self._step("gates", self.dirs.gate_scans)
             self._step("sync", self._sync_step)
-            self._step("stale_claims", self._stale_claims)
+            self._step("stale_claims", self.jobs.stale_claims)
             self._step("prune", self._prune)
             self._step("status", self._send_status)
             log.debug("tick.done", duration_ms=round((time.monotonic() - t0) * 1000, 1),
-                      managed_dirs=len(self.managed), queue=self.pool.pending())
+                      managed_dirs=len(self.dirs.managed), queue=self.pool.pending())
         finally:
             self._tick_started = None
 
@@ -230,9 +216,11 @@ class Daemon(Dispatch):
             log.error("tick.error", step=name, error=f"{type(exc).__name__}: {exc}", exc_info=True)
 
     def _sync_step(self) -> None:
-        from dreamd.sync_daemon import queue_due_syncs
+        from dreamd.sync_daemon import SyncPlanner, queue_due_syncs
 
-        queue_due_syncs(self)
+        if self._sync_planner is None:
+            self._sync_planner = SyncPlanner()
+        queue_due_syncs(self.config.sync, self.dirs.managed, self.pool, self._sync_planner, self.clock)
 
     def _release_deferred(self) -> None:
         released = self.spool.release_due()
@@ -251,18 +239,18 @@ class Daemon(Dispatch):
 
     def status_text(self) -> str:
         counts = self.spool.counts()
-        last = self.stats.last_dream or "none yet"
-        return (f"{counts.new} queued, {len(self.claimed)} in progress, {counts.deferred} deferred, "
-                f"{counts.failed} failed; {len(self.managed)} dirs; last dream: {last}")
+        last = self.dirs.last_dream or "none yet"
+        return (f"{counts.new} queued, {self.jobs.in_progress()} in progress, {counts.deferred} deferred, "
+                f"{counts.failed} failed; {len(self.dirs.managed)} dirs; last dream: {last}")
 
     def _send_status(self) -> None:
-        if getattr(self.notifier, "enabled", False):
+        if self.notifier.enabled:
             self.notifier.status(self.status_text())
 
     def _watchdog_ping(self) -> None:
         """WATCHDOG=1 only while the main loop is turning and every component is healthy:
         a wedged main thread must make systemd restart us, not be papered over by this thread."""
-        if self.stats.died is None and self.clock() - self._main_beat < 5 * MAIN_WAKE and self.supervise() is None:
+        if self.died is None and self.clock() - self._main_beat < 5 * MAIN_WAKE and self.supervise() is None:
             self.notifier.watchdog()
 
     # ------------------------------------------------------------------ supervision
@@ -342,14 +330,14 @@ class Daemon(Dispatch):
             self.notifier.ready(self.status_text())
             return
         self.config = new
-        self.ctx = ctx
-        self.throttle.window = new.gates.scan_throttle
+        self.jobs.reconfigure(new, ctx)
+        self.dirs.reconfigure(new, ctx)
         configure(self.log_format or new.daemon.log_format)
-        self.rescan_roots()
+        self.dirs.rescan_roots()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):
                 self.scheduler.reschedule_job("tick", trigger="interval", seconds=new.daemon.tick)
-        log.info("daemon.reloaded", roots=list(new.daemon.roots), managed_dirs=len(self.managed))
+        log.info("daemon.reloaded", roots=list(new.daemon.roots), managed_dirs=len(self.dirs.managed))
         self.notifier.ready(self.status_text())
 
     def start(self) -> None:
@@ -366,12 +354,12 @@ class Daemon(Dispatch):
             self.watcher = Watcher(on_spool=self.hint_spool, on_dir=self.hint_dir, on_error=self._watch_error)
             self.watcher.watch_spool(self.spool.root)
             self.watcher.start()
-        self.rescan_roots()
-        self._gate_scans()  # start-up pass over every directory, not a burst at the first tick
+        self.dirs.rescan_roots()
+        self.dirs.gate_scans()  # start-up pass over every directory, not a burst at the first tick
         self._release_deferred()
-        self.scan_spool()
+        self.jobs.scan_spool()
         self._start_scheduler()
-        log.info("daemon.ready", managed_dirs=len(self.managed), queue=self.pool.pending())
+        log.info("daemon.ready", managed_dirs=len(self.dirs.managed), queue=self.pool.pending())
         self.notifier.ready(self.status_text())
 
     def loop(self) -> int:
@@ -388,18 +376,19 @@ class Daemon(Dispatch):
                 self._hup = False
                 self.reload()
             if self.spool_debounce.due():
-                self.scan_spool()
+                self.jobs.scan_spool()
             for d in self.dir_debounce.due():
                 if isinstance(d, Path):
-                    self.maybe_reconcile(d)
+                    self.dirs.maybe_reconcile(d)
             dead = self.supervise()
             if dead is not None:
-                self.stats.died = dead
+                self.died = dead
                 log.critical("daemon.component_died", component=dead)
                 return self.shutdown(1)
 
     def shutdown(self, code: int) -> int:
-        self._stopping = True
+        self.jobs.stop()
+        self.dirs.stop()
         self.notifier.stopping()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):
@@ -408,15 +397,15 @@ class Daemon(Dispatch):
             self.watcher.stop()
         for task in self.pool.close():
             if task.payload is not None:
-                self._requeue(task.label)
+                self.jobs.requeue(task.label)
         if not self.pool.wait_idle(SHUTDOWN_GRACE if code == 0 else 1.0):
             for task in self.pool.running():
                 if task.payload is not None:
                     log.warning("job.requeued", job_id=task.label, memory_dir=str(task.key))
-                    self._requeue(task.label)
+                    self.jobs.requeue(task.label)
         with contextlib.suppress(Exception):
             self.spool.release_lock()
-        log.info("daemon.stopped", exit_code=code, jobs_done=self.stats.jobs_done, dreams=self.stats.dreams)
+        log.info("daemon.stopped", exit_code=code, jobs_done=self.jobs.counts.done, dreams=self.dirs.dreams)
         self.waker.close()
         return code
 
@@ -427,14 +416,32 @@ def _with_daemon(config: Config, **changes: Any) -> Config:
     return dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, **changes))
 
 
+def _new_daemon(
+    config: Config,
+    work: Work[C] | None,
+    *,
+    config_path: Path | None = None,
+    env: Mapping[str, str],
+    watch: bool | None = None,
+    once: bool = False,
+) -> Daemon[C] | Daemon[Context]:
+    """A daemon running ``work``, or ``dreamd.work`` when None (imported only then: it pulls
+    in the store and the models)."""
+    if work is None:
+        import dreamd.work as default
+
+        return Daemon(config, config_path=config_path, env=env, work=default, watch=watch, once=once)
+    return Daemon(config, config_path=config_path, env=env, work=work, watch=watch, once=once)
+
+
 def run(config: Config, *, config_path: Path | None = None, log_format: str | None = None,
-        env: Mapping[str, str] = os.environ, work: Any = None) -> int:
+        env: Mapping[str, str] = os.environ, work: Work[C] | None = None) -> int:
     """The foreground daemon (``dreamd run``); returns the process exit code.
 
     ``work`` replaces ``dreamd.work`` (tests only)."""
     configure(log_format or config.daemon.log_format)
     try:
-        daemon = Daemon(config, config_path=config_path, env=env, work=work)
+        daemon = _new_daemon(config, work, config_path=config_path, env=env)
     except Exception as exc:  # a bad model config, an unusable spool: one line, exit 1
         log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
         return 1
@@ -461,16 +468,15 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
 
 
 def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str] = os.environ,
-         work: Any = None) -> int:
+         work: Work[C] | None = None) -> int:
     """``dreamd once``: recover, reconcile every managed directory, drain new/ (deferred jobs
     wait for their time), run the dreams whose gates are open, exit. 0 unless it could not run."""
     configure(log_format or config.daemon.log_format)
     try:
-        daemon = Daemon(config, env=env, work=work, watch=False)
+        daemon = _new_daemon(config, work, env=env, watch=False, once=True)
     except Exception as exc:
         log.error("daemon.stopped", exit_code=1, error=f"{type(exc).__name__}: {exc}")
         return 1
-    daemon._once = True
     try:
         daemon.spool.acquire_lock()
     except LockError as exc:
@@ -484,23 +490,24 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         if recovered:
             log.info("spool.recovered", count=len(recovered))
         daemon.pool.start()
-        daemon.rescan_roots()
+        daemon.dirs.rescan_roots()
         daemon._release_deferred()
         daemon.pool.wait_idle()  # the start-up reconciles first
         # No main loop here: a finished task claims the next job itself, so every worker stays
         # busy; the spool is drained when a scan over idle workers finds nothing to claim.
-        daemon.pool.set_on_done(lambda _task: daemon.scan_spool())
-        while daemon.scan_spool():
+        daemon.pool.set_on_done(lambda _task: daemon.jobs.scan_spool())
+        while daemon.jobs.scan_spool():
             daemon.pool.wait_idle()
         daemon.pool.wait_idle()
-        for d in sorted(daemon.managed):
-            daemon._queue_scan(d, final=True)
+        for d in sorted(daemon.dirs.managed):
+            daemon.dirs.queue_scan(d, final=True)
         daemon.pool.wait_idle()
         daemon._sync_step()  # [sync] dirs: take in the team's changes and push ours
         daemon.pool.wait_idle()
         daemon.pool.close()
-        log.info("daemon.once_done", jobs=daemon.stats.jobs_done, failed=daemon.stats.jobs_failed,
-                 deferred=daemon.stats.jobs_deferred, dreams=daemon.stats.dreams)
+        counts = daemon.jobs.counts
+        log.info("daemon.once_done", jobs=counts.done, failed=counts.failed, deferred=counts.deferred,
+                 dreams=daemon.dirs.dreams)
         return 0
     finally:
         daemon.spool.release_lock()

@@ -182,7 +182,7 @@ def _tour(base: Path, out: TextIO, started: float) -> int:
     from dreamd import work
     from memory.client import submit
     from memory.history import log_entries, render_log
-    from memory.retrieval import recall
+    from memory.recalling import recall
 
     def say(text: str = "") -> None:
         out.write(text + "\n")

@@ -1,18 +1,18 @@
-"""Dispatch: what the daemon does with spool jobs and memory directories.
+"""Job dispatch: from the spool's ``new/`` through a worker to ``done/``, ``deferred/`` or ``failed/``.
 
-:class:`Dispatch` is the half of :class:`dreamd.daemon.Daemon` that turns hints into work for
-the :class:`~dreamd.worker_pool.WorkerPool`; the other half (``dreamd/daemon.py``) owns the
-lifecycle, the tick, supervision and signals.
+:class:`JobDispatcher` is the daemon's collaborator for spool jobs (the daemon in
+``dreamd/daemon.py`` owns the lifecycle, the tick, supervision and signals;
+:class:`dreamd.directories.DirectoryKeeper` owns what is keyed by a memory directory):
 
-* Spool jobs: claim (``new/`` → ``cur/``, the claim recorded *before* the rename so ``cur/``
-  never holds a claim this process does not know), validate, queue under the job's memory
-  directory, run through ``dreamd.work.execute`` and move to ``done/``, ``deferred/`` or
-  ``failed/`` by the error class: TransientError/LockTimeout → defer, PermanentError → fail,
-  anything else → logged with its traceback and deferred (the spool fails it after
-  ``max_attempts``).
-* Memory directories: a (debounced) change whose stat fingerprint differs from the one we
-  recorded after our own last write is reconciled; after every write the gates get a look,
-  subject to the scan throttle; a directory whose gates are all open dreams.
+* Claim only what a worker is about to run (``new/`` → ``cur/``, the claim recorded *before*
+  the rename so ``cur/`` never holds a claim this process does not know); a job whose
+  directory already has work stays in ``new/``.
+* Validate, queue under the job's memory directory, run through ``work.execute`` and move to
+  ``done/``, ``deferred/`` or ``failed/`` by the error class: TransientError/LockTimeout →
+  defer, PermanentError → fail, anything else → logged with its traceback and deferred (the
+  spool fails it after ``max_attempts``).
+* After every job, however it ended, the directory's keeper is told (``after_job``): its
+  fingerprint is taken again and the gates get a look.
 """
 
 from __future__ import annotations
@@ -23,20 +23,19 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Generic
 
 from dreamd.config import Config
-from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
-from dreamd.logs import get_logger
-from dreamd.watch import Debouncer, Watcher, fingerprint
-from dreamd.work import Context
+from dreamd.logs import EventLogger, get_logger
+from dreamd.work_api import C, Work
 from dreamd.worker_pool import Task, WorkerPool
 from memory.errors import PermanentError, TransientError
 from memory.jobs import Job
 from memory.spool import Spool
 
-__all__ = ["MAX_CLAIMED", "Dispatch"]
+__all__ = ["MAX_CLAIMED", "JobDispatcher", "log_task_crash"]
 
 log = get_logger("dreamd.daemon")
 
@@ -46,70 +45,70 @@ PEEK_SLACK = 1024
 """Cached job directories of jobs no longer in new/ are dropped past this many."""
 
 
-class DreamBackoff:
-    """After a dream whose plan was refused (bad or truncated answer, model outage, a
-    misconfigured model, lost lease), wait before planning that directory again: 1 min,
-    doubling, capped at an hour.
-    A conflict is not penalised (re-planning at the next tick is the protocol); an applied or
-    empty dream clears the penalty."""
+@dataclass
+class JobCounts:
+    """Jobs this process finished, by how (the ``daemon.stopped`` and ``daemon.once_done`` lines)."""
 
-    PENALISED = frozenset({"rejected", "transient", "misconfigured", "lease-lost"})
-
-    def __init__(self, first: float = 60.0, cap: float = 3600.0) -> None:
-        self.first, self.cap = first, cap
-        self._state: dict[Path, tuple[int, float]] = {}
-
-    def remaining(self, directory: Path, now: float) -> float:
-        not_before = self._state.get(directory, (0, 0.0))[1]
-        return max(0.0, not_before - now)
-
-    def record(self, directory: Path, status: str, now: float) -> float:
-        if status in ("applied", "nothing"):
-            self._state.pop(directory, None)
-            return 0.0
-        if status not in self.PENALISED:
-            return 0.0
-        failures = self._state.get(directory, (0, 0.0))[0] + 1
-        delay = float(min(self.first * 2.0 ** (failures - 1), self.cap))
-        self._state[directory] = (failures, now + delay)
-        return delay
+    done: int = 0
+    failed: int = 0
+    deferred: int = 0
 
 
-class Dispatch:
-    """Mixin: the daemon's job and directory handling (state lives on the Daemon)."""
+def log_task_crash(task: Task, exc: BaseException) -> None:
+    """The worker pool's ``on_error``: a task raised past its own handling (a bug); say so."""
+    log.error("job.error", job_id=task.label, error=f"{type(exc).__name__}: {exc}",
+              traceback="".join(traceback.format_exception_only(type(exc), exc)).strip())
 
-    config: Config
-    work: Any
-    ctx: Context
-    spool: Spool
-    pool: WorkerPool
-    watcher: Watcher | None
-    spool_debounce: Debouncer
-    dir_debounce: Debouncer
-    throttle: ScanThrottle
-    tracker: GateTracker
-    managed: set[Path]
-    unmanaged_seen: set[Path]
-    fingerprints: dict[Path, Any]
-    scans_queued: set[Path]
-    reconciles_queued: set[Path]
-    claimed: set[str]
-    stats: Any
-    wall: Callable[[], Any]
-    _state_lock: threading.Lock
-    _roots_lock: threading.Lock
-    _stopping: bool
-    _once: bool
-    dream_backoff: DreamBackoff
-    peeked: dict[str, Path | None]
-    scan_previous: dict[Path, Any]
-    _scan_lock: threading.Lock
 
-    def hint_spool(self) -> None:
-        raise NotImplementedError
+class JobDispatcher(Generic[C]):
+    """Claims spool jobs for free workers, runs them and files them by their outcome.
 
-    def hint_dir(self, directory: Path) -> None:
-        raise NotImplementedError
+    ``after_job`` is called with a job's memory directory once it ran (whatever the outcome),
+    ``hint_spool`` when jobs were put back in ``new/`` and the spool should be scanned again.
+    ``once`` is ``dreamd once``: a job already claimed still runs after :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        *,
+        spool: Spool,
+        pool: WorkerPool,
+        config: Config,
+        ctx: C,
+        work: Work[C],
+        after_job: Callable[[Path], None],
+        hint_spool: Callable[[], None],
+        once: bool = False,
+    ) -> None:
+        self.spool = spool
+        self.config = config
+        self.ctx = ctx
+        self._pool = pool
+        self._work = work
+        self._after_job = after_job
+        self._hint_spool = hint_spool
+        self._once = once
+        self._stopping = False
+        self.counts = JobCounts()
+        self.claimed: set[str] = set()
+        """Job ids in ``cur/`` that this process claimed and has not filed yet."""
+        self._peeked: dict[str, Path | None] = {}
+        self._lock = threading.Lock()
+        self._scan_lock = threading.Lock()
+
+    def reconfigure(self, config: Config, ctx: C) -> None:
+        """Take a reloaded config (and the context built from it) from the next job on."""
+        self.config = config
+        self.ctx = ctx
+
+    def stop(self) -> None:
+        """Claim nothing more; a claimed job that has not started goes back to ``new/``."""
+        self._stopping = True
+
+    def in_progress(self) -> int:
+        """How many claimed jobs are not filed yet (the service manager's status line)."""
+        with self._lock:
+            return len(self.claimed)
 
     # ------------------------------------------------------------------ spool
 
@@ -138,9 +137,9 @@ class Dispatch:
         self._forget_peeks(pending)
         queued = 0
         taken: set[Path] = set()
-        free = self.pool.free_slots()
-        busy = self.pool.keys()
-        with self._state_lock:
+        free = self._pool.free_slots()
+        busy = self._pool.keys()
+        with self._lock:
             claimed = set(self.claimed)
         for job_id in pending:
             if self._stopping or queued >= free:
@@ -150,15 +149,15 @@ class Dispatch:
             target = self._peek(job_id)
             if target is not None and (target in taken or target in busy):
                 continue
-            with self._state_lock:
+            with self._lock:
                 if len(self.claimed) >= MAX_CLAIMED:
                     break
                 self.claimed.add(job_id)  # before the rename, so cur/ never holds an unknown claim
             if self._stopping or self.spool.claim(job_id) is None:
-                with self._state_lock:
+                with self._lock:
                     self.claimed.discard(job_id)
                 continue
-            self.peeked.pop(job_id, None)
+            self._peeked.pop(job_id, None)
             key = self._dispatch(job_id)
             if key is not None:
                 queued += 1
@@ -166,31 +165,31 @@ class Dispatch:
         return queued
 
     def _peek(self, job_id: str) -> Path | None:
-        if job_id not in self.peeked:
+        if job_id not in self._peeked:
             raw = self.spool.peek_memory_dir(job_id, max_bytes=self.config.retention.max_job_bytes)
             try:
-                self.peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
+                self._peeked[job_id] = Path(os.path.realpath(raw)) if raw else None
             except (OSError, ValueError):  # e.g. a NUL in a hostile path: validation says so
-                self.peeked[job_id] = None
-        return self.peeked[job_id]
+                self._peeked[job_id] = None
+        return self._peeked[job_id]
 
     def _forget_peeks(self, pending: list[str]) -> None:
-        if len(self.peeked) > len(pending) + PEEK_SLACK:
+        if len(self._peeked) > len(pending) + PEEK_SLACK:
             waiting = set(pending)
-            for job_id in [j for j in self.peeked if j not in waiting]:
-                del self.peeked[job_id]
+            for job_id in [j for j in self._peeked if j not in waiting]:
+                del self._peeked[job_id]
 
-    def _stale_claims(self) -> None:
+    def stale_claims(self) -> None:
         """Jobs in cur/ this process does not know about go back to new/ (cannot normally
         happen under the single-instance lock; a safety net, never a silent loss)."""
-        with self._state_lock:
+        with self._lock:
             known = set(self.claimed)
         cur = self.spool.dir("cur")
         stale = [n[:-5] for n in os.listdir(cur) if n.endswith(".json") and not n.startswith(".")]
         stale = [j for j in stale if j not in known]
         moved = []
         for job_id in stale:
-            with self._state_lock:
+            with self._lock:
                 if job_id in self.claimed:
                     continue
             # A job claimed after the snapshot may already be done: count real moves only.
@@ -198,7 +197,7 @@ class Dispatch:
                 moved.append(job_id)
         if moved:
             log.warning("spool.recovered", count=len(moved), reason="stale claims in cur/")
-            self.hint_spool()
+            self._hint_spool()
 
     def _dispatch(self, job_id: str) -> Path | None:
         """Validate a claimed job and queue it; its directory, or None if it was not queued."""
@@ -220,7 +219,7 @@ class Dispatch:
         key = Path(job.memory_dir)
         log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
         task = Task(key=key, run=lambda: self._run_job(job_id, job), label=job_id, payload=job)
-        if not self.pool.submit(task):
+        if not self._pool.submit(task):
             self._finish(job_id, lambda: self._unclaim(job_id))
             return None
         return key
@@ -231,13 +230,14 @@ class Dispatch:
         except OSError as exc:
             log.error("spool.error", step="move", job_id=job_id, error=str(exc))
         finally:
-            with self._state_lock:
+            with self._lock:
                 self.claimed.discard(job_id)
 
     def _unclaim(self, job_id: str) -> None:
         self.spool.unclaim(job_id)
 
-    def _requeue(self, job_id: str) -> None:
+    def requeue(self, job_id: str) -> None:
+        """Put a claimed job back in ``new/`` (shutdown: the job never ran or did not finish)."""
         self._finish(job_id, lambda: self._unclaim(job_id))
 
     def _run_job(self, job_id: str, job: Job) -> None:
@@ -248,14 +248,14 @@ class Dispatch:
             self._finish(job_id, lambda: self._unclaim(job_id))
             return
         try:
-            outcome = self.work.execute(job, self.ctx)
+            outcome = self._work.execute(job, self.ctx)
         except TransientError as exc:  # LockTimeout is one
             self._defer(bound, job_id, str(exc))
         except PermanentError as exc:
             reason = str(exc)
             bound.warning("job.failed", reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            self.stats.jobs_failed += 1
+            self.counts.failed += 1
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
@@ -267,12 +267,12 @@ class Dispatch:
             self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
         else:
             self._finish(job_id, lambda: self.spool.complete(job_id))
-            self.stats.jobs_done += 1
+            self.counts.done += 1
             bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
         finally:
-            self._after_write(Path(job.memory_dir))
+            self._after_job(Path(job.memory_dir))
 
-    def _defer(self, bound: Any, job_id: str, error: str) -> None:
+    def _defer(self, bound: EventLogger, job_id: str, error: str) -> None:
         result: list[str] = []
 
         def move() -> None:
@@ -280,171 +280,8 @@ class Dispatch:
 
         self._finish(job_id, move)
         if result and result[0] == "failed":
-            self.stats.jobs_failed += 1
+            self.counts.failed += 1
             bound.warning("job.failed", reason=f"gave up after max attempts: {error}")
         else:
-            self.stats.jobs_deferred += 1
+            self.counts.deferred += 1
             bound.info("job.deferred", error=error, attempt=self.spool.attempts(job_id))
-
-    def _task_crashed(self, task: Task, exc: BaseException) -> None:
-        log.error("job.error", job_id=task.label, error=f"{type(exc).__name__}: {exc}",
-                  traceback="".join(traceback.format_exception_only(type(exc), exc)).strip())
-
-    # ------------------------------------------------------------------ memory directories
-
-    def _after_write(self, directory: Path) -> None:
-        """Remember the directory as we left it (our own events are then recognised) and
-        let the gates look at it (subject to the scan throttle). A directory a job just took
-        under management (Claude Code's auto-memory on first use) is watched from now on, not
-        from the next tick."""
-        if not self._once and directory not in self.managed and (directory / "manifest.json").is_file():
-            self.rescan_roots()
-        if directory in self.managed or (self._once and (directory / "manifest.json").is_file()):
-            self.fingerprints[directory] = fingerprint(directory)
-            if self.throttle.hint(directory):
-                self._queue_scan(directory)
-
-    def _queue_reconcile(self, directory: Path) -> None:
-        with self._state_lock:
-            if directory in self.reconciles_queued:
-                return
-            self.reconciles_queued.add(directory)
-        self.pool.submit(Task(key=directory, run=lambda: self._reconcile(directory), label=f"reconcile:{directory}"))
-
-    def maybe_reconcile(self, directory: Path) -> None:
-        if directory not in self.managed:
-            return
-        if fingerprint(directory) == self.fingerprints.get(directory, ()):
-            return  # our own writes, or a change already reconciled
-        self._queue_reconcile(directory)
-
-    def _reconcile(self, directory: Path) -> None:
-        with self._state_lock:
-            self.reconciles_queued.discard(directory)
-        try:
-            report = self.ctx.store(directory).reconcile()
-        except Exception as exc:
-            log.warning("reconcile.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
-            return
-        finally:
-            self.fingerprints[directory] = fingerprint(directory)
-        if report.changed or report.index_rebuilt:
-            log.info(
-                "reconcile.done",
-                memory_dir=str(directory),
-                generation=report.generation,
-                adopted=report.adopted,
-                updated=report.updated,
-                dropped=report.dropped,
-                malformed=len(report.malformed),
-            )
-        if report.changed and self.throttle.hint(directory):
-            self._queue_scan(directory)
-
-    def _queue_scan(self, directory: Path, *, final: bool = False) -> None:
-        """Queue a gate scan. ``dreamd once`` dreams only after the spool is drained (its
-        final pass), so a dream never plans over a half-applied batch."""
-        if self._once and not final:
-            return
-        with self._state_lock:
-            if directory in self.scans_queued or self._stopping:
-                return
-            self.scans_queued.add(directory)
-        # The throttle approved this scan now: that is the time the scan gate and dreamd status
-        # count from. The gate of this scan itself is judged on the scan before it.
-        self.scan_previous[directory] = None if self._once else read_last_scan(directory)
-        try:
-            record_scan(directory, self.wall())
-        except OSError as exc:
-            log.warning("gate.error", memory_dir=str(directory), error=f"cannot record the scan: {exc}")
-        self.pool.submit(Task(key=directory, run=lambda: self._scan(directory), label=f"scan:{directory}"))
-
-    def _scan(self, directory: Path) -> None:
-        """Evaluate the gates for one directory and dream when they are all open."""
-        with self._state_lock:
-            self.scans_queued.discard(directory)
-        if self._stopping and not self._once:
-            return
-        # ``dreamd once`` is an explicit request: its final pass is a scan whatever the window.
-        previous = self.scan_previous.pop(directory, None)
-        now = self.wall()
-        try:
-            state = self.work.dir_state(directory, self.ctx, last_scan_at=previous)
-        except Exception as exc:
-            log.warning("gate.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
-            return
-        decision = evaluate(state, self.config.gates, now)
-        self.tracker.observe(str(directory), decision)
-        if not decision.open:
-            return
-        wait = self.dream_backoff.remaining(directory, time.monotonic())
-        if wait > 0:
-            return  # the last dream's answer was refused: do not burn the model on every scan
-        started = time.monotonic()
-        from dreamd.team_lease import team_dream_lease
-
-        try:
-            with team_dream_lease(directory, self.config) as busy:
-                if busy is not None:  # another machine of the team is dreaming this directory
-                    log.info("dream.lease_busy", memory_dir=str(directory), reason=f"team lease held by {busy.holder}")
-                    return
-                result = self.work.dream(directory, self.ctx)
-        except Exception as exc:
-            log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
-            return
-        finally:
-            self.fingerprints[directory] = fingerprint(directory)
-        self.stats.dreams += 1
-        delay = self.dream_backoff.record(directory, result.status, time.monotonic())
-        if delay:
-            log.warning("dream.backoff", memory_dir=str(directory), status=result.status, retry_in_s=round(delay))
-        self.stats.last_dream = f"{directory.name or directory} {result.status} at {self.wall():%H:%M}Z"
-        log.info(
-            "dream.finished",
-            memory_dir=str(directory),
-            status=result.status,
-            reason=getattr(result, "reason", None),
-            generation=getattr(result, "generation", None),
-            duration_ms=round((time.monotonic() - started) * 1000, 1),
-        )
-
-    def rescan_roots(self) -> None:
-        """Glob the roots again: start watching new managed directories, drop vanished ones."""
-        from memory.jobs import expand_roots
-
-        with self._roots_lock:
-            found = expand_roots(self.config.daemon.roots)
-            managed = {d for d in found if (d / "manifest.json").is_file()}
-            for d in found:
-                if d not in managed and d not in self.unmanaged_seen and any(d.glob("*.md")):
-                    self.unmanaged_seen.add(d)
-                    log.info("watch.unmanaged", memory_dir=str(d))
-            added = sorted(managed - self.managed)
-            removed = sorted(self.managed - managed)
-            self.managed = managed
-            if self.watcher is not None:
-                self.watcher.set_dirs(managed)
-        for d in removed:
-            self.fingerprints.pop(d, None)
-            self.throttle.forget(d)
-            self.tracker.forget(str(d))
-            log.info("watch.removed", memory_dir=str(d))
-        for d in added:
-            log.info("watch.added", memory_dir=str(d))
-            self._queue_reconcile(d)  # start-up / adoption: take in what changed while away
-
-    def _check_fingerprints(self) -> None:
-        """The timer side of "events are hints": a change whose event was lost is reconciled
-        at the next tick. Queued directly (a tick is already longer than the debounce);
-        hinting the debouncer every tick would keep postponing its trailing edge."""
-        for d in list(self.managed):
-            if not self.pool.has_key(d):
-                self.maybe_reconcile(d)
-
-    def _gate_scans(self) -> None:
-        for d in sorted(self.managed):
-            if self.throttle.hint(d):
-                self._queue_scan(d)
-        for key in self.throttle.due():
-            if isinstance(key, Path) and key in self.managed:
-                self._queue_scan(key)

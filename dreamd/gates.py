@@ -24,11 +24,14 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from dreamd.config import GatesConfig, format_duration
 from memory.errors import StoreError
 from memory.fsutil import replace_atomic
+
+if TYPE_CHECKING:
+    from dreamd.logs import EventLogger
 
 __all__ = [
     "GATE_NAMES",
@@ -311,10 +314,6 @@ class ScanThrottle:
             self._pending.discard(key)
 
 
-class _Logger(Protocol):
-    def info(self, event: str, **kw: Any) -> Any: ...
-
-
 class GateTracker:
     """Remembers each directory's last decision and logs ``gate.changed`` only on a change.
 
@@ -322,7 +321,7 @@ class GateTracker:
     down is not a change, so a quiet daemon writes no gate lines.
     """
 
-    def __init__(self, log: _Logger) -> None:
+    def __init__(self, log: EventLogger) -> None:
         self._log = log
         self._last: dict[str, tuple[bool, str | None]] = {}
         self._lock = threading.Lock()

@@ -204,7 +204,7 @@ def resolve_target(
         return None, how
     roots = settings.roots if settings.roots is not None else DEFAULT_ROOTS
     if check_roots:
-        from memory.jobs import dir_allowed
+        from memory.roots import dir_allowed
 
         if not dir_allowed(auto, [_expand(r, env) for r in roots]):
             return None, f"Claude Code auto-memory {auto} is outside [daemon] roots"

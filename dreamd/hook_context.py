@@ -47,7 +47,7 @@ ENTRY_FIELDS = ("name", "type", "description", "file", "sha256")
 MAX_STATE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 BODY_INDEX_LIMIT = 2000
-"""``memory.retrieval.BODY_INDEX_LIMIT`` (a test pins it): larger sets rank without bodies."""
+"""``memory.recall_index.BODY_INDEX_LIMIT`` (a test pins it): larger sets rank without bodies."""
 MAX_RECORD_BYTES = 1024 * 1024
 _IMPORTANCE = re.compile(rb"^importance:[ \t]*([0-9]*\.?[0-9]+)[ \t]*$", re.MULTILINE)
 _PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import structlog
 from structlog.types import Processor
 
-__all__ = ["EVENTS", "configure", "get_logger", "render_event_table"]
+__all__ = ["EVENTS", "EventLogger", "configure", "get_logger", "render_event_table"]
 
 EVENTS: dict[str, str] = {
     # daemon lifecycle
@@ -197,9 +197,23 @@ def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def get_logger(name: str | None = None, **context: Any) -> Any:
+class EventLogger(Protocol):
+    """What dreamd calls on a logger: an event name and its fields, or more fields bound for
+    every later line (``log.bind(job_id=...)``). structlog's bound loggers have it."""
+
+    def bind(self, **fields: Any) -> EventLogger: ...
+    def debug(self, event: str, *args: Any, **fields: Any) -> None: ...
+    def info(self, event: str, *args: Any, **fields: Any) -> None: ...
+    def warning(self, event: str, *args: Any, **fields: Any) -> None: ...
+    def error(self, event: str, *args: Any, **fields: Any) -> None: ...
+    def critical(self, event: str, *args: Any, **fields: Any) -> None: ...
+    def exception(self, event: str, *args: Any, **fields: Any) -> None: ...
+
+
+def get_logger(name: str | None = None, **context: Any) -> EventLogger:
     """A structlog logger; call as ``log.info("job.done", job_id=...)``."""
-    return structlog.get_logger(name, **context)
+    logger: EventLogger = structlog.get_logger(name, **context)
+    return logger
 
 
 def render_event_table() -> str:

@@ -97,7 +97,7 @@ def resolve_memory_dir(
     (adopted on first use, as the hook does). ``(None, reason)`` when none applies: the server
     still starts and every tool call must then name its ``memory_dir``.
     """
-    from memory.jobs import dir_allowed
+    from memory.roots import dir_allowed
 
     if explicit:
         return Path(os.path.abspath(_expand(explicit, env))), "--memory-dir"
@@ -223,7 +223,7 @@ class MemoryTools:
 
     def directory(self, value: str | None) -> Path:
         """The directory a call is about, refused unless it is served."""
-        from memory.jobs import dir_allowed
+        from memory.roots import dir_allowed
 
         if value is None:
             if self.default_dir is None:
@@ -281,7 +281,7 @@ class MemoryTools:
     # ------------------------------------------------------------------ read tools
 
     def _tool_recall(self, args: dict[str, Any]) -> ToolAnswer:
-        from memory.retrieval import recall
+        from memory.recalling import recall
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
@@ -342,7 +342,7 @@ class MemoryTools:
         return StoreError(f"no record named {name!r} in {store.path} (list_memories shows the names)")
 
     def _tool_get_memory(self, args: dict[str, Any]) -> ToolAnswer:
-        from memory.retrieval import RecalledRecord, render_element
+        from memory.recalling import RecalledRecord, render_element
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
@@ -435,7 +435,7 @@ class MemoryTools:
     def served_dirs(self) -> list[Path]:
         """Managed directories this server lists as resources: its own, then every managed
         directory the roots match."""
-        from memory.jobs import expand_roots
+        from memory.roots import expand_roots
 
         out: list[Path] = []
         seen: set[str] = set()

@@ -40,16 +40,19 @@ import socket
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamd.config import Config
 from dreamd.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
-from memory.jobs import expand_roots
 from memory.llm import Completion
 from memory.locks import LEASE_NAME, LeaseInfo
+from memory.roots import expand_roots
 from memory.spool import Spool
 from memory.store import MANIFEST, MemoryStore
+
+if TYPE_CHECKING:
+    from dreamd.work import Context
 
 __all__ = [
     "FAILURES_SHOWN",
@@ -241,7 +244,7 @@ class _NoModel:
         raise DreamdError("dreamd status never calls a model")
 
 
-def _context(config: Config, now: datetime) -> Any:
+def _context(config: Config, now: datetime) -> Context:
     """A read-only :class:`dreamd.work.Context`: the daemon's ledger, a fixed clock, no model.
 
     Building the gate inputs with the daemon's own ``dir_state`` keeps status and the daemon
@@ -259,7 +262,7 @@ def _context(config: Config, now: datetime) -> Any:
 
 
 def dir_status(
-    directory: Path, config: Config, *, now: datetime, ctx: Any = None
+    directory: Path, config: Config, *, now: datetime, ctx: Context | None = None
 ) -> dict[str, Any]:
     """Status of one directory (managed or not); never raises for a broken directory."""
     path = Path(directory)

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dreamd.sync import backoff_seconds, is_attached, sync
 from memory.errors import DreamdError
 from memory.store import MemoryStore
+
+if TYPE_CHECKING:
+    from dreamd.config import SyncConfig
+    from dreamd.worker_pool import WorkerPool
 
 
 @dataclass
@@ -86,26 +90,31 @@ def wants_sync(directory: Path, patterns: Sequence[str], remotes: dict[str, str]
     return any(_matches(directory, p) for p in patterns) and is_attached(directory)
 
 
-def queue_due_syncs(daemon: Any) -> list[Path]:
-    """The daemon's tick step: queue a sync task for every due directory (one at a time per
-    directory, like its jobs and dreams, through the worker pool)."""
+def queue_due_syncs(
+    cfg: SyncConfig,
+    managed: Iterable[Path],
+    pool: WorkerPool,
+    planner: SyncPlanner,
+    clock: Callable[[], float],
+) -> list[Path]:
+    """The daemon's tick step: queue a sync task for every due directory of ``managed`` (one
+    at a time per directory, like its jobs and dreams, through the worker pool). ``planner``
+    lives as long as the daemon: it is what remembers each directory's last attempt."""
     from dreamd.logs import get_logger
     from dreamd.worker_pool import Task
 
-    cfg = daemon.config.sync
     if not cfg.dirs and not cfg.remotes:
         return []
-    planner: SyncPlanner = daemon.__dict__.setdefault("sync_planner", SyncPlanner())
     log = get_logger("dreamd.sync")
     queued: list[Path] = []
-    for directory in sorted(daemon.managed):
-        if not wants_sync(directory, cfg.dirs, cfg.remotes) or f"sync:{directory}" in daemon.pool.labels():
+    for directory in sorted(managed):
+        if not wants_sync(directory, cfg.dirs, cfg.remotes) or f"sync:{directory}" in pool.labels():
             continue
         try:
             generation = MemoryStore(directory).read().generation
         except DreamdError:
             continue
-        now = daemon.clock()
+        now = clock()
         reason = planner.due(directory, generation=generation, now=now, interval=cfg.interval,
                              push_after_commit=cfg.push_after_commit, debounce=cfg.debounce,
                              max_backoff=cfg.max_backoff)
@@ -118,18 +127,18 @@ def queue_due_syncs(daemon: Any) -> list[Path]:
                 url = None if is_attached(directory) else remote_for(directory, cfg.remotes)
                 report = sync(directory, remote=url)
             except Exception as exc:  # recorded, so the next attempt waits for its backoff
-                planner.record(directory, ok=False, generation=None, now=daemon.clock())
+                planner.record(directory, ok=False, generation=None, now=clock())
                 st = planner.dirs[directory]
                 error = str(exc) if isinstance(exc, DreamdError) else f"{type(exc).__name__}: {exc}"
                 log.warning("sync.failed", memory_dir=str(directory), reason=reason, error=error,
                             failures=st.failures, retry_in_s=backoff_seconds(st.failures, cap=cfg.max_backoff))
                 return
-            planner.record(directory, ok=True, generation=report.generation, now=daemon.clock())
+            planner.record(directory, ok=True, generation=report.generation, now=clock())
             log.info("sync.done", memory_dir=str(directory), reason=reason, generation=report.generation,
                      merged=report.merged, pushed=report.pushed, commits=report.commits_created,
                      duration_ms=round((time.monotonic() - t0) * 1000, 1))
 
-        if daemon.pool.submit(Task(key=directory, run=run, label=f"sync:{directory}")):
+        if pool.submit(Task(key=directory, run=run, label=f"sync:{directory}")):
             queued.append(directory)
     return queued
 

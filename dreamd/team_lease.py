@@ -10,16 +10,19 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamd.git import Git, SyncTransient, first_line
 from dreamd.logs import get_logger
 from dreamd.sync import REMOTE, is_attached, sync
 from dreamd.sync_daemon import wants_sync
 from memory.errors import DreamdError
+
+if TYPE_CHECKING:
+    from dreamd.config import Config
 
 log = get_logger("dreamd.daemon")
 
@@ -62,7 +65,8 @@ class TeamLease:
     never released by its previous holder. The chain of lease commits is the audit trail.
     """
 
-    def __init__(self, directory: Path, *, ttl: float = DEFAULT_TEAM_LEASE_TTL, clock: Any = time.time) -> None:
+    def __init__(self, directory: Path, *, ttl: float = DEFAULT_TEAM_LEASE_TTL,
+                 clock: Callable[[], float] = time.time) -> None:
         self.git = Git(directory)
         self.ttl = ttl
         self.clock = clock
@@ -206,16 +210,15 @@ class Heartbeat:
 
 
 @contextlib.contextmanager
-def team_dream_lease(directory: Path, config: Any) -> Iterator[LeaseHolder | None]:
+def team_dream_lease(directory: Path, config: Config) -> Iterator[LeaseHolder | None]:
     """Around a dream of a synced directory: yields None when this machine may dream (the team
     lease is held, and the remote's changes were merged first so the plan sees the latest set),
     else the holder that has the lease. Directories not synced by this daemon are not affected."""
-    cfg = getattr(config, "sync", None)
-    patterns, remotes = getattr(cfg, "dirs", ()), getattr(cfg, "remotes", {})
+    patterns, remotes = config.sync.dirs, config.sync.remotes
     if not (patterns or remotes) or not wants_sync(directory, patterns, remotes) or not is_attached(directory):
         yield None
         return
-    lease = TeamLease(directory, ttl=float(getattr(config.gates, "lock_stale_after", DEFAULT_TEAM_LEASE_TTL)))
+    lease = TeamLease(directory, ttl=float(config.gates.lock_stale_after))
     try:
         busy = lease.acquire()
     except SyncTransient:

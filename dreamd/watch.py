@@ -27,7 +27,7 @@ from typing import Any
 
 from memory.fsutil import TMP_PREFIX
 
-__all__ = ["Debouncer", "Watcher", "fingerprint", "is_noise"]
+__all__ = ["Debouncer", "Fingerprint", "Watcher", "fingerprint", "is_noise"]
 
 Fingerprint = frozenset[tuple[str, int, int, int]]
 

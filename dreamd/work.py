@@ -24,13 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from dreamd import batches as _batches
 from dreamd.config import Config
 from dreamd.gates import DirState, GateDecision, evaluate, is_paused
+from dreamd.logs import EventLogger
 from memory.answer_gate import PlanOp
 from memory.errors import (
     ConflictError,
@@ -43,16 +44,36 @@ from memory.errors import (
     UnmanagedError,
 )
 from memory.jobs import Job
-from memory.llm import Model
+from memory.llm import Model, Usage
 from memory.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
-from memory.manifest import EXTRACTED_KEY, extracted_digest, extracted_ids, parse_iso
+from memory.manifest import EXTRACTED_KEY, Manifest, extracted_digest, extracted_ids, parse_iso
 from memory.records import Record, validate_fields
 from memory.redact import redact
 from memory.store import Change, FaultHook, MemoryStore
 
-log = structlog.get_logger("dreamd.work")
+if TYPE_CHECKING:
+    from dreamd.models.health import ModelHealth
+    from dreamd.models.prompts import PlanRecord
+    from dreamd.models.usage import UsageLedger
+    from memory.transcripts import Turn
+
+log: EventLogger = structlog.get_logger("dreamd.work")
 
 EXTRACT_MAX_CHARS = 60_000
+
+
+class ModelOutcome(Protocol):
+    """What :meth:`Context.note_model` reads of a model operation's outcome
+    (:class:`dreamd.models.ops.ExtractOutcome` and ``PlanOutcome`` have it)."""
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def transient(self) -> bool: ...
+
+    @property
+    def misconfigured(self) -> bool: ...
 
 
 @dataclass
@@ -61,12 +82,13 @@ class Context:
 
     config: Config
     model: Model
-    ledger: Any = None
+    ledger: UsageLedger | None = None
+    """Where model usage is counted against the daily budget (None: not counted, e.g. in tests)."""
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     fault: FaultHook | None = None
     """Test hook: called with step names (dream steps and the store's commit steps)."""
-    health: Any = None
-    """A :class:`dreamd.models.health.ModelHealth` (None: not persisted, e.g. in tests)."""
+    health: ModelHealth | None = None
+    """The model's standing for status/doctor (None: not persisted, e.g. in tests)."""
     _stores: dict[str, MemoryStore] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -103,7 +125,7 @@ class Context:
         if self.fault is not None:
             self.fault(name)
 
-    def record_usage(self, memory_dir: str | Path, usage: Any) -> None:
+    def record_usage(self, memory_dir: str | Path, usage: Usage | None) -> None:
         if self.ledger is None or usage is None:
             return
         try:
@@ -111,14 +133,14 @@ class Context:
         except Exception as exc:  # accounting must never fail a job
             log.warning("usage.ledger_failed", memory_dir=str(memory_dir), error=str(exc))
 
-    def note_model(self, memory_dir: str | Path, outcome: Any) -> None:
+    def note_model(self, memory_dir: str | Path, outcome: ModelOutcome) -> None:
         """Keep the model's standing for status/doctor: a misconfiguration is written down,
         any answer (even a refused one) proves the setup works; transient failures say
         nothing either way."""
-        if self.health is None or getattr(outcome, "transient", False):
+        if self.health is None or outcome.transient:
             return
         try:
-            if getattr(outcome, "misconfigured", False):
+            if outcome.misconfigured:
                 self.health.misconfigured(
                     str(outcome.error), model=self.model.name, memory_dir=str(memory_dir),
                     now=self.clock(),
@@ -132,7 +154,7 @@ class Context:
         if self.ledger is None:
             return 0
         try:
-            return int(self.ledger.spent_today(str(memory_dir), now=self.clock()))
+            return self.ledger.spent_today(str(memory_dir), now=self.clock())
         except Exception:
             return 0
 
@@ -147,12 +169,6 @@ def _redact_record(rec: Record) -> Record:
         log.info("record.redacted", name=rec.name, kinds=sorted(set(kinds_d + kinds_b)))
         return dataclasses.replace(rec, description=desc, body=body)
     return rec
-
-
-def _job_field(job: Job, name: str, default: Any = None) -> Any:
-    """A job field, ``default`` when unset (jobs built by hand, e.g. in tests, may lack it)."""
-    value = getattr(job, name, default)
-    return default if value is None else value
 
 
 # ---------------------------------------------------------------------------- execute
@@ -179,7 +195,7 @@ def _execute(job: Job, ctx: Context) -> str:
     if kind == "forget":
         return _forget(job, ctx)
     if kind == "consolidate":
-        result = dream(Path(job.memory_dir), ctx, force=bool(_job_field(job, "force", False)))
+        result = dream(Path(job.memory_dir), ctx, force=job.force)
         if result.status in ("transient", "lease-busy", "conflict", "lease-lost"):
             raise TransientError(f"consolidation {result.status}: {result.reason}")
         if result.status == "misconfigured":
@@ -233,17 +249,17 @@ def _extract(job: Job, ctx: Context) -> str:
     from dreamd.models import ops
     from memory.transcripts import new_turns, parse_transcript, source_ids
 
-    if _job_field(job, "adopt", False):
+    if job.adopt:
         adopt_on_first_use(Path(job.memory_dir))
     store = ctx.store(job.memory_dir)
     manifest = store.read()
     if job.id in manifest.applied_jobs:
         return "duplicate"
-    carried = _job_field(job, "transcript")
+    carried = job.transcript
     if carried is None:
         raise PermanentError(f"job {job.id}: extract carries no transcript")
     transcript = parse_transcript(carried.content, carried.format or "auto")
-    session = _job_field(job, "session_id") or transcript.session_id or f"job-{job.id}"
+    session = job.session_id or transcript.session_id or f"job-{job.id}"
     cursor = manifest.cursors.get(session, 0)
     fresh = new_turns(transcript.turns, cursor)
     end = len(transcript.turns)
@@ -260,7 +276,7 @@ def _extract(job: Job, ctx: Context) -> str:
     bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
     added: list[str] = []
     held: list[Record] = []
-    since_commit: list[Any] = []  # turns read since the last commit: their ids go with it
+    since_commit: list[Turn] = []  # turns read since the last commit: their ids go with it
     for number, window in enumerate(cut, start=1):
         last = number == len(cut)
         outcome = ops.extract(
@@ -270,15 +286,15 @@ def _extract(job: Job, ctx: Context) -> str:
             today=_today(window.turns, ctx),
             max_tokens=ctx.config.model.max_tokens,
         )
-        ctx.record_usage(job.memory_dir, getattr(outcome, "usage", None))
+        ctx.record_usage(job.memory_dir, outcome.usage)
         ctx.note_model(job.memory_dir, outcome)
-        if getattr(outcome, "transient", False):
+        if outcome.transient:
             raise TransientError(f"model unavailable: {outcome.error}")
-        if getattr(outcome, "misconfigured", False):
+        if outcome.misconfigured:
             raise PermanentError(f"{outcome.error}; fix [model], then 'dreamd retry {job.id}'")
         if outcome.error:
             bound.warning("extract.rejected", window=number, windows=len(cut), reason=outcome.error)
-            what = "model answer rejected" if getattr(outcome, "rejected", False) else "model call failed"
+            what = "model answer rejected" if outcome.rejected else "model call failed"
             raise TransientError(f"{what}: {outcome.error}")
         since_commit += window.turns
         known = {(e.type, e.description.strip().lower()) for e in manifest.records}
@@ -318,9 +334,9 @@ def _extract(job: Job, ctx: Context) -> str:
     return f"extracted {len(added)}"
 
 
-def _today(turns: Sequence[Any], ctx: Context) -> date:
+def _today(turns: Sequence[Turn], ctx: Context) -> date:
     for turn in reversed(turns):
-        ts = parse_iso(getattr(turn, "timestamp", None))
+        ts = parse_iso(turn.timestamp)
         if ts is not None:
             return ts.date()
     return ctx.clock().date()
@@ -332,7 +348,7 @@ def _remember(job: Job, ctx: Context) -> str:
     if job.id in manifest.applied_jobs:
         return "duplicate"
     records: list[Record] = []
-    for i, item in enumerate(_job_field(job, "records", []) or []):
+    for i, item in enumerate(job.records):
         try:
             rec = item if isinstance(item, Record) else validate_fields(item, where=f"job {job.id} records[{i}]")
         except RecordError as exc:
@@ -348,7 +364,7 @@ def _remember(job: Job, ctx: Context) -> str:
         replace={keys[r.name]: r for r in records if r.name in keys},
         actor="job",
         job_id=job.id,
-        session_id=_job_field(job, "session_id"),
+        session_id=job.session_id,
     )
     result = store.commit(change)
     return "duplicate" if result.duplicate else f"remembered {len(records)}"
@@ -356,7 +372,7 @@ def _remember(job: Job, ctx: Context) -> str:
 
 def _forget(job: Job, ctx: Context) -> str:
     store = ctx.store(job.memory_dir)
-    names = [str(n) for n in (_job_field(job, "names", []) or [])]
+    names = [str(n) for n in job.names]
     if not names:
         raise PermanentError(f"job {job.id}: forget carries no names")
     manifest = store.read()
@@ -381,14 +397,14 @@ def _forget(job: Job, ctx: Context) -> str:
             remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
             actor="job",
             job_id=job.id,
-            session_id=_job_field(job, "session_id"),
+            session_id=job.session_id,
             note="; ".join(notes),
         )
     )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
 
 
-def _resolve(store: MemoryStore, names: list[str], manifest: Any) -> tuple[dict[str, str], list[str]]:
+def _resolve(store: MemoryStore, names: list[str], manifest: Manifest) -> tuple[dict[str, str], list[str]]:
     """:meth:`MemoryStore.resolve`; a name several records answer to fails the job for good."""
     try:
         return store.resolve(names, manifest)
@@ -463,13 +479,13 @@ class _Planned:
 
 
 def _plan_all(
-    inputs: Sequence[Any],
+    inputs: Sequence[PlanRecord],
     recent: set[str],
     ctx: Context,
     memory_dir: Path,
     *,
     lost: Callable[[], str | None],
-    bound: Any,
+    bound: EventLogger,
 ) -> _Planned:
     """Plan every batch; a batch the model refuses is split in halves and planned again
     (down to ``MIN_PLAN_BATCH``), so one oversized or unlucky batch cannot stop the dream.
@@ -493,7 +509,7 @@ def _plan_all(
             today=ctx.clock().date(),
             max_tokens=ctx.config.model.max_tokens,
         )
-        ctx.record_usage(memory_dir, getattr(outcome, "usage", None))
+        ctx.record_usage(memory_dir, outcome.usage)
         ctx.note_model(memory_dir, outcome)
         if outcome.error is None:
             out.ops.extend(outcome.ops)
@@ -502,7 +518,7 @@ def _plan_all(
         if outcome.transient:
             out.transient = outcome.error
             break
-        if getattr(outcome, "misconfigured", False):
+        if outcome.misconfigured:
             out.misconfigured = outcome.error
             break
         names = [r.name for r in batch]

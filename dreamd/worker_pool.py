@@ -17,7 +17,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory.jobs import Job
 
 __all__ = ["Task", "WorkerPool"]
 
@@ -28,7 +31,8 @@ class Task:
     run: Callable[[], object]
     label: str = ""
     """What the task is, for logs and shutdown (e.g. the spool job name)."""
-    payload: Any = None
+    payload: Job | None = None
+    """The spool job a job task runs (None for reconciles, scans and syncs): shutdown puts it back."""
     started_at: float | None = field(default=None, compare=False)
 
 

@@ -33,11 +33,11 @@ __all__ = [
 _WHERE = {
     "DreamdError": "memory.errors",
     "MemoryStore": "memory.store",
-    "RecallSession": "memory.retrieval",
+    "RecallSession": "memory.recalling",
     "Record": "memory.records",
     "forget": "memory.client",
-    "index_text": "memory.retrieval",
-    "recall": "memory.retrieval",
+    "index_text": "memory.recalling",
+    "recall": "memory.recalling",
     "remember": "memory.client",
     "request_consolidation": "memory.client",
     "submit": "memory.client",
@@ -46,8 +46,8 @@ _WHERE = {
 if TYPE_CHECKING:
     from memory.client import forget, remember, request_consolidation, submit
     from memory.errors import DreamdError
+    from memory.recalling import RecallSession, index_text, recall
     from memory.records import Record
-    from memory.retrieval import RecallSession, index_text, recall
     from memory.store import MemoryStore
 
 

@@ -1,4 +1,4 @@
-"""Spool jobs (DESIGN §4): validating one before anything runs, and the allowed roots.
+"""Spool jobs (DESIGN §4): validating one before anything runs.
 
 The job format itself (format 1, built by :func:`build_job`, ids from :func:`new_job_id`) is
 defined in :mod:`memory.jobformat`, which agents import to submit, and re-exported here.
@@ -10,8 +10,7 @@ huge numbers, lone surrogates and wrong types all become reasons. Keys a kind do
 ignored, so a newer writer's extra keys do not break an older daemon.
 
 ``memory_dir`` must resolve (``os.path.realpath``: ``..`` and symlinks followed) inside one of
-the configured roots. Roots are config strings that may hold ``~`` and globs
-(``~/code/*/.memory``); see :func:`dir_allowed` and :func:`expand_roots`.
+the configured roots (:mod:`memory.roots`).
 
 This is the daemon's side (it imports dataclasses); ``memory.records`` and its YAML are loaded
 only when a ``remember`` job is validated.
@@ -20,11 +19,8 @@ only when a ``remember`` job is validated.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import glob
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +41,7 @@ from memory.jobformat import (
     utc_iso,
 )
 from memory.redact import redact
+from memory.roots import dir_allowed
 
 if TYPE_CHECKING:
     from memory.records import Record
@@ -59,9 +56,7 @@ __all__ = [
     "Job",
     "Transcript",
     "build_job",
-    "dir_allowed",
     "encode_job",
-    "expand_roots",
     "new_job_id",
     "redact_records",
     "utc_iso",
@@ -95,78 +90,6 @@ class Job:
     """An extract for Claude Code's auto-memory directory: adopt it if it is not managed yet."""
     redacted: tuple[str, ...] = ()
     """Secret kinds :func:`memory.redact.redact` replaced during validation (for the log)."""
-
-
-# --- roots ------------------------------------------------------------------------------------
-
-_GLOB_CHARS = re.compile(r"[*?\[]")
-
-
-def _split_pattern(pattern: str) -> tuple[str, list[str]]:
-    """Split an expanded root pattern into its real glob-free prefix and the glob segments."""
-    parts = Path(pattern).parts
-    fixed: list[str] = []
-    for i, part in enumerate(parts):
-        if _GLOB_CHARS.search(part):
-            return os.path.realpath(os.path.join(*fixed)) if fixed else "/", list(parts[i:])
-        fixed.append(part)
-    return os.path.realpath(os.path.join(*fixed)), []
-
-
-def _inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
-
-
-def _root_pattern(root: str) -> str | None:
-    expanded = os.path.expanduser(root)
-    return expanded if os.path.isabs(expanded) else None
-
-
-def dir_allowed(memory_dir: str | os.PathLike[str], roots: Sequence[str]) -> bool:
-    """True when ``memory_dir``'s real path equals, or is inside, a path some root matches.
-
-    A root matches any *real* path whose segments fnmatch the pattern with its glob-free
-    prefix resolved, so a directory created later is allowed too. A symlink under a root that
-    points elsewhere does not extend the roots — otherwise anyone able to plant a link there
-    could aim jobs anywhere: list the real location in ``roots`` to manage it. ``*`` never
-    crosses a ``/``. Relative roots match nothing.
-    """
-    real = os.path.realpath(memory_dir)
-    real_parts = Path(real).parts
-    for root in roots:
-        pattern = _root_pattern(root)
-        if pattern is None:
-            continue
-        prefix, rest = _split_pattern(pattern)
-        if not rest:
-            if _inside(real, prefix):
-                return True
-            continue
-        prefix_parts = Path(prefix).parts
-        depth = len(prefix_parts) + len(rest)
-        if (
-            len(real_parts) >= depth
-            and real_parts[: len(prefix_parts)] == prefix_parts
-            and all(
-                fnmatch.fnmatchcase(seg, pat)
-                for seg, pat in zip(real_parts[len(prefix_parts) : depth], rest, strict=True)
-            )
-        ):
-            return True
-    return False
-
-
-def expand_roots(roots: Sequence[str]) -> list[Path]:
-    """Existing directories the root patterns match, resolved, deduplicated and sorted."""
-    found: set[str] = set()
-    for root in roots:
-        pattern = _root_pattern(root)
-        if pattern is None:
-            continue
-        for match in glob.glob(pattern):
-            if os.path.isdir(match):
-                found.add(os.path.realpath(match))
-    return [Path(p) for p in sorted(found)]
 
 
 # --- validation -------------------------------------------------------------------------------

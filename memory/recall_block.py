@@ -1,6 +1,6 @@
 """The ``<relevant_memories>`` block: capping record text and rendering it (DESIGN §7).
 
-Split from :mod:`memory.retrieval` so that ``dreamd hook`` can answer ``UserPromptSubmit`` with
+Split from :mod:`memory.recalling` so that ``dreamd hook`` can answer ``UserPromptSubmit`` with
 exactly the block ``recall`` renders (and ``SessionStart`` with the same bounded index) while
 importing only ``re``: the hook runs at every prompt, and the store (YAML, filelock,
 dataclasses) would triple its start-up time.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     class Shown(Protocol):
-        """What a rendered record needs (``memory.retrieval.RecalledRecord`` has it)."""
+        """What a rendered record needs (``memory.recalling.RecalledRecord`` has it)."""
 
         @property
         def name(self) -> str: ...

@@ -72,10 +72,10 @@ def test_busy_directories_leave_their_jobs_in_new_and_order_is_kept(tmp_path: Pa
     daemon.pool.start()
     try:
         for d in dirs:
-            daemon.managed.add(d.resolve())
-        assert daemon.scan_spool() == 2
+            daemon.dirs.managed.add(d.resolve())
+        assert daemon.jobs.scan_spool() == 2
         assert _cur(spool) == 2, "one claim per free worker"
-        assert daemon.scan_spool() == 0, "no worker is free: nothing more is claimed"
+        assert daemon.jobs.scan_spool() == 0, "no worker is free: nothing more is claimed"
         done = 0
         while done < 24:
             gate.release.release()
@@ -83,7 +83,7 @@ def test_busy_directories_leave_their_jobs_in_new_and_order_is_kept(tmp_path: Pa
             deadline = threading.Event()
             while Spool(spool).counts().done < done and not deadline.wait(0.01):
                 pass
-            daemon.scan_spool()
+            daemon.jobs.scan_spool()
             assert _cur(spool) <= 2
         daemon.pool.wait_idle(10)
     finally:
@@ -104,7 +104,7 @@ def test_a_job_that_cannot_be_peeked_is_claimed_and_failed_with_its_reason(tmp_p
     daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
     daemon.pool.start()
     try:
-        daemon.scan_spool()
+        daemon.jobs.scan_spool()
     finally:
         daemon.pool.close()
     assert spool.counts().failed == 1 and spool.counts().new == 0
@@ -127,7 +127,7 @@ def test_a_hostile_memory_dir_is_claimed_and_failed_not_a_crash(tmp_path: Path) 
     daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
     daemon.pool.start()
     try:
-        daemon.scan_spool()
+        daemon.jobs.scan_spool()
     finally:
         daemon.pool.close()
     assert spool.counts().failed == 1 and spool.counts().new == 0

@@ -209,7 +209,7 @@ def test_once_drains_the_spool_reconciles_and_dreams(tmp_path: Path, shared_data
 
 
 def test_dream_backoff_doubles_after_refusals_and_clears_on_success() -> None:
-    from dreamd.dispatch import DreamBackoff
+    from dreamd.directories import DreamBackoff
 
     d = Path("/m")
     b = DreamBackoff(first=60, cap=200)

@@ -646,7 +646,7 @@ def test_the_hook_ranks_on_bodies_as_recall_does_and_on_descriptions_alone_past_
 ) -> None:
     import memory
     from dreamd import hook_context
-    from memory.retrieval import BODY_INDEX_LIMIT
+    from memory.recall_index import BODY_INDEX_LIMIT
 
     assert hook_context.BODY_INDEX_LIMIT == BODY_INDEX_LIMIT
     store = _memory(tmp_path / "m", RECORDS)

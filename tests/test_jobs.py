@@ -15,13 +15,12 @@ from memory.errors import JobRejected
 from memory.jobs import (
     Job,
     build_job,
-    dir_allowed,
     encode_job,
-    expand_roots,
     new_job_id,
     validate_job,
 )
 from memory.jobs import Transcript as JobTranscript
+from memory.roots import dir_allowed, expand_roots
 
 
 @pytest.fixture()

@@ -505,7 +505,7 @@ def test_remember_redacts_secrets_and_says_so(setup: Setup) -> None:
 
 def test_client_and_hook_paths_never_import_the_sdk(setup: Setup) -> None:
     code = (
-        "import sys, memory, memory.retrieval, dreamd.cli, dreamd.mcp_server, dreamd.mcp_tools, dreamd.mcp_schema\n"
+        "import sys, memory, memory.recalling, dreamd.cli, dreamd.mcp_server, dreamd.mcp_tools, dreamd.mcp_schema\n"
         "from dreamd.cli import build_parser; build_parser()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic', 'starlette')))\n"
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dreamd.config import load_config
-from dreamd.dispatch import DreamBackoff
+from dreamd.directories import DreamBackoff
 from dreamd.models.health import FILE_NAME, ModelHealth, health_path, read_health
 from dreamd.work import Context, dream, execute
 from memory.errors import ModelMisconfigured, PermanentError

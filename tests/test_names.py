@@ -23,8 +23,8 @@ from memory.errors import PermanentError, StoreError
 from memory.history import log_entries, render_log
 from memory.jobs import Job
 from memory.llm import Completion
+from memory.recalling import clear_cache, recall
 from memory.records import make_record
-from memory.retrieval import clear_cache, recall
 from memory.store import INDEX, MANIFEST, Change, MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,8 +13,7 @@ import pytest
 
 from memory.errors import UnmanagedError
 from memory.llm import Completion
-from memory.records import Record, make_record, parse_record
-from memory.retrieval import (
+from memory.recalling import (
     RecalledRecord,
     RecallSession,
     cap_text,
@@ -24,6 +23,7 @@ from memory.retrieval import (
     render_element,
     truncation_note,
 )
+from memory.records import Record, make_record, parse_record
 from memory.store import Change, MemoryStore
 from tests.conftest import REPO
 
@@ -264,7 +264,7 @@ def test_malformed_record_file_is_skipped_when_indexing(
         tmp_path, rec("good-note", "Notes on coffee"), rec("bad-note", "More notes on coffee")
     )
     _corrupt(entry_path(store, "bad-note"))
-    with caplog.at_level(logging.WARNING, logger="memory.retrieval"):
+    with caplog.at_level(logging.WARNING, logger="memory.recall"):
         result = recall(memdir, "coffee")
     assert [r.name for r in result.records] == ["good-note"]
     assert any("bad-note" in m and "not valid UTF-8" in m for m in caplog.messages)
@@ -289,7 +289,7 @@ def test_large_sets_are_indexed_from_the_manifest_without_opening_files(
         rec("tea-note", "Notes on tea"),
     )
     _corrupt(entry_path(store, "bad-note"))
-    monkeypatch.setattr("memory.retrieval.BODY_INDEX_LIMIT", 2)
+    monkeypatch.setattr("memory.recall_index.BODY_INDEX_LIMIT", 2)
     assert recall(memdir, "espresso").records == []  # bodies are not indexed
     assert [r.name for r in recall(memdir, "coffee").records] == ["good-note"]
 
@@ -327,13 +327,13 @@ def test_recall_falls_back_records_and_logs_the_reason(
         tmp_path, rec("prefers-tabs", "User prefers tabs"), rec("deploy-staging", "Staging deploys")
     )
     model = OneAnswer(Completion('```json\n["deploy-staging"]\n```', "end_turn"))
-    with caplog.at_level(logging.WARNING, logger="memory.retrieval"):
+    with caplog.at_level(logging.WARNING, logger="memory.recall"):
         result = recall(memdir, "tabs", model=model)
     assert result.selector == "keyword"
     assert [r.name for r in result.records] == ["prefers-tabs"]
     assert result.fallback_reason is not None and "not JSON" in result.fallback_reason
     assert any(
-        r.name == "memory.retrieval" and "not JSON" in r.getMessage() for r in caplog.records
+        r.name == "memory.recall" and "not JSON" in r.getMessage() for r in caplog.records
     )
 
 
@@ -387,7 +387,7 @@ def test_recall_over_real_claude_code_memory_files(tmp_path: Path, shared_data: 
 
 def test_recall_module_imports_no_daemon_dependencies() -> None:
     code = (
-        "import sys, memory.retrieval, memory.select\n"
+        "import sys, memory.recalling, memory.recall_index, memory.select\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('anthropic', 'watchdog', 'apscheduler', 'structlog', 'dreamd'))\n"
         "print(bad)\n"
@@ -406,7 +406,7 @@ def test_recall_module_imports_no_daemon_dependencies() -> None:
 def test_memory_recall_is_callable_whichever_import_came_first(tmp_path: Path) -> None:
     memdir, _ = make_store(tmp_path, rec("prefers-tabs", "User prefers tabs"))
     code = (
-        "import sys, memory.retrieval, memory\n"
+        "import sys, memory.recalling, memory\n"
         "r = memory.recall(sys.argv[1], 'tabs')\n"
         "print([x.name for x in r.records])\n"
     )

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import retrieval
+from memory import recall_index
+from memory.recalling import clear_cache, recall
 from memory.records import make_record
-from memory.retrieval import clear_cache, recall
 from memory.select import Candidate, KeywordIndex
 from memory.store import Change, MemoryStore
 
@@ -81,7 +81,8 @@ def test_after_a_write_only_the_changed_record_is_read(
     result = recall(mdir, "zebra")
     assert [r.name for r in result.records] == ["fresh"]
     assert reads.count("fresh") == 2 and len(reads) == 2, "indexed once, then shown once"
-    assert retrieval._cache[retrieval._dir_key(mdir)].generation == store.read().generation
+    cached = recall_index.cached(mdir)
+    assert cached is not None and cached.generation == store.read().generation
 
 
 def test_a_relative_first_call_never_serves_another_directory_later(

@@ -9,8 +9,8 @@ import pytest
 
 import memory
 from memory.errors import ConfigError
+from memory.recalling import RecallSession, clear_cache
 from memory.records import make_record
-from memory.retrieval import RecallSession, clear_cache
 from memory.settings import recall_settings
 from memory.store import Change, MemoryStore
 

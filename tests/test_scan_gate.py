@@ -56,7 +56,7 @@ def test_a_daemon_scan_records_the_time_status_then_reports(tmp_path: Path) -> N
     daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)}, wall=lambda: NOW)  # type: ignore[arg-type]
     daemon.pool.start()
     try:
-        daemon._queue_scan(mdir)
+        daemon.dirs.queue_scan(mdir)
         assert daemon.pool.wait_idle(10)
     finally:
         daemon.pool.close()

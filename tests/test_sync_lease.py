@@ -85,10 +85,10 @@ def test_the_daemon_does_not_dream_a_synced_directory_another_machine_is_dreamin
     daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)})
     elsewhere = TeamLease(other)
     assert elsewhere.acquire() is None
-    daemon._scan(a)
+    daemon.dirs.scan(a)
     assert set(record_set(a)) == {"one", "two"}  # not dreamed: the team lease is taken
     assert elsewhere.release()
-    daemon._scan(a)
+    daemon.dirs.scan(a)
     assert set(record_set(a)) == {"merged"}
     assert sync(a).pushed
     assert '"name":"merged"' in git(Path(remote), "show", "main:manifest.json")

@@ -1,9 +1,14 @@
-"""Recall: the agent's read path (DESIGN §7).
+"""Recall: the agent's read path (DESIGN §7) — :func:`recall`, exported as ``memory.recall``.
+
+(The module is not called ``memory/recall.py``: the package attribute ``memory.recall`` is
+this function, and a submodule of the same name would shadow it once imported.)
 
 ``recall(memory_dir, query)`` reads the current set through the store (manifest first, then
 the selected record files), picks at most ``limit`` records (a model through the strict gate,
-else the deterministic keyword index), caps each one and returns them both as values and as a
-``<relevant_memories>`` block meant for the current request only.
+else the deterministic keyword index kept per directory by :mod:`memory.recall_index`), caps
+each one and returns them both as values and as a ``<relevant_memories>`` block meant for the
+current request only. Capping and rendering live in :mod:`memory.recall_block` (the hook
+renders without the store).
 
 Invariants:
 
@@ -25,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +37,7 @@ from typing import Any
 from memory.errors import RecordError
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.llm import Model
-from memory.manifest import Manifest, ManifestEntry
+from memory.manifest import Manifest
 from memory.recall_block import (
     bounded_index,
     cap_text,
@@ -41,14 +45,8 @@ from memory.recall_block import (
     render_element,
     truncation_note,
 )
-from memory.select import (
-    MODEL_CANDIDATES,
-    Candidate,
-    IndexedDoc,
-    KeywordIndex,
-    index_doc,
-    model_select,
-)
+from memory.recall_index import clear_cache, dir_key, refresh, set_index
+from memory.select import MODEL_CANDIDATES, Candidate, model_select
 from memory.settings import recall_settings
 from memory.store import INDEX, MemoryStore
 
@@ -68,17 +66,12 @@ __all__ = [
     "truncation_note",
 ]
 
-log = logging.getLogger("memory.retrieval")
+log = logging.getLogger("memory.recall")
 
 DEFAULT_LIMIT = 5
 DEFAULT_RECORD_BYTES = 4096
 DEFAULT_RECORD_LINES = 200
 DEFAULT_SESSION_BYTES = 61440
-INDEX_CACHE_SIZE = 8
-BODY_INDEX_LIMIT = 2000
-"""Sets larger than this are indexed from the manifest alone (name + description), so the
-first recall in a fresh process never has to open thousands of files."""
-"""Memory directories whose keyword index one process keeps (an agent rarely uses more)."""
 
 
 # ----------------------------------------------------------------------------- values
@@ -150,122 +143,12 @@ class RecallSession:
 
     def surfaced_names(self, memory_dir: str | os.PathLike[str], manifest: Manifest) -> set[str]:
         """Names in ``manifest`` whose current content this session has already returned."""
-        key = _dir_key(memory_dir)
+        key = dir_key(memory_dir)
         return {e.name for e in manifest.records if (key, e.name, e.sha256) in self.surfaced}
 
     def recall(self, memory_dir: str | os.PathLike[str], query: str, **kwargs: Any) -> RecallResult:
         """``recall(memory_dir, query, session=self, **kwargs)``."""
         return recall(memory_dir, query, session=self, **kwargs)
-
-
-# Capping and rendering live in memory.recall_block (the hook renders without the store).
-
-
-# ----------------------------------------------------------------------------- the index cache
-
-
-@dataclass
-class _SetIndex:
-    """One directory's recall state: a long-lived store (its manifest cache survives between
-    recalls) and the keyword index of the set it last saw, updated from each commit's change.
-    ``lock`` guards the index, ``entries`` and ``order`` together, so one recall always sees
-    one generation."""
-
-    store: MemoryStore
-    manifest: Manifest | None = None
-    """The snapshot the index reflects (the store hands out a new object only when the file changed)."""
-    with_bodies: bool = True
-    entries: dict[str, ManifestEntry] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)
-    """Names in manifest order: what a model is shown, the same in every process."""
-    keyword: KeywordIndex = field(default_factory=KeywordIndex)
-    docs: dict[tuple[str, str], IndexedDoc] = field(default_factory=dict)
-    """Term vectors by (file, sha256): a record whose bytes did not change is not re-read."""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def generation(self) -> int:
-        return -1 if self.manifest is None else self.manifest.generation
-
-
-_cache: OrderedDict[str, _SetIndex] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def _dir_key(memory_dir: str | os.PathLike[str]) -> str:
-    return os.path.realpath(os.fspath(memory_dir))
-
-
-def _set_index(memory_dir: str | os.PathLike[str], store: MemoryStore | None = None) -> _SetIndex:
-    """The recall state of ``memory_dir``; call :func:`_refresh` under its lock before use.
-
-    A caller that keeps its own store for the directory (``dreamd mcp``) may pass it, so its
-    writes and this cache share one parsed manifest.
-    """
-    key = _dir_key(memory_dir)
-    with _cache_lock:
-        state = _cache.get(key)
-        if state is None:
-            state = _cache[key] = _SetIndex(store if store is not None else MemoryStore(key))
-        elif store is not None and state.store is not store and _dir_key(store.path) == key:
-            state.store = store
-        _cache.move_to_end(key)
-        while len(_cache) > INDEX_CACHE_SIZE:
-            _cache.popitem(last=False)
-    return state
-
-
-def _refresh(state: _SetIndex) -> Manifest:
-    """Bring ``state`` (locked by the caller) up to the current manifest; returns it.
-
-    A warm recall costs a stat of the manifest; after a commit only the records whose file or
-    hash changed are read and tokenized again (the rest of the index is kept).
-    """
-    manifest = state.store.snapshot()
-    current = state.manifest
-    if current is manifest or (current is not None and manifest.generation < current.generation):
-        return current if current is not None else manifest
-    _update(state, manifest)
-    return manifest
-
-
-def _update(state: _SetIndex, manifest: Manifest) -> None:
-    with_bodies = len(manifest.records) <= BODY_INDEX_LIMIT
-    if with_bodies != state.with_bodies:
-        state.keyword, state.docs, state.entries = KeywordIndex(), {}, {}
-        state.with_bodies = with_bodies
-    current = {e.name: e for e in manifest.records}
-    for name in [n for n in state.entries if n not in current]:
-        state.keyword.remove(name)
-    docs: dict[tuple[str, str], IndexedDoc] = {}
-    entries: dict[str, ManifestEntry] = {}
-    for entry in manifest.records:
-        doc_key = (entry.file, entry.sha256 if with_bodies else entry.description + entry.type)
-        doc = state.docs.get(doc_key)
-        if doc is None or doc.candidate.name != entry.name:
-            body, importance = "", 0.5
-            if with_bodies:
-                try:
-                    record = state.store.read_record(entry)
-                except RecordError as exc:
-                    log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
-                    state.keyword.remove(entry.name)
-                    continue
-                body, importance = record.body, record.importance
-            doc = index_doc(Candidate(entry.name, entry.type, entry.description, body, importance))
-        if state.keyword.doc(entry.name) is not doc:
-            state.keyword.add(doc)
-        docs[doc_key] = doc
-        entries[entry.name] = entry
-    state.docs, state.entries = docs, entries
-    state.order = [name for name in dict.fromkeys(e.name for e in manifest.records) if name in entries]
-    state.manifest = manifest
-
-
-def clear_cache() -> None:
-    """Forget every cached index (tests; a long-lived process after bulk edits)."""
-    with _cache_lock:
-        _cache.clear()
 
 
 # ----------------------------------------------------------------------------- recall
@@ -299,12 +182,12 @@ def recall(
         limit = settings.limit if limit is None else limit
         record_bytes = settings.record_bytes if record_bytes is None else record_bytes
         record_lines = settings.record_lines if record_lines is None else record_lines
-    indexed = _set_index(memory_dir, store)
+    indexed = set_index(memory_dir, store)
     store = indexed.store
     selector = "keyword"
     reason: str | None = None
     with indexed.lock:  # one generation for the whole selection
-        manifest = _refresh(indexed)
+        manifest = refresh(indexed)
         entries = indexed.entries
         exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
         names = indexed.keyword.select(query, limit, exclude=exclude)
@@ -323,7 +206,7 @@ def recall(
         else:
             log.warning("recall: model selection fell back to keyword selection: %s", reason)
 
-    dir_key = _dir_key(memory_dir)
+    key = dir_key(memory_dir)
     records: list[RecalledRecord] = []
     used = 0
     budget = session.remaining_bytes if session is not None else None
@@ -336,7 +219,7 @@ def recall(
         except RecordError as exc:
             log.warning("recall: skipping unreadable record %s: %s", name, exc)
             continue
-        path = str(Path(dir_key) / entry.file)
+        path = str(Path(key) / entry.file)
         text, truncated = cap_text(record.body, path=path, max_lines=record_lines, max_bytes=record_bytes)
         rec = RecalledRecord(entry.name, entry.type, entry.description, path, text, truncated, entry.sha256)
         size = len(render_element(rec).encode("utf-8"))
@@ -348,7 +231,7 @@ def recall(
     if session is not None:
         with session._lock:
             session.used_bytes += used
-            session.surfaced.update((dir_key, r.name, r.sha256) for r in records)
+            session.surfaced.update((key, r.name, r.sha256) for r in records)
     return RecallResult(records, selector, reason, render_block(records))
 
 
