@@ -22,6 +22,7 @@ The steps of a commit are announced to an optional ``fault`` hook (``"locked"``,
 
 This module is the protocol; its parts live beside it, each behind a public path:
 
+* :mod:`memory.change` — what a commit changes (:class:`Change`, applied to a set, pure);
 * :mod:`memory.layout` — file names and patterns, :func:`~memory.layout.read_regular`;
 * :mod:`memory.archive` — ``.history/``: archiving, orphan collection, pruning, the index swap;
 * :mod:`memory.reconcile` — what others did (scanned inside every commit, and ``reconcile``);
@@ -37,12 +38,12 @@ import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memory.archive import Archive
+from memory.change import ACTORS, Change, CommitResult, Pending, apply_change, touched_files
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
 from memory.fsutil import fsync_dir, replace_atomic, write_new
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
@@ -58,7 +59,7 @@ from memory.layout import (
     record_file_name,
     record_files,
 )
-from memory.locks import DreamLease, store_lock
+from memory.locks import store_lock
 from memory.manifest import (
     EXTRACTED_KEY,
     MAX_APPLIED_JOBS,
@@ -74,72 +75,14 @@ from memory.manifest import (
 )
 from memory.reconcile import ReconcileReport, foreign_entry, scan_foreign
 from memory.reconcile import reconcile as reconcile_directory
-from memory.records import (
-    Record,
-    parse_record,
-    render_record,
-    sha256_hex,
-    slugify,
-    unique_name,
-)
+from memory.records import Record, parse_record, sha256_hex, slugify
 
 log = logging.getLogger("memory.store")
 
 DEFAULT_ORPHAN_GRACE = 600.0
 DEFAULT_HISTORY_GENERATIONS = 50
-ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
 
 FaultHook = Callable[[str], None]
-
-
-@dataclass
-class Change:
-    """A delta against whatever set is current when the commit runs.
-
-    ``merges`` are consolidation operations: every source leaves the set and the result (if
-    any) joins it, inheriting the earliest ``created_at`` and the sources' provenance.
-    ``base`` maps names to the sha256 the caller planned against (verified under the lock).
-    """
-
-    add: list[Record] = field(default_factory=list)
-    replace: dict[str, Record] = field(default_factory=dict)
-    remove: list[str] = field(default_factory=list)
-    merges: list[tuple[list[str], Record | None]] = field(default_factory=list)
-    actor: str = "manual"
-    job_id: str | None = None
-    session_id: str | None = None
-    cursor: tuple[str, int] | None = None
-    extracted: list[str] = field(default_factory=list)
-    """Message ids of the transcript turns this change extracted (fork dedup, see
-    :func:`memory.manifest.merge_extracted`)."""
-    base: dict[str, str] | None = None
-    consolidated: bool = False
-    lease: DreamLease | None = None
-    sources: list[str] = field(default_factory=list)
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class CommitResult:
-    generation: int
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    duplicate: bool = False
-    adopted: list[str] = field(default_factory=list)
-    """Files someone else wrote that this commit took in (DESIGN §2.4, checked in every commit)."""
-    index_archived: str | None = None
-    """Where a MEMORY.md this commit replaced but did not write itself was kept."""
-    malformed: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class _Pending:
-    """What a commit will write: the new entries and the new files' bytes."""
-
-    entries: list[ManifestEntry]
-    files: list[tuple[str, bytes]] = field(default_factory=list)
-    change: dict[str, Any] = field(default_factory=dict)
 
 
 def _now() -> datetime:
@@ -317,7 +260,7 @@ class MemoryStore:
             if store.is_managed():
                 return store
             store._refuse_foreign_files()
-            store._write(None, _Pending(entries=[], change={"actor": "init"}))
+            store._write(None, Pending(entries=[], change={"actor": "init"}))
         return store
 
     def _refuse_foreign_files(self) -> None:
@@ -348,11 +291,11 @@ class MemoryStore:
             # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
             # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
             # this change touches is re-read if it was edited (a dream then conflicts).
-            foreign = scan_foreign(self, old, verify=self._touched_files(old, change))
+            foreign = scan_foreign(self, old, verify=touched_files(old, change))
             base = foreign.manifest(old)
             self._verify(base, change)
             self._step("verified")
-            pending = self._apply(base, change)
+            pending = apply_change(base, change, now=utcnow_iso(self.clock()))
             foreign.annotate(pending.change)
             new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing)
             c = pending.change
@@ -365,17 +308,6 @@ class MemoryStore:
                 index_archived=new.change.get("index_archived"),
                 malformed=list(foreign.malformed),
             )
-
-    @staticmethod
-    def _touched_files(old: Manifest, change: Change) -> set[str]:
-        """Files of the records a change removes, replaces, merges or planned against: the ones
-        whose hand edits would otherwise leave the set unnoticed (moved to ``.history/``)."""
-        names = set(change.remove) | set(change.replace) | set(change.base or ())
-        for sources, _ in change.merges:
-            names.update(sources)
-        if not names:
-            return set()
-        return {e.file for e in old.records if e.name in names}
 
     def require_managed(self) -> None:
         """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
@@ -395,116 +327,10 @@ class MemoryStore:
         if change.lease is not None:
             change.lease.verify()
 
-    def _provenance(self, change: Change) -> list[str]:
-        out = list(change.sources)
-        if change.session_id:
-            out.append(f"session:{change.session_id}")
-        if change.job_id:
-            out.append(f"job:{change.job_id}")
-        if not out:
-            out.append(change.actor)
-        return out
-
-    def _apply(self, old: Manifest, change: Change) -> _Pending:
-        now = utcnow_iso(self.clock())
-        entries = {e.name: e for e in old.records}
-        order = [e.name for e in old.records]
-        files: list[tuple[str, bytes]] = []
-        added: list[str] = []
-        updated: list[str] = []
-        removed: list[str] = []
-        merged: list[dict[str, Any]] = []
-        provenance = self._provenance(change)
-
-        def new_entry(
-            rec: Record, *, created_at: str, sources: list[str], title: str | None = None
-        ) -> ManifestEntry:
-            data = render_record(rec)
-            file = record_file_name(rec.name)
-            files.append((file, data))
-            return ManifestEntry(
-                name=rec.name,
-                type=rec.type,
-                description=rec.description,
-                file=file,
-                sha256=sha256_hex(data),
-                created_at=created_at,
-                updated_at=now,
-                sources=_dedup(sources)[-MAX_SOURCES:],
-                extra={"title": title} if title else {},
-            )
-
-        for name in change.remove:
-            if name in entries:
-                del entries[name]
-                removed.append(name)
-
-        for sources, result in change.merges:
-            gone = [entries.pop(n) for n in sources if n in entries]
-            if result is None:
-                removed.extend(e.name for e in gone)
-                merged.append({"from": list(sources), "into": None})
-                continue
-            created = min((e.created_at for e in gone if e.created_at), default=now)
-            prov = [s for e in gone for s in e.sources] + provenance
-            name = unique_name(result.name, set(entries))
-            rec = dataclasses.replace(result, name=name)
-            entries[name] = new_entry(rec, created_at=created, sources=prov)
-            order.append(name)
-            removed.extend(e.name for e in gone if e.name != name)
-            if any(e.name == name for e in gone):
-                updated.append(name)
-            else:
-                added.append(name)
-            merged.append({"from": list(sources), "into": name})
-
-        to_add = list(change.add)
-        for name, rec in change.replace.items():
-            prev = entries.get(name)
-            rec = dataclasses.replace(rec, name=name)
-            if prev is None:
-                # Replaced under us (no base given): keep the new content rather than drop it.
-                to_add.append(rec)
-                continue
-            # The name the record's old file gave it (if any) keeps finding the new version.
-            entries[name] = new_entry(
-                rec, created_at=prev.created_at, sources=prev.sources + provenance, title=prev.title
-            )
-            updated.append(name)
-
-        for rec in to_add:
-            name = unique_name(rec.name, set(entries))
-            rec = dataclasses.replace(rec, name=name)
-            entries[name] = new_entry(rec, created_at=now, sources=provenance)
-            order.append(name)
-            added.append(name)
-
-        seen: set[str] = set()
-        ordered: list[ManifestEntry] = []
-        for name in order:
-            if name in entries and name not in seen:
-                ordered.append(entries[name])
-                seen.add(name)
-        summary: dict[str, Any] = {
-            "actor": change.actor,
-            "added": added,
-            "updated": updated,
-            "removed": [n for n in removed if n not in added and n not in updated],
-        }
-        if merged:
-            summary["merged"] = merged
-        if change.job_id:
-            summary["job_id"] = change.job_id
-        if change.session_id:
-            summary["session_id"] = change.session_id
-        if change.note:
-            summary["note"] = change.note
-        return _Pending(entries=ordered, files=files, change=summary)
-
     def _write(
         self,
         old: Manifest | None,
-        pending: _Pending,
+        pending: Pending,
         *,
         change: Change | None = None,
         leftovers: Sequence[str] = (),
@@ -594,7 +420,7 @@ class MemoryStore:
         and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
         with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
         return self._write(
-            old, _Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
+            old, Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
         )
 
     def link_history_manifest(self, generation: int) -> None:
@@ -707,16 +533,6 @@ class MemoryStore:
         return out
 
 
-def _dedup(items: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
-
-
 def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
     """A store for an existing managed directory (UnmanagedError otherwise)."""
     store = MemoryStore(path, **kwargs)
@@ -744,5 +560,6 @@ __all__ = [
     "read_regular",
     "record_file_name",
 ]
-"""Besides the store itself, the names of :mod:`memory.layout` and the reconcile types are
-re-exported: callers that import them from here keep working."""
+"""Besides the store itself, :class:`Change` and :class:`CommitResult` (:mod:`memory.change`),
+the names of :mod:`memory.layout` and the reconcile types are re-exported: callers that import
+them from here keep working."""
