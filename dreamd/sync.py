@@ -590,11 +590,11 @@ def sync(
             store.reconcile()
             for _ in range(PUSH_ATTEMPTS):
                 with store_lock(directory, store.lock_timeout):
-                    if repo.head() is not None or store._load().records:
+                    if repo.head() is not None or store.snapshot().records:
                         report.commits_created += repo.commit_generations()
                 theirs = repo.fetch()
                 with store_lock(directory, store.lock_timeout):
-                    if repo.head() is not None or store._load().records:
+                    if repo.head() is not None or store.snapshot().records:
                         report.commits_created += repo.commit_generations()
                     if theirs is not None:
                         repo.integrate(theirs, report, allow_rewrite=allow_rewrite)

@@ -116,13 +116,13 @@ def install(store: MemoryStore, old: Manifest, new: Manifest, files: dict[str, b
     elif sha256_hex(index) != new.index_sha256:
         raise SyncError(f"{store.path}: the remote index does not match the one rendered here")
     # A version of MEMORY.md this store did not render (a hand or Claude Code edit) is kept.
-    store._replace_index(index, expected=old.index_sha256)
-    store._link_history_manifest(old.generation)
+    store.replace_index(index, expected=old.index_sha256)
+    store.link_history_manifest(old.generation)
     replace_atomic(store.manifest_path, raw)
-    store._cache = None
+    store.forget_cached_manifest()
     keep = {e.file for e in new.records}
-    store._archive_files([e.file for e in old.records if e.file not in keep])
-    store._prune_history(new.generation)
+    store.archive_files([e.file for e in old.records if e.file not in keep])
+    store.prune_history(new.generation)
     return new
 
 

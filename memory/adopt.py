@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.errors import RecordError, StoreError
+from memory.layout import INDEX, read_regular, record_file_name, record_files
 from memory.locks import store_lock
 from memory.manifest import ManifestEntry, utcnow_iso
+from memory.reconcile import foreign_entry
 from memory.records import (
     MAX_BODY_BYTES,
     make_record,
@@ -25,13 +27,7 @@ from memory.records import (
     sha256_hex,
     unique_name,
 )
-from memory.store import (
-    INDEX,
-    MemoryStore,
-    foreign_entry,
-    read_regular,
-    record_file_name,
-)
+from memory.store import MemoryStore
 
 NOTES_NAME = "memory-index-notes"
 _LINK_LINE = re.compile(r"^\s*[-*]\s*\[[^\]]*\]\(([^)\s]+)\)")
@@ -94,7 +90,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         entries: list[ManifestEntry] = []
         malformed: list[tuple[str, str]] = []
         taken: set[str] = set()
-        for path in store._record_files():
+        for path in record_files(store.path):
             try:
                 data = read_regular(path)
                 rec = parse_record(data, where=str(path), stem=path.stem)
@@ -141,7 +137,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
             "removed": [],
             "note": f"adopted {len(entries) - len(notes)} file(s)" + (f", index notes kept as {', '.join(notes)}" if notes else ""),
         }
-        store._migrate_history()
+        store.migrate_history()
         new = store.write_set(None, entries, files=files, summary=change)
         return AdoptReport(
             generation=new.generation,

@@ -16,16 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreError
+from memory.layout import HISTORY, ORPHAN_PREFIX, record_file_name
 from memory.locks import store_lock
 from memory.manifest import Manifest, ManifestEntry
+from memory.reconcile import scan_foreign
 from memory.records import sha256_hex, unique_name
-from memory.store import (
-    HISTORY,
-    ORPHAN_PREFIX,
-    CommitResult,
-    MemoryStore,
-    record_file_name,
-)
+from memory.store import CommitResult, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -153,14 +149,12 @@ def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
 
 def rollback(store: MemoryStore, *, to: int) -> CommitResult:
     """Commit a new generation whose set equals generation ``to``; all or nothing."""
-    from memory.reconcile import scan_foreign
-
     with store_lock(store.path, store.lock_timeout):
         current = store.read()
         if to == current.generation:
             raise StoreError(f"{store.path}: generation {to} is already current")
         target = store.read_generation(to)
-        store._migrate_history()
+        store.migrate_history()
         entries: list[ManifestEntry] = []
         files: list[tuple[str, bytes]] = []
         for entry in target.records:

@@ -13,7 +13,7 @@ every commit, just before the new set is computed, and
   silently,
 
 and the commit keeps a MEMORY.md it did not render in ``.history/`` before replacing it
-(:meth:`memory.store.MemoryStore._replace_index`).
+(:meth:`memory.store.MemoryStore.replace_index`).
 
 A commit checks only the files it touches for hand edits: hashing every record on every commit
 would make a commit into 10,000 records pay for 10,000 reads. A hand edit of a file the commit
@@ -25,20 +25,38 @@ hashes every file and commits the edit.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import RecordError, StoreError
-from memory.manifest import Manifest, ManifestEntry, utcnow_iso
-from memory.records import parse_record, sha256_hex
+from memory.index import render_index
+from memory.layout import INDEX, OUR_FILE_RE, read_regular
+from memory.locks import store_lock
+from memory.manifest import MAX_SOURCES, Manifest, ManifestEntry, utcnow_iso
+from memory.records import Record, parse_record, sha256_hex, unique_name
 
 if TYPE_CHECKING:
-    from memory.store import MemoryStore, ReconcileReport
+    from memory.store import MemoryStore
 
-log = logging.getLogger("memory.store")
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What :func:`reconcile` took in (``generation`` None when nothing needed a commit)."""
+
+    generation: int | None
+    adopted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    malformed: list[tuple[str, str]] = field(default_factory=list)
+    orphans_collected: list[str] = field(default_factory=list)
+    index_rebuilt: bool = False
+    index_archived: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.adopted or self.updated or self.dropped)
 
 
 @dataclass
@@ -75,16 +93,12 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
 
     ``full`` hashes every named file (reconcile); otherwise only the files in ``verify``.
     """
-    from memory.store import INDEX, OUR_FILE_RE, foreign_entry, read_regular
-
     listing = os.listdir(store.path)
     present = set(listing)
     check = set(verify)
     now = utcnow_iso(store.clock())
     scan = ForeignScan(entries=[], listing=listing)
-    named = store._named[1] if store._named is not None and store._named[0] is manifest else None
-    if named is None:
-        named = frozenset(e.file for e in manifest.records)
+    named = store.named_files(manifest)
     # Set operations, not a Python pass per record, in the common case: every commit into a
     # set of 10,000 records pays for this scan.
     if full or check or not named <= present:
@@ -120,7 +134,7 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
         scan.entries.append(entry)
         scan.adopted.append(entry.name)
-    _report_malformed(store, scan.malformed)
+    store.report_malformed(scan.malformed)
     return scan
 
 
@@ -128,8 +142,6 @@ def _scan_named(
     store: MemoryStore, manifest: Manifest, scan: ForeignScan, present: set[str], check: set[str], *, full: bool, now: str
 ) -> None:
     """Named files: a deleted one leaves the set; a checked one is re-read if its bytes changed."""
-    from memory.store import read_regular
-
     for entry in manifest.records:
         if entry.file not in present:
             scan.dropped.append(entry.name)
@@ -176,8 +188,6 @@ def _scan_named(
 
 
 def _sources(sources: list[str]) -> list[str]:
-    from memory.store import MAX_SOURCES
-
     return list(dict.fromkeys([*sources, "reconcile"]))[-MAX_SOURCES:]
 
 
@@ -188,23 +198,9 @@ def _with_title(extra: dict[str, Any], title: str | None) -> dict[str, Any]:
     return out
 
 
-def _report_malformed(store: MemoryStore, malformed: list[tuple[str, str]]) -> None:
-    """Log each malformed file once per version (a commit loop must not repeat it forever)."""
-    for file, reason in malformed:
-        try:
-            st = os.lstat(store.path / file)
-            key = (file, st.st_size, st.st_mtime_ns)
-        except OSError:
-            key = (file, -1, -1)
-        if key in store._reported_malformed:
-            continue
-        store._reported_malformed.add(key)
-        log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
-
-
 def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:
     """file -> sha256 of the generation before ``current`` (empty when not kept)."""
-    path = store.history_path / f"manifest-{current.generation - 1}.json"
+    path = store.archive.manifest_path(current.generation - 1)
     try:
         previous = Manifest.loads(path.read_bytes(), where=str(path))
     except (OSError, StoreError):
@@ -214,13 +210,10 @@ def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:
 
 def reconcile(store: MemoryStore) -> ReconcileReport:
     """Take in what others did (DESIGN §2.4) in at most one commit, hashing every named file."""
-    from memory.locks import store_lock
-    from memory.store import INDEX, ReconcileReport
-
-    store._require_managed()
+    store.require_managed()
     with store_lock(store.path, store.lock_timeout):
         old = store.read()
-        store._migrate_history()
+        store.migrate_history()
         scan = scan_foreign(store, old, full=True)
         generation: int | None = None
         index_rebuilt = False
@@ -233,8 +226,8 @@ def reconcile(store: MemoryStore) -> ReconcileReport:
             index_rebuilt = True
             index_archived = new.change.get("index_archived")
         else:
-            orphans = store._archive_files(scan.leftovers)
-            orphans += store._collect_orphans({e.file for e in old.records}, listing=scan.listing)
+            orphans = store.archive_files(scan.leftovers)
+            orphans += store.collect_orphans({e.file for e in old.records}, listing=scan.listing)
             path = store.path / INDEX
             try:
                 current = sha256_hex(path.read_bytes())
@@ -243,11 +236,9 @@ def reconcile(store: MemoryStore) -> ReconcileReport:
             except OSError:
                 current = ""
             if current != old.index_sha256 or not old.index_sha256:
-                from memory.index import render_index
-
                 index = render_index(scan.entries, max_lines=store.index_max_lines, max_bytes=store.index_max_bytes)
                 if current is None or sha256_hex(index) != current:
-                    index_archived = store._replace_index(index, expected=old.index_sha256)
+                    index_archived = store.replace_index(index, expected=old.index_sha256)
                     index_rebuilt = True
         return ReconcileReport(
             generation=generation,
@@ -259,3 +250,28 @@ def reconcile(store: MemoryStore) -> ReconcileReport:
             index_rebuilt=index_rebuilt,
             index_archived=index_archived,
         )
+
+
+def foreign_entry(
+    file: str, data: bytes, rec: Record, taken: set[str], *, now: str, source: str
+) -> ManifestEntry:
+    """The manifest entry for a file someone else wrote, kept under its own name.
+
+    Its key is made unique against ``taken`` (which it joins); its bytes are never rewritten.
+    """
+    name = unique_name(rec.name, taken)
+    taken.add(name)
+    return ManifestEntry(
+        name=name,
+        type=rec.type,
+        description=rec.description,
+        file=file,
+        sha256=sha256_hex(data),
+        created_at=now,
+        updated_at=now,
+        sources=[source],
+        extra={"title": rec.title} if rec.title else {},
+    )
+
+
+__all__ = ["ForeignScan", "ReconcileReport", "foreign_entry", "reconcile", "scan_foreign"]

@@ -2,8 +2,10 @@
 
 Two ways to pick at most ``limit`` record names for a query (DESIGN §7):
 
-- :class:`KeywordIndex` — deterministic and fast, always available. Lowercase English tokens
-  of 3+ characters (light stemming, stopwords dropped) and Chinese character bigrams, scored
+- :class:`KeywordIndex` — deterministic and fast, always available. The words of
+  :mod:`memory.tokens` (the one definition recall, dedup and the offline model share), as
+  terms: the letter/digit parts of each word of 3+ characters (``node-18`` → ``node``; light
+  stemming, stopwords dropped) and Chinese character bigrams, scored
   BM25-style against name + description + body with per-field weights, rarer terms counting
   more and adjacent-word pairs as extra phrase terms. Ties go to higher importance, then to
   the smaller name, so the same set and query always give the same answer. (Pseudo-relevance
@@ -26,8 +28,9 @@ import itertools
 import math
 import re
 import threading
-import unicodedata
 from collections.abc import Collection, Iterable, Sequence
+
+from memory.tokens import CJK_RE, cjk_grams, parts, words
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
 if TYPE_CHECKING:
@@ -51,10 +54,6 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------------------- tokens
-
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RE = re.compile(rf"[{_CJK}]")
 
 _STOPWORD_TEXT = """
     about above after again against all also although among and another any anyone anything
@@ -105,17 +104,15 @@ def _undouble(w: str) -> str:
 
 
 def _raw_tokens(text: str) -> Iterable[str]:
-    """Lowercase words of 3+ characters and Chinese bigrams, unstemmed, stopwords kept."""
-    norm = unicodedata.normalize("NFKC", text).lower()
-    for run in _TOKEN_RE.findall(norm):
-        if _CJK_RE.match(run):
-            if len(run) == 1:
-                yield run
-            else:
-                for i in range(len(run) - 1):
-                    yield run[i : i + 2]
-        elif len(run) >= 3:
-            yield run
+    """The parts of 3+ characters of the words of ``text`` (:mod:`memory.tokens`) and the
+    bigrams of its Chinese runs, unstemmed, stopwords kept."""
+    for word in words(text):
+        if not word.isalnum():  # a compound word: its parts (a Chinese run is alphanumeric)
+            yield from (part for part in parts(word) if len(part) >= 3)
+        elif CJK_RE.match(word):
+            yield from cjk_grams(word)
+        elif len(word) >= 3:
+            yield word
 
 
 def plain_tokens(text: str) -> list[str]:
@@ -141,7 +138,7 @@ def _with_pairs(tokens: list[str]) -> list[str]:
     """
     pairs = []
     for a, b in itertools.pairwise(tokens):
-        if not _CJK_RE.match(a) and not _CJK_RE.match(b):
+        if not CJK_RE.match(a) and not CJK_RE.match(b):
             pairs.append(a + " " + b)
     return pairs
 

@@ -19,35 +19,52 @@ Invariants this module keeps, whatever crashes when:
 The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
 ``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
 ``"cleaned"``) so crash tests can stop a real process exactly there.
+
+This module is the protocol; its parts live beside it, each behind a public path:
+
+* :mod:`memory.change` — what a commit changes (:class:`Change`, applied to a set, pure);
+* :mod:`memory.layout` — file names and patterns, :func:`~memory.layout.read_regular`;
+* :mod:`memory.archive` — ``.history/``: archiving, orphan collection, pruning, the index swap;
+* :mod:`memory.reconcile` — what others did (scanned inside every commit, and ``reconcile``);
+* :mod:`memory.adopt` and :mod:`memory.history` (rollback) — callers that build a whole set
+  themselves: under the store lock they use :meth:`MemoryStore.migrate_history`,
+  :meth:`MemoryStore.write_set` and, for reconcile, :meth:`MemoryStore.archive_files`,
+  :meth:`MemoryStore.collect_orphans` and :meth:`MemoryStore.replace_index`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import errno
-import json
 import logging
 import os
-import re
-import secrets
-import stat
-import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory.archive import Archive
+from memory.change import ACTORS, Change, CommitResult, Pending, apply_change, touched_files
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
-from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new, write_temp
+from memory.fsutil import fsync_dir, replace_atomic, write_new
 from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
-from memory.locks import DreamLease, store_lock
+from memory.layout import (
+    ARCHIVE_SUFFIX,
+    HISTORY,
+    INDEX,
+    MANIFEST,
+    ORPHAN_PREFIX,
+    OUR_FILE_RE,
+    PREVIOUS_INDEX_PREFIX,
+    read_regular,
+    record_file_name,
+    record_files,
+)
+from memory.locks import store_lock
 from memory.manifest import (
     EXTRACTED_KEY,
     MAX_APPLIED_JOBS,
     MAX_SESSIONS,
+    MAX_SOURCES,
     FragmentCache,
     Manifest,
     ManifestEntry,
@@ -56,106 +73,20 @@ from memory.manifest import (
     set_cursor,
     utcnow_iso,
 )
-from memory.records import (
-    Record,
-    parse_record,
-    render_record,
-    sha256_hex,
-    slugify,
-    unique_name,
-)
+from memory.reconcile import ReconcileReport, foreign_entry, scan_foreign
+from memory.reconcile import reconcile as reconcile_directory
+from memory.records import Record, parse_record, sha256_hex, slugify
 
 log = logging.getLogger("memory.store")
 
-MANIFEST = "manifest.json"
-INDEX = "MEMORY.md"
-HISTORY = ".history"
-OUR_FILE_RE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,63})-(?P<id>[0-9a-f]{10})\.md$")
 DEFAULT_ORPHAN_GRACE = 600.0
-ORPHAN_PREFIX = "orphan."
-ARCHIVE_SUFFIX = ".hist"
-"""Every file kept in ``.history/`` ends with this, never with ``.md``: Claude Code reads every
-``*.md`` below its memory directory as a live memory, forgotten ones included (DESIGN §2)."""
-PREVIOUS_INDEX_PREFIX = "MEMORY.previous-"
 DEFAULT_HISTORY_GENERATIONS = 50
-MAX_SOURCES = 50
-ACTORS = ("job", "session", "dream", "manual", "adopted", "reconcile", "rollback", "init")
 
 FaultHook = Callable[[str], None]
 
 
-@dataclass
-class Change:
-    """A delta against whatever set is current when the commit runs.
-
-    ``merges`` are consolidation operations: every source leaves the set and the result (if
-    any) joins it, inheriting the earliest ``created_at`` and the sources' provenance.
-    ``base`` maps names to the sha256 the caller planned against (verified under the lock).
-    """
-
-    add: list[Record] = field(default_factory=list)
-    replace: dict[str, Record] = field(default_factory=dict)
-    remove: list[str] = field(default_factory=list)
-    merges: list[tuple[list[str], Record | None]] = field(default_factory=list)
-    actor: str = "manual"
-    job_id: str | None = None
-    session_id: str | None = None
-    cursor: tuple[str, int] | None = None
-    extracted: list[str] = field(default_factory=list)
-    """Message ids of the transcript turns this change extracted (fork dedup, see
-    :func:`memory.manifest.merge_extracted`)."""
-    base: dict[str, str] | None = None
-    consolidated: bool = False
-    lease: DreamLease | None = None
-    sources: list[str] = field(default_factory=list)
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class CommitResult:
-    generation: int
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    duplicate: bool = False
-    adopted: list[str] = field(default_factory=list)
-    """Files someone else wrote that this commit took in (DESIGN §2.4, checked in every commit)."""
-    index_archived: str | None = None
-    """Where a MEMORY.md this commit replaced but did not write itself was kept."""
-    malformed: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ReconcileReport:
-    generation: int | None
-    adopted: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    malformed: list[tuple[str, str]] = field(default_factory=list)
-    orphans_collected: list[str] = field(default_factory=list)
-    index_rebuilt: bool = False
-    index_archived: str | None = None
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.adopted or self.updated or self.dropped)
-
-
-@dataclass
-class _Pending:
-    """What a commit will write: the new entries and the new files' bytes."""
-
-    entries: list[ManifestEntry]
-    files: list[tuple[str, bytes]] = field(default_factory=list)
-    change: dict[str, Any] = field(default_factory=dict)
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def record_file_name(name: str) -> str:
-    return f"{name}-{secrets.token_hex(5)}.md"
 
 
 class MemoryStore:
@@ -183,11 +114,10 @@ class MemoryStore:
         self._fault = fault
         self._cache: tuple[tuple[int, int, int, int], Manifest] | None = None
         self._fragments: FragmentCache = {}
-        self._history_files: dict[int, frozenset[str]] = {}
-        self._history_migrated = False
+        self.archive = Archive(self.path)
+        """``.history/`` of this directory (:mod:`memory.archive`); it caches what it learns."""
         self._named: tuple[Manifest, frozenset[str]] | None = None
         """The files the manifest this store last committed names (the next commit's scan)."""
-        self._previous_indexes: set[str] = set()
         self._reported_malformed: set[tuple[str, int, int]] = set()
         self._titles: dict[tuple[str, str], str | None] = {}
 
@@ -330,11 +260,11 @@ class MemoryStore:
             if store.is_managed():
                 return store
             store._refuse_foreign_files()
-            store._write(None, _Pending(entries=[], change={"actor": "init"}))
+            store._write(None, Pending(entries=[], change={"actor": "init"}))
         return store
 
     def _refuse_foreign_files(self) -> None:
-        foreign = [p.name for p in self._record_files() if not OUR_FILE_RE.match(p.name)]
+        foreign = [p.name for p in record_files(self.path) if not OUR_FILE_RE.match(p.name)]
         if foreign:
             raise StoreError(
                 f"{self.path}: already holds record files ({', '.join(sorted(foreign)[:3])}…); use 'dreamd adopt {self.path}'"
@@ -351,23 +281,21 @@ class MemoryStore:
         """
         if change.actor not in ACTORS:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
-        self._require_managed()
-        from memory.reconcile import scan_foreign
-
+        self.require_managed()
         with store_lock(self.path, self.lock_timeout):
             self._step("locked")
             old = self._load()
             if change.job_id and change.job_id in old.applied_jobs:
                 return CommitResult(generation=old.generation, duplicate=True)
-            self._migrate_history()
+            self.migrate_history()
             # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
             # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
             # this change touches is re-read if it was edited (a dream then conflicts).
-            foreign = scan_foreign(self, old, verify=self._touched_files(old, change))
+            foreign = scan_foreign(self, old, verify=touched_files(old, change))
             base = foreign.manifest(old)
             self._verify(base, change)
             self._step("verified")
-            pending = self._apply(base, change)
+            pending = apply_change(base, change, now=utcnow_iso(self.clock()))
             foreign.annotate(pending.change)
             new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing)
             c = pending.change
@@ -381,18 +309,7 @@ class MemoryStore:
                 malformed=list(foreign.malformed),
             )
 
-    @staticmethod
-    def _touched_files(old: Manifest, change: Change) -> set[str]:
-        """Files of the records a change removes, replaces, merges or planned against: the ones
-        whose hand edits would otherwise leave the set unnoticed (moved to ``.history/``)."""
-        names = set(change.remove) | set(change.replace) | set(change.base or ())
-        for sources, _ in change.merges:
-            names.update(sources)
-        if not names:
-            return set()
-        return {e.file for e in old.records if e.name in names}
-
-    def _require_managed(self) -> None:
+    def require_managed(self) -> None:
         """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
         filelock, even the missing directory) in a directory dreamd must not write to yet."""
         if not self.manifest_path.is_file():
@@ -410,116 +327,10 @@ class MemoryStore:
         if change.lease is not None:
             change.lease.verify()
 
-    def _provenance(self, change: Change) -> list[str]:
-        out = list(change.sources)
-        if change.session_id:
-            out.append(f"session:{change.session_id}")
-        if change.job_id:
-            out.append(f"job:{change.job_id}")
-        if not out:
-            out.append(change.actor)
-        return out
-
-    def _apply(self, old: Manifest, change: Change) -> _Pending:
-        now = utcnow_iso(self.clock())
-        entries = {e.name: e for e in old.records}
-        order = [e.name for e in old.records]
-        files: list[tuple[str, bytes]] = []
-        added: list[str] = []
-        updated: list[str] = []
-        removed: list[str] = []
-        merged: list[dict[str, Any]] = []
-        provenance = self._provenance(change)
-
-        def new_entry(
-            rec: Record, *, created_at: str, sources: list[str], title: str | None = None
-        ) -> ManifestEntry:
-            data = render_record(rec)
-            file = record_file_name(rec.name)
-            files.append((file, data))
-            return ManifestEntry(
-                name=rec.name,
-                type=rec.type,
-                description=rec.description,
-                file=file,
-                sha256=sha256_hex(data),
-                created_at=created_at,
-                updated_at=now,
-                sources=_dedup(sources)[-MAX_SOURCES:],
-                extra={"title": title} if title else {},
-            )
-
-        for name in change.remove:
-            if name in entries:
-                del entries[name]
-                removed.append(name)
-
-        for sources, result in change.merges:
-            gone = [entries.pop(n) for n in sources if n in entries]
-            if result is None:
-                removed.extend(e.name for e in gone)
-                merged.append({"from": list(sources), "into": None})
-                continue
-            created = min((e.created_at for e in gone if e.created_at), default=now)
-            prov = [s for e in gone for s in e.sources] + provenance
-            name = unique_name(result.name, set(entries))
-            rec = dataclasses.replace(result, name=name)
-            entries[name] = new_entry(rec, created_at=created, sources=prov)
-            order.append(name)
-            removed.extend(e.name for e in gone if e.name != name)
-            if any(e.name == name for e in gone):
-                updated.append(name)
-            else:
-                added.append(name)
-            merged.append({"from": list(sources), "into": name})
-
-        to_add = list(change.add)
-        for name, rec in change.replace.items():
-            prev = entries.get(name)
-            rec = dataclasses.replace(rec, name=name)
-            if prev is None:
-                # Replaced under us (no base given): keep the new content rather than drop it.
-                to_add.append(rec)
-                continue
-            # The name the record's old file gave it (if any) keeps finding the new version.
-            entries[name] = new_entry(
-                rec, created_at=prev.created_at, sources=prev.sources + provenance, title=prev.title
-            )
-            updated.append(name)
-
-        for rec in to_add:
-            name = unique_name(rec.name, set(entries))
-            rec = dataclasses.replace(rec, name=name)
-            entries[name] = new_entry(rec, created_at=now, sources=provenance)
-            order.append(name)
-            added.append(name)
-
-        seen: set[str] = set()
-        ordered: list[ManifestEntry] = []
-        for name in order:
-            if name in entries and name not in seen:
-                ordered.append(entries[name])
-                seen.add(name)
-        summary: dict[str, Any] = {
-            "actor": change.actor,
-            "added": added,
-            "updated": updated,
-            "removed": [n for n in removed if n not in added and n not in updated],
-        }
-        if merged:
-            summary["merged"] = merged
-        if change.job_id:
-            summary["job_id"] = change.job_id
-        if change.session_id:
-            summary["session_id"] = change.session_id
-        if change.note:
-            summary["note"] = change.note
-        return _Pending(entries=ordered, files=files, change=summary)
-
     def _write(
         self,
         old: Manifest | None,
-        pending: _Pending,
+        pending: Pending,
         *,
         change: Change | None = None,
         leftovers: Sequence[str] = (),
@@ -538,7 +349,7 @@ class MemoryStore:
         self._step("files_written")
 
         index = render_index(pending.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
-        archived = self._replace_index(index, expected=old.index_sha256 if old is not None else "")
+        archived = self.replace_index(index, expected=old.index_sha256 if old is not None else "")
         if archived is not None:
             pending.change["index_archived"] = archived
         self._step("index_written")
@@ -571,7 +382,7 @@ class MemoryStore:
                 new.sessions_since_consolidation = []
 
         if old is not None:
-            self._link_history_manifest(old.generation)
+            self.link_history_manifest(old.generation)
         self._step("history_linked")
 
         replace_atomic(self.manifest_path, new.dumps(fragments=self._fragments))
@@ -579,17 +390,18 @@ class MemoryStore:
         # commit of this process need not parse it back.
         st = os.stat(self.manifest_path)
         self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), new)
-        self._history_files[new.generation] = frozenset(e.file for e in new.records)
-        self._named = (new, self._history_files[new.generation])
+        named = frozenset(e.file for e in new.records)
+        self.archive.remember(new.generation, named)
+        self._named = (new, named)
         self._step("manifest_replaced")
 
         if old is not None:
             keep = {e.file for e in new.records}
-            self._archive_files([e.file for e in old.records if e.file not in keep])
+            self.archive_files([e.file for e in old.records if e.file not in keep])
         if leftovers:
-            self._archive_files(leftovers)
-        self._collect_orphans({e.file for e in new.records}, listing=listing)
-        self._prune_history(new.generation)
+            self.archive_files(leftovers)
+        self.collect_orphans({e.file for e in new.records}, listing=listing)
+        self.prune_history(new.generation)
         self._step("cleaned")
         return new
 
@@ -608,111 +420,50 @@ class MemoryStore:
         and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
         with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
         return self._write(
-            old, _Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
+            old, Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
         )
 
-    def _replace_index(self, index: bytes, *, expected: str) -> str | None:
-        """Write MEMORY.md; a version dreamd did not render (``expected``) is kept in history.
+    def link_history_manifest(self, generation: int) -> None:
+        """Keep the current manifest (of ``generation``) in ``.history/`` before it is replaced
+        (step 7); for sync, which replaces the manifest with a remote's bytes itself."""
+        self.archive.link_manifest(self.manifest_path, generation)
 
-        Claude Code edits MEMORY.md without our lock, so no version it wrote may vanish under
-        the replace. Where the kernel can (Linux ``renameat2(RENAME_EXCHANGE)``) the new index
-        and the file there are swapped in one step and the old one is moved into ``.history/``:
-        whatever was at the name at that instant is kept, however it was written. Elsewhere the
-        file is hard-linked into ``.history/`` just before the rename (a few syscalls apart).
-        Either way an edit that lands on the old inode afterwards (a writer that opened it just
-        before) is in the kept file. When its bytes are the index we rendered, it is kept one
-        more commit as ``MEMORY.previous-<sha256>.hist`` and checked again then, so even a
-        write that comes after this check shows up as a foreign version.
-        """
-        self._migrate_history()
-        self._settle_previous_indexes()
-        path = self.path / INDEX
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            st = None
-        held_name = f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
-        held: Path | None = None
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            replace_atomic(path, index, sync_dir=False)  # a link or a directory: never followed
-            return None
-        # Staged inside .history/: if we die right after the swap, the old index is left there
-        # (never collected as a stale temp file of the directory itself).
-        hist = self._ensure_history()
-        tmp = write_temp(hist, index)
-        try:
-            swapped = st is not None and _exchange(tmp, path)
-            if swapped:
-                held = hist / held_name
-                os.rename(tmp, held)  # the old index, whoever wrote it
-            else:
-                if st is not None:
-                    held = hist / held_name if _link_or_copy(path, hist / held_name, expected) else None
-                os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        if held is None:
-            return None
-        try:
-            data = held.read_bytes()
-        except FileNotFoundError:
-            return None
-        sha = sha256_hex(data)
-        if expected and sha == expected:
-            previous = held.with_name(f"{PREVIOUS_INDEX_PREFIX}{sha}{ARCHIVE_SUFFIX}")
-            os.replace(held, previous)
-            self._previous_indexes.add(previous.name)
-            return None
-        fsync_dir(held.parent)
-        log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, held.name, extra={"event": "store.index_archived"})
-        return f"{HISTORY}/{held.name}"
+    def forget_cached_manifest(self) -> None:
+        """Parse ``manifest.json`` again on the next read (it was replaced by other means than
+        :meth:`commit`, e.g. sync installing a remote set)."""
+        self._cache = None
 
-    def _settle_previous_indexes(self) -> None:
-        """Drop the copies of our own replaced indexes, or keep one as a foreign version if
-        someone wrote to it after it was replaced (see :meth:`_replace_index`)."""
-        for name in sorted(self._previous_indexes):
-            self._previous_indexes.discard(name)
-            path = self.history_path / name
+    def replace_index(self, index: bytes, *, expected: str) -> str | None:
+        """Write MEMORY.md; a version this store did not render (its sha256 is not ``expected``)
+        is kept in ``.history/`` first and its place returned (:meth:`Archive.replace_index`).
+        Caller holds the store lock."""
+        return self.archive.replace_index(index, expected=expected, clock=self.clock)
+
+    def migrate_history(self) -> None:
+        """Rename ``*.md`` archives of older versions in ``.history/`` to ``*.md.hist`` (once per
+        store object); callers building a set themselves do this under the lock first, as
+        :meth:`commit` does, so what they read from ``.history/`` is in its current form."""
+        self.archive.migrate()
+
+    def named_files(self, manifest: Manifest) -> frozenset[str]:
+        """The files ``manifest`` names; free when it is the manifest this store last committed."""
+        if self._named is not None and self._named[0] is manifest:
+            return self._named[1]
+        return frozenset(e.file for e in manifest.records)
+
+    def report_malformed(self, malformed: Iterable[tuple[str, str]]) -> None:
+        """Log each malformed file (name, reason) once per version and store object: a commit
+        loop over a directory holding a broken file must not repeat the warning forever."""
+        for file, reason in malformed:
             try:
-                data = path.read_bytes()
-            except FileNotFoundError:
+                st = os.lstat(self.path / file)
+                key = (file, st.st_size, st.st_mtime_ns)
+            except OSError:
+                key = (file, -1, -1)
+            if key in self._reported_malformed:
                 continue
-            if sha256_hex(data) == name[len(PREVIOUS_INDEX_PREFIX) : -len(ARCHIVE_SUFFIX)]:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-                continue
-            kept = path.with_name(f"MEMORY-{self.clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}")
-            os.rename(path, kept)
-            fsync_dir(self.history_path)
-            log.info("archived a late MEMORY.md edit as %s/%s", HISTORY, kept.name, extra={"event": "store.index_archived"})
-
-    def _migrate_history(self) -> None:
-        """Rename ``.history/*.md`` (written before archives got :data:`ARCHIVE_SUFFIX`) so
-        Claude Code's recursive scan never reads them; once per store object."""
-        if self._history_migrated:
-            return
-        try:
-            names = os.listdir(self.history_path)
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        moved = 0
-        for name in names:
-            if name.startswith(PREVIOUS_INDEX_PREFIX):
-                self._previous_indexes.add(name)
-            if not name.endswith(".md"):
-                continue
-            target = self.history_path / f"{name}{ARCHIVE_SUFFIX}"
-            if target.exists():
-                target = self.history_path / f"{name}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
-            with contextlib.suppress(FileNotFoundError):
-                os.rename(self.history_path / name, target)
-                moved += 1
-        if moved:
-            fsync_dir(self.history_path)
-            log.info("renamed %d archived .md file(s) in %s/ to *.md%s", moved, HISTORY, ARCHIVE_SUFFIX)
-        self._history_migrated = True
+            self._reported_malformed.add(key)
+            log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
 
     def _step(self, name: str) -> None:
         if self._fault is not None:
@@ -720,160 +471,45 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ history & cleanup
 
-    def _ensure_history(self) -> Path:
-        hist = self.history_path
-        if not hist.is_dir():
-            hist.mkdir(exist_ok=True)
-            fsync_dir(self.path)
-        return hist
-
-    def _link_history_manifest(self, generation: int) -> None:
-        hist = self._ensure_history()
-        target = hist / f"manifest-{generation}.json"
-        try:
-            os.link(self.manifest_path, target)
-        except FileExistsError:
-            # A crashed attempt at this same commit linked it already: same generation, keep it.
-            return
-        except FileNotFoundError:
-            return
-        fsync_dir(hist)
-
     def archive_file(self, file: str) -> str | None:
         """Move ``file`` from the directory into ``.history/`` (never losing a version)."""
-        moved = self._archive_files([file])
+        moved = self.archive_files([file])
         return moved[0] if moved else None
 
-    def _archive_files(self, files: Iterable[str], *, prefix: str = "") -> list[str]:
-        moved: list[str] = []
-        hist: Path | None = None
-        for file in files:
-            src = self.path / file
-            if not src.exists():
-                continue
-            hist = hist or self._ensure_history()
-            target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
-            if target.exists():
-                try:
-                    same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
-                except OSError:
-                    same = False
-                if same:
-                    os.unlink(src)
-                    moved.append(file)
-                    continue
-                target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
-            os.rename(src, target)
-            moved.append(file)
-        if moved:
-            if hist is not None:
-                fsync_dir(hist)
-            fsync_dir(self.path)
-        return moved
+    def archive_files(self, files: Iterable[str]) -> list[str]:
+        """Move ``files`` into ``.history/`` (never losing a version); returns those moved.
+        Caller holds the store lock."""
+        return self.archive.archive(files)
 
-    def _collect_orphans(self, referenced: set[str], *, listing: Sequence[str] | None = None) -> list[str]:
-        """Move our own unreferenced record files (interrupted commits) into history."""
-        cutoff = time.time() - self.orphan_grace
-        orphans: list[str] = []
-        # listdir, not scandir: this runs on every commit and a set of 10,000 records would pay
-        # for 10,000 DirEntry objects; a set difference leaves only the rare candidates.
-        names = os.listdir(self.path) if listing is None else listing
-        for name in sorted(set(names).difference(referenced)):
-            if name.startswith(TMP_PREFIX):
-                with contextlib.suppress(OSError):
-                    if os.stat(self.path / name).st_mtime < cutoff:
-                        os.unlink(self.path / name)
-                continue
-            if not OUR_FILE_RE.match(name):
-                continue
-            with contextlib.suppress(OSError):
-                if os.stat(self.path / name).st_mtime < cutoff:
-                    orphans.append(name)
-        if orphans:
-            # "orphan." keeps them out of pruning: a file only *named* like ours may be a
-            # person's, and nothing dreamd did not write is ever deleted.
-            self._archive_files(orphans, prefix=ORPHAN_PREFIX)
-            log.info("collected %d orphan file(s) in %s", len(orphans), self.path)
-        return orphans
+    def collect_orphans(self, referenced: set[str], *, listing: Sequence[str] | None = None) -> list[str]:
+        """Move our own files no manifest names, older than ``orphan_grace``, into history (an
+        interrupted commit's); ``listing`` reuses a listing the caller took under the lock."""
+        return self.archive.collect_orphans(referenced, grace=self.orphan_grace, listing=listing)
+
+    def prune_history(self, current_generation: int) -> None:
+        """Keep the last ``history_generations`` manifests and the files they name."""
+        self.archive.prune(current_generation, keep=self.history_generations)
 
     def history_manifests(self) -> list[int]:
         """Generations whose manifests are kept in ``.history/``, oldest first."""
-        out = []
-        try:
-            names = os.listdir(self.history_path)
-        except FileNotFoundError:
-            return []
-        for n in names:
-            m = re.fullmatch(r"manifest-(\d+)\.json", n)
-            if m:
-                out.append(int(m.group(1)))
-        return sorted(out)
+        return self.archive.generations()
 
     def read_generation(self, generation: int) -> Manifest:
         current = self.read()
         if generation == current.generation:
             return current
-        path = self.history_path / f"manifest-{generation}.json"
+        path = self.archive.manifest_path(generation)
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             raise StoreError(f"{self.path}: generation {generation} is not kept in {HISTORY}/") from None
         return Manifest.loads(data, where=str(path))
 
-    def _prune_history(self, current_generation: int) -> None:
-        """Keep the last N manifests and the files they name (batched to stay cheap)."""
-        gens = self.history_manifests()
-        keep_from = current_generation - self.history_generations
-        if len([g for g in gens if g < keep_from]) < 10:
-            return
-        for g in gens:
-            if g < keep_from:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.history_path / f"manifest-{g}.json")
-        for g in [g for g in self._history_files if g < keep_from]:
-            del self._history_files[g]
-        # Membership per candidate, not one big union: a kept set of 10,000 records times 50
-        # generations would be half a million insertions on every prune.
-        kept = [self._files_of_generation(g) for g in self.history_manifests()]
-        with os.scandir(self.history_path) as it:
-            for de in it:
-                base = de.name.split(".md.", 1)[0] + ".md" if ".md." in de.name else de.name
-                # Only files dreamd wrote are ever pruned; foreign files stay forever.
-                if OUR_FILE_RE.match(base) and not any(base in files for files in kept):
-                    with contextlib.suppress(OSError):
-                        os.unlink(de.path)
-        fsync_dir(self.history_path)
-
-    def _files_of_generation(self, generation: int) -> frozenset[str]:
-        """The files a kept manifest names. History manifests never change once linked, so this
-        is cached (and seeded by :meth:`_write` for the manifests this store wrote): pruning then
-        does not parse dozens of large manifests every time it runs."""
-        files = self._history_files.get(generation)
-        if files is None:
-            path = self.history_path / f"manifest-{generation}.json"
-            try:
-                raw = json.loads(path.read_bytes())
-                files = frozenset(str(r["file"]) for r in raw["records"])
-            except (OSError, ValueError, KeyError, TypeError):
-                return frozenset()
-            self._history_files[generation] = files
-        return files
-
     # ------------------------------------------------------------------ reconcile
-
-    def _record_files(self) -> list[Path]:
-        out = []
-        with os.scandir(self.path) as it:
-            for de in it:
-                if de.name.endswith(".md") and de.name != INDEX and not de.name.startswith(".") and de.is_file():
-                    out.append(Path(de.path))
-        return sorted(out)
 
     def reconcile(self) -> ReconcileReport:
         """Take in what others did (DESIGN §2.4) in at most one commit."""
-        from memory.reconcile import reconcile
-
-        return reconcile(self)
+        return reconcile_directory(self)
 
     def scan_malformed(self) -> list[tuple[str, str]]:
         """Files in the directory that cannot be read as records (read-only check)."""
@@ -883,7 +519,7 @@ class MemoryStore:
         except UnmanagedError:
             by_file = {}
         out: list[tuple[str, str]] = []
-        for path in self._record_files():
+        for path in record_files(self.path):
             entry = by_file.get(path.name)
             if OUR_FILE_RE.match(path.name) and entry is None:
                 continue
@@ -897,119 +533,6 @@ class MemoryStore:
         return out
 
 
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-_renameat2: Any = None
-"""libc's renameat2 once looked up; False where there is none (not Linux, old libc)."""
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap the names ``a`` and ``b`` atomically; False where the kernel or the file system
-    cannot (the caller falls back). FileNotFoundError when either is missing."""
-    global _renameat2
-    if _renameat2 is None:
-        _renameat2 = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-            import ctypes.util
-
-            with contextlib.suppress(OSError, AttributeError):
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-                fn = libc.renameat2
-                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-                fn.restype = ctypes.c_int
-                _renameat2 = fn
-    if _renameat2 is False:
-        return False
-    import ctypes
-
-    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err == errno.ENOENT:
-        return False
-    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False  # this file system cannot swap: fall back, try again next time
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def _exchange_supported() -> bool:
-    """Whether this process can swap names atomically (tests run both paths)."""
-    _exchange(Path("/nonexistent-dreamd-a"), Path("/nonexistent-dreamd-b"))
-    return _renameat2 is not False
-
-
-def _link_or_copy(path: Path, held: Path, expected: str) -> bool:
-    """Keep the file at ``path`` as ``held`` (a hard link, else a copy unless it is ours)."""
-    try:
-        os.link(path, held)
-        return True
-    except FileNotFoundError:
-        return False
-    except OSError:  # no hard links here (some network file systems): keep a copy
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return False
-        if expected and sha256_hex(data) == expected:
-            return False
-        write_new(held, data)
-        return True
-
-
-def foreign_entry(
-    file: str, data: bytes, rec: Record, taken: set[str], *, now: str, source: str
-) -> ManifestEntry:
-    """The manifest entry for a file someone else wrote, kept under its own name.
-
-    Its key is made unique against ``taken`` (which it joins); its bytes are never rewritten.
-    """
-    name = unique_name(rec.name, taken)
-    taken.add(name)
-    return ManifestEntry(
-        name=name,
-        type=rec.type,
-        description=rec.description,
-        file=file,
-        sha256=sha256_hex(data),
-        created_at=now,
-        updated_at=now,
-        sources=[source],
-        extra={"title": rec.title} if rec.title else {},
-    )
-
-
-def read_regular(path: Path) -> bytes:
-    """A record file's bytes, never through a symlink or from a FIFO/device.
-
-    Records are files *inside* the directory (DESIGN §2.2): a link whose content lives
-    elsewhere is reported as malformed, not followed. FileNotFoundError passes through.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise RecordError(f"{path}: is a symbolic link; only regular files inside the directory are records") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RecordError(f"{path}: not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
-
-
-def _dedup(items: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
-
-
 def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
     """A store for an existing managed directory (UnmanagedError otherwise)."""
     store = MemoryStore(path, **kwargs)
@@ -1018,9 +541,25 @@ def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
 
 
 __all__ = [
+    "ACTORS",
+    "ARCHIVE_SUFFIX",
+    "HISTORY",
+    "INDEX",
+    "MANIFEST",
+    "MAX_SOURCES",
+    "ORPHAN_PREFIX",
+    "OUR_FILE_RE",
+    "PREVIOUS_INDEX_PREFIX",
     "Change",
     "CommitResult",
+    "FaultHook",
     "MemoryStore",
     "ReconcileReport",
+    "foreign_entry",
     "open_store",
+    "read_regular",
+    "record_file_name",
 ]
+"""Besides the store itself, :class:`Change` and :class:`CommitResult` (:mod:`memory.change`),
+the names of :mod:`memory.layout` and the reconcile types are re-exported: callers that import
+them from here keep working."""

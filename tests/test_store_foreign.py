@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import memory.store as store_module
+import memory.archive as archive_module
 from memory.errors import ConflictError
 from memory.history import log_entries, render_log, rollback
 from memory.records import make_record, sha256_hex
@@ -39,8 +39,8 @@ CC_POINTER = "- [DB tests](feedback_db_tests.md) — integration tests hit a rea
 def replace_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Both ways MEMORY.md is replaced: an atomic swap (Linux) and link-then-rename (elsewhere)."""
     if request.param == "link":
-        monkeypatch.setattr(store_module, "_exchange", lambda a, b: False)
-    elif not store_module._exchange_supported():
+        monkeypatch.setattr(archive_module, "_exchange", lambda a, b: False)
+    elif not archive_module.exchange_supported():
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     return str(request.param)
 

@@ -3,9 +3,11 @@
 Everything here is a pure function of its arguments (no clock: "today" is always passed in),
 so the offline backend gives the same answer for the same payload on every machine.
 
-- Tokens: lowercase ASCII words (2+ characters, light plural stripping, stopwords dropped)
-  plus Chinese character bigrams (a lone Chinese character stands for itself). Traditional
-  and simplified forms are not unified; the heuristics list both where it matters.
+- Tokens: the words of :mod:`memory.tokens` (the one word definition recall and this model
+  share), kept whole (``node-18``, ``c++``, ``a.b``) with apostrophes dropped (``don't`` →
+  ``dont``): those of 2+ characters with light plural stripping, stopwords dropped, plus
+  Chinese character bigrams (a lone Chinese character stands for itself). Traditional and
+  simplified forms are not unified; the heuristics list both where it matters.
 - Similarity: Jaccard and containment (|A∩B| / min(|A|,|B|)) over those token sets.
 - Shaping: first person rewritten as "User …"/"用户…", sentence case, one-line descriptions,
   a reason split off at because/since/因为.
@@ -25,9 +27,9 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-CJK_RE = re.compile(rf"[{CJK}]")
-_TOKEN_RE = re.compile(rf"[{CJK}]+|[a-z0-9]+(?:[._+#-][a-z0-9]+)*")
+from memory.tokens import CJK_RE as CJK_RE  # re-exported: the offline modules import it from here
+from memory.tokens import cjk_grams, words
+
 _CODE_NAME = re.compile(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b")
 _NEXT_WEEK_RANGE = re.compile(r"(下周|下週|下星期)([一二三四五六日天])(到|至|-|~)(?:周|週|星期)?(?=[一二三四五六日天])")
 
@@ -73,8 +75,9 @@ def _singular(word: str) -> str:
 
 
 def raw_words(text: str) -> list[str]:
-    """Lowercase ASCII words and CJK runs in order, stopwords kept (for slugs and patterns)."""
-    return _TOKEN_RE.findall(normalize(text).lower().replace("'", ""))
+    """The words of ``text`` (:func:`memory.tokens.words`: compound words whole, Chinese runs)
+    in order, apostrophes dropped (``don't`` → ``dont``), stopwords kept (slugs, patterns)."""
+    return [w.replace("'", "") if "'" in w else w for w in words(text)]
 
 
 def tokens(text: str) -> set[str]:
@@ -82,10 +85,7 @@ def tokens(text: str) -> set[str]:
     out: set[str] = set()
     for run in raw_words(text):
         if CJK_RE.match(run):
-            if len(run) == 1:
-                out.add(run)
-            else:
-                out.update(run[i : i + 2] for i in range(len(run) - 1))
+            out.update(cjk_grams(run))
         elif len(run) >= 2:
             out.add(_singular(run))
     return out - STOPWORDS
@@ -115,6 +115,14 @@ def short_hash(text: str, n: int = 8) -> str:
 _SLUG_DROP = STOPWORDS | {"please", "prefer", "prefers", "like", "likes", "always", "usually"}
 
 
+def _ascii(word: str) -> str:
+    """``word`` with accents dropped (``café`` → ``cafe``) and other non-ASCII letters removed:
+    record names are ASCII slugs."""
+    if word.isascii():
+        return word
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii")
+
+
 def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[str]:
     """Up to ``limit`` readable ASCII content words of ``text`` for a record name."""
     keep_set = set(keep)
@@ -123,7 +131,7 @@ def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[s
         if CJK_RE.match(run):
             continue
         for part in re.split(r"[._+#]+", run):
-            part = part.strip("-")
+            part = _ascii(part).strip("-")
             if not part or (part in _SLUG_DROP and part not in keep_set):
                 continue
             if part not in words:

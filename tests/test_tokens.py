@@ -1,0 +1,80 @@
+"""One word definition (memory.tokens) under recall's ranking terms and the offline model's tokens."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dreamd.models.offline_text import make_name, raw_words, tokens
+from memory.select import plain_tokens, tokenize
+from memory.tokens import CJK, CONNECTORS, cjk_grams, is_cjk, normalize, parts, words
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Use node-18, c++ and a.b", ["use", "node-18", "c++", "and", "a.b"]),
+        ("C# or F#? g++ -O2", ["c#", "or", "f#", "g++", "o2"]),
+        ("v1.2.3 shipped 2023-05-07 at 10:30, 1,000 users", ["v1.2.3", "shipped", "2023-05-07", "at", "10", "30", "1", "000", "users"]),
+        ("don't / user’s / users' / 'quoted'", ["don't", "user's", "users", "quoted"]),
+        ("MAX_RETRIES in snake_case, __init__", ["max_retries", "in", "snake_case", "init"]),
+        ("end. --flag e.g. x@y.com src/app.py", ["end", "flag", "e.g", "x", "y.com", "src", "app.py"]),
+        ("Café naïve Ünïcode k8s", ["café", "naïve", "ünïcode", "k8s"]),
+        ("使用tabs缩进，用户喜欢制表符", ["使用", "tabs", "缩进", "用户喜欢制表符"]),
+        ("ｆｕｌｌ－ｗｉｄｔｈ ＡＢＣ", ["full-width", "abc"]),
+    ],
+)
+def test_words_keep_compounds_whole_and_split_at_everything_else(text: str, expected: list[str]) -> None:
+    assert words(text) == expected
+
+
+def test_parts_and_cjk_grams_are_the_layers_ranking_builds_from() -> None:
+    assert parts("node-18") == ["node", "18"]
+    assert parts("c++") == ["c"]
+    assert parts("don't") == ["don", "t"]
+    assert parts("k8s") == ["k8s"]
+    assert cjk_grams("用户喜欢") == ["用户", "户喜", "喜欢"]
+    assert cjk_grams("我") == ["我"]
+    assert is_cjk("用户") and not is_cjk("users")
+
+
+def test_recall_and_the_offline_model_read_the_same_words_through_their_own_layers() -> None:
+    text = "Pin node-18 for the c++ build; don’t touch a.b 使用tabs"
+    assert words(text) == ["pin", "node-18", "for", "the", "c++", "build", "don't", "touch", "a.b", "使用", "tabs"]
+    # ranking: parts of 3+ characters, stopwords ("don") dropped, stemmed; Chinese bigrams
+    assert tokenize(text) == ["pin", "nod", "build", "touch", "使用", "tab"]
+    assert plain_tokens(text) == ["pin", "node", "for", "the", "build", "don", "touch", "使用", "tabs"]
+    # the offline model: words whole, apostrophes dropped, 2+ characters, plurals singular
+    assert raw_words(text) == ["pin", "node-18", "for", "the", "c++", "build", "dont", "touch", "a.b", "使用", "tabs"]
+    assert tokens(text) == {"pin", "node-18", "c++", "build", "dont", "touch", "a.b", "使用", "tab"}
+
+
+def test_offline_names_fold_accented_words_to_ascii_and_skip_other_scripts() -> None:
+    assert make_name("", "café au lait for Zoë") == "cafe-au-lait-zoe"
+    assert make_name("pref", "чай tea") == "pref-tea"
+
+
+_ALNUM_RUN = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
+
+text_strategy = st.text(
+    alphabet=st.sampled_from([*"ab1Z é_ .-'+#/@:,\n", "’", "用", "户", "ａ", "²", "ß"]), max_size=40
+) | st.text(max_size=40)
+
+
+@given(text_strategy)
+def test_words_lose_and_invent_no_letter_or_digit(text: str) -> None:
+    """Splitting a text into words and the words into parts gives back exactly its letter/digit
+    runs and Chinese runs, in order: no layer built on the words can miss a character."""
+    flat = [p for w in words(text) for p in ([w] if is_cjk(w) else parts(w))]
+    assert flat == _ALNUM_RUN.findall(normalize(text))
+
+
+@given(text_strategy)
+def test_a_word_neither_starts_nor_ends_with_a_connector_except_a_final_plus_or_hash(text: str) -> None:
+    for w in words(text):
+        assert w and not any(ch.isspace() for ch in w)
+        assert w[0] not in CONNECTORS
+        assert w[-1] not in CONNECTORS.replace("+", "").replace("#", "")
