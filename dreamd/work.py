@@ -433,7 +433,7 @@ def merged_into(store: MemoryStore, name: str) -> str | None:
             generations=[u.generation for u in unreadable],
             error=unreadable[0].reason,
         )
-    return into if into is not None and into in store.read().by_name() else None
+    return into if into is not None and any(e.name == into for e in store.snapshot().records) else None
 
 
 # ---------------------------------------------------------------------------- gates & dreams

@@ -89,14 +89,14 @@ def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntr
     return out[:limit] if limit is not None else out
 
 
-TAIL_BYTES = 64 * 1024
+TAIL_BYTES = 16 * 1024
 """How much of an archived manifest's end :func:`read_change` reads first. dreamd writes
 ``change`` after the record list, followed only by bounded bookkeeping (``extracted_ids``, at
-most about 60 KB), so one read of the tail finds it at any set size; the window grows
-(×8) when it does not."""
+most about 60 KB), so one or two reads of the tail find it at any set size; the window grows
+(×8) until it does."""
 
 _HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*(-?\d+)\s*,\s*"generation"\s*:\s*(\d+)\s*[,}]')
-_CHANGE_KEY = re.compile(rb'"change"\s*:')
+_CHANGE = b'"change"'
 _WS = b" \t\r\n"
 _DECODER = json.JSONDecoder()
 
@@ -160,14 +160,19 @@ def _change_in(buf: bytes) -> dict[str, Any] | None:
     quote is always escaped, so it follows a backslash, and a match whose start the window cut
     off is not taken (the caller reads more).
     """
-    for m in reversed(list(_CHANGE_KEY.finditer(buf))):
-        i = m.start() - 1
+    hi = len(buf)
+    while (p := buf.rfind(_CHANGE, 0, hi)) >= 0:
+        hi = p
+        colon = p + len(_CHANGE)
+        while colon < len(buf) and buf[colon] in _WS:
+            colon += 1
+        i = p - 1
         while i >= 0 and buf[i] in _WS:
             i -= 1
-        if i < 0 or buf[i] not in b"{,":
+        if buf[colon : colon + 1] != b":" or i < 0 or buf[i] not in b"{,":
             continue
         try:
-            text = buf[m.end() :].decode("utf-8")
+            text = buf[colon + 1 :].decode("utf-8")
             value, end = _DECODER.raw_decode(text, len(text) - len(text.lstrip()))
             rest = text[end:].lstrip()
             if rest.startswith(","):
@@ -191,7 +196,7 @@ def change_summaries(
     (:func:`read_change`), and a caller that has its answer stops reading. A manifest that
     cannot be read is passed over, as :func:`log_entries` passes over it, and appended to
     ``unreadable`` when given."""
-    current = store.read()
+    current = store.snapshot()
     yield current.generation, current.change
     hist = store.path / HISTORY
     for gen in reversed(store.history_manifests()):
