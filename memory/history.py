@@ -124,7 +124,7 @@ def read_change(path: Path) -> tuple[int, dict[str, Any]]:
     """
     where = str(path)
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", buffering=0) as f:
             head = f.read(256)
             m = _HEAD.match(head)
             if m is not None:
@@ -136,14 +136,14 @@ def read_change(path: Path) -> tuple[int, dict[str, Any]]:
                 while True:
                     start = max(0, size - window)
                     f.seek(start)
-                    found = _change_in(f.read())
+                    found = _change_in(f.readall())
                     if found is not None:
                         return generation, found
                     if start == 0:
                         break
                     window *= 8
             f.seek(0)
-            data = f.read()
+            data = f.readall()
     except FileNotFoundError:
         raise StoreError(f"{where}: manifest is gone (pruned meanwhile)") from None
     except OSError as exc:
