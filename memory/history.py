@@ -114,9 +114,9 @@ def read_change(path: Path) -> tuple[int, dict[str, Any]]:
 
     The fast path reads the head (``format``, ``generation``, in the order dreamd writes them)
     and the tail, and takes the last top-level ``"change"`` key found there: a match counts
-    only if its quote is not escaped, it follows ``{`` or ``,``, its value is JSON, and what
-    follows the value closes the outermost object exactly, which no key nested deeper or
-    inside a string can do. A file written otherwise (keys reordered, a person's
+    only if it follows ``{`` or ``,`` (inside a JSON string a quote follows a backslash), its
+    value is JSON, and what follows the value closes the outermost object exactly, which no
+    key nested deeper can do. A file written otherwise (keys reordered, a person's
     pretty-printing) is parsed whole, as :meth:`Manifest.loads` does. StoreError for a file
     that is missing, not JSON or not a format-1 manifest (the same words ``Manifest.loads``
     uses). The record list is not validated on the fast path: the commit's own summary is
@@ -244,7 +244,8 @@ def follow_merges(changes: Iterable[tuple[int, dict[str, Any]]], name: str) -> s
         for i, (sources, into) in enumerate(merges):
             if name in sources and into != name:
                 return _forward(into, [merges[i + 1 :], *reversed(newer)])
-        departed = _names(change.get("removed")) + _names((change.get("foreign") or {}).get("dropped"))
+        foreign = change.get("foreign")
+        departed = _names(change.get("removed")) + _names(foreign.get("dropped") if isinstance(foreign, dict) else None)
         if name in departed:
             return None  # removed, not merged: nothing to point at
         newer.append(merges)

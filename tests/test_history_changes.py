@@ -166,6 +166,8 @@ def test_follow_merges_a_merge_that_kept_the_name_is_not_a_departure() -> None:
 def test_follow_merges_tolerates_damaged_summaries() -> None:
     changes = summaries({"merged": "nonsense"}, {"merged": [7, {"from": "a"}, {"from": ["a"], "into": 3}]})
     assert follow_merges(changes, "a") is None
+    odd = summaries(merged((["a"], "b")), {"foreign": ["dropped"], "removed": "a"}, {"foreign": {"dropped": "a"}})
+    assert follow_merges(odd, "a") == "b"
 
 
 def test_follow_merges_stops_reading_at_the_merge() -> None:
