@@ -8,7 +8,9 @@ directory rather than by a spool job (:mod:`dreamd.dispatch` runs the jobs):
   (start-up, adoption), vanished ones forgotten.
 * Reconcile: a (debounced) change whose stat fingerprint differs from the one recorded after
   our own last write there is reconciled through the store, so the events our own commits
-  cause are recognised however late they arrive.
+  cause are recognised however late they arrive. The recorded fingerprint holds only what was
+  there before the work or what the manifest explains (:func:`dreamd.watch.settled_fingerprint`),
+  so a write landing between a commit and the fingerprint is reconciled at the next scan.
 * Gates and dreams: after every write the gates get a look, subject to the scan throttle
   (whose time is recorded in the directory, so ``dreamd status`` and a restarted daemon see
   the same window); a directory whose gates are all open dreams under the team lease; a
@@ -30,7 +32,7 @@ from typing import Generic
 from dreamd.config import Config
 from dreamd.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.logs import get_logger
-from dreamd.watch import Fingerprint, fingerprint
+from dreamd.watch import Fingerprint, fingerprint, settled_fingerprint
 from dreamd.work_api import C, Work
 from dreamd.worker_pool import Task, WorkerPool
 
@@ -138,9 +140,20 @@ class DirectoryKeeper(Generic[C]):
         if not self._once and directory not in self.managed and (directory / "manifest.json").is_file():
             self.rescan_roots()
         if directory in self.managed or (self._once and (directory / "manifest.json").is_file()):
-            self._fingerprints[directory] = fingerprint(directory)
+            self._settle(directory)
             if self.throttle.hint(directory):
                 self.queue_scan(directory)
+
+    def _settle(self, directory: Path, trusted: Fingerprint | None = None, *, trust_index: bool = False) -> None:
+        """Remember the directory as our work left it, so the events it caused are recognised
+        as ours, but never absorb a write someone else made after our commit point: what is
+        neither ``trusted`` (by default the fingerprint remembered before the work) nor what
+        the manifest says is left out (:func:`dreamd.watch.settled_fingerprint`), and the next
+        scan reconciles it."""
+        if trusted is None:
+            trusted = self._fingerprints.get(directory) or frozenset()
+        store = self.ctx.store(directory)
+        self._fingerprints[directory] = settled_fingerprint(directory, trusted, store.snapshot, trust_index=trust_index)
 
     # ------------------------------------------------------------------ reconcile
 
@@ -162,13 +175,14 @@ class DirectoryKeeper(Generic[C]):
     def _reconcile(self, directory: Path) -> None:
         with self._lock:
             self._reconciles_queued.discard(directory)
+        seen = fingerprint(directory) or frozenset()  # what this reconcile judges
         try:
             report = self.ctx.store(directory).reconcile()
         except Exception as exc:
             log.warning("reconcile.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
             return
         finally:
-            self._fingerprints[directory] = fingerprint(directory)
+            self._settle(directory, seen, trust_index=True)
         if report.changed or report.index_rebuilt:
             log.info(
                 "reconcile.done",
@@ -238,7 +252,7 @@ class DirectoryKeeper(Generic[C]):
             log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
             return
         finally:
-            self._fingerprints[directory] = fingerprint(directory)
+            self._settle(directory)
         self.dreams += 1
         delay = self.dream_backoff.record(directory, result.status, time.monotonic())
         if delay:

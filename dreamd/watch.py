@@ -9,9 +9,11 @@ Two rules keep the daemon's own writes from causing event storms:
 * names that never matter are dropped before they become hints: ``.history/``, ``.lock``,
   ``.dream.lock``, temp files ``.tmp-*`` and anything else hidden;
 * a directory hint only leads to a reconcile when the directory's *stat fingerprint* (name,
-  inode, size, mtime of ``manifest.json`` and every ``*.md``) differs from the one taken
-  right after our last commit there (:func:`fingerprint`), so the events our commit caused
-  are recognised as ours however late they arrive.
+  inode, size, mtime of ``manifest.json`` and every ``*.md``) differs from the one remembered
+  after our last work there (:func:`fingerprint`), so the events our commit caused are
+  recognised as ours however late they arrive. What is remembered is checked against the
+  manifest (:func:`settled_fingerprint`): a write someone made after our commit point is never
+  taken for ours.
 
 Handlers never raise into watchdog's threads: an exception is logged (``watch.error``) and
 counted; the supervisor checks the observer thread is alive.
@@ -23,11 +25,14 @@ import os
 import threading
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.fsutil import TMP_PREFIX
 
-__all__ = ["Debouncer", "Fingerprint", "Watcher", "fingerprint", "is_noise"]
+if TYPE_CHECKING:
+    from memory.manifest import Manifest
+
+__all__ = ["Debouncer", "Fingerprint", "Watcher", "fingerprint", "is_noise", "settled_fingerprint"]
 
 Fingerprint = frozenset[tuple[str, int, int, int]]
 
@@ -60,6 +65,60 @@ def fingerprint(directory: Path) -> Fingerprint | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     return frozenset(out)
+
+
+def settled_fingerprint(
+    directory: Path, trusted: Fingerprint, manifest: Callable[[], Manifest], *, trust_index: bool = False
+) -> Fingerprint | None:
+    """The fingerprint to remember once our own work in ``directory`` is done: its
+    :func:`fingerprint` now, less whatever could be someone else's write.
+
+    Taken after the work, a plain fingerprint would absorb a hand edit or a foreign file that
+    landed between our commit point and the ``scandir``, and the change would go unnoticed
+    (even by the tick, which compares against it). So an entry is kept unverified only if it is
+    in ``trusted`` (the fingerprint remembered before the work; for a reconcile, the one taken
+    as it started, since it judged everything in it), or is ``manifest.json`` (written only by
+    a commit, which takes in what others did). Any other entry must be what the manifest read
+    *after* the scan says: a named record file with the named hash, or ``MEMORY.md`` with the
+    rendered index's hash (or any ``MEMORY.md`` with ``trust_index``: a reconcile may rewrite
+    it without a commit). An entry that is not is left out, and a named file that is missing
+    gets a placeholder no real file matches, so the next comparison differs and the directory
+    is reconciled at the next scan. Only files new since ``trusted`` are read. None when the
+    directory is gone; the plain fingerprint when the manifest cannot be read (the reconcile
+    that would follow could not read it either).
+    """
+    from memory.errors import RecordError, StoreError
+    from memory.layout import INDEX, MANIFEST, read_regular
+    from memory.records import sha256_hex
+
+    now = fingerprint(directory)
+    if now is None:
+        return None
+    try:
+        current = manifest()
+    except (StoreError, OSError):
+        return now
+    by_file = {e.file: e.sha256 for e in current.records}
+
+    def holds(name: str, sha: str) -> bool:
+        try:
+            return sha256_hex(read_regular(directory / name)) == sha
+        except (OSError, RecordError):
+            return False
+
+    kept = set()
+    for item in now:
+        name = item[0]
+        if item in trusted or name == MANIFEST:
+            kept.add(item)
+        elif name == INDEX:
+            if trust_index or not current.index_sha256 or holds(name, current.index_sha256):
+                kept.add(item)
+        elif name in by_file and holds(name, by_file[name]):
+            kept.add(item)
+    present = {item[0] for item in now}
+    kept.update((file, -1, -1, -1) for file in by_file if file not in present)
+    return frozenset(kept)
 
 
 class Debouncer:

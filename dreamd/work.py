@@ -414,21 +414,26 @@ def _resolve(store: MemoryStore, names: list[str], manifest: Manifest) -> tuple[
 
 def merged_into(store: MemoryStore, name: str) -> str | None:
     """Where a record a dream merged away lives now (following later merges), if history
-    still says; None when it was never merged or its result was dropped."""
-    from memory.history import log_entries
+    still says; None when it was never merged, its last departure was not a merge, or the
+    result was dropped or is gone.
 
-    entries = list(reversed(log_entries(store)))  # oldest first
-    current: str | None = None
-    target = name
-    for entry in entries:
-        for merge in entry.merged:
-            if target in merge.get("from", []) and merge.get("into") != target:
-                current = merge.get("into")
-                if current is None:
-                    return None
-                target = current
-    live = {e.name for e in store.read().records}
-    return current if current in live else None
+    Reads only the change summaries of the kept manifests, newest first, and stops at the
+    generation that merged ``name`` away (:func:`memory.history.follow_merges`): a forget must
+    not parse hundreds of full manifests. An archived manifest that cannot be read is passed
+    over, as ``dreamd log`` passes over it, and said so (``history.unreadable``).
+    """
+    from memory.history import Unreadable, change_summaries, follow_merges
+
+    unreadable: list[Unreadable] = []
+    into = follow_merges(change_summaries(store, unreadable=unreadable), name)
+    if unreadable:
+        log.warning(
+            "history.unreadable",
+            memory_dir=str(store.path),
+            generations=[u.generation for u in unreadable],
+            error=unreadable[0].reason,
+        )
+    return into if into is not None and any(e.name == into for e in store.snapshot().records) else None
 
 
 # ---------------------------------------------------------------------------- gates & dreams

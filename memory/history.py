@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreError
-from memory.layout import HISTORY, ORPHAN_PREFIX, record_file_name
+from memory.layout import HISTORY, ORPHAN_PREFIX, history_manifest_name, record_file_name
 from memory.locks import store_lock
 from memory.manifest import Manifest, ManifestEntry
 from memory.reconcile import scan_foreign
@@ -85,6 +87,179 @@ def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntr
         except StoreError:
             continue
     return out[:limit] if limit is not None else out
+
+
+TAIL_BYTES = 16 * 1024
+"""How much of an archived manifest's end :func:`read_change` reads first. dreamd writes
+``change`` after the record list, followed only by bounded bookkeeping (``extracted_ids``, at
+most about 60 KB), so one or two reads of the tail find it at any set size; the window grows
+(×8) until it does."""
+
+_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*(-?\d+)\s*,\s*"generation"\s*:\s*(\d+)\s*[,}]')
+_CHANGE = b'"change"'
+_WS = b" \t\r\n"
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An archived manifest the history readers passed over, and why."""
+
+    generation: int
+    reason: str
+
+
+def read_change(path: Path) -> tuple[int, dict[str, Any]]:
+    """``(generation, change)`` of one manifest file, without reading its record list.
+
+    The fast path reads the head (``format``, ``generation``, in the order dreamd writes them)
+    and the tail, and takes the last top-level ``"change"`` key found there: a match counts
+    only if it follows ``{`` or ``,`` (inside a JSON string a quote follows a backslash), its
+    value is JSON, and what follows the value closes the outermost object exactly, which no
+    key nested deeper can do. A file written otherwise (keys reordered, a person's
+    pretty-printing) is parsed whole, as :meth:`Manifest.loads` does. StoreError for a file
+    that is missing, not JSON or not a format-1 manifest (the same words ``Manifest.loads``
+    uses). The record list is not validated on the fast path: the commit's own summary is
+    whole even if a record entry were not.
+    """
+    where = str(path)
+    try:
+        with open(path, "rb", buffering=0) as f:
+            head = f.read(256)
+            m = _HEAD.match(head)
+            if m is not None:
+                fmt, generation = int(m.group(1)), int(m.group(2))
+                if fmt != 1:
+                    raise StoreError(f"{where}: unsupported manifest format {fmt!r}")
+                size = f.seek(0, 2)
+                window = TAIL_BYTES
+                while True:
+                    start = max(0, size - window)
+                    f.seek(start)
+                    found = _change_in(f.readall())
+                    if found is not None:
+                        return generation, found
+                    if start == 0:
+                        break
+                    window *= 8
+            f.seek(0)
+            data = f.readall()
+    except FileNotFoundError:
+        raise StoreError(f"{where}: manifest is gone (pruned meanwhile)") from None
+    except OSError as exc:
+        raise StoreError(f"{where}: cannot read manifest ({exc})") from None
+    manifest = Manifest.loads(data, where=where)
+    return manifest.generation, manifest.change
+
+
+def _change_in(buf: bytes) -> dict[str, Any] | None:
+    """The value of the outermost object's last ``"change"`` key in ``buf`` (the end of a
+    manifest), or None when ``buf`` does not show one.
+
+    A key is a quote that follows ``{`` or ``,`` (whitespace between): inside a JSON string a
+    quote is always escaped, so it follows a backslash, and a match whose start the window cut
+    off is not taken (the caller reads more).
+    """
+    hi = len(buf)
+    while (p := buf.rfind(_CHANGE, 0, hi)) >= 0:
+        hi = p
+        colon = p + len(_CHANGE)
+        while colon < len(buf) and buf[colon] in _WS:
+            colon += 1
+        i = p - 1
+        while i >= 0 and buf[i] in _WS:
+            i -= 1
+        if buf[colon : colon + 1] != b":" or i < 0 or buf[i] not in b"{,":
+            continue
+        try:
+            text = buf[colon + 1 :].decode("utf-8")
+            value, end = _DECODER.raw_decode(text, len(text) - len(text.lstrip()))
+            rest = text[end:].lstrip()
+            if rest.startswith(","):
+                others = "{" + rest[1:]
+                tail, end = _DECODER.raw_decode(others)
+                closes = isinstance(tail, dict) and not others[end:].strip()
+            else:
+                closes = rest.startswith("}") and not rest[1:].strip()
+        except (ValueError, RecursionError):
+            continue
+        if closes:
+            return value if isinstance(value, dict) else {}
+    return None
+
+
+def change_summaries(
+    store: MemoryStore, *, unreadable: list[Unreadable] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(generation, change)``, newest first: the current manifest's, then each one ``.history/``
+    keeps. Cheap where :func:`log_entries` is not: no record list is read or validated
+    (:func:`read_change`), and a caller that has its answer stops reading. A manifest that
+    cannot be read is passed over, as :func:`log_entries` passes over it, and appended to
+    ``unreadable`` when given."""
+    current = store.snapshot()
+    yield current.generation, current.change
+    hist = store.path / HISTORY
+    for gen in reversed(store.history_manifests()):
+        if gen >= current.generation:
+            continue
+        try:
+            yield read_change(hist / history_manifest_name(gen))
+        except StoreError as exc:
+            if unreadable is not None:
+                unreadable.append(Unreadable(gen, str(exc)))
+
+
+def _names(value: Any) -> list[str]:
+    return [str(n) for n in value] if isinstance(value, list) else []
+
+
+_Merges = list[tuple[list[str], str | None]]
+
+
+def _merges(change: dict[str, Any]) -> _Merges:
+    out: _Merges = []
+    for m in _dicts(change.get("merged")):
+        into = m.get("into")
+        out.append((_names(m.get("from")), into if isinstance(into, str) else None))
+    return out
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [m for m in value if isinstance(m, dict)] if isinstance(value, list) else []
+
+
+def follow_merges(changes: Iterable[tuple[int, dict[str, Any]]], name: str) -> str | None:
+    """Where the fact of ``name`` went, from change summaries newest first (what
+    :func:`change_summaries` yields): the name of the record a dream merged it into, following
+    later merges of that record (A→B, then B→C: C); None when a dream dropped it or a result
+    on its way, when its last departure was not a merge (a forget, a hand deletion), or when
+    the history kept says nothing about it. Whether the answer is still live is the caller's
+    question.
+
+    Reads only as far back as the generation that merged ``name`` away.
+    """
+    newer: list[_Merges] = []  # merges of later generations, newest first
+    for _, change in changes:
+        merges = _merges(change)
+        for i, (sources, into) in enumerate(merges):
+            if name in sources and into != name:
+                return _forward(into, [merges[i + 1 :], *reversed(newer)])
+        foreign = change.get("foreign")
+        departed = _names(change.get("removed")) + _names(foreign.get("dropped") if isinstance(foreign, dict) else None)
+        if name in departed:
+            return None  # removed, not merged: nothing to point at
+        newer.append(merges)
+    return None
+
+
+def _forward(target: str | None, later: list[_Merges]) -> str | None:
+    for merges in later:
+        for sources, into in merges:
+            if target is None:
+                return None
+            if target in sources and into != target:
+                target = into
+    return target
 
 
 def render_log(entries: list[LogEntry]) -> str:
