@@ -5,10 +5,14 @@ through :func:`dreamd.work.dream` (plan, gate, ``MemoryStore.commit``), and read
 Then, for every record of the set before the dream:
 
 - if it is still live, it is unchanged;
-- if it left the set, it was expired (``expires`` before today, importance under 0.8), or a
-  strictly newer record explicitly superseded it, or every one of its clauses is still said by
-  a live record (:mod:`dreamd.models.clauses`);
-- a merge result says every clause of every one of its sources.
+- if it left the set, it was expired (``expires`` before today, importance under 0.8), or every
+  one of its clauses is still said by a live record (:mod:`dreamd.models.clauses`): the
+  offline dream keeps even an explicitly superseded record's clauses, on the history line of
+  the record that replaced it;
+- a merge result says every clause of every one of its sources;
+- a clause moves to a result's history line (``**Previously:**``: said, but no longer current)
+  only from a source that a strictly newer source of the same op explicitly supersedes, or
+  from a source's own history line.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dreamd.config import default_config
-from dreamd.models.clauses import clause_units, clauses, said_by, supersedes
+from dreamd.models.clauses import HISTORY, clause_units, clauses, said_by, supersedes
 from dreamd.models.offline import OfflineModel
 from dreamd.work import Context, dream
 from memory.records import Record, make_record
@@ -108,11 +112,7 @@ def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_supersed
                 continue
             expired = (rec.expires is not None and rec.expires < TODAY.date().isoformat()
                        and rec.importance < 0.8)
-            superseded = any(
-                stamps[other] > stamps[name] and supersedes((o.description, o.body), (rec.description, rec.body))
-                for other, (_, o) in before.items() if other != name
-            )
-            if expired or superseded:
+            if expired and name not in after:
                 continue
             lost = [c for c in clauses(rec.description, rec.body) if not said_by(c, pool)]
             assert not lost, f"{name} lost {lost} (plan {result.plan})"
@@ -124,17 +124,35 @@ def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_supersed
                 rec = before[source][1]
                 missing = [c for c in clauses(rec.description, rec.body) if not said_by(c, own)]
                 assert not missing, f"merge into {op.result.name} dropped {missing} of {source}"
+            _history_only_from_explicit_supersession(op.result, [before[n][1] for n in op.source_names], stamps)
+
+
+def _history_only_from_explicit_supersession(result: Record, sources: list[Record], stamps: dict[str, str]) -> None:
+    """Every clause on the result's history line was already history in a source, or is a
+    clause of a source that a strictly newer source explicitly supersedes."""
+    def history(rec: Record) -> list[str]:
+        return [ln for ln in rec.body.splitlines() if HISTORY.match(ln)]
+
+    old_history = [clause_units(c) for s in sources for ln in history(s) for c in clauses("", ln)]
+    replaced = [
+        clause_units(c)
+        for s in sources
+        if any(stamps[o.name] > stamps[s.name] and supersedes((o.description, o.body), (s.description, s.body))
+               for o in sources if o is not s)
+        for c in clauses(s.description, s.body)
+    ]
+    for line in history(result):
+        for c in clauses("", line):
+            assert said_by(c, old_history) or said_by(c, replaced), (
+                f"{result.name} demoted {c!r} to history without an explicit newer statement")
 
 
 @settings(max_examples=40, deadline=None)
 @given(record_sets())
-def test_without_an_explicit_newer_statement_only_expired_records_are_dropped(
-    items: list[tuple[Record, int]],
-) -> None:
+def test_only_expired_records_are_dropped(items: list[tuple[Record, int]]) -> None:
+    """Even an explicitly superseded record is merged into its replacement, not dropped."""
     from dreamd.models.offline_plan import plan
 
-    markers = ("moved to", "no longer", "switched from", "instead of", "anymore", "已迁到", "不再", "改成")
-    items = [(r, d) for r, d in items if not any(m in r.body for m in markers)]
     payload = {
         "task": "consolidate", "today": TODAY.date().isoformat(), "recent": [],
         "records": [{"name": r.name, "type": r.type, "description": r.description, "body": r.body,

@@ -148,7 +148,7 @@ def generated_set() -> list[dict[str, Any]]:
             "Don't use mocks for the payment gateway in tests.\n**Why:** a mock hid a broken refund.\n", 5),
         rec("freeze-date", "project", "The release freeze is 2026-12-04",
             "The release freeze is 2026-12-04.\n", 6),
-        # an explicit newer statement: the older record is dropped
+        # an explicit newer statement: the newer record absorbs the older, kept as history
         rec("freeze-date-moved", "project", "The release freeze moved to 2026-12-11",
             "The release freeze moved to 2026-12-11.\n", 12),
         # two true facts about one subject: never a contradiction
@@ -174,15 +174,19 @@ def generated_set() -> list[dict[str, Any]]:
 def test_generated_set_plan_is_exactly_right() -> None:
     """Changed by issue 10: tabs/spaces and mock/no-mock are no longer resolved toward the
     newer record (no explicit newer statement), the freeze date is replaced only because the
-    newer record says it moved, and merges keep every clause of the older record."""
+    newer record says it moved (and the old date stays as history), and merges keep every
+    clause of the older record."""
     ops = consolidate(generated_set())
     assert ops == [
-        {"source_names": ["freeze-date"], "result": None},
         {"source_names": ["old-incident"], "result": None},
         {"source_names": ["dark-mode-terminals", "dark-mode"], "result": {
             "name": "dark-mode-terminals", "type": "user",
             "description": "User prefers dark mode in the editor and terminals",
             "body": "User prefers dark mode in the editor and in terminals.\n"}},
+        {"source_names": ["freeze-date-moved", "freeze-date"], "result": {
+            "name": "freeze-date-moved", "type": "project",
+            "description": "The release freeze moved to 2026-12-11",
+            "body": "The release freeze moved to 2026-12-11.\n**Previously:** The release freeze is 2026-12-04.\n"}},
         {"source_names": ["lint-before-push", "lint-before-commit"], "result": {
             "name": "lint-before-push", "type": "feedback",
             "description": "Run the linters before committing and pushing",
@@ -197,7 +201,7 @@ def test_nothing_else_is_touched() -> None:
     ops = consolidate(records)
     named = {n for op in ops for n in op["source_names"]}
     assert sorted(r["name"] for r in records if r["name"] not in named) == [
-        "fb-dark-mode", "freeze-date-moved", "future-trip", "key-incident", "mock-payments",
+        "fb-dark-mode", "future-trip", "key-incident", "mock-payments",
         "no-mock-payments", "prefers-spaces", "prefers-tabs", "ref-grafana", "staging-version",
         "staging-weekends", "user-role",
     ]

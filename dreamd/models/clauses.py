@@ -36,6 +36,7 @@ from functools import lru_cache
 from dreamd.models.offline_text import CJK_RE, normalize, raw_words, tokens
 
 __all__ = [
+    "HISTORY",
     "PLACEHOLDER_REASON",
     "Supersession",
     "Units",
@@ -54,6 +55,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
 _LABEL = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|#+\s+)*(?:\*\*[^*\n]{1,40}?:?\*\*:?\s*)?")
 _WHY = re.compile(r"^\s*\*\*why:?\*\*", re.I)
 _HOW = re.compile(r"^\s*\*\*how to apply:?\*\*", re.I)
+HISTORY = re.compile(r"^\s*\*\*(?:previously|此前)\s*[:：]?\*\*\s*[:：]?\s*", re.I)
+"""A merge result's history line (``**Previously:**``, ``**此前：**``): what an explicit newer
+statement replaced, kept word for word but no longer stated as current."""
 PLACEHOLDER_REASON = re.compile(r"no reason was (?:stated|given|recorded)|未说明原因")
 """The offline extractor's placeholder reason: provenance, not a fact."""
 
@@ -117,8 +121,9 @@ def clauses(description: str, body: str) -> list[str]:
 
 
 def fact_clauses(description: str, body: str) -> list[str]:
-    """The clauses that state something: body lines other than Why/How (else the description)."""
-    lines = [ln for ln in body.splitlines() if not _WHY.match(ln) and not _HOW.match(ln)]
+    """The clauses that state something now: body lines other than Why/How and history (else
+    the description)."""
+    lines = [ln for ln in body.splitlines() if not _WHY.match(ln) and not _HOW.match(ln) and not HISTORY.match(ln)]
     return _collect(lines) or _collect([description])
 
 

@@ -42,12 +42,13 @@ import datetime as dt
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
 from dreamd.models.clauses import (
+    HISTORY,
     PLACEHOLDER_REASON,
     Supersession,
     clause_units,
@@ -117,7 +118,7 @@ class Rec:
     @cached_property
     def fact_lines(self) -> list[str]:
         lines = [ln.strip() for ln in self.body.splitlines()]
-        facts = [ln for ln in lines if ln and not _WHY.match(ln) and not _HOW.match(ln)]
+        facts = [ln for ln in lines if ln and _line_kind(ln) == "fact"]
         return facts or [self.description]
 
     @cached_property
@@ -337,12 +338,20 @@ def _has_digit(toks: set[str]) -> bool:
 
 
 def _line_kind(line: str) -> str:
-    return "why" if _WHY.match(line) else "how" if _HOW.match(line) else "fact"
+    if _WHY.match(line):
+        return "why"
+    if _HOW.match(line):
+        return "how"
+    return "history" if HISTORY.match(line) else "fact"
+
+
+_LABELS = {"why": ("**Why:**", _WHY), "how": ("**How to apply:**", _HOW), "history": ("**Previously:**", HISTORY)}
 
 
 def _append_to(lines: list[str], kind: str, text: str) -> None:
-    label = {"why": "**Why:**", "how": "**How to apply:**"}[kind]
-    pattern = _WHY if kind == "why" else _HOW
+    label, pattern = _LABELS[kind]
+    if kind == "history" and has_cjk(text):
+        label = "**此前：**"
     at = next((i for i, ln in enumerate(lines) if pattern.match(ln)), None)
     if at is None:
         lines.append(f"{label} {text}")
@@ -356,11 +365,11 @@ def _closed(clause: str) -> str:
     """A clause cut out of its sentence, with an end mark again so it reads as one."""
     if clause[-1] in ".!?;。！？；":
         return clause
-    return clause + ("。" if has_cjk(clause[-1]) else ".")
+    return clause + ("。" if has_cjk(clause) else ".")
 
 
 def _insert_fact(lines: list[str], text: str) -> None:
-    at = next((i for i, ln in enumerate(lines) if _WHY.match(ln) or _HOW.match(ln)), len(lines))
+    at = next((i for i, ln in enumerate(lines) if _line_kind(ln) != "fact"), len(lines))
     lines.insert(at, text)
 
 
@@ -368,9 +377,13 @@ def _body_fits(lines: list[str]) -> bool:
     return len(("\n".join(lines).strip("\n") + "\n").encode("utf-8")) <= MAX_BODY_BYTES
 
 
-def merge_group(group: list[Rec]) -> tuple[dict[str, str], list[Rec]]:
+def merge_group(group: list[Rec], replaced: Collection[str] = ()) -> tuple[dict[str, str], list[Rec]]:
     """The result of merging ``group`` (newest first) into its base ``group[0]``, and the
     members it holds (a member that would overflow the body cap is left out).
+
+    A member named in ``replaced`` is one an explicit newer statement superseded: what it says
+    that the result does not goes onto the history line (``**Previously:**``), word for word,
+    so it is kept but not stated as current.
 
     Invariant: every clause of every held member is still said by the result.
     """
@@ -384,12 +397,17 @@ def merge_group(group: list[Rec]) -> tuple[dict[str, str], list[Rec]]:
         trial_pool = list(pool)
         old_lines = old.body.splitlines() if clauses("", old.body) else [old.description]
         for line in old_lines:
-            kind = _line_kind(line)
+            kind = "history" if old.name in replaced else _line_kind(line)
             found = line_clauses(line)
             new = [c for c in found if not said_by(c, trial_pool)]
             if not new:
                 continue
             text = strip_label(line) if len(new) == len(found) else " ".join(_closed(c) for c in new)
+            if old.name in replaced:
+                was = _line_kind(line)
+                text = " ".join(_closed(c) for c in new)
+                if was in ("why", "how"):
+                    text = ("Why: " if was == "why" else "How to apply: ") + text
             if kind == "fact":
                 _insert_fact(trial, text)
             else:
@@ -416,19 +434,17 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         and r.importance < EXPIRE_PROTECT_IMPORTANCE
     }
     alive = [r for r in records if r.name not in expired]
-    superseded = _superseded(alive)
-    ops: list[dict[str, Any]] = [
-        {"source_names": [name], "result": None} for name in sorted(expired | superseded)
-    ]
-    gone = expired | superseded
+    replaced_by = _superseded(alive)
+    ops: list[dict[str, Any]] = [{"source_names": [name], "result": None} for name in sorted(expired)]
     # Only records a valid result could be made of take part in merges (a result reuses the
     # base's name and type, and one invalid result would get the whole plan rejected).
-    live = sorted(
-        (r for r in records if r.name not in gone and NAME_RE.match(r.name) and r.type in TYPES
+    usable = sorted(
+        (r for r in alive if NAME_RE.match(r.name) and r.type in TYPES
          and r.description.strip() and len(r.description) <= MAX_DESCRIPTION_CHARS),
         key=lambda r: (r.stamp, r.name),
         reverse=True,
     )
+    live = [r for r in usable if r.name not in replaced_by]
     groups: list[list[Rec]] = []
     by_key: dict[tuple[str, str], list[int]] = {}
     for rec in live:
@@ -444,11 +460,12 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             groups.append([rec])
             for k in rec.statement_tokens:
                 by_key.setdefault((rec.type, k), []).append(len(groups) - 1)
+    _attach_superseded(groups, [r for r in usable if r.name in replaced_by], replaced_by)
     merged: list[tuple[list[str], dict[str, str]]] = []
     for group in groups:
         if len(group) < 2:
             continue
-        result, held = merge_group(group)
+        result, held = merge_group(group, replaced_by)
         if len(held) > 1:
             merged.append(([r.name for r in held], result))
     merged.sort(key=lambda pair: pair[1]["name"])
@@ -469,8 +486,23 @@ def _probe_keys(s: Supersession, postings: Mapping[str, list[int]]) -> list[str]
     return ordered[: len(ordered) - needed + 1]
 
 
-def _superseded(records: list[Rec]) -> set[str]:
-    """Names of records a strictly newer record explicitly replaces (see the module docstring).
+def _attach_superseded(groups: list[list[Rec]], superseded: list[Rec], replaced_by: Mapping[str, str]) -> None:
+    """Each superseded record (newest first) joins the group of the record that replaced it,
+    following a chain of replacements to the current one, when the types agree (a result
+    keeps one type); otherwise it is left alone."""
+    where = {r.name: i for i, g in enumerate(groups) for r in g}
+    for old in superseded:
+        name = replaced_by[old.name]
+        while name in replaced_by:
+            name = replaced_by[name]
+        at = where.get(name)
+        if at is not None and groups[at][0].type == old.type:
+            groups[at].append(old)
+
+
+def _superseded(records: list[Rec]) -> dict[str, str]:
+    """Names of records a strictly newer record explicitly replaces (see the module docstring),
+    each mapped to the newest record that replaces it.
 
     Only records sharing a word with a statement's old value (or its subject, when it names
     none) are compared, which keeps this near-linear in the set size."""
@@ -478,8 +510,8 @@ def _superseded(records: list[Rec]) -> set[str]:
     for i, r in enumerate(records):
         for t in r.fact_tokens:
             postings.setdefault(t, []).append(i)
-    out: set[str] = set()
-    for newer in records:
+    out: dict[str, str] = {}
+    for newer in sorted(records, key=lambda r: (r.stamp, r.name), reverse=True):
         stated = newer.supersessions
         if not stated or not newer.stamp:
             continue
@@ -493,7 +525,7 @@ def _superseded(records: list[Rec]) -> set[str]:
             if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
                 continue
             if replaces_all(stated, pool, older.statement_clauses):
-                out.add(older.name)
+                out[older.name] = newer.name
     return out
 
 
