@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from dreamd.models.offline_paraphrase import gist, value_kind
 from dreamd.models.offline_text import CJK_RE, normalize, raw_words, tokens
 
 __all__ = [
@@ -142,6 +143,7 @@ _ZH_TO = r"(?:改成了?|换成了?|改为|换为|迁到了?|迁移到了?|搬�
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
     ("instead", re.compile(r"^(?P<new>.*?)\binstead of\s+(?P<old>.+)$")),
+    ("replaced", re.compile(r"^(?P<subj>.*?)\breplac(?:ed|ing)\s+(?P<old>.+?)\s+(?:with|by)\s+(?P<new>.+)$")),
     ("no-longer", re.compile(r"^(?P<subj>.*?)\bno longer\s+(?P<old>.+)$")),
     ("anymore", re.compile(r"^(?P<subj>.*?)\b(?:not|n't|never)\s+(?P<old>.+?)\s+any\s?more\b")),
     ("moved-to", re.compile(rf"^(?P<subj>.+?)\s+(?:(?:has|have|had|was|were|is|are|got|just|now|been|all)\s+)*(?P<verb>{_CHANGE_EN})\s+(?:over\s+)?(?:to|onto)\s+(?P<new>.+)$")),
@@ -177,16 +179,48 @@ class Supersession:
     place: bool = False
     """The change is a move to a place ("moved to eu-west-1", "已迁到新机房"), not to a date
     or time: what it replaces is a location."""
+    clause: str = ""
+    """For the general kinds (``change``, ``stopped``): the newer clause, its change words out."""
 
 
 def _cut(text: str) -> str:
     return _CUT.split(text, maxsplit=1)[0]
 
 
+_CHANGE_CUE = re.compile(
+    r"\b(?:now|nowadays|these days|from now on|going forward|as of|starting (?:today|tomorrow|next)|"
+    r"no longer|any ?more|instead|replac(?:e|ed|ing)|switch(?:ed|ing)?|mov(?:ed|ing)|chang(?:ed|ing)|"
+    r"renam(?:ed|ing)|push(?:ed)? (?:back|out|to)|postpon(?:ed|ing)|delay(?:ed)|reschedul(?:ed|ing)|"
+    r"bump(?:ed)?|upgrad(?:ed|ing)|downgrad(?:ed|ing)|migrat(?:ed|ing)|took over|handed over|"
+    r"dropp(?:ed|ing)|stopp(?:ed|ing)|quit|retir(?:ed|ing)|deprecat(?:ed|ing))\b"
+    r"|现在|目前|如今|(?:改|换|迁移?|搬|调整|变|推迟|提前|延期)(?:成|为|到|用|去)?了?|不再|以后|今后|从此|停用|弃用|接替|接手|已经不",
+    re.I,
+)
+_KEEP_CUE = re.compile(r"no longer|any ?more|instead|不再|已经不", re.I)
+"""Change words that are also negations: kept in the clause, so its gist negates what follows."""
+"""Words that say a statement is new: without one, two different values are two facts."""
+_STOP_CUE = re.compile(r"\b(?:no longer|stopp(?:ed|ing)|quit|gave up|dropp(?:ed|ing)|any ?more)\b|不再|停用|弃用|已经不|不\S*了", re.I)
+_ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b|也|还|另外|同时", re.I)
+
+
+def _general(text: str) -> tuple[Supersession, ...]:
+    """The general kinds: a clause with a change word and no additive one ("also", "也")."""
+    if not _CHANGE_CUE.search(text) or _ADDITIVE.search(text):
+        return ()
+    rest = _CHANGE_CUE.sub(lambda m: m.group() if _KEEP_CUE.fullmatch(m.group()) else " ", text)
+    subject = frozenset(tokens(rest))
+    kinds = ["change"] + (["stopped"] if _STOP_CUE.search(text) else [])
+    return tuple(Supersession(k, subject, frozenset(), frozenset(), "", frozenset(), clause=rest) for k in kinds)
+
+
 @lru_cache(maxsize=8192)
 def supersessions(clause: str) -> tuple[Supersession, ...]:
     """The explicit supersession statements in one clause (usually none)."""
     text = normalize(clause)
+    return _patterned(text) + _general(text)
+
+
+def _patterned(text: str) -> tuple[Supersession, ...]:
     low = text.lower()
     for kind, pattern in _PATTERNS:
         m = pattern.search(low)
@@ -195,6 +229,8 @@ def supersessions(clause: str) -> tuple[Supersession, ...]:
         groups = m.groupdict()
         old = tokens(_cut(groups.get("old") or ""))
         new_low = _cut(groups.get("new") or "")
+        if kind == "replaced":  # "replaced Jira with Linear for tickets": the value, then context
+            new_low = re.split(r"\s+(?:for|in|on|at|as|across|to)\s+", new_low, maxsplit=1)[0]
         start = m.start("new") if groups.get("new") is not None else len(text)
         # the original case of the new value ("Loki", "GitHub Actions"), when lowering kept offsets
         new_text = text[start : start + len(new_low)] if len(text) == len(low) else new_low
@@ -263,7 +299,29 @@ def _clause_tokens(clause: str) -> frozenset[str]:
     return frozenset(tokens(clause))
 
 
+def _changed(s: Supersession, old_clause: str) -> bool:
+    """The general test: the newer clause keeps the older one's wording (its subject) and
+    replaces a value with one of the same kind, adding no other word ("standup is at 9:30" /
+    "standup is now at 10:00"; "metrics go to Datadog" / "metrics go to Prometheus now");
+    or, for a stop ("no longer", "stopped", "不再"), says the older clause's content under a
+    negation ("每天早上跑步" / "现在不跑步了")."""
+    old, new = gist(old_clause), gist(s.clause)
+    if not old.content or any(old.negated):
+        return False
+    shared = old.content & new.content
+    if s.kind == "stopped":
+        return len(shared) >= 0.8 * len(old.content) and (old.values <= new.values or new.values <= old.values)
+    current = new.values - new.negated_values
+    gone, came = old.values - current, current - old.values
+    if not gone or not came or not {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
+        return False
+    return (len(shared) >= max(1.0, 0.5 * len(old.content)) and not new.content - old.content
+            and len(old.content - new.content) <= 1)
+
+
 def _replaces(s: Supersession, old_clause: str) -> bool:
+    if s.kind in ("change", "stopped"):
+        return _changed(s, old_clause)
     have = set(_clause_tokens(old_clause))
     if not have:
         return False

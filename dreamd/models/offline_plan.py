@@ -60,6 +60,7 @@ from dreamd.models.clauses import (
     strip_label,
     supersessions,
 )
+from dreamd.models.offline_paraphrase import MIN_SHARED, Gist, gist, same_fact
 from dreamd.models.offline_text import (
     NEGATIONS,
     ZH_NEGATIONS,
@@ -124,6 +125,10 @@ class Rec:
     @cached_property
     def statement_tokens(self) -> frozenset[str]:
         return frozenset(tokens(self.description + "\n" + "\n".join(self.fact_lines)))
+
+    @cached_property
+    def gist(self) -> Gist:
+        return gist(self.description + "\n" + "\n".join(self.fact_lines))
 
     @cached_property
     def fact_tokens(self) -> frozenset[str]:
@@ -293,13 +298,14 @@ def contradicts(a: Rec, b: Rec) -> bool:
 def paraphrase(a: Rec, b: Rec) -> bool:
     """Same statement, one possibly saying more (see the module docstring); never two
     distinct values or subjects."""
-    if a.negated != b.negated:
-        return False  # "use mocks" and "don't use mocks" are not one statement
-    if _said_within(a, b) or _said_within(b, a):
+    # "use mocks" and "don't use mocks" are not one statement
+    if a.negated == b.negated and (
+        _said_within(a, b) or _said_within(b, a)
+        or _inside(set(a.statement_tokens), set(b.statement_tokens))
+        or _inside(set(a.fact_tokens), set(b.fact_tokens))
+    ):
         return True
-    return _inside(set(a.statement_tokens), set(b.statement_tokens)) or _inside(
-        set(a.fact_tokens), set(b.fact_tokens)
-    )
+    return same_fact(a.gist, b.gist)
 
 
 def _said_within(a: Rec, b: Rec) -> bool:
@@ -331,6 +337,11 @@ def _least_shared(a: Rec, b: Rec) -> float:
     if a.cjk or b.cjk:
         return 0.5 * min(len(a.statement_tokens), len(b.statement_tokens))
     return 0.9 * min(len(a.fact_tokens), len(b.fact_tokens)) - 1e-9
+
+
+def _least_in_gist(a: Rec, b: Rec) -> float:
+    """Gist units two records must share for :func:`same_fact` to hold."""
+    return max(2.0, MIN_SHARED * min(len(a.gist.content), len(b.gist.content)) - 1e-9)
 
 
 def _has_digit(toks: set[str]) -> bool:
@@ -447,11 +458,18 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     live = [r for r in usable if r.name not in replaced_by]
     groups: list[list[Rec]] = []
     by_key: dict[tuple[str, str], list[int]] = {}
+    by_unit: dict[tuple[str, str], list[int]] = {}
     for rec in live:
         shared: Counter[int] = Counter()
         for k in rec.statement_tokens:
             shared.update(by_key.get((rec.type, k), ()))
-        candidates = sorted(g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0]))
+        in_gist: Counter[int] = Counter()
+        for k in rec.gist.content:
+            in_gist.update(by_unit.get((rec.type, k), ()))
+        candidates = sorted(
+            {g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0])}
+            | {g for g, n in in_gist.items() if n >= _least_in_gist(rec, groups[g][0])}
+        )
         for g in candidates:
             if paraphrase(groups[g][0], rec):
                 groups[g].append(rec)
@@ -460,6 +478,8 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             groups.append([rec])
             for k in rec.statement_tokens:
                 by_key.setdefault((rec.type, k), []).append(len(groups) - 1)
+            for k in rec.gist.content:
+                by_unit.setdefault((rec.type, k), []).append(len(groups) - 1)
     _attach_superseded(groups, [r for r in usable if r.name in replaced_by], replaced_by)
     merged: list[tuple[list[str], dict[str, str]]] = []
     for group in groups:
@@ -480,7 +500,7 @@ def _probe_keys(s: Supersession, postings: Mapping[str, list[int]]) -> list[str]
     Chinese subjects are matched by character, so all their tokens are probed."""
     keys, share = (s.old, 0.6) if s.old else (s.subject, 0.8)
     ordered = sorted(keys, key=lambda k: (len(postings.get(k, ())), k))
-    if not s.old and any(has_cjk(k) for k in keys):
+    if not s.old and (s.clause or any(has_cjk(k) for k in keys)):
         return ordered
     needed = math.ceil(share * len(ordered) - 1e-9)
     return ordered[: len(ordered) - needed + 1]
@@ -524,6 +544,8 @@ def _superseded(records: list[Rec]) -> dict[str, str]:
             older = records[i]
             if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
                 continue
+            if older.negated == newer.negated and _said_within(older, newer):
+                continue  # a restatement ("not X anymore" said twice) replaces nothing: a duplicate
             if replaces_all(stated, pool, older.statement_clauses):
                 out[older.name] = newer.name
     return out
