@@ -399,13 +399,63 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("周会定在每周四上午十点。", "周会改成每周三下午两点。", True),
         ("移动端在周末发布新版本。", "移动端不再在周末发布新版本。", True),
         ("我们的 CI 用 GitLab Runner。", "我们的 CI 从 GitLab Runner 换成了 GitHub Actions。", True),
+        # the general test: a change word, the older wording kept, a value of the same kind replaced
+        ("Standup is at 9:30.", "Standup is now at 10:00.", True),
+        ("Backups run on Sundays.", "Backups run on Saturdays from now on.", True),
+        ("Code freeze starts 2026-12-10.", "Code freeze was pushed to 2026-12-14.", True),
+        ("The team chats on Slack.", "The team now chats on Discord instead of Slack.", True),
+        ("The team uses Jira for tickets.", "We replaced Jira with Linear for tickets.", True),
+        ("Metrics go to Datadog.", "We dropped Datadog; metrics go to Prometheus now.", True),
+        ("The user drives to work.", "The user stopped driving to work; they cycle now.", True),
+        ("周会在周一上午。", "周会现在改到周二下午了。", True),
+        ("测试环境用 MySQL。", "测试环境现在改用 PostgreSQL 了。", True),
+        ("预算上限是每月五万。", "预算上限调整为每月八万。", True),
+        ("每天早上跑步。", "用户现在不跑步了，改成游泳。", True),
+        ("文档放在 Confluence。", "文档不再放 Confluence，统一放到语雀。", True),
+        # a change word alone is not enough: another kind of value, an added fact, "also"
+        ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
+        ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),
+        ("Standup is at 9:30.", "Standup now includes the QA team.", False),
+        ("The service has a 99.9% SLO.", "The service now has 3 replicas.", False),
+        ("The user drinks coffee in the morning.", "The user stopped drinking coffee in the evening.", False),
+        ("用户住在北京。", "用户现在在学日语。", False),
+        ("测试库周末只读。", "测试库改成 PostgreSQL 了。", False),
+        # the same statement twice replaces nothing
+        ("User sessions are not stored in Redis anymore.", "User sessions are not stored in Redis anymore.", False),
     ],
 )
 def test_only_an_explicit_newer_statement_supersedes(older: str, newer: str, expected: bool) -> None:
     from dreamd.models.clauses import supersedes
 
     assert supersedes(("d", newer), ("d", older)) is expected
-    assert supersedes(("d", older), ("d", newer)) is False  # never the other way round
+    if older != newer:
+        assert supersedes(("d", older), ("d", newer)) is False  # never the other way round
+
+
+def test_a_supersession_is_a_merge_that_keeps_the_replaced_value_as_history() -> None:
+    """The newer record absorbs the older (convention of benchmarks/quality/README.md): its
+    own text first, then what the older said that it does not, on a **Previously:** line (in
+    Chinese **此前：**); a chain lands in the newest record; nothing is dropped."""
+    records = [
+        rec("standup-930", "project", "Standup at 9:30", "The team standup is at 9:30.\n**Why:** the US team joins.\n", 1),
+        rec("standup-1000", "project", "Standup moved to 10:00", "The team standup moved to 10:00.\n", 5),
+        rec("standup-1030", "project", "Standup now at 10:30", "The team standup is now at 10:30.\n", 9),
+        rec("zh-weekly", "project", "周会在周一", "周会在周一上午。\n", 2),
+        rec("zh-weekly-new", "project", "周会改到周二", "周会现在改到周二下午了。\n", 6),
+        rec("ci-jenkins", "reference", "CI runs on Jenkins", "The CI pipeline runs on Jenkins.\n", 2),
+        rec("ci-buildkite", "project", "CI moved to Buildkite", "We switched the CI pipeline from Jenkins to Buildkite.\n", 6),
+    ]
+    ops = consolidate(records)
+    assert ops == [
+        {"source_names": ["standup-1030", "standup-1000", "standup-930"], "result": {
+            "name": "standup-1030", "type": "project", "description": "Standup now at 10:30",
+            "body": "The team standup is now at 10:30.\n"
+                    "**Previously:** The team standup moved to 10:00. The team standup is at 9:30. "
+                    "Why: the US team joins.\n"}},
+        {"source_names": ["zh-weekly-new", "zh-weekly"], "result": {
+            "name": "zh-weekly-new", "type": "project", "description": "周会改到周二",
+            "body": "周会现在改到周二下午了。\n**此前：** 周会在周一上午。\n"}},
+    ]  # a supersession across types (ci-*) is left alone: a result keeps one type
 
 
 @pytest.mark.parametrize(

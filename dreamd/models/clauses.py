@@ -46,6 +46,7 @@ __all__ = [
     "fact_clauses",
     "line_clauses",
     "replaces_all",
+    "restates",
     "said_by",
     "strip_label",
     "supersedes",
@@ -208,9 +209,8 @@ def _general(text: str) -> tuple[Supersession, ...]:
     if not _CHANGE_CUE.search(text) or _ADDITIVE.search(text):
         return ()
     rest = _CHANGE_CUE.sub(lambda m: m.group() if _KEEP_CUE.fullmatch(m.group()) else " ", text)
-    subject = frozenset(tokens(rest))
-    kinds = ["change"] + (["stopped"] if _STOP_CUE.search(text) else [])
-    return tuple(Supersession(k, subject, frozenset(), frozenset(), "", frozenset(), clause=rest) for k in kinds)
+    kind = "stopped" if _STOP_CUE.search(text) else "change"  # a stop states no new value
+    return (Supersession(kind, frozenset(tokens(rest)), frozenset(), frozenset(), "", frozenset(), clause=rest),)
 
 
 @lru_cache(maxsize=8192)
@@ -358,11 +358,25 @@ def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
     one or replaced by one of its supersession clauses; a record holding one more, unrelated
     fact is left alone.
     """
-    stated = [s for c in fact_clauses(*newer) for s in supersessions(c)]
-    if not stated:
+    new_facts, old_facts = fact_clauses(*newer), fact_clauses(*older)
+    stated = [s for c in new_facts for s in supersessions(c)]
+    if not stated or restates(new_facts, old_facts):
         return False
     pool = [clause_units(c) for c in clauses(*newer)]
-    return replaces_all(stated, pool, fact_clauses(*older))
+    return replaces_all(stated, pool, old_facts)
+
+
+def restates(new_facts: Sequence[str], old_facts: Sequence[str]) -> bool:
+    """Whether the newer fact clauses say every older one, with the same negation: the same
+    statement again ("not in Redis anymore" twice), which replaces nothing."""
+    pool = [clause_units(c) for c in new_facts]
+    if not all(said_by(c, pool) for c in old_facts):
+        return False
+    return _negates(new_facts) == _negates(old_facts)
+
+
+def _negates(facts: Sequence[str]) -> bool:
+    return any(any(gist(c).negated) or gist(c).negated_values for c in facts)
 
 
 def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clauses: Sequence[str]) -> bool:

@@ -90,6 +90,7 @@ _EN_SYNONYMS = (
     "kid child children",
     "talk speak",
     "direct straight",
+    "keep stay remain",
     "live reside",
     "often frequently",
     "usually normally typically generally",
@@ -130,7 +131,7 @@ _NUMBER_WORDS = {
     "once": 1, "twice": 2, "single": 1, "double": 2, "half": 0.5, "dozen": 12,
 }
 _WHEN_WORDS = frozenset(
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "morning", "afternoon", "evening", "night", "noon", "midnight", "daily", "weekly", "monthly", "yearly", "nightly"]
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "morning", "afternoon", "evening", "night", "noon", "midnight", "weekly", "monthly", "yearly", "nightly"]
 )
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
 _SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$)|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
@@ -143,7 +144,10 @@ _VALUE_PATTERNS = (
     re.compile(r"#[\w-]+"),
     re.compile(r"\d+(?:[.:/-]\d+)*"),
 )
-_ZH_NUMERAL = re.compile(r"[零一二两兩三四五六七八九十百千万]+(?=[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]|[^\u3400-\u9fff]|$)")
+_ZH_NUMERAL = re.compile(
+    r"(?P<n>[零一二两兩三四五六七八九十百千万]+|\d+)\s*(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
+    r"|(?P<bare>[零一二两兩三四五六七八九十百千万]+)(?=[^\u3400-\u9fff]|$)"
+)
 _ZH_WHEN = re.compile(r"上午|下午|中午|早上|晚上|凌晨|半夜|周末|工作日|每天|每周|每月|每年|每晚|每早")
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
 _ZH_NEG = re.compile("|".join(re.escape(n) for n in sorted((*ZH_NEGATIONS, "不再", "没有", "无需", "勿"), key=len, reverse=True)))
@@ -205,6 +209,19 @@ class Gist:
         return frozenset(u for c in self.clauses for u in c)
 
     @cached_property
+    def initials(self) -> dict[str, frozenset[str]]:
+        """What 2 to 4 consecutive English words of a clause would be abbreviated to ("pull
+        request" → "pr"), with those words, so that an acronym and its expansion are one value."""
+        out: dict[str, set[str]] = {}
+        for clause in self.clauses:
+            for i in range(len(clause)):
+                for n in (2, 3, 4):
+                    words = clause[i : i + n]
+                    if len(words) == n and all(w.isascii() and w[:1].isalpha() for w in words):
+                        out.setdefault("".join(w[0] for w in words), set()).update(words)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    @cached_property
     def plain(self) -> tuple[frozenset[str], ...]:
         return tuple(frozenset(c) - n for c, n in zip(self.clauses, self.negated, strict=True))
 
@@ -212,6 +229,10 @@ class Gist:
 def _values(text: str) -> tuple[set[str], str]:
     """The values of a segment, and the segment with them blanked out."""
     found: set[str] = set()
+    for m in _ZH_NUMERAL.finditer(text):
+        digits = (m.group("n") or m.group("bare")).replace("两", "二").replace("兩", "二")
+        found.add(str(zh_number(digits) or digits) + (m.group("unit") or ""))
+    text = _ZH_NUMERAL.sub(" ", text)
     for pattern in _VALUE_PATTERNS:
         for m in pattern.finditer(text):
             found.add(m.group().lower().strip("`").rstrip("./"))
@@ -221,10 +242,6 @@ def _values(text: str) -> tuple[set[str], str]:
     text = _ZH_WEEKDAY.sub(" ", text)
     found.update(_ZH_WHEN.findall(text))
     text = _ZH_WHEN.sub(" ", text)
-    for m in _ZH_NUMERAL.finditer(text):
-        n = zh_number(m.group()) or m.group()
-        found.add(str(n))
-    text = _ZH_NUMERAL.sub(" ", text)
     cjk = bool(CJK_RE.search(text))
     for m in _EN_WORD.finditer(text):
         word = m.group()
@@ -233,8 +250,8 @@ def _values(text: str) -> tuple[set[str], str]:
             found.add(str(_NUMBER_WORDS[low]))
         elif _stem(low) in _WHEN_STEMS:
             found.add(_stem(low))
-        elif cjk or (len(word) > 1 and word.isupper()):
-            found.add(low)
+        elif cjk or _ACRONYM.fullmatch(word):
+            found.add(_name_form(word))
     if cjk:
         text = _EN_WORD.sub(" ", text)
     return found, text
@@ -256,10 +273,19 @@ def value_kind(value: str) -> str:
     return "name"
 
 
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]+s?")
+
+
+def _name_form(word: str) -> str:
+    """A name as a value: lowercase, an acronym's plural "s" off ("PRs" is "pr")."""
+    low = word.lower().replace("'", "")
+    return low[:-1] if _ACRONYM.fullmatch(word) and word.endswith("s") else low
+
+
 def _names(line: str) -> set[str]:
     """Capitalised words that do not start a sentence: names ("Dana", "Postgres", "Notion")."""
     return {
-        m.group().lower().replace("'", "")
+        _name_form(m.group())
         for m in _EN_WORD.finditer(line)
         if m.group()[0].isupper() and not _SENTENCE_START.search(line[: m.start()])
         and m.group().lower() not in STOPWORDS and m.group().lower() not in _NUMBER_WORDS
@@ -329,7 +355,7 @@ def gist(text: str) -> Gist:
     lines = [normalize(line) for line in text.splitlines()]
     names = set().union(*(_names(line) for line in lines)) if lines else set()
     name_re = re.compile(r"(?<![\w'])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                         + r")(?![\w'])", re.I) if names else None
+                         + r")s?(?![\w'])", re.I) if names else None
     for segment in _SEGMENT.split("\n".join(lines)):
         if not segment or not segment.strip():
             continue
@@ -338,7 +364,7 @@ def gist(text: str) -> Gist:
         found = [set[str](), set[str]()]
         if name_re is not None:
             for i, part in enumerate(parts):
-                found[i] = {m.group().lower().replace("'", "") for m in name_re.finditer(part)}
+                found[i] = {_name_form(m.group()) for m in name_re.finditer(part)}
                 parts[i] = name_re.sub(" ", part)
         before, after = _values(parts[0]), _values(parts[1])
         values |= before[0] | after[0] | found[0] | found[1]
@@ -363,12 +389,14 @@ def _conflict(x: Gist, y: Gist) -> bool:
     return False
 
 
-def _frame(clause: tuple[str, ...], only: frozenset[str]) -> tuple[tuple[str, ...], frozenset[int]]:
+def _frame(clause: tuple[str, ...], only: frozenset[str], skip: frozenset[str]) -> tuple[tuple[str, ...], frozenset[int]]:
     """A clause's shared units in order, and the slots (index into them) where units only
-    this side has stand."""
+    this side has stand (``skip``: words that spell an acronym of the other side)."""
     skeleton: list[str] = []
     slots: set[int] = set()
     for u in clause:
+        if u in skip:
+            continue
         if u in only:
             slots.add(len(skeleton))
         else:
@@ -376,34 +404,48 @@ def _frame(clause: tuple[str, ...], only: frozenset[str]) -> tuple[tuple[str, ..
     return tuple(skeleton), frozenset(slots)
 
 
-def _swapped_in_place(x: Gist, y: Gist) -> bool:
+def _swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bool:
     """Whether some clause of ``x`` and some clause of ``y`` are one frame with different
     fillers: the same shared units in the same order, each side's own words in the same
     slots ("the alpha service owns the queue" / "the beta service owns the queue",
     "小李负责搜索" / "小张负责推荐"). That is a different subject or value, unless synonyms made
     the fillers equal; a rewording moves, adds or drops words as well."""
-    only_x, only_y = x.content - y.content, y.content - x.content
+    only_x, only_y = x.content - y.content - skip, y.content - x.content - skip
     if not only_x or not only_y:
         return False
-    frames_y = {_frame(c, only_y) for c in y.clauses}
+    frames_y = {_frame(c, only_y, skip) for c in y.clauses}
     for c in x.clauses:
-        skeleton, slots = _frame(c, only_x)
+        skeleton, slots = _frame(c, only_x, skip)
         if skeleton and slots and (skeleton, slots) in frames_y:
             return True
     return False
 
 
+def _spelled_out(x: Gist, y: Gist) -> tuple[frozenset[str], frozenset[str]]:
+    """``x``'s acronyms that ``y`` spells out instead ("PR" / "pull request"), and the words
+    of ``y`` that spell them."""
+    found = frozenset(v for v in x.values if v not in y.values and v in y.initials)
+    return found, frozenset().union(*(y.initials[v] for v in found))
+
+
 def same_fact(x: Gist, y: Gist) -> bool:
     """Whether two gists state the same fact (see the module docstring)."""
-    if not (x.values <= y.values or y.values <= x.values) or not x.content or not y.content:
+    ax, spell_x = _spelled_out(x, y)
+    ay, spell_y = _spelled_out(y, x)
+    vx, vy = x.values - ax, y.values - ay
+    if not (vx <= vy or vy <= vx) or not (x.content or x.values):
         return False
     if _conflict(x, y) or _conflict(y, x):
         return False
-    shared = len(x.content & y.content)
-    if x.values != y.values:
+    acronyms = ax | ay
+    ux = (x.content - spell_y) | vx | acronyms
+    uy = (y.content - spell_x) | vy | acronyms
+    skip = spell_x | spell_y
+    shared = len(ux & uy)
+    if vx != vy:
         # one side names a value the other does not: only a restatement that says more
-        poorer = x if x.values < y.values else y
-        return shared >= MORE_SHARED * len(poorer.content) and not _swapped_in_place(x, y)
-    if shared < 2 or shared < MIN_SHARED * min(len(x.content), len(y.content)):
+        poorer = ux if vx < vy else uy
+        return shared >= MORE_SHARED * len(poorer) and not _swapped_in_place(x, y, skip)
+    if shared < 2 or shared < MIN_SHARED * min(len(ux), len(uy)):
         return False
-    return not _swapped_in_place(x, y)
+    return not _swapped_in_place(x, y, skip)

@@ -56,6 +56,7 @@ from dreamd.models.clauses import (
     fact_clauses,
     line_clauses,
     replaces_all,
+    restates,
     said_by,
     strip_label,
     supersessions,
@@ -341,7 +342,8 @@ def _least_shared(a: Rec, b: Rec) -> float:
 
 def _least_in_gist(a: Rec, b: Rec) -> float:
     """Gist units two records must share for :func:`same_fact` to hold."""
-    return max(2.0, MIN_SHARED * min(len(a.gist.content), len(b.gist.content)) - 1e-9)
+    size = min(len(a.gist.content | a.gist.values), len(b.gist.content | b.gist.values))
+    return max(2.0, MIN_SHARED * size - 1e-9)
 
 
 def _has_digit(toks: set[str]) -> bool:
@@ -464,7 +466,7 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         for k in rec.statement_tokens:
             shared.update(by_key.get((rec.type, k), ()))
         in_gist: Counter[int] = Counter()
-        for k in rec.gist.content:
+        for k in rec.gist.content | rec.gist.values:
             in_gist.update(by_unit.get((rec.type, k), ()))
         candidates = sorted(
             {g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0])}
@@ -478,7 +480,7 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             groups.append([rec])
             for k in rec.statement_tokens:
                 by_key.setdefault((rec.type, k), []).append(len(groups) - 1)
-            for k in rec.gist.content:
+            for k in rec.gist.content | rec.gist.values:
                 by_unit.setdefault((rec.type, k), []).append(len(groups) - 1)
     _attach_superseded(groups, [r for r in usable if r.name in replaced_by], replaced_by)
     merged: list[tuple[list[str], dict[str, str]]] = []
@@ -544,8 +546,8 @@ def _superseded(records: list[Rec]) -> dict[str, str]:
             older = records[i]
             if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
                 continue
-            if older.negated == newer.negated and _said_within(older, newer):
-                continue  # a restatement ("not X anymore" said twice) replaces nothing: a duplicate
+            if restates(newer.statement_clauses, older.statement_clauses):
+                continue  # the same statement again ("not X anymore" twice) replaces nothing
             if replaces_all(stated, pool, older.statement_clauses):
                 out[older.name] = newer.name
     return out
