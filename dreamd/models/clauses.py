@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dreamd.models.offline_paraphrase import gist, value_kind
+from dreamd.models.offline_paraphrase import Gist, gist, swapped_in_place, value_kind
 from dreamd.models.offline_text import CJK_RE, normalize, raw_words, tokens
 
 __all__ = [
@@ -300,23 +300,37 @@ def _clause_tokens(clause: str) -> frozenset[str]:
 
 
 def _changed(s: Supersession, old_clause: str) -> bool:
-    """The general test: the newer clause keeps the older one's wording (its subject) and
-    replaces a value with one of the same kind, adding no other word ("standup is at 9:30" /
-    "standup is now at 10:00"; "metrics go to Datadog" / "metrics go to Prometheus now");
-    or, for a stop ("no longer", "stopped", "不再"), says the older clause's content under a
-    negation ("每天早上跑步" / "现在不跑步了")."""
+    """The general test (see :func:`_stopped` for a stop). The newer clause keeps the older
+    one's wording (its subject), adds no other word, and replaces either a value with one of
+    the same kind ("standup is at 9:30" / "standup is now at 10:00"; "metrics go to Datadog"
+    / "metrics go to Prometheus now") or, values equal, one word with another in the same
+    place ("use yarn in the frontend repo" / "use pnpm in the frontend repo from now on")."""
     old, new = gist(old_clause), gist(s.clause)
-    if not old.content or any(old.negated):
+    if (not old.content and not old.values) or any(old.negated):
         return False
-    shared = old.content & new.content
     if s.kind == "stopped":
-        return len(shared) >= 0.8 * len(old.content) and (old.values <= new.values or new.values <= old.values)
+        return _stopped(old, new)
+    shared = old.content & new.content
     current = new.values - new.negated_values
     gone, came = old.values - current, current - old.values
+    if not gone and not came:
+        only_old, only_new = old.content - new.content, new.content - old.content
+        return len(only_old) == len(only_new) == 1 and bool(shared) and swapped_in_place(old, new)
     if not gone or not came or not {value_kind(v) for v in gone} & {value_kind(v) for v in came}:
         return False
     return (len(shared) >= max(1.0, 0.5 * len(old.content)) and not new.content - old.content
             and len(old.content - new.content) <= 1)
+
+
+def _stopped(old: Gist, new: Gist) -> bool:
+    """A stop ("no longer", "stopped", "不再") replaces the older clause it restates ("每天早上
+    跑步" / "现在不跑步了"), or one that names what stopped when the stop names little else
+    or keeps half the older wording ("the app is hosted on Heroku" / "we're not using Heroku
+    anymore")."""
+    shared = old.content & new.content
+    if len(shared) >= 0.8 * len(old.content) and (old.values <= new.values or new.values <= old.values):
+        return bool(old.content)
+    return bool(old.values & new.values) and (len(shared) >= 0.5 * len(old.content) or len(new.content) <= 1)
 
 
 def _replaces(s: Supersession, old_clause: str) -> bool:

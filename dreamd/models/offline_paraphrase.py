@@ -50,7 +50,7 @@ from dreamd.models.offline_text import (
     zh_number,
 )
 
-__all__ = ["MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "value_kind"]
+__all__ = ["MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
 
 MIN_SHARED = 0.6
 """Share of the smaller gist's content units the other must have."""
@@ -122,7 +122,7 @@ _ZH_SYNONYMS = (
 )
 _ZH_FILLER = (
     "尽量", "尽可能", "一定", "总是", "始终", "一直", "比较", "非常", "特别", "平时", "通常", "一般",
-    "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "他们", "她们", "的", "了", "着", "地", "都", "也", "还", "就", "很",
+    "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "统一", "一律", "全部", "他们", "她们", "的", "了", "着", "地", "都", "也", "还", "就", "很",
     "要", "请", "是", "在", "我", "你", "他", "她", "它", "把", "被", "和", "与", "及", "或",
 )
 _NUMBER_WORDS = {
@@ -189,7 +189,7 @@ _ZH_CANON = _table(_ZH_SYNONYMS, str)
 _ZH_REPLACE = re.compile("|".join(re.escape(w) for w in sorted(_ZH_CANON, key=len, reverse=True)))
 _ZH_DROP = re.compile("|".join(re.escape(w) for w in sorted(_ZH_FILLER, key=len, reverse=True)))
 _STOP_STEMS = frozenset(_stem(w) for w in STOPWORDS if w.isascii()) | {
-    _stem(w) for w in ["please", "also", "always", "every", "all", "only", "really", "just", "still", "currently", "now"]}
+    _stem(w) for w in ["please", "also", "always", "every", "all", "only", "really", "just", "still", "currently", "now", "anymore"]}
 
 
 @dataclass(frozen=True)
@@ -404,7 +404,7 @@ def _frame(clause: tuple[str, ...], only: frozenset[str], skip: frozenset[str]) 
     return tuple(skeleton), frozenset(slots)
 
 
-def _swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bool:
+def swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bool:
     """Whether some clause of ``x`` and some clause of ``y`` are one frame with different
     fillers: the same shared units in the same order, each side's own words in the same
     slots ("the alpha service owns the queue" / "the beta service owns the queue",
@@ -445,7 +445,7 @@ def same_fact(x: Gist, y: Gist) -> bool:
     if vx != vy:
         # one side names a value the other does not: only a restatement that says more
         poorer = ux if vx < vy else uy
-        return shared >= MORE_SHARED * len(poorer) and not _swapped_in_place(x, y, skip)
+        return shared >= MORE_SHARED * len(poorer) and not swapped_in_place(x, y, skip)
     if shared < 2 or shared < MIN_SHARED * min(len(ux), len(uy)):
         return False
-    return not _swapped_in_place(x, y, skip)
+    return not swapped_in_place(x, y, skip)
