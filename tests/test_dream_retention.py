@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dreamd.config import default_config
-from dreamd.models.clauses import HISTORY, clause_units, clauses, said_by, supersedes
+from dreamd.models.clauses import clause_units, clauses, said_by, unexplained_history
 from dreamd.models.offline import OfflineModel
 from dreamd.work import Context, dream
 from memory.records import Record, make_record
@@ -124,27 +124,9 @@ def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_supersed
                 rec = before[source][1]
                 missing = [c for c in clauses(rec.description, rec.body) if not said_by(c, own)]
                 assert not missing, f"merge into {op.result.name} dropped {missing} of {source}"
-            _history_only_from_explicit_supersession(op.result, [before[n][1] for n in op.source_names], stamps)
-
-
-def _history_only_from_explicit_supersession(result: Record, sources: list[Record], stamps: dict[str, str]) -> None:
-    """Every clause on the result's history line says a clause that was already history in a
-    source, or a clause of a source that a strictly newer source explicitly supersedes."""
-    def history(rec: Record) -> list[str]:
-        return [ln for ln in rec.body.splitlines() if HISTORY.match(ln)]
-
-    old_history = [c for s in sources for ln in history(s) for c in clauses("", ln)]
-    replaced = [
-        c
-        for s in sources
-        if any(stamps[o.name] > stamps[s.name] and supersedes((o.description, o.body), (s.description, s.body))
-               for o in sources if o is not s)
-        for c in clauses(s.description, s.body)
-    ]
-    for line in history(result):
-        for c in clauses("", line):
-            assert any(said_by(old, [clause_units(c)]) for old in old_history + replaced), (
-                f"{result.name} demoted {c!r} to history without an explicit newer statement")
+            sources = [(stamps[n], before[n][1].description, before[n][1].body) for n in op.source_names]
+            unexplained = unexplained_history((op.result.description, op.result.body), sources)
+            assert not unexplained, f"{op.result.name} demoted {unexplained} to history without an explicit newer statement"
 
 
 @settings(max_examples=40, deadline=None)
@@ -234,3 +216,34 @@ def test_the_checker_reports_a_dream_drop_nothing_explains(tmp_path: Path) -> No
     _dream_commit(t, [(["ci-runner"], None)])
     violations, _ = _retention(t)
     assert len(violations) == 1 and "'ci-runner' (dropped)" in violations[0]
+
+
+def test_the_checker_accepts_a_supersession_merge_and_reports_a_demotion_nothing_explains(tmp_path: Path) -> None:
+    from tests.torture.test_torture_short import Tiny
+
+    t = Tiny(tmp_path)
+    day = {"n": 1}
+
+    def at_next_day() -> datetime:
+        day["n"] += 1
+        return datetime(2026, 11, day["n"], 10, 0, tzinfo=UTC)
+
+    t.store.clock = at_next_day  # type: ignore[method-assign,misc]
+    t.remember("standup-930", "Standup at 9:30", job="20261129T100000.000006Z-ffffffffff",
+               body="The team standup is at 9:30.")
+    t.remember("standup-1000", "Standup now at 10:00", job="20261129T100000.000007Z-gggggggggg",
+               body="The team standup is now at 10:00.")
+    t.remember("standup-room", "Standup room", job="20261129T100000.000008Z-hhhhhhhhhh",
+               body="The team standup is in room 4.")
+    _dream_commit(t, [(["standup-1000", "standup-930"], make_record(
+        "standup-1000", "project", "Standup now at 10:00",
+        "The team standup is now at 10:00.\n**Previously:** The team standup is at 9:30.\n"))])
+    violations, seen = _retention(t)
+    assert violations == [] and seen == {"kept": 2}
+    # the room is not superseded by anything: moving it to history is a demotion
+    _dream_commit(t, [(["standup-1000", "standup-room"], make_record(
+        "standup-1000", "project", "Standup now at 10:00",
+        "The team standup is now at 10:00.\n**Previously:** The team standup is at 9:30. "
+        "The team standup is in room 4.\n"))])
+    violations, _ = _retention(t)
+    assert len(violations) == 1 and "room 4" in violations[0] and "to history" in violations[0]

@@ -79,7 +79,9 @@ def test_two_facts_that_look_alike_stay_two(x: str, y: str) -> None:
 def test_the_gist_keeps_values_apart_from_wording() -> None:
     g = gist("Ask Dana about the PRs; the freeze starts 2026-12-10 at 9:30 on Friday.\n周会改到周二下午两点。")
     assert g.values == {"dana", "pr", "2026-12-10", "9:30", "fridai", "周二", "下午", "2点"}
-    assert {value_kind(v) for v in g.values} == {"name", "number", "when"}
+    assert {v: value_kind(v) for v in g.values} == {
+        "dana": "name", "pr": "name", "2026-12-10": "date", "9:30": "time", "fridai": "when",
+        "周二": "when", "下午": "when", "2点": "time"}
     assert "dana" not in g.content and "ask" in g.content
     # a capitalised word that starts a sentence is not a name
     assert gist("Keep answers short.").values == frozenset()

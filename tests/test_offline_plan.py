@@ -424,6 +424,7 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),
         ("Standup is at 9:30.", "Standup now includes the QA team.", False),
         ("The service has a 99.9% SLO.", "The service now has 3 replicas.", False),
+        ("The team standup is in room 4.", "The team standup is now at 10:00.", False),
         ("The user drinks coffee in the morning.", "The user stopped drinking coffee in the evening.", False),
         ("用户住在北京。", "用户现在在学日语。", False),
         ("测试库周末只读。", "测试库改成 PostgreSQL 了。", False),

@@ -51,6 +51,7 @@ __all__ = [
     "strip_label",
     "supersedes",
     "supersessions",
+    "unexplained_history",
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
@@ -406,3 +407,22 @@ def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clau
         elif not said_by(clause, pool):
             return False
     return replaced
+
+
+def unexplained_history(result: tuple[str, str], sources: Sequence[tuple[str, str, str]]) -> list[str]:
+    """The clauses on a merge result's history lines (``**Previously:**``) that no source
+    explains: each must say a clause of a source that a strictly newer source explicitly
+    supersedes, or a clause already on a source's history line. So a merge can move a clause
+    out of the present only on an explicit newer statement.
+
+    ``result`` is (description, body); ``sources`` are (stamp, description, body), a stamp
+    being an ISO time (``updated_at``, else ``created_at``)."""
+    def history(body: str) -> list[str]:
+        return [c for ln in body.splitlines() if HISTORY.match(ln) for c in clauses("", ln)]
+
+    explained = [c for _, _, body in sources for c in history(body)]
+    for i, (stamp, description, body) in enumerate(sources):
+        if any(j != i and other > stamp and supersedes((d, b), (description, body))
+               for j, (other, d, b) in enumerate(sources)):
+            explained.extend(clauses(description, body))
+    return [c for c in history(result[1]) if not any(said_by(old, [clause_units(c)]) for old in explained)]
