@@ -17,13 +17,26 @@ the torture checker all hold a dream to the same rule:
   the editor and in terminals") keeps it; dropping a word ("never", a version number, a
   date) or swapping two ("tabs over spaces") does not.
 - A newer statement **supersedes** an older one only when it says so explicitly: "no longer
-  X", "not X anymore", "switched/moved from X to Y", "Y instead of X", "<subject> moved to Y",
-  "不再 X", "从 X 改成/换成 Y", "<subject> 改成/换成/已迁到 Y". With an old value X the older
-  clause must state X (and, for a one-word X, share some other word of context); with only a
-  subject, the older clause must name the whole subject and state a value of the same kind as
-  Y (a number, a proper name, a path or address; in Chinese, a place for 迁到 or a value for
-  改成). Two true statements about one subject ("read-only on weekends", "Postgres 15") are
-  never a supersession.
+  X", "not X anymore", "switched/moved from X to Y", "Y instead of X", "replaced X with Y",
+  "<subject> moved to Y", "不再 X", "从 X 改成/换成 Y", "<subject> 改成/换成/已迁到 Y". With an
+  old value X the older clause must state X (and, for a one-word X, share some other word of
+  context); with only a subject, the older clause must name the whole subject and state a
+  value of the same kind as Y (a number, a proper name, a path or address; in Chinese, a
+  place for 迁到 or a value for 改成).
+- Beyond those wordings, the **general test** compares gists
+  (:mod:`dreamd.models.offline_paraphrase`): a clause with a change word ("now", "from now
+  on", "pushed to", "renamed", "现在", "以后", "改用", "调整为" …) and no additive one ("also",
+  "也") replaces an older clause whose wording it keeps, adding no word, while it replaces
+  one value with another of the same kind (a date, a time, a number, a weekday, an address,
+  a name) or, values equal, one word with another in the same place; a stop ("stopped",
+  "dropped", "no longer", "不再", "不…了") replaces the clause it restates, or one naming the
+  same value when the stop says little else.
+- Two true statements about one subject ("read-only on weekends", "Postgres 15") are never a
+  supersession, nor is the same statement said again (:func:`restates`).
+- A merge may keep what an explicitly superseded record said on a **history** line
+  (``**Previously:**``, ``**此前：**``): still said, so nothing is lost, but not a current fact
+  (:func:`fact_clauses` leaves it out). :func:`unexplained_history` is the check that
+  nothing else is ever moved there.
 """
 
 from __future__ import annotations

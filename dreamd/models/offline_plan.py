@@ -1,35 +1,45 @@
-"""Offline consolidation planning: expire, supersede explicitly, merge duplicates, lose nothing.
+"""Offline consolidation planning: expire, merge what an explicit newer statement replaces,
+merge duplicates and paraphrases, lose nothing.
 
 The answer for ``{"task": "consolidate", "today", "records", "recent"}`` is a list of
 operations ``{"source_names": [...], "result": {name, type, description, body} | null}``.
 The rules, applied in this order (clauses, "still said" and supersession are defined in
-:mod:`dreamd.models.clauses`):
+:mod:`dreamd.models.clauses`, the paraphrase gist in :mod:`dreamd.models.offline_paraphrase`):
 
 1. **Expire** — a record whose ``expires`` date is before ``today`` and whose ``importance``
    is under 0.8 becomes ``{"source_names": [name], "result": null}``. A missing or
-   unparseable date never expires anything.
+   unparseable date never expires anything. Nothing else is ever dropped.
 2. **Supersede** — a record that a strictly newer live record (``updated_at``, then
    ``created_at``) explicitly replaces ("no longer", "moved to", "switched from X to Y",
-   "instead of", "改成", "不再", "换成", "已迁到" …) is dropped the same way. Nothing else
-   counts as a contradiction: "the staging database is read-only on weekends" and "the
-   staging database is Postgres 15" are two true facts and both stay.
+   "instead of", "改成", "不再", "换成", "已迁到", or a change word — "now", "from now on",
+   "现在", "改用" … — with the older wording kept and one value replaced by another of the
+   same kind) is set aside for the newest record that replaces it. Nothing else counts as a
+   contradiction: "the staging database is read-only on weekends" and "the staging
+   database is Postgres 15" are two true facts and both stay; the same statement said
+   twice replaces nothing (it is a duplicate).
 3. **Group** — the other records are visited newest first. Each joins the first group whose
    newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
    otherwise it starts a group. Comparing only with the base keeps groups from chaining
-   A~B~C; only groups sharing half the smaller statement's tokens are compared.
-   *Paraphrase*: every fact clause of one record is still said by the other (see
-   :mod:`dreamd.models.clauses`), or one record's statement tokens (description + body
-   without the ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within
-   the other's but for at most 10 % of them and none with a digit; and both or neither are
-   negated. A token only one side has is a different value or subject ("the alpha service"
-   and "the bravo service"; "Postgres 14" and "Postgres 15"; "use mocks" and "don't use
-   mocks"): without an explicit newer statement such records both stay, untouched.
+   A~B~C; only groups sharing enough words or gist units are compared.
+   *Paraphrase*: every fact clause of one record is still said by the other, or one
+   record's statement tokens lie within the other's but for at most 10 % of them and none
+   with a digit, and both or neither are negated; or the two gists state the same fact
+   (equal values, no negation one states plainly, 60 % of the smaller's units shared, not
+   one frame with different fillers: see :func:`~dreamd.models.offline_paraphrase.same_fact`).
+   A differing value or subject ("the alpha service" and "the bravo service"; "Postgres 14"
+   and "Postgres 15"; "use mocks" and "don't use mocks") keeps records apart: without an
+   explicit newer statement such records both stay, untouched. Then each superseded record
+   joins the group of the record that replaced it (following a chain A→B→C to C) when the
+   types agree; a supersession across types is left alone.
 4. **Merge** — each group of two or more becomes one op whose result keeps the base's name,
    type, description and body verbatim and adds every clause of every older member's body
-   (its description, when the body states nothing) that the result does not already say: fact clauses as new lines before the ``**Why:**`` line,
-   reasons onto the ``**Why:**`` line, how-to clauses onto the ``**How to apply:**`` line.
-   So every source clause survives in the result. A member whose clauses would push the body
-   past the size cap is left out of the group (untouched) rather than cut.
+   (its description, when the body states nothing) that the result does not already say:
+   fact clauses as new lines before the ``**Why:**`` line, reasons onto the ``**Why:**``
+   line, how-to clauses onto the ``**How to apply:**`` line; what a superseded member said
+   goes, word for word, onto a ``**Previously:**`` (``**此前：**``) history line at the end,
+   kept but no longer stated as current. So every source clause survives in the result. A
+   member whose clauses would push the body past the size cap is left out of the group
+   (untouched) rather than cut.
 
 Records no op names stay as they are. ``recent`` is accepted and ignored: the offline
 planner looks at the whole set every time, which is cheap at these sizes. Ops come out
