@@ -131,7 +131,7 @@ _NUMBER_WORDS = {
     "once": 1, "twice": 2, "single": 1, "double": 2, "half": 0.5, "dozen": 12,
 }
 _WHEN_WORDS = frozenset(
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "morning", "afternoon", "evening", "night", "noon", "midnight", "weekly", "monthly", "yearly", "nightly"]
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "morning", "afternoon", "evening", "night", "noon", "midnight"]
 )
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
 _SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$)|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
