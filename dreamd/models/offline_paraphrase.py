@@ -5,39 +5,44 @@ Word overlap alone cannot tell "keep answers short" / "keep replies brief" (one 
 one word. What separates them is *what* differs. So a record's statement (description and
 fact lines; not the reason, how-to or history lines) is reduced to a :class:`Gist`:
 
-- **content units**: English words without stopwords, stemmed (plural, verb and derivation
-  suffixes cut, the stem truncated to six letters: "deploys", "deployed", "deployment" are one
-  unit) and mapped through a small table of general-purpose synonyms ("reply"/"answer",
-  "brief"/"short"/"concise"); Chinese runs with function words removed ("的", "尽量", "都")
-  and synonyms mapped ("回复"/"回答", "简洁"/"简短"), then cut into character bigrams;
-- **values**: what makes a statement true or false rather than how it is worded: numbers
-  (digits, English and Chinese number words, times, versions, dates), weekdays and months,
-  addresses and paths, `code`, capitalised names, Latin words in Chinese text;
-- **negated content**: the units of clauses under a negation ("not", "never", "don't", "不要",
-  "不再" …), clauses cut at sentence ends and commas.
+- **content units**, clause by clause and in order: English words without stopwords,
+  stemmed (plural, verb and derivation suffixes cut, the stem truncated to six letters:
+  "deploys", "deployed", "deployment" are one unit) and mapped through a small table of
+  everyday synonyms ("reply"/"answer", "brief"/"short"); Chinese characters, function words
+  out ("的", "尽量", "都") and synonyms mapped first ("回复"/"回答", "简洁"/"简短");
+- **values**, what makes a statement true or false rather than how it is worded: numbers
+  (digits, English and Chinese number words, with their Chinese unit: "九点半" is "9点半"),
+  dates, times, weekdays, months and times of day, addresses and paths, `code`, capitalised
+  names that do not start a sentence, acronyms ("PRs" is "pr"), Latin words in Chinese text;
+- **negation**: the units and values after a negation ("not", "never", "don't", "instead",
+  "rather", "不要", "不再" …) in their clause (clauses are cut at sentence ends and commas).
 
 Two gists are the same fact (:func:`same_fact`) when:
 
-1. their values are equal (a different version, date, count, name or place is a different
-   fact: "Postgres 14" / "Postgres 15", "Dana" / "Priya");
-2. nothing one negates is stated plainly by the other ("mocks are fine in unit tests" /
+1. their values agree: equal, an acronym matching the words the other spells it with ("PR" /
+   "pull request"); or one side adds a value and keeps :data:`MORE_SHARED` of the other's
+   units (a restatement that says more). "Postgres 14" / "Postgres 15", "Dana" / "Priya"
+   never agree;
+2. no clause one negates is stated plainly by the other ("mocks are fine in unit tests" /
    "don't use mocks in integration tests");
-3. no word of one stands where a different word of the other stands (a unit only one side
-   has, next to a unit both have, facing a unit only the other has next to the same one):
-   that is a different subject or value in the same slot ("alpha service" / "beta service",
-   "read-only on weekends" / "backed up on weekends"), unless the two are synonyms;
-4. they share at least two units, and at least :data:`MIN_SHARED` of the smaller gist.
+3. they share two or more units (values included), and :data:`MIN_SHARED` of the smaller;
+4. they are not one frame with different fillers (:func:`swapped_in_place`): the same shared
+   units in the same order with each side's own words in the same slots is a different
+   subject or value ("the alpha service" / "the beta service", "小李负责搜索" / "小张负责推荐"),
+   unless synonyms made the fillers equal; a rewording moves, adds or drops words too.
 
 A merge keeps every clause of every source (see :mod:`dreamd.models.offline_plan`), so a
 paraphrase never loses a fact; these rules exist to keep distinct facts apart, and they err
 toward leaving two records alone. The synonym table holds only everyday words whose meanings
-coincide in notes about work and life; it is lexical knowledge, like the stemmer, not a list
-of phrasings.
+coincide in notes about work and life: lexical knowledge, like the stemmer, not a list of
+phrasings. Statements that share almost no word ("is vegetarian" / "doesn't eat meat") are
+beyond it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -114,7 +119,6 @@ _ZH_SYNONYMS = (
     "文档 说明文档",
     "同事 同僚",
     "孩子 小孩 子女",
-    "每天 天天 每日",
     "周 星期 礼拜",
     "开会 会议",
     "解释 说明",
@@ -122,17 +126,22 @@ _ZH_SYNONYMS = (
 )
 _ZH_FILLER = (
     "尽量", "尽可能", "一定", "总是", "始终", "一直", "比较", "非常", "特别", "平时", "通常", "一般",
-    "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "统一", "一律", "全部", "他们", "她们", "的", "了", "着", "地", "都", "也", "还", "就", "很",
-    "要", "请", "是", "在", "我", "你", "他", "她", "它", "把", "被", "和", "与", "及", "或",
+    "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "统一", "一律", "全部", "他们", "她们",
+    "的", "了", "着", "地", "都", "也", "还", "就", "很", "要", "请", "是", "在", "我", "你", "他",
+    "她", "它", "把", "被", "和", "与", "及", "或",
 )
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "hundred": 100,
     "once": 1, "twice": 2, "single": 1, "double": 2, "half": 0.5, "dozen": 12,
 }
-_WHEN_WORDS = frozenset(
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday", "january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december", "morning", "afternoon", "evening", "night", "noon", "midnight"]
-)
+_WHEN_WORDS = frozenset((
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
+    "weekday", "january", "february", "march", "april", "june", "july", "august", "september",
+    "october", "november", "december", "morning", "afternoon", "evening", "night", "noon",
+    "midnight",
+))
+"""Weekdays, months and times of day: values. ("May" is a modal verb too, so not a month here.)"""
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
 _SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$)|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z]")
@@ -148,7 +157,8 @@ _ZH_NUMERAL = re.compile(
     r"(?P<n>[零一二两兩三四五六七八九十百千万]+|\d+)\s*(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
     r"|(?P<bare>[零一二两兩三四五六七八九十百千万]+)(?=[^\u3400-\u9fff]|$)"
 )
-_ZH_WHEN = re.compile(r"上午|下午|中午|早上|晚上|凌晨|半夜|周末|工作日|每天|每周|每月|每年|每晚|每早")
+_ZH_WHEN = re.compile(r"上午|下午|中午|早上|晚上|凌晨|半夜|周末|工作日|每天|天天|每日|每周|每月|每年|每晚|每早")
+_ZH_WHEN_SAME = {"天天": "每天", "每日": "每天"}
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
 _ZH_NEG = re.compile("|".join(re.escape(n) for n in sorted((*ZH_NEGATIONS, "不再", "没有", "无需", "勿"), key=len, reverse=True)))
 _EN_NEG = NEGATIONS | {"nothing", "none", "neither", "cannot", "cant", "wont", "isnt", "arent", "shouldnt",
@@ -174,12 +184,13 @@ def _stem(word: str) -> str:
     return w[:6]
 
 
-def _table(groups: tuple[str, ...], key: object) -> dict[str, str]:
+def _table(groups: tuple[str, ...], key: Callable[[str], str]) -> dict[str, str]:
+    """Each word of each synonym group (as ``key`` normalises it) to its group's first word."""
     out: dict[str, str] = {}
     for group in groups:
         words = group.split()
         for w in words:
-            out[key(w)] = key(words[0])  # type: ignore[operator]
+            out[key(w)] = key(words[0])
     return out
 
 
@@ -189,7 +200,11 @@ _ZH_CANON = _table(_ZH_SYNONYMS, str)
 _ZH_REPLACE = re.compile("|".join(re.escape(w) for w in sorted(_ZH_CANON, key=len, reverse=True)))
 _ZH_DROP = re.compile("|".join(re.escape(w) for w in sorted(_ZH_FILLER, key=len, reverse=True)))
 _STOP_STEMS = frozenset(_stem(w) for w in STOPWORDS if w.isascii()) | {
-    _stem(w) for w in ["please", "also", "always", "every", "all", "only", "really", "just", "still", "currently", "now", "anymore"]}
+    _stem(w)
+    for w in ("please", "also", "always", "every", "all", "only", "really", "just", "still",
+              "currently", "now", "anymore")
+}
+"""Words that quantify or hedge a statement without changing what it says."""
 
 
 @dataclass(frozen=True)
@@ -240,7 +255,7 @@ def _values(text: str) -> tuple[set[str], str]:
     for m in _ZH_WEEKDAY.finditer(text):
         found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
     text = _ZH_WEEKDAY.sub(" ", text)
-    found.update(_ZH_WHEN.findall(text))
+    found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
     text = _ZH_WHEN.sub(" ", text)
     cjk = bool(CJK_RE.search(text))
     for m in _EN_WORD.finditer(text):
