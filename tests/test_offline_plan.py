@@ -419,6 +419,10 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("项目经理是小李。", "项目经理换成了小王。", True),
         ("上线时间定在 12 月 15 日。", "上线时间推迟到 12 月 20 日。", True),
         ("前端用 yarn 装依赖。", "前端以后统一用 pnpm 装依赖。", True),
+        ("The user lives in Berlin.", "The user moved to Munich.", True),
+        ("用户住在北京。", "用户已经搬到上海了。", True),
+        ("The user likes Berlin.", "The user moved to Munich.", False),
+        ("用户喜欢北京。", "用户已经搬到上海了。", False),
         # a change word alone is not enough: another kind of value, an added fact, "also"
         ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
         ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),

@@ -253,6 +253,8 @@ def _patterned(text: str) -> tuple[Supersession, ...]:
             subject, new = set(), frozenset(tokens(new_low) - _MARKER_WORDS)
         else:
             new = frozenset(tokens(new_low))
+        if kind in ("moved-to", "zh-to") and not subject and _USER.match(groups.get("subj") or ""):
+            subject = {_USER_SUBJECT}  # "the user moved to Munich": the user is the subject
         if kind in ("moved-to", "zh-to") and not subject:
             continue
         if kind not in ("moved-to", "zh-to") and not old:
@@ -347,10 +349,18 @@ def _stopped(old: Gist, new: Gist) -> bool:
     return bool(old.values & new.values) and (len(shared) >= 0.5 * len(old.content) or len(new.content) <= 1)
 
 
+_USER = re.compile(r"\s*(?:(?:the\s+)?users?|用户|用戶|我(?![们們]))\s*$", re.I)
+_USER_START = re.compile(r"\s*(?:(?:the\s+)?users?\b|用户|用戶|我(?![们們]))", re.I)
+_USER_SUBJECT = "<user>"
+"""The subject "the user" / "用户" / "我", which tokens drop as a stopword."""
+
+
 def _replaces(s: Supersession, old_clause: str) -> bool:
     if s.kind in ("change", "stopped"):
         return _changed(s, old_clause)
     have = set(_clause_tokens(old_clause))
+    if _USER_SUBJECT in s.subject and _USER_START.match(old_clause):
+        have.add(_USER_SUBJECT)
     if not have:
         return False
     if s.new and s.new <= have:
