@@ -423,6 +423,12 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("用户住在北京。", "用户已经搬到上海了。", True),
         ("The user likes Berlin.", "The user moved to Munich.", False),
         ("用户喜欢北京。", "用户已经搬到上海了。", False),
+        ("The team uses Jira for tickets.", "Jira has been replaced by Linear for tickets.", True),
+        ("The CI pipeline runs on Jenkins.", "We switched the CI pipeline to Buildkite from Jenkins.", True),
+        ("We deploy the mobile backend on Fridays.", "No more Friday deploys for the mobile backend.", True),
+        ("我们用 Jenkins 做 CI。", "我们的 CI 不用 Jenkins 了。", True),
+        ("我们的 CI 用 GitLab。", "我们的 CI 工具 GitLab 已经被 GitHub Actions 取代了。", True),
+        ("前端用 npm 装依赖。", "前端用 pnpm 代替 npm 装依赖。", True),
         # a change word alone is not enough: another kind of value, an added fact, "also"
         ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
         ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),
@@ -437,6 +443,8 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("The launch deadline is 2026-12-15.", "The beta deadline moved to 2026-12-01.", False),
         ("项目经理是小李。", "测试负责人换成了小王。", False),
         ("The billing service runs on Heroku.", "Staging no longer uses Heroku.", False),
+        ("We deploy the mobile backend on Fridays.", "No more meetings on Fridays.", False),
+        ("我们用 Jenkins 做 CI。", "小王不再负责 Jenkins 了。", False),
         # the same statement twice replaces nothing
         ("User sessions are not stored in Redis anymore.", "User sessions are not stored in Redis anymore.", False),
     ],

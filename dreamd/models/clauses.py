@@ -159,6 +159,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
     ("instead", re.compile(r"^(?P<new>.*?)\binstead of\s+(?P<old>.+)$")),
     ("replaced", re.compile(r"^(?P<subj>.*?)\breplac(?:ed|ing)\s+(?P<old>.+?)\s+(?:with|by)\s+(?P<new>.+)$")),
+    ("replaced", re.compile(r"^(?P<old>.+?)\s+(?:has been|have been|was|were|is|are|got)\s+(?:replaced|superseded)\s+(?:by|with)\s+(?P<new>.+)$")),
+    ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?(?:to|onto)\s+(?P<new>.+?)\s+from\s+(?P<old>.+)$")),
+    ("zh-replaced", re.compile(r"^(?P<old>.+?)(?:已经|已)?(?:被|让)(?P<new>.+?)(?:取代|替代|替换|代替)了?$")),
+    ("zh-instead", re.compile(r"^(?P<subj>.*?)用(?P<new>.+?)(?:代替|替换|取代|替代)(?:了|掉)?(?P<old>.+)$")),
     ("no-longer", re.compile(r"^(?P<subj>.*?)\bno longer\s+(?P<old>.+)$")),
     ("anymore", re.compile(r"^(?P<subj>.*?)\b(?:not|n't|never)\s+(?P<old>.+?)\s+any\s?more\b")),
     ("moved-to", re.compile(rf"^(?P<subj>.+?)\s+(?:(?:has|have|had|was|were|is|are|got|just|now|been|all)\s+)*(?P<verb>{_CHANGE_EN})\s+(?:over\s+)?(?:to|onto)\s+(?P<new>.+)$")),
@@ -202,19 +206,27 @@ def _cut(text: str) -> str:
     return _CUT.split(text, maxsplit=1)[0]
 
 
+_ZH_NOT_ANY_MORE = r"不[^，。；,;]{1,12}?了"
+"""Chinese "不…了" ("不用 Jenkins 了" counts its Latin word apart): no longer."""
 _CHANGE_CUE = re.compile(
     r"\b(?:now|nowadays|these days|from now on|going forward|as of|starting (?:today|tomorrow|next)|"
-    r"no longer|any ?more|instead|replac(?:e|ed|ing)|switch(?:ed|ing)?|mov(?:ed|ing)|chang(?:ed|ing)|"
-    r"renam(?:ed|ing)|push(?:ed)? (?:back|out|to)|postpon(?:ed|ing)|delay(?:ed)|reschedul(?:ed|ing)|"
-    r"bump(?:ed)?|upgrad(?:ed|ing)|downgrad(?:ed|ing)|migrat(?:ed|ing)|took over|handed over|"
-    r"dropp(?:ed|ing)|stopp(?:ed|ing)|quit|retir(?:ed|ing)|deprecat(?:ed|ing))\b"
-    r"|现在|目前|如今|(?:改|换|迁移?|搬|调整|变|推迟|提前|延期)(?:成|为|到|用|去)?了?|不再|以后|今后|从此|停用|弃用|接替|接手|已经不",
+    r"no longer|no more|any ?more|instead|replac(?:e|ed|ing)|switch(?:ed|ing)?|swapp(?:ed|ing)|"
+    r"mov(?:ed|ing)|chang(?:ed|ing)|renam(?:ed|ing)|push(?:ed)? (?:back|out|to)|postpon(?:ed|ing)|"
+    r"delay(?:ed)|reschedul(?:ed|ing)|bump(?:ed)?|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
+    r"migrat(?:ed|ing)|took over|handed over|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gone|"
+    r"retir(?:ed|ing)|deprecat(?:ed|ing)|sunset(?:ted)?)\b"
+    r"|现在|目前|如今|(?:改|换|迁移?|搬|调整|变|推迟|提前|延期)(?:成|为|到|用|去|掉)?了?|不再|以后|今后|从此"
+    r"|停用|弃用|接替|接手|已经不|取代|替代|替换|代替|" + _ZH_NOT_ANY_MORE,
     re.I,
 )
-_KEEP_CUE = re.compile(r"no longer|any ?more|instead|不再|已经不", re.I)
-"""Change words that are also negations: kept in the clause, so its gist negates what follows."""
 """Words that say a statement is new: without one, two different values are two facts."""
-_STOP_CUE = re.compile(r"\b(?:no longer|stopp(?:ed|ing)|quit|gave up|dropp(?:ed|ing)|any ?more)\b|不再|停用|弃用|已经不|不\S*了", re.I)
+_KEEP_CUE = re.compile(r"no longer|no more|any ?more|instead|不再|已经不|" + _ZH_NOT_ANY_MORE, re.I)
+"""Change words that are also negations: kept in the clause, so its gist negates what follows."""
+_STOP_CUE = re.compile(
+    r"\b(?:no longer|no more|stopp(?:ed|ing)|quit|gave up|dropp(?:ed|ing)|any ?more|gone|"
+    r"retir(?:ed|ing)|deprecat(?:ed|ing)|sunset(?:ted)?)\b|不再|停用|弃用|已经不|换掉|" + _ZH_NOT_ANY_MORE,
+    re.I,
+)
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b|也|还|另外|同时", re.I)
 
 
@@ -342,11 +354,13 @@ def _stopped(old: Gist, new: Gist) -> bool:
     """A stop ("no longer", "stopped", "不再") replaces the older clause it restates ("每天早上
     跑步" / "现在不跑步了"), or one that names what stopped when the stop names little else
     or keeps half the older wording ("the app is hosted on Heroku" / "we're not using Heroku
-    anymore")."""
+    anymore"): a name or an address, not a weekday ("no more meetings on Fridays" leaves
+    "we deploy on Fridays" alone)."""
     shared = old.content & new.content
     if len(shared) >= 0.8 * len(old.content) and (old.values <= new.values or new.values <= old.values):
         return bool(old.content)
-    return bool(old.values & new.values) and (len(shared) >= 0.5 * len(old.content) or len(new.content) <= 1)
+    named = {v for v in old.values & new.values if value_kind(v) in ("name", "address")}
+    return bool(named) and (len(shared) >= 0.5 * len(old.content) or len(new.content) <= 1)
 
 
 _USER = re.compile(r"\s*(?:(?:the\s+)?users?|用户|用戶|我(?![们們]))\s*$", re.I)
@@ -405,11 +419,15 @@ def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
 
 
 def restates(new_facts: Sequence[str], old_facts: Sequence[str]) -> bool:
-    """Whether the newer fact clauses say every older one, with the same negation: the same
-    statement again ("not in Redis anymore" twice), which replaces nothing."""
+    """Whether the newer fact clauses say every older one, with the same negation and no new
+    value they replace it with: the same statement again ("not in Redis anymore" twice, or
+    with more added), which replaces nothing."""
     pool = [clause_units(c) for c in new_facts]
     if not all(said_by(c, pool) for c in old_facts):
         return False
+    have = set().union(*(_clause_tokens(c) for c in old_facts))
+    if any(st.new and not st.new <= have for c in new_facts for st in supersessions(c)):
+        return False  # "用 pnpm 代替 npm" names a new value the older never said
     return _negates(new_facts) == _negates(old_facts)
 
 
