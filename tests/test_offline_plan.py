@@ -429,6 +429,9 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("我们用 Jenkins 做 CI。", "我们的 CI 不用 Jenkins 了。", True),
         ("我们的 CI 用 GitLab。", "我们的 CI 工具 GitLab 已经被 GitHub Actions 取代了。", True),
         ("前端用 npm 装依赖。", "前端用 pnpm 代替 npm 装依赖。", True),
+        ("The design review is on Tuesdays.", "The design review is now on Thursdays (it used to be Tuesdays).", True),
+        ("设计评审在周二。", "设计评审现在改到周四（原来是周二）。", True),
+        ("The app is hosted on Heroku.", "We moved off Heroku last month.", True),
         # a change word alone is not enough: another kind of value, an added fact, "also"
         ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
         ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),

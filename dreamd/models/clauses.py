@@ -213,7 +213,8 @@ _CHANGE_CUE = re.compile(
     r"no longer|no more|any ?more|instead|replac(?:e|ed|ing)|switch(?:ed|ing)?|swapp(?:ed|ing)|"
     r"mov(?:ed|ing)|chang(?:ed|ing)|renam(?:ed|ing)|push(?:ed)? (?:back|out|to)|postpon(?:ed|ing)|"
     r"delay(?:ed)|reschedul(?:ed|ing)|bump(?:ed)?|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
-    r"migrat(?:ed|ing)|took over|handed over|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gone|"
+    r"migrat(?:ed|ing)|took over|handed over|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gone|moved off|"
+    r"moved away from|got rid of|ditch(?:ed)?|abandon(?:ed)?|"
     r"retir(?:ed|ing)|deprecat(?:ed|ing)|sunset(?:ted)?)\b"
     r"|现在|目前|如今|(?:改|换|迁移?|搬|调整|变|推迟|提前|延期)(?:成|为|到|用|去|掉)?了?|不再|以后|今后|从此"
     r"|停用|弃用|接替|接手|已经不|取代|替代|替换|代替|" + _ZH_NOT_ANY_MORE,
@@ -223,18 +224,30 @@ _CHANGE_CUE = re.compile(
 _KEEP_CUE = re.compile(r"no longer|no more|any ?more|instead|不再|已经不|" + _ZH_NOT_ANY_MORE, re.I)
 """Change words that are also negations: kept in the clause, so its gist negates what follows."""
 _STOP_CUE = re.compile(
-    r"\b(?:no longer|no more|stopp(?:ed|ing)|quit|gave up|dropp(?:ed|ing)|any ?more|gone|"
+    r"\b(?:no longer|no more|stopp(?:ed|ing)|quit|gave up|dropp(?:ed|ing)|any ?more|gone|moved off|"
+    r"moved away from|got rid of|ditch(?:ed)?|abandon(?:ed)?|"
     r"retir(?:ed|ing)|deprecat(?:ed|ing)|sunset(?:ted)?)\b|不再|停用|弃用|已经不|换掉|" + _ZH_NOT_ANY_MORE,
     re.I,
 )
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b|也|还|另外|同时", re.I)
 
 
+_PAST_PART = re.compile(
+    r"[(（][^()（）]*\b(?:used to|previously|formerly|was|were)\b[^()（）]*[)）]"
+    r"|[,;，；]?\s*(?:it|they|which|this)?\s*(?:used to be|was previously|was formerly)\b[^,;.，；。]*"
+    r"|[(（][^()（）]*(?:原来|原先|以前|之前)[^()（）]*[)）]|[,，]?(?:原来|原先|以前|之前)是[^,，。；]*",
+    re.I,
+)
+"""A part of a clause that recalls the old value ("(it used to be Tuesdays)", "（原来是周二）"):
+what the clause says now is the rest."""
+
+
 def _general(text: str) -> tuple[Supersession, ...]:
     """The general kinds: a clause with a change word and no additive one ("also", "也")."""
     if not _CHANGE_CUE.search(text) or _ADDITIVE.search(text):
         return ()
-    rest = _CHANGE_CUE.sub(lambda m: m.group() if _KEEP_CUE.fullmatch(m.group()) else " ", text)
+    rest = _PAST_PART.sub(" ", text)
+    rest = _CHANGE_CUE.sub(lambda m: m.group() if _KEEP_CUE.fullmatch(m.group()) else " ", rest)
     kind = "stopped" if _STOP_CUE.search(text) else "change"  # a stop states no new value
     return (Supersession(kind, frozenset(tokens(rest)), frozenset(), frozenset(), "", frozenset(), clause=rest),)
 
@@ -419,10 +432,11 @@ def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
 
 
 def restates(new_facts: Sequence[str], old_facts: Sequence[str]) -> bool:
-    """Whether the newer fact clauses say every older one, with the same negation and no new
-    value they replace it with: the same statement again ("not in Redis anymore" twice, or
-    with more added), which replaces nothing."""
-    pool = [clause_units(c) for c in new_facts]
+    """Whether the newer fact clauses say every older one now (not in a part recalling the
+    past: "(it used to be Tuesdays)"), with the same negation and no new value they replace
+    it with: the same statement again ("not in Redis anymore" twice, or with more added),
+    which replaces nothing."""
+    pool = [clause_units(_PAST_PART.sub(" ", c)) for c in new_facts]
     if not all(said_by(c, pool) for c in old_facts):
         return False
     have = set().union(*(_clause_tokens(c) for c in old_facts))

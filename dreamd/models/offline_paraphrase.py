@@ -202,9 +202,11 @@ _ZH_DROP = re.compile("|".join(re.escape(w) for w in sorted(_ZH_FILLER, key=len,
 _STOP_STEMS = frozenset(_stem(w) for w in STOPWORDS if w.isascii()) | {
     _stem(w)
     for w in ("please", "also", "always", "every", "all", "only", "really", "just", "still",
-              "currently", "now", "anymore")
+              "currently", "now", "anymore", "last", "next", "ago", "recently", "today",
+              "yesterday", "tomorrow")
 }
-"""Words that quantify or hedge a statement without changing what it says."""
+"""Words that quantify or hedge a statement, or place it relative to today (dates that matter
+are absolute in a record), without changing what it says."""
 
 
 @dataclass(frozen=True)
