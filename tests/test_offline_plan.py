@@ -501,3 +501,19 @@ def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said:
     from dreamd.models.clauses import clause_units, said_by
 
     assert said_by(clause, [clause_units(said)]) is expected
+
+
+def test_a_partly_superseded_record_keeps_its_other_facts_current() -> None:
+    """Only the clause the newer statement replaces goes to history; the older record's other
+    fact joins the result as a current fact. Only the general test (the older wording kept,
+    one value replaced) may single out one clause of a longer record."""
+    records = [
+        rec("standup", "project", "Standup at 9:30", "Standup is at 9:30. The standup link is pinned in #team.\n", 1),
+        rec("standup-new", "project", "Standup now at 10:00", "Standup is now at 10:00.\n", 5),
+        rec("ci", "project", "CI and its owner", "The CI pipeline runs on Jenkins. Kim owns the pipeline.\n", 1),
+        rec("ci-new", "project", "Buildkite instead of Jenkins", "The CI pipeline uses Buildkite instead of Jenkins.\n", 5),
+    ]
+    assert consolidate(records) == [{"source_names": ["standup-new", "standup"], "result": {
+        "name": "standup-new", "type": "project", "description": "Standup now at 10:00",
+        "body": "Standup is now at 10:00.\nThe standup link is pinned in #team.\n"
+                "**Previously:** Standup is at 9:30.\n"}}]

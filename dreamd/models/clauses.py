@@ -58,6 +58,8 @@ __all__ = [
     "clauses",
     "fact_clauses",
     "line_clauses",
+    "replaced_by",
+    "replaced_clauses",
     "replaces_all",
     "restates",
     "said_by",
@@ -431,6 +433,30 @@ def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
     return replaces_all(stated, pool, old_facts)
 
 
+def replaced_by(newer: tuple[str, str], older: tuple[str, str]) -> list[str]:
+    """The fact clauses of ``older`` that explicit statements of ``newer`` replace (none when
+    ``newer`` only restates ``older``). :func:`supersedes` is the case where every other fact
+    clause of ``older`` is still said by ``newer``; a merge may move just these clauses to
+    history and keep the rest of ``older`` as current facts."""
+    new_facts, old_facts = fact_clauses(*newer), fact_clauses(*older)
+    stated = [s for c in new_facts for s in supersessions(c)]
+    if not stated or restates(new_facts, old_facts):
+        return []
+    return replaced_clauses(stated, [clause_units(c) for c in clauses(*newer)], old_facts)
+
+
+def replaced_clauses(stated: Sequence[Supersession], pool: Sequence[Units], old_clauses: Sequence[str]) -> list[str]:
+    """The clauses among ``old_clauses`` that ``stated`` (with the newer record's clause
+    ``pool``) replaces. When the older record holds other facts the newer does not say, only
+    the general test counts (the older wording kept, one value replaced: see
+    :func:`_changed`): a worded pattern ("instead of X") is too loose to single out one
+    clause of a longer record."""
+    if replaces_all(stated, pool, old_clauses):
+        return [c for c in old_clauses if any(_replaces(s, c) for s in stated)]
+    general = [s for s in stated if s.kind in ("change", "stopped")]
+    return [c for c in old_clauses if any(_replaces(s, c) for s in general)]
+
+
 def restates(new_facts: Sequence[str], old_facts: Sequence[str]) -> bool:
     """Whether the newer fact clauses say every older one now (not in a part recalling the
     past: "(it used to be Tuesdays)"), with the same negation and no new value they replace
@@ -466,9 +492,10 @@ def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clau
 
 def unexplained_history(result: tuple[str, str], sources: Sequence[tuple[str, str, str]]) -> list[str]:
     """The clauses on a merge result's history lines (``**Previously:**``) that no source
-    explains: each must say a clause of a source that a strictly newer source explicitly
-    supersedes, or a clause already on a source's history line. So a merge can move a clause
-    out of the present only on an explicit newer statement.
+    explains: each must say a clause that a strictly newer source explicitly replaces
+    (:func:`replaced_by`), any clause of a source it wholly supersedes (its reasons with its
+    facts), or a clause already on a source's history line. So a merge can move a clause out
+    of the present only on an explicit newer statement naming it.
 
     ``result`` is (description, body); ``sources`` are (stamp, description, body), a stamp
     being an ISO time (``updated_at``, else ``created_at``)."""
@@ -477,7 +504,9 @@ def unexplained_history(result: tuple[str, str], sources: Sequence[tuple[str, st
 
     explained = [c for _, _, body in sources for c in history(body)]
     for i, (stamp, description, body) in enumerate(sources):
-        if any(j != i and other > stamp and supersedes((d, b), (description, body))
-               for j, (other, d, b) in enumerate(sources)):
+        newer = [(d, b) for j, (other, d, b) in enumerate(sources) if j != i and other > stamp]
+        if any(supersedes(n, (description, body)) for n in newer):
             explained.extend(clauses(description, body))
+        else:
+            explained.extend(c for n in newer for c in replaced_by(n, (description, body)))
     return [c for c in history(result[1]) if not any(said_by(old, [clause_units(c)]) for old in explained)]

@@ -65,7 +65,7 @@ from dreamd.models.clauses import (
     clauses,
     fact_clauses,
     line_clauses,
-    replaces_all,
+    replaced_clauses,
     restates,
     said_by,
     strip_label,
@@ -400,13 +400,16 @@ def _body_fits(lines: list[str]) -> bool:
     return len(("\n".join(lines).strip("\n") + "\n").encode("utf-8")) <= MAX_BODY_BYTES
 
 
-def merge_group(group: list[Rec], replaced: Collection[str] = ()) -> tuple[dict[str, str], list[Rec]]:
+def merge_group(
+    group: list[Rec], replaced: Mapping[str, Collection[str]] | None = None
+) -> tuple[dict[str, str], list[Rec]]:
     """The result of merging ``group`` (newest first) into its base ``group[0]``, and the
     members it holds (a member that would overflow the body cap is left out).
 
-    A member named in ``replaced`` is one an explicit newer statement superseded: what it says
-    that the result does not goes onto the history line (``**Previously:**``), word for word,
-    so it is kept but not stated as current.
+    ``replaced`` maps a member an explicit newer statement superseded to its fact clauses that
+    statement replaced: those (and, when it replaced them all, the member's reasons and
+    how-tos too) go onto the history line (``**Previously:**``), word for word, kept but not
+    stated as current; the member's other clauses join the result as current facts.
 
     Invariant: every clause of every held member is still said by the result.
     """
@@ -415,26 +418,32 @@ def merge_group(group: list[Rec], replaced: Collection[str] = ()) -> tuple[dict[
     lines = base.body.strip("\n").splitlines() if base.body.strip() else [description]
     pool = [clause_units(c) for c in clauses(description, "\n".join(lines))]
     held = [base]
+    replaced = replaced or {}
     for old in group[1:]:
         trial = list(lines)
         trial_pool = list(pool)
+        gone = set(replaced.get(old.name, ()))
+        whole = bool(gone) and set(old.statement_clauses) <= gone
         old_lines = old.body.splitlines() if clauses("", old.body) else [old.description]
         for line in old_lines:
-            kind = "history" if old.name in replaced else _line_kind(line)
+            kind = _line_kind(line)
             found = line_clauses(line)
             new = [c for c in found if not said_by(c, trial_pool)]
             if not new:
                 continue
-            text = strip_label(line) if len(new) == len(found) else " ".join(_closed(c) for c in new)
-            if old.name in replaced:
-                was = _line_kind(line)
-                text = " ".join(_closed(c) for c in new)
-                if was in ("why", "how"):
-                    text = ("Why: " if was == "why" else "How to apply: ") + text
-            if kind == "fact":
-                _insert_fact(trial, text)
-            else:
-                _append_to(trial, kind, text)
+            past = [c for c in new if whole or (kind == "fact" and c in gone)]
+            now = [c for c in new if c not in past]
+            if past:
+                text = " ".join(_closed(c) for c in past)
+                if kind in ("why", "how"):
+                    text = ("Why: " if kind == "why" else "How to apply: ") + text
+                _append_to(trial, "history", text)
+            if now:
+                text = strip_label(line) if len(now) == len(found) else " ".join(_closed(c) for c in now)
+                if kind == "fact":
+                    _insert_fact(trial, text)
+                else:
+                    _append_to(trial, kind, text)
             trial_pool.extend(clause_units(c) for c in new)
         if _body_fits(trial):
             lines, pool = trial, trial_pool
@@ -493,11 +502,12 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             for k in rec.gist.content | rec.gist.values:
                 by_unit.setdefault((rec.type, k), []).append(len(groups) - 1)
     _attach_superseded(groups, [r for r in usable if r.name in replaced_by], replaced_by)
+    gone = {name: clauses for name, (_, clauses) in replaced_by.items()}
     merged: list[tuple[list[str], dict[str, str]]] = []
     for group in groups:
         if len(group) < 2:
             continue
-        result, held = merge_group(group, replaced_by)
+        result, held = merge_group(group, gone)
         if len(held) > 1:
             merged.append(([r.name for r in held], result))
     merged.sort(key=lambda pair: pair[1]["name"])
@@ -518,23 +528,25 @@ def _probe_keys(s: Supersession, postings: Mapping[str, list[int]]) -> list[str]
     return ordered[: len(ordered) - needed + 1]
 
 
-def _attach_superseded(groups: list[list[Rec]], superseded: list[Rec], replaced_by: Mapping[str, str]) -> None:
+def _attach_superseded(
+    groups: list[list[Rec]], superseded: list[Rec], replaced_by: Mapping[str, tuple[str, tuple[str, ...]]]
+) -> None:
     """Each superseded record (newest first) joins the group of the record that replaced it,
     following a chain of replacements to the current one, when the types agree (a result
     keeps one type); otherwise it is left alone."""
     where = {r.name: i for i, g in enumerate(groups) for r in g}
     for old in superseded:
-        name = replaced_by[old.name]
+        name = replaced_by[old.name][0]
         while name in replaced_by:
-            name = replaced_by[name]
+            name = replaced_by[name][0]
         at = where.get(name)
         if at is not None and groups[at][0].type == old.type:
             groups[at].append(old)
 
 
-def _superseded(records: list[Rec]) -> dict[str, str]:
-    """Names of records a strictly newer record explicitly replaces (see the module docstring),
-    each mapped to the newest record that replaces it.
+def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Names of records a strictly newer record explicitly replaces a fact clause of (see the
+    module docstring), each mapped to the newest record that does and the clauses it replaces.
 
     Only records sharing a word with a statement's old value (or its subject, when it names
     none) are compared, which keeps this near-linear in the set size."""
@@ -542,7 +554,7 @@ def _superseded(records: list[Rec]) -> dict[str, str]:
     for i, r in enumerate(records):
         for t in r.fact_tokens:
             postings.setdefault(t, []).append(i)
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
     for newer in sorted(records, key=lambda r: (r.stamp, r.name), reverse=True):
         stated = newer.supersessions
         if not stated or not newer.stamp:
@@ -558,8 +570,9 @@ def _superseded(records: list[Rec]) -> dict[str, str]:
                 continue
             if restates(newer.statement_clauses, older.statement_clauses):
                 continue  # the same statement again ("not X anymore" twice) replaces nothing
-            if replaces_all(stated, pool, older.statement_clauses):
-                out[older.name] = newer.name
+            gone = replaced_clauses(stated, pool, older.statement_clauses)
+            if gone:
+                out[older.name] = (newer.name, tuple(gone))
     return out
 
 
