@@ -13,7 +13,9 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    ``created_at``) explicitly replaces ("no longer", "moved to", "switched from X to Y",
    "instead of", "改成", "不再", "换成", "已迁到", or a change word — "now", "from now on",
    "现在", "改用" … — with the older wording kept and one value replaced by another of the
-   same kind) is set aside for the newest record that replaces it. Nothing else counts as a
+   same kind) is set aside for the newest record that replaces it, with the clauses it
+   replaces (all of them, or — by the general test only — some of a longer record whose
+   other facts still hold). Nothing else counts as a
    contradiction: "the staging database is read-only on weekends" and "the staging
    database is Postgres 15" are two true facts and both stay; the same statement said
    twice replaces nothing (it is a duplicate).
@@ -35,9 +37,10 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    type, description and body verbatim and adds every clause of every older member's body
    (its description, when the body states nothing) that the result does not already say:
    fact clauses as new lines before the ``**Why:**`` line, reasons onto the ``**Why:**``
-   line, how-to clauses onto the ``**How to apply:**`` line; what a superseded member said
-   goes, word for word, onto a ``**Previously:**`` (``**此前：**``) history line at the end,
-   kept but no longer stated as current. So every source clause survives in the result. A
+   line, how-to clauses onto the ``**How to apply:**`` line; what a superseded member's
+   replaced clauses said (and its reasons, when all its facts were replaced) goes, word for
+   word, onto a ``**Previously:**`` (``**此前：**``) history line at the end, kept but no
+   longer stated as current; its other clauses join the result like any member's. So every source clause survives in the result. A
    member whose clauses would push the body past the size cap is left out of the group
    (untouched) rather than cut.
 
