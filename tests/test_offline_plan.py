@@ -447,6 +447,8 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("项目经理是小李。", "测试负责人换成了小王。", False),
         ("The billing service runs on Heroku.", "Staging no longer uses Heroku.", False),
         ("We deploy the mobile backend on Fridays.", "No more meetings on Fridays.", False),
+        ("每个 PR 不超过 400 行改动。", "每个 PR 不超过 300 行改动。", False),  # 改动 is a diff, not a change word
+        ("变量名用英文。", "变量名用中文。", False),
         ("我们用 Jenkins 做 CI。", "小王不再负责 Jenkins 了。", False),
         # the same statement twice replaces nothing
         ("User sessions are not stored in Redis anymore.", "User sessions are not stored in Redis anymore.", False),

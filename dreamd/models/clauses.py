@@ -218,7 +218,8 @@ _CHANGE_CUE = re.compile(
     r"migrat(?:ed|ing)|took over|handed over|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gone|moved off|"
     r"moved away from|got rid of|ditch(?:ed)?|abandon(?:ed)?|"
     r"retir(?:ed|ing)|deprecat(?:ed|ing)|sunset(?:ted)?)\b"
-    r"|现在|目前|如今|(?:改|换|迁移?|搬|调整|变|推迟|提前|延期)(?:成|为|到|用|去|掉)?了?|不再|以后|今后|从此"
+    r"|现在|目前|如今|(?:改|换|变)(?:成|为|到|用|去|掉)了?|(?:改|换|变)了"
+    r"|(?:迁移?|搬|调整|推迟|提前|延期)(?:成|为|到|去)?了?|不再|以后|今后|从此"
     r"|停用|弃用|接替|接手|已经不|取代|替代|替换|代替|" + _ZH_NOT_ANY_MORE,
     re.I,
 )
