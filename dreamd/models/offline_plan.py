@@ -15,10 +15,9 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    "现在", "改用" … — with the older wording kept and one value replaced by another of the
    same kind) is set aside for the newest record that replaces it, with the clauses it
    replaces (all of them, or — by the general test only — some of a longer record whose
-   other facts still hold). Nothing else counts as a
-   contradiction: "the staging database is read-only on weekends" and "the staging
-   database is Postgres 15" are two true facts and both stay; the same statement said
-   twice replaces nothing (it is a duplicate).
+   other facts still hold). Nothing else counts as a contradiction: "the staging database
+   is read-only on weekends" and "the staging database is Postgres 15" are two true facts
+   and both stay; the same statement said twice replaces nothing (it is a duplicate).
 3. **Group** — the other records are visited newest first. Each joins the first group whose
    newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
    otherwise it starts a group. Comparing only with the base keeps groups from chaining
@@ -40,9 +39,9 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    line, how-to clauses onto the ``**How to apply:**`` line; what a superseded member's
    replaced clauses said (and its reasons, when all its facts were replaced) goes, word for
    word, onto a ``**Previously:**`` (``**此前：**``) history line at the end, kept but no
-   longer stated as current; its other clauses join the result like any member's. So every source clause survives in the result. A
-   member whose clauses would push the body past the size cap is left out of the group
-   (untouched) rather than cut.
+   longer stated as current; its other clauses join the result like any member's. So every
+   source clause survives in the result. A member whose clauses would push the body past
+   the size cap is left out of the group (untouched) rather than cut.
 
 Records no op names stay as they are. ``recent`` is accepted and ignored: the offline
 planner looks at the whole set every time, which is cheap at these sizes. Ops come out
