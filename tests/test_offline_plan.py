@@ -519,3 +519,22 @@ def test_a_partly_superseded_record_keeps_its_other_facts_current() -> None:
         "name": "standup-new", "type": "project", "description": "Standup now at 10:00",
         "body": "Standup is now at 10:00.\nThe standup link is pinned in #team.\n"
                 "**Previously:** Standup is at 9:30.\n"}}]
+
+
+def test_history_holds_only_what_an_explicit_newer_statement_replaced() -> None:
+    from dreamd.models.clauses import unexplained_history
+
+    sources = [
+        ("2026-11-05T10:00:00Z", "Standup now at 10:00", "Standup is now at 10:00.\n"),
+        ("2026-11-01T10:00:00Z", "Standup", "Standup is at 9:30. The standup link is pinned in #team.\n**Why:** the US team joins.\n"),
+    ]
+    ok = "Standup is now at 10:00.\nThe standup link is pinned in #team.\n**Previously:** Standup is at 9:30.\n"
+    assert unexplained_history(("d", ok), sources) == []
+    demoted = "Standup is now at 10:00.\n**Previously:** Standup is at 9:30. The standup link is pinned in #team.\n"
+    assert unexplained_history(("d", demoted), sources) == ["The standup link is pinned in #team."]
+    # a partly superseded record keeps its reasons current: they explain the facts still held
+    assert unexplained_history(("d", ok + "**Previously:** Why: the US team joins.\n"), sources) == [
+        "Why: the US team joins."]
+    # the older record is not replaced by a record older than itself
+    assert unexplained_history(("d", ok), [(s, d, b) for (_, d, b), s in zip(sources, ["1", "2"], strict=True)]) == [
+        "Standup is at 9:30."]
