@@ -378,6 +378,14 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
     assert ops[1]["result"]["description"] == "User prefers spaces over tabs"
 
 
+def test_a_statement_in_the_description_counts_too() -> None:
+    from dreamd.models.clauses import supersedes
+
+    newer = ("Standup moved to 10:00", "The team standup is at 10:00 on weekdays.\n")
+    assert supersedes(newer, ("Standup at 9:30", "The team standup is at 9:30 on weekdays.\n"))
+    assert not supersedes(("Standup at 10:00", newer[1]), ("Standup at 9:30", "The team standup is at 9:30 on weekdays.\n"))
+
+
 @pytest.mark.parametrize(
     ("older", "newer", "expected"),
     [

@@ -63,6 +63,7 @@ __all__ = [
     "replaces_all",
     "restates",
     "said_by",
+    "statements",
     "strip_label",
     "supersedes",
     "supersessions",
@@ -427,11 +428,20 @@ def supersedes(newer: tuple[str, str], older: tuple[str, str]) -> bool:
     fact is left alone.
     """
     new_facts, old_facts = fact_clauses(*newer), fact_clauses(*older)
-    stated = [s for c in new_facts for s in supersessions(c)]
+    stated = statements(*newer)
     if not stated or restates(new_facts, old_facts):
         return False
     pool = [clause_units(c) for c in clauses(*newer)]
     return replaces_all(stated, pool, old_facts)
+
+
+def statements(description: str, body: str) -> list[Supersession]:
+    """The explicit supersession statements of a record: in its fact clauses, and in its
+    description (a one-line summary often carries the "moved to" its body leaves out: "Standup
+    moved to 10:00" over "The team standup is at 10:00 on weekdays")."""
+    facts = fact_clauses(description, body)
+    extra = [c for c in line_clauses(description) if c not in facts]
+    return [s for c in facts + extra for s in supersessions(c)]
 
 
 def replaced_by(newer: tuple[str, str], older: tuple[str, str]) -> list[str]:
@@ -440,7 +450,7 @@ def replaced_by(newer: tuple[str, str], older: tuple[str, str]) -> list[str]:
     clause of ``older`` is still said by ``newer``; a merge may move just these clauses to
     history and keep the rest of ``older`` as current facts."""
     new_facts, old_facts = fact_clauses(*newer), fact_clauses(*older)
-    stated = [s for c in new_facts for s in supersessions(c)]
+    stated = statements(*newer)
     if not stated or restates(new_facts, old_facts):
         return []
     return replaced_clauses(stated, [clause_units(c) for c in clauses(*newer)], old_facts)

@@ -70,8 +70,8 @@ from dreamd.models.clauses import (
     replaced_clauses,
     restates,
     said_by,
+    statements,
     strip_label,
-    supersessions,
 )
 from dreamd.models.offline_paraphrase import MIN_SHARED, Gist, gist, same_fact
 from dreamd.models.offline_text import (
@@ -157,7 +157,7 @@ class Rec:
 
     @cached_property
     def supersessions(self) -> list[Supersession]:
-        return [s for c in self.statement_clauses for s in supersessions(c)]
+        return statements(self.description, self.body)
 
     @cached_property
     def statement_clauses(self) -> list[str]:
