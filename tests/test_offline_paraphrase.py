@@ -83,6 +83,8 @@ def test_the_gist_keeps_values_apart_from_wording() -> None:
         "dana": "name", "pr": "name", "2026-12-10": "date", "9:30": "time", "fridai": "when",
         "周二": "when", "下午": "when", "2点": "time"}
     assert "dana" not in g.content and "ask" in g.content
+    # a weekday at the end of a sentence is a weekday, not the number one
+    assert gist("周会在周一。").values == {"周一"} and gist("星期天休息。").values == {"周日"}
     # a capitalised word that starts a sentence is not a name
     assert gist("Keep answers short.").values == frozenset()
 

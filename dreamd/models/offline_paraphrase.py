@@ -246,6 +246,9 @@ class Gist:
 def _values(text: str) -> tuple[set[str], str]:
     """The values of a segment, and the segment with them blanked out."""
     found: set[str] = set()
+    for m in _ZH_WEEKDAY.finditer(text):
+        found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
+    text = _ZH_WEEKDAY.sub(" ", text)
     for m in _ZH_NUMERAL.finditer(text):
         digits = (m.group("n") or m.group("bare")).replace("两", "二").replace("兩", "二")
         found.add(str(zh_number(digits) or digits) + (m.group("unit") or ""))
@@ -254,9 +257,6 @@ def _values(text: str) -> tuple[set[str], str]:
         for m in pattern.finditer(text):
             found.add(m.group().lower().strip("`").rstrip("./"))
         text = pattern.sub(" ", text)
-    for m in _ZH_WEEKDAY.finditer(text):
-        found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
-    text = _ZH_WEEKDAY.sub(" ", text)
     found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
     text = _ZH_WHEN.sub(" ", text)
     cjk = bool(CJK_RE.search(text))
