@@ -5,10 +5,14 @@ through :func:`dreamd.work.dream` (plan, gate, ``MemoryStore.commit``), and read
 Then, for every record of the set before the dream:
 
 - if it is still live, it is unchanged;
-- if it left the set, it was expired (``expires`` before today, importance under 0.8), or a
-  strictly newer record explicitly superseded it, or every one of its clauses is still said by
-  a live record (:mod:`dreamd.models.clauses`);
-- a merge result says every clause of every one of its sources.
+- if it left the set, it was expired (``expires`` before today, importance under 0.8), or every
+  one of its clauses is still said by a live record (:mod:`dreamd.models.clauses`): the
+  offline dream keeps even an explicitly superseded record's clauses, on the history line of
+  the record that replaced it;
+- a merge result says every clause of every one of its sources;
+- a clause moves to a result's history line (``**Previously:**``: said, but no longer current)
+  only from a source that a strictly newer source of the same op explicitly supersedes, or
+  from a source's own history line.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dreamd.config import default_config
-from dreamd.models.clauses import clause_units, clauses, said_by, supersedes
+from dreamd.models.clauses import clause_units, clauses, said_by, unexplained_history
 from dreamd.models.offline import OfflineModel
 from dreamd.work import Context, dream
 from memory.records import Record, make_record
@@ -108,11 +112,7 @@ def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_supersed
                 continue
             expired = (rec.expires is not None and rec.expires < TODAY.date().isoformat()
                        and rec.importance < 0.8)
-            superseded = any(
-                stamps[other] > stamps[name] and supersedes((o.description, o.body), (rec.description, rec.body))
-                for other, (_, o) in before.items() if other != name
-            )
-            if expired or superseded:
+            if expired and name not in after:
                 continue
             lost = [c for c in clauses(rec.description, rec.body) if not said_by(c, pool)]
             assert not lost, f"{name} lost {lost} (plan {result.plan})"
@@ -124,17 +124,17 @@ def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_supersed
                 rec = before[source][1]
                 missing = [c for c in clauses(rec.description, rec.body) if not said_by(c, own)]
                 assert not missing, f"merge into {op.result.name} dropped {missing} of {source}"
+            sources = [(stamps[n], before[n][1].description, before[n][1].body) for n in op.source_names]
+            unexplained = unexplained_history((op.result.description, op.result.body), sources)
+            assert not unexplained, f"{op.result.name} demoted {unexplained} to history without an explicit newer statement"
 
 
 @settings(max_examples=40, deadline=None)
 @given(record_sets())
-def test_without_an_explicit_newer_statement_only_expired_records_are_dropped(
-    items: list[tuple[Record, int]],
-) -> None:
+def test_only_expired_records_are_dropped(items: list[tuple[Record, int]]) -> None:
+    """Even an explicitly superseded record is merged into its replacement, not dropped."""
     from dreamd.models.offline_plan import plan
 
-    markers = ("moved to", "no longer", "switched from", "instead of", "anymore", "已迁到", "不再", "改成")
-    items = [(r, d) for r, d in items if not any(m in r.body for m in markers)]
     payload = {
         "task": "consolidate", "today": TODAY.date().isoformat(), "recent": [],
         "records": [{"name": r.name, "type": r.type, "description": r.description, "body": r.body,
@@ -216,3 +216,34 @@ def test_the_checker_reports_a_dream_drop_nothing_explains(tmp_path: Path) -> No
     _dream_commit(t, [(["ci-runner"], None)])
     violations, _ = _retention(t)
     assert len(violations) == 1 and "'ci-runner' (dropped)" in violations[0]
+
+
+def test_the_checker_accepts_a_supersession_merge_and_reports_a_demotion_nothing_explains(tmp_path: Path) -> None:
+    from tests.torture.test_torture_short import Tiny
+
+    t = Tiny(tmp_path)
+    day = {"n": 1}
+
+    def at_next_day() -> datetime:
+        day["n"] += 1
+        return datetime(2026, 11, day["n"], 10, 0, tzinfo=UTC)
+
+    t.store.clock = at_next_day  # type: ignore[method-assign,misc]
+    t.remember("standup-930", "Standup at 9:30", job="20261129T100000.000006Z-ffffffffff",
+               body="The team standup is at 9:30.")
+    t.remember("standup-1000", "Standup now at 10:00", job="20261129T100000.000007Z-gggggggggg",
+               body="The team standup is now at 10:00.")
+    t.remember("standup-room", "Standup room", job="20261129T100000.000008Z-hhhhhhhhhh",
+               body="The team standup is in room 4.")
+    _dream_commit(t, [(["standup-1000", "standup-930"], make_record(
+        "standup-1000", "project", "Standup now at 10:00",
+        "The team standup is now at 10:00.\n**Previously:** The team standup is at 9:30.\n"))])
+    violations, seen = _retention(t)
+    assert violations == [] and seen == {"kept": 2}
+    # the room is not superseded by anything: moving it to history is a demotion
+    _dream_commit(t, [(["standup-1000", "standup-room"], make_record(
+        "standup-1000", "project", "Standup now at 10:00",
+        "The team standup is now at 10:00.\n**Previously:** The team standup is at 9:30. "
+        "The team standup is in room 4.\n"))])
+    violations, _ = _retention(t)
+    assert len(violations) == 1 and "room 4" in violations[0] and "to history" in violations[0]

@@ -148,7 +148,7 @@ def generated_set() -> list[dict[str, Any]]:
             "Don't use mocks for the payment gateway in tests.\n**Why:** a mock hid a broken refund.\n", 5),
         rec("freeze-date", "project", "The release freeze is 2026-12-04",
             "The release freeze is 2026-12-04.\n", 6),
-        # an explicit newer statement: the older record is dropped
+        # an explicit newer statement: the newer record absorbs the older, kept as history
         rec("freeze-date-moved", "project", "The release freeze moved to 2026-12-11",
             "The release freeze moved to 2026-12-11.\n", 12),
         # two true facts about one subject: never a contradiction
@@ -174,15 +174,19 @@ def generated_set() -> list[dict[str, Any]]:
 def test_generated_set_plan_is_exactly_right() -> None:
     """Changed by issue 10: tabs/spaces and mock/no-mock are no longer resolved toward the
     newer record (no explicit newer statement), the freeze date is replaced only because the
-    newer record says it moved, and merges keep every clause of the older record."""
+    newer record says it moved (and the old date stays as history), and merges keep every
+    clause of the older record."""
     ops = consolidate(generated_set())
     assert ops == [
-        {"source_names": ["freeze-date"], "result": None},
         {"source_names": ["old-incident"], "result": None},
         {"source_names": ["dark-mode-terminals", "dark-mode"], "result": {
             "name": "dark-mode-terminals", "type": "user",
             "description": "User prefers dark mode in the editor and terminals",
             "body": "User prefers dark mode in the editor and in terminals.\n"}},
+        {"source_names": ["freeze-date-moved", "freeze-date"], "result": {
+            "name": "freeze-date-moved", "type": "project",
+            "description": "The release freeze moved to 2026-12-11",
+            "body": "The release freeze moved to 2026-12-11.\n**Previously:** The release freeze is 2026-12-04.\n"}},
         {"source_names": ["lint-before-push", "lint-before-commit"], "result": {
             "name": "lint-before-push", "type": "feedback",
             "description": "Run the linters before committing and pushing",
@@ -197,7 +201,7 @@ def test_nothing_else_is_touched() -> None:
     ops = consolidate(records)
     named = {n for op in ops for n in op["source_names"]}
     assert sorted(r["name"] for r in records if r["name"] not in named) == [
-        "fb-dark-mode", "freeze-date-moved", "future-trip", "key-incident", "mock-payments",
+        "fb-dark-mode", "future-trip", "key-incident", "mock-payments",
         "no-mock-payments", "prefers-spaces", "prefers-tabs", "ref-grafana", "staging-version",
         "staging-weekends", "user-role",
     ]
@@ -374,6 +378,14 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
     assert ops[1]["result"]["description"] == "User prefers spaces over tabs"
 
 
+def test_a_statement_in_the_description_counts_too() -> None:
+    from dreamd.models.clauses import supersedes
+
+    newer = ("Standup moved to 10:00", "The team standup is at 10:00 on weekdays.\n")
+    assert supersedes(newer, ("Standup at 9:30", "The team standup is at 9:30 on weekdays.\n"))
+    assert not supersedes(("Standup at 10:00", newer[1]), ("Standup at 9:30", "The team standup is at 9:30 on weekdays.\n"))
+
+
 @pytest.mark.parametrize(
     ("older", "newer", "expected"),
     [
@@ -395,13 +407,93 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
         ("周会定在每周四上午十点。", "周会改成每周三下午两点。", True),
         ("移动端在周末发布新版本。", "移动端不再在周末发布新版本。", True),
         ("我们的 CI 用 GitLab Runner。", "我们的 CI 从 GitLab Runner 换成了 GitHub Actions。", True),
+        # the general test: a change word, the older wording kept, a value of the same kind replaced
+        ("Standup is at 9:30.", "Standup is now at 10:00.", True),
+        ("Backups run on Sundays.", "Backups run on Saturdays from now on.", True),
+        ("Code freeze starts 2026-12-10.", "Code freeze was pushed to 2026-12-14.", True),
+        ("The team chats on Slack.", "The team now chats on Discord instead of Slack.", True),
+        ("The team uses Jira for tickets.", "We replaced Jira with Linear for tickets.", True),
+        ("Metrics go to Datadog.", "We dropped Datadog; metrics go to Prometheus now.", True),
+        ("The user drives to work.", "The user stopped driving to work; they cycle now.", True),
+        ("周会在周一上午。", "周会现在改到周二下午了。", True),
+        ("测试环境用 MySQL。", "测试环境现在改用 PostgreSQL 了。", True),
+        ("预算上限是每月五万。", "预算上限调整为每月八万。", True),
+        ("每天早上跑步。", "用户现在不跑步了，改成游泳。", True),
+        ("文档放在 Confluence。", "文档不再放 Confluence，统一放到语雀。", True),
+        ("The app is hosted on Heroku.", "We're not using Heroku anymore; everything runs on Fly.io.", True),
+        ("Use yarn in the frontend repo.", "Use pnpm in the frontend repo from now on.", True),
+        ("The on-call phone number is 555-0100.", "The on-call number is now 555-0199.", True),
+        ("我们用 Jenkins 做 CI。", "我们不再用 Jenkins 了，改用 GitHub Actions。", True),
+        ("项目经理是小李。", "项目经理换成了小王。", True),
+        ("上线时间定在 12 月 15 日。", "上线时间推迟到 12 月 20 日。", True),
+        ("前端用 yarn 装依赖。", "前端以后统一用 pnpm 装依赖。", True),
+        ("The user lives in Berlin.", "The user moved to Munich.", True),
+        ("用户住在北京。", "用户已经搬到上海了。", True),
+        ("The user likes Berlin.", "The user moved to Munich.", False),
+        ("用户喜欢北京。", "用户已经搬到上海了。", False),
+        ("The team uses Jira for tickets.", "Jira has been replaced by Linear for tickets.", True),
+        ("The CI pipeline runs on Jenkins.", "We switched the CI pipeline to Buildkite from Jenkins.", True),
+        ("We deploy the mobile backend on Fridays.", "No more Friday deploys for the mobile backend.", True),
+        ("我们用 Jenkins 做 CI。", "我们的 CI 不用 Jenkins 了。", True),
+        ("我们的 CI 用 GitLab。", "我们的 CI 工具 GitLab 已经被 GitHub Actions 取代了。", True),
+        ("前端用 npm 装依赖。", "前端用 pnpm 代替 npm 装依赖。", True),
+        ("The design review is on Tuesdays.", "The design review is now on Thursdays (it used to be Tuesdays).", True),
+        ("设计评审在周二。", "设计评审现在改到周四（原来是周二）。", True),
+        ("The app is hosted on Heroku.", "We moved off Heroku last month.", True),
+        # a change word alone is not enough: another kind of value, an added fact, "also"
+        ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
+        ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),
+        ("Standup is at 9:30.", "Standup now includes the QA team.", False),
+        ("The service has a 99.9% SLO.", "The service now has 3 replicas.", False),
+        ("The team standup is in room 4.", "The team standup is now at 10:00.", False),
+        ("The user drinks coffee in the morning.", "The user stopped drinking coffee in the evening.", False),
+        ("用户住在北京。", "用户现在在学日语。", False),
+        ("测试库周末只读。", "测试库改成 PostgreSQL 了。", False),
+        ("The weekly sync is on Tuesday.", "The weekly sync now has a shared agenda doc.", False),
+        ("Alice is the PM for Atlas.", "Bob is now the tech lead for Atlas.", False),
+        ("The launch deadline is 2026-12-15.", "The beta deadline moved to 2026-12-01.", False),
+        ("项目经理是小李。", "测试负责人换成了小王。", False),
+        ("The billing service runs on Heroku.", "Staging no longer uses Heroku.", False),
+        ("We deploy the mobile backend on Fridays.", "No more meetings on Fridays.", False),
+        ("每个 PR 不超过 400 行改动。", "每个 PR 不超过 300 行改动。", False),  # 改动 is a diff, not a change word
+        ("变量名用英文。", "变量名用中文。", False),
+        ("我们用 Jenkins 做 CI。", "小王不再负责 Jenkins 了。", False),
+        # the same statement twice replaces nothing
+        ("User sessions are not stored in Redis anymore.", "User sessions are not stored in Redis anymore.", False),
     ],
 )
 def test_only_an_explicit_newer_statement_supersedes(older: str, newer: str, expected: bool) -> None:
     from dreamd.models.clauses import supersedes
 
     assert supersedes(("d", newer), ("d", older)) is expected
-    assert supersedes(("d", older), ("d", newer)) is False  # never the other way round
+    if older != newer:
+        assert supersedes(("d", older), ("d", newer)) is False  # never the other way round
+
+
+def test_a_supersession_is_a_merge_that_keeps_the_replaced_value_as_history() -> None:
+    """The newer record absorbs the older (convention of benchmarks/quality/README.md): its
+    own text first, then what the older said that it does not, on a **Previously:** line (in
+    Chinese **此前：**); a chain lands in the newest record; nothing is dropped."""
+    records = [
+        rec("standup-930", "project", "Standup at 9:30", "The team standup is at 9:30.\n**Why:** the US team joins.\n", 1),
+        rec("standup-1000", "project", "Standup moved to 10:00", "The team standup moved to 10:00.\n", 5),
+        rec("standup-1030", "project", "Standup now at 10:30", "The team standup is now at 10:30.\n", 9),
+        rec("zh-weekly", "project", "周会在周一", "周会在周一上午。\n", 2),
+        rec("zh-weekly-new", "project", "周会改到周二", "周会现在改到周二下午了。\n", 6),
+        rec("ci-jenkins", "reference", "CI runs on Jenkins", "The CI pipeline runs on Jenkins.\n", 2),
+        rec("ci-buildkite", "project", "CI moved to Buildkite", "We switched the CI pipeline from Jenkins to Buildkite.\n", 6),
+    ]
+    ops = consolidate(records)
+    assert ops == [
+        {"source_names": ["standup-1030", "standup-1000", "standup-930"], "result": {
+            "name": "standup-1030", "type": "project", "description": "Standup now at 10:30",
+            "body": "The team standup is now at 10:30.\n"
+                    "**Previously:** The team standup moved to 10:00. The team standup is at 9:30. "
+                    "Why: the US team joins.\n"}},
+        {"source_names": ["zh-weekly-new", "zh-weekly"], "result": {
+            "name": "zh-weekly-new", "type": "project", "description": "周会改到周二",
+            "body": "周会现在改到周二下午了。\n**此前：** 周会在周一上午。\n"}},
+    ]  # a supersession across types (ci-*) is left alone: a result keeps one type
 
 
 @pytest.mark.parametrize(
@@ -419,3 +511,38 @@ def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said:
     from dreamd.models.clauses import clause_units, said_by
 
     assert said_by(clause, [clause_units(said)]) is expected
+
+
+def test_a_partly_superseded_record_keeps_its_other_facts_current() -> None:
+    """Only the clause the newer statement replaces goes to history; the older record's other
+    fact joins the result as a current fact. Only the general test (the older wording kept,
+    one value replaced) may single out one clause of a longer record."""
+    records = [
+        rec("standup", "project", "Standup at 9:30", "Standup is at 9:30. The standup link is pinned in #team.\n", 1),
+        rec("standup-new", "project", "Standup now at 10:00", "Standup is now at 10:00.\n", 5),
+        rec("ci", "project", "CI and its owner", "The CI pipeline runs on Jenkins. Kim owns the pipeline.\n", 1),
+        rec("ci-new", "project", "Buildkite instead of Jenkins", "The CI pipeline uses Buildkite instead of Jenkins.\n", 5),
+    ]
+    assert consolidate(records) == [{"source_names": ["standup-new", "standup"], "result": {
+        "name": "standup-new", "type": "project", "description": "Standup now at 10:00",
+        "body": "Standup is now at 10:00.\nThe standup link is pinned in #team.\n"
+                "**Previously:** Standup is at 9:30.\n"}}]
+
+
+def test_history_holds_only_what_an_explicit_newer_statement_replaced() -> None:
+    from dreamd.models.clauses import unexplained_history
+
+    sources = [
+        ("2026-11-05T10:00:00Z", "Standup now at 10:00", "Standup is now at 10:00.\n"),
+        ("2026-11-01T10:00:00Z", "Standup", "Standup is at 9:30. The standup link is pinned in #team.\n**Why:** the US team joins.\n"),
+    ]
+    ok = "Standup is now at 10:00.\nThe standup link is pinned in #team.\n**Previously:** Standup is at 9:30.\n"
+    assert unexplained_history(("d", ok), sources) == []
+    demoted = "Standup is now at 10:00.\n**Previously:** Standup is at 9:30. The standup link is pinned in #team.\n"
+    assert unexplained_history(("d", demoted), sources) == ["The standup link is pinned in #team."]
+    # a partly superseded record keeps its reasons current: they explain the facts still held
+    assert unexplained_history(("d", ok + "**Previously:** Why: the US team joins.\n"), sources) == [
+        "Why: the US team joins."]
+    # the older record is not replaced by a record older than itself
+    assert unexplained_history(("d", ok), [(s, d, b) for (_, d, b), s in zip(sources, ["1", "2"], strict=True)]) == [
+        "Standup is at 9:30."]

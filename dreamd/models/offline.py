@@ -17,10 +17,11 @@ Tasks (payload shapes are the contract shared with the Anthropic backend and the
   rule list is in :mod:`dreamd.models.offline_extract`.
 - ``consolidate`` — ``{"task", "today", "records": [{name, type, description, body,
   created_at, updated_at, importance, expires}], "recent": [names]}`` → a JSON array of
-  ``{source_names, result}`` ops: expired records (importance < 0.8) dropped, records a newer
-  one explicitly supersedes ("no longer", "moved to", "改成" …) dropped, duplicates and
-  paraphrases merged into the newest wording plus every clause of the older records; nothing
-  else is touched. Full rules in :mod:`dreamd.models.offline_plan`.
+  ``{source_names, result}`` ops: expired records (importance < 0.8) dropped; a record a newer
+  one explicitly supersedes ("no longer", "moved to", "改成" …) merged into it, its words kept
+  on a "Previously:" history line; duplicates and paraphrases merged into the newest wording
+  plus every clause of the older records; nothing else is touched. Full rules in
+  :mod:`dreamd.models.offline_plan`.
 - ``select`` — ``{"task", "query", "limit", "candidates": [{name, type, description}]}`` → a
   JSON array of at most ``min(limit, 5)`` names from
   :func:`memory.select.keyword_select`, or, if that module is unavailable, a plain token

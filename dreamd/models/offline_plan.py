@@ -1,35 +1,47 @@
-"""Offline consolidation planning: expire, supersede explicitly, merge duplicates, lose nothing.
+"""Offline consolidation planning: expire, merge what an explicit newer statement replaces,
+merge duplicates and paraphrases, lose nothing.
 
 The answer for ``{"task": "consolidate", "today", "records", "recent"}`` is a list of
 operations ``{"source_names": [...], "result": {name, type, description, body} | null}``.
 The rules, applied in this order (clauses, "still said" and supersession are defined in
-:mod:`dreamd.models.clauses`):
+:mod:`dreamd.models.clauses`, the paraphrase gist in :mod:`dreamd.models.offline_paraphrase`):
 
 1. **Expire** — a record whose ``expires`` date is before ``today`` and whose ``importance``
    is under 0.8 becomes ``{"source_names": [name], "result": null}``. A missing or
-   unparseable date never expires anything.
+   unparseable date never expires anything. Nothing else is ever dropped.
 2. **Supersede** — a record that a strictly newer live record (``updated_at``, then
    ``created_at``) explicitly replaces ("no longer", "moved to", "switched from X to Y",
-   "instead of", "改成", "不再", "换成", "已迁到" …) is dropped the same way. Nothing else
-   counts as a contradiction: "the staging database is read-only on weekends" and "the
-   staging database is Postgres 15" are two true facts and both stay.
+   "instead of", "改成", "不再", "换成", "已迁到", or a change word — "now", "from now on",
+   "现在", "改用" … — with the older wording kept and one value replaced by another of the
+   same kind) is set aside for the newest record that replaces it, with the clauses it
+   replaces (all of them, or — by the general test only — some of a longer record whose
+   other facts still hold). Nothing else counts as a contradiction: "the staging database
+   is read-only on weekends" and "the staging database is Postgres 15" are two true facts
+   and both stay; the same statement said twice replaces nothing (it is a duplicate).
 3. **Group** — the other records are visited newest first. Each joins the first group whose
    newest record (the *base*) has the same type and is a duplicate or paraphrase of it;
    otherwise it starts a group. Comparing only with the base keeps groups from chaining
-   A~B~C; only groups sharing half the smaller statement's tokens are compared.
-   *Paraphrase*: every fact clause of one record is still said by the other (see
-   :mod:`dreamd.models.clauses`), or one record's statement tokens (description + body
-   without the ``**Why:**``/``**How to apply:**`` lines; or its body facts alone) lie within
-   the other's but for at most 10 % of them and none with a digit; and both or neither are
-   negated. A token only one side has is a different value or subject ("the alpha service"
-   and "the bravo service"; "Postgres 14" and "Postgres 15"; "use mocks" and "don't use
-   mocks"): without an explicit newer statement such records both stay, untouched.
+   A~B~C; only groups sharing enough words or gist units are compared.
+   *Paraphrase*: every fact clause of one record is still said by the other, or one
+   record's statement tokens lie within the other's but for at most 10 % of them and none
+   with a digit, and both or neither are negated; or the two gists state the same fact
+   (equal values, no negation one states plainly, 60 % of the smaller's units shared, not
+   one frame with different fillers: see :func:`~dreamd.models.offline_paraphrase.same_fact`).
+   A differing value or subject ("the alpha service" and "the bravo service"; "Postgres 14"
+   and "Postgres 15"; "use mocks" and "don't use mocks") keeps records apart: without an
+   explicit newer statement such records both stay, untouched. Then each superseded record
+   joins the group of the record that replaced it (following a chain A→B→C to C) when the
+   types agree; a supersession across types is left alone.
 4. **Merge** — each group of two or more becomes one op whose result keeps the base's name,
    type, description and body verbatim and adds every clause of every older member's body
-   (its description, when the body states nothing) that the result does not already say: fact clauses as new lines before the ``**Why:**`` line,
-   reasons onto the ``**Why:**`` line, how-to clauses onto the ``**How to apply:**`` line.
-   So every source clause survives in the result. A member whose clauses would push the body
-   past the size cap is left out of the group (untouched) rather than cut.
+   (its description, when the body states nothing) that the result does not already say:
+   fact clauses as new lines before the ``**Why:**`` line, reasons onto the ``**Why:**``
+   line, how-to clauses onto the ``**How to apply:**`` line; what a superseded member's
+   replaced clauses said (and its reasons, when all its facts were replaced) goes, word for
+   word, onto a ``**Previously:**`` (``**此前：**``) history line at the end, kept but no
+   longer stated as current; its other clauses join the result like any member's. So every
+   source clause survives in the result. A member whose clauses would push the body past
+   the size cap is left out of the group (untouched) rather than cut.
 
 Records no op names stay as they are. ``recent`` is accepted and ignored: the offline
 planner looks at the whole set every time, which is cheap at these sizes. Ops come out
@@ -42,23 +54,26 @@ import datetime as dt
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
 from dreamd.models.clauses import (
+    HISTORY,
     PLACEHOLDER_REASON,
     Supersession,
     clause_units,
     clauses,
     fact_clauses,
     line_clauses,
-    replaces_all,
+    replaced_clauses,
+    restates,
     said_by,
+    statements,
     strip_label,
-    supersessions,
 )
+from dreamd.models.offline_paraphrase import MIN_SHARED, Gist, gist, same_fact
 from dreamd.models.offline_text import (
     NEGATIONS,
     ZH_NEGATIONS,
@@ -117,12 +132,16 @@ class Rec:
     @cached_property
     def fact_lines(self) -> list[str]:
         lines = [ln.strip() for ln in self.body.splitlines()]
-        facts = [ln for ln in lines if ln and not _WHY.match(ln) and not _HOW.match(ln)]
+        facts = [ln for ln in lines if ln and _line_kind(ln) == "fact"]
         return facts or [self.description]
 
     @cached_property
     def statement_tokens(self) -> frozenset[str]:
         return frozenset(tokens(self.description + "\n" + "\n".join(self.fact_lines)))
+
+    @cached_property
+    def gist(self) -> Gist:
+        return gist(self.description + "\n" + "\n".join(self.fact_lines))
 
     @cached_property
     def fact_tokens(self) -> frozenset[str]:
@@ -138,7 +157,7 @@ class Rec:
 
     @cached_property
     def supersessions(self) -> list[Supersession]:
-        return [s for c in self.statement_clauses for s in supersessions(c)]
+        return statements(self.description, self.body)
 
     @cached_property
     def statement_clauses(self) -> list[str]:
@@ -292,13 +311,14 @@ def contradicts(a: Rec, b: Rec) -> bool:
 def paraphrase(a: Rec, b: Rec) -> bool:
     """Same statement, one possibly saying more (see the module docstring); never two
     distinct values or subjects."""
-    if a.negated != b.negated:
-        return False  # "use mocks" and "don't use mocks" are not one statement
-    if _said_within(a, b) or _said_within(b, a):
+    # "use mocks" and "don't use mocks" are not one statement
+    if a.negated == b.negated and (
+        _said_within(a, b) or _said_within(b, a)
+        or _inside(set(a.statement_tokens), set(b.statement_tokens))
+        or _inside(set(a.fact_tokens), set(b.fact_tokens))
+    ):
         return True
-    return _inside(set(a.statement_tokens), set(b.statement_tokens)) or _inside(
-        set(a.fact_tokens), set(b.fact_tokens)
-    )
+    return same_fact(a.gist, b.gist)
 
 
 def _said_within(a: Rec, b: Rec) -> bool:
@@ -332,17 +352,31 @@ def _least_shared(a: Rec, b: Rec) -> float:
     return 0.9 * min(len(a.fact_tokens), len(b.fact_tokens)) - 1e-9
 
 
+def _least_in_gist(a: Rec, b: Rec) -> float:
+    """Gist units two records must share for :func:`same_fact` to hold."""
+    size = min(len(a.gist.content | a.gist.values), len(b.gist.content | b.gist.values))
+    return max(2.0, MIN_SHARED * size - 1e-9)
+
+
 def _has_digit(toks: set[str]) -> bool:
     return any(ch.isdigit() for t in toks for ch in t)
 
 
 def _line_kind(line: str) -> str:
-    return "why" if _WHY.match(line) else "how" if _HOW.match(line) else "fact"
+    if _WHY.match(line):
+        return "why"
+    if _HOW.match(line):
+        return "how"
+    return "history" if HISTORY.match(line) else "fact"
+
+
+_LABELS = {"why": ("**Why:**", _WHY), "how": ("**How to apply:**", _HOW), "history": ("**Previously:**", HISTORY)}
 
 
 def _append_to(lines: list[str], kind: str, text: str) -> None:
-    label = {"why": "**Why:**", "how": "**How to apply:**"}[kind]
-    pattern = _WHY if kind == "why" else _HOW
+    label, pattern = _LABELS[kind]
+    if kind == "history" and has_cjk(text):
+        label = "**此前：**"
     at = next((i for i, ln in enumerate(lines) if pattern.match(ln)), None)
     if at is None:
         lines.append(f"{label} {text}")
@@ -356,11 +390,11 @@ def _closed(clause: str) -> str:
     """A clause cut out of its sentence, with an end mark again so it reads as one."""
     if clause[-1] in ".!?;。！？；":
         return clause
-    return clause + ("。" if has_cjk(clause[-1]) else ".")
+    return clause + ("。" if has_cjk(clause) else ".")
 
 
 def _insert_fact(lines: list[str], text: str) -> None:
-    at = next((i for i, ln in enumerate(lines) if _WHY.match(ln) or _HOW.match(ln)), len(lines))
+    at = next((i for i, ln in enumerate(lines) if _line_kind(ln) != "fact"), len(lines))
     lines.insert(at, text)
 
 
@@ -368,9 +402,16 @@ def _body_fits(lines: list[str]) -> bool:
     return len(("\n".join(lines).strip("\n") + "\n").encode("utf-8")) <= MAX_BODY_BYTES
 
 
-def merge_group(group: list[Rec]) -> tuple[dict[str, str], list[Rec]]:
+def merge_group(
+    group: list[Rec], replaced: Mapping[str, Collection[str]] | None = None
+) -> tuple[dict[str, str], list[Rec]]:
     """The result of merging ``group`` (newest first) into its base ``group[0]``, and the
     members it holds (a member that would overflow the body cap is left out).
+
+    ``replaced`` maps a member an explicit newer statement superseded to its fact clauses that
+    statement replaced: those (and, when it replaced them all, the member's reasons and
+    how-tos too) go onto the history line (``**Previously:**``), word for word, kept but not
+    stated as current; the member's other clauses join the result as current facts.
 
     Invariant: every clause of every held member is still said by the result.
     """
@@ -379,9 +420,12 @@ def merge_group(group: list[Rec]) -> tuple[dict[str, str], list[Rec]]:
     lines = base.body.strip("\n").splitlines() if base.body.strip() else [description]
     pool = [clause_units(c) for c in clauses(description, "\n".join(lines))]
     held = [base]
+    replaced = replaced or {}
     for old in group[1:]:
         trial = list(lines)
         trial_pool = list(pool)
+        gone = set(replaced.get(old.name, ()))
+        whole = bool(gone) and set(old.statement_clauses) <= gone
         old_lines = old.body.splitlines() if clauses("", old.body) else [old.description]
         for line in old_lines:
             kind = _line_kind(line)
@@ -389,11 +433,19 @@ def merge_group(group: list[Rec]) -> tuple[dict[str, str], list[Rec]]:
             new = [c for c in found if not said_by(c, trial_pool)]
             if not new:
                 continue
-            text = strip_label(line) if len(new) == len(found) else " ".join(_closed(c) for c in new)
-            if kind == "fact":
-                _insert_fact(trial, text)
-            else:
-                _append_to(trial, kind, text)
+            past = [c for c in new if whole or (kind == "fact" and c in gone)]
+            now = [c for c in new if c not in past]
+            if past:
+                text = " ".join(_closed(c) for c in past)
+                if kind in ("why", "how"):
+                    text = ("Why: " if kind == "why" else "How to apply: ") + text
+                _append_to(trial, "history", text)
+            if now:
+                text = strip_label(line) if len(now) == len(found) else " ".join(_closed(c) for c in now)
+                if kind == "fact":
+                    _insert_fact(trial, text)
+                else:
+                    _append_to(trial, kind, text)
             trial_pool.extend(clause_units(c) for c in new)
         if _body_fits(trial):
             lines, pool = trial, trial_pool
@@ -416,26 +468,31 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         and r.importance < EXPIRE_PROTECT_IMPORTANCE
     }
     alive = [r for r in records if r.name not in expired]
-    superseded = _superseded(alive)
-    ops: list[dict[str, Any]] = [
-        {"source_names": [name], "result": None} for name in sorted(expired | superseded)
-    ]
-    gone = expired | superseded
+    replaced_by = _superseded(alive)
+    ops: list[dict[str, Any]] = [{"source_names": [name], "result": None} for name in sorted(expired)]
     # Only records a valid result could be made of take part in merges (a result reuses the
     # base's name and type, and one invalid result would get the whole plan rejected).
-    live = sorted(
-        (r for r in records if r.name not in gone and NAME_RE.match(r.name) and r.type in TYPES
+    usable = sorted(
+        (r for r in alive if NAME_RE.match(r.name) and r.type in TYPES
          and r.description.strip() and len(r.description) <= MAX_DESCRIPTION_CHARS),
         key=lambda r: (r.stamp, r.name),
         reverse=True,
     )
+    live = [r for r in usable if r.name not in replaced_by]
     groups: list[list[Rec]] = []
     by_key: dict[tuple[str, str], list[int]] = {}
+    by_unit: dict[tuple[str, str], list[int]] = {}
     for rec in live:
         shared: Counter[int] = Counter()
         for k in rec.statement_tokens:
             shared.update(by_key.get((rec.type, k), ()))
-        candidates = sorted(g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0]))
+        in_gist: Counter[int] = Counter()
+        for k in rec.gist.content | rec.gist.values:
+            in_gist.update(by_unit.get((rec.type, k), ()))
+        candidates = sorted(
+            {g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0])}
+            | {g for g, n in in_gist.items() if n >= _least_in_gist(rec, groups[g][0])}
+        )
         for g in candidates:
             if paraphrase(groups[g][0], rec):
                 groups[g].append(rec)
@@ -444,11 +501,15 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             groups.append([rec])
             for k in rec.statement_tokens:
                 by_key.setdefault((rec.type, k), []).append(len(groups) - 1)
+            for k in rec.gist.content | rec.gist.values:
+                by_unit.setdefault((rec.type, k), []).append(len(groups) - 1)
+    _attach_superseded(groups, [r for r in usable if r.name in replaced_by], replaced_by)
+    gone = {name: clauses for name, (_, clauses) in replaced_by.items()}
     merged: list[tuple[list[str], dict[str, str]]] = []
     for group in groups:
         if len(group) < 2:
             continue
-        result, held = merge_group(group)
+        result, held = merge_group(group, gone)
         if len(held) > 1:
             merged.append(([r.name for r in held], result))
     merged.sort(key=lambda pair: pair[1]["name"])
@@ -463,14 +524,31 @@ def _probe_keys(s: Supersession, postings: Mapping[str, list[int]]) -> list[str]
     Chinese subjects are matched by character, so all their tokens are probed."""
     keys, share = (s.old, 0.6) if s.old else (s.subject, 0.8)
     ordered = sorted(keys, key=lambda k: (len(postings.get(k, ())), k))
-    if not s.old and any(has_cjk(k) for k in keys):
+    if not s.old and (s.clause or any(has_cjk(k) for k in keys)):
         return ordered
     needed = math.ceil(share * len(ordered) - 1e-9)
     return ordered[: len(ordered) - needed + 1]
 
 
-def _superseded(records: list[Rec]) -> set[str]:
-    """Names of records a strictly newer record explicitly replaces (see the module docstring).
+def _attach_superseded(
+    groups: list[list[Rec]], superseded: list[Rec], replaced_by: Mapping[str, tuple[str, tuple[str, ...]]]
+) -> None:
+    """Each superseded record (newest first) joins the group of the record that replaced it,
+    following a chain of replacements to the current one, when the types agree (a result
+    keeps one type); otherwise it is left alone."""
+    where = {r.name: i for i, g in enumerate(groups) for r in g}
+    for old in superseded:
+        name = replaced_by[old.name][0]
+        while name in replaced_by:
+            name = replaced_by[name][0]
+        at = where.get(name)
+        if at is not None and groups[at][0].type == old.type:
+            groups[at].append(old)
+
+
+def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Names of records a strictly newer record explicitly replaces a fact clause of (see the
+    module docstring), each mapped to the newest record that does and the clauses it replaces.
 
     Only records sharing a word with a statement's old value (or its subject, when it names
     none) are compared, which keeps this near-linear in the set size."""
@@ -478,8 +556,8 @@ def _superseded(records: list[Rec]) -> set[str]:
     for i, r in enumerate(records):
         for t in r.fact_tokens:
             postings.setdefault(t, []).append(i)
-    out: set[str] = set()
-    for newer in records:
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for newer in sorted(records, key=lambda r: (r.stamp, r.name), reverse=True):
         stated = newer.supersessions
         if not stated or not newer.stamp:
             continue
@@ -492,8 +570,11 @@ def _superseded(records: list[Rec]) -> set[str]:
             older = records[i]
             if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
                 continue
-            if replaces_all(stated, pool, older.statement_clauses):
-                out.add(older.name)
+            if restates(newer.statement_clauses, older.statement_clauses):
+                continue  # the same statement again ("not X anymore" twice) replaces nothing
+            gone = replaced_clauses(stated, pool, older.statement_clauses)
+            if gone:
+                out[older.name] = (newer.name, tuple(gone))
     return out
 
 

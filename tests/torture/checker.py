@@ -20,7 +20,9 @@ invariant was checked. The invariants (issue 6):
   dream removed is still said by its merge result or another live record of that generation,
   unless the record was expired (``expires`` before the dream's day, importance under 0.8) or
   a strictly newer record of the set it was planned on explicitly superseded it
-  (:mod:`dreamd.models.clauses`). A removed record, or a merge result, whose file neither the
+  (:mod:`dreamd.models.clauses`); and a merge result's history line (``**Previously:**``)
+  holds only what an explicitly superseded source said, or what was history already. A
+  removed record, or a merge result, whose file neither the
   directory nor ``.history/`` holds any more (chaos deletes files by hand) is counted as
   ``unverifiable`` in the ``dream_retention`` observation, not judged.
 * **manifest-valid** — every manifest (current and in ``.history/``) parses, generations are
@@ -50,6 +52,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -415,7 +418,13 @@ def _read_record(directory: Path, file: str) -> Any:
 def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> None:
     """Every clause of every record a dream removed is still said, or expiry or an explicit
     supersession explains its absence (see the module docstring)."""
-    from dreamd.models.clauses import clause_units, clauses, said_by, supersedes
+    from dreamd.models.clauses import (
+        clause_units,
+        clauses,
+        said_by,
+        supersedes,
+        unexplained_history,
+    )
 
     _read_record.cache_clear()  # a fresh look at the disk for every check
     seen: Counter[str] = Counter()
@@ -436,6 +445,9 @@ def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> N
                 into = op.get("into")
                 result = _record_at(h, new_entries[into].file) if into in new_entries else None
                 own = [clause_units(c) for c in clauses(result.description, result.body)] if result else []
+                if result is not None:
+                    _check_history(h, old_entries, op, result, report, f"{key}: the dream at generation {gen}",
+                                   unexplained_history)
                 for name in op.get("from") or ():
                     entry = old_entries.get(name)
                     rec = _record_at(h, entry.file) if entry is not None else None
@@ -461,6 +473,24 @@ def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> N
                               f"({'merged into ' + repr(into) if into else 'dropped'}) and no live record "
                               f"still says {lost[:3]}")
     report.observations["dream_retention"] = dict(sorted(seen.items()))
+
+
+def _check_history(h: DirHistory, old_entries: dict[str, Any], op: Mapping[str, Any], result: Any,
+                   report: Report, where: str, unexplained_history: Any) -> None:
+    """A merge result's history line (``**Previously:**``) holds only clauses an explicit
+    newer source superseded, or that were history already: a dream may move a fact out of
+    the present only on an explicit newer statement."""
+    sources = []
+    for name in op.get("from") or ():
+        entry = old_entries.get(name)
+        rec = _record_at(h, entry.file) if entry is not None else None
+        if entry is None or rec is None:
+            return  # unverifiable, counted by the caller
+        sources.append((entry.updated_at or entry.created_at or "", rec.description, rec.body))
+    demoted = unexplained_history((result.description, result.body), sources)
+    report.ok("dream-retention", not demoted,
+              f"{where} merged {list(op.get('from') or ())} into {op.get('into')!r} and moved "
+              f"{demoted[:3]} to history without an explicit newer statement")
 
 
 def _superseded(h: DirHistory, before: Manifest, entry: Any, rec: Any, supersedes: Any) -> bool:

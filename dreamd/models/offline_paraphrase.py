@@ -1,0 +1,473 @@
+"""Whether two records state the same fact in different words (the offline dream's paraphrase test).
+
+Word overlap alone cannot tell "keep answers short" / "keep replies brief" (one fact) from
+"the alpha service owns the queue" / "the beta service owns the queue" (two): both differ in
+one word. What separates them is *what* differs. So a record's statement (description and
+fact lines; not the reason, how-to or history lines) is reduced to a :class:`Gist`:
+
+- **content units**, clause by clause and in order: English words without stopwords,
+  stemmed (plural, verb and derivation suffixes cut, the stem truncated to six letters:
+  "deploys", "deployed", "deployment" are one unit) and mapped through a small table of
+  everyday synonyms ("reply"/"answer", "brief"/"short"); Chinese characters, function words
+  out ("的", "尽量", "都") and synonyms mapped first ("回复"/"回答", "简洁"/"简短");
+- **values**, what makes a statement true or false rather than how it is worded: numbers
+  (digits, English and Chinese number words, with their Chinese unit: "九点半" is "9点半"),
+  dates, times, weekdays, months and times of day, addresses and paths, `code`, capitalised
+  names that do not start a sentence, acronyms ("PRs" is "pr"), Latin words in Chinese text;
+- **negation**: the units and values after a negation ("not", "never", "don't", "instead",
+  "rather", "不要", "不再" …) in their clause (clauses are cut at sentence ends and commas).
+
+Two gists are the same fact (:func:`same_fact`) when:
+
+1. their values agree: equal, an acronym matching the words the other spells it with ("PR" /
+   "pull request"); or one side adds a value and keeps :data:`MORE_SHARED` of the other's
+   units (a restatement that says more). "Postgres 14" / "Postgres 15", "Dana" / "Priya"
+   never agree;
+2. no clause one negates is stated plainly by the other ("mocks are fine in unit tests" /
+   "don't use mocks in integration tests");
+3. they share two or more units (values included), and :data:`MIN_SHARED` of the smaller;
+4. they are not one frame with different fillers (:func:`swapped_in_place`): the same shared
+   units in the same order with each side's own words in the same slots is a different
+   subject or value ("the alpha service" / "the beta service", "小李负责搜索" / "小张负责推荐"),
+   unless synonyms made the fillers equal; a rewording moves, adds or drops words too.
+
+A merge keeps every clause of every source (see :mod:`dreamd.models.offline_plan`), so a
+paraphrase never loses a fact; these rules exist to keep distinct facts apart, and they err
+toward leaving two records alone. The synonym table holds only everyday words whose meanings
+coincide in notes about work and life: lexical knowledge, like the stemmer, not a list of
+phrasings. Statements that share almost no word ("is vegetarian" / "doesn't eat meat") are
+beyond it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from dreamd.models.offline_text import (
+    CJK_RE,
+    NEGATIONS,
+    STOPWORDS,
+    ZH_NEGATIONS,
+    normalize,
+    zh_number,
+)
+
+__all__ = ["MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
+
+MIN_SHARED = 0.6
+"""Share of the smaller gist's content units the other must have."""
+MORE_SHARED = 0.9
+"""Share of its content units a gist must find in one that also names a value it does not."""
+
+_EN_SYNONYMS = (
+    "answer reply response respond",
+    "short brief concise terse succinct",
+    "like prefer want love enjoy favor favour",
+    "use utilize employ",
+    "run execute",
+    "before prior",
+    "begin start",
+    "finish end complete",
+    "show display",
+    "tell inform notify",
+    "fix repair",
+    "big large huge",
+    "small little tiny",
+    "fast quick rapid speedy",
+    "check verify",
+    "need require",
+    "help assist",
+    "edit modify",
+    "remove delete",
+    "skip omit",
+    "repo repository",
+    "config configuration",
+    "doc docs documentation",
+    "colleague coworker teammate",
+    "email mail",
+    "buy purchase",
+    "car vehicle",
+    "doctor physician",
+    "job occupation",
+    "kid child children",
+    "talk speak",
+    "direct straight",
+    "keep stay remain",
+    "live reside",
+    "often frequently",
+    "usually normally typically generally",
+    "allergy allergic",
+    "intro introduction preamble preface",
+    "explanation explain",
+)
+_ZH_SYNONYMS = (
+    "回答 回复 答复 应答",
+    "简短 简洁 简要 精简 简练 简明",
+    "喜欢 偏好 喜爱 偏爱 倾向于 倾向",
+    "使用 采用 运用",
+    "运行 执行",
+    "之前 以前 事先 提前",
+    "修复 修正",
+    "删除 删掉 移除",
+    "检查 核对 核查",
+    "需要 必须 得要",
+    "仓库 代码库",
+    "配置 设置",
+    "文档 说明文档",
+    "同事 同僚",
+    "孩子 小孩 子女",
+    "周 星期 礼拜",
+    "开会 会议",
+    "解释 说明",
+    "开场白 客套话 客套",
+)
+_ZH_FILLER = (
+    "尽量", "尽可能", "一定", "总是", "始终", "一直", "比较", "非常", "特别", "平时", "通常", "一般",
+    "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "统一", "一律", "全部", "他们", "她们",
+    "的", "了", "着", "地", "都", "也", "还", "就", "很", "要", "请", "是", "在", "我", "你", "他",
+    "她", "它", "把", "被", "和", "与", "及", "或",
+)
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "hundred": 100,
+    "once": 1, "twice": 2, "single": 1, "double": 2, "half": 0.5, "dozen": 12,
+}
+_WHEN_WORDS = frozenset((
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
+    "weekday", "january", "february", "march", "april", "june", "july", "august", "september",
+    "october", "november", "december", "morning", "afternoon", "evening", "night", "noon",
+    "midnight",
+))
+"""Weekdays, months and times of day: values. ("May" is a modal verb too, so not a month here.)"""
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
+_SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$)|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z]")
+_VALUE_PATTERNS = (
+    re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.I),
+    re.compile(r"`[^`]+`"),
+    re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    re.compile(r"(?<![\w/])[\w.-]*[\w-]/[\w./-]+"),
+    re.compile(r"#[\w-]+"),
+    re.compile(r"\d+(?:[.:/-]\d+)*"),
+)
+_ZH_NUMERAL = re.compile(
+    r"(?P<n>[零一二两兩三四五六七八九十百千万]+|\d+)\s*(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
+    r"|(?P<bare>[零一二两兩三四五六七八九十百千万]+)(?=[^\u3400-\u9fff]|$)"
+)
+_ZH_WHEN = re.compile(r"上午|下午|中午|早上|晚上|凌晨|半夜|周末|工作日|每天|天天|每日|每周|每月|每年|每晚|每早")
+_ZH_WHEN_SAME = {"天天": "每天", "每日": "每天"}
+_ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_NEG = re.compile("|".join(re.escape(n) for n in sorted((*ZH_NEGATIONS, "不再", "没有", "无需", "勿"), key=len, reverse=True)))
+_EN_NEG = NEGATIONS | {"nothing", "none", "neither", "cannot", "cant", "wont", "isnt", "arent", "shouldnt",
+                       "rather", "instead"}
+
+
+def _stem(word: str) -> str:
+    """A crude but consistent stem: plural, verb and derivation suffixes cut, a doubled final
+    consonant and a final "e" dropped, "y" as "i", at most six letters."""
+    w = word.lower().replace("'", "")
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 2 and not w.endswith(("ss", "us", "is")):
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 2 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) >= 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    if w.endswith("y"):
+        w = w[:-1] + "i"
+    return w[:6]
+
+
+def _table(groups: tuple[str, ...], key: Callable[[str], str]) -> dict[str, str]:
+    """Each word of each synonym group (as ``key`` normalises it) to its group's first word."""
+    out: dict[str, str] = {}
+    for group in groups:
+        words = group.split()
+        for w in words:
+            out[key(w)] = key(words[0])
+    return out
+
+
+_WHEN_STEMS = frozenset(_stem(w) for w in _WHEN_WORDS)
+_EN_CANON = _table(_EN_SYNONYMS, _stem)
+_ZH_CANON = _table(_ZH_SYNONYMS, str)
+_ZH_REPLACE = re.compile("|".join(re.escape(w) for w in sorted(_ZH_CANON, key=len, reverse=True)))
+_ZH_DROP = re.compile("|".join(re.escape(w) for w in sorted(_ZH_FILLER, key=len, reverse=True)))
+_STOP_STEMS = frozenset(_stem(w) for w in STOPWORDS if w.isascii()) | {
+    _stem(w)
+    for w in ("please", "also", "always", "every", "all", "only", "really", "just", "still",
+              "currently", "now", "anymore", "last", "next", "ago", "recently", "today",
+              "yesterday", "tomorrow")
+}
+"""Words that quantify or hedge a statement, or place it relative to today (dates that matter
+are absolute in a record), without changing what it says."""
+
+
+@dataclass(frozen=True)
+class Gist:
+    """What a statement says, reduced for comparison (see the module docstring)."""
+
+    values: frozenset[str]
+    clauses: tuple[tuple[str, ...], ...]
+    """The content units of each clause, in order."""
+    negated: tuple[frozenset[str], ...]
+    """The units under a negation, per clause (empty when the clause negates nothing)."""
+    negated_values: frozenset[str] = frozenset()
+    """Values named only under a negation ("instead of Slack", "不再放 Confluence")."""
+
+    @cached_property
+    def content(self) -> frozenset[str]:
+        return frozenset(u for c in self.clauses for u in c)
+
+    @cached_property
+    def initials(self) -> dict[str, frozenset[str]]:
+        """What 2 to 4 consecutive English words of a clause would be abbreviated to ("pull
+        request" → "pr"), with those words, so that an acronym and its expansion are one value."""
+        out: dict[str, set[str]] = {}
+        for clause in self.clauses:
+            for i in range(len(clause)):
+                for n in (2, 3, 4):
+                    words = clause[i : i + n]
+                    if len(words) == n and all(w.isascii() and w[:1].isalpha() for w in words):
+                        out.setdefault("".join(w[0] for w in words), set()).update(words)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    @cached_property
+    def plain(self) -> tuple[frozenset[str], ...]:
+        return tuple(frozenset(c) - n for c, n in zip(self.clauses, self.negated, strict=True))
+
+
+def _values(text: str) -> tuple[set[str], str]:
+    """The values of a segment, and the segment with them blanked out."""
+    found: set[str] = set()
+    for m in _ZH_WEEKDAY.finditer(text):
+        found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
+    text = _ZH_WEEKDAY.sub(" ", text)
+    for m in _ZH_NUMERAL.finditer(text):
+        digits = (m.group("n") or m.group("bare")).replace("两", "二").replace("兩", "二")
+        found.add(str(zh_number(digits) or digits) + (m.group("unit") or ""))
+    text = _ZH_NUMERAL.sub(" ", text)
+    for pattern in _VALUE_PATTERNS:
+        for m in pattern.finditer(text):
+            found.add(m.group().lower().strip("`").rstrip("./"))
+        text = pattern.sub(" ", text)
+    found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
+    text = _ZH_WHEN.sub(" ", text)
+    cjk = bool(CJK_RE.search(text))
+    for m in _EN_WORD.finditer(text):
+        word = m.group()
+        low = word.lower().replace("'", "")
+        if low in _NUMBER_WORDS:
+            found.add(str(_NUMBER_WORDS[low]))
+        elif _stem(low) in _WHEN_STEMS:
+            found.add(_stem(low))
+        elif cjk or _ACRONYM.fullmatch(word):
+            found.add(_name_form(word))
+    if cjk:
+        text = _EN_WORD.sub(" ", text)
+    return found, text
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+)[\s\-*+>#\d.)\"'(\[]*$")
+
+
+def value_kind(value: str) -> str:
+    """What kind of value a gist value is: ``address`` (a URL, a path, an e-mail address, a
+    channel), ``date`` (2026-12-10, 12月, 15号), ``time`` (9:30, 两点), ``number`` (any other
+    digits), ``when`` (a weekday, month or time of day) or ``name``. A change replaces a value
+    with one of the same kind: a standup moved to 10:00 says nothing about its room 4."""
+    if re.search(r"://|/|@|^#|\.[a-z]{2,4}$", value):
+        return "address"
+    if re.fullmatch(r"\d{4}-\d{1,2}(?:-\d{1,2})?|\d{1,2}[/-]\d{1,2}|\d+[月日号]", value):
+        return "date"
+    if re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?|\d+点半?", value):
+        return "time"
+    if any(ch.isdigit() for ch in value) or _ZH_NUMERAL.fullmatch(value):
+        return "number"
+    if value in _WHEN_STEMS or _ZH_WEEKDAY.fullmatch(value) or _ZH_WHEN.fullmatch(value):
+        return "when"
+    return "name"
+
+
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]+s?")
+
+
+def _name_form(word: str) -> str:
+    """A name as a value: lowercase, an acronym's plural "s" off ("PRs" is "pr")."""
+    low = word.lower().replace("'", "")
+    return low[:-1] if _ACRONYM.fullmatch(word) and word.endswith("s") else low
+
+
+def _names(line: str) -> set[str]:
+    """Capitalised words that do not start a sentence: names ("Dana", "Postgres", "Notion")."""
+    return {
+        _name_form(m.group())
+        for m in _EN_WORD.finditer(line)
+        if m.group()[0].isupper() and not _SENTENCE_START.search(line[: m.start()])
+        and m.group().lower() not in STOPWORDS and m.group().lower() not in _NUMBER_WORDS
+        and _stem(m.group()) not in _WHEN_STEMS
+    }
+
+
+def _en_units(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _EN_WORD.finditer(text):
+        low = m.group().lower().replace("'", "")
+        if low in STOPWORDS or low in _EN_NEG or low in _NUMBER_WORDS:
+            continue
+        stem = _stem(low)
+        if stem in _STOP_STEMS or stem in _WHEN_STEMS:
+            continue
+        out.append(_EN_CANON.get(stem, stem))
+    return out
+
+
+def _zh_units(text: str) -> list[str]:
+    """The characters of the Chinese runs, function words out and synonyms mapped.
+
+    Characters rather than bigrams: without word segmentation a bigram spans a word boundary,
+    and an inserted word ("深色主题" / "编辑器和终端都用深色主题") would change two of them."""
+    out: list[str] = []
+    for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", text):
+        run = _ZH_NEG.sub(" ", run)
+        run = _ZH_REPLACE.sub(lambda m: _ZH_CANON[m.group()], run)
+        run = _ZH_DROP.sub(" ", run)
+        out.extend(ch for ch in run if not ch.isspace())
+    return out
+
+
+_SCRIPT_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def _units(text: str) -> list[str]:
+    """The content units of a text in order, English and Chinese runs as they come."""
+    out: list[str] = []
+    for run in _SCRIPT_RUN.findall(text):
+        out.extend(_zh_units(run) if CJK_RE.match(run) else _en_units(run))
+    return out
+
+
+def _negation_at(segment: str) -> int:
+    """Where the first negation of a segment starts (its length when there is none): what
+    follows it is negated ("likes brief replies without preamble" negates only the preamble)."""
+    at = len(segment)
+    m = _ZH_NEG.search(segment)
+    if m:
+        at = m.start()
+    for w in _EN_WORD.finditer(segment[:at]):
+        low = w.group().lower().replace("'", "")
+        if low in _EN_NEG or w.group().lower().endswith("n't"):
+            return w.start()
+    return at
+
+
+@lru_cache(maxsize=16384)
+def gist(text: str) -> Gist:
+    """The gist of one statement (a record's description and fact lines)."""
+    values: set[str] = set()
+    stated: set[str] = set()
+    clauses: list[tuple[str, ...]] = []
+    negated: list[frozenset[str]] = []
+    lines = [normalize(line) for line in text.splitlines()]
+    names = set().union(*(_names(line) for line in lines)) if lines else set()
+    name_re = re.compile(r"(?<![\w'])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")s?(?![\w'])", re.I) if names else None
+    for segment in _SEGMENT.split("\n".join(lines)):
+        if not segment or not segment.strip():
+            continue
+        at = _negation_at(segment)
+        parts = [segment[:at], segment[at:]]
+        found = [set[str](), set[str]()]
+        if name_re is not None:
+            for i, part in enumerate(parts):
+                found[i] = {_name_form(m.group()) for m in name_re.finditer(part)}
+                parts[i] = name_re.sub(" ", part)
+        before, after = _values(parts[0]), _values(parts[1])
+        values |= before[0] | after[0] | found[0] | found[1]
+        stated |= before[0] | found[0]
+        plain_units = _units(before[1])
+        negated_units = _units(after[1])
+        if plain_units or negated_units:
+            clauses.append(tuple(plain_units + negated_units))
+            negated.append(frozenset(negated_units))
+    return Gist(values=frozenset(values), clauses=tuple(clauses), negated=tuple(negated),
+                negated_values=frozenset(values - stated))
+
+
+def _conflict(x: Gist, y: Gist) -> bool:
+    """A clause ``x`` negates that ``y`` states plainly (half its units in one plain clause of
+    ``y``) and does not negate too: "don't use mocks in integration tests" / "mocks are fine
+    in unit tests"."""
+    for n in x.negated:
+        need = max(1.0, 0.5 * len(n))
+        if n and any(len(n & p) >= need for p in y.plain) and not any(len(n & m) >= need for m in y.negated):
+            return True
+    return False
+
+
+def _frame(clause: tuple[str, ...], only: frozenset[str], skip: frozenset[str]) -> tuple[tuple[str, ...], frozenset[int]]:
+    """A clause's shared units in order, and the slots (index into them) where units only
+    this side has stand (``skip``: words that spell an acronym of the other side)."""
+    skeleton: list[str] = []
+    slots: set[int] = set()
+    for u in clause:
+        if u in skip:
+            continue
+        if u in only:
+            slots.add(len(skeleton))
+        else:
+            skeleton.append(u)
+    return tuple(skeleton), frozenset(slots)
+
+
+def swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bool:
+    """Whether some clause of ``x`` and some clause of ``y`` are one frame with different
+    fillers: the same shared units in the same order, each side's own words in the same
+    slots ("the alpha service owns the queue" / "the beta service owns the queue",
+    "小李负责搜索" / "小张负责推荐"). That is a different subject or value, unless synonyms made
+    the fillers equal; a rewording moves, adds or drops words as well."""
+    only_x, only_y = x.content - y.content - skip, y.content - x.content - skip
+    if not only_x or not only_y:
+        return False
+    frames_y = {_frame(c, only_y, skip) for c in y.clauses}
+    for c in x.clauses:
+        skeleton, slots = _frame(c, only_x, skip)
+        if skeleton and slots and (skeleton, slots) in frames_y:
+            return True
+    return False
+
+
+def _spelled_out(x: Gist, y: Gist) -> tuple[frozenset[str], frozenset[str]]:
+    """``x``'s acronyms that ``y`` spells out instead ("PR" / "pull request"), and the words
+    of ``y`` that spell them."""
+    found = frozenset(v for v in x.values if v not in y.values and v in y.initials)
+    return found, frozenset().union(*(y.initials[v] for v in found))
+
+
+def same_fact(x: Gist, y: Gist) -> bool:
+    """Whether two gists state the same fact (see the module docstring)."""
+    ax, spell_x = _spelled_out(x, y)
+    ay, spell_y = _spelled_out(y, x)
+    vx, vy = x.values - ax, y.values - ay
+    if not (vx <= vy or vy <= vx) or not (x.content or x.values):
+        return False
+    if _conflict(x, y) or _conflict(y, x):
+        return False
+    acronyms = ax | ay
+    ux = (x.content - spell_y) | vx | acronyms
+    uy = (y.content - spell_x) | vy | acronyms
+    skip = spell_x | spell_y
+    shared = len(ux & uy)
+    if vx != vy:
+        # one side names a value the other does not: only a restatement that says more
+        poorer = ux if vx < vy else uy
+        return shared >= MORE_SHARED * len(poorer) and not swapped_in_place(x, y, skip)
+    if shared < 2 or shared < MIN_SHARED * min(len(ux), len(uy)):
+        return False
+    return not swapped_in_place(x, y, skip)

@@ -1,0 +1,123 @@
+"""Paraphrase by gist: one fact in other words merges, two facts that look alike never do."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamd.models.offline_paraphrase import gist, same_fact, value_kind
+from dreamd.models.offline_plan import plan
+
+
+def _same(x: str, y: str) -> bool:
+    verdict = same_fact(gist(x), gist(y))
+    assert same_fact(gist(y), gist(x)) is verdict  # symmetric
+    return verdict
+
+
+@pytest.mark.parametrize(
+    ("x", "y"),
+    [
+        # synonyms and stems
+        ("Keep answers short.", "Keep replies brief and skip the intro."),
+        ("Always run the test suite before pushing.", "Run all tests prior to every push."),
+        ("The user is allergic to peanuts.", "User has a peanut allergy."),
+        ("Never push directly to the release branch.", "Don't push straight to the release branch."),
+        # restructured, the same names and values
+        ("Maria is the tech lead for the mobile app.", "The mobile app's tech lead is Maria."),
+        ("The user's daughter is named Mia.", "Mia is the user's daughter."),
+        ("Use pnpm to install packages.", "Install dependencies with pnpm."),
+        ("The project targets Python 3.11.", "We support Python 3.11 only."),
+        # an acronym and its expansion are one value
+        ("Keep PRs small.", "Pull requests should stay small."),
+        # what one side adds under a negation is an extra clause, not a contradiction
+        ("Prefer pytest rather than unittest.", "Use pytest, not unittest."),
+        # Chinese: function words out, synonyms mapped, numbers in any script
+        ("用户对花生过敏。", "用户花生过敏。"),
+        ("回答尽量简短。", "回复要简洁，不要客套话。"),
+        ("站会每天早上九点半。", "每天早上 9 点半开站会。"),
+        ("移动端负责人是小刘。", "小刘负责移动端。"),
+        ("文档统一放在 docs 目录。", "所有文档都放 docs 目录下。"),
+    ],
+)
+def test_one_fact_in_other_words_is_one_fact(x: str, y: str) -> None:
+    assert _same(x, y)
+
+
+@pytest.mark.parametrize(
+    ("x", "y"),
+    [
+        # a different value: number, version, date, name, address
+        ("The staging database runs Postgres 14.", "The staging database runs Postgres 15."),
+        ("Standup is at 9:30.", "Standup is at 10:00."),
+        ("Dana owns the billing service.", "Priya owns the billing service."),
+        ("The API docs are at https://a.example.com/api.", "The API docs are at https://b.example.com/api."),
+        ("周会在周一。", "周会在周二。"),
+        ("预算上限是每月五万。", "预算上限是每月八万。"),
+        # negation
+        ("Mocks are fine in unit tests.", "Don't use mocks in unit tests."),
+        ("周五发布。", "周五不发布。"),
+        # one frame, another filler: a different subject or value
+        ("The alpha service owns the alpha queue.", "The beta service owns the beta queue."),
+        ("Maria is the tech lead for the mobile app.", "Maria is the tech lead for the web app."),
+        ("The user has a daughter.", "The user has a son."),
+        ("Run the linter before pushing.", "Run the formatter before pushing."),
+        ("The user lives in Lisbon.", "The user works in Lisbon."),
+        ("用户喜欢喝咖啡。", "用户喜欢喝茶。"),
+        ("小李负责搜索服务。", "小张负责推荐服务。"),
+        # two facts about one subject
+        ("The staging database is read-only on weekends.", "The staging database is backed up nightly."),
+        ("The staging database is read-only on weekends.", "The staging database is Postgres 15."),
+        ("User prefers dark mode in the editor.", "User prefers a large font in the editor."),
+        ("测试数据库周末只读。", "测试数据库是 Postgres 15。"),
+        ("Logs are kept for a week.", "Logs are kept in S3."),
+    ],
+)
+def test_two_facts_that_look_alike_stay_two(x: str, y: str) -> None:
+    assert not _same(x, y)
+
+
+def test_the_gist_keeps_values_apart_from_wording() -> None:
+    g = gist("Ask Dana about the PRs; the freeze starts 2026-12-10 at 9:30 on Friday.\n周会改到周二下午两点。")
+    assert g.values == {"dana", "pr", "2026-12-10", "9:30", "fridai", "周二", "下午", "2点"}
+    assert {v: value_kind(v) for v in g.values} == {
+        "dana": "name", "pr": "name", "2026-12-10": "date", "9:30": "time", "fridai": "when",
+        "周二": "when", "下午": "when", "2点": "time"}
+    assert "dana" not in g.content and "ask" in g.content
+    # a weekday at the end of a sentence is a weekday, not the number one
+    assert gist("周会在周一。").values == {"周一"} and gist("星期天休息。").values == {"周日"}
+    # a capitalised word that starts a sentence is not a name
+    assert gist("Keep answers short.").values == frozenset()
+
+
+def test_negation_covers_what_follows_it() -> None:
+    g = gist("User likes brief replies without preamble.")
+    assert g.negated == (frozenset({"intro"}),)
+    assert "short" in g.plain[0] and "answer" in g.plain[0]
+    assert gist("Run it in Podman instead of Docker.").negated_values == {"docker"}
+
+
+def _rec(name: str, description: str, body: str, day: int, type_: str = "user") -> dict[str, object]:
+    stamp = f"2026-11-{day:02d}T10:00:00Z"
+    return {"name": name, "type": type_, "description": description, "body": body,
+            "created_at": stamp, "updated_at": stamp}
+
+
+def test_the_planner_merges_a_reworded_record_into_the_newer_and_keeps_every_clause() -> None:
+    ops = plan({"today": "2026-11-30", "records": [
+        _rec("short-answers", "User wants short answers", "Keep answers short.\n**Why:** they read on a phone.\n", 3),
+        _rec("brief-replies", "Brief replies, no intro", "Keep replies brief and skip the intro.\n", 9),
+        _rec("dark-editor", "User prefers dark mode in the editor", "Dark mode in the editor.\n", 4),
+        _rec("large-font", "User prefers a large font in the editor", "A large font in the editor.\n", 5),
+    ]})
+    assert ops == [{"source_names": ["brief-replies", "short-answers"], "result": {
+        "name": "brief-replies", "type": "user", "description": "Brief replies, no intro",
+        "body": "Keep replies brief and skip the intro.\nKeep answers short.\n**Why:** they read on a phone.\n"}}]
+
+
+def test_a_paraphrase_of_another_type_is_left_alone() -> None:
+    """A result keeps one type, and the daemon plans each type in its own batches."""
+    ops = plan({"today": "2026-11-30", "records": [
+        _rec("short-answers", "User wants short answers", "Keep answers short.\n", 3),
+        _rec("brief-replies", "Brief replies", "Keep replies brief.\n", 9, type_="feedback"),
+    ]})
+    assert ops == []
