@@ -46,6 +46,7 @@ EVENTS: dict[str, str] = {
     "job.done": "A job finished and moved to done/ (job_id, memory_dir, session_id, outcome, duration_ms).",
     "job.deferred": "A job failed transiently and goes to deferred/ with backoff (job_id, memory_dir, error, attempt).",
     "job.failed": "A job failed permanently and moved to failed/ (job_id, memory_dir, reason).",
+    "spool.dir_held": "A job found its memory directory's disk full: the directory's other jobs wait in new/ for a while, doubling up to 5 minutes while it stays full (job_id, memory_dir, seconds, reason).",
     "job.rejected": "A job failed validation and moved to failed/ (job_id, reason).",
     "job.requeued": "Shutdown grace period ended while a job ran; it goes back to new/ (job_id).",
     "job.error": "A job raised an unexpected exception (job_id, memory_dir, traceback).",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import threading
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,151 @@ def test_a_job_naming_its_directory_late_waits_for_its_turn(tmp_path: Path) -> N
     (spool.root / "new" / f"{job['id']}.json").write_text(json.dumps(late))
     assert spool.peek_memory_dir(job["id"]) == mdir
     assert spool.peek_memory_dir(first) == mdir
+
+
+def test_a_backlog_is_listed_once_per_interval_not_once_per_job(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import dreamd.dispatch as dispatch
+
+    config = _config(tmp_path, workers=2)
+    dirs = [tmp_path / "mem" / name for name in ("a", "b")]
+    for d in dirs:
+        MemoryStore.init(d)
+    spool = tmp_path / "spool"
+    for i in range(40):
+        submit(f"user: fact {i}\n", memory_dir=dirs[i % 2], session_id=f"s{i}", spool=spool)
+    gate = Gate()
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=gate.module, watch=False, env={"HOME": str(tmp_path)})
+    now = [1000.0]
+    daemon.jobs._clock = lambda: now[0]
+    listings = [0]
+    real_pending = Spool.pending
+
+    def counting(self: Spool) -> list[str]:
+        listings[0] += 1
+        return real_pending(self)
+
+    monkeypatch.setattr(Spool, "pending", counting)
+    daemon.pool.start()
+    try:
+        for d in dirs:
+            daemon.dirs.managed.add(d.resolve())
+        assert daemon.jobs.scan_spool() == 2 and listings[0] == 1
+        for _ in range(6):  # each finished job frees a worker; the listing serves the next claim
+            gate.release.release()
+            wait_until = time.monotonic() + 30
+            while daemon.jobs.in_progress() == 2 and time.monotonic() < wait_until:
+                time.sleep(0.01)
+            assert daemon.jobs.scan_spool() == 1
+        assert listings[0] == 1, "a claimable job was left in the listing: no new listing"
+        # A job submitted now is older than nothing in the listing; after the interval it is seen.
+        now[0] += dispatch.LISTING_TTL + 0.01
+        gate.release.release()
+        while daemon.jobs.in_progress() == 2:
+            time.sleep(0.01)
+        assert daemon.jobs.scan_spool() == 1 and listings[0] == 2
+    finally:
+        daemon.jobs.stop()
+        for _ in range(50):
+            gate.release.release()
+        daemon.pool.close()
+
+
+def test_an_idle_daemon_relists_at_once_and_a_relist_too_soon_is_retried(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import dreamd.dispatch as dispatch
+
+    config = _config(tmp_path, workers=2)
+    d = tmp_path / "mem" / "a"
+    MemoryStore.init(d)
+    spool = tmp_path / "spool"
+    gate = Gate()
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=gate.module, watch=False, env={"HOME": str(tmp_path)})
+    now = [1000.0]
+    daemon.jobs._clock = lambda: now[0]
+    hints = threading.Event()
+    daemon.jobs._hint_spool = hints.set
+    daemon.pool.start()
+    try:
+        daemon.dirs.managed.add(d.resolve())
+        assert daemon.jobs.scan_spool() == 0  # empty spool, listed now
+        submit("user: a fact\n", memory_dir=d, session_id="s1", spool=spool)
+        now[0] += dispatch.RELIST_AFTER + 0.01  # the watcher's scan: the old listing is empty
+        assert daemon.jobs.scan_spool() == 1, "a new job is claimed at once, not after the TTL"
+        submit("user: another\n", memory_dir=tmp_path / "mem" / "a", session_id="s2", spool=spool)
+        monkeypatch.setattr(dispatch, "RELIST_AFTER", 0.2)
+        # Same directory busy: nothing to claim; too soon to relist, so a rescan is asked for.
+        assert daemon.jobs.scan_spool() == 0
+        assert hints.wait(5), "the skipped relist was not retried"
+    finally:
+        daemon.jobs.stop()
+        for _ in range(5):
+            gate.release.release()
+        daemon.pool.close()
+
+
+def test_a_full_disk_holds_its_directory_jobs_in_new_instead_of_failing_them_all(tmp_path: Path) -> None:
+    import errno
+
+    import dreamd.dispatch as dispatch
+
+    config = _config(tmp_path, workers=2)
+    full, ok = tmp_path / "mem" / "full", tmp_path / "mem" / "ok"
+    for d in (full, ok):
+        MemoryStore.init(d)
+    spool = tmp_path / "spool"
+    for i in range(6):
+        submit(f"user: fact {i}\n", memory_dir=full, session_id=f"f{i}", spool=spool)
+        submit(f"user: fact {i}\n", memory_dir=ok, session_id=f"o{i}", spool=spool)
+    disk_full = [True]
+    ran: list[str] = []
+
+    def execute(job: Any, ctx: Any) -> str:
+        ran.append(Path(job.memory_dir).name)
+        if Path(job.memory_dir).name == "full" and disk_full[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return str(stub.execute(job, ctx))
+
+    module = types.SimpleNamespace(Context=stub.Context, dir_state=stub.dir_state, dream=stub.dream, execute=execute)
+    out = io.StringIO()
+    configure("json", out)
+    daemon = Daemon(config, work=module, watch=False, env={"HOME": str(tmp_path)})
+    now = [1000.0]
+    daemon.jobs._clock = lambda: now[0]
+    daemon.pool.start()
+
+    def drain() -> None:
+        for _ in range(200):
+            daemon.jobs._listed_at = float("-inf")
+            daemon.jobs.scan_spool()
+            daemon.pool.wait_idle(10)
+            if daemon.jobs.scan_spool() == 0:
+                daemon.pool.wait_idle(10)
+                return
+
+    try:
+        for d in (full, ok):
+            daemon.dirs.managed.add(d.resolve())
+        drain()
+        assert ran.count("ok") == 6, "the other directory is not held up"
+        assert ran.count("full") == 1, "one probe, then the full directory's jobs wait in new/"
+        assert '"spool.dir_held"' in out.getvalue()
+        assert Spool(spool).counts().failed == 0
+        now[0] += dispatch.DISK_FULL_HOLD[0] + 1  # the hold is over: one more probe, held twice as long
+        drain()
+        assert ran.count("full") == 2
+        now[0] += dispatch.DISK_FULL_HOLD[0] + 1
+        drain()
+        assert ran.count("full") == 2, "the second hold is twice as long"
+        disk_full[0] = False
+        now[0] += dispatch.DISK_FULL_HOLD[0] + 1
+        drain()
+        # the 4 waiting jobs ran once the disk had room (the 2 deferred probes wait in deferred/)
+        assert ran.count("full") == 2 + 4
+        assert Spool(spool).counts().failed == 0
+    finally:
+        daemon.pool.close()
