@@ -14,6 +14,7 @@ import re
 
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
+from dreamd.models.offline_statement import rule_statement
 from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
 from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
 
@@ -135,7 +136,11 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
     whole = _first_rule(core, ctx)
     if whole is not None:
         return [whole]
-    return _by_clause(parts, ctx, kinds=1)[:1]
+    one = _by_clause(parts, ctx, kinds=1)[:1]
+    if one:
+        return one
+    stated = rule_statement(core, ctx)  # recall by default: a lasting statement no named rule took
+    return [stated] if stated is not None else []
 
 
 def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:

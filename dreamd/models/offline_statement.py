@@ -1,0 +1,273 @@
+"""Recall by default: a declarative clause that states a lasting state is a fact unless a filter says otherwise.
+
+The named rules (:data:`~dreamd.models.offline_facts.RULES`) recognise the common shapes of a
+fact and word their records; a person says the same things in a thousand other ways. So a
+clause the rules did not take is still kept when its *structure* is that of a lasting
+statement:
+
+- it has a subject that is the speaker, their group or household, or a thing (not "you", not a
+  pointer at the moment such as "this/it/that");
+- it is declarative: not a question, not a request or an instruction (those are rules only when
+  standing, which :mod:`dreamd.models.offline_rules` decides), not a wish ("I'd like …", "我想…");
+- it states a state, not an episode: present tense (identity, possession, habit, setup,
+  location, policy) or a plan with a date; a past one-off event is kept only when its verb
+  changes a lasting state ("moved to", "started a new job", "switched to", "换了工作").
+
+and none of the distractor tests holds (each is a general structural test, see
+:func:`distractor`): a temporary or momentary marker, a feeling or an evaluation of the moment,
+a hedge, a condition, code. The record keeps the clause's own words (lead-ins and filler were
+peeled before), so the subject and the value a reader would look for are in it; its type comes
+from :func:`dreamd.models.offline_typing.statement_type`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
+from dreamd.models.offline_structure import clause_reason, opens_with_verb
+from dreamd.models.offline_text import has_cjk, sentence_case, split_reason, third_person, tidy, tokens
+from dreamd.models.offline_typing import future_dates, statement_type, subject_of
+
+# ----------------------------------------------------------------------------- distractor tests
+
+_MOMENT_EN = re.compile(
+    r"\b(?:today|tonight|this morning|this afternoon|this evening|right now|just now|at the moment|atm|"
+    r"so far|yet|anymore|any more|for a sec|for a bit|in a minute|again)\b",
+    re.I,
+)
+_MOMENT_ZH = re.compile(
+    r"今天|今晚|今早|刚才|剛才|刚刚|剛剛|这会儿|這會兒|一会儿|一會兒|马上|馬上|正在|又|还没|還沒|"
+    r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先"  # "先去倒杯咖啡", "阈值先设成 100": for now
+)
+# A state of mind, an interjection or an evaluation of the moment: "I'm so tired", "ugh", "好累".
+_FEELING_EN = re.compile(
+    r"^(?:i'm|i am|im|i feel|i felt|feeling|i was|we're|we are)\s+(?:so\s+|really\s+|a bit\s+|a little\s+|kinda\s+|"
+    r"kind of\s+|pretty\s+|super\s+|very\s+|quite\s+|totally\s+|just\s+|still\s+|not\s+|too\s+)*"
+    r"(?:tired|exhausted|excited|happy|glad|sad|upset|stressed|nervous|anxious|worried|bored|sorry|sure|confused|"
+    r"stuck|lost|done|back|ready|busy|fine|ok|okay|good|great|grateful|thankful|proud|curious|impressed|annoyed|"
+    r"frustrated|angry|scared|afraid|relieved|hungry|sleepy|sick|overwhelmed|swamped|thrilled|"
+    r"looking|thinking|wondering|trying|hoping|going to|gonna|about to|off|here|in the middle)\b",
+    re.I,
+)
+_INTERJECTION_EN = re.compile(
+    r"\b(?:thanks|thank you|thank god|thankfully|cheers|sorry|ugh|argh|sigh|lol|lmao|rofl|haha\w*|hehe|omg|wow|yay|"
+    r"woohoo|whew|phew|oops|yikes|damn|meh|weird|annoying|ugh|hooray|congrats|congratulations|awesome|perfect|"
+    r"amazing|cool|nice|great|brilliant|lovely|fantastic|wonderful|good job|well done|long story)\b|"
+    r"[\U0001F300-\U0001FAFF\u2600-\u27BF]",
+    re.I,
+)
+_FEELING_ZH = re.compile(
+    r"(?:真的|真|好|很|太|有点|有點|挺|特别|特別|超|非常|都)(?:累|困|开心|開心|高兴|高興|紧张|緊張|烦|煩|难过|難過|饿|餓|"
+    r"激动|激動|感动|感動|担心|擔心|焦虑|焦慮|崩溃|崩潰|无聊|無聊|倒霉|倒楣|厉害|厲害|棒|快|慢|好看|好吃|靠谱|靠譜|乱|亂)|"
+    r"谢谢|謝謝|感谢|感謝|加油|辛苦|哈哈|嘿嘿|呵呵|唉|哎|哇|烦死|累死|太好了|不错|不錯|一团糟|一團糟|倒霉|倒楣|灰心|开心|開心"
+)
+# A wish, an intention for the moment, an opinion or a hedge: not yet a fact.
+_WISH_EN = re.compile(
+    r"^(?:i|we)\s+(?:would|'d|think|thought|guess|suppose|feel like|wonder|was wondering|hope|want|wanted|need|needed|"
+    r"wish|mean|meant|could|might|may|should|will|'ll|am going to|'m going to|can't wait|just wanted|"
+    r"just need|just want|don't know|dunno|have been meaning|'ve been meaning)\b|^(?:i'd|i'll|we'd|we'll|idk|imo|tbh|"
+    r"maybe|perhaps|probably|hopefully|not sure|no idea)\b",
+    re.I,
+)
+_WISH_ZH = re.compile(
+    r"(?:^|我|我们|我們|[，,])(?:觉得|覺得|想|想要|希望|需要|要不|估计|估計|感觉|感覺|好像|也许|也許|大概|"
+    r"不知道|不确定|不確定|在想)|看起来|看起來|看着|看著"
+)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|kinda|sort of|seems?|looks like|looks|apparently)\b",
+    re.I,
+)
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|unless|once|in case|as soon as|after|before|while)\b|^(?:如果|要是|假如|万一|萬一|等|当|當)", re.I
+)
+_CODE = re.compile(r"[{}<>;=]|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
+_EXCLAIM = re.compile(r"(?:!|！|~|～|:\)|:D)\s*$", re.I)
+# Reported speech: someone else's words, however they are introduced.
+_SPEECH = re.compile(
+    r"\b(?:says?|said|saying|tells?|told|telling|reckons?|according to|claims?|swears?|insists?|quote|wrote)\b|"
+    r"说|說|讲|講|提到|据说|據說|听说|聽說|写的|寫的",
+    re.I,
+)
+# What is broken right now is a passing state, not a memory.
+_MALFUNCTION = re.compile(
+    r"\b(?:bugs?|errors?|crash(?:es|ed|ing)?|broken|breaks|fail(?:s|ed|ing)?|failure|red|flaky|overheats?|"
+    r"exception|500|404|timeout|times out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
+    re.I,
+)
+_SECRETISH = re.compile(
+    r"\b(?:api[ _-]?keys?|tokens?|passwords?|passwd|secrets?|credentials?)\b[^.]{0,30}\b(?:is|are|=|:)\s|"
+    r"://[^/\s:@]+:[^/\s@]+@|密码|密碼|口令|密钥|密鑰",
+    re.I,
+)
+_ZH_QUESTION = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点點]|为啥|為啥|咋")
+
+# Past tense: the clause tells what happened, unless its verb leaves a lasting state behind.
+_PAST_EN = re.compile(
+    r"\b(?:was|were|did|didn't|had|went|got|came|took|made|saw|met|told|said|left|broke|fell|ran|lost|won|ate|"
+    r"bought|forgot|[a-z]{3,}ed)\b",
+    re.I,
+)
+_PAST_TIME_EN = re.compile(
+    r"\b(?:last (?:summer|winter|spring|autumn|fall|year|month|week|night|time|weekend)|yesterday|ago|back then|"
+    r"when i was|as a kid|as a child|growing up|used to|before|once)\b",
+    re.I,
+)
+_PRESENT_EN = re.compile(
+    r"\b(?:am|is|are|'m|'s|'re|has|have|'ve|do|does|don't|doesn't|isn't|aren't|can|can't|cannot|usually|"
+    r"often|since|still|now|these days|every|each)\b",
+    re.I,
+)
+_CHANGE_OF_STATE = re.compile(
+    r"\b(?:moved|relocated|started|joined|switched|became|married|got married|adopted|changed|retired|quit|"
+    r"graduated|migrated|upgraded|dropped|replaced|hired|promoted|transferred|enrolled|signed up|"
+    r"bought a (?:house|car|flat))\b",
+    re.I,
+)
+_PAST_ZH = re.compile(
+    r"(?<![为為除算])了(?!解)|(?:[\u4e00-\u9fff])过(?!来|來|去|敏|夜|年|节|節)|(?:[\u4e00-\u9fff])過(?!來|去|敏|夜|年|節)|"
+    r"小时候|小時候|那时候|那時候|当时|當時|以前|去年|前年|上次|昨天|前天|那次|那天"
+)
+_CHANGE_ZH = re.compile(
+    r"搬到|搬去|搬家|搬过来|搬過來|换了|換了|转到|轉到|调到|調到|入职|入職|加入|开始|開始|升级|升級|迁到|遷到|改成|"
+    r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前"
+)
+_ZH_IMPERATIVE_PART = re.compile(
+    r"^(?:保持|多|少|注意|记得|記得|加|改|修|删|刪|看|写|寫|查|跑|换|換|给|給|帮|幫|把|解释|解釋|说明|說明|整理|列|做|试|試|"
+    r"用|别|別|不要|不用|不必|请|請|麻烦|麻煩|放|发|發|拿|买|買|找)"
+)
+_EN_DIRECTIVE_ANYWHERE = re.compile(r"\b(?:please|pls|don't|do not|dont|let's|make sure)\b", re.I)
+_ZH_DIRECTIVE_ANYWHERE = re.compile(r"别|別|不要|不用|不必|请|請|帮|幫|一下|麻烦|麻煩")
+_SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
+_SECOND_PERSON_ZH = re.compile(r"你|您")
+_DETERMINER = re.compile(
+    r"^(?:the|a|an|our|my|his|her|their|its|every|each|all|no|some|most|both|either|neither|any|one|two|three|"
+    r"several|many|few|we|i|he|she|they|nobody|everyone|everybody|none|[\d$€£])",
+    re.I,
+)
+_FINITE_SOON = re.compile(
+    r"^\S+(?:\s+\S+){0,3}?\s+(?:is|are|was|were|has|have|had|'s|will|can|does|do|gets?|goes|runs?|lives?|"
+    r"works?|uses?|needs?|takes?|makes?|meets?|starts?|ends?|opens?|closes?|costs?|turns?|belongs?|owns?|"
+    r"(?!(?:this|thus|always|perhaps|unless|across|yes|plus|less|its|his|hers|ours|yours|theirs)\b)[a-z]{2,}[^\Ws]s)\b",
+    re.I,
+)
+_FUTURE_EN = re.compile(r"\b(?:will|'ll|going to|gonna|shall)\b", re.I)
+_FUTURE_ZH = re.compile(r"会|會|将|將|要")
+# "this file", "that bug", "这段代码": the thing on screen now, not something lasting.
+_DEICTIC_THING_EN = re.compile(
+    r"\b(?:this|that|these|those)\s+(?!(?:repo|repository|project|codebase|app|service|team|company|product|"
+    r"year|quarter|month|week|sprint|term|semester|season|summer|winter|spring|autumn|fall)s?\b)[a-z]",
+    re.I,
+)
+_DEICTIC_THING_ZH = re.compile(
+    r"(?:这|這|那)(?:个|個|段|篇|次|条|條|里|裡|边|邊|些|块|塊|份)(?!项目|項目|仓库|倉庫|服务|服務|产品|產品|团队|團隊|公司|季度|月|周|週)"
+)
+_EN_FINITE = re.compile(
+    r"\b(?:am|is|are|'m|'s|'re|was|were|has|have|'ve|had|do|does|did|can|will|would|could|should|must|"
+    r"[a-z]{2,}(?:s|ed))\b",
+    re.I,
+)
+
+
+def distractor(clause: str) -> str | None:
+    """Which kind of non-fact the clause is, or None when it reads as a lasting statement.
+
+    Each test is about the clause's form (second person, a speech verb, a tense, a mood marker,
+    an interjection, a question word), never about a particular sentence.
+    """
+    if has_cjk(clause):
+        return _distractor_zh(clause)
+    if _CODE.search(clause):
+        return "code"
+    if _SECOND_PERSON_EN.search(clause) or _EN_DIRECTIVE_ANYWHERE.search(clause):
+        return "addressed to the assistant"
+    if _SECRETISH.search(clause):
+        return "secret"
+    if _SPEECH.search(clause):
+        return "reported speech"
+    if _MOMENT_EN.search(clause):
+        return "momentary"
+    if _FEELING_EN.match(clause) or _INTERJECTION_EN.search(clause) or _EXCLAIM.search(clause):
+        return "small talk"
+    if _WISH_EN.match(clause) or _HEDGE.search(clause):
+        return "wish"
+    if _CONDITION.match(clause):
+        return "condition"
+    if _MALFUNCTION.search(clause):
+        return "malfunction"
+    if not _EN_FINITE.search(clause) or not (_DETERMINER.match(clause) or _FINITE_SOON.match(clause)):
+        return "fragment"  # "Never seen this before", "Stay positive", "monorepo, pnpm": no subject + verb
+    if _DEICTIC_THING_EN.search(clause):
+        return "momentary"
+    if _FUTURE_EN.search(clause) and not future_dates(clause, dt.date(2000, 1, 1)):
+        return "intention"  # "we'll get there eventually": a plan without a date is not yet a fact
+    past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
+    if (past or _PAST_TIME_EN.search(clause)) and not _CHANGE_OF_STATE.search(clause):
+        return "past event"
+    return None
+
+
+def _distractor_zh(clause: str) -> str | None:
+    if _SECOND_PERSON_ZH.search(clause) or _ZH_DIRECTIVE_ANYWHERE.search(clause):
+        return "addressed to the assistant"
+    if any(_ZH_IMPERATIVE_PART.match(p.strip()) for p in re.split(r"[，,；;]", clause)):
+        return "request"
+    if _SECRETISH.search(clause):
+        return "secret"
+    if _SPEECH.search(clause):
+        return "reported speech"
+    if _ZH_QUESTION.search(clause):
+        return "question"
+    if _MOMENT_ZH.search(clause) or _DEICTIC_THING_ZH.search(clause):
+        return "momentary"
+    if _FEELING_ZH.search(clause) or _EXCLAIM.search(clause):
+        return "small talk"
+    if _WISH_ZH.search(clause):
+        return "wish"
+    if _CONDITION.match(clause):
+        return "condition"
+    if _MALFUNCTION.search(clause):
+        return "malfunction"
+    if _PAST_ZH.search(clause) and not _CHANGE_ZH.search(clause):
+        return "past event"
+    return None
+
+
+# ----------------------------------------------------------------------------- the rule
+
+_DIRECTIVE = re.compile(
+    r"^(?:please|pls|let's|let us|don't|dont|do not|never|always|make sure|be sure|remember|no\s|stop|try|avoid)\b|"
+    r"^(?:请|請|别|別|不要|千万|千萬|帮|幫|麻烦|麻煩|记得|記得|一定|务必|務必|注意|把|给我|給我)",
+    re.I,
+)
+_HOW = {"user": HOW["identity"], "reference": HOW["reference"]}
+_PREFIX = {"user": "user", "reference": "ref", "project": "project"}
+
+
+def rule_statement(s: str, ctx: Ctx) -> Found | None:
+    """A lasting statement no named rule took, typed by its structure (module docstring)."""
+    if ctx.role != "user":
+        return None
+    clause = tidy(s)
+    zh = has_cjk(clause)
+    size = sum(map(has_cjk, clause)) + len(re.findall(r"[A-Za-z0-9]+", clause)) if zh else len(tokens(clause))
+    if size < (5 if zh else 3):
+        return None
+    if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
+        return None
+    if subject_of(clause) in ("you", "deictic") or distractor(clause):
+        return None
+    kind = statement_type(clause, ctx.day)
+    if kind is None:
+        return None
+    fact, reason = split_reason(clause)
+    if reason is None and kind == "project":
+        fact, reason = clause_reason(fact)
+    shown = third_person(fact) if zh else sentence_case(third_person(fact))
+    dated = kind == "project" and bool(future_dates(fact, ctx.day))
+    how = HOW["deadline"] if dated else _HOW.get(kind, REMEMBER_HOW)
+    return Found("statement", kind, _PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+
+
+__all__ = ["distractor", "rule_statement"]
