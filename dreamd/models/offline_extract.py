@@ -251,7 +251,25 @@ def _body(found: Found, day: dt.date) -> str:
     if found.how:
         how = HOW_ZH.get(HOW_KEY.get(found.how, ""), found.how) if zh else found.how
         lines.append(f"**How to apply:** {how}")
+    said = tidy(found.said or "")
+    if said and not _covered(said, "\n".join(lines)):
+        # The user's own words, so the subject and value they used survive any rewording above.
+        lines.append(f"原话：“{said}”" if has_cjk(said) else f'In their words: "{said}"')
     return "\n".join(lines) + "\n"
+
+
+_CONNECTIVE = re.compile(r"^(?:因为|因為|由于|由於|所以|而且|但是|不过|不過|并且|並且|然后|然後)|(?:的话|的話)$")
+_CONNECTIVE_EN = frozenset(["because", "since", "so", "cause", "but", "and", "also", "as", "then"])
+
+
+def _covered(said: str, text: str) -> bool:
+    """Whether every content word the user said is already in the record's text."""
+    low = text.lower() + "\n" + " ".join(tokens(text))
+    for token in tokens(said):
+        token = _CONNECTIVE.sub("", token)
+        if token and token not in _CONNECTIVE_EN and token not in low:
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -290,7 +308,8 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     reason = dated(found.reason) if found.reason else None
     shaped = Found(found.kind, found.type, found.name_prefix, found.slug_source, fact, desc,
                    reason=reason, how=found.how, priority=found.priority,
-                   extra_lines=[dated(x) for x in found.extra_lines])
+                   extra_lines=[dated(x) for x in found.extra_lines],
+                   said=dated(found.said) if found.said else None)
     slug_src = re.sub(r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", URL.sub(" ", dated(found.slug_source)))
     name = make_name(found.name_prefix, slug_src, fallback=found.type)
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
@@ -378,6 +397,21 @@ class _Answer:
         return [r for _, _, r in sorted(best, key=lambda p: p[1])]
 
 
+_ANAPHOR = re.compile(
+    r"^(?:he|she|they|it|its|his|her|their|this|that|these|those|there)\b|^(?:他|她|它|这|這|那)(?![个個]?(?:周|週|月|年))",
+    re.I,
+)
+
+
+def _with_antecedent(core: str, previous: str | None) -> str:
+    """The sentence, with the one before it when it opens with a pronoun ("She's 7." after "My
+    daughter is Mia."), so the record says who or what the pronoun stands for."""
+    if previous and _ANAPHOR.match(core) and len(previous) <= 200:
+        joiner = "" if has_cjk(previous[-1:]) else " "
+        return f"{previous.rstrip()}{'' if previous.rstrip()[-1:] in '.!?。！？' else ('。' if joiner == '' else '.')}{joiner}{core}"
+    return core
+
+
 def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     """The offline answer to an extraction payload (see the module docstring for the rules)."""
     today = parse_date(payload.get("today")) or dt.date(1970, 1, 1)
@@ -408,6 +442,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
+        previous: str | None = None
         rules_follow = carry
         for k, s in enumerate(sents):
             position += 1
@@ -442,8 +477,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
+            said = _with_antecedent(core, previous)
+            previous = core
             for found in found_in(core, ctx, accepted=accepted, remember=peeled.remember,
                                    all_rules=not answer.full()):
+                found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)
     return answer.records()
 

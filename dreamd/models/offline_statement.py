@@ -24,10 +24,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
-from dreamd.models.offline_structure import clause_reason, opens_with_verb
-from dreamd.models.offline_text import has_cjk, sentence_case, split_reason, third_person, tidy, tokens
+from dreamd.models.offline_structure import ONE_OFF_EDIT, clause_reason, opens_with_verb
+from dreamd.models.offline_text import (
+    has_cjk,
+    sentence_case,
+    split_reason,
+    third_person,
+    tidy,
+    tokens,
+)
 from dreamd.models.offline_typing import future_dates, statement_type, subject_of
 
 # ----------------------------------------------------------------------------- distractor tests
@@ -93,7 +101,7 @@ _SPEECH = re.compile(
 # What is broken right now is a passing state, not a memory.
 _MALFUNCTION = re.compile(
     r"\b(?:bugs?|errors?|crash(?:es|ed|ing)?|broken|breaks|fail(?:s|ed|ing)?|failure|red|flaky|overheats?|"
-    r"exception|500|404|timeout|times out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
+    r"exception|500|404|timeouts?|times? out|timed out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
     re.I,
 )
 _SECRETISH = re.compile(
@@ -106,7 +114,8 @@ _ZH_QUESTION = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点
 # Past tense: the clause tells what happened, unless its verb leaves a lasting state behind.
 _PAST_EN = re.compile(
     r"\b(?:was|were|did|didn't|had|went|got|came|took|made|saw|met|told|said|left|broke|fell|ran|lost|won|ate|"
-    r"bought|forgot|[a-z]{3,}ed)\b",
+    r"bought|forgot|chose|gave|found|thought|knew|wrote|drove|flew|sold|sent|spent|paid|built|kept|felt|heard|"
+    r"began|brought|caught|taught|sat|stood|told|understood|wore|woke|[a-z]{3,}ed)\b",
     re.I,
 )
 _PAST_TIME_EN = re.compile(
@@ -116,7 +125,7 @@ _PAST_TIME_EN = re.compile(
 )
 _PRESENT_EN = re.compile(
     r"\b(?:am|is|are|'m|'s|'re|has|have|'ve|do|does|don't|doesn't|isn't|aren't|can|can't|cannot|usually|"
-    r"often|since|still|now|these days|every|each)\b",
+    r"often|since (?:\d|then|last|early|mid|late)|still|now|these days|every|each)\b",
     re.I,
 )
 _CHANGE_OF_STATE = re.compile(
@@ -143,7 +152,19 @@ _SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
 _SECOND_PERSON_ZH = re.compile(r"你|您")
 _DETERMINER = re.compile(
     r"^(?:the|a|an|our|my|his|her|their|its|every|each|all|no|some|most|both|either|neither|any|one|two|three|"
-    r"several|many|few|we|i|he|she|they|nobody|everyone|everybody|none|[\d$€£])",
+    r"several|many|few|we|i|he|she|they|nobody|everyone|everybody|none)\b|^[\d$€£]",
+    re.I,
+)
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:i|we|they|he|she|i'm|im|we're|they're|he's|she's|i've|we've|they've|i'd|we'd|nobody|everyone|everybody)\b", re.I
+)
+_AUX = (
+    r"(?:am|is|are|'m|'s|'re|was|were|has|have|'ve|had|do|does|did|don't|doesn't|didn't|can|can't|cannot|will|won't|"
+    r"would|could|should|must|isn't|aren't|wasn't|weren't|hasn't|haven't)"
+)
+_AUX_SOON = re.compile(rf"^(?:[\w'./&+#`-]+\s+){{0,4}}?{_AUX}\b|^[\w'./&+#`-]+(?:'s|'re)\b", re.I)
+_FINITE_AFTER_NP = re.compile(
+    r"^\S+\s+(?:[\w'./&+#`-]+\s+){0,2}?(?!(?:its|this|his|hers|ours|yours|theirs|us|as|was|plus|less)\b)[a-z]{2,}(?:s|ed)\b",
     re.I,
 )
 _FINITE_SOON = re.compile(
@@ -170,68 +191,99 @@ _EN_FINITE = re.compile(
 )
 
 
+# "at least it runs now", "we always end up …", "至少": a verdict on how things went, not a fact.
+_EVALUATION_EN = re.compile(r"\b(?:at least|end up|ends up|ended up|no matter what)\b", re.I)
+_EVALUATION_ZH = re.compile(r"至少|总算|總算|终于|終於|居然|竟然")
+# "ask her", "问他": who that is was said elsewhere, if at all.
+_ASK_PRONOUN = re.compile(r"\b(?:ask|ping|contact|email|call|talk to)\s+(?:him|her|them)\b|(?:问|問|找|联系|聯繫)(?:他|她|它)", re.I)
+# "the meeting is about 30 minutes": one occasion, undated, is not a lasting fact.
+_ONE_EVENT_EN = re.compile(
+    r"^the\s+(?:meeting|call|trip|party|game|match|movie|film|show|demo|talk|interview|dinner|lunch|event|"
+    r"session|flight|drive|walk|hike|visit)\s+(?:is|was|will be)\b",
+    re.I,
+)
+
+
+def _past_en(clause: str) -> bool:
+    past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
+    return (past or _PAST_TIME_EN.search(clause) is not None) and not _CHANGE_OF_STATE.search(clause)
+
+
+def _fragment_en(clause: str) -> bool:
+    """No subject + finite verb: "Never seen this before", "Stay positive", "monorepo, pnpm", "Help me
+    understand X" (an imperative has no subject). A pronoun subject makes a clause; a noun phrase
+    does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
+    determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
+    if _PRONOUN_SUBJECT.match(clause):
+        return False
+    if _AUX_SOON.match(clause):
+        return False
+    return not (_DETERMINER.match(clause) and _FINITE_AFTER_NP.match(clause))
+
+
+def _undated_future(clause: str) -> bool:
+    """"we'll get there eventually": a plan without a date is not yet a fact."""
+    return _FUTURE_EN.search(clause) is not None and not future_dates(clause, dt.date(2000, 1, 1))
+
+
+Test = Callable[[str], object]
+TESTS_EN: dict[str, Test] = {
+    "code": _CODE.search,
+    "addressed": lambda c: _SECOND_PERSON_EN.search(c) or _EN_DIRECTIVE_ANYWHERE.search(c),
+    "secret": _SECRETISH.search,
+    "reported": _SPEECH.search,
+    "momentary": _MOMENT_EN.search,
+    "feeling": _FEELING_EN.match,
+    "interjection": _INTERJECTION_EN.search,
+    "exclamation": _EXCLAIM.search,
+    "wish": _WISH_EN.match,
+    "hedge": _HEDGE.search,
+    "condition": _CONDITION.match,
+    "malfunction": _MALFUNCTION.search,
+    "fragment": _fragment_en,
+    "deictic": _DEICTIC_THING_EN.search,
+    "undated future": _undated_future,
+    "past event": _past_en,
+    "one-off edit": ONE_OFF_EDIT.match,
+    "evaluation": _EVALUATION_EN.search,
+    "unresolved pronoun": _ASK_PRONOUN.search,
+    "one event": _ONE_EVENT_EN.match,
+}
+"""The English distractor tests, by name; the first that holds names the clause's kind."""
+TESTS_ZH: dict[str, Test] = {
+    "addressed": lambda c: _SECOND_PERSON_ZH.search(c) or _ZH_DIRECTIVE_ANYWHERE.search(c),
+    "request": lambda c: any(_ZH_IMPERATIVE_PART.match(p.strip()) for p in re.split(r"[，,；;]", c)),
+    "secret": _SECRETISH.search,
+    "reported": _SPEECH.search,
+    "question": _ZH_QUESTION.search,
+    "momentary": _MOMENT_ZH.search,
+    "deictic": _DEICTIC_THING_ZH.search,
+    "feeling": _FEELING_ZH.search,
+    "exclamation": _EXCLAIM.search,
+    "wish": _WISH_ZH.search,
+    "condition": _CONDITION.match,
+    "malfunction": _MALFUNCTION.search,
+    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c),
+    "evaluation": _EVALUATION_ZH.search,
+    "unresolved pronoun": _ASK_PRONOUN.search,
+}
+"""The Chinese distractor tests, by name."""
+
+
+def mostly_chinese(text: str) -> bool:
+    """Chinese when CJK characters outnumber Latin words ("我们用 Postgres 15" is Chinese; a list of
+    words in several scripts with one Chinese word is not)."""
+    return sum(map(has_cjk, text)) > len(re.findall(r"[A-Za-z]+", text))
+
+
 def distractor(clause: str) -> str | None:
     """Which kind of non-fact the clause is, or None when it reads as a lasting statement.
 
     Each test is about the clause's form (second person, a speech verb, a tense, a mood marker,
     an interjection, a question word), never about a particular sentence.
     """
-    if has_cjk(clause):
-        return _distractor_zh(clause)
-    if _CODE.search(clause):
-        return "code"
-    if _SECOND_PERSON_EN.search(clause) or _EN_DIRECTIVE_ANYWHERE.search(clause):
-        return "addressed to the assistant"
-    if _SECRETISH.search(clause):
-        return "secret"
-    if _SPEECH.search(clause):
-        return "reported speech"
-    if _MOMENT_EN.search(clause):
-        return "momentary"
-    if _FEELING_EN.match(clause) or _INTERJECTION_EN.search(clause) or _EXCLAIM.search(clause):
-        return "small talk"
-    if _WISH_EN.match(clause) or _HEDGE.search(clause):
-        return "wish"
-    if _CONDITION.match(clause):
-        return "condition"
-    if _MALFUNCTION.search(clause):
-        return "malfunction"
-    if not _EN_FINITE.search(clause) or not (_DETERMINER.match(clause) or _FINITE_SOON.match(clause)):
-        return "fragment"  # "Never seen this before", "Stay positive", "monorepo, pnpm": no subject + verb
-    if _DEICTIC_THING_EN.search(clause):
-        return "momentary"
-    if _FUTURE_EN.search(clause) and not future_dates(clause, dt.date(2000, 1, 1)):
-        return "intention"  # "we'll get there eventually": a plan without a date is not yet a fact
-    past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
-    if (past or _PAST_TIME_EN.search(clause)) and not _CHANGE_OF_STATE.search(clause):
-        return "past event"
-    return None
-
-
-def _distractor_zh(clause: str) -> str | None:
-    if _SECOND_PERSON_ZH.search(clause) or _ZH_DIRECTIVE_ANYWHERE.search(clause):
-        return "addressed to the assistant"
-    if any(_ZH_IMPERATIVE_PART.match(p.strip()) for p in re.split(r"[，,；;]", clause)):
-        return "request"
-    if _SECRETISH.search(clause):
-        return "secret"
-    if _SPEECH.search(clause):
-        return "reported speech"
-    if _ZH_QUESTION.search(clause):
-        return "question"
-    if _MOMENT_ZH.search(clause) or _DEICTIC_THING_ZH.search(clause):
-        return "momentary"
-    if _FEELING_ZH.search(clause) or _EXCLAIM.search(clause):
-        return "small talk"
-    if _WISH_ZH.search(clause):
-        return "wish"
-    if _CONDITION.match(clause):
-        return "condition"
-    if _MALFUNCTION.search(clause):
-        return "malfunction"
-    if _PAST_ZH.search(clause) and not _CHANGE_ZH.search(clause):
-        return "past event"
-    return None
+    tests = TESTS_ZH if mostly_chinese(clause) else TESTS_EN
+    return next((name for name, test in tests.items() if test(clause)), None)
 
 
 # ----------------------------------------------------------------------------- the rule
@@ -250,7 +302,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user":
         return None
     clause = tidy(s)
-    zh = has_cjk(clause)
+    zh = mostly_chinese(clause)
     size = sum(map(has_cjk, clause)) + len(re.findall(r"[A-Za-z0-9]+", clause)) if zh else len(tokens(clause))
     if size < (5 if zh else 3):
         return None

@@ -135,7 +135,7 @@ _IS_TOOL = re.compile(
 )
 _ASK_EN = re.compile(
     r"(?:^|[,;:]\s*|\b(?:just|then|always|please)\s+)(?:ask|ping|contact|talk to|reach out to|email|message|call|go to)\s+"
-    r"(?-i:[A-Z@#])|"
+    r"(?!(?:him|her|them|me)\b)(?-i:[A-Z@#])|"
     r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:handles|owns|manages|maintains|is in charge of|"
     r"is responsible for|looks after|takes care of|knows (?:everything|all) about|covers)\b|"
     r"^my\s+(?:[\w-]+\s+)?(?:accountant|doctor|gp|dentist|lawyer|vet|mechanic|plumber|electrician|physio|"
@@ -151,7 +151,7 @@ _ZH_LOCATED = re.compile(
     r"|(?:打到|发到|發到|存到|放到)\s*[A-Za-z]"
 )
 _ZH_ASK = re.compile(
-    r"(?:问题|問題|的事|有事|不懂|不会|不會|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|可以|请|請|先)?(?:找|问|問|联系|聯繫|@)\s*(?!我)\S|"
+    r"(?:问题|問題|的事|有事|不懂|不会|不會|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|可以|请|請|先)?(?:找|问|問|联系|聯繫|@)\s*(?!我|他|她|它)\S|"
     r"由[^，,。]{1,6}(?:负责|負責|接手|对接|對接)|"
     r"^(?:我的)?(?:会计|會計|医生|醫生|律师|律師|牙医|牙醫|家庭医生|中介|理发师|理髮師|教练|教練)(?:是|叫)"
 )
@@ -166,7 +166,7 @@ def is_pointer(clause: str) -> bool:
     if _ASK_EN.search(clause) or _IS_TOOL.search(clause):
         return True
     m = _EN_LOCATED.search(clause)
-    if not m or subject_of(clause) == "self" and not re.search(r"\bkeep\b", clause, re.I):
+    if not m or (subject_of(clause) == "self" and not re.search(r"\bkeep\b", clause, re.I)):
         return False  # "I'm in Lisbon", "our new place is in …": where a person is, not a pointer
     where = m.group("where")
     named = _STORED.search(clause) is not None and _PROPER.search(" " + where) is not None
@@ -221,6 +221,9 @@ _WORK_WORD = re.compile(
 )
 
 
+_THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
+
+
 def statement_type(clause: str, day: dt.date) -> str | None:
     """The type of a declarative clause (``None`` when the subject makes it no lasting fact).
 
@@ -246,6 +249,10 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     personal = _PERSONAL_ZH.search(clause) if has_cjk(clause) else _PERSONAL_EN.search(clause)
     if personal and not _WORK_WORD.search(clause):
         return "user"  # the speaker's household: "our new place is in …", "女儿周二有舞蹈课"
+    if subject == "group" and not _WORK_WORD.search(clause):
+        return None  # "the bakery is open every day": neither the speaker nor the work
+    if subject == "other" and not _WORK_WORD.search(clause):
+        return "user"  # "mornings are my focus time", "每天早上七点去游泳": no work in it, so the speaker's life
     return "project"
 
 
