@@ -602,7 +602,7 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
         ("prefers-small-reviewable-commits-one-logical", "user"),
         ("decision-store-idempotency-keys-postgres-redis", "project"),
         ("dont-mock-database-tests", "feedback"),
-        ("status-staging-database-read-only-weekends", "project"),
+        ("project-staging-database-read-only-weekends", "project"),
         ("never-schedule-migrations-saturday-sunday", "feedback"),
         ("ref-bugs-work-linear", "reference"),
         ("deadline-merge-freeze-q4-release-starts", "project"),

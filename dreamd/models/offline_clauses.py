@@ -155,6 +155,8 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         found = _first_rule(bare, ctx)
+        if found is None and not has_cjk(bare):
+            found = rule_statement(bare, ctx)  # an English clause is a statement of its own
         if found is None and i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare):
             # "我今年 29，在杭州做财务，周末一般会去爬山": the clauses after the first share its 我
             found = _first_rule("我" + bare, ctx)

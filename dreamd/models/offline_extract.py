@@ -226,6 +226,28 @@ _SECRET = re.compile(
 )
 
 
+_ASK_JOINT = re.compile(r"\s*(?:[,;:，；：]|\s[—–-]\s|\s(?:but|so|and)\s(?=(?:can|could|would|will|what|how|any|do|does|is|are|should)\b))\s*", re.I)
+_ADDRESSED = re.compile(r"\b(?:you|your|u)\b|你|您", re.I)
+
+
+def stated_part(sentence: str) -> str | None:
+    """The statement inside a question or a request, if any: the clauses before the ask that
+    are neither asks nor addressed to the assistant ("My son turns 7 next week, what should I
+    get him?" → "My son turns 7 next week")."""
+    parts = [p.strip() for p in _ASK_JOINT.split(sentence) if p and p.strip()]
+    if len(parts) < 2:
+        return None
+    kept = []
+    for part in parts:
+        if is_question(part) or _REQUEST.match(part) or _ADDRESSED.search(part) or part.endswith(("?", "？")):
+            break
+        kept.append(part)
+    if not kept:
+        return None
+    joiner = "，" if has_cjk(sentence) else ", "
+    return joiner.join(kept)
+
+
 def is_question(s: str) -> bool:
     return s.rstrip().endswith(("?", "？")) or bool(_QUESTION_START.match(s)) or bool(
         _ZH_QUESTION.search(s)
@@ -462,7 +484,13 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             asked = standing_request(core)
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
-            elif peeled.reported or not core or is_question(core) or _REQUEST.match(core):
+            elif not peeled.reported and core and (is_question(core) or _REQUEST.match(core)):
+                # "I'm vegetarian and my partner is vegan, any restaurant ideas?": the ask is for now,
+                # the clauses before it state facts
+                core = stated_part(core) or ""
+                if not core:
+                    continue
+            elif peeled.reported or not core:
                 continue
             if peeled.reported:
                 continue

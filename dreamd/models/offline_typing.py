@@ -24,6 +24,7 @@ import datetime as dt
 import re
 from typing import Literal
 
+from dreamd.models.offline_audience import about_the_work
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL
 from dreamd.models.offline_text import absolutize_dates, has_cjk
 
@@ -138,6 +139,8 @@ _ASK_EN = re.compile(
     r"(?!(?:him|her|them|me)\b)(?-i:[A-Z@#])|"
     r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:handles|owns|manages|maintains|is in charge of|"
     r"is responsible for|looks after|takes care of|knows (?:everything|all) about|covers)\b|"
+    r"\b(?:is|are)\s+(?:the\s+)?(?:one|person|people|go-to(?: person)?|owner|owners|contact|point of contact|"
+    r"gatekeeper|approver|maintainer)s?\s+(?:who|for|to ask|of|on)\b|"
     r"^my\s+(?:[\w-]+\s+)?(?:accountant|doctor|gp|dentist|lawyer|vet|mechanic|plumber|electrician|physio|"
     r"therapist|agent|advisor|adviser|banker|broker|pharmacist|trainer|tutor|hairdresser|barber)\s+is\s+"
     r"(?:(?:dr|mr|mrs|ms)\.?\s+)?(?-i:[A-Z])",
@@ -215,13 +218,25 @@ _PLAN_OR_GOAL = re.compile(
 )
 _WORK_WORD = re.compile(
     r"\b(?:code|repo|service|api|server|database|db|deploy\w*|release|sprint|ci|pipeline|prod|staging|team|"
-    r"client|customer|project|product|app|feature|ticket|bug|pr|merge|branch|build|on-?call|standup|meeting)s?\b|"
+    r"client|customer|project|product|app|feature|ticket|bug|pr|merge|branch|build|on-?call|standup|meeting|"
+    r"infra\w*|version|upgrade|migration|freeze|stack|framework|library|test|lint\w*|schema|endpoint|cluster|"
+    r"backend|frontend|config\w*|runtime|sdk|cloud|region|vendor|contract|budget|roadmap|launch|office|work)s?\b|"
+    r"\d|(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Z0-9][\w.+#-]*|[A-Z]{2,})\b|"
     r"代码|代碼|服务|服務|接口|部署|发布|發布|上线|上線|项目|項目|团队|團隊|客户|客戶|需求|版本|测试|測試|数据库|數據庫",
     re.I,
 )
 
 
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
+
+
+_PRONOUNS = re.compile(r"\b(?:me|my|mine|myself|i|we|our|ours|us)\b|我们|我們|我", re.I)
+
+
+def about_work(clause: str) -> bool:
+    """Whether the clause names something of the work (code, systems, the team's process) or the
+    user's affairs the assistant handles — with the speaker's pronouns left out, which say who, not what."""
+    return bool(_WORK_WORD.search(clause)) or about_the_work(_PRONOUNS.sub(" ", clause))
 
 
 def statement_type(clause: str, day: dt.date) -> str | None:
@@ -249,9 +264,9 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     personal = _PERSONAL_ZH.search(clause) if has_cjk(clause) else _PERSONAL_EN.search(clause)
     if personal and not _WORK_WORD.search(clause):
         return "user"  # the speaker's household: "our new place is in …", "女儿周二有舞蹈课"
-    if subject == "group" and not _WORK_WORD.search(clause):
+    if subject == "group" and not about_work(clause):
         return None  # "the bakery is open every day": neither the speaker nor the work
-    if subject == "other" and not _WORK_WORD.search(clause):
+    if subject == "other" and not about_work(clause):
         return "user"  # "mornings are my focus time", "每天早上七点去游泳": no work in it, so the speaker's life
     return "project"
 
