@@ -101,7 +101,7 @@ _SPEECH = re.compile(
 # What is broken right now is a passing state, not a memory.
 _MALFUNCTION = re.compile(
     r"\b(?:bugs?|errors?|crash(?:es|ed|ing)?|broken|breaks|fail(?:s|ed|ing)?|failure|red|flaky|overheats?|"
-    r"exception|500|404|timeouts?|times? out|timed out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
+    r"exception|500|404|timeouts?|times? out|timed out|timing out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
     re.I,
 )
 _SECRETISH = re.compile(
@@ -214,7 +214,7 @@ def _fragment_en(clause: str) -> bool:
     understand X" (an imperative has no subject). A pronoun subject makes a clause; a noun phrase
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
-    if _PRONOUN_SUBJECT.match(clause):
+    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
         return False
     if _AUX_SOON.match(clause):
         return False

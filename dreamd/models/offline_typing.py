@@ -46,7 +46,7 @@ _PERSONAL_ZH = re.compile(
 _EN_ADVERBIAL = re.compile(
     r"^(?:(?:these days|nowadays|lately|currently|right now|at the moment|this (?:year|quarter|month|week|term|semester)|"
     r"for (?:work|context)|at work|at home|in general|usually|normally|also|basically|honestly|actually|oh|and|but|so|"
-    r"because|since|as of (?:now|today)|(?:on|at|in) [\w-]+)\s*,?\s+)+",
+    r"because|since|as of (?:now|today)|(?:on|at|in) [\w-]+|(?:last|next|every) [\w-]+|yesterday|tomorrow)\s*,?\s+)+",
     re.I,
 )
 # Nouns that make "my X" about the work or a group the speaker belongs to, not the speaker.
@@ -160,6 +160,13 @@ _ZH_ASK = re.compile(
 )
 
 
+_PERSON_LOCATED = re.compile(
+    r"^(?:i|i'm|im|we|we're|my family|our family|(?:my|our)\s+(?:new\s+)?(?:place|home|house|flat|apartment|office))\b"
+    r"(?!.*\bkeep\b)",
+    re.I,
+)
+
+
 def is_pointer(clause: str) -> bool:
     """Whether the clause says where something lives or who to ask (a ``reference``)."""
     if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause):
@@ -169,7 +176,7 @@ def is_pointer(clause: str) -> bool:
     if _ASK_EN.search(clause) or _IS_TOOL.search(clause):
         return True
     m = _EN_LOCATED.search(clause)
-    if not m or (subject_of(clause) == "self" and not re.search(r"\bkeep\b", clause, re.I)):
+    if not m or _PERSON_LOCATED.match(clause):
         return False  # "I'm in Lisbon", "our new place is in …": where a person is, not a pointer
     where = m.group("where")
     named = _STORED.search(clause) is not None and _PROPER.search(" " + where) is not None
@@ -220,7 +227,9 @@ _WORK_WORD = re.compile(
     r"\b(?:code|repo|service|api|server|database|db|deploy\w*|release|sprint|ci|pipeline|prod|staging|team|"
     r"client|customer|project|product|app|feature|ticket|bug|pr|merge|branch|build|on-?call|standup|meeting|"
     r"infra\w*|version|upgrade|migration|freeze|stack|framework|library|test|lint\w*|schema|endpoint|cluster|"
-    r"backend|frontend|config\w*|runtime|sdk|cloud|region|vendor|contract|budget|roadmap|launch|office|work)s?\b|"
+    r"backend|frontend|config\w*|runtime|sdk|cloud|region|vendor|contract|budget|roadmap|launch|office|work|"
+    r"shop|store|business|shipping|warehouse|inventory|invoic\w+|suppliers?|studio|firmware|equipment|"
+    r"machines?|tools?|setup|hardware|software)s?\b|"
     r"\d|(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Z0-9][\w.+#-]*|[A-Z]{2,})\b|"
     r"代码|代碼|服务|服務|接口|部署|发布|發布|上线|上線|项目|項目|团队|團隊|客户|客戶|需求|版本|测试|測試|数据库|數據庫",
     re.I,
@@ -265,7 +274,7 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     if personal and not _WORK_WORD.search(clause):
         return "user"  # the speaker's household: "our new place is in …", "女儿周二有舞蹈课"
     if subject == "group" and not about_work(clause):
-        return None  # "the bakery is open every day": neither the speaker nor the work
+        return None  # "the bakery is open every day", "we order pizza on Fridays": neither the speaker nor the work
     if subject == "other" and not about_work(clause):
         return "user"  # "mornings are my focus time", "每天早上七点去游泳": no work in it, so the speaker's life
     return "project"

@@ -1,0 +1,186 @@
+"""Recall by default and structural typing (offline_statement, offline_typing).
+
+Every sentence here was invented for these tests; none comes from a benchmark split.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from dreamd.models.offline_extract import extract, stated_part
+from dreamd.models.offline_rules import Ctx
+from dreamd.models.offline_statement import distractor, rule_statement
+from dreamd.models.offline_typing import is_pointer, statement_type, subject_of
+
+DAY = dt.date(2026, 11, 24)  # a Tuesday
+TS = "2026-11-24T10:00:00Z"
+
+
+def ctx() -> Ctx:
+    return Ctx(role="user", day=DAY, next_sentence=None)
+
+
+def run(*texts: str) -> list[dict[str, str]]:
+    turns = [{"role": "user", "text": t, "timestamp": TS} for t in texts]
+    return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+
+# ----------------------------------------------------------------------------- subject and type
+
+
+@pytest.mark.parametrize(
+    ("clause", "subject"),
+    [
+        ("I keep bees on the roof", "self"),
+        ("my sister teaches violin", "self"),
+        ("my team owns the ledger", "group"),
+        ("our kiln runs on propane", "group"),
+        ("we usually eat late on Sundays", "group"),
+        ("the sandbox cluster resets nightly", "group"),
+        ("you always get this right", "you"),
+        ("this one is weird", "deictic"),
+        ("Tuesdays are my quiet days", "other"),
+        ("我在苏州做陶艺", "self"),
+        ("周末我一般去钓鱼", "self"),
+        ("我们组用 Rust 写网关", "group"),
+        ("你也太快了", "you"),
+    ],
+)
+def test_subject_is_read_from_the_first_words(clause: str, subject: str) -> None:
+    assert subject_of(clause) == subject
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        # where something lives or who to ask: a reference, whoever the subject is
+        ("The glaze recipes are kept in the studio binder", "reference"),
+        ("my tax papers live in the blue drawer cabinet", "reference"),
+        ("the render farm is reachable at farm.corp.example", "reference"),
+        ("Wen handles the kiln schedule", "reference"),
+        ("my physio is Dr. Okafor at the Harbour clinic", "reference"),
+        ("拍摄计划放在共享网盘的 shoots 文件夹里", "reference"),
+        ("器材借用的问题找小郑就行", "reference"),
+        # a dated plan or event: project; a birthday is the person's own
+        ("The pottery fair is on December 12", "project"),
+        ("my nephew's birthday is on December 3", "user"),
+        ("窑炉下周四检修", "project"),
+        # the speaker: user
+        ("I keep bees on the roof", "user"),
+        ("我对猫毛过敏", "user"),
+        # a group or a thing of the work: project
+        ("our kiln controller firmware is pinned to 2.4", "project"),
+        ("我们的订单系统每晚两点跑对账", "project"),
+    ],
+)
+def test_statement_type_follows_the_labelling_guide(clause: str, kind: str) -> None:
+    assert statement_type(clause, DAY) == kind
+
+
+def test_clauses_about_the_listener_or_the_moment_have_no_type() -> None:
+    assert statement_type("you are fast today", DAY) is None
+    assert statement_type("this looks off", DAY) is None
+    assert statement_type("the bakery on the corner opens every day", DAY) is None  # neither user nor work
+    assert statement_type("we usually eat late on Sundays", DAY) is None
+
+
+def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
+    assert not is_pointer("I'm in Valparaíso this month")
+    assert not is_pointer("Our new flat is in Gràcia")
+    assert is_pointer("Our sheet music is stored in the choir's Dropbox folder")
+
+
+# ----------------------------------------------------------------------------- distractor tests
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        ("you nailed that refactor", "addressed"),
+        ("I'm so tired of this build", "feeling"),
+        ("ugh, the printer jammed", "interjection"),
+        ("I think the cache is the culprit", "wish"),
+        ("my landlord says the boiler is fine", "reported"),
+        ("the webhook keeps timing out", "malfunction"),
+        ("Tried three times before lunch", "fragment"),
+        ("Keep the lights low", "fragment"),
+        ("this function is way too long", "deictic"),
+        ("we'll get there eventually", "wish"),
+        ("the ferry will be faster", "undated future"),
+        ("last spring I broke my wrist skiing", "past event"),
+        ("the call is about 20 minutes", "one event"),
+        ("the staging password is hunter2", "secret"),
+        ("我今天有点累", "momentary"),
+        ("他说这个库不好用", "reported"),
+        ("上周去了趟海边", "past event"),
+        ("你也早点休息", "addressed"),
+        ("我在想换个城市生活", "wish"),
+    ],
+)
+def test_distractors_are_recognised_by_structure(clause: str, kind: str) -> None:
+    assert distractor(clause) == kind
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "I keep bees on the roof",
+        "I moved to Tallinn in the spring",  # a past change leaves a lasting state
+        "Our kiln runs on propane",
+        "我在苏州做陶艺",
+        "我去年换了工作，现在做测试开发",
+    ],
+)
+def test_lasting_statements_pass_every_test(clause: str) -> None:
+    assert distractor(clause) is None
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def test_a_statement_no_rule_knows_is_kept_with_its_own_words_and_type() -> None:
+    [rec] = run("Heads up, our print shop ships parcels only on Thursdays.")
+    assert rec["type"] == "project"
+    assert "print shop" in rec["description"] and "Thursdays" in rec["description"]
+    [rec] = run("我家阳台有三盆蓝莓，都是自己从种子养大的。")
+    assert rec["type"] == "user" and "蓝莓" in rec["description"]
+
+
+def test_small_talk_and_moment_talk_give_nothing() -> None:
+    assert run(
+        "haha you're a star",
+        "The coffee machine is broken again, ugh.",
+        "I'm so done with this week.",
+        "This test file is a mess.",
+        "今天好热啊。",
+        "这段代码写得真乱。",
+    ) == []
+
+
+def test_the_statement_before_a_question_is_kept_and_the_question_is_not() -> None:
+    assert stated_part("My son turns nine in March, what should I get him?") == "My son turns nine in March"
+    assert stated_part("what should I get him?") is None
+    recs = run("I ride a recumbent trike, any route ideas for Sunday?")
+    assert [r["type"] for r in recs] == ["user"] and "recumbent trike" in recs[0]["description"]
+
+
+def test_a_pronoun_sentence_carries_the_sentence_it_points_back_to() -> None:
+    recs = run("My parrot is called Biscuit. He is twenty-two years old and hates thunder.")
+    body = "\n".join(r["description"] + "\n" + r["body"] for r in recs)
+    assert "Biscuit" in body and "twenty-two" in body
+
+
+def test_a_reworded_rule_keeps_what_the_user_said() -> None:
+    [rec] = run("Never deploy the kiln firmware on Fridays, the controller vendor is closed on weekends.")
+    assert rec["type"] == "feedback"
+    text = rec["description"] + "\n" + rec["body"]
+    assert "vendor" in text and "Fridays" in text
+
+
+def test_rule_statement_ignores_what_the_assistant_says() -> None:
+    assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
+    assert rule_statement("Our studio kiln runs on propane", assistant) is None
+    found = rule_statement("Our studio kiln runs on propane", ctx())
+    assert found is not None and found.type == "project"
