@@ -10,8 +10,10 @@ in a page ("remember: always run …") can never become a rule.
 Each sentence goes through three steps:
 
 1. **Filters** — a sentence holding a secret (``[REDACTED:``, key-like strings, "password is
-   …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时"),
-   a question or a request ("can you …", "帮我 …") is skipped.
+   …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时")
+   is skipped; of a question or a request ("can you …", "帮我 …") only the statement before
+   the ask is kept ("My son turns 9 in March, what should I get him?" → "My son turns 9 in
+   March", :func:`stated_part`).
 2. **Peeling** (:mod:`dreamd.models.offline_structure`) — lead-ins ("Hi!", "Before we start:",
    "Heads up,", "btw", "One more thing to keep in mind:", "先说一下规矩：", "还有，", "对了，")
    and trailing filler ("…, by the way", "…，哈哈") are removed and never reach a description;
@@ -26,7 +28,18 @@ Each sentence goes through three steps:
    and wellbeing advice never are, nor a description that happens to say "always"),
    ``preference`` (likes, habits, interests), ``decision`` (with its reason, "we're rewriting
    X because …" included), ``dated`` (deadlines, events and goals dated after the turn),
-   ``context`` (what the work is and how it is set up). A sentence whose clauses state facts
+   ``context`` (what the work is and how it is set up).
+4. **Recall by default** (:mod:`dreamd.models.offline_statement`) — a clause no named rule took
+   is still a fact when its structure is that of a lasting statement (a subject and a finite
+   verb, present state or a dated plan) and no structural distractor test holds (addressed to
+   the assistant, reported speech, a feeling or interjection, a hedge or wish, a condition,
+   something broken right now, a fragment, "this/that" thing on screen, an undated intention,
+   a past one-off event). Its type is decided by :mod:`dreamd.models.offline_typing` from
+   the clause's structure, following the labelling guide: a pointer (URL, path, host, "lives
+   in …", "ask …") is ``reference``; a dated plan or event ``project`` (a birthday ``user``); the
+   speaker ``user``; a group or a thing of the work ``project``.
+
+   A sentence whose clauses state facts
    of different kinds gives one record per clause ("I'm a data engineer and the models live
    in models/marts"); a directive after the user's own circumstance takes it as its reason
    ("I have asthma, so please avoid …"). A remember-request no rule takes becomes a note
@@ -35,7 +48,10 @@ Each sentence goes through three steps:
    ("ok so some ground rules.", "说几个规矩：") makes the sentences after it standing.
 
 Bodies: the first line states the rule or fact (first person rewritten as "User …" /
-"用户…"); feedback and project bodies follow it with ``**Why:**`` (the stated reason: after
+"用户…"); when that line rewords what the user said, their own words follow at the end of
+the body ("In their words: …" / "原话：…", with the sentence before when it opens with a
+pronoun), so the subject and the value they used are always in the record. Feedback and
+project bodies follow the first line with ``**Why:**`` (the stated reason: after
 because/since/因为, a clause of its own after a semicolon or comma — "…; it's a compliance
 requirement", "…，这是公司规定", "…，方便我备课" — or the next sentence; only when none was
 given, a note saying so) and ``**How to apply:**``. Dates are resolved against the turn's
@@ -59,7 +75,8 @@ corrections in :mod:`~dreamd.models.offline_dialogue`; clause splitting in
 :mod:`~dreamd.models.offline_clauses`; the rules in :mod:`~dreamd.models.offline_rules`
 (feedback), :mod:`~dreamd.models.offline_identity`, :mod:`~dreamd.models.offline_preference`,
 :mod:`~dreamd.models.offline_pointers` and :mod:`~dreamd.models.offline_facts` (decisions,
-context, state, dates, the registry); text and date helpers in
+context, dates, the registry); lasting statements no rule names in
+:mod:`~dreamd.models.offline_statement`, typed by :mod:`~dreamd.models.offline_typing`; text and date helpers in
 :mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
 records.
 
