@@ -14,7 +14,7 @@ import re
 
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_statement import rule_statement
+from dreamd.models.offline_statement import distractor, rule_statement
 from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
 from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
 
@@ -101,8 +101,20 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+_NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "secret"})
+
+
+def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
+    """Whether a directive the rules found can be the user's rule at all: not someone else's
+    words, not an event that happened, not a mood or an interjection, not a secret (the
+    distractor tests of :mod:`dreamd.models.offline_statement`, applied to the whole clause)."""
+    return distractor(text) not in _NOT_A_RULE
+
+
 def _first_rule(text: str, ctx: Ctx) -> Found | None:
     found = next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+    if found is not None and found.type == "feedback" and not standing_rule(found, text, ctx):
+        return None
     if found is not None and found.type == "user" and found.kind != "deadline" and has_relative_date(text):
         # "I'm training for the half marathon, it's on April 18": the date makes it an event
         return RULES["dated"](text, ctx) or found

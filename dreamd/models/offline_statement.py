@@ -94,8 +94,10 @@ _CODE = re.compile(r"[{}<>;=]|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
 _EXCLAIM = re.compile(r"(?:!|！|~|～|:\)|:D)\s*$", re.I)
 # Reported speech: someone else's words, however they are introduced.
 _SPEECH = re.compile(
-    r"\b(?:says?|said|saying|tells?|told|telling|reckons?|according to|claims?|swears?|insists?|quote|wrote)\b|"
-    r"说|說|讲|講|提到|据说|據說|听说|聽說|写的|寫的",
+    r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
+    r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
+    r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b|"
+    r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我|提到)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
     re.I,
 )
 # What is broken right now is a passing state, not a memory.
