@@ -97,7 +97,7 @@ _SPEECH = re.compile(
     r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
     r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
     r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b|"
-    r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我|提到)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
+    r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
     re.I,
 )
 # What is broken right now is a passing state, not a memory.
@@ -141,7 +141,8 @@ _PAST_ZH = re.compile(
     r"小时候|小時候|那时候|那時候|当时|當時|以前|去年|前年|上次|昨天|前天|那次|那天"
 )
 _CHANGE_ZH = re.compile(
-    r"搬到|搬去|搬家|搬过来|搬過來|换了|換了|转到|轉到|调到|調到|入职|入職|加入|开始|開始|升级|升級|迁到|遷到|改成|"
+    r"搬到|搬去|搬家|搬过来|搬過來|换了|換了|转到|轉到|调到|調到|入职|入職|加入|开始|開始|升级|升級|迁到|遷到|改成|改到|改为|改為|"
+    r"换到|換到|挪到|调整到|調整到|换成|換成|"
     r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前"
 )
 _ZH_IMPERATIVE_PART = re.compile(
@@ -164,7 +165,10 @@ _AUX = (
     r"(?:am|is|are|'m|'s|'re|was|were|has|have|'ve|had|do|does|did|don't|doesn't|didn't|can|can't|cannot|will|won't|"
     r"would|could|should|must|isn't|aren't|wasn't|weren't|hasn't|haven't)"
 )
-_AUX_SOON = re.compile(rf"^(?:[\w'./&+#`-]+\s+){{0,4}}?{_AUX}\b|^[\w'./&+#`-]+(?:'s|'re)\b", re.I)
+_LEADING_PHRASE = re.compile(
+    r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within)\b[^,]{2,50},\s*(?=\S)", re.I
+)
+_AUX_SOON = re.compile(rf"^(?:[\w'./&+#`-]+\s+){{0,6}}?{_AUX}\b|^[\w'./&+#`-]+(?:'s|'re)\b", re.I)
 _FINITE_AFTER_NP = re.compile(
     r"^\S+\s+(?:[\w'./&+#`-]+\s+){0,2}?(?!(?:its|this|his|hers|ours|yours|theirs|us|as|was|plus|less)\b)[a-z]{2,}(?:s|ed)\b",
     re.I,
@@ -216,6 +220,7 @@ def _fragment_en(clause: str) -> bool:
     understand X" (an imperative has no subject). A pronoun subject makes a clause; a noun phrase
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
+    clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
         return False
     if _AUX_SOON.match(clause):
@@ -310,7 +315,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
-    if subject_of(clause) in ("you", "deictic") or distractor(clause):
+    if subject_of(clause) == "you" or distractor(clause):
         return None
     kind = statement_type(clause, ctx.day)
     if kind is None:

@@ -156,7 +156,8 @@ _ZH_LOCATED = re.compile(
 _ZH_ASK = re.compile(
     r"(?:问题|問題|的事|有事|不懂|不会|不會|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|可以|请|請|先)?(?:找|问|問|联系|聯繫|@)\s*(?!我|他|她|它)\S|"
     r"由[^，,。]{1,6}(?:负责|負責|接手|对接|對接)|"
-    r"^(?:我的)?(?:会计|會計|医生|醫生|律师|律師|牙医|牙醫|家庭医生|中介|理发师|理髮師|教练|教練)(?:是|叫)"
+    r"^(?:我的)?(?:会计|會計|医生|醫生|律师|律師|牙医|牙醫|家庭医生|中介|理发师|理髮師|教练|教練)(?:是|叫)|"
+    r"(?:看|查|去|打开|打開)\s*[^，,。]{0,24}(?:面板|仪表盘|儀表板|看板|文档|文檔|日志|日誌|wiki|页面|頁面|表格|群)"
 )
 
 
@@ -259,7 +260,14 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     "it …") states no lasting fact about the user or the work.
     """
     subject = subject_of(clause)
-    if subject in ("you", "deictic"):
+    if subject == "you":
+        return None
+    if subject == "deictic":
+        # "It lives in the infra repo." after "We use Terraform.": where it lives, or when, is still
+        # a fact (the record carries the sentence the pronoun points back to); anything else about
+        # "it"/"this" is about the moment
+        if is_pointer(clause) and not re.match(r"^(?:this|that|these|those)\b", clause.strip(), re.I):
+            return "reference"
         return None
     located = URL.search(clause) or PATHLIKE.search(" " + clause)
     if future_dates(clause, day) and not located:
