@@ -266,7 +266,7 @@ def statement_type(clause: str, day: dt.date) -> str | None:
         # "It lives in the infra repo." after "We use Terraform.": where it lives, or when, is still
         # a fact (the record carries the sentence the pronoun points back to); anything else about
         # "it"/"this" is about the moment
-        if is_pointer(clause) and not re.match(r"^(?:this|that|these|those)\b", clause.strip(), re.I):
+        if is_pointer(clause) and re.match(r"^(?:it|it's|its|它)", clause.strip(), re.I):
             return "reference"
         return None
     located = URL.search(clause) or PATHLIKE.search(" " + clause)
