@@ -112,6 +112,12 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
         ("last spring I broke my wrist skiing", "past event"),
         ("the call is about 20 minutes", "one event"),
         ("the staging password is hunter2", "secret"),
+        ("the cache would need sharding if traffic doubled", "hypothetical"),
+        ('my old boss\'s line was "ship it and see what breaks"', "quoted"),
+        ("the nightly job dies with a KeyError in the loader", "malfunction"),
+        ("hope the weekend treats you well", "addressed"),
+        ("hope the weekend is calm", "interjection"),
+        ("明年要是搬去深圳的话就换工作", "hypothetical"),
         ("我今天有点累", "momentary"),
         ("他说这个库不好用", "reported"),
         ("上周去了趟海边", "past event"),
@@ -131,6 +137,7 @@ def test_distractors_are_recognised_by_structure(clause: str, kind: str) -> None
         "Our kiln runs on propane",
         "我在苏州做陶艺",
         "我去年换了工作，现在做测试开发",
+        "I'm the only one who's allowed to merge to main",  # contractions are not quotes
     ],
 )
 def test_lasting_statements_pass_every_test(clause: str) -> None:

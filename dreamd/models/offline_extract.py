@@ -238,6 +238,7 @@ _SECRET = re.compile(
     r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
     r"xox[abprs]-[A-Za-z0-9-]{8,})|"
     r"-----BEGIN|\b(?:password|passwd|passphrase|secret|token|api[ _-]?key)\s*(?:is|=|:)\s*\S+|"
+    r"://[^/\s:@]+:[^/\s@]+@|\bBearer\s+[A-Za-z0-9._~+/-]{12,}|"
     r"(?:密码|密碼|口令|密钥|密鑰)\s*(?:是|为|為|:|：|=)",
     re.I,
 )

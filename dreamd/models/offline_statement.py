@@ -60,6 +60,7 @@ _FEELING_EN = re.compile(
     re.I,
 )
 _INTERJECTION_EN = re.compile(
+    r"^(?:hope|hoping|happy|merry|have a|enjoy|good (?:morning|night|luck)|welcome|bless)\b|"
     r"\b(?:thanks|thank you|thank god|thankfully|cheers|sorry|ugh|argh|sigh|lol|lmao|rofl|haha\w*|hehe|omg|wow|yay|"
     r"woohoo|whew|phew|oops|yikes|damn|meh|weird|annoying|ugh|hooray|congrats|congratulations|awesome|perfect|"
     r"amazing|cool|nice|great|brilliant|lovely|fantastic|wonderful|good job|well done|long story)\b|"
@@ -92,6 +93,15 @@ _CONDITION = re.compile(
 )
 _CODE = re.compile(r"[{}<>;=]|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
 _EXCLAIM = re.compile(r"(?:!|！|~|～|:\)|:D)\s*$", re.I)
+# A supposition anywhere in the clause: "…, if we ever go multi-region", "要是…的话".
+_HYPOTHETICAL_EN = re.compile(
+    r"\b(?:if|unless|suppose|supposing|imagine|in case)\b.*\b(?:would|'d|might|could|will|'ll)\b|"
+    r"\b(?:would|'d|might|could)\b.*\b(?:if|unless)\b",
+    re.I,
+)
+_HYPOTHETICAL_ZH = re.compile(r"(?:如果|要是|假如|假设|假設|万一|萬一)[^。]*(?:会|會|就|的话|的話)|会不会|會不會")
+# Someone else's words quoted at length: "'never trust a release on Friday'", “先上线再说”.
+_QUOTED = re.compile(r"[\"“「][^\"”」]*?\s[^\"”」]*?\s[^\"”」]*?\s[^\"”」]*?[\"”」]|[“「][^”」]{6,}[”」]")
 # Reported speech: someone else's words, however they are introduced.
 _SPEECH = re.compile(
     r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
@@ -103,7 +113,7 @@ _SPEECH = re.compile(
 # What is broken right now is a passing state, not a memory.
 _MALFUNCTION = re.compile(
     r"\b(?:bugs?|errors?|crash(?:es|ed|ing)?|broken|breaks|fail(?:s|ed|ing)?|failure|red|flaky|overheats?|"
-    r"exception|500|404|timeouts?|times? out|timed out|timing out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
+    r"exception|traceback|panic|segfault|errno|(?-i:\w+(?:Error|Exception))|500|404|timeouts?|times? out|timed out|timing out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
     re.I,
 )
 _SECRETISH = re.compile(
@@ -246,6 +256,8 @@ TESTS_EN: dict[str, Test] = {
     "wish": _WISH_EN.match,
     "hedge": _HEDGE.search,
     "condition": _CONDITION.match,
+    "hypothetical": _HYPOTHETICAL_EN.search,
+    "quoted": _QUOTED.search,
     "malfunction": _MALFUNCTION.search,
     "fragment": _fragment_en,
     "deictic": _DEICTIC_THING_EN.search,
@@ -269,6 +281,8 @@ TESTS_ZH: dict[str, Test] = {
     "exclamation": _EXCLAIM.search,
     "wish": _WISH_ZH.search,
     "condition": _CONDITION.match,
+    "hypothetical": _HYPOTHETICAL_ZH.search,
+    "quoted": _QUOTED.search,
     "malfunction": _MALFUNCTION.search,
     "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c),
     "evaluation": _EVALUATION_ZH.search,
