@@ -186,8 +186,16 @@ def test_a_reworded_rule_keeps_what_the_user_said() -> None:
     assert "vendor" in text and "Fridays" in text
 
 
+def test_the_state_of_the_work_is_kept_when_it_names_a_value_or_a_stage() -> None:
+    assert rule_statement("our deploy tooling is kind of clunky", ctx()) is None
+    for said in ("our deploy tooling is pinned to Helm 3.14", "the invoicing port is half done",
+                 "我们的对账服务卡在安全评审上"):
+        found = rule_statement(said, ctx())
+        assert found is not None and found.type == "project", said
+
+
 def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
-    assert rule_statement("Our studio kiln runs on propane", assistant) is None
-    found = rule_statement("Our studio kiln runs on propane", ctx())
+    assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None
+    found = rule_statement("Our studio kiln runs on Propane 3", ctx())
     assert found is not None and found.type == "project"

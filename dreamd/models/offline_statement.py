@@ -318,6 +318,17 @@ _HOW = {"user": HOW["identity"], "reference": HOW["reference"]}
 _PREFIX = {"user": "user", "reference": "ref", "project": "project"}
 
 
+# A concrete value: a number or version, a name (a capitalised word after the first), an
+# identifier or path ("feature_flags", "infra/terraform"), code in backticks.
+_CONCRETE = re.compile(
+    r"\d|(?<=\s)(?-i:[A-Z][\w.+#-]*)|[A-Za-z]+[-_./][\w]|`|"
+    # or where the work stands: "half done", "blocked on", "卡在", "上线了"
+    r"\b(?:done|finished|complete|completed|blocked|waiting|stuck|live|paused|on hold|frozen|deprecated|"
+    r"in progress|in review|shipped|launched|cancelled|canceled|postponed|delayed|read-only|owned|pinned)\b|"
+    r"卡在|完成|做完|上线|上線|暂停|暫停|冻结|凍結|废弃|廢棄|搁置|擱置|推迟|推遲|取消|在等|负责|負責|只读|只讀"
+)
+
+
 def rule_statement(s: str, ctx: Ctx) -> Found | None:
     """A lasting statement no named rule took, typed by its structure (module docstring)."""
     if ctx.role != "user":
@@ -334,6 +345,8 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
     kind = statement_type(clause, ctx.day)
     if kind is None:
         return None
+    if kind == "project" and not future_dates(clause, ctx.day) and not _CONCRETE.search(clause[1:]):
+        return None  # "the build system is a bit much": the state of the work is kept when it names a value
     fact, reason = split_reason(clause)
     if reason is None and kind == "project":
         fact, reason = clause_reason(fact)
