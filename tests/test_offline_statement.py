@@ -86,6 +86,15 @@ def test_clauses_about_the_listener_or_the_moment_have_no_type() -> None:
     assert statement_type("we usually eat late on Sundays", DAY) is None
 
 
+def test_contacts_and_processes_are_pointers_and_dates_are_not() -> None:
+    assert is_pointer("Refund requests go to refunds@larkspur.example")
+    assert is_pointer("Badge requests go through the Facilities portal")
+    assert is_pointer("我表哥的电话是 139 0000 1111")
+    assert is_pointer("报销走 OA 系统")
+    assert not is_pointer("The kiln service is on 2026-12-03")
+    assert not is_pointer("We budget 12000000 a year for parts")
+
+
 def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
     assert not is_pointer("I'm in Valparaíso this month")
     assert not is_pointer("Our new flat is in Gràcia")

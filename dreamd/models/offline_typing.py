@@ -168,9 +168,19 @@ _PERSON_LOCATED = re.compile(
 )
 
 
+_CONTACT = re.compile(
+    r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d-])(?:\+?\d[\d ]{7,}\d|\d{3}-\d{3,4}-\d{4})(?![\d-])|"
+    r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
+    r"\b(?:go|goes|are filed|is filed|are submitted|is submitted|are requested|is requested)\s+(?:through|via)\s+(?:the\s+|our\s+)?"
+    r"(?-i:[A-Z])|"
+    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}(?:系统|系統|流程|平台|平臺))",
+    re.I,
+)
+
+
 def is_pointer(clause: str) -> bool:
     """Whether the clause says where something lives or who to ask (a ``reference``)."""
-    if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause):
+    if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
         return True
     if has_cjk(clause):
         return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause))
