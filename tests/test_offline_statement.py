@@ -95,6 +95,13 @@ def test_contacts_and_processes_are_pointers_and_dates_are_not() -> None:
     assert not is_pointer("We budget 12000000 a year for parts")
 
 
+def test_a_pointer_may_be_said_as_advice_or_as_a_label() -> None:
+    assert distractor("If you need the darkroom key, Ilse is the one who has it") is None
+    assert distractor("Kiln logs: https://kiln.example/logs") is None
+    assert distractor("Even a [link](https://kiln.example)") == "fragment"  # no label, no verb
+    assert distractor("帮我把 notes.md 删掉") == "addressed"  # a request naming a file is still a request
+
+
 def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
     assert not is_pointer("I'm in Valparaíso this month")
     assert not is_pointer("Our new flat is in Gràcia")
@@ -107,7 +114,7 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
 @pytest.mark.parametrize(
     ("clause", "kind"),
     [
-        ("you nailed that refactor", "addressed"),
+        ("you nailed that refactor", "second person"),
         ("I'm so tired of this build", "feeling"),
         ("ugh, the printer jammed", "interjection"),
         ("I think the cache is the culprit", "wish"),
@@ -124,13 +131,13 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
         ("the cache would need sharding if traffic doubled", "hypothetical"),
         ('my old boss\'s line was "ship it and see what breaks"', "quoted"),
         ("the nightly job dies with a KeyError in the loader", "malfunction"),
-        ("hope the weekend treats you well", "addressed"),
+        ("hope the weekend treats you well", "second person"),
         ("hope the weekend is calm", "interjection"),
         ("明年要是搬去深圳的话就换工作", "hypothetical"),
         ("我今天有点累", "momentary"),
         ("他说这个库不好用", "reported"),
         ("上周去了趟海边", "past event"),
-        ("你也早点休息", "addressed"),
+        ("你也早点休息", "second person"),
         ("我在想换个城市生活", "wish"),
     ],
 )

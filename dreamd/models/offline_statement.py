@@ -36,7 +36,7 @@ from dreamd.models.offline_text import (
     tidy,
     tokens,
 )
-from dreamd.models.offline_typing import future_dates, statement_type, subject_of
+from dreamd.models.offline_typing import future_dates, is_pointer, statement_type, subject_of
 
 # ----------------------------------------------------------------------------- distractor tests
 
@@ -91,7 +91,7 @@ _HEDGE = re.compile(
 _CONDITION = re.compile(
     r"^(?:if|when|whenever|unless|once|in case|as soon as|after|before|while)\b|^(?:如果|要是|假如|万一|萬一|等|当|當)", re.I
 )
-_CODE = re.compile(r"[{}<>;=]|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
+_CODE = re.compile(r"[{};=]|</?\w+>|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
 _EXCLAIM = re.compile(r"(?:!|！|~|～|:\)|:D)\s*$", re.I)
 # A supposition anywhere in the clause: "…, if we ever go multi-region", "要是…的话".
 _HYPOTHETICAL_EN = re.compile(
@@ -117,8 +117,9 @@ _MALFUNCTION = re.compile(
     re.I,
 )
 _SECRETISH = re.compile(
-    r"\b(?:api[ _-]?keys?|tokens?|passwords?|passwd|secrets?|credentials?)\b[^.]{0,30}\b(?:is|are|=|:)\s|"
-    r"://[^/\s:@]+:[^/\s@]+@|密码|密碼|口令|密钥|密鑰",
+    r"\b(?:api[ _-]?keys?|tokens?|passwords?|passwd|secrets?|credentials?)\b[^.]{0,30}\b(?:is|are|=|:)\s+"
+    r"(?!(?:in|on|at|under|inside|stored|kept|saved|the|a|an|my|our|taped|written)\b)\S|"
+    r"://[^/\s:@]+:[^/\s@]+@|(?:密码|密碼|口令|密钥|密鑰)(?:是|为|為|:|：|=)\s*(?!在)\S",
     re.I,
 )
 _ZH_QUESTION = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点點]|为啥|為啥|咋")
@@ -137,7 +138,8 @@ _PAST_TIME_EN = re.compile(
 )
 _PRESENT_EN = re.compile(
     r"\b(?:am|is|are|'m|'s|'re|has|have|'ve|do|does|don't|doesn't|isn't|aren't|can|can't|cannot|usually|"
-    r"often|since (?:\d|then|last|early|mid|late)|still|now|these days|every|each)\b",
+    r"often|since (?:\d|then|last|early|mid|late)|still|now|these days|every|each|lives|sits|runs|goes|uses|keeps|"
+    r"works|owns|handles|needs|takes|makes|gets|comes|stays|holds|covers|hosts)\b",
     re.I,
 )
 _CHANGE_OF_STATE = re.compile(
@@ -176,7 +178,9 @@ _AUX = (
     r"would|could|should|must|isn't|aren't|wasn't|weren't|hasn't|haven't)"
 )
 _LEADING_PHRASE = re.compile(
-    r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within)\b[^,]{2,50},\s*(?=\S)", re.I
+    r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
+    r"[^,]{2,50},\s*(?=\S)",
+    re.I,
 )
 _AUX_SOON = re.compile(rf"^(?:[\w'./&+#`-]+\s+){{0,6}}?{_AUX}\b|^[\w'./&+#`-]+(?:'s|'re)\b", re.I)
 _FINITE_AFTER_NP = re.compile(
@@ -246,7 +250,8 @@ def _undated_future(clause: str) -> bool:
 Test = Callable[[str], object]
 TESTS_EN: dict[str, Test] = {
     "code": _CODE.search,
-    "addressed": lambda c: _SECOND_PERSON_EN.search(c) or _EN_DIRECTIVE_ANYWHERE.search(c),
+    "second person": _SECOND_PERSON_EN.search,
+    "addressed": _EN_DIRECTIVE_ANYWHERE.search,
     "secret": _SECRETISH.search,
     "reported": _SPEECH.search,
     "momentary": _MOMENT_EN.search,
@@ -270,7 +275,8 @@ TESTS_EN: dict[str, Test] = {
 }
 """The English distractor tests, by name; the first that holds names the clause's kind."""
 TESTS_ZH: dict[str, Test] = {
-    "addressed": lambda c: _SECOND_PERSON_ZH.search(c) or _ZH_DIRECTIVE_ANYWHERE.search(c),
+    "second person": _SECOND_PERSON_ZH.search,
+    "addressed": _ZH_DIRECTIVE_ANYWHERE.search,
     "request": lambda c: any(_ZH_IMPERATIVE_PART.match(p.strip()) for p in re.split(r"[，,；;]", c)),
     "secret": _SECRETISH.search,
     "reported": _SPEECH.search,
@@ -297,14 +303,23 @@ def mostly_chinese(text: str) -> bool:
     return sum(map(has_cjk, text)) > len(re.findall(r"[A-Za-z]+", text))
 
 
+_POINTER_SAFE = frozenset({"second person", "condition"})
+_LABELLED = re.compile(r"^[^:：]{2,60}(?::\s+|：\s*)\S")  # "API docs: https://…", "接口文档：…"
+
+
 def distractor(clause: str) -> str | None:
     """Which kind of non-fact the clause is, or None when it reads as a lasting statement.
 
     Each test is about the clause's form (second person, a speech verb, a tense, a mood marker,
-    an interjection, a question word), never about a particular sentence.
+    an interjection, a question word), never about a particular sentence. A pointer ("if you
+    need prod access, Marta grants it", "API docs: docs.example/api") is a fact in the form of
+    advice to whoever needs it, so the tests of form (addressed, conditional, verbless) do not
+    apply to it.
     """
     tests = TESTS_ZH if mostly_chinese(clause) else TESTS_EN
-    return next((name for name, test in tests.items() if test(clause)), None)
+    pointer = is_pointer(clause)
+    safe = _POINTER_SAFE | {"fragment"} if pointer and _LABELLED.match(clause) else _POINTER_SAFE if pointer else frozenset()
+    return next((name for name, test in tests.items() if name not in safe and test(clause)), None)
 
 
 # ----------------------------------------------------------------------------- the rule
@@ -340,7 +355,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
-    if subject_of(clause) == "you" or distractor(clause):
+    if (subject_of(clause) == "you" and not is_pointer(clause)) or distractor(clause):
         return None
     kind = statement_type(clause, ctx.day)
     if kind is None:

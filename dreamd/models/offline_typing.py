@@ -116,7 +116,8 @@ _EN_LOCATED = re.compile(
 _CONTAINER_EN = re.compile(
     r"\b(?:repo|repository|folder|directory|dir|drive|bucket|wiki|channel|doc|docs|sheet|spreadsheet|notebook|"
     r"drawer|cabinet|binder|board|tracker|vault|page|file|account|inbox|calendar|dashboard|space|workspace|"
-    r"portal|shelf|safe|host|bastion|vpn|proxy|gateway)\b",
+    r"portal|shelf|safe|host|bastion|vpn|proxy|gateway|fridge|closet|wardrobe|cupboard|desk|study|attic|garage|"
+    r"basement|glovebox|glove box|wallet|envelope|locker|box|tin|jar|hook)\b",
     re.I,
 )
 _PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b(?-i:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*)\b")
