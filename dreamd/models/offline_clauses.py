@@ -101,6 +101,7 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+_CHAT = frozenset({"feeling", "interjection", "exclamation", "encouragement", "evaluation"})
 _NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "secret"})
 
 
@@ -142,20 +143,22 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
             return several if found is None else [found]
     if not all_rules:
         return []
-    each = _by_clause(parts, ctx)
+    # small talk in any part of the sentence ("一切都会好的，别担心") makes none of its clauses a statement
+    chat = distractor(core) in _CHAT
+    each = _by_clause(parts, ctx, statements=not chat)
     if len(each) >= 2:
         return each
     whole = _first_rule(core, ctx)
     if whole is not None:
         return [whole]
-    one = _by_clause(parts, ctx, kinds=1)[:1]
+    one = _by_clause(parts, ctx, kinds=1, statements=not chat)[:1]
     if one:
         return one
     stated = rule_statement(core, ctx)  # recall by default: a lasting statement no named rule took
     return [stated] if stated is not None else []
 
 
-def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
+def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool = True) -> list[Found]:
     """One record per clause when the clauses state facts of ``kinds`` or more kinds, else none."""
     if len(parts) < kinds:
         return []
@@ -167,13 +170,14 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         found = _first_rule(bare, ctx)
-        if found is None and not has_cjk(bare):
-            found = rule_statement(bare, ctx)  # an English clause is a statement of its own
-        if found is None and i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare):
+        shares_i = bool(i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare))
+        if found is None and shares_i:
             # "我今年 29，在杭州做财务，周末一般会去爬山": the clauses after the first share its 我
             found = _first_rule("我" + bare, ctx)
             found = found if found is not None and found.type == "user" and not _ZH_MOOD.search(bare) else None
             carried += found is not None
+        if found is None and statements:
+            found = rule_statement(bare, ctx)  # a clause no rule took can still be a statement of its own
         if consequence and found is not None:
             if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
                 found = None  # "…, so this has to merge first": the consequence is not a fact of its own

@@ -72,6 +72,14 @@ _FEELING_ZH = re.compile(
     r"激动|激動|感动|感動|担心|擔心|焦虑|焦慮|崩溃|崩潰|无聊|無聊|倒霉|倒楣|厉害|厲害|棒|快|慢|好看|好吃|靠谱|靠譜|乱|亂)|"
     r"谢谢|謝謝|感谢|感謝|加油|辛苦|哈哈|嘿嘿|呵呵|唉|哎|哇|烦死|累死|太好了|不错|不錯|一团糟|一團糟|倒霉|倒楣|灰心|开心|開心"
 )
+# Comfort between people: "don't worry", "it'll be fine", "别担心", "会好起来的".
+_ENCOURAGEMENT = re.compile(
+    r"\b(?:don't worry|do not worry|no worries|it'll be (?:ok|okay|fine|alright)|you(?:'ve)? got this|hang in there|"
+    r"take care|be kind to yourself|chin up|keep going|keep it up|stay (?:strong|positive))\b|"
+    r"别(?:担心|擔心|着急|著急|灰心|难过|難過|怕)|別(?:擔心|著急|灰心|難過|怕)|没事|沒事|没关系|沒關係|会好的|會好的|"
+    r"会好起来|會好起來|慢慢来|慢慢來|加油|保重",
+    re.I,
+)
 # A wish, an intention for the moment, an opinion or a hedge: not yet a fact.
 _WISH_EN = re.compile(
     r"^(?:i|we)\s+(?:would|'d|think|thought|guess|suppose|feel like|wonder|was wondering|hope|want|wanted|need|needed|"
@@ -216,6 +224,11 @@ _EVALUATION_EN = re.compile(r"\b(?:at least|end up|ends up|ended up|no matter wh
 _EVALUATION_ZH = re.compile(r"至少|总算|總算|终于|終於|居然|竟然")
 # "ask her", "问他": who that is was said elsewhere, if at all.
 _ASK_PRONOUN = re.compile(r"\b(?:ask|ping|contact|email|call|talk to)\s+(?:him|her|them)\b|(?:问|問|找|联系|聯繫)(?:他|她|它)", re.I)
+# A clause that gives the reason for, or the consequence of, the one before it is not a fact of its own.
+_REASON_CLAUSE = re.compile(
+    r"^(?:because|since|otherwise|so that|as|cause|cuz)\b|^(?:因为|因為|由于|由於|不然|否则|否則|方便|为了|為了|免得|以免|省得|要不然)",
+    re.I,
+)
 # "the meeting is about 30 minutes": one occasion, undated, is not a lasting fact.
 _ONE_EVENT_EN = re.compile(
     r"^the\s+(?:meeting|call|trip|party|game|match|movie|film|show|demo|talk|interview|dinner|lunch|event|"
@@ -255,6 +268,7 @@ TESTS_EN: dict[str, Test] = {
     "secret": _SECRETISH.search,
     "reported": _SPEECH.search,
     "momentary": _MOMENT_EN.search,
+    "encouragement": _ENCOURAGEMENT.search,
     "feeling": _FEELING_EN.match,
     "interjection": _INTERJECTION_EN.search,
     "exclamation": _EXCLAIM.search,
@@ -269,6 +283,7 @@ TESTS_EN: dict[str, Test] = {
     "undated future": _undated_future,
     "past event": _past_en,
     "one-off edit": ONE_OFF_EDIT.match,
+    "reason": _REASON_CLAUSE.match,
     "evaluation": _EVALUATION_EN.search,
     "unresolved pronoun": _ASK_PRONOUN.search,
     "one event": _ONE_EVENT_EN.match,
@@ -283,6 +298,7 @@ TESTS_ZH: dict[str, Test] = {
     "question": _ZH_QUESTION.search,
     "momentary": _MOMENT_ZH.search,
     "deictic": _DEICTIC_THING_ZH.search,
+    "encouragement": _ENCOURAGEMENT.search,
     "feeling": _FEELING_ZH.search,
     "exclamation": _EXCLAIM.search,
     "wish": _WISH_ZH.search,
@@ -292,6 +308,7 @@ TESTS_ZH: dict[str, Test] = {
     "malfunction": _MALFUNCTION.search,
     "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c),
     "evaluation": _EVALUATION_ZH.search,
+    "reason": _REASON_CLAUSE.match,
     "unresolved pronoun": _ASK_PRONOUN.search,
 }
 """The Chinese distractor tests, by name."""
