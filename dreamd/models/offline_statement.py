@@ -165,12 +165,13 @@ _CHANGE_ZH = re.compile(
     r"换到|換到|挪到|调整到|調整到|换成|換成|"
     r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前"
 )
+_ZH_TIME_CLAUSE = re.compile(r"(?:的时候|的時候|时候|時候|之前|之后|之後)$")  # "…的时候": the condition of another clause
 _ZH_IMPERATIVE_PART = re.compile(
-    r"^(?:保持|多|少|注意|记得|記得|加|改|修|删|刪|看|写|寫|查|跑|换|換|给|給|帮|幫|把|解释|解釋|说明|說明|整理|列|做|试|試|"
+    r"^(?:直接|搜|搜索|点|點|去|打开|打開|保持|多|少|注意|记得|記得|加|改|修|删|刪|看|写|寫|查|跑|换|換|给|給|帮|幫|把|解释|解釋|说明|說明|整理|列|做|试|試|"
     r"用|别|別|不要|不用|不必|请|請|麻烦|麻煩|放|发|發|拿|买|買|找)"
 )
 _EN_DIRECTIVE_ANYWHERE = re.compile(r"\b(?:please|pls|don't|do not|dont|let's|make sure)\b", re.I)
-_ZH_DIRECTIVE_ANYWHERE = re.compile(r"别|別|不要|不用|不必|请|請|帮|幫|一下|麻烦|麻煩")
+_ZH_DIRECTIVE_ANYWHERE = re.compile(r"别|別|不要|不用|不必|请|請|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可")
 _SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
 _SECOND_PERSON_ZH = re.compile(r"你|您")
 _DETERMINER = re.compile(
@@ -302,7 +303,7 @@ TESTS_ZH: dict[str, Test] = {
     "feeling": _FEELING_ZH.search,
     "exclamation": _EXCLAIM.search,
     "wish": _WISH_ZH.search,
-    "condition": _CONDITION.match,
+    "condition": lambda c: _CONDITION.match(c) or _ZH_TIME_CLAUSE.search(c),
     "hypothetical": _HYPOTHETICAL_ZH.search,
     "quoted": _QUOTED.search,
     "malfunction": _MALFUNCTION.search,
