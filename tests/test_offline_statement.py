@@ -210,6 +210,23 @@ def test_the_state_of_the_work_is_kept_when_it_names_a_value_or_a_stage() -> Non
         assert found is not None and found.type == "project", said
 
 
+def test_telling_the_listener_is_a_lead_in_not_part_of_the_fact() -> None:
+    [rec] = run("Could you note that I'm allergic to sesame?")
+    assert rec["type"] == "user" and "sesame" in rec["description"] and "note" not in rec["description"].lower()
+    [rec] = run("I think you should know that my landlord is Mr. Petrakis.")
+    assert "Petrakis" in rec["description"] and "should know" not in rec["description"]
+    [rec] = run("As you know, our shop runs on Shopify Plus.")
+    assert rec["type"] == "project" and rec["description"].startswith("Our shop")
+    [rec] = run("You can reach me on Signal at @quill.")
+    assert rec["type"] == "reference"
+
+
+def test_a_plan_with_a_date_is_a_fact_and_a_wish_is_not() -> None:
+    [rec] = run("We'll be at the glass fair in Murano from March 3 to March 6.")
+    assert rec["type"] == "project" and "2027-03-03" in rec["body"]
+    assert run("I'd love to see the glass fair some day.") == []
+
+
 def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
     assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None

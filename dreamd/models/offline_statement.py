@@ -92,6 +92,7 @@ _WISH_ZH = re.compile(
     r"(?:^|我|我们|我們|[，,])(?:觉得|覺得|想|想要|希望|需要|要不|估计|估計|感觉|感覺|好像|也许|也許|大概|"
     r"不知道|不确定|不確定|在想)|看起来|看起來|看着|看著"
 )
+_DATED_PLAN = re.compile(r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to)\b", re.I)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|kinda|sort of|seems?|looks like|looks|apparently)\b",
     re.I,
@@ -273,7 +274,7 @@ TESTS_EN: dict[str, Test] = {
     "feeling": _FEELING_EN.match,
     "interjection": _INTERJECTION_EN.search,
     "exclamation": _EXCLAIM.search,
-    "wish": _WISH_EN.match,
+    "wish": lambda c: _WISH_EN.match(c) and not (_DATED_PLAN.match(c) and future_dates(c, dt.date(2000, 1, 1))),
     "hedge": _HEDGE.search,
     "condition": _CONDITION.match,
     "hypothetical": _HYPOTHETICAL_EN.search,
@@ -373,7 +374,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
-    if (subject_of(clause) == "you" and not is_pointer(clause)) or distractor(clause):
+    if distractor(clause):
         return None
     kind = statement_type(clause, ctx.day)
     if kind is None:

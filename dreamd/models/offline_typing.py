@@ -272,7 +272,8 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     """
     subject = subject_of(clause)
     if subject == "you":
-        return None
+        # "you can reach me on Slack at @kira", "you'll find the keys in the blue tin": a pointer
+        return "reference" if is_pointer(clause) else None
     if subject == "deictic":
         # "It lives in the infra repo." after "We use Terraform.": where it lives, or when, is still
         # a fact (the record carries the sentence the pronoun points back to); anything else about
