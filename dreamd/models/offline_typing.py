@@ -242,7 +242,7 @@ _WORK_WORD = re.compile(
     r"backend|frontend|config\w*|runtime|sdk|cloud|region|vendor|contract|budget|roadmap|launch|office|work|"
     r"shop|store|business|shipping|warehouse|inventory|invoic\w+|suppliers?|studio|firmware|equipment|"
     r"machines?|tools?|setup|hardware|software)s?\b|"
-    r"\d|(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Z0-9][\w.+#-]*|[A-Z]{2,})\b|"
+    r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Z0-9][\w.+#-]*|[A-Z]{2,})\b|"
     r"代码|代碼|服务|服務|接口|部署|发布|發布|上线|上線|项目|項目|团队|團隊|客户|客戶|需求|版本|测试|測試|数据库|數據庫",
     re.I,
 )
