@@ -74,7 +74,7 @@ def test_subject_is_read_from_the_first_words(clause: str, subject: str) -> None
         ("our kiln controller firmware is pinned to 2.4", "project"),
         ("我们的订单系统每晚两点跑对账", "project"),
         # the household is the speaker's own life, numbers or not
-        ("Our parrot Biscuit needs fresh fruit every 4 hours", "user"),
+        ("Our dog Biscuit needs a walk every 4 hours", "user"),
     ],
 )
 def test_statement_type_follows_the_labelling_guide(clause: str, kind: str) -> None:
