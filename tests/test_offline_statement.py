@@ -229,6 +229,22 @@ def test_a_plan_with_a_date_is_a_fact_and_a_wish_is_not() -> None:
     assert run("I'd love to see the glass fair some day.") == []
 
 
+def test_a_short_answer_takes_its_meaning_from_the_question() -> None:
+    def reply(question: str, said: str) -> list[dict[str, str]]:
+        turns = [{"role": "assistant", "text": f"Sure. {question}", "timestamp": TS},
+                 {"role": "user", "text": said, "timestamp": TS}]
+        return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+    [rec] = reply("What do you do for work?", "Staff nurse, nights mostly.")
+    assert rec["type"] == "user" and "nurse" in rec["description"] and "Asked:" in rec["body"]
+    [rec] = reply("Where do you keep the scans?", "A Dropbox folder called Scans/2026.")
+    assert rec["type"] == "reference"
+    [rec] = reply("When is the audit?", "On the 14th.")
+    assert rec["type"] == "project" and "2026-12-14" in rec["body"]
+    assert reply("Which HTTP library should I use?", "httpx.") == []  # a choice for the task at hand
+    assert reply("Do you want me to continue?", "Yes please.") == []
+
+
 def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
     assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None

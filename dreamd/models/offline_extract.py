@@ -112,6 +112,7 @@ from dreamd.models.offline_rules import (
     Ctx,
     Found,
 )
+from dreamd.models.offline_statement import answer_to, last_question
 from dreamd.models.offline_structure import (
     announces_rules,
     is_hypothetical,
@@ -464,6 +465,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     answer = _Answer(index)
     position = 0
     offered: str | None = None
+    question: str | None = None
     rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
     carry = False
     for turn in payload.get("turns") or []:
@@ -478,7 +480,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             continue
         if role == "assistant":
             offered = proposal_of(cleaned)
+            question = last_question(cleaned)
             carry = False
+        asked_q, question = (question, None) if role == "user" else (None, question)
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
@@ -525,8 +529,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             accepted = proposal if k == 0 and accepts(s) else None
             said = _with_antecedent(core, previous)
             previous = core
-            for found in found_in(core, ctx, accepted=accepted, remember=peeled.remember,
-                                   all_rules=not answer.full()):
+            founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
+            if not founds and asked_q and k == 0 and not accepted:
+                replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
+                founds = [replied] if replied is not None else []
+            for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)
     return answer.records()

@@ -137,7 +137,8 @@ _ZH_QUESTION = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点
 _PAST_EN = re.compile(
     r"\b(?:was|were|did|didn't|had|went|got|came|took|made|saw|met|told|said|left|broke|fell|ran|lost|won|ate|"
     r"bought|forgot|chose|gave|found|thought|knew|wrote|drove|flew|sold|sent|spent|paid|built|kept|felt|heard|"
-    r"began|brought|caught|taught|sat|stood|told|understood|wore|woke|[a-z]{3,}ed)\b",
+    r"began|brought|caught|taught|sat|stood|told|understood|wore|woke|"
+    r"(?!(?:called|named|labelled|labeled|titled|based|located|stored|kept|used|hosted|shared|pinned|tagged)\b)[a-z]{3,}ed)\b",
     re.I,
 )
 _PAST_TIME_EN = re.compile(
@@ -390,4 +391,61 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
     return Found("statement", kind, _PREFIX[kind], fact, shown, shown, reason=reason, how=how)
 
 
-__all__ = ["distractor", "rule_statement"]
+# ----------------------------------------------------------------------------- answers
+
+_QUESTION_END = re.compile(r"[?？]\s*$")
+_NOT_AN_ANSWER = re.compile(
+    r"^(?:yes|yeah|yep|no|nope|nah|ok|okay|sure|thanks|thank you|not sure|no idea|dunno|idk|maybe|both|either|"
+    r"neither|none|all of them|that one|the first|the second|好的?|是的?|对的?|不是|没有|都行|随便|不知道|谢谢)\b",
+    re.I,
+)
+_ABOUT_YOU = re.compile(r"\b(?:you|your|yours)\b|你|您", re.I)
+# "your repo", "your stack", "你们的项目": the question is about the work, not the person.
+_YOUR_WORK = re.compile(
+    r"\byour\s+(?:[\w-]+\s+)?(?:repo|repository|stack|app|project|service|codebase|api|database|db|site|product|"
+    r"code|pipeline|cluster|server|deploy\w*|ci|tests?|schema|team's|company's)\b|你们|你們|项目|項目|代码|代碼|仓库|倉庫",
+    re.I,
+)
+
+
+def last_question(assistant_text: str) -> str | None:
+    """The question the assistant ended its turn with, if any."""
+    lines = [x.strip() for x in assistant_text.splitlines() if x.strip()]
+    if not lines or not _QUESTION_END.search(lines[-1]):
+        return None
+    tail = re.split(r"(?<=[.!?。！？])\s*", lines[-1].rstrip())
+    tail = [t for t in tail if t]
+    return tail[-1] if tail else None
+
+
+def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
+    """A short reply to the assistant's question, kept as the fact it states: "Where do you keep
+    the scans?" → "a Dropbox folder called Scans" (a pointer), "What's your role there?" → "staff
+    nurse, nights mostly" (about the user), "When is the audit?" → "the 14th" (dated). The reply
+    has no verb of its own, so its type comes from the question, which the body keeps ("Asked:
+    …"). An undated answer about the work ("Which library?" → "httpx") is a choice for the task at
+    hand and is not kept."""
+    said = tidy(answer)
+    zh = mostly_chinese(said)
+    if ctx.role != "user" or _NOT_AN_ANSWER.match(said) or _QUESTION_END.search(answer):
+        return None
+    if (sum(map(has_cjk, said)) < 2) if zh else (len(tokens(said)) < 1 or len(said.split()) > 12):
+        return None
+    kind_of = distractor(said)
+    if kind_of not in (None, "fragment"):
+        return None
+    if is_pointer(said):
+        kind = "reference"
+    elif future_dates(said, ctx.day):
+        kind = "project"
+    elif _ABOUT_YOU.search(question) and not _YOUR_WORK.search(question):
+        kind = "user"
+    else:
+        return None  # an undated answer about the work is too often a choice for the task at hand
+    shown = said if zh else sentence_case(third_person(said))
+    found = Found("answer", kind, _PREFIX[kind], said, shown, shown, how=_HOW.get(kind, REMEMBER_HOW))
+    found.extra_lines.append(("问：" if has_cjk(question) else "Asked: ") + tidy(question))
+    return found
+
+
+__all__ = ["answer_to", "distractor", "last_question", "rule_statement"]
