@@ -241,6 +241,8 @@ def test_a_short_answer_takes_its_meaning_from_the_question() -> None:
     assert rec["type"] == "reference"
     [rec] = reply("When is the audit?", "On the 14th.")
     assert rec["type"] == "project" and "2026-12-14" in rec["body"]
+    [rec] = reply("Do you prefer tabs or spaces in the Makefiles?", "Tabs, always.")
+    assert rec["type"] == "feedback" and "Makefiles" in rec["body"]
     assert reply("Which HTTP library should I use?", "httpx.") == []  # a choice for the task at hand
     assert reply("Do you want me to continue?", "Yes please.") == []
 

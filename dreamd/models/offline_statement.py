@@ -349,8 +349,8 @@ _DIRECTIVE = re.compile(
     r"^(?:请|請|别|別|不要|千万|千萬|帮|幫|麻烦|麻煩|记得|記得|一定|务必|務必|注意|把|给我|給我)",
     re.I,
 )
-_HOW = {"user": HOW["identity"], "reference": HOW["reference"]}
-_PREFIX = {"user": "user", "reference": "ref", "project": "project"}
+_HOW = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": HOW["feedback-pos"]}
+_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedback": "rule"}
 
 
 # A concrete value: a number or version, a name (a capitalised word after the first), an
@@ -400,6 +400,14 @@ _NOT_AN_ANSWER = re.compile(
     re.I,
 )
 _ABOUT_YOU = re.compile(r"\b(?:you|your|yours)\b|你|您", re.I)
+# "Do you prefer …?", "Should I always …?", "How would you like me to …?", "你希望我…": a question about how
+# the assistant should work, whose answer is a rule.
+_HOW_I_WORK = re.compile(
+    r"\b(?:do you prefer|would you prefer|which do you prefer|should i (?:always|usually|by default)|"
+    r"how (?:do|would) you like (?:me to|it)|do you want me to (?:always|keep)|what (?:format|style|tone|language)\b)|"
+    r"你(?:更)?(?:喜欢|喜歡|希望|想要)我|以后(?:要不要|需不需要)|用什么(?:格式|语言|語言|风格|風格)",
+    re.I,
+)
 # "your repo", "your stack", "你们的项目": the question is about the work, not the person.
 _YOUR_WORK = re.compile(
     r"\byour\s+(?:[\w-]+\s+)?(?:repo|repository|stack|app|project|service|codebase|api|database|db|site|product|"
@@ -436,6 +444,8 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
         return None
     if is_pointer(said):
         kind = "reference"
+    elif _HOW_I_WORK.search(question):
+        kind = "feedback"  # "Do you prefer tabs or spaces?" → "Tabs, always.": how the assistant should work
     elif future_dates(said, ctx.day):
         kind = "project"
     elif _ABOUT_YOU.search(question) and not _YOUR_WORK.search(question):
