@@ -248,6 +248,7 @@ _WORK_WORD = re.compile(
 )
 
 
+_SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
 
@@ -296,7 +297,9 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     if subject == "group" and not about_work(clause):
         return None  # "the bakery is open every day", "we order pizza on Fridays": neither the speaker nor the work
     if subject == "other" and not about_work(clause):
-        return "user"  # "mornings are my focus time", "每天早上七点去游泳": no work in it, so the speaker's life
+        # "mornings are my focus time": the speaker's life when the clause names them; a clause that
+        # names neither the speaker nor the work ("每天都很忙", "the bakery opens at 8") is not kept
+        return "user" if _SPEAKER.search(clause) else None
     return "project"
 
 
