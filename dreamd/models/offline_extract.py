@@ -240,6 +240,7 @@ _SECRET = re.compile(
     r"xox[abprs]-[A-Za-z0-9-]{8,})|"
     r"-----BEGIN|\b(?:password|passwd|passphrase|secret|token|api[ _-]?key)\s*(?:is|=|:)\s*\S+|"
     r"://[^/\s:@]+:[^/\s@]+@|\bBearer\s+[A-Za-z0-9._~+/-]{12,}|"
+    r"\b(?:token|key|secret|password)\s*(?:是|为|為|：)\s*\S|"
     r"(?:密码|密碼|口令|密钥|密鑰)\s*(?:是|为|為|:|：|=)",
     re.I,
 )
