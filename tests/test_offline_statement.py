@@ -9,9 +9,10 @@ import datetime as dt
 
 import pytest
 
+from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_extract import extract, stated_part
 from dreamd.models.offline_rules import Ctx
-from dreamd.models.offline_statement import distractor, rule_statement
+from dreamd.models.offline_statement import rule_statement
 from dreamd.models.offline_typing import is_pointer, statement_type, subject_of
 
 DAY = dt.date(2026, 11, 24)  # a Tuesday

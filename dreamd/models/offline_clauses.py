@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_statement import distractor, rule_statement
+from dreamd.models.offline_statement import rule_statement
 from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
 from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
 

@@ -75,8 +75,10 @@ corrections in :mod:`~dreamd.models.offline_dialogue`; clause splitting in
 :mod:`~dreamd.models.offline_clauses`; the rules in :mod:`~dreamd.models.offline_rules`
 (feedback), :mod:`~dreamd.models.offline_identity`, :mod:`~dreamd.models.offline_preference`,
 :mod:`~dreamd.models.offline_pointers` and :mod:`~dreamd.models.offline_facts` (decisions,
-context, dates, the registry); lasting statements no rule names in
-:mod:`~dreamd.models.offline_statement`, typed by :mod:`~dreamd.models.offline_typing`; text and date helpers in
+context, dates, the registry); lasting statements no rule names and
+short answers to the assistant's questions in :mod:`~dreamd.models.offline_statement`, what is
+not a fact in :mod:`~dreamd.models.offline_distractors`, types by structure in
+:mod:`~dreamd.models.offline_typing`; text and date helpers in
 :mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
 records.
 
