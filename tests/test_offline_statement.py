@@ -159,6 +159,8 @@ def test_distractors_are_recognised_by_structure(clause: str, kind: str) -> None
         "我在苏州做陶艺",
         "我去年换了工作，现在做测试开发",
         "I'm the only one who's allowed to merge to main",  # contractions are not quotes
+        "our error budget is 0.5% per quarter",  # naming errors is not something failing right now
+        "bug reports go to the triage board in Linear",
     ],
 )
 def test_lasting_statements_pass_every_test(clause: str) -> None:

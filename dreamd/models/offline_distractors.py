@@ -104,8 +104,11 @@ _SPEECH = re.compile(
 )
 # What is broken right now is a passing state, not a memory.
 _MALFUNCTION = re.compile(
-    r"\b(?:bugs?|errors?|crash(?:es|ed|ing)?|broken|breaks|fail(?:s|ed|ing)?|failure|red|flaky|overheats?|"
-    r"exception|traceback|panic|segfault|errno|(?-i:\w+(?:Error|Exception))|500|404|timeouts?|times? out|timed out|timing out|stuck|rejected)\b|报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯|bug",
+    r"\b(?:is|are|keeps?|kept)\s+(?:broken|crashing|failing|timing out|erroring|flaky|red|down|stuck)\b|"
+    r"\b(?:crash(?:es|ed)|fails|failed|breaks|throws|threw|times out|timed out|overheats?)\b|"
+    r"\b(?:always|often|usually|keeps?|sometimes|randomly)\s+(?:time out|crash|fail|break|hang|freeze)\b|"
+    r"(?-i:\b\w+(?:Error|Exception)\b)|\btraceback\b|\bsegfault\b|"
+    r"报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯",
     re.I,
 )
 _SECRETISH = re.compile(
