@@ -174,6 +174,12 @@ _AUX = (
     r"(?:am|is|are|'m|'s|'re|was|were|has|have|'ve|had|do|does|did|don't|doesn't|didn't|can|can't|cannot|will|won't|"
     r"would|could|should|must|isn't|aren't|wasn't|weren't|hasn't|haven't)"
 )
+# "bug reports go to …", "deploys happen on Tuesdays": a plural noun and a plural verb
+_PLURAL_SUBJECT_VERB = re.compile(
+    r"^(?:[\w'-]+\s+){0,2}[\w-]+s\s+(?:always\s+|usually\s+|only\s+|all\s+)?(?:go|come|live|sit|run|happen|need|get|take|"
+    r"use|have|stay|start|end|expire|renew|ship|move|belong|cost|arrive|land)\b",
+    re.I,
+)
 _LEADING_PHRASE = re.compile(
     r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
     r"[^,]{2,50},\s*(?=\S)",
@@ -227,7 +233,7 @@ def _fragment_en(clause: str) -> bool:
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
         return False
-    if _AUX_SOON.match(clause):
+    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause):
         return False
     return not (_DETERMINER.match(clause) and _FINITE_AFTER_NP.match(clause))
 
