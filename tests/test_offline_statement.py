@@ -252,6 +252,13 @@ def test_a_short_answer_takes_its_meaning_from_the_question() -> None:
     assert reply("Do you want me to continue?", "Yes please.") == []
 
 
+def test_a_rule_whose_reason_tells_of_an_event_is_still_a_rule() -> None:
+    [rec] = run("Never squash the migration commits — we lost a schema change last spring.")
+    assert rec["type"] == "feedback" and "schema change" in rec["body"]
+    [rec] = run("Always label the glaze buckets with the date, we mixed up two batches in May.")
+    assert rec["type"] == "feedback"
+
+
 def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
     assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None

@@ -16,8 +16,14 @@ from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_statement import rule_statement
-from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
-from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
+from dreamd.models.offline_structure import clause_reason, is_standing, opens_with_verb, peel
+from dreamd.models.offline_text import (
+    absolutize_dates,
+    has_cjk,
+    has_relative_date,
+    split_reason,
+    tidy,
+)
 
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
@@ -109,8 +115,14 @@ _NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "s
 def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
     """Whether a directive the rules found can be the user's rule at all: not someone else's
     words, not an event that happened, not a mood or an interjection, not a secret (the
-    distractor tests of :mod:`dreamd.models.offline_statement`, applied to the whole clause)."""
-    return distractor(text) not in _NOT_A_RULE
+    distractor tests of :mod:`dreamd.models.offline_distractors`), judged on the rule itself: its
+    reason may well tell of an event ("never commit to main — we had an incident last year")."""
+    rule = re.split(r"\s+[—–-]\s+|;", text, maxsplit=1)[0]
+    rule = clause_reason(split_reason(rule)[0])[0].strip()
+    kind = distractor(rule)
+    if kind == "past event" and (_DIRECTIVE_CLAUSE.match(rule) or opens_with_verb(rule)):
+        return True  # "always use the structured logger": an imperative has no tense
+    return kind not in _NOT_A_RULE
 
 
 def _first_rule(text: str, ctx: Ctx) -> Found | None:

@@ -258,7 +258,8 @@ def _short_label(label: str) -> bool:
     cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
     short = len(label.split()) <= 5 if cjk == 0 else cjk <= 8
     camel = re.search(r"[a-z][A-Z]", label) is not None  # an identifier, not words
-    clause = _CLAUSE_START.match(label) is not None  # "I prefer small commits: …" says something
+    # "I prefer small commits: …" and "Never commit to main — …" say something
+    clause = _CLAUSE_START.match(label) is not None or _DIRECTIVE_AFTER.match(label) is not None or opens_with_verb(label)
     return short and not camel and not clause and not _MEANINGFUL_LABEL.search(label)
 
 
