@@ -161,6 +161,7 @@ def test_distractors_are_recognised_by_structure(clause: str, kind: str) -> None
         "I'm the only one who's allowed to merge to main",  # contractions are not quotes
         "our error budget is 0.5% per quarter",  # naming errors is not something failing right now
         "bug reports go to the triage board in Linear",
+        "I grew up in Porto and studied marine biology",  # a life history is still true now
     ],
 )
 def test_lasting_statements_pass_every_test(clause: str) -> None:

@@ -141,7 +141,10 @@ _PRESENT_EN = re.compile(
 _CHANGE_OF_STATE = re.compile(
     r"\b(?:moved|relocated|started|joined|switched|became|married|got married|adopted|changed|retired|quit|"
     r"graduated|migrated|upgraded|dropped|replaced|hired|promoted|transferred|enrolled|signed up|"
-    r"bought a (?:house|car|flat))\b",
+    r"bought a (?:house|car|flat)|"
+    # a life or a project history: still true of the person or the work now
+    r"(?:was|were) born|grew up|studied|founded|co-founded|launched|shipped|built|released|introduced|"
+    r"worked (?:at|as|for|on)|spent (?:\w+ )?(?:years|decades|months)|used to (?:be|work|live|teach))\b",
     re.I,
 )
 _PAST_ZH = re.compile(
