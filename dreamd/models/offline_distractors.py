@@ -129,7 +129,7 @@ _PAST_EN = re.compile(
 )
 _PAST_TIME_EN = re.compile(
     r"\b(?:last (?:summer|winter|spring|autumn|fall|year|month|week|night|time|weekend)|yesterday|ago|back then|"
-    r"when i was|as a kid|as a child|growing up|used to|before|once)\b",
+    r"when i was|as a kid|as a child|growing up|used to)\b",
     re.I,
 )
 _PRESENT_EN = re.compile(
