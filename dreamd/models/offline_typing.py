@@ -6,9 +6,11 @@ The guide (``benchmarks/quality/README.md``) defines the four types by what a fa
   a ``#channel``, a tool, "in/under/on <container>") as the location of its subject, or a person
   as the one who handles a topic;
 - ``project`` — decisions, deadlines, goals and the state of the work: a dated event or plan,
-  or a clause whose subject is collective or impersonal (we/our/the team/the service/a system);
+  or a clause whose subject is collective or impersonal (we/our/the team/the service/a system)
+  and which is about the work;
 - ``user`` — who the user is and their situation: a clause whose subject is the speaker ("I",
-  "my", "我"), with their family, home, body and routines;
+  "my", "我"), with their family, home, body and routines (a clause naming neither the speaker
+  nor the work is not typed at all);
 - ``feedback`` — a standing rule for the assistant: a directive (imperative, "you should …",
   a "we always/never …" convention) — decided by :mod:`dreamd.models.offline_rules`, which also
   checks that the rule is standing; this module only recognises the directive shape so it is
@@ -264,12 +266,14 @@ def about_work(clause: str) -> bool:
 def statement_type(clause: str, day: dt.date) -> str | None:
     """The type of a declarative clause (``None`` when the subject makes it no lasting fact).
 
-    Order follows specificity: a pointer is a ``reference`` whoever the subject is ("my notes
-    live in Obsidian"); a dated event or plan is ``project`` (a birthday or anniversary is a
-    personal fact, ``user``); then the subject decides — the speaker → ``user`` (unless they
-    describe the work they are doing, which is the state of the work), a group or a thing →
-    ``project``. A clause about the listener ("you …") or pointing at the moment ("this …",
-    "it …") states no lasting fact about the user or the work.
+    Order follows specificity: a dated event or plan is ``project`` (a birthday or anniversary
+    is a personal fact, ``user``); a pointer is a ``reference`` whoever the subject is ("my notes
+    live in Obsidian"); a goal, a plan or a decision is ``project``; then the subject decides —
+    the speaker → ``user`` (unless they describe the work they are doing, the state of the
+    work), their household → ``user``, a group or a thing → ``project`` when the clause is about
+    the work. A clause that names neither the speaker nor the work ("the bakery opens at 8"),
+    one about the listener ("you …", unless it says where to find something) or one pointing at
+    the moment ("this …", "it …") states no lasting fact and gets no type.
     """
     subject = subject_of(clause)
     if subject == "you":
