@@ -140,6 +140,9 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
         ("hope the weekend is calm", "interjection"),
         ("明年要是搬去深圳的话就换工作", "hypothetical"),
         ("我今天有点累", "momentary"),
+        ("I'm away from the desk for 20 minutes", "momentary"),
+        ("这周我在外地", "momentary"),
+        ("the export endpoint returns a 500 for empty carts", "malfunction"),
         ("他说这个库不好用", "reported"),
         ("上周去了趟海边", "past event"),
         ("你也早点休息", "second person"),
@@ -163,6 +166,7 @@ def test_distractors_are_recognised_by_structure(clause: str, kind: str) -> None
         "bug reports go to the triage board in Linear",
         "I grew up in Porto and studied marine biology",  # a life history is still true now
         "I water the ferns once a week",  # "once" as a frequency, not a past time
+        "我们这周五上线新版本",  # 这周五 is a date, not "this week"
     ],
 )
 def test_lasting_statements_pass_every_test(clause: str) -> None:

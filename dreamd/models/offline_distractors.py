@@ -25,11 +25,13 @@ from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
 
 _MOMENT_EN = re.compile(
     r"\b(?:today|tonight|this morning|this afternoon|this evening|right now|just now|at the moment|atm|"
-    r"so far|yet|anymore|any more|for a sec|for a bit|in a minute|again)\b",
+    r"so far|yet|anymore|any more|for a sec|for a bit|in a minute|again|this week|"
+    r"for (?:\d+|a few|a couple of|an|a) (?:min|mins|minutes|hours?|secs?|seconds))\b",
     re.I,
 )
 _MOMENT_ZH = re.compile(
-    r"今天|今晚|今早|刚才|剛才|刚刚|剛剛|这会儿|這會兒|一会儿|一會兒|马上|馬上|正在|又|还没|還沒|"
+    r"今天|今晚|今早|刚才|剛才|刚刚|剛剛|这会儿|這會兒|一会儿|一會兒|马上|馬上|正在|又|还没|還沒|(?:这周|這週|本周|本週)(?![一二三四五六日天末])|这几天|這幾天|"
+    r"这两天|這兩天|"
     r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先"  # "先去倒杯咖啡", "阈值先设成 100": for now
 )
 # A state of mind, an interjection or an evaluation of the moment: "I'm so tired", "ugh", "好累".
@@ -106,6 +108,7 @@ _SPEECH = re.compile(
 _MALFUNCTION = re.compile(
     r"\b(?:is|are|keeps?|kept)\s+(?:broken|crashing|failing|timing out|erroring|flaky|red|down|stuck)\b|"
     r"\b(?:crash(?:es|ed)|fails|failed|breaks|throws|threw|times out|timed out|overheats?)\b|"
+    r"\breturns? (?:a |an )?(?:500|502|503|404|error|null|nothing|garbage)\b|"
     r"\b(?:always|often|usually|keeps?|sometimes|randomly)\s+(?:time out|crash|fail|break|hang|freeze)\b|"
     r"(?-i:\b\w+(?:Error|Exception)\b)|\btraceback\b|\bsegfault\b|"
     r"报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯",
