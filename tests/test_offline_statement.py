@@ -88,6 +88,7 @@ def test_clauses_about_the_listener_or_the_moment_have_no_type() -> None:
     assert statement_type("the bakery on the corner opens every day", DAY) is None  # neither user nor work
     assert statement_type("we usually eat late on Sundays", DAY) is None
     assert statement_type("每天都挺忙的", DAY) is None  # names neither the speaker nor the work
+    assert statement_type("一个 7 岁一个 10 岁", DAY) is None  # numbers alone are not the work
     assert statement_type("Tuesdays are my quiet days", DAY) == "user"
 
 

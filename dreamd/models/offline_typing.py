@@ -259,8 +259,10 @@ _PRONOUNS = re.compile(r"\b(?:me|my|mine|myself|i|we|our|ours|us)\b|我们|我�
 
 def about_work(clause: str) -> bool:
     """Whether the clause names something of the work (code, systems, the team's process) or the
-    user's affairs the assistant handles — with the speaker's pronouns left out, which say who, not what."""
-    return bool(_WORK_WORD.search(clause)) or about_the_work(_PRONOUNS.sub(" ", clause))
+    user's affairs the assistant handles — with the speaker's pronouns and bare numbers left out,
+    which say who and how many, not what ("一个 7 岁一个 10 岁" is about children, not the work)."""
+    plain = re.sub(r"\d+(?:[.,:]\d+)*", " ", _PRONOUNS.sub(" ", clause))  # a number alone is not the work
+    return bool(_WORK_WORD.search(clause)) or about_the_work(plain)
 
 
 def statement_type(clause: str, day: dt.date) -> str | None:
