@@ -178,7 +178,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
     each: list[Found] = []
     previous: Found | None = None
     first_person_zh = bool(parts) and _ZH_I.match(parts[0]) is not None
-    carried = idle = 0
+    carried = 0
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
@@ -212,11 +212,9 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             found = None  # "we move on March 6, so keep that weekend clear": for that date, not a standing rule
         if found is not None:
             each.append(found)
-        elif consequence:
-            idle += 1  # "…, so anything that keeps me organised is welcome" adds nothing
         previous = found
-    # Every clause a fact of its own: "I have five years of Go and I'm rusty on CSS", "we use tabs,
-    # and never commit generated code".
+    # Clauses that each state a fact: "I have five years of Go and I'm rusty on CSS", "we use tabs,
+    # and never commit generated code" (a clause that states none, "…, so anything helps", adds nothing).
     # (Chinese clauses after a comma usually carry on one fact, so there the kinds must differ.)
     english = not any(has_cjk(p) for p in parts)
     each = _fold_into_pointers(each)
@@ -227,7 +225,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         joined = f"{first.fact}，{rest}"
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
     pointers_only = all(f.type == "reference" for f in each)
-    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts) - idle and not pointers_only)
+    distinct = len({f.type for f in each}) >= kinds or (english and not pointers_only)
     return each if len(each) >= kinds and distinct else []
 
 
