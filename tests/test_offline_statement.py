@@ -239,6 +239,8 @@ def test_a_plan_with_a_date_is_a_fact_and_a_wish_is_not() -> None:
     [rec] = run("We'll be at the glass fair in Murano from March 3 to March 6.")
     assert rec["type"] == "project" and "2027-03-03" in rec["body"]
     assert run("I'd love to see the glass fair some day.") == []
+    [rec] = run("I want to finish the pottery course by June 30.")
+    assert rec["type"] == "project" and "2027-06-30" in rec["body"]
 
 
 def test_a_short_answer_takes_its_meaning_from_the_question() -> None:

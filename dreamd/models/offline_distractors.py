@@ -77,7 +77,7 @@ _WISH_ZH = re.compile(
     r"(?:^|我|我们|我們|[，,])(?:觉得|覺得|想|想要|希望|需要|要不|估计|估計|感觉|感覺|好像|也许|也許|大概|"
     r"不知道|不确定|不確定|在想)|看起来|看起來|看着|看著"
 )
-_DATED_PLAN = re.compile(r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to)\b", re.I)
+_DATED_PLAN = re.compile(r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|\s+(?:want|plan|aim) to)\b", re.I)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|kinda|sort of|seems?|looks like|looks|apparently)\b",
     re.I,
