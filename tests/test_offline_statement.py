@@ -268,6 +268,12 @@ def test_a_rule_whose_reason_tells_of_an_event_is_still_a_rule() -> None:
     assert rec["type"] == "feedback"
 
 
+def test_long_unclosed_quotes_and_runs_of_words_are_read_in_linear_time() -> None:
+    # each of these took minutes with a backtracking quote pattern; the test fails by hanging
+    for text in ('"' + "kiln glaze cone six " * 190, "“" + "我们 在 的 " * 600, "I " + "'m " * 1500):
+        assert run(text[:3900]) == []
+
+
 def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
     assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None
