@@ -302,10 +302,11 @@ def test_secrets_never_reach_a_record() -> None:
         user("Always export the password = hunter2hunter2 before running the seed."),
         user("Never paste secrets into the issue tracker because they get indexed."),
         user("Please always ask before deleting files."),  # "ask-before…" is not an sk- key
+        user("Our reporting DB is postgres://report:s3cretpass@db.internal:5432/reports, keep it handy."),
     ])
     assert [i["name"] for i in items] == ["never-paste-secrets-issue-tracker", "always-ask-before-deleting-files"]
     text = json.dumps(items)
-    assert "REDACTED" not in text and "sk-ant" not in text and "hunter2" not in text
+    assert "REDACTED" not in text and "sk-ant" not in text and "hunter2" not in text and "s3cret" not in text
 
 
 def test_index_dedup_by_name_and_by_near_duplicate_description() -> None:
@@ -602,7 +603,7 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
         ("prefers-small-reviewable-commits-one-logical", "user"),
         ("decision-store-idempotency-keys-postgres-redis", "project"),
         ("dont-mock-database-tests", "feedback"),
-        ("status-staging-database-read-only-weekends", "project"),
+        ("project-staging-database-read-only-weekends", "project"),
         ("never-schedule-migrations-saturday-sunday", "feedback"),
         ("ref-bugs-work-linear", "reference"),
         ("deadline-merge-freeze-q4-release-starts", "project"),

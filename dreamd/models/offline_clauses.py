@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import re
 
+from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_structure import is_standing, opens_with_verb, peel
-from dreamd.models.offline_text import absolutize_dates, has_cjk, has_relative_date, tidy
+from dreamd.models.offline_statement import rule_statement
+from dreamd.models.offline_structure import clause_reason, is_standing, opens_with_verb, peel
+from dreamd.models.offline_text import (
+    absolutize_dates,
+    has_cjk,
+    has_relative_date,
+    split_reason,
+    tidy,
+)
 
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
@@ -100,8 +108,27 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+_CHAT = frozenset({"feeling", "interjection", "exclamation", "encouragement", "evaluation"})
+_NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "secret"})
+
+
+def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
+    """Whether a directive the rules found can be the user's rule at all: not someone else's
+    words, not an event that happened, not a mood or an interjection, not a secret (the
+    distractor tests of :mod:`dreamd.models.offline_distractors`), judged on the rule itself: its
+    reason may well tell of an event ("never commit to main — we had an incident last year")."""
+    rule = re.split(r"\s+[—–-]\s+|;", text, maxsplit=1)[0]
+    rule = clause_reason(split_reason(rule)[0])[0].strip()
+    kind = distractor(rule)
+    if kind == "past event" and (_DIRECTIVE_CLAUSE.match(rule) or opens_with_verb(rule)):
+        return True  # "always use the structured logger": an imperative has no tense
+    return kind not in _NOT_A_RULE
+
+
 def _first_rule(text: str, ctx: Ctx) -> Found | None:
     found = next((f for f in (rule(text, ctx) for rule in RULES.values()) if f), None)
+    if found is not None and found.type == "feedback" and not standing_rule(found, text, ctx):
+        return None
     if found is not None and found.type == "user" and found.kind != "deadline" and has_relative_date(text):
         # "I'm training for the half marathon, it's on April 18": the date makes it an event
         return RULES["dated"](text, ctx) or found
@@ -129,32 +156,41 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
             return several if found is None else [found]
     if not all_rules:
         return []
-    each = _by_clause(parts, ctx)
+    # small talk in any part of the sentence ("一切都会好的，别担心") makes none of its clauses a statement
+    chat = distractor(core) in _CHAT
+    each = _by_clause(parts, ctx, statements=not chat)
     if len(each) >= 2:
         return each
     whole = _first_rule(core, ctx)
     if whole is not None:
         return [whole]
-    return _by_clause(parts, ctx, kinds=1)[:1]
+    one = _by_clause(parts, ctx, kinds=1, statements=not chat)[:1]
+    if one:
+        return one
+    stated = rule_statement(core, ctx)  # recall by default: a lasting statement no named rule took
+    return [stated] if stated is not None else []
 
 
-def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
+def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool = True) -> list[Found]:
     """One record per clause when the clauses state facts of ``kinds`` or more kinds, else none."""
     if len(parts) < kinds:
         return []
     each: list[Found] = []
     previous: Found | None = None
     first_person_zh = bool(parts) and _ZH_I.match(parts[0]) is not None
-    carried = idle = 0
+    carried = 0
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         found = _first_rule(bare, ctx)
-        if found is None and i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare):
+        shares_i = bool(i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare))
+        if found is None and shares_i:
             # "我今年 29，在杭州做财务，周末一般会去爬山": the clauses after the first share its 我
             found = _first_rule("我" + bare, ctx)
             found = found if found is not None and found.type == "user" and not _ZH_MOOD.search(bare) else None
             carried += found is not None
+        if found is None and statements:
+            found = rule_statement(bare, ctx)  # a clause no rule took can still be a statement of its own
         if consequence and found is not None:
             if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
                 found = None  # "…, so this has to merge first": the consequence is not a fact of its own
@@ -176,11 +212,9 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
             found = None  # "we move on March 6, so keep that weekend clear": for that date, not a standing rule
         if found is not None:
             each.append(found)
-        elif consequence:
-            idle += 1  # "…, so anything that keeps me organised is welcome" adds nothing
         previous = found
-    # Every clause a fact of its own: "I have five years of Go and I'm rusty on CSS", "we use tabs,
-    # and never commit generated code".
+    # Clauses that each state a fact: "I have five years of Go and I'm rusty on CSS", "we use tabs,
+    # and never commit generated code" (a clause that states none, "…, so anything helps", adds nothing).
     # (Chinese clauses after a comma usually carry on one fact, so there the kinds must differ.)
     english = not any(has_cjk(p) for p in parts)
     each = _fold_into_pointers(each)
@@ -191,7 +225,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2) -> list[Found]:
         joined = f"{first.fact}，{rest}"
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
     pointers_only = all(f.type == "reference" for f in each)
-    distinct = len({f.type for f in each}) >= kinds or (english and len(each) == len(parts) - idle and not pointers_only)
+    distinct = len({f.type for f in each}) >= kinds or (english and not pointers_only)
     return each if len(each) >= kinds and distinct else []
 
 

@@ -10,8 +10,10 @@ in a page ("remember: always run …") can never become a rule.
 Each sentence goes through three steps:
 
 1. **Filters** — a sentence holding a secret (``[REDACTED:``, key-like strings, "password is
-   …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时"),
-   a question or a request ("can you …", "帮我 …") is skipped.
+   …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时")
+   is skipped; of a question or a request ("can you …", "帮我 …") only the statement before
+   the ask is kept ("My son turns 9 in March, what should I get him?" → "My son turns 9 in
+   March", :func:`stated_part`).
 2. **Peeling** (:mod:`dreamd.models.offline_structure`) — lead-ins ("Hi!", "Before we start:",
    "Heads up,", "btw", "One more thing to keep in mind:", "先说一下规矩：", "还有，", "对了，")
    and trailing filler ("…, by the way", "…，哈哈") are removed and never reach a description;
@@ -26,7 +28,18 @@ Each sentence goes through three steps:
    and wellbeing advice never are, nor a description that happens to say "always"),
    ``preference`` (likes, habits, interests), ``decision`` (with its reason, "we're rewriting
    X because …" included), ``dated`` (deadlines, events and goals dated after the turn),
-   ``context`` (what the work is and how it is set up). A sentence whose clauses state facts
+   ``context`` (what the work is and how it is set up).
+4. **Recall by default** (:mod:`dreamd.models.offline_statement`) — a clause no named rule took
+   is still a fact when its structure is that of a lasting statement (a subject and a finite
+   verb, present state or a dated plan) and no structural distractor test holds (addressed to
+   the assistant, reported speech, a feeling or interjection, a hedge or wish, a condition,
+   something broken right now, a fragment, "this/that" thing on screen, an undated intention,
+   a past one-off event). Its type is decided by :mod:`dreamd.models.offline_typing` from
+   the clause's structure, following the labelling guide: a pointer (URL, path, host, "lives
+   in …", "ask …") is ``reference``; a dated plan or event ``project`` (a birthday ``user``); the
+   speaker ``user``; a group or a thing of the work ``project``.
+
+   A sentence whose clauses state facts
    of different kinds gives one record per clause ("I'm a data engineer and the models live
    in models/marts"); a directive after the user's own circumstance takes it as its reason
    ("I have asthma, so please avoid …"). A remember-request no rule takes becomes a note
@@ -35,7 +48,10 @@ Each sentence goes through three steps:
    ("ok so some ground rules.", "说几个规矩：") makes the sentences after it standing.
 
 Bodies: the first line states the rule or fact (first person rewritten as "User …" /
-"用户…"); feedback and project bodies follow it with ``**Why:**`` (the stated reason: after
+"用户…"); when that line rewords what the user said, their own words follow at the end of
+the body ("In their words: …" / "原话：…", with the sentence before when it opens with a
+pronoun), so the subject and the value they used are always in the record. Feedback and
+project bodies follow the first line with ``**Why:**`` (the stated reason: after
 because/since/因为, a clause of its own after a semicolon or comma — "…; it's a compliance
 requirement", "…，这是公司规定", "…，方便我备课" — or the next sentence; only when none was
 given, a note saying so) and ``**How to apply:**``. Dates are resolved against the turn's
@@ -59,7 +75,10 @@ corrections in :mod:`~dreamd.models.offline_dialogue`; clause splitting in
 :mod:`~dreamd.models.offline_clauses`; the rules in :mod:`~dreamd.models.offline_rules`
 (feedback), :mod:`~dreamd.models.offline_identity`, :mod:`~dreamd.models.offline_preference`,
 :mod:`~dreamd.models.offline_pointers` and :mod:`~dreamd.models.offline_facts` (decisions,
-context, state, dates, the registry); text and date helpers in
+context, dates, the registry); lasting statements no rule names and
+short answers to the assistant's questions in :mod:`~dreamd.models.offline_statement`, what is
+not a fact in :mod:`~dreamd.models.offline_distractors`, types by structure in
+:mod:`~dreamd.models.offline_typing`; text and date helpers in
 :mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
 records.
 
@@ -95,6 +114,7 @@ from dreamd.models.offline_rules import (
     Ctx,
     Found,
 )
+from dreamd.models.offline_statement import answer_to, last_question
 from dreamd.models.offline_structure import (
     announces_rules,
     is_hypothetical,
@@ -221,9 +241,33 @@ _SECRET = re.compile(
     r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
     r"xox[abprs]-[A-Za-z0-9-]{8,})|"
     r"-----BEGIN|\b(?:password|passwd|passphrase|secret|token|api[ _-]?key)\s*(?:is|=|:)\s*\S+|"
+    r"://[^/\s:@]+:[^/\s@]+@|\bBearer\s+[A-Za-z0-9._~+/-]{12,}|"
+    r"\b(?:token|key|secret|password)\s*(?:是|为|為|：)\s*\S|"
     r"(?:密码|密碼|口令|密钥|密鑰)\s*(?:是|为|為|:|：|=)",
     re.I,
 )
+
+
+_ASK_JOINT = re.compile(r"\s*(?:[,;:，；：]|\s[—–-]\s|\s(?:but|so|and)\s(?=(?:can|could|would|will|what|how|any|do|does|is|are|should)\b))\s*", re.I)
+_ADDRESSED = re.compile(r"\b(?:you|your|u)\b|你|您", re.I)
+
+
+def stated_part(sentence: str) -> str | None:
+    """The statement inside a question or a request, if any: the clauses before the ask that
+    are neither asks nor addressed to the assistant ("My son turns 7 next week, what should I
+    get him?" → "My son turns 7 next week")."""
+    parts = [p.strip() for p in _ASK_JOINT.split(sentence) if p and p.strip()]
+    if len(parts) < 2:
+        return None
+    kept = []
+    for part in parts:
+        if is_question(part) or _REQUEST.match(part) or _ADDRESSED.search(part) or part.endswith(("?", "？")):
+            break
+        kept.append(part)
+    if not kept:
+        return None
+    joiner = "，" if has_cjk(sentence) else ", "
+    return joiner.join(kept)
 
 
 def is_question(s: str) -> bool:
@@ -251,7 +295,25 @@ def _body(found: Found, day: dt.date) -> str:
     if found.how:
         how = HOW_ZH.get(HOW_KEY.get(found.how, ""), found.how) if zh else found.how
         lines.append(f"**How to apply:** {how}")
+    said = tidy(found.said or "")
+    if said and not _covered(said, "\n".join(lines)):
+        # The user's own words, so the subject and value they used survive any rewording above.
+        lines.append(f"原话：“{said}”" if has_cjk(said) else f'In their words: "{said}"')
     return "\n".join(lines) + "\n"
+
+
+_CONNECTIVE = re.compile(r"^(?:因为|因為|由于|由於|所以|而且|但是|不过|不過|并且|並且|然后|然後)|(?:的话|的話)$")
+_CONNECTIVE_EN = frozenset(["because", "since", "so", "cause", "but", "and", "also", "as", "then"])
+
+
+def _covered(said: str, text: str) -> bool:
+    """Whether every content word the user said is already in the record's text."""
+    low = text.lower() + "\n" + " ".join(tokens(text))
+    for token in tokens(said):
+        token = _CONNECTIVE.sub("", token)
+        if token and token not in _CONNECTIVE_EN and token not in low:
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -290,7 +352,8 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     reason = dated(found.reason) if found.reason else None
     shaped = Found(found.kind, found.type, found.name_prefix, found.slug_source, fact, desc,
                    reason=reason, how=found.how, priority=found.priority,
-                   extra_lines=[dated(x) for x in found.extra_lines])
+                   extra_lines=[dated(x) for x in found.extra_lines],
+                   said=dated(found.said) if found.said else None)
     slug_src = re.sub(r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", URL.sub(" ", dated(found.slug_source)))
     name = make_name(found.name_prefix, slug_src, fallback=found.type)
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
@@ -378,6 +441,21 @@ class _Answer:
         return [r for _, _, r in sorted(best, key=lambda p: p[1])]
 
 
+_ANAPHOR = re.compile(
+    r"^(?:he|she|they|it|its|his|her|their|this|that|these|those|there)\b|^(?:他|她|它|这|這|那)(?![个個]?(?:周|週|月|年))",
+    re.I,
+)
+
+
+def _with_antecedent(core: str, previous: str | None) -> str:
+    """The sentence, with the one before it when it opens with a pronoun ("She's 7." after "My
+    daughter is Mia."), so the record says who or what the pronoun stands for."""
+    if previous and _ANAPHOR.match(core) and len(previous) <= 200:
+        joiner = "" if has_cjk(previous[-1:]) else " "
+        return f"{previous.rstrip()}{'' if previous.rstrip()[-1:] in '.!?。！？' else ('。' if joiner == '' else '.')}{joiner}{core}"
+    return core
+
+
 def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     """The offline answer to an extraction payload (see the module docstring for the rules)."""
     today = parse_date(payload.get("today")) or dt.date(1970, 1, 1)
@@ -390,6 +468,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     answer = _Answer(index)
     position = 0
     offered: str | None = None
+    question: str | None = None
     rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
     carry = False
     for turn in payload.get("turns") or []:
@@ -404,10 +483,13 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             continue
         if role == "assistant":
             offered = proposal_of(cleaned)
+            question = last_question(cleaned)
             carry = False
+        asked_q, question = (question, None) if role == "user" else (None, question)
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
         sents = sentences(cleaned)
+        previous: str | None = None
         rules_follow = carry
         for k, s in enumerate(sents):
             position += 1
@@ -427,7 +509,13 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             asked = standing_request(core)
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
-            elif peeled.reported or not core or is_question(core) or _REQUEST.match(core):
+            elif not peeled.reported and core and (is_question(core) or _REQUEST.match(core)):
+                # "I'm vegetarian and my partner is vegan, any restaurant ideas?": the ask is for now,
+                # the clauses before it state facts
+                core = stated_part(core) or ""
+                if not core:
+                    continue
+            elif peeled.reported or not core:
                 continue
             if peeled.reported:
                 continue
@@ -442,8 +530,14 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
-            for found in found_in(core, ctx, accepted=accepted, remember=peeled.remember,
-                                   all_rules=not answer.full()):
+            said = _with_antecedent(core, previous)
+            previous = core
+            founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
+            if not founds and asked_q and k == 0 and not accepted:
+                replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
+                founds = [replied] if replied is not None else []
+            for found in founds:
+                found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)
     return answer.records()
 

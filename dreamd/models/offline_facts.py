@@ -12,9 +12,6 @@
   ship, freeze, trip, exam, 截止, 上线, 比赛, 出差 …), "X is (planned for) <date>", "before
   <date>"/"…前要", plans ("we're flying to … on …"); an imperative with a date ("send the
   report by Friday") is a task for now, not a fact.
-- :func:`rule_state` → ``project`` — where the work stands: "the auth refactor is half
-  done", "we're blocked on the legal review", "v2 has been live since January", "数据导出卡在
-  法务审核上" (passing breakage, or the state of things that are not the work, is not kept).
 - :func:`rule_remember` — the fallback for a remember-request no other rule took.
 
 Who the user is: :mod:`dreamd.models.offline_identity`; how they want the work done:
@@ -244,65 +241,6 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
     return Found("context", "project", "project", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
 
 
-# ----------------------------------------------------------------------------- state of the work
-
-_STATE_EN = re.compile(
-    r"^(?:status(?: update)?[:,]?\s*)?(?:the|our|my)\s+[\w\s./-]{2,40}?\s+(?:is|are|has been|have been)\s+"
-    r"(?:(?:now|already|currently|still|finally|about|almost|mostly|officially|basically)\s+)*"
-    r"(?:done|finished|complete|completed|live|in production|deployed|shipped|blocked|on hold|paused|in progress|"
-    r"half done|halfway done|deprecated|frozen|read-only|stable|in beta|in review|pending|cancelled|canceled|"
-    r"postponed|delayed|launched|merged|released|sunset|retired|archived|abandoned|feature-complete|end-of-life)\b|"
-    r"^we(?:'re| are)\s+(?:still\s+|currently\s+)?(?:blocked on|waiting on|waiting for|stuck on|stuck waiting for)\s+.+",
-    re.I,
-)
-_STATE_ZH = re.compile(
-    r"^(?:同步一下进度[：:，,]?\s*)?[^，,。？?]{2,24}?(?:已经|已經|终于|終於|目前|现在|現在|还|還|大概|基本|都)?"
-    r"(?:做了一半|完成了|做完了|上线了|上線了|完工了|废弃了|廢棄了|下线了|下線了|暂停了|暫停了|冻结了|凍結了|卡在|卡住了|在等|"
-    r"等审批|等審批|被阻塞|阻塞在|搁置了|擱置了|推迟了|推遲了|取消了)"
-)
-
-
-_BEHAVIOUR_EN = re.compile(
-    r"^(?:the|our)\s+[\w\s./-]{2,30}?\s+(?:automatically\s+|only\s+)?(?:retry|retries|expire|expires|"
-    r"rotate|rotates|refresh|refreshes|sync|syncs|scale|scales|renew|renews|reset|resets|"
-    r"get purged|are purged|is purged|get deleted|are deleted|is deleted|back up|backs up)\b.+",
-    re.I,
-)
-_BEHAVIOUR_ZH = re.compile(
-    r"^[^，,。]{2,16}?(?:会|會|都会|都會|每)(?:按|在|每)?[^，,。]{0,12}?(?:重试|重試|过期|過期|超时|超時|轮换|輪換|刷新|同步|扩容|擴容|"
-    r"清空|清理|备份|備份|重启|重啟|重置)|"
-    r"^[^，,。我你]{2,16}?有(?:限流|配额|配額|频率限制|頻率限制)"
-)
-
-
-def rule_behaviour(s: str, ctx: Ctx) -> Found | None:
-    """How the system behaves on its own: "the payment webhooks retry three times", "token 每 90
-    天轮换一次", "支付回调会按指数退避重试三次"."""
-    if ctx.role != "user" or not (_BEHAVIOUR_EN.match(s) or _BEHAVIOUR_ZH.match(s)):
-        return None
-    fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-    if not content_ok(fact):
-        return None
-    return Found("behaviour", "project", "project", fact, fact, fact, how=REMEMBER_HOW)
-
-
-def rule_state(s: str, ctx: Ctx) -> Found | None:
-    """Where the work stands: "the auth refactor is half done", "we're blocked on the legal
-    review", "数据导出卡在法务审核上", "老的报表服务已经废弃了". Passing breakage ("the build is
-    broken", "构建又挂了") is not a state worth keeping."""
-    if ctx.role != "user" or not (_STATE_EN.match(s) or _STATE_ZH.match(s)):
-        return None
-    impersonal = re.sub(r"\b(?:i|we|we're|our|us|me|my|it|then|back)\b|我们|我們|我", " ", s, flags=re.I)
-    if not about_the_work(impersonal):
-        return None  # "we're waiting for the pizza", "the movie is finished": not the work
-    fact, reason = split_reason(s)
-    if not content_ok(fact, min_tokens=2):
-        return None
-    fact = sentence_case(third_person(fact)) if not has_cjk(fact) else third_person(tidy(fact))
-    fact = re.sub(r"^(?:status(?: update)?[:,]?\s*|同步一下进度[：:，,]?\s*)", "", fact, flags=re.I)
-    return Found("state", "project", "status", fact, fact, fact, reason=reason, how=REMEMBER_HOW)
-
-
 # ----------------------------------------------------------------------------- dates
 
 _DEADLINE_WORDS = re.compile(
@@ -416,10 +354,9 @@ RULES: dict[str, Rule] = {
     "decision": rule_decision,
     "dated": rule_dated,
     "context": rule_context,
-    "state": rule_state,
-    "behaviour": rule_behaviour,
 }
 """Every rule by name, in the order a sentence is tried; the first that matches wins."""
+
 
 _ZH_DIRECTIVE_ANYWHERE = re.compile(
     r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止|一律|统一|統一"

@@ -50,7 +50,8 @@ class Found:
     """A sentence a rule recognised: the record's parts before names and dates are settled.
 
     ``fact`` becomes the body's first line, ``slug_source`` the words the name is made of
-    (after ``name_prefix``); ``priority`` 0 marks explicit remember-requests.
+    (after ``name_prefix``); ``priority`` 0 marks explicit remember-requests; ``said`` is the
+    user's own words the fact came from (kept in the body when the fact line rewords them).
     """
 
     kind: str
@@ -63,6 +64,7 @@ class Found:
     how: str | None = None
     priority: int = 1
     extra_lines: list[str] = field(default_factory=list)
+    said: str | None = None
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,18 @@ _EN_KEEP_IN_MIND = re.compile(
     re.I,
 )
 _EN_REMEMBER = re.compile(
-    r"^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|note|make a note)"
-    r"(?:\s+(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
+    r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|"
+    r"never forget|note|make a note|take note|jot down)(?:\s+(?:of\s+)?(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
+    re.I,
+)
+# "you should know (that) …", "I should mention …", "as you know, …", "before you suggest anything, …":
+# the speaker introducing a fact to the listener, not part of it.
+_EN_TELL_LEAD = re.compile(
+    r"^(?:i think\s+|i guess\s+|i figured\s+)?(?:you should know|you should be aware|you might want to know|"
+    r"i should (?:mention|tell you|say)|i (?:want|need) to (?:mention|tell you)|let me (?:mention|tell you)|"
+    r"it's worth (?:mentioning|knowing)|worth knowing|for your information)(?:\s+that)?\s*[:,]?\s+|"
+    r"^(?:as you (?:know|may know|might know)|before you (?:start|begin|suggest anything|answer|go on|dive in)|"
+    r"in case (?:it matters|it helps|you need it|that matters)|just so you're aware|so you're aware)\s*[,:]\s*",
     re.I,
 )
 _EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,50}?)\s*(?::|\s[-—–]|—)\s+(?P<rest>\S.*)$")
@@ -147,6 +157,12 @@ def peel(sentence: str) -> Peeled:
         m = _EN_REMEMBER.match(s)
         if m and not re.match(r"(?:remember|note)\s*,", s, re.I):
             remember, s = True, s[m.end() :]
+            if re.match(r"(?:can|could|would|will)\s+you\b", sentence.strip(), re.I):
+                s = s.rstrip(" ?？")  # "Could you note that I'm allergic to shellfish?": the ask is the note
+            continue
+        m = _EN_TELL_LEAD.match(s)
+        if m and len(s) > m.end():
+            s = s[m.end() :]
             continue
         m = _ZH_REMEMBER.match(s)
         if m:
@@ -242,7 +258,8 @@ def _short_label(label: str) -> bool:
     cjk = sum(1 for ch in label if "\u4e00" <= ch <= "\u9fff")
     short = len(label.split()) <= 5 if cjk == 0 else cjk <= 8
     camel = re.search(r"[a-z][A-Z]", label) is not None  # an identifier, not words
-    clause = _CLAUSE_START.match(label) is not None  # "I prefer small commits: …" says something
+    # "I prefer small commits: …" and "Never commit to main — …" say something
+    clause = _CLAUSE_START.match(label) is not None or _DIRECTIVE_AFTER.match(label) is not None or opens_with_verb(label)
     return short and not camel and not clause and not _MEANINGFUL_LABEL.search(label)
 
 

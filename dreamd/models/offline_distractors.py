@@ -1,0 +1,336 @@
+"""What is not a fact: structural tests that tell a lasting statement from everything else a person says.
+
+Each test reads the *form* of a clause, never a particular sentence: who it is addressed to
+(second person, directive words), whose words they are (a speaker before a speech verb, a long
+quote), when it holds (a moment marker, a past tense with no lasting result, an undated
+intention, a supposition), what mood it is in (a feeling, an interjection, comfort, a wish or a
+hedge, an exclamation), and whether it is a clause at all (a subject and a finite verb) or a
+piece of code, a secret, a malfunction of the moment, a reason for another clause. The tables
+:data:`TESTS_EN` and :data:`TESTS_ZH` name them; :func:`distractor` returns the first that holds.
+A pointer (where something lives, who to ask) is a fact in the form of advice, so the tests of
+form that would reject advice do not apply to it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+
+from dreamd.models.offline_structure import ONE_OFF_EDIT
+from dreamd.models.offline_text import has_cjk
+from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
+
+# ----------------------------------------------------------------------------- distractor tests
+
+_MOMENT_EN = re.compile(
+    r"\b(?:today|tonight|this morning|this afternoon|this evening|right now|just now|at the moment|atm|"
+    r"so far|yet|anymore|any more|for a sec|for a bit|in a minute|again|this week|"
+    r"for (?:\d+|a few|a couple of|an|a) (?:min|mins|minutes|hours?|secs?|seconds))\b",
+    re.I,
+)
+_MOMENT_ZH = re.compile(
+    r"今天|今晚|今早|刚才|剛才|刚刚|剛剛|这会儿|這會兒|一会儿|一會兒|马上|馬上|正在|又|还没|還沒|(?:这周|這週|本周|本週)(?![一二三四五六日天末])|这几天|這幾天|"
+    r"这两天|這兩天|"
+    r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先"  # "先去倒杯咖啡", "阈值先设成 100": for now
+)
+# A state of mind, an interjection or an evaluation of the moment: "I'm so tired", "ugh", "好累".
+_FEELING_EN = re.compile(
+    r"^(?:i'm|i am|im|i feel|i felt|feeling|i was|we're|we are)\s+(?:so\s+|really\s+|a bit\s+|a little\s+|kinda\s+|"
+    r"kind of\s+|pretty\s+|super\s+|very\s+|quite\s+|totally\s+|just\s+|still\s+|not\s+|too\s+)*"
+    r"(?:tired|exhausted|excited|happy|glad|sad|upset|stressed|nervous|anxious|worried|bored|sorry|sure|confused|"
+    r"stuck|lost|done|back|ready|busy|fine|ok|okay|good|great|grateful|thankful|proud|curious|impressed|annoyed|"
+    r"frustrated|angry|scared|afraid|relieved|hungry|sleepy|sick|overwhelmed|swamped|thrilled|"
+    r"looking|thinking|wondering|trying|hoping|going to|gonna|about to|off|here|in the middle)\b",
+    re.I,
+)
+_INTERJECTION_EN = re.compile(
+    r"^(?:hope|hoping|happy|merry|have a|enjoy|good (?:morning|night|luck)|welcome|bless)\b|"
+    r"\b(?:thanks|thank you|thank god|thankfully|cheers|sorry|ugh|argh|sigh|lol|lmao|rofl|haha\w*|hehe|omg|wow|yay|"
+    r"woohoo|whew|phew|oops|yikes|damn|meh|weird|annoying|ugh|hooray|congrats|congratulations|awesome|perfect|"
+    r"amazing|cool|nice|great|brilliant|lovely|fantastic|wonderful|good job|well done|long story)\b|"
+    r"[\U0001F300-\U0001FAFF\u2600-\u27BF]",
+    re.I,
+)
+_FEELING_ZH = re.compile(
+    r"(?:真的|真|好|很|太|有点|有點|挺|特别|特別|超|非常|都)(?:累|困|开心|開心|高兴|高興|紧张|緊張|烦|煩|难过|難過|饿|餓|"
+    r"激动|激動|感动|感動|担心|擔心|焦虑|焦慮|崩溃|崩潰|无聊|無聊|倒霉|倒楣|厉害|厲害|棒|快|慢|好看|好吃|靠谱|靠譜|乱|亂)|"
+    r"谢谢|謝謝|感谢|感謝|加油|辛苦|哈哈|嘿嘿|呵呵|唉|哎|哇|烦死|累死|太好了|不错|不錯|一团糟|一團糟|倒霉|倒楣|灰心|开心|開心"
+)
+# Comfort between people: "don't worry", "it'll be fine", "别担心", "会好起来的".
+_ENCOURAGEMENT = re.compile(
+    r"\b(?:don't worry|do not worry|no worries|it'll be (?:ok|okay|fine|alright)|you(?:'ve)? got this|hang in there|"
+    r"take care|be kind to yourself|chin up|keep going|keep it up|stay (?:strong|positive))\b|"
+    r"别(?:担心|擔心|着急|著急|灰心|难过|難過|怕)|別(?:擔心|著急|灰心|難過|怕)|没事|沒事|没关系|沒關係|会好的|會好的|"
+    r"会好起来|會好起來|慢慢来|慢慢來|加油|保重",
+    re.I,
+)
+# A wish, an intention for the moment, an opinion or a hedge: not yet a fact.
+_WISH_EN = re.compile(
+    r"^(?:i|we)\s+(?:would|'d|think|thought|guess|suppose|feel like|wonder|was wondering|hope|want|wanted|need|needed|"
+    r"wish|mean|meant|could|might|may|should|will|'ll|am going to|'m going to|can't wait|just wanted|"
+    r"just need|just want|don't know|dunno|have been meaning|'ve been meaning)\b|^(?:i'd|i'll|we'd|we'll|idk|imo|tbh|"
+    r"maybe|perhaps|probably|hopefully|not sure|no idea)\b",
+    re.I,
+)
+_WISH_ZH = re.compile(
+    r"(?:^|我|我们|我們|[，,])(?:觉得|覺得|想|想要|希望|需要|要不|估计|估計|感觉|感覺|好像|也许|也許|大概|"
+    r"不知道|不确定|不確定|在想)|看起来|看起來|看着|看著"
+)
+_DATED_PLAN = re.compile(r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|\s+(?:want|plan|aim) to)\b", re.I)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|kinda|sort of|seems?|looks like|looks|apparently)\b",
+    re.I,
+)
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|unless|once|in case|as soon as|after|before|while)\b|^(?:如果|要是|假如|万一|萬一|等|当|當)", re.I
+)
+_CODE = re.compile(r"[{};=]|</?\w+>|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
+_EXCLAIM = re.compile(r"(?:!|！|~|～|:\)|:D)\s*$", re.I)
+# A supposition anywhere in the clause: "…, if we ever go multi-region", "要是…的话".
+_HYPOTHETICAL_EN = re.compile(
+    r"\b(?:if|unless|suppose|supposing|imagine|in case)\b.*\b(?:would|'d|might|could|will|'ll)\b|"
+    r"\b(?:would|'d|might|could)\b.*\b(?:if|unless)\b",
+    re.I,
+)
+_HYPOTHETICAL_ZH = re.compile(r"(?:如果|要是|假如|假设|假設|万一|萬一)[^。]*(?:会|會|就|的话|的話)|会不会|會不會")
+# Someone else's words quoted at length: "'never trust a release on Friday'", “先上线再说”.
+_QUOTE_SPAN = re.compile(r"[\"“「]([^\"“”「」]{1,300})[\"”」]")
+
+
+def _quoted(clause: str) -> bool:
+    """A span in quotes of four words or more, or six Chinese characters (linear: one pass)."""
+    return any(len(m.group(1).split()) >= 4 or sum(map(has_cjk, m.group(1))) >= 6 for m in _QUOTE_SPAN.finditer(clause))
+# Reported speech: someone else's words, however they are introduced.
+_SPEECH = re.compile(
+    r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
+    r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
+    r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b|"
+    r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
+    re.I,
+)
+# What is broken right now is a passing state, not a memory.
+_MALFUNCTION = re.compile(
+    r"\b(?:is|are|keeps?|kept)\s+(?:broken|crashing|failing|timing out|erroring|flaky|red|down|stuck)\b|"
+    r"\b(?:crash(?:es|ed)|fails|failed|breaks|throws|threw|times out|timed out|overheats?)\b|"
+    r"\breturns? (?:a |an )?(?:500|502|503|404|error|null|nothing|garbage)\b|"
+    r"\b(?:always|often|usually|keeps?|sometimes|randomly)\s+(?:time out|crash|fail|break|hang|freeze)\b|"
+    r"(?-i:\b\w+(?:Error|Exception)\b)|\btraceback\b|\bsegfault\b|"
+    r"报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯",
+    re.I,
+)
+_SECRETISH = re.compile(
+    r"\b(?:api[ _-]?keys?|tokens?|passwords?|passwd|secrets?|credentials?)\b[^.]{0,30}\b(?:is|are|=|:)\s+"
+    r"(?!(?:in|on|at|under|inside|stored|kept|saved|the|a|an|my|our|taped|written)\b)\S|"
+    r"://[^/\s:@]+:[^/\s@]+@|(?:密码|密碼|口令|密钥|密鑰)(?:是|为|為|:|：|=)\s*(?!在)\S",
+    re.I,
+)
+_ZH_QUESTION = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点點]|为啥|為啥|咋")
+
+# Past tense: the clause tells what happened, unless its verb leaves a lasting state behind.
+_PAST_EN = re.compile(
+    r"\b(?:was|were|did|didn't|had|went|got|came|took|made|saw|met|told|said|left|broke|fell|ran|lost|won|ate|"
+    r"bought|forgot|chose|gave|found|thought|knew|wrote|drove|flew|sold|sent|spent|paid|built|kept|felt|heard|"
+    r"began|brought|caught|taught|sat|stood|told|understood|wore|woke|"
+    r"(?!(?:called|named|labelled|labeled|titled|based|located|stored|kept|used|hosted|shared|pinned|tagged)\b)[a-z]{3,}ed)\b",
+    re.I,
+)
+_PAST_TIME_EN = re.compile(
+    r"\b(?:last (?:summer|winter|spring|autumn|fall|year|month|week|night|time|weekend)|yesterday|ago|back then|"
+    r"when i was|as a kid|as a child|growing up|used to)\b",
+    re.I,
+)
+_PRESENT_EN = re.compile(
+    r"\b(?:am|is|are|'m|'s|'re|has|have|'ve|do|does|don't|doesn't|isn't|aren't|can|can't|cannot|usually|"
+    r"often|since (?:\d|then|last|early|mid|late)|still|now|these days|every|each|lives|sits|runs|goes|uses|keeps|"
+    r"works|owns|handles|needs|takes|makes|gets|comes|stays|holds|covers|hosts)\b",
+    re.I,
+)
+_CHANGE_OF_STATE = re.compile(
+    r"\b(?:moved|relocated|started|joined|switched|became|married|got married|adopted|changed|retired|quit|"
+    r"graduated|migrated|upgraded|dropped|replaced|hired|promoted|transferred|enrolled|signed up|"
+    r"bought a (?:house|car|flat)|"
+    # a life or a project history: still true of the person or the work now
+    r"(?:was|were) born|grew up|studied|founded|co-founded|launched|shipped|built|released|introduced|"
+    r"worked (?:at|as|for|on)|spent (?:\w+ )?(?:years|decades|months)|used to (?:be|work|live|teach))\b",
+    re.I,
+)
+_PAST_ZH = re.compile(
+    r"(?<![为為除算])了(?!解)|(?:[\u4e00-\u9fff])过(?!来|來|去|敏|夜|年|节|節)|(?:[\u4e00-\u9fff])過(?!來|去|敏|夜|年|節)|"
+    r"小时候|小時候|那时候|那時候|当时|當時|以前|去年|前年|上次|昨天|前天|那次|那天|发现|發現|后来|後來|结果|結果|最后|最後"
+)
+_CHANGE_ZH = re.compile(
+    r"搬到|搬去|搬家|搬过来|搬過來|换了|換了|转到|轉到|调到|調到|入职|入職|加入|开始|開始|升级|升級|迁到|遷到|改成|改到|改为|改為|"
+    r"换到|換到|挪到|调整到|調整到|换成|換成|"
+    r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前"
+)
+_ZH_TIME_CLAUSE = re.compile(r"(?:的时候|的時候|时候|時候|之前|之后|之後)$")  # "…的时候": the condition of another clause
+_ZH_IMPERATIVE_PART = re.compile(
+    r"^(?:直接|搜|搜索|点|點|去|打开|打開|保持|多|少|注意|记得|記得|加|改|修|删|刪|看|写|寫|查|跑|换|換|给|給|帮|幫|把|解释|解釋|说明|說明|整理|列|做|试|試|"
+    r"用|别|別|不要|不用|不必|请|請|麻烦|麻煩|放|发|發|拿|买|買|找)"
+)
+_EN_DIRECTIVE_ANYWHERE = re.compile(r"\b(?:please|pls|don't|do not|dont|let's|make sure)\b", re.I)
+_ZH_DIRECTIVE_ANYWHERE = re.compile(r"别|別|不要|不用|不必|请|請|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可")
+_SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
+_SECOND_PERSON_ZH = re.compile(r"你|您")
+_DETERMINER = re.compile(
+    r"^(?:the|a|an|our|my|his|her|their|its|every|each|all|no|some|most|both|either|neither|any|one|two|three|"
+    r"several|many|few|we|i|he|she|they|nobody|everyone|everybody|none)\b|^[\d$€£]",
+    re.I,
+)
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:i|we|they|he|she|i'm|im|we're|they're|he's|she's|i've|we've|they've|i'd|we'd|nobody|everyone|everybody)\b", re.I
+)
+_AUX = (
+    r"(?:am|is|are|'m|'s|'re|was|were|has|have|'ve|had|do|does|did|don't|doesn't|didn't|can|can't|cannot|will|won't|"
+    r"would|could|should|must|isn't|aren't|wasn't|weren't|hasn't|haven't)"
+)
+# "bug reports go to …", "deploys happen on Tuesdays": a plural noun and a plural verb
+_PLURAL_SUBJECT_VERB = re.compile(
+    r"^(?:[\w'-]+\s+){0,2}[\w-]+s\s+(?:always\s+|usually\s+|only\s+|all\s+)?(?:go|come|live|sit|run|happen|need|get|take|"
+    r"use|have|stay|start|end|expire|renew|ship|move|belong|cost|arrive|land)\b",
+    re.I,
+)
+_LEADING_PHRASE = re.compile(
+    r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
+    r"[^,]{2,50},\s*(?=\S)",
+    re.I,
+)
+_AUX_SOON = re.compile(rf"^(?:[\w'./&+#`-]+\s+){{0,6}}?{_AUX}\b|^[\w'./&+#`-]+(?:'s|'re)\b", re.I)
+_FINITE_AFTER_NP = re.compile(
+    r"^\S+\s+(?:[\w'./&+#`-]+\s+){0,2}?(?!(?:its|this|his|hers|ours|yours|theirs|us|as|was|plus|less)\b)[a-z]{2,}(?:s|ed)\b",
+    re.I,
+)
+_FUTURE_EN = re.compile(r"\b(?:will|'ll|going to|gonna|shall)\b", re.I)
+# "this file", "that bug", "这段代码": the thing on screen now, not something lasting.
+_DEICTIC_THING_EN = re.compile(
+    r"\b(?:this|that|these|those)\s+(?!(?:repo|repository|project|codebase|app|service|team|company|product|"
+    r"year|quarter|month|week|sprint|term|semester|season|summer|winter|spring|autumn|fall)s?\b)[a-z]",
+    re.I,
+)
+_DEICTIC_THING_ZH = re.compile(
+    r"(?:这|這|那)(?:个|個|段|篇|次|条|條|里|裡|边|邊|些|块|塊|份)(?!项目|項目|仓库|倉庫|服务|服務|产品|產品|团队|團隊|公司|季度|月|周|週)"
+)
+
+
+# "at least it runs now", "we always end up …", "至少": a verdict on how things went, not a fact.
+_EVALUATION_EN = re.compile(r"\b(?:at least|end up|ends up|ended up|no matter what)\b", re.I)
+_EVALUATION_ZH = re.compile(r"至少|总算|總算|终于|終於|居然|竟然")
+# "ask her", "问他": who that is was said elsewhere, if at all.
+_ASK_PRONOUN = re.compile(r"\b(?:ask|ping|contact|email|call|talk to)\s+(?:him|her|them)\b|(?:问|問|找|联系|聯繫)(?:他|她|它)", re.I)
+# A clause that gives the reason for, or the consequence of, the one before it is not a fact of its own.
+_REASON_CLAUSE = re.compile(
+    r"^(?:because|since|otherwise|so that|as|cause|cuz)\b|^(?:因为|因為|由于|由於|不然|否则|否則|方便|为了|為了|免得|以免|省得|要不然)",
+    re.I,
+)
+# "the meeting is about 30 minutes": one occasion, undated, is not a lasting fact.
+_ONE_EVENT_EN = re.compile(
+    r"^the\s+(?:meeting|call|trip|party|game|match|movie|film|show|demo|talk|interview|dinner|lunch|event|"
+    r"session|flight|drive|walk|hike|visit)\s+(?:is|was|will be)\b",
+    re.I,
+)
+
+
+def _past_en(clause: str) -> bool:
+    past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
+    return (past or _PAST_TIME_EN.search(clause) is not None) and not _CHANGE_OF_STATE.search(clause)
+
+
+def _fragment_en(clause: str) -> bool:
+    """No subject + finite verb: "Never seen this before", "Stay positive", "monorepo, pnpm", "Help me
+    understand X" (an imperative has no subject). A pronoun subject makes a clause; a noun phrase
+    does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
+    determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
+    clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
+    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
+        return False
+    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause):
+        return False
+    return not (_DETERMINER.match(clause) and _FINITE_AFTER_NP.match(clause))
+
+
+def _undated_future(clause: str) -> bool:
+    """"we'll get there eventually": a plan without a date is not yet a fact."""
+    return _FUTURE_EN.search(clause) is not None and not future_dates(clause, dt.date(2000, 1, 1))
+
+
+Test = Callable[[str], object]
+TESTS_EN: dict[str, Test] = {
+    "code": _CODE.search,
+    "second person": _SECOND_PERSON_EN.search,
+    "addressed": _EN_DIRECTIVE_ANYWHERE.search,
+    "secret": _SECRETISH.search,
+    "reported": _SPEECH.search,
+    "momentary": _MOMENT_EN.search,
+    "encouragement": _ENCOURAGEMENT.search,
+    "feeling": _FEELING_EN.match,
+    "interjection": _INTERJECTION_EN.search,
+    "exclamation": _EXCLAIM.search,
+    "wish": lambda c: _WISH_EN.match(c) and not (_DATED_PLAN.match(c) and future_dates(c, dt.date(2000, 1, 1))),
+    "hedge": _HEDGE.search,
+    "condition": _CONDITION.match,
+    "hypothetical": _HYPOTHETICAL_EN.search,
+    "quoted": _quoted,
+    "malfunction": _MALFUNCTION.search,
+    "fragment": _fragment_en,
+    "deictic": _DEICTIC_THING_EN.search,
+    "undated future": _undated_future,
+    "past event": _past_en,
+    "one-off edit": ONE_OFF_EDIT.match,
+    "reason": _REASON_CLAUSE.match,
+    "evaluation": _EVALUATION_EN.search,
+    "unresolved pronoun": _ASK_PRONOUN.search,
+    "one event": _ONE_EVENT_EN.match,
+}
+"""The English distractor tests, by name; the first that holds names the clause's kind."""
+TESTS_ZH: dict[str, Test] = {
+    "second person": _SECOND_PERSON_ZH.search,
+    "addressed": _ZH_DIRECTIVE_ANYWHERE.search,
+    "request": lambda c: any(_ZH_IMPERATIVE_PART.match(p.strip()) for p in re.split(r"[，,；;]", c)),
+    "secret": _SECRETISH.search,
+    "reported": _SPEECH.search,
+    "question": _ZH_QUESTION.search,
+    "momentary": _MOMENT_ZH.search,
+    "deictic": _DEICTIC_THING_ZH.search,
+    "encouragement": _ENCOURAGEMENT.search,
+    "feeling": _FEELING_ZH.search,
+    "exclamation": _EXCLAIM.search,
+    "wish": _WISH_ZH.search,
+    "condition": lambda c: _CONDITION.match(c) or _ZH_TIME_CLAUSE.search(c),
+    "hypothetical": _HYPOTHETICAL_ZH.search,
+    "quoted": _quoted,
+    "malfunction": _MALFUNCTION.search,
+    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c),
+    "evaluation": _EVALUATION_ZH.search,
+    "reason": _REASON_CLAUSE.match,
+    "unresolved pronoun": _ASK_PRONOUN.search,
+}
+"""The Chinese distractor tests, by name."""
+
+
+def mostly_chinese(text: str) -> bool:
+    """Chinese when CJK characters outnumber Latin words ("我们用 Postgres 15" is Chinese; a list of
+    words in several scripts with one Chinese word is not)."""
+    return sum(map(has_cjk, text)) > len(re.findall(r"[A-Za-z]+", text))
+
+
+_POINTER_SAFE = frozenset({"second person", "condition"})
+_LABELLED = re.compile(r"^[^:：]{2,60}(?::\s+|：\s*)\S")  # "API docs: https://…", "接口文档：…"
+
+
+def distractor(clause: str) -> str | None:
+    """Which kind of non-fact the clause is, or None when it reads as a lasting statement.
+
+    Each test is about the clause's form (second person, a speech verb, a tense, a mood marker,
+    an interjection, a question word), never about a particular sentence. A pointer ("if you
+    need prod access, Marta grants it", "API docs: docs.example/api") is a fact in the form of
+    advice to whoever needs it, so the tests of form (addressed, conditional, verbless) do not
+    apply to it.
+    """
+    tests = TESTS_ZH if mostly_chinese(clause) else TESTS_EN
+    pointer = is_pointer(clause)
+    safe = _POINTER_SAFE | {"fragment"} if pointer and _LABELLED.match(clause) else _POINTER_SAFE if pointer else frozenset()
+    return next((name for name, test in tests.items() if name not in safe and test(clause)), None)
+
+
+__all__ = ["TESTS_EN", "TESTS_ZH", "distractor", "mostly_chinese"]

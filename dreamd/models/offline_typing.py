@@ -1,0 +1,312 @@
+"""Which type a stated fact is, decided from the clause's structure (the labelling guide's definitions).
+
+The guide (``benchmarks/quality/README.md``) defines the four types by what a fact is *about*:
+
+- ``reference`` — where something lives or who to ask: the clause names a place (a URL, a path,
+  a ``#channel``, a tool, "in/under/on <container>") as the location of its subject, or a person
+  as the one who handles a topic;
+- ``project`` — decisions, deadlines, goals and the state of the work: a dated event or plan,
+  or a clause whose subject is collective or impersonal (we/our/the team/the service/a system)
+  and which is about the work;
+- ``user`` — who the user is and their situation: a clause whose subject is the speaker ("I",
+  "my", "我"), with their family, home, body and routines (a clause naming neither the speaker
+  nor the work is not typed at all);
+- ``feedback`` — a standing rule for the assistant: a directive (imperative, "you should …",
+  a "we always/never …" convention) — decided by :mod:`dreamd.models.offline_rules`, which also
+  checks that the rule is standing; this module only recognises the directive shape so it is
+  never typed as a statement.
+
+The decision reads the subject of the clause and its predicate, not which phrase rule fired, so
+a sentence nobody wrote a rule for still gets the type a labeller would give it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Literal
+
+from dreamd.models.offline_audience import about_the_work
+from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL
+from dreamd.models.offline_text import absolutize_dates, has_cjk
+
+Subject = Literal["self", "group", "you", "deictic", "other"]
+
+_PERSONAL_EN = re.compile(
+    r"\b(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|son|daughter|kids?|children|child|baby|"
+    r"toddler|mom|mum|mother|dad|father|parents?|sister|brother|siblings?|grand(?:ma|pa|mother|father|parents?)|"
+    r"aunt|uncle|cousin|niece|nephew|in-laws?|family|dog|cat|puppy|kitten|pets?|house|home|flat|apartment|"
+    r"place|garden|neighbou?rs?|landlord|roommates?|flatmates?|club|choir|band|gym|church|household|"
+    r"he|she|they|him|her|them|his|their)\b",
+    re.I,
+)
+_PERSONAL_ZH = re.compile(
+    r"老婆|老公|妻子|丈夫|对象|對象|男朋友|女朋友|儿子|兒子|女儿|女兒|孩子|宝宝|寶寶|妈妈|媽媽|爸爸|父母|爸妈|爸媽|"
+    r"姐姐|妹妹|哥哥|弟弟|爷爷|爺爺|奶奶|外婆|外公|家里|家裡|家人|狗|猫|貓|房东|房東|室友|邻居|鄰居|他|她|他们|他們|她们|她們"
+)
+
+_EN_ADVERBIAL = re.compile(
+    r"^(?:(?:these days|nowadays|lately|currently|right now|at the moment|this (?:year|quarter|month|week|term|semester)|"
+    r"for (?:work|context)|at work|at home|in general|usually|normally|also|basically|honestly|actually|oh|and|but|so|"
+    r"because|since|as of (?:now|today)|(?:on|at|in) [\w-]+|(?:last|next|every) [\w-]+|yesterday|tomorrow)\s*,?\s+)+",
+    re.I,
+)
+# Nouns that make "my X" about the work or a group the speaker belongs to, not the speaker.
+_GROUP_NOUN = (
+    r"team|company|startup|org|organi[sz]ation|department|dept|squad|group|project|repo|repository|codebase|app|"
+    r"service|product|platform|stack|system|pipeline|cluster|site|website|api|backend|frontend|database|db|"
+    r"server|client|clients|customers?|users|business|lab|school|class"
+)
+_EN_SELF = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|me|myself|my|mine)\b", re.I)
+_EN_MY_GROUP = re.compile(rf"^my\s+(?:[\w-]+\s+)?(?:{_GROUP_NOUN})\b", re.I)
+_EN_GROUP = re.compile(
+    r"^(?:we|we're|we've|we'd|we'll|our|ours|us|the team|the company|everyone|everybody|nobody|all of us|"
+    r"(?:the|this|that|each|every|all|any|no)\s+(?:[\w./-]+\s+){0,3}?[\w./-]+)\b",
+    re.I,
+)
+_EN_YOU = re.compile(r"^(?:you|you're|you've|you'd|you'll|your|yours|u|ur)\b", re.I)
+_EN_DEICTIC = re.compile(r"^(?:it|it's|its|this|that|that's|these|those|there|there's|here|here's|which|what)\b", re.I)
+
+_ZH_LEAD = re.compile(r"^(?:[^，,。我你他她它这這那]{1,6}[，,])?")
+_ZH_SELF = re.compile(r"^我(?![们們])")
+_ZH_MY_GROUP = re.compile(
+    r"^我(?:的)?(?:公司|团队|團隊|组|組|部门|部門|项目|項目|仓库|倉庫|服务|服務|产品|產品|系统|系統|客户|客戶)"
+)
+_ZH_GROUP = re.compile(r"^(?:我们|我們|咱们|咱們|大家|团队|團隊|公司|项目|項目|这个项目|這個項目|本项目|本項目)")
+_ZH_YOU = re.compile(r"^(?:你|您)")
+_ZH_DEICTIC = re.compile(r"^(?:(?:这|這|那)(?:是|样|樣|就|也|都|还|還|太|真|挺|个是|個是|个就|個就)|它)")
+_ZH_TIME_BEFORE_SELF = re.compile(r"^[^，,。我你他她它]{1,3}(?=我(?![们們]))")
+
+
+def subject_of(clause: str) -> Subject:
+    """Who or what the clause is about, from its first words after time and discourse adverbials."""
+    text = clause.strip().lstrip("\"'“‘(（")
+    if has_cjk(text[:3]):
+        text = _ZH_LEAD.sub("", text, count=1) if not _ZH_SELF.match(text) else text
+        text = _ZH_TIME_BEFORE_SELF.sub("", text, count=1)  # "周末我一般…", "平时我…"
+        if _ZH_MY_GROUP.match(text) or _ZH_GROUP.match(text):
+            return "group"
+        if _ZH_SELF.match(text):
+            return "self"
+        if _ZH_YOU.match(text):
+            return "you"
+        if _ZH_DEICTIC.match(text):
+            return "deictic"
+        return "other"
+    text = _EN_ADVERBIAL.sub("", text)
+    if _EN_MY_GROUP.match(text):
+        return "group"
+    if _EN_SELF.match(text):
+        return "self"
+    if _EN_YOU.match(text):
+        return "you"
+    if _EN_DEICTIC.match(text):
+        return "deictic"
+    if _EN_GROUP.match(text):
+        return "group"
+    return "other"
+
+
+# ----------------------------------------------------------------------------- pointers
+
+_EN_LOCATED = re.compile(
+    r"\b(?:is|are|lives?|sits?|kept|keep|stored|store|saved|hosted|documented|tracked|filed|listed|defined|configured|"
+    r"managed|written down|pinned|posted|found|located|go|goes|sent|shipped|published)\s+(?:[\w-]+\s+){0,4}?"
+    r"(?:in|on|under|at|inside|to)\s+(?:the\s+|our\s+|my\s+|a\s+)?(?P<where>[^,;.]{2,60})",
+    re.I,
+)
+_CONTAINER_EN = re.compile(
+    r"\b(?:repo|repository|folder|directory|dir|drive|bucket|wiki|channel|doc|docs|sheet|spreadsheet|notebook|"
+    r"drawer|cabinet|binder|board|tracker|vault|page|file|account|inbox|calendar|dashboard|space|workspace|"
+    r"portal|shelf|safe|host|bastion|vpn|proxy|gateway|fridge|closet|wardrobe|cupboard|desk|study|attic|garage|"
+    r"basement|glovebox|glove box|wallet|envelope|locker|box|tin|jar|hook)\b",
+    re.I,
+)
+_PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b(?-i:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*)\b")
+_HOST = re.compile(
+    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)*\.(?:internal|local|corp|lan|example)\b|"
+    r"\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}",
+    re.I,
+)
+_STORED = re.compile(
+    r"\b(?:lives?|kept|keep|stored|store|saved|hosted|documented|tracked|filed|managed|go|goes|sent|published)\b", re.I
+)
+_IS_TOOL = re.compile(
+    r"\b(?:ci|cd|docs|documentation|tickets|issues|logs|source of truth|tracker|wiki|runbooks?|monitoring|alerts|"
+    r"alerting|paging|dashboards?|feature flags?|flags|secrets|passwords|notes|calendar|chat|comms)\b[^,;.]{0,25}?\s+"
+    r"(?:is|are|lives?|sits?)\s+(?:in\s+|on\s+)?(?-i:[A-Z])",
+    re.I,
+)
+_ASK_EN = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:just|then|always|please)\s+)(?:ask|ping|contact|talk to|reach out to|email|message|call|go to)\s+"
+    r"(?!(?:him|her|them|me)\b)(?-i:[A-Z@#])|"
+    r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:handles|owns|manages|maintains|is in charge of|"
+    r"is responsible for|looks after|takes care of|knows (?:everything|all) about|covers)\b|"
+    r"\b(?:is|are)\s+(?:the\s+)?(?:one|person|people|go-to(?: person)?|owner|owners|contact|point of contact|"
+    r"gatekeeper|approver|maintainer)s?\s+(?:who|for|to ask|of|on)\b|"
+    r"^my\s+(?:[\w-]+\s+)?(?:accountant|doctor|gp|dentist|lawyer|vet|mechanic|plumber|electrician|physio|"
+    r"therapist|agent|advisor|adviser|banker|broker|pharmacist|trainer|tutor|hairdresser|barber)\s+is\s+"
+    r"(?:(?:dr|mr|mrs|ms)\.?\s+)?(?-i:[A-Z])",
+    re.I,
+)
+_ZH_LOCATED = re.compile(
+    r"(?<![卡困等停])(?:在|放在|存在|存放在|记在|記在|收在|挂在|掛在|托管在|部署在|维护在|維護在|打到|发到|發到|存到)\s*"
+    r"(?P<where>[^，,。；;]{1,30}?)"
+    r"(?:(?:里|裡|上|中|内|內)(?:面|边|邊|头|頭)?(?:看|找|查|搜)?(?:[，,。；;]|$|就|能|可以)|"
+    r"(?:仓库|倉庫|目录|目錄|文件夹|文件夾|群|频道|頻道|文档|文檔|表格|网盘|網盤|相册|相冊|抽屉|抽屜)(?:里|裡|中|上)?)"
+    r"|(?:打到|发到|發到|存到|放到)\s*[A-Za-z]"
+)
+_ZH_ASK = re.compile(
+    r"(?:问题|問題|的事|有事|不懂|不会|不會|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|可以|请|請|先)?(?:找|问|問|联系|聯繫|@)\s*(?!我|他|她|它)\S|"
+    r"由[^，,。]{1,6}(?:负责|負責|接手|对接|對接)|"
+    r"^(?:我的)?(?:会计|會計|医生|醫生|律师|律師|牙医|牙醫|家庭医生|中介|理发师|理髮師|教练|教練)(?:是|叫)|"
+    r"(?:看|查|去|打开|打開)\s*[^，,。]{0,24}(?:面板|仪表盘|儀表板|看板|文档|文檔|日志|日誌|wiki|页面|頁面|表格|群)"
+)
+
+
+_PERSON_LOCATED = re.compile(
+    r"^(?:i|i'm|im|we|we're|my family|our family|(?:my|our)\s+(?:new\s+)?(?:place|home|house|flat|apartment|office))\b"
+    r"(?!.*\bkeep\b)",
+    re.I,
+)
+
+
+_CONTACT = re.compile(
+    r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d-])(?:\+?\d[\d ]{7,}\d|\d{3}-\d{3,4}-\d{4})(?![\d-])|"
+    r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
+    r"\b(?:go|goes|are filed|is filed|are submitted|is submitted|are requested|is requested)\s+(?:through|via)\s+(?:the\s+|our\s+)?"
+    r"(?-i:[A-Z])|"
+    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}(?:系统|系統|流程|平台|平臺))",
+    re.I,
+)
+
+
+def is_pointer(clause: str) -> bool:
+    """Whether the clause says where something lives or who to ask (a ``reference``)."""
+    if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
+        return True
+    if has_cjk(clause):
+        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause))
+    if _ASK_EN.search(clause) or _IS_TOOL.search(clause):
+        return True
+    m = _EN_LOCATED.search(clause)
+    if not m or _PERSON_LOCATED.match(clause):
+        return False  # "I'm in Lisbon", "our new place is in …": where a person is, not a pointer
+    where = m.group("where")
+    named = _STORED.search(clause) is not None and _PROPER.search(" " + where) is not None
+    return bool(_CONTAINER_EN.search(where) or TOOLS.search(where) or named)
+
+
+# ----------------------------------------------------------------------------- dates
+
+_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_PERSONAL_DAY = re.compile(r"\b(?:birthday|anniversary|born)\b|生日|纪念日|紀念日|出生", re.I)
+
+
+_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
+
+
+def future_dates(text: str, day: dt.date) -> list[dt.date]:
+    """The dates after ``day`` the text names once relative dates are resolved against ``day``."""
+    out = []
+    recurring = _RECURRING.search(text) is not None  # "every Friday" names no one date
+    for m in _ISO.finditer(absolutize_dates(text, day, weekdays=not recurring)):
+        try:
+            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            continue
+        if when > day:
+            out.append(when)
+    return out
+
+
+# ----------------------------------------------------------------------------- the decision
+
+_WORK_ACTIVITY = re.compile(
+    r"^(?:i'm|i am|im)\s+(?:currently\s+|still\s+|now\s+)?(?:working on|migrating|rewriting|refactoring|building|"
+    r"porting|shipping|finishing|wrapping up|leading|prototyping|implementing|upgrading|replacing|moving|"
+    r"preparing|planning|aiming|trying to (?:ship|finish|get))\b|"
+    r"^我(?:现在|現在|目前|正在|在)?(?:在)?(?:做|写|寫|重构|重構|迁移|遷移|开发|開發|搞|赶|趕|准备|準備)(?:的)?[^，,。]{0,8}"
+    r"(?:项目|項目|迁移|遷移|重构|重構|上线|上線|版本|功能|模块|模塊|接口|系统|系統)",
+    re.I,
+)
+
+
+_PLAN_OR_GOAL = re.compile(
+    r"\b(?:goal|goals|target|aim|plan|plans|planning|roadmap|milestone|okr|okrs|decided|decision|agreed|waiting on|"
+    r"waiting for|blocked on|blocked by)\b|目标|目標|打算|计划|計劃|准备|準備|决定|決定|卡在|在等",
+    re.I,
+)
+_WORK_WORD = re.compile(
+    r"\b(?:code|repo|service|api|server|database|db|deploy\w*|release|sprint|ci|pipeline|prod|staging|team|"
+    r"client|customer|project|product|app|feature|ticket|bug|pr|merge|branch|build|on-?call|standup|meeting|"
+    r"infra\w*|version|upgrade|migration|freeze|stack|framework|library|test|lint\w*|schema|endpoint|cluster|"
+    r"backend|frontend|config\w*|runtime|sdk|cloud|region|vendor|contract|budget|roadmap|launch|office|work|"
+    r"shop|store|business|shipping|warehouse|inventory|invoic\w+|suppliers?|studio|firmware|equipment|"
+    r"machines?|tools?|setup|hardware|software)s?\b|"
+    r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Z0-9][\w.+#-]*|[A-Z]{2,})\b|"
+    r"代码|代碼|服务|服務|接口|部署|发布|發布|上线|上線|项目|項目|团队|團隊|客户|客戶|需求|版本|测试|測試|数据库|數據庫",
+    re.I,
+)
+
+
+_SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
+_THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
+
+
+_PRONOUNS = re.compile(r"\b(?:me|my|mine|myself|i|we|our|ours|us)\b|我们|我們|我", re.I)
+
+
+def about_work(clause: str) -> bool:
+    """Whether the clause names something of the work (code, systems, the team's process) or the
+    user's affairs the assistant handles — with the speaker's pronouns and bare numbers left out,
+    which say who and how many, not what ("一个 7 岁一个 10 岁" is about children, not the work)."""
+    plain = re.sub(r"\d+(?:[.,:]\d+)*", " ", _PRONOUNS.sub(" ", clause))  # a number alone is not the work
+    return bool(_WORK_WORD.search(clause)) or about_the_work(plain)
+
+
+def statement_type(clause: str, day: dt.date) -> str | None:
+    """The type of a declarative clause (``None`` when the subject makes it no lasting fact).
+
+    Order follows specificity: a dated event or plan is ``project`` (a birthday or anniversary
+    is a personal fact, ``user``); a pointer is a ``reference`` whoever the subject is ("my notes
+    live in Obsidian"); a goal, a plan or a decision is ``project``; then the subject decides —
+    the speaker → ``user`` (unless they describe the work they are doing, the state of the
+    work), their household → ``user``, a group or a thing → ``project`` when the clause is about
+    the work. A clause that names neither the speaker nor the work ("the bakery opens at 8"),
+    one about the listener ("you …", unless it says where to find something) or one pointing at
+    the moment ("this …", "it …") states no lasting fact and gets no type.
+    """
+    subject = subject_of(clause)
+    if subject == "you":
+        # "you can reach me on Slack at @kira", "you'll find the keys in the blue tin": a pointer
+        return "reference" if is_pointer(clause) else None
+    if subject == "deictic":
+        # "It lives in the infra repo." after "We use Terraform.": where it lives, or when, is still
+        # a fact (the record carries the sentence the pronoun points back to); anything else about
+        # "it"/"this" is about the moment
+        if is_pointer(clause) and re.match(r"^(?:it|it's|its|它)", clause.strip(), re.I):
+            return "reference"
+        return None
+    located = URL.search(clause) or PATHLIKE.search(" " + clause)
+    if future_dates(clause, day) and not located:
+        return "user" if _PERSONAL_DAY.search(clause) else "project"
+    if is_pointer(clause):
+        return "reference"
+    if _PLAN_OR_GOAL.search(clause):
+        return "project"
+    if subject == "self":
+        return "project" if _WORK_ACTIVITY.match(clause.strip()) else "user"
+    personal = _PERSONAL_ZH.search(clause) if has_cjk(clause) else _PERSONAL_EN.search(clause)
+    if personal and not _WORK_WORD.search(clause):
+        return "user"  # the speaker's household: "our new place is in …", "女儿周二有舞蹈课"
+    if subject == "group" and not about_work(clause):
+        return None  # "the bakery is open every day", "we order pizza on Fridays": neither the speaker nor the work
+    if subject == "other" and not about_work(clause):
+        # "mornings are my focus time": the speaker's life when the clause names them; a clause that
+        # names neither the speaker nor the work ("每天都很忙", "the bakery opens at 8") is not kept
+        return "user" if _SPEAKER.search(clause) else None
+    return "project"
+
+
+__all__ = ["future_dates", "is_pointer", "statement_type", "subject_of"]

@@ -1,0 +1,281 @@
+"""Recall by default and structural typing (offline_statement, offline_typing).
+
+Every sentence here was invented for these tests; none comes from a benchmark split.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from dreamd.models.offline_distractors import distractor
+from dreamd.models.offline_extract import extract, stated_part
+from dreamd.models.offline_rules import Ctx
+from dreamd.models.offline_statement import rule_statement
+from dreamd.models.offline_typing import is_pointer, statement_type, subject_of
+
+DAY = dt.date(2026, 11, 24)  # a Tuesday
+TS = "2026-11-24T10:00:00Z"
+
+
+def ctx() -> Ctx:
+    return Ctx(role="user", day=DAY, next_sentence=None)
+
+
+def run(*texts: str) -> list[dict[str, str]]:
+    turns = [{"role": "user", "text": t, "timestamp": TS} for t in texts]
+    return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+
+# ----------------------------------------------------------------------------- subject and type
+
+
+@pytest.mark.parametrize(
+    ("clause", "subject"),
+    [
+        ("I keep bees on the roof", "self"),
+        ("my sister teaches violin", "self"),
+        ("my team owns the ledger", "group"),
+        ("our kiln runs on propane", "group"),
+        ("we usually eat late on Sundays", "group"),
+        ("the sandbox cluster resets nightly", "group"),
+        ("you always get this right", "you"),
+        ("this one is weird", "deictic"),
+        ("Tuesdays are my quiet days", "other"),
+        ("我在苏州做陶艺", "self"),
+        ("周末我一般去钓鱼", "self"),
+        ("我们组用 Rust 写网关", "group"),
+        ("你也太快了", "you"),
+    ],
+)
+def test_subject_is_read_from_the_first_words(clause: str, subject: str) -> None:
+    assert subject_of(clause) == subject
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        # where something lives or who to ask: a reference, whoever the subject is
+        ("The glaze recipes are kept in the studio binder", "reference"),
+        ("my tax papers live in the blue drawer cabinet", "reference"),
+        ("the render farm is reachable at farm.corp.example", "reference"),
+        ("Wen handles the kiln schedule", "reference"),
+        ("my physio is Dr. Okafor at the Harbour clinic", "reference"),
+        ("拍摄计划放在共享网盘的 shoots 文件夹里", "reference"),
+        ("器材借用的问题找小郑就行", "reference"),
+        # a dated plan or event: project; a birthday is the person's own
+        ("The pottery fair is on December 12", "project"),
+        ("my nephew's birthday is on December 3", "user"),
+        ("窑炉下周四检修", "project"),
+        # the speaker: user
+        ("I keep bees on the roof", "user"),
+        ("我对猫毛过敏", "user"),
+        # a group or a thing of the work: project
+        ("our kiln controller firmware is pinned to 2.4", "project"),
+        ("我们的订单系统每晚两点跑对账", "project"),
+        # the household is the speaker's own life, numbers or not
+        ("Our dog Biscuit needs a walk every 4 hours", "user"),
+    ],
+)
+def test_statement_type_follows_the_labelling_guide(clause: str, kind: str) -> None:
+    assert statement_type(clause, DAY) == kind
+
+
+def test_clauses_about_the_listener_or_the_moment_have_no_type() -> None:
+    assert statement_type("you are fast today", DAY) is None
+    assert statement_type("this looks off", DAY) is None
+    assert statement_type("the bakery on the corner opens every day", DAY) is None  # neither user nor work
+    assert statement_type("we usually eat late on Sundays", DAY) is None
+    assert statement_type("每天都挺忙的", DAY) is None  # names neither the speaker nor the work
+    assert statement_type("一个 7 岁一个 10 岁", DAY) is None  # numbers alone are not the work
+    assert statement_type("Tuesdays are my quiet days", DAY) == "user"
+
+
+def test_contacts_and_processes_are_pointers_and_dates_are_not() -> None:
+    assert is_pointer("Refund requests go to refunds@larkspur.example")
+    assert is_pointer("Badge requests go through the Facilities portal")
+    assert is_pointer("我表哥的电话是 139 0000 1111")
+    assert is_pointer("报销走 OA 系统")
+    assert not is_pointer("The kiln service is on 2026-12-03")
+    assert not is_pointer("We budget 12000000 a year for parts")
+
+
+def test_a_pointer_may_be_said_as_advice_or_as_a_label() -> None:
+    assert distractor("If you need the darkroom key, Ilse is the one who has it") is None
+    assert distractor("Kiln logs: https://kiln.example/logs") is None
+    assert distractor("Even a [link](https://kiln.example)") == "fragment"  # no label, no verb
+    assert distractor("帮我把 notes.md 删掉") == "addressed"  # a request naming a file is still a request
+
+
+def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
+    assert not is_pointer("I'm in Valparaíso this month")
+    assert not is_pointer("Our new flat is in Gràcia")
+    assert is_pointer("Our sheet music is stored in the choir's Dropbox folder")
+
+
+# ----------------------------------------------------------------------------- distractor tests
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        ("you nailed that refactor", "second person"),
+        ("I'm so tired of this build", "feeling"),
+        ("ugh, the printer jammed", "interjection"),
+        ("I think the cache is the culprit", "wish"),
+        ("my landlord says the boiler is fine", "reported"),
+        ("the webhook keeps timing out", "malfunction"),
+        ("Tried three times before lunch", "fragment"),
+        ("Keep the lights low", "fragment"),
+        ("this function is way too long", "deictic"),
+        ("we'll get there eventually", "wish"),
+        ("the ferry will be faster", "undated future"),
+        ("last spring I broke my wrist skiing", "past event"),
+        ("the call is about 20 minutes", "one event"),
+        ("the staging password is hunter2", "secret"),
+        ("the cache would need sharding if traffic doubled", "hypothetical"),
+        ('my old boss\'s line was "ship it and see what breaks"', "quoted"),
+        ("the nightly job dies with a KeyError in the loader", "malfunction"),
+        ("hope the weekend treats you well", "second person"),
+        ("hope the weekend is calm", "interjection"),
+        ("明年要是搬去深圳的话就换工作", "hypothetical"),
+        ("我今天有点累", "momentary"),
+        ("I'm away from the desk for 20 minutes", "momentary"),
+        ("这周我在外地", "momentary"),
+        ("the export endpoint returns a 500 for empty carts", "malfunction"),
+        ("他说这个库不好用", "reported"),
+        ("上周去了趟海边", "past event"),
+        ("你也早点休息", "second person"),
+        ("我在想换个城市生活", "wish"),
+    ],
+)
+def test_distractors_are_recognised_by_structure(clause: str, kind: str) -> None:
+    assert distractor(clause) == kind
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "I keep bees on the roof",
+        "I moved to Tallinn in the spring",  # a past change leaves a lasting state
+        "Our kiln runs on propane",
+        "我在苏州做陶艺",
+        "我去年换了工作，现在做测试开发",
+        "I'm the only one who's allowed to merge to main",  # contractions are not quotes
+        "our error budget is 0.5% per quarter",  # naming errors is not something failing right now
+        "bug reports go to the triage board in Linear",
+        "I grew up in Porto and studied marine biology",  # a life history is still true now
+        "I water the ferns once a week",  # "once" as a frequency, not a past time
+        "我们这周五上线新版本",  # 这周五 is a date, not "this week"
+    ],
+)
+def test_lasting_statements_pass_every_test(clause: str) -> None:
+    assert distractor(clause) is None
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def test_a_statement_no_rule_knows_is_kept_with_its_own_words_and_type() -> None:
+    [rec] = run("Heads up, our print shop ships parcels only on Thursdays.")
+    assert rec["type"] == "project"
+    assert "print shop" in rec["description"] and "Thursdays" in rec["description"]
+    [rec] = run("我家阳台有三盆蓝莓，都是自己从种子养大的。")
+    assert rec["type"] == "user" and "蓝莓" in rec["description"]
+
+
+def test_small_talk_and_moment_talk_give_nothing() -> None:
+    assert run(
+        "haha you're a star",
+        "The coffee machine is broken again, ugh.",
+        "I'm so done with this week.",
+        "This test file is a mess.",
+        "今天好热啊。",
+        "这段代码写得真乱。",
+    ) == []
+
+
+def test_the_statement_before_a_question_is_kept_and_the_question_is_not() -> None:
+    assert stated_part("My son turns nine in March, what should I get him?") == "My son turns nine in March"
+    assert stated_part("what should I get him?") is None
+    recs = run("I ride a recumbent trike, any route ideas for Sunday?")
+    assert [r["type"] for r in recs] == ["user"] and "recumbent trike" in recs[0]["description"]
+
+
+def test_a_pronoun_sentence_carries_the_sentence_it_points_back_to() -> None:
+    recs = run("My parrot is called Biscuit. He is twenty-two years old and hates thunder.")
+    body = "\n".join(r["description"] + "\n" + r["body"] for r in recs)
+    assert "Biscuit" in body and "twenty-two" in body
+
+
+def test_a_reworded_rule_keeps_what_the_user_said() -> None:
+    [rec] = run("Never deploy the kiln firmware on Fridays, the controller vendor is closed on weekends.")
+    assert rec["type"] == "feedback"
+    text = rec["description"] + "\n" + rec["body"]
+    assert "vendor" in text and "Fridays" in text
+
+
+def test_the_state_of_the_work_is_kept_when_it_names_a_value_or_a_stage() -> None:
+    assert rule_statement("our deploy tooling is kind of clunky", ctx()) is None
+    for said in ("our deploy tooling is pinned to Helm 3.14", "the invoicing port is half done",
+                 "我们的对账服务卡在安全评审上"):
+        found = rule_statement(said, ctx())
+        assert found is not None and found.type == "project", said
+
+
+def test_telling_the_listener_is_a_lead_in_not_part_of_the_fact() -> None:
+    [rec] = run("Could you note that I'm allergic to sesame?")
+    assert rec["type"] == "user" and "sesame" in rec["description"] and "note" not in rec["description"].lower()
+    [rec] = run("I think you should know that my landlord is Mr. Petrakis.")
+    assert "Petrakis" in rec["description"] and "should know" not in rec["description"]
+    [rec] = run("As you know, our shop runs on Shopify Plus.")
+    assert rec["type"] == "project" and rec["description"].startswith("Our shop")
+    [rec] = run("You can reach me on Signal at @quill.")
+    assert rec["type"] == "reference"
+
+
+def test_a_plan_with_a_date_is_a_fact_and_a_wish_is_not() -> None:
+    [rec] = run("We'll be at the glass fair in Murano from March 3 to March 6.")
+    assert rec["type"] == "project" and "2027-03-03" in rec["body"]
+    assert run("I'd love to see the glass fair some day.") == []
+    [rec] = run("I want to finish the pottery course by June 30.")
+    assert rec["type"] == "project" and "2027-06-30" in rec["body"]
+
+
+def test_a_short_answer_takes_its_meaning_from_the_question() -> None:
+    def reply(question: str, said: str) -> list[dict[str, str]]:
+        turns = [{"role": "assistant", "text": f"Sure. {question}", "timestamp": TS},
+                 {"role": "user", "text": said, "timestamp": TS}]
+        return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+    [rec] = reply("What do you do for work?", "Staff nurse, nights mostly.")
+    assert rec["type"] == "user" and "nurse" in rec["description"] and "Asked:" in rec["body"]
+    [rec] = reply("Where do you keep the scans?", "A Dropbox folder called Scans/2026.")
+    assert rec["type"] == "reference"
+    [rec] = reply("When is the audit?", "On the 14th.")
+    assert rec["type"] == "project" and "2026-12-14" in rec["body"]
+    [rec] = reply("Do you prefer tabs or spaces in the Makefiles?", "Tabs, always.")
+    assert rec["type"] == "feedback" and "Makefiles" in rec["body"]
+    assert reply("Which HTTP library should I use?", "httpx.") == []  # a choice for the task at hand
+    assert reply("Do you want me to continue?", "Yes please.") == []
+
+
+def test_a_rule_whose_reason_tells_of_an_event_is_still_a_rule() -> None:
+    [rec] = run("Never squash the migration commits — we lost a schema change last spring.")
+    assert rec["type"] == "feedback" and "schema change" in rec["body"]
+    [rec] = run("Always label the glaze buckets with the date, we mixed up two batches in May.")
+    assert rec["type"] == "feedback"
+
+
+def test_long_unclosed_quotes_and_runs_of_words_are_read_in_linear_time() -> None:
+    # each of these took minutes with a backtracking quote pattern; the test fails by hanging
+    for text in ('"' + "kiln glaze cone six " * 190, "“" + "我们 在 的 " * 600, "I " + "'m " * 1500):
+        assert run(text[:3900]) == []
+
+
+def test_rule_statement_ignores_what_the_assistant_says() -> None:
+    assistant = Ctx(role="assistant", day=DAY, next_sentence=None)
+    assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None
+    found = rule_statement("Our studio kiln runs on Propane 3", ctx())
+    assert found is not None and found.type == "project"
