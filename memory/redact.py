@@ -186,6 +186,16 @@ _PATTERNS: tuple[_Pattern, ...] = (
         value_group="value",
     ),
     _Pattern(
+        "id-number",
+        re.compile(
+            r"(?:(?i:passport(?:\s+(?:number|no\.?|#))?|social\s+security\s+number|ssn)"
+            r"|护照号码?|身份证号码?|社保号)"
+            r"(?:\s*(?:[:=：#]|是|is)\s*|\s+)(?P<value>[A-Za-z]{0,3}[0-9][0-9 -]{4,18}[0-9Xx])(?![A-Za-z0-9])"
+        ),
+        ("passport", "social", "ssn", "护照号", "身份证号", "社保号"),
+        value_group="value",
+    ),
+    _Pattern(
         "credential",
         re.compile(
             r"(?P<word>(?i:pass(?:word|wd|phrase)|secret|token|key)|密码|口令|密钥|秘钥|令牌)(?![A-Za-z0-9_-])"
