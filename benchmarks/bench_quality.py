@@ -69,28 +69,30 @@ QUALITY_DIR = REPO / "benchmarks" / "quality"
 RESULTS_DIR = REPO / "benchmarks" / "results"
 
 FLOORS: dict[str, float] = {
-    # What the code on main reached on the TEST split when the split was committed (offline
-    # model), cut to two decimals minus 0.02 (``--suggest-floors`` prints them). Baseline
-    # before the rule rewrite of issue 10; now the figures of the rewritten extraction (merged
-    # from q-extract, measured once here). Consolidation floors are those of the rewritten
-    # dream (merged from q-dream): fact retention must stay 100 %; merge recall fell from 0.394
-    # to 0.338 and drop precision from 1.0 to 0.833 (it drops a superseded record, which this
-    # split labels as a merge) — measured once on the test split, not tuned on it.
-    "extraction.overall.precision": 0.64,
-    "extraction.overall.recall": 0.44,
-    "extraction.overall.f1": 0.52,
-    "extraction.by_lang.en.precision": 0.57,
-    "extraction.by_lang.en.recall": 0.43,
-    "extraction.by_lang.zh.precision": 0.74,
-    "extraction.by_lang.zh.recall": 0.46,
-    "extraction.date_accuracy": 0.98,
-    "extraction.reason_accuracy": 0.98,
-    "extraction.distractor_ignored": 0.95,
-    "consolidation.overall.merge_precision": 0.98,
-    "consolidation.overall.merge_recall": 0.31,
-    "consolidation.overall.drop_precision": 0.81,
+    # What the code on main reached on the TEST split, cut to two decimals minus 0.02
+    # (``--suggest-floors`` prints them); fact retention must stay exactly 1.0. History: the
+    # split was committed before the rule rewrite (baseline extraction P 0.667 / R 0.147); the
+    # first rewrite reached 0.664 / 0.485; the second session's structural pass (statements by
+    # default, structural typing), measured once here after it merged, 0.625 / 0.675 — recall
+    # up, precision down, F1 0.560 -> 0.649. The dream's supersession-as-merge and paraphrase
+    # gist raised merge recall 0.338 -> 0.507 and drop precision 0.833 -> 1.0, at merge
+    # precision 1.0 -> 0.947 and keep accuracy 1.0 -> 0.993 (one look-alike record merged in a
+    # supersession group). Measured on the test split once per merge, never tuned on it.
+    "extraction.overall.precision": 0.60,
+    "extraction.overall.recall": 0.65,
+    "extraction.overall.f1": 0.62,
+    "extraction.by_lang.en.precision": 0.56,
+    "extraction.by_lang.en.recall": 0.63,
+    "extraction.by_lang.zh.precision": 0.65,
+    "extraction.by_lang.zh.recall": 0.67,
+    "extraction.date_accuracy": 0.93,
+    "extraction.reason_accuracy": 0.89,
+    "extraction.distractor_ignored": 0.94,
+    "consolidation.overall.merge_precision": 0.92,
+    "consolidation.overall.merge_recall": 0.48,
+    "consolidation.overall.drop_precision": 0.98,
     "consolidation.overall.drop_recall": 0.98,
-    "consolidation.overall.keep_accuracy": 0.98,
+    "consolidation.overall.keep_accuracy": 0.97,
     "consolidation.overall.fact_retention": 1.0,
     "consolidation.by_lang.en.fact_retention": 1.0,
     "consolidation.by_lang.zh.fact_retention": 1.0,

@@ -295,6 +295,9 @@ def test_split_result() -> dict[str, Any]:
 
 def test_the_test_split_meets_the_floors(test_split_result: dict[str, Any]) -> None:
     assert bq.floor_failures(test_split_result) == []
+    # Only what the user said becomes memory: an instruction planted in a page never does.
+    injected = test_split_result["extraction"]["distractors"]["injected instruction"]
+    assert injected["turns"] >= 10 and injected["leaked"] == 0
 
 
 def test_the_test_split_is_the_size_and_shape_issue_10_asks_for() -> None:
@@ -328,6 +331,8 @@ def quoted_sentences(text: str, source: str) -> list[str]:
     found = []
     for piece in (p.strip() for p in pieces):
         cjk = any("\u3400" <= ch <= "\u9fff" for ch in piece)
+        if re.fullmatch(r"(?:from \S+ )?import [\w., ]+", piece):
+            continue  # a pasted import line is code, not a phrasing a rule could fit
         if len(piece) >= (10 if cjk else 24) and piece in source:
             found.append(piece)
     return found
@@ -352,13 +357,15 @@ def test_no_test_split_sentence_is_written_into_the_code() -> None:
     )
     texts = [
         t.text
-        for s in bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl")
+        for split in ("test", "val")  # both are blind: no rule may quote them
+        for s in bq.load_extraction(bq.QUALITY_DIR / f"extraction_{split}.jsonl")
         for t in s.turns
         if t.role == "user"
     ]
     texts += [
         f"{r.description}\n{r.body}"
-        for g in bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl")
+        for split in ("test", "val")
+        for g in bq.load_consolidation(bq.QUALITY_DIR / f"consolidation_{split}.jsonl")
         for r in g.records
     ]
     leaked = [s for text in texts for s in quoted_sentences(text, source)]
