@@ -121,3 +121,12 @@ def test_a_paraphrase_of_another_type_is_left_alone() -> None:
         _rec("brief-replies", "Brief replies", "Keep replies brief.\n", 9, type_="feedback"),
     ]})
     assert ops == []
+
+
+def test_long_tokens_are_read_in_linear_time() -> None:
+    """A pasted hash, a minified line or a long hyphen run once made the value patterns scan
+    quadratically (a 40,000-character token took half a minute): they are anchored now. No
+    timing is asserted; a regression shows as this test taking minutes."""
+    for text in ("x" * 60000, "a-" * 20000, "deadbeef" * 2000, "a/" * 20000, "a." * 20000):
+        gist(text)
+    assert "src/app/main.py" in gist("the entry point is src/app/main.py").values

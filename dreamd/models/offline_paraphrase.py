@@ -146,10 +146,10 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "
 _SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$)|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z]")
 _VALUE_PATTERNS = (
-    re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.I),
+    re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://\S+", re.I),  # anchored, possessive: linear
     re.compile(r"`[^`]+`"),
-    re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
-    re.compile(r"(?<![\w/])[\w.-]*[\w-]/[\w./-]+"),
+    re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+\.[\w.]+"),
+    re.compile(r"(?<![\w./-])[\w.-]*+(?<=[\w-])/[\w./-]+"),
     re.compile(r"#[\w-]+"),
     re.compile(r"\d+(?:[.:/-]\d+)*"),
 )
