@@ -632,63 +632,41 @@ def test_the_hook_index_cache_follows_commits_and_ranks_as_a_fresh_index(tmp_pat
         tmp_path / "m", tmp_path / "st"
     )  # one record tokenized, rest reused
     assert "kafka-retention" in [e[0] for e in entries]
-    records = {e.name: r for e, r in MemoryStore(tmp_path / "m").records()}
-    fresh = KeywordIndex(
-        [Candidate(*e[:3], records[e[0]].body, records[e[0]].importance) for e in entries]
-    )
+    fresh = KeywordIndex([Candidate(*e[:3]) for e in entries])
     assert index.scores(query) == fresh.scores(query) and index.select(query) == fresh.select(query)
     again_entries, again = _ranked_set(tmp_path / "m", tmp_path / "st")  # the cache is current
     assert again_entries == entries and again.scores(query) == fresh.scores(query)
 
 
-def test_the_hook_ranks_on_bodies_as_recall_does_and_on_descriptions_alone_past_the_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import memory
+def test_a_fifo_or_symlink_under_a_record_name_never_blocks_the_prompt(tmp_path: Path) -> None:
+    import os
+    import threading
+
     from dreamd import hook_context
-    from memory.recall_index import BODY_INDEX_LIMIT
 
-    assert hook_context.BODY_INDEX_LIMIT == BODY_INDEX_LIMIT
     store = _memory(tmp_path / "m", RECORDS)
-    store.commit(
-        Change(
-            add=[
-                make_record(
-                    "ci-runner", "reference", "Where CI runs", "The runners are on the ARM64 fleet.",
-                    importance=0.9,
-                )
-            ],
-            actor="manual",
-        )
+    files = {e.name: e.file for e in store.read().records}
+    fifo = tmp_path / "m" / files["deploy-fridays"]
+    fifo.unlink()
+    os.mkfifo(fifo)  # ranked first for this prompt: its file is passed over, not opened
+    (tmp_path / "outside.md").write_text("---\nname: x\n---\nsecret notes\n")
+    link = tmp_path / "m" / files["tabs-indent"]
+    link.unlink()
+    link.symlink_to(tmp_path / "outside.md")
+    result: list[list[str]] = []
+    worker = threading.Thread(
+        target=lambda: result.append(
+            hook_context.relevant_memories(
+                tmp_path / "m", "when do deploys happen, and tabs or mocks?",
+                {"surfaced": [], "used_bytes": 0}, state_dir=tmp_path / "st",
+            )[1]
+        ),
+        daemon=True,
     )
-    prompt = "the arm64 fleet is slow today"  # only the body says it
-    state = {"surfaced": [], "used_bytes": 0}
-    block, names = hook_context.relevant_memories(
-        tmp_path / "m", prompt, state, state_dir=tmp_path / "st"
-    )
-    assert names == ["ci-runner"] and "ARM64 fleet" in block
-    assert [r.name for r in memory.recall(tmp_path / "m", prompt).records] == names
-    # An edit of the body alone (same name, type, description) is read again.
-    store.commit(
-        Change(
-            replace={
-                "ci-runner": make_record(
-                    "ci-runner", "reference", "Where CI runs", "They moved to RISC-V boards."
-                )
-            },
-            actor="manual",
-        )
-    )
-    _, names = hook_context.relevant_memories(
-        tmp_path / "m", "risc-v boards", {"surfaced": [], "used_bytes": 0}, state_dir=tmp_path / "st"
-    )
-    assert names == ["ci-runner"]
-    monkeypatch.setattr(hook_context, "BODY_INDEX_LIMIT", 2)  # a large set: no body is read
-    _, names = hook_context.relevant_memories(
-        tmp_path / "m", "risc-v boards", {"surfaced": [], "used_bytes": 0}, state_dir=tmp_path / "st2"
-    )
-    assert names == []
-
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the prompt hook blocked on a FIFO"
+    assert result == [["db-tests-real"]]
 
 def test_each_stop_supersedes_the_unclaimed_job_of_the_turn_before(tmp_path: Path) -> None:
     project = tmp_path / "p"
