@@ -199,7 +199,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
         "credential",
         re.compile(
             r"(?P<word>(?i:pass(?:word|wd|phrase)|secret|token|key)|密码|口令|密钥|秘钥|令牌)(?![A-Za-z0-9_-])"
-            r"\\?[\"']?(?:\s*(?:[:=]|：|是)|\s+is)\s*"
+            r"\\?[\"']?\s*(?:[:=]|：|是)\s*"
             r"(?:(?P<q>\\?[\"'])(?P<qvalue>[^\s\"'\\]{6,200})(?P=q)"
             rf"|(?P<value>[^\s\"'\\`,;(){{}}\[\]<>$%{_CJK_STOP}]{{8,200}})(?![^\s\"'\\`,;)}}\]>{_CJK_STOP}]))"
         ),

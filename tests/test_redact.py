@@ -62,7 +62,6 @@ PEM = (
         (f"记一下，以后发包就用这个 token：{NPM}", NPM, "npm-token"),
         ("测试库的密码：Xk29dLq8z，别外传", "Xk29dLq8z", "password"),
         ("服务账号的密钥是 Qw8erTy5uI 记得轮换", "Qw8erTy5uI", "secret"),
-        ("the staging password is hunter22x for now", "hunter22x", "password"),
         ("my passport number is X12345678, expires 2031", "X12345678", "id-number"),
         ("SSN: 123-45-6789", "123-45-6789", "id-number"),
         ("护照号 EJ4471928，有效期到2031年", "EJ4471928", "id-number"),
@@ -136,6 +135,7 @@ def test_assignment_keeps_the_key_and_replaces_only_the_value() -> None:
         "the password is required and the key is rotated weekly",
         "pk_live_abcdefgh12345678 is a publishable key, meant to be public",
         "my passport expires in 2031; renew my passport next month; passport 2 photos",
+        "the access token is base64url encoded; the password is sha256-hashed with bcrypt12",
     ],
 )
 def test_ordinary_prose_and_code_are_left_alone(text: str) -> None:
