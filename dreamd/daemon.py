@@ -226,6 +226,7 @@ class Daemon(Generic[C]):
         released = self.spool.release_due()
         if released:
             log.info("spool.released", count=len(released))
+            self.jobs.invalidate_listing()
             self.hint_spool()
 
     def _prune(self) -> None:
@@ -510,5 +511,6 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
                  dreams=daemon.dirs.dreams)
         return 0
     finally:
+        daemon.jobs.stop()  # a pending rescan timer must not poke a closed waker
         daemon.spool.release_lock()
         daemon.waker.close()

@@ -160,7 +160,7 @@ class JobDispatcher(Generic[C]):
         queued = self._claim_from_listing()
         if fresh or self._stopping or self._pool.free_slots() == 0:
             return queued
-        if age >= RELIST_AFTER:  # the old listing ran out with a worker still free: look again
+        if age >= RELIST_AFTER or self._once:  # the listing ran out with a worker free: look again
             if self._relist():
                 queued += self._claim_from_listing()
         elif self._rescan is None:
@@ -173,6 +173,11 @@ class JobDispatcher(Generic[C]):
         self._rescan = None
         if not self._stopping:
             self._hint_spool()
+
+    def invalidate_listing(self) -> None:
+        """Jobs came back into ``new/`` (released from ``deferred/``, unclaimed, recovered):
+        they may be older than what the cached listing offers, so the next scan lists again."""
+        self._listed_at = float("-inf")
 
     def _relist(self) -> bool:
         try:
@@ -264,6 +269,7 @@ class JobDispatcher(Generic[C]):
                 moved.append(job_id)
         if moved:
             log.warning("spool.recovered", count=len(moved), reason="stale claims in cur/")
+            self.invalidate_listing()
             self._hint_spool()
 
     def _dispatch(self, job_id: str) -> Path | None:
@@ -302,6 +308,7 @@ class JobDispatcher(Generic[C]):
 
     def _unclaim(self, job_id: str) -> None:
         self.spool.unclaim(job_id)
+        self.invalidate_listing()
 
     def requeue(self, job_id: str) -> None:
         """Put a claimed job back in ``new/`` (shutdown: the job never ran or did not finish)."""
