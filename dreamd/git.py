@@ -49,6 +49,7 @@ class Git:
         input: bytes | None = None,
         check: bool = True,
         env: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         try:
             proc = subprocess.run(
@@ -58,9 +59,12 @@ class Git:
                 capture_output=True,
                 env={**self.env, **(env or {})},
                 check=False,
+                timeout=timeout,
             )
         except FileNotFoundError:
             raise SyncError("git: executable not found on PATH (dreamd sync runs the real git)") from None
+        except subprocess.TimeoutExpired:
+            raise SyncTransient(f"{self.workdir}: git {args[0]} did not finish in {timeout:g} s") from None
         if check and proc.returncode != 0:
             raise SyncError(f"{self.workdir}: git {args[0]} failed: {first_line(proc.stderr)}")
         return proc

@@ -29,6 +29,8 @@ log = get_logger("dreamd.daemon")
 LEASE_REF = "refs/dreamd/lease"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 DEFAULT_TEAM_LEASE_TTL = 3600.0
+LEASE_GIT_TIMEOUT = 60.0
+"""Seconds a lease fetch or push may take: a stuck remote must not hold a dream's worker."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ class TeamLease:
         return {"host": socket.gethostname(), "pid": os.getpid(), "start": process_start_token(os.getpid())}
 
     def read(self) -> LeaseHolder | None:
-        proc = self.git.run("fetch", "--quiet", "--no-tags", REMOTE, f"+{LEASE_REF}:refs/dreamd/remote-lease", check=False)
+        proc = self.git.run("fetch", "--quiet", "--no-tags", REMOTE, f"+{LEASE_REF}:refs/dreamd/remote-lease",
+                            check=False, timeout=LEASE_GIT_TIMEOUT)
         if proc.returncode != 0:
             if "couldn't find remote ref" in proc.stderr.decode("utf-8", "replace"):
                 return None
@@ -108,7 +111,8 @@ class TeamLease:
         parents = ["-p", expect] if expect else []
         commit = self.git.run(*self.git.identity(), "commit-tree", EMPTY_TREE, *parents, input=message.encode()).stdout.decode().strip()
         proc = self.git.run(
-            "push", "--porcelain", f"--force-with-lease={LEASE_REF}:{expect or ''}", REMOTE, f"{commit}:{LEASE_REF}", check=False
+            "push", "--porcelain", f"--force-with-lease={LEASE_REF}:{expect or ''}", REMOTE, f"{commit}:{LEASE_REF}",
+            check=False, timeout=LEASE_GIT_TIMEOUT,
         )
         if proc.returncode == 0:
             return commit
@@ -154,8 +158,14 @@ class TeamLease:
                        "expires_at": now + self.ttl, "released": False, **self._identity()}
             commit = self._push(payload, expect=self.commit)
             if commit is None:
-                self.commit = None
-                return False
+                # Rejected: taken over, or our last push landed although git reported a failure
+                # (the connection dropped after the upload). Only the token tells them apart.
+                current = self.read()
+                if current is not None and current.token == self.token and not current.released:
+                    commit = self._push(payload, expect=current.commit)  # renew from what landed
+                if commit is None:
+                    self.commit = None
+                    return False
             self.commit = commit
             return True
 

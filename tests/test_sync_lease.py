@@ -157,3 +157,30 @@ def test_the_heartbeat_renews_while_the_dream_runs_and_reports_a_lost_lease(two:
             time.sleep(0.05)
     assert beat.lost
     assert la.release() is False
+
+
+def test_a_renewal_that_landed_although_git_reported_a_failure_is_kept(
+    two: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd.git import SyncTransient
+
+    a, _, _ = two
+    now = [1000.0]
+    la = TeamLease(a, ttl=10.0, clock=lambda: now[0])
+    assert la.acquire() is None
+    real_push = TeamLease._push
+
+    def push_then_drop(self: TeamLease, payload: dict[str, object], *, expect: str | None) -> str | None:
+        real_push(self, payload, expect=expect)  # the remote has it...
+        raise SyncTransient("connection reset after the upload")  # ...but git says it failed
+
+    monkeypatch.setattr(TeamLease, "_push", push_then_drop)
+    now[0] = 1005.0
+    with pytest.raises(SyncTransient):
+        la.renew()
+    monkeypatch.setattr(TeamLease, "_push", real_push)
+    now[0] = 1008.0
+    assert la.renew() is True  # rejected against the stale commit, but the lease is ours
+    holder = la.read()
+    assert holder is not None and holder.token == la.token and holder.expires_at == 1018.0
+    assert la.release() is True
