@@ -312,6 +312,15 @@ def test_explicit_unmanaged_memory_dir_fails_before_serving(setup: Setup) -> Non
 # ---------------------------------------------------------------------------- raw JSON-RPC lines
 
 
+def _default_sigint() -> None:
+    """A test run launched in the background by a shell without job control (``cmd &`` in a
+    script, as some CI runners do) inherits SIGINT ignored, and so would the server: Python
+    then installs no Ctrl-C handler. The server must start as a terminal would start it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Raw:
     """``dreamd mcp`` on plain pipes, to send what no well-behaved client would."""
 
@@ -319,6 +328,7 @@ class _Raw:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "dreamd", "mcp", "--memory-dir", str(setup.memory_dir)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=setup.env, cwd=setup.root,
+            preexec_fn=_default_sigint,
         )
         self.buffer = b""
 
