@@ -22,7 +22,6 @@ extractor tries them in that order.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 
 from dreamd.models.offline_audience import (
@@ -51,6 +50,7 @@ from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     absolutize_dates,
     content_ok,
+    future_dates,
     has_cjk,
     has_relative_date,
     sentence_case,
@@ -296,24 +296,11 @@ _PERSONAL_DATE = re.compile(
     r"(?:生日|纪念日|紀念日)(?!旅行|旅游|聚会|聚會|派对|派對|晚宴|晚餐)",
     re.I,
 )
-_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _GOAL_EN = re.compile(
     r"^(?:our|the|my)\s+(?:main\s+|primary\s+|overall\s+)?goal\s+(?:\w+\s+){0,3}?is\s+(?:to\s+)?(?P<what>.+)$", re.I
 )
 _GOAL_ZH = re.compile(r"(?:我们的|我們的|项目的|項目的|主要)?目[标標](?:是|就是)(?P<what>.+)$")
 _PAST_CUE = re.compile(r"\b(?:was|were|did|had|went|ago|last)\b|了$|过了|過了", re.I)
-
-
-def _future_dates(text: str, day: dt.date) -> list[dt.date]:
-    out = []
-    for m in _ISO.finditer(absolutize_dates(text, day)):
-        try:
-            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            continue
-        if when > day:
-            out.append(when)
-    return out
 
 
 def rule_dated(s: str, ctx: Ctx) -> Found | None:
@@ -329,7 +316,7 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
     if not has_relative_date(s) or opens_with_imperative(s) or _ZH_IMPERATIVE.match(s):
         return None  # "Send the report to Priya by Friday" is a task for now, not a fact
     resolved = absolutize_dates(s, ctx.day)
-    if not _future_dates(s, ctx.day) or _PAST_CUE.search(s):
+    if not future_dates(s, ctx.day) or _PAST_CUE.search(s):
         return None
     if not (_DEADLINE_WORDS.search(s) or _BEFORE_DATE.search(resolved) or _PLANNED.search(resolved)
             or _SCHEDULED.match(resolved)):

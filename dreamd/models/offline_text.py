@@ -374,6 +374,23 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     return found.isoformat() if found else m.group(0)
 
 
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+def future_dates(text: str, day: dt.date, *, weekdays: bool = True) -> list[dt.date]:
+    """The dates after ``day`` that ``text`` names once its relative dates are resolved
+    against ``day`` (``weekdays``: as :func:`absolutize_dates`)."""
+    out = []
+    for m in _ISO_DATE.finditer(absolutize_dates(text, day, weekdays=weekdays)):
+        try:
+            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            continue
+        if when > day:
+            out.append(when)
+    return out
+
+
 def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
     """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``.
 

@@ -28,7 +28,8 @@ from typing import Literal
 
 from dreamd.models.offline_audience import about_the_work
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL
-from dreamd.models.offline_text import absolutize_dates, has_cjk
+from dreamd.models.offline_text import future_dates as dated_after
+from dreamd.models.offline_text import has_cjk
 
 Subject = Literal["self", "group", "you", "deictic", "other"]
 
@@ -199,7 +200,6 @@ def is_pointer(clause: str) -> bool:
 
 # ----------------------------------------------------------------------------- dates
 
-_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _PERSONAL_DAY = re.compile(r"\b(?:birthday|anniversary|born)\b|生日|纪念日|紀念日|出生", re.I)
 
 
@@ -207,17 +207,9 @@ _RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
 
 
 def future_dates(text: str, day: dt.date) -> list[dt.date]:
-    """The dates after ``day`` the text names once relative dates are resolved against ``day``."""
-    out = []
-    recurring = _RECURRING.search(text) is not None  # "every Friday" names no one date
-    for m in _ISO.finditer(absolutize_dates(text, day, weekdays=not recurring)):
-        try:
-            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            continue
-        if when > day:
-            out.append(when)
-    return out
+    """The dates after ``day`` the text names once relative dates are resolved against ``day``;
+    a weekday in a recurring phrase ("every Friday") names no one date."""
+    return dated_after(text, day, weekdays=_RECURRING.search(text) is None)
 
 
 # ----------------------------------------------------------------------------- the decision
