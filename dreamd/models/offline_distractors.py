@@ -143,7 +143,8 @@ _PAST_TIME_EN = re.compile(
 _PRESENT_EN = re.compile(
     r"\b(?:am|is|are|'m|'s|'re|has|have|'ve|do|does|don't|doesn't|isn't|aren't|can|can't|cannot|usually|"
     r"often|since (?:\d|then|last|early|mid|late)|still|now|these days|every|each|lives|sits|runs|goes|uses|keeps|"
-    r"works|owns|handles|needs|takes|makes|gets|comes|stays|holds|covers|hosts)\b",
+    r"works|owns|handles|needs|takes|makes|gets|comes|stays|holds|covers|hosts|get|go|come|live|run|land|lands|"
+    r"arrive|arrives)\b",
     re.I,
 )
 _CHANGE_OF_STATE = re.compile(
@@ -190,6 +191,11 @@ _PLURAL_SUBJECT_VERB = re.compile(
     r"^(?:[\w'-]+\s+){0,2}[\w-]+s\s+(?:always\s+|usually\s+|only\s+|all\s+)?(?:go|come|live|sit|run|happen|need|get|take|"
     r"use|have|stay|start|end|expire|renew|ship|move|belong|cost|arrive|land)\b",
     re.I,
+)
+# "Oliver owns billing", "Dana in finance handles refunds": a person's name and a verb in -s
+_NAME_VERB = re.compile(
+    r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?(?:\s+(?:in|on|from|at)\s+(?:the\s+)?[\w-]+(?:\s+team)?)?\s+"
+    r"(?:(?:also|usually|always)\s+)?(?!(?:is|was|has|does)\b)[a-z]{2,}s\b"
 )
 _LEADING_PHRASE = re.compile(
     r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
@@ -244,7 +250,7 @@ def _fragment_en(clause: str) -> bool:
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
         return False
-    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause):
+    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause):
         return False
     return not (_DETERMINER.match(clause) and _FINITE_AFTER_NP.match(clause))
 

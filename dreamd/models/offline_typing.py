@@ -145,6 +145,8 @@ _ASK_EN = re.compile(
     r"is responsible for|looks after|takes care of|knows (?:everything|all) about|covers)\b|"
     r"\b(?:is|are)\s+(?:the\s+)?(?:one|person|people|go-to(?: person)?|owner|owners|contact|point of contact|"
     r"gatekeeper|approver|maintainer)s?\s+(?:who|for|to ask|of|on)\b|"
+    r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:is|'s)\s+(?:the|our)\s+(?:\w+\s+)?(?:pm|po|product owner|"
+    r"product manager|project manager|tech lead|team lead|lead|manager|admin|owner|maintainer|contact|point person)\b|"
     r"^my\s+(?:[\w-]+\s+)?(?:accountant|doctor|gp|dentist|lawyer|vet|mechanic|plumber|electrician|physio|"
     r"therapist|agent|advisor|adviser|banker|broker|pharmacist|trainer|tutor|hairdresser|barber)\s+is\s+"
     r"(?:(?:dr|mr|mrs|ms)\.?\s+)?(?-i:[A-Z])",
@@ -175,8 +177,8 @@ _PERSON_LOCATED = re.compile(
 _CONTACT = re.compile(
     r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d-])(?:\+?\d[\d ]{7,}\d|\d{3}-\d{3,4}-\d{4})(?![\d-])|"
     r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
-    r"\b(?:go|goes|are filed|is filed|are submitted|is submitted|are requested|is requested)\s+(?:through|via)\s+(?:the\s+|our\s+)?"
-    r"(?-i:[A-Z])|"
+    r"\b(?:go|goes|come|comes|arrive|arrives|land|lands|end up|ends up|(?:are|is|get|gets) (?:filed|submitted|requested|"
+    r"posted|logged|tracked|reported|sent))\s+(?:all\s+)?(?:through|via|in|into|to)\s+(?:the\s+|our\s+)?(?-i:[A-Z])|"
     r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}(?:系统|系統|流程|平台|平臺))",
     re.I,
 )
