@@ -219,6 +219,7 @@ _ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile("明天|明日"), "d+1"),
     (re.compile("昨天|昨日"), "d-1"),
     (re.compile("今天|今晚|今日"), "d+0"),
+    (re.compile(f"(?:下下周|下下週|下下星期|下下礼拜|下下禮拜)([{_ZH_WD}])"), "next2-wd"),
     (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
     (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
     (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
@@ -249,6 +250,8 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
         return (ref + dt.timedelta(days=int(kind[1:]))).isoformat()
     if kind == "next-wd":
         return (_monday(ref) + dt.timedelta(days=7 + _weekday_index(m.group(1)))).isoformat()
+    if kind == "next2-wd":
+        return (_monday(ref) + dt.timedelta(days=14 + _weekday_index(m.group(1)))).isoformat()
     if kind == "this-wd":
         return (_monday(ref) + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
     if kind == "last-wd":
@@ -278,7 +281,11 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
 _MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _ZH_NUM = "一二两兩三四五六七八九十"
+_ORDINAL_EN = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
 _CALENDAR: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
+                rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", re.I), "nth-wd"),
+    (re.compile(rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "eom-named-en"),
     (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
     (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
@@ -289,6 +296,7 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
     (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
+    (re.compile(r"(下个|下個|这个|這個|本)?月中(?!旬)"), "mid-zh"),
     (re.compile(r"年底|年末"), "eoy"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
     (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
@@ -339,6 +347,21 @@ def _month_day(ref: dt.date, month: int, day: int, year: str | None) -> dt.date 
     return this_year
 
 
+def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
+    """"the second Tuesday of December", "the last Friday of next month": that day of that month
+    (a named month without a year is the next one, as for "December 18")."""
+    nth, weekday = _ORDINAL_EN[m.group(1).lower()], WEEKDAYS_EN.index(m.group(2).lower())
+    if m.group(3):
+        month = _MONTHS_EN.index(m.group(3)[:3].lower()) + 1
+        year = int(m.group(5)) if m.group(5) else (ref.year if month >= ref.month else ref.year + 1)
+    else:
+        year, month = _add_months(ref, 1 if m.group(4).lower() == "next" else 0)
+    if nth > 0:
+        return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+    last = _month_end(year, month)
+    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+
+
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     found: dt.date | None = None
     if kind in ("md-en", "dm-en"):
@@ -360,6 +383,14 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         if 1 <= month <= 12:
             year = ref.year if month >= ref.month else ref.year + 1
             found = _month_end(year, month)
+    elif kind == "nth-wd":
+        found = _nth_weekday(m, ref)
+    elif kind == "eom-named-en":
+        month = _MONTHS_EN.index(m.group(1)[:3].lower()) + 1
+        year = int(m.group(2)) if m.group(2) else (ref.year if month >= ref.month else ref.year + 1)
+        found = _month_end(year, month)
+    elif kind == "mid-zh":
+        found = _safe_date(*_add_months(ref, 1 if (m.group(1) or "").startswith("下") else 0), 15)
     elif kind == "eoq":
         quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
         end = _month_end(ref.year, quarter * 3)
