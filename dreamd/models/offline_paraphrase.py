@@ -55,17 +55,19 @@ from dreamd.models.offline_text import (
     zh_number,
 )
 
-__all__ = ["MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
+__all__ = ["ANCHORED_SHARED", "MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
 
 MIN_SHARED = 0.6
 """Share of the smaller gist's content units the other must have."""
+ANCHORED_SHARED = 0.5
+""":data:`MIN_SHARED` when the two share a name or an address (what the statement is about)."""
 MORE_SHARED = 0.9
 """Share of its content units a gist must find in one that also names a value it does not."""
 
 _EN_SYNONYMS = (
     "answer reply response respond",
     "short brief concise terse succinct",
-    "like prefer want love enjoy favor favour",
+    "like prefer want love enjoy favor favorite fond",
     "use utilize employ",
     "run execute",
     "before prior",
@@ -102,11 +104,36 @@ _EN_SYNONYMS = (
     "allergy allergic",
     "intro introduction preamble preface",
     "explanation explain",
+    # general language: one meaning, several everyday words for it
+    "live reside based located situated hosted stored kept sits",
+    "learn study",
+    "called named",
+    "own handle manage maintain",
+    "ask contact ping consult",
+    "due deadline",
+    "ship release launch",
+    "meet meeting sync",
+    "app application",
+    "db database",
+    "env environment",
+    "auth authentication",
+    "prod production",
+    "infra infrastructure",
+    "info information",
+    "msg message",
+    "spec specification",
+    "k8s kubernetes",
 )
 _ZH_SYNONYMS = (
     "回答 回复 答复 应答",
     "简短 简洁 简要 精简 简练 简明",
-    "喜欢 偏好 喜爱 偏爱 倾向于 倾向",
+    "喜欢 偏好 喜爱 偏爱 倾向于 倾向 热爱 钟爱 爱好 爱",
+    "用户 用戶",
+    "住 居住 住在 生活在 定居 常住 家在",
+    "学习 在学 学",
+    "负责 负责人 主管 管理 管",
+    "批准 通过 同意 认可",
+    "截止 截止日期 期限 最晚",
     "使用 采用 运用",
     "运行 执行",
     "之前 以前 事先 提前",
@@ -116,12 +143,12 @@ _ZH_SYNONYMS = (
     "需要 必须 得要",
     "仓库 代码库",
     "配置 设置",
-    "文档 说明文档",
+    "文档 说明文档 说明 手册",
     "同事 同僚",
     "孩子 小孩 子女",
     "周 星期 礼拜",
     "开会 会议",
-    "解释 说明",
+    "解释",
     "开场白 客套话 客套",
 )
 _ZH_FILLER = (
@@ -165,10 +192,30 @@ _EN_NEG = NEGATIONS | {"nothing", "none", "neither", "cannot", "cant", "wont", "
                        "rather", "instead"}
 
 
+_BRITISH = (
+    (re.compile(r"(?<=\w{3})our(?=(?:s|ed|ing|ite|ites|able|ful)?$)"), "or"),  # colour, favourite
+    (re.compile(r"(?<=\w{2}[tb])re(?=(?:s|d)?$)"), "er"),  # centre, metre, fibre
+    (re.compile(r"(?<=\w{3})ogue(?=s?$)"), "og"),  # catalogue, dialogue
+    (re.compile(r"(?<=\w{3})yse(?=(?:s|d)?$)"), "yze"),  # analyse
+    (re.compile(r"(?<=\w{5})mme(?=s?$)"), "m"),  # programme
+)
+_NOT_BRITISH = frozenset({"detour", "devour", "contour", "paramour"})
+
+
+def _american(word: str) -> str:
+    """British spelling as American ("colour" → "color"); "-ise"/"-ize" meet in the stem."""
+    if word in _NOT_BRITISH:
+        return word
+    for pattern, repl in _BRITISH:
+        word = pattern.sub(repl, word, count=1)
+    return word
+
+
 def _stem(word: str) -> str:
-    """A crude but consistent stem: plural, verb and derivation suffixes cut, a doubled final
-    consonant and a final "e" dropped, "y" as "i", at most six letters."""
-    w = word.lower().replace("'", "")
+    """A crude but consistent stem: British spelling as American, plural, verb and derivation
+    suffixes cut, a doubled final consonant and a final "e" dropped, "y" as "i", at most six
+    letters."""
+    w = _american(word.lower().replace("'", ""))
     if len(w) > 4 and w.endswith("ies"):
         w = w[:-3] + "y"
     for suffix in _SUFFIXES:
@@ -241,6 +288,99 @@ class Gist:
     @cached_property
     def plain(self) -> tuple[frozenset[str], ...]:
         return tuple(frozenset(c) - n for c, n in zip(self.clauses, self.negated, strict=True))
+
+
+_ZH_HOUR = r"\d{1,2}|[零一二两兩三四五六七八九十]{1,3}"
+_ZH_TIME = re.compile(
+    rf"(?P<part>上午|早上|早晨|中午|下午|傍晚|晚上|夜里|凌晨)?\s*(?P<h>{_ZH_HOUR})\s*[点點时時]"
+    rf"(?:\s*(?P<half>半)|\s*(?P<m>{_ZH_HOUR})\s*分(?!钟)|(?P<whole>整|钟))?"
+)
+_EN_TIME = re.compile(r"(?<![\d:.])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>[ap])\.?m\b\.?"
+                      r"|(?<![\d:.])(?P<h24>\d{1,2}):(?P<m24>\d{2})(?![\d:])", re.I)
+_PM_PARTS = frozenset({"下午", "傍晚", "晚上", "夜里"})
+
+
+def _clock(hour: int, minute: int) -> str | None:
+    """A time of day as one value, whatever its wording ("2pm", "14:00", "下午两点")."""
+    return f"{hour}:{minute:02d}" if 0 <= hour <= 24 and 0 <= minute < 60 else None
+
+
+def _zh_time(m: re.Match[str]) -> str | None:
+    """A Chinese clock time, or None when "N点" is not one ("简短一点": a little shorter)."""
+    part, h = m.group("part"), m.group("h")
+    if not (part or m.group("half") or m.group("m") or m.group("whole") or h.isdigit() or h not in "一"):
+        return None
+    hour = int(h) if h.isdigit() else zh_number(h.replace("两", "二").replace("兩", "二"))
+    minute = 30 if m.group("half") else 0
+    if m.group("m"):
+        mm = m.group("m")
+        minute = int(mm) if mm.isdigit() else zh_number(mm)
+    if (part in _PM_PARTS and hour < 12) or (part == "中午" and hour < 3):
+        hour += 12
+    return _clock(hour, minute)
+
+
+def _times(text: str) -> str:
+    """Clock times written as H:MM ("2pm", "下午两点" → "14:00")."""
+    def zh(m: re.Match[str]) -> str:
+        value = _zh_time(m)
+        return m.group() if value is None else f" {value} "
+
+    def en(m: re.Match[str]) -> str:
+        if m.group("h24"):
+            value = _clock(int(m.group("h24")), int(m.group("m24")))
+        else:
+            hour = int(m.group("h")) % 12 + (12 if m.group("ap").lower() == "p" else 0)
+            value = _clock(hour, int(m.group("m") or 0))
+        return m.group() if value is None else f" {value} "
+
+    return _EN_TIME.sub(en, _ZH_TIME.sub(zh, text))
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_EN_MONTH = r"(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_ZH_DAY = r"\d{1,2}|[一二三四五六七八九十]{1,3}"
+_DATES = (
+    re.compile(r"(?<![\d-])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?![\d-])"),
+    re.compile(rf"(?:(?P<y>\d{{4}})\s*年\s*)?(?P<m>{_ZH_DAY})\s*月\s*(?P<d>{_ZH_DAY})\s*[日号號]"),
+    re.compile(rf"\b{_EN_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}})\b)?", re.I),
+    re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}(?:,?\s+(?P<y>\d{{4}})\b)?", re.I),
+)
+
+
+def _number(token: str) -> int:
+    return int(token) if token.isdigit() else zh_number(token)
+
+
+def _dates(text: str) -> str:
+    """Calendar dates written as ISO (``2026-12-15``), or month-day (``12-15``) when no year
+    is given, whatever their wording ("Dec 15th", "12 月 15 日")."""
+    def one(m: re.Match[str]) -> str:
+        groups = m.groupdict()
+        month = _MONTHS.index(groups["mon"].lower()) + 1 if groups.get("mon") else _number(groups["m"])
+        day = _number(groups["d"])
+        if not (1 <= month <= 12 and 1 <= day <= 31):
+            return m.group()
+        return f" {groups['y']}-{month:02d}-{day:02d} " if groups.get("y") else f" {month:02d}-{day:02d} "
+
+    for pattern in _DATES:
+        text = pattern.sub(one, text)
+    return text
+
+
+def _same_dates(values: frozenset[str], other: frozenset[str] = frozenset()) -> frozenset[str]:
+    """``values`` with a month-day written out in full elsewhere (in ``values`` or ``other``)
+    as that full date: "Dec 15" and "2026-12-15" in one note are one date."""
+    full = [v for v in values | other if _FULL_DATE.fullmatch(v)]
+    out = set()
+    for v in values:
+        match = [f for f in full if f.endswith("-" + v)] if _MONTH_DAY.fullmatch(v) else []
+        out.add(match[0] if len(match) == 1 else v)
+    return frozenset(out)
+
+
+_FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MONTH_DAY = re.compile(r"\d{2}-\d{2}")
 
 
 def _values(text: str) -> tuple[set[str], str]:
@@ -374,7 +514,7 @@ def gist(text: str) -> Gist:
     stated: set[str] = set()
     clauses: list[tuple[str, ...]] = []
     negated: list[frozenset[str]] = []
-    lines = [normalize(line) for line in text.splitlines()]
+    lines = [_times(_dates(normalize(line))) for line in text.splitlines()]
     names = set().union(*(_names(line) for line in lines)) if lines else set()
     name_re = re.compile(r"(?<![\w'])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
                          + r")s?(?![\w'])", re.I) if names else None
@@ -396,8 +536,8 @@ def gist(text: str) -> Gist:
         if plain_units or negated_units:
             clauses.append(tuple(plain_units + negated_units))
             negated.append(frozenset(negated_units))
-    return Gist(values=frozenset(values), clauses=tuple(clauses), negated=tuple(negated),
-                negated_values=frozenset(values - stated))
+    return Gist(values=_same_dates(frozenset(values)), clauses=tuple(clauses), negated=tuple(negated),
+                negated_values=_same_dates(frozenset(values - stated), frozenset(values)))
 
 
 def _conflict(x: Gist, y: Gist) -> bool:
@@ -450,24 +590,48 @@ def _spelled_out(x: Gist, y: Gist) -> tuple[frozenset[str], frozenset[str]]:
     return found, frozenset().union(*(y.initials[v] for v in found))
 
 
+def _unit(word: str) -> str:
+    return _EN_CANON.get(_stem(word), _stem(word))
+
+
+def _named_in(x: Gist, y: Gist) -> tuple[frozenset[str], frozenset[str]]:
+    """``y``'s names that ``x`` says as a plain word (a name that starts a sentence is not
+    seen as one: "Kenji handles infra" / "ask Kenji"), and those words' units in ``x``."""
+    found = frozenset(v for v in y.values - x.values
+                      if value_kind(v) == "name" and v.isascii() and _unit(v) in x.content)
+    return found, frozenset(_unit(v) for v in found)
+
+
+_ANCHORS = frozenset({"name", "address"})
+"""Value kinds that single out what a statement is about: a shared one lets the wording
+around it differ more (:data:`ANCHORED_SHARED`)."""
+
+
 def same_fact(x: Gist, y: Gist) -> bool:
     """Whether two gists state the same fact (see the module docstring)."""
     ax, spell_x = _spelled_out(x, y)
     ay, spell_y = _spelled_out(y, x)
-    vx, vy = x.values - ax, y.values - ay
+    nx, word_x = _named_in(x, y)
+    ny, word_y = _named_in(y, x)
+    vx, vy = (x.values - ax) | nx, (y.values - ay) | ny
+    vx, vy = _same_dates(vx, vy), _same_dates(vy, vx)
     if not (vx <= vy or vy <= vx) or not (x.content or x.values):
         return False
     if _conflict(x, y) or _conflict(y, x):
         return False
     acronyms = ax | ay
-    ux = (x.content - spell_y) | vx | acronyms
-    uy = (y.content - spell_x) | vy | acronyms
-    skip = spell_x | spell_y
+    cx, cy = x.content - spell_y - word_x, y.content - spell_x - word_y
+    ux, uy = cx | vx | acronyms, cy | vy | acronyms
+    skip = spell_x | spell_y | word_x | word_y
     shared = len(ux & uy)
+    anchored = bool(acronyms) or any(value_kind(v) in _ANCHORS for v in vx & vy)
+    if cx and cy and not cx & cy and not anchored:
+        return False  # a time, a date or a number in common and nothing else: two things at one time
     if vx != vy:
         # one side names a value the other does not: only a restatement that says more
         poorer = ux if vx < vy else uy
         return shared >= MORE_SHARED * len(poorer) and not swapped_in_place(x, y, skip)
-    if shared < 2 or shared < MIN_SHARED * min(len(ux), len(uy)):
+    need = ANCHORED_SHARED if anchored else MIN_SHARED
+    if shared < 2 or shared < need * min(len(ux), len(uy)):
         return False
     return not swapped_in_place(x, y, skip)

@@ -73,7 +73,7 @@ from dreamd.models.clauses import (
     statements,
     strip_label,
 )
-from dreamd.models.offline_paraphrase import MIN_SHARED, Gist, gist, same_fact
+from dreamd.models.offline_paraphrase import ANCHORED_SHARED, MIN_SHARED, Gist, gist, same_fact
 from dreamd.models.offline_text import (
     NEGATIONS,
     ZH_NEGATIONS,
@@ -355,7 +355,7 @@ def _least_shared(a: Rec, b: Rec) -> float:
 def _least_in_gist(a: Rec, b: Rec) -> float:
     """Gist units two records must share for :func:`same_fact` to hold."""
     size = min(len(a.gist.content | a.gist.values), len(b.gist.content | b.gist.values))
-    return max(2.0, MIN_SHARED * size - 1e-9)
+    return max(2.0, min(MIN_SHARED, ANCHORED_SHARED) * size - 1e-9)
 
 
 def _has_digit(toks: set[str]) -> bool:
