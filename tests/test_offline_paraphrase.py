@@ -47,6 +47,11 @@ def _same(x: str, y: str) -> bool:
         ("The user is based in Porto.", "User lives in Porto."),
         ("The user is learning Korean.", "User has been studying Korean."),
         ("用户住在大连。", "用户在大连生活。"),
+        # a negation is about words: "不要写中文" is not against "用英文写"
+        ("日志一律用英文写。", "日志不要写中文，统一用英语。"),
+        ("评审意见用中文写。", "评审意见不要用英文，用中文写。"),
+        # a token of letters and digits is one value; a borrowed lowercase word is a word
+        ("密钥在 1Password 的 Infra 保险库。", "要找密钥就去 1Password 里的 Infra vault。"),
         # a name that starts one sentence is the name the other uses
         ("Tomas handles the VPN setup.", "For VPN setup questions, Tomas handles them."),
     ],
@@ -90,6 +95,9 @@ def test_one_fact_in_other_words_is_one_fact(x: str, y: str) -> None:
         ("The weekly sync is at 2pm.", "The weekly sync is at 15:00."),
         ("组会在下午两点。", "组会在晚上八点。"),
         ("The beta ships on Dec 15th.", "The beta ships on 2026-12-16."),
+        # a borrowed word inside Chinese still names what differs
+        ("前端用 pnpm 管依赖。", "前端用 npm 管依赖。"),
+        ("日志不要写中文。", "日志用中文写。"),
         # a different place or relation to one name
         ("The user's partner is called Sam.", "The user's brother is called Sam."),
         ("The user has a dog named Max.", "The user has a cat named Max."),
@@ -108,6 +116,14 @@ def test_the_gist_keeps_values_apart_from_wording() -> None:
     assert "dana" not in g.content and "ask" in g.content
     # a weekday at the end of a sentence is a weekday, not the number one
     assert gist("周会在周一。").values == {"周一"} and gist("星期天休息。").values == {"周日"}
+    # "一点" is "a little", not one o'clock; a year is one number with or without 年
+    assert gist("回答简短一点。").values == frozenset()
+    assert gist("推迟到 2027 年下半年。").values == {"2027"}
+    # a letter next to a digit makes one value ("v2.3" is version 2.3); a region keeps its word
+    assert gist("Secrets live in 1Password; the SDK is v2.3 on k8s.").values >= {"1password", "2.3", "k8s"}
+    assert "eu-west-1" not in gist("Staging moved to eu-west-1.").values
+    # a lowercase word borrowed into Chinese is a word, a capitalised one a name
+    assert gist("写 commit message 时用 Bytebase。").values == {"bytebase"}
     # a capitalised word that starts a sentence is not a name
     assert gist("Keep answers short.").values == frozenset()
 

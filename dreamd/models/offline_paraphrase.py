@@ -170,7 +170,7 @@ _WHEN_WORDS = frozenset((
 ))
 """Weekdays, months and times of day: values. ("May" is a modal verb too, so not a month here.)"""
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
-_SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$)|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
+_SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$|(?=[\u3400-\u9fff]))|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z]")
 _VALUE_PATTERNS = (
     re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://\S+", re.I),  # anchored, possessive: linear
@@ -267,6 +267,9 @@ class Gist:
     """The units under a negation, per clause (empty when the clause negates nothing)."""
     negated_values: frozenset[str] = frozenset()
     """Values named only under a negation ("instead of Slack", "不再放 Confluence")."""
+    grams: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
+    """Per clause, the words before and after its negation, Chinese as character bigrams
+    (:func:`_grams`): what a negation is about, for :func:`_conflict`."""
 
     @cached_property
     def content(self) -> frozenset[str]:
@@ -389,10 +392,10 @@ def _values(text: str) -> tuple[set[str], str]:
     for m in _ZH_WEEKDAY.finditer(text):
         found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
     text = _ZH_WEEKDAY.sub(" ", text)
-    for m in _ZH_NUMERAL.finditer(text):
-        digits = (m.group("n") or m.group("bare")).replace("两", "二").replace("兩", "二")
-        found.add(str(zh_number(digits) or digits) + (m.group("unit") or ""))
-    text = _ZH_NUMERAL.sub(" ", text)
+    for m in _MIXED.finditer(text):
+        found.add(re.sub(r"^v(?=\d)", "", m.group().lower()))  # "v2.3" is version 2.3
+    text = _MIXED.sub(" ", text)
+    text = _ZH_NUMERAL.sub(lambda m: _zh_numeral(m, found), text)
     for pattern in _VALUE_PATTERNS:
         for m in pattern.finditer(text):
             found.add(m.group().lower().strip("`").rstrip("./"))
@@ -407,11 +410,32 @@ def _values(text: str) -> tuple[set[str], str]:
             found.add(str(_NUMBER_WORDS[low]))
         elif _stem(low) in _WHEN_STEMS:
             found.add(_stem(low))
-        elif cjk or _ACRONYM.fullmatch(word):
+        elif _ACRONYM.fullmatch(word) or (cjk and _NAMED.search(word)):
             found.add(_name_form(word))
-    if cjk:
-        text = _EN_WORD.sub(" ", text)
+    if cjk:  # a Latin name inside Chinese is a value; a plain lowercase word is a word
+        text = _EN_WORD.sub(lambda m: " " if _ACRONYM.fullmatch(m.group()) or _NAMED.search(m.group()) else m.group(), text)
     return found, text
+
+
+_NAMED = re.compile(r"[A-Z0-9_.+#-]")
+"""What makes a Latin word inside Chinese a name rather than a word ("Bytebase", "pg-slow",
+"QA" are names; "commit", "schema" are words the sentence borrows)."""
+_MIXED = re.compile(r"(?<![A-Za-z0-9_.+-])(?=[A-Za-z0-9_.-]*(?:[A-Za-z]\d|\d[A-Za-z]))[A-Za-z0-9][A-Za-z0-9_.-]*+(?<![.-])")
+"""A token with a letter next to a digit ("1Password", "top10", "k8s", "v2.3"): one value,
+not a number and a word. ("eu-west-1" stays a word and a number.)"""
+
+
+def _zh_numeral(m: re.Match[str], found: set[str]) -> str:
+    """A Chinese number with its unit into ``found`` ("两次" → "2次", "2027 年" → "2027"), but
+    not "一点" ("a little", not one o'clock: a time has a part of day or 钟)."""
+    digits = (m.group("n") or m.group("bare")).replace("两", "二").replace("兩", "二")
+    unit = m.group("unit") or ""
+    if digits == "一" and unit == "点":
+        return m.group()
+    if unit == "年" and len(digits) == 4 and digits.isdigit():
+        unit = ""  # a year is the same number with or without 年
+    found.add(str(zh_number(digits) or digits) + unit)
+    return " "
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+)[\s\-*+>#\d.)\"'(\[]*$")
@@ -428,10 +452,12 @@ def value_kind(value: str) -> str:
         return "date"
     if re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?|\d+点半?", value):
         return "time"
-    if any(ch.isdigit() for ch in value) or _ZH_NUMERAL.fullmatch(value):
-        return "number"
     if value in _WHEN_STEMS or _ZH_WEEKDAY.fullmatch(value) or _ZH_WHEN.fullmatch(value):
         return "when"
+    if re.search(r"[a-z]", value):
+        return "name"  # an identifier of letters and digits: "eu-west-1", "k8s", "1password"
+    if any(ch.isdigit() for ch in value) or _ZH_NUMERAL.fullmatch(value):
+        return "number"
     return "name"
 
 
@@ -482,6 +508,21 @@ def _zh_units(text: str) -> list[str]:
     return out
 
 
+def _grams(text: str) -> frozenset[str]:
+    """English units and Chinese character bigrams (a lone character as itself): characters
+    alone would tie "中文" to "英文" by their shared "文"; a negation is about words."""
+    out: set[str] = set()
+    for run in _SCRIPT_RUN.findall(text):
+        if not CJK_RE.match(run):
+            out.update(_en_units(run))
+            continue
+        run = _ZH_NEG.sub(" ", run)
+        run = _ZH_REPLACE.sub(lambda m: _ZH_CANON[m.group()], run)
+        for word in _ZH_DROP.sub(" ", run).split():
+            out.update([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
+    return frozenset(out)
+
+
 _SCRIPT_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
@@ -514,6 +555,7 @@ def gist(text: str) -> Gist:
     stated: set[str] = set()
     clauses: list[tuple[str, ...]] = []
     negated: list[frozenset[str]] = []
+    grams: list[tuple[frozenset[str], frozenset[str]]] = []
     lines = [_times(_dates(normalize(line))) for line in text.splitlines()]
     names = set().union(*(_names(line) for line in lines)) if lines else set()
     name_re = re.compile(r"(?<![\w'])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
@@ -536,17 +578,21 @@ def gist(text: str) -> Gist:
         if plain_units or negated_units:
             clauses.append(tuple(plain_units + negated_units))
             negated.append(frozenset(negated_units))
+            grams.append((_grams(before[1]), _grams(after[1]) if negated_units else frozenset()))
     return Gist(values=_same_dates(frozenset(values)), clauses=tuple(clauses), negated=tuple(negated),
-                negated_values=_same_dates(frozenset(values - stated), frozenset(values)))
+                negated_values=_same_dates(frozenset(values - stated), frozenset(values)),
+                grams=tuple(grams))
 
 
 def _conflict(x: Gist, y: Gist) -> bool:
-    """A clause ``x`` negates that ``y`` states plainly (half its units in one plain clause of
+    """A clause ``x`` negates that ``y`` states plainly (half its words in one plain clause of
     ``y``) and does not negate too: "don't use mocks in integration tests" / "mocks are fine
-    in unit tests"."""
-    for n in x.negated:
+    in unit tests". Words, not characters: "不要写中文" says nothing against "用英文写"."""
+    for _, n in x.grams:
+        if len(n) == 1 and len(only := next(iter(n))) == 1 and CJK_RE.match(only):
+            continue  # one character ("不吃", "不开") names no thing that is negated
         need = max(1.0, 0.5 * len(n))
-        if n and any(len(n & p) >= need for p in y.plain) and not any(len(n & m) >= need for m in y.negated):
+        if n and any(len(n & p) >= need for p, _ in y.grams) and not any(len(n & m) >= need for _, m in y.grams):
             return True
     return False
 
@@ -571,16 +617,23 @@ def swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bo
     fillers: the same shared units in the same order, each side's own words in the same
     slots ("the alpha service owns the queue" / "the beta service owns the queue",
     "小李负责搜索" / "小张负责推荐"). That is a different subject or value, unless synonyms made
-    the fillers equal; a rewording moves, adds or drops words as well."""
+    the fillers equal; a rewording moves, adds or drops words as well. A frame holds a word
+    at least, or three Chinese characters: one shared character ("吃素" / "吃肉") or a
+    two-character name ("河南人" / "老家河南") is too little wording to be a frame."""
     only_x, only_y = x.content - y.content - skip, y.content - x.content - skip
     if not only_x or not only_y:
         return False
     frames_y = {_frame(c, only_y, skip) for c in y.clauses}
     for c in x.clauses:
         skeleton, slots = _frame(c, only_x, skip)
-        if skeleton and slots and (skeleton, slots) in frames_y:
+        if slots and _wording(skeleton) >= 1 and (skeleton, slots) in frames_y:
             return True
     return False
+
+
+def _wording(units: tuple[str, ...]) -> float:
+    """How many words' worth of wording ``units`` hold: a Chinese character is a third."""
+    return sum(1 / 3 if CJK_RE.match(u) else 1 for u in units)
 
 
 def _spelled_out(x: Gist, y: Gist) -> tuple[frozenset[str], frozenset[str]]:
