@@ -52,6 +52,11 @@ def _same(x: str, y: str) -> bool:
         ("评审意见用中文写。", "评审意见不要用英文，用中文写。"),
         # a token of letters and digits is one value; a borrowed lowercase word is a word
         ("密钥在 1Password 的 Infra 保险库。", "要找密钥就去 1Password 里的 Infra vault。"),
+        # one side names one more thing (a team, a rate): it says more, not something else
+        ("Ask Tomasz for VPN access.", "VPN access comes from Tomasz in IT."),
+        ("The API is rate limited per key.", "The public API is rate limited to 100 requests a minute per key."),
+        # two values in common pin the statement down: the wording around them may differ more
+        ("Mobile app v5 launches on 2027-01-18.", "The v5 app goes live on the 18th of January 2027."),
         # a name that starts one sentence is the name the other uses
         ("Tomas handles the VPN setup.", "For VPN setup questions, Tomas handles them."),
     ],
@@ -95,6 +100,9 @@ def test_one_fact_in_other_words_is_one_fact(x: str, y: str) -> None:
         ("The weekly sync is at 2pm.", "The weekly sync is at 15:00."),
         ("组会在下午两点。", "组会在晚上八点。"),
         ("The beta ships on Dec 15th.", "The beta ships on 2026-12-16."),
+        # a value where the other has a word: one frame, another filler
+        ("Backups are kept for a month.", "Backups are kept in GCS."),
+        ("备份保留一个月。", "备份放在 OSS。"),
         # a borrowed word inside Chinese still names what differs
         ("前端用 pnpm 管依赖。", "前端用 npm 管依赖。"),
         ("日志不要写中文。", "日志用中文写。"),

@@ -61,8 +61,10 @@ MIN_SHARED = 0.6
 """Share of the smaller gist's content units the other must have."""
 ANCHORED_SHARED = 0.5
 """:data:`MIN_SHARED` when the two share a name or an address (what the statement is about)."""
-MORE_SHARED = 0.9
-"""Share of its content units a gist must find in one that also names a value it does not."""
+MORE_SHARED = 0.6
+"""Share of its units a gist must find in one that also names a value it does not: the same
+as any paraphrase needs (a restatement that adds a name, a date or a number says more, not
+something else; 0.9 once, which kept apart nearly every rewording that named one thing more)."""
 
 _EN_SYNONYMS = (
     "answer reply response respond",
@@ -153,12 +155,12 @@ _ZH_SYNONYMS = (
 )
 _ZH_FILLER = (
     "尽量", "尽可能", "一定", "总是", "始终", "一直", "比较", "非常", "特别", "平时", "通常", "一般",
-    "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "统一", "一律", "全部", "他们", "她们",
+    "每个", "每", "我们", "我們", "用户", "用戶", "现在", "目前", "所有", "统一", "一律", "全部", "他们", "她们",
     "的", "了", "着", "地", "都", "也", "还", "就", "很", "要", "请", "是", "在", "我", "你", "他",
     "她", "它", "把", "被", "和", "与", "及", "或",
 )
 _NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "hundred": 100,
     "once": 1, "twice": 2, "single": 1, "double": 2, "half": 0.5, "dozen": 12,
 }
@@ -250,10 +252,11 @@ _STOP_STEMS = frozenset(_stem(w) for w in STOPWORDS if w.isascii()) | {
     _stem(w)
     for w in ("please", "also", "always", "every", "all", "only", "really", "just", "still",
               "currently", "now", "anymore", "last", "next", "ago", "recently", "today",
-              "yesterday", "tomorrow")
+              "yesterday", "tomorrow", "one", "other", "another", "anything", "everything")
 }
 """Words that quantify or hedge a statement, or place it relative to today (dates that matter
-are absolute in a record), without changing what it says."""
+are absolute in a record), without changing what it says. "One" is mostly a pronoun or a
+determiner ("the one who", "one child is four, the other seven"), not a count."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,8 @@ class Gist:
     """The units under a negation, per clause (empty when the clause negates nothing)."""
     negated_values: frozenset[str] = frozenset()
     """Values named only under a negation ("instead of Slack", "不再放 Confluence")."""
+    frames: tuple[tuple[str, ...], ...] = ()
+    """Per clause, its units in order with :data:`VALUE_SLOT` where its values stood."""
     grams: tuple[tuple[frozenset[str], frozenset[str]], ...] = ()
     """Per clause, the words before and after its negation, Chinese as character bigrams
     (:func:`_grams`): what a negation is about, for :func:`_conflict`."""
@@ -386,22 +391,38 @@ _FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MONTH_DAY = re.compile(r"\d{2}-\d{2}")
 
 
+VALUE_SLOT = "\ue000"
+"""Where a value stood in a clause, for :func:`swapped_in_place` (never a content unit)."""
+_BLANK = f" {VALUE_SLOT} "
+_SLOT = frozenset({VALUE_SLOT})
+
+
+def _slotted(text: str) -> list[str]:
+    """The units of a text with values blanked, :data:`VALUE_SLOT` where each run of them was."""
+    out: list[str] = []
+    for i, piece in enumerate(text.split(VALUE_SLOT)):
+        if i and (not out or out[-1] != VALUE_SLOT):
+            out.append(VALUE_SLOT)
+        out.extend(_units(piece))
+    return out
+
+
 def _values(text: str) -> tuple[set[str], str]:
     """The values of a segment, and the segment with them blanked out."""
     found: set[str] = set()
     for m in _ZH_WEEKDAY.finditer(text):
         found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
-    text = _ZH_WEEKDAY.sub(" ", text)
+    text = _ZH_WEEKDAY.sub(_BLANK, text)
     for m in _MIXED.finditer(text):
         found.add(re.sub(r"^v(?=\d)", "", m.group().lower()))  # "v2.3" is version 2.3
-    text = _MIXED.sub(" ", text)
+    text = _MIXED.sub(_BLANK, text)
     text = _ZH_NUMERAL.sub(lambda m: _zh_numeral(m, found), text)
     for pattern in _VALUE_PATTERNS:
         for m in pattern.finditer(text):
             found.add(m.group().lower().strip("`").rstrip("./"))
-        text = pattern.sub(" ", text)
+        text = pattern.sub(_BLANK, text)
     found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
-    text = _ZH_WHEN.sub(" ", text)
+    text = _ZH_WHEN.sub(_BLANK, text)
     cjk = bool(CJK_RE.search(text))
     for m in _EN_WORD.finditer(text):
         word = m.group()
@@ -413,7 +434,7 @@ def _values(text: str) -> tuple[set[str], str]:
         elif _ACRONYM.fullmatch(word) or (cjk and _NAMED.search(word)):
             found.add(_name_form(word))
     if cjk:  # a Latin name inside Chinese is a value; a plain lowercase word is a word
-        text = _EN_WORD.sub(lambda m: " " if _ACRONYM.fullmatch(m.group()) or _NAMED.search(m.group()) else m.group(), text)
+        text = _EN_WORD.sub(lambda m: _BLANK if _ACRONYM.fullmatch(m.group()) or _NAMED.search(m.group()) else m.group(), text)
     return found, text
 
 
@@ -435,7 +456,7 @@ def _zh_numeral(m: re.Match[str], found: set[str]) -> str:
     if unit == "年" and len(digits) == 4 and digits.isdigit():
         unit = ""  # a year is the same number with or without 年
     found.add(str(zh_number(digits) or digits) + unit)
-    return " "
+    return _BLANK
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+)[\s\-*+>#\d.)\"'(\[]*$")
@@ -556,6 +577,7 @@ def gist(text: str) -> Gist:
     clauses: list[tuple[str, ...]] = []
     negated: list[frozenset[str]] = []
     grams: list[tuple[frozenset[str], frozenset[str]]] = []
+    frames: list[tuple[str, ...]] = []
     lines = [_times(_dates(normalize(line))) for line in text.splitlines()]
     names = set().union(*(_names(line) for line in lines)) if lines else set()
     name_re = re.compile(r"(?<![\w'])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
@@ -569,7 +591,7 @@ def gist(text: str) -> Gist:
         if name_re is not None:
             for i, part in enumerate(parts):
                 found[i] = {_name_form(m.group()) for m in name_re.finditer(part)}
-                parts[i] = name_re.sub(" ", part)
+                parts[i] = name_re.sub(_BLANK, part)
         before, after = _values(parts[0]), _values(parts[1])
         values |= before[0] | after[0] | found[0] | found[1]
         stated |= before[0] | found[0]
@@ -579,9 +601,10 @@ def gist(text: str) -> Gist:
             clauses.append(tuple(plain_units + negated_units))
             negated.append(frozenset(negated_units))
             grams.append((_grams(before[1]), _grams(after[1]) if negated_units else frozenset()))
+            frames.append(tuple(_slotted(before[1]) + _slotted(after[1])))
     return Gist(values=_same_dates(frozenset(values)), clauses=tuple(clauses), negated=tuple(negated),
                 negated_values=_same_dates(frozenset(values - stated), frozenset(values)),
-                grams=tuple(grams))
+                frames=tuple(frames), grams=tuple(grams))
 
 
 def _conflict(x: Gist, y: Gist) -> bool:
@@ -620,11 +643,12 @@ def swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bo
     the fillers equal; a rewording moves, adds or drops words as well. A frame holds a word
     at least, or three Chinese characters: one shared character ("吃素" / "吃肉") or a
     two-character name ("河南人" / "老家河南") is too little wording to be a frame."""
-    only_x, only_y = x.content - y.content - skip, y.content - x.content - skip
+    only_x = x.content - y.content - skip | (_SLOT if x.values - y.values else frozenset())
+    only_y = y.content - x.content - skip | (_SLOT if y.values - x.values else frozenset())
     if not only_x or not only_y:
         return False
-    frames_y = {_frame(c, only_y, skip) for c in y.clauses}
-    for c in x.clauses:
+    frames_y = {_frame(c, only_y, skip) for c in y.frames}
+    for c in x.frames:
         skeleton, slots = _frame(c, only_x, skip)
         if slots and _wording(skeleton) >= 1 and (skeleton, slots) in frames_y:
             return True
@@ -633,7 +657,7 @@ def swapped_in_place(x: Gist, y: Gist, skip: frozenset[str] = frozenset()) -> bo
 
 def _wording(units: tuple[str, ...]) -> float:
     """How many words' worth of wording ``units`` hold: a Chinese character is a third."""
-    return sum(1 / 3 if CJK_RE.match(u) else 1 for u in units)
+    return sum(0 if u == VALUE_SLOT else 1 / 3 if CJK_RE.match(u) else 1 for u in units)
 
 
 def _spelled_out(x: Gist, y: Gist) -> tuple[frozenset[str], frozenset[str]]:
@@ -684,7 +708,7 @@ def same_fact(x: Gist, y: Gist) -> bool:
         # one side names a value the other does not: only a restatement that says more
         poorer = ux if vx < vy else uy
         return shared >= MORE_SHARED * len(poorer) and not swapped_in_place(x, y, skip)
-    need = ANCHORED_SHARED if anchored else MIN_SHARED
+    need = ANCHORED_SHARED if anchored or len(vx & vy) >= 2 else MIN_SHARED
     if shared < 2 or shared < need * min(len(ux), len(uy)):
         return False
     return not swapped_in_place(x, y, skip)
