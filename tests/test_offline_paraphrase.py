@@ -177,3 +177,27 @@ def test_long_tokens_are_read_in_linear_time() -> None:
     for text in ("x" * 60000, "a-" * 20000, "deadbeef" * 2000, "a/" * 20000, "a." * 20000):
         gist(text)
     assert "src/app/main.py" in gist("the entry point is src/app/main.py").values
+
+
+def test_records_whose_summaries_agree_merge_though_their_bodies_are_worded_apart() -> None:
+    """The description is the record's one-line summary; the bodies keep each speaker's own
+    words. One part stating the same fact is enough when nothing in the whole differs."""
+    ops = plan({"today": "2026-11-30", "records": [
+        _rec("sqlfluff-first", "Format SQL with sqlfluff before committing",
+             "Run sqlfluff over each changed .sql file ahead of a commit.\n", 3, type_="feedback"),
+        _rec("sql-style", "Format SQL files with sqlfluff before commits",
+             "The pipeline lints the SQL and fails the build on style drift.\n", 8, type_="feedback"),
+        _rec("sql-review", "SQL changes need a DBA review", "Every migration touching SQL gets a DBA review.\n",
+             9, type_="feedback"),
+    ]})
+    assert [op["source_names"] for op in ops] == [["sql-style", "sqlfluff-first"]]
+    body = ops[0]["result"]["body"]
+    assert "style drift" in body and "ahead of a commit" in body
+
+
+def test_a_summary_in_common_does_not_outweigh_a_differing_value() -> None:
+    ops = plan({"today": "2026-11-30", "records": [
+        _rec("pg-staging", "Staging database version", "Staging runs Postgres 15.\n", 3, type_="project"),
+        _rec("pg-staging-b", "Staging database version", "Staging runs Postgres 16.\n", 8, type_="project"),
+    ]})
+    assert ops == []

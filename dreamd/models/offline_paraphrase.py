@@ -42,7 +42,7 @@ beyond it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -684,31 +684,47 @@ _ANCHORS = frozenset({"name", "address"})
 around it differ more (:data:`ANCHORED_SHARED`)."""
 
 
-def same_fact(x: Gist, y: Gist) -> bool:
-    """Whether two gists state the same fact (see the module docstring)."""
+def same_fact(x: Gist, y: Gist, views: Iterable[tuple[Gist, Gist]] = ()) -> bool:
+    """Whether two gists state the same fact (see the module docstring).
+
+    ``views`` are parts of the two statements to compare as well (a record's description with
+    the other's, its body with the other's body): one that states the same fact is enough,
+    when the whole statements do not differ in a value, a negation or a filler. A summary
+    often says it in the same words while the bodies keep each speaker's own."""
+    verdict = _compare(x, y)
+    if verdict is None:
+        return False
+    return verdict or any(_compare(vx, vy) for vx, vy in views)
+
+
+def _compare(x: Gist, y: Gist) -> bool | None:
+    """``same_fact`` of two gists: True, False (too little in common), or None when they
+    differ in a value, a negation or a filler, which no part of them can outweigh."""
     ax, spell_x = _spelled_out(x, y)
     ay, spell_y = _spelled_out(y, x)
     nx, word_x = _named_in(x, y)
     ny, word_y = _named_in(y, x)
     vx, vy = (x.values - ax) | nx, (y.values - ay) | ny
     vx, vy = _same_dates(vx, vy), _same_dates(vy, vx)
-    if not (vx <= vy or vy <= vx) or not (x.content or x.values):
+    if not (vx <= vy or vy <= vx):
+        return None
+    if not (x.content or x.values):
         return False
     if _conflict(x, y) or _conflict(y, x):
-        return False
+        return None
     acronyms = ax | ay
     cx, cy = x.content - spell_y - word_x, y.content - spell_x - word_y
     ux, uy = cx | vx | acronyms, cy | vy | acronyms
     skip = spell_x | spell_y | word_x | word_y
+    if swapped_in_place(x, y, skip):
+        return None
     shared = len(ux & uy)
     anchored = bool(acronyms) or any(value_kind(v) in _ANCHORS for v in vx & vy)
     if cx and cy and not cx & cy and not anchored:
         return False  # a time, a date or a number in common and nothing else: two things at one time
     if vx != vy:
-        # one side names a value the other does not: only a restatement that says more
+        # one side names a value the other does not: a restatement that says more
         poorer = ux if vx < vy else uy
-        return shared >= MORE_SHARED * len(poorer) and not swapped_in_place(x, y, skip)
+        return shared >= MORE_SHARED * len(poorer)
     need = ANCHORED_SHARED if anchored or len(vx & vy) >= 2 else MIN_SHARED
-    if shared < 2 or shared < need * min(len(ux), len(uy)):
-        return False
-    return not swapped_in_place(x, y, skip)
+    return shared >= 2 and shared >= need * min(len(ux), len(uy))
