@@ -57,6 +57,9 @@ def _same(x: str, y: str) -> bool:
         ("The API is rate limited per key.", "The public API is rate limited to 100 requests a minute per key."),
         # two values in common pin the statement down: the wording around them may differ more
         ("Mobile app v5 launches on 2027-01-18.", "The v5 app goes live on the 18th of January 2027."),
+        # one address with or without its scheme; 英文 and 英语 are one language
+        ("Latency is charted at https://grafana.acme.io/d/lat.", "Latency board: grafana.acme.io/d/lat"),
+        ("日志用英文写。", "日志用英语写。"),
         # a name that starts one sentence is the name the other uses
         ("Tomas handles the VPN setup.", "For VPN setup questions, Tomas handles them."),
     ],
@@ -100,6 +103,8 @@ def test_one_fact_in_other_words_is_one_fact(x: str, y: str) -> None:
         ("The weekly sync is at 2pm.", "The weekly sync is at 15:00."),
         ("组会在下午两点。", "组会在晚上八点。"),
         ("The beta ships on Dec 15th.", "The beta ships on 2026-12-16."),
+        # a value one side names only under a negation and the other states
+        ("The pipeline runs on Jenkins; Kim owns it.", "The pipeline uses Buildkite instead of Jenkins."),
         # a value where the other has a word: one frame, another filler
         ("Backups are kept for a month.", "Backups are kept in GCS."),
         ("备份保留一个月。", "备份放在 OSS。"),

@@ -136,6 +136,9 @@ _ZH_SYNONYMS = (
     "负责 负责人 主管 管理 管",
     "批准 通过 同意 认可",
     "截止 截止日期 期限 最晚",
+    "英文 英语",
+    "中文 汉语",
+    "发布 上线 发版 推出",
     "使用 采用 运用",
     "运行 执行",
     "之前 以前 事先 提前",
@@ -182,6 +185,8 @@ _VALUE_PATTERNS = (
     re.compile(r"#[\w-]+"),
     re.compile(r"\d+(?:[.:/-]\d+)*"),
 )
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?(?=[^/@\s]+\.[a-z]{2,}(?:/|$))")
+"""An address with or without "https://" and "www." is one address."""
 _ZH_NUMERAL = re.compile(
     r"(?P<n>[零一二两兩三四五六七八九十百千万]+|\d+)\s*(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
     r"|(?P<bare>[零一二两兩三四五六七八九十百千万]+)(?=[^\u3400-\u9fff]|$)"
@@ -419,7 +424,7 @@ def _values(text: str) -> tuple[set[str], str]:
     text = _ZH_NUMERAL.sub(lambda m: _zh_numeral(m, found), text)
     for pattern in _VALUE_PATTERNS:
         for m in pattern.finditer(text):
-            found.add(m.group().lower().strip("`").rstrip("./"))
+            found.add(_SCHEME.sub("", m.group().lower().strip("`").rstrip("./")))
         text = pattern.sub(_BLANK, text)
     found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
     text = _ZH_WHEN.sub(_BLANK, text)
@@ -620,6 +625,12 @@ def _conflict(x: Gist, y: Gist) -> bool:
     return False
 
 
+def _value_conflict(x: Gist, y: Gist) -> bool:
+    """A value ``x`` names only under a negation that ``y`` states plainly: "builds on Buildkite
+    instead of Jenkins" / "the pipeline runs on Jenkins"."""
+    return bool(x.negated_values & (y.values - y.negated_values))
+
+
 def _frame(clause: tuple[str, ...], only: frozenset[str], skip: frozenset[str]) -> tuple[tuple[str, ...], frozenset[int]]:
     """A clause's shared units in order, and the slots (index into them) where units only
     this side has stand (``skip``: words that spell an acronym of the other side)."""
@@ -710,7 +721,7 @@ def _compare(x: Gist, y: Gist) -> bool | None:
         return None
     if not (x.content or x.values):
         return False
-    if _conflict(x, y) or _conflict(y, x):
+    if _conflict(x, y) or _conflict(y, x) or _value_conflict(x, y) or _value_conflict(y, x):
         return None
     acronyms = ax | ay
     cx, cy = x.content - spell_y - word_x, y.content - spell_x - word_y
@@ -722,9 +733,12 @@ def _compare(x: Gist, y: Gist) -> bool | None:
     anchored = bool(acronyms) or any(value_kind(v) in _ANCHORS for v in vx & vy)
     if cx and cy and not cx & cy and not anchored:
         return False  # a time, a date or a number in common and nothing else: two things at one time
+    pinned = anchored or len(vx & vy) >= 2
     if vx != vy:
         # one side names a value the other does not: a restatement that says more
         poorer = ux if vx < vy else uy
+        if pinned:
+            return shared >= 2 and shared >= ANCHORED_SHARED * len(poorer)
         return shared >= MORE_SHARED * len(poorer)
-    need = ANCHORED_SHARED if anchored or len(vx & vy) >= 2 else MIN_SHARED
+    need = ANCHORED_SHARED if pinned else MIN_SHARED
     return shared >= 2 and shared >= need * min(len(ux), len(uy))
