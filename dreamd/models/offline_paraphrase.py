@@ -6,37 +6,53 @@ one word. What separates them is *what* differs. So a record's statement (descri
 fact lines; not the reason, how-to or history lines) is reduced to a :class:`Gist`:
 
 - **content units**, clause by clause and in order: English words without stopwords,
-  stemmed (plural, verb and derivation suffixes cut, the stem truncated to six letters:
-  "deploys", "deployed", "deployment" are one unit) and mapped through a small table of
-  everyday synonyms ("reply"/"answer", "brief"/"short"); Chinese characters, function words
-  out ("的", "尽量", "都") and synonyms mapped first ("回复"/"回答", "简洁"/"简短");
-- **values**, what makes a statement true or false rather than how it is worded: numbers
-  (digits, English and Chinese number words, with their Chinese unit: "九点半" is "9点半"),
-  dates, times, weekdays, months and times of day, addresses and paths, `code`, capitalised
-  names that do not start a sentence, acronyms ("PRs" is "pr"), Latin words in Chinese text;
+  British spelling as American ("colour"), stemmed (plural, verb and derivation suffixes
+  cut, the stem truncated to six letters: "deploys", "deployed", "deployment" are one unit)
+  and mapped through a small table of everyday equivalences ("reply"/"answer",
+  "lives in"/"is based in", "learn"/"study"); Chinese characters, function words out ("的",
+  "尽量", "都", "每") and equivalent words mapped first ("回复"/"回答", "住在"/"生活在",
+  "英文"/"英语"); a lowercase Latin word borrowed into Chinese ("commit") is a word too;
+- **values**, what makes a statement true or false rather than how it is worded, each in
+  one form however it is written: clock times as H:MM ("2pm", "14:00", "下午两点"), dates
+  as ISO or month-day ("Dec 15th, 2026", "2026 年 12 月 15 日"), other numbers (digits,
+  English and Chinese number words with their Chinese unit; "one" is mostly a pronoun and
+  "一点" "a little", so neither is a number), weekdays, months and times of day, addresses
+  (with or without "https://" and "www."), paths, `code`, tokens with a letter next to a
+  digit ("1Password", "k8s", "v2.3" = 2.3), capitalised names that do not start a sentence,
+  acronyms ("PRs" is "pr"), capitalised Latin words in Chinese text;
 - **negation**: the units and values after a negation ("not", "never", "don't", "instead",
   "rather", "不要", "不再" …) in their clause (clauses are cut at sentence ends and commas).
 
 Two gists are the same fact (:func:`same_fact`) when:
 
 1. their values agree: equal, an acronym matching the words the other spells it with ("PR" /
-   "pull request"); or one side adds a value and keeps :data:`MORE_SHARED` of the other's
-   units (a restatement that says more). "Postgres 14" / "Postgres 15", "Dana" / "Priya"
-   never agree;
+   "pull request"), a name the other says as a plain word at the start of a sentence; or
+   one side adds a value (a restatement that says more). "Postgres 14" / "Postgres 15",
+   "Dana" / "Priya", "read-only on weekends" / "Postgres 15" never agree;
 2. no clause one negates is stated plainly by the other ("mocks are fine in unit tests" /
-   "don't use mocks in integration tests");
-3. they share two or more units (values included), and :data:`MIN_SHARED` of the smaller;
-4. they are not one frame with different fillers (:func:`swapped_in_place`): the same shared
-   units in the same order with each side's own words in the same slots is a different
-   subject or value ("the alpha service" / "the beta service", "小李负责搜索" / "小张负责推荐"),
-   unless synonyms made the fillers equal; a rewording moves, adds or drops words too.
+   "don't use mocks in integration tests"), compared by words (Chinese by character
+   bigrams: "不要写中文" is not against "用英文写"), and no value one names only under a
+   negation is stated by the other ("Buildkite instead of Jenkins" / "runs on Jenkins");
+3. they are not one frame with different fillers (:func:`swapped_in_place`): the same shared
+   units in the same order with each side's own words (or a value) in the same slots is a
+   different subject or value ("the alpha service" / "the beta service", "kept for a
+   month" / "kept in GCS", "小李负责搜索" / "小张负责推荐"), unless synonyms made the fillers
+   equal; a rewording moves, adds or drops words too;
+4. they share a word unless an address or a name pins them to one thing (a time or a date
+   in common and nothing else is two things at one time), two or more units (values
+   included), and :data:`MIN_SHARED` of the smaller's units (:data:`MORE_SHARED` of the
+   poorer's when one names a value more); :data:`ANCHORED_SHARED` when a name, an address or
+   two values are shared, which pin down what the statement is about so the wording around
+   them may differ more. Besides the whole statements, the two descriptions and the two
+   bodies are compared apart (``views``): one pair stating the same fact is enough, when
+   the whole statements clear 1–3.
 
 A merge keeps every clause of every source (see :mod:`dreamd.models.offline_plan`), so a
 paraphrase never loses a fact; these rules exist to keep distinct facts apart, and they err
-toward leaving two records alone. The synonym table holds only everyday words whose meanings
-coincide in notes about work and life: lexical knowledge, like the stemmer, not a list of
-phrasings. Statements that share almost no word ("is vegetarian" / "doesn't eat meat") are
-beyond it.
+toward leaving two records alone. The equivalence tables hold only everyday words whose
+meanings coincide in notes about work and life: lexical knowledge, like the stemmer, not a
+list of phrasings. Statements that share almost no word ("is vegetarian" / "doesn't eat
+meat", "reports to Rosa" / "Rosa is their manager") are beyond it.
 """
 
 from __future__ import annotations

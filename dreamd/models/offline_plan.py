@@ -25,8 +25,10 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    *Paraphrase*: every fact clause of one record is still said by the other, or one
    record's statement tokens lie within the other's but for at most 10 % of them and none
    with a digit, and both or neither are negated; or the two gists state the same fact
-   (equal values, no negation one states plainly, 60 % of the smaller's units shared, not
-   one frame with different fillers: see :func:`~dreamd.models.offline_paraphrase.same_fact`).
+   (values that agree, however written; no negation one states plainly; not one frame with
+   different fillers; enough units shared, fewer when a name, an address or two values pin
+   the statement down), compared as wholes and description with description, body with
+   body: see :func:`~dreamd.models.offline_paraphrase.same_fact`.
    A differing value or subject ("the alpha service" and "the bravo service"; "Postgres 14"
    and "Postgres 15"; "use mocks" and "don't use mocks") keeps records apart: without an
    explicit newer statement such records both stay, untouched. Then each superseded record
