@@ -440,6 +440,9 @@ def test_a_statement_in_the_description_counts_too() -> None:
         ("The design review is on Tuesdays.", "The design review is now on Thursdays (it used to be Tuesdays).", True),
         ("设计评审在周二。", "设计评审现在改到周四（原来是周二）。", True),
         ("The app is hosted on Heroku.", "We moved off Heroku last month.", True),
+        # a Chinese "sent/pushed to" states a destination, which "改到" replaces
+        ("构建通知推送到企业微信的「前端」群。", "构建通知已经改到 Slack 的 #web-builds 频道。", True),
+        ("构建通知推送到企业微信的「前端」群。", "周报改到周五下午发。", False),
         # a change word alone is not enough: another kind of value, an added fact, "also"
         ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
         ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),
