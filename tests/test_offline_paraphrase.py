@@ -206,3 +206,15 @@ def test_a_summary_in_common_does_not_outweigh_a_differing_value() -> None:
         _rec("pg-staging-b", "Staging database version", "Staging runs Postgres 16.\n", 8, type_="project"),
     ]})
     assert ops == []
+
+
+def test_no_stem_or_word_belongs_to_two_equivalence_groups() -> None:
+    """The stemmer cuts to six letters, so "directory" and "directly" meet, as "generate" and
+    "generally" do: a word in two groups would silently join the wrong one."""
+    from dreamd.models.offline_paraphrase import _EN_SYNONYMS, _ZH_SYNONYMS, _stem
+
+    for table, key in ((_EN_SYNONYMS, _stem), (_ZH_SYNONYMS, str)):
+        owner: dict[str, str] = {}
+        for group in table:
+            for word in group.split():
+                assert owner.setdefault(key(word), group) == group, (word, owner[key(word)], group)
