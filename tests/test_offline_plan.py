@@ -440,6 +440,9 @@ def test_a_statement_in_the_description_counts_too() -> None:
         ("The design review is on Tuesdays.", "The design review is now on Thursdays (it used to be Tuesdays).", True),
         ("设计评审在周二。", "设计评审现在改到周四（原来是周二）。", True),
         ("The app is hosted on Heroku.", "We moved off Heroku last month.", True),
+        # a Chinese "sent/pushed to" states a destination, which "改到" replaces
+        ("构建通知推送到企业微信的「前端」群。", "构建通知已经改到 Slack 的 #web-builds 频道。", True),
+        ("构建通知推送到企业微信的「前端」群。", "周报改到周五下午发。", False),
         # a change word alone is not enough: another kind of value, an added fact, "also"
         ("The staging database is read-only on weekends.", "The staging database now runs Postgres 16.", False),
         ("The team chats on Slack.", "The team now also uses Zoom for calls.", False),
@@ -516,17 +519,26 @@ def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said:
 def test_a_partly_superseded_record_keeps_its_other_facts_current() -> None:
     """Only the clause the newer statement replaces goes to history; the older record's other
     fact joins the result as a current fact. Only the general test (the older wording kept,
-    one value replaced) may single out one clause of a longer record."""
+    one value replaced) may single out one clause of a longer record: "runs on" and "uses"
+    are one wording, "deploys with" another."""
     records = [
         rec("standup", "project", "Standup at 9:30", "Standup is at 9:30. The standup link is pinned in #team.\n", 1),
         rec("standup-new", "project", "Standup now at 10:00", "Standup is now at 10:00.\n", 5),
         rec("ci", "project", "CI and its owner", "The CI pipeline runs on Jenkins. Kim owns the pipeline.\n", 1),
         rec("ci-new", "project", "Buildkite instead of Jenkins", "The CI pipeline uses Buildkite instead of Jenkins.\n", 5),
+        rec("cd", "project", "CD and its owner", "The CD pipeline deploys with Argo. Lee owns the pipeline.\n", 1),
+        rec("cd-new", "project", "Spinnaker instead of Argo", "The CD pipeline uses Spinnaker instead of Argo.\n", 5),
     ]
-    assert consolidate(records) == [{"source_names": ["standup-new", "standup"], "result": {
-        "name": "standup-new", "type": "project", "description": "Standup now at 10:00",
-        "body": "Standup is now at 10:00.\nThe standup link is pinned in #team.\n"
-                "**Previously:** Standup is at 9:30.\n"}}]
+    assert consolidate(records) == [
+        {"source_names": ["ci-new", "ci"], "result": {
+            "name": "ci-new", "type": "project", "description": "Buildkite instead of Jenkins",
+            "body": "The CI pipeline uses Buildkite instead of Jenkins.\nKim owns the pipeline.\n"
+                    "**Previously:** The CI pipeline runs on Jenkins.\n"}},
+        {"source_names": ["standup-new", "standup"], "result": {
+            "name": "standup-new", "type": "project", "description": "Standup now at 10:00",
+            "body": "Standup is now at 10:00.\nThe standup link is pinned in #team.\n"
+                    "**Previously:** Standup is at 9:30.\n"}},
+    ]
 
 
 def test_history_holds_only_what_an_explicit_newer_statement_replaced() -> None:

@@ -22,7 +22,7 @@ the torture checker all hold a dream to the same rule:
   old value X the older clause must state X (and, for a one-word X, share some other word of
   context); with only a subject, the older clause must name the whole subject and state a
   value of the same kind as Y (a number, a proper name, a path or address; in Chinese, a
-  place for 迁到 or a value for 改成).
+  place for 迁到 or a value or destination for 改成/改到).
 - Beyond those wordings, the **general test** compares gists
   (:mod:`dreamd.models.offline_paraphrase`): a clause with a change word ("now", "from now
   on", "pushed to", "renamed", "现在", "以后", "改用", "调整为" …) and no additive one ("also",
@@ -185,7 +185,7 @@ _WHEN = re.compile(
 )
 """A date or time: a move to one ("the freeze moved to 2026-12-11") changes a value, not a place."""
 _PLACE_VERB = re.compile(r"^(?:mov|migrat|relocat)|迁|搬")
-_ZH_VALUE = re.compile(r"是|用|为|定在|设为|采用|使用")
+_ZH_VALUE = re.compile(r"是|用|为|定在|设为|采用|使用|[发送推放传交]到")
 
 
 @dataclass(frozen=True)
@@ -321,8 +321,8 @@ def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
     A move replaces a location: the older clause must say where (English "in/at/on/hosted/
     lives…" with a value of the new one's kind; Chinese "在/位于", not "在周末"). A change
     replaces a value of the same kind: a number, an address, a name (Chinese: or "是/用/为/
-    定在…"). "Read-only on weekends" is neither a place nor such a value, so a move of the
-    same database leaves it alone."""
+    定在…", or where something is sent: "推送到/发到/放到…"). "Read-only on weekends" is
+    neither a place nor such a value, so a move of the same database leaves it alone."""
     if not rest:
         return False
     cjk = bool(CJK_RE.search(old_clause))

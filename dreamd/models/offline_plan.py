@@ -25,8 +25,10 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    *Paraphrase*: every fact clause of one record is still said by the other, or one
    record's statement tokens lie within the other's but for at most 10 % of them and none
    with a digit, and both or neither are negated; or the two gists state the same fact
-   (equal values, no negation one states plainly, 60 % of the smaller's units shared, not
-   one frame with different fillers: see :func:`~dreamd.models.offline_paraphrase.same_fact`).
+   (values that agree, however written; no negation one states plainly; not one frame with
+   different fillers; enough units shared, fewer when a name, an address or two values pin
+   the statement down), compared as wholes and description with description, body with
+   body: see :func:`~dreamd.models.offline_paraphrase.same_fact`.
    A differing value or subject ("the alpha service" and "the bravo service"; "Postgres 14"
    and "Postgres 15"; "use mocks" and "don't use mocks") keeps records apart: without an
    explicit newer statement such records both stay, untouched. Then each superseded record
@@ -73,7 +75,7 @@ from dreamd.models.clauses import (
     statements,
     strip_label,
 )
-from dreamd.models.offline_paraphrase import MIN_SHARED, Gist, gist, same_fact
+from dreamd.models.offline_paraphrase import ANCHORED_SHARED, MIN_SHARED, Gist, gist, same_fact
 from dreamd.models.offline_text import (
     NEGATIONS,
     ZH_NEGATIONS,
@@ -142,6 +144,11 @@ class Rec:
     @cached_property
     def gist(self) -> Gist:
         return gist(self.description + "\n" + "\n".join(self.fact_lines))
+
+    @cached_property
+    def views(self) -> tuple[Gist, Gist]:
+        """The gists of the description and of the fact lines apart (see :func:`same_fact`)."""
+        return gist(self.description), gist("\n".join(self.fact_lines))
 
     @cached_property
     def fact_tokens(self) -> frozenset[str]:
@@ -318,7 +325,7 @@ def paraphrase(a: Rec, b: Rec) -> bool:
         or _inside(set(a.fact_tokens), set(b.fact_tokens))
     ):
         return True
-    return same_fact(a.gist, b.gist)
+    return same_fact(a.gist, b.gist, views=zip(a.views, b.views, strict=True))
 
 
 def _said_within(a: Rec, b: Rec) -> bool:
@@ -354,8 +361,8 @@ def _least_shared(a: Rec, b: Rec) -> float:
 
 def _least_in_gist(a: Rec, b: Rec) -> float:
     """Gist units two records must share for :func:`same_fact` to hold."""
-    size = min(len(a.gist.content | a.gist.values), len(b.gist.content | b.gist.values))
-    return max(2.0, MIN_SHARED * size - 1e-9)
+    size = min(len(g.content | g.values) for g in (a.gist, b.gist, a.views[0], b.views[0]))
+    return max(2.0, min(MIN_SHARED, ANCHORED_SHARED) * size - 1e-9)
 
 
 def _has_digit(toks: set[str]) -> bool:
