@@ -58,8 +58,16 @@ class Model(Protocol):
 
 
 def render_payload(payload: dict[str, Any]) -> str:
-    """The machine-readable tail of every prompt."""
-    return INPUT_OPEN + json.dumps(payload, ensure_ascii=False, sort_keys=True) + INPUT_CLOSE
+    """The machine-readable tail of every prompt.
+
+    A turn may hold the wrapper's own tags as text (someone pasting a prompt, HTML, this very
+    docstring); inside the JSON their ``<`` is written ``\\u003c``, so the only literal tags in a
+    prompt are the wrapper's and :func:`parse_payload` finds them, while the text decodes back
+    unchanged.
+    """
+    body = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+    body = body.replace(INPUT_OPEN, "\\u003c" + INPUT_OPEN[1:]).replace(INPUT_CLOSE, "\\u003c" + INPUT_CLOSE[1:])
+    return INPUT_OPEN + body + INPUT_CLOSE
 
 
 def parse_payload(prompt: str) -> dict[str, Any]:
