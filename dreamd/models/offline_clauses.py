@@ -25,9 +25,24 @@ from dreamd.models.offline_text import (
     tidy,
 )
 
+_FINITE = (
+    r"(?:is|are|was|has|have|goes|go|runs|run|lives|live|sits|owns|handles|covers|manages|maintains|approves|"
+    r"uses|use|starts|start|ends|can|will|must|should|needs|need|happens?|ships?|deploys?)"
+)
+# words that open a relative or a pronoun clause, never a new subject of its own
+_FUNCTION = r"(?:which|that|who|whom|whose|what|where|when|it|this|there|here|he|she|they|one|everything|nothing|so|then)"
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
-    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]|"
+    # "… but I'm new to Kubernetes", "… and we've never used it": a new clause with its own subject
+    r"\s+(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|\s+but\s+(?=(?:i|we|my|our|the)\s)|"
+    # "keep answers short and always include the command": a second rule
+    r"\s+and\s+(?=(?:always|never|don't|dont|do not)\s)|"
+    # "I'm vegetarian, my wife is vegan": a comma before a new subject and its verb
+    r",\s+(?=(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,2}(?:is|are|was|has|have|'s)\s)|"
+    # "logs go to Loki, metrics go to Prometheus", "Jonas handles infra and Mei owns the app"
+    rf"(?:,\s+|\s+and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
+    re.I,
 )
 
 
@@ -61,22 +76,53 @@ _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因�
 def clauses(core: str) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
     service keeps its manifests in the deploy-configs repo"), each tried on its own."""
-    raw = [piece for part in _CLAUSES.split(core) for piece in _splice(part)]
+    raw: list[tuple[str, str]] = []
+    start, joint = 0, ""
+    # never inside brackets or quotes: "two kids (Ava is 9 and Leo is 6)" is one aside
+    joints = [m for m in _CLAUSES.finditer(core) if not _enclosed(core, m.start())]
+    for m in [*joints, None]:
+        text = core[start : m.start() if m else len(core)]
+        raw.extend((joint if k == 0 else ",", piece) for k, piece in enumerate(_splice(text)))
+        if m:
+            start, joint = m.end(), m.group(0)
     merged: list[str] = []
-    for part in raw:
-        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part) or _other_side(merged[-1], part)):
+    for joint, part in raw:
+        # "always wrap errors with %w, never return them bare" is one rule said both ways;
+        # "…, and always rebase first" after "never force-push" is a second one
+        both_ways = not re.search(r"\band\b", joint, re.I) and _other_side(merged[-1], part) if merged else False
+        if merged and (_reason_of(merged[-1], part) or _INSTEAD.search(part) or both_ways):
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
     parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。")
              for p in merged]
-    keep = []
-    for i, p in enumerate(parts):
-        before_so = i + 1 < len(parts) and _CONSEQUENCE.match(parts[i + 1].strip()) is not None
-        # "i'm colourblind, so don't rely on red vs green": a short self-description is the rule's reason
-        if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or (before_so and _SHORT_SELF.match(p))):
-            keep.append(p)
-    return keep
+    # a short self-description is a clause too: "i'm colourblind, so don't rely on red vs green"
+    # (the rule's reason), "I'm vegetarian, my wife is vegan" (a fact of its own)
+    return [p for p in parts
+            if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or _SHORT_SELF.match(p))]
+
+
+def _enclosed(text: str, at: int) -> bool:
+    before = text[:at]
+    return (before.count("(") > before.count(")") or before.count("（") > before.count("）")
+            or before.count("“") > before.count("”") or before.count('"') % 2 == 1)
+
+
+_CAUSAL = re.compile(r"^\s*(?:because|since|otherwise|else)\b", re.I)
+_ANAPHORIC = re.compile(r"^\s*(?:it's|it is|they're|they|this|that's|that)\b", re.I)
+
+
+def _reason_of(before: str, part: str) -> bool:
+    """Whether ``part`` carries on the clause before it: a causal opener anywhere ("…;
+    otherwise the cache goes stale"), a pronoun going on about the same thing ("…, and
+    they're both rescues"), and after a directive a clause of its own ("…; our security
+    review takes weeks"). After a statement, "…, and our repo is on GitLab" is a second fact."""
+    if _CAUSAL.match(part) or _ANAPHORIC.match(part):
+        return True
+    tail = re.split(r"[:：]\s*", before)[-1]
+    return _REASON_CLAUSE.match(part) is not None and (
+        _DIRECTIVE_CLAUSE.match(tail) is not None or opens_with_verb(tail)
+    )
 
 
 def _zh_size(text: str) -> int:
@@ -224,8 +270,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         rest = "，".join(re.sub(r"^用户", "", f.fact) for f in each[1:])
         joined = f"{first.fact}，{rest}"
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
-    pointers_only = all(f.type == "reference" for f in each)
-    distinct = len({f.type for f in each}) >= kinds or (english and not pointers_only)
+    distinct = len({f.type for f in each}) >= kinds or english
     return each if len(each) >= kinds and distinct else []
 
 
@@ -238,7 +283,7 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
     out: list[Found] = []
     for f in each:
         prev = out[-1] if out else None
-        if (prev is not None and prev.kind == "context" and f.type == "reference"
+        if (prev is not None and prev.kind in ("context", "statement") and prev.type == "project" and f.type == "reference"
                 and _USES_TOOL.search(prev.fact) and not re.search(r"\d", prev.fact)):
             f.fact = f"{prev.fact.rstrip('。.')}{'，' if has_cjk(prev.fact) else '; '}{f.fact}"
             out[-1] = f

@@ -1,0 +1,96 @@
+"""One record per fact: how a sentence is cut into clauses and which clauses become records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dreamd.models.offline_clauses import clauses
+from dreamd.models.offline_extract import extract_from_turns
+
+TODAY = "2026-12-01"
+
+
+def records(*texts: str) -> list[dict[str, str]]:
+    turns: list[dict[str, Any]] = [
+        {"role": "user", "text": t, "timestamp": f"{TODAY}T10:00:00Z"} for t in texts
+    ]
+    return extract_from_turns(turns, today=TODAY)
+
+
+def kinds(items: list[dict[str, str]]) -> list[str]:
+    return [r["type"] for r in items]
+
+
+def holding(items: list[dict[str, str]], word: str) -> list[dict[str, str]]:
+    return [r for r in items if word.lower() in (r["description"] + r["body"]).lower()]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # a new subject after "and"/"but" or a comma starts a clause
+        ("I'm in the data team and our warehouse is on BigQuery",
+         ["I'm in the data team", "our warehouse is on BigQuery"]),
+        ("I've done Java for a decade but I'm new to Elixir",
+         ["I've done Java for a decade", "I'm new to Elixir"]),
+        ("I'm pescatarian, my husband is vegan", ["I'm pescatarian", "my husband is vegan"]),
+        ("errors go to Rollbar, uptime goes to Pingdom",
+         ["errors go to Rollbar", "uptime goes to Pingdom"]),
+        ("Kofi handles billing and Ines owns the iOS app", ["Kofi handles billing", "Ines owns the iOS app"]),
+        ("reply in British English and always cite the file you changed",
+         ["reply in British English", "always cite the file you changed"]),
+        # a pronoun or a causal clause goes on about the clause before it
+        ("I keep two rabbits, Pip and Moss, and they're both house rabbits", None),
+        ("don't add new linters; our CI budget is tight", None),
+        ("the cache is warmed at 6, which is why the first deploy is slow", None),
+        # one rule said both ways, with no "and", stays one clause
+        ("always pin versions exactly, never use caret ranges", None),
+        ("never squash release commits, and always sign the tags",
+         ["never squash release commits", "always sign the tags"]),
+        # never inside brackets or quotes
+        ("I'm Rosa, two dogs (Bo is 4 and Tig is 2) and a cat", None),
+        ('my mentor says "ship it and then fix it" a lot', None),
+    ],
+)
+def test_a_sentence_is_cut_where_a_new_clause_starts(sentence: str, expected: list[str] | None) -> None:
+    """``None``: the sentence stays one clause (:func:`clauses` gives at most the whole, rejoined)."""
+    if expected is None:
+        assert len(clauses(sentence)) <= 1
+    else:
+        assert clauses(sentence) == expected
+
+
+def test_a_self_description_and_a_pointer_in_one_sentence_are_two_records() -> None:
+    items = records("I'm in the data team and our warehouse config is in the infra/bq folder.")
+    assert sorted(kinds(items)) == ["reference", "user"]
+    ref = next(r for r in items if r["type"] == "reference")
+    assert "infra/bq" in ref["description"]
+
+
+def test_two_pointers_with_their_own_subjects_are_two_records() -> None:
+    items = records("The wiki is at https://wiki.corp.example and the status page is at https://status.corp.example.")
+    assert kinds(items) == ["reference", "reference"]
+    assert holding(items, "wiki.corp.example") and holding(items, "status.corp.example")
+
+
+def test_a_tool_and_where_its_config_lives_are_one_pointer() -> None:
+    items = records("The Android build uses Gradle, the signing configs are in android/signing.")
+    assert kinds(items) == ["reference"]
+    assert "Gradle" in items[0]["body"] and "android/signing" in items[0]["body"]
+
+
+def test_two_rules_joined_by_and_are_two_records_and_one_said_both_ways_is_one() -> None:
+    two = records("Never squash release commits, and always sign the tags.")
+    assert kinds(two) == ["feedback", "feedback"]
+    one = records("Always pin versions exactly, never use caret ranges.")
+    assert kinds(one) == ["feedback"]
+    assert "caret" in one[0]["body"]
+
+
+def test_every_clause_record_keeps_the_words_the_user_said() -> None:
+    items = records("I've been writing Java for a decade but I'm new to Elixir.")
+    assert len(items) == 2
+    for r in items:
+        assert "Java" in r["body"] and "Elixir" in r["body"]
