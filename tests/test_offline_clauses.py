@@ -94,3 +94,16 @@ def test_every_clause_record_keeps_the_words_the_user_said() -> None:
     assert len(items) == 2
     for r in items:
         assert "Java" in r["body"] and "Elixir" in r["body"]
+
+
+def test_a_correction_fixes_the_record_that_states_the_old_value() -> None:
+    items = records(
+        "Two notes: the backups run every Tuesday morning, and the status page is at https://status.acme.example.",
+        "Sorry, I meant Thursday morning, not Tuesday.",
+    )
+    backups = next(r for r in items if "backups" in r["description"])
+    assert "every Thursday morning" in backups["description"]
+    assert "Tuesday" not in backups["body"] and "morning morning" not in backups["body"]
+    status = next(r for r in items if r["type"] == "reference")
+    assert "status.acme.example" in status["description"]
+    assert "Tuesday" not in status["body"]  # the sentence it quotes is put right too

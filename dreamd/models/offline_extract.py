@@ -359,6 +359,20 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
 
 
+def _with_shared_tail(old: str, new: str, text: str) -> str:
+    """``old`` with the words after it in ``text`` that ``new`` ends with too, so "I meant Saturday
+    night, not Sunday" turns "every Sunday night" into "every Saturday night", not "… night night"."""
+    m = re.search(re.escape(old) + r"((?:\s+[\w-]+){1,3})", text)
+    if not m:
+        return old
+    words = m.group(1).split()
+    for n in range(len(words), 0, -1):
+        tail = " ".join(words[:n])
+        if new.lower().endswith(" " + tail.lower()):
+            return f"{old} {tail}" if re.search(re.escape(f"{old} {tail}"), text) else old
+    return old
+
+
 class _Answer:
     """The records picked so far, with the index they must not repeat and the names taken."""
 
@@ -415,12 +429,17 @@ class _Answer:
         """
         if not self.picked:
             return False
-        record = self.picked[-1][2]
-        text = record["description"] + "\n" + record["body"]
         new_abs = absolutize_dates(new, day)
+        # the old value named: the latest record that states it (else the latest quoting it),
+        # not just the last one made
+        latest = list(reversed(self.picked))
+        holder = next((p for p in latest if old and old in p[2]["description"]), None) or next(
+            (p for p in latest if old and old in p[2]["body"]), None)
+        position, record = (holder or self.picked[-1])[1:]
+        text = record["description"] + "\n" + record["body"]
         target: str | None = None
         if old and old in text:
-            target = old
+            target = _with_shared_tail(old, new_abs, text)
         else:
             shapes = (r"\d{4}-\d{2}-\d{2}", r"\d+(?:\.\d+)*", r"\b[A-Z][\w.+#-]*[A-Za-z0-9]\b")
             for shape in shapes:
@@ -434,6 +453,9 @@ class _Answer:
             return False
         record["description"] = one_line(record["description"].replace(target, new_abs))
         record["body"] = record["body"].replace(target, new_abs)
+        for _, pos, other in self.picked:
+            if pos == position and other is not record:
+                other["body"] = other["body"].replace(target, new_abs)  # the same words, quoted
         return True
 
     def records(self) -> list[dict[str, str]]:
