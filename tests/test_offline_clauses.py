@@ -107,3 +107,25 @@ def test_a_correction_fixes_the_record_that_states_the_old_value() -> None:
     status = next(r for r in items if r["type"] == "reference")
     assert "status.acme.example" in status["description"]
     assert "Tuesday" not in status["body"]  # the sentence it quotes is put right too
+
+
+def test_a_label_and_a_place_finish_the_clause_before_as_one_pointer() -> None:
+    en = records("Our uptime checks run on Gatus, dashboard at https://gatus.ops.example.")
+    assert kinds(en) == ["reference"]
+    assert "Gatus" in en[0]["description"] and "gatus.ops.example" in en[0]["description"]
+    zh = records("配置中心用的是自建的 Apollo，地址 apollo.ops.internal。")
+    assert kinds(zh) == ["reference"]
+    assert "apollo.ops.internal" in zh[0]["description"]
+
+
+def test_a_list_of_a_setup_a_pointer_and_a_rule_gives_three_records_and_no_borrowed_reason() -> None:
+    items = records("Three things: we build with Bazel; the BUILD files are in tools/build; never edit the lockfile by hand.")
+    assert kinds(items) == ["project", "reference", "feedback"]
+    rule = items[2]
+    assert "lockfile" in rule["description"]
+    assert "tools/build" not in rule["body"].split("**How to apply:**")[0]  # where a thing lives is no reason
+
+
+def test_a_schedule_is_a_value_of_the_work() -> None:
+    items = records("The demo database gets reset every Monday morning.", "演示数据库每周一早上重置。")
+    assert kinds(items) == ["project", "project"]

@@ -237,6 +237,12 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             carried += found is not None
         if found is None and statements:
             found = rule_statement(bare, ctx)  # a clause no rule took can still be a statement of its own
+        if found is None and previous is not None and each and each[-1] is previous and _labelled_place(bare):
+            # "the flag service is Unleash, admin at flags.internal": where it lives finishes the clause before
+            place = rule_statement(f"{parts[i - 1]}{'，' if has_cjk(bare) else ', '}{bare}", ctx)
+            if place is not None and place.type == "reference" and previous.type in ("project", "reference"):
+                each[-1] = previous = place
+                continue
         if consequence and found is not None:
             if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
                 found = None  # "…, so this has to merge first": the consequence is not a fact of its own
@@ -250,7 +256,8 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             joiner = "，因为" if has_cjk(bare) else " because "
             found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
             found = found if found is not None and found.type == "feedback" else None
-        if found is not None and found.type == "feedback" and found.reason is None and lasting:
+        if (found is not None and found.type == "feedback" and found.reason is None and lasting
+                and previous is not None and previous.type != "reference"):  # where a thing lives is no reason
             found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
         if (consequence and found is not None and found.type == "feedback" and previous is not None
                 and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])
@@ -272,6 +279,18 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
     distinct = len({f.type for f in each}) >= kinds or english
     return each if len(each) >= kinds and distinct else []
+
+
+_LABEL_PLACE = re.compile(
+    r"^(?:[\w-]+\s*){0,3}[:：]?\s*(?:at|in|on|under|is|=)?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$|"
+    r"^(?:[\u4e00-\u9fff]{1,6})\s*(?:是|在|[:：])?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$",
+    re.I,
+)
+
+
+def _labelled_place(clause: str) -> bool:
+    """A clause that is only a label and a place: "admin at https://…", "地址 flags.internal", "docs: wiki/x"."""
+    return _LABEL_PLACE.match(clause.strip(" .。")) is not None
 
 
 _USES_TOOL = re.compile(r"用的是|采用的是|採用的是|\b(?:uses?|is|are)\s+(?-i:[A-Z])", re.I)
