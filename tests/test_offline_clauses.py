@@ -129,3 +129,11 @@ def test_a_list_of_a_setup_a_pointer_and_a_rule_gives_three_records_and_no_borro
 def test_a_schedule_is_a_value_of_the_work() -> None:
     items = records("The demo database gets reset every Monday morning.", "演示数据库每周一早上重置。")
     assert kinds(items) == ["project", "project"]
+
+
+def test_a_consequence_about_the_user_is_its_own_fact_only_with_a_value_or_a_preference() -> None:
+    plain = records("I'm a baker, so I get up really early.")
+    assert kinds(plain) == ["user"]
+    assert "get up really early" in plain[0]["body"]  # kept in the user's words, not a second record
+    valued = records("I'm a baker, so I sleep from 8pm to 3am.")
+    assert kinds(valued) == ["user", "user"]
