@@ -137,3 +137,18 @@ def test_a_consequence_about_the_user_is_its_own_fact_only_with_a_value_or_a_pre
     assert "get up really early" in plain[0]["body"]  # kept in the user's words, not a second record
     valued = records("I'm a baker, so I sleep from 8pm to 3am.")
     assert kinds(valued) == ["user", "user"]
+
+
+def test_a_named_thing_and_where_it_lives_are_one_pointer() -> None:
+    en = records("The job scheduler is called Conductor and its web console is at https://conductor.ops.example.")
+    assert kinds(en) == ["reference"]
+    assert "Conductor" in en[0]["description"] and "conductor.ops.example" in en[0]["body"]
+    zh = records("任务调度服务叫 Conductor，控制台在 https://conductor.ops.example。")
+    assert kinds(zh) == ["reference"]
+    assert "Conductor" in zh[0]["body"]
+
+
+def test_the_name_of_a_part_of_a_place_stays_with_the_pointer() -> None:
+    items = records("Crash reports go to Bugsnag, and the project key is mobile-ios.")
+    assert kinds(items) == ["reference"]
+    assert "mobile-ios" in items[0]["description"]

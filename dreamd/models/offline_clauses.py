@@ -239,6 +239,11 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             carried += found is not None
         if found is None and statements:
             found = rule_statement(bare, ctx)  # a clause no rule took can still be a statement of its own
+        if (previous is not None and previous.type == "reference" and each and each[-1] is previous
+                and (found is None or found.type == "project") and _DETAIL.match(bare.strip(" .。"))):
+            # "日志都在 Kibana 上，索引是 app-logs-*": the name of the place's part belongs to the pointer
+            previous.fact = f"{previous.fact.rstrip('。.')}{'，' if has_cjk(bare) else ', '}{bare}"
+            continue
         if found is None and previous is not None and each and each[-1] is previous and _labelled_place(bare):
             # "the flag service is Unleash, admin at flags.internal": where it lives finishes the clause before
             place = rule_statement(f"{parts[i - 1]}{'，' if has_cjk(bare) else ', '}{bare}", ctx)
@@ -291,12 +296,24 @@ _LABEL_PLACE = re.compile(
 )
 
 
+# a part of a place and its name: "the project slug is web-frontend", "its index is app-logs-*" (in
+# Chinese, "…，索引是 app-logs-*" is as often labelled a fact of its own: left as its own clause)
+_DETAIL = re.compile(
+    r"^(?:the|its|their)\s+(?:[\w-]+\s+){0,2}(?:name|slug|key|index|namespace|id|title|"
+    r"project|bucket|prefix|tag|label|channel|space|folder|board|queue|topic)\s*(?:is|=|:)\s*"
+    r"(?:[“\"'「][^”\"'」]{1,40}[”\"'」]|[\w.*/#@+-]*[-_./*#@0-9][\w.*/#@+-]*|(?-i:[A-Z])\w+)$",
+    re.I,
+)
+
+
 def _labelled_place(clause: str) -> bool:
     """A clause that is only a label and a place: "admin at https://…", "地址 flags.internal", "docs: wiki/x"."""
     return _LABEL_PLACE.match(clause.strip(" .。")) is not None
 
 
-_USES_TOOL = re.compile(r"用的是|采用的是|採用的是|\b(?:uses?|is|are)\s+(?-i:[A-Z])", re.I)
+_USES_TOOL = re.compile(
+    r"用的是|采用的是|採用的是|\b(?:uses?|is|are|is called|called|named)\s+(?-i:[A-Z])|(?:叫|名叫|叫做)\s*[A-Za-z]", re.I
+)
 
 
 def _fold_into_pointers(each: list[Found]) -> list[Found]:
@@ -308,6 +325,7 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
         if (prev is not None and prev.kind in ("context", "statement") and prev.type == "project" and f.type == "reference"
                 and _USES_TOOL.search(prev.fact) and not re.search(r"\d", prev.fact)):
             f.fact = f"{prev.fact.rstrip('。.')}{'，' if has_cjk(prev.fact) else '; '}{f.fact}"
+            f.description = f.fact  # "Its admin UI: …" alone would lose what "it" is
             out[-1] = f
             continue
         out.append(f)
