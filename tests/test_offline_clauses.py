@@ -152,3 +152,9 @@ def test_the_name_of_a_part_of_a_place_stays_with_the_pointer() -> None:
     items = records("Crash reports go to Bugsnag, and the project key is mobile-ios.")
     assert kinds(items) == ["reference"]
     assert "mobile-ios" in items[0]["description"]
+
+
+def test_two_places_each_with_its_own_subject_are_two_pointers_in_chinese_too() -> None:
+    items = records("构建日志在 ci.acme.example/logs，报警发到企业微信的 #build-alert 群。")
+    assert kinds(items) == ["reference", "reference"]
+    assert holding(items, "ci.acme.example/logs") and holding(items, "#build-alert")

@@ -285,7 +285,9 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         rest = "，".join(re.sub(r"^用户", "", f.fact) for f in each[1:])
         joined = f"{first.fact}，{rest}"
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
-    distinct = len({f.type for f in each}) >= kinds or english
+    # two places, each said with its own subject ("看板在 grafana…，告警发到 #pay-alert 群"), are two pointers
+    places = len(each) >= 2 and all(f.type == "reference" and _OWN_PLACE.search(f.fact) for f in each)
+    distinct = len({f.type for f in each}) >= kinds or english or places
     return each if len(each) >= kinds and distinct else []
 
 
@@ -311,6 +313,7 @@ def _labelled_place(clause: str) -> bool:
     return _LABEL_PLACE.match(clause.strip(" .。")) is not None
 
 
+_OWN_PLACE = re.compile(r"[\u4e00-\u9fff\w]\s*(?:在|放在|存在|发到|發到|打到|存到|放到)\s*\S")
 _USES_TOOL = re.compile(
     r"用的是|采用的是|採用的是|\b(?:uses?|is|are|is called|called|named)\s+(?-i:[A-Z])|(?:叫|名叫|叫做)\s*[A-Za-z]", re.I
 )
