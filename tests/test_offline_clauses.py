@@ -158,3 +158,12 @@ def test_two_places_each_with_its_own_subject_are_two_pointers_in_chinese_too() 
     items = records("构建日志在 ci.acme.example/logs，报警发到企业微信的 #build-alert 群。")
     assert kinds(items) == ["reference", "reference"]
     assert holding(items, "ci.acme.example/logs") and holding(items, "#build-alert")
+
+
+def test_a_pronoun_further_in_the_sentence_brings_its_antecedent_into_the_record() -> None:
+    items = records("Our search service is written in Rust. We host it on Hetzner.")
+    hosted = next(r for r in items if "Hetzner" in r["description"])
+    assert "search service" in hosted["body"]
+    rule = records("The shared GPU box is fragile. Never run load tests there.")
+    assert kinds(rule) == ["feedback"]
+    assert "GPU box" in rule[0]["body"]

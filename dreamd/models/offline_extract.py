@@ -469,10 +469,31 @@ _ANAPHOR = re.compile(
 )
 
 
+# a pronoun further in ("We deploy it on Fly.io.", "Never run migrations there.") points back too
+_ANAPHOR_INSIDE = re.compile(
+    r"\b(?:it|its|them|there)\b(?!\s+(?:is|are|was|were|'s)\s+(?:a|an|no|some|any|not)\b)|"
+    r"\b(?:he|she|they|him|her|his|their)\b", re.I
+)
+# a Chinese sentence whose subject is left out: "（我女儿叫小雨。）今年 6 岁，在上幼儿园。"
+_ZH_NO_SUBJECT = re.compile(
+    r"^(?:今年|去年|明年|平时|平常|周末|每天|每周|一般|经常|还|也|都|主要|最近|现在|目前|已经|刚|正在|"
+    r"喜欢|不喜欢|特别|比较|很|挺|最爱|会|能|得了|有点|读|上|在读|在上)"
+)
+
+
+def _points_back(core: str) -> bool:
+    if _ANAPHOR.match(core):
+        return True
+    if has_cjk(core[:2]):
+        return _ZH_NO_SUBJECT.match(core) is not None
+    return _ANAPHOR_INSIDE.search(core) is not None
+
+
 def _with_antecedent(core: str, previous: str | None) -> str:
-    """The sentence, with the one before it when it opens with a pronoun ("She's 7." after "My
-    daughter is Mia."), so the record says who or what the pronoun stands for."""
-    if previous and _ANAPHOR.match(core) and len(previous) <= 200:
+    """The sentence, with the one before it when it points back with a pronoun ("She's 7." after
+    "My daughter is Mia.", "We host it on Render." after "The API is in Go.") or, in Chinese, leaves
+    its subject out ("今年 6 岁。" after "我女儿叫小雨。"), so the record says who or what it is about."""
+    if previous and _points_back(core) and len(previous) <= 200:
         joiner = "" if has_cjk(previous[-1:]) else " "
         return f"{previous.rstrip()}{'' if previous.rstrip()[-1:] in '.!?。！？' else ('。' if joiner == '' else '.')}{joiner}{core}"
     return core
