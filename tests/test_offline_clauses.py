@@ -164,6 +164,5 @@ def test_a_pronoun_further_in_the_sentence_brings_its_antecedent_into_the_record
     items = records("Our search service is written in Rust. We host it on Hetzner.")
     hosted = next(r for r in items if "Hetzner" in r["description"])
     assert "search service" in hosted["body"]
-    rule = records("The shared GPU box is fragile. Never run load tests there.")
-    assert kinds(rule) == ["feedback"]
-    assert "GPU box" in rule[0]["body"]
+    rule = [r for r in records("The shared GPU box is fragile. Never run load tests there.") if r["type"] == "feedback"]
+    assert len(rule) == 1 and "GPU box" in rule[0]["body"]
