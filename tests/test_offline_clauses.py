@@ -166,3 +166,20 @@ def test_a_pronoun_further_in_the_sentence_brings_its_antecedent_into_the_record
     assert "search service" in hosted["body"]
     rule = [r for r in records("The shared GPU box is fragile. Never run load tests there.") if r["type"] == "feedback"]
     assert len(rule) == 1 and "GPU box" in rule[0]["body"]
+
+
+def test_numbered_chinese_rules_after_a_header_are_one_record_each_without_the_numbers() -> None:
+    items = records("三条规矩：一、不要用 any；二、组件不超过 200 行；三、合并前跑 e2e。")
+    assert kinds(items) == ["feedback", "feedback", "feedback"]
+    assert [r["description"] for r in items] == ["不要用 any", "组件不超过 200 行", "合并前跑 e2e"]
+
+
+def test_a_limit_with_chao_guo_is_a_rule_not_a_past_event() -> None:
+    items = records("以后每个 PR 的改动不超过 300 行。")
+    assert kinds(items) == ["feedback"]
+
+
+def test_a_rule_is_never_the_reason_for_the_next_rule() -> None:
+    items = records("Two rules: no trailing whitespace, and keep functions under 60 lines.")
+    assert kinds(items) == ["feedback", "feedback"]
+    assert "whitespace" not in items[1]["body"].split("**How to apply:**")[0]

@@ -156,6 +156,7 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+_NOT_ASPECT = re.compile(r"[超通經经]过|[超通經经]過")
 _CHAT = frozenset({"feeling", "interjection", "exclamation", "encouragement", "evaluation"})
 _NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "secret"})
 
@@ -168,6 +169,8 @@ def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
     rule = re.split(r"\s+[—–-]\s+|;", text, maxsplit=1)[0]
     rule = clause_reason(split_reason(rule)[0])[0].strip()
     kind = distractor(rule)
+    if kind == "past event" and has_cjk(rule):
+        kind = distractor(_NOT_ASPECT.sub("越", rule))  # "不超过 50 行": 超过 is "exceed", not a past 过
     if kind == "past event" and (_DIRECTIVE_CLAUSE.match(rule) or opens_with_verb(rule)):
         return True  # "always use the structured logger": an imperative has no tense
     return kind not in _NOT_A_RULE
@@ -265,7 +268,8 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
             found = found if found is not None and found.type == "feedback" else None
         if (found is not None and found.type == "feedback" and found.reason is None and lasting
-                and previous is not None and previous.type != "reference"):  # where a thing lives is no reason
+                and previous is not None and previous.type in ("user", "project")):
+            # where a thing lives, or another rule, is no reason for this one
             found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
         if (consequence and found is not None and found.type == "feedback" and previous is not None
                 and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])

@@ -173,12 +173,12 @@ def peel(sentence: str) -> Peeled:
             standing, s = True, s[m.end() :]
             continue
         m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
-        if m and _clause(m.group("rest")) and not _REFERENCE_LABEL.search(m.group("rest")):
+        if m and _clause(_ORDINAL.sub("", m.group("rest"))) and not _REFERENCE_LABEL.search(m.group("rest")):
             label = m.group("label")
             if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
-                           r"规矩|規矩|提醒|提个醒|提個醒|备注|備註", label, re.I):
+                           r"规矩|規矩|提醒|提个醒|提個醒|备注|備註|[记記][一二两兩三四五六七八九十几幾]?(?:件|条|條|点|點)", label, re.I):
                 remember = True
             elif not (_LEAD_LABEL.match(label) or _short_label(label) or _topic_label(label, m.group("rest")) or (
                 _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
@@ -196,8 +196,14 @@ def peel(sentence: str) -> Peeled:
             if not m or m.start() == 0:
                 break
             s = s[: m.start()]
-    s = re.sub(r"^(?:\d{1,2}|[a-z])[.)、]\s*(?=\S)", "", s.strip(" ,，;；:：—–-"))
+    s = _ORDINAL.sub("", s.strip(" ,，;；:：—–-"))
     return Peeled(s, remember, standing, reported)
+
+
+# a list item's number: "2. ", "b) ", "二、", "（3）", "③"
+_ORDINAL = re.compile(
+    r"^(?:(?:\d{1,2}|[a-z])[.)、]|[一二三四五六七八九十]{1,2}、|[（(]\s*(?:\d{1,2}|[一二三四五六七八九十]{1,2})\s*[)）]|[①-⑳])\s*(?=\S)"
+)
 
 
 _LEAD_LABEL = re.compile(
@@ -226,7 +232,7 @@ _CLAUSE_START = re.compile(
 
 _RULES_HEADER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|alright|right|first|a few|some|my|our|the|house|ground|basic|team|general|"
-    r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
+    r"couple of|few|two|three|four|five|a couple of|\d)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
     r"(?: (?:for|about) (?:you|this|the \w+))?[:.!]?$|"
     r"^(?:let's|let us|i want to|i'd like to|we need to)\s+(?:set|agree on|go over|lay down|establish)\s+(?:some|a few|"
     r"the|our)?\s*(?:ground |house |basic )?(?:rules|conventions|guidelines)\b[^.!?]{0,30}[.!:]?$|"
@@ -266,7 +272,8 @@ def _short_label(label: str) -> bool:
 def _clause(text: str) -> bool:
     """Whether ``text`` reads as a clause of its own (three words or five CJK characters)."""
     cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    return cjk >= 5 or len(text.split()) >= 3
+    latin = len(re.findall(r"[A-Za-z0-9]+", text))
+    return cjk >= 5 or len(text.split()) >= 3 or (cjk >= 3 and cjk + latin >= 4)  # "不要用 var" too
 
 
 # ----------------------------------------------------------------------------- standing / temporary
