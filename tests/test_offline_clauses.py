@@ -183,3 +183,12 @@ def test_a_rule_is_never_the_reason_for_the_next_rule() -> None:
     items = records("Two rules: no trailing whitespace, and keep functions under 60 lines.")
     assert kinds(items) == ["feedback", "feedback"]
     assert "whitespace" not in items[1]["body"].split("**How to apply:**")[0]
+
+
+def test_the_date_of_a_plan_said_after_it_stays_with_the_plan() -> None:
+    en = records("We're moving the docs to Mintlify, and the deadline is January 15.")
+    assert kinds(en) == ["project"]
+    assert "Mintlify" in en[0]["description"] and "2027-01-15" in en[0]["description"]
+    zh = records("我们要把文档站迁到 Mintlify，截止日期是 1 月 15 号。")
+    assert kinds(zh) == ["project"]
+    assert "2027-01-15" in zh[0]["description"]

@@ -92,7 +92,7 @@ def clauses(core: str) -> list[str]:
         # "always wrap errors with %w, never return them bare" is one rule said both ways;
         # "…, and always rebase first" after "never force-push" is a second one
         both_ways = not re.search(r"\band\b", joint, re.I) and _other_side(merged[-1], part) if merged else False
-        if merged and (_reason_of(merged[-1], part) or _INSTEAD.search(part) or both_ways):
+        if merged and (_reason_of(merged[-1], part) or _INSTEAD.search(part) or both_ways or _WHEN_OF.match(part)):
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
@@ -110,6 +110,13 @@ def _enclosed(text: str, at: int) -> bool:
             or before.count("“") > before.count("”") or before.count('"') % 2 == 1)
 
 
+# "…, and the deadline is January 15", "…，截止日期是 3 月 1 号": the date of the plan before it
+_WHEN_OF = re.compile(
+    r"^\s*(?:and\s+)?(?:the\s+)?(?:deadline|due date|target date|target|go-live|cutover|launch date|start date|"
+    r"end date|date)\s+(?:is|was|will be|'s)\b|^\s*(?:截止日期|截止时间|截止時間|上线时间|上線時間|时间|時間|日期)"
+    r"(?:是|定在|在|为|為)",
+    re.I,
+)
 _CAUSAL = re.compile(r"^\s*(?:because|since|otherwise|else)\b", re.I)
 _ANAPHORIC = re.compile(r"^\s*(?:it's|it is|they're|they|this|that's|that)\b", re.I)
 
