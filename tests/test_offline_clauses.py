@@ -192,3 +192,15 @@ def test_the_date_of_a_plan_said_after_it_stays_with_the_plan() -> None:
     zh = records("我们要把文档站迁到 Mintlify，截止日期是 1 月 15 号。")
     assert kinds(zh) == ["project"]
     assert "2027-01-15" in zh[0]["description"]
+
+
+def test_a_topic_label_stays_in_the_record_and_a_lead_in_does_not() -> None:
+    shipped = records("Desktop app: we release on Wednesdays.")
+    assert kinds(shipped) == ["project"]
+    assert "Desktop app" in shipped[0]["body"]
+    it = records("Re the message queue: it's RabbitMQ 3.13 on our own hosts.")
+    assert it and it[0]["description"].startswith("The message queue is RabbitMQ 3.13")
+    zh = records("关于缓存：我们用的是 Redis 7。")
+    assert zh and "缓存" in zh[0]["body"]
+    lead = records("Here's the deal: we release on Wednesdays.")
+    assert lead and "deal" not in lead[0]["body"]

@@ -573,7 +573,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
-            said = _with_antecedent(core, previous)
+            said = _with_antecedent(f"{peeled.topic}: {core}" if peeled.topic else core, previous)
             previous = core
             founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and asked_q and k == 0 and not accepted:

@@ -133,6 +133,7 @@ class Peeled:
     remember: bool = False
     standing: bool = False
     reported: bool = False
+    topic: str | None = None  # "Mobile app: we ship on Tuesdays": what the rest is about
 
 
 def peel(sentence: str) -> Peeled:
@@ -144,6 +145,7 @@ def peel(sentence: str) -> Peeled:
     """
     s = sentence.strip()
     remember = standing = reported = False
+    topic: str | None = None
     for _ in range(8):
         before = s
         m = _EN_KEEP_IN_MIND.match(s)
@@ -184,6 +186,8 @@ def peel(sentence: str) -> Peeled:
                 _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
                 and not re.search(r"[a-z][A-Z]", label))):
                 break
+            elif _TOPIC.match(label) and not _LEAD_LABEL.match(label) and not _NOT_TOPIC.search(label):
+                topic = _TOPIC_LEAD.sub("", label).strip() or None  # a topic is content, not a lead-in
             s = m.group("rest")
             continue
         if s == before:
@@ -197,7 +201,44 @@ def peel(sentence: str) -> Peeled:
                 break
             s = s[: m.start()]
     s = _ORDINAL.sub("", s.strip(" ,，;；:：—–-"))
-    return Peeled(s, remember, standing, reported)
+    if topic and topic.lower() in s.lower():
+        topic = None
+    if topic:
+        s = _about_topic(s, topic)
+        topic = None if topic.lower() in s.lower() else topic
+    return Peeled(s, remember, standing, reported, topic)
+
+
+# a topic label is a short noun phrase ("Mobile app", "Re the database", "关于数据库"), not a clause or a
+# discourse lead ("here's the deal", "quick one", "架构上有个约定", "我已经踩过一次坑了")
+_TOPIC = re.compile(
+    r"^(?:(?:re|regarding|about|as for|as to|on|for)\s+)?(?:(?:the|our|my)\s+)?[a-z][\w/.+-]*(?:\s+[\w/.+-]+){0,3}$|"
+    r"^(?:关于|關於|对于|對於|至于|至於)?[\u4e00-\u9fffA-Za-z0-9]{1,6}$",
+    re.I,
+)
+_NOT_TOPIC = re.compile(
+    r"\b(?:is|are|was|were|'s|here|there|this|that|deal|thing|things|one|quick|update|note|so|ok|okay|i|we|you)\b|"
+    r"[有是说說讲講下约約踩过過了吧啊呢哈]",
+    re.I,
+)
+_TOPIC_LEAD = re.compile(r"^(?:re|regarding|about|as for|as to|on|for|关于|關於|对于|對於|至于|至於)\s*[:：]?\s*(?=\S)", re.I)
+_EN_IT = re.compile(r"^(?:(?P<sg>it's|it is|it)|(?P<pl>they're|they are|they))\b\s*", re.I)
+
+
+def _about_topic(core: str, topic: str) -> str:
+    """The rest of "topic: rest" with the topic as its subject when the rest opens with a pronoun for
+    it: "Re the database: it's Postgres 16" → "the database is Postgres 16"."""
+    if _has_cjk(core[:1]):
+        return core  # the topic goes into the record with the user's words; the clause is left as said
+    m = _EN_IT.match(core)
+    if not m:
+        return core
+    verb = ("is " if m.group("sg") != "it" else "") if m.group("sg") else ("are " if m.group("pl") != "they" else "")
+    return f"{topic} {verb}{core[m.end():]}".strip()
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
 # a list item's number: "2. ", "b) ", "二、", "（3）", "③"
