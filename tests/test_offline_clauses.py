@@ -204,3 +204,8 @@ def test_a_topic_label_stays_in_the_record_and_a_lead_in_does_not() -> None:
     assert zh and "缓存" in zh[0]["body"]
     lead = records("Here's the deal: we release on Wednesdays.")
     assert lead and "deal" not in lead[0]["body"]
+
+
+def test_a_number_in_words_is_a_value_of_the_work() -> None:
+    items = records("Our release train is three weeks long and retros are on Fridays.")
+    assert kinds(items) == ["project", "project"]
