@@ -209,3 +209,12 @@ def test_a_topic_label_stays_in_the_record_and_a_lead_in_does_not() -> None:
 def test_a_number_in_words_is_a_value_of_the_work() -> None:
     items = records("Our release train is three weeks long and retros are on Fridays.")
     assert kinds(items) == ["project", "project"]
+
+
+def test_a_chinese_clause_without_a_subject_of_its_own_carries_on_the_one_before() -> None:
+    db = records("我们的日志库是 ClickHouse 23，部署在自建机房。")
+    assert kinds(db) == ["project"]
+    assert "自建机房" in db[0]["description"]
+    me = records("我是做测试开发的，主要写 Pytest 和 Playwright。")
+    assert kinds(me) == ["user"]
+    assert "Playwright" in me[0]["description"]

@@ -65,6 +65,7 @@ _ZH_SUBJECTLESS = re.compile(
     r"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|因为|因為|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
     r"[\u4e00-\u9fff]"
 )
+_ZH_CARRY_ON = re.compile(r"^(?:主要|一般|平时|平時|平常|通常|部署在|放在|存在|跑在|托管在|用的是|也|还|還)")
 _ZH_MOOD = re.compile(r"(?:挺|很|比较|比較|特别|特別|非常|有点|有點|太|好)[\u4e00-\u9fff]{1,2}(?:的|了|啊|呀)?$")
 _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
 _REASON_CLAUSE = re.compile(
@@ -247,8 +248,11 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             found = _first_rule("我" + bare, ctx)
             found = found if found is not None and found.type == "user" and not _ZH_MOOD.search(bare) else None
             carried += found is not None
-        if found is None and statements:
-            found = rule_statement(bare, ctx)  # a clause no rule took can still be a statement of its own
+        carries_on = bool(i and found is None and _ZH_CARRY_ON.match(bare))
+        if found is None and statements and not carries_on:
+            # a clause no rule took can still be a statement of its own, unless it carries on the one
+            # before without a subject of its own ("我们的主库是 MySQL 8，部署在 RDS 上")
+            found = rule_statement(bare, ctx)
         if (previous is not None and previous.type == "reference" and each and each[-1] is previous
                 and (found is None or found.type == "project") and _DETAIL.match(bare.strip(" .。"))):
             # "日志都在 Kibana 上，索引是 app-logs-*": the name of the place's part belongs to the pointer
