@@ -218,3 +218,10 @@ def test_a_chinese_clause_without_a_subject_of_its_own_carries_on_the_one_before
     me = records("我是做测试开发的，主要写 Pytest 和 Playwright。")
     assert kinds(me) == ["user"]
     assert "Playwright" in me[0]["description"]
+
+
+def test_a_chinese_clause_after_but_is_read_without_the_conjunction() -> None:
+    items = records("我是做数据的，但是报表代码都在 apps/reports 目录里。")
+    assert sorted(kinds(items)) == ["reference", "user"]
+    code = next(r for r in items if r["type"] == "reference")
+    assert code["description"].startswith("报表代码")

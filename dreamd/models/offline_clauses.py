@@ -65,6 +65,8 @@ _ZH_SUBJECTLESS = re.compile(
     r"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|因为|因為|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
     r"[\u4e00-\u9fff]"
 )
+# "…，但整个团队都在伦敦", "…，并且一定要附上命令": the conjunction joins, the clause is what follows
+_ZH_AND = re.compile(r"^(?:但是|但|不过|不過|可是|而且|并且|並且|同时|同時|以及)\s*(?=[\u4e00-\u9fffA-Za-z0-9])")
 _ZH_CARRY_ON = re.compile(r"^(?:主要|一般|平时|平時|平常|通常|部署在|放在|存在|跑在|托管在|用的是|也|还|還)")
 _ZH_MOOD = re.compile(r"(?:挺|很|比较|比較|特别|特別|非常|有点|有點|太|好)[\u4e00-\u9fff]{1,2}(?:的|了|啊|呀)?$")
 _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
@@ -97,7 +99,7 @@ def clauses(core: str) -> list[str]:
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
-    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。")
+    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(_ZH_AND.sub("", p.strip())).core).strip(" ,，.。")
              for p in merged]
     # a short self-description is a clause too: "i'm colourblind, so don't rely on red vs green"
     # (the rule's reason), "I'm vegetarian, my wife is vegan" (a fact of its own)
