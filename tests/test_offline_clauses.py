@@ -225,3 +225,11 @@ def test_a_chinese_clause_after_but_is_read_without_the_conjunction() -> None:
     assert sorted(kinds(items)) == ["reference", "user"]
     code = next(r for r in items if r["type"] == "reference")
     assert code["description"].startswith("报表代码")
+
+
+def test_a_chinese_clause_about_who_a_rule_is_for_is_its_reason_not_a_second_record() -> None:
+    rule = records("以后给我推荐零食的时候都别放坚果，我和女儿都不吃。")
+    assert kinds(rule) == ["feedback"]
+    assert "不吃" in rule[0]["body"]
+    condition = records("推荐运动的时候不要安排跑步，我膝盖不好。")
+    assert sorted(kinds(condition)) == ["feedback", "user"]

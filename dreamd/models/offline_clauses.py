@@ -132,9 +132,19 @@ def _reason_of(before: str, part: str) -> bool:
     if _CAUSAL.match(part) or _ANAPHORIC.match(part):
         return True
     tail = re.split(r"[:：]\s*", before)[-1]
+    if (_ZH_REASON_AFTER.match(part) and _ZH_DIRECTIVE.search(tail) and not _ZH_DIRECTIVE.search(part)
+            and not _ZH_CONDITION.search(part)):
+        # "回复请尽量简短，我都是用手机看的": who the rule is for says why (a condition of the body,
+        # "…，我膝盖不好", is still a fact of its own)
+        return True
     return _REASON_CLAUSE.match(part) is not None and (
         _DIRECTIVE_CLAUSE.match(tail) is not None or opens_with_verb(tail)
     )
+
+
+_ZH_REASON_AFTER = re.compile(r"^(?:我|我们|我們|他|她|他们|他們|孩子|这是|這是|不然|否则|否則|免得|以免|省得)")
+_ZH_CONDITION = re.compile(r"过敏|過敏|不好|哮喘|糖尿病|高血压|高血壓|怀孕|懷孕|备孕|備孕|色盲|近视|近視|听力|聽力|视力|視力|左撇子|吃素")
+_ZH_DIRECTIVE = re.compile(r"请|請|别|別|不要|一律|尽量|儘量|都要|一定要|务必|務必|千万|千萬|以后|以後|每次|统一|統一")
 
 
 def _zh_size(text: str) -> int:
