@@ -233,3 +233,22 @@ def test_a_chinese_clause_about_who_a_rule_is_for_is_its_reason_not_a_second_rec
     assert "不吃" in rule[0]["body"]
     condition = records("推荐运动的时候不要安排跑步，我膝盖不好。")
     assert sorted(kinds(condition)) == ["feedback", "user"]
+
+
+def test_a_sentence_after_a_version_number_is_a_sentence_of_its_own() -> None:
+    from dreamd.models.offline_extract import sentences
+
+    assert sentences("We run Vue 3. The components live in src/ui.") == [
+        "We run Vue 3.", "The components live in src/ui."]
+    assert sentences("House rules: 1. tabs. 2. no emojis.") == ["House rules: 1. tabs.", "2. no emojis."]
+    assert sentences("说几个规矩：1. 不准提交密钥") == ["说几个规矩：1. 不准提交密钥"]
+
+
+def test_only_a_prohibition_takes_the_next_sentence_as_its_alternative() -> None:
+    banned = records("Never call the billing API from the frontend, because keys would leak. "
+                     "Use the backend proxy instead.")
+    assert kinds(banned) == ["feedback"]
+    assert "backend proxy" in banned[0]["body"]
+    two = records("Always add a changelog entry for user-facing changes. "
+                  "Write changelog entries in the past tense, always.")
+    assert kinds(two) == ["feedback", "feedback"]

@@ -107,6 +107,7 @@ from dreamd.models.offline_dialogue import (
 )
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
+    HOW,
     HOW_KEY,
     HOW_ZH,
     WHY_NONE,
@@ -200,7 +201,7 @@ def clean_turn(text: str) -> str | None:
 
 
 _SENTENCE_SPLIT = re.compile(
-    r"(?<=[.!?])(?<!\b\d\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)"
+    r"(?<=[.!?])(?<!^\d\.)(?<![:;：；]\s\d\.)(?<![:;：；]\d\.)(?<![.!?]\s\d\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)"
     r"(?<!\bi\.e\.)(?<!\betc\.)(?<!\bInc\.)(?<!\bLtd\.)\s+(?=[^\s])|(?<=[。！？；])"
 )
 
@@ -391,7 +392,8 @@ class _Answer:
 
     def admit(self, found: Found, position: int, day: dt.date, nxt: str | None) -> None:
         """Shape ``found`` into a record and keep it unless it repeats the index or the answer."""
-        if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
+        if (found.kind == "feedback" and found.how == HOW["feedback-neg"] and nxt and _ALTERNATIVE_NEXT.match(nxt)
+                and not has_secret(nxt)):
             # "Don't mock the database. Use the real Postgres, because …": one rule
             alternative, alt_reason = split_reason(nxt)
             found.extra_lines.append(as_line(alternative))
