@@ -252,3 +252,14 @@ def test_only_a_prohibition_takes_the_next_sentence_as_its_alternative() -> None
     two = records("Always add a changelog entry for user-facing changes. "
                   "Write changelog entries in the past tense, always.")
     assert kinds(two) == ["feedback", "feedback"]
+
+
+def test_a_pronoun_subject_takes_what_the_sentence_before_names() -> None:
+    from dreamd.models.offline_clauses import with_subject
+
+    assert with_subject("She's a pharmacist", "My sister is Lou.") == "My sister is a pharmacist"
+    assert with_subject("It lives in infra/pulumi", "We use Pulumi.") == "Pulumi lives in infra/pulumi"
+    assert with_subject("It was late", "I went home.") == "It was late"
+    items = records("My brother is Tomas. He's a paramedic in Porto.")
+    assert kinds(items) == ["user", "user"]
+    assert "paramedic" in items[1]["description"] and "brother" in items[1]["description"]

@@ -147,6 +147,40 @@ _ZH_CONDITION = re.compile(r"过敏|過敏|不好|哮喘|糖尿病|高血压|高
 _ZH_DIRECTIVE = re.compile(r"请|請|别|別|不要|一律|尽量|儘量|都要|一定要|务必|務必|千万|千萬|以后|以後|每次|统一|統一")
 
 
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?P<p>he|she|they|it)(?P<v>'s|'re|\s+(?:is|are|was|has|have|had|does|do|doesn't|don't|can|can't|will|won't|"
+    r"\w+s))\b", re.I
+)
+_NP_SUBJECT = re.compile(
+    r"^(?P<np>(?:my|our|the)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+|(?-i:[A-Z][a-z]+))\s+(?:is|are|was|has|have|'s|\w+s)\b",
+    re.I,
+)
+_USED_THING = re.compile(
+    r"^(?:we|i)\s+(?:use|run|chose|picked|went with|switched to|moved to|self-host|host)\s+(?P<np>(?-i:[A-Z])[\w.+#-]*(?:\s+[\d.]+)?)",
+    re.I,
+)
+
+
+def with_subject(core: str, previous: str | None) -> str:
+    """A sentence whose subject is a pronoun, with the pronoun replaced by what the sentence before
+    names ("My wife is Ana." / "She's a teacher." → "My wife is a teacher."; "We use Terraform." /
+    "It lives in infra/." → "Terraform lives in infra/."), so the rules see who or what it is about."""
+    m = _PRONOUN_SUBJECT.match(core)
+    if not previous or not m:
+        return core
+    before = previous.strip()
+    np = _NP_SUBJECT.match(before)
+    used = _USED_THING.match(before) if m.group("p").lower() == "it" else None
+    name = (used.group("np") if used else np.group("np") if np else "").rstrip(".,;:!?")
+    if not name or name.lower() in ("he", "she", "it", "they", "this", "that", "there", "here"):
+        return core
+    verb = m.group("v")
+    verb = {"'s": " is", "'re": " are"}.get(verb.lower(), verb)
+    if m.group("p").lower() == "they" and verb.strip() in ("are",) and not name.lower().endswith("s"):
+        verb = " is"
+    return f"{name}{verb}{core[m.end():]}"
+
+
 def _zh_size(text: str) -> int:
     """Chinese characters plus Latin words and numbers ("我今年 29" is four)."""
     return sum(map(has_cjk, text)) + len(re.findall(r"[A-Za-z0-9]+", text))
@@ -362,4 +396,4 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
     return out
 
 
-__all__ = ["clauses", "found_in"]
+__all__ = ["clauses", "found_in", "with_subject"]

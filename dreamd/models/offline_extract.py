@@ -98,7 +98,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamd.models.offline_clauses import found_in
+from dreamd.models.offline_clauses import found_in, with_subject
 from dreamd.models.offline_dialogue import (
     accepts,
     correction_of,
@@ -576,7 +576,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
             said = _with_antecedent(f"{peeled.topic}: {core}" if peeled.topic else core, previous)
-            previous = core
+            core, previous = with_subject(core, previous), core
             founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
