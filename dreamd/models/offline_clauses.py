@@ -6,6 +6,18 @@ a fact and a rule whose reason is that fact; "never push to main; open a PR inst
 with its alternative; "don't add dependencies; our security review takes weeks" one rule with
 its reason. :func:`found_in` decides which, after the accepted-offer and remember-request
 paths; :func:`clauses` splits a sentence at the joints where a new clause starts.
+
+Where a clause starts is read from its structure: a new subject and its verb after "and", "but"
+or a comma ("…, my wife is vegan", "logs go to Loki, metrics go to Prometheus"), "and
+always/never" before a second rule, a semicolon or a Chinese comma — never inside brackets or
+quotes. What carries on the clause before stays with it: a pronoun ("…, and they're both
+indoor cats"), a reason after a directive, a rule said both ways without "and", the date of a
+plan ("…, and the deadline is January 15"), a label and a place ("…, admin at https://…"), a
+Chinese clause with no subject of its own ("…，主要写 Rust"), and, after a Chinese rule, whom it
+is for ("…，我都是在平板上看的"). In English every clause that states a fact is a record; Chinese
+clauses after a comma usually go on about one fact, so there the kinds must differ (or each
+clause name a place of its own). :func:`with_subject` gives a pronoun subject the thing the
+sentence before names.
 """
 
 from __future__ import annotations
@@ -38,7 +50,7 @@ _CLAUSES = re.compile(
     r"\s+(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|\s+but\s+(?=(?:i|we|my|our|the)\s)|"
     # "keep answers short and always include the command": a second rule
     r"\s+and\s+(?=(?:always|never|don't|dont|do not)\s)|"
-    # "I'm vegetarian, my wife is vegan": a comma before a new subject and its verb
+    # "I'm pescatarian, my husband is vegan": a comma before a new subject and its verb
     r",\s+(?=(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,2}(?:is|are|was|has|have|'s)\s)|"
     # "logs go to Loki, metrics go to Prometheus", "Jonas handles infra and Mei owns the app"
     rf"(?:,\s+|\s+and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
@@ -83,7 +95,7 @@ def clauses(core: str) -> list[str]:
     service keeps its manifests in the deploy-configs repo"), each tried on its own."""
     raw: list[tuple[str, str]] = []
     start, joint = 0, ""
-    # never inside brackets or quotes: "two kids (Ava is 9 and Leo is 6)" is one aside
+    # never inside brackets or quotes: "two dogs (Bo is 4 and Tig is 2)" is one aside
     joints = [m for m in _CLAUSES.finditer(core) if not _enclosed(core, m.start())]
     for m in [*joints, None]:
         text = core[start : m.start() if m else len(core)]
@@ -102,7 +114,7 @@ def clauses(core: str) -> list[str]:
     parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(_ZH_AND.sub("", p.strip())).core).strip(" ,，.。")
              for p in merged]
     # a short self-description is a clause too: "i'm colourblind, so don't rely on red vs green"
-    # (the rule's reason), "I'm vegetarian, my wife is vegan" (a fact of its own)
+    # (the rule's reason), "I'm pescatarian, my husband is vegan" (a fact of its own)
     return [p for p in parts
             if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or _SHORT_SELF.match(p))]
 
@@ -134,8 +146,8 @@ def _reason_of(before: str, part: str) -> bool:
     tail = re.split(r"[:：]\s*", before)[-1]
     if (_ZH_REASON_AFTER.match(part) and _ZH_DIRECTIVE.search(tail) and not _ZH_DIRECTIVE.search(part)
             and not _ZH_CONDITION.search(part)):
-        # "回复请尽量简短，我都是用手机看的": who the rule is for says why (a condition of the body,
-        # "…，我膝盖不好", is still a fact of its own)
+        # "回复请尽量简短，我都是在平板上看的": who the rule is for says why (a condition of the body,
+        # "…，我腰不好", is still a fact of its own)
         return True
     return _REASON_CLAUSE.match(part) is not None and (
         _DIRECTIVE_CLAUSE.match(tail) is not None or opens_with_verb(tail)
@@ -297,15 +309,15 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         carries_on = bool(i and found is None and _ZH_CARRY_ON.match(bare))
         if found is None and statements and not carries_on:
             # a clause no rule took can still be a statement of its own, unless it carries on the one
-            # before without a subject of its own ("我们的主库是 MySQL 8，部署在 RDS 上")
+            # before without a subject of its own ("我们的日志库是 ClickHouse，部署在自建机房")
             found = rule_statement(bare, ctx)
         if (previous is not None and previous.type == "reference" and each and each[-1] is previous
                 and (found is None or found.type == "project") and _DETAIL.match(bare.strip(" .。"))):
-            # "日志都在 Kibana 上，索引是 app-logs-*": the name of the place's part belongs to the pointer
+            # "日志都在 Kibana 上，索引是 web-logs-*": the name of the place's part belongs to the pointer
             previous.fact = f"{previous.fact.rstrip('。.')}{'，' if has_cjk(bare) else ', '}{bare}"
             continue
         if found is None and previous is not None and each and each[-1] is previous and _labelled_place(bare):
-            # "the flag service is Unleash, admin at flags.internal": where it lives finishes the clause before
+            # "the job runner is Nomad, console at nomad.internal": where it lives finishes the clause before
             place = rule_statement(f"{parts[i - 1]}{'，' if has_cjk(bare) else ', '}{bare}", ctx)
             if place is not None and place.type == "reference" and previous.type in ("project", "reference"):
                 each[-1] = previous = place
@@ -346,7 +358,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         rest = "，".join(re.sub(r"^用户", "", f.fact) for f in each[1:])
         joined = f"{first.fact}，{rest}"
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
-    # two places, each said with its own subject ("看板在 grafana…，告警发到 #pay-alert 群"), are two pointers
+    # two places, each said with its own subject ("监控在 metrics…，告警发到 #pay-alert 群"), are two pointers
     places = len(each) >= 2 and all(f.type == "reference" and _OWN_PLACE.search(f.fact) for f in each)
     distinct = len({f.type for f in each}) >= kinds or english or places
     return each if len(each) >= kinds and distinct else []
@@ -360,7 +372,7 @@ _LABEL_PLACE = re.compile(
 
 
 # a part of a place and its name: "the project slug is web-frontend", "its index is app-logs-*" (in
-# Chinese, "…，索引是 app-logs-*" is as often labelled a fact of its own: left as its own clause)
+# Chinese, "…，索引是 web-logs-*" is as often labelled a fact of its own: left as its own clause)
 _DETAIL = re.compile(
     r"^(?:the|its|their)\s+(?:[\w-]+\s+){0,2}(?:name|slug|key|index|namespace|id|title|"
     r"project|bucket|prefix|tag|label|channel|space|folder|board|queue|topic)\s*(?:is|=|:)\s*"
@@ -370,7 +382,7 @@ _DETAIL = re.compile(
 
 
 def _labelled_place(clause: str) -> bool:
-    """A clause that is only a label and a place: "admin at https://…", "地址 flags.internal", "docs: wiki/x"."""
+    """A clause that is only a label and a place: "admin at https://…", "地址 cfg.internal", "docs: wiki/x"."""
     return _LABEL_PLACE.match(clause.strip(" .。")) is not None
 
 

@@ -39,9 +39,10 @@ Each sentence goes through three steps:
    in …", "ask …") is ``reference``; a dated plan or event ``project`` (a birthday ``user``); the
    speaker ``user``; a group or a thing of the work ``project``.
 
-   A sentence whose clauses state facts
-   of different kinds gives one record per clause ("I'm a data engineer and the models live
-   in models/marts"); a directive after the user's own circumstance takes it as its reason
+   A sentence whose clauses state several facts gives one record per clause ("I'm a data
+   engineer and the models live in models/marts", "I'm pescatarian, my husband is vegan"; where a
+   clause starts: :mod:`~dreamd.models.offline_clauses`), every record keeping the user's words
+   (a topic label, "Mobile app: …", included); a directive after the user's own circumstance takes it as its reason
    ("I have asthma, so please avoid …"). A remember-request no rule takes becomes a note
    (priority under the cap). An offer the assistant made ("Should I … before every commit?")
    that the user accepts as standing ("Yes, from now on") becomes feedback. A rules header
@@ -362,7 +363,7 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
 
 def _with_shared_tail(old: str, new: str, text: str) -> str:
     """``old`` with the words after it in ``text`` that ``new`` ends with too, so "I meant Saturday
-    night, not Sunday" turns "every Sunday night" into "every Saturday night", not "… night night"."""
+    night, not Sunday" turns "every Saturday morning" into "every Saturday night", not "… night night"."""
     m = re.search(re.escape(old) + r"((?:\s+[\w-]+){1,3})", text)
     if not m:
         return old
@@ -555,7 +556,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
             elif not peeled.reported and core and (is_question(core) or _REQUEST.match(core)):
-                # "I'm vegetarian and my partner is vegan, any restaurant ideas?": the ask is for now,
+                # "I'm pescatarian and my partner is vegan, any restaurant ideas?": the ask is for now,
                 # the clauses before it state facts
                 core = stated_part(core) or ""
                 if not core:

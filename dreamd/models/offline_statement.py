@@ -62,7 +62,7 @@ _CONCRETE = re.compile(
     # or how many or how long, in words ("two weeks long", "a team of five")
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|hundred|thousand|"
     r"dozen|half)\b|"
-    # or when it happens: a schedule ("every Sunday night", "nightly", "每周日晚上")
+    # or when it happens: a schedule ("every Saturday morning", "nightly", "每周六早上")
     r"\bevery\s+(?:\w+day|day|night|week|morning|evening|hour|month|quarter|sprint)\b|\b(?:nightly|hourly|daily|weekly|monthly)\b|"
     r"每(?:周|週|星期|天|日|晚|月|季度|小时|小時)"
 )

@@ -210,7 +210,7 @@ def peel(sentence: str) -> Peeled:
 
 
 # a topic label is a short noun phrase ("Mobile app", "Re the database", "关于数据库"), not a clause or a
-# discourse lead ("here's the deal", "quick one", "架构上有个约定", "我已经踩过一次坑了")
+# discourse lead ("so basically", "short version", "团队里有个习惯", "我之前吃过亏")
 _TOPIC = re.compile(
     r"^(?:(?:re|regarding|about|as for|as to|on|for)\s+)?(?:(?:the|our|my)\s+)?[a-z][\w/.+-]*(?:\s+[\w/.+-]+){0,3}$|"
     r"^(?:关于|關於|对于|對於|至于|至於)?[\u4e00-\u9fffA-Za-z0-9]{1,6}$",
