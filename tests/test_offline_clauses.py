@@ -263,3 +263,15 @@ def test_a_pronoun_subject_takes_what_the_sentence_before_names() -> None:
     items = records("My brother is Tomas. He's a paramedic in Porto.")
     assert kinds(items) == ["user", "user"]
     assert "paramedic" in items[1]["description"] and "brother" in items[1]["description"]
+
+
+def test_a_rule_with_its_alternative_after_a_reason_is_still_a_rule() -> None:
+    items = records("I'm dyslexic, so never use justified text in documents, use left-aligned instead.")
+    assert sorted(kinds(items)) == ["feedback", "user"]
+    rule = next(r for r in items if r["type"] == "feedback")
+    assert "left-aligned" in rule["body"] and "dyslexic" in rule["body"]
+
+
+def test_a_pronoun_clause_after_a_semicolon_takes_the_subject_before_it() -> None:
+    items = records("Our build box is a Mac mini; it runs the nightly iOS builds at 2am.")
+    assert any(r["description"].startswith("Our build box runs the nightly iOS builds") for r in items), items

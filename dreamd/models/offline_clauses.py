@@ -107,7 +107,8 @@ def clauses(core: str) -> list[str]:
         # "always wrap errors with %w, never return them bare" is one rule said both ways;
         # "…, and always rebase first" after "never force-push" is a second one
         both_ways = not re.search(r"\band\b", joint, re.I) and _other_side(merged[-1], part) if merged else False
-        if merged and (_reason_of(merged[-1], part) or _INSTEAD.search(part) or both_ways or _WHEN_OF.match(part)):
+        instead = bool(merged and _INSTEAD.search(part) and _directive(merged[-1]))  # "never X; use Y instead"
+        if merged and (_reason_of(merged[-1], part) or instead or both_ways or _WHEN_OF.match(part)):
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
@@ -117,6 +118,11 @@ def clauses(core: str) -> list[str]:
     # (the rule's reason), "I'm pescatarian, my husband is vegan" (a fact of its own)
     return [p for p in parts
             if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or _SHORT_SELF.match(p))]
+
+
+def _directive(clause: str) -> bool:
+    tail = re.split(r"[:：]\s*", clause)[-1].strip()
+    return bool(_DIRECTIVE_CLAUSE.match(tail) or opens_with_verb(tail) or _ZH_DIRECTIVE.search(tail))
 
 
 def _enclosed(text: str, at: int) -> bool:
@@ -299,6 +305,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
+        bare = with_subject(bare, parts[i - 1]) if i else bare  # "our PM is Dana; she owns the roadmap"
         found = _first_rule(bare, ctx)
         shares_i = bool(i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare))
         if found is None and shares_i:
