@@ -275,3 +275,11 @@ def test_a_rule_with_its_alternative_after_a_reason_is_still_a_rule() -> None:
 def test_a_pronoun_clause_after_a_semicolon_takes_the_subject_before_it() -> None:
     items = records("Our build box is a Mac mini; it runs the nightly iOS builds at 2am.")
     assert any(r["description"].startswith("Our build box runs the nightly iOS builds") for r in items), items
+
+
+def test_the_lasting_side_of_a_temporary_sentence_is_kept() -> None:
+    items = records("Just this once skip the changelog, but never skip it on release branches.")
+    assert kinds(items) == ["feedback"]
+    assert items[0]["description"].startswith("Never skip it on release branches")
+    assert "changelog" in items[0]["body"]  # what "it" is, in the user's words
+    assert records("Skip the changelog for now.") == []

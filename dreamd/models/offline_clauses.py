@@ -28,7 +28,14 @@ from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_statement import rule_statement
-from dreamd.models.offline_structure import clause_reason, is_standing, opens_with_verb, peel
+from dreamd.models.offline_structure import (
+    clause_reason,
+    is_hypothetical,
+    is_standing,
+    is_temporary,
+    opens_with_verb,
+    peel,
+)
 from dreamd.models.offline_text import (
     absolutize_dates,
     has_cjk,
@@ -197,6 +204,20 @@ def with_subject(core: str, previous: str | None) -> str:
     if m.group("p").lower() == "they" and verb.strip() in ("are",) and not name.lower().endswith("s"):
         verb = " is"
     return f"{name}{verb}{core[m.end():]}"
+
+
+_BUT = re.compile(r",?\s+but\s+|[，,]\s*(?:但是|但|不过|不過|可是)", re.I)
+
+
+def lasting_part(core: str) -> str | None:
+    """Of a sentence that is temporary or hypothetical as a whole, the side of its "but" that is
+    not: "we're on 3.11 for now, but we're upgrading to 3.13 in January" → the upgrade; "we always
+    use pnpm, but for now just use npm" → the rule. None when no side is lasting."""
+    sides = [p.strip(" ,，.。") for p in _BUT.split(core)]
+    if len(sides) < 2:
+        return None
+    kept = [p for p in sides if p and not is_temporary(p) and not is_hypothetical(p)]
+    return kept[0] if len(kept) == 1 else None
 
 
 def _zh_size(text: str) -> int:
@@ -415,4 +436,4 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
     return out
 
 
-__all__ = ["clauses", "found_in", "with_subject"]
+__all__ = ["clauses", "found_in", "lasting_part", "with_subject"]

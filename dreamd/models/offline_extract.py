@@ -99,7 +99,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamd.models.offline_clauses import found_in, with_subject
+from dreamd.models.offline_clauses import found_in, lasting_part, with_subject
 from dreamd.models.offline_dialogue import (
     accepts,
     correction_of,
@@ -545,8 +545,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             peeled = peel(s)
             core = peeled.core
+            whole: str | None = None
             if is_temporary(core) or is_hypothetical(core):
-                continue
+                whole = core
+                core = lasting_part(core) or ""  # "… for now, but we're upgrading to 3.13 in January"
+                if not core:
+                    continue
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
                 if not re.search(r"[：:]\s*\S", s):
@@ -576,7 +580,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
-            said = _with_antecedent(f"{peeled.topic}: {core}" if peeled.topic else core, previous)
+            told = whole or core  # the user's words, with the other side of a "for now …, but …"
+            said = _with_antecedent(f"{peeled.topic}: {told}" if peeled.topic else told, previous)
             core, previous = with_subject(core, previous), core
             founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and asked_q and k == 0 and not accepted:
