@@ -131,12 +131,11 @@ def test_a_schedule_is_a_value_of_the_work() -> None:
     assert kinds(items) == ["project", "project"]
 
 
-def test_a_consequence_about_the_user_is_its_own_fact_only_with_a_value_or_a_preference() -> None:
-    plain = records("I'm a baker, so I get up really early.")
-    assert kinds(plain) == ["user"]
-    assert "get up really early" in plain[0]["body"]  # kept in the user's words, not a second record
-    valued = records("I'm a baker, so I sleep from 8pm to 3am.")
-    assert kinds(valued) == ["user", "user"]
+def test_a_consequence_about_the_user_stays_in_the_record_of_the_clause_before() -> None:
+    for sentence in ("I'm a baker, so I get up really early.", "I'm a baker, so I sleep from 8pm to 3am."):
+        items = records(sentence)
+        assert kinds(items) == ["user"]
+        assert sentence.split(", so ")[1].rstrip(".") in items[0]["body"]  # in the user's words
 
 
 def test_a_named_thing_and_where_it_lives_are_one_pointer() -> None:

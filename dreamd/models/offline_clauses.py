@@ -92,8 +92,6 @@ _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.
 _REASON_CLAUSE = re.compile(
     r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
 )
-# a value a consequence about the user names ("so I sleep 9am to 4pm"), not just how it follows
-_VALUE = re.compile(r"\d|(?<=\s)(?-i:[A-Z])\w+")
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
 
@@ -351,9 +349,10 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
                 each[-1] = previous = place
                 continue
         if consequence and found is not None:
-            if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)
-                                                 and (found.kind == "preference" or _VALUE.search(bare))):
-                found = None  # "…, so this has to merge first": the consequence is not a fact of its own
+            if found.type != "feedback":
+                # "…, so this has to merge first", "I'm a baker, so I get up early": a consequence is not a
+                # fact of its own (it stays in the record of the clause before, in the user's words)
+                found = None
             else:
                 found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
         lasting = previous is not None and previous.kind != "deadline"  # a dated push is not a standing reason
