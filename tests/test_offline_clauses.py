@@ -49,6 +49,8 @@ def holding(items: list[dict[str, str]], word: str) -> list[dict[str, str]]:
         ("always pin versions exactly, never use caret ranges", None),
         ("never squash release commits, and always sign the tags",
          ["never squash release commits", "always sign the tags"]),
+        # two subjects of one verb are one clause
+        ("Nia and Theo go to the same nursery", None),
         # never inside brackets or quotes
         ("I'm Rosa, two dogs (Bo is 4 and Tig is 2) and a cat", None),
         ('my mentor says "ship it and then fix it" a lot', None),

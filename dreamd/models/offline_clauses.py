@@ -108,7 +108,10 @@ def clauses(core: str) -> list[str]:
         if m:
             start, joint = m.end(), m.group(0)
     merged: list[str] = []
-    for joint, part in raw:
+    for n, (joint, part) in enumerate(raw):
+        if n and re.fullmatch(r"\s+and\s+", joint, re.I) and len(raw[n - 1][1].split()) < 3 and merged:
+            merged[-1] = f"{merged[-1]} and {part}"  # "Sam and Ruby go to the same school": one subject
+            continue
         # "always wrap errors with %w, never return them bare" is one rule said both ways;
         # "…, and always rebase first" after "never force-push" is a second one
         both_ways = not re.search(r"\band\b", joint, re.I) and _other_side(merged[-1], part) if merged else False
@@ -339,7 +342,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             found = rule_statement(bare, ctx)
         if (previous is not None and previous.type == "reference" and each and each[-1] is previous
                 and (found is None or found.type == "project") and _DETAIL.match(bare.strip(" .。"))):
-            # "日志都在 Kibana 上，索引是 web-logs-*": the name of the place's part belongs to the pointer
+            # "crash reports go to Bugsnag, and the project key is mobile-ios": the part's name stays with the pointer
             previous.fact = f"{previous.fact.rstrip('。.')}{'，' if has_cjk(bare) else ', '}{bare}"
             continue
         if found is None and previous is not None and each and each[-1] is previous and _labelled_place(bare):

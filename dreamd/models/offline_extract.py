@@ -362,8 +362,8 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
 
 
 def _with_shared_tail(old: str, new: str, text: str) -> str:
-    """``old`` with the words after it in ``text`` that ``new`` ends with too, so "I meant Saturday
-    night, not Sunday" turns "every Saturday morning" into "every Saturday night", not "… night night"."""
+    """``old`` with the words after it in ``text`` that ``new`` ends with too, so "I meant Friday
+    night, not Tuesday" turns "every Tuesday night" into "every Friday night", not "… night night"."""
     m = re.search(re.escape(old) + r"((?:\s+[\w-]+){1,3})", text)
     if not m:
         return old
