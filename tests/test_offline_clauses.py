@@ -284,3 +284,15 @@ def test_the_lasting_side_of_a_temporary_sentence_is_kept() -> None:
     assert items[0]["description"].startswith("Never skip it on release branches")
     assert "changelog" in items[0]["body"]  # what "it" is, in the user's words
     assert records("Skip the changelog for now.") == []
+
+
+def test_my_partner_and_i_stays_one_subject_in_the_third_person() -> None:
+    from dreamd.models.offline_text import third_person
+
+    assert third_person("My husband and I run a bakery") == "Their husband and the user run a bakery"
+    assert third_person("I know and I care") == "they know and they care"
+
+
+def test_two_word_rules_after_a_rules_header_are_clauses() -> None:
+    assert clauses("no emojis; keep PRs small", min_words=2) == ["no emojis", "keep PRs small"]
+    assert clauses("no emojis; keep PRs small") == ["keep PRs small"]

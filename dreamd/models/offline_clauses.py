@@ -95,9 +95,10 @@ _REASON_CLAUSE = re.compile(
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
 
-def clauses(core: str) -> list[str]:
+def clauses(core: str, *, min_words: int = 3) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
-    service keeps its manifests in the deploy-configs repo"), each tried on its own."""
+    service keeps its manifests in the deploy-configs repo"), each tried on its own; under a
+    rules header a clause may be two words ("Two rules: no emojis; keep PRs small")."""
     raw: list[tuple[str, str]] = []
     start, joint = 0, ""
     # never inside brackets or quotes: "two dogs (Bo is 4 and Tig is 2)" is one aside
@@ -125,7 +126,7 @@ def clauses(core: str) -> list[str]:
     # a short self-description is a clause too: "i'm colourblind, so don't rely on red vs green"
     # (the rule's reason), "I'm pescatarian, my husband is vegan" (a fact of its own)
     return [p for p in parts
-            if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or _SHORT_SELF.match(p))]
+            if p and p != core and (len(p.split()) >= min_words or _zh_size(p) >= 4 or _SHORT_SELF.match(p))]
 
 
 def _directive(clause: str) -> bool:
@@ -291,7 +292,7 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
         found = accepted_feedback(accepted, core, ctx)  # "Should I …?" / "Yes, from now on."
         if found is not None:
             return [found]
-    parts = clauses(core)
+    parts = clauses(core, min_words=2 if ctx.standing else 3)
     if remember:
         several = _by_clause(parts, ctx)
         for found in several:
