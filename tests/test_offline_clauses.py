@@ -289,7 +289,7 @@ def test_the_lasting_side_of_a_temporary_sentence_is_kept() -> None:
 def test_my_partner_and_i_stays_one_subject_in_the_third_person() -> None:
     from dreamd.models.offline_text import third_person
 
-    assert third_person("My husband and I run a bakery") == "Their husband and the user run a bakery"
+    assert third_person("My husband and I run a bakery") == "their husband and the user run a bakery"
     assert third_person("I know and I care") == "they know and they care"
 
 
