@@ -296,3 +296,9 @@ def test_my_partner_and_i_stays_one_subject_in_the_third_person() -> None:
 def test_two_word_rules_after_a_rules_header_are_clauses() -> None:
     assert clauses("no emojis; keep PRs small", min_words=2) == ["no emojis", "keep PRs small"]
     assert clauses("no emojis; keep PRs small") == ["keep PRs small"]
+
+
+def test_the_lasting_side_loses_its_own_standing_lead() -> None:
+    items = records("这次先不加缓存，但是以后所有列表接口都要分页。")
+    assert kinds(items) == ["feedback"]
+    assert items[0]["description"] == "所有列表接口都要分页"

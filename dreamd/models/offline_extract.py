@@ -118,6 +118,7 @@ from dreamd.models.offline_rules import (
 )
 from dreamd.models.offline_statement import answer_to, last_question
 from dreamd.models.offline_structure import (
+    Peeled,
     announces_rules,
     is_hypothetical,
     is_temporary,
@@ -551,6 +552,10 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 core = lasting_part(core) or ""  # "… for now, but we're upgrading to 3.13 in January"
                 if not core:
                     continue
+                again = peel(core)  # "…，但是以后…": the lasting side has lead-ins of its own
+                core = again.core
+                peeled = Peeled(core, peeled.remember or again.remember, peeled.standing or again.standing,
+                                peeled.reported or again.reported, peeled.topic)
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
                 if not re.search(r"[：:]\s*\S", s):
