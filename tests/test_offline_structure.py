@@ -378,7 +378,9 @@ def test_names_ages_conditions_and_routines_describe_the_user() -> None:
         "我对象叫阿杰。",
         "我每周一和周三健身。",
     )
-    assert [i["type"] for i in items if i["type"] == "user"] == ["user"] * 7, kinds(items)
+    # "I'm Noor, I run the data team" states two facts (a name, a role): one record each
+    assert [i["type"] for i in items if i["type"] == "user"] == ["user"] * 8, kinds(items)
+    assert any(i["description"] == "User is called Noor" for i in items)
     routine = next(i for i in items if "健身" in i["description"])
     assert "周三" in routine["description"] and "2026" not in routine["description"]
 

@@ -6,6 +6,18 @@ a fact and a rule whose reason is that fact; "never push to main; open a PR inst
 with its alternative; "don't add dependencies; our security review takes weeks" one rule with
 its reason. :func:`found_in` decides which, after the accepted-offer and remember-request
 paths; :func:`clauses` splits a sentence at the joints where a new clause starts.
+
+Where a clause starts is read from its structure: a new subject and its verb after "and", "but"
+or a comma ("…, my wife is vegan", "logs go to Loki, metrics go to Prometheus"), "and
+always/never" before a second rule, a semicolon or a Chinese comma — never inside brackets or
+quotes. What carries on the clause before stays with it: a pronoun ("…, and they're both
+indoor cats"), a reason after a directive, a rule said both ways without "and", the date of a
+plan ("…, and the deadline is January 15"), a label and a place ("…, admin at https://…"), a
+Chinese clause with no subject of its own ("…，主要写 Rust"), and, after a Chinese rule, whom it
+is for ("…，我都是在平板上看的"). In English every clause that states a fact is a record; Chinese
+clauses after a comma usually go on about one fact, so there the kinds must differ (or each
+clause name a place of its own). :func:`with_subject` gives a pronoun subject the thing the
+sentence before names.
 """
 
 from __future__ import annotations
@@ -16,7 +28,14 @@ from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_statement import rule_statement
-from dreamd.models.offline_structure import clause_reason, is_standing, opens_with_verb, peel
+from dreamd.models.offline_structure import (
+    clause_reason,
+    is_hypothetical,
+    is_standing,
+    is_temporary,
+    opens_with_verb,
+    peel,
+)
 from dreamd.models.offline_text import (
     absolutize_dates,
     has_cjk,
@@ -25,9 +44,24 @@ from dreamd.models.offline_text import (
     tidy,
 )
 
+_FINITE = (
+    r"(?:is|are|was|has|have|goes|go|runs|run|lives|live|sits|owns|handles|covers|manages|maintains|approves|"
+    r"uses|use|starts|start|ends|can|will|must|should|needs|need|happens?|ships?|deploys?)"
+)
+# words that open a relative or a pronoun clause, never a new subject of its own
+_FUNCTION = r"(?:which|that|who|whom|whose|what|where|when|it|this|there|here|he|she|they|one|everything|nothing|so|then)"
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
-    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]", re.I
+    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]|"
+    # "… but I'm new to Kubernetes", "… and we've never used it": a new clause with its own subject
+    r"\s+(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|\s+but\s+(?=(?:i|we|my|our|the)\s)|"
+    # "keep answers short and always include the command": a second rule
+    r"\s+and\s+(?=(?:always|never|don't|dont|do not)\s)|"
+    # "I'm pescatarian, my husband is vegan": a comma before a new subject and its verb
+    r",\s+(?=(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,2}(?:is|are|was|has|have|'s)\s)|"
+    # "logs go to Loki, metrics go to Prometheus", "Jonas handles infra and Mei owns the app"
+    rf"(?:,\s+|\s+and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
+    re.I,
 )
 
 
@@ -50,6 +84,9 @@ _ZH_SUBJECTLESS = re.compile(
     r"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|因为|因為|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
     r"[\u4e00-\u9fff]"
 )
+# "…，但整个团队都在伦敦", "…，并且一定要附上命令": the conjunction joins, the clause is what follows
+_ZH_AND = re.compile(r"^(?:但是|但|不过|不過|可是|而且|并且|並且|同时|同時|以及)\s*(?=[\u4e00-\u9fffA-Za-z0-9])")
+_ZH_CARRY_ON = re.compile(r"^(?:主要|一般|平时|平時|平常|通常|部署在|放在|存在|跑在|托管在|用的是|也|还|還)")
 _ZH_MOOD = re.compile(r"(?:挺|很|比较|比較|特别|特別|非常|有点|有點|太|好)[\u4e00-\u9fff]{1,2}(?:的|了|啊|呀)?$")
 _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
 _REASON_CLAUSE = re.compile(
@@ -58,25 +95,131 @@ _REASON_CLAUSE = re.compile(
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
 
-def clauses(core: str) -> list[str]:
+def clauses(core: str, *, min_words: int = 3) -> list[str]:
     """The clauses of a sentence no rule took as a whole ("we deploy with ArgoCD and every
-    service keeps its manifests in the deploy-configs repo"), each tried on its own."""
-    raw = [piece for part in _CLAUSES.split(core) for piece in _splice(part)]
+    service keeps its manifests in the deploy-configs repo"), each tried on its own; under a
+    rules header a clause may be two words ("Two rules: no emojis; keep PRs small")."""
+    raw: list[tuple[str, str]] = []
+    start, joint = 0, ""
+    # never inside brackets or quotes: "two dogs (Bo is 4 and Tig is 2)" is one aside
+    joints = [m for m in _CLAUSES.finditer(core) if not _enclosed(core, m.start())]
+    for m in [*joints, None]:
+        text = core[start : m.start() if m else len(core)]
+        raw.extend((joint if k == 0 else ",", piece) for k, piece in enumerate(_splice(text)))
+        if m:
+            start, joint = m.end(), m.group(0)
     merged: list[str] = []
-    for part in raw:
-        if merged and (_REASON_CLAUSE.match(part) or _INSTEAD.search(part) or _other_side(merged[-1], part)):
+    for n, (joint, part) in enumerate(raw):
+        if n and re.fullmatch(r"\s+and\s+", joint, re.I) and len(raw[n - 1][1].split()) < 3 and merged:
+            merged[-1] = f"{merged[-1]} and {part}"  # "Sam and Ruby go to the same school": one subject
+            continue
+        # "always wrap errors with %w, never return them bare" is one rule said both ways;
+        # "…, and always rebase first" after "never force-push" is a second one
+        both_ways = not re.search(r"\band\b", joint, re.I) and _other_side(merged[-1], part) if merged else False
+        instead = bool(merged and _INSTEAD.search(part) and _directive(merged[-1]))  # "never X; use Y instead"
+        if merged and (_reason_of(merged[-1], part) or instead or both_ways or _WHEN_OF.match(part)):
             merged[-1] = f"{merged[-1]}; {part}"  # "…; our security review takes weeks" is the reason
         else:
             merged.append(part)
-    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(p).core).strip(" ,，.。")
+    parts = [(p if _CONSEQUENCE.match(p.strip()) else peel(_ZH_AND.sub("", p.strip())).core).strip(" ,，.。")
              for p in merged]
-    keep = []
-    for i, p in enumerate(parts):
-        before_so = i + 1 < len(parts) and _CONSEQUENCE.match(parts[i + 1].strip()) is not None
-        # "i'm colourblind, so don't rely on red vs green": a short self-description is the rule's reason
-        if p and p != core and (len(p.split()) >= 3 or _zh_size(p) >= 4 or (before_so and _SHORT_SELF.match(p))):
-            keep.append(p)
-    return keep
+    # a short self-description is a clause too: "i'm colourblind, so don't rely on red vs green"
+    # (the rule's reason), "I'm pescatarian, my husband is vegan" (a fact of its own)
+    return [p for p in parts
+            if p and p != core and (len(p.split()) >= min_words or _zh_size(p) >= 4 or _SHORT_SELF.match(p))]
+
+
+def _directive(clause: str) -> bool:
+    tail = re.split(r"[:：]\s*", clause)[-1].strip()
+    return bool(_DIRECTIVE_CLAUSE.match(tail) or opens_with_verb(tail) or _ZH_DIRECTIVE.search(tail))
+
+
+def _enclosed(text: str, at: int) -> bool:
+    before = text[:at]
+    return (before.count("(") > before.count(")") or before.count("（") > before.count("）")
+            or before.count("“") > before.count("”") or before.count('"') % 2 == 1)
+
+
+# "…, and the deadline is January 15", "…，截止日期是 3 月 1 号": the date of the plan before it
+_WHEN_OF = re.compile(
+    r"^\s*(?:and\s+)?(?:the\s+)?(?:deadline|due date|target date|target|go-live|cutover|launch date|start date|"
+    r"end date|date)\s+(?:is|was|will be|'s)\b|^\s*(?:截止日期|截止时间|截止時間|上线时间|上線時間|时间|時間|日期)"
+    r"(?:是|定在|在|为|為)",
+    re.I,
+)
+_CAUSAL = re.compile(r"^\s*(?:because|since|otherwise|else)\b", re.I)
+_ANAPHORIC = re.compile(r"^\s*(?:it's|it is|they're|they|this|that's|that)\b", re.I)
+
+
+def _reason_of(before: str, part: str) -> bool:
+    """Whether ``part`` carries on the clause before it: a causal opener anywhere ("…;
+    otherwise the cache goes stale"), a pronoun going on about the same thing ("…, and
+    they're both rescues"), and after a directive a clause of its own ("…; our security
+    review takes weeks"). After a statement, "…, and our repo is on GitLab" is a second fact."""
+    if _CAUSAL.match(part) or _ANAPHORIC.match(part):
+        return True
+    tail = re.split(r"[:：]\s*", before)[-1]
+    if (_ZH_REASON_AFTER.match(part) and _ZH_DIRECTIVE.search(tail) and not _ZH_DIRECTIVE.search(part)
+            and not _ZH_CONDITION.search(part)):
+        # "回复请尽量简短，我都是在平板上看的": who the rule is for says why (a condition of the body,
+        # "…，我腰不好", is still a fact of its own)
+        return True
+    return _REASON_CLAUSE.match(part) is not None and (
+        _DIRECTIVE_CLAUSE.match(tail) is not None or opens_with_verb(tail)
+    )
+
+
+_ZH_REASON_AFTER = re.compile(r"^(?:我|我们|我們|他|她|他们|他們|孩子|这是|這是|不然|否则|否則|免得|以免|省得)")
+_ZH_CONDITION = re.compile(r"过敏|過敏|不好|哮喘|糖尿病|高血压|高血壓|怀孕|懷孕|备孕|備孕|色盲|近视|近視|听力|聽力|视力|視力|左撇子|吃素")
+_ZH_DIRECTIVE = re.compile(r"请|請|别|別|不要|一律|尽量|儘量|都要|一定要|务必|務必|千万|千萬|以后|以後|每次|统一|統一")
+
+
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?P<p>he|she|they|it)(?P<v>'s|'re|\s+(?:is|are|was|has|have|had|does|do|doesn't|don't|can|can't|will|won't|"
+    r"\w+s))\b", re.I
+)
+_NP_SUBJECT = re.compile(
+    r"^(?P<np>(?:my|our|the)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+|(?-i:[A-Z][a-z]+))\s+(?:is|are|was|has|have|'s|\w+s)\b",
+    re.I,
+)
+_USED_THING = re.compile(
+    r"^(?:we|i)\s+(?:use|run|chose|picked|went with|switched to|moved to|self-host|host)\s+(?P<np>(?-i:[A-Z])[\w.+#-]*(?:\s+[\d.]+)?)",
+    re.I,
+)
+
+
+def with_subject(core: str, previous: str | None) -> str:
+    """A sentence whose subject is a pronoun, with the pronoun replaced by what the sentence before
+    names ("My wife is Ana." / "She's a teacher." → "My wife is a teacher."; "We use Terraform." /
+    "It lives in infra/." → "Terraform lives in infra/."), so the rules see who or what it is about."""
+    m = _PRONOUN_SUBJECT.match(core)
+    if not previous or not m:
+        return core
+    before = previous.strip()
+    np = _NP_SUBJECT.match(before)
+    used = _USED_THING.match(before) if m.group("p").lower() == "it" else None
+    name = (used.group("np") if used else np.group("np") if np else "").rstrip(".,;:!?")
+    if not name or name.lower() in ("he", "she", "it", "they", "this", "that", "there", "here"):
+        return core
+    verb = m.group("v")
+    verb = {"'s": " is", "'re": " are"}.get(verb.lower(), verb)
+    if m.group("p").lower() == "they" and verb.strip() in ("are",) and not name.lower().endswith("s"):
+        verb = " is"
+    return f"{name}{verb}{core[m.end():]}"
+
+
+_BUT = re.compile(r",?\s+but\s+|[，,]\s*(?:但是|但|不过|不過|可是)", re.I)
+
+
+def lasting_part(core: str) -> str | None:
+    """Of a sentence that is temporary or hypothetical as a whole, the side of its "but" that is
+    not: "we're on 3.11 for now, but we're upgrading to 3.13 in January" → the upgrade; "we always
+    use pnpm, but for now just use npm" → the rule. None when no side is lasting."""
+    sides = [p.strip(" ,，.。") for p in _BUT.split(core)]
+    if len(sides) < 2:
+        return None
+    kept = [p for p in sides if p and not is_temporary(p) and not is_hypothetical(p)]
+    return kept[0] if len(kept) == 1 else None
 
 
 def _zh_size(text: str) -> int:
@@ -108,6 +251,7 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+_NOT_ASPECT = re.compile(r"[超通經经]过|[超通經经]過")
 _CHAT = frozenset({"feeling", "interjection", "exclamation", "encouragement", "evaluation"})
 _NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "secret"})
 
@@ -120,6 +264,8 @@ def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
     rule = re.split(r"\s+[—–-]\s+|;", text, maxsplit=1)[0]
     rule = clause_reason(split_reason(rule)[0])[0].strip()
     kind = distractor(rule)
+    if kind == "past event" and has_cjk(rule):
+        kind = distractor(_NOT_ASPECT.sub("越", rule))  # "不超过 50 行": 超过 is "exceed", not a past 过
     if kind == "past event" and (_DIRECTIVE_CLAUSE.match(rule) or opens_with_verb(rule)):
         return True  # "always use the structured logger": an imperative has no tense
     return kind not in _NOT_A_RULE
@@ -146,7 +292,7 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
         found = accepted_feedback(accepted, core, ctx)  # "Should I …?" / "Yes, from now on."
         if found is not None:
             return [found]
-    parts = clauses(core)
+    parts = clauses(core, min_words=2 if ctx.standing else 3)
     if remember:
         several = _by_clause(parts, ctx)
         for found in several:
@@ -182,6 +328,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
+        bare = with_subject(bare, parts[i - 1]) if i else bare  # "our PM is Dana; she owns the roadmap"
         found = _first_rule(bare, ctx)
         shares_i = bool(i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare))
         if found is None and shares_i:
@@ -189,11 +336,27 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             found = _first_rule("我" + bare, ctx)
             found = found if found is not None and found.type == "user" and not _ZH_MOOD.search(bare) else None
             carried += found is not None
-        if found is None and statements:
-            found = rule_statement(bare, ctx)  # a clause no rule took can still be a statement of its own
+        carries_on = bool(i and found is None and _ZH_CARRY_ON.match(bare))
+        if found is None and statements and not carries_on:
+            # a clause no rule took can still be a statement of its own, unless it carries on the one
+            # before without a subject of its own ("我们的日志库是 ClickHouse，部署在自建机房")
+            found = rule_statement(bare, ctx)
+        if (previous is not None and previous.type == "reference" and each and each[-1] is previous
+                and (found is None or found.type == "project") and _DETAIL.match(bare.strip(" .。"))):
+            # "crash reports go to Bugsnag, and the project key is mobile-ios": the part's name stays with the pointer
+            previous.fact = f"{previous.fact.rstrip('。.')}{'，' if has_cjk(bare) else ', '}{bare}"
+            continue
+        if found is None and previous is not None and each and each[-1] is previous and _labelled_place(bare):
+            # "the job runner is Nomad, console at nomad.internal": where it lives finishes the clause before
+            place = rule_statement(f"{parts[i - 1]}{'，' if has_cjk(bare) else ', '}{bare}", ctx)
+            if place is not None and place.type == "reference" and previous.type in ("project", "reference"):
+                each[-1] = previous = place
+                continue
         if consequence and found is not None:
-            if found.type != "feedback" and not (found.type == "user" and _ABOUT_USER.match(bare)):
-                found = None  # "…, so this has to merge first": the consequence is not a fact of its own
+            if found.type != "feedback":
+                # "…, so this has to merge first", "I'm a baker, so I get up early": a consequence is not a
+                # fact of its own (it stays in the record of the clause before, in the user's words)
+                found = None
             else:
                 found.reason = found.reason or tidy(parts[i - 1]) if i else found.reason
         lasting = previous is not None and previous.kind != "deadline"  # a dated push is not a standing reason
@@ -204,7 +367,9 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             joiner = "，因为" if has_cjk(bare) else " because "
             found = _first_rule(f"{bare}{joiner}{parts[i - 1]}", ctx)
             found = found if found is not None and found.type == "feedback" else None
-        if found is not None and found.type == "feedback" and found.reason is None and lasting:
+        if (found is not None and found.type == "feedback" and found.reason is None and lasting
+                and previous is not None and previous.type in ("user", "project")):
+            # where a thing lives, or another rule, is no reason for this one
             found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
         if (consequence and found is not None and found.type == "feedback" and previous is not None
                 and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])
@@ -224,12 +389,38 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         rest = "，".join(re.sub(r"^用户", "", f.fact) for f in each[1:])
         joined = f"{first.fact}，{rest}"
         return [Found(first.kind, "user", first.name_prefix, first.slug_source, joined, joined, how=first.how)]
-    pointers_only = all(f.type == "reference" for f in each)
-    distinct = len({f.type for f in each}) >= kinds or (english and not pointers_only)
+    # two places, each said with its own subject ("监控在 metrics…，告警发到 #pay-alert 群"), are two pointers
+    places = len(each) >= 2 and all(f.type == "reference" and _OWN_PLACE.search(f.fact) for f in each)
+    distinct = len({f.type for f in each}) >= kinds or english or places
     return each if len(each) >= kinds and distinct else []
 
 
-_USES_TOOL = re.compile(r"用的是|采用的是|採用的是|\b(?:uses?|is|are)\s+(?-i:[A-Z])", re.I)
+_LABEL_PLACE = re.compile(
+    r"^(?:[\w-]+\s*){0,3}[:：]?\s*(?:at|in|on|under|is|=)?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$|"
+    r"^(?:[\u4e00-\u9fff]{1,6})\s*(?:是|在|[:：])?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$",
+    re.I,
+)
+
+
+# a part of a place and its name: "the project slug is web-frontend", "its index is app-logs-*" (in
+# Chinese, "…，索引是 web-logs-*" is as often labelled a fact of its own: left as its own clause)
+_DETAIL = re.compile(
+    r"^(?:the|its|their)\s+(?:[\w-]+\s+){0,2}(?:name|slug|key|index|namespace|id|title|"
+    r"project|bucket|prefix|tag|label|channel|space|folder|board|queue|topic)\s*(?:is|=|:)\s*"
+    r"(?:[“\"'「][^”\"'」]{1,40}[”\"'」]|[\w.*/#@+-]*[-_./*#@0-9][\w.*/#@+-]*|(?-i:[A-Z])\w+)$",
+    re.I,
+)
+
+
+def _labelled_place(clause: str) -> bool:
+    """A clause that is only a label and a place: "admin at https://…", "地址 cfg.internal", "docs: wiki/x"."""
+    return _LABEL_PLACE.match(clause.strip(" .。")) is not None
+
+
+_OWN_PLACE = re.compile(r"[\u4e00-\u9fff\w]\s*(?:在|放在|存在|发到|發到|打到|存到|放到)\s*\S")
+_USES_TOOL = re.compile(
+    r"用的是|采用的是|採用的是|\b(?:uses?|is|are|is called|called|named)\s+(?-i:[A-Z])|(?:叫|名叫|叫做)\s*[A-Za-z]", re.I
+)
 
 
 def _fold_into_pointers(each: list[Found]) -> list[Found]:
@@ -238,13 +429,14 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
     out: list[Found] = []
     for f in each:
         prev = out[-1] if out else None
-        if (prev is not None and prev.kind == "context" and f.type == "reference"
+        if (prev is not None and prev.kind in ("context", "statement") and prev.type == "project" and f.type == "reference"
                 and _USES_TOOL.search(prev.fact) and not re.search(r"\d", prev.fact)):
             f.fact = f"{prev.fact.rstrip('。.')}{'，' if has_cjk(prev.fact) else '; '}{f.fact}"
+            f.description = f.fact  # "Its admin UI: …" alone would lose what "it" is
             out[-1] = f
             continue
         out.append(f)
     return out
 
 
-__all__ = ["clauses", "found_in"]
+__all__ = ["clauses", "found_in", "lasting_part", "with_subject"]

@@ -39,9 +39,10 @@ Each sentence goes through three steps:
    in …", "ask …") is ``reference``; a dated plan or event ``project`` (a birthday ``user``); the
    speaker ``user``; a group or a thing of the work ``project``.
 
-   A sentence whose clauses state facts
-   of different kinds gives one record per clause ("I'm a data engineer and the models live
-   in models/marts"); a directive after the user's own circumstance takes it as its reason
+   A sentence whose clauses state several facts gives one record per clause ("I'm a data
+   engineer and the models live in models/marts", "I'm pescatarian, my husband is vegan"; where a
+   clause starts: :mod:`~dreamd.models.offline_clauses`), every record keeping the user's words
+   (a topic label, "Mobile app: …", included); a directive after the user's own circumstance takes it as its reason
    ("I have asthma, so please avoid …"). A remember-request no rule takes becomes a note
    (priority under the cap). An offer the assistant made ("Should I … before every commit?")
    that the user accepts as standing ("Yes, from now on") becomes feedback. A rules header
@@ -98,7 +99,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamd.models.offline_clauses import found_in
+from dreamd.models.offline_clauses import found_in, lasting_part, with_subject
 from dreamd.models.offline_dialogue import (
     accepts,
     correction_of,
@@ -107,6 +108,7 @@ from dreamd.models.offline_dialogue import (
 )
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
+    HOW,
     HOW_KEY,
     HOW_ZH,
     WHY_NONE,
@@ -116,6 +118,7 @@ from dreamd.models.offline_rules import (
 )
 from dreamd.models.offline_statement import answer_to, last_question
 from dreamd.models.offline_structure import (
+    Peeled,
     announces_rules,
     is_hypothetical,
     is_temporary,
@@ -200,7 +203,7 @@ def clean_turn(text: str) -> str | None:
 
 
 _SENTENCE_SPLIT = re.compile(
-    r"(?<=[.!?])(?<!\b\d\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)"
+    r"(?<=[.!?])(?<!^\d\.)(?<![:;：；]\s\d\.)(?<![:;：；]\d\.)(?<![.!?]\s\d\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)"
     r"(?<!\bi\.e\.)(?<!\betc\.)(?<!\bInc\.)(?<!\bLtd\.)\s+(?=[^\s])|(?<=[。！？；])"
 )
 
@@ -359,6 +362,20 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
 
 
+def _with_shared_tail(old: str, new: str, text: str) -> str:
+    """``old`` with the words after it in ``text`` that ``new`` ends with too, so "I meant Friday
+    night, not Tuesday" turns "every Tuesday night" into "every Friday night", not "… night night"."""
+    m = re.search(re.escape(old) + r"((?:\s+[\w-]+){1,3})", text)
+    if not m:
+        return old
+    words = m.group(1).split()
+    for n in range(len(words), 0, -1):
+        tail = " ".join(words[:n])
+        if new.lower().endswith(" " + tail.lower()):
+            return f"{old} {tail}" if re.search(re.escape(f"{old} {tail}"), text) else old
+    return old
+
+
 class _Answer:
     """The records picked so far, with the index they must not repeat and the names taken."""
 
@@ -377,7 +394,8 @@ class _Answer:
 
     def admit(self, found: Found, position: int, day: dt.date, nxt: str | None) -> None:
         """Shape ``found`` into a record and keep it unless it repeats the index or the answer."""
-        if found.kind == "feedback" and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
+        if (found.kind == "feedback" and found.how == HOW["feedback-neg"] and nxt and _ALTERNATIVE_NEXT.match(nxt)
+                and not has_secret(nxt)):
             # "Don't mock the database. Use the real Postgres, because …": one rule
             alternative, alt_reason = split_reason(nxt)
             found.extra_lines.append(as_line(alternative))
@@ -415,12 +433,17 @@ class _Answer:
         """
         if not self.picked:
             return False
-        record = self.picked[-1][2]
-        text = record["description"] + "\n" + record["body"]
         new_abs = absolutize_dates(new, day)
+        # the old value named: the latest record that states it (else the latest quoting it),
+        # not just the last one made
+        latest = list(reversed(self.picked))
+        holder = next((p for p in latest if old and old in p[2]["description"]), None) or next(
+            (p for p in latest if old and old in p[2]["body"]), None)
+        position, record = (holder or self.picked[-1])[1:]
+        text = record["description"] + "\n" + record["body"]
         target: str | None = None
         if old and old in text:
-            target = old
+            target = _with_shared_tail(old, new_abs, text)
         else:
             shapes = (r"\d{4}-\d{2}-\d{2}", r"\d+(?:\.\d+)*", r"\b[A-Z][\w.+#-]*[A-Za-z0-9]\b")
             for shape in shapes:
@@ -434,6 +457,9 @@ class _Answer:
             return False
         record["description"] = one_line(record["description"].replace(target, new_abs))
         record["body"] = record["body"].replace(target, new_abs)
+        for _, pos, other in self.picked:
+            if pos == position and other is not record:
+                other["body"] = other["body"].replace(target, new_abs)  # the same words, quoted
         return True
 
     def records(self) -> list[dict[str, str]]:
@@ -447,10 +473,31 @@ _ANAPHOR = re.compile(
 )
 
 
+# a pronoun further in ("We deploy it on Fly.io.", "Never run migrations there.") points back too
+_ANAPHOR_INSIDE = re.compile(
+    r"\b(?:it|its|them|there)\b(?!\s+(?:is|are|was|were|'s)\s+(?:a|an|no|some|any|not)\b)|"
+    r"\b(?:he|she|they|him|her|his|their)\b", re.I
+)
+# a Chinese sentence whose subject is left out: "（我女儿叫小雨。）今年 6 岁，在上幼儿园。"
+_ZH_NO_SUBJECT = re.compile(
+    r"^(?:今年|去年|明年|平时|平常|周末|每天|每周|一般|经常|还|也|都|主要|最近|现在|目前|已经|刚|正在|"
+    r"喜欢|不喜欢|特别|比较|很|挺|最爱|会|能|得了|有点|读|上|在读|在上)"
+)
+
+
+def _points_back(core: str) -> bool:
+    if _ANAPHOR.match(core):
+        return True
+    if has_cjk(core[:2]):
+        return _ZH_NO_SUBJECT.match(core) is not None
+    return _ANAPHOR_INSIDE.search(core) is not None
+
+
 def _with_antecedent(core: str, previous: str | None) -> str:
-    """The sentence, with the one before it when it opens with a pronoun ("She's 7." after "My
-    daughter is Mia."), so the record says who or what the pronoun stands for."""
-    if previous and _ANAPHOR.match(core) and len(previous) <= 200:
+    """The sentence, with the one before it when it points back with a pronoun ("She's 7." after
+    "My daughter is Mia.", "We host it on Render." after "The API is in Go.") or, in Chinese, leaves
+    its subject out ("今年 6 岁。" after "我女儿叫小雨。"), so the record says who or what it is about."""
+    if previous and _points_back(core) and len(previous) <= 200:
         joiner = "" if has_cjk(previous[-1:]) else " "
         return f"{previous.rstrip()}{'' if previous.rstrip()[-1:] in '.!?。！？' else ('。' if joiner == '' else '.')}{joiner}{core}"
     return core
@@ -499,8 +546,16 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             peeled = peel(s)
             core = peeled.core
+            whole: str | None = None
             if is_temporary(core) or is_hypothetical(core):
-                continue
+                whole = core
+                core = lasting_part(core) or ""  # "… for now, but we're upgrading to 3.13 in January"
+                if not core:
+                    continue
+                again = peel(core)  # "…，但是以后…": the lasting side has lead-ins of its own
+                core = again.core
+                peeled = Peeled(core, peeled.remember or again.remember, peeled.standing or again.standing,
+                                peeled.reported or again.reported, peeled.topic)
             if announces_rules(s):
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
                 if not re.search(r"[：:]\s*\S", s):
@@ -510,7 +565,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
             elif not peeled.reported and core and (is_question(core) or _REQUEST.match(core)):
-                # "I'm vegetarian and my partner is vegan, any restaurant ideas?": the ask is for now,
+                # "I'm pescatarian and my partner is vegan, any restaurant ideas?": the ask is for now,
                 # the clauses before it state facts
                 core = stated_part(core) or ""
                 if not core:
@@ -530,8 +585,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
-            said = _with_antecedent(core, previous)
-            previous = core
+            told = whole or core  # the user's words, with the other side of a "for now …, but …"
+            said = _with_antecedent(f"{peeled.topic}: {told}" if peeled.topic else told, previous)
+            core, previous = with_subject(core, previous), core
             founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."

@@ -58,7 +58,13 @@ _CONCRETE = re.compile(
     # or where the work stands: "half done", "blocked on", "卡在", "上线了"
     r"\b(?:done|finished|complete|completed|blocked|waiting|stuck|live|paused|on hold|frozen|deprecated|"
     r"in progress|in review|shipped|launched|cancelled|canceled|postponed|delayed|read-only|owned|pinned)\b|"
-    r"卡在|完成|做完|上线|上線|暂停|暫停|冻结|凍結|废弃|廢棄|搁置|擱置|推迟|推遲|取消|在等|负责|負責|只读|只讀"
+    r"卡在|完成|做完|上线|上線|暂停|暫停|冻结|凍結|废弃|廢棄|搁置|擱置|推迟|推遲|取消|在等|负责|負責|只读|只讀|"
+    # or how many or how long, in words ("two weeks long", "a team of five")
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|hundred|thousand|"
+    r"dozen|half)\b|"
+    # or when it happens: a schedule ("every Saturday morning", "nightly", "每周六早上")
+    r"\bevery\s+(?:\w+day|day|night|week|morning|evening|hour|month|quarter|sprint)\b|\b(?:nightly|hourly|daily|weekly|monthly)\b|"
+    r"每(?:周|週|星期|天|日|晚|月|季度|小时|小時)"
 )
 
 

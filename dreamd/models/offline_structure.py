@@ -133,6 +133,7 @@ class Peeled:
     remember: bool = False
     standing: bool = False
     reported: bool = False
+    topic: str | None = None  # "Mobile app: we ship on Tuesdays": what the rest is about
 
 
 def peel(sentence: str) -> Peeled:
@@ -144,6 +145,7 @@ def peel(sentence: str) -> Peeled:
     """
     s = sentence.strip()
     remember = standing = reported = False
+    topic: str | None = None
     for _ in range(8):
         before = s
         m = _EN_KEEP_IN_MIND.match(s)
@@ -173,17 +175,19 @@ def peel(sentence: str) -> Peeled:
             standing, s = True, s[m.end() :]
             continue
         m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
-        if m and _clause(m.group("rest")) and not _REFERENCE_LABEL.search(m.group("rest")):
+        if m and _clause(_ORDINAL.sub("", m.group("rest"))) and not _REFERENCE_LABEL.search(m.group("rest")):
             label = m.group("label")
             if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
-                           r"规矩|規矩|提醒|提个醒|提個醒|备注|備註", label, re.I):
+                           r"规矩|規矩|提醒|提个醒|提個醒|备注|備註|[记記][一二两兩三四五六七八九十几幾]?(?:件|条|條|点|點)", label, re.I):
                 remember = True
             elif not (_LEAD_LABEL.match(label) or _short_label(label) or _topic_label(label, m.group("rest")) or (
                 _DIRECTIVE_AFTER.match(m.group("rest")) and not _MEANINGFUL_LABEL.search(label)
                 and not re.search(r"[a-z][A-Z]", label))):
                 break
+            elif _TOPIC.match(label) and not _LEAD_LABEL.match(label) and not _NOT_TOPIC.search(label):
+                topic = _TOPIC_LEAD.sub("", label).strip() or None  # a topic is content, not a lead-in
             s = m.group("rest")
             continue
         if s == before:
@@ -196,8 +200,51 @@ def peel(sentence: str) -> Peeled:
             if not m or m.start() == 0:
                 break
             s = s[: m.start()]
-    s = re.sub(r"^(?:\d{1,2}|[a-z])[.)、]\s*(?=\S)", "", s.strip(" ,，;；:：—–-"))
-    return Peeled(s, remember, standing, reported)
+    s = _ORDINAL.sub("", s.strip(" ,，;；:：—–-"))
+    if topic and topic.lower() in s.lower():
+        topic = None
+    if topic:
+        s = _about_topic(s, topic)
+        topic = None if topic.lower() in s.lower() else topic
+    return Peeled(s, remember, standing, reported, topic)
+
+
+# a topic label is a short noun phrase ("Mobile app", "Re the database", "关于数据库"), not a clause or a
+# discourse lead ("so basically", "short version", "团队里有个习惯", "我之前吃过亏")
+_TOPIC = re.compile(
+    r"^(?:(?:re|regarding|about|as for|as to|on|for)\s+)?(?:(?:the|our|my)\s+)?[a-z][\w/.+-]*(?:\s+[\w/.+-]+){0,3}$|"
+    r"^(?:关于|關於|对于|對於|至于|至於)?[\u4e00-\u9fffA-Za-z0-9]{1,6}$",
+    re.I,
+)
+_NOT_TOPIC = re.compile(
+    r"\b(?:is|are|was|were|'s|here|there|this|that|deal|thing|things|one|quick|update|note|so|ok|okay|i|we|you)\b|"
+    r"[有是说說讲講下约約踩过過了吧啊呢哈]",
+    re.I,
+)
+_TOPIC_LEAD = re.compile(r"^(?:re|regarding|about|as for|as to|on|for|关于|關於|对于|對於|至于|至於)\s*[:：]?\s*(?=\S)", re.I)
+_EN_IT = re.compile(r"^(?:(?P<sg>it's|it is|it)|(?P<pl>they're|they are|they))\b\s*", re.I)
+
+
+def _about_topic(core: str, topic: str) -> str:
+    """The rest of "topic: rest" with the topic as its subject when the rest opens with a pronoun for
+    it: "Re the database: it's Postgres 16" → "the database is Postgres 16"."""
+    if _has_cjk(core[:1]):
+        return core  # the topic goes into the record with the user's words; the clause is left as said
+    m = _EN_IT.match(core)
+    if not m:
+        return core
+    verb = ("is " if m.group("sg") != "it" else "") if m.group("sg") else ("are " if m.group("pl") != "they" else "")
+    return f"{topic} {verb}{core[m.end():]}".strip()
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+# a list item's number: "2. ", "b) ", "二、", "（3）", "③"
+_ORDINAL = re.compile(
+    r"^(?:(?:\d{1,2}|[a-z])[.)、]|[一二三四五六七八九十]{1,2}、|[（(]\s*(?:\d{1,2}|[一二三四五六七八九十]{1,2})\s*[)）]|[①-⑳])\s*(?=\S)"
+)
 
 
 _LEAD_LABEL = re.compile(
@@ -226,7 +273,7 @@ _CLAUSE_START = re.compile(
 
 _RULES_HEADER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|alright|right|first|a few|some|my|our|the|house|ground|basic|team|general|"
-    r"couple of|few)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
+    r"couple of|few|two|three|four|five|a couple of|\d)[ ,]+)*(?:ground |house |basic |team |general )?(?:rules?|conventions?|guidelines?)"
     r"(?: (?:for|about) (?:you|this|the \w+))?[:.!]?$|"
     r"^(?:let's|let us|i want to|i'd like to|we need to)\s+(?:set|agree on|go over|lay down|establish)\s+(?:some|a few|"
     r"the|our)?\s*(?:ground |house |basic )?(?:rules|conventions|guidelines)\b[^.!?]{0,30}[.!:]?$|"
@@ -266,7 +313,8 @@ def _short_label(label: str) -> bool:
 def _clause(text: str) -> bool:
     """Whether ``text`` reads as a clause of its own (three words or five CJK characters)."""
     cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    return cjk >= 5 or len(text.split()) >= 3
+    latin = len(re.findall(r"[A-Za-z0-9]+", text))
+    return cjk >= 5 or len(text.split()) >= 3 or (cjk >= 3 and cjk + latin >= 4)  # "不要用 var" too
 
 
 # ----------------------------------------------------------------------------- standing / temporary

@@ -449,6 +449,8 @@ MAX_DESCRIPTION = 150
 
 
 _FIRST_PERSON = [
+    # "my partner and I moved" -> "their partner and the user moved" (not "… and they moved")
+    (re.compile(r"\b((?:[Mm]y|[Oo]ur)\s+[\w'-]+\s+and\s+)I\b(?!')"), r"\1the user"),
     (re.compile(r"\bI'm\b"), "they're"),
     (re.compile(r"\bI've\b"), "they've"),
     (re.compile(r"\bI'd\b"), "they'd"),
