@@ -121,6 +121,7 @@ from dreamd.models.offline_structure import (
     is_temporary,
     peel,
 )
+from dreamd.models.offline_telegraphic import Labels, telegraphic
 from dreamd.models.offline_text import (
     REASON_NEXT,
     absolutize_dates,
@@ -471,6 +472,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     question: str | None = None
     rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
     carry = False
+    labels = Labels()  # "house style: …" / a bare "Rules:" line heading the lines after it
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
             continue
@@ -485,6 +487,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             offered = proposal_of(cleaned)
             question = last_question(cleaned)
             carry = False
+            labels.assistant_spoke()
+        else:
+            labels.user_turn()
         asked_q, question = (question, None) if role == "user" else (None, question)
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
@@ -496,6 +501,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if position in answer.consumed:
                 continue
             if has_secret(s):
+                continue
+            if role == "user" and labels.header(s, k == len(sents) - 1):
                 continue
             peeled = peel(s)
             core = peeled.core
@@ -532,10 +539,14 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             accepted = proposal if k == 0 and accepts(s) else None
             said = _with_antecedent(core, previous)
             previous = core
-            founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
+            founds = labels.records(s, core, ctx) if role == "user" and not accepted else []
+            if not founds:
+                founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []
+            if not founds and role == "user":
+                founds = labels.records(s, core, ctx, single=True) or telegraphic(core, ctx)  # "做后端的"
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)

@@ -1,0 +1,448 @@
+"""Telegraphic and labelled statements: facts said without a full sentence.
+
+People state lasting facts in notes as often as in sentences, and the named rules
+(:data:`~dreamd.models.offline_facts.RULES`) and the recall-by-default statement rule
+(:mod:`dreamd.models.offline_statement`) need a subject and a finite verb. This module reads the
+other shapes:
+
+- **a label, a colon and content** ("house style: X over Y, one X per Y", "context: <who I am>",
+  "our SLA: …", "kids: A (9) has …, B (6) is …", "规矩：…", "背景：…"). The label's head noun says
+  what kind every item is — rules/style/policy/conventions/规矩/规范 → ``feedback``; context/about
+  me/background/family/背景 → ``user``; a deadline/SLA/plan/schedule/stack label → ``project``;
+  links/docs/where things live → ``reference`` — and each item of the list is a fact of its own,
+  so one record per item. A label nobody can type ("lol: …", "Q: …") gives nothing here. A
+  label standing alone at the end of a line ("Rules for anything you write:") heads the lines
+  after it until the assistant speaks (:class:`Labels`);
+- **verbless self-introductions** ("<role> here, at <company>", "… (<role>) so keep it short",
+  "<role>, <n> years in", "training for …", "做<领域>的", "在<地方>做<职位>"): the subject the user
+  left out is put back ("I'm a …", "我…") and the identity rules decide, so what counts as a role
+  or a stable state stays defined in one place (:mod:`dreamd.models.offline_identity`);
+- **bare constraints** ("<value> only, <reason>", "<X> over <Y>", "no <thing> anywhere",
+  "<X> or nothing", "<X> minimum on everything we ship", "只用 X"): a rule for the work with no
+  verb. A bare "no <thing>" is a rule only with a standing scope (anywhere, ever, in <place>,
+  from you) or a reason, so "no worries" and "no idea" never are.
+
+Items keep the user's own words (the label is the subject of every item, the value is theirs);
+a reason given after the list ("…, <reason>" as a last item, "… otherwise." as the next
+sentence) is the reason of every rule in it. Each item still passes the structural distractor
+tests (:func:`dreamd.models.offline_distractors.distractor`): reported speech, a feeling, a
+wish, a hedge, a hypothetical, something broken right now or a secret is never a record, and
+questions, temporary instructions ("for now", "这次") and one-off requests are filtered before
+this module is asked (:mod:`dreamd.models.offline_extract`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from dreamd.models.offline_clauses import found_in
+from dreamd.models.offline_distractors import distractor, mostly_chinese
+from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
+from dreamd.models.offline_structure import clause_reason, is_temporary, opens_with_verb, peel
+from dreamd.models.offline_text import has_cjk, sentence_case, third_person, tidy, tokens
+from dreamd.models.offline_typing import future_dates
+
+# ----------------------------------------------------------------------------- labels
+
+_FEEDBACK_HEAD = re.compile(
+    r"\b(?:rules?|ground rules|house rules|style|style guide|house style|code style|policy|policies|conventions?|"
+    r"guidelines?|requirements?|standards?|constraints?|norms?|dos and don'ts|do's and don'ts|preferences?|"
+    r"etiquette|non-negotiables?|must-haves?|red lines?|hard rules?)\b|"
+    r"规矩|規矩|规则|規則|规范|規範|要求|约定|約定|原则|原則|风格|風格|偏好|注意事项|注意事項|禁忌|底线|底線",
+    re.I,
+)
+_SELF_HEAD = re.compile(
+    r"\b(?:context|about me|background|bio|intro|introduction|who i am|my situation|me|myself|personal)\b|"
+    r"背景|关于我|關於我|我的情况|我的情況|个人情况|個人情況|自我介绍|自我介紹",
+    re.I,
+)
+_USER_HEAD = re.compile(
+    rf"{_SELF_HEAD.pattern}|\b(?:family|kids|children|household|pets?|health|allergies|diet|languages?)\b|"
+    r"家里|家裡|家庭|孩子|饮食|飲食|过敏|過敏",
+    re.I,
+)
+_PROJECT_HEAD = re.compile(
+    r"\b(?:deadlines?|sla|slas|plan|plans|timeline|schedule|roadmap|milestones?|dates?|targets?|goals?|budget|"
+    r"stack|tech stack|setup|scope|status|key dates)\b|"
+    r"计划|計劃|截止|排期|进度|進度|时间线|時間線|时间表|時間表|目标|目標|预算|預算|技术栈|技術棧|里程碑|裡程碑",
+    re.I,
+)
+_REFERENCE_HEAD = re.compile(
+    r"\b(?:links?|docs|documentation|urls?|where things live|where stuff lives|resources|contacts?|repos|"
+    r"dashboards|bookmarks)\b|链接|鏈接|文档|文檔|地址|联系人|聯繫人|入口",
+    re.I,
+)
+_HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("feedback", _FEEDBACK_HEAD),
+    ("reference", _REFERENCE_HEAD),
+    ("project", _PROJECT_HEAD),
+    ("user", _USER_HEAD),
+)
+_USER_HEAD_FAMILY = re.compile(
+    r"\b(?:family|kids|children|household|pets?|health|allergies|diet)\b|家里|家裡|家庭|孩子|饮食|飲食|过敏|過敏", re.I
+)
+_SUBJECT = re.compile(
+    r"^(?:i|i'm|im|i've|we|we're|our|my|you|it|it's|they|he|she|this|that|there)\b|^(?:我|我们|我們|咱们|他|她|它)", re.I
+)
+# The head of "Rules for anything you write" is before its preposition; "about me" is whole.
+_LABEL_TAIL = re.compile(r"\s+(?:for|about|on|while|in|of|to|regarding|when|if|with)\b.*$", re.I)
+_LABEL_EN = re.compile(r"^(?P<label>[A-Za-z][\w'&/ -]{0,48}?)\s*(?::|：)(?:\s+(?P<rest>\S.*))?\s*$")
+_LABEL_ZH = re.compile(r"^(?P<label>[^，,：:。！？!?\s][^，,：:。！？!?]{0,11})[：:]\s*(?P<rest>\S.*)?$")
+_NOT_A_LABEL = re.compile(
+    r"\b(?:is|are|was|were|am|i'm|it's|that's|there's|have|has|do|does|did)\b|'s\b|"
+    r"^(?:i|you|we|he|she|they|it|this|that)\b|https?|[=<>()\[\]{}]",
+    re.I,
+)
+# Lines heading labelled content but naming no kind ("lol:", "Q:", "edit:") say nothing here.
+_ZH_NOT_A_LABEL = re.compile(r"[我你他她它]|说|說|是|在|吗|嗎|呢")
+
+
+@dataclass(frozen=True)
+class Label:
+    """A line's label: its words, the type every item under it gets, and what follows it."""
+
+    text: str
+    type: str
+    rest: str
+
+
+def label_type(label: str) -> str | None:
+    """The record type a label announces ("house style" → feedback, "kids" → user), or None."""
+    text = peel(label.strip()).core or label.strip()
+    if re.match(r"^about me\b", text, re.I):
+        return "user"
+    head = _LABEL_TAIL.sub("", text) or text
+    best: tuple[int, str] | None = None
+    for kind, pattern in _HEADS:
+        for m in pattern.finditer(head):
+            # the last head noun wins: "release plan" is a plan, "plan rules" are rules
+            if best is None or m.start() > best[0]:
+                best = (m.start(), kind)
+    return best[1] if best else None
+
+
+def labelled(sentence: str) -> Label | None:
+    """The label of a ``label: content`` line, when the label names a kind of fact."""
+    s = sentence.strip()
+    m = _LABEL_EN.match(s) if not has_cjk(s.split(":")[0].split("：")[0]) else _LABEL_ZH.match(s)
+    if not m:
+        return None
+    label = m.group("label").strip()
+    if has_cjk(label):
+        if _ZH_NOT_A_LABEL.search(re.sub(r"^(?:关于我|關於我|我的情况|我的情況)", "", label)):
+            return None
+    elif len(label.split()) > 8 or _NOT_A_LABEL.search(label):
+        return None
+    kind = label_type(label)
+    if kind is None:
+        return None
+    return Label(label, kind, (m.group("rest") or "").strip())
+
+
+# ----------------------------------------------------------------------------- items
+
+_PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`|\"[^\"]*\"|“[^”]*”|「[^」]*」")
+_ITEM_SPLIT = re.compile(r"\s*[;；、]\s*|\s*,\s+|\s*，\s*")
+_JOINS_BEFORE = re.compile(r"^(?:so|which|but|because|since|otherwise|or else|as|and so|hence|i\.e\.|e\.g\.)\b|"
+                           r"^(?:所以|因为|因為|否则|否則|不然|但是|不过|不過|比如|例如)", re.I)
+_PRONOUN_ONLY = re.compile(r"^(?:\w+\s+)?(?:it|them|that|this|those)\b", re.I)
+_REASON_TAIL = re.compile(
+    r"^(?:[\w-]+\s+){0,2}(?:residency|sovereignty|compliance|reasons?|legal|security|privacy|gdpr|hipaa|soc ?2|audit|"
+    r"regulations?|regulatory|policy|budget|cost|costs|latency|performance|licen[cs]ing)$|"
+    r"(?:合规|合規|安全|隐私|隱私|法务|法務|审计|審計|成本|预算|預算)(?:原因|要求|问题|問題)?$",
+    re.I,
+)
+_BLOCKING = frozenset({
+    "secret", "reported", "encouragement", "feeling", "interjection", "wish", "hedge", "hypothetical",
+    "quoted", "malfunction", "momentary", "exclamation", "question", "evaluation", "unresolved pronoun",
+})
+_ZH_PRONOUN_ITEM = re.compile(r"^(?:这个|這個|那个|那個|它|这些|這些)")
+
+
+def _masked_split(text: str) -> list[str]:
+    """Split at commas and semicolons that are not inside parentheses, backticks or quotes."""
+    spans = [(m.start(), m.end()) for m in _PARENS.finditer(text)]
+    out: list[str] = []
+    start = 0
+    for m in _ITEM_SPLIT.finditer(text):
+        if any(a < m.start() < b for a, b in spans):
+            continue
+        out.append(text[start : m.start()])
+        start = m.end()
+    out.append(text[start:])
+    return [p.strip(" .。") for p in out if p.strip(" .。")]
+
+
+def _size(text: str) -> int:
+    return sum(map(has_cjk, text)) + len(re.findall(r"[A-Za-z0-9]+", text)) if has_cjk(text) else len(text.split())
+
+
+def items(rest: str) -> list[str]:
+    """The items of a list ("CTEs over subqueries, one CTE per step, lowercase keywords"): a part
+    too short to be a fact of its own ("ES<>EN"), a consequence ("so …") or a pronoun directive
+    ("flag it") belongs to the item before it."""
+    out: list[str] = []
+    for part in _masked_split(rest):
+        small = _size(part) < (3 if has_cjk(part) else 2)
+        tied = _JOINS_BEFORE.match(part) or (_PRONOUN_ONLY.match(part) and opens_with_verb(part))
+        if out and (small or tied):
+            joiner = "，" if has_cjk(part) else ", "
+            out[-1] = f"{out[-1]}{joiner}{part}"
+        else:
+            out.append(part)
+    return out
+
+
+_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedback": "rule"}
+_HOW_OF = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": HOW["feedback-pos"]}
+
+
+def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None) -> Found:
+    zh = has_cjk(item)
+    shown = third_person(item)
+    if label:
+        head = label if zh else sentence_case(label)
+        shown = f"{head}：{shown}" if zh else f"{head}: {shown}"
+    elif not zh:
+        shown = sentence_case(shown)
+    if kind == "feedback" and re.match(r"^(?:no|never|don't|不要|别|別|禁止)", item, re.I):
+        how = HOW["feedback-neg"]
+    elif kind == "project" and future_dates(item, ctx.day):
+        how = HOW["deadline"]
+    else:
+        how = _HOW_OF.get(kind, REMEMBER_HOW)
+    return Found("labelled" if label else "telegraphic", kind, _PREFIX[kind], item, shown, shown,
+                 reason=reason, how=how)
+
+
+def _item_ok(item: str, kind: str) -> bool:
+    found = distractor(item)
+    if found in _BLOCKING or is_temporary(item) or item.rstrip().endswith(("?", "？")):
+        return False
+    if _ZH_PRONOUN_ITEM.match(item):
+        return False
+    if kind == "user" and (opens_with_verb(item) or re.match(r"^(?:please|pls|don't|do not|请|請|别|別|不要)", item, re.I)):
+        return False  # "keep it short" under "context:" is an instruction, not who the user is
+    return len(tokens(item)) >= 1
+
+
+def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
+    """One record per item of a labelled list, typed by the label (module docstring)."""
+    if ctx.role != "user" or not rest or is_temporary(label.text):
+        return []  # "house style for now: …" is for the task at hand
+    parts = items(rest)
+    if (label.type == "user" and _SELF_HEAD.search(label.text) and not _USER_HEAD_FAMILY.search(label.text)
+            and (not parts or _SUBJECT.match(parts[0]) or not verbless_intro(parts[0], ctx))):
+        # "context:" heads anything — who the user is, or the work ("context: monorepo, pnpm"): the
+        # list is a self-description only when its first item is one ("sworn translator here");
+        # a list that has its own subjects ("context: I'm …, we run …") is the other rules' business
+        return []
+    reason: str | None = None
+    if len(parts) >= 2 and label.type == "feedback" and _REASON_TAIL.search(parts[-1]):
+        reason = parts.pop()  # "eu-only, no US regions, data residency": the last item is why
+    out: list[Found] = []
+    for part in parts:
+        item, why = clause_reason(part) if label.type == "feedback" else (part, None)
+        if not _item_ok(item, label.type):
+            continue
+        out.append(_found(label.type, item, label.text, ctx, why or reason))
+    return out
+
+
+class Labels:
+    """A label standing alone ("Rules for anything you write:") heads the user's lines after it,
+    in its turn and, when it closes the turn, the next user turn, until the assistant speaks."""
+
+    def __init__(self) -> None:
+        self.current: Label | None = None
+        self.carry = False
+
+    def assistant_spoke(self) -> None:
+        self.current, self.carry = None, False
+
+    def user_turn(self) -> None:
+        if not self.carry:
+            self.current = None
+        self.carry = False
+
+    def header(self, sentence: str, last: bool) -> bool:
+        """Whether ``sentence`` is a bare label; it then heads what follows."""
+        found = labelled(sentence)
+        if found is None or found.rest:
+            return False
+        self.current, self.carry = found, last
+        return True
+
+    def records(self, sentence: str, core: str, ctx: Ctx, *, single: bool = False) -> list[Found]:
+        """The records of a labelled line, or of a line under a bare label; [] otherwise.
+
+        A list, or anything under a rules label, is read here first (``single=False``); one item
+        under another label ("API docs: <url>") is the other rules' first, and read here only
+        when they found nothing (``single=True``)."""
+        label = labelled(sentence)
+        rest = core
+        if label is not None and core.lower().startswith(label.text.lower()):
+            rest = re.sub(r"^[^:：]*[:：]\s*", "", core)
+        label = label or self.current
+        if label is None:
+            return []
+        if not single and label.type != "feedback" and len(items(rest)) < 2:
+            return []
+        return label_items(label, rest, ctx)
+
+
+# ----------------------------------------------------------------------------- verbless intros
+
+_ROLE_HERE = re.compile(r"^(?:(?:a|an)\s+)?(?P<role>[\w+#/.'-]+(?:\s+[\w+#/.'-]+){0,3}?)\s+here\b(?P<rest>.*)$", re.I)
+_ROLE_PAREN = re.compile(r"(?<![\w)])\s*\((?:i'm\s+|i am\s+)?(?:(?:a|an)\s+)?(?P<role>[A-Za-z][\w+#/.'-]*(?:,?\s+[\w+#/.'-]+){0,3})\)")
+_ROLE_YEARS = re.compile(
+    r"^(?:(?:a|an)\s+)?(?P<role>[\w+#/.'-]+(?:\s+[\w+#/.'-]+){0,3}?),?\s+(?P<n>\d+|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|a few|several|many)\s+(?:years?|yrs?|months?)\s+(?:in|now|deep|of experience|experience)\b(?P<rest>.*)$",
+    re.I,
+)
+_EN_GERUND = re.compile(
+    r"^(?:currently\s+|still\s+|also\s+|mostly\s+)?(?:training for|working (?:at|for|in|as)|studying|doing (?:a|an|my)|"
+    r"learning|teaching|building|running (?:a|an|my)|living in|based in|located in|originally from|from [A-Z]|"
+    r"retired|semi-retired|self-employed|freelancing|new to)\b",
+)
+_SOMEONE_ELSE = re.compile(r"\b(?:my|our|his|her|their)\s+[\w-]+\s*$|\b(?-i:[A-Z][a-z]+)\s*$", re.I)
+_ZH_SUBJECTLESS = re.compile(
+    r"^(?:(?:目前|现在|現在|平时|平時|白天|业余|業餘|主要|一直|刚|剛|正在|本职|本職)(?:在|做|是|从事|從事|负责|負責|维护|維護|玩|学|學)?|"
+    r"在[^，,。]{1,14}(?:做|当|當|上班|工作|读|讀|念)|做[^，,。]{1,8}的|从事|從事|负责|負責|业余|業餘)"
+)
+_ZH_ASK = re.compile(r"帮|幫|请|請|麻烦|麻煩|一下|吗|嗎|呢|吧$|能不能|可以|你|您")
+
+
+def _as_self(sentence: str, ctx: Ctx, said: str, kinds: frozenset[str] = frozenset({"user"})) -> list[Found]:
+    """What the rules make of the sentence with its subject put back, when it is about the user."""
+    found = [f for f in found_in(sentence, ctx, accepted=None, remember=False, all_rules=True) if f.type in kinds]
+    return [replace(f, said=said) for f in found]
+
+
+def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
+    """Who the user is, said without "I am" ("data engineer here, at a bank", "(ICU nurse)",
+    "backend dev, 6 years in", "training for a marathon", "做后端的", "在杭州做会计"): the subject is
+    put back and the rules decide, so what counts as a role or a stable state stays defined in
+    :mod:`dreamd.models.offline_identity`."""
+    if ctx.role != "user":
+        return []
+    text = tidy(core)
+    if mostly_chinese(text):
+        if not _ZH_SUBJECTLESS.match(text) or _ZH_ASK.search(text) or distractor(text) in _BLOCKING:
+            return []
+        return _as_self("我" + text, ctx, text)
+    for pattern in (_ROLE_HERE, _ROLE_YEARS):
+        m = pattern.match(text)
+        if m and not re.match(r"^(?:i|we|you|it|this|that|they|he|she|the|my|our)\b", m.group("role"), re.I):
+            rest = m.group("rest").strip()
+            found = _as_self(f"I'm a {m.group('role')}" + (f", {rest.lstrip(', ')}" if rest else ""), ctx, text)
+            if found:
+                return found[:1]
+    m = _ROLE_PAREN.search(text)
+    if m and not _SOMEONE_ELSE.search(text[: m.start()]) and not re.match(r"^\d", m.group("role")):
+        role = re.split(r"\s*,\s*", m.group("role"))[0]
+        found = _as_self(f"I'm a {role}", ctx, text)
+        if found:
+            return found[:1]
+    if _EN_GERUND.match(text) and distractor(text) not in _BLOCKING:
+        return _as_self("I'm " + text, ctx, text, frozenset({"user", "project"}))[:2]
+    return []
+
+
+# ----------------------------------------------------------------------------- bare constraints
+
+_ONLY = re.compile(r"^(?P<x>[^,;，；]{1,40}?)\s+only(?:\s*(?:[,;—–]|\s-)\s*(?P<why>.+?))?[.!]?$", re.I)
+_OVER = re.compile(
+    r"^(?P<x>(?!(?:the|a|an|this|that|it|i|we|you|game|all)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)\s+over\s+"
+    r"(?P<y>(?!(?:the|a|an|this|that|there|here|it|my|our|his|her|time|night|again)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
+    r"(?:\s*[,;]\s*(?P<why>.+?))?[.!]?$",
+    re.I,
+)
+_OR_NOTHING = re.compile(r"^(?P<x>[^,;]{1,40}?)\s+or nothing(?:\s*[,;]\s*(?P<why>.+?))?[.!]?$", re.I)
+_NO_THING = re.compile(
+    r"^no\s+(?P<x>`?[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,5}?)(?P<scope>\s+(?:anywhere|ever|at all|whatsoever|"
+    r"in (?:any|the|our|this|prod|production|[\w-]+ (?:code|files?|repo|tests?))\b[^,;]*|on (?:any|main|prod)\b[^,;]*|"
+    r"from you\b[^,;]*|without [^,;]+|unless [^,;]+))?(?:\s*[,;.]\s*(?P<why>.+?))?[.!]?$",
+    re.I,
+)
+_MINIMUM = re.compile(
+    r"^(?P<x>[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,2}?)\s+(?:minimum|min|maximum|max|at minimum|at most|at least)\s+"
+    r"(?:on|for|in|across)\s+(?:every|everything|all|any|each)\b.*$",
+    re.I,
+)
+_ZH_ONLY = re.compile(r"^(?:(?:统一|統一|一律|全部|都)?只(?:用|要|做|接受|考虑|考慮|吃|买|買|订|訂))\s*(?P<x>[^，,。；;]{1,20})(?:[，,；;]\s*(?P<why>.+))?$")
+
+
+_IDIOM = re.compile(
+    r"^(?:problem|problems|prob|probs|worries|worry|idea|thanks|thank you|way|need|rush|pressure|clue|luck|doubt|"
+    r"offense|offence|big deal|matter|one|longer|more|biggie|kidding|joke|sweat|harm|chance|comment|comments)\b",
+    re.I,
+)
+
+
+def _why_ok(why: str) -> bool:
+    """A reason, not a second instruction ("…, just do it") or a pleasantry."""
+    return not (opens_with_verb(why) or re.match(r"^(?:just|please|pls|ok|okay|thanks|sorry|lol|haha)\b", why, re.I))
+
+
+def _bare(x: str, why: str | None, core: str, ctx: Ctx) -> Found | None:
+    if not x.strip() or is_temporary(core) or distractor(x) in _BLOCKING:
+        return None
+    reason = tidy(why) if why and len(tokens(why)) >= 1 and _why_ok(why) else None
+    fact = core if reason is None else core[: core.find(why)].rstrip(" ,;—–-，；") if why and why in core else core
+    return _found("feedback", tidy(fact), None, ctx, reason)
+
+
+def bare_constraint(core: str, ctx: Ctx) -> Found | None:
+    """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
+    "no inline styles anywhere", "Rust or nothing", "AA minimum on everything", "只用 pnpm")."""
+    if ctx.role != "user":
+        return None
+    text = tidy(core).rstrip(" .。!！")
+    if not text or text.endswith(("?", "？")):
+        return None
+    m = _ZH_ONLY.match(text)
+    if m:
+        return _bare(m.group("x"), m.group("why"), text, ctx)
+    if mostly_chinese(text):
+        return None
+    if re.match(r"^(?:i|we|you|it|this|that|they|he|she|there|here|just|not|the only|only)\b", text, re.I):
+        return None  # a clause with a subject is the other rules' business; "just one only" is not a rule
+    for pattern in (_ONLY, _OR_NOTHING):
+        m = pattern.match(text)
+        if m and len(m.group("x").split()) <= 4:
+            return _bare(m.group("x"), m.group("why"), text, ctx)
+    m = _OVER.match(text)
+    if m:
+        return _bare(m.group("x"), m.group("why"), text, ctx)
+    m = _NO_THING.match(text)
+    if m and _IDIOM.match(m.group("x")):
+        return None  # "no worries", "no idea, sorry": an idiom, not a constraint
+    if m and (m.group("scope") or (m.group("why") and _why_ok(m.group("why"))) or ctx.standing):
+        return _bare(m.group("x"), m.group("why"), text, ctx)
+    if _MINIMUM.match(text):
+        return _bare(text, None, text, ctx)
+    return None
+
+
+def telegraphic(core: str, ctx: Ctx) -> list[Found]:
+    """A verbless intro or a bare constraint the other rules left alone (module docstring)."""
+    intro = verbless_intro(core, ctx)
+    if intro:
+        return intro
+    found = bare_constraint(core, ctx)
+    return [found] if found is not None else []
+
+
+__all__ = [
+    "Label",
+    "Labels",
+    "bare_constraint",
+    "items",
+    "label_items",
+    "label_type",
+    "labelled",
+    "telegraphic",
+    "verbless_intro",
+]

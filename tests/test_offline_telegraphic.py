@@ -1,0 +1,224 @@
+"""Telegraphic and labelled statements (dreamd.models.offline_telegraphic), on invented sentences."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from dreamd.models.offline_extract import extract_from_turns
+from dreamd.models.offline_rules import Ctx
+from dreamd.models.offline_telegraphic import (
+    bare_constraint,
+    items,
+    label_type,
+    labelled,
+    verbless_intro,
+)
+
+TODAY = "2026-03-02"
+CTX = Ctx(role="user", day=dt.date(2026, 3, 2), next_sentence=None)
+
+
+def user(text: str) -> dict[str, str]:
+    return {"role": "user", "text": text, "timestamp": f"{TODAY}T10:00:00Z"}
+
+
+def assistant(text: str) -> dict[str, str]:
+    return {"role": "assistant", "text": text, "timestamp": f"{TODAY}T10:01:00Z"}
+
+
+def run(turns: list[dict[str, str]]) -> list[dict[str, str]]:
+    return extract_from_turns(turns, today=TODAY)
+
+
+def typed(records: list[dict[str, str]]) -> list[tuple[str, str]]:
+    return [(r["type"], r["description"]) for r in records]
+
+
+@pytest.mark.parametrize(
+    ("label", "kind"),
+    [
+        ("house style", "feedback"),
+        ("Rules for anything you draft", "feedback"),
+        ("repo conventions", "feedback"),
+        ("规矩", "feedback"),
+        ("代码规范", "feedback"),
+        ("our SLA", "project"),
+        ("release plan", "project"),
+        ("排期", "project"),
+        ("pets", "user"),
+        ("about me", "user"),
+        ("背景", "user"),
+        ("useful links", "reference"),
+        ("文档", "reference"),
+        ("lol", None),
+        ("Q", None),
+        ("edit", None),
+    ],
+)
+def test_label_type_comes_from_the_head_noun(label: str, kind: str | None) -> None:
+    assert label_type(label) == kind
+
+
+def test_a_clause_before_a_colon_is_not_a_label() -> None:
+    assert labelled("I prefer small rules: one change per commit") is None
+    assert labelled("The rule is: never squash") is None
+    assert labelled("我的规矩是：不加班") is None
+    found = labelled("house style: kebab-case files, two-space indent")
+    assert found is not None and found.type == "feedback" and found.rest.startswith("kebab-case")
+
+
+def test_items_split_at_commas_but_keep_parentheses_and_short_tails_together() -> None:
+    assert items("Otto (7) swims on Mondays, Ada (4) hates loud noises so warn me, flag it") == [
+        "Otto (7) swims on Mondays",
+        "Ada (4) hates loud noises so warn me, flag it",
+    ]
+    assert items("court interpreter here in Lyon, FR<>DE, mostly asylum cases") == [
+        "court interpreter here in Lyon, FR<>DE",
+        "mostly asylum cases",
+    ]
+    assert items("提交信息用英文，注释用中文；变量名用驼峰") == ["提交信息用英文", "注释用中文", "变量名用驼峰"]
+
+
+def test_a_rules_list_gives_one_feedback_record_per_item() -> None:
+    records = run([user("ok. house style: early returns over nested ifs, one class per file, snake_case modules.")])
+    assert typed(records) == [
+        ("feedback", "House style: early returns over nested ifs"),
+        ("feedback", "House style: one class per file"),
+        ("feedback", "House style: snake_case modules"),
+    ]
+    assert 'In their words: "early returns over nested ifs, one class per file, snake_case modules"' in records[0]["body"]
+
+
+def test_a_chinese_rules_label_gives_one_rule_per_item() -> None:
+    records = run([user("规矩：接口名用英文，文档一律用中文写")])
+    assert [r["type"] for r in records] == ["feedback", "feedback"]
+    assert "接口名用英文" in records[0]["description"] and "文档一律用中文写" in records[1]["description"]
+
+
+def test_a_family_label_gives_one_user_record_per_person() -> None:
+    records = run([user("pets: Pilot (3) is scared of thunder, Mochi needs her insulin at 8 so remind me")])
+    assert [r["type"] for r in records] == ["user", "user"]
+    assert "Pilot (3) is scared of thunder" in records[0]["description"]
+    assert "Mochi needs her insulin" in records[1]["description"]
+
+
+def test_a_context_label_over_a_verbless_self_description() -> None:
+    records = run([user("context: court interpreter here in Lyon, FR<>DE, mostly asylum cases")])
+    assert [r["type"] for r in records] == ["user", "user"]
+    assert "court interpreter here in Lyon" in records[0]["description"]
+    assert "asylum cases" in records[1]["description"]
+
+
+def test_a_context_label_over_the_work_is_left_to_the_other_rules() -> None:
+    # "context:" heads facts about the work as often as about the person: not typed user here
+    records = run([user("context: monolith, yarn berry, nx for builds.")])
+    assert all(r["type"] != "user" for r in records)
+
+
+def test_a_bare_label_heads_the_lines_after_it() -> None:
+    records = run([
+        user("Rules for anything you draft for me:\nAmerican spelling, no exclamation marks, short paragraphs."),
+        assistant("Noted."),
+        user("the report went well btw"),
+    ])
+    assert typed(records) == [
+        ("feedback", "Rules for anything you draft for me: American spelling"),
+        ("feedback", "Rules for anything you draft for me: no exclamation marks"),
+        ("feedback", "Rules for anything you draft for me: short paragraphs"),
+    ]
+
+
+def test_a_bare_label_closing_a_turn_heads_the_next_user_turn_only_until_the_assistant_speaks() -> None:
+    records = run([
+        user("our SLA:"),
+        user("P1 acknowledged within 15 minutes, P2 within four hours"),
+        assistant("Got it."),
+        user("the dashboards are slow today, weird"),
+    ])
+    assert [r["type"] for r in records] == ["project", "project"]
+    assert "P1 acknowledged within 15 minutes" in records[0]["description"]
+
+
+def test_small_talk_questions_and_temporary_labels_give_nothing() -> None:
+    assert run([user("lol: that demo went sideways fast")]) == []
+    assert run([user("house style: should we use tabs or spaces?")]) == []
+    assert run([user("house style for now: skip the type hints")]) == []
+    assert run([user("context: so tired today, sorry for the typos")]) == []
+
+
+def test_a_reason_after_a_rules_list_is_the_reason_of_each_rule() -> None:
+    records = run([user("hosting rules: ap-southeast-2 only, no public buckets, data sovereignty")])
+    assert [r["type"] for r in records] == ["feedback", "feedback"]
+    for record in records:
+        assert "**Why:** Data sovereignty." in record["body"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("payroll analyst here, at a brewery in Ghent", ["payroll analyst", "brewery"]),
+        ("back from the ward (night nurse) so keep it brief", ["nurse"]),
+        ("mobile developer, 4 years in", ["mobile developer"]),
+        ("training for the Dublin marathon", ["training for the Dublin marathon"]),
+        ("做嵌入式的，主要写 C", ["嵌入式"]),
+        ("在苏州一家外企做会计", ["会计"]),
+    ],
+)
+def test_verbless_self_introductions(text: str, words: list[str]) -> None:
+    found = verbless_intro(text, CTX)
+    assert found and found[0].type == "user"
+    for word in words:
+        assert word in found[0].description
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "back in 10, grabbing coffee",
+        "my brother (a plumber) says the pipe is fine",
+        "在 README 里加一段安装说明",
+        "帮我在周报里加一行",
+        "fixing the flaky test now",
+    ],
+)
+def test_not_a_self_introduction(text: str) -> None:
+    assert verbless_intro(text, CTX) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "reason"),
+    [
+        ("ca-central-1 only, data residency.", "Ca-central-1 only", "data residency"),
+        ("composition over inheritance", "Composition over inheritance", None),
+        ("no inline styles anywhere", "No inline styles anywhere", None),
+        ("Postgres or nothing", "Postgres or nothing", None),
+        ("WCAG AA minimum on everything we publish", "WCAG AA minimum on everything we publish", None),
+        ("只用 uv，pip 装出来的环境对不上", "只用 uv", "pip 装出来的环境对不上"),
+    ],
+)
+def test_bare_constraints_are_rules(text: str, fact: str, reason: str | None) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+    assert found.description == fact
+    assert found.reason == reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["no worries", "no idea, sorry", "No problem, just do it", "game over", "it's over", "that one only?",
+     "no more questions, just do it", "metric only for now"],
+)
+def test_not_a_bare_constraint(text: str) -> None:
+    assert bare_constraint(text, CTX) is None
+
+
+def test_bare_constraint_through_extract_keeps_its_reason() -> None:
+    records = run([user("tf thing. ca-central-1 only, data residency.")])
+    assert typed(records) == [("feedback", "Ca-central-1 only")]
+    assert "**Why:** Data residency." in records[0]["body"]
+
+
+def test_assistant_labels_never_become_records() -> None:
+    assert run([assistant("house style: tabs over spaces, one class per file")]) == []
