@@ -222,3 +222,53 @@ def test_bare_constraint_through_extract_keeps_its_reason() -> None:
 
 def test_assistant_labels_never_become_records() -> None:
     assert run([assistant("house style: tabs over spaces, one class per file")]) == []
+
+
+def test_a_chinese_rules_announcement_heads_the_next_turns_and_a_statement_item_is_the_reason() -> None:
+    records = run([
+        user("先讲几点要求。"),
+        user("接口名用英文；文档用中文写，客户那边的运维看不懂英文。"),
+        user("第二，缓存用 Redis，不要用本地内存。"),
+        assistant("好的，记下了。"),
+        user("今天的会挺长的"),
+    ])
+    assert [r["type"] for r in records] == ["feedback", "feedback", "feedback"]
+    assert "**Why:** 客户那边的运维看不懂英文。" in records[1]["body"]
+    # one rule said both ways is one record
+    assert "缓存用 Redis，不要用本地内存" in records[2]["description"]
+
+
+def test_a_topic_sentence_stays_with_the_fact_after_it() -> None:
+    records = run([user("payroll. I run it on the 25th of each month through Xero")])
+    assert records and "payroll" in records[0]["body"].lower()
+
+
+def test_greetings_are_not_topics() -> None:
+    from dreamd.models.offline_telegraphic import is_topic
+
+    assert is_topic("invoices") and is_topic("wedding admin time")
+    assert not is_topic("morning") and not is_topic("ok cool") and not is_topic("I moved")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "words"),
+    [
+        ("node floor is 20 so no newer syntax", "feedback", ["node floor is 20"]),
+        ("plan is to cut the release branch once CI is green, by the 12th", "project", ["2026-03-12"]),
+        ("my tutor said pytest not unittest so lets stick to pytest", "feedback", ["pytest"]),
+    ],
+)
+def test_limits_plans_and_choices_without_a_full_sentence(text: str, kind: str, words: list[str]) -> None:
+    records = run([user(text)])
+    assert [r["type"] for r in records] == [kind]
+    for word in words:
+        assert word in (records[0]["description"] + records[0]["body"]).lower()
+
+
+def test_a_telegraphic_reply_keeps_the_question_it_answers() -> None:
+    records = run([
+        assistant("Which accessibility level are you aiming for?"),
+        user("AA minimum on every page we publish. we got a complaint once"),
+    ])
+    assert [r["type"] for r in records] == ["feedback"]
+    assert "Asked: Which accessibility level are you aiming for?" in records[0]["body"]

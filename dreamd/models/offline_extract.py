@@ -502,7 +502,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             if has_secret(s):
                 continue
-            if role == "user" and labels.header(s, k == len(sents) - 1):
+            if role == "user" and labels.header(s, k == len(sents) - 1) and not announces_rules(s):
                 continue
             peeled = peel(s)
             core = peeled.core
@@ -537,16 +537,16 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
-            said = _with_antecedent(core, previous)
+            said = labels.said(_with_antecedent(core, previous), core) if role == "user" else core
             previous = core
             founds = labels.records(s, core, ctx) if role == "user" and not accepted else []
             if not founds:
                 founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
+            if not founds and role == "user":
+                founds = labels.records(s, core, ctx, single=True) or telegraphic(core, ctx, asked_q if k == 0 else None)  # "做后端的"
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []
-            if not founds and role == "user":
-                founds = labels.records(s, core, ctx, single=True) or telegraphic(core, ctx)  # "做后端的"
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)

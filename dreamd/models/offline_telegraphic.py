@@ -140,12 +140,34 @@ def labelled(sentence: str) -> Label | None:
     return Label(label, kind, (m.group("rest") or "").strip())
 
 
+_ANNOUNCE = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|alright|right|first|also|and)[ ,]+)*(?:a few|some|a couple of|couple of|the following|my|our|"
+    r"two|three|four|five)\b|几条|幾條|几点|幾點|几个|幾個|以下|如下|下面|一些",
+    re.I,
+)
+
+
+def announced(sentence: str) -> Label | None:
+    """A sentence that only announces rules, without a colon ("a few rules for the emails.",
+    "先说明几条要求。"): a short phrase whose head is a rules noun, with a quantity or "the following"."""
+    text = sentence.strip().rstrip(" .。!！:：")
+    short = sum(map(has_cjk, text)) <= 12 if has_cjk(text) else len(text.split()) <= 7
+    if not short or not _ANNOUNCE.search(text) or is_temporary(text) or text.endswith(("?", "？")):
+        return None
+    if label_type(text) != "feedback" or re.search(r"\b(?:you|your|i|we)\b|你|您|吗|嗎", text, re.I):
+        return None
+    head = _FEEDBACK_HEAD.findall(text)
+    return Label(head[-1] if head else text, "feedback", "")
+
+
 # ----------------------------------------------------------------------------- items
 
 _PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`|\"[^\"]*\"|“[^”]*”|「[^」]*」")
 _ITEM_SPLIT = re.compile(r"\s*[;；、]\s*|\s*,\s+|\s*，\s*")
 _JOINS_BEFORE = re.compile(r"^(?:so|which|but|because|since|otherwise|or else|as|and so|hence|i\.e\.|e\.g\.)\b|"
                            r"^(?:所以|因为|因為|否则|否則|不然|但是|不过|不過|比如|例如)", re.I)
+# "日志用 structlog，不要用 print", "tabs, not spaces": one rule said both ways
+_OTHER_WAY = re.compile(r"^(?:not|instead of|rather than)\b|^(?:而不是|不要|不用|别|別|不是)", re.I)
 _PRONOUN_ONLY = re.compile(r"^(?:\w+\s+)?(?:it|them|that|this|those)\b", re.I)
 _REASON_TAIL = re.compile(
     r"^(?:[\w-]+\s+){0,2}(?:residency|sovereignty|compliance|reasons?|legal|security|privacy|gdpr|hipaa|soc ?2|audit|"
@@ -185,7 +207,8 @@ def items(rest: str) -> list[str]:
     out: list[str] = []
     for part in _masked_split(rest):
         small = _size(part) < (3 if has_cjk(part) else 2)
-        tied = _JOINS_BEFORE.match(part) or (_PRONOUN_ONLY.match(part) and opens_with_verb(part))
+        tied = _JOINS_BEFORE.match(part) or (_PRONOUN_ONLY.match(part) and opens_with_verb(part)) or (
+            out and _OTHER_WAY.match(part) and not _OTHER_WAY.match(out[-1]))
         if out and (small or tied):
             joiner = "，" if has_cjk(part) else ", "
             out[-1] = f"{out[-1]}{joiner}{part}"
@@ -206,7 +229,7 @@ def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None
         shown = f"{head}：{shown}" if zh else f"{head}: {shown}"
     elif not zh:
         shown = sentence_case(shown)
-    if kind == "feedback" and re.match(r"^(?:no|never|don't|不要|别|別|禁止)", item, re.I):
+    if kind == "feedback" and re.match(r"^(?:(?:no|never|don't)\b|不要|别|別|禁止)", item, re.I):
         how = HOW["feedback-neg"]
     elif kind == "project" and future_dates(item, ctx.day):
         how = HOW["deadline"]
@@ -227,6 +250,12 @@ def _item_ok(item: str, kind: str) -> bool:
     return len(tokens(item)) >= 1
 
 
+_ZH_STATEMENT = re.compile(
+    r"^(?:因为|因為|由于|由於|组里|組裡|团队|團隊|公司|同事|客户|客戶|老板|老闆|我们|我們|他们|他們|大家|我|他|她)"
+)
+_ZH_DIRECTIVE = re.compile(r"请|請|要|别|別|必须|必須|一律|统一|統一|禁止|不准|只用|优先|優先|务必|務必")
+
+
 def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
     """One record per item of a labelled list, typed by the label (module docstring)."""
     if ctx.role != "user" or not rest or is_temporary(label.text):
@@ -243,6 +272,9 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
         reason = parts.pop()  # "eu-only, no US regions, data residency": the last item is why
     out: list[Found] = []
     for part in parts:
+        if out and label.type == "feedback" and _ZH_STATEMENT.match(part) and not _ZH_DIRECTIVE.search(part):
+            out[-1].reason = out[-1].reason if out[-1].reason and out[-1].reason != reason else part
+            continue  # "注释用中文写，组里有几位同事英文不太好": the statement is the rule's reason
         item, why = clause_reason(part) if label.type == "feedback" else (part, None)
         if not _item_ok(item, label.type):
             continue
@@ -257,18 +289,27 @@ class Labels:
     def __init__(self) -> None:
         self.current: Label | None = None
         self.carry = False
+        self.topic: str | None = None
 
     def assistant_spoke(self) -> None:
-        self.current, self.carry = None, False
+        self.current, self.carry, self.topic = None, False, None
 
     def user_turn(self) -> None:
         if not self.carry:
-            self.current = None
-        self.carry = False
+            self.current = None  # a label inside a turn heads that turn; one closing it, the turns after
+        self.topic = None
+
+    def said(self, said: str, core: str) -> str:
+        """The user's words for a record of this sentence, after the topic the sentence before
+        named ("invoices. I send them on the 1st" — the second sentence is about invoices)."""
+        out = f"{self.topic}. {said}" if self.topic and not has_cjk(said) else said
+        self.topic = tidy(core) if is_topic(core) else None
+        return out
 
     def header(self, sentence: str, last: bool) -> bool:
-        """Whether ``sentence`` is a bare label; it then heads what follows."""
-        found = labelled(sentence)
+        """Whether ``sentence`` is a bare label ("Rules for anything you write:", "先说明几条要求。");
+        it then heads what follows."""
+        found = labelled(sentence) or announced(sentence)
         if found is None or found.rest:
             return False
         self.current, self.carry = found, last
@@ -290,6 +331,24 @@ class Labels:
         if not single and label.type != "feedback" and len(items(rest)) < 2:
             return []
         return label_items(label, rest, ctx)
+
+
+_TOPIC_WORDS = re.compile(r"^[A-Za-z][\w'&/.+#-]*(?:\s+[\w'&/.+#-]+){0,3}$")
+_GREETING = re.compile(
+    r"^(?:good\s+)?(?:morning|evening|afternoon|night|hi|hey|hello|hiya|yo|ok|okay|thanks|thank you|cheers|cool|great|"
+    r"nice|perfect|awesome|sure|right|yes|yeah|yep|no|nope|sorry|hmm+|lol|haha+|done|got it|fair|true|same|"
+    r"wow|oops|ugh|welp|anyway|exactly|agreed|sounds good|makes sense|all good|never mind|nvm)\b",
+    re.I,
+)
+
+
+def is_topic(core: str) -> bool:
+    """A sentence that only names what the next one is about ("invoices.", "wedding admin time.",
+    "tf question."): a short noun phrase with no verb, not a greeting or a reply word."""
+    text = tidy(core)
+    if not _TOPIC_WORDS.match(text) or _GREETING.match(text) or opens_with_verb(text):
+        return False
+    return distractor(text) == "fragment" and len(tokens(text)) >= 1
 
 
 # ----------------------------------------------------------------------------- verbless intros
@@ -394,6 +453,15 @@ def _bare(x: str, why: str | None, core: str, ctx: Ctx) -> Found | None:
     return _found("feedback", tidy(fact), None, ctx, reason)
 
 
+_FLOOR = re.compile(
+    r"^(?:the\s+|our\s+)?(?P<x>[\w./+#-]+(?:\s+[\w./+#-]+){0,3}?)\s+(?:floor|ceiling|minimum|maximum|cap|limit|"
+    r"baseline)\s+(?:is|=|stays at)\s+(?P<v>[^\s,;]*\d[^\s,;]*)(?P<tail>.*)$",
+    re.I,
+)
+_STICK = re.compile(r"(?:^|[,;]\s*|\bso\s+)(?:let's|lets|let us|we'll|we will|we)\s+(?:stick|keep)\s+(?:to|with)\s+(?P<x>[^,;.]+)",
+                    re.I)
+
+
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
     "no inline styles anywhere", "Rust or nothing", "AA minimum on everything", "只用 pnpm")."""
@@ -407,6 +475,16 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
         return _bare(m.group("x"), m.group("why"), text, ctx)
     if mostly_chinese(text):
         return None
+    m = _FLOOR.match(text)
+    if m:  # "go version floor is 1.21 so nothing newer": a limit the work must keep to
+        tail = m.group("tail").strip(" ,;")
+        why = tail if re.match(r"^(?:because|since|as)\b", tail, re.I) else None
+        return _bare(m.group("x"), why, text, ctx)
+    m = _STICK.search(text)
+    if m and not re.search(r"\b(?:for now|this time|today|here)\b", m.group("x"), re.I):
+        before = text[: m.start()].strip(" ,;")  # "my mentor said X not Y, so let's stick to X": the reason
+        fact = sentence_case(f"stick to {m.group('x').strip()}")
+        return _found("feedback", fact, None, ctx, tidy(before) if before else None)
     if re.match(r"^(?:i|we|you|it|this|that|they|he|she|there|here|just|not|the only|only)\b", text, re.I):
         return None  # a clause with a subject is the other rules' business; "just one only" is not a rule
     for pattern in (_ONLY, _OR_NOTHING):
@@ -426,23 +504,45 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     return None
 
 
-def telegraphic(core: str, ctx: Ctx) -> list[Found]:
-    """A verbless intro or a bare constraint the other rules left alone (module docstring)."""
+_PLAN = re.compile(r"^(?:the\s+|our\s+|my\s+)?plan(?:\s+is|'s)\s+(?:to\s+)?(?P<x>.{6,})$", re.I)
+
+
+def plan(core: str, ctx: Ctx) -> Found | None:
+    """"plan is to tag v3 once this lands, by the 20th": what the work is heading for."""
+    m = _PLAN.match(tidy(core))
+    if ctx.role != "user" or not m or distractor(m.group("x")) in _BLOCKING or is_temporary(core):
+        return None
+    fact = f"Plan: {m.group('x')}"
+    return _found("project", fact, None, ctx, None)
+
+
+def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
+    """A verbless intro, a bare constraint or a plan the other rules left alone (module
+    docstring). A reply to the assistant's question (``asked``) keeps the question in the body,
+    since a telegraphic answer leaves its subject there ("Do you need WCAG?" → "yes, AA minimum
+    on everything")."""
     intro = verbless_intro(core, ctx)
     if intro:
         return intro
-    found = bare_constraint(core, ctx)
-    return [found] if found is not None else []
+    found = bare_constraint(core, ctx) or plan(core, ctx)
+    if found is None:
+        return []
+    if asked:
+        found.extra_lines.append(("问：" if has_cjk(asked) else "Asked: ") + tidy(asked))
+    return [found]
 
 
 __all__ = [
     "Label",
     "Labels",
+    "announced",
     "bare_constraint",
+    "is_topic",
     "items",
     "label_items",
     "label_type",
     "labelled",
+    "plan",
     "telegraphic",
     "verbless_intro",
 ]
