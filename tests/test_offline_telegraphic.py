@@ -272,3 +272,33 @@ def test_a_telegraphic_reply_keeps_the_question_it_answers() -> None:
     ])
     assert [r["type"] for r in records] == ["feedback"]
     assert "Asked: Which accessibility level are you aiming for?" in records[0]["body"]
+
+
+def test_a_reason_after_the_list_ending_in_otherwise_is_the_reason_of_each_rule() -> None:
+    records = run([user("Rules for anything you draft: Oxford commas, no passive voice. The style checker rejects it otherwise.")])
+    assert [r["type"] for r in records][:2] == ["feedback", "feedback"]
+    for record in records[:2]:
+        assert "**Why:** The style checker rejects it otherwise." in record["body"]
+
+
+def test_an_answer_listing_conventions_gives_one_rule_per_item_and_keeps_the_question() -> None:
+    records = run([
+        assistant("Any conventions I should follow in this repo?"),
+        user("kebab-case file names, named exports only, no default exports"),
+    ])
+    assert typed(records) == [
+        ("feedback", "Kebab-case file names"),
+        ("feedback", "Named exports only"),
+        ("feedback", "No default exports"),
+    ]
+    assert "Asked: Any conventions I should follow in this repo?" in records[0]["body"]
+
+
+def test_a_reply_word_or_a_later_turn_is_not_an_answer_to_the_conventions_question() -> None:
+    assert run([assistant("Any conventions I should follow?"), user("nope, that's it")]) == []
+    records = run([
+        assistant("Any conventions I should follow?"),
+        user("none really"),
+        user("thanks, coffee, then the meeting"),
+    ])
+    assert all(r["type"] != "feedback" for r in records)

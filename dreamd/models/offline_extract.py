@@ -487,7 +487,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             offered = proposal_of(cleaned)
             question = last_question(cleaned)
             carry = False
-            labels.assistant_spoke()
+            labels.assistant_spoke(question)
         else:
             labels.user_turn()
         asked_q, question = (question, None) if role == "user" else (None, question)

@@ -40,7 +40,13 @@ from dreamd.models.offline_clauses import found_in
 from dreamd.models.offline_distractors import distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
 from dreamd.models.offline_structure import clause_reason, is_temporary, opens_with_verb, peel
-from dreamd.models.offline_text import has_cjk, sentence_case, third_person, tidy, tokens
+from dreamd.models.offline_text import (
+    has_cjk,
+    sentence_case,
+    third_person,
+    tidy,
+    tokens,
+)
 from dreamd.models.offline_typing import future_dates
 
 # ----------------------------------------------------------------------------- labels
@@ -160,6 +166,21 @@ def announced(sentence: str) -> Label | None:
     return Label(head[-1] if head else text, "feedback", "")
 
 
+_ASKED_RULES = re.compile(
+    r"\b(?:rules?|conventions?|style guide|house style|code style|guidelines?|standards?)\b|规矩|規矩|规范|規範|约定|約定",
+    re.I,
+)
+
+
+def question_kind(question: str) -> str | None:
+    """The kind of fact an assistant's question asks for: only a question about the rules or
+    conventions of the work ("Any conventions I should follow?") heads the answer; its list
+    items are rules. (A question about preferences, plans or the person is answered with a
+    choice for the task at hand too often; :func:`dreamd.models.offline_statement.answer_to`
+    handles those.)"""
+    return "feedback" if _ASKED_RULES.search(question) else None
+
+
 # ----------------------------------------------------------------------------- items
 
 _PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`|\"[^\"]*\"|“[^”]*”|「[^」]*」")
@@ -224,7 +245,7 @@ _HOW_OF = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": H
 def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None) -> Found:
     zh = has_cjk(item)
     shown = third_person(item)
-    if label:
+    if label:  # "" for an answer to a question: the question is kept in the body instead
         head = label if zh else sentence_case(label)
         shown = f"{head}：{shown}" if zh else f"{head}: {shown}"
     elif not zh:
@@ -250,6 +271,7 @@ def _item_ok(item: str, kind: str) -> bool:
     return len(tokens(item)) >= 1
 
 
+_OTHERWISE = re.compile(r"^(?:otherwise|or else|else)\b|\b(?:otherwise|or else)[.!]?$|^(?:否则|否則|不然|要不然)", re.I)
 _ZH_STATEMENT = re.compile(
     r"^(?:因为|因為|由于|由於|组里|組裡|团队|團隊|公司|同事|客户|客戶|老板|老闆|我们|我們|他们|他們|大家|我|他|她)"
 )
@@ -270,6 +292,9 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
     reason: str | None = None
     if len(parts) >= 2 and label.type == "feedback" and _REASON_TAIL.search(parts[-1]):
         reason = parts.pop()  # "eu-only, no US regions, data residency": the last item is why
+    nxt = ctx.next_sentence or ""
+    if reason is None and label.type == "feedback" and _OTHERWISE.search(nxt):
+        reason = tidy(nxt)  # "Rules: A, B, no C. The linter fails the build otherwise."
     out: list[Found] = []
     for part in parts:
         if out and label.type == "feedback" and _ZH_STATEMENT.match(part) and not _ZH_DIRECTIVE.search(part):
@@ -290,13 +315,26 @@ class Labels:
         self.current: Label | None = None
         self.carry = False
         self.topic: str | None = None
+        self.asked = False
+        self.pending_answer = False
 
-    def assistant_spoke(self) -> None:
+    def assistant_spoke(self, question: str | None = None) -> None:
+        """The assistant's turn ends what a label headed; a question naming a kind of fact ("Any
+        conventions I should follow?", "有什么截止日期吗？") heads the user's answer instead."""
         self.current, self.carry, self.topic = None, False, None
+        kind = question_kind(question) if question else None
+        if kind is not None and question is not None:
+            self.current, self.carry = Label(tidy(question), kind, ""), False
+            self.asked = self.pending_answer = True
+        else:
+            self.asked = self.pending_answer = False
 
     def user_turn(self) -> None:
-        if not self.carry:
-            self.current = None  # a label inside a turn heads that turn; one closing it, the turns after
+        if self.pending_answer:
+            self.pending_answer = False  # the first user turn after the question answers it
+        elif not self.carry:
+            # a label inside a turn heads that turn; one closing it, the turns after
+            self.current, self.asked = None, False
         self.topic = None
 
     def said(self, said: str, core: str) -> str:
@@ -325,6 +363,15 @@ class Labels:
         rest = core
         if label is not None and core.lower().startswith(label.text.lower()):
             rest = re.sub(r"^[^:：]*[:：]\s*", "", core)
+        if label is None and self.asked and self.current is not None:
+            # an answer to "Any conventions I should follow?": its items, each a fact of that kind,
+            # with the question kept; not a reply word ("nope, that's it")
+            if single or _GREETING.match(tidy(core)) or len(items(core)) < 2:
+                return []
+            found = label_items(Label("", self.current.type, ""), core, ctx)
+            for f in found:
+                f.extra_lines.append(("问：" if has_cjk(self.current.text) else "Asked: ") + self.current.text)
+            return found
         label = label or self.current
         if label is None:
             return []
@@ -337,7 +384,9 @@ _TOPIC_WORDS = re.compile(r"^[A-Za-z][\w'&/.+#-]*(?:\s+[\w'&/.+#-]+){0,3}$")
 _GREETING = re.compile(
     r"^(?:good\s+)?(?:morning|evening|afternoon|night|hi|hey|hello|hiya|yo|ok|okay|thanks|thank you|cheers|cool|great|"
     r"nice|perfect|awesome|sure|right|yes|yeah|yep|no|nope|sorry|hmm+|lol|haha+|done|got it|fair|true|same|"
-    r"wow|oops|ugh|welp|anyway|exactly|agreed|sounds good|makes sense|all good|never mind|nvm)\b",
+    r"wow|oops|ugh|welp|anyway|exactly|agreed|sounds good|makes sense|all good|never mind|nvm|not really|not yet|"
+    r"not sure|none|nothing|nah|maybe|idk|dunno|n/a|that's it|that's all|whatever|either|both|neither)\b|"
+    r"^(?:不用|没有|沒有|暂时没有|暫時沒有|没了|沒了|就这些|就這些|都行|随便|隨便|不知道|还没|還沒|好的|嗯)",
     re.I,
 )
 
