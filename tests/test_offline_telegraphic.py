@@ -302,3 +302,17 @@ def test_a_reply_word_or_a_later_turn_is_not_an_answer_to_the_conventions_questi
         user("thanks, coffee, then the meeting"),
     ])
     assert all(r["type"] != "feedback" for r in records)
+
+
+def test_a_bare_constraint_keeps_the_sentence_it_leans_on() -> None:
+    records = run([user("icons come from the glyph package, @acme/glyphs. no inline svg anywhere")])
+    rule = [r for r in records if r["type"] == "feedback"]
+    assert len(rule) == 1 and "@acme/glyphs" in rule[0]["body"]
+
+
+def test_a_question_with_a_version_number_is_kept_whole() -> None:
+    records = run([
+        assistant("Should I aim for Python 3.12 compatibility?"),
+        user("3.11 minimum on every service we run"),
+    ])
+    assert records and "Asked: Should I aim for Python 3.12 compatibility?" in records[0]["body"]

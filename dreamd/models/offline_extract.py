@@ -121,7 +121,7 @@ from dreamd.models.offline_structure import (
     is_temporary,
     peel,
 )
-from dreamd.models.offline_telegraphic import Labels, telegraphic
+from dreamd.models.offline_telegraphic import Labels
 from dreamd.models.offline_text import (
     REASON_NEXT,
     absolutize_dates,
@@ -543,7 +543,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if not founds:
                 founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and role == "user":
-                founds = labels.records(s, core, ctx, single=True) or telegraphic(core, ctx, asked_q if k == 0 else None)  # "做后端的"
+                founds = labels.records(s, core, ctx, single=True) or labels.telegraphic(core, ctx, asked_q if k == 0 else None)  # "做后端的"
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []

@@ -315,13 +315,15 @@ class Labels:
         self.current: Label | None = None
         self.carry = False
         self.topic: str | None = None
+        self.before: str | None = None
+        self.last: str | None = None
         self.asked = False
         self.pending_answer = False
 
     def assistant_spoke(self, question: str | None = None) -> None:
         """The assistant's turn ends what a label headed; a question naming a kind of fact ("Any
         conventions I should follow?", "有什么截止日期吗？") heads the user's answer instead."""
-        self.current, self.carry, self.topic = None, False, None
+        self.current, self.carry, self.topic, self.before, self.last = None, False, None, None, None
         kind = question_kind(question) if question else None
         if kind is not None and question is not None:
             self.current, self.carry = Label(tidy(question), kind, ""), False
@@ -335,14 +337,25 @@ class Labels:
         elif not self.carry:
             # a label inside a turn heads that turn; one closing it, the turns after
             self.current, self.asked = None, False
-        self.topic = None
+        self.topic = self.before = self.last = None
 
     def said(self, said: str, core: str) -> str:
         """The user's words for a record of this sentence, after the topic the sentence before
         named ("invoices. I send them on the 1st" — the second sentence is about invoices)."""
         out = f"{self.topic}. {said}" if self.topic and not has_cjk(said) else said
         self.topic = tidy(core) if is_topic(core) else None
+        self.before, self.last = self.last, tidy(core)
         return out
+
+    def telegraphic(self, core: str, ctx: Ctx, asked: str | None) -> list[Found]:
+        """:func:`telegraphic`, with the sentences around a bare constraint kept as its words: a
+        rule said in a few words leans on them ("they come from @acme/tokens. no raw hex anywhere")."""
+        found = telegraphic(core, ctx, asked)
+        for f in found:
+            if f.kind == "telegraphic" and f.type == "feedback" and len(core.split()) <= 8:
+                around = [x for x in (self.before, tidy(core), tidy(ctx.next_sentence or "")) if x]
+                f.said = ". ".join(around) if len(around) > 1 else None
+        return found
 
     def header(self, sentence: str, last: bool) -> bool:
         """Whether ``sentence`` is a bare label ("Rules for anything you write:", "先说明几条要求。");
