@@ -316,3 +316,21 @@ def test_a_question_with_a_version_number_is_kept_whole() -> None:
         user("3.11 minimum on every service we run"),
     ])
     assert records and "Asked: Should I aim for Python 3.12 compatibility?" in records[0]["body"]
+
+
+def test_a_household_member_label_types_its_items_as_the_users_circumstances() -> None:
+    records = run([user("my husband: pescatarian, allergic to sesame")])
+    assert [r["type"] for r in records] == ["user", "user"]
+    assert "allergic to sesame" in records[1]["description"]
+    assert [r["type"] for r in run([user("老公：不吃香菜，对芒果过敏")])] == ["user", "user"]
+
+
+def test_preferences_label_is_left_to_the_other_rules() -> None:
+    # "preferences" heads rules for the assistant as often as personal tastes: not typed here
+    assert label_type("preferences") is None
+
+
+def test_a_chinese_subjectless_intro_with_a_wish_after_it() -> None:
+    found = verbless_intro("业余在玩帆船，想这几天多练练", CTX)
+    assert [f.type for f in found] == ["user"]
+    assert "帆船" in found[0].description

@@ -53,10 +53,19 @@ from dreamd.models.offline_typing import future_dates
 
 _FEEDBACK_HEAD = re.compile(
     r"\b(?:rules?|ground rules|house rules|style|style guide|house style|code style|policy|policies|conventions?|"
-    r"guidelines?|requirements?|standards?|constraints?|norms?|dos and don'ts|do's and don'ts|preferences?|"
+    r"guidelines?|requirements?|standards?|constraints?|norms?|dos and don'ts|do's and don'ts|"
     r"etiquette|non-negotiables?|must-haves?|red lines?|hard rules?)\b|"
     r"规矩|規矩|规则|規則|规范|規範|要求|约定|約定|原则|原則|风格|風格|偏好|注意事项|注意事項|禁忌|底线|底線",
     re.I,
+)
+# the people and animals of a household, and the person's own health: a label over what they are like
+_KIN = (
+    r"family|kids|children|household|pets?|health|allergies|diet|partner|wife|husband|spouse|sons?|daughters?|"
+    r"mum|mom|dad|parents|grandma|grandpa|baby|toddler|dogs?|cats?"
+)
+_KIN_ZH = (
+    r"家里|家裡|家庭|孩子|饮食|飲食|过敏|過敏|老婆|老公|爱人|愛人|儿子|兒子|女儿|女兒|爸妈|爸媽|父母|宝宝|寶寶|"
+    r"猫|貓|狗"
 )
 _SELF_HEAD = re.compile(
     r"\b(?:context|about me|background|bio|intro|introduction|who i am|my situation|me|myself|personal)\b|"
@@ -64,8 +73,7 @@ _SELF_HEAD = re.compile(
     re.I,
 )
 _USER_HEAD = re.compile(
-    rf"{_SELF_HEAD.pattern}|\b(?:family|kids|children|household|pets?|health|allergies|diet|languages?)\b|"
-    r"家里|家裡|家庭|孩子|饮食|飲食|过敏|過敏",
+    rf"{_SELF_HEAD.pattern}|\b(?:{_KIN})\b|\b(?:languages?)\b|{_KIN_ZH}",
     re.I,
 )
 _PROJECT_HEAD = re.compile(
@@ -85,9 +93,7 @@ _HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("project", _PROJECT_HEAD),
     ("user", _USER_HEAD),
 )
-_USER_HEAD_FAMILY = re.compile(
-    r"\b(?:family|kids|children|household|pets?|health|allergies|diet)\b|家里|家裡|家庭|孩子|饮食|飲食|过敏|過敏", re.I
-)
+_USER_HEAD_FAMILY = re.compile(rf"\b(?:{_KIN})\b|{_KIN_ZH}", re.I)
 _SUBJECT = re.compile(
     r"^(?:i|i'm|im|i've|we|we're|our|my|you|it|it's|they|he|she|this|that|there)\b|^(?:我|我们|我們|咱们|他|她|它)", re.I
 )
@@ -450,7 +456,8 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         return []
     text = tidy(core)
     if mostly_chinese(text):
-        if not _ZH_SUBJECTLESS.match(text) or _ZH_ASK.search(text) or distractor(text) in _BLOCKING:
+        first = re.split(r"[，,；;。]", text, maxsplit=1)[0]  # "业余在玩攀岩，想这几天练练": the intro is the first clause
+        if not _ZH_SUBJECTLESS.match(text) or _ZH_ASK.search(first) or distractor(first) in _BLOCKING:
             return []
         return _as_self("我" + text, ctx, text)
     for pattern in (_ROLE_HERE, _ROLE_YEARS):
