@@ -334,3 +334,11 @@ def test_a_chinese_subjectless_intro_with_a_wish_after_it() -> None:
     found = verbless_intro("业余在玩帆船，想这几天多练练", CTX)
     assert [f.type for f in found] == ["user"]
     assert "帆船" in found[0].description
+
+
+def test_a_stack_or_status_line_is_one_record_and_keeps_names_with_dots() -> None:
+    records = run([user("stack: Next.js 15, Drizzle, Postgres on Supabase")])
+    assert typed(records) == [("project", "Stack: Next.js 15, Drizzle, Postgres on Supabase")]
+    records = run([user("status update: the billing rewrite is about two thirds done, the export part is finished")])
+    assert [r["type"] for r in records] == ["project"]
+    assert "billing rewrite is about two thirds done" in records[0]["description"]

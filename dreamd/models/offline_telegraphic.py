@@ -87,6 +87,9 @@ _REFERENCE_HEAD = re.compile(
     r"dashboards|bookmarks)\b|链接|鏈接|文档|文檔|地址|联系人|聯繫人|入口",
     re.I,
 )
+_WHOLE_HEAD = re.compile(
+    r"\b(?:stack|tech stack|setup|status|update|scope|budget)\b|进度|進度|技术栈|技術棧|现状|現狀|预算|預算", re.I
+)
 _HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("feedback", _FEEDBACK_HEAD),
     ("reference", _REFERENCE_HEAD),
@@ -288,7 +291,12 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
     """One record per item of a labelled list, typed by the label (module docstring)."""
     if ctx.role != "user" or not rest or is_temporary(label.text):
         return []  # "house style for now: …" is for the task at hand
+    # the parts of a stack or a status line describe one thing: one record ("stack: Django, Celery, Postgres")
     parts = items(rest)
+    if label.type == "project" and _WHOLE_HEAD.search(label.text) and parts:
+        if not _item_ok(parts[0], label.type):
+            return []
+        return [_found(label.type, tidy(rest), label.text, ctx, None)]
     if (label.type == "user" and _SELF_HEAD.search(label.text) and not _USER_HEAD_FAMILY.search(label.text)
             and (not parts or _SUBJECT.match(parts[0]) or not verbless_intro(parts[0], ctx))):
         # "context:" heads anything — who the user is, or the work ("context: monorepo, pnpm"): the
@@ -380,8 +388,9 @@ class Labels:
         when they found nothing (``single=True``)."""
         label = labelled(sentence)
         rest = core
-        if label is not None and core.lower().startswith(label.text.lower()):
-            rest = re.sub(r"^[^:：]*[:：]\s*", "", core)
+        if label is not None:
+            # the words after the colon as typed: peeling them again could eat a name ("Next.js")
+            rest = label.rest if core.strip() in sentence else re.sub(r"^[^:：]*[:：]\s*", "", core)
         if label is None and self.asked and self.current is not None:
             # an answer to "Any conventions I should follow?": its items, each a fact of that kind,
             # with the question kept; not a reply word ("nope, that's it")
