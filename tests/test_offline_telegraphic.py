@@ -342,3 +342,10 @@ def test_a_stack_or_status_line_is_one_record_and_keeps_names_with_dots() -> Non
     records = run([user("status update: the billing rewrite is about two thirds done, the export part is finished")])
     assert [r["type"] for r in records] == ["project"]
     assert "billing rewrite is about two thirds done" in records[0]["description"]
+
+
+def test_a_name_with_a_dot_is_not_a_lead_in() -> None:
+    from dreamd.models.offline_structure import peel
+
+    assert peel("Next.js 15 is the framework here").core == "Next.js 15 is the framework here"
+    assert peel("next, the cron runs hourly").core == "the cron runs hourly"
