@@ -349,3 +349,8 @@ def test_a_name_with_a_dot_is_not_a_lead_in() -> None:
 
     assert peel("Next.js 15 is the framework here").core == "Next.js 15 is the framework here"
     assert peel("next, the cron runs hourly").core == "the cron runs hourly"
+
+
+def test_an_instruction_ending_in_here_is_not_a_role() -> None:
+    assert verbless_intro("Use a longer retry window here.", CTX) == []
+    assert verbless_intro("swap the old logo here", CTX) == []

@@ -471,7 +471,9 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         return _as_self("我" + text, ctx, text)
     for pattern in (_ROLE_HERE, _ROLE_YEARS):
         m = pattern.match(text)
-        if m and not re.match(r"^(?:i|we|you|it|this|that|they|he|she|the|my|our)\b", m.group("role"), re.I):
+        # "Use a bigger timeout here" is an instruction; a role is a noun phrase without articles inside
+        if (m and not opens_with_verb(text) and not re.search(r"\s(?:a|an|the|this|that|my|your)\s", f" {m.group('role')} ", re.I)
+                and not re.match(r"^(?:i|we|you|it|this|that|they|he|she|the|my|our)\b", m.group("role"), re.I)):
             rest = m.group("rest").strip()
             found = _as_self(f"I'm a {m.group('role')}" + (f", {rest.lstrip(', ')}" if rest else ""), ctx, text)
             if found:
