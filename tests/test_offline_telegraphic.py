@@ -354,3 +354,22 @@ def test_a_name_with_a_dot_is_not_a_lead_in() -> None:
 def test_an_instruction_ending_in_here_is_not_a_role() -> None:
     assert verbless_intro("Use a longer retry window here.", CTX) == []
     assert verbless_intro("swap the old logo here", CTX) == []
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [user("supper plan: lasagne")],
+        [user("rules of the game: loser buys the pastries, no peeking")],
+        [user("kids: both asleep finally, the house is quiet")],
+        [assistant("ok"), user("Rules:\nwhatever works, you decide")],
+    ],
+)
+def test_labels_over_one_offs_moments_and_games_give_nothing(turns: list[dict[str, str]]) -> None:
+    records = run(turns)
+    assert not [r for r in records if ":" in r["description"]]
+
+
+def test_a_rule_opening_with_no_is_not_a_reply_word() -> None:
+    records = run([user("deploy rules: no weekend deploys, no force pushes")])
+    assert [r["type"] for r in records] == ["feedback", "feedback"]

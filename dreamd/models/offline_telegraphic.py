@@ -41,6 +41,7 @@ from dreamd.models.offline_distractors import distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
 from dreamd.models.offline_structure import clause_reason, is_temporary, opens_with_verb, peel
 from dreamd.models.offline_text import (
+    absolutize_dates,
     has_cjk,
     sentence_case,
     third_person,
@@ -150,8 +151,8 @@ def labelled(sentence: str) -> Label | None:
     elif len(label.split()) > 8 or _NOT_A_LABEL.search(label):
         return None
     kind = label_type(label)
-    if kind is None:
-        return None
+    if kind is None or (kind == "feedback" and re.search(r"\bof\s+(?:the|a|this|that|his|her|their)\b", label, re.I)):
+        return None  # "rules of the game:" belong to the game, not to the work
     return Label(label, kind, (m.group("rest") or "").strip())
 
 
@@ -269,10 +270,27 @@ def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None
                  reason=reason, how=how)
 
 
+_NOW = re.compile(r"\b(?:finally|at last|right now|just now|again|today|tonight|this morning|yesterday)\b|终于|終於|刚刚|剛剛|今天|今晚", re.I)
+_DELEGATION = re.compile(r"^(?:you|u)\s+\w+$|^(?:up to you|your call|whatever)\b|^(?:你|您)(?:定|决定|決定|看着办|看著辦)", re.I)
+
+
+def _reply(text: str) -> bool:
+    """A reply word and at most one more ("none really", "whatever works"), not a rule that
+    opens with "no" ("no weekend deploys")."""
+    m = _GREETING.match(text)
+    if m is None:
+        return False
+    if re.match(r"^no\s", text, re.I):
+        return _IDIOM.match(text[3:].strip()) is not None
+    return len(text[m.end():].split()) <= 1
+
+
 def _item_ok(item: str, kind: str) -> bool:
     found = distractor(item)
     if found in _BLOCKING or is_temporary(item) or item.rstrip().endswith(("?", "？")):
         return False
+    if _reply(item) or _DELEGATION.match(item) or _NOW.search(item):
+        return False  # "whatever works, you decide", "kids: both asleep finally": not lasting facts
     if _ZH_PRONOUN_ITEM.match(item):
         return False
     if kind == "user" and (opens_with_verb(item) or re.match(r"^(?:please|pls|don't|do not|请|請|别|別|不要)", item, re.I)):
@@ -306,6 +324,8 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
     reason: str | None = None
     if len(parts) >= 2 and label.type == "feedback" and _REASON_TAIL.search(parts[-1]):
         reason = parts.pop()  # "eu-only, no US regions, data residency": the last item is why
+    if any(_NOW.search(p) for p in parts):
+        return []  # "kids: both asleep finally, house is quiet": the list tells a moment, not how things are
     nxt = ctx.next_sentence or ""
     if reason is None and label.type == "feedback" and _OTHERWISE.search(nxt):
         reason = tidy(nxt)  # "Rules: A, B, no C. The linter fails the build otherwise."
@@ -317,6 +337,8 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
         item, why = clause_reason(part) if label.type == "feedback" else (part, None)
         if not _item_ok(item, label.type):
             continue
+        if label.type == "project" and not re.search(r"\d", absolutize_dates(item, ctx.day)):
+            continue  # "dinner plan: tacos": a plan worth keeping has a date or a figure
         out.append(_found(label.type, item, label.text, ctx, why or reason))
     return out
 
