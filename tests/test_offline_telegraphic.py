@@ -191,7 +191,7 @@ def test_not_a_self_introduction(text: str) -> None:
     ("text", "fact", "reason"),
     [
         ("ca-central-1 only, data residency.", "Ca-central-1 only", "data residency"),
-        ("composition over inheritance", "Composition over inheritance", None),
+        ("named exports over default exports", "Named exports over default exports", None),
         ("no inline styles anywhere", "No inline styles anywhere", None),
         ("Postgres or nothing", "Postgres or nothing", None),
         ("WCAG AA minimum on everything we publish", "WCAG AA minimum on everything we publish", None),
@@ -208,7 +208,8 @@ def test_bare_constraints_are_rules(text: str, fact: str, reason: str | None) ->
 @pytest.mark.parametrize(
     "text",
     ["no worries", "no idea, sorry", "No problem, just do it", "game over", "it's over", "that one only?",
-     "no more questions, just do it", "metric only for now"],
+     "no more questions, just do it", "metric only for now", "mind over matter", "one question only",
+     "No reply from the vendor, still"],
 )
 def test_not_a_bare_constraint(text: str) -> None:
     assert bare_constraint(text, CTX) is None

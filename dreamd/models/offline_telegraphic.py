@@ -496,8 +496,10 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         # "Use a bigger timeout here" is an instruction; a role is a noun phrase without articles inside
         if (m and not opens_with_verb(text) and not re.search(r"\s(?:a|an|the|this|that|my|your)\s", f" {m.group('role')} ", re.I)
                 and not re.match(r"^(?:i|we|you|it|this|that|they|he|she|the|my|our)\b", m.group("role"), re.I)):
-            rest = m.group("rest").strip()
-            found = _as_self(f"I'm a {m.group('role')}" + (f", {rest.lstrip(', ')}" if rest else ""), ctx, text)
+            rest = m.group("rest").strip().lstrip(", ")
+            # "… here, at a bank in Leeds" says where; "… here, sorry if dumb question" says nothing more
+            rest = rest if re.match(r"(?:at|in|for|with|from|on|working|based|doing|mostly)\b", rest, re.I) else ""
+            found = _as_self(f"I'm a {m.group('role')}" + (f", {rest}" if rest else ""), ctx, text)
             if found:
                 return found[:1]
     m = _ROLE_PAREN.search(text)
@@ -520,6 +522,7 @@ _OVER = re.compile(
     r"(?:\s*[,;]\s*(?P<why>.+?))?[.!]?$",
     re.I,
 )
+_CONCRETE = re.compile(r"[A-Z`\d./_-]|[a-z]s$")
 _OR_NOTHING = re.compile(r"^(?P<x>[^,;]{1,40}?)\s+or nothing(?:\s*[,;]\s*(?P<why>.+?))?[.!]?$", re.I)
 _NO_THING = re.compile(
     r"^no\s+(?P<x>`?[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,5}?)(?P<scope>\s+(?:anywhere|ever|at all|whatsoever|"
@@ -543,8 +546,10 @@ _IDIOM = re.compile(
 
 
 def _why_ok(why: str) -> bool:
-    """A reason, not a second instruction ("…, just do it") or a pleasantry."""
-    return not (opens_with_verb(why) or re.match(r"^(?:just|please|pls|ok|okay|thanks|sorry|lol|haha)\b", why, re.I))
+    """A reason, not a second instruction ("…, just do it"), a pleasantry or an adverb ("…, still")."""
+    if opens_with_verb(why) or re.match(r"^(?:just|please|pls|ok|okay|thanks|sorry|lol|haha)\b", why, re.I):
+        return False
+    return len(why.split()) >= 2 or _REASON_TAIL.search(why) is not None
 
 
 def _bare(x: str, why: str | None, core: str, ctx: Ctx) -> Found | None:
@@ -591,10 +596,12 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
         return None  # a clause with a subject is the other rules' business; "just one only" is not a rule
     for pattern in (_ONLY, _OR_NOTHING):
         m = pattern.match(text)
-        if m and len(m.group("x").split()) <= 4:
+        # "one question only" is about this exchange; "2 spaces only" is a rule
+        if m and len(m.group("x").split()) <= 4 and not re.match(r"(?:one|a|an|the|just|single)\b", m.group("x"), re.I):
             return _bare(m.group("x"), m.group("why"), text, ctx)
     m = _OVER.match(text)
-    if m:
+    if m and (ctx.standing or m.group("why") or any(_CONCRETE.search(m.group(g)) for g in ("x", "y"))):
+        # "tabs over spaces", "CTEs over subqueries"; a saying ("mind over matter") names no thing of the work
         return _bare(m.group("x"), m.group("why"), text, ctx)
     m = _NO_THING.match(text)
     if m and _IDIOM.match(m.group("x")):
