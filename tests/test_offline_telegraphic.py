@@ -374,3 +374,14 @@ def test_labels_over_one_offs_moments_and_games_give_nothing(turns: list[dict[st
 def test_a_rule_opening_with_no_is_not_a_reply_word() -> None:
     records = run([user("deploy rules: no weekend deploys, no force pushes")])
     assert [r["type"] for r in records] == ["feedback", "feedback"]
+
+
+@pytest.mark.parametrize("text", ["刚到家", "一直在加班，好累", "现在在机场", "只吃素，不吃蛋", "在开会，晚点回你"])
+def test_chinese_moments_moods_and_personal_diets_are_not_telegraphic_rules_or_intros(text: str) -> None:
+    from dreamd.models.offline_telegraphic import telegraphic
+
+    assert telegraphic(text, CTX) == []
+
+
+def test_a_two_character_ask_under_a_rules_label_is_not_a_rule() -> None:
+    assert run([user("要求：尽快")]) == []

@@ -295,7 +295,7 @@ def _item_ok(item: str, kind: str) -> bool:
         return False
     if kind == "user" and (opens_with_verb(item) or re.match(r"^(?:please|pls|don't|do not|请|請|别|別|不要)", item, re.I)):
         return False  # "keep it short" under "context:" is an instruction, not who the user is
-    return len(tokens(item)) >= 1
+    return len(tokens(item)) >= 1 and (not has_cjk(item) or _size(item) >= 3)  # "要求：尽快" is an ask
 
 
 _OTHERWISE = re.compile(r"^(?:otherwise|or else|else)\b|\b(?:otherwise|or else)[.!]?$|^(?:否则|否則|不然|要不然)", re.I)
@@ -466,9 +466,10 @@ _EN_GERUND = re.compile(
 )
 _SOMEONE_ELSE = re.compile(r"\b(?:my|our|his|her|their)\s+[\w-]+\s*$|\b(?-i:[A-Z][a-z]+)\s*$", re.I)
 _ZH_SUBJECTLESS = re.compile(
-    r"^(?:(?:目前|现在|現在|平时|平時|白天|业余|業餘|主要|一直|刚|剛|正在|本职|本職)(?:在|做|是|从事|從事|负责|負責|维护|維護|玩|学|學)?|"
+    r"^(?:(?:目前|平时|平時|白天|业余|業餘|主要|一直|本职|本職)(?:在|做|是|从事|從事|负责|負責|维护|維護|玩|学|學)?|"
     r"在[^，,。]{1,14}(?:做|当|當|上班|工作|读|讀|念)|做[^，,。]{1,8}的|从事|從事|负责|負責|业余|業餘)"
 )
+_MOOD = frozenset({"feeling", "exclamation", "encouragement", "interjection"})
 _ZH_ASK = re.compile(r"帮|幫|请|請|麻烦|麻煩|一下|吗|嗎|呢|吧$|能不能|可以|你|您")
 
 
@@ -490,6 +491,8 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         first = re.split(r"[，,；;。]", text, maxsplit=1)[0]  # "业余在玩攀岩，想这几天练练": the intro is the first clause
         if not _ZH_SUBJECTLESS.match(text) or _ZH_ASK.search(first) or distractor(first) in _BLOCKING:
             return []
+        if any(distractor(p) in _MOOD for p in re.split(r"[，,；;。]", text)):
+            return []  # "一直在加班，好累": a mood, not who they are
         return _as_self("我" + text, ctx, text)
     for pattern in (_ROLE_HERE, _ROLE_YEARS):
         m = pattern.match(text)
@@ -535,7 +538,7 @@ _MINIMUM = re.compile(
     r"(?:on|for|in|across)\s+(?:every|everything|all|any|each)\b.*$",
     re.I,
 )
-_ZH_ONLY = re.compile(r"^(?:(?:统一|統一|一律|全部|都)?只(?:用|要|做|接受|考虑|考慮|吃|买|買|订|訂))\s*(?P<x>[^，,。；;]{1,20})(?:[，,；;]\s*(?P<why>.+))?$")
+_ZH_ONLY = re.compile(r"^(?:(?:统一|統一|一律|全部|都)?只(?:用|要|做|接受|考虑|考慮))\s*(?P<x>[^，,。；;]{1,20})(?:[，,；;]\s*(?P<why>.+))?$")
 
 
 _IDIOM = re.compile(
