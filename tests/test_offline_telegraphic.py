@@ -385,3 +385,15 @@ def test_chinese_moments_moods_and_personal_diets_are_not_telegraphic_rules_or_i
 
 def test_a_two_character_ask_under_a_rules_label_is_not_a_rule() -> None:
     assert run([user("要求：尽快")]) == []
+
+
+def test_a_dash_label_and_a_numbered_list() -> None:
+    records = run([user("lint rules — no wildcard imports, sorted imports")])
+    assert [r["type"] for r in records] == ["feedback", "feedback"]
+    records = run([user("merge rules: 1) two approvals 2) no self-merges 3) rebase before merge")])
+    assert [r["description"] for r in records] == [
+        "Merge rules: two approvals",
+        "Merge rules: no self-merges",
+        "Merge rules: rebase before merge",
+    ]
+    assert len(run([user("规范：①接口用 gRPC ②时间一律 UTC")])) == 2

@@ -103,7 +103,9 @@ _SUBJECT = re.compile(
 )
 # The head of "Rules for anything you write" is before its preposition; "about me" is whole.
 _LABEL_TAIL = re.compile(r"\s+(?:for|about|on|while|in|of|to|regarding|when|if|with)\b.*$", re.I)
-_LABEL_EN = re.compile(r"^(?P<label>[A-Za-z][\w'&/ -]{0,48}?)\s*(?::|：)(?:\s+(?P<rest>\S.*))?\s*$")
+_LABEL_EN = re.compile(
+    r"^(?P<label>[A-Za-z][\w'&/ -]{0,48}?)(?:\s*(?::|：)|\s+[-–—]\s+(?=\S)|\s*—\s*(?=\S))(?:\s*(?P<rest>\S.*))?\s*$"
+)
 _LABEL_ZH = re.compile(r"^(?P<label>[^，,：:。！？!?\s][^，,：:。！？!?]{0,11})[：:]\s*(?P<rest>\S.*)?$")
 _NOT_A_LABEL = re.compile(
     r"\b(?:is|are|was|were|am|i'm|it's|that's|there's|have|has|do|does|did)\b|'s\b|"
@@ -194,7 +196,8 @@ def question_kind(question: str) -> str | None:
 # ----------------------------------------------------------------------------- items
 
 _PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`|\"[^\"]*\"|“[^”]*”|「[^」]*」")
-_ITEM_SPLIT = re.compile(r"\s*[;；、]\s*|\s*,\s+|\s*，\s*")
+_ITEM_SPLIT = re.compile(r"\s*[;；、]\s*|\s*,\s+|\s*，\s*|\s+(?=\d{1,2}[.)）]\s)|\s*(?=[①②③④⑤⑥⑦⑧⑨])")
+_NUMBERING = re.compile(r"^(?:\d{1,2}[.)）]|[①②③④⑤⑥⑦⑧⑨])\s*")
 _JOINS_BEFORE = re.compile(r"^(?:so|which|but|because|since|otherwise|or else|as|and so|hence|i\.e\.|e\.g\.)\b|"
                            r"^(?:所以|因为|因為|否则|否則|不然|但是|不过|不過|比如|例如)", re.I)
 # "日志用 structlog，不要用 print", "tabs, not spaces": one rule said both ways
@@ -224,7 +227,8 @@ def _masked_split(text: str) -> list[str]:
         out.append(text[start : m.start()])
         start = m.end()
     out.append(text[start:])
-    return [p.strip(" .。") for p in out if p.strip(" .。")]
+    parts = [_NUMBERING.sub("", p.strip()).strip(" .。") for p in out]
+    return [p for p in parts if p]
 
 
 def _size(text: str) -> int:
