@@ -397,3 +397,16 @@ def test_a_dash_label_and_a_numbered_list() -> None:
         "Merge rules: rebase before merge",
     ]
     assert len(run([user("规范：①接口用 gRPC ②时间一律 UTC")])) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [("本人会计，在苏州", "会计"), ("我本人是兽医，在大理", "兽医"), ("Ravi here, staff engineer on the search team", "staff engineer")],
+)
+def test_self_introductions_by_name_or_by_benren(text: str, word: str) -> None:
+    found = verbless_intro(text, CTX)
+    assert [f.type for f in found] == ["user"] and word in found[0].description
+
+
+def test_a_name_here_with_an_apology_is_not_an_intro() -> None:
+    assert verbless_intro("Ravi here, sorry I'm late", CTX) == []

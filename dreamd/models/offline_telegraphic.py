@@ -492,12 +492,20 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         return []
     text = tidy(core)
     if mostly_chinese(text):
+        m = re.match(r"^(?:我)?本人(?:是)?", text)
+        if m and len(text) > m.end() + 1:  # "本人律师，在重庆" / "我本人是律师": 本人 is 我
+            return _as_self("我是" + text[m.end():], ctx, text)
         first = re.split(r"[，,；;。]", text, maxsplit=1)[0]  # "业余在玩攀岩，想这几天练练": the intro is the first clause
         if not _ZH_SUBJECTLESS.match(text) or _ZH_ASK.search(first) or distractor(first) in _BLOCKING:
             return []
         if any(distractor(p) in _MOOD for p in re.split(r"[，,；;。]", text)):
             return []  # "一直在加班，好累": a mood, not who they are
         return _as_self("我" + text, ctx, text)
+    named = re.match(r"^(?-i:[A-Z][a-z]+)\s+here\s*[,—–-]\s*(?P<role>[^,.;]{3,60})", text)
+    if named and not opens_with_verb(named.group("role")):  # "Priya here, tech lead for payments"
+        found = _as_self(f"I'm {named.group('role')}", ctx, text)
+        if found:
+            return found[:1]
     for pattern in (_ROLE_HERE, _ROLE_YEARS):
         m = pattern.match(text)
         # "Use a bigger timeout here" is an instruction; a role is a noun phrase without articles inside
