@@ -410,3 +410,10 @@ def test_self_introductions_by_name_or_by_benren(text: str, word: str) -> None:
 
 def test_a_name_here_with_an_apology_is_not_an_intro() -> None:
     assert verbless_intro("Ravi here, sorry I'm late", CTX) == []
+
+
+def test_an_update_label_keeps_a_relayed_dated_plan_but_not_what_was_done() -> None:
+    records = run([user("garden update: the landscaper says the fence goes up on the 27th")])
+    assert [r["type"] for r in records] == ["project"] and "2026-03-27" in records[0]["description"]
+    assert run([user("update: fixed the flaky login test")]) == []
+    assert run([user("quick update: so tired today lol")]) == []
