@@ -417,3 +417,8 @@ def test_an_update_label_keeps_a_relayed_dated_plan_but_not_what_was_done() -> N
     assert [r["type"] for r in records] == ["project"] and "2026-03-27" in records[0]["description"]
     assert run([user("update: fixed the flaky login test")]) == []
     assert run([user("quick update: so tired today lol")]) == []
+
+
+def test_an_answer_to_the_conventions_question_may_open_with_no() -> None:
+    records = run([assistant("Any house rules for the CSS?"), user("no inline styles, no !important")])
+    assert [r["type"] for r in records] == ["feedback", "feedback"]

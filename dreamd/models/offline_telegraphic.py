@@ -18,9 +18,18 @@ other shapes:
   left out is put back ("I'm a …", "我…") and the identity rules decide, so what counts as a role
   or a stable state stays defined in one place (:mod:`dreamd.models.offline_identity`);
 - **bare constraints** ("<value> only, <reason>", "<X> over <Y>", "no <thing> anywhere",
-  "<X> or nothing", "<X> minimum on everything we ship", "只用 X"): a rule for the work with no
-  verb. A bare "no <thing>" is a rule only with a standing scope (anywhere, ever, in <place>,
-  from you) or a reason, so "no worries" and "no idea" never are.
+  "<X> or nothing", "<X> minimum on everything we ship", "<x> floor is <v>", "let's stick to X",
+  "只用 X"): a rule for the work with no verb. A bare "no <thing>" is a rule only with a standing
+  scope (anywhere, ever, in <place>, from you) or a reason, so "no worries" and "no idea" never
+  are; "X over Y" only when it names things of the work ("tabs over spaces", not "mind over
+  matter"). "plan is to …" is a plan of the work (``project``).
+
+Telegraphic talk leans on what is around it, so that is kept with it: a rules announcement
+without a colon ("a few rules for the emails.", "先说明几条要求。") heads the lines after it like a
+label; a list answering the assistant's question about conventions is one rule per item, the
+question kept in the body; a bare noun phrase before a sentence ("invoices. I send them on the
+1st") is that sentence's topic and stays in its words; a bare constraint keeps the sentences
+beside it ("they come from @acme/tokens. no raw hex anywhere") and, as a reply, the question.
 
 Items keep the user's own words (the label is the subject of every item, the value is theirs);
 a reason given after the list ("…, <reason>" as a last item, "… otherwise." as the next
@@ -369,8 +378,8 @@ class Labels:
         self.pending_answer = False
 
     def assistant_spoke(self, question: str | None = None) -> None:
-        """The assistant's turn ends what a label headed; a question naming a kind of fact ("Any
-        conventions I should follow?", "有什么截止日期吗？") heads the user's answer instead."""
+        """The assistant's turn ends what a label headed; a question about the rules of the work
+        ("Any conventions I should follow?", "有什么规范要遵守吗？") heads the user's answer instead."""
         self.current, self.carry, self.topic, self.before, self.last = None, False, None, None, None
         kind = question_kind(question) if question else None
         if kind is not None and question is not None:
@@ -428,7 +437,7 @@ class Labels:
         if label is None and self.asked and self.current is not None:
             # an answer to "Any conventions I should follow?": its items, each a fact of that kind,
             # with the question kept; not a reply word ("nope, that's it")
-            if single or _GREETING.match(tidy(core)) or len(items(core)) < 2:
+            if single or _reply(tidy(core)) or len(items(core)) < 2:
                 return []
             found = label_items(Label("", self.current.type, ""), core, ctx)
             for f in found:
