@@ -422,3 +422,13 @@ def test_an_update_label_keeps_a_relayed_dated_plan_but_not_what_was_done() -> N
 def test_an_answer_to_the_conventions_question_may_open_with_no() -> None:
     records = run([assistant("Any house rules for the CSS?"), user("no inline styles, no !important")])
     assert [r["type"] for r in records] == ["feedback", "feedback"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["just for this run. py3.10 only.", "just this once. house style: skip the docstrings, no tests",
+     "today's rules: no merges, no deploys"],
+)
+def test_a_sentence_beside_that_scopes_to_now_keeps_telegraphic_rules_out(text: str) -> None:
+    records = run([user(text)])
+    assert not [r for r in records if r["description"].startswith(("Py3.10", "House style"))]

@@ -328,8 +328,8 @@ _ZH_DIRECTIVE = re.compile(r"请|請|要|别|別|必须|必須|一律|统一|統
 
 def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
     """One record per item of a labelled list, typed by the label (module docstring)."""
-    if ctx.role != "user" or not rest or is_temporary(label.text):
-        return []  # "house style for now: …" is for the task at hand
+    if ctx.role != "user" or not rest or is_temporary(label.text) or _NOW.search(label.text):
+        return []  # "house style for now: …", "today's rules: …" are for the task at hand
     # the parts of a stack or a status line describe one thing: one record ("stack: Django, Celery, Postgres")
     parts = items(rest)
     if label.type == "project" and _WHOLE_HEAD.search(label.text) and parts:
@@ -376,11 +376,14 @@ class Labels:
         self.last: str | None = None
         self.asked = False
         self.pending_answer = False
+        self.previous: str | None = None
+        self.sentence: str | None = None
 
     def assistant_spoke(self, question: str | None = None) -> None:
         """The assistant's turn ends what a label headed; a question about the rules of the work
         ("Any conventions I should follow?", "有什么规范要遵守吗？") heads the user's answer instead."""
         self.current, self.carry, self.topic, self.before, self.last = None, False, None, None, None
+        self.previous = self.sentence = None
         kind = question_kind(question) if question else None
         if kind is not None and question is not None:
             self.current, self.carry = Label(tidy(question), kind, ""), False
@@ -394,7 +397,7 @@ class Labels:
         elif not self.carry:
             # a label inside a turn heads that turn; one closing it, the turns after
             self.current, self.asked = None, False
-        self.topic = self.before = self.last = None
+        self.topic = self.before = self.last = self.previous = self.sentence = None
 
     def said(self, said: str, core: str) -> str:
         """The user's words for a record of this sentence, after the topic the sentence before
@@ -408,15 +411,21 @@ class Labels:
         """:func:`telegraphic`, with the sentences around a bare constraint kept as its words: a
         rule said in a few words leans on them ("they come from @acme/tokens. no raw hex anywhere")."""
         found = telegraphic(core, ctx, asked)
+        if any(f.type == "feedback" for f in found) and self._scoped(ctx):
+            return []  # "just for this run. py3.9 only.": the sentence beside it scopes the rule to now
         for f in found:
             if f.kind == "telegraphic" and f.type == "feedback" and len(core.split()) <= 8:
                 around = [x for x in (self.before, tidy(core), tidy(ctx.next_sentence or "")) if x]
                 f.said = ". ".join(around) if len(around) > 1 else None
         return found
 
+    def _scoped(self, ctx: Ctx) -> bool:
+        return any(x and (is_temporary(x) or _NOW.search(x)) for x in (self.previous, ctx.next_sentence))
+
     def header(self, sentence: str, last: bool) -> bool:
         """Whether ``sentence`` is a bare label ("Rules for anything you write:", "先说明几条要求。");
         it then heads what follows."""
+        self.previous, self.sentence = self.sentence, sentence  # every user sentence passes here, in order
         found = labelled(sentence) or announced(sentence)
         if found is None or found.rest:
             return False
@@ -448,6 +457,8 @@ class Labels:
             return []
         if not single and label.type != "feedback" and len(items(rest)) < 2:
             return []
+        if label.type == "feedback" and self._scoped(ctx):
+            return []  # "today's session only. rules: …": scoped to now by the sentence beside it
         return label_items(label, rest, ctx)
 
 
