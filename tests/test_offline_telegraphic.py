@@ -432,3 +432,11 @@ def test_an_answer_to_the_conventions_question_may_open_with_no() -> None:
 def test_a_sentence_beside_that_scopes_to_now_keeps_telegraphic_rules_out(text: str) -> None:
     records = run([user(text)])
     assert not [r for r in records if r["description"].startswith(("Py3.10", "House style"))]
+
+
+def test_a_rule_with_an_end_is_not_standing() -> None:
+    from dreamd.models.offline_telegraphic import telegraphic
+
+    assert telegraphic("no deploys until Friday, freeze week", CTX) == []
+    records = run([user("deploy rules this sprint: no Friday merges, no schema changes")])
+    assert not [r for r in records if r["description"].startswith("Deploy rules")]

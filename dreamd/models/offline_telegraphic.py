@@ -284,7 +284,13 @@ def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None
                  reason=reason, how=how)
 
 
-_NOW = re.compile(r"\b(?:finally|at last|right now|just now|again|today|tonight|this morning|yesterday)\b|终于|終於|刚刚|剛剛|今天|今晚", re.I)
+_NOW = re.compile(
+    r"\b(?:finally|at last|right now|just now|again|today|today's|tonight|this morning|yesterday|"
+    # a rule with an end is not standing: "staging only until Friday", "no deploys this week"
+    r"until|till|til|this week|this sprint|for the next|for a while|for a bit)\b|"
+    r"终于|終於|刚刚|剛剛|今天|今晚|这周|這週|本周|本週|之前先",
+    re.I,
+)
 _DELEGATION = re.compile(r"^(?:you|u)\s+\w+$|^(?:up to you|your call|whatever)\b|^(?:你|您)(?:定|决定|決定|看着办|看著辦)", re.I)
 
 
@@ -596,7 +602,7 @@ def _why_ok(why: str) -> bool:
 
 
 def _bare(x: str, why: str | None, core: str, ctx: Ctx) -> Found | None:
-    if not x.strip() or is_temporary(core) or distractor(x) in _BLOCKING:
+    if not x.strip() or is_temporary(core) or _NOW.search(core) or distractor(x) in _BLOCKING:
         return None
     reason = tidy(why) if why and len(tokens(why)) >= 1 and _why_ok(why) else None
     fact = core if reason is None else core[: core.find(why)].rstrip(" ,;—–-，；") if why and why in core else core
