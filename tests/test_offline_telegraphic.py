@@ -440,3 +440,25 @@ def test_a_rule_with_an_end_is_not_standing() -> None:
     assert telegraphic("no deploys until Friday, freeze week", CTX) == []
     records = run([user("deploy rules this sprint: no Friday merges, no schema changes")])
     assert not [r for r in records if r["description"].startswith("Deploy rules")]
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "reason"),
+    [
+        ("别用 moment.js，包太大", "别用 moment.js", "包太大"),
+        ("不要用 ORM，查询不好调", "不要用 ORM", "查询不好调"),
+        ("UTC everywhere", "UTC everywhere", None),
+        ("metric units, always", "Metric units, always", None),
+        ("max 5 bullet points per reply", "Max 5 bullet points per reply", None),
+        ("Tailwind only, no CSS-in-JS", "Tailwind only, no CSS-in-JS", None),
+    ],
+)
+def test_more_bare_constraints(text: str, fact: str, reason: str | None) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+    assert (found.description, found.reason) == (fact, reason)
+
+
+@pytest.mark.parametrize("text", ["别有压力，你已经很好了", "别熬夜，身体要紧", "不要这个，换一个", "same everywhere", "Thanks, always"])
+def test_encouragement_wellbeing_and_replies_are_not_bare_constraints(text: str) -> None:
+    assert bare_constraint(text, CTX) is None

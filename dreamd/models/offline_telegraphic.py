@@ -46,6 +46,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, replace
 
+from dreamd.models.offline_audience import is_life_advice, is_wellbeing
 from dreamd.models.offline_clauses import found_in
 from dreamd.models.offline_distractors import distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
@@ -595,15 +596,21 @@ _IDIOM = re.compile(
 
 
 def _why_ok(why: str) -> bool:
-    """A reason, not a second instruction ("…, just do it"), a pleasantry or an adverb ("…, still")."""
-    if opens_with_verb(why) or re.match(r"^(?:just|please|pls|ok|okay|thanks|sorry|lol|haha)\b", why, re.I):
+    """A reason, not a second instruction ("…, just do it", "…, no CSS modules"), a pleasantry or an
+    adverb ("…, still")."""
+    if opens_with_verb(why) or re.match(r"^(?:just|please|pls|ok|okay|thanks|sorry|lol|haha|no|not|never|always|only)\b",
+                                        why, re.I):
         return False
+    if has_cjk(why):
+        return _size(why) >= 3
     return len(why.split()) >= 2 or _REASON_TAIL.search(why) is not None
 
 
 def _bare(x: str, why: str | None, core: str, ctx: Ctx) -> Found | None:
     if not x.strip() or is_temporary(core) or _NOW.search(core) or distractor(x) in _BLOCKING:
         return None
+    if is_wellbeing(core) or is_life_advice(core):
+        return None  # "no screens after ten, sleep matters": advice about living, not a rule for the work
     reason = tidy(why) if why and len(tokens(why)) >= 1 and _why_ok(why) else None
     fact = core if reason is None else core[: core.find(why)].rstrip(" ,;—–-，；") if why and why in core else core
     return _found("feedback", tidy(fact), None, ctx, reason)
@@ -618,6 +625,17 @@ _STICK = re.compile(r"(?:^|[,;]\s*|\bso\s+)(?:let's|lets|let us|we'll|we will|we
                     re.I)
 
 
+_ZH_NOT_WITH_REASON = re.compile(
+    r"^(?:不要|别|別|不准|不許|不许|禁止)(?:再)?(?P<x>[^，,。；;]{2,20})[，,；;]\s*(?P<why>[^，,。；;]{3,})$"
+)
+_NP_ALWAYS = re.compile(
+    r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
+    r"(?:\s*,\s*|\s+)(?:always|everywhere|throughout|across the board|by default|at all times|no exceptions)[.!]?$",
+    re.I,
+)
+_MAX = re.compile(r"^(?:max|maximum|min|minimum)\.?\s+\S*\d\S*\s+\w+.*\b(?:per|each|every|a|an)\s+\w+", re.I)
+
+
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
     "no inline styles anywhere", "Rust or nothing", "AA minimum on everything", "只用 pnpm")."""
@@ -629,8 +647,19 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     m = _ZH_ONLY.match(text)
     if m:
         return _bare(m.group("x"), m.group("why"), text, ctx)
+    m = _ZH_NOT_WITH_REASON.match(text)
+    if (m and not _ZH_PRONOUN_ITEM.match(m.group("x")) and not re.search(r"你|您", m.group("why"))
+            and distractor(m.group("why")) not in _BLOCKING and distractor(text) not in _BLOCKING
+            and not is_wellbeing(text) and not is_life_advice(text)):
+        # "别用 lodash，包太大": a prohibition given with its reason is standing
+        return _bare(m.group("x"), m.group("why"), text, ctx)
     if mostly_chinese(text):
         return None
+    m = _NP_ALWAYS.match(text)
+    if m and not opens_with_verb(text) and not _reply(m.group("x")) and distractor(m.group("x")) in (None, "fragment"):
+        return _bare(m.group("x"), None, text, ctx)  # "UTC everywhere", "metric units, always"
+    if _MAX.match(text):
+        return _bare(text, None, text, ctx)  # "max 3 bullet points per answer"
     m = _FLOOR.match(text)
     if m:  # "go version floor is 1.21 so nothing newer": a limit the work must keep to
         tail = m.group("tail").strip(" ,;")
