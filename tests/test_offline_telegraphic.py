@@ -462,3 +462,21 @@ def test_more_bare_constraints(text: str, fact: str, reason: str | None) -> None
 @pytest.mark.parametrize("text", ["别有压力，你已经很好了", "别熬夜，身体要紧", "不要这个，换一个", "same everywhere", "Thanks, always"])
 def test_encouragement_wellbeing_and_replies_are_not_bare_constraints(text: str) -> None:
     assert bare_constraint(text, CTX) is None
+
+
+def test_one_thing_over_another_and_a_rule_with_its_alternative() -> None:
+    assert run([user("yarn, not npm")])[0]["description"] == "Yarn, not npm"
+    assert run([user("no mixins, composition instead")])[0]["type"] == "feedback"
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [user("Friday, not Thursday")],
+        [user("me, not him")],
+        [user("16, not 15")],
+        [assistant("Which bundler should I use here?"), user("vite, not webpack")],
+    ],
+)
+def test_a_correction_or_a_choice_for_the_task_is_not_a_rule(turns: list[dict[str, str]]) -> None:
+    assert not [r for r in run(turns) if r["type"] == "feedback"]

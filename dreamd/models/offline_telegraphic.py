@@ -599,8 +599,8 @@ def _why_ok(why: str) -> bool:
     """A reason, not a second instruction ("…, just do it", "…, no CSS modules"), a pleasantry or an
     adverb ("…, still")."""
     if opens_with_verb(why) or re.match(r"^(?:just|please|pls|ok|okay|thanks|sorry|lol|haha|no|not|never|always|only)\b",
-                                        why, re.I):
-        return False
+                                        why, re.I) or re.search(r"\b(?:instead|rather)\b", why, re.I):
+        return False  # "no classes, functions instead": the alternative, part of the rule
     if has_cjk(why):
         return _size(why) >= 3
     return len(why.split()) >= 2 or _REASON_TAIL.search(why) is not None
@@ -627,6 +627,18 @@ _STICK = re.compile(r"(?:^|[,;]\s*|\bso\s+)(?:let's|lets|let us|we'll|we will|we
 
 _ZH_NOT_WITH_REASON = re.compile(
     r"^(?:不要|别|別|不准|不許|不许|禁止)(?:再)?(?P<x>[^，,。；;]{2,20})[，,；;]\s*(?P<why>[^，,。；;]{3,})$"
+)
+_NOT_Y = re.compile(
+    r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not|no|yes|yeah|ok)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
+    r"\s*,\s*(?:not|never)\s+(?P<y>[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3})$",
+    re.I,
+)
+# "Friday, not Thursday", "me, not him", "15, not 14": a correction of a value, not a rule
+_WHEN_OR_WHO = re.compile(
+    r"\b(?:me|him|her|them|us|you|today|tomorrow|yesterday|tonight|morning|afternoon|evening|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|jan\w*|feb\w*|march|april|may|june|july|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*)\b|"
+    r"^\S*\d|,\s*(?:not|never)\s+\S*\d",
+    re.I,
 )
 _NP_ALWAYS = re.compile(
     r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
@@ -655,6 +667,10 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
         return _bare(m.group("x"), m.group("why"), text, ctx)
     if mostly_chinese(text):
         return None
+    m = _NOT_Y.match(text)
+    if (m and not opens_with_verb(text) and not _reply(m.group("x")) and not _WHEN_OR_WHO.search(text)
+            and distractor(m.group("x")) in (None, "fragment")):
+        return _bare(m.group("x"), None, text, ctx)  # "pnpm, not npm": one thing of the work over another
     m = _NP_ALWAYS.match(text)
     if m and not opens_with_verb(text) and not _reply(m.group("x")) and distractor(m.group("x")) in (None, "fragment"):
         return _bare(m.group("x"), None, text, ctx)  # "UTC everywhere", "metric units, always"
@@ -684,6 +700,8 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     m = _NO_THING.match(text)
     if m and _IDIOM.match(m.group("x")):
         return None  # "no worries", "no idea, sorry": an idiom, not a constraint
+    if m and m.group("why") and re.search(r"\b(?:instead|rather)\b", m.group("why"), re.I):
+        return _bare(m.group("x"), None, text, ctx)  # "no classes, functions instead": the rule and its alternative
     if m and (m.group("scope") or (m.group("why") and _why_ok(m.group("why"))) or ctx.standing):
         return _bare(m.group("x"), m.group("why"), text, ctx)
     if _MINIMUM.match(text):
@@ -712,8 +730,8 @@ def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
     if intro:
         return intro
     found = bare_constraint(core, ctx) or plan(core, ctx)
-    if found is None:
-        return []
+    if found is None or (asked and _NOT_Y.match(tidy(core).rstrip(" .。!！"))):
+        return []  # "Which one?" / "pnpm, not npm": a choice for the task at hand
     if asked:
         found.extra_lines.append(("问：" if has_cjk(asked) else "Asked: ") + tidy(asked))
     return [found]
