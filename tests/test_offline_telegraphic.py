@@ -480,3 +480,13 @@ def test_one_thing_over_another_and_a_rule_with_its_alternative() -> None:
 )
 def test_a_correction_or_a_choice_for_the_task_is_not_a_rule(turns: list[dict[str, str]]) -> None:
     assert not [r for r in run(turns) if r["type"] == "feedback"]
+
+
+@pytest.mark.parametrize("text", ["2FA is mandatory", "print statements banned, use the logger", "PR 描述必填"])
+def test_required_and_banned_without_a_verb_of_doing(text: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+
+
+def test_this_is_a_must_names_nothing() -> None:
+    assert bare_constraint("this is a must", CTX) is None

@@ -625,6 +625,7 @@ _STICK = re.compile(r"(?:^|[,;]\s*|\bso\s+)(?:let's|lets|let us|we'll|we will|we
                     re.I)
 
 
+_ZH_REQUIRED = re.compile(r"^(?P<x>[^，,。；;]{2,16}?)(?:必填|必须有|必須有|不能少|是必须的|是必須的)(?:[，,；;]\s*(?P<why>.+))?$")
 _ZH_NOT_WITH_REASON = re.compile(
     r"^(?:不要|别|別|不准|不許|不许|禁止)(?:再)?(?P<x>[^，,。；;]{2,20})[，,；;]\s*(?P<why>[^，,。；;]{3,})$"
 )
@@ -638,6 +639,12 @@ _WHEN_OR_WHO = re.compile(
     r"\b(?:me|him|her|them|us|you|today|tomorrow|yesterday|tonight|morning|afternoon|evening|monday|tuesday|wednesday|"
     r"thursday|friday|saturday|sunday|jan\w*|feb\w*|march|april|may|june|july|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*)\b|"
     r"^\S*\d|,\s*(?:not|never)\s+\S*\d",
+    re.I,
+)
+_REQUIRED = re.compile(
+    r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not|no)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
+    r"\s+(?:(?:is|are)\s+)?(?:required|mandatory|compulsory|a must|non-negotiable|forbidden|banned|not allowed|"
+    r"off[- ]limits)(?:\s+(?:everywhere|always|in (?:every|all|any)\s+\w+))?(?:\s*[,;]\s*(?P<why>.+))?$",
     re.I,
 )
 _NP_ALWAYS = re.compile(
@@ -665,12 +672,19 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
             and not is_wellbeing(text) and not is_life_advice(text)):
         # "别用 lodash，包太大": a prohibition given with its reason is standing
         return _bare(m.group("x"), m.group("why"), text, ctx)
+    m = _ZH_REQUIRED.match(text)
+    if m and mostly_chinese(text) and distractor(m.group("x")) not in _BLOCKING:
+        return _bare(m.group("x"), m.group("why"), text, ctx)  # "PR 描述必填"
     if mostly_chinese(text):
         return None
     m = _NOT_Y.match(text)
     if (m and not opens_with_verb(text) and not _reply(m.group("x")) and not _WHEN_OR_WHO.search(text)
             and distractor(m.group("x")) in (None, "fragment")):
         return _bare(m.group("x"), None, text, ctx)  # "pnpm, not npm": one thing of the work over another
+    m = _REQUIRED.match(text)
+    if m and not opens_with_verb(text) and distractor(m.group("x")) in (None, "fragment"):
+        why = m.group("why")  # "console.log banned, use the logger": the alternative, part of the rule
+        return _bare(m.group("x"), why if why and _why_ok(why) else None, text, ctx)
     m = _NP_ALWAYS.match(text)
     if m and not opens_with_verb(text) and not _reply(m.group("x")) and distractor(m.group("x")) in (None, "fragment"):
         return _bare(m.group("x"), None, text, ctx)  # "UTC everywhere", "metric units, always"
