@@ -482,7 +482,7 @@ def test_a_correction_or_a_choice_for_the_task_is_not_a_rule(turns: list[dict[st
     assert not [r for r in run(turns) if r["type"] == "feedback"]
 
 
-@pytest.mark.parametrize("text", ["2FA is mandatory", "print statements banned, use the logger", "PR 描述必填"])
+@pytest.mark.parametrize("text", ["2FA is mandatory", "var declarations banned, use const", "PR 描述必填"])
 def test_required_and_banned_without_a_verb_of_doing(text: str) -> None:
     found = bare_constraint(text, CTX)
     assert found is not None and found.type == "feedback"
