@@ -490,3 +490,14 @@ def test_required_and_banned_without_a_verb_of_doing(text: str) -> None:
 
 def test_this_is_a_must_names_nothing() -> None:
     assert bare_constraint("this is a must", CTX) is None
+
+
+@pytest.mark.parametrize("text", ["UTC for all timestamps", "ruff in every package", "US spelling for all client docs"])
+def test_a_value_for_every_thing_of_the_work(text: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+
+
+@pytest.mark.parametrize("text", ["thanks for everything", "good luck for everything", "same for everyone"])
+def test_thanks_and_wishes_for_everything_are_not_rules(text: str) -> None:
+    assert bare_constraint(text, CTX) is None

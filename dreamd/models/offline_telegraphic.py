@@ -649,7 +649,9 @@ _REQUIRED = re.compile(
 )
 _NP_ALWAYS = re.compile(
     r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
-    r"(?:\s*,\s*|\s+)(?:always|everywhere|throughout|across the board|by default|at all times|no exceptions)[.!]?$",
+    r"(?:\s*,\s*|\s+)(?:always|everywhere|throughout|across the board|by default|at all times|no exceptions|"
+    # "UTC for all timestamps", "pytest in every package"
+    r"(?:for|in|on|across)\s+(?:all|every|everything|any|each)\b[^,;]{0,40})[.!]?$",
     re.I,
 )
 _MAX = re.compile(r"^(?:max|maximum|min|minimum)\.?\s+\S*\d\S*\s+\w+.*\b(?:per|each|every|a|an)\s+\w+", re.I)
