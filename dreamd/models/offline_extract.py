@@ -80,8 +80,8 @@ short answers to the assistant's questions in :mod:`~dreamd.models.offline_state
 said without a full sentence — labelled lines and lists ("house style: A, B, no C", "背景：…"),
 verbless intros ("<role> here", "做…的") and bare constraints ("<x> only, <reason>") — in
 :mod:`~dreamd.models.offline_telegraphic` (a list or a rules label before the rules, the rest
-when they found nothing); what is not a fact in :mod:`~dreamd.models.offline_distractors`, types by structure in
-:mod:`~dreamd.models.offline_typing`; text and date helpers in
+when they found nothing); what is not a fact in :mod:`~dreamd.models.offline_distractors`,
+types by structure in :mod:`~dreamd.models.offline_typing`; text and date helpers in
 :mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
 records.
 
