@@ -501,3 +501,14 @@ def test_a_value_for_every_thing_of_the_work(text: str) -> None:
 @pytest.mark.parametrize("text", ["thanks for everything", "good luck for everything", "same for everyone"])
 def test_thanks_and_wishes_for_everything_are_not_rules(text: str) -> None:
     assert bare_constraint(text, CTX) is None
+
+
+@pytest.mark.parametrize("text", ["能用 SQL 就别用 pandas", "named exports wherever possible"])
+def test_whenever_it_can_be(text: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+
+
+@pytest.mark.parametrize("text", ["能来就来", "能睡就多睡"])
+def test_when_you_can_without_a_rule_for_the_work(text: str) -> None:
+    assert bare_constraint(text, CTX) is None

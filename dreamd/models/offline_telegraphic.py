@@ -625,6 +625,7 @@ _STICK = re.compile(r"(?:^|[,;]\s*|\bso\s+)(?:let's|lets|let us|we'll|we will|we
                     re.I)
 
 
+_ZH_WHEN_YOU_CAN = re.compile(r"^能(?:用|写|寫|做)?[^，,。；;]{1,15}就(?:别|別|不要|不用|尽量|盡量|不|用|写|寫)[^，,。；;]{1,15}$")
 _ZH_REQUIRED = re.compile(r"^(?P<x>[^，,。；;]{2,16}?)(?:必填|必须有|必須有|不能少|是必须的|是必須的)(?:[，,；;]\s*(?P<why>.+))?$")
 _ZH_NOT_WITH_REASON = re.compile(
     r"^(?:不要|别|別|不准|不許|不许|禁止)(?:再)?(?P<x>[^，,。；;]{2,20})[，,；;]\s*(?P<why>[^，,。；;]{3,})$"
@@ -650,6 +651,7 @@ _REQUIRED = re.compile(
 _NP_ALWAYS = re.compile(
     r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
     r"(?:\s*,\s*|\s+)(?:always|everywhere|throughout|across the board|by default|at all times|no exceptions|"
+    r"where(?:ver)? possible|whenever possible|"
     # "UTC for all timestamps", "pytest in every package"
     r"(?:for|in|on|across)\s+(?:all|every|everything|any|each)\b[^,;]{0,40})[.!]?$",
     re.I,
@@ -674,6 +676,8 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
             and not is_wellbeing(text) and not is_life_advice(text)):
         # "别用 lodash，包太大": a prohibition given with its reason is standing
         return _bare(m.group("x"), m.group("why"), text, ctx)
+    if _ZH_WHEN_YOU_CAN.match(text) and distractor(text) not in _BLOCKING and not is_wellbeing(text):
+        return _bare(text, None, text, ctx)  # "能用 SQL 就别用 pandas": whenever it can be, it is
     m = _ZH_REQUIRED.match(text)
     if m and mostly_chinese(text) and distractor(m.group("x")) not in _BLOCKING:
         return _bare(m.group("x"), m.group("why"), text, ctx)  # "PR 描述必填"
