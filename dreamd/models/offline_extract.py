@@ -77,9 +77,12 @@ corrections in :mod:`~dreamd.models.offline_dialogue`; clause splitting in
 (feedback), :mod:`~dreamd.models.offline_identity`, :mod:`~dreamd.models.offline_preference`,
 :mod:`~dreamd.models.offline_pointers` and :mod:`~dreamd.models.offline_facts` (decisions,
 context, dates, the registry); lasting statements no rule names and
-short answers to the assistant's questions in :mod:`~dreamd.models.offline_statement`, what is
-not a fact in :mod:`~dreamd.models.offline_distractors`, types by structure in
-:mod:`~dreamd.models.offline_typing`; text and date helpers in
+short answers to the assistant's questions in :mod:`~dreamd.models.offline_statement`; facts
+said without a full sentence — labelled lines and lists ("house style: A, B, no C", "背景：…"),
+verbless intros ("<role> here", "做…的") and bare constraints ("<x> only, <reason>") — in
+:mod:`~dreamd.models.offline_telegraphic` (a list or a rules label before the rules, the rest
+when they found nothing); what is not a fact in :mod:`~dreamd.models.offline_distractors`,
+types by structure in :mod:`~dreamd.models.offline_typing`; text and date helpers in
 :mod:`~dreamd.models.offline_text`. This module cleans turns, filters sentences and assembles
 records.
 
@@ -124,6 +127,7 @@ from dreamd.models.offline_structure import (
     is_temporary,
     peel,
 )
+from dreamd.models.offline_telegraphic import Labels
 from dreamd.models.offline_text import (
     REASON_NEXT,
     absolutize_dates,
@@ -518,6 +522,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     question: str | None = None
     rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
     carry = False
+    labels = Labels()  # "house style: …" / a bare "Rules:" line heading the lines after it
     for turn in payload.get("turns") or []:
         if not isinstance(turn, Mapping):
             continue
@@ -532,6 +537,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             offered = proposal_of(cleaned)
             question = last_question(cleaned)
             carry = False
+            labels.assistant_spoke(question)
+        else:
+            labels.user_turn()
         asked_q, question = (question, None) if role == "user" else (None, question)
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = _turn_day(turn, today)
@@ -543,6 +551,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if position in answer.consumed:
                 continue
             if has_secret(s):
+                continue
+            if role == "user" and labels.header(s, k == len(sents) - 1) and not announces_rules(s):
                 continue
             peeled = peel(s)
             core = peeled.core
@@ -587,8 +597,14 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             accepted = proposal if k == 0 and accepts(s) else None
             told = whole or core  # the user's words, with the other side of a "for now …, but …"
             said = _with_antecedent(f"{peeled.topic}: {told}" if peeled.topic else told, previous)
+            if role == "user":
+                said = labels.said(said, core)  # "invoices. I send them on the 1st": the topic before
             core, previous = with_subject(core, previous), core
-            founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
+            founds = labels.records(s, core, ctx) if role == "user" and not accepted else []
+            if not founds:
+                founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
+            if not founds and role == "user":
+                founds = labels.records(s, core, ctx, single=True) or labels.telegraphic(core, ctx, asked_q if k == 0 else None)  # "做后端的"
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []

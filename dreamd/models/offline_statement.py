@@ -125,7 +125,7 @@ def last_question(assistant_text: str) -> str | None:
     lines = [x.strip() for x in assistant_text.splitlines() if x.strip()]
     if not lines or not _QUESTION_END.search(lines[-1]):
         return None
-    tail = re.split(r"(?<=[.!?。！？])\s*", lines[-1].rstrip())
+    tail = re.split(r"(?<=[.!?])\s+|(?<=[。！？])\s*", lines[-1].rstrip())  # "WCAG 2.1 AA?" is one sentence
     tail = [t for t in tail if t]
     return tail[-1] if tail else None
 

@@ -46,7 +46,7 @@ _EN_FILLER = (
     r"heads up|one more thing|for the record|for reference|fwiw|first|first of all|second|third|finally|lastly|next)"
 )
 _EN_LEAD = re.compile(
-    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}\s*[,.!:;—–-]+\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
+    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
     re.I,
 )
 _EN_KEEP_IN_MIND = re.compile(
