@@ -333,4 +333,75 @@ def distractor(clause: str) -> str | None:
     return next((name for name, test in tests.items() if name not in safe and test(clause)), None)
 
 
-__all__ = ["TESTS_EN", "TESTS_ZH", "distractor", "mostly_chinese"]
+# ----------------------------------------------------------------------------- whole sentences
+
+# "my sister's advice: …", "my advice to anyone: …", "老王的忠告：…": advice between people, whoever gives it
+# (the rule of a team, a client or a house the user belongs to is theirs: "the team's rule: …").
+_ADVICE_LEAD = re.compile(
+    r"^[^:：]{0,40}?(?:\b(?!(?:here|there|that|it|what|let|he|she|who|this|"
+    r"team|company|firm|project|office|house|household|repo|department|org|school|client|customer|library|lab)'s)[\w-]+'s|\b(?:his|her|their))\s+"
+    r"(?:[\w-]+\s+)?(?:advice|idea|tip|motto|mantra|philosophy|rule of thumb|rule|take|theory|wisdom)\b[^:：]{0,20}[:：]|"
+    r"\b(?:advice|tips?|word of warning|words of wisdom|pro tip)\s+(?:to|for)\s+(?:anyone|everyone|everybody|people|others|"
+    r"other [\w-]+|new [\w-]+|any [\w-]+)\b[^:：]{0,20}[:：]|"
+    r"^[^：:，,。]{0,10}(?:的)?(?:建议|忠告|经验之谈|經驗之談|名言|口头禅|口頭禪|座右铭|座右銘|人生信条|人生信條)[：:]",
+    re.I,
+)
+# A fault that comes and goes: "the map jitters whenever …", "偶尔丢数据", "时不时闪退".
+_INTERMITTENT = re.compile(
+    r"\b(?:jitters?|glitch(?:es|ing)?|flicker(?:s|ing)?|stutters?|lags? (?:when|whenever|on|every))\b|"
+    r"(?:偶尔|偶爾|时不时|時不時|有时候|有時候|经常|經常|总是|總是)[^，,。]{0,8}(?:卡|丢|丟|崩|闪退|閃退|白屏|黑屏|超时|超時|没反应|沒反應)|"
+    r"闪退|閃退|卡住不动|卡住不動|不动了|不動了",
+    re.I,
+)
+# Account and card numbers, a password given without "is": what a transcript may hold but memory must not.
+_NUMBER_SECRET = re.compile(
+    r"(?<![\d.])(?:\d[ -]?){11,}\d(?![\d.])|\b(?:password|passwd|passcode|pin)\s+(?!(?:is|are|to|for|of|in|on|manager|"
+    r"reset|policy|rotation|rules?)\b)(?=\S*\d)\S{4,}",
+    re.I,
+)
+# A condition with nothing that holds under it: "假如以后要做多租户", "if we ever go serverless".
+_BARE_CONDITION = re.compile(
+    r"^(?:if|suppose|supposing|in case|假如|如果|要是|万一|萬一|假设|假設)(?:\b|(?=[\u4e00-\u9fff]))[^,，;；]*$", re.I
+)
+# Someone at the table right now: "we're waiting for the pizza", "我们在等外卖", "我现在在调登录流程".
+_OCCUPIED_NOW = re.compile(
+    r"^(?:we're|we are|i'm|i am)\s+(?:just\s+)?(?:waiting for|heading|grabbing|having (?:lunch|dinner|breakfast)|eating|"
+    r"stepping out|in a meeting|on a call)\b|^(?:我|我们|我們)(?:现在|現在)?(?:在|正在)(?:等|吃|调|調|看|跑|改|开会|開會|路上)",
+    re.I,
+)
+
+
+def _open_quote(before: str) -> bool:
+    """Whether the turn's text before a sentence leaves a quotation open ("the reporter wrote:
+    "Your library is broken. Please fix it." — the second sentence is still the reporter's)."""
+    curly = before.count("“") + before.count("「") - before.count("”") - before.count("」")
+    return curly > 0 or before.count('"') % 2 == 1
+
+
+SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
+    "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence),
+    "quoted": lambda sentence, core, before: _open_quote(before),
+    "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
+    "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
+    "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. ")),
+    "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core),
+}
+"""Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
+for (advice between people, a quotation still open), whether it holds beyond the moment (a
+fault that comes and goes, someone busy right now), numbers that are secrets, and a condition
+with nothing under it. (A laugh closing a sentence and a moment word in its first clause were
+tried too: on unseen sessions they took real facts, "…, he handles the music lol".)"""
+
+
+def not_memory(sentence: str, core: str, before: str = "") -> str | None:
+    """Which kind of non-memory a whole sentence is, or None.
+
+    ``sentence`` is what the user typed, ``core`` the same without lead-ins and filler (and
+    without the ask of a question), ``before`` the turn's text before the sentence. Unlike
+    :func:`distractor`, which judges one clause no named rule took, this judges the sentence
+    before every rule: what it finds is never a memory, whatever rule would take it.
+    """
+    return next((name for name, test in SENTENCE_TESTS.items() if test(sentence, core, before)), None)
+
+
+__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "distractor", "mostly_chinese", "not_memory"]

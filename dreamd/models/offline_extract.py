@@ -105,6 +105,7 @@ from dreamd.models.offline_dialogue import (
     proposal_of,
     standing_request,
 )
+from dreamd.models.offline_distractors import not_memory
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
     HOW_KEY,
@@ -517,8 +518,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                     continue
             elif peeled.reported or not core:
                 continue
-            if peeled.reported:
-                continue
+            if peeled.reported or not_memory(s, core, " ".join(sents[:k])):
+                continue  # someone else's words, advice between people, banter, the moment (see not_memory)
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
                       remember=peeled.remember)

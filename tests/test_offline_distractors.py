@@ -1,0 +1,90 @@
+"""Whole-sentence distractors: what is never a memory whatever rule would take it (invented sentences)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamd.models.offline_distractors import not_memory
+from dreamd.models.offline_extract import extract_from_turns
+
+
+def _user(*texts: str) -> list[dict[str, str]]:
+    return [{"role": "user", "text": t, "timestamp": "2026-03-02T10:00:00Z"} for t in texts]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("my uncle's advice: never sign a lease without reading clause nine", "advice"),
+        ("Grandma's one rule: always bring a jumper to the seaside", "advice"),
+        ("my advice to anyone: never host a wedding in a barn", "advice"),
+        ("a tip for new maintainers: never rebase a public branch", "advice"),
+        ("师傅的忠告：螺丝不要拧太紧", "advice"),
+        ("the tiles crack whenever the heating comes on, and the grout flickers", "malfunction"),
+        ("the dashboard glitches on Safari", "malfunction"),
+        ("蓝牙耳机偶尔断连，偶尔丢数据", "malfunction"),
+        ("小程序时不时闪退", "malfunction"),
+        ("put this on the invoice: account 4417 2290 1834 5521", "secret"),
+        ("the router login is admin, password Tulip4477", "secret"),
+        ("他的工资卡号是 6222 0211 3344 5566 778", "secret"),
+        ("if we ever open a second studio", "hypothetical"),
+        ("要是明年搬去成都", "hypothetical"),
+        ("We're waiting for the taxi, then back to it", "busy"),
+        ("我们在等快递，到了再继续", "busy"),
+    ],
+)
+def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
+    assert not_memory(sentence, sentence) == kind
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Here's a rule for you: every schema change ships with a down migration",
+        "That's the team's rule: two approvals before merge",  # a rule of the team the user states
+        "Code freeze for the kiosk app starts next Friday",
+        "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault
+        "If you need the VPN config, Bao keeps it in the ops vault",  # a pointer in the form of advice
+        "如果接口超时，一律重试三次",  # a rule under a condition
+        "Our support line is 0800 123 456",  # a phone number is not an account number
+        "The password manager is 1Password, vault Ops",
+        "I'm a nurse on the cardiac ward",
+        "我在杭州做财务",
+    ],
+)
+def test_lasting_statements_pass(sentence: str) -> None:
+    assert not_memory(sentence, sentence) is None
+
+
+def test_a_quotation_open_since_an_earlier_sentence_is_still_quoted() -> None:
+    before = 'the landlord wrote: "The boiler is serviced every May.'
+    assert not_memory('Always call me before letting anyone in."', 'Always call me before letting anyone in."', before) == "quoted"
+    assert not_memory("Always call me before letting anyone in.", "Always call me before letting anyone in.", "We rent.") is None
+    assert not_memory("下次再说。", "下次再说。", "房东说：“锅炉每年五月检修。") == "quoted"
+
+
+def test_extraction_keeps_none_of_them() -> None:
+    records = extract_from_turns(
+        _user(
+            'the client emailed: "The export is wrong for the new template. Please fix this ASAP, we ship on Monday."',
+            "my neighbour's advice: never pay a builder the last instalment early",
+            "the router login is admin, password Tulip4477",
+            "the sidebar flickers whenever the window resizes, can you look at Sidebar.vue",
+            "要是以后做海外版，数据库怎么拆？",
+        ),
+        today="2026-03-02",
+    )
+    assert records == []
+
+
+def test_extraction_still_keeps_the_facts_beside_them() -> None:
+    records = extract_from_turns(
+        _user(
+            "I'm a landscape architect in Ghent.",
+            "Here's a rule for you: every drawing export goes to the shared Plans folder.",
+        ),
+        today="2026-03-02",
+    )
+    text = "\n".join(r["description"] + r["body"] for r in records)
+    assert "landscape architect" in text
+    assert "Plans folder" in text
