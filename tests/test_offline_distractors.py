@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dreamd.models.offline_distractors import not_memory
+from dreamd.models.offline_distractors import continues, not_memory
 from dreamd.models.offline_extract import extract_from_turns
 
 
@@ -88,3 +88,43 @@ def test_extraction_still_keeps_the_facts_beside_them() -> None:
     text = "\n".join(r["description"] + r["body"] for r in records)
     assert "landscape architect" in text
     assert "Plans folder" in text
+
+
+# ----------------------------------------------------------------------------- a clause that goes on
+
+
+@pytest.mark.parametrize(
+    ("clause", "sentence", "expected"),
+    [
+        ("I sleep during the day", "I'm a baker on the early shift, so I sleep during the day", True),
+        ("he's at the garage on Mill Road", "my mechanic is Tomasz, he's at the garage on Mill Road", True),
+        ("I can't miss it", "Noor's recital is on Friday and I can't miss it", True),
+        ("I shop at the Coop on the quay", "I'm a glassblower in Murano, I shop at the Coop on the quay", False),
+        ("the wiki is on Outline", "we deploy with Nomad, and the wiki is on Outline", False),
+        ("索引叫 shop-logs", "日志都打到 Loki，索引叫 shop-logs", True),
+        ("主要写 Elixir", "我是做后端的，主要写 Elixir", True),
+        ("税务都是她在弄", "我的会计是小周，税务都是她在弄", True),
+        ("周末一般会去爬山", "我在杭州做财务，周末一般会去爬山", False),
+    ],
+)
+def test_a_clause_that_goes_on_about_the_one_before(clause: str, sentence: str, expected: bool) -> None:
+    assert continues(clause, sentence) is expected
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    return extract_from_turns(_user(text), today="2026-03-02")
+
+
+def test_a_continuation_is_one_record_that_keeps_its_words() -> None:
+    records = _records("I'm a baker on the early shift, so I sleep during the afternoon.")
+    assert len(records) == 1
+    assert "sleep during the afternoon" in records[0]["body"]
+    records = _records("我是做后端的，主要写 Elixir 和 Rust。")
+    assert len(records) == 1
+    assert "Elixir" in records[0]["body"]
+
+
+def test_a_clause_with_a_subject_of_its_own_stays_a_record_of_its_own() -> None:
+    records = _records("I'm a glassblower in Murano, I shop at the Coop on the quay.")
+    assert len(records) == 2
+    assert any("Coop" in r["description"] for r in records)

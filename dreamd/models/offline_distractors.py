@@ -404,4 +404,29 @@ def not_memory(sentence: str, core: str, before: str = "") -> str | None:
     return next((name for name, test in SENTENCE_TESTS.items() if test(sentence, core, before)), None)
 
 
-__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "distractor", "mostly_chinese", "not_memory"]
+# ----------------------------------------------------------------------------- a clause that goes on
+
+_BACK_EN = re.compile(r"^(?:it|its|it's|they|their|they're|he|his|he's|she|her|she's|this|that|these|those|there)\b", re.I)
+_BACK_END_EN = re.compile(r"\b(?:it|that|them|him|her)[.!]?$", re.I)
+# "索引是 …", "项目名叫 …" (a property of what came before), "主要写 …" (no subject: the one before), "他在 …", "归她管".
+_GOES_ON_ZH = re.compile(
+    r"^[^，,。\s]{1,4}(?:是|叫|為|为)|^(?:主要|日常|平时|平時|平常|负责|負責|专门|專門|还要|還要|还得|還得|也|都)|[他她它]"
+)
+_SO_BEFORE = re.compile(r"(?:\bso|\bwhich means|\bhence|所以|因此|于是|於是)[\s,，]*$", re.I)
+
+
+def continues(clause: str, sentence: str) -> bool:
+    """Whether a clause goes on about the fact of the clause before it in the same sentence, so
+    the two are one memory: in Chinese a clause after a comma carries on its topic ("日志都在
+    Kibana 上看，索引是 app-logs-*", "我是做移动端的，主要写 Kotlin"); in English a consequence
+    ("I'm on night shifts, so I sleep during the day") or a clause whose subject or object points
+    back ("…, he's at the garage on Mill Road", "…, and I can't miss it"). An English clause with
+    a subject of its own ("…, I shop at the corner market") is a fact of its own."""
+    if mostly_chinese(clause):
+        return bool(_GOES_ON_ZH.search(clause))
+    at = sentence.find(clause)
+    before = sentence[:at] if at > 0 else ""
+    return bool(_SO_BEFORE.search(before) or _BACK_EN.match(clause) or _BACK_END_EN.search(clause.strip()))
+
+
+__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "mostly_chinese", "not_memory"]

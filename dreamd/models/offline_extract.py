@@ -105,7 +105,7 @@ from dreamd.models.offline_dialogue import (
     proposal_of,
     standing_request,
 )
-from dreamd.models.offline_distractors import not_memory
+from dreamd.models.offline_distractors import continues, not_memory
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
     HOW_KEY,
@@ -369,6 +369,7 @@ class _Answer:
         self.picked: list[tuple[int, int, dict[str, str]]] = []
         self.seen: list[_Indexed] = []
         self.consumed: set[int] = set()
+        self.last: tuple[int, str, dict[str, str]] | None = None  # position, kind, record last admitted
 
     def full(self) -> bool:
         return len(self.picked) >= MAX_RECORDS
@@ -391,6 +392,8 @@ class _Answer:
         record = _record_from(found, day)
         if any(has_secret(v) for v in record.values()):
             return
+        if self._continues(found, position, record):
+            return
         toks = frozenset(tokens(record["description"]))
         # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
         # it is kept under a fresh name so the next dream resolves it toward the newer one.
@@ -407,6 +410,20 @@ class _Answer:
         self.taken.add(record["name"])
         self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
         self.picked.append((found.priority, position, record))
+        self.last = (position, found.kind, record)
+
+    def _continues(self, found: Found, position: int, record: dict[str, str]) -> bool:
+        """Fold a clause no named rule took into the record a named rule made from the clause before
+        it in the same sentence ("I'm a nurse on night shifts, so I sleep during the day", "日志都在
+        Kibana 上看，索引是 app-logs-*"): it goes on about that fact, so it is one memory, not two."""
+        if found.kind != "statement" or self.last is None or self.last[0] != position:
+            return False
+        if self.last[1] in ("statement", "deadline") or not continues(found.slug_source, found.said or ""):
+            return False  # a dated plan is an event of its own
+        previous = self.last[2]
+        if not _covered(record["description"], previous["description"] + "\n" + previous["body"]):
+            previous["body"] += as_line(record["description"]) + "\n"
+        return True
 
     def correct(self, new: str, old: str | None, day: dt.date) -> bool:
         """Put the latest record right when the user corrects a value it holds.
