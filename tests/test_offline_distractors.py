@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dreamd.models.offline_distractors import continues, not_memory
+from dreamd.models.offline_distractors import continues, not_memory, restated
 from dreamd.models.offline_extract import extract_from_turns
 
 
@@ -128,3 +128,34 @@ def test_a_clause_with_a_subject_of_its_own_stays_a_record_of_its_own() -> None:
     records = _records("I'm a glassblower in Murano, I shop at the Coop on the quay.")
     assert len(records) == 2
     assert any("Coop" in r["description"] for r in records)
+
+
+# ----------------------------------------------------------------------------- a value put right
+
+
+@pytest.mark.parametrize(
+    ("sentence", "value"),
+    [
+        ("Apologies, that is wrong: it is 11g.", "11g"),
+        ("sorry, Redis 7, we moved in June.", "Redis 7"),
+        ("My bad, that's outdated - we're on 4.2 now", "4.2"),
+        ("不对不对，上个月刚换过，现在是 2.7", "2.7"),
+        ("更正：上周已经升级到 nginx 1.27。", "nginx 1.27"),
+        ("啊不对，3.2.1 已经发了", "3.2.1"),
+        ("sorry, 3 more questions about the schema", None),  # an apology, then a count
+        ("Sorry for the delay, I was at the dentist", None),
+        ("The broker runs Kafka 3.6", None),  # no marker: a statement, not a correction
+    ],
+)
+def test_the_value_a_correction_puts_right(sentence: str, value: str | None) -> None:
+    assert restated(sentence) == (None if value is None else (value, None))
+
+
+def test_a_correction_in_the_next_turn_puts_the_record_right() -> None:
+    records = extract_from_turns(
+        _user("The billing service talks to MariaDB 10.4.", "Apologies, that is wrong: it is 11.2."),
+        today="2026-03-02",
+    )
+    assert len(records) == 1
+    assert "MariaDB 11.2" in records[0]["description"]
+    assert "10.4" not in records[0]["description"] + records[0]["body"]

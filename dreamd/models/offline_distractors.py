@@ -429,4 +429,40 @@ def continues(clause: str, sentence: str) -> bool:
     return bool(_SO_BEFORE.search(before) or _BACK_EN.match(clause) or _BACK_END_EN.search(clause.strip()))
 
 
-__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "mostly_chinese", "not_memory"]
+# ----------------------------------------------------------------------------- a value put right
+
+_WRONG_LEAD = re.compile(
+    r"^(?:(?:哦|噢|啊|呃)?(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我记错了|我記錯了|口误|口誤|搞错了|搞錯了)[了啊]?[，,：:！!。\s]*)+|"
+    r"^(?:(?:sorry|apologies|oops|my bad|correction)[,:!.]?\s*)+(?:(?:no|nope|that(?:'s| is| was) (?:wrong|not right|outdated|old)|"
+    r"i was wrong|wrong)[,:!.—–-]*\s*)?|^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no)[,:!.—–-]*\s*",
+    re.I,
+)
+_VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*[a-z]?(?!\w|\.\d)")
+_VALUE_ZH = re.compile(r"(?:现在是|現在是|已经是|已經是|应该是|應該是|其实是|其實是|是|到|成|为|為)\s*([A-Za-z][\w+#-]*\s?)?v?(\d+(?:\.\d+)*[a-z]?)")
+
+
+def restated(sentence: str) -> tuple[str, None] | None:
+    """The value a sentence puts right when it opens by saying the earlier one was wrong
+    ("Apologies, that is wrong: it is 19c.", "sorry, Postgres 16, we moved in June", "不对，上个月
+    升级过，现在是 3.5", "更正：已经升级到 2.4"): the first version or number after the marker.
+    A bare "sorry" counts only when a value follows at once ("sorry, Redis 7, …"), so an apology
+    ("sorry, 3 more questions") corrects nothing. What it corrects is found by shape
+    (:meth:`dreamd.models.offline_extract._Answer.correct`)."""
+    s = sentence.strip()
+    m = _WRONG_LEAD.match(s)
+    if not m or m.end() == 0:
+        return None
+    rest, lead = s[m.end() :], m.group(0)
+    alone = _VALUE.match(rest)
+    if re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I) and not (
+        alone and re.match(r"\s*(?:[,;.!]|$)", rest[alone.end() :])
+    ):
+        return None
+    if mostly_chinese(rest):
+        z = _VALUE_ZH.search(rest) or re.search(r"()(\d+(?:\.\d+)+)", rest)
+        return ((z.group(1) or "") + z.group(2), None) if z else None
+    v = _VALUE.search(rest)
+    return (v.group(0), None) if v else None
+
+
+__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "mostly_chinese", "not_memory", "restated"]

@@ -105,7 +105,7 @@ from dreamd.models.offline_dialogue import (
     proposal_of,
     standing_request,
 )
-from dreamd.models.offline_distractors import continues, not_memory
+from dreamd.models.offline_distractors import continues, not_memory, restated
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
     HOW_KEY,
@@ -544,7 +544,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
-            fix = correction_of(s) if role == "user" else None
+            fix = (correction_of(s) or restated(s)) if role == "user" else None
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None
