@@ -20,6 +20,23 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("my advice to anyone: never host a wedding in a barn", "advice"),
         ("a tip for new maintainers: never rebase a public branch", "advice"),
         ("师傅的忠告：螺丝不要拧太紧", "advice"),
+        ("the best advice I ever got: always read the small print", "advice"),
+        ("word to the wise, never ignore a dripping tap", "advice"),
+        ("听我一句，买车千万别上头", "advice"),
+        ("people should really back up their phones more often", "advice"),
+        ("my grandad always told me to never lend my bike", "advice"),
+        ("our old coach used to say never skip the cool-down", "advice"),
+        ("我妈总跟我说出门一定要带伞", "advice"),
+        ("朋友劝我别在年底跳槽", "advice"),
+        ("I always tell my trainees to read the error twice", "life advice"),
+        ("我一直跟学生说，审题要读两遍", "life advice"),
+        ("you should always carry some cash abroad", "life advice"),
+        ("出远门一定要带充电宝", "life advice"),
+        ("my landlord texted: 'the rent goes up in May, sorry'", "reported"),
+        ("his exact words were 'ship it by Friday or else'", "reported"),
+        ("他原话是“这个需求下周必须上线”", "reported"),
+        ("真要换城市的话，我倾向去厦门", "hypothetical"),
+        ("等孩子上小学了，我可能会回去上班", "hypothetical"),
         ("the tiles crack whenever the heating comes on, and the grout flickers", "malfunction"),
         ("the dashboard glitches on Safari", "malfunction"),
         ("蓝牙耳机偶尔断连，偶尔丢数据", "malfunction"),
@@ -41,6 +58,12 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
     "sentence",
     [
         "Here's a rule for you: every schema change ships with a down migration",
+        "One thing I learned the hard way: never reindex more than one shard at once",  # a rule for the work
+        "Always show prices in euros, not dollars",
+        "You should always run the linter before you commit",  # advice in form, about the work
+        "Everyone on the team should use the shared VPN profile",  # a team rule, not people at large
+        "发版前一定要跑一遍 e2e 测试",
+        "I always tell you when I'm off on Fridays",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault

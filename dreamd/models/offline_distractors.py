@@ -9,6 +9,19 @@ piece of code, a secret, a malfunction of the moment, a reason for another claus
 :data:`TESTS_EN` and :data:`TESTS_ZH` name them; :func:`distractor` returns the first that holds.
 A pointer (where something lives, who to ask) is a fact in the form of advice, so the tests of
 form that would reject advice do not apply to it.
+
+Three more layers read a whole sentence rather than a clause no rule took:
+
+- :func:`not_memory` (:data:`SENTENCE_TESTS`) runs before every rule, so what it finds never
+  becomes a record whichever rule would take it: advice between people (a label such as "my
+  sister's advice:", a generic addressee, someone's advice told as speech, the user's own advice
+  to others, "you should …" about nothing of the work), someone else's words (a speech verb
+  before a colon, a quotation still open from an earlier sentence), an intermittent fault, a
+  number that is a secret, a condition with nothing under it, someone busy right now;
+- :func:`continues` tells a clause that goes on about the fact before it in the same sentence
+  (one memory) from a clause with a subject of its own (two);
+- :func:`restated` reads the value a correction puts right ("Apologies, that is wrong: it is
+  …", "不对，…现在是 …"), so the stale record is fixed rather than kept beside a new one.
 """
 
 from __future__ import annotations
@@ -17,6 +30,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
+from dreamd.models.offline_audience import about_the_work
 from dreamd.models.offline_structure import ONE_OFF_EDIT
 from dreamd.models.offline_text import has_cjk
 from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
@@ -343,7 +357,49 @@ _ADVICE_LEAD = re.compile(
     r"(?:[\w-]+\s+)?(?:advice|idea|tip|motto|mantra|philosophy|rule of thumb|rule|take|theory|wisdom)\b[^:：]{0,20}[:：]|"
     r"\b(?:advice|tips?|word of warning|words of wisdom|pro tip)\s+(?:to|for)\s+(?:anyone|everyone|everybody|people|others|"
     r"other [\w-]+|new [\w-]+|any [\w-]+)\b[^:：]{0,20}[:：]|"
-    r"^[^：:，,。]{0,10}(?:的)?(?:建议|忠告|经验之谈|經驗之談|名言|口头禅|口頭禪|座右铭|座右銘|人生信条|人生信條)[：:]",
+    r"^[^：:，,。]{0,10}(?:的)?(?:建议|忠告|经验之谈|經驗之談|名言|口头禅|口頭禪|座右铭|座右銘|人生信条|人生信條)[：:]|"
+    # a lead that offers wisdom to whoever listens: "the best advice I ever got:", "word to the wise,", "听我一句，"
+    r"^(?:the |my |one |a )?(?:best|only|golden|first|biggest|hardest) (?:advice|tip|rule|lesson)\b[^:：,]{0,30}[:：,]|"
+    r"^(?:my advice(?: is)?|word to the wise|words of wisdom|take it from me|if you ask me|trust me|pro tip|life lesson|"
+    r"lesson learned)\s*[:：,-]|"
+    r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話)",
+    re.I,
+)
+# Advice said to or for people at large: "people should really …", "everyone should learn …", "大家都要…".
+_GENERIC_ADVICE = re.compile(
+    r"^(?:people|everyone|everybody|one|nobody|no one|you all)\s+(?!(?:\S+\s+){0,2}?(?:on|in|at|here|who)\b)"
+    r"(?:\w+\s+)?(?:should|must|needs? to|ought to|has to|have to|shouldn't|mustn't)\b|"
+    r"^(?:大家|人人|每个人|每個人)(?:都)?(?:应该|應該|要|得|必须|必須)",
+    re.I,
+)
+# Someone else's advice told as speech without quotes: "my dad always told me to never …", "X used to
+# say never …", "我妈总跟我说出门一定要…", "朋友劝我别…".
+_TOLD_ADVICE = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|once\s+|used to\s+|keeps?\s+|kept\s+)?"
+    r"(?:says?|said|saying|tells? me|told me|telling me|tells? us|told us|reminds? me|warned me|warns me)\s+"
+    r"(?:that\s+)?(?:to\s+)?(?:always|never|don't|do not|not to|you should|you must|i should|we should)\b|"
+    r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)",
+    re.I,
+)
+# Someone else's words by another verb, or named as such: "my landlord texted: '…'", "his exact words were '…'", "原话是“…”".
+_WORDS_OF = re.compile(
+    r"\b(?:texted|emailed|messaged|posted|commented|replied|tweeted|wrote back|announced)\s*[:：]|"
+    r"\b(?:exact |very |own )?words were\b|原话|原話|(?:群里|群裡|邮件里|郵件裡|信里|信裡)[^，,。]{0,6}(?:说|說|写|寫|发了|發了)",
+    re.I,
+)
+# A supposition by its mood in Chinese: "…的话，…", "等孩子上小学了，我可能会…".
+_SUPPOSED_ZH = re.compile(r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,。]{1,15}了[，,][^。]*(?:可能|也许|也許|大概|或许|或許)")
+# A directive in the form advice takes between people: "you should always carry cash abroad",
+# "买二手车一定要…", "钱包一定要看好"; it is advice about living unless it names the work (offline_audience).
+_ADVICE_FORM = re.compile(
+    r"^you (?:should|must|have to|need to|gotta|got to|ought to)\b|^[^，,。]{0,12}(?:一定要|千万|千萬|务必|務必|一定得|永远要|永遠要)",
+    re.I,
+)
+# The user's own advice to others: "I always tell my students to …", "我常跟我老婆说，…".
+_TELLS_OTHERS = re.compile(
+    r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|usually\s+)?(?:tell|told|telling|advise|advised|remind)\s+"
+    r"(?!you\b|u\b)(?:my|our|every|all|the|them|him|her|people|new)\b|"
+    r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)",
     re.I,
 )
 # A fault that comes and goes: "the map jitters whenever …", "偶尔丢数据", "时不时闪退".
@@ -371,6 +427,17 @@ _OCCUPIED_NOW = re.compile(
 )
 
 
+def _life_advice(core: str) -> bool:
+    """A directive in the form of advice (always/never/you should/一定要) that names nothing of the
+    work, read with and without its head ("Always show amounts in pounds" names "show …")."""
+    m = _ADVICE_FORM.search(core)
+    if m is None:
+        return False
+    rest = core[m.end() :].strip(" ,，")
+    rest = re.sub(r"^(?:always|never|ever|just|really|also)\s+", "", rest, flags=re.I)
+    return not (about_the_work(core) or about_the_work(rest) or _CODE.search(core) or "%" in core)
+
+
 def _open_quote(before: str) -> bool:
     """Whether the turn's text before a sentence leaves a quotation open ("the reporter wrote:
     "Your library is broken. Please fix it." — the second sentence is still the reporter's)."""
@@ -379,15 +446,20 @@ def _open_quote(before: str) -> bool:
 
 
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
-    "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence),
+    "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
+    or _GENERIC_ADVICE.match(core)
+    or _TOLD_ADVICE.search(core),
+    "life advice": lambda sentence, core, before: _life_advice(core) or _TELLS_OTHERS.match(core),
+    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence),
     "quoted": lambda sentence, core, before: _open_quote(before),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
-    "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. ")),
+    "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
+    or _SUPPOSED_ZH.search(core),
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core),
 }
 """Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
-for (advice between people, a quotation still open), whether it holds beyond the moment (a
+for (advice between people, someone else's words, a quotation still open), whether it holds beyond the moment (a
 fault that comes and goes, someone busy right now), numbers that are secrets, and a condition
 with nothing under it. (A laugh closing a sentence and a moment word in its first clause were
 tried too: on unseen sessions they took real facts, "…, he handles the music lol".)"""
