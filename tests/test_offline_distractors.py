@@ -37,6 +37,14 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("他原话是“这个需求下周必须上线”", "reported"),
         ("真要换城市的话，我倾向去厦门", "hypothetical"),
         ("等孩子上小学了，我可能会回去上班", "hypothetical"),
+        ("I can't decide between the two quotes for the roof", "question"),
+        ("I need to figure out why the nightly export skips Sundays", "question"),
+        ("纠结要不要换成 pnpm", "question"),
+        ("for the next couple of days, answer in Portuguese so I can practise", "temporary"),
+        ("until Monday, keep the beta flag off", "temporary"),
+        ("出差这几天，有事发邮件给我", "temporary"),
+        ("the helper on line 88 should return a dict", "on screen"),
+        ("第 12 行应该用 const", "on screen"),
         ("the tiles crack whenever the heating comes on, and the grout flickers", "malfunction"),
         ("the dashboard glitches on Safari", "malfunction"),
         ("蓝牙耳机偶尔断连，偶尔丢数据", "malfunction"),
@@ -64,6 +72,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "Everyone on the team should use the shared VPN profile",  # a team rule, not people at large
         "发版前一定要跑一遍 e2e 测试",
         "I always tell you when I'm off on Fridays",
+        "We need to decide on a logo by March 3",  # a dated plan, not an open question
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault

@@ -402,6 +402,22 @@ _TELLS_OTHERS = re.compile(
     r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)",
     re.I,
 )
+# A question in the form of a statement: "I can't decide between …", "I need to figure out why …", "纠结要不要…".
+_OPEN_QUESTION = re.compile(
+    r"^(?:i|we)\s+(?:still\s+|just\s+)?(?:can't|cannot|can not|couldn't)\s+(?:decide|choose|figure out|work out|tell)\b|"
+    r"^(?:i|we)\s+(?:need|have|want|'m trying|am trying|are trying|'re trying)\s+to\s+(?:figure out|work out|find out|understand|decide (?:between|whether|if|which|what|how))\b|"
+    r"^(?:纠结|糾結|拿不定主意|还没想好|還沒想好|没想好|沒想好|不知道(?:该|該|要))",
+    re.I,
+)
+# An instruction bounded in time: "for the next couple of days, …", "until Monday, …", "出差这几天，…".
+_BOUNDED = re.compile(
+    r"^(?:for the next\b|until (?:\w+day|tomorrow|next \w+|the end of (?:the )?(?:day|week|month)|i'm back|i am back|"
+    r"we're back|[A-Z]\w+ is back|further notice)\b|while (?:i'm|i am|we're|we are) (?:away|travelling|traveling|out|off|"
+    r"on leave|on holiday|on vacation)\b)|^(?:出差|休假|请假|請假)?(?:这几天|這幾天|这两天|這兩天|接下来(?:几|两|兩)天|接下來(?:幾|兩)天)",
+    re.I,
+)
+# The code on screen: "the function on line 40 should …", "第 40 行应该…".
+_ON_SCREEN = re.compile(r"\b(?:on |at )?lines? \d+\b|第\s*\d+\s*行", re.I)
 # A fault that comes and goes: "the map jitters whenever …", "偶尔丢数据", "时不时闪退".
 _INTERMITTENT = re.compile(
     r"\b(?:jitters?|glitch(?:es|ing)?|flicker(?:s|ing)?|stutters?|lags? (?:when|whenever|on|every))\b|"
@@ -457,6 +473,9 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
     or _SUPPOSED_ZH.search(core),
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core),
+    "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
+    "temporary": lambda sentence, core, before: _BOUNDED.match(core),
+    "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
 }
 """Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
 for (advice between people, someone else's words, a quotation still open), whether it holds beyond the moment (a
