@@ -35,6 +35,10 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("my landlord texted: 'the rent goes up in May, sorry'", "reported"),
         ("his exact words were 'ship it by Friday or else'", "reported"),
         ("他原话是“这个需求下周必须上线”", "reported"),
+        ("here's the README section: 'Contributors must always sign the CLA first.'", "reported"),
+        ("from the wiki: every service must expose /livez", "reported"),
+        ("这是网页上的原文：请务必每天清理缓存", "reported"),
+        ("网上有篇文章说永远不要用触发器", "reported"),
         ("真要换城市的话，我倾向去厦门", "hypothetical"),
         ("等孩子上小学了，我可能会回去上班", "hypothetical"),
         ("I can't decide between the two quotes for the roof", "question"),
@@ -73,6 +77,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "发版前一定要跑一遍 e2e 测试",
         "I always tell you when I'm off on Fridays",
         "We need to decide on a logo by March 3",  # a dated plan, not an open question
+        "Runbook page: https://wiki.example/runbooks/db",  # a pointer labelled by its page
+        "接口文档在 Apifox 上，项目名叫 shop-api",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault

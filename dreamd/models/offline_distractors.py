@@ -387,6 +387,17 @@ _WORDS_OF = re.compile(
     r"\b(?:exact |very |own )?words were\b|原话|原話|(?:群里|群裡|邮件里|郵件裡|信里|信裡)[^，,。]{0,6}(?:说|說|写|寫|发了|發了)",
     re.I,
 )
+# Text from a page or a document the user passes on: "here's the README section: '…'", "from the wiki: …",
+# "网上有篇文章说…", "这是网页上的原文：…" — only what the user says or accepts becomes memory.
+_PASSED_ON = re.compile(
+    r"^(?:here's |here is |this is )?(?:(?:copied |quoting |quoted )?from |according to )?(?:the |a |an |this |that |some |our )?"
+    r"(?:[\w-]+ )?(?:readme|page|web ?page|article|docs|documentation|wiki|website|site|blog(?: post)?|post|forum|thread|"
+    r"manual|guide|tutorial|stack ?overflow(?: answer)?)(?: section| page| entry)?(?: (?:i|we) (?:found|read|saw))?"
+    r"(?: says?| reads?| said)?\s*[:：](?!\s*\S*(?:https?://|www\.))|"
+    r"(?:网页|網頁|网上|網上|文章|博客|帖子|原文|页面|頁面|教程|论坛|論壇)[^，,。]{0,8}(?:说|說|写|寫|[：:])|"
+    r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)",
+    re.I,
+)
 # A supposition by its mood in Chinese: "…的话，…", "等孩子上小学了，我可能会…".
 _SUPPOSED_ZH = re.compile(r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,。]{1,15}了[，,][^。]*(?:可能|也许|也許|大概|或许|或許)")
 # A directive in the form advice takes between people: "you should always carry cash abroad",
@@ -465,8 +476,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
     or _GENERIC_ADVICE.match(core)
     or _TOLD_ADVICE.search(core),
+    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
     "life advice": lambda sentence, core, before: _life_advice(core) or _TELLS_OTHERS.match(core),
-    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence),
     "quoted": lambda sentence, core, before: _open_quote(before),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
