@@ -39,6 +39,10 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("from the wiki: every service must expose /livez", "reported"),
         ("这是网页上的原文：请务必每天清理缓存", "reported"),
         ("网上有篇文章说永远不要用触发器", "reported"),
+        ("我老板在群里发：“从下周起所有合并都要两个人审”", "reported"),
+        ("Back when I was at the insurer, we had a two-person rule for deploys", "past event"),
+        ("In my old job we deployed every Tuesday", "past event"),
+        ("My dog is asleep on the sofa again", "momentary"),
         ("真要换城市的话，我倾向去厦门", "hypothetical"),
         ("等孩子上小学了，我可能会回去上班", "hypothetical"),
         ("I can't decide between the two quotes for the roof", "question"),
@@ -79,6 +83,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "We need to decide on a logo by March 3",  # a dated plan, not an open question
         "Runbook page: https://wiki.example/runbooks/db",  # a pointer labelled by its page
         "接口文档在 Apifox 上，项目名叫 shop-api",
+        "从现在开始，邮件落款都写“此致，小林”",  # a format the user sets, in quotes
+        "I never want to see a force push again",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault
@@ -92,6 +98,13 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
 )
 def test_lasting_statements_pass(sentence: str) -> None:
     assert not_memory(sentence, sentence) is None
+
+
+def test_advice_announced_by_the_sentence_before_is_someone_elses() -> None:
+    tip = "Always stretch for ten minutes before a ride."
+    assert not_memory(tip, tip, "My physio gave me one tip.") == "quoted"
+    assert not_memory("做人要厚道。", "做人要厚道。", "我爸跟我说过一句话。") == "quoted"
+    assert not_memory(tip, tip, "I cycle to work.") is None
 
 
 def test_a_quotation_open_since_an_earlier_sentence_is_still_quoted() -> None:

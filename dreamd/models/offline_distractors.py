@@ -16,8 +16,11 @@ Three more layers read a whole sentence rather than a clause no rule took:
   becomes a record whichever rule would take it: advice between people (a label such as "my
   sister's advice:", a generic addressee, someone's advice told as speech, the user's own advice
   to others, "you should …" about nothing of the work), someone else's words (a speech verb
-  before a colon, a quotation still open from an earlier sentence), an intermittent fault, a
-  number that is a secret, a condition with nothing under it, someone busy right now;
+  before a colon, a quotation still open from an earlier sentence, advice the sentence before
+  announced, text passed on from a page), an episode told as past ("back when I was at …"),
+  what is happening again, an intermittent fault, a number that is a secret, a condition with
+  nothing under it, a question or an instruction bounded in time in the form of a statement,
+  the code on screen, someone busy right now;
 - :func:`continues` tells a clause that goes on about the fact before it in the same sentence
   (one memory) from a clause with a subject of its own (two);
 - :func:`restated` reads the value a correction puts right ("Apologies, that is wrong: it is
@@ -384,7 +387,8 @@ _TOLD_ADVICE = re.compile(
 # Someone else's words by another verb, or named as such: "my landlord texted: '…'", "his exact words were '…'", "原话是“…”".
 _WORDS_OF = re.compile(
     r"\b(?:texted|emailed|messaged|posted|commented|replied|tweeted|wrote back|announced)\s*[:：]|"
-    r"\b(?:exact |very |own )?words were\b|原话|原話|(?:群里|群裡|邮件里|郵件裡|信里|信裡)[^，,。]{0,6}(?:说|說|写|寫|发了|發了)",
+    r"\b(?:exact |very |own )?words were\b|原话|原話|(?:群里|群裡|邮件里|郵件裡|信里|信裡)[^，,。]{0,6}(?:说|說|写|寫|发了|發了)|"
+    r"(?:发|發|回复|回覆|留言|批注)(?:了|道)?[：:]?\s*[“「]|(?:说|說|讲|講)(?:了|道)?[：:]\s*[“「]",
     re.I,
 )
 # Text from a page or a document the user passes on: "here's the README section: '…'", "from the wiki: …",
@@ -396,6 +400,19 @@ _PASSED_ON = re.compile(
     r"(?: says?| reads?| said)?\s*[:：](?!\s*\S*(?:https?://|www\.))|"
     r"(?:网页|網頁|网上|網上|文章|博客|帖子|原文|页面|頁面|教程|论坛|論壇)[^，,。]{0,8}(?:说|說|写|寫|[：:])|"
     r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)",
+    re.I,
+)
+# A sentence announcing that advice follows: "My physio gave me one tip.", "我爸跟我说过一句话。"
+_ADVICE_NEXT = re.compile(
+    r"\b(?:gave|told|taught|passed on)\s+(?:me|us)\s+(?:one|a|some|the|this|his|her|their|a good|a great)?\s*(?:\w+\s+)?"
+    r"(?:tip|advice|rule|lesson|piece of advice|saying|trick)s?\b[^.!?]*[.:!]?\s*$|"
+    r"(?:跟我|对我|對我|和我|教我)(?:说|說|讲|講)?过?(?:一句话|一句話|一句|几句|幾句|一个道理|一個道理)[。：:！!]?\s*$",
+    re.I,
+)
+# An episode of the past told as such: "Back when I was at the bank, …", "In my old job, …".
+_EPISODE = re.compile(
+    r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
+    r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place))\b",
     re.I,
 )
 # A supposition by its mood in Chinese: "…的话，…", "等孩子上小学了，我可能会…".
@@ -478,7 +495,11 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _TOLD_ADVICE.search(core),
     "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
     "life advice": lambda sentence, core, before: _life_advice(core) or _TELLS_OTHERS.match(core),
-    "quoted": lambda sentence, core, before: _open_quote(before),
+    "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
+    "past event": lambda sentence, core, before: _EPISODE.match(core),
+    "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I) and not re.search(
+        r"\bnever\b[^.]*\bagain\b", core, re.I
+    ),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
