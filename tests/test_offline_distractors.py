@@ -43,6 +43,15 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("Back when I was at the insurer, we had a two-person rule for deploys", "past event"),
         ("In my old job we deployed every Tuesday", "past event"),
         ("My dog is asleep on the sofa again", "momentary"),
+        ("my neighbour recommends never leaving the heating off in winter", "advice"),
+        ("keep it light and don't overthink it, that's what I tell every new parent", "advice"),
+        ("老妈一直念叨让我早点买房", "advice"),
+        ("never go grocery shopping hungry", "life advice"),
+        ("always keep receipts, you never know", "life advice"),
+        ("永远不要空腹去超市", "life advice"),
+        ("出门在外，钱包一定要看好", "life advice"),
+        ("rule of thumb for buying a used bike: always check the chain", "advice"),
+        ("my two cents: keep your emergency fund somewhere boring", "advice"),
         ("真要换城市的话，我倾向去厦门", "hypothetical"),
         ("等孩子上小学了，我可能会回去上班", "hypothetical"),
         ("I can't decide between the two quotes for the roof", "question"),
@@ -85,6 +94,9 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "接口文档在 Apifox 上，项目名叫 shop-api",
         "从现在开始，邮件落款都写“此致，小林”",  # a format the user sets, in quotes
         "I never want to see a force push again",
+        "Always show money amounts in pounds, not dollars",  # what the assistant produces
+        "rule of thumb for you: never silence a lint rule without a comment",  # a rule for the assistant
+        "Never suggest restaurants with a dress code, I hate dressing up",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault
@@ -210,3 +222,16 @@ def test_a_correction_in_the_next_turn_puts_the_record_right() -> None:
     assert len(records) == 1
     assert "MariaDB 11.2" in records[0]["description"]
     assert "10.4" not in records[0]["description"] + records[0]["body"]
+
+
+# ----------------------------------------------------------------------------- who a directive is for
+
+
+def test_an_instruction_verb_after_an_adverb_is_about_the_work() -> None:
+    from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
+
+    assert about_the_work("always show amounts in euros")
+    assert about_the_work("never list more than three options")
+    assert not names_the_work("never go grocery shopping hungry")
+    assert is_everyday("never go grocery shopping hungry") and is_everyday("永远不要空腹去超市")
+    assert names_the_work("never commit the lockfile") and not is_everyday("never commit the lockfile")

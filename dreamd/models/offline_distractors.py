@@ -33,7 +33,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
-from dreamd.models.offline_audience import about_the_work
+from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
 from dreamd.models.offline_structure import ONE_OFF_EDIT
 from dreamd.models.offline_text import has_cjk
 from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
@@ -364,7 +364,7 @@ _ADVICE_LEAD = re.compile(
     # a lead that offers wisdom to whoever listens: "the best advice I ever got:", "word to the wise,", "听我一句，"
     r"^(?:the |my |one |a )?(?:best|only|golden|first|biggest|hardest) (?:advice|tip|rule|lesson)\b[^:：,]{0,30}[:：,]|"
     r"^(?:my advice(?: is)?|word to the wise|words of wisdom|take it from me|if you ask me|trust me|pro tip|life lesson|"
-    r"lesson learned)\s*[:：,-]|"
+    r"lesson learned|(?:my |just my )?two cents|rule of thumb\b(?! for (?:you|u|the assistant))[^:：]{0,40})\s*[:：,-]|"
     r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話)",
     re.I,
 )
@@ -381,7 +381,12 @@ _TOLD_ADVICE = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|once\s+|used to\s+|keeps?\s+|kept\s+)?"
     r"(?:says?|said|saying|tells? me|told me|telling me|tells? us|told us|reminds? me|warned me|warns me)\s+"
     r"(?:that\s+)?(?:to\s+)?(?:always|never|don't|do not|not to|you should|you must|i should|we should)\b|"
-    r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)",
+    r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|keeps?\s+)?"
+    r"(?:recommends?|recommending|suggests?|suggesting|advises?|advising|reckons)\s+(?:that\s+)?(?:i\s+|we\s+|you\s+)?"
+    r"(?:always|never|not|to|should|\w+ing)\b|"
+    r"\bthat's what i (?:always |usually )?(?:tell|say to)\b|\bis what i (?:always |usually )?(?:tell|say to)\b|"
+    r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)|"
+    r"(?:念叨|唠叨|嘮叨|催)着?(?:让我|讓我|叫我|要我)",
     re.I,
 )
 # Someone else's words by another verb, or named as such: "my landlord texted: '…'", "his exact words were '…'", "原话是“…”".
@@ -420,7 +425,7 @@ _SUPPOSED_ZH = re.compile(r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,�
 # A directive in the form advice takes between people: "you should always carry cash abroad",
 # "买二手车一定要…", "钱包一定要看好"; it is advice about living unless it names the work (offline_audience).
 _ADVICE_FORM = re.compile(
-    r"^you (?:should|must|have to|need to|gotta|got to|ought to)\b|^[^，,。]{0,12}(?:一定要|千万|千萬|务必|務必|一定得|永远要|永遠要)",
+    r"^you (?:should|must|have to|need to|gotta|got to|ought to)\b|(?:^|[，,])[^，,。]{0,12}(?:一定要|千万|千萬|务必|務必|一定得|永远要|永遠要)",
     re.I,
 )
 # The user's own advice to others: "I always tell my students to …", "我常跟我老婆说，…".
@@ -471,6 +476,20 @@ _OCCUPIED_NOW = re.compile(
 )
 
 
+_IMPERATIVE_ADVICE = re.compile(
+    r"^(?:always|never|don't|do not|don't ever|never ever)\b|^(?:永远不要|永遠不要|千万别|千萬別|千万不要|千萬不要|一定要|记得|記得)",
+    re.I,
+)
+
+
+# What the assistant produces: "always show amounts in pounds", "never round the totals".
+_OUTPUT = re.compile(
+    r"\b(?:show|display|give|write|list|format|answer|reply|respond|round|convert|quote|express|present|print|"
+    r"suggest|recommend|remind)\b|显示|顯示|列出|回答|回复|回覆|推荐|推薦|提醒",
+    re.I,
+)
+
+
 def _life_advice(core: str) -> bool:
     """A directive in the form of advice (always/never/you should/一定要) that names nothing of the
     work, read with and without its head ("Always show amounts in pounds" names "show …")."""
@@ -494,7 +513,9 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _GENERIC_ADVICE.match(core)
     or _TOLD_ADVICE.search(core),
     "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
-    "life advice": lambda sentence, core, before: _life_advice(core) or _TELLS_OTHERS.match(core),
+    "life advice": lambda sentence, core, before: _life_advice(core)
+    or _TELLS_OTHERS.match(core)
+    or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
     "past event": lambda sentence, core, before: _EPISODE.match(core),
     "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I) and not re.search(
