@@ -235,3 +235,12 @@ def test_an_instruction_verb_after_an_adverb_is_about_the_work() -> None:
     assert not names_the_work("never go grocery shopping hungry")
     assert is_everyday("never go grocery shopping hungry") and is_everyday("永远不要空腹去超市")
     assert names_the_work("never commit the lockfile") and not is_everyday("never commit the lockfile")
+
+
+def test_a_statement_about_an_unnamed_it_or_they_is_not_kept() -> None:
+    from dreamd.models.offline_distractors import distractor
+
+    assert distractor("They are spreadsheets, one per quarter") == "vague subject"
+    assert distractor("It's a bit slow on Mondays") is not None
+    assert distractor("It's in the ops vault under net/vpn") is None  # a pointer: where it lives is the fact
+    assert extract_from_turns(_user("They are spreadsheets, one per quarter."), today="2026-03-02") == []

@@ -248,6 +248,10 @@ _ONE_EVENT_EN = re.compile(
 )
 
 
+# "They are excel files", "it's on the second floor": what "they" are was said before, if at all.
+_VAGUE_SUBJECT_EN = re.compile(r"^(?:it|they|these|those|this|that)(?:'s|'re|\s+is|\s+are|\s+was|\s+were)\b", re.I)
+
+
 def _past_en(clause: str) -> bool:
     past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
     return (past or _PAST_TIME_EN.search(clause) is not None) and not _CHANGE_OF_STATE.search(clause)
@@ -298,6 +302,7 @@ TESTS_EN: dict[str, Test] = {
     "evaluation": _EVALUATION_EN.search,
     "unresolved pronoun": _ASK_PRONOUN.search,
     "one event": _ONE_EVENT_EN.match,
+    "vague subject": _VAGUE_SUBJECT_EN.match,
 }
 """The English distractor tests, by name; the first that holds names the clause's kind."""
 TESTS_ZH: dict[str, Test] = {
@@ -331,7 +336,7 @@ def mostly_chinese(text: str) -> bool:
     return sum(map(has_cjk, text)) > len(re.findall(r"[A-Za-z]+", text))
 
 
-_POINTER_SAFE = frozenset({"second person", "condition"})
+_POINTER_SAFE = frozenset({"second person", "condition", "vague subject"})
 _LABELLED = re.compile(r"^[^:：]{2,60}(?::\s+|：\s*)\S")  # "API docs: https://…", "接口文档：…"
 
 
