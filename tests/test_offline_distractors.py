@@ -43,6 +43,9 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("Back when I was at the insurer, we had a two-person rule for deploys", "past event"),
         ("In my old job we deployed every Tuesday", "past event"),
         ("My dog is asleep on the sofa again", "momentary"),
+        ("I'm absolutely starving, skipped lunch", "busy"),
+        ("my partner thinks I take on too much", "opinion"),
+        ("我妈觉得我太瘦了", "opinion"),
         ("my neighbour recommends never leaving the heating off in winter", "advice"),
         ("keep it light and don't overthink it, that's what I tell every new parent", "advice"),
         ("老妈一直念叨让我早点买房", "advice"),
@@ -95,6 +98,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "从现在开始，邮件落款都写“此致，小林”",  # a format the user sets, in quotes
         "I never want to see a force push again",
         "Always show money amounts in pounds, not dollars",  # what the assistant produces
+        "I'm a night-shift paramedic",
+        "I think in metric, so use kilometres",
         "rule of thumb for you: never silence a lint rule without a comment",  # a rule for the assistant
         "Never suggest restaurants with a dress code, I hate dressing up",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states

@@ -425,6 +425,19 @@ _EPISODE = re.compile(
     r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place))\b",
     re.I,
 )
+# Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
+_OPINION_OF = re.compile(
+    r"^(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:thinks|reckons|feels|believes|worries)\b|"
+    r"^(?!我(?:们|們)?(?:觉得|覺得|认为|認為))[^，,。你您]{1,6}(?:觉得|覺得|认为|認為)(?:我|咱)",
+    re.I,
+)
+# A state of the moment: "I'm starving", "I'm so tired" (what the speaker is, the identity rules say; how they feel now is not).
+_STATE_NOW = re.compile(
+    r"^(?:i'm|i am|im|i feel|feeling)\s+(?:so\s+|really\s+|a bit\s+|a little\s+|kinda\s+|pretty\s+|super\s+|very\s+|"
+    r"absolutely\s+|completely\s+|totally\s+|just\s+)*(?:tired|exhausted|starving|hungry|sleepy|knackered|wiped|shattered|"
+    r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day)\b",
+    re.I,
+)
 # A supposition by its mood in Chinese: "…的话，…", "等孩子上小学了，我可能会…".
 _SUPPOSED_ZH = re.compile(r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,。]{1,15}了[，,][^。]*(?:可能|也许|也許|大概|或许|或許)")
 # A directive in the form advice takes between people: "you should always carry cash abroad",
@@ -530,7 +543,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
     or _SUPPOSED_ZH.search(core),
-    "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core),
+    "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
+    "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
     "temporary": lambda sentence, core, before: _BOUNDED.match(core),
     "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
