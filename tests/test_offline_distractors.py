@@ -63,6 +63,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("for the next couple of days, answer in Portuguese so I can practise", "temporary"),
         ("until Monday, keep the beta flag off", "temporary"),
         ("出差这几天，有事发邮件给我", "temporary"),
+        ("Don't bother with the warm-up today, I've got a sore knee", "temporary"),
+        ("你先别合并，我再看一遍", "temporary"),
         ("the helper on line 88 should return a dict", "on screen"),
         ("第 12 行应该用 const", "on screen"),
         ("the tiles crack whenever the heating comes on, and the grout flickers", "malfunction"),
@@ -99,6 +101,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "I never want to see a force push again",
         "Always show money amounts in pounds, not dollars",  # what the assistant produces
         "I'm a night-shift paramedic",
+        "Don't ever deploy on Fridays, we have no weekend cover",  # standing, not for now
         "I think in metric, so use kilometres",
         "rule of thumb for you: never silence a lint rule without a comment",  # a rule for the assistant
         "Never suggest restaurants with a dress code, I hate dressing up",

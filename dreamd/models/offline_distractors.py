@@ -467,6 +467,12 @@ _BOUNDED = re.compile(
     r"on leave|on holiday|on vacation)\b)|^(?:出差|休假|请假|請假)?(?:这几天|這幾天|这两天|這兩天|接下来(?:几|两|兩)天|接下來(?:幾|兩)天)",
     re.I,
 )
+# A sentence led by an instruction for now: "Don't bother with X today, I've got …", "你先别提交，我…".
+_FOR_NOW_LEAD = re.compile(
+    r"^(?:don't|do not|no need to|skip|hold off|forget)\b[^,;]*\b(?:today|tonight|for now|right now|this time|yet)\b[^,;]*[,;]|"
+    r"^[^，,。]{0,4}先(?:别|別|不要|不用|不)[^，,。]{0,10}[，,]",
+    re.I,
+)
 # The code on screen: "the function on line 40 should …", "第 40 行应该…".
 _ON_SCREEN = re.compile(r"\b(?:on |at )?lines? \d+\b|第\s*\d+\s*行", re.I)
 # A fault that comes and goes: "the map jitters whenever …", "偶尔丢数据", "时不时闪退".
@@ -546,7 +552,7 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
-    "temporary": lambda sentence, core, before: _BOUNDED.match(core),
+    "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core),
     "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
 }
 """Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
