@@ -422,7 +422,8 @@ _ADVICE_NEXT = re.compile(
 # An episode of the past told as such: "Back when I was at the bank, …", "In my old job, …".
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
-    r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place))\b",
+    r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place)|that (?:day|time|night|week))\b|"
+    r"(?:^|^[^，,。]{0,8}[，,]\s*)(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)",
     re.I,
 )
 # Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
