@@ -423,7 +423,7 @@ _ADVICE_NEXT = re.compile(
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
     r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place)|that (?:day|time|night|week))\b|"
-    r"(?:^|^[^，,。]{0,8}[，,]\s*)(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)",
+    r"^(?:[^，,。]{0,8}[，,]\s*){0,2}(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)",
     re.I,
 )
 # Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
