@@ -219,6 +219,10 @@ def test_a_clause_with_a_subject_of_its_own_stays_a_record_of_its_own() -> None:
         ("sorry, 3 more questions about the schema", None),  # an apology, then a count
         ("Sorry for the delay, I was at the dentist", None),
         ("The broker runs Kafka 3.6", None),  # no marker: a statement, not a correction
+        ("Correction: we moved to ClickHouse last month.", "ClickHouse"),
+        ("Actually no, we're on Ruby 3.3 since the summer.", "Ruby 3.3"),
+        ("不好意思，记错了，现在是 Go 1.22。", "Go 1.22"),
+        ("Oops, scratch that, it's Traefik 3.1 now.", "Traefik 3.1"),
     ],
 )
 def test_the_value_a_correction_puts_right(sentence: str, value: str | None) -> None:
@@ -255,3 +259,11 @@ def test_a_statement_about_an_unnamed_it_or_they_is_not_kept() -> None:
     assert distractor("It's a bit slow on Mondays") is not None
     assert distractor("It's in the ops vault under net/vpn") is None  # a pointer: where it lives is the fact
     assert extract_from_turns(_user("They are spreadsheets, one per quarter."), today="2026-03-02") == []
+
+
+def test_a_correction_names_the_new_tool_by_name() -> None:
+    records = extract_from_turns(
+        _user("The event store runs on Cassandra.", "Correction: we moved to ScyllaDB in the spring."),
+        today="2026-03-02",
+    )
+    assert [r["description"] for r in records] == ["The event store runs on ScyllaDB"]

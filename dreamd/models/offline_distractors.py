@@ -602,11 +602,15 @@ def continues(clause: str, sentence: str) -> bool:
 # ----------------------------------------------------------------------------- a value put right
 
 _WRONG_LEAD = re.compile(
-    r"^(?:(?:哦|噢|啊|呃)?(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我记错了|我記錯了|口误|口誤|搞错了|搞錯了)[了啊]?[，,：:！!。\s]*)+|"
-    r"^(?:(?:sorry|apologies|oops|my bad|correction)[,:!.]?\s*)+(?:(?:no|nope|that(?:'s| is| was) (?:wrong|not right|outdated|old)|"
-    r"i was wrong|wrong)[,:!.—–-]*\s*)?|^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no)[,:!.—–-]*\s*",
+    r"^(?:(?:哦|噢|啊|呃|不好意思|抱歉)?[，,]?\s*(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我?记错了|我?記錯了|口误|口誤|搞错了|搞錯了)"
+    r"[了啊]?[，,：:！!。\s]*)+|"
+    r"^(?:(?:sorry|apologies|oops|my bad|correction|scratch that)[,:!.]?\s*)+(?:(?:no|nope|that(?:'s| is| was) (?:wrong|not right|"
+    r"outdated|old)|i was wrong|i misspoke|i got that wrong|scratch that|wrong)[,:!.—–-]*\s*)*|"
+    r"^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no|actually,? no|no,? actually)[,:!.—–-]*\s*",
     re.I,
 )
+# A name put right: "Correction: we moved to BigQuery last month" (a capitalised word after the first).
+_NAME_VALUE = re.compile(r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])(?=[\s,.;!]|$)")
 _VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*[a-z]?(?!\w|\.\d)")
 _VALUE_ZH = re.compile(r"(?:现在是|現在是|已经是|已經是|应该是|應該是|其实是|其實是|是|到|成|为|為)\s*([A-Za-z][\w+#-]*\s?)?v?(\d+(?:\.\d+)*[a-z]?)")
 
@@ -632,6 +636,9 @@ def restated(sentence: str) -> tuple[str, None] | None:
         z = _VALUE_ZH.search(rest) or re.search(r"()(\d+(?:\.\d+)+)", rest)
         return ((z.group(1) or "") + z.group(2), None) if z else None
     v = _VALUE.search(rest)
+    if v is None and not re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I):
+        names = [n for n in _NAME_VALUE.findall(" " + rest) if n not in ("I", "I'm")]
+        return (names[-1], None) if names else None
     return (v.group(0), None) if v else None
 
 
