@@ -135,6 +135,7 @@ def test_a_quotation_open_since_an_earlier_sentence_is_still_quoted() -> None:
     assert not_memory('Always call me before letting anyone in."', 'Always call me before letting anyone in."', before) == "quoted"
     assert not_memory("Always call me before letting anyone in.", "Always call me before letting anyone in.", "We rent.") is None
     assert not_memory("下次再说。", "下次再说。", "房东说：“锅炉每年五月检修。") == "quoted"
+    assert not_memory("I work in Leeds.", "I work in Leeds.", 'My monitor is a 27" one.') is None  # an inch mark
 
 
 def test_extraction_keeps_none_of_them() -> None:

@@ -530,7 +530,9 @@ def _open_quote(before: str) -> bool:
     """Whether the turn's text before a sentence leaves a quotation open ("the reporter wrote:
     "Your library is broken. Please fix it." — the second sentence is still the reporter's)."""
     curly = before.count("“") + before.count("「") - before.count("”") - before.count("」")
-    return curly > 0 or before.count('"') % 2 == 1
+    opened = len(re.findall(r'(?:^|[\s:：(])"(?=\S)', before))
+    closed = len(re.findall(r'(?<=\S)"(?=$|[\s.,;:!?)])', before))
+    return curly > 0 or opened > closed  # an inch mark ('a 27" screen') opens nothing
 
 
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
