@@ -13,7 +13,10 @@ Each sentence goes through three steps:
    …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时")
    is skipped; of a question or a request ("can you …", "帮我 …") only the statement before
    the ask is kept ("My son turns 9 in March, what should I get him?" → "My son turns 9 in
-   March", :func:`stated_part`).
+   March", :func:`stated_part`). What a whole sentence is never a memory as — advice between
+   people, someone else's words, a past episode, an instruction bounded in time, a question in
+   statement form, an account number — is skipped before any rule reads it
+   (:func:`~dreamd.models.offline_distractors.not_memory`).
 2. **Peeling** (:mod:`dreamd.models.offline_structure`) — lead-ins ("Hi!", "Before we start:",
    "Heads up,", "btw", "One more thing to keep in mind:", "先说一下规矩：", "还有，", "对了，")
    and trailing filler ("…, by the way", "…，哈哈") are removed and never reach a description;
@@ -59,7 +62,12 @@ timestamp (else the payload's ``today``): "next Friday", "in two weeks", "Decemb
 "end of the month", "下个月 15 号", "月底", "下周三", "两周后" become ISO dates; a weekday in a
 standing rule ("never deploy on Friday") names every such day and is left alone.
 
-A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right,
+A clause no named rule took that goes on about the record made from the clause before it in the
+same sentence ("I'm a nurse on night shifts, so I sleep during the day") is folded into that record
+(:func:`~dreamd.models.offline_distractors.continues`), not made a second one.
+
+A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0", "Apologies, that is wrong: it is
+19c", :func:`~dreamd.models.offline_distractors.restated`) puts the latest record right,
 also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
 AWS, we'd …", "要是…就…") is not a fact; advice about living ("always carry an umbrella") is not a
 rule for the assistant, nor advice someone gave ("she says I should always …", even without
