@@ -268,3 +268,14 @@ def test_a_correction_names_the_new_tool_by_name() -> None:
         today="2026-03-02",
     )
     assert [r["description"] for r in records] == ["The event store runs on ScyllaDB"]
+
+
+def test_a_chinese_rule_said_both_ways_is_one_rule() -> None:
+    from dreamd.models.offline_distractors import other_side
+
+    assert other_side("新接口一律用 gRPC", "别再加 REST 接口了")
+    assert not other_side("别用 var", "不要用 any")  # two don'ts: two rules
+    assert not other_side("We use tabs", "never commit generated code")  # English: two rules
+    records = _records("新接口一律用 gRPC，别再加 REST 接口了，我们在逐步下线它。")
+    assert len([r for r in records if r["type"] == "feedback"]) <= 1
+    assert "REST" in "\n".join(r["description"] + r["body"] for r in records)

@@ -601,6 +601,20 @@ def continues(clause: str, sentence: str) -> bool:
     return bool(_SO_BEFORE.search(before) or _BACK_EN.match(clause) or _BACK_END_EN.search(clause.strip()))
 
 
+_ZH_NEGATIVE = re.compile(r"^(?:别|別|不要|千万别|千萬別|千万不要|千萬不要|禁止|不准|不許|不许|少)")
+
+
+def other_side(rule: str, then: str) -> bool:
+    """Whether a Chinese directive after another in the same sentence says the same rule from the
+    other side ("新代码一律用协程，别再引 RxJava", "直接给结论，别铺垫"): a do followed by a don't is one
+    rule. (In English two directives in one sentence are as often two rules: "we use tabs, and
+    never commit generated code".)"""
+    return (
+        mostly_chinese(rule) and mostly_chinese(then)
+        and not _ZH_NEGATIVE.match(rule) and _ZH_NEGATIVE.match(then) is not None
+    )
+
+
 # ----------------------------------------------------------------------------- a value put right
 
 _WRONG_LEAD = re.compile(
@@ -644,4 +658,4 @@ def restated(sentence: str) -> tuple[str, None] | None:
     return (v.group(0), None) if v else None
 
 
-__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "mostly_chinese", "not_memory", "restated"]
+__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "mostly_chinese", "not_memory", "other_side", "restated"]

@@ -113,7 +113,7 @@ from dreamd.models.offline_dialogue import (
     proposal_of,
     standing_request,
 )
-from dreamd.models.offline_distractors import continues, not_memory, restated
+from dreamd.models.offline_distractors import continues, not_memory, other_side, restated
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
     HOW_KEY,
@@ -423,12 +423,17 @@ class _Answer:
     def _continues(self, found: Found, position: int, record: dict[str, str]) -> bool:
         """Fold a clause no named rule took into the record a named rule made from the clause before
         it in the same sentence ("I'm a nurse on night shifts, so I sleep during the day", "日志都在
-        Kibana 上看，索引是 app-logs-*"): it goes on about that fact, so it is one memory, not two."""
-        if found.kind != "statement" or self.last is None or self.last[0] != position:
+        Kibana 上看，索引是 app-logs-*"): it goes on about that fact, so it is one memory, not two; so
+        is a Chinese rule said both ways ("新代码一律用协程，别再引 RxJava")."""
+        if self.last is None or self.last[0] != position:
             return False
-        if self.last[1] in ("statement", "deadline") or not continues(found.slug_source, found.said or ""):
-            return False  # a dated plan is an event of its own
         previous = self.last[2]
+        both_rules = found.type == previous["type"] == "feedback"
+        if not (both_rules and other_side(previous["description"], record["description"])) and (
+            found.kind != "statement" or self.last[1] in ("statement", "deadline")
+            or not continues(found.slug_source, found.said or "")
+        ):
+            return False  # a dated plan is an event of its own
         if not _covered(record["description"], previous["description"] + "\n" + previous["body"]):
             previous["body"] += as_line(record["description"]) + "\n"
         return True
