@@ -280,3 +280,15 @@ def test_a_chinese_rule_said_both_ways_is_one_rule() -> None:
     rules = [r for r in records if r["type"] == "feedback"]
     assert len(rules) == 1
     assert "别再往里引 Perl" in rules[0]["body"]
+
+
+def test_a_habit_after_a_chinese_rule_is_its_reason_but_a_lasting_state_is_a_fact() -> None:
+    from dreamd.models.offline_distractors import gives_reason
+
+    assert gives_reason("我一般是在公交上看消息")
+    assert not gives_reason("我腰不好")
+    records = _records("以后回复尽量简短，我一般是在公交上看消息。")
+    assert [r["type"] for r in records] == ["feedback"]
+    assert "公交" in records[0]["body"]
+    records = _records("推荐骑行路线的时候不要超过两个小时，我腰不好。")
+    assert sorted(r["type"] for r in records) == ["feedback", "user"]

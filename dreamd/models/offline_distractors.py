@@ -601,6 +601,16 @@ def continues(clause: str, sentence: str) -> bool:
     return bool(_SO_BEFORE.search(before) or _BACK_EN.match(clause) or _BACK_END_EN.search(clause.strip()))
 
 
+def gives_reason(clause: str) -> bool:
+    """Whether a Chinese clause about the speaker after a rule in the same sentence is that rule's
+    reason ("回复尽量简短，我都是用手机看的", "菜谱里别放香菜，我和老公都不吃"), not a fact of its own: a
+    habit or an intention the rule is made for. A lasting state ("…，我膝盖不好") is a fact of its own."""
+    return mostly_chinese(clause) and _HABIT_ZH.search(clause) is not None
+
+
+_HABIT_ZH = re.compile(r"一般|都是|都不|都没|都沒|平时|平時|通常|经常|經常|总是|總是|习惯|習慣|(?:我|我们|我們)要")
+
+
 _ZH_NEGATIVE = re.compile(r"^(?:别|別|不要|千万别|千萬別|千万不要|千萬不要|禁止|不准|不許|不许|少)")
 
 
@@ -658,4 +668,4 @@ def restated(sentence: str) -> tuple[str, None] | None:
     return (v.group(0), None) if v else None
 
 
-__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "mostly_chinese", "not_memory", "other_side", "restated"]
+__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "gives_reason", "mostly_chinese", "not_memory", "other_side", "restated"]

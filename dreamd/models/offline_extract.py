@@ -113,7 +113,13 @@ from dreamd.models.offline_dialogue import (
     proposal_of,
     standing_request,
 )
-from dreamd.models.offline_distractors import continues, not_memory, other_side, restated
+from dreamd.models.offline_distractors import (
+    continues,
+    gives_reason,
+    not_memory,
+    other_side,
+    restated,
+)
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
     HOW_KEY,
@@ -429,7 +435,8 @@ class _Answer:
             return False
         previous = self.last[2]
         both_rules = found.type == previous["type"] == "feedback"
-        if not (both_rules and other_side(previous["description"], record["description"])) and (
+        reason = previous["type"] == "feedback" and found.type == "user" and gives_reason(found.slug_source)
+        if not (both_rules and other_side(previous["description"], record["description"])) and not reason and (
             found.kind != "statement" or self.last[1] in ("statement", "deadline")
             or not continues(found.slug_source, found.said or "")
         ):
