@@ -109,6 +109,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "rule of thumb for you: never silence a lint rule without a comment",  # a rule for the assistant
         "Never suggest restaurants with a dress code, I hate dressing up",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
+        "My manager's rule: no deploys after 4pm",  # a rule of the workplace the user passes on
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault
         "If you need the VPN config, Bao keeps it in the ops vault",  # a pointer in the form of advice

@@ -358,10 +358,11 @@ def distractor(clause: str) -> str | None:
 # ----------------------------------------------------------------------------- whole sentences
 
 # "my sister's advice: …", "my advice to anyone: …", "老王的忠告：…": advice between people, whoever gives it
-# (the rule of a team, a client or a house the user belongs to is theirs: "the team's rule: …").
+# (the rule of a team, a client, a boss or a house the user belongs to is theirs: "the team's rule: …").
 _ADVICE_LEAD = re.compile(
     r"^[^:：]{0,40}?(?:\b(?!(?:here|there|that|it|what|let|he|she|who|this|"
-    r"team|company|firm|project|office|house|household|repo|department|org|school|client|customer|library|lab)'s)[\w-]+'s|\b(?:his|her|their))\s+"
+    r"team|company|firm|project|office|house|household|repo|department|org|school|client|customer|library|lab|"
+    r"boss|manager|lead|cto|ceo|supervisor)'s)[\w-]+'s|\b(?:his|her|their))\s+"
     r"(?:[\w-]+\s+)?(?:advice|idea|tip|motto|mantra|philosophy|rule of thumb|rule|take|theory|wisdom)\b[^:：]{0,20}[:：]|"
     r"\b(?:advice|tips?|word of warning|words of wisdom|pro tip)\s+(?:to|for)\s+(?:anyone|everyone|everybody|people|others|"
     r"other [\w-]+|new [\w-]+|any [\w-]+)\b[^:：]{0,20}[:：]|"
