@@ -58,6 +58,9 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("出门在外，钱包一定要看好", "life advice"),
         ("rule of thumb for buying a used bike: always check the chain", "advice"),
         ("my two cents: keep your emergency fund somewhere boring", "advice"),
+        ("the trick with puppies is to tire them out before bed", "advice"),
+        ("a good rule in life: never argue with a referee", "advice"),
+        ("带猫的诀窍是少抱它", "advice"),
         ("真要换城市的话，我倾向去厦门", "hypothetical"),
         ("等孩子上小学了，我可能会回去上班", "hypothetical"),
         ("I can't decide between the two quotes for the roof", "question"),
@@ -110,6 +113,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "Never suggest restaurants with a dress code, I hate dressing up",
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "My manager's rule: no deploys after 4pm",  # a rule of the workplace the user passes on
+        "A good rule for this repo: every PR links its ticket",
+        "The key to our release process is the staging soak",
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault
         "If you need the VPN config, Bao keeps it in the ops vault",  # a pointer in the form of advice

@@ -370,17 +370,22 @@ _ADVICE_LEAD = re.compile(
     # a lead that offers wisdom to whoever listens: "the best advice I ever got:", "word to the wise,", "听我一句，"
     r"^(?:the |my |one |a )?(?:best|only|golden|first|biggest|hardest) (?:advice|tip|rule|lesson)\b[^:：,]{0,30}[:：,]|"
     r"^(?:my advice(?: is)?|word to the wise|words of wisdom|take it from me|if you ask me|trust me|pro tip|life lesson|"
-    r"lesson learned|(?:my |just my )?two cents|rule of thumb\b(?! for (?:you|u|the assistant))[^:：]{0,40})\s*[:：,-]|"
+    r"lesson learned|(?:a |one |the )?(?:good|golden|simple|basic|first) rules? (?:in|of|for|to live by)(?: life)?|"
+    r"(?:my |just my )?two cents|rule of thumb\b(?! for (?:you|u|the assistant))[^:：]{0,40})\s*[:：,-]|"
     r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話)",
     re.I,
 )
-# Advice said to or for people at large: "people should really …", "everyone should learn …", "大家都要…".
+# Advice said to or for people at large: "people should really …", "everyone should learn …", "大家都要…",
+# or wisdom about how things go: "the trick with toddlers is …", "a good rule in life: …", "带娃的诀窍是…".
 _GENERIC_ADVICE = re.compile(
+    r"^[^，,。：:]{1,10}的(?:诀窍|訣竅|秘诀|秘訣|窍门|竅門)(?:是|就是|在于|在於)|"
     r"^(?:people|everyone|everybody|one|nobody|no one|you all)\s+(?!(?:\S+\s+){0,2}?(?:on|in|at|here|who)\b)"
     r"(?:\w+\s+)?(?:should|must|needs? to|ought to|has to|have to|shouldn't|mustn't)\b|"
     r"^(?:大家|人人|每个人|每個人)(?:都)?(?:应该|應該|要|得|必须|必須)",
     re.I,
 )
+# Wisdom about how a thing of life goes: "the trick with puppies is …" (not "the key to our release process is …").
+_KNACK = re.compile(r"^(?:the|a|one|my) (?:trick|secret|key|knack)(?: with| to| for| of| in) (?P<what>[^,:：]{1,40}?) is\b", re.I)
 # Someone else's advice told as speech without quotes: "my dad always told me to never …", "X used to
 # say never …", "我妈总跟我说出门一定要…", "朋友劝我别…".
 _TOLD_ADVICE = re.compile(
@@ -516,6 +521,11 @@ _OUTPUT = re.compile(
 )
 
 
+def _knack(core: str) -> bool:
+    m = _KNACK.match(core)
+    return m is not None and not names_the_work(m.group("what"))
+
+
 def _life_advice(core: str) -> bool:
     """A directive in the form of advice (always/never/you should/一定要) that names nothing of the
     work, read with and without its head ("Always show amounts in pounds" names "show …")."""
@@ -539,6 +549,7 @@ def _open_quote(before: str) -> bool:
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
     or _GENERIC_ADVICE.match(core)
+    or _knack(core)
     or _TOLD_ADVICE.search(core),
     "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
     "life advice": lambda sentence, core, before: _life_advice(core)
