@@ -63,6 +63,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("带猫的诀窍是少抱它", "advice"),
         ("真要换城市的话，我倾向去厦门", "hypothetical"),
         ("等孩子上小学了，我可能会回去上班", "hypothetical"),
+        ("ideally we'd have a separate QA cluster", "hypothetical"),
+        ("理想情况下我们应该有两套环境", "hypothetical"),
         ("I can't decide between the two quotes for the roof", "question"),
         ("I need to figure out why the nightly export skips Sundays", "question"),
         ("纠结要不要换成 pnpm", "question"),
@@ -114,6 +116,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "That's the team's rule: two approvals before merge",  # a rule of the team the user states
         "My manager's rule: no deploys after 4pm",  # a rule of the workplace the user passes on
         "A good rule for this repo: every PR links its ticket",
+        "Ideally keep functions under fifty lines",  # a soft rule for the assistant
         "The key to our release process is the staging soak",
         "Code freeze for the kiosk app starts next Friday",
         "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault

@@ -445,8 +445,12 @@ _STATE_NOW = re.compile(
     r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day)\b",
     re.I,
 )
-# A supposition by its mood in Chinese: "…的话，…", "等孩子上小学了，我可能会…".
-_SUPPOSED_ZH = re.compile(r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,。]{1,15}了[，,][^。]*(?:可能|也许|也許|大概|或许|或許)")
+# A supposition by its mood: "…的话，…", "等孩子上小学了，我可能会…", "ideally we'd have …", "in an ideal world …".
+_SUPPOSED_ZH = re.compile(
+    r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,。]{1,15}了[，,][^。]*(?:可能|也许|也許|大概|或许|或許)|"
+    r"^(?:ideally|in an ideal world|in a perfect world),?\s+(?:we|i|they|it|the \w+)(?:'d|\s+would)\b|^(?:理想情况下|理想情況下)",
+    re.I,
+)
 # A directive in the form advice takes between people: "you should always carry cash abroad",
 # "买二手车一定要…", "钱包一定要看好"; it is advice about living unless it names the work (offline_audience).
 _ADVICE_FORM = re.compile(
