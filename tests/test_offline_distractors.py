@@ -107,6 +107,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "接口文档在 Apifox 上，项目名叫 shop-api",
         "从现在开始，邮件落款都写“此致，小林”",  # a format the user sets, in quotes
         "I never want to see a force push again",
+        "We're hiring again, two backend roles",  # the speaker's own news, not a passing state
         "Always show money amounts in pounds, not dollars",  # what the assistant produces
         "I'm a night-shift paramedic",
         "Don't ever deploy on Fridays, we have no weekend cover",  # standing, not for now

@@ -561,9 +561,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
     "past event": lambda sentence, core, before: _EPISODE.match(core),
-    "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I) and not re.search(
-        r"\bnever\b[^.]*\bagain\b", core, re.I
-    ),
+    "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I)
+    and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
