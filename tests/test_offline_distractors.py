@@ -124,6 +124,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "If you need the VPN config, Bao keeps it in the ops vault",  # a pointer in the form of advice
         "如果接口超时，一律重试三次",  # a rule under a condition
         "Our support line is 0800 123 456",  # a phone number is not an account number
+        "The Lisbon office is on +351 21 123 4567",
         "The password manager is 1Password, vault Ops",
         "I'm a nurse on the cardiac ward",
         "我在杭州做财务",

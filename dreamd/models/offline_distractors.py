@@ -493,9 +493,10 @@ _INTERMITTENT = re.compile(
     r"闪退|閃退|卡住不动|卡住不動|不动了|不動了",
     re.I,
 )
-# Account and card numbers, a password given without "is": what a transcript may hold but memory must not.
+# Account and card numbers (14 digits or more: a phone number with its country code has at most 13), a
+# password given without "is": what a transcript may hold but memory must not.
 _NUMBER_SECRET = re.compile(
-    r"(?<![\d.])(?:\d[ -]?){11,}\d(?![\d.])|\b(?:password|passwd|passcode|pin)\s+(?!(?:is|are|to|for|of|in|on|manager|"
+    r"(?<![\d.])(?:\d[ -]?){13,}\d(?![\d.])|\b(?:password|passwd|passcode|pin)\s+(?!(?:is|are|to|for|of|in|on|manager|"
     r"reset|policy|rotation|rules?)\b)(?=\S*\d)\S{4,}",
     re.I,
 )
