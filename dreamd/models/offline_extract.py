@@ -434,13 +434,17 @@ class _Answer:
         if self.last is None or self.last[0] != position:
             return False
         previous = self.last[2]
-        both_rules = found.type == previous["type"] == "feedback"
-        reason = previous["type"] == "feedback" and found.type == "user" and gives_reason(found.slug_source)
-        if not (both_rules and other_side(previous["description"], record["description"])) and not reason and (
-            found.kind != "statement" or self.last[1] in ("statement", "deadline")
-            or not continues(found.slug_source, found.said or "")
-        ):
-            return False  # a dated plan is an event of its own
+        said_both_ways = found.type == previous["type"] == "feedback" and other_side(
+            previous["description"], record["description"]
+        )
+        its_reason = previous["type"] == "feedback" and found.type == "user" and gives_reason(found.slug_source)
+        goes_on = (
+            found.kind == "statement"
+            and self.last[1] not in ("statement", "deadline")  # a dated plan is an event of its own
+            and continues(found.slug_source, found.said or "")
+        )
+        if not (said_both_ways or its_reason or goes_on):
+            return False
         if not _covered(record["description"], previous["description"] + "\n" + previous["body"]):
             previous["body"] += as_line(record["description"]) + "\n"
         return True
@@ -556,7 +560,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             elif peeled.reported or not core:
                 continue
             if peeled.reported or not_memory(s, core, " ".join(sents[:k])):
-                continue  # someone else's words, advice between people, banter, the moment (see not_memory)
+                continue  # someone else's words, advice between people, a past episode … (see not_memory)
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
                       remember=peeled.remember)
