@@ -86,6 +86,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("要是明年搬去成都", "hypothetical"),
         ("We're waiting for the taxi, then back to it", "busy"),
         ("我们在等快递，到了再继续", "busy"),
+        ("我现在在地铁上，信号不好", "busy"),
+        ("记得以前有人说过不要用 eval", "advice"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -128,6 +130,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "The password manager is 1Password, vault Ops",
         "I'm a nurse on the cardiac ward",
         "我在杭州做财务",
+        "我现在在杭州工作",
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:

@@ -397,7 +397,8 @@ _TOLD_ADVICE = re.compile(
     r"(?:always|never|not|to|should|\w+ing)\b|"
     r"\bthat's what i (?:always |usually )?(?:tell|say to)\b|\bis what i (?:always |usually )?(?:tell|say to)\b|"
     r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)|"
-    r"(?:念叨|唠叨|嘮叨|催)着?(?:让我|讓我|叫我|要我)",
+    r"(?:念叨|唠叨|嘮叨|催)着?(?:让我|讓我|叫我|要我)|"
+    r"(?:有人|别人|別人|人家|他们|他們)(?:跟我)?(?:说|說|讲|講)(?:过|過)?[^，,。]{0,4}(?:不要|别|別|要|一定|千万|千萬|应该|應該)",
     re.I,
 )
 # Someone else's words by another verb, or named as such: "my landlord texted: '…'", "his exact words were '…'", "原话是“…”".
@@ -507,7 +508,8 @@ _BARE_CONDITION = re.compile(
 # Someone at the table right now: "we're waiting for the pizza", "我们在等外卖", "我现在在调登录流程".
 _OCCUPIED_NOW = re.compile(
     r"^(?:we're|we are|i'm|i am)\s+(?:just\s+)?(?:waiting for|heading|grabbing|having (?:lunch|dinner|breakfast)|eating|"
-    r"stepping out|in a meeting|on a call)\b|^(?:我|我们|我們)(?:现在|現在)?(?:在|正在)(?:等|吃|调|調|看|跑|改|开会|開會|路上)",
+    r"stepping out|in a meeting|on a call)\b|^(?:我|我们|我們)(?:现在|現在)?(?:在|正在)(?:等|吃|调|調|看|跑|改|开会|開會|路上)|"
+    r"^(?:我|我们|我們)(?:现在|現在)在(?:高铁|高鐵|火车|火車|飞机|飛機|地铁|地鐵|公交|车|車|机场|機場|医院|醫院)",
     re.I,
 )
 
