@@ -57,9 +57,15 @@ CJK_RULE = re.compile(r"[\u4e00-\u9fff]")
 
 _LIFE = re.compile(
     r"\b(?:your|yourself|people|friends?|others|money|umbrella|car|cars|house|heart|gut|instincts?|dreams?|"
-    r"parents|kids|family|partner|photos|wallet|keys|tips?|tipping|strangers|sunscreen|water|sleep|diet)\b|"
+    r"parents|kids|family|partner|photos|wallet|keys|tips?|tipping|strangers|sunscreen|water|sleep|diet|"
+    r"grocer(?:y|ies)|shopping|supermarket|receipts?|bed|hungry|angry|coffee|salt|sugar|breakfast|dinner|lunch|"
+    r"gym|shoes|clothes|mattress|landlord|rent|bills|cash|savings|debt|credit cards?|relationships?|dates?|"
+    r"marriage|love|life|health|doctor|dentist|pets?|dogs?|cats?)\b|"
     r"^(?:carry|lend|borrow|tip|trust|follow|stretch|save|invest|exercise|eat|drink|sleep|marry|buy|rent|drive|"
-    r"wear|visit|call|hug|forgive|travel)\b",
+    r"wear|visit|call|hug|forgive|travel|go (?:to bed|shopping|grocery))\b|"
+    # everyday life in Chinese: money, food, sleep, home, family, going out
+    r"钱|錢|存款|超市|空腹|吃饭|吃飯|喝水|睡觉|睡覺|熬夜|早睡|煤气|煤氣|出门|出門|雨伞|雨傘|钱包|錢包|结婚|結婚|"
+    r"恋爱|戀愛|朋友|父母|孩子|身体|身體|医生|醫生|房租|房东|房東|逛街|网购|網購|外卖|外賣|做人|过日子|過日子",
     re.I,
 )
 
@@ -71,15 +77,35 @@ def is_life_advice(rule: str) -> bool:
     return not about_the_work(rule) and _LIFE.search(rule.strip()) is not None
 
 
+_OUTPUT_VERB = re.compile(
+    r"(?:show|display|give|write|list|format|answer|reply|respond|quote|present|print|suggest|recommend|explain|"
+    r"summari[sz]e|include|mention|cite|label|express|convert)\b",
+    re.I,
+)
+_ADVERB_HEAD = re.compile(r"^(?:please\s+)?(?:(?:always|never|don't|do not|dont|ever|just|only)\s+)+", re.I)
+
+
 def about_the_work(rule: str) -> bool:
     """Whether a directive is about the work, the assistant's output or the user's affairs.
 
     "Always carry an umbrella in London" or "出门一定要带伞" is advice about life, between
     people; a rule for the assistant names something it produces or handles.
     """
-    camel = re.search(r"[a-z][A-Z]|\b[A-Z]{2,}\b", rule) is not None  # identifiers and acronyms (VPC, SQL)
-    zh = _WORK_ZH.search(rule) is not None and CJK_RULE.search(rule) is not None
-    return bool(camel or zh or _WORK_EN.search(rule) or opens_with_verb(rule))
+    bare = _ADVERB_HEAD.sub("", rule.strip())  # "always show amounts in pounds": a verb of what the assistant produces
+    return names_the_work(rule) or opens_with_verb(rule) or (bare != rule.strip() and _OUTPUT_VERB.match(bare) is not None)
+
+
+def names_the_work(text: str) -> bool:
+    """Whether a text names a thing of the work (code, documents, bookings, the user …), an
+    identifier or an acronym; unlike :func:`about_the_work`, an instruction verb alone does not count."""
+    camel = re.search(r"[a-z][A-Z]|\b[A-Z]{2,}\b", text) is not None  # identifiers and acronyms (VPC, SQL)
+    zh = _WORK_ZH.search(text) is not None and CJK_RULE.search(text) is not None
+    return bool(camel or zh or _WORK_EN.search(text))
+
+
+def is_everyday(text: str) -> bool:
+    """Whether a text names a thing of everyday life (money, food, sleep, family, shopping …)."""
+    return _LIFE.search(text.strip()) is not None
 
 
 # ----------------------------------------------------------------------------- who is addressed
@@ -128,4 +154,4 @@ def is_wellbeing(directive: str) -> bool:
 
 
 
-__all__ = ["about_the_work", "is_life_advice", "is_wellbeing"]
+__all__ = ["about_the_work", "is_everyday", "is_life_advice", "is_wellbeing", "names_the_work"]

@@ -9,6 +9,22 @@ piece of code, a secret, a malfunction of the moment, a reason for another claus
 :data:`TESTS_EN` and :data:`TESTS_ZH` name them; :func:`distractor` returns the first that holds.
 A pointer (where something lives, who to ask) is a fact in the form of advice, so the tests of
 form that would reject advice do not apply to it.
+
+Three more layers read a whole sentence rather than a clause no rule took:
+
+- :func:`not_memory` (:data:`SENTENCE_TESTS`) runs before every rule, so what it finds never
+  becomes a record whichever rule would take it: advice between people (a label such as "my
+  sister's advice:", a generic addressee, someone's advice told as speech, the user's own advice
+  to others, "you should …" about nothing of the work), someone else's words (a speech verb
+  before a colon, a quotation still open from an earlier sentence, advice the sentence before
+  announced, text passed on from a page), an episode told as past ("back when I was at …"),
+  what is happening again, an intermittent fault, a number that is a secret, a condition with
+  nothing under it, a question or an instruction bounded in time in the form of a statement,
+  the code on screen, someone busy right now;
+- :func:`continues` tells a clause that goes on about the fact before it in the same sentence
+  (one memory) from a clause with a subject of its own (two);
+- :func:`restated` reads the value a correction puts right ("Apologies, that is wrong: it is
+  …", "不对，…现在是 …"), so the stale record is fixed rather than kept beside a new one.
 """
 
 from __future__ import annotations
@@ -17,6 +33,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
+from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
 from dreamd.models.offline_structure import ONE_OFF_EDIT
 from dreamd.models.offline_text import has_cjk
 from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
@@ -237,6 +254,10 @@ _ONE_EVENT_EN = re.compile(
 )
 
 
+# "They are excel files", "it's on the second floor": what "they" are was said before, if at all.
+_VAGUE_SUBJECT_EN = re.compile(r"^(?:it|they|these|those|this|that)(?:'s|'re|\s+is|\s+are|\s+was|\s+were)\b", re.I)
+
+
 def _past_en(clause: str) -> bool:
     past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
     return (past or _PAST_TIME_EN.search(clause) is not None) and not _CHANGE_OF_STATE.search(clause)
@@ -287,6 +308,7 @@ TESTS_EN: dict[str, Test] = {
     "evaluation": _EVALUATION_EN.search,
     "unresolved pronoun": _ASK_PRONOUN.search,
     "one event": _ONE_EVENT_EN.match,
+    "vague subject": _VAGUE_SUBJECT_EN.match,
 }
 """The English distractor tests, by name; the first that holds names the clause's kind."""
 TESTS_ZH: dict[str, Test] = {
@@ -320,7 +342,7 @@ def mostly_chinese(text: str) -> bool:
     return sum(map(has_cjk, text)) > len(re.findall(r"[A-Za-z]+", text))
 
 
-_POINTER_SAFE = frozenset({"second person", "condition"})
+_POINTER_SAFE = frozenset({"second person", "condition", "vague subject"})
 _LABELLED = re.compile(r"^[^:：]{2,60}(?::\s+|：\s*)\S")  # "API docs: https://…", "接口文档：…"
 
 
@@ -339,4 +361,335 @@ def distractor(clause: str) -> str | None:
     return next((name for name, test in tests.items() if name not in safe and test(clause)), None)
 
 
-__all__ = ["TESTS_EN", "TESTS_ZH", "distractor", "mostly_chinese"]
+# ----------------------------------------------------------------------------- whole sentences
+
+# "my sister's advice: …", "my advice to anyone: …", "老王的忠告：…": advice between people, whoever gives it
+# (the rule of a team, a client, a boss or a house the user belongs to is theirs: "the team's rule: …").
+_ADVICE_LEAD = re.compile(
+    r"^[^:：]{0,40}?(?:\b(?!(?:here|there|that|it|what|let|he|she|who|this|"
+    r"team|company|firm|project|office|house|household|repo|department|org|school|client|customer|library|lab|"
+    r"boss|manager|lead|cto|ceo|supervisor)'s)[\w-]+'s|\b(?:his|her|their))\s+"
+    r"(?:[\w-]+\s+)?(?:advice|idea|tip|motto|mantra|philosophy|rule of thumb|rule|take|theory|wisdom)\b[^:：]{0,20}[:：]|"
+    r"\b(?:advice|tips?|word of warning|words of wisdom|pro tip)\s+(?:to|for)\s+(?:anyone|everyone|everybody|people|others|"
+    r"other [\w-]+|new [\w-]+|any [\w-]+)\b[^:：]{0,20}[:：]|"
+    r"^[^：:，,。]{0,10}(?:的)?(?:建议|忠告|经验之谈|經驗之談|名言|口头禅|口頭禪|座右铭|座右銘|人生信条|人生信條)[：:]|"
+    # a lead that offers wisdom to whoever listens: "the best advice I ever got:", "word to the wise,", "听我一句，"
+    r"^(?:the |my |one |a )?(?:best|only|golden|first|biggest|hardest) (?:advice|tip|rule|lesson)\b[^:：,]{0,30}[:：,]|"
+    r"^(?:my advice(?: is)?|word to the wise|words of wisdom|take it from me|if you ask me|trust me|pro tip|life lesson|"
+    r"lesson learned|(?:a |one |the )?(?:good|golden|simple|basic|first) rules? (?:in|of|for|to live by)(?: life)?|"
+    r"(?:my |just my )?two cents|rule of thumb\b(?! for (?:you|u|the assistant))[^:：]{0,40})\s*[:：,-]|"
+    r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話)",
+    re.I,
+)
+# Advice said to or for people at large: "people should really …", "everyone should learn …", "大家都要…",
+# or wisdom about how things go: "the trick with toddlers is …", "a good rule in life: …", "带娃的诀窍是…".
+_GENERIC_ADVICE = re.compile(
+    r"^[^，,。：:]{1,10}的(?:诀窍|訣竅|秘诀|秘訣|窍门|竅門)(?:是|就是|在于|在於)|"
+    r"^(?:people|everyone|everybody|one|nobody|no one|you all)\s+(?!(?:\S+\s+){0,2}?(?:on|in|at|here|who)\b)"
+    r"(?:\w+\s+)?(?:should|must|needs? to|ought to|has to|have to|shouldn't|mustn't)\b|"
+    r"^(?:大家|人人|每个人|每個人)(?:都)?(?:应该|應該|要|得|必须|必須)",
+    re.I,
+)
+# Wisdom about how a thing of life goes: "the trick with puppies is …" (not "the key to our release process is …").
+_KNACK = re.compile(r"^(?:the|a|one|my) (?:trick|secret|key|knack)(?: with| to| for| of| in) (?P<what>[^,:：]{1,40}?) is\b", re.I)
+# Someone else's advice told as speech without quotes: "my dad always told me to never …", "X used to
+# say never …", "我妈总跟我说出门一定要…", "朋友劝我别…".
+_TOLD_ADVICE = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|once\s+|used to\s+|keeps?\s+|kept\s+)?"
+    r"(?:says?|said|saying|tells? me|told me|telling me|tells? us|told us|reminds? me|warned me|warns me)\s+"
+    r"(?:that\s+)?(?:to\s+)?(?:always|never|don't|do not|not to|you should|you must|i should|we should)\b|"
+    r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|keeps?\s+)?"
+    r"(?:recommends?|recommending|suggests?|suggesting|advises?|advising|reckons)\s+(?:that\s+)?(?:i\s+|we\s+|you\s+)?"
+    r"(?:always|never|not|to|should|\w+ing)\b|"
+    r"\bthat's what i (?:always |usually )?(?:tell|say to)\b|\bis what i (?:always |usually )?(?:tell|say to)\b|"
+    r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)|"
+    r"(?:念叨|唠叨|嘮叨|催)着?(?:让我|讓我|叫我|要我)|"
+    r"(?:有人|别人|別人|人家|他们|他們)(?:跟我)?(?:说|說|讲|講)(?:过|過)?[^，,。]{0,4}(?:不要|别|別|要|一定|千万|千萬|应该|應該)",
+    re.I,
+)
+# Someone else's words by another verb, or named as such: "my landlord texted: '…'", "his exact words were '…'", "原话是“…”".
+_WORDS_OF = re.compile(
+    r"\b(?:texted|emailed|messaged|posted|commented|replied|tweeted|wrote back|announced)\s*[:：]|"
+    r"\b(?:exact |very |own )?words were\b|原话|原話|(?:群里|群裡|邮件里|郵件裡|信里|信裡)[^，,。]{0,6}(?:说|說|写|寫|发了|發了)|"
+    r"(?:发|發|回复|回覆|留言|批注)(?:了|道)?[：:]?\s*[“「]|(?:说|說|讲|講)(?:了|道)?[：:]\s*[“「]",
+    re.I,
+)
+# Text from a page or a document the user passes on: "here's the README section: '…'", "from the wiki: …",
+# "网上有篇文章说…", "这是网页上的原文：…" — only what the user says or accepts becomes memory.
+_PASSED_ON = re.compile(
+    r"^(?:here's |here is |this is )?(?:(?:copied |quoting |quoted )?from |according to )?(?:the |a |an |this |that |some |our )?"
+    r"(?:[\w-]+ )?(?:readme|page|web ?page|article|docs|documentation|wiki|website|site|blog(?: post)?|post|forum|thread|"
+    r"manual|guide|tutorial|stack ?overflow(?: answer)?)(?: section| page| entry)?(?: (?:i|we) (?:found|read|saw))?"
+    r"(?: says?| reads?| said)?\s*[:：](?!\s*\S*(?:https?://|www\.))|"
+    r"(?:网页|網頁|网上|網上|文章|博客|帖子|原文|页面|頁面|教程|论坛|論壇)[^，,。]{0,8}(?:说|說|写|寫|[：:])|"
+    r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)",
+    re.I,
+)
+# A sentence announcing that advice follows: "My physio gave me one tip.", "我爸跟我说过一句话。"
+_ADVICE_NEXT = re.compile(
+    r"\b(?:gave|told|taught|passed on)\s+(?:me|us)\s+(?:one|a|some|the|this|his|her|their|a good|a great)?\s*(?:\w+\s+)?"
+    r"(?:tip|advice|rule|lesson|piece of advice|saying|trick)s?\b[^.!?]*[.:!]?\s*$|"
+    r"(?:跟我|对我|對我|和我|教我)(?:说|說|讲|講)?过?(?:一句话|一句話|一句|几句|幾句|一个道理|一個道理)[。：:！!]?\s*$",
+    re.I,
+)
+# An episode of the past told as such: "Back when I was at the bank, …", "In my old job, …".
+_EPISODE = re.compile(
+    r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
+    r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place)|that (?:day|time|night|week))\b|"
+    r"^(?:[^，,。]{0,8}[，,]\s*){0,2}(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)",
+    re.I,
+)
+# Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
+_OPINION_OF = re.compile(
+    r"^(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:thinks|reckons|feels|believes|worries)\b|"
+    r"^(?!我(?:们|們)?(?:觉得|覺得|认为|認為))[^，,。你您]{1,6}(?:觉得|覺得|认为|認為)(?:我|咱)",
+    re.I,
+)
+# A state of the moment: "I'm starving", "I'm so tired" (what the speaker is, the identity rules say; how they feel now is not).
+_STATE_NOW = re.compile(
+    r"^(?:i'm|i am|im|i feel|feeling)\s+(?:so\s+|really\s+|a bit\s+|a little\s+|kinda\s+|pretty\s+|super\s+|very\s+|"
+    r"absolutely\s+|completely\s+|totally\s+|just\s+)*(?:tired|exhausted|starving|hungry|sleepy|knackered|wiped|shattered|"
+    r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day)\b",
+    re.I,
+)
+# A supposition by its mood: "…的话，…", "等孩子上小学了，我可能会…", "ideally we'd have …", "in an ideal world …".
+_SUPPOSED_ZH = re.compile(
+    r"^[^，,。]{1,20}(?:的话|的話)[，,]|^等[^，,。]{1,15}了[，,][^。]*(?:可能|也许|也許|大概|或许|或許)|"
+    r"^(?:ideally|in an ideal world|in a perfect world),?\s+(?:we|i|they|it|the \w+)(?:'d|\s+would)\b|^(?:理想情况下|理想情況下)",
+    re.I,
+)
+# A directive in the form advice takes between people: "you should always carry cash abroad",
+# "买二手车一定要…", "钱包一定要看好"; it is advice about living unless it names the work (offline_audience).
+_ADVICE_FORM = re.compile(
+    r"^you (?:should|must|have to|need to|gotta|got to|ought to)\b|(?:^|[，,])[^，,。]{0,12}(?:一定要|千万|千萬|务必|務必|一定得|永远要|永遠要)",
+    re.I,
+)
+# The user's own advice to others: "I always tell my students to …", "我常跟我老婆说，…".
+_TELLS_OTHERS = re.compile(
+    r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|usually\s+)?(?:tell|told|telling|advise|advised|remind)\s+"
+    r"(?!you\b|u\b)(?:my|our|every|all|the|them|him|her|people|new)\b|"
+    r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)",
+    re.I,
+)
+# A question in the form of a statement: "I can't decide between …", "I need to figure out why …", "纠结要不要…".
+_OPEN_QUESTION = re.compile(
+    r"^(?:i|we)\s+(?:still\s+|just\s+)?(?:can't|cannot|can not|couldn't)\s+(?:decide|choose|figure out|work out|tell)\b|"
+    r"^(?:i|we)\s+(?:need|have|want|'m trying|am trying|are trying|'re trying)\s+to\s+(?:figure out|work out|find out|understand|decide (?:between|whether|if|which|what|how))\b|"
+    r"^(?:纠结|糾結|拿不定主意|还没想好|還沒想好|没想好|沒想好|不知道(?:该|該|要))",
+    re.I,
+)
+# An instruction bounded in time: "for the next couple of days, …", "until Monday, …", "出差这几天，…".
+_BOUNDED = re.compile(
+    r"^(?:for the next\b|until (?:\w+day|tomorrow|next \w+|the end of (?:the )?(?:day|week|month)|i'm back|i am back|"
+    r"we're back|[A-Z]\w+ is back|further notice)\b|while (?:i'm|i am|we're|we are) (?:away|travelling|traveling|out|off|"
+    r"on leave|on holiday|on vacation)\b)|^(?:出差|休假|请假|請假)?(?:这几天|這幾天|这两天|這兩天|接下来(?:几|两|兩)天|接下來(?:幾|兩)天)",
+    re.I,
+)
+# A sentence led by an instruction for now: "Don't bother with X today, I've got …", "你先别提交，我…".
+_FOR_NOW_LEAD = re.compile(
+    r"^(?:don't|do not|no need to|skip|hold off|forget)\b[^,;]*\b(?:today|tonight|for now|right now|this time|yet)\b[^,;]*[,;]|"
+    r"^[^，,。]{0,4}先(?:别|別|不要|不用|不)[^，,。]{0,10}[，,]",
+    re.I,
+)
+# The code on screen: "the function on line 40 should …", "第 40 行应该…".
+_ON_SCREEN = re.compile(r"\b(?:on |at )?lines? \d+\b|第\s*\d+\s*行", re.I)
+# A fault that comes and goes: "the map jitters whenever …", "偶尔丢数据", "时不时闪退".
+_INTERMITTENT = re.compile(
+    r"\b(?:jitters?|glitch(?:es|ing)?|flicker(?:s|ing)?|stutters?|lags? (?:when|whenever|on|every))\b|"
+    r"(?:偶尔|偶爾|时不时|時不時|有时候|有時候|经常|經常|总是|總是)[^，,。]{0,8}(?:卡|丢|丟|崩|闪退|閃退|白屏|黑屏|超时|超時|没反应|沒反應)|"
+    r"闪退|閃退|卡住不动|卡住不動|不动了|不動了",
+    re.I,
+)
+# Account and card numbers (14 digits or more: a phone number with its country code has at most 13), a
+# password given without "is": what a transcript may hold but memory must not.
+_NUMBER_SECRET = re.compile(
+    r"(?<![\d.])(?:\d[ -]?){13,}\d(?![\d.])|\b(?:password|passwd|passcode|pin)\s+(?!(?:is|are|to|for|of|in|on|manager|"
+    r"reset|policy|rotation|rules?)\b)(?=\S*\d)\S{4,}",
+    re.I,
+)
+# A condition with nothing that holds under it: "假如以后要做多租户", "if we ever go serverless".
+_BARE_CONDITION = re.compile(
+    r"^(?:if|suppose|supposing|in case|假如|如果|要是|万一|萬一|假设|假設)(?:\b|(?=[\u4e00-\u9fff]))[^,，;；]*$", re.I
+)
+# Someone at the table right now: "we're waiting for the pizza", "我们在等外卖", "我现在在调登录流程".
+_OCCUPIED_NOW = re.compile(
+    r"^(?:we're|we are|i'm|i am)\s+(?:just\s+)?(?:waiting for|heading|grabbing|having (?:lunch|dinner|breakfast)|eating|"
+    r"stepping out|in a meeting|on a call)\b|^(?:我|我们|我們)(?:现在|現在)?(?:在|正在)(?:等|吃|调|調|看|跑|改|开会|開會|路上)|"
+    r"^(?:我|我们|我們)(?:现在|現在)在(?:高铁|高鐵|火车|火車|飞机|飛機|地铁|地鐵|公交|车|車|机场|機場|医院|醫院)",
+    re.I,
+)
+
+
+_IMPERATIVE_ADVICE = re.compile(
+    r"^(?:always|never|don't|do not|don't ever|never ever)\b|^(?:永远不要|永遠不要|千万别|千萬別|千万不要|千萬不要|一定要|记得|記得)",
+    re.I,
+)
+
+
+# What the assistant produces: "always show amounts in pounds", "never round the totals".
+_OUTPUT = re.compile(
+    r"\b(?:show|display|give|write|list|format|answer|reply|respond|round|convert|quote|express|present|print|"
+    r"suggest|recommend|remind)\b|显示|顯示|列出|回答|回复|回覆|推荐|推薦|提醒",
+    re.I,
+)
+
+
+def _knack(core: str) -> bool:
+    m = _KNACK.match(core)
+    return m is not None and not names_the_work(m.group("what"))
+
+
+def _life_advice(core: str) -> bool:
+    """A directive in the form of advice (always/never/you should/一定要) that names nothing of the
+    work, read with and without its head ("Always show amounts in pounds" names "show …")."""
+    m = _ADVICE_FORM.search(core)
+    if m is None:
+        return False
+    rest = core[m.end() :].strip(" ,，")
+    rest = re.sub(r"^(?:always|never|ever|just|really|also)\s+", "", rest, flags=re.I)
+    return not (about_the_work(core) or about_the_work(rest) or _CODE.search(core) or "%" in core)
+
+
+def _open_quote(before: str) -> bool:
+    """Whether the turn's text before a sentence leaves a quotation open ("the reporter wrote:
+    "Your library is broken. Please fix it." — the second sentence is still the reporter's)."""
+    curly = before.count("“") + before.count("「") - before.count("”") - before.count("」")
+    opened = len(re.findall(r'(?:^|[\s:：(])"(?=\S)', before))
+    closed = len(re.findall(r'(?<=\S)"(?=$|[\s.,;:!?)])', before))
+    return curly > 0 or opened > closed  # an inch mark ('a 27" screen') opens nothing
+
+
+SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
+    "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
+    or _GENERIC_ADVICE.match(core)
+    or _knack(core)
+    or _TOLD_ADVICE.search(core),
+    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
+    "life advice": lambda sentence, core, before: _life_advice(core)
+    or _TELLS_OTHERS.match(core)
+    or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
+    "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
+    "past event": lambda sentence, core, before: _EPISODE.match(core),
+    "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I)
+    and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I),
+    "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
+    "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
+    "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
+    or _SUPPOSED_ZH.search(core),
+    "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
+    "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
+    "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
+    "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core),
+    "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
+}
+"""Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
+for (advice between people, someone else's words, a quotation still open), whether it holds beyond the moment (a
+fault that comes and goes, someone busy right now), numbers that are secrets, and a condition
+with nothing under it. (A laugh closing a sentence and a moment word in its first clause were
+tried too: on unseen sessions they took real facts, "…, he handles the music lol".)"""
+
+
+def not_memory(sentence: str, core: str, before: str = "") -> str | None:
+    """Which kind of non-memory a whole sentence is, or None.
+
+    ``sentence`` is what the user typed, ``core`` the same without lead-ins and filler (and
+    without the ask of a question), ``before`` the turn's text before the sentence. Unlike
+    :func:`distractor`, which judges one clause no named rule took, this judges the sentence
+    before every rule: what it finds is never a memory, whatever rule would take it.
+    """
+    return next((name for name, test in SENTENCE_TESTS.items() if test(sentence, core, before)), None)
+
+
+# ----------------------------------------------------------------------------- a clause that goes on
+
+_BACK_EN = re.compile(r"^(?:it|its|it's|they|their|they're|he|his|he's|she|her|she's|this|that|these|those|there)\b", re.I)
+_BACK_END_EN = re.compile(r"\b(?:it|that|them|him|her)[.!]?$", re.I)
+# "索引是 …", "项目名叫 …" (a property of what came before), "主要写 …" (no subject: the one before), "他在 …", "归她管".
+_GOES_ON_ZH = re.compile(
+    r"^[^，,。\s]{1,4}(?:是|叫|為|为)|^(?:主要|日常|平时|平時|平常|负责|負責|专门|專門|还要|還要|还得|還得|也|都)|[他她它]"
+)
+_SO_BEFORE = re.compile(r"(?:\bso|\bwhich means|\bhence|所以|因此|于是|於是)[\s,，]*$", re.I)
+
+
+def continues(clause: str, sentence: str) -> bool:
+    """Whether a clause goes on about the fact of the clause before it in the same sentence, so
+    the two are one memory: in Chinese a clause after a comma carries on its topic ("日志都在
+    Kibana 上看，索引是 app-logs-*", "我是做移动端的，主要写 Kotlin"); in English a consequence
+    ("I'm on night shifts, so I sleep during the day") or a clause whose subject or object points
+    back ("…, he's at the garage on Mill Road", "…, and I can't miss it"). An English clause with
+    a subject of its own ("…, I shop at the corner market") is a fact of its own."""
+    if mostly_chinese(clause):
+        return bool(_GOES_ON_ZH.search(clause))
+    at = sentence.find(clause)
+    before = sentence[:at] if at > 0 else ""
+    return bool(_SO_BEFORE.search(before) or _BACK_EN.match(clause) or _BACK_END_EN.search(clause.strip()))
+
+
+def gives_reason(clause: str) -> bool:
+    """Whether a Chinese clause about the speaker after a rule in the same sentence is that rule's
+    reason ("回复尽量简短，我都是用手机看的", "菜谱里别放香菜，我和老公都不吃"), not a fact of its own: a
+    habit or an intention the rule is made for. A lasting state ("…，我膝盖不好") is a fact of its own."""
+    return mostly_chinese(clause) and _HABIT_ZH.search(clause) is not None
+
+
+_HABIT_ZH = re.compile(r"一般|都是|都不|都没|都沒|平时|平時|通常|经常|經常|总是|總是|习惯|習慣|(?:我|我们|我們)要")
+
+
+_ZH_NEGATIVE = re.compile(r"^(?:别|別|不要|千万别|千萬別|千万不要|千萬不要|禁止|不准|不許|不许|少)")
+
+
+def other_side(rule: str, then: str) -> bool:
+    """Whether a Chinese directive after another in the same sentence says the same rule from the
+    other side ("新代码一律用协程，别再引 RxJava", "直接给结论，别铺垫"): a do followed by a don't is one
+    rule. (In English two directives in one sentence are as often two rules: "we use tabs, and
+    never commit generated code".)"""
+    return (
+        mostly_chinese(rule) and mostly_chinese(then)
+        and not _ZH_NEGATIVE.match(rule) and _ZH_NEGATIVE.match(then) is not None
+    )
+
+
+# ----------------------------------------------------------------------------- a value put right
+
+_WRONG_LEAD = re.compile(
+    r"^(?:(?:哦|噢|啊|呃|不好意思|抱歉)?[，,]?\s*(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我?记错了|我?記錯了|口误|口誤|搞错了|搞錯了)"
+    r"[了啊]?[，,：:！!。\s]*)+|"
+    r"^(?:(?:sorry|apologies|oops|my bad|correction|scratch that)[,:!.]?\s*)+(?:(?:no|nope|that(?:'s| is| was) (?:wrong|not right|"
+    r"outdated|old)|i was wrong|i misspoke|i got that wrong|scratch that|wrong)[,:!.—–-]*\s*)*|"
+    r"^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no|actually,? no|no,? actually)[,:!.—–-]*\s*",
+    re.I,
+)
+# A name put right: "Correction: we moved to BigQuery last month" (a capitalised word after the first).
+_NAME_VALUE = re.compile(r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])(?=[\s,.;!]|$)")
+_VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*[a-z]?(?!\w|\.\d)")
+_VALUE_ZH = re.compile(r"(?:现在是|現在是|已经是|已經是|应该是|應該是|其实是|其實是|是|到|成|为|為)\s*([A-Za-z][\w+#-]*\s?)?v?(\d+(?:\.\d+)*[a-z]?)")
+
+
+def restated(sentence: str) -> tuple[str, None] | None:
+    """The value a sentence puts right when it opens by saying the earlier one was wrong
+    ("Apologies, that is wrong: it is 19c.", "sorry, Postgres 16, we moved in June", "不对，上个月
+    升级过，现在是 3.5", "更正：已经升级到 2.4"): the first version or number after the marker.
+    A bare "sorry" counts only when a value follows at once ("sorry, Redis 7, …"), so an apology
+    ("sorry, 3 more questions") corrects nothing. What it corrects is found by shape
+    (:meth:`dreamd.models.offline_extract._Answer.correct`)."""
+    s = sentence.strip()
+    m = _WRONG_LEAD.match(s)
+    if not m or m.end() == 0:
+        return None
+    rest, lead = s[m.end() :], m.group(0)
+    alone = _VALUE.match(rest)
+    if re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I) and not (
+        alone and re.match(r"\s*(?:[,;.!]|$)", rest[alone.end() :])
+    ):
+        return None
+    if mostly_chinese(rest):
+        z = _VALUE_ZH.search(rest) or re.search(r"()(\d+(?:\.\d+)+)", rest)
+        return ((z.group(1) or "") + z.group(2), None) if z else None
+    v = _VALUE.search(rest)
+    if v is None and not re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I):
+        names = [n for n in _NAME_VALUE.findall(" " + rest) if n not in ("I", "I'm")]
+        return (names[-1], None) if names else None
+    return (v.group(0), None) if v else None
+
+
+__all__ = ["SENTENCE_TESTS", "TESTS_EN", "TESTS_ZH", "continues", "distractor", "gives_reason", "mostly_chinese", "not_memory", "other_side", "restated"]

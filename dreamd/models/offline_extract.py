@@ -13,7 +13,10 @@ Each sentence goes through three steps:
    …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时")
    is skipped; of a question or a request ("can you …", "帮我 …") only the statement before
    the ask is kept ("My son turns 9 in March, what should I get him?" → "My son turns 9 in
-   March", :func:`stated_part`).
+   March", :func:`stated_part`). What a whole sentence is never a memory as — advice between
+   people, someone else's words, a past episode, an instruction bounded in time, a question in
+   statement form, an account number — is skipped before any rule reads it
+   (:func:`~dreamd.models.offline_distractors.not_memory`).
 2. **Peeling** (:mod:`dreamd.models.offline_structure`) — lead-ins ("Hi!", "Before we start:",
    "Heads up,", "btw", "One more thing to keep in mind:", "先说一下规矩：", "还有，", "对了，")
    and trailing filler ("…, by the way", "…，哈哈") are removed and never reach a description;
@@ -60,7 +63,12 @@ timestamp (else the payload's ``today``): "next Friday", "in two weeks", "Decemb
 "end of the month", "下个月 15 号", "月底", "下周三", "两周后" become ISO dates; a weekday in a
 standing rule ("never deploy on Friday") names every such day and is left alone.
 
-A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0") puts the latest record right,
+A clause no named rule took that goes on about the record made from the clause before it in the
+same sentence ("I'm a nurse on night shifts, so I sleep during the day") is folded into that record
+(:func:`~dreamd.models.offline_distractors.continues`), not made a second one.
+
+A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0", "Apologies, that is wrong: it is
+19c", :func:`~dreamd.models.offline_distractors.restated`) puts the latest record right,
 also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
 AWS, we'd …", "要是…就…") is not a fact; advice about living ("always carry an umbrella") is not a
 rule for the assistant, nor advice someone gave ("she says I should always …", even without
@@ -108,6 +116,13 @@ from dreamd.models.offline_dialogue import (
     correction_of,
     proposal_of,
     standing_request,
+)
+from dreamd.models.offline_distractors import (
+    continues,
+    gives_reason,
+    not_memory,
+    other_side,
+    restated,
 )
 from dreamd.models.offline_facts import URL
 from dreamd.models.offline_rules import (
@@ -389,6 +404,7 @@ class _Answer:
         self.picked: list[tuple[int, int, dict[str, str]]] = []
         self.seen: list[_Indexed] = []
         self.consumed: set[int] = set()
+        self.last: tuple[int, str, dict[str, str]] | None = None  # position, kind, record last admitted
 
     def full(self) -> bool:
         return len(self.picked) >= MAX_RECORDS
@@ -412,6 +428,8 @@ class _Answer:
         record = _record_from(found, day)
         if any(has_secret(v) for v in record.values()):
             return
+        if self._continues(found, position, record):
+            return
         toks = frozenset(tokens(record["description"]))
         # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
         # it is kept under a fresh name so the next dream resolves it toward the newer one.
@@ -428,6 +446,30 @@ class _Answer:
         self.taken.add(record["name"])
         self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
         self.picked.append((found.priority, position, record))
+        self.last = (position, found.kind, record)
+
+    def _continues(self, found: Found, position: int, record: dict[str, str]) -> bool:
+        """Fold a clause no named rule took into the record a named rule made from the clause before
+        it in the same sentence ("I'm a nurse on night shifts, so I sleep during the day", "日志都在
+        Kibana 上看，索引是 app-logs-*"): it goes on about that fact, so it is one memory, not two; so
+        is a Chinese rule said both ways ("新代码一律用协程，别再引 RxJava")."""
+        if self.last is None or self.last[0] != position:
+            return False
+        previous = self.last[2]
+        said_both_ways = found.type == previous["type"] == "feedback" and other_side(
+            previous["description"], record["description"]
+        )
+        its_reason = previous["type"] == "feedback" and found.type == "user" and gives_reason(found.slug_source)
+        goes_on = (
+            found.kind == "statement"
+            and self.last[1] not in ("statement", "deadline")  # a dated plan is an event of its own
+            and continues(found.slug_source, found.said or "")
+        )
+        if not (said_both_ways or its_reason or goes_on):
+            return False
+        if not _covered(record["description"], previous["description"] + "\n" + previous["body"]):
+            previous["body"] += as_line(record["description"]) + "\n"
+        return True
 
     def correct(self, new: str, old: str | None, day: dt.date) -> bool:
         """Put the latest record right when the user corrects a value it holds.
@@ -582,8 +624,8 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                     continue
             elif peeled.reported or not core:
                 continue
-            if peeled.reported:
-                continue
+            if peeled.reported or not_memory(s, core, " ".join(sents[:k])):
+                continue  # someone else's words, advice between people, a past episode … (see not_memory)
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
                       remember=peeled.remember)
@@ -591,7 +633,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
-            fix = correction_of(s) if role == "user" else None
+            fix = (correction_of(s) or restated(s)) if role == "user" else None
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             accepted = proposal if k == 0 and accepts(s) else None

@@ -1,0 +1,308 @@
+"""Whole-sentence distractors: what is never a memory whatever rule would take it (invented sentences)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamd.models.offline_distractors import continues, not_memory, restated
+from dreamd.models.offline_extract import extract_from_turns
+
+
+def _user(*texts: str) -> list[dict[str, str]]:
+    return [{"role": "user", "text": t, "timestamp": "2026-03-02T10:00:00Z"} for t in texts]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("my uncle's advice: never sign a lease without reading clause nine", "advice"),
+        ("Grandma's one rule: always bring a jumper to the seaside", "advice"),
+        ("my advice to anyone: never host a wedding in a barn", "advice"),
+        ("a tip for new maintainers: never rebase a public branch", "advice"),
+        ("师傅的忠告：螺丝不要拧太紧", "advice"),
+        ("the best advice I ever got: always read the small print", "advice"),
+        ("word to the wise, never ignore a dripping tap", "advice"),
+        ("听我一句，买车千万别上头", "advice"),
+        ("people should really back up their phones more often", "advice"),
+        ("my grandad always told me to never lend my bike", "advice"),
+        ("our old coach used to say never skip the cool-down", "advice"),
+        ("我妈总跟我说出门一定要带伞", "advice"),
+        ("朋友劝我别在年底跳槽", "advice"),
+        ("I always tell my trainees to read the error twice", "life advice"),
+        ("我一直跟学生说，审题要读两遍", "life advice"),
+        ("you should always carry some cash abroad", "life advice"),
+        ("出远门一定要带充电宝", "life advice"),
+        ("my landlord texted: 'the rent goes up in May, sorry'", "reported"),
+        ("his exact words were 'ship it by Friday or else'", "reported"),
+        ("他原话是“这个需求下周必须上线”", "reported"),
+        ("here's the README section: 'Contributors must always sign the CLA first.'", "reported"),
+        ("from the wiki: every service must expose /livez", "reported"),
+        ("这是网页上的原文：请务必每天清理缓存", "reported"),
+        ("网上有篇文章说永远不要用触发器", "reported"),
+        ("我老板在群里发：“从下周起所有合并都要两个人审”", "reported"),
+        ("Back when I was at the insurer, we had a two-person rule for deploys", "past event"),
+        ("In my old job we deployed every Tuesday", "past event"),
+        ("That time in Porto we missed the last train", "past event"),
+        ("对，我想起来了，那天网关升级日志丢了一半", "past event"),
+        ("上次那个问题其实是缓存没清", "past event"),
+        ("My dog is asleep on the sofa again", "momentary"),
+        ("I'm absolutely starving, skipped lunch", "busy"),
+        ("my partner thinks I take on too much", "opinion"),
+        ("我妈觉得我太瘦了", "opinion"),
+        ("my neighbour recommends never leaving the heating off in winter", "advice"),
+        ("keep it light and don't overthink it, that's what I tell every new parent", "advice"),
+        ("老妈一直念叨让我早点买房", "advice"),
+        ("never go grocery shopping hungry", "life advice"),
+        ("always keep receipts, you never know", "life advice"),
+        ("永远不要空腹去超市", "life advice"),
+        ("出门在外，钱包一定要看好", "life advice"),
+        ("rule of thumb for buying a used bike: always check the chain", "advice"),
+        ("my two cents: keep your emergency fund somewhere boring", "advice"),
+        ("the trick with puppies is to tire them out before bed", "advice"),
+        ("a good rule in life: never argue with a referee", "advice"),
+        ("带猫的诀窍是少抱它", "advice"),
+        ("真要换城市的话，我倾向去厦门", "hypothetical"),
+        ("等孩子上小学了，我可能会回去上班", "hypothetical"),
+        ("ideally we'd have a separate QA cluster", "hypothetical"),
+        ("理想情况下我们应该有两套环境", "hypothetical"),
+        ("I can't decide between the two quotes for the roof", "question"),
+        ("I need to figure out why the nightly export skips Sundays", "question"),
+        ("纠结要不要换成 pnpm", "question"),
+        ("for the next couple of days, answer in Portuguese so I can practise", "temporary"),
+        ("until Monday, keep the beta flag off", "temporary"),
+        ("出差这几天，有事发邮件给我", "temporary"),
+        ("Don't bother with the warm-up today, I've got a sore knee", "temporary"),
+        ("你先别合并，我再看一遍", "temporary"),
+        ("the helper on line 88 should return a dict", "on screen"),
+        ("第 12 行应该用 const", "on screen"),
+        ("the tiles crack whenever the heating comes on, and the grout flickers", "malfunction"),
+        ("the dashboard glitches on Safari", "malfunction"),
+        ("蓝牙耳机偶尔断连，偶尔丢数据", "malfunction"),
+        ("小程序时不时闪退", "malfunction"),
+        ("put this on the invoice: account 4417 2290 1834 5521", "secret"),
+        ("the router login is admin, password Tulip4477", "secret"),
+        ("他的工资卡号是 6222 0211 3344 5566 778", "secret"),
+        ("if we ever open a second studio", "hypothetical"),
+        ("要是明年搬去成都", "hypothetical"),
+        ("We're waiting for the taxi, then back to it", "busy"),
+        ("我们在等快递，到了再继续", "busy"),
+        ("我现在在地铁上，信号不好", "busy"),
+        ("记得以前有人说过不要用 eval", "advice"),
+    ],
+)
+def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
+    assert not_memory(sentence, sentence) == kind
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Here's a rule for you: every schema change ships with a down migration",
+        "One thing I learned the hard way: never reindex more than one shard at once",  # a rule for the work
+        "Always show prices in euros, not dollars",
+        "You should always run the linter before you commit",  # advice in form, about the work
+        "Everyone on the team should use the shared VPN profile",  # a team rule, not people at large
+        "发版前一定要跑一遍 e2e 测试",
+        "I always tell you when I'm off on Fridays",
+        "We need to decide on a logo by March 3",  # a dated plan, not an open question
+        "Runbook page: https://wiki.example/runbooks/db",  # a pointer labelled by its page
+        "接口文档在 Apifox 上，项目名叫 shop-api",
+        "从现在开始，邮件落款都写“此致，小林”",  # a format the user sets, in quotes
+        "I never want to see a force push again",
+        "We're hiring again, two backend roles",  # the speaker's own news, not a passing state
+        "Always show money amounts in pounds, not dollars",  # what the assistant produces
+        "I'm a night-shift paramedic",
+        "Don't ever deploy on Fridays, we have no weekend cover",  # standing, not for now
+        "I think in metric, so use kilometres",
+        "rule of thumb for you: never silence a lint rule without a comment",  # a rule for the assistant
+        "Never suggest restaurants with a dress code, I hate dressing up",
+        "That's the team's rule: two approvals before merge",  # a rule of the team the user states
+        "My manager's rule: no deploys after 4pm",  # a rule of the workplace the user passes on
+        "A good rule for this repo: every PR links its ticket",
+        "Ideally keep functions under fifty lines",  # a soft rule for the assistant
+        "The key to our release process is the staging soak",
+        "Code freeze for the kiosk app starts next Friday",
+        "导出功能卡在法务审核上，要等下个月",  # held up by a review: a project state, not a fault
+        "If you need the VPN config, Bao keeps it in the ops vault",  # a pointer in the form of advice
+        "如果接口超时，一律重试三次",  # a rule under a condition
+        "Our support line is 0800 123 456",  # a phone number is not an account number
+        "The Lisbon office is on +351 21 123 4567",
+        "The password manager is 1Password, vault Ops",
+        "I'm a nurse on the cardiac ward",
+        "我在杭州做财务",
+        "我现在在杭州工作",
+    ],
+)
+def test_lasting_statements_pass(sentence: str) -> None:
+    assert not_memory(sentence, sentence) is None
+
+
+def test_advice_announced_by_the_sentence_before_is_someone_elses() -> None:
+    tip = "Always stretch for ten minutes before a ride."
+    assert not_memory(tip, tip, "My physio gave me one tip.") == "quoted"
+    assert not_memory("做人要厚道。", "做人要厚道。", "我爸跟我说过一句话。") == "quoted"
+    assert not_memory(tip, tip, "I cycle to work.") is None
+
+
+def test_a_quotation_open_since_an_earlier_sentence_is_still_quoted() -> None:
+    before = 'the landlord wrote: "The boiler is serviced every May.'
+    assert not_memory('Always call me before letting anyone in."', 'Always call me before letting anyone in."', before) == "quoted"
+    assert not_memory("Always call me before letting anyone in.", "Always call me before letting anyone in.", "We rent.") is None
+    assert not_memory("下次再说。", "下次再说。", "房东说：“锅炉每年五月检修。") == "quoted"
+    assert not_memory("I work in Leeds.", "I work in Leeds.", 'My monitor is a 27" one.') is None  # an inch mark
+
+
+def test_extraction_keeps_none_of_them() -> None:
+    records = extract_from_turns(
+        _user(
+            'the client emailed: "The export is wrong for the new template. Please fix this ASAP, we ship on Monday."',
+            "my neighbour's advice: never pay a builder the last instalment early",
+            "the router login is admin, password Tulip4477",
+            "the sidebar flickers whenever the window resizes, can you look at Sidebar.vue",
+            "要是以后做海外版，数据库怎么拆？",
+        ),
+        today="2026-03-02",
+    )
+    assert records == []
+
+
+def test_extraction_still_keeps_the_facts_beside_them() -> None:
+    records = extract_from_turns(
+        _user(
+            "I'm a landscape architect in Ghent.",
+            "Here's a rule for you: every drawing export goes to the shared Plans folder.",
+        ),
+        today="2026-03-02",
+    )
+    text = "\n".join(r["description"] + r["body"] for r in records)
+    assert "landscape architect" in text
+    assert "Plans folder" in text
+
+
+# ----------------------------------------------------------------------------- a clause that goes on
+
+
+@pytest.mark.parametrize(
+    ("clause", "sentence", "expected"),
+    [
+        ("I sleep during the day", "I'm a baker on the early shift, so I sleep during the day", True),
+        ("he's at the garage on Mill Road", "my mechanic is Tomasz, he's at the garage on Mill Road", True),
+        ("I can't miss it", "Noor's recital is on Friday and I can't miss it", True),
+        ("I shop at the Coop on the quay", "I'm a glassblower in Murano, I shop at the Coop on the quay", False),
+        ("the wiki is on Outline", "we deploy with Nomad, and the wiki is on Outline", False),
+        ("索引叫 shop-logs", "日志都打到 Loki，索引叫 shop-logs", True),
+        ("主要写 Elixir", "我是做后端的，主要写 Elixir", True),
+        ("税务都是她在弄", "我的会计是小周，税务都是她在弄", True),
+        ("周末一般会去爬山", "我在杭州做财务，周末一般会去爬山", False),
+    ],
+)
+def test_a_clause_that_goes_on_about_the_one_before(clause: str, sentence: str, expected: bool) -> None:
+    assert continues(clause, sentence) is expected
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    return extract_from_turns(_user(text), today="2026-03-02")
+
+
+def test_a_continuation_is_one_record_that_keeps_its_words() -> None:
+    records = _records("I'm a baker on the early shift, so I sleep during the afternoon.")
+    assert len(records) == 1
+    assert "sleep during the afternoon" in records[0]["body"]
+    records = _records("我是做后端的，主要写 Elixir 和 Rust。")
+    assert len(records) == 1
+    assert "Elixir" in records[0]["body"]
+
+
+def test_a_clause_with_a_subject_of_its_own_stays_a_record_of_its_own() -> None:
+    records = _records("I'm a glassblower in Murano, I shop at the Coop on the quay.")
+    assert len(records) == 2
+    assert any("Coop" in r["description"] for r in records)
+
+
+# ----------------------------------------------------------------------------- a value put right
+
+
+@pytest.mark.parametrize(
+    ("sentence", "value"),
+    [
+        ("Apologies, that is wrong: it is 11g.", "11g"),
+        ("sorry, Redis 7, we moved in June.", "Redis 7"),
+        ("My bad, that's outdated - we're on 4.2 now", "4.2"),
+        ("不对不对，上个月刚换过，现在是 2.7", "2.7"),
+        ("更正：上周已经升级到 nginx 1.27。", "nginx 1.27"),
+        ("啊不对，3.2.1 已经发了", "3.2.1"),
+        ("sorry, 3 more questions about the schema", None),  # an apology, then a count
+        ("Sorry for the delay, I was at the dentist", None),
+        ("The broker runs Kafka 3.6", None),  # no marker: a statement, not a correction
+        ("Correction: we moved to ClickHouse last month.", "ClickHouse"),
+        ("Actually no, we're on Ruby 3.3 since the summer.", "Ruby 3.3"),
+        ("不好意思，记错了，现在是 Go 1.22。", "Go 1.22"),
+        ("Oops, scratch that, it's Traefik 3.1 now.", "Traefik 3.1"),
+    ],
+)
+def test_the_value_a_correction_puts_right(sentence: str, value: str | None) -> None:
+    assert restated(sentence) == (None if value is None else (value, None))
+
+
+def test_a_correction_in_the_next_turn_puts_the_record_right() -> None:
+    records = extract_from_turns(
+        _user("The billing service talks to MariaDB 10.4.", "Apologies, that is wrong: it is 11.2."),
+        today="2026-03-02",
+    )
+    assert len(records) == 1
+    assert "MariaDB 11.2" in records[0]["description"]
+    assert "10.4" not in records[0]["description"] + records[0]["body"]
+
+
+# ----------------------------------------------------------------------------- who a directive is for
+
+
+def test_an_instruction_verb_after_an_adverb_is_about_the_work() -> None:
+    from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
+
+    assert about_the_work("always show amounts in euros")
+    assert about_the_work("never list more than three options")
+    assert not names_the_work("never go grocery shopping hungry")
+    assert is_everyday("never go grocery shopping hungry") and is_everyday("永远不要空腹去超市")
+    assert names_the_work("never commit the lockfile") and not is_everyday("never commit the lockfile")
+
+
+def test_a_statement_about_an_unnamed_it_or_they_is_not_kept() -> None:
+    from dreamd.models.offline_distractors import distractor
+
+    assert distractor("They are spreadsheets, one per quarter") == "vague subject"
+    assert distractor("It's a bit slow on Mondays") is not None
+    assert distractor("It's in the ops vault under net/vpn") is None  # a pointer: where it lives is the fact
+    assert extract_from_turns(_user("They are spreadsheets, one per quarter."), today="2026-03-02") == []
+
+
+def test_a_correction_names_the_new_tool_by_name() -> None:
+    records = extract_from_turns(
+        _user("The event store runs on Cassandra.", "Correction: we moved to ScyllaDB in the spring."),
+        today="2026-03-02",
+    )
+    assert [r["description"] for r in records] == ["The event store runs on ScyllaDB"]
+
+
+def test_a_chinese_rule_said_both_ways_is_one_rule() -> None:
+    from dreamd.models.offline_distractors import other_side
+
+    assert other_side("新接口一律用 gRPC", "别再加 REST 接口了")
+    assert not other_side("别用 var", "不要用 any")  # two don'ts: two rules
+    assert not other_side("We use tabs", "never commit generated code")  # English: two rules
+    records = _records("老代码是 Perl，新代码一律用 Python，别再往里引 Perl 了，我们在逐步迁掉它。")
+    rules = [r for r in records if r["type"] == "feedback"]
+    assert len(rules) == 1
+    assert "别再往里引 Perl" in rules[0]["body"]
+
+
+def test_a_habit_after_a_chinese_rule_is_its_reason_but_a_lasting_state_is_a_fact() -> None:
+    from dreamd.models.offline_distractors import gives_reason
+
+    assert gives_reason("我一般是在公交上看消息")
+    assert not gives_reason("我腰不好")
+    records = _records("以后回复尽量简短，我一般是在公交上看消息。")
+    assert [r["type"] for r in records] == ["feedback"]
+    assert "公交" in records[0]["body"]
+    records = _records("推荐骑行路线的时候不要超过两个小时，我腰不好。")
+    assert sorted(r["type"] for r in records) == ["feedback", "user"]
