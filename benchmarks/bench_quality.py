@@ -70,26 +70,28 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 
 FLOORS: dict[str, float] = {
     # What the code on main reached on the TEST split, cut to two decimals minus 0.02
-    # (``--suggest-floors`` prints them); fact retention must stay exactly 1.0. History: the
-    # split was committed before the rule rewrite (baseline extraction P 0.667 / R 0.147); the
-    # first rewrite reached 0.664 / 0.485; the second session's structural pass (statements by
-    # default, structural typing), measured once here after it merged, 0.625 / 0.675 — recall
-    # up, precision down, F1 0.560 -> 0.649. The dream's supersession-as-merge and paraphrase
-    # gist raised merge recall 0.338 -> 0.507 and drop precision 0.833 -> 1.0, at merge
-    # precision 1.0 -> 0.947 and keep accuracy 1.0 -> 0.993 (one look-alike record merged in a
-    # supersession group). Measured on the test split once per merge, never tuned on it.
-    "extraction.overall.precision": 0.60,
-    "extraction.overall.recall": 0.65,
-    "extraction.overall.f1": 0.62,
-    "extraction.by_lang.en.precision": 0.56,
-    "extraction.by_lang.en.recall": 0.63,
-    "extraction.by_lang.zh.precision": 0.65,
-    "extraction.by_lang.zh.recall": 0.67,
+    # (``--suggest-floors`` prints them); fact retention must stay exactly 1.0, and a floor is
+    # never lowered to let a change through. History: the split was committed before the rule
+    # rewrite (baseline extraction P 0.667 / R 0.147); the first rewrite reached 0.664 / 0.485;
+    # the second session's structural pass 0.625 / 0.675; the third (one record per fact,
+    # labelled and telegraphic lines, whole-sentence distractors, more date shapes), measured
+    # once here after it merged, 0.650 / 0.706 (F1 0.649 -> 0.676). The dream: supersession as
+    # merge and paraphrase gist raised merge recall 0.338 -> 0.507, the third session's value
+    # normalisation and equivalences 0.507 -> 0.662 (paraphrase 0.143 -> 0.429) at keep
+    # accuracy 0.993 -> 0.978 (two look-alike pairs in `distinct` merged; both clauses kept).
+    # Measured on the test split once per merge, never tuned on it.
+    "extraction.overall.precision": 0.62,
+    "extraction.overall.recall": 0.68,
+    "extraction.overall.f1": 0.65,
+    "extraction.by_lang.en.precision": 0.58,
+    "extraction.by_lang.en.recall": 0.67,
+    "extraction.by_lang.zh.precision": 0.68,
+    "extraction.by_lang.zh.recall": 0.70,
     "extraction.date_accuracy": 0.93,
-    "extraction.reason_accuracy": 0.89,
+    "extraction.reason_accuracy": 0.90,
     "extraction.distractor_ignored": 0.94,
     "consolidation.overall.merge_precision": 0.92,
-    "consolidation.overall.merge_recall": 0.48,
+    "consolidation.overall.merge_recall": 0.64,
     "consolidation.overall.drop_precision": 0.98,
     "consolidation.overall.drop_recall": 0.98,
     "consolidation.overall.keep_accuracy": 0.97,
