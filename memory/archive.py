@@ -29,7 +29,7 @@ import secrets
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,16 @@ from memory.layout import (
 from memory.records import sha256_hex
 
 log = logging.getLogger("memory.store")
+
+
+def _restore_name(root: Path, file: str) -> str:
+    """A free foreign file name for an edited record file put back: its record name, ``.md``."""
+    m = OUR_FILE_RE.match(file)
+    stem = m.group("name") if m else file.removesuffix(".md")
+    name = f"{stem}.md"
+    while (root / name).exists() or OUR_FILE_RE.match(name):
+        name = f"{stem}.edited-{secrets.token_hex(3)}.md"
+    return name
 
 
 class Archive:
@@ -150,31 +160,66 @@ class Archive:
         A name already kept with the same bytes just drops the directory's copy; with other
         bytes the new one gets a random suffix, so no version is ever lost.
         """
-        moved: list[str] = []
-        hist: Path | None = None
-        for file in files:
-            src = self.root / file
-            if not src.exists():
-                continue
-            hist = hist or self.ensure()
-            target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
-            if target.exists():
-                try:
-                    same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
-                except OSError:
-                    same = False
-                if same:
-                    os.unlink(src)
-                    moved.append(file)
-                    continue
-                target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
-            os.rename(src, target)
-            moved.append(file)
+        moved = [file for file in files if self._move(file, prefix) is not None]
         if moved:
-            if hist is not None:
-                fsync_dir(hist)
+            fsync_dir(self.path)
             fsync_dir(self.root)
         return moved
+
+    def _move(self, file: str, prefix: str = "") -> Path | None:
+        """Move one file into ``.history/``; where its bytes are now kept, None when it is gone.
+        The caller syncs the two directories."""
+        src = self.root / file
+        if not src.exists():
+            return None
+        hist = self.ensure()
+        target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
+        if target.exists():
+            try:
+                same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
+            except OSError:
+                same = False
+            if same:
+                os.unlink(src)
+                return target
+            target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
+        os.rename(src, target)
+        return target
+
+    def archive_unchanged(self, expected: Mapping[str, str]) -> list[tuple[str, str]]:
+        """Move the files of ``expected`` (file → the sha256 the replaced set recorded for it)
+        into ``.history/`` like :meth:`archive`; returns ``(file, restored_as)`` for each file
+        whose bytes were no longer those.
+
+        Such a file was edited after the commit verified it (a person's editor, another tool:
+        they take no lock), so the set that replaced it never saw the edit. The moved bytes are
+        compared *after* the move — a rename is atomic, so a write that finished before it is
+        in the moved file — and an edited file is copied back into the directory under a
+        foreign name of its own (``<record name>.md``, or with a suffix when taken), which the
+        next scan adopts as a record (DESIGN §2.4); the archived copy stays. What can still
+        slip through: a write into a descriptor opened before the move that lands after the
+        comparison goes to the archived copy only (``.history/`` keeps it); a crash between
+        the move and the copy leaves the edit in ``.history/`` only.
+        """
+        restored: list[tuple[str, str]] = []
+        moved = False
+        for file, sha in expected.items():
+            kept = self._move(file)
+            if kept is None:
+                continue
+            moved = True
+            try:
+                data = kept.read_bytes()
+            except OSError:
+                continue
+            if sha256_hex(data) != sha:
+                name = _restore_name(self.root, file)
+                write_new(self.root / name, data, sync_dir=False)
+                restored.append((file, name))
+        if moved:
+            fsync_dir(self.path)
+            fsync_dir(self.root)
+        return restored
 
     def collect_orphans(self, referenced: set[str], *, grace: float, listing: Sequence[str] | None = None) -> list[str]:
         """Move our own unreferenced record files (interrupted commits) into history, and delete

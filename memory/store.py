@@ -397,7 +397,12 @@ class MemoryStore:
 
         if old is not None:
             keep = {e.file for e in new.records}
-            self.archive_files([e.file for e in old.records if e.file not in keep])
+            replaced = {e.file: e.sha256 for e in old.records if e.file not in keep}
+            for file, name in self.archive.archive_unchanged(replaced):
+                log.warning(
+                    "%s was edited while a commit replaced it; the edited version is kept as %s", file, name,
+                    extra={"event": "store.edit_kept", "file": file, "restored_as": name},
+                )
         if leftovers:
             self.archive_files(leftovers)
         self.collect_orphans({e.file for e in new.records}, listing=listing)

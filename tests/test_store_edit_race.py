@@ -1,0 +1,110 @@
+"""A hand edit that lands while a commit is in flight is never left only in ``.history/``.
+
+A person's editor or another tool edits a record file without dreamd's lock. A commit verifies
+the files it touches, then writes, then replaces the manifest, then moves the files the new set
+no longer names into ``.history/``. An edit landing after the verification used to be archived
+unseen (the torture run caught one behind a dream merge). Each test edits the file in place
+(open, write, truncate: the chaos editor's way) from the store's step hook at every step of
+the commit, for a merge, a removal and a replacement, and checks that the edited text is in a
+live record once the directory is reconciled — and also kept in ``.history/``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memory.errors import ConflictError
+from memory.records import make_record
+from memory.store import ARCHIVE_SUFFIX, HISTORY, Change, MemoryStore
+
+STEPS = ("verified", "files_written", "index_written", "history_linked", "manifest_replaced")
+EDIT = "Edited by hand while the commit ran."
+
+
+def _setup(tmp_path: Path) -> tuple[MemoryStore, dict[str, str], dict[str, str]]:
+    MemoryStore.init(tmp_path)
+    store = MemoryStore(tmp_path)
+    store.commit(Change(add=[make_record("alpha", "user", "Alpha fact", "Alpha body.\n"),
+                             make_record("beta", "user", "Beta fact", "Beta body.\n")]))
+    m = store.read()
+    return store, {e.name: e.file for e in m.records}, {e.name: e.sha256 for e in m.records}
+
+
+def _editor(path: Path, step: str, done: list[str]) -> Callable[[str], None]:
+    def fault(name: str) -> None:
+        if name == step and not done:
+            with open(path, "r+", encoding="utf-8") as f:
+                text = f.read()
+                f.seek(0)
+                f.write(text + f"\n{EDIT}\n")
+                f.truncate()
+            done.append(name)
+
+    return fault
+
+
+def _changes(shas: dict[str, str]) -> dict[str, Change]:
+    return {
+        "merge": Change(merges=[(["alpha", "beta"], make_record("beta", "user", "Beta fact", "Beta body.\nAlpha body.\n"))],
+                        base=shas, actor="dream"),
+        "remove": Change(remove=["alpha"], base={"alpha": shas["alpha"]}, actor="manual"),
+        "replace": Change(replace={"alpha": make_record("alpha", "user", "Alpha fact", "Alpha body, reworded.\n")},
+                          base={"alpha": shas["alpha"]}, actor="job"),
+    }
+
+
+def _live_text(d: Path) -> str:
+    store = MemoryStore(d)
+    return "".join((d / e.file).read_text(encoding="utf-8") for e in store.read().records)
+
+
+@pytest.mark.parametrize("kind", ["merge", "remove", "replace"])
+@pytest.mark.parametrize("step", STEPS)
+def test_an_edit_during_the_commit_stays_live(
+    tmp_path: Path, step: str, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, files, shas = _setup(tmp_path)
+    done: list[str] = []
+    store = MemoryStore(tmp_path, fault=_editor(tmp_path / files["alpha"], step, done))
+    with caplog.at_level(logging.WARNING, logger="memory.store"):
+        store.commit(_changes(shas)[kind])
+    assert done == [step]
+    assert [r.__dict__.get("event") for r in caplog.records] == ["store.edit_kept"]
+    MemoryStore(tmp_path).reconcile()
+    assert EDIT in _live_text(tmp_path)
+    kept = [p for p in (tmp_path / HISTORY).iterdir() if p.name.startswith(files["alpha"]) and p.name.endswith(ARCHIVE_SUFFIX)]
+    assert any(EDIT in p.read_text(encoding="utf-8") for p in kept)
+
+
+def test_an_edit_before_the_verification_is_a_conflict_not_a_restore(tmp_path: Path) -> None:
+    _, files, shas = _setup(tmp_path)
+    done: list[str] = []
+    store = MemoryStore(tmp_path, fault=_editor(tmp_path / files["alpha"], "locked", done))
+    with pytest.raises(ConflictError):
+        store.commit(_changes(shas)["merge"])
+    assert EDIT in _live_text(tmp_path)
+
+
+def test_no_edit_restores_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store, _, shas = _setup(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="memory.store"):
+        store.commit(_changes(shas)["merge"])
+    assert not [r for r in caplog.records if r.__dict__.get("event") == "store.edit_kept"]
+    assert sorted(p.name for p in tmp_path.glob("*.md")) == sorted(["MEMORY.md", *(e.file for e in store.read().records)])
+
+
+def test_a_restored_file_never_takes_a_name_in_use(tmp_path: Path) -> None:
+    _, files, shas = _setup(tmp_path)
+    (tmp_path / "alpha.md").write_text("---\nname: alpha\ndescription: someone else's\ntype: user\n---\nOther.\n",
+                                       encoding="utf-8")
+    MemoryStore(tmp_path).reconcile()  # adopted under its own name
+    done: list[str] = []
+    store = MemoryStore(tmp_path, fault=_editor(tmp_path / files["alpha"], "manifest_replaced", done))
+    store.commit(_changes(shas)["remove"])
+    MemoryStore(tmp_path).reconcile()
+    text = _live_text(tmp_path)
+    assert EDIT in text and "Other." in text
