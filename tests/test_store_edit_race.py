@@ -108,3 +108,33 @@ def test_a_restored_file_never_takes_a_name_in_use(tmp_path: Path) -> None:
     MemoryStore(tmp_path).reconcile()
     text = _live_text(tmp_path)
     assert EDIT in text and "Other." in text
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["store-puts-it-back", "edit-left-in-history"])
+def test_the_torture_checker_holds_a_dream_to_the_edit(tmp_path: Path, fixed: bool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checker's dream-retention judges this race: a source edited after the dream verified
+    it must be said by a live record of a later generation — true when the store puts the
+    edited version back, a violation when it is left in ``.history/`` only."""
+    from memory.archive import Archive
+    from tests.torture.checker import Report, check_dream_retention, load_history
+
+    if not fixed:
+        def archive_only(self: Archive, expected: dict[str, str]) -> list[tuple[str, str]]:
+            self.archive(list(expected))  # the old behaviour: moved, never compared
+            return []
+
+        monkeypatch.setattr(Archive, "archive_unchanged", archive_only)
+    _, files, shas = _setup(tmp_path)
+    done: list[str] = []
+    store = MemoryStore(tmp_path, fault=_editor(tmp_path / files["alpha"], "manifest_replaced", done))
+    store.commit(_changes(shas)["merge"])
+    MemoryStore(tmp_path).reconcile()
+    report = Report()
+    check_dream_retention({"d": load_history(tmp_path)}, report)
+    assert report.checks["dream-retention"] >= 1
+    if fixed:
+        assert report.violations == []
+        assert report.observations["dream_retention"].get("edited during the dream") == 1
+    else:
+        assert len(report.violations) == 1 and EDIT.rstrip(".") in report.violations[0]

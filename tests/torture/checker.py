@@ -20,7 +20,9 @@ invariant was checked. The invariants (issue 6):
   dream removed is still said by its merge result or another live record of that generation,
   unless the record was expired (``expires`` before the dream's day, importance under 0.8) or
   a strictly newer record of the set it was planned on explicitly superseded it
-  (:mod:`dreamd.models.clauses`); and a merge result's history line (``**Previously:**``)
+  (:mod:`dreamd.models.clauses`). A source whose recorded bytes no copy holds any more was
+  edited in place by hand after the dream verified it: the edited version must then be said
+  by a live record of a later generation (the store puts it back for adoption). And a merge result's history line (``**Previously:**``)
   holds only what an explicitly superseded source said, or what was history already. A
   removed record, or a merge result, whose file neither the
   directory nor ``.history/`` holds any more (chaos deletes files by hand) is counted as
@@ -415,6 +417,33 @@ def _read_record(directory: Path, file: str) -> Any:
     return None
 
 
+def _has_version(directory: Path, file: str, sha: str) -> bool:
+    """Whether some copy of ``file`` (the directory or ``.history/``) holds the bytes ``sha``."""
+    from memory.records import sha256_hex
+
+    hist = directory / ".history"
+    candidates = [directory / file, hist / file]
+    with contextlib.suppress(FileNotFoundError):
+        candidates += [hist / n for n in os.listdir(hist) if n.startswith(file + ".")]
+    for path in candidates:
+        with contextlib.suppress(OSError):
+            if sha256_hex(path.read_bytes()) == sha:
+                return True
+    return False
+
+
+def _later_clauses(h: DirHistory, gen: int, clause_units: Any, clauses: Any) -> list[Any]:
+    """The clauses every live record of every generation after ``gen`` says."""
+    out: list[Any] = []
+    for later in sorted(g for g in h.gens if g > gen):
+        m = _manifest_at(h, later)
+        for e in m.records if m is not None else ():
+            r = _record_at(h, e.file)
+            if r is not None:
+                out.extend(clause_units(c) for c in clauses(r.description, r.body))
+    return out
+
+
 def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> None:
     """Every clause of every record a dream removed is still said, or expiry or an explicit
     supersession explains its absence (see the module docstring)."""
@@ -467,7 +496,14 @@ def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> N
                             live_cache = [clause_units(c) for r in live if r is not None
                                           for c in clauses(r.description, r.body)]
                         lost = [c for c in lost if not said_by(c, live_cache)]
-                    seen["kept" if not lost else "lost"] += 1
+                    if lost and not _has_version(h.path, entry.file, entry.sha256):
+                        # Edited by hand after the dream verified it: the version the dream merged
+                        # is gone (the editor wrote in place), and the edited one must have been
+                        # put back and adopted — said by a live record of a later generation.
+                        lost = [c for c in lost if not said_by(c, _later_clauses(h, gen, clause_units, clauses))]
+                        seen["edited during the dream" if not lost else "lost"] += 1
+                    else:
+                        seen["kept" if not lost else "lost"] += 1
                     report.ok("dream-retention", not lost,
                               f"{key}: the dream at generation {gen} removed {name!r} "
                               f"({'merged into ' + repr(into) if into else 'dropped'}) and no live record "
