@@ -121,7 +121,8 @@ def install(store: MemoryStore, old: Manifest, new: Manifest, files: dict[str, b
     replace_atomic(store.manifest_path, raw)
     store.forget_cached_manifest()
     keep = {e.file for e in new.records}
-    store.archive_files([e.file for e in old.records if e.file not in keep])
+    # The network fetch ran outside the store lock: a file edited by hand meanwhile is put back.
+    store.archive_replaced({e.file: e.sha256 for e in old.records if e.file not in keep})
     store.prune_history(new.generation)
     return new
 

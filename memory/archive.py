@@ -157,8 +157,7 @@ class Archive:
     def archive(self, files: Iterable[str], *, prefix: str = "") -> list[str]:
         """Move ``files`` from the directory into ``.history/``; returns those moved.
 
-        A name already kept with the same bytes just drops the directory's copy; with other
-        bytes the new one gets a random suffix, so no version is ever lost.
+        A name already kept gets a random suffix, so no version is ever lost.
         """
         moved = [file for file in files if self._move(file, prefix) is not None]
         if moved:
@@ -168,54 +167,74 @@ class Archive:
 
     def _move(self, file: str, prefix: str = "") -> Path | None:
         """Move one file into ``.history/``; where its bytes are now kept, None when it is gone.
-        The caller syncs the two directories."""
+        The caller syncs the two directories.
+
+        Always a rename, never an unlink of a copy believed identical: a write landing between
+        a comparison and an unlink would be lost; a name already taken gets a random suffix.
+        """
         src = self.root / file
         if not src.exists():
             return None
         hist = self.ensure()
         target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
         if target.exists():
-            try:
-                same = sha256_hex(target.read_bytes()) == sha256_hex(src.read_bytes())
-            except OSError:
-                same = False
-            if same:
-                os.unlink(src)
-                return target
             target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
         os.rename(src, target)
         return target
 
+    def restore(self, file: str, data: bytes) -> str:
+        """Put the bytes of an edited record file back into the directory under a foreign name of
+        its own (``<record name>.md``, with a suffix when taken), for the next scan to adopt
+        (DESIGN §2.4); returns that name. Idempotent: when a ``*.md`` file of the directory
+        already holds exactly these bytes (an earlier attempt that crashed afterwards), that one
+        is returned and nothing is written, so a recovery never adopts the same edit twice."""
+        sha = sha256_hex(data)
+        for name in sorted(os.listdir(self.root)):
+            if not name.endswith(".md") or name in (INDEX, file) or OUR_FILE_RE.match(name):
+                continue  # ``file`` itself is on its way to .history/
+            with contextlib.suppress(OSError):
+                path = self.root / name
+                if path.stat().st_size == len(data) and sha256_hex(path.read_bytes()) == sha:
+                    return name
+        name = _restore_name(self.root, file)
+        write_new(self.root / name, data, sync_dir=True)
+        return name
+
     def archive_unchanged(self, expected: Mapping[str, str]) -> list[tuple[str, str]]:
-        """Move the files of ``expected`` (file → the sha256 the replaced set recorded for it)
-        into ``.history/`` like :meth:`archive`; returns ``(file, restored_as)`` for each file
-        whose bytes were no longer those.
+        """Move the files of ``expected`` (file → the sha256 the commit verified for it) into
+        ``.history/`` like :meth:`archive`; returns ``(file, restored_as)`` for each file whose
+        bytes were no longer those.
 
         Such a file was edited after the commit verified it (a person's editor, another tool:
-        they take no lock), so the set that replaced it never saw the edit. The moved bytes are
-        compared *after* the move — a rename is atomic, so a write that finished before it is
-        in the moved file — and an edited file is copied back into the directory under a
-        foreign name of its own (``<record name>.md``, or with a suffix when taken), which the
-        next scan adopts as a record (DESIGN §2.4); the archived copy stays. What can still
-        slip through: a write into a descriptor opened before the move that lands after the
-        comparison goes to the archived copy only (``.history/`` keeps it); a crash between
-        the move and the copy leaves the edit in ``.history/`` only.
+        they take no lock), so the set that replaced it never saw the edit; its bytes are put
+        back with :meth:`restore`. The file is read before the move and the edit restored
+        first, so a crash after that leaves the edit in the directory; the moved bytes are
+        compared again after the move (a rename is atomic: a write that finished before it is in
+        the moved file). What can still slip through: a write landing between that first read
+        and the move, when the process then dies before the second comparison, or a write into
+        a descriptor opened before the move that lands after the second comparison — both end in
+        the ``.history/`` copy only. A file this commit left behind unmoved (a crash before this
+        step) is checked by the next scan (:func:`memory.reconcile.scan_foreign`).
         """
         restored: list[tuple[str, str]] = []
         moved = False
         for file, sha in expected.items():
+            try:
+                before = (self.root / file).read_bytes()
+            except OSError:
+                continue
+            if sha256_hex(before) != sha:
+                restored.append((file, self.restore(file, before)))
             kept = self._move(file)
             if kept is None:
                 continue
             moved = True
             try:
-                data = kept.read_bytes()
+                after = kept.read_bytes()
             except OSError:
                 continue
-            if sha256_hex(data) != sha:
-                name = _restore_name(self.root, file)
-                write_new(self.root / name, data, sync_dir=False)
-                restored.append((file, name))
+            if after != before and sha256_hex(after) != sha:
+                restored.append((file, self.restore(file, after)))
         if moved:
             fsync_dir(self.path)
             fsync_dir(self.root)

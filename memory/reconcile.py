@@ -25,6 +25,7 @@ hashes every file and commits the edit.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ from memory.records import Record, parse_record, sha256_hex, unique_name
 
 if TYPE_CHECKING:
     from memory.store import MemoryStore
+
+_log = logging.getLogger("memory.store")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,9 @@ class ForeignScan:
     malformed: list[tuple[str, str]] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)
     """Files the previous commit removed from the set but died before moving away."""
+    restored: list[tuple[str, str]] = field(default_factory=list)
+    """(file, restored_as): such a file of ours that was edited after that commit verified it,
+    its bytes put back under a foreign name and adopted by this scan."""
     listing: list[str] = field(default_factory=list)
 
     @property
@@ -105,13 +111,17 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
         _scan_named(store, manifest, scan, present, check, full=full, now=now)
     else:
         scan.entries = list(manifest.records)
+    previous: dict[str, str] | None = None
+    ours = sorted(n for n in present - named if OUR_FILE_RE.match(n))
+    if ours:
+        previous = _previous_files(store, manifest)
+        _edited_leftovers(store, ours, previous, scan, present)
     candidates = sorted(
         n
         for n in present - named
         if n.endswith(".md") and n != INDEX and not n.startswith(".") and not OUR_FILE_RE.match(n)
     )
     taken = {e.name for e in scan.entries} if candidates else set()
-    previous: dict[str, str] | None = None
     for name in candidates:
         path = store.path / name
         if path.is_dir() and not path.is_symlink():
@@ -196,6 +206,35 @@ def _with_title(extra: dict[str, Any], title: str | None) -> dict[str, Any]:
     if title:
         out["title"] = title
     return out
+
+
+def _edited_leftovers(store: MemoryStore, ours: list[str], previous: dict[str, str], scan: ForeignScan,
+                      present: set[str]) -> None:
+    """Files of ours the last commit removed from the set but did not move away (it died before
+    its cleanup, or an editor re-created one after the move). One with other bytes than the
+    previous set recorded was edited after that commit verified it: its bytes are put back
+    under a foreign name (adopted by this same scan) and the file itself goes to
+    ``.history/`` now, so a later edit or deletion of the restored record never brings it back.
+    One with the recorded bytes, or one the previous set did not name (a new file of an
+    interrupted commit), is collected as an orphan after its grace, as before."""
+    for name in ours:
+        want = previous.get(name)
+        if want is None:
+            continue
+        try:
+            data = read_regular(store.path / name)
+        except OSError:
+            continue
+        if sha256_hex(data) == want:
+            continue
+        restored_as = store.archive.restore(name, data)
+        present.add(restored_as)
+        scan.restored.append((name, restored_as))
+        scan.leftovers.append(name)
+        _log.warning(
+            "%s was edited while a commit replaced it; the edited version is kept as %s", name, restored_as,
+            extra={"event": "store.edit_kept", "file": name, "restored_as": restored_as},
+        )
 
 
 def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:

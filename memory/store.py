@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -297,7 +297,8 @@ class MemoryStore:
             self._step("verified")
             pending = apply_change(base, change, now=utcnow_iso(self.clock()))
             foreign.annotate(pending.change)
-            new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing)
+            new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing,
+                              verified={e.file: e.sha256 for e in base.records})
             c = pending.change
             return CommitResult(
                 generation=new.generation,
@@ -335,8 +336,13 @@ class MemoryStore:
         change: Change | None = None,
         leftovers: Sequence[str] = (),
         listing: Sequence[str] | None = None,
+        verified: Mapping[str, str] | None = None,
     ) -> Manifest:
         """Steps 4–7 of the protocol. Caller holds the store lock.
+
+        ``verified`` maps files to the sha256 the caller checked them at (a commit's scan re-reads
+        an edited file it touches, so a forget of a record edited a moment ago removes the edited
+        version); files it does not name are held to the old manifest's sha256.
 
         ``leftovers`` are files an interrupted earlier commit removed from the set but did not
         move away yet; ``listing`` is the directory listing the caller already took (reused to
@@ -397,12 +403,8 @@ class MemoryStore:
 
         if old is not None:
             keep = {e.file for e in new.records}
-            replaced = {e.file: e.sha256 for e in old.records if e.file not in keep}
-            for file, name in self.archive.archive_unchanged(replaced):
-                log.warning(
-                    "%s was edited while a commit replaced it; the edited version is kept as %s", file, name,
-                    extra={"event": "store.edit_kept", "file": file, "restored_as": name},
-                )
+            seen = verified or {}
+            self.archive_replaced({e.file: seen.get(e.file, e.sha256) for e in old.records if e.file not in keep})
         if leftovers:
             self.archive_files(leftovers)
         self.collect_orphans({e.file for e in new.records}, listing=listing)
@@ -480,6 +482,16 @@ class MemoryStore:
         """Move ``file`` from the directory into ``.history/`` (never losing a version)."""
         moved = self.archive_files([file])
         return moved[0] if moved else None
+
+    def archive_replaced(self, expected: Mapping[str, str]) -> None:
+        """Move the files a new set no longer names into ``.history/``, each held to the sha256
+        it was verified at; an edited one is put back for adoption and logged
+        (:meth:`Archive.archive_unchanged`). Caller holds the store lock."""
+        for file, name in self.archive.archive_unchanged(expected):
+            log.warning(
+                "%s was edited while a commit replaced it; the edited version is kept as %s", file, name,
+                extra={"event": "store.edit_kept", "file": file, "restored_as": name},
+            )
 
     def archive_files(self, files: Iterable[str]) -> list[str]:
         """Move ``files`` into ``.history/`` (never losing a version); returns those moved.

@@ -138,3 +138,103 @@ def test_the_torture_checker_holds_a_dream_to_the_edit(tmp_path: Path, fixed: bo
         assert report.observations["dream_retention"].get("edited during the dream") == 1
     else:
         assert len(report.violations) == 1 and EDIT.rstrip(".") in report.violations[0]
+
+
+# ----------------------------------------------------------------------------- found in review
+
+
+@pytest.mark.parametrize("kind", ["remove", "replace"])
+def test_a_change_without_a_base_takes_an_earlier_edit_as_it_is(
+    tmp_path: Path, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An edit made before a forget or a remember (no base: the commit's own scan re-reads it)
+    is what the change removes or replaces: no record comes back, none is doubled."""
+    _, files, _ = _setup(tmp_path)
+    path = tmp_path / files["alpha"]
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{EDIT}\n", encoding="utf-8")
+    change = (Change(remove=["alpha"]) if kind == "remove" else
+              Change(replace={"alpha": make_record("alpha", "user", "Alpha fact", "Alpha, restated.\n")}))
+    with caplog.at_level(logging.WARNING, logger="memory.store"):
+        MemoryStore(tmp_path).commit(change)
+    MemoryStore(tmp_path).reconcile()
+    names = sorted(e.name for e in MemoryStore(tmp_path).read().records)
+    assert names == (["beta"] if kind == "remove" else ["alpha", "beta"])
+    assert not [r for r in caplog.records if r.__dict__.get("event") == "store.edit_kept"]
+
+
+def test_archiving_never_unlinks_a_copy_it_believes_identical(tmp_path: Path) -> None:
+    from memory.archive import Archive
+
+    archive = Archive(tmp_path)
+    for text in ("same bytes\n", "same bytes\n"):
+        (tmp_path / "notes.md").write_text(text, encoding="utf-8")
+        assert archive.archive(["notes.md"]) == ["notes.md"]
+    kept = sorted(p.name for p in (tmp_path / HISTORY).iterdir())
+    assert len(kept) == 2 and all(n.startswith("notes.md") for n in kept)
+
+
+class _Died(Exception):
+    pass
+
+
+def test_a_commit_that_dies_before_its_cleanup_leaves_the_edit_to_the_next_scan(tmp_path: Path) -> None:
+    """Edited after the verification, then the process dies after the commit point: the file
+    the set no longer names is ours, so it is no foreign file to adopt; the next scan sees its
+    bytes differ from what the previous set recorded and puts them back, once."""
+    _, files, shas = _setup(tmp_path)
+    done: list[str] = []
+    edit = _editor(tmp_path / files["alpha"], "verified", done)
+
+    def fault(step: str) -> None:
+        edit(step)
+        if step == "manifest_replaced":
+            raise _Died
+
+    with pytest.raises(_Died):
+        MemoryStore(tmp_path, fault=fault).commit(_changes(shas)["merge"])
+    for _ in range(2):
+        MemoryStore(tmp_path, orphan_grace=0).reconcile()
+    live = MemoryStore(tmp_path).read().records
+    assert _live_text(tmp_path).count(EDIT) == 1 and len(live) == 2
+    assert not (tmp_path / files["alpha"]).exists()
+
+
+def test_a_restore_is_not_repeated_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The edited bytes were put back, then the process died before moving the old file: the
+    next scan finds the same bytes already in the directory and writes no second copy."""
+    from memory.archive import Archive
+
+    _, files, shas = _setup(tmp_path)
+    done: list[str] = []
+    store = MemoryStore(tmp_path, fault=_editor(tmp_path / files["alpha"], "manifest_replaced", done))
+
+    def die(self: Archive, file: str, prefix: str = "") -> Path | None:
+        raise _Died
+
+    monkeypatch.setattr(Archive, "_move", die)
+    with pytest.raises(_Died):
+        store.commit(_changes(shas)["merge"])
+    monkeypatch.undo()
+    MemoryStore(tmp_path).reconcile()
+    assert _live_text(tmp_path).count(EDIT) == 1
+    assert len(MemoryStore(tmp_path).read().records) == 2
+
+
+def test_sync_install_puts_back_an_edit_made_during_the_fetch(tmp_path: Path) -> None:
+    """Sync installs a remote set after a network fetch made outside the store lock; a file the
+    remote set drops but a person edited meanwhile is put back, not archived unseen."""
+    import dataclasses
+
+    from dreamd.sync_install import install
+    from memory.locks import store_lock
+
+    store, files, _ = _setup(tmp_path)
+    old = store.read()
+    new = dataclasses.replace(old, generation=old.generation + 1,
+                              records=[e for e in old.records if e.name != "alpha"])
+    path = tmp_path / files["alpha"]
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{EDIT}\n", encoding="utf-8")
+    with store_lock(tmp_path, store.lock_timeout):
+        install(store, old, new, {})
+    MemoryStore(tmp_path).reconcile()
+    assert EDIT in _live_text(tmp_path)
