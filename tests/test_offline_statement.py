@@ -279,3 +279,35 @@ def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None
     found = rule_statement("Our studio kiln runs on Propane 3", ctx())
     assert found is not None and found.type == "project"
+
+
+# ----------------------------------------------------------------------------- recall4: shapes once dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("nightly backup syncs to the cold bucket in eu-west-2", ["eu-west-2"]),
+        ("entire fleet moves to arm64 end of Q2", ["arm64", "2027-06-30"]),
+        ("We want a public demo up before the conference, so Jan 12 is the cutoff", ["2027-01-12"]),
+        ("Tomasz says the new counter gets fitted on the 9th", ["counter", "2026-12-09"]),
+    ],
+)
+def test_bare_subjects_dated_goals_and_reported_plans_are_kept(text: str, words: list[str]) -> None:
+    records = run(text)
+    assert records, text
+    assert all(w in records[0]["description"] + records[0]["body"] for w in words)
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        ("Tomasz says we should paint it on the 9th", "reported"),
+        ("my neighbour says the bins are collected on Tuesdays", "reported"),
+        ("still runs on the old laptop", "fragment"),
+        ("Many thanks in advance", "interjection"),
+        ("I want a nap before dinner", "wish"),
+    ],
+)
+def test_the_widened_shapes_still_reject_their_distractors(clause: str, kind: str) -> None:
+    assert distractor(clause) == kind

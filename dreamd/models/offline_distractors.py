@@ -94,7 +94,12 @@ _WISH_ZH = re.compile(
     r"(?:^|我|我们|我們|[，,])(?:觉得|覺得|想|想要|希望|需要|要不|估计|估計|感觉|感覺|好像|也许|也許|大概|"
     r"不知道|不确定|不確定|在想)|看起来|看起來|看着|看著"
 )
-_DATED_PLAN = re.compile(r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|\s+(?:want|plan|aim) to)\b", re.I)
+_DATED_PLAN = re.compile(
+    r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|\s+(?:want|plan|aim) to|"
+    # "I want a beta out before <date>": a goal whose object is named, with its date
+    r"\s+(?:want|plan|aim for|need)\s+(?:a|an|the|our|my|it|this|v?\d)\b)",
+    re.I,
+)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|kinda|sort of|seems?|looks like|looks|apparently)\b",
     re.I,
@@ -126,6 +131,26 @@ _SPEECH = re.compile(
     r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
     re.I,
 )
+# "<Name> says the benchtop goes in on the 16th": news of a dated plan passed on by whoever arranges it. The
+# content is a fact when it is a statement (no modal, no advice) holding a date after the turn.
+_REPORTED_PLAN = re.compile(
+    r"^(?:(?-i:[A-Z])[\w-]+|(?:my|our|the)\s+[\w-]+)\s+(?:says|said|told (?:me|us)|tells (?:me|us)|confirmed)\s+(?:that\s+)?"
+    r"(?P<content>(?:the|our|my|it|they|we|(?-i:[A-Z]))\S*\s.+)$",
+    re.I,
+)
+_REPORTED_HEDGE = re.compile(r"\b(?:should|could|might|would|maybe|perhaps|probably|must|ought|if)\b", re.I)
+
+
+def _reported(clause: str) -> bool:
+    """Someone else's words, except news of a dated plan (:data:`_REPORTED_PLAN`)."""
+    if not _SPEECH.search(clause):
+        return False
+    plan = _REPORTED_PLAN.match(clause)
+    if plan is None or _REPORTED_HEDGE.search(plan["content"]):
+        return True
+    return not future_dates(plan["content"], dt.date(2000, 1, 1))
+
+
 # What is broken right now is a passing state, not a memory.
 _MALFUNCTION = re.compile(
     r"\b(?:is|are|keeps?|kept)\s+(?:broken|crashing|failing|timing out|erroring|flaky|red|down|stuck)\b|"
@@ -214,6 +239,15 @@ _NAME_VERB = re.compile(
     r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?(?:\s+(?:in|on|from|at)\s+(?:the\s+)?[\w-]+(?:\s+team)?)?\s+"
     r"(?:(?:also|usually|always)\s+)?(?!(?:is|was|has|does)\b)[a-z]{2,}s\b"
 )
+# "staging runs in us-east-1", "whole thing moves to X end of Q1": a bare noun phrase (no determiner) whose verb in
+# -s is followed by a preposition of place, time or direction. An adverb first ("also runs on …") has no subject.
+_BARE_NP_VERB = re.compile(
+    r"^(?!(?:also|still|just|only|really|usually|always|never|sometimes|then|now|so|and|but|or|many|much|it|this|that|"
+    r"there|here|what|which|who)\b)[\w'./&+#-]+(?:\s+[\w'./&+#-]+)?\s+"
+    r"(?!(?:thanks|is|was|has|does|this|its|his|as|us|yes|plus|less|unless|always|perhaps)\b)[a-z]{2,}s\s+"
+    r"(?:in|on|at|to|into|onto|from|through|via|under|over|with|behind|every)\b",
+    re.I,
+)
 _LEADING_PHRASE = re.compile(
     r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
     r"[^,]{2,50},\s*(?=\S)",
@@ -271,7 +305,7 @@ def _fragment_en(clause: str) -> bool:
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
         return False
-    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause):
+    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause) or _BARE_NP_VERB.match(clause):
         return False
     return not (_DETERMINER.match(clause) and _FINITE_AFTER_NP.match(clause))
 
@@ -287,7 +321,7 @@ TESTS_EN: dict[str, Test] = {
     "second person": _SECOND_PERSON_EN.search,
     "addressed": _EN_DIRECTIVE_ANYWHERE.search,
     "secret": _SECRETISH.search,
-    "reported": _SPEECH.search,
+    "reported": _reported,
     "momentary": _MOMENT_EN.search,
     "encouragement": _ENCOURAGEMENT.search,
     "feeling": _FEELING_EN.match,
