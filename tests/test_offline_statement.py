@@ -311,3 +311,9 @@ def test_bare_subjects_dated_goals_and_reported_plans_are_kept(text: str, words:
 )
 def test_the_widened_shapes_still_reject_their_distractors(clause: str, kind: str) -> None:
     assert distractor(clause) == kind
+
+
+def test_two_content_words_after_the_speaker_and_a_verb_of_having_are_a_fact() -> None:
+    assert [r["type"] for r in run("I have a shellfish allergy")] == ["user"]
+    assert run("I have a question") == []
+    assert run("I love it") == []
