@@ -136,11 +136,15 @@ class Label:
     rest: str
 
 
+# A label that can only head a self-description: "about me", "some facts about myself", "bio", "关于我".
+_ABOUT_ME = re.compile(r"(?:^|\s)about (?:me|myself)\s*$|^(?:about me|bio|who i am|关于我|關於我|自我介绍|自我介紹)\b", re.I)
+
+
 def label_type(label: str) -> str | None:
     """The record type a label announces ("house style" → feedback, "kids" → user), or None."""
     text = peel(label.strip()).core or label.strip()
-    if re.match(r"^about me\b", text, re.I):
-        return "user"
+    if _ABOUT_ME.search(text):
+        return "user"  # "about me", "facts about me", "a bit about myself"
     head = _LABEL_TAIL.sub("", text) or text
     best: tuple[int, str] | None = None
     for kind, pattern in _HEADS:
@@ -346,7 +350,7 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
             return []
         return [_found(label.type, tidy(rest), label.text, ctx, None)]
     if (label.type == "user" and _SELF_HEAD.search(label.text) and not _USER_HEAD_FAMILY.search(label.text)
-            and (not parts or _SUBJECT.match(parts[0]) or not verbless_intro(parts[0], ctx))):
+            and (not parts or _SUBJECT.match(parts[0]) or not (_ABOUT_ME.search(label.text) or verbless_intro(parts[0], ctx)))):
         # "context:" heads anything — who the user is, or the work ("context: monorepo, pnpm"): the
         # list is a self-description only when its first item is one ("sworn translator here");
         # a list that has its own subjects ("context: I'm …, we run …") is the other rules' business
