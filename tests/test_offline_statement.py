@@ -317,3 +317,20 @@ def test_two_content_words_after_the_speaker_and_a_verb_of_having_are_a_fact() -
     assert [r["type"] for r in run("I have a shellfish allergy")] == ["user"]
     assert run("I have a question") == []
     assert run("I love it") == []
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "invoices all go through the Xero inbox",
+        "At the studio we use Ableton 12",
+        "movers are booked, Swift Vans, quote #2210",
+    ],
+)
+def test_an_adverb_a_topic_phrase_or_a_quote_number_does_not_make_a_non_fact(clause: str) -> None:
+    assert distractor(clause) is None
+
+
+def test_an_opinion_phrase_before_the_speaker_is_still_no_clause() -> None:
+    assert distractor("in my view we overuse mocks") == "fragment"
+    assert distractor("to quote my aunt, never lend money to family") == "reported"

@@ -127,7 +127,7 @@ def _quoted(clause: str) -> bool:
 _SPEECH = re.compile(
     r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
     r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
-    r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b|"
+    r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b(?!\s*(?:#|no\.?\s*\d|number|ref|\d))|"
     r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
     re.I,
 )
@@ -243,9 +243,15 @@ _NAME_VERB = re.compile(
 # -s is followed by a preposition of place, time or direction. An adverb first ("also runs on …") has no subject.
 _BARE_NP_VERB = re.compile(
     r"^(?!(?:also|still|just|only|really|usually|always|never|sometimes|then|now|so|and|but|or|many|much|it|this|that|"
-    r"there|here|what|which|who)\b)[\w'./&+#-]+(?:\s+[\w'./&+#-]+)?\s+"
+    r"there|here|what|which|who)\b)[\w'./&+#-]+(?:\s+[\w'./&+#-]+)?\s+(?:(?:all|always|usually|only|also)\s+)?"
     r"(?!(?:thanks|is|was|has|does|this|its|his|as|us|yes|plus|less|unless|always|perhaps)\b)[a-z]{2,}s\s+"
     r"(?:in|on|at|to|into|onto|from|through|via|under|over|with|behind|every)\b",
+    re.I,
+)
+# "For weather I check …", "At work we use …": a short phrase of topic before the speaker as subject, no comma.
+_TOPIC_THEN_SELF = re.compile(
+    r"^(?:for|in|on|at|with|about|outside|during)\s+(?![^,]*\b(?:opinion|view|experience|mind|head|dreams?|case|theory)\b)"
+    r"(?:[\w'-]+\s+){1,3}(?:i|we)\s+[a-z]",
     re.I,
 )
 _LEADING_PHRASE = re.compile(
@@ -303,7 +309,7 @@ def _fragment_en(clause: str) -> bool:
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
-    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
+    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
         return False
     if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause) or _BARE_NP_VERB.match(clause):
         return False
