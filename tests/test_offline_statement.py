@@ -334,3 +334,22 @@ def test_an_adverb_a_topic_phrase_or_a_quote_number_does_not_make_a_non_fact(cla
 def test_an_opinion_phrase_before_the_speaker_is_still_no_clause() -> None:
     assert distractor("in my view we overuse mocks") == "fragment"
     assert distractor("to quote my aunt, never lend money to family") == "reported"
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        ("这个仓库禁止提交二进制文件，如有例外须在周会上说明", None),
+        ("装修的事决定放到明年春天再说", None),
+        ("每次改了接口都要同步更新文档", None),
+        ("上个月被裁了", None),
+        ("房东说这个月涨租", "reported"),
+        ("前天去了趟超市", "past event"),
+    ],
+)
+def test_chinese_speech_and_past_read_their_structure(clause: str, kind: str | None) -> None:
+    assert distractor(clause) == kind
+
+
+def test_agreeing_up_front_is_not_someone_elses_words() -> None:
+    assert distractor("先说好我对芒果过敏") != "reported"

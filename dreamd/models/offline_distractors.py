@@ -128,7 +128,8 @@ _SPEECH = re.compile(
     r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
     r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
     r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b(?!\s*(?:#|no\.?\s*\d|number|ref|\d))|"
-    r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
+    # "X 说…" is speech; "说明" (explain), "先说好" (agree up front), "再说" (later) and "先告诉我" (an ask) are not
+    r"[^\s，,。我你先再请請]{1,4}(?:(?:说|說|讲|講)(?!明|好|清楚|一下|服)|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
     re.I,
 )
 # "<Name> says the benchtop goes in on the 16th": news of a dated plan passed on by whoever arranges it. The
@@ -205,8 +206,12 @@ _PAST_ZH = re.compile(
 _CHANGE_ZH = re.compile(
     r"搬到|搬去|搬家|搬过来|搬過來|换了|換了|转到|轉到|调到|調到|入职|入職|加入|开始|開始|升级|升級|迁到|遷到|改成|改到|改为|改為|"
     r"换到|換到|挪到|调整到|調整到|换成|換成|"
-    r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前"
+    r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前|"
+    # a state that started and still holds: laid off, stuck waiting
+    r"被裁|失业|失業|离职|離職|辞职|辭職|卡住|卡在"
 )
+# "每次改了 X 都要跑 Y": 了 inside a habit or a rule is not a past episode.
+_RULE_HABIT_ZH = re.compile(r"每次|每當|每当|一旦|只要|都要|都得")
 _ZH_TIME_CLAUSE = re.compile(r"(?:的时候|的時候|时候|時候|之前|之后|之後)$")  # "…的时候": the condition of another clause
 _ZH_IMPERATIVE_PART = re.compile(
     r"^(?:直接|搜|搜索|点|點|去|打开|打開|保持|多|少|注意|记得|記得|加|改|修|删|刪|看|写|寫|查|跑|换|換|给|給|帮|幫|把|解释|解釋|说明|說明|整理|列|做|试|試|"
@@ -368,7 +373,7 @@ TESTS_ZH: dict[str, Test] = {
     "hypothetical": _HYPOTHETICAL_ZH.search,
     "quoted": _quoted,
     "malfunction": _MALFUNCTION.search,
-    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c),
+    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c) and not _RULE_HABIT_ZH.search(c),
     "evaluation": _EVALUATION_ZH.search,
     "reason": _REASON_CLAUSE.match,
     "unresolved pronoun": _ASK_PRONOUN.search,
