@@ -641,3 +641,21 @@ def test_a_correction_of_an_indexed_rule_is_kept_not_deduplicated() -> None:
     same = [{"role": "user", "text": "Never mock the database in these tests.", "timestamp": None}]
     index2 = [{"name": "never-mock", "type": "feedback", "description": "Never mock the database in these tests"}]
     assert extract({"task": "extract", "today": "2026-11-29", "index": index2, "turns": same}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "expected"),
+    [
+        ("ship it before xmas", dt.date(2026, 11, 20), "ship it before 2026-12-25"),
+        ("freeze until New Year's Eve", dt.date(2026, 11, 20), "freeze until 2026-12-31"),
+        ("docs due after Halloween", dt.date(2026, 11, 20), "docs due after 2027-10-31"),
+        ("we close over Christmas", dt.date(2026, 11, 20), "we close over Christmas"),
+        ("the week after next", dt.date(2026, 11, 20), "the week of 2026-11-30"),
+        ("下下周交稿", dt.date(2026, 11, 20), "the week of 2026-11-30交稿"),
+        ("元旦前搬完", dt.date(2026, 11, 20), "2026-12-31搬完"),
+        ("圣诞节之后放假", dt.date(2026, 11, 20), "2026-12-25之后放假"),
+        ("每年国庆都回老家", dt.date(2026, 11, 20), "每年国庆都回老家"),
+    ],
+)
+def test_holidays_as_a_bound_and_the_week_after_next_are_dates(text: str, ref: dt.date, expected: str) -> None:
+    assert absolutize_dates(text, ref) == expected
