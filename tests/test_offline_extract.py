@@ -659,3 +659,18 @@ def test_a_correction_of_an_indexed_rule_is_kept_not_deduplicated() -> None:
 )
 def test_holidays_as_a_bound_and_the_week_after_next_are_dates(text: str, ref: dt.date, expected: str) -> None:
     assert absolutize_dates(text, ref) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the patch is due a week from yesterday", "the patch is due 2026-11-26"),
+        ("renewal lands three days from tomorrow", "renewal lands 2026-11-24"),
+        ("a week from now", "2026-11-27"),
+        ("the tiler comes on the 16th", "the tiler comes on 2026-12-16"),
+        ("the recital is on the 7th of December", "the recital is on 2026-12-07"),
+        ("the lab is on the 3rd floor", "the lab is on the 3rd floor"),
+    ],
+)
+def test_offsets_from_a_resolved_date_and_ordinals_after_the(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected

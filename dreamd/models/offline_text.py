@@ -291,7 +291,7 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
                 rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", re.I), "nth-wd"),
     (re.compile(rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "eom-named-en"),
     (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
-    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
+    (re.compile(rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
@@ -305,7 +305,7 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
     (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
     (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
-    (re.compile(r"(?<=\bthe )(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+    (re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
     # a fixed-date holiday as a bound ("before xmas", "by New Year's", "国庆前", "元旦之前"): its next occurrence.
     # A holiday with no bound ("we close over Christmas", "每年国庆") names every year's, not a date.
     (re.compile(r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|new year's day|"
@@ -461,7 +461,21 @@ def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
         if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
             continue
         text = pattern.sub(lambda m, k=kind: _resolve(k, m, ref), text)  # type: ignore[misc]
-    return text
+    return _FROM_DATE.sub(lambda m: _from_date(m, ref), text)
+
+
+# "a week from yesterday", "two days from today", "ten days from now": an offset from a date already resolved.
+_FROM_DATE = re.compile(rf"\b(?:an?|{_NUM_EN})\s+(day|week)s?\s+from\s+(?:now\b|(\d{{4}})-(\d{{2}})-(\d{{2}})(?!\d))", re.I)
+
+
+def _from_date(m: re.Match[str], ref: dt.date) -> str:
+    n = re.match(r"\s*(\w+)", m.group(0))
+    count = 1 if n is None or n.group(1).lower() in ("a", "an") else _count(n.group(1))
+    try:
+        base = ref if m.group(2) is None else dt.date(int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    except ValueError:
+        return m.group(0)
+    return (base + dt.timedelta(days=count * (7 if m.group(1).lower() == "week" else 1))).isoformat()
 
 
 def has_relative_date(text: str) -> bool:
