@@ -353,3 +353,16 @@ def test_chinese_speech_and_past_read_their_structure(clause: str, kind: str | N
 
 def test_agreeing_up_front_is_not_someone_elses_words() -> None:
     assert distractor("先说好我对芒果过敏") != "reported"
+
+
+def _reply(question: str, answer: str) -> list[dict[str, str]]:
+    turns = [{"role": "assistant", "text": question, "timestamp": TS}, {"role": "user", "text": answer, "timestamp": TS}]
+    return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+
+def test_a_reply_to_where_something_is_kept_is_a_pointer() -> None:
+    records = _reply("Got it. Where are the floor plans stored?", "Dropbox, folder Reno-2026")
+    assert [r["type"] for r in records] == ["reference"]
+    assert "Reno-2026" in records[0]["description"]
+    assert [r["type"] for r in _reply("报销单据一般放在哪？", "公司网盘的财务文件夹")] == ["reference"]
+    assert _reply("Where should we go for dinner tonight?", "somewhere quiet") == []

@@ -125,6 +125,16 @@ _YOUR_WORK = re.compile(
 )
 
 
+# A question about where something is kept ("Where do the design specs live?", "Where are the invoices
+# stored?", "文档放在哪"): its answer is a pointer, however short. "Where should we eat?" is not one.
+_WHERE_IT_LIVES = re.compile(
+    r"\bwhere\b(?![^?]*\b(?:should|shall|would|could|want|wanna|like|tonight|today|now|going|headed|heading)\b)"
+    r"[^?]*\b(?:live|lives|kept|keep|stored|store|tracked|track|documented|hosted|host|go|goes|land|find|look up|saved|save)\b|"
+    r"(?:放|存|记|記|写|寫|在)(?:在)?(?:哪|哪里|哪裡|哪儿|哪兒)",
+    re.I,
+)
+
+
 def last_question(assistant_text: str) -> str | None:
     """The question the assistant ended its turn with, if any."""
     lines = [x.strip() for x in assistant_text.splitlines() if x.strip()]
@@ -151,8 +161,8 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     kind_of = distractor(said)
     if kind_of not in (None, "fragment"):
         return None
-    if is_pointer(said):
-        kind = "reference"
+    if is_pointer(said) or (_WHERE_IT_LIVES.search(question) and not future_dates(said, ctx.day)):
+        kind = "reference"  # "Where do the specs live?" → "Figma, the Checkout project": a pointer by the question
     elif _HOW_I_WORK.search(question):
         kind = "feedback"  # "Do you prefer tabs or spaces?" → "Tabs, always.": how the assistant should work
     elif future_dates(said, ctx.day):
