@@ -366,3 +366,9 @@ def test_a_reply_to_where_something_is_kept_is_a_pointer() -> None:
     assert "Reno-2026" in records[0]["description"]
     assert [r["type"] for r in _reply("报销单据一般放在哪？", "公司网盘的财务文件夹")] == ["reference"]
     assert _reply("Where should we go for dinner tonight?", "somewhere quiet") == []
+
+
+def test_a_two_word_pointer_to_a_person_is_kept() -> None:
+    records = run("Marguerite is the PM.")
+    assert [r["type"] for r in records] == ["reference"]
+    assert "Marguerite" in records[0]["description"]

@@ -69,7 +69,8 @@ _CONCRETE = re.compile(
 
 
 # "I have a peanut allergy", "We use Django 5": the speaker and a verb of possession or use carry the fact in two
-# content words; any other two-word clause ("I love it", "we got there") is too thin to keep.
+# content words, and so does a pointer ("Camila is the PM"); any other two-word clause ("I love it", "we got
+# there") is too thin to keep.
 _SELF_HAS = re.compile(r"^(?:i|we)\s+(?:have|use|run|own|keep|speak|rent|drive|am|'m)\s+(?!(?:to|no|got|been|it|that|this)\b)", re.I)
 
 
@@ -80,7 +81,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
     clause = tidy(s)
     zh = mostly_chinese(clause)
     size = sum(map(has_cjk, clause)) + len(re.findall(r"[A-Za-z0-9]+", clause)) if zh else len(tokens(clause))
-    if size < (5 if zh else 2 if _SELF_HAS.match(clause) else 3):
+    if size < (5 if zh else 2 if _SELF_HAS.match(clause) or is_pointer(clause) else 3):
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
