@@ -372,3 +372,8 @@ def test_a_two_word_pointer_to_a_person_is_kept() -> None:
     records = run("Marguerite is the PM.")
     assert [r["type"] for r in records] == ["reference"]
     assert "Marguerite" in records[0]["description"]
+
+
+def test_an_aside_in_brackets_does_not_hide_the_verb() -> None:
+    assert distractor("our bookkeeper Anouk (anouk@example.org) handles the VAT returns") is None
+    assert distractor("the old laptop (the grey one)") == "fragment"

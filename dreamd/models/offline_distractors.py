@@ -259,6 +259,7 @@ _TOPIC_THEN_SELF = re.compile(
     r"(?:[\w'-]+\s+){1,3}(?:i|we)\s+[a-z]",
     re.I,
 )
+_ASIDE = re.compile(r"\s*\([^()]{1,80}\)")
 _LEADING_PHRASE = re.compile(
     r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
     r"[^,]{2,50},\s*(?=\S)",
@@ -314,6 +315,7 @@ def _fragment_en(clause: str) -> bool:
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
+    clause = _ASIDE.sub("", clause)  # "our accountant Rui (rui@…) answers …": an aside is not the subject's verb
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
         return False
     if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause) or _BARE_NP_VERB.match(clause):
