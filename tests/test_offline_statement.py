@@ -377,3 +377,8 @@ def test_a_two_word_pointer_to_a_person_is_kept() -> None:
 def test_an_aside_in_brackets_does_not_hide_the_verb() -> None:
     assert distractor("our bookkeeper Anouk (anouk@example.org) handles the VAT returns") is None
     assert distractor("the old laptop (the grey one)") == "fragment"
+
+
+def test_qing_as_invite_or_hire_is_not_please() -> None:
+    assert distractor("我妈腿脚不好，家里请了个保姆") != "addressed"
+    assert distractor("以后请用中文回答") == "addressed"

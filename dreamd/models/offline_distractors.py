@@ -218,7 +218,10 @@ _ZH_IMPERATIVE_PART = re.compile(
     r"用|别|別|不要|不用|不必|请|請|麻烦|麻煩|放|发|發|拿|买|買|找)"
 )
 _EN_DIRECTIVE_ANYWHERE = re.compile(r"\b(?:please|pls|don't|do not|dont|let's|make sure)\b", re.I)
-_ZH_DIRECTIVE_ANYWHERE = re.compile(r"别|別|不要|不用|不必|请|請|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可")
+# 请 is "please" unless it is "invite/hire" (想请几个朋友, 请了个阿姨, 请假): then it is a verb of the statement
+_ZH_DIRECTIVE_ANYWHERE = re.compile(
+    r"别|別|不要|不用|不必|(?<![想要邀申聘宴])[请請](?![了过過个個到来來假客教几幾])|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可"
+)
 _SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
 _SECOND_PERSON_ZH = re.compile(r"你|您")
 _DETERMINER = re.compile(
