@@ -382,3 +382,10 @@ def test_an_aside_in_brackets_does_not_hide_the_verb() -> None:
 def test_qing_as_invite_or_hire_is_not_please() -> None:
     assert distractor("我妈腿脚不好，家里请了个保姆") != "addressed"
     assert distractor("以后请用中文回答") == "addressed"
+
+
+def test_agreeing_up_front_keeps_the_fact_and_drops_the_lead_in() -> None:
+    records = run("先说好我不吃辣的")
+    assert [r["type"] for r in records] == ["user"]
+    assert "先说好" not in records[0]["description"] and "不吃辣" in records[0]["description"]
+    assert distractor("我先去倒杯咖啡") == "momentary"

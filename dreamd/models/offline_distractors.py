@@ -49,7 +49,8 @@ _MOMENT_EN = re.compile(
 _MOMENT_ZH = re.compile(
     r"今天|今晚|今早|刚才|剛才|刚刚|剛剛|这会儿|這會兒|一会儿|一會兒|马上|馬上|正在|又|还没|還沒|(?:这周|這週|本周|本週)(?![一二三四五六日天末])|这几天|這幾天|"
     r"这两天|這兩天|"
-    r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先"  # "先去倒杯咖啡", "阈值先设成 100": for now
+    # "先去倒杯咖啡", "阈值先设成 100": for now; "先说好…"/"先声明" announces what follows, for good
+    r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先(?!说好|說好|声明|聲明|说明|說明|讲好|講好)"
 )
 # A state of mind, an interjection or an evaluation of the moment: "I'm so tired", "ugh", "好累".
 _FEELING_EN = re.compile(

@@ -74,11 +74,15 @@ _CONCRETE = re.compile(
 _SELF_HAS = re.compile(r"^(?:i|we)\s+(?:have|use|run|own|keep|speak|rent|drive|am|'m)\s+(?!(?:to|no|got|been|it|that|this)\b)", re.I)
 
 
+# "先说好，我吃素": agreeing up front is a lead-in, never part of the fact's words.
+_UP_FRONT = re.compile(r"^(?:有个事|有件事)?先(?:说好|說好|声明|聲明|讲好|講好)(?:了|一下)?[，,：:\s]*")
+
+
 def rule_statement(s: str, ctx: Ctx) -> Found | None:
     """A lasting statement no named rule took, typed by its structure (module docstring)."""
     if ctx.role != "user":
         return None
-    clause = tidy(s)
+    clause = _UP_FRONT.sub("", tidy(s))
     zh = mostly_chinese(clause)
     size = sum(map(has_cjk, clause)) + len(re.findall(r"[A-Za-z0-9]+", clause)) if zh else len(tokens(clause))
     if size < (5 if zh else 2 if _SELF_HAS.match(clause) or is_pointer(clause) else 3):
