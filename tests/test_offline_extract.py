@@ -674,3 +674,10 @@ def test_holidays_as_a_bound_and_the_week_after_next_are_dates(text: str, ref: d
 )
 def test_offsets_from_a_resolved_date_and_ordinals_after_the(text: str, expected: str) -> None:
     assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected
+
+
+def test_third_person_keeps_the_verb_in_agreement() -> None:
+    from dreamd.models.offline_text import third_person
+
+    assert third_person("retired now (I was a pilot for 20 years)") == "retired now (they were a pilot for 20 years)"
+    assert third_person("I am on the rota") == "they are on the rota"

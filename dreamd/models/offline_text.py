@@ -494,6 +494,8 @@ _FIRST_PERSON = [
     (re.compile(r"\bI've\b"), "they've"),
     (re.compile(r"\bI'd\b"), "they'd"),
     (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI am\b"), "they are"),
     (re.compile(r"\bI\b"), "they"),
     (re.compile(r"\bmy\b", re.I), "their"),
     (re.compile(r"\bme\b", re.I), "them"),
