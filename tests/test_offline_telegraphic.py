@@ -528,3 +528,15 @@ def test_a_label_about_the_user_heads_a_verbless_list_of_facts() -> None:
     assert "welder" in records[0]["description"] and "Gdansk" in records[0]["description"]
     assert [r["type"] for r in run("关于我：四十岁，厨师，住在昆明")] and all(r["type"] == "user" for r in run("关于我：四十岁，厨师，住在昆明"))
     assert run("About me: whatever") == []
+
+
+def test_a_name_and_what_it_is_to_the_speaker_is_a_fact() -> None:
+    from dreamd.models.offline_extract import extract
+
+    def run(text: str) -> list[dict[str, str]]:
+        turn = {"role": "user", "text": text, "timestamp": "2026-11-24T10:00:00Z"}
+        return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": [turn]})
+
+    records = run("Copper Kettle, my tea room on Mill Lane.")
+    assert len(records) == 1 and "Copper Kettle" in records[0]["description"]
+    assert run("Thanks, my friend") == []

@@ -50,6 +50,7 @@ from dreamd.models.offline_audience import is_life_advice, is_wellbeing
 from dreamd.models.offline_clauses import found_in
 from dreamd.models.offline_distractors import distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
+from dreamd.models.offline_statement import rule_statement
 from dreamd.models.offline_structure import clause_reason, is_temporary, opens_with_verb, peel
 from dreamd.models.offline_text import (
     absolutize_dates,
@@ -747,6 +748,12 @@ def plan(core: str, ctx: Ctx) -> Found | None:
     return _found("project", fact, None, ctx, None)
 
 
+_NAMED_MINE = re.compile(
+    r"^(?P<name>(?-i:[A-Z])[\w'&.-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'&.-]*){0,3}),\s+"
+    r"(?P<what>(?:my|our)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?)(?P<rest>\s+(?:on|in|at|near|by)\s+[^,;]{2,40})?$"
+)
+
+
 def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
     """A verbless intro, a bare constraint or a plan the other rules left alone (module
     docstring). A reply to the assistant's question (``asked``) keeps the question in the body,
@@ -755,6 +762,12 @@ def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
     intro = verbless_intro(core, ctx)
     if intro:
         return intro
+    named = _NAMED_MINE.match(tidy(core).rstrip(" .。!！"))
+    if named and ctx.role == "user":
+        # "Thistle & Stem, my flower shop on Leith Walk": a name and what it is to the speaker
+        stated = rule_statement(f"{named['what']} is {named['name']}{named['rest'] or ''}", ctx)
+        if stated is not None:
+            return [stated]
     found = bare_constraint(core, ctx) or plan(core, ctx)
     if found is None or (asked and _NOT_Y.match(tidy(core).rstrip(" .。!！"))):
         return []  # "Which one?" / "pnpm, not npm": a choice for the task at hand
