@@ -304,3 +304,11 @@ def test_the_lasting_side_loses_its_own_standing_lead() -> None:
     items = records("这次先不加缓存，但是以后所有列表接口都要分页。")
     assert kinds(items) == ["feedback"]
     assert items[0]["description"] == "所有列表接口都要分页"
+
+
+def test_a_moment_after_and_leaves_the_lasting_side() -> None:
+    from dreamd.models.offline_clauses import lasting_part
+
+    assert lasting_part("I tutor, mostly chemistry, and right now I've got three students") == "I tutor, mostly chemistry"
+    assert lasting_part("we use Gradle; for now skip the lint step") == "we use Gradle"
+    assert lasting_part("right now I'm busy, and for now it can wait") is None

@@ -641,3 +641,43 @@ def test_a_correction_of_an_indexed_rule_is_kept_not_deduplicated() -> None:
     same = [{"role": "user", "text": "Never mock the database in these tests.", "timestamp": None}]
     index2 = [{"name": "never-mock", "type": "feedback", "description": "Never mock the database in these tests"}]
     assert extract({"task": "extract", "today": "2026-11-29", "index": index2, "turns": same}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "expected"),
+    [
+        ("ship it before xmas", dt.date(2026, 11, 20), "ship it before 2026-12-25"),
+        ("freeze until New Year's Eve", dt.date(2026, 11, 20), "freeze until 2026-12-31"),
+        ("docs due after Halloween", dt.date(2026, 11, 20), "docs due after 2027-10-31"),
+        ("we close over Christmas", dt.date(2026, 11, 20), "we close over Christmas"),
+        ("the week after next", dt.date(2026, 11, 20), "the week of 2026-11-30"),
+        ("下下周交稿", dt.date(2026, 11, 20), "the week of 2026-11-30交稿"),
+        ("元旦前搬完", dt.date(2026, 11, 20), "2026-12-31搬完"),
+        ("圣诞节之后放假", dt.date(2026, 11, 20), "2026-12-25之后放假"),
+        ("每年国庆都回老家", dt.date(2026, 11, 20), "每年国庆都回老家"),
+    ],
+)
+def test_holidays_as_a_bound_and_the_week_after_next_are_dates(text: str, ref: dt.date, expected: str) -> None:
+    assert absolutize_dates(text, ref) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the patch is due a week from yesterday", "the patch is due 2026-11-26"),
+        ("renewal lands three days from tomorrow", "renewal lands 2026-11-24"),
+        ("a week from now", "2026-11-27"),
+        ("the tiler comes on the 16th", "the tiler comes on 2026-12-16"),
+        ("the recital is on the 7th of December", "the recital is on 2026-12-07"),
+        ("the lab is on the 3rd floor", "the lab is on the 3rd floor"),
+    ],
+)
+def test_offsets_from_a_resolved_date_and_ordinals_after_the(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected
+
+
+def test_third_person_keeps_the_verb_in_agreement() -> None:
+    from dreamd.models.offline_text import third_person
+
+    assert third_person("retired now (I was a pilot for 20 years)") == "retired now (they were a pilot for 20 years)"
+    assert third_person("I am on the rota") == "they are on the rota"

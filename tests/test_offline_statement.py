@@ -279,3 +279,113 @@ def test_rule_statement_ignores_what_the_assistant_says() -> None:
     assert rule_statement("Our studio kiln runs on Propane 3", assistant) is None
     found = rule_statement("Our studio kiln runs on Propane 3", ctx())
     assert found is not None and found.type == "project"
+
+
+# ----------------------------------------------------------------------------- recall4: shapes once dropped
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("nightly backup syncs to the cold bucket in eu-west-2", ["eu-west-2"]),
+        ("entire fleet moves to arm64 end of Q2", ["arm64", "2027-06-30"]),
+        ("We want a public demo up before the conference, so Jan 12 is the cutoff", ["2027-01-12"]),
+        ("Tomasz says the new counter gets fitted on the 9th", ["counter", "2026-12-09"]),
+    ],
+)
+def test_bare_subjects_dated_goals_and_reported_plans_are_kept(text: str, words: list[str]) -> None:
+    records = run(text)
+    assert records, text
+    assert all(w in records[0]["description"] + records[0]["body"] for w in words)
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        ("Tomasz says we should paint it on the 9th", "reported"),
+        ("my neighbour says the bins are collected on Tuesdays", "reported"),
+        ("still runs on the old laptop", "fragment"),
+        ("Many thanks in advance", "interjection"),
+        ("I want a nap before dinner", "wish"),
+    ],
+)
+def test_the_widened_shapes_still_reject_their_distractors(clause: str, kind: str) -> None:
+    assert distractor(clause) == kind
+
+
+def test_two_content_words_after_the_speaker_and_a_verb_of_having_are_a_fact() -> None:
+    assert [r["type"] for r in run("I have a shellfish allergy")] == ["user"]
+    assert run("I have a question") == []
+    assert run("I love it") == []
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "invoices all go through the Xero inbox",
+        "At the studio we use Ableton 12",
+        "movers are booked, Swift Vans, quote #2210",
+    ],
+)
+def test_an_adverb_a_topic_phrase_or_a_quote_number_does_not_make_a_non_fact(clause: str) -> None:
+    assert distractor(clause) is None
+
+
+def test_an_opinion_phrase_before_the_speaker_is_still_no_clause() -> None:
+    assert distractor("in my view we overuse mocks") == "fragment"
+    assert distractor("to quote my aunt, never lend money to family") == "reported"
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        ("这个仓库禁止提交二进制文件，如有例外须在周会上说明", None),
+        ("装修的事决定放到明年春天再说", None),
+        ("每次改了接口都要同步更新文档", None),
+        ("上个月被裁了", None),
+        ("房东说这个月涨租", "reported"),
+        ("前天去了趟超市", "past event"),
+    ],
+)
+def test_chinese_speech_and_past_read_their_structure(clause: str, kind: str | None) -> None:
+    assert distractor(clause) == kind
+
+
+def test_agreeing_up_front_is_not_someone_elses_words() -> None:
+    assert distractor("先说好我对芒果过敏") != "reported"
+
+
+def _reply(question: str, answer: str) -> list[dict[str, str]]:
+    turns = [{"role": "assistant", "text": question, "timestamp": TS}, {"role": "user", "text": answer, "timestamp": TS}]
+    return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+
+
+def test_a_reply_to_where_something_is_kept_is_a_pointer() -> None:
+    records = _reply("Got it. Where are the floor plans stored?", "Dropbox, folder Reno-2026")
+    assert [r["type"] for r in records] == ["reference"]
+    assert "Reno-2026" in records[0]["description"]
+    assert [r["type"] for r in _reply("报销单据一般放在哪？", "公司网盘的财务文件夹")] == ["reference"]
+    assert _reply("Where should we go for dinner tonight?", "somewhere quiet") == []
+
+
+def test_a_two_word_pointer_to_a_person_is_kept() -> None:
+    records = run("Marguerite is the PM.")
+    assert [r["type"] for r in records] == ["reference"]
+    assert "Marguerite" in records[0]["description"]
+
+
+def test_an_aside_in_brackets_does_not_hide_the_verb() -> None:
+    assert distractor("our bookkeeper Anouk (anouk@example.org) handles the VAT returns") is None
+    assert distractor("the old laptop (the grey one)") == "fragment"
+
+
+def test_qing_as_invite_or_hire_is_not_please() -> None:
+    assert distractor("我妈腿脚不好，家里请了个保姆") != "addressed"
+    assert distractor("以后请用中文回答") == "addressed"
+
+
+def test_agreeing_up_front_keeps_the_fact_and_drops_the_lead_in() -> None:
+    records = run("先说好我不吃辣的")
+    assert [r["type"] for r in records] == ["user"]
+    assert "先说好" not in records[0]["description"] and "不吃辣" in records[0]["description"]
+    assert distractor("我先去倒杯咖啡") == "momentary"

@@ -135,7 +135,7 @@ def test_a_reason_given_as_its_own_clause(text: str, rule: str, why: str | None)
         ("due December 18", "due 2026-12-18"),
         ("expires on January 20, 2027", "expires on 2027-01-20"),
         ("by the end of the month", "by 2026-11-30"),
-        ("the 3rd of March", "the 2027-03-03"),
+        ("the 3rd of March", "2027-03-03"),
         ("the board meets on the second Tuesday of December", "the board meets on 2026-12-08"),
         ("the last Friday of next month", "2026-12-25"),
         ("the first Monday in March", "2027-03-01"),
@@ -443,7 +443,7 @@ def test_a_corrected_value_replaces_the_one_first_stated() -> None:
                 "The code freeze is on the 27th.", "Oops, I meant the 28th.",
                 "我们的测试库是 MySQL 5.7。", "不对，应该是 8.0。")
     assert [i["description"] for i in items] == [
-        "Our staging database is Postgres 15", "The code freeze is on the 2026-11-28", "我们的测试库是 MySQL 8.0",
+        "Our staging database is Postgres 15", "The code freeze is on 2026-11-28", "我们的测试库是 MySQL 8.0",
     ]
 
 

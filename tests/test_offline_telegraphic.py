@@ -512,3 +512,31 @@ def test_whenever_it_can_be(text: str) -> None:
 @pytest.mark.parametrize("text", ["能来就来", "能睡就多睡"])
 def test_when_you_can_without_a_rule_for_the_work(text: str) -> None:
     assert bare_constraint(text, CTX) is None
+
+
+def test_a_label_about_the_user_heads_a_verbless_list_of_facts() -> None:
+    """"<anything> about me: <age>, <job>, <city>" is a self-description whatever its first item is;
+    a moment or a reply under the same label is still nothing."""
+    from dreamd.models.offline_extract import extract
+
+    def run(text: str) -> list[dict[str, str]]:
+        turn = {"role": "user", "text": text, "timestamp": "2026-11-24T10:00:00Z"}
+        return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": [turn]})
+
+    records = run("Quick facts about me: 52, welder, Gdansk")
+    assert [r["type"] for r in records] == ["user"]
+    assert "welder" in records[0]["description"] and "Gdansk" in records[0]["description"]
+    assert [r["type"] for r in run("关于我：四十岁，厨师，住在昆明")] and all(r["type"] == "user" for r in run("关于我：四十岁，厨师，住在昆明"))
+    assert run("About me: whatever") == []
+
+
+def test_a_name_and_what_it_is_to_the_speaker_is_a_fact() -> None:
+    from dreamd.models.offline_extract import extract
+
+    def run(text: str) -> list[dict[str, str]]:
+        turn = {"role": "user", "text": text, "timestamp": "2026-11-24T10:00:00Z"}
+        return extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": [turn]})
+
+    records = run("Copper Kettle, my tea room on Mill Lane.")
+    assert len(records) == 1 and "Copper Kettle" in records[0]["description"]
+    assert run("Thanks, my friend") == []

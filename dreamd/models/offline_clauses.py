@@ -208,7 +208,12 @@ def with_subject(core: str, previous: str | None) -> str:
     return f"{name}{verb}{core[m.end():]}"
 
 
-_BUT = re.compile(r",?\s+but\s+|[，,]\s*(?:但是|但|不过|不過|可是)", re.I)
+_BUT = re.compile(
+    r",?\s+but\s+|[，,]\s*(?:但是|但|不过|不過|可是)|"
+    # "I freelance, mostly Django, and right now I've got two clients": the moment starts a side of its own
+    r",\s+and\s+(?=(?:right now|for now|at the moment|for the moment|today|this week)\b)|;\s+",
+    re.I,
+)
 
 
 def lasting_part(core: str) -> str | None:

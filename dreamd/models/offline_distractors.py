@@ -49,7 +49,8 @@ _MOMENT_EN = re.compile(
 _MOMENT_ZH = re.compile(
     r"今天|今晚|今早|刚才|剛才|刚刚|剛剛|这会儿|這會兒|一会儿|一會兒|马上|馬上|正在|又|还没|還沒|(?:这周|這週|本周|本週)(?![一二三四五六日天末])|这几天|這幾天|"
     r"这两天|這兩天|"
-    r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先"  # "先去倒杯咖啡", "阈值先设成 100": for now
+    # "先去倒杯咖啡", "阈值先设成 100": for now; "先说好…"/"先声明" announces what follows, for good
+    r"(?:^|[，,我们們户]|[^\u4e00-\u9fff])先(?!说好|說好|声明|聲明|说明|說明|讲好|講好)"
 )
 # A state of mind, an interjection or an evaluation of the moment: "I'm so tired", "ugh", "好累".
 _FEELING_EN = re.compile(
@@ -94,7 +95,12 @@ _WISH_ZH = re.compile(
     r"(?:^|我|我们|我們|[，,])(?:觉得|覺得|想|想要|希望|需要|要不|估计|估計|感觉|感覺|好像|也许|也許|大概|"
     r"不知道|不确定|不確定|在想)|看起来|看起來|看着|看著"
 )
-_DATED_PLAN = re.compile(r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|\s+(?:want|plan|aim) to)\b", re.I)
+_DATED_PLAN = re.compile(
+    r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|\s+(?:want|plan|aim) to|"
+    # "I want a beta out before <date>": a goal whose object is named, with its date
+    r"\s+(?:want|plan|aim for|need)\s+(?:a|an|the|our|my|it|this|v?\d)\b)",
+    re.I,
+)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|kinda|sort of|seems?|looks like|looks|apparently)\b",
     re.I,
@@ -122,10 +128,31 @@ def _quoted(clause: str) -> bool:
 _SPEECH = re.compile(
     r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
     r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
-    r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b|"
-    r"[^\s，,。我你]{1,4}(?:说|說|讲|講|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
+    r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b(?!\s*(?:#|no\.?\s*\d|number|ref|\d))|"
+    # "X 说…" is speech; "说明" (explain), "先说好" (agree up front), "再说" (later) and "先告诉我" (an ask) are not
+    r"[^\s，,。我你先再请請]{1,4}(?:(?:说|說|讲|講)(?!明|好|清楚|一下|服)|告诉我|告訴我)(?:过|過)?|据说|據說|听说|聽說|(?:写|寫)的",
     re.I,
 )
+# "<Name> says the benchtop goes in on the 16th": news of a dated plan passed on by whoever arranges it. The
+# content is a fact when it is a statement (no modal, no advice) holding a date after the turn.
+_REPORTED_PLAN = re.compile(
+    r"^(?:(?-i:[A-Z])[\w-]+|(?:my|our|the)\s+[\w-]+)\s+(?:says|said|told (?:me|us)|tells (?:me|us)|confirmed)\s+(?:that\s+)?"
+    r"(?P<content>(?:the|our|my|it|they|we|(?-i:[A-Z]))\S*\s.+)$",
+    re.I,
+)
+_REPORTED_HEDGE = re.compile(r"\b(?:should|could|might|would|maybe|perhaps|probably|must|ought|if)\b", re.I)
+
+
+def _reported(clause: str) -> bool:
+    """Someone else's words, except news of a dated plan (:data:`_REPORTED_PLAN`)."""
+    if not _SPEECH.search(clause):
+        return False
+    plan = _REPORTED_PLAN.match(clause)
+    if plan is None or _REPORTED_HEDGE.search(plan["content"]):
+        return True
+    return not future_dates(plan["content"], dt.date(2000, 1, 1))
+
+
 # What is broken right now is a passing state, not a memory.
 _MALFUNCTION = re.compile(
     r"\b(?:is|are|keeps?|kept)\s+(?:broken|crashing|failing|timing out|erroring|flaky|red|down|stuck)\b|"
@@ -180,15 +207,22 @@ _PAST_ZH = re.compile(
 _CHANGE_ZH = re.compile(
     r"搬到|搬去|搬家|搬过来|搬過來|换了|換了|转到|轉到|调到|調到|入职|入職|加入|开始|開始|升级|升級|迁到|遷到|改成|改到|改为|改為|"
     r"换到|換到|挪到|调整到|調整到|换成|換成|"
-    r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前"
+    r"不再|结婚|結婚|退休|毕业|畢業|现在|現在|目前|"
+    # a state that started and still holds: laid off, stuck waiting
+    r"被裁|失业|失業|离职|離職|辞职|辭職|卡住|卡在"
 )
+# "每次改了 X 都要跑 Y": 了 inside a habit or a rule is not a past episode.
+_RULE_HABIT_ZH = re.compile(r"每次|每當|每当|一旦|只要|都要|都得")
 _ZH_TIME_CLAUSE = re.compile(r"(?:的时候|的時候|时候|時候|之前|之后|之後)$")  # "…的时候": the condition of another clause
 _ZH_IMPERATIVE_PART = re.compile(
     r"^(?:直接|搜|搜索|点|點|去|打开|打開|保持|多|少|注意|记得|記得|加|改|修|删|刪|看|写|寫|查|跑|换|換|给|給|帮|幫|把|解释|解釋|说明|說明|整理|列|做|试|試|"
     r"用|别|別|不要|不用|不必|请|請|麻烦|麻煩|放|发|發|拿|买|買|找)"
 )
 _EN_DIRECTIVE_ANYWHERE = re.compile(r"\b(?:please|pls|don't|do not|dont|let's|make sure)\b", re.I)
-_ZH_DIRECTIVE_ANYWHERE = re.compile(r"别|別|不要|不用|不必|请|請|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可")
+# 请 is "please" unless it is "invite/hire" (想请几个朋友, 请了个阿姨, 请假): then it is a verb of the statement
+_ZH_DIRECTIVE_ANYWHERE = re.compile(
+    r"别|別|不要|不用|不必|(?<![想要邀申聘宴])[请請](?![了过過个個到来來假客教几幾])|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可"
+)
 _SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
 _SECOND_PERSON_ZH = re.compile(r"你|您")
 _DETERMINER = re.compile(
@@ -214,6 +248,22 @@ _NAME_VERB = re.compile(
     r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?(?:\s+(?:in|on|from|at)\s+(?:the\s+)?[\w-]+(?:\s+team)?)?\s+"
     r"(?:(?:also|usually|always)\s+)?(?!(?:is|was|has|does)\b)[a-z]{2,}s\b"
 )
+# "staging runs in us-east-1", "whole thing moves to X end of Q1": a bare noun phrase (no determiner) whose verb in
+# -s is followed by a preposition of place, time or direction. An adverb first ("also runs on …") has no subject.
+_BARE_NP_VERB = re.compile(
+    r"^(?!(?:also|still|just|only|really|usually|always|never|sometimes|then|now|so|and|but|or|many|much|it|this|that|"
+    r"there|here|what|which|who)\b)[\w'./&+#-]+(?:\s+[\w'./&+#-]+)?\s+(?:(?:all|always|usually|only|also)\s+)?"
+    r"(?!(?:thanks|is|was|has|does|this|its|his|as|us|yes|plus|less|unless|always|perhaps)\b)[a-z]{2,}s\s+"
+    r"(?:in|on|at|to|into|onto|from|through|via|under|over|with|behind|every)\b",
+    re.I,
+)
+# "For weather I check …", "At work we use …": a short phrase of topic before the speaker as subject, no comma.
+_TOPIC_THEN_SELF = re.compile(
+    r"^(?:for|in|on|at|with|about|outside|during)\s+(?![^,]*\b(?:opinion|view|experience|mind|head|dreams?|case|theory)\b)"
+    r"(?:[\w'-]+\s+){1,3}(?:i|we)\s+[a-z]",
+    re.I,
+)
+_ASIDE = re.compile(r"\s*\([^()]{1,80}\)")
 _LEADING_PHRASE = re.compile(
     r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
     r"[^,]{2,50},\s*(?=\S)",
@@ -269,9 +319,10 @@ def _fragment_en(clause: str) -> bool:
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
-    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self":
+    clause = _ASIDE.sub("", clause)  # "our accountant Rui (rui@…) answers …": an aside is not the subject's verb
+    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
         return False
-    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause):
+    if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause) or _BARE_NP_VERB.match(clause):
         return False
     return not (_DETERMINER.match(clause) and _FINITE_AFTER_NP.match(clause))
 
@@ -287,7 +338,7 @@ TESTS_EN: dict[str, Test] = {
     "second person": _SECOND_PERSON_EN.search,
     "addressed": _EN_DIRECTIVE_ANYWHERE.search,
     "secret": _SECRETISH.search,
-    "reported": _SPEECH.search,
+    "reported": _reported,
     "momentary": _MOMENT_EN.search,
     "encouragement": _ENCOURAGEMENT.search,
     "feeling": _FEELING_EN.match,
@@ -328,7 +379,7 @@ TESTS_ZH: dict[str, Test] = {
     "hypothetical": _HYPOTHETICAL_ZH.search,
     "quoted": _quoted,
     "malfunction": _MALFUNCTION.search,
-    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c),
+    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c) and not _RULE_HABIT_ZH.search(c),
     "evaluation": _EVALUATION_ZH.search,
     "reason": _REASON_CLAUSE.match,
     "unresolved pronoun": _ASK_PRONOUN.search,

@@ -68,14 +68,24 @@ _CONCRETE = re.compile(
 )
 
 
+# "I have a peanut allergy", "We use Django 5": the speaker and a verb of possession or use carry the fact in two
+# content words, and so does a pointer ("Camila is the PM"); any other two-word clause ("I love it", "we got
+# there") is too thin to keep.
+_SELF_HAS = re.compile(r"^(?:i|we)\s+(?:have|use|run|own|keep|speak|rent|drive|am|'m)\s+(?!(?:to|no|got|been|it|that|this)\b)", re.I)
+
+
+# "先说好，我吃素": agreeing up front is a lead-in, never part of the fact's words.
+_UP_FRONT = re.compile(r"^(?:有个事|有件事)?先(?:说好|說好|声明|聲明|讲好|講好)(?:了|一下)?[，,：:\s]*")
+
+
 def rule_statement(s: str, ctx: Ctx) -> Found | None:
     """A lasting statement no named rule took, typed by its structure (module docstring)."""
     if ctx.role != "user":
         return None
-    clause = tidy(s)
+    clause = _UP_FRONT.sub("", tidy(s))
     zh = mostly_chinese(clause)
     size = sum(map(has_cjk, clause)) + len(re.findall(r"[A-Za-z0-9]+", clause)) if zh else len(tokens(clause))
-    if size < (5 if zh else 3):
+    if size < (5 if zh else 2 if _SELF_HAS.match(clause) or is_pointer(clause) else 3):
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
@@ -120,6 +130,16 @@ _YOUR_WORK = re.compile(
 )
 
 
+# A question about where something is kept ("Where do the design specs live?", "Where are the invoices
+# stored?", "文档放在哪"): its answer is a pointer, however short. "Where should we eat?" is not one.
+_WHERE_IT_LIVES = re.compile(
+    r"\bwhere\b(?![^?]*\b(?:should|shall|would|could|want|wanna|like|tonight|today|now|going|headed|heading)\b)"
+    r"[^?]*\b(?:live|lives|kept|keep|stored|store|tracked|track|documented|hosted|host|go|goes|land|find|look up|saved|save)\b|"
+    r"(?:放|存|记|記|写|寫|在)(?:在)?(?:哪|哪里|哪裡|哪儿|哪兒)",
+    re.I,
+)
+
+
 def last_question(assistant_text: str) -> str | None:
     """The question the assistant ended its turn with, if any."""
     lines = [x.strip() for x in assistant_text.splitlines() if x.strip()]
@@ -146,8 +166,8 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     kind_of = distractor(said)
     if kind_of not in (None, "fragment"):
         return None
-    if is_pointer(said):
-        kind = "reference"
+    if is_pointer(said) or (_WHERE_IT_LIVES.search(question) and not future_dates(said, ctx.day)):
+        kind = "reference"  # "Where do the specs live?" → "Figma, the Checkout project": a pointer by the question
     elif _HOW_I_WORK.search(question):
         kind = "feedback"  # "Do you prefer tabs or spaces?" → "Tabs, always.": how the assistant should work
     elif future_dates(said, ctx.day):

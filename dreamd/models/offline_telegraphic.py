@@ -50,6 +50,7 @@ from dreamd.models.offline_audience import is_life_advice, is_wellbeing
 from dreamd.models.offline_clauses import found_in
 from dreamd.models.offline_distractors import distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
+from dreamd.models.offline_statement import rule_statement
 from dreamd.models.offline_structure import clause_reason, is_temporary, opens_with_verb, peel
 from dreamd.models.offline_text import (
     absolutize_dates,
@@ -136,11 +137,15 @@ class Label:
     rest: str
 
 
+# A label that can only head a self-description: "about me", "some facts about myself", "bio", "关于我".
+_ABOUT_ME = re.compile(r"(?:^|\s)about (?:me|myself)\s*$|^(?:about me|bio|who i am|关于我|關於我|自我介绍|自我介紹)\b", re.I)
+
+
 def label_type(label: str) -> str | None:
     """The record type a label announces ("house style" → feedback, "kids" → user), or None."""
     text = peel(label.strip()).core or label.strip()
-    if re.match(r"^about me\b", text, re.I):
-        return "user"
+    if _ABOUT_ME.search(text):
+        return "user"  # "about me", "facts about me", "a bit about myself"
     head = _LABEL_TAIL.sub("", text) or text
     best: tuple[int, str] | None = None
     for kind, pattern in _HEADS:
@@ -346,7 +351,7 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
             return []
         return [_found(label.type, tidy(rest), label.text, ctx, None)]
     if (label.type == "user" and _SELF_HEAD.search(label.text) and not _USER_HEAD_FAMILY.search(label.text)
-            and (not parts or _SUBJECT.match(parts[0]) or not verbless_intro(parts[0], ctx))):
+            and (not parts or _SUBJECT.match(parts[0]) or not (_ABOUT_ME.search(label.text) or verbless_intro(parts[0], ctx)))):
         # "context:" heads anything — who the user is, or the work ("context: monorepo, pnpm"): the
         # list is a self-description only when its first item is one ("sworn translator here");
         # a list that has its own subjects ("context: I'm …, we run …") is the other rules' business
@@ -743,6 +748,12 @@ def plan(core: str, ctx: Ctx) -> Found | None:
     return _found("project", fact, None, ctx, None)
 
 
+_NAMED_MINE = re.compile(
+    r"^(?P<name>(?-i:[A-Z])[\w'&.-]*(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'&.-]*){0,3}),\s+"
+    r"(?P<what>(?:my|our)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?)(?P<rest>\s+(?:on|in|at|near|by)\s+[^,;]{2,40})?$"
+)
+
+
 def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
     """A verbless intro, a bare constraint or a plan the other rules left alone (module
     docstring). A reply to the assistant's question (``asked``) keeps the question in the body,
@@ -751,6 +762,12 @@ def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
     intro = verbless_intro(core, ctx)
     if intro:
         return intro
+    named = _NAMED_MINE.match(tidy(core).rstrip(" .。!！"))
+    if named and ctx.role == "user":
+        # "Thistle & Stem, my flower shop on Leith Walk": a name and what it is to the speaker
+        stated = rule_statement(f"{named['what']} is {named['name']}{named['rest'] or ''}", ctx)
+        if stated is not None:
+            return [stated]
     found = bare_constraint(core, ctx) or plan(core, ctx)
     if found is None or (asked and _NOT_Y.match(tidy(core).rstrip(" .。!！"))):
         return []  # "Which one?" / "pnpm, not npm": a choice for the task at hand

@@ -204,6 +204,7 @@ _EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\bthis\s+({_WD})\b", re.I), "this-wd"),
     (re.compile(rf"\blast\s+({_WD})\b", re.I), "last-wd"),
     (re.compile(rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", re.I), "bare-wd"),
+    (re.compile(r"\b(?:the\s+)?week\s+after\s+next\b", re.I), "next2-week"),
     (re.compile(r"\bnext\s+week\b", re.I), "next-week"),
     (re.compile(r"\bthis\s+week\b", re.I), "this-week"),
     (re.compile(r"\blast\s+week\b", re.I), "last-week"),
@@ -224,6 +225,7 @@ _ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
     (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
     (re.compile(f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
+    (re.compile("下下周|下下週|下下星期|下下礼拜|下下禮拜"), "next2-week"),
     (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
     (re.compile("下个月|下個月"), "next-month"),
     (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
@@ -262,6 +264,8 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
         day = _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
         lead = m.group(0)[: m.start(1) - m.start(0)]
         return f"{lead}{day}"
+    if kind == "next2-week":
+        return f"the week of {(_monday(ref) + dt.timedelta(days=14)).isoformat()}"
     if kind == "next-week":
         return f"the week of {(_monday(ref) + dt.timedelta(days=7)).isoformat()}"
     if kind == "this-week":
@@ -287,7 +291,7 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
                 rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", re.I), "nth-wd"),
     (re.compile(rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "eom-named-en"),
     (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
-    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
+    (re.compile(rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
@@ -301,8 +305,20 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
     (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
     (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
-    (re.compile(r"(?<=\bthe )(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+    (re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+    # a fixed-date holiday as a bound ("before xmas", "by New Year's", "国庆前", "元旦之前"): its next occurrence.
+    # A holiday with no bound ("we close over Christmas", "每年国庆") names every year's, not a date.
+    (re.compile(r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|new year's day|"
+                r"new year's|new year|halloween|valentine's day|valentine's)(?!\w)", re.I), "holiday-en"),
+    (re.compile(r"(?<![每年])(平安夜|圣诞节?|聖誕節?|元旦|国庆节?|國慶節?|情人节|情人節)(?:(前|之前|以前)|(?=后|後|之后|之後|那天|当天|當天))"), "holiday"),
 ]
+_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas": (12, 25), "xmas": (12, 25), "new year's eve": (12, 31),
+    "new year's day": (1, 1), "new year's": (1, 1), "new year": (1, 1), "halloween": (10, 31),
+    "valentine's day": (2, 14), "valentine's": (2, 14), "平安夜": (12, 24), "圣诞": (12, 25), "圣诞节": (12, 25),
+    "聖誕": (12, 25), "聖誕節": (12, 25), "元旦": (1, 1), "国庆": (10, 1), "国庆节": (10, 1), "國慶": (10, 1),
+    "國慶節": (10, 1), "情人节": (2, 14), "情人節": (2, 14),
+}
 
 
 _ZH_DIGITS = {ch: i for i, ch in enumerate("零一二三四五六七八九")}
@@ -397,6 +413,15 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         found = end if end >= ref else _month_end(ref.year + 1, quarter * 3)
     elif kind == "eoy":
         found = dt.date(ref.year, 12, 31)
+    elif kind in ("holiday", "holiday-en"):
+        month, day = _HOLIDAYS[m.group(2 if kind == "holiday-en" else 1).lower()]
+        found = _safe_date(ref.year, month, day)
+        if found is None or found < ref:
+            found = _safe_date(ref.year + 1, month, day)
+        if found and kind == "holiday-en":
+            return f"{m.group(1)} {found.isoformat()}"
+        if found and kind == "holiday" and m.group(2):
+            found -= dt.timedelta(days=1)  # "国庆前完工": done by the day before
     elif kind == "day-zh":
         day = int(m.group(1))
         found = _safe_date(ref.year, ref.month, day)
@@ -436,7 +461,21 @@ def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
         if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
             continue
         text = pattern.sub(lambda m, k=kind: _resolve(k, m, ref), text)  # type: ignore[misc]
-    return text
+    return _FROM_DATE.sub(lambda m: _from_date(m, ref), text)
+
+
+# "a week from yesterday", "two days from today", "ten days from now": an offset from a date already resolved.
+_FROM_DATE = re.compile(rf"\b(?:an?|{_NUM_EN})\s+(day|week)s?\s+from\s+(?:now\b|(\d{{4}})-(\d{{2}})-(\d{{2}})(?!\d))", re.I)
+
+
+def _from_date(m: re.Match[str], ref: dt.date) -> str:
+    n = re.match(r"\s*(\w+)", m.group(0))
+    count = 1 if n is None or n.group(1).lower() in ("a", "an") else _count(n.group(1))
+    try:
+        base = ref if m.group(2) is None else dt.date(int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    except ValueError:
+        return m.group(0)
+    return (base + dt.timedelta(days=count * (7 if m.group(1).lower() == "week" else 1))).isoformat()
 
 
 def has_relative_date(text: str) -> bool:
@@ -455,6 +494,8 @@ _FIRST_PERSON = [
     (re.compile(r"\bI've\b"), "they've"),
     (re.compile(r"\bI'd\b"), "they'd"),
     (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI am\b"), "they are"),
     (re.compile(r"\bI\b"), "they"),
     (re.compile(r"\bmy\b", re.I), "their"),
     (re.compile(r"\bme\b", re.I), "them"),
