@@ -114,6 +114,29 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
     assert is_pointer("Our sheet music is stored in the choir's Dropbox folder")
 
 
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "支付回调那块是小林负责的",
+        "对接的是物流部的阿强",
+        "楼下诊所的吴医生是我妈的家庭医生",
+        "打印机出了问题就找她",
+        "构建失败的通知都进钉钉的「构建」群",
+        "前端报错都看 Bugsnag",
+        "Design decisions are recorded in Notion",
+    ],
+)
+def test_who_handles_a_topic_or_where_things_arrive_is_a_reference(clause: str) -> None:
+    assert statement_type(clause, DAY) == "reference"
+
+
+def test_a_person_or_a_state_without_a_handler_is_not_a_reference() -> None:
+    assert not is_pointer("这个接口是上个月重构的")
+    assert not is_pointer("她最近都看美剧")
+    assert not is_pointer("我们都进了决赛")
+    assert not is_pointer("The bug was recorded yesterday")
+
+
 # ----------------------------------------------------------------------------- distractor tests
 
 

@@ -130,7 +130,9 @@ _HOST = re.compile(
     re.I,
 )
 _STORED = re.compile(
-    r"\b(?:lives?|kept|keep|stored|store|saved|hosted|documented|tracked|filed|managed|go|goes|sent|published)\b", re.I
+    r"\b(?:lives?|kept|keep|stored|store|saved|hosted|documented|tracked|traced|recorded|logged|filed|managed|go|goes|sent|"
+    r"published)\b",
+    re.I,
 )
 _IS_TOOL = re.compile(
     r"\b(?:ci|cd|docs|documentation|tickets|issues|logs|source of truth|tracker|wiki|runbooks?|monitoring|alerts|"
@@ -166,6 +168,15 @@ _ZH_ASK = re.compile(
     r"(?:看|查|去|打开|打開)\s*[^，,。]{0,24}(?:面板|仪表盘|儀表板|看板|文档|文檔|日志|日誌|wiki|页面|頁面|表格|群)"
 )
 
+# Who handles a topic or where things arrive, said descriptively ("接口是阿杰负责的", "对接的是小王",
+# "陈医生是他的家庭医生", "缺货找他", "告警都进飞书的…群", "崩溃都看 Sentry"): the predicate names a
+# person or a place, not a state of the work.
+_ZH_HANDLER = re.compile(
+    r"是[^，,。是]{1,6}(?:负责|負責|在管|对接|對接)的|(?:负责|負責|对接|對接)的(?:人)?是\s*[^，,。\s]|"
+    r"是[^，,。]{0,4}的(?:家庭医生|家庭醫生|主治医生|主治醫生|会计|會計|律师|律師|对接人|對接人|负责人|負責人)|"
+    r"(?:问题|問題|缺货|缺貨|有事|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|先|可以)?(?:找|问|問|联系|聯繫)(?:他|她)(?![们們])|"
+    r"(?:都|统一|統一)(?:看|查|进|進|走)\s*[A-Za-z][\w-]+|(?:都|统一|統一|会|會)(?:进|進)[^，,。]{1,16}(?:群|频道|頻道)"
+)
 
 _PERSON_LOCATED = re.compile(
     r"^(?:i|i'm|im|we|we're|my family|our family|(?:my|our)\s+(?:new\s+)?(?:place|home|house|flat|apartment|office))\b"
@@ -189,7 +200,7 @@ def is_pointer(clause: str) -> bool:
     if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
         return True
     if has_cjk(clause):
-        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause))
+        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause) or _ZH_HANDLER.search(clause))
     if _ASK_EN.search(clause) or _IS_TOOL.search(clause):
         return True
     m = _EN_LOCATED.search(clause)
