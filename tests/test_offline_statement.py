@@ -137,6 +137,24 @@ def test_a_person_or_a_state_without_a_handler_is_not_a_reference() -> None:
     assert not is_pointer("The bug was recorded yesterday")
 
 
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "we use Poetry here, not pip - the lockfile is poetry.lock",
+        "the team sticks with tabs, never spaces",
+        "Every release note has to name the migration it needs",
+        "我们统一用 ruff，不用 flake8",
+    ],
+)
+def test_a_team_convention_said_as_a_description_is_a_rule(clause: str) -> None:
+    assert statement_type(clause, DAY) == "feedback"
+
+
+def test_a_choice_without_a_contrast_stays_the_state_of_the_work() -> None:
+    assert statement_type("We use Poetry for the billing service", DAY) == "project"
+    assert statement_type("I use vim, not emacs", DAY) == "user"
+
+
 # ----------------------------------------------------------------------------- distractor tests
 
 

@@ -255,6 +255,16 @@ _WORK_WORD = re.compile(
 )
 
 
+# A team convention said as a description of how the work is done ("we use X here, not Y", "every
+# commit message carries …", "我们统一用 X，不用 Y"): the predicate contrasts the one way with the others
+# or binds every instance, so it is a standing rule for the assistant, not the state of the work.
+_CONVENTION = re.compile(
+    r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?:uses?|writes?|runs?|deploys?|ships?|"
+    r"sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{1,40}?\s*(?:,|-|–|—)?\s*(?:not|never|instead of|rather than)\s+\w|"
+    r"^(?:every|each|all|any)\s+(?:[\w-]+\s+){0,3}?(?:carries|carry|must|has to|have to|needs to|need to)\b|"
+    r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
+    re.I,
+)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
@@ -293,6 +303,9 @@ def statement_type(clause: str, day: dt.date) -> str | None:
         if is_pointer(clause) and re.match(r"^(?:it|it's|its|它)", clause.strip(), re.I):
             return "reference"
         return None
+    bare = clause.strip()
+    if subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare))):
+        return "feedback"
     located = URL.search(clause) or PATHLIKE.search(" " + clause)
     if future_dates(clause, day) and not located:
         return "user" if _PERSONAL_DAY.search(clause) else "project"
