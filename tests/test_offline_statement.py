@@ -155,6 +155,21 @@ def test_a_choice_without_a_contrast_stays_the_state_of_the_work() -> None:
     assert statement_type("I use vim, not emacs", DAY) == "user"
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "下周三要封版，这个登录页必须在那之前改好",
+        "the demo is on Thursday, this fix has to land before then",
+    ],
+)
+def test_a_must_about_one_thing_before_a_date_is_a_deadline_not_a_rule(sentence: str) -> None:
+    assert [r["type"] for r in run(sentence)] == ["project"]
+
+
+def test_a_must_without_a_date_for_one_thing_stays_a_rule() -> None:
+    assert [r["type"] for r in run("以后合并之前必须有人 review")] == ["feedback"]
+
+
 # ----------------------------------------------------------------------------- distractor tests
 
 
