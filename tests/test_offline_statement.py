@@ -170,6 +170,11 @@ def test_a_must_without_a_date_for_one_thing_stays_a_rule() -> None:
     assert [r["type"] for r in run("以后合并之前必须有人 review")] == ["feedback"]
 
 
+def test_where_the_speakers_things_are_kept_is_a_reference() -> None:
+    assert [r["type"] for r in run("my tax scans are in the Drive folder 'Returns 2025'")] == ["reference"]
+    assert [r["type"] for r in run("my budget is 4000 a month")] == ["user"]
+
+
 # ----------------------------------------------------------------------------- distractor tests
 
 
