@@ -265,6 +265,7 @@ _CONVENTION = re.compile(
     r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
     re.I,
 )
+_NOT_TO_BE = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+to\s+be\s+[a-z]+(?:ed|en|wn|ne)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
@@ -306,6 +307,8 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     bare = clause.strip()
     if subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare))):
         return "feedback"
+    if _NOT_TO_BE.search(bare) and not future_dates(bare, day):
+        return "feedback"  # "Fridays are not to be booked": a prohibition said in the passive
     located = URL.search(clause) or PATHLIKE.search(" " + clause)
     if future_dates(clause, day) and not located:
         return "user" if _PERSONAL_DAY.search(clause) else "project"
