@@ -155,6 +155,11 @@ def test_a_choice_without_a_contrast_stays_the_state_of_the_work() -> None:
     assert statement_type("I use vim, not emacs", DAY) == "user"
 
 
+@pytest.mark.parametrize("clause", ["刚从大连搬到青岛", "租在地铁站附近", "在一家做医疗器械的公司写 Python"])
+def test_a_chinese_clause_without_a_subject_about_where_one_lives_or_works_is_the_users(clause: str) -> None:
+    assert statement_type(clause, DAY) == "user"
+
+
 def test_a_prohibition_said_in_the_passive_is_a_rule() -> None:
     assert statement_type("Lunch hours are not to be booked for calls", DAY) == "feedback"
     assert statement_type("The old bucket is never to be written to", DAY) == "feedback"

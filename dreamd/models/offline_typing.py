@@ -265,6 +265,13 @@ _CONVENTION = re.compile(
     r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
     re.I,
 )
+# A Chinese clause whose dropped subject is the speaker and whose predicate is where they live or
+# work ("刚从杭州搬到成都", "住在高新区附近", "在一家做游戏的公司写 Go"): the speaker's situation.
+_ZH_DROPPED_SELF = re.compile(
+    r"^(?:刚|剛|刚刚|剛剛|现在|現在|目前|之前|以前)?(?:从[^，,。]{1,8}搬到|搬到|搬去|住在|租在|"
+    r"在一家[^，,。]{0,14}(?:公司|单位|單位|医院|醫院|学校|學校|工厂|工廠|店)|"
+    r"在[^，,。]{1,10}(?:上班|工作|读研|讀研|读博|讀博|读书|讀書|上学|上學))"
+)
 _NOT_TO_BE = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+to\s+be\s+[a-z]+(?:ed|en|wn|ne)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
@@ -318,6 +325,8 @@ def statement_type(clause: str, day: dt.date) -> str | None:
         return "project"
     if subject == "self":
         return "project" if _WORK_ACTIVITY.match(clause.strip()) else "user"
+    if subject == "other" and _ZH_DROPPED_SELF.match(bare):
+        return "user"
     personal = _PERSONAL_ZH.search(clause) if has_cjk(clause) else _PERSONAL_EN.search(clause)
     if personal and not _WORK_WORD.search(clause):
         return "user"  # the speaker's household: "our new place is in …", "女儿周二有舞蹈课"
