@@ -124,6 +124,10 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
         "构建失败的通知都进钉钉的「构建」群",
         "前端报错都看 Bugsnag",
         "Design decisions are recorded in Notion",
+        "发票我一般都是走「票易通」平台开",
+        "有新的房源中介会微信发我",
+        "the lease and the deposit receipt are in my email from Dan Price",
+        "I keep the scans in D:\\Scans\\Insurance",
     ],
 )
 def test_who_handles_a_topic_or_where_things_arrive_is_a_reference(clause: str) -> None:

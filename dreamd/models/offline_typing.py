@@ -117,7 +117,8 @@ _EN_LOCATED = re.compile(
     re.I,
 )
 _CONTAINER_EN = re.compile(
-    r"\b(?:repo|repository|folder|directory|dir|drive|bucket|wiki|channel|doc|docs|sheet|spreadsheet|notebook|"
+    r"\b(?:repo|repository|folder|directory|dir|drive|bucket|wiki|channel|doc|docs|sheet|spreadsheet|notebook|email|"
+    r"e-mail|mailbox|"
     r"drawer|cabinet|binder|board|tracker|vault|page|file|account|inbox|calendar|dashboard|space|workspace|"
     r"portal|shelf|safe|host|bastion|vpn|proxy|gateway|fridge|closet|wardrobe|cupboard|desk|study|attic|garage|"
     r"basement|glovebox|glove box|wallet|envelope|locker|box|tin|jar|hook)\b",
@@ -175,7 +176,8 @@ _ZH_HANDLER = re.compile(
     r"是[^，,。是]{1,6}(?:负责|負責|在管|对接|對接)的|(?:负责|負責|对接|對接)的(?:人)?是\s*[^，,。\s]|"
     r"是[^，,。]{0,4}的(?:家庭医生|家庭醫生|主治医生|主治醫生|会计|會計|律师|律師|对接人|對接人|负责人|負責人)|"
     r"(?:问题|問題|缺货|缺貨|有事|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|先|可以)?(?:找|问|問|联系|聯繫)(?:他|她)(?![们們])|"
-    r"(?:都|统一|統一)(?:看|查|进|進|走)\s*[A-Za-z][\w-]+|(?:都|统一|統一|会|會)(?:进|進)[^，,。]{1,16}(?:群|频道|頻道)"
+    r"(?:都|统一|統一)(?:看|查|进|進|走)\s*[A-Za-z][\w-]+|(?:都|统一|統一|会|會)(?:进|進)[^，,。]{1,16}(?:群|频道|頻道)|"
+    r"(?:会|會)(?:用)?(?:微信|邮件|郵件|短信|钉钉|釘釘|飞书|飛書|[A-Za-z]{3,})\s*(?:发|發|转|轉)(?:给|給)?我"
 )
 
 _PERSON_LOCATED = re.compile(
@@ -190,7 +192,8 @@ _CONTACT = re.compile(
     r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
     r"\b(?:go|goes|come|comes|arrive|arrives|land|lands|end up|ends up|(?:are|is|get|gets) (?:filed|submitted|requested|"
     r"posted|logged|tracked|reported|sent))\s+(?:all\s+)?(?:through|via|in|into|to)\s+(?:the\s+|our\s+)?(?-i:[A-Z])|"
-    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}(?:系统|系統|流程|平台|平臺))",
+    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*[「『“\"]?(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}[」』”\"]?(?:系统|系統|流程|平台|平臺))|"
+    r"(?<![\w:])[A-Za-z]:\\[^\s,;，。]+",
     re.I,
 )
 
