@@ -148,6 +148,7 @@ def test_a_person_or_a_state_without_a_handler_is_not_a_reference() -> None:
         "the team sticks with tabs, never spaces",
         "Every release note has to name the migration it needs",
         "我们统一用 ruff，不用 flake8",
+        "releases are tag-triggered only, never from a laptop",
     ],
 )
 def test_a_team_convention_said_as_a_description_is_a_rule(clause: str) -> None:
@@ -157,6 +158,7 @@ def test_a_team_convention_said_as_a_description_is_a_rule(clause: str) -> None:
 def test_a_choice_without_a_contrast_stays_the_state_of_the_work() -> None:
     assert statement_type("We use Poetry for the billing service", DAY) == "project"
     assert statement_type("I use vim, not emacs", DAY) == "user"
+    assert statement_type("the sauna is adults only", DAY) is None  # the one way, but not of the work
 
 
 @pytest.mark.parametrize("clause", ["刚从大连搬到青岛", "租在地铁站附近", "在一家做医疗器械的公司写 Python"])

@@ -259,7 +259,7 @@ _WORK_WORD = re.compile(
 
 
 # A team convention said as a description of how the work is done ("we use X here, not Y", "every
-# commit message carries …", "我们统一用 X，不用 Y"): the predicate contrasts the one way with the others
+# commit message carries …", "deploys are CI only, …", "我们统一用 X，不用 Y"): the predicate contrasts the one way with the others
 # or binds every instance, so it is a standing rule for the assistant, not the state of the work.
 _CONVENTION = re.compile(
     r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?:uses?|writes?|runs?|deploys?|ships?|"
@@ -275,6 +275,9 @@ _ZH_DROPPED_SELF = re.compile(
     r"在一家[^，,。]{0,14}(?:公司|单位|單位|医院|醫院|学校|學校|工厂|工廠|店)|"
     r"在[^，,。]{1,10}(?:上班|工作|读研|讀研|读博|讀博|读书|讀書|上学|上學))"
 )
+# "deploys are CI only, …", "migrations are alembic only": the one way a kind of work is done (only a
+# rule when the clause is about the work: "the pool is members only" is not).
+_ONLY_WAY = re.compile(r"^(?:[\w-]+\s+){1,3}(?:are|is)\s+(?:[\w`.-]+\s+){1,3}only\s*(?:[,;:-]|$)", re.I)
 _NOT_TO_BE = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+to\s+be\s+[a-z]+(?:ed|en|wn|ne)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
@@ -316,6 +319,8 @@ def statement_type(clause: str, day: dt.date) -> str | None:
         return None
     bare = clause.strip()
     if subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare))):
+        return "feedback"
+    if subject in ("group", "other") and _ONLY_WAY.match(bare) and about_work(bare):
         return "feedback"
     if _NOT_TO_BE.search(bare) and not future_dates(bare, day):
         return "feedback"  # "Fridays are not to be booked": a prohibition said in the passive
