@@ -166,6 +166,12 @@ def test_a_chinese_clause_without_a_subject_about_where_one_lives_or_works_is_th
     assert statement_type(clause, DAY) == "user"
 
 
+def test_a_relatives_condition_or_medicine_is_the_users_situation_not_the_work() -> None:
+    assert statement_type("Theo has ADHD and takes his meds before PE", DAY) == "user"
+    assert statement_type("女儿对 PE 材料过敏", DAY) == "user"
+    assert statement_type("The API has ADHD-style retries", DAY) != "user"  # no person, no condition
+
+
 def test_a_prohibition_said_in_the_passive_is_a_rule() -> None:
     assert statement_type("Lunch hours are not to be booked for calls", DAY) == "feedback"
     assert statement_type("The old bucket is never to be written to", DAY) == "feedback"

@@ -278,6 +278,20 @@ _ZH_DROPPED_SELF = re.compile(
 # "deploys are CI only, …", "migrations are alembic only": the one way a kind of work is done (only a
 # rule when the clause is about the work: "the pool is members only" is not).
 _ONLY_WAY = re.compile(r"^(?:[\w-]+\s+){1,3}(?:are|is)\s+(?:[\w`.-]+\s+){1,3}only\s*(?:[,;:-]|$)", re.I)
+# A named person's or a relative's condition or medicine ("Mia has asthma and uses her inhaler before
+# PE", "他对青霉素过敏"): their situation, even when an acronym ("ADHD", "GP", "PE") looks like the work.
+_HEALTH = re.compile(
+    r"\b(?:asthma|adhd|autis\w*|diabet\w*|allerg\w*|coeliac|celiac|epilep\w*|dementia|alzheimer\w*|"
+    r"meds|medication|inhaler|insulin|prescri\w+|dosage|diagnos\w+|\w+(?:pril|olol|statin|dipine|pezil|formin))\b|"
+    r"过敏|過敏|哮喘|糖尿病|高血压|高血壓|多动症|多動症|吃药|吃藥|用药|用藥",
+    re.I,
+)
+_NAMED_OR_KIN = re.compile(
+    r"^(?:(?-i:[A-Z][a-z]+)\s+(?:has|had|takes|took|is|was|gets|uses)\b|(?:my|our|his|her)\s+(?:[\w-]+\s+)?"
+    r"(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|gp|doctor)\b)|"
+    r"^(?:他|她|孩子|儿子|兒子|女儿|女兒|老婆|老公|妈妈|媽媽|爸爸|宝宝|寶寶)",
+    re.I,
+)
 _NOT_TO_BE = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+to\s+be\s+[a-z]+(?:ed|en|wn|ne)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
@@ -329,6 +343,8 @@ def statement_type(clause: str, day: dt.date) -> str | None:
         return "user" if _PERSONAL_DAY.search(clause) else "project"
     if is_pointer(clause):
         return "reference"
+    if _HEALTH.search(bare) and _NAMED_OR_KIN.match(bare):
+        return "user"
     if _PLAN_OR_GOAL.search(clause):
         return "project"
     if subject == "self":
