@@ -13,8 +13,14 @@ The guide (``benchmarks/quality/README.md``) defines the four types by what a fa
   nor the work is not typed at all);
 - ``feedback`` — a standing rule for the assistant: a directive (imperative, "you should …",
   a "we always/never …" convention) — decided by :mod:`dreamd.models.offline_rules`, which also
-  checks that the rule is standing; this module only recognises the directive shape so it is
-  never typed as a statement.
+  checks that the rule is standing. A convention said as a *description* is recognised here by its
+  predicate: a contrast ("we use X here, not Y"), a binding of every instance ("every commit
+  message carries …"), the one way of a kind of work ("migrations are X only") or a passive
+  prohibition ("… are not to be booked").
+
+A pointer is decided by what the predicate says (where a thing is kept or arrives, who handles
+it: "X是<人>负责的", "告警都进…群", "traced in Jama"), never by the mere presence of a name, so a
+state of the work that mentions a tool stays ``project``.
 
 The decision reads the subject of the clause and its predicate, not which phrase rule fired, so
 a sentence nobody wrote a rule for still gets the type a labeller would give it.
