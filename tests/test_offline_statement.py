@@ -126,6 +126,8 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
         "Design decisions are recorded in Notion",
         "发票我一般都是走「票易通」平台开",
         "有新的房源中介会微信发我",
+        "她是我们小区团购群的群主",
+        "面粉一直是从老孙家进的",
         "the lease and the deposit receipt are in my email from Dan Price",
         "I keep the scans in D:\\Scans\\Insurance",
     ],
