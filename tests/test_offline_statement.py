@@ -114,6 +114,91 @@ def test_a_place_a_person_is_in_is_not_a_pointer() -> None:
     assert is_pointer("Our sheet music is stored in the choir's Dropbox folder")
 
 
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "支付回调那块是小林负责的",
+        "对接的是物流部的阿强",
+        "楼下诊所的吴医生是我妈的家庭医生",
+        "打印机出了问题就找她",
+        "构建失败的通知都进钉钉的「构建」群",
+        "前端报错都看 Bugsnag",
+        "Design decisions are recorded in Notion",
+        "发票我一般都是走「票易通」平台开",
+        "有新的房源中介会微信发我",
+        "她是我们小区团购群的群主",
+        "面粉一直是从老孙家进的",
+        "the lease and the deposit receipt are in my email from Dan Price",
+        "I keep the scans in D:\\Scans\\Insurance",
+    ],
+)
+def test_who_handles_a_topic_or_where_things_arrive_is_a_reference(clause: str) -> None:
+    assert statement_type(clause, DAY) == "reference"
+
+
+def test_a_person_or_a_state_without_a_handler_is_not_a_reference() -> None:
+    assert not is_pointer("这个接口是上个月重构的")
+    assert not is_pointer("她最近都看美剧")
+    assert not is_pointer("我们都进了决赛")
+    assert not is_pointer("The bug was recorded yesterday")
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "we use Poetry here, not pip - the lockfile is poetry.lock",
+        "the team sticks with tabs, never spaces",
+        "Every release note has to name the migration it needs",
+        "我们统一用 ruff，不用 flake8",
+        "releases are tag-triggered only, never from a laptop",
+    ],
+)
+def test_a_team_convention_said_as_a_description_is_a_rule(clause: str) -> None:
+    assert statement_type(clause, DAY) == "feedback"
+
+
+def test_a_choice_without_a_contrast_stays_the_state_of_the_work() -> None:
+    assert statement_type("We use Poetry for the billing service", DAY) == "project"
+    assert statement_type("I use vim, not emacs", DAY) == "user"
+    assert statement_type("the sauna is adults only", DAY) is None  # the one way, but not of the work
+
+
+@pytest.mark.parametrize("clause", ["刚从大连搬到青岛", "租在地铁站附近", "在一家做医疗器械的公司写 Python"])
+def test_a_chinese_clause_without_a_subject_about_where_one_lives_or_works_is_the_users(clause: str) -> None:
+    assert statement_type(clause, DAY) == "user"
+
+
+def test_a_relatives_condition_or_medicine_is_the_users_situation_not_the_work() -> None:
+    assert statement_type("Theo has ADHD and takes his meds before PE", DAY) == "user"
+    assert statement_type("女儿对 PE 材料过敏", DAY) == "user"
+    assert statement_type("The API has ADHD-style retries", DAY) != "user"  # no person, no condition
+
+
+def test_a_prohibition_said_in_the_passive_is_a_rule() -> None:
+    assert statement_type("Lunch hours are not to be booked for calls", DAY) == "feedback"
+    assert statement_type("The old bucket is never to be written to", DAY) == "feedback"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "下周三要封版，这个登录页必须在那之前改好",
+        "the demo is on Thursday, this fix has to land before then",
+    ],
+)
+def test_a_must_about_one_thing_before_a_date_is_a_deadline_not_a_rule(sentence: str) -> None:
+    assert [r["type"] for r in run(sentence)] == ["project"]
+
+
+def test_a_must_without_a_date_for_one_thing_stays_a_rule() -> None:
+    assert [r["type"] for r in run("以后合并之前必须有人 review")] == ["feedback"]
+
+
+def test_where_the_speakers_things_are_kept_is_a_reference() -> None:
+    assert [r["type"] for r in run("my tax scans are in the Drive folder 'Returns 2025'")] == ["reference"]
+    assert [r["type"] for r in run("my budget is 4000 a month")] == ["user"]
+
+
 # ----------------------------------------------------------------------------- distractor tests
 
 

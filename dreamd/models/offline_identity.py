@@ -25,6 +25,7 @@ from dreamd.models.offline_text import (
     tidy,
     verb_3rd,
 )
+from dreamd.models.offline_typing import is_pointer
 
 _ROLE_WORDS = re.compile(
     r"\b(?:engineer|developer|dev|scientist|designer|manager|student|researcher|analyst|"
@@ -292,6 +293,8 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         x = tidy(m.group("x"))
         if verb in ("kin", "recurring", "valued") and has_relative_date(x):
             continue  # "my daughter's recital is on December 19" is a dated event
+        if verb in ("valued", "own", "recurring", "has-named") and is_pointer(s):
+            continue  # "my scans are in the Drive folder 'Tax 2025'": where they are is a reference
         if verb == "recurring" and x.lower().startswith("our") and WORK_NOUN.search(x):
             fact = sentence_case(x)
             return Found("context", "project", "project", x, fact, fact, how=HOW["decision"])

@@ -36,6 +36,7 @@ from dreamd.models.offline_structure import (
 from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
     content_ok,
+    future_dates,
     has_cjk,
     has_relative_date,
     sentence_case,
@@ -300,9 +301,26 @@ def accepted_feedback(proposal: str, said: str, ctx: Ctx) -> Found | None:
     return _feedback(sentence_case(rule), rule, _prefix_of(rule), negative, reason)
 
 
+# "下周五要发版，这个接口必须在那之前改完", "the release is on the 9th, this fix has to be in before then": a dated
+# event followed by a must about this one thing is a deadline (``project``, left to the dated rule),
+# not a standing rule.
+_THIS_ONE = re.compile(
+    r"这个|這個|这一?版|這一?版|那之前|这个月|這個月|这周|這週|本周|本週|"
+    r"\b(?:this|that)\s+(?:bug|fix|patch|pr|ticket|change|feature|one)\b|\bbefore (?:then|that)\b",
+    re.I,
+)
+
+
+def _deadline_for_one_thing(s: str, ctx: Ctx) -> bool:
+    parts = re.split(r"[，,;；]", s, maxsplit=1)
+    if len(parts) < 2:
+        return False
+    return bool(_THIS_ONE.search(parts[1])) and bool(future_dates(parts[0], ctx.day))
+
+
 def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
-    if ctx.role != "user":
+    if ctx.role != "user" or _deadline_for_one_thing(s, ctx):
         return None
     if _NAMING.search(s) and _TEMPLATE.search(s):
         rule, reason = _split_all_reasons(s)

@@ -13,8 +13,14 @@ The guide (``benchmarks/quality/README.md``) defines the four types by what a fa
   nor the work is not typed at all);
 - ``feedback`` — a standing rule for the assistant: a directive (imperative, "you should …",
   a "we always/never …" convention) — decided by :mod:`dreamd.models.offline_rules`, which also
-  checks that the rule is standing; this module only recognises the directive shape so it is
-  never typed as a statement.
+  checks that the rule is standing. A convention said as a *description* is recognised here by its
+  predicate: a contrast ("we use X here, not Y"), a binding of every instance ("every commit
+  message carries …"), the one way of a kind of work ("migrations are X only") or a passive
+  prohibition ("… are not to be booked").
+
+A pointer is decided by what the predicate says (where a thing is kept or arrives, who handles
+it: "X是<人>负责的", "告警都进…群", "traced in Jama"), never by the mere presence of a name, so a
+state of the work that mentions a tool stays ``project``.
 
 The decision reads the subject of the clause and its predicate, not which phrase rule fired, so
 a sentence nobody wrote a rule for still gets the type a labeller would give it.
@@ -117,7 +123,8 @@ _EN_LOCATED = re.compile(
     re.I,
 )
 _CONTAINER_EN = re.compile(
-    r"\b(?:repo|repository|folder|directory|dir|drive|bucket|wiki|channel|doc|docs|sheet|spreadsheet|notebook|"
+    r"\b(?:repo|repository|folder|directory|dir|drive|bucket|wiki|channel|doc|docs|sheet|spreadsheet|notebook|email|"
+    r"e-mail|mailbox|"
     r"drawer|cabinet|binder|board|tracker|vault|page|file|account|inbox|calendar|dashboard|space|workspace|"
     r"portal|shelf|safe|host|bastion|vpn|proxy|gateway|fridge|closet|wardrobe|cupboard|desk|study|attic|garage|"
     r"basement|glovebox|glove box|wallet|envelope|locker|box|tin|jar|hook)\b",
@@ -130,7 +137,9 @@ _HOST = re.compile(
     re.I,
 )
 _STORED = re.compile(
-    r"\b(?:lives?|kept|keep|stored|store|saved|hosted|documented|tracked|filed|managed|go|goes|sent|published)\b", re.I
+    r"\b(?:lives?|kept|keep|stored|store|saved|hosted|documented|tracked|traced|recorded|logged|filed|managed|go|goes|sent|"
+    r"published)\b",
+    re.I,
 )
 _IS_TOOL = re.compile(
     r"\b(?:ci|cd|docs|documentation|tickets|issues|logs|source of truth|tracker|wiki|runbooks?|monitoring|alerts|"
@@ -166,6 +175,18 @@ _ZH_ASK = re.compile(
     r"(?:看|查|去|打开|打開)\s*[^，,。]{0,24}(?:面板|仪表盘|儀表板|看板|文档|文檔|日志|日誌|wiki|页面|頁面|表格|群)"
 )
 
+# Who handles a topic or where things arrive, said descriptively ("接口是阿杰负责的", "对接的是小王",
+# "陈医生是他的家庭医生", "缺货找他", "告警都进飞书的…群", "崩溃都看 Sentry"): the predicate names a
+# person or a place, not a state of the work.
+_ZH_HANDLER = re.compile(
+    r"是[^，,。是]{1,6}(?:负责|負責|在管|对接|對接)的|(?:负责|負責|对接|對接)的(?:人)?是\s*[^，,。\s]|"
+    r"是[^，,。]{0,4}的(?:家庭医生|家庭醫生|主治医生|主治醫生|会计|會計|律师|律師|对接人|對接人|负责人|負責人)|"
+    r"(?:问题|問題|缺货|缺貨|有事|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|先|可以)?(?:找|问|問|联系|聯繫)(?:他|她)(?![们們])|"
+    r"(?:都|统一|統一)(?:看|查|进|進|走)\s*[A-Za-z][\w-]+|(?:都|统一|統一|会|會)(?:进|進)[^，,。]{1,16}(?:群|频道|頻道)|"
+    r"(?:会|會)(?:用)?(?:微信|邮件|郵件|短信|钉钉|釘釘|飞书|飛書|[A-Za-z]{3,})\s*(?:发|發|转|轉)(?:给|給)?我|"
+    r"(?:是|当|當)[^，,。]{0,12}(?:群主|负责人|負責人|对接人|對接人|联系人|聯繫人)|"
+    r"从[^，,。]{1,6}(?:那里|那裡|那儿|那兒|家)(?:拿|买|買|进|進|订|訂)"
+)
 
 _PERSON_LOCATED = re.compile(
     r"^(?:i|i'm|im|we|we're|my family|our family|(?:my|our)\s+(?:new\s+)?(?:place|home|house|flat|apartment|office))\b"
@@ -179,7 +200,8 @@ _CONTACT = re.compile(
     r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
     r"\b(?:go|goes|come|comes|arrive|arrives|land|lands|end up|ends up|(?:are|is|get|gets) (?:filed|submitted|requested|"
     r"posted|logged|tracked|reported|sent))\s+(?:all\s+)?(?:through|via|in|into|to)\s+(?:the\s+|our\s+)?(?-i:[A-Z])|"
-    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}(?:系统|系統|流程|平台|平臺))",
+    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*[「『“\"]?(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}[」』”\"]?(?:系统|系統|流程|平台|平臺))|"
+    r"(?<![\w:])[A-Za-z]:\\[^\s,;，。]+",
     re.I,
 )
 
@@ -189,7 +211,7 @@ def is_pointer(clause: str) -> bool:
     if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
         return True
     if has_cjk(clause):
-        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause))
+        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause) or _ZH_HANDLER.search(clause))
     if _ASK_EN.search(clause) or _IS_TOOL.search(clause):
         return True
     m = _EN_LOCATED.search(clause)
@@ -244,6 +266,41 @@ _WORK_WORD = re.compile(
 )
 
 
+# A team convention said as a description of how the work is done ("we use X here, not Y", "every
+# commit message carries …", "deploys are CI only, …", "我们统一用 X，不用 Y"): the predicate contrasts the one way with the others
+# or binds every instance, so it is a standing rule for the assistant, not the state of the work.
+_CONVENTION = re.compile(
+    r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?:uses?|writes?|runs?|deploys?|ships?|"
+    r"sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{1,40}?\s*(?:,|-|–|—)?\s*(?:not|never|instead of|rather than)\s+\w|"
+    r"^(?:every|each|all|any)\s+(?:[\w-]+\s+){0,3}?(?:carries|carry|must|has to|have to|needs to|need to)\b|"
+    r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
+    re.I,
+)
+# A Chinese clause whose dropped subject is the speaker and whose predicate is where they live or
+# work ("刚从杭州搬到成都", "住在高新区附近", "在一家做游戏的公司写 Go"): the speaker's situation.
+_ZH_DROPPED_SELF = re.compile(
+    r"^(?:刚|剛|刚刚|剛剛|现在|現在|目前|之前|以前)?(?:从[^，,。]{1,8}搬到|搬到|搬去|住在|租在|"
+    r"在一家[^，,。]{0,14}(?:公司|单位|單位|医院|醫院|学校|學校|工厂|工廠|店)|"
+    r"在[^，,。]{1,10}(?:上班|工作|读研|讀研|读博|讀博|读书|讀書|上学|上學))"
+)
+# "deploys are CI only, …", "migrations are alembic only": the one way a kind of work is done (only a
+# rule when the clause is about the work: "the pool is members only" is not).
+_ONLY_WAY = re.compile(r"^(?:[\w-]+\s+){1,3}(?:are|is)\s+(?:[\w`.-]+\s+){1,3}only\s*(?:[,;:-]|$)", re.I)
+# A named person's or a relative's condition or medicine ("Mia has asthma and uses her inhaler before
+# PE", "他对青霉素过敏"): their situation, even when an acronym ("ADHD", "GP", "PE") looks like the work.
+_HEALTH = re.compile(
+    r"\b(?:asthma|adhd|autis\w*|diabet\w*|allerg\w*|coeliac|celiac|epilep\w*|dementia|alzheimer\w*|"
+    r"meds|medication|inhaler|insulin|prescri\w+|dosage|diagnos\w+|\w+(?:pril|olol|statin|dipine|pezil|formin))\b|"
+    r"过敏|過敏|哮喘|糖尿病|高血压|高血壓|多动症|多動症|吃药|吃藥|用药|用藥",
+    re.I,
+)
+_NAMED_OR_KIN = re.compile(
+    r"^(?:(?-i:[A-Z][a-z]+)\s+(?:has|had|takes|took|is|was|gets|uses)\b|(?:my|our|his|her)\s+(?:[\w-]+\s+)?"
+    r"(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|sister|brother|gp|doctor)\b)|"
+    r"^(?:他|她|孩子|儿子|兒子|女儿|女兒|老婆|老公|妈妈|媽媽|爸爸|宝宝|寶寶)",
+    re.I,
+)
+_NOT_TO_BE = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+to\s+be\s+[a-z]+(?:ed|en|wn|ne)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
@@ -282,15 +339,26 @@ def statement_type(clause: str, day: dt.date) -> str | None:
         if is_pointer(clause) and re.match(r"^(?:it|it's|its|它)", clause.strip(), re.I):
             return "reference"
         return None
+    bare = clause.strip()
+    if subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare))):
+        return "feedback"
+    if subject in ("group", "other") and _ONLY_WAY.match(bare) and about_work(bare):
+        return "feedback"
+    if _NOT_TO_BE.search(bare) and not future_dates(bare, day):
+        return "feedback"  # "Fridays are not to be booked": a prohibition said in the passive
     located = URL.search(clause) or PATHLIKE.search(" " + clause)
     if future_dates(clause, day) and not located:
         return "user" if _PERSONAL_DAY.search(clause) else "project"
     if is_pointer(clause):
         return "reference"
+    if _HEALTH.search(bare) and _NAMED_OR_KIN.match(bare):
+        return "user"
     if _PLAN_OR_GOAL.search(clause):
         return "project"
     if subject == "self":
         return "project" if _WORK_ACTIVITY.match(clause.strip()) else "user"
+    if subject == "other" and _ZH_DROPPED_SELF.match(bare):
+        return "user"
     personal = _PERSONAL_ZH.search(clause) if has_cjk(clause) else _PERSONAL_EN.search(clause)
     if personal and not _WORK_WORD.search(clause):
         return "user"  # the speaker's household: "our new place is in …", "女儿周二有舞蹈课"
