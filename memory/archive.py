@@ -187,7 +187,16 @@ class Archive:
         its own (``<record name>.md``, with a suffix when taken), for the next scan to adopt
         (DESIGN §2.4); returns that name. Idempotent: when a ``*.md`` file of the directory
         already holds exactly these bytes (an earlier attempt that crashed afterwards), that one
-        is returned and nothing is written, so a recovery never adopts the same edit twice."""
+        is returned and nothing is written, so a recovery never adopts the same edit twice.
+        Logged as ``store.edit_kept``."""
+        name = self._restored_name(file, data)
+        log.warning(
+            "%s was edited while a commit replaced it; the edited version is kept as %s", file, name,
+            extra={"event": "store.edit_kept", "file": file, "restored_as": name},
+        )
+        return name
+
+    def _restored_name(self, file: str, data: bytes) -> str:
         sha = sha256_hex(data)
         for name in sorted(os.listdir(self.root)):
             if not name.endswith(".md") or name in (INDEX, file) or OUR_FILE_RE.match(name):

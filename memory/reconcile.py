@@ -25,7 +25,6 @@ hashes every file and commits the edit.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -41,7 +40,6 @@ from memory.records import Record, parse_record, sha256_hex, unique_name
 if TYPE_CHECKING:
     from memory.store import MemoryStore
 
-_log = logging.getLogger("memory.store")
 
 
 @dataclass(frozen=True)
@@ -74,9 +72,6 @@ class ForeignScan:
     malformed: list[tuple[str, str]] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)
     """Files the previous commit removed from the set but died before moving away."""
-    restored: list[tuple[str, str]] = field(default_factory=list)
-    """(file, restored_as): such a file of ours that was edited after that commit verified it,
-    its bytes put back under a foreign name and adopted by this scan."""
     listing: list[str] = field(default_factory=list)
 
     @property
@@ -227,14 +222,8 @@ def _edited_leftovers(store: MemoryStore, ours: list[str], previous: dict[str, s
             continue
         if sha256_hex(data) == want:
             continue
-        restored_as = store.archive.restore(name, data)
-        present.add(restored_as)
-        scan.restored.append((name, restored_as))
+        present.add(store.archive.restore(name, data))
         scan.leftovers.append(name)
-        _log.warning(
-            "%s was edited while a commit replaced it; the edited version is kept as %s", name, restored_as,
-            extra={"event": "store.edit_kept", "file": name, "restored_as": restored_as},
-        )
 
 
 def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:

@@ -485,13 +485,9 @@ class MemoryStore:
 
     def archive_replaced(self, expected: Mapping[str, str]) -> None:
         """Move the files a new set no longer names into ``.history/``, each held to the sha256
-        it was verified at; an edited one is put back for adoption and logged
+        it was verified at; an edited one is put back for adoption
         (:meth:`Archive.archive_unchanged`). Caller holds the store lock."""
-        for file, name in self.archive.archive_unchanged(expected):
-            log.warning(
-                "%s was edited while a commit replaced it; the edited version is kept as %s", file, name,
-                extra={"event": "store.edit_kept", "file": file, "restored_as": name},
-            )
+        self.archive.archive_unchanged(expected)
 
     def archive_files(self, files: Iterable[str]) -> list[str]:
         """Move ``files`` into ``.history/`` (never losing a version); returns those moved.

@@ -47,8 +47,10 @@ _DIRECTIVE = re.compile(
     r"^(?:请|請|别|別|不要|千万|千萬|帮|幫|麻烦|麻煩|记得|記得|一定|务必|務必|注意|把|给我|給我)",
     re.I,
 )
-_HOW = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": HOW["feedback-pos"]}
-_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedback": "rule"}
+TYPE_HOW = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": HOW["feedback-pos"]}
+"""The how-to line of a record a statement-shaped rule made, by type (project: none of its own)."""
+TYPE_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedback": "rule"}
+"""The name prefix of such a record, by type."""
 
 
 # A concrete value: a number or version, a name (a capitalised word after the first), an
@@ -101,8 +103,8 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         fact, reason = clause_reason(fact)
     shown = third_person(fact) if zh else sentence_case(third_person(fact))
     dated = kind == "project" and bool(future_dates(fact, ctx.day))
-    how = HOW["deadline"] if dated else _HOW.get(kind, REMEMBER_HOW)
-    return Found("statement", kind, _PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+    how = HOW["deadline"] if dated else TYPE_HOW.get(kind, REMEMBER_HOW)
+    return Found("statement", kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
 
 
 # ----------------------------------------------------------------------------- answers
@@ -177,9 +179,9 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     else:
         return None  # an undated answer about the work is too often a choice for the task at hand
     shown = said if zh else sentence_case(third_person(said))
-    found = Found("answer", kind, _PREFIX[kind], said, shown, shown, how=_HOW.get(kind, REMEMBER_HOW))
+    found = Found("answer", kind, TYPE_PREFIX[kind], said, shown, shown, how=TYPE_HOW.get(kind, REMEMBER_HOW))
     found.extra_lines.append(("问：" if has_cjk(question) else "Asked: ") + tidy(question))
     return found
 
 
-__all__ = ["answer_to", "distractor", "last_question", "rule_statement"]
+__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "rule_statement"]

@@ -50,7 +50,7 @@ from dreamd.models.offline_audience import is_life_advice, is_wellbeing
 from dreamd.models.offline_clauses import found_in
 from dreamd.models.offline_distractors import distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
-from dreamd.models.offline_statement import rule_statement
+from dreamd.models.offline_statement import TYPE_HOW, TYPE_PREFIX, rule_statement
 from dreamd.models.offline_structure import clause_reason, is_temporary, opens_with_verb, peel
 from dreamd.models.offline_text import (
     absolutize_dates,
@@ -270,10 +270,6 @@ def items(rest: str) -> list[str]:
     return out
 
 
-_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedback": "rule"}
-_HOW_OF = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": HOW["feedback-pos"]}
-
-
 def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None) -> Found:
     zh = has_cjk(item)
     shown = third_person(item)
@@ -287,8 +283,8 @@ def _found(kind: str, item: str, label: str | None, ctx: Ctx, reason: str | None
     elif kind == "project" and future_dates(item, ctx.day):
         how = HOW["deadline"]
     else:
-        how = _HOW_OF.get(kind, REMEMBER_HOW)
-    return Found("labelled" if label else "telegraphic", kind, _PREFIX[kind], item, shown, shown,
+        how = TYPE_HOW.get(kind, REMEMBER_HOW)
+    return Found("labelled" if label else "telegraphic", kind, TYPE_PREFIX[kind], item, shown, shown,
                  reason=reason, how=how)
 
 
