@@ -30,6 +30,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,7 @@ class Archive:
             fsync_dir(self.root)
         return restored
 
-    def collect_orphans(self, referenced: set[str], *, grace: float, listing: Sequence[str] | None = None) -> list[str]:
+    def collect_orphans(self, referenced: AbstractSet[str], *, grace: float, listing: Sequence[str] | None = None) -> list[str]:
         """Move our own unreferenced record files (interrupted commits) into history, and delete
         our stale temp files; both only when older than ``grace`` seconds."""
         cutoff = time.time() - grace

@@ -38,6 +38,7 @@ import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -298,7 +299,7 @@ class MemoryStore:
             pending = apply_change(base, change, now=utcnow_iso(self.clock()))
             foreign.annotate(pending.change)
             new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing,
-                              verified={e.file: e.sha256 for e in base.records})
+                              verified=base)
             c = pending.change
             return CommitResult(
                 generation=new.generation,
@@ -336,13 +337,13 @@ class MemoryStore:
         change: Change | None = None,
         leftovers: Sequence[str] = (),
         listing: Sequence[str] | None = None,
-        verified: Mapping[str, str] | None = None,
+        verified: Manifest | None = None,
     ) -> Manifest:
         """Steps 4–7 of the protocol. Caller holds the store lock.
 
-        ``verified`` maps files to the sha256 the caller checked them at (a commit's scan re-reads
-        an edited file it touches, so a forget of a record edited a moment ago removes the edited
-        version); files it does not name are held to the old manifest's sha256.
+        ``verified`` is the set the caller checked the files against, when it is not ``old`` (a
+        commit's scan re-reads an edited file it touches, so a forget of a record edited a moment
+        ago removes the edited version); the files the new set drops are held to its sha256s.
 
         ``leftovers`` are files an interrupted earlier commit removed from the set but did not
         move away yet; ``listing`` is the directory listing the caller already took (reused to
@@ -402,12 +403,13 @@ class MemoryStore:
         self._step("manifest_replaced")
 
         if old is not None:
-            keep = {e.file for e in new.records}
-            seen = verified or {}
-            self.archive_replaced({e.file: seen.get(e.file, e.sha256) for e in old.records if e.file not in keep})
+            gone = {e.file: e.sha256 for e in old.records if e.file not in named}
+            if gone and verified is not None and verified is not old:
+                gone.update((e.file, e.sha256) for e in verified.records if e.file in gone)
+            self.archive_replaced(gone)
         if leftovers:
             self.archive_files(leftovers)
-        self.collect_orphans({e.file for e in new.records}, listing=listing)
+        self.collect_orphans(named, listing=listing)
         self.prune_history(new.generation)
         self._step("cleaned")
         return new
@@ -494,7 +496,7 @@ class MemoryStore:
         Caller holds the store lock."""
         return self.archive.archive(files)
 
-    def collect_orphans(self, referenced: set[str], *, listing: Sequence[str] | None = None) -> list[str]:
+    def collect_orphans(self, referenced: AbstractSet[str], *, listing: Sequence[str] | None = None) -> list[str]:
         """Move our own files no manifest names, older than ``orphan_grace``, into history (an
         interrupted commit's); ``listing`` reuses a listing the caller took under the lock."""
         return self.archive.collect_orphans(referenced, grace=self.orphan_grace, listing=listing)
