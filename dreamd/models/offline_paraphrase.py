@@ -259,10 +259,11 @@ def _american(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A crude but consistent stem: British spelling as American, plural, verb and derivation
     suffixes cut, a doubled final consonant and a final "e" dropped, "y" as "i", at most six
-    letters."""
+    letters. Memoised: a dream stems the same few thousand words hundreds of thousands of times."""
     w = _american(word.lower().replace("'", ""))
     if len(w) > 4 and w.endswith("ies"):
         w = w[:-3] + "y"
