@@ -53,7 +53,9 @@ DISK_FULL_HOLD = (15.0, 300.0)
 """After a job of a directory fails with a full disk, that directory's other jobs stay in
 ``new/`` this long (seconds; doubling from the first figure to the second while the disk stays
 full): one probe per interval instead of every waiting job burning its attempts into
-``failed/``. A job that completes there ends the hold."""
+``failed/``. A job that completes there ends the hold. The hold lives in memory; what survives
+a restart is that the probe's deferral does not count as an attempt (``Spool.defer(counted=
+False)``), so a new daemon incarnation probing a still-full disk never fails a job."""
 RELIST_AFTER = 0.25
 """...but no more often than this (seconds): with a free worker and a backlog that is all for
 busy directories, each scan would otherwise list the whole backlog again. A scan that skips a
@@ -335,7 +337,7 @@ class JobDispatcher(Generic[C]):
                 bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
                 self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
             else:  # the job is not at fault: a clear reason, no traceback
-                self._defer(bound, job_id, f"disk full in {memory_dir}: {exc.strerror}")
+                self._defer(bound, job_id, f"disk full in {memory_dir}: {exc.strerror}", counted=False)
                 self._hold(Path(job.memory_dir), bound)
         except Exception as exc:
             bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
@@ -350,11 +352,11 @@ class JobDispatcher(Generic[C]):
         finally:
             self._after_job(Path(job.memory_dir))
 
-    def _defer(self, bound: EventLogger, job_id: str, error: str) -> None:
+    def _defer(self, bound: EventLogger, job_id: str, error: str, *, counted: bool = True) -> None:
         result: list[str] = []
 
         def move() -> None:
-            result.append(self.spool.defer(job_id, error))
+            result.append(self.spool.defer(job_id, error, counted=counted))
 
         self._finish(job_id, move)
         if result and result[0] == "failed":

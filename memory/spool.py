@@ -632,19 +632,28 @@ class Spool:
     def attempts(self, job_id: str) -> int:
         return int(self._read_state(job_id).get("attempts", 0))
 
-    def defer(self, job_id: str, error: str) -> Outcome:
-        """A transient failure: back off in ``deferred/``, or fail after ``max_attempts``."""
+    def defer(self, job_id: str, error: str, *, counted: bool = True) -> Outcome:
+        """A transient failure: back off in ``deferred/``, or fail after ``max_attempts``.
+
+        ``counted=False`` is a wait the job is not at fault for (its directory's disk is full):
+        it backs off the same way, by how many such waits it had, but never uses up an attempt,
+        so a disk that stays full for hours, across any number of daemon restarts, leaves the
+        job waiting in ``deferred/`` instead of filing it in ``failed/``."""
         state = self._read_state(job_id)
         now = self.clock()
-        attempts = int(state.get("attempts", 0)) + 1
+        attempts = int(state.get("attempts", 0)) + (1 if counted else 0)
+        waits = int(state.get("waits", 0)) + (0 if counted else 1)
         error = one_line(error, 1000)
         state.setdefault("first_error", error)
         state.setdefault("first_error_at", _iso(now))
         state.update(attempts=attempts, last_error=error, last_error_at=_iso(now))
-        if attempts >= self.max_attempts:
+        if waits:
+            state["waits"] = waits
+        if counted and attempts >= self.max_attempts:
             self._fail(job_id, f"gave up after {attempts} attempts: {error}", state)
             return "failed"
-        due = now + backoff_delay(attempts, base=self.backoff_base, cap=self.backoff_max)
+        tries = attempts if counted else waits
+        due = now + backoff_delay(tries, base=self.backoff_base, cap=self.backoff_max)
         state["due_at"] = _iso(due)
         replace_atomic(
             self._state_path(job_id), json.dumps(state).encode(), mode=0o600, sync_dir=False

@@ -320,3 +320,57 @@ def test_a_full_disk_holds_its_directory_jobs_in_new_instead_of_failing_them_all
         assert Spool(spool).counts().failed == 0
     finally:
         daemon.pool.close()
+
+
+def test_a_disk_that_stays_full_across_restarts_never_fails_its_jobs(tmp_path: Path) -> None:
+    """The hold is in memory, so every new incarnation probes the full directory again; the
+    probes defer without using up attempts, so no number of restarts files a job in failed/."""
+    import errno
+
+    config = _config(tmp_path, workers=1)
+    full = tmp_path / "mem" / "full"
+    MemoryStore.init(full)
+    spool_dir = tmp_path / "spool"
+    for i in range(3):
+        submit(f"user: fact {i}\n", memory_dir=full, session_id=f"f{i}", spool=spool_dir)
+    disk_full = [True]
+    probes: list[str] = []
+
+    def execute(job: Any, ctx: Any) -> str:
+        probes.append(job.session_id)
+        if disk_full[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return str(stub.execute(job, ctx))
+
+    module = types.SimpleNamespace(Context=stub.Context, dir_state=stub.dir_state, dream=stub.dream, execute=execute)
+    spool = Spool(spool_dir)
+
+    def incarnation() -> None:
+        for name in os.listdir(spool_dir / "deferred"):  # the backoff is over
+            if name.endswith(".json"):
+                os.utime(spool_dir / "deferred" / name, (0, 0))
+        daemon = Daemon(config, work=module, watch=False, env={"HOME": str(tmp_path)})
+        daemon.dirs.managed.add(full.resolve())
+        daemon.pool.start()
+        try:
+            for _ in range(20):
+                daemon.spool.release_due()
+                daemon.jobs._listed_at = float("-inf")
+                if daemon.jobs.scan_spool() == 0:
+                    break
+                daemon.pool.wait_idle(10)
+        finally:
+            daemon.pool.close()
+
+    configure("json", io.StringIO())
+    for _ in range(8):  # more restarts than max_attempts (5)
+        incarnation()
+    assert probes.count("f0") > config.retention.max_attempts
+    counts = spool.counts()
+    assert counts.failed == 0
+    assert counts.deferred + counts.new == 3
+    disk_full[0] = False
+    incarnation()
+    incarnation()
+    assert spool.counts().failed == 0
+    assert spool.counts().done == 3

@@ -150,6 +150,34 @@ def test_defer_backs_off_exponentially_then_fails_after_max_attempts(
     assert _names(spool.root / "deferred") == []  # sidecar removed
 
 
+def test_a_wait_the_job_is_not_at_fault_for_backs_off_but_never_uses_an_attempt(
+    spool: Spool, clock: FakeClock
+) -> None:
+    job_id = spool.submit(_job())
+    assert spool.claim(job_id)
+    assert spool.defer(job_id, "model timeout") == "deferred"  # one real attempt first
+    delays = []
+    for wait in range(1, 9):  # well past max_attempts (5)
+        clock.now += 10_000
+        assert spool.release_due() == [job_id]
+        assert spool.claim(job_id)
+        assert spool.defer(job_id, f"disk full #{wait}", counted=False) == "deferred"
+        delays.append(round(os.stat(spool.root / "deferred" / f"{job_id}.json").st_mtime - clock.now))
+        assert spool.attempts(job_id) == 1
+    assert delays == [30, 60, 120, 240, 480, 960, 1920, 3600]
+    assert spool.counts().failed == 0
+    # Counted failures still end in failed/ after max_attempts, waits aside.
+    for attempt in range(2, 6):
+        clock.now += 10_000
+        spool.release_due()
+        assert spool.claim(job_id)
+        outcome = spool.defer(job_id, f"model timeout #{attempt}")
+        assert outcome == ("failed" if attempt == 5 else "deferred")
+    error = spool.failure(job_id)
+    assert error["attempts"] == 5
+    assert error["first_error"] == "model timeout"
+
+
 def test_backoff_delay_is_capped() -> None:
     assert [backoff_delay(n, base=30, cap=3600) for n in (1, 2, 3, 7, 8, 50)] == [
         30,
