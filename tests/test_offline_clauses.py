@@ -312,3 +312,41 @@ def test_a_moment_after_and_leaves_the_lasting_side() -> None:
     assert lasting_part("I tutor, mostly chemistry, and right now I've got three students") == "I tutor, mostly chemistry"
     assert lasting_part("we use Gradle; for now skip the lint step") == "we use Gradle"
     assert lasting_part("right now I'm busy, and for now it can wait") is None
+
+
+# ----------------------------------------------------------------------------- standing by structure
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # a scope over every case, with no "always"/"never"
+        ("we don't restart the queue consumers by hand on any host", "consumers"),
+        ("Please keep release notes under 300 words.", "300"),
+        ("whenever you write anything for the landlord keep it formal, dates spelled out", "landlord"),
+        ("dates in ISO format pls, everything", "ISO"),
+        # the sentence after names it a rule, or the same sentence does after a semicolon
+        ("Forward anything like that to abuse@pinecrest.example; that is standing procedure.", "abuse@pinecrest"),
+    ],
+)
+def test_a_directive_holds_for_good_by_its_scope_or_its_label(text: str, word: str) -> None:
+    got = holding(records(text), word)
+    assert kinds(got) == ["feedback"]
+
+
+def test_the_next_sentence_naming_it_a_rule_makes_it_standing() -> None:
+    got = records("We don't hotfix the kiosk firmware over ssh. That's policy.")
+    assert kinds(holding(got, "firmware")) == ["feedback"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "every time I open the settings page it freezes",  # a complaint, not a directive
+        "Rename fetchRows to loadRows in every file",  # one edit, however wide
+        "Check all the links for now",  # for the moment
+        "Please keep this reply short",  # no scope: this reply
+    ],
+)
+def test_scope_alone_makes_no_rule(text: str) -> None:
+    assert "feedback" not in kinds(records(text))

@@ -23,12 +23,14 @@ sentence before names.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from dreamd.models.offline_distractors import distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_statement import rule_statement
 from dreamd.models.offline_structure import (
+    ONE_OFF_EDIT,
     clause_reason,
     is_hypothetical,
     is_standing,
@@ -322,6 +324,76 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
     return [stated] if stated is not None else []
 
 
+# What makes a directive hold for good without "always" or "from now on": a scope over every case ("on any
+# machine", "for every billing task", "everything", "一概", "任何"), a limit by number ("under 250 words"), or
+# the sentence after it naming it a rule ("That's policy.", "这是规矩").
+_SCOPE = re.compile(
+    r"\b(?:any|every|each|all)\s+(?!of\b|the\b|this\b|that\b|my\b|our\b)[\w-]+|\b(?:anything|everything|at all)\b|"
+    r"\b(?:under|below|within|at most|no more than|max(?:imum)?|less than|fewer than)\s+\S*\d|"
+    r"一概|任何|凡是|全都|一个都不|一個都不|(?:什么|什麼)都(?:不|别|別)",
+    re.I,
+)
+_RULE_LABEL = re.compile(
+    r"^(?:and\s+)?(?:that|this|it)(?:'s|\s+is)\s+(?:(?:a|the|our|company|team|house|standing|hard|firm|strict)\s+)*"
+    r"(?:policy|rule|procedure|protocol|convention|requirement|standard|non-negotiable)\b|"
+    r"^(?:这|這|那)是(?:我们的|我們的|公司的|团队的|團隊的)?(?:规矩|規矩|规定|規定|硬性规定|硬性規定|铁律|鐵律|流程|制度)",
+    re.I,
+)
+
+
+_WE_NEVER = re.compile(r"^(?:we|i)\s+(?:never|don't|dont|do not)\s+(?!know|think|care|mind|remember|have|get)\w", re.I)
+_LEAD_CONDITION = re.compile(r"^(?:when|whenever|if|for|on|in|with)\b[^,，]{2,60}[,，]\s*", re.I)
+_WHEN_YOU = re.compile(r"^(?:when|whenever|if|any time)\s+you\s+\S+", re.I)
+# a bare verb opening the sentence before its object: "Report anything like that to …", "Send all invoices to …"
+_VERB_OBJECT = re.compile(
+    r"^(?!(?:i|we|you|they|he|she|it|there|here|this|that|what|who|when|where|why|how|which|every|each|all|any|no|"
+    r"some|the|a|an|my|our|your|their)\b)[a-z]{3,}(?<!s)(?<!ed)(?<!ing)\s+(?:anything|everything|all|every|any|each)\b",
+    re.I,
+)
+_PLEASE_INSIDE = re.compile(r"\s(?:pls|plz|please)\b", re.I)
+
+
+def _directive_head(core: str) -> str | None:
+    """The directive a clause gives, after a condition ("when you draft anything for the school keep
+    it short" → "keep it short"), or None when it gives none."""
+    for head in (_LEAD_CONDITION.sub("", core.strip()), core.strip()):
+        if _DIRECTIVE_CLAUSE.match(head) or opens_with_verb(head) or _WE_NEVER.match(head) or _VERB_OBJECT.match(head):
+            return head
+    when = _WHEN_YOU.match(head)
+    if when:
+        words = head[when.end():].split()
+        for k in range(1, min(len(words), 10)):
+            rest = " ".join(words[k:])
+            if opens_with_verb(rest):
+                return rest
+    if _PLEASE_INSIDE.search(head) and not re.match(r"^(?:i|we|my|our|you)\b", head, re.I):
+        return head  # "units in km pls, everything": the request is in the middle
+    return None
+
+
+def standing_directive(core: str, ctx: Ctx) -> Found | None:
+    """A directive no rule took as standing, when its structure says it holds for good: a scope
+    over every case ("on any machine", "for every billing task", "anything you write for me",
+    "一概"), a limit by number ("under 250 words"), or a sentence naming it a rule ("That's
+    policy.", "…; that is standing procedure", "这是规矩"). It must read as a directive — an
+    imperative, "we never/don't …", "别/不要 …", after a condition — so "every time I run the build
+    it crashes" stays a complaint, and a one-off edit made wide ("rename X everywhere") is still
+    one task."""
+    said, _, tail = core.partition("; ")
+    labelled = bool(_RULE_LABEL.match(tail.strip()) or (ctx.next_sentence and _RULE_LABEL.match(ctx.next_sentence.strip())))
+    core = said if _RULE_LABEL.match(tail.strip()) else core
+    head = _directive_head(core)
+    if head is None or not (_SCOPE.search(core) or labelled) or is_temporary(core) or is_hypothetical(core):
+        return None
+    if ONE_OFF_EDIT.match(head) or distractor(head) in _NOT_A_RULE:
+        return None
+    at = core.rfind(head)
+    if at > 0 and not core[:at].rstrip().endswith((",", "，")):
+        core = f"{core[:at].rstrip()}, {head}"  # "when you X keep it short": the condition ends where the verb starts
+    found = _first_rule(core, replace(ctx, standing=True))
+    return found if found is not None and found.type == "feedback" else None
+
+
 def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool = True) -> list[Found]:
     """One record per clause when the clauses state facts of ``kinds`` or more kinds, else none."""
     if len(parts) < kinds:
@@ -444,4 +516,4 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
     return out
 
 
-__all__ = ["clauses", "found_in", "lasting_part", "with_subject"]
+__all__ = ["clauses", "found_in", "lasting_part", "standing_directive", "with_subject"]

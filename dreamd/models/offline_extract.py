@@ -110,7 +110,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamd.models.offline_clauses import found_in, lasting_part, with_subject
+from dreamd.models.offline_clauses import found_in, lasting_part, standing_directive, with_subject
 from dreamd.models.offline_dialogue import (
     accepts,
     correction_of,
@@ -650,6 +650,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []
+            if not founds and role == "user" and not accepted:
+                ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
+                founds = [ruled] if ruled is not None else []
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)
