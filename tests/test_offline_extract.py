@@ -681,3 +681,22 @@ def test_third_person_keeps_the_verb_in_agreement() -> None:
 
     assert third_person("retired now (I was a pilot for 20 years)") == "retired now (they were a pilot for 20 years)"
     assert third_person("I am on the rota") == "they are on the rota"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # that weekday of that month, in Chinese
+        ("验收定在十二月最后一个周四", "验收定在2026-12-31"),
+        ("下个月第二个周三搬家", "2026-12-09搬家"),
+        ("3 月的第一个星期一开学", "2027-03-01开学"),
+        ("这个月最后一个礼拜天聚餐", "2026-11-29聚餐"),
+        # a year said as 今年/明年/后年 is part of the date, not a word left before it
+        ("明年 4 月 2 号答辩", "2027-04-02答辩"),
+        ("后年 1 月 6 日到期", "2028-01-06到期"),
+        ("今年 12 月 3 号交房", "2026-12-03交房"),
+        ("版本号 2026 不是年份，12 月 3 号发", "版本号 2026 不是年份，2026-12-03发"),
+    ],
+)
+def test_chinese_nth_weekday_and_relative_years(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected

@@ -295,7 +295,10 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
-    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+    (re.compile(r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+    # "十一月最后一个周五", "下个月第二个周三", "3 月的第一个星期一": that weekday of that month
+    (re.compile(r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
+                r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])"), "nth-wd-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
     (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
     (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
@@ -378,6 +381,24 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
     return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
 
 
+def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
+    """"十一月最后一个周五", "下个月第二个周三": that weekday of that month (a named month is the
+    next one, as for "12 月 3 号")."""
+    if m.group(1):
+        month = zh_number(m.group(1))
+        if not 1 <= month <= 12:
+            return None
+        year = ref.year if month >= ref.month else ref.year + 1
+    else:
+        year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
+    weekday = _WEEKDAYS_ZH[m.group(4)]
+    if m.group(3).startswith("最"):
+        last = _month_end(year, month)
+        return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+    nth = "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+    return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+
+
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     found: dt.date | None = None
     if kind in ("md-en", "dm-en"):
@@ -385,7 +406,12 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
     elif kind == "md-zh":
         month, day = zh_number(m.group(2)), zh_number(m.group(3))
-        found = _month_day(ref, month, day, m.group(1)) if month and day else None
+        year = m.group(1)
+        if year and not year.isdigit():
+            year = str(ref.year + {"今年": 0, "明年": 1}.get(year, 2))  # 今年 / 明年 / 后年
+        found = _month_day(ref, month, day, year) if month and day else None
+    elif kind == "nth-wd-zh":
+        found = _nth_weekday_zh(m, ref)
     elif kind == "nm-day":
         offset = 1 if m.group(1).startswith("下") else 0
         found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
