@@ -181,6 +181,15 @@ _ANNOUNCE = re.compile(
 )
 
 
+# "…, note them down:", "…你先记下：": the request to keep what follows is no part of the label
+_NOTE_THEM = re.compile(
+    r"(?:[,，]?\s*(?:please\s+)?(?:note|write|jot|take)\s+(?:these|them|this)\s+down|[,，]?\s*(?:please\s+)?(?:remember|keep in mind|"
+    r"memori[sz]e)\s+(?:these|them|this)|[，,]?\s*(?:你|您)?(?:先|都|要)?(?:记下|記下|记住|記住|记一下|記一下|记好|記好)(?:来|來|了)?)"
+    r"\s*(?P<end>[:：.。!！]?)\s*$",
+    re.I,
+)
+
+
 def announced(sentence: str) -> Label | None:
     """A sentence that only announces rules, without a colon ("a few rules for the emails.",
     "先说明几条要求。"): a short phrase whose head is a rules noun, with a quantity or "the following"."""
@@ -436,7 +445,8 @@ class Labels:
         """Whether ``sentence`` is a bare label ("Rules for anything you write:", "先说明几条要求。");
         it then heads what follows."""
         self.previous, self.sentence = self.sentence, sentence  # every user sentence passes here, in order
-        found = labelled(sentence) or announced(sentence)
+        bare = _NOTE_THEM.sub(r"\g<end>", sentence.strip())  # "几条规矩你先记下：" heads a list like "几条规矩："
+        found = labelled(bare) or announced(bare)
         if found is None or found.rest:
             return False
         self.current, self.carry = found, last
