@@ -350,3 +350,36 @@ def test_the_next_sentence_naming_it_a_rule_makes_it_standing() -> None:
 )
 def test_scope_alone_makes_no_rule(text: str) -> None:
     assert "feedback" not in kinds(records(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # a rule said of a kind of thing, named first as its topic
+        ("周报别写成流水账，列三点就够", "周报"),
+        ("提交说明统一用英文写", "提交说明"),
+        # its reason in the same sentence
+        ("依赖只用 poetry 装，别混用 pip，环境会乱", "poetry"),
+        # without exception
+        ("含酒精的菜谱一概别推荐", "酒精"),
+        # "长距离别排": 离 before 别 is no word 离别
+        ("连续两天长距离别排", "长距离"),
+    ],
+)
+def test_a_chinese_directive_about_a_kind_of_thing_is_standing(text: str, word: str) -> None:
+    assert kinds(holding(records(text), word)) == ["feedback"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "先别提交",  # for now
+        "这个函数别改",  # this one thing
+        "别管",  # no topic, no reason
+        "面试的事别灰心",  # comfort
+        "把文档里的错别字改一下",  # 错别字 is a word, not "don't"
+        "周一总是特别累",  # 特别 is "very"
+    ],
+)
+def test_a_chinese_directive_for_now_or_this_thing_is_no_rule(text: str) -> None:
+    assert "feedback" not in kinds(records(text))

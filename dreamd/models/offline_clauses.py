@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from dreamd.models.offline_distractors import distractor
+from dreamd.models.offline_distractors import TESTS_ZH, distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_statement import rule_statement
@@ -379,6 +379,8 @@ def standing_directive(core: str, ctx: Ctx) -> Found | None:
     imperative, "we never/don't …", "别/不要 …", after a condition — so "every time I run the build
     it crashes" stays a complaint, and a one-off edit made wide ("rename X everywhere") is still
     one task."""
+    if has_cjk(core):
+        return _standing_directive_zh(core, ctx)
     said, _, tail = core.partition("; ")
     labelled = bool(_RULE_LABEL.match(tail.strip()) or (ctx.next_sentence and _RULE_LABEL.match(ctx.next_sentence.strip())))
     core = said if _RULE_LABEL.match(tail.strip()) else core
@@ -390,6 +392,36 @@ def standing_directive(core: str, ctx: Ctx) -> Found | None:
     at = core.rfind(head)
     if at > 0 and not core[:at].rstrip().endswith((",", "，")):
         core = f"{core[:at].rstrip()}, {head}"  # "when you X keep it short": the condition ends where the verb starts
+    found = _first_rule(core, replace(ctx, standing=True))
+    return found if found is not None and found.type == "feedback" else None
+
+
+# A Chinese rule: don't / must / only / one way for all ("别", "不要", "禁止", "须", "只用", "统一", "一概")
+_ZH_RULE_MARK = re.compile(r"(?<![错錯区區特告类類分性级級个個识識辨差送派临臨])(?:别|別)|不要|禁止|不许|不許|不准|(?<![必无無])须|(?<![必无無])須|只用|只能用|统一|統一|一概|一律")
+# what binds a rule to this moment or this thing: "先别提交", "今天别推", "这个函数别改", "那段别动"
+_ZH_NOW_OR_THIS = re.compile(
+    r"先|刚|剛|马上|馬上|今天|今晚|明天|这次|這次|这回|這回|现在|現在|目前|暂时|暫時|(?:这|這|那)(?:个|個|些|段|次|里|裡|块|塊|份|条|條|几|幾|边|邊|两|兩)"
+)
+# a reason inside the sentence: "…，锁文件会乱", "…，看了会掉粉", "…，因为…", "…，不然…"
+_ZH_REASON_INSIDE = re.compile(r"[，,；;]\s*(?:[^，,；;]{0,12}(?:会|會|容易)|因为|因為|不然|否则|否則|免得|以免|省得)")
+
+
+def _standing_directive_zh(core: str, ctx: Ctx) -> Found | None:
+    """A Chinese directive no rule took as standing that holds for good by its structure: it is said
+    of a kind of thing, named before it as its topic ("回复别加客套话", "代码别写太花", "文案里别用…",
+    "commit message 统一用英文"), or with its reason in the same sentence ("…，锁文件会乱"), or it
+    says "without exception" (一概). A directive about this moment or this thing ("先别提交", "这个函数
+    别改") is not one, nor one that opens the sentence with no topic ("别管")."""
+    mark = _ZH_RULE_MARK.search(core)
+    if mark is None or is_temporary(core) or is_hypothetical(core) or _ZH_NOW_OR_THIS.search(core):
+        return None
+    if any(TESTS_ZH[name](core) for name in ("encouragement", "feeling", "exclamation", "reported")):
+        return None  # "这事别灰心": comfort, not a rule
+    clause_start = max(core.rfind(c, 0, mark.start()) for c in "，,；;。 ") + 1
+    topic = core[clause_start : mark.start()].strip()
+    topical = _zh_size(topic) >= 2 and not re.match(r"^(?:我|你|您|他|她|它|咱|大家)", topic)
+    if not (topical or _ZH_REASON_INSIDE.search(core[mark.end() :]) or "一概" in core):
+        return None
     found = _first_rule(core, replace(ctx, standing=True))
     return found if found is not None and found.type == "feedback" else None
 
