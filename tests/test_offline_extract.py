@@ -700,3 +700,19 @@ def test_third_person_keeps_the_verb_in_agreement() -> None:
 )
 def test_chinese_nth_weekday_and_relative_years(text: str, expected: str) -> None:
     assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("以后帮我整理会议纪要一律先写结论", "结论"),
+        ("From now on help me keep the release notes in plain English.", "release notes"),
+    ],
+)
+def test_help_asked_for_good_is_a_rule(text: str, word: str) -> None:
+    got = run([user(text)])
+    assert [r["type"] for r in got if word in r["description"]] == ["feedback"]
+
+
+def test_help_asked_for_now_is_no_rule() -> None:
+    assert run([user("帮我把这段代码格式化一下")]) == []

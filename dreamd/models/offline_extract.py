@@ -258,6 +258,7 @@ _ZH_QUESTION = re.compile(r"[吗嗎呢吧][。.!！~～]*$|是不是|能不能|�
 _REQUEST = re.compile(
     r"^(?:please\s+)?(?:help me|let me|can you|could you|帮我|幫我|请帮|請幫|麻烦|麻煩|帮忙|幫忙)", re.I
 )
+_HELP_ME = re.compile(r"^(?:please\s+)?help (?:me|us)\s+(?:to\s+)?|^(?:请|請)?(?:帮|幫)(?:我们|我們|我)(?:都)?", re.I)
 _ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
 _SECRET = re.compile(
     r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
@@ -614,6 +615,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                     carry = carry or k == len(sents) - 1  # a header closing its turn heads the next user turns
                     continue
             asked = standing_request(core)
+            if not asked and peeled.standing and not is_question(core):
+                # "以后帮我订票优先高铁", "from now on help me keep the changelog current": the help asked
+                # for good is the rule
+                helped = _HELP_ME.sub("", core, count=1)
+                asked = helped if helped != core and helped.strip() else None
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
             elif not peeled.reported and core and (is_question(core) or _REQUEST.match(core)):
