@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dreamd.models.offline_clauses import clauses
+from dreamd.models.offline_clauses import clauses, lasting_part
 from dreamd.models.offline_extract import extract_from_turns
 
 TODAY = "2026-12-01"
@@ -383,3 +383,28 @@ def test_a_chinese_directive_about_a_kind_of_thing_is_standing(text: str, word: 
 )
 def test_a_chinese_directive_for_now_or_this_thing_is_no_rule(text: str) -> None:
     assert "feedback" not in kinds(records(text))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        # a temporary clause of its own beside a lasting one, with no "but": the lasting one is kept
+        ("the new flat's lease starts on March 1 and I haven't packed a single box yet",
+         "the new flat's lease starts on March 1"),
+        ("民宿预算一晚 400 以内，这次跟同事一起去", "民宿预算一晚 400 以内"),
+    ],
+)
+def test_a_temporary_clause_leaves_the_lasting_clause_beside_it(sentence: str, kept: str) -> None:
+    assert lasting_part(sentence) == kept
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "for now, use npm",  # the moment heads the directive
+        "use yarn this time, keep the lockfile",
+        "从现在开始我去开个会，一会儿回来",  # an errand of the moment beside it
+    ],
+)
+def test_a_moment_heading_the_rest_keeps_nothing(sentence: str) -> None:
+    assert lasting_part(sentence) is None

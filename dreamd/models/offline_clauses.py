@@ -28,7 +28,7 @@ from dataclasses import replace
 from dreamd.models.offline_distractors import TESTS_ZH, distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_statement import rule_statement
+from dreamd.models.offline_statement import rule_statement, statement_distractor
 from dreamd.models.offline_structure import (
     ONE_OFF_EDIT,
     clause_reason,
@@ -224,9 +224,31 @@ def lasting_part(core: str) -> str | None:
     use pnpm, but for now just use npm" → the rule. None when no side is lasting."""
     sides = [p.strip(" ,，.。") for p in _BUT.split(core)]
     if len(sides) < 2:
-        return None
+        return _lasting_clauses(core)
     kept = [p for p in sides if p and not is_temporary(p) and not is_hypothetical(p)]
     return kept[0] if len(kept) == 1 else None
+
+
+_ZH_ABOUT_TO = re.compile(r"^(?:我|我们|我們)(?:去|要|得|先|再|马上|馬上|待会|待會|回头|回頭)")
+
+
+def _lasting_clauses(core: str) -> str | None:
+    """Of a sentence with no "but" whose clauses each have a subject of their own ("the twins start
+    school on the 3rd and I haven't labelled anything yet, and my partner is away until the 30th"),
+    the clauses that are neither temporary nor hypothetical, when the temporary one is a clause of
+    its own and not a marker heading the rest ("for now, use npm" keeps nothing)."""
+    parts = clauses(core)
+    if len(parts) < 2 or is_hypothetical(core):
+        return None
+    passing = [p for p in parts if is_temporary(p) or is_hypothetical(p)]
+    kept = [p for p in parts if p not in passing]
+    if any(statement_distractor(p) or _ZH_ABOUT_TO.match(p) for p in kept):
+        return None  # "我去开个会", "回头我再改": a clause of the moment beside it
+    if not passing or not kept or any(_zh_size(p) < 4 if has_cjk(p) else len(p.split()) < 3 for p in passing):
+        return None
+    if any(_DIRECTIVE_CLAUSE.match(b) or opens_with_verb(b) for b in (_CONSEQUENCE.sub("", p).strip() for p in parts)):
+        return None  # "use npm this time, keep the lockfile": the moment heads the directive beside it
+    return ("，" if has_cjk(core) else ", and ").join(kept)
 
 
 def _zh_size(text: str) -> int:

@@ -117,7 +117,7 @@ def late_verb(clause: str) -> bool:
     return False
 
 
-def _statement_distractor(clause: str) -> str | None:
+def statement_distractor(clause: str) -> str | None:
     """:func:`distractor` of a clause read as a statement: a subject longer than the distractor
     tests read is no fragment (:func:`late_verb`); every other test still holds."""
     read = clause
@@ -138,7 +138,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
-    if _statement_distractor(clause):
+    if statement_distractor(clause):
         return None
     kind = statement_type(clause, ctx.day)
     if kind is None:
@@ -231,4 +231,4 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     return found
 
 
-__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "rule_statement"]
+__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "rule_statement", "statement_distractor"]
