@@ -716,3 +716,8 @@ def test_help_asked_for_good_is_a_rule(text: str, word: str) -> None:
 
 def test_help_asked_for_now_is_no_rule() -> None:
     assert run([user("帮我把这段代码格式化一下")]) == []
+
+
+def test_a_correction_with_nothing_to_correct_leaves_no_record_of_its_marker() -> None:
+    got = run([user("The retention window is 30 days."), user("No wait, we cut it to 14 in March.")])
+    assert not any(r["description"].lower().startswith(("no wait", "wait")) for r in got)

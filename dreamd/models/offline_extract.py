@@ -258,6 +258,14 @@ _ZH_QUESTION = re.compile(r"[吗嗎呢吧][。.!！~～]*$|是不是|能不能|�
 _REQUEST = re.compile(
     r"^(?:please\s+)?(?:help me|let me|can you|could you|帮我|幫我|请帮|請幫|麻烦|麻煩|帮忙|幫忙)", re.I
 )
+# "No wait, …", "Apologies, that is wrong: …", "scratch that, …", "不对，…", "打错了，是…": a value put right
+_CORRECTION_LEAD = re.compile(
+    r"^(?:(?:no wait|wait no|wait|sorry|apologies|oops|my bad|correction|scratch that|actually|no|nope)\b[,:;!.—–-]*\s*)+"
+    r"(?:(?:that(?:'s| is| was) (?:wrong|not right|outdated|old)|i was wrong|i misspoke|i got that wrong)[,:;!.—–-]*\s*)*|"
+    r"^(?:(?:哦|噢|啊|呃|哎|不好意思|抱歉)[，,]?\s*)*(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我?记错了|我?記錯了|口误|口誤|打错了|打錯了|"
+    r"搞错了|搞錯了)[了啊]?[，,：:！!。\s]*",
+    re.I,
+)
 _HELP_ME = re.compile(r"^(?:please\s+)?help (?:me|us)\s+(?:to\s+)?|^(?:请|請)?(?:帮|幫)(?:我们|我們|我)(?:都)?", re.I)
 _ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
 _SECRET = re.compile(
@@ -642,6 +650,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             fix = (correction_of(s) or restated(s)) if role == "user" else None
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
+            if fix:
+                # nothing kept says the value put right ("Our minSdk is 24." was not kept): what the user says
+                # after "no wait," / "不对，" is a statement of its own, without the marker
+                rest = _CORRECTION_LEAD.sub("", core, count=1).strip()
+                if rest and rest != core.strip():
+                    core = peel(rest).core
             accepted = proposal if k == 0 and accepts(s) else None
             told = whole or core  # the user's words, with the other side of a "for now …, but …"
             said = _with_antecedent(f"{peeled.topic}: {told}" if peeled.topic else told, previous)
