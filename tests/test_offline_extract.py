@@ -721,3 +721,16 @@ def test_help_asked_for_now_is_no_rule() -> None:
 def test_a_correction_with_nothing_to_correct_leaves_no_record_of_its_marker() -> None:
     got = run([user("The retention window is 30 days."), user("No wait, we cut it to 14 in March.")])
     assert not any(r["description"].lower().startswith(("no wait", "wait")) for r in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("对了我是做嵌入式的工程师，主要写 C", "嵌入式"),
+        ("哦对了我女儿对芒果过敏", "芒果"),
+    ],
+)
+def test_a_chinese_lead_in_without_its_comma_is_still_peeled(text: str, word: str) -> None:
+    got = [r for r in run([user(text)]) if word in r["description"]]
+    assert [r["type"] for r in got] == ["user"]
+    assert not got[0]["description"].startswith(("对了", "哦对了"))

@@ -266,6 +266,11 @@ _CORRECTION_LEAD = re.compile(
     r"搞错了|搞錯了)[了啊]?[，,：:！!。\s]*",
     re.I,
 )
+# a Chinese lead-in typed without its comma ("哦对了我 Python 还行", "另外 clippy 须开启 pedantic"): its 了 is no
+# past tense of the sentence after it
+_ZH_LEAD_BARE = re.compile(
+    r"^(?:(?:哦|噢|啊|嗯|呃)?(?:对了|對了)|还有就是|還有就是|另外|顺便说一下|順便說一下|补充一下|補充一下)(?=\s*[\u4e00-\u9fffA-Za-z0-9])"
+)
 _HELP_ME = re.compile(r"^(?:please\s+)?help (?:me|us)\s+(?:to\s+)?|^(?:请|請)?(?:帮|幫)(?:我们|我們|我)(?:都)?", re.I)
 _ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
 _SECRET = re.compile(
@@ -605,7 +610,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             if role == "user" and labels.header(s, k == len(sents) - 1) and not announces_rules(s):
                 continue
-            peeled = peel(s)
+            peeled = peel(_ZH_LEAD_BARE.sub(r"\g<0>，", s, count=1))  # "对了我是…" reads as "对了，我是…"
             core = peeled.core
             whole: str | None = None
             if is_temporary(core) or is_hypothetical(core):
