@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamd.models.offline import OfflineModel, answer
-from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract
+from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract, sentences
 from dreamd.models.offline_text import absolutize_dates, tokens
 from memory.answer_gate import check_extraction
 from memory.llm import Completion, render_payload
@@ -734,3 +734,9 @@ def test_a_chinese_lead_in_without_its_comma_is_still_peeled(text: str, word: st
     got = [r for r in run([user(text)]) if word in r["description"]]
     assert [r["type"] for r in got] == ["user"]
     assert not got[0]["description"].startswith(("对了", "哦对了"))
+
+
+def test_a_space_between_chinese_clauses_separates_them_like_a_comma() -> None:
+    assert sentences("我在苏州上班 做结构设计 周末带娃") == ["我在苏州上班，做结构设计，周末带娃"]
+    # a space beside Latin words or numbers stays a space
+    assert sentences("我们用 Postgres 15 跑 账单") == ["我们用 Postgres 15 跑 账单"]

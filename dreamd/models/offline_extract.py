@@ -234,6 +234,9 @@ _MID_CORRECTION = re.compile(
 )
 
 
+_CJK_SPACE = re.compile(r"(?<=[\u4e00-\u9fff]{3})[ \u3000]+(?=[\u4e00-\u9fff]{3})")
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a turn, line by line (a clause-level split happens in
     :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled). A correction inside a
@@ -241,6 +244,7 @@ def sentences(text: str) -> list[str]:
     value before it right."""
     out: list[str] = []
     for line in text.splitlines():
+        line = _CJK_SPACE.sub("，", line)  # "兄弟我跑长途的 开半挂 河南人": a space between Chinese words is a comma
         for part in _SENTENCE_SPLIT.split(line):
             out.extend(p.strip(" ,，") for p in _MID_CORRECTION.split(part) if p.strip(" ,，"))
     return out
