@@ -560,3 +560,22 @@ def test_a_rules_header_that_asks_to_note_the_list_still_heads_it(text: str) -> 
 def test_a_request_to_note_something_is_not_a_header_without_a_rules_noun() -> None:
     got = extract_from_turns([user("记一下：\n明天下午三点去取快递")], today=TODAY)
     assert not any(r["type"] == "feedback" for r in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "why"),
+    [
+        ("gradle kotlin dsl here, not groovy — the old scripts confused everyone", "Gradle kotlin dsl here, not groovy",
+         "the old scripts confused everyone"),
+        ("UTC everywhere; the cron hosts sit in three timezones", "UTC everywhere", "the cron hosts sit in three timezones"),
+    ],
+)
+def test_a_bare_constraint_keeps_its_reason_after_a_dash(text: str, rule: str, why: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+    assert found.description == rule
+    assert found.reason == why
+
+
+def test_a_dash_does_not_make_a_rule_of_a_remark() -> None:
+    assert bare_constraint("long day - the build kept failing", CTX) is None

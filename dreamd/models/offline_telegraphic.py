@@ -672,6 +672,9 @@ _NP_ALWAYS = re.compile(
 _MAX = re.compile(r"^(?:max|maximum|min|minimum)\.?\s+\S*\d\S*\s+\w+.*\b(?:per|each|every|a|an)\s+\w+", re.I)
 
 
+_DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)\s*(?:\s[—–-]+\s|;\s)\s*(?P<why>[^—–;]{6,})$")
+
+
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
     "no inline styles anywhere", "Rust or nothing", "AA minimum on everything", "只用 pnpm")."""
@@ -680,6 +683,13 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     text = tidy(core).rstrip(" .。!！")
     if not text or text.endswith(("?", "？")):
         return None
+    said = _DASH_REASON.match(text)
+    if said and not mostly_chinese(text):
+        # "yarn classic here, not npm — lockfile mixups broke CI twice": the rule, then why
+        found = bare_constraint(said.group("rule"), ctx)
+        if found is not None and found.reason is None and distractor(said.group("why")) not in _BLOCKING:
+            found.reason = tidy(said.group("why"))
+        return found
     m = _ZH_ONLY.match(text)
     if m:
         return _bare(m.group("x"), m.group("why"), text, ctx)
