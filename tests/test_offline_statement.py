@@ -507,3 +507,10 @@ def test_a_noun_phrase_with_a_plural_is_still_a_fragment(clause: str) -> None:
 def test_the_other_distractor_tests_still_hold_after_a_long_subject() -> None:
     # a verb found late does not make a clause addressed to the assistant a statement
     assert rule_statement("anything that touches the ledger goes through you, please", ctx()) is None
+
+
+def test_that_after_a_quoted_name_points_at_the_named_thing() -> None:
+    found = rule_statement("报销单据都存在网盘「报销2026」那个文件夹里", ctx())
+    assert found is not None and "报销2026" in found.description
+    # without a name before it, "那个文件夹" is the thing on screen
+    assert rule_statement("报销单据都存在那个文件夹里", ctx()) is None

@@ -117,10 +117,14 @@ def late_verb(clause: str) -> bool:
     return False
 
 
+_NAMED_THAT = re.compile(r"(?<=[」』”\"'])\s*(?:那个|那個|这个|這個|那|这|這)(?=[\u4e00-\u9fff])")
+
+
 def statement_distractor(clause: str) -> str | None:
     """:func:`distractor` of a clause read as a statement: a subject longer than the distractor
     tests read is no fragment (:func:`late_verb`); every other test still holds."""
     read = clause
+    read = _NAMED_THAT.sub("", read)  # "网盘「日本签证」那个文件夹": "that" is the folder just named
     kind = distractor(read)
     if kind == "fragment" and not mostly_chinese(read) and late_verb(read):
         return next((name for name, test in TESTS_EN.items() if name != "fragment" and test(read)), None)
