@@ -351,7 +351,9 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
 # the sentence after it naming it a rule ("That's policy.", "这是规矩").
 _SCOPE = re.compile(
     r"\b(?:any|every|each|all)\s+(?!of\b|the\b|this\b|that\b|my\b|our\b)[\w-]+|\b(?:anything|everything|at all)\b|"
-    r"\b(?:under|below|within|at most|no more than|max(?:imum)?|less than|fewer than)\s+\S*\d|"
+    # a limit on every thing of a kind ("keep cover letters under 250 words"), not on the one at hand
+    r"(?<!\bthe\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bmy\s)(?<!\byour\s)\b[a-z][\w-]*[a-rt-z]s\s+(?:under|below|within|at most|no more than|"
+    r"less than|fewer than)\s+\S*\d|"
     r"一概|任何|凡是|全都|一个都不|一個都不|(?:什么|什麼)都(?:不|别|別)",
     re.I,
 )
