@@ -740,3 +740,8 @@ def test_a_space_between_chinese_clauses_separates_them_like_a_comma() -> None:
     assert sentences("我在苏州上班 做结构设计 周末带娃") == ["我在苏州上班，做结构设计，周末带娃"]
     # a space beside Latin words or numbers stays a space
     assert sentences("我们用 Postgres 15 跑 账单") == ["我们用 Postgres 15 跑 账单"]
+
+
+def test_one_space_in_a_chinese_sentence_is_left_alone() -> None:
+    # "…吐一点 正常吗": a single space before an ask or a laugh does not cut the sentence in two
+    assert sentences("她每次吃完饭都打嗝 正常吗") == ["她每次吃完饭都打嗝 正常吗"]

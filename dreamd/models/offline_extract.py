@@ -244,7 +244,8 @@ def sentences(text: str) -> list[str]:
     value before it right."""
     out: list[str] = []
     for line in text.splitlines():
-        line = _CJK_SPACE.sub("，", line)  # "兄弟我跑长途的 开半挂 河南人": a space between Chinese words is a comma
+        if len(_CJK_SPACE.findall(line)) >= 2:
+            line = _CJK_SPACE.sub("，", line)  # "兄弟我跑长途的 开半挂 河南人": spaces between Chinese clauses are commas
         for part in _SENTENCE_SPLIT.split(line):
             out.extend(p.strip(" ,，") for p in _MID_CORRECTION.split(part) if p.strip(" ,，"))
     return out
