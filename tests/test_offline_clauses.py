@@ -408,3 +408,15 @@ def test_a_temporary_clause_leaves_the_lasting_clause_beside_it(sentence: str, k
 )
 def test_a_moment_heading_the_rest_keeps_nothing(sentence: str) -> None:
     assert lasting_part(sentence) is None
+
+
+def test_a_plain_statement_after_a_rule_found_by_its_scope_is_its_reason() -> None:
+    got = holding(records("Please keep pitch emails under 150 words. Editors skim on their phones."), "150")
+    assert kinds(got) == ["feedback"]
+    assert "Editors skim on their phones" in got[0]["body"].split("**How to apply:**")[0]
+
+
+def test_a_second_directive_after_it_is_no_reason() -> None:
+    got = holding(records("Please keep pitch emails under 150 words. Send them before noon."), "150")
+    assert kinds(got) == ["feedback"]
+    assert "**Why:** Send them" not in got[0]["body"]

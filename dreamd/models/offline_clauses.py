@@ -416,8 +416,7 @@ def standing_directive(core: str, ctx: Ctx) -> Found | None:
     at = core.rfind(head)
     if at > 0 and not core[:at].rstrip().endswith((",", "，")):
         core = f"{core[:at].rstrip()}, {head}"  # "when you X keep it short": the condition ends where the verb starts
-    found = _first_rule(core, replace(ctx, standing=True))
-    return found if found is not None and found.type == "feedback" else None
+    return _with_next_reason(_first_rule(core, replace(ctx, standing=True)), ctx)
 
 
 # A Chinese rule: don't / must / only / one way for all ("别", "不要", "禁止", "须", "只用", "统一", "一概")
@@ -428,6 +427,19 @@ _ZH_NOW_OR_THIS = re.compile(
 )
 # a reason inside the sentence: "…，锁文件会乱", "…，看了会掉粉", "…，因为…", "…，不然…"
 _ZH_REASON_INSIDE = re.compile(r"[，,；;]\s*(?:[^，,；;]{0,12}(?:会|會|容易)|因为|因為|不然|否则|否則|免得|以免|省得)")
+
+
+def _with_next_reason(found: Found | None, ctx: Ctx) -> Found | None:
+    """A standing rule found by its structure, with the sentence after it as its reason when that
+    sentence is a plain statement ("Keep cover letters under 250 words. Recruiters skim.")."""
+    if found is None or found.type != "feedback":
+        return None
+    after = tidy(ctx.next_sentence or "").rstrip(".。!！")
+    if (found.reason is None and after and not _directive(after) and not after.endswith(("?", "？"))
+            and not _ERRAND.match(after) and statement_distractor(after) in (None, "fragment")
+            and (_zh_size(after) >= 4 if has_cjk(after) else len(after.split()) >= 2)):
+        found.reason = after
+    return found
 
 
 def _standing_directive_zh(core: str, ctx: Ctx) -> Found | None:
@@ -446,8 +458,7 @@ def _standing_directive_zh(core: str, ctx: Ctx) -> Found | None:
     topical = _zh_size(topic) >= 2 and not re.match(r"^(?:我|你|您|他|她|它|咱|大家)", topic)
     if not (topical or _ZH_REASON_INSIDE.search(core[mark.end() :]) or "一概" in core):
         return None
-    found = _first_rule(core, replace(ctx, standing=True))
-    return found if found is not None and found.type == "feedback" else None
+    return _with_next_reason(_first_rule(core, replace(ctx, standing=True)), ctx)
 
 
 def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool = True) -> list[Found]:
