@@ -745,3 +745,23 @@ def test_a_space_between_chinese_clauses_separates_them_like_a_comma() -> None:
 def test_one_space_in_a_chinese_sentence_is_left_alone() -> None:
     # "…吐一点 正常吗": a single space before an ask or a laugh does not cut the sentence in two
     assert sentences("她每次吃完饭都打嗝 正常吗") == ["她每次吃完饭都打嗝 正常吗"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the lease renewal is in a fortnight", "the lease renewal is 2026-12-04"),
+        ("the move is next weekend", "the move is 2026-11-28"),
+        ("the fair is this weekend", "the fair is 2026-11-21"),
+        ("rent goes up on the 5th of next month", "rent goes up on 2026-12-05"),
+        ("probation ends in three months", "probation ends 2027-02-20"),
+        ("下周末搬家", "2026-11-28搬家"),
+        ("下下周末回老家", "2026-12-05回老家"),
+        ("两个月后交房", "2027-01-20交房"),
+        ("半个月后复查", "2026-12-05复查"),
+        ("下月 8 号发工资", "2026-12-08发工资"),
+        ("每个周末都去爬山", "每个周末都去爬山"),  # every weekend: no date
+    ],
+)
+def test_weekends_months_and_fortnights_are_dates(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected
