@@ -579,3 +579,16 @@ def test_a_bare_constraint_keeps_its_reason_after_a_dash(text: str, rule: str, w
 
 def test_a_dash_does_not_make_a_rule_of_a_remark() -> None:
     assert bare_constraint("long day - the build kept failing", CTX) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["no calls on Sundays", "no caffeine after 4pm", "no long rides the day after a double shift"]
+)
+def test_no_thing_at_a_time_that_comes_round_again_is_a_rule(text: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+
+
+@pytest.mark.parametrize("text", ["no worries on weekends", "no idea after a while", "no luck on mondays"])
+def test_an_idiom_with_a_time_is_still_no_rule(text: str) -> None:
+    assert bare_constraint(text, CTX) is None

@@ -590,7 +590,10 @@ _OR_NOTHING = re.compile(r"^(?P<x>[^,;]{1,40}?)\s+or nothing(?:\s*[,;]\s*(?P<why
 _NO_THING = re.compile(
     r"^no\s+(?P<x>`?[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,5}?)(?P<scope>\s+(?:anywhere|ever|at all|whatsoever|"
     r"in (?:any|the|our|this|prod|production|[\w-]+ (?:code|files?|repo|tests?))\b[^,;]*|on (?:any|main|prod)\b[^,;]*|"
-    r"from you\b[^,;]*|without [^,;]+|unless [^,;]+))?(?:\s*[,;.]\s*(?P<why>.+?))?[.!]?$",
+    r"from you\b[^,;]*|without [^,;]+|unless [^,;]+|"
+    # a time that comes round again: "the morning after a night shift", "on weekends", "after 9pm"
+    r"(?:the\s+\w+\s+)?(?:after|before|during|on)\s+(?:a|an|any|every|each)\s+[^,;]+|on\s+\w+(?:days|ends)\b[^,;]*|"
+    r"(?:after|before)\s+\d[^,;]*))?(?:\s*[,;.]\s*(?P<why>.+?))?[.!]?$",
     re.I,
 )
 _MINIMUM = re.compile(
