@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dreamd.models.offline_clauses import clauses
+from dreamd.models.offline_clauses import clauses, lasting_part
 from dreamd.models.offline_extract import extract_from_turns
 
 TODAY = "2026-12-01"
@@ -312,3 +312,111 @@ def test_a_moment_after_and_leaves_the_lasting_side() -> None:
     assert lasting_part("I tutor, mostly chemistry, and right now I've got three students") == "I tutor, mostly chemistry"
     assert lasting_part("we use Gradle; for now skip the lint step") == "we use Gradle"
     assert lasting_part("right now I'm busy, and for now it can wait") is None
+
+
+# ----------------------------------------------------------------------------- standing by structure
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # a scope over every case, with no "always"/"never"
+        ("we don't restart the queue consumers by hand on any host", "consumers"),
+        ("Please keep release notes under 300 words.", "300"),
+        ("whenever you write anything for the landlord keep it formal, dates spelled out", "landlord"),
+        ("dates in ISO format pls, everything", "ISO"),
+        # the sentence after names it a rule, or the same sentence does after a semicolon
+        ("Forward anything like that to abuse@pinecrest.example; that is standing procedure.", "abuse@pinecrest"),
+    ],
+)
+def test_a_directive_holds_for_good_by_its_scope_or_its_label(text: str, word: str) -> None:
+    got = holding(records(text), word)
+    assert kinds(got) == ["feedback"]
+
+
+def test_the_next_sentence_naming_it_a_rule_makes_it_standing() -> None:
+    got = records("We don't hotfix the kiosk firmware over ssh. That's policy.")
+    assert kinds(holding(got, "firmware")) == ["feedback"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "every time I open the settings page it freezes",  # a complaint, not a directive
+        "Rename fetchRows to loadRows in every file",  # one edit, however wide
+        "Check all the links for now",  # for the moment
+        "Please keep this reply short",  # no scope: this reply
+    ],
+)
+def test_scope_alone_makes_no_rule(text: str) -> None:
+    assert "feedback" not in kinds(records(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # a rule said of a kind of thing, named first as its topic
+        ("周报别写成流水账，列三点就够", "周报"),
+        ("提交说明统一用英文写", "提交说明"),
+        # its reason in the same sentence
+        ("依赖只用 poetry 装，别混用 pip，环境会乱", "poetry"),
+        # without exception
+        ("含酒精的菜谱一概别推荐", "酒精"),
+        # "长距离别排": 离 before 别 is no word 离别
+        ("连续两天长距离别排", "长距离"),
+    ],
+)
+def test_a_chinese_directive_about_a_kind_of_thing_is_standing(text: str, word: str) -> None:
+    assert kinds(holding(records(text), word)) == ["feedback"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "先别提交",  # for now
+        "这个函数别改",  # this one thing
+        "别管",  # no topic, no reason
+        "面试的事别灰心",  # comfort
+        "把文档里的错别字改一下",  # 错别字 is a word, not "don't"
+        "周一总是特别累",  # 特别 is "very"
+    ],
+)
+def test_a_chinese_directive_for_now_or_this_thing_is_no_rule(text: str) -> None:
+    assert "feedback" not in kinds(records(text))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        # a temporary clause of its own beside a lasting one, with no "but": the lasting one is kept
+        ("the new flat's lease starts on March 1 and I haven't packed a single box yet",
+         "the new flat's lease starts on March 1"),
+        ("民宿预算一晚 400 以内，这次跟同事一起去", "民宿预算一晚 400 以内"),
+    ],
+)
+def test_a_temporary_clause_leaves_the_lasting_clause_beside_it(sentence: str, kept: str) -> None:
+    assert lasting_part(sentence) == kept
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "for now, use npm",  # the moment heads the directive
+        "use yarn this time, keep the lockfile",
+        "从现在开始我去开个会，一会儿回来",  # an errand of the moment beside it
+    ],
+)
+def test_a_moment_heading_the_rest_keeps_nothing(sentence: str) -> None:
+    assert lasting_part(sentence) is None
+
+
+def test_a_plain_statement_after_a_rule_found_by_its_scope_is_its_reason() -> None:
+    got = holding(records("Please keep pitch emails under 150 words. Editors skim on their phones."), "150")
+    assert kinds(got) == ["feedback"]
+    assert "Editors skim on their phones" in got[0]["body"].split("**How to apply:**")[0]
+
+
+def test_a_second_directive_after_it_is_no_reason() -> None:
+    got = holding(records("Please keep pitch emails under 150 words. Send them before noon."), "150")
+    assert kinds(got) == ["feedback"]
+    assert "**Why:** Send them" not in got[0]["body"]

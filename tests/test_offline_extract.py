@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamd.models.offline import OfflineModel, answer
-from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract
+from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract, sentences
 from dreamd.models.offline_text import absolutize_dates, tokens
 from memory.answer_gate import check_extraction
 from memory.llm import Completion, render_payload
@@ -681,3 +681,87 @@ def test_third_person_keeps_the_verb_in_agreement() -> None:
 
     assert third_person("retired now (I was a pilot for 20 years)") == "retired now (they were a pilot for 20 years)"
     assert third_person("I am on the rota") == "they are on the rota"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # that weekday of that month, in Chinese
+        ("验收定在十二月最后一个周四", "验收定在2026-12-31"),
+        ("下个月第二个周三搬家", "2026-12-09搬家"),
+        ("3 月的第一个星期一开学", "2027-03-01开学"),
+        ("这个月最后一个礼拜天聚餐", "2026-11-29聚餐"),
+        # a year said as 今年/明年/后年 is part of the date, not a word left before it
+        ("明年 4 月 2 号答辩", "2027-04-02答辩"),
+        ("后年 1 月 6 日到期", "2028-01-06到期"),
+        ("今年 12 月 3 号交房", "2026-12-03交房"),
+        ("版本号 2026 不是年份，12 月 3 号发", "版本号 2026 不是年份，2026-12-03发"),
+    ],
+)
+def test_chinese_nth_weekday_and_relative_years(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("以后帮我整理会议纪要一律先写结论", "结论"),
+        ("From now on help me keep the release notes in plain English.", "release notes"),
+    ],
+)
+def test_help_asked_for_good_is_a_rule(text: str, word: str) -> None:
+    got = run([user(text)])
+    assert [r["type"] for r in got if word in r["description"]] == ["feedback"]
+
+
+def test_help_asked_for_now_is_no_rule() -> None:
+    assert run([user("帮我把这段代码格式化一下")]) == []
+
+
+def test_a_correction_with_nothing_to_correct_leaves_no_record_of_its_marker() -> None:
+    got = run([user("The retention window is 30 days."), user("No wait, we cut it to 14 in March.")])
+    assert not any(r["description"].lower().startswith(("no wait", "wait")) for r in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("对了我是做嵌入式的工程师，主要写 C", "嵌入式"),
+        ("哦对了我女儿对芒果过敏", "芒果"),
+    ],
+)
+def test_a_chinese_lead_in_without_its_comma_is_still_peeled(text: str, word: str) -> None:
+    got = [r for r in run([user(text)]) if word in r["description"]]
+    assert [r["type"] for r in got] == ["user"]
+    assert not got[0]["description"].startswith(("对了", "哦对了"))
+
+
+def test_a_space_between_chinese_clauses_separates_them_like_a_comma() -> None:
+    assert sentences("我在苏州上班 做结构设计 周末带娃") == ["我在苏州上班，做结构设计，周末带娃"]
+    # a space beside Latin words or numbers stays a space
+    assert sentences("我们用 Postgres 15 跑 账单") == ["我们用 Postgres 15 跑 账单"]
+
+
+def test_one_space_in_a_chinese_sentence_is_left_alone() -> None:
+    # "…吐一点 正常吗": a single space before an ask or a laugh does not cut the sentence in two
+    assert sentences("她每次吃完饭都打嗝 正常吗") == ["她每次吃完饭都打嗝 正常吗"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the lease renewal is in a fortnight", "the lease renewal is 2026-12-04"),
+        ("the move is next weekend", "the move is 2026-11-28"),
+        ("the fair is this weekend", "the fair is 2026-11-21"),
+        ("rent goes up on the 5th of next month", "rent goes up on 2026-12-05"),
+        ("probation ends in three months", "probation ends 2027-02-20"),
+        ("下周末搬家", "2026-11-28搬家"),
+        ("下下周末回老家", "2026-12-05回老家"),
+        ("两个月后交房", "2027-01-20交房"),
+        ("半个月后复查", "2026-12-05复查"),
+        ("下月 8 号发工资", "2026-12-08发工资"),
+        ("每个周末都去爬山", "每个周末都去爬山"),  # every weekend: no date
+    ],
+)
+def test_weekends_months_and_fortnights_are_dates(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected

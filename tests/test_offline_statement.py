@@ -474,3 +474,43 @@ def test_agreeing_up_front_keeps_the_fact_and_drops_the_lead_in() -> None:
     assert [r["type"] for r in records] == ["user"]
     assert "先说好" not in records[0]["description"] and "不吃辣" in records[0]["description"]
     assert distractor("我先去倒杯咖啡") == "momentary"
+
+
+# ----------------------------------------------------------------------------- a subject longer than the tests read
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "every change to the payroll schema goes through Tomasz in finance",
+        "packaging goes thru the build wrapper in scripts/pack.sh",
+        "the weekly export for the tax office lands in the reports bucket",
+    ],
+)
+def test_a_long_subject_with_its_verb_is_a_statement(clause: str) -> None:
+    assert distractor(clause) == "fragment"  # the distractor tests alone read no verb here
+    assert rule_statement(clause, ctx()) is not None
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "lots of broken links in the footer",  # "links" after "of": a noun, not a verb
+        "3,400 rows at 0.2 each",  # after a number: a count, not a subject
+        "plenty of options with the cheaper plan",
+    ],
+)
+def test_a_noun_phrase_with_a_plural_is_still_a_fragment(clause: str) -> None:
+    assert rule_statement(clause, ctx()) is None
+
+
+def test_the_other_distractor_tests_still_hold_after_a_long_subject() -> None:
+    # a verb found late does not make a clause addressed to the assistant a statement
+    assert rule_statement("anything that touches the ledger goes through you, please", ctx()) is None
+
+
+def test_that_after_a_quoted_name_points_at_the_named_thing() -> None:
+    found = rule_statement("报销单据都存在网盘「报销2026」那个文件夹里", ctx())
+    assert found is not None and "报销2026" in found.description
+    # without a name before it, "那个文件夹" is the thing on screen
+    assert rule_statement("报销单据都存在那个文件夹里", ctx()) is None

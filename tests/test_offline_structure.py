@@ -714,3 +714,16 @@ def test_i_meant_with_the_old_value_corrects_and_without_it_does_nothing() -> No
     recs = run("Our staging database resets every Sunday night.", "I meant Saturday night, not Sunday.")
     assert len(recs) == 1 and "Saturday" in recs[0]["description"] and "Sunday" not in recs[0]["description"]
     assert run("I meant to ask about the cache.") == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "core"),
+    [
+        ("2.4 版下周三提审", "2.4 版下周三提审"),  # a version number, not a list item's number
+        ("3.12 is the floor for the runtime", "3.12 is the floor for the runtime"),
+        ("2. keep commits small", "keep commits small"),
+        ("4、周日不发版", "周日不发版"),
+    ],
+)
+def test_a_version_at_the_start_is_not_a_list_number(sentence: str, core: str) -> None:
+    assert peel(sentence).core == core

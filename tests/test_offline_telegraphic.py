@@ -540,3 +540,55 @@ def test_a_name_and_what_it_is_to_the_speaker_is_a_fact() -> None:
     records = run("Copper Kettle, my tea room on Mill Lane.")
     assert len(records) == 1 and "Copper Kettle" in records[0]["description"]
     assert run("Thanks, my friend") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "三条规矩你记一下：\n1. 报价一律含税\n2. 周日不接单\n3. 样品只寄顺丰",
+        "A few rules for the bakery, note them down:\n- loaves are priced per kilo\n- no orders ship on Mondays",
+    ],
+)
+def test_a_rules_header_that_asks_to_note_the_list_still_heads_it(text: str) -> None:
+    got = extract_from_turns([user(text)], today=TODAY)
+    assert len(got) >= 2
+    assert all(r["type"] == "feedback" for r in got)
+    # a weekday in a rule names every such day: never resolved to one date
+    assert not any("2026-03" in r["description"] for r in got)
+
+
+def test_a_request_to_note_something_is_not_a_header_without_a_rules_noun() -> None:
+    got = extract_from_turns([user("记一下：\n明天下午三点去取快递")], today=TODAY)
+    assert not any(r["type"] == "feedback" for r in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "why"),
+    [
+        ("gradle kotlin dsl here, not groovy — the old scripts confused everyone", "Gradle kotlin dsl here, not groovy",
+         "the old scripts confused everyone"),
+        ("UTC everywhere; the cron hosts sit in three timezones", "UTC everywhere", "the cron hosts sit in three timezones"),
+    ],
+)
+def test_a_bare_constraint_keeps_its_reason_after_a_dash(text: str, rule: str, why: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+    assert found.description == rule
+    assert found.reason == why
+
+
+def test_a_dash_does_not_make_a_rule_of_a_remark() -> None:
+    assert bare_constraint("long day - the build kept failing", CTX) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["no calls on Sundays", "no caffeine after 4pm", "no long rides the day after a double shift"]
+)
+def test_no_thing_at_a_time_that_comes_round_again_is_a_rule(text: str) -> None:
+    found = bare_constraint(text, CTX)
+    assert found is not None and found.type == "feedback"
+
+
+@pytest.mark.parametrize("text", ["no worries on weekends", "no idea after a while", "no luck on mondays"])
+def test_an_idiom_with_a_time_is_still_no_rule(text: str) -> None:
+    assert bare_constraint(text, CTX) is None

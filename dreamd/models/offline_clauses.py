@@ -23,12 +23,14 @@ sentence before names.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from dreamd.models.offline_distractors import distractor
+from dreamd.models.offline_distractors import TESTS_ZH, distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
-from dreamd.models.offline_statement import rule_statement
+from dreamd.models.offline_statement import rule_statement, statement_distractor
 from dreamd.models.offline_structure import (
+    ONE_OFF_EDIT,
     clause_reason,
     is_hypothetical,
     is_standing,
@@ -222,9 +224,31 @@ def lasting_part(core: str) -> str | None:
     use pnpm, but for now just use npm" → the rule. None when no side is lasting."""
     sides = [p.strip(" ,，.。") for p in _BUT.split(core)]
     if len(sides) < 2:
-        return None
+        return _lasting_clauses(core)
     kept = [p for p in sides if p and not is_temporary(p) and not is_hypothetical(p)]
     return kept[0] if len(kept) == 1 else None
+
+
+_ZH_ABOUT_TO = re.compile(r"^(?:我|我们|我們)(?:去|要|得|先|再|马上|馬上|待会|待會|回头|回頭)")
+
+
+def _lasting_clauses(core: str) -> str | None:
+    """Of a sentence with no "but" whose clauses each have a subject of their own ("the twins start
+    school on the 3rd and I haven't labelled anything yet, and my partner is away until the 30th"),
+    the clauses that are neither temporary nor hypothetical, when the temporary one is a clause of
+    its own and not a marker heading the rest ("for now, use npm" keeps nothing)."""
+    parts = clauses(core)
+    if len(parts) < 2 or is_hypothetical(core):
+        return None
+    passing = [p for p in parts if is_temporary(p) or is_hypothetical(p)]
+    kept = [p for p in parts if p not in passing]
+    if any(statement_distractor(p) or _ZH_ABOUT_TO.match(p) for p in kept):
+        return None  # "我去开个会", "回头我再改": a clause of the moment beside it
+    if not passing or not kept or any(_zh_size(p) < 4 if has_cjk(p) else len(p.split()) < 3 for p in passing):
+        return None
+    if any(_DIRECTIVE_CLAUSE.match(b) or opens_with_verb(b) for b in (_CONSEQUENCE.sub("", p).strip() for p in parts)):
+        return None  # "use npm this time, keep the lockfile": the moment heads the directive beside it
+    return ("，" if has_cjk(core) else ", and ").join(kept)
 
 
 def _zh_size(text: str) -> int:
@@ -320,6 +344,121 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
         return one
     stated = rule_statement(core, ctx)  # recall by default: a lasting statement no named rule took
     return [stated] if stated is not None else []
+
+
+# What makes a directive hold for good without "always" or "from now on": a scope over every case ("on any
+# machine", "for every billing task", "everything", "一概", "任何"), a limit by number ("under 250 words"), or
+# the sentence after it naming it a rule ("That's policy.", "这是规矩").
+_SCOPE = re.compile(
+    r"\b(?:any|every|each|all)\s+(?!of\b|the\b|this\b|that\b|my\b|our\b)[\w-]+|\b(?:anything|everything|at all)\b|"
+    # a limit on every thing of a kind ("keep cover letters under 250 words"), not on the one at hand
+    r"(?<!\bthe\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bmy\s)(?<!\byour\s)\b[a-z][\w-]*[a-rt-z]s\s+(?:under|below|within|at most|no more than|"
+    r"less than|fewer than)\s+\S*\d|"
+    r"一概|任何|凡是|全都|一个都不|一個都不|(?:什么|什麼)都(?:不|别|別)",
+    re.I,
+)
+_RULE_LABEL = re.compile(
+    r"^(?:and\s+)?(?:that|this|it)(?:'s|\s+is)\s+(?:(?:a|the|our|company|team|house|standing|hard|firm|strict)\s+)*"
+    r"(?:policy|rule|procedure|protocol|convention|requirement|standard|non-negotiable)\b|"
+    r"^(?:这|這|那)是(?:我们的|我們的|公司的|团队的|團隊的)?(?:规矩|規矩|规定|規定|硬性规定|硬性規定|铁律|鐵律|流程|制度)",
+    re.I,
+)
+
+
+_WE_NEVER = re.compile(r"^(?:we|i)\s+(?:never|don't|dont|do not)\s+(?!know|think|care|mind|remember|have|get)\w", re.I)
+_LEAD_CONDITION = re.compile(r"^(?:when|whenever|if|for|on|in|with)\b[^,，]{2,60}[,，]\s*", re.I)
+_WHEN_YOU = re.compile(r"^(?:when|whenever|if|any time)\s+you\s+\S+", re.I)
+# a bare verb opening the sentence before its object: "Report anything like that to …", "Send all invoices to …"
+_VERB_OBJECT = re.compile(
+    r"^(?!(?:i|we|you|they|he|she|it|there|here|this|that|what|who|when|where|why|how|which|every|each|all|any|no|"
+    r"some|the|a|an|my|our|your|their)\b)[a-z]{3,}(?<!s)(?<!ed)(?<!ing)\s+(?:anything|everything|all|every|any|each)\b",
+    re.I,
+)
+_PLEASE_INSIDE = re.compile(r"\s(?:pls|plz|please)\b", re.I)
+
+
+def _directive_head(core: str) -> str | None:
+    """The directive a clause gives, after a condition ("when you draft anything for the school keep
+    it short" → "keep it short"), or None when it gives none."""
+    for head in (_LEAD_CONDITION.sub("", core.strip()), core.strip()):
+        if _DIRECTIVE_CLAUSE.match(head) or opens_with_verb(head) or _WE_NEVER.match(head) or _VERB_OBJECT.match(head):
+            return head
+    when = _WHEN_YOU.match(head)
+    if when:
+        words = head[when.end():].split()
+        for k in range(1, min(len(words), 10)):
+            rest = " ".join(words[k:])
+            if opens_with_verb(rest):
+                return rest
+    if _PLEASE_INSIDE.search(head) and not re.match(r"^(?:i|we|my|our|you)\b", head, re.I):
+        return head  # "units in km pls, everything": the request is in the middle
+    return None
+
+
+def standing_directive(core: str, ctx: Ctx) -> Found | None:
+    """A directive no rule took as standing, when its structure says it holds for good: a scope
+    over every case ("on any machine", "for every billing task", "anything you write for me",
+    "一概"), a limit by number ("under 250 words"), or a sentence naming it a rule ("That's
+    policy.", "…; that is standing procedure", "这是规矩"). It must read as a directive — an
+    imperative, "we never/don't …", "别/不要 …", after a condition — so "every time I run the build
+    it crashes" stays a complaint, and a one-off edit made wide ("rename X everywhere") is still
+    one task."""
+    if has_cjk(core):
+        return _standing_directive_zh(core, ctx)
+    said, _, tail = core.partition("; ")
+    labelled = bool(_RULE_LABEL.match(tail.strip()) or (ctx.next_sentence and _RULE_LABEL.match(ctx.next_sentence.strip())))
+    core = said if _RULE_LABEL.match(tail.strip()) else core
+    head = _directive_head(core)
+    if head is None or not (_SCOPE.search(core) or labelled) or is_temporary(core) or is_hypothetical(core):
+        return None
+    if ONE_OFF_EDIT.match(head) or distractor(head) in _NOT_A_RULE:
+        return None
+    at = core.rfind(head)
+    if at > 0 and not core[:at].rstrip().endswith((",", "，")):
+        core = f"{core[:at].rstrip()}, {head}"  # "when you X keep it short": the condition ends where the verb starts
+    return _with_next_reason(_first_rule(core, replace(ctx, standing=True)), ctx)
+
+
+# A Chinese rule: don't / must / only / one way for all ("别", "不要", "禁止", "须", "只用", "统一", "一概")
+_ZH_RULE_MARK = re.compile(r"(?<![错錯区區特告类類分性级級个個识識辨差送派临臨])(?:别|別)|不要|禁止|不许|不許|不准|(?<![必无無])须|(?<![必无無])須|只用|只能用|统一|統一|一概|一律")
+# what binds a rule to this moment or this thing: "先别提交", "今天别推", "这个函数别改", "那段别动"
+_ZH_NOW_OR_THIS = re.compile(
+    r"先|刚|剛|马上|馬上|今天|今晚|明天|这次|這次|这回|這回|现在|現在|目前|暂时|暫時|(?:这|這|那)(?:个|個|些|段|次|里|裡|块|塊|份|条|條|几|幾|边|邊|两|兩)"
+)
+# a reason inside the sentence: "…，锁文件会乱", "…，看了会掉粉", "…，因为…", "…，不然…"
+_ZH_REASON_INSIDE = re.compile(r"[，,；;]\s*(?:[^，,；;]{0,12}(?:会|會|容易)|因为|因為|不然|否则|否則|免得|以免|省得)")
+
+
+def _with_next_reason(found: Found | None, ctx: Ctx) -> Found | None:
+    """A standing rule found by its structure, with the sentence after it as its reason when that
+    sentence is a plain statement ("Keep cover letters under 250 words. Recruiters skim.")."""
+    if found is None or found.type != "feedback":
+        return None
+    after = tidy(ctx.next_sentence or "").rstrip(".。!！")
+    if (found.reason is None and after and not _directive(after) and not after.endswith(("?", "？"))
+            and not _ERRAND.match(after) and statement_distractor(after) in (None, "fragment")
+            and (_zh_size(after) >= 4 if has_cjk(after) else len(after.split()) >= 2)):
+        found.reason = after
+    return found
+
+
+def _standing_directive_zh(core: str, ctx: Ctx) -> Found | None:
+    """A Chinese directive no rule took as standing that holds for good by its structure: it is said
+    of a kind of thing, named before it as its topic ("回复别加客套话", "代码别写太花", "文案里别用…",
+    "commit message 统一用英文"), or with its reason in the same sentence ("…，锁文件会乱"), or it
+    says "without exception" (一概). A directive about this moment or this thing ("先别提交", "这个函数
+    别改") is not one, nor one that opens the sentence with no topic ("别管")."""
+    mark = _ZH_RULE_MARK.search(core)
+    if mark is None or is_temporary(core) or is_hypothetical(core) or _ZH_NOW_OR_THIS.search(core):
+        return None
+    if any(TESTS_ZH[name](core) for name in ("encouragement", "feeling", "exclamation", "reported")):
+        return None  # "这事别灰心": comfort, not a rule
+    clause_start = max(core.rfind(c, 0, mark.start()) for c in "，,；;。 ") + 1
+    topic = core[clause_start : mark.start()].strip()
+    topical = _zh_size(topic) >= 2 and not re.match(r"^(?:我|你|您|他|她|它|咱|大家)", topic)
+    if not (topical or _ZH_REASON_INSIDE.search(core[mark.end() :]) or "一概" in core):
+        return None
+    return _with_next_reason(_first_rule(core, replace(ctx, standing=True)), ctx)
 
 
 def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool = True) -> list[Found]:
@@ -444,4 +583,4 @@ def _fold_into_pointers(each: list[Found]) -> list[Found]:
     return out
 
 
-__all__ = ["clauses", "found_in", "lasting_part", "with_subject"]
+__all__ = ["clauses", "found_in", "lasting_part", "standing_directive", "with_subject"]

@@ -110,7 +110,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamd.models.offline_clauses import found_in, lasting_part, with_subject
+from dreamd.models.offline_clauses import found_in, lasting_part, standing_directive, with_subject
 from dreamd.models.offline_dialogue import (
     accepts,
     correction_of,
@@ -234,6 +234,9 @@ _MID_CORRECTION = re.compile(
 )
 
 
+_CJK_SPACE = re.compile(r"(?<=[\u4e00-\u9fff]{3})[ \u3000]+(?=[\u4e00-\u9fff]{3})")
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a turn, line by line (a clause-level split happens in
     :mod:`dreamd.models.offline_clauses`, once lead-ins are peeled). A correction inside a
@@ -241,6 +244,8 @@ def sentences(text: str) -> list[str]:
     value before it right."""
     out: list[str] = []
     for line in text.splitlines():
+        if len(_CJK_SPACE.findall(line)) >= 2:
+            line = _CJK_SPACE.sub("，", line)  # "兄弟我跑长途的 开半挂 河南人": spaces between Chinese clauses are commas
         for part in _SENTENCE_SPLIT.split(line):
             out.extend(p.strip(" ,，") for p in _MID_CORRECTION.split(part) if p.strip(" ,，"))
     return out
@@ -258,6 +263,20 @@ _ZH_QUESTION = re.compile(r"[吗嗎呢吧][。.!！~～]*$|是不是|能不能|�
 _REQUEST = re.compile(
     r"^(?:please\s+)?(?:help me|let me|can you|could you|帮我|幫我|请帮|請幫|麻烦|麻煩|帮忙|幫忙)", re.I
 )
+# "No wait, …", "Apologies, that is wrong: …", "scratch that, …", "不对，…", "打错了，是…": a value put right
+_CORRECTION_LEAD = re.compile(
+    r"^(?:(?:no wait|wait no|wait|sorry|apologies|oops|my bad|correction|scratch that|actually|no|nope)\b[,:;!.—–-]*\s*)+"
+    r"(?:(?:that(?:'s| is| was) (?:wrong|not right|outdated|old)|i was wrong|i misspoke|i got that wrong)[,:;!.—–-]*\s*)*|"
+    r"^(?:(?:哦|噢|啊|呃|哎|不好意思|抱歉)[，,]?\s*)*(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我?记错了|我?記錯了|口误|口誤|打错了|打錯了|"
+    r"搞错了|搞錯了)[了啊]?[，,：:！!。\s]*",
+    re.I,
+)
+# a Chinese lead-in typed without its comma ("哦对了我 Python 还行", "另外 clippy 须开启 pedantic"): its 了 is no
+# past tense of the sentence after it
+_ZH_LEAD_BARE = re.compile(
+    r"^(?:(?:哦|噢|啊|嗯|呃)?(?:对了|對了)|还有就是|還有就是|另外|顺便说一下|順便說一下|补充一下|補充一下)(?=\s*[\u4e00-\u9fffA-Za-z0-9])"
+)
+_HELP_ME = re.compile(r"^(?:please\s+)?help (?:me|us)\s+(?:to\s+)?|^(?:请|請)?(?:帮|幫)(?:我们|我們|我)(?:都)?", re.I)
 _ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
 _SECRET = re.compile(
     r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
@@ -596,7 +615,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 continue
             if role == "user" and labels.header(s, k == len(sents) - 1) and not announces_rules(s):
                 continue
-            peeled = peel(s)
+            peeled = peel(_ZH_LEAD_BARE.sub(r"\g<0>，", s, count=1))  # "对了我是…" reads as "对了，我是…"
             core = peeled.core
             whole: str | None = None
             if is_temporary(core) or is_hypothetical(core):
@@ -614,6 +633,11 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                     carry = carry or k == len(sents) - 1  # a header closing its turn heads the next user turns
                     continue
             asked = standing_request(core)
+            if not asked and peeled.standing and not is_question(core):
+                # "以后帮我订票优先高铁", "from now on help me keep the changelog current": the help asked
+                # for good is the rule
+                helped = _HELP_ME.sub("", core, count=1)
+                asked = helped if helped != core and helped.strip() else None
             if asked:
                 core = asked  # "Can you always reply in English from now on?" is a rule
             elif not peeled.reported and core and (is_question(core) or _REQUEST.match(core)):
@@ -636,6 +660,12 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             fix = (correction_of(s) or restated(s)) if role == "user" else None
             if fix and answer.correct(fix[0], fix[1], day):
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
+            if fix:
+                # nothing kept says the value put right ("Our minSdk is 24." was not kept): what the user says
+                # after "no wait," / "不对，" is a statement of its own, without the marker
+                rest = _CORRECTION_LEAD.sub("", core, count=1).strip()
+                if rest and rest != core.strip():
+                    core = peel(rest).core
             accepted = proposal if k == 0 and accepts(s) else None
             told = whole or core  # the user's words, with the other side of a "for now …, but …"
             said = _with_antecedent(f"{peeled.topic}: {told}" if peeled.topic else told, previous)
@@ -650,6 +680,9 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if not founds and asked_q and k == 0 and not accepted:
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []
+            if not founds and role == "user" and not accepted:
+                ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
+                founds = [ruled] if ruled is not None else []
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 answer.admit(found, position, day, nxt)

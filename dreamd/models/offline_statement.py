@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from dreamd.models.offline_distractors import distractor, mostly_chinese
+from dreamd.models.offline_distractors import TESTS_EN, distractor, mostly_chinese
 from dreamd.models.offline_rules import HOW, REMEMBER_HOW, Ctx, Found
 from dreamd.models.offline_structure import clause_reason, opens_with_verb
 from dreamd.models.offline_text import (
@@ -80,6 +80,57 @@ _SELF_HAS = re.compile(r"^(?:i|we)\s+(?:have|use|run|own|keep|speak|rent|drive|a
 _UP_FRONT = re.compile(r"^(?:有个事|有件事)?先(?:说好|說好|声明|聲明|讲好|講好)(?:了|一下)?[，,：:\s]*")
 
 
+# A verb in -s after the subject's last word and before its object or place: "anything that restarts the
+# workers goes through the runbook", "Ines on the platform team hands out access". The word before it must
+# end a noun phrase (not "of", "that", "the" …: "lots of bugs in it", "that touches invoices" are no verb).
+_VERB_S = re.compile(r"[a-z]{2,}(?:es|s)")
+_NOT_A_VERB_S = frozenset({
+    "is", "was", "has", "does", "this", "its", "his", "hers", "ours", "yours", "theirs", "as", "us", "yes",
+    "plus", "less", "unless", "always", "perhaps", "news", "thanks", "series", "species", "address",
+    "process", "class", "access", "business", "status", "bus", "canvas", "glass", "pass", "boss", "miss",
+    "kiss", "gas", "lens", "bonus", "corpus", "campus", "virus", "bias", "alias", "atlas", "chaos",
+    "analysis", "basis", "thesis", "crisis", "ones", "sometimes", "besides", "towards", "afterwards",
+    "nowadays",
+})
+_NP_END_NOT = frozenset({
+    "that", "which", "who", "whom", "whose", "of", "the", "a", "an", "in", "on", "at", "to", "for", "with",
+    "from", "by", "some", "many", "more", "most", "few", "lots", "lot", "and", "or", "but", "nor", "no",
+    "not", "very", "too", "all", "any", "each", "every", "my", "our", "your", "their", "his", "her", "its",
+    "this", "these", "those", "there", "here", "so", "such", "than", "then", "also", "just", "only",
+})
+_AFTER_VERB = frozenset({
+    "in", "on", "at", "to", "into", "onto", "through", "thru", "via", "under", "over", "with", "out", "up",
+    "down", "off", "across", "behind",
+})
+
+
+def late_verb(clause: str) -> bool:
+    """Whether a clause has a finite verb in -s after a subject longer than the distractor tests
+    read ("anything that touches invoices needs a review", "flashing goes thru the wrapper in
+    tools/flash.sh"): a statement, not a fragment."""
+    words = re.findall(r"[\w'./&+#<>-]+", clause.lower())
+    for i in range(1, min(len(words) - 1, 12)):
+        w = words[i]
+        if (_VERB_S.fullmatch(w) and w not in _NOT_A_VERB_S and words[i - 1] not in _NP_END_NOT
+                and re.fullmatch(r"[a-z][\w'-]*", words[i - 1]) and words[i + 1] in _AFTER_VERB):
+            return True
+    return False
+
+
+_NAMED_THAT = re.compile(r"(?<=[」』”\"'])\s*(?:那个|那個|这个|這個|那|这|這)(?=[\u4e00-\u9fff])")
+
+
+def statement_distractor(clause: str) -> str | None:
+    """:func:`distractor` of a clause read as a statement: a subject longer than the distractor
+    tests read is no fragment (:func:`late_verb`); every other test still holds."""
+    read = clause
+    read = _NAMED_THAT.sub("", read)  # "网盘「日本签证」那个文件夹": "that" is the folder just named
+    kind = distractor(read)
+    if kind == "fragment" and not mostly_chinese(read) and late_verb(read):
+        return next((name for name, test in TESTS_EN.items() if name != "fragment" and test(read)), None)
+    return kind
+
+
 def rule_statement(s: str, ctx: Ctx) -> Found | None:
     """A lasting statement no named rule took, typed by its structure (module docstring)."""
     if ctx.role != "user":
@@ -91,7 +142,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
-    if distractor(clause):
+    if statement_distractor(clause):
         return None
     kind = statement_type(clause, ctx.day)
     if kind is None:
@@ -184,4 +235,4 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     return found
 
 
-__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "rule_statement"]
+__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "rule_statement", "statement_distractor"]

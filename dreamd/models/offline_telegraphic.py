@@ -181,6 +181,15 @@ _ANNOUNCE = re.compile(
 )
 
 
+# "…, note them down:", "…你先记下：": the request to keep what follows is no part of the label
+_NOTE_THEM = re.compile(
+    r"(?:[,，]?\s*(?:please\s+)?(?:note|write|jot|take)\s+(?:these|them|this)\s+down|[,，]?\s*(?:please\s+)?(?:remember|keep in mind|"
+    r"memori[sz]e)\s+(?:these|them|this)|[，,]?\s*(?:你|您)?(?:先|都|要)?(?:记下|記下|记住|記住|记一下|記一下|记好|記好)(?:来|來|了)?)"
+    r"\s*(?P<end>[:：.。!！]?)\s*$",
+    re.I,
+)
+
+
 def announced(sentence: str) -> Label | None:
     """A sentence that only announces rules, without a colon ("a few rules for the emails.",
     "先说明几条要求。"): a short phrase whose head is a rules noun, with a quantity or "the following"."""
@@ -436,7 +445,8 @@ class Labels:
         """Whether ``sentence`` is a bare label ("Rules for anything you write:", "先说明几条要求。");
         it then heads what follows."""
         self.previous, self.sentence = self.sentence, sentence  # every user sentence passes here, in order
-        found = labelled(sentence) or announced(sentence)
+        bare = _NOTE_THEM.sub(r"\g<end>", sentence.strip())  # "几条规矩你先记下：" heads a list like "几条规矩："
+        found = labelled(bare) or announced(bare)
         if found is None or found.rest:
             return False
         self.current, self.carry = found, last
@@ -580,7 +590,10 @@ _OR_NOTHING = re.compile(r"^(?P<x>[^,;]{1,40}?)\s+or nothing(?:\s*[,;]\s*(?P<why
 _NO_THING = re.compile(
     r"^no\s+(?P<x>`?[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,5}?)(?P<scope>\s+(?:anywhere|ever|at all|whatsoever|"
     r"in (?:any|the|our|this|prod|production|[\w-]+ (?:code|files?|repo|tests?))\b[^,;]*|on (?:any|main|prod)\b[^,;]*|"
-    r"from you\b[^,;]*|without [^,;]+|unless [^,;]+))?(?:\s*[,;.]\s*(?P<why>.+?))?[.!]?$",
+    r"from you\b[^,;]*|without [^,;]+|unless [^,;]+|"
+    # a time that comes round again: "the morning after a night shift", "on weekends", "after 9pm"
+    r"(?:the\s+\w+\s+)?(?:after|before|during|on)\s+(?:a|an|any|every|each)\s+[^,;]+|on\s+\w+(?:days|ends)\b[^,;]*|"
+    r"(?:after|before)\s+\d[^,;]*))?(?:\s*[,;.]\s*(?P<why>.+?))?[.!]?$",
     re.I,
 )
 _MINIMUM = re.compile(
@@ -662,6 +675,9 @@ _NP_ALWAYS = re.compile(
 _MAX = re.compile(r"^(?:max|maximum|min|minimum)\.?\s+\S*\d\S*\s+\w+.*\b(?:per|each|every|a|an)\s+\w+", re.I)
 
 
+_DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)\s*(?:\s[—–-]+\s|;\s)\s*(?P<why>[^—–;]{6,})$")
+
+
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
     "no inline styles anywhere", "Rust or nothing", "AA minimum on everything", "只用 pnpm")."""
@@ -670,6 +686,13 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     text = tidy(core).rstrip(" .。!！")
     if not text or text.endswith(("?", "？")):
         return None
+    said = _DASH_REASON.match(text)
+    if said and not mostly_chinese(text):
+        # "yarn classic here, not npm — lockfile mixups broke CI twice": the rule, then why
+        found = bare_constraint(said.group("rule"), ctx)
+        if found is not None and found.reason is None and distractor(said.group("why")) not in _BLOCKING:
+            found.reason = tidy(said.group("why"))
+        return found
     m = _ZH_ONLY.match(text)
     if m:
         return _bare(m.group("x"), m.group("why"), text, ctx)

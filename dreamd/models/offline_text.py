@@ -295,8 +295,19 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
-    (re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
-    (re.compile(r"(下个月|下個月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    (re.compile(r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+    # "十一月最后一个周五", "下个月第二个周三", "3 月的第一个星期一": that weekday of that month
+    (re.compile(r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
+                r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])"), "nth-wd-zh"),
+    (re.compile(r"(下个月|下個月|下月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    # "the 3rd of next month": that day of that month
+    (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+of\s+(next|this)\s+month\b", re.I), "nm-day-en"),
+    # "this weekend", "下周末": the Saturday that opens it
+    (re.compile(r"\b(this|next)\s+weekend\b", re.I), "weekend"),
+    (re.compile(r"(下下|下|这个|這個|这|這|本)(?:周末|週末)"), "weekend"),
+    # "in two months", "in a fortnight", "两个月后", "半个月后": counted from the day
+    (re.compile(rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", re.I), "in-months"),
+    (re.compile(r"(\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)"), "in-months"),
     (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
     (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
     (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
@@ -378,6 +389,24 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
     return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
 
 
+def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
+    """"十一月最后一个周五", "下个月第二个周三": that weekday of that month (a named month is the
+    next one, as for "12 月 3 号")."""
+    if m.group(1):
+        month = zh_number(m.group(1))
+        if not 1 <= month <= 12:
+            return None
+        year = ref.year if month >= ref.month else ref.year + 1
+    else:
+        year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
+    weekday = _WEEKDAYS_ZH[m.group(4)]
+    if m.group(3).startswith("最"):
+        last = _month_end(year, month)
+        return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+    nth = "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+    return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+
+
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     found: dt.date | None = None
     if kind in ("md-en", "dm-en"):
@@ -385,10 +414,30 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
     elif kind == "md-zh":
         month, day = zh_number(m.group(2)), zh_number(m.group(3))
-        found = _month_day(ref, month, day, m.group(1)) if month and day else None
+        year = m.group(1)
+        if year and not year.isdigit():
+            year = str(ref.year + {"今年": 0, "明年": 1}.get(year, 2))  # 今年 / 明年 / 后年
+        found = _month_day(ref, month, day, year) if month and day else None
+    elif kind == "nth-wd-zh":
+        found = _nth_weekday_zh(m, ref)
     elif kind == "nm-day":
         offset = 1 if m.group(1).startswith("下") else 0
         found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
+    elif kind == "nm-day-en":
+        found = _safe_date(*_add_months(ref, 1 if m.group(2).lower() == "next" else 0), int(m.group(1)))
+    elif kind == "weekend":
+        weeks = {"next": 1, "下": 1, "下下": 2}.get(m.group(1).lower(), 0)
+        found = _monday(ref) + dt.timedelta(days=5 + 7 * weeks)
+    elif kind == "in-months":
+        count, unit = m.group(1), (m.group(2).lower() if m.lastindex and m.lastindex >= 2 else "month")
+        if unit == "fortnight":
+            found = ref + dt.timedelta(days=14 * _count(count))
+        elif count == "半":
+            found = ref + dt.timedelta(days=15)
+        else:
+            n = zh_number(count) if len(count) > 1 and has_cjk(count) else _count(count)
+            year, month = _add_months(ref, n)
+            found = _safe_date(year, month, min(ref.day, _month_end(year, month).day))
     elif kind in ("eom-0", "eom-1"):
         found = _month_end(*_add_months(ref, int(kind[-1])))
     elif kind == "eom-zh":
