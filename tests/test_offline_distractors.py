@@ -88,6 +88,23 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("我们在等快递，到了再继续", "busy"),
         ("我现在在地铁上，信号不好", "busy"),
         ("记得以前有人说过不要用 eval", "advice"),
+        # the user's advice to a third person, after what happened to them
+        ("a new hire asked me about flaky builds, I told him to just rerun them", "advice"),
+        ("表妹问我怎么学吉他，我跟她说先练好和弦", "advice"),
+        # advice handed to the listener
+        ("以过来的经验劝你一句，装修别省水电的钱", "advice"),
+        ("take my advice and never buy the extended warranty", "advice"),
+        # a past time leading what happened then, with no state left behind
+        ("last weekend the boiler was off for two days and we froze", "past event"),
+        ("two weeks ago I missed the train and lost the booking", "past event"),
+        ("昨天开会讨论了半天，最后啥也没定", "past event"),
+        # a moment's one-off request: a suggestion ending in 吧 in a sentence that names the moment
+        ("周五的鱼换成鸡胸吧，今天冰箱里没鱼了", "temporary"),
+        # a tentative act of the moment, a belief about how it will go
+        ("好的 我先看看", "tentative"),
+        ("行，那我再考虑考虑", "tentative"),
+        ("别灰心，我相信一切会好的", "tentative"),
+        ("I'm sure it'll all work out in the end", "tentative"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -131,6 +148,12 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "I'm a nurse on the cardiac ward",
         "我在杭州做财务",
         "我现在在杭州工作",
+        "Last year we moved the whole stack to Go",  # a change that still holds
+        "上个月我们搬到了深圳",
+        "Our designer asked for bigger buttons, so all tap targets are 48px now",  # no advice told to the third person
+        "我每周三下午练琴",
+        "以后周末的菜都清淡点吧",  # a standing suggestion
+        "我们看看再说吧",  # no reduplicated verb after 再/先: not a tentative act by its form
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:
@@ -252,6 +275,23 @@ def test_a_correction_in_the_next_turn_puts_the_record_right() -> None:
     assert len(records) == 1
     assert "MariaDB 11.2" in records[0]["description"]
     assert "10.4" not in records[0]["description"] + records[0]["body"]
+
+
+def test_a_chinese_correction_after_an_interjection_swaps_the_value_it_names_later() -> None:
+    """"哎说错了，是每周四上午，周三是游泳课": the old value comes after the new one, in the same shape; the
+    earlier record is put right as a whole, and the second value makes no record of its own."""
+    from dreamd.models.offline_dialogue import correction_of
+
+    assert correction_of("哎说错了，是每周四上午，周三是游泳课。") == ("每周四上午", "每周三上午")
+    assert correction_of("唉，记错了，是 9 点，8 点是早会") == ("9 点", "8 点")
+    assert correction_of("不对，应该是周四") == ("周四", None)  # no other value: found by shape later
+    records = extract_from_turns(
+        _user("我女儿在少年宫学画画，每周三上午上课。", "哎说错了，是每周四上午，周三是游泳课。"),
+        today="2026-03-02",
+    )
+    assert len(records) == 1
+    assert "每周四上午" in records[0]["description"]
+    assert "每周三" not in records[0]["description"] + records[0]["body"]
 
 
 # ----------------------------------------------------------------------------- who a directive is for

@@ -237,8 +237,19 @@ def test_one_off_and_temporary_instructions_are_not_lasting() -> None:
         "这次先不用写文档。",
         "暂时把这个告警关掉。",
         "先这样吧，明天再改。",
+        "For this order only, leave out the gift wrap and ship it to my office.",
+        "On this one booking only, pick the aisle seat.",
     )
     assert items == []
+
+
+def test_a_wait_that_takes_back_what_was_said_is_a_lead_in_not_a_rule() -> None:
+    """"No wait, …" opens a correction; it is never a directive of its own ("no" + "wait")."""
+    assert peel("No wait, the venue moved to the Old Mill.").core == "the venue moved to the Old Mill."
+    assert peel("Hold on, the shop closes at six.").core == "the shop closes at six."
+    items = run("No wait, we bumped the kiosk app to Android 13 in May.")
+    assert all(not i["description"].lower().startswith(("no wait", "wait")) for i in items)
+    assert all(i["type"] != "feedback" for i in items)
 
 
 def test_standing_forms_without_the_word_always() -> None:

@@ -104,7 +104,8 @@ _CORRECTION_EN = re.compile(
     re.I,
 )
 _CORRECTION_ZH = re.compile(
-    r"^(?:(?:哦|噢|啊)?(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|口误|口誤|等等)[，,：:!！。]?\s*)+"
+    r"^(?:(?:哦|噢|啊|哎|唉|呃|嗯|哎呀|哎哟|哎喲|啊呀)?[，,]?\s*(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|记错了|記錯了|口误|口誤|等等)"
+    r"[，,：:!！。]?\s*)+"
     r"(?:应该是|應該是|其实是|其實是|是|(?:已经|已經)?(?:升到|升级到|升級到|换成|換成|改成|改到|改为|改為)了?)\s*"
     r"(?P<new>[^，,]+?)了?(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
 )
@@ -118,7 +119,27 @@ def correction_of(sentence: str) -> tuple[str, str | None] | None:
     groups = m.groupdict()
     new = groups.get("new") or groups.get("new2") or ""
     old = groups.get("old") or groups.get("old2")
+    if new.strip() and not old:
+        old = _old_of_same_shape(new.strip(), sentence[m.end("new" if groups.get("new") else "new2"):])
     return (new.strip(), old.strip() if old else None) if new.strip() else None
+
+
+# A value with a shape a correction can swap: a weekday ("周三", "星期三", "礼拜三") or a number with its unit.
+_SWAPPABLE = re.compile(r"(?:周|週|星期|礼拜|禮拜)[一二三四五六日天]|\d+(?:\.\d+)?\s*(?:点|點|号|號|日|岁|歲|个|個|人)")
+
+
+def _old_of_same_shape(new: str, rest: str) -> str | None:
+    """The old value a correction names only after its new one ("说错了，是每周三下午两点，周二是合唱团"):
+    the value of the same shape later in the sentence goes where the new one stands, so the phrase the
+    earlier record holds ("每周二下午两点") is found and put right as a whole."""
+    mine = _SWAPPABLE.search(new)
+    if mine is None:
+        return None
+    kind = re.match(r"\d", mine.group(0)) is not None
+    for other in _SWAPPABLE.finditer(rest):
+        if (re.match(r"\d", other.group(0)) is not None) == kind and other.group(0) != mine.group(0):
+            return new[: mine.start()] + other.group(0) + new[mine.end() :]
+    return None
 
 
 

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 
 from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
-from dreamd.models.offline_structure import ONE_OFF_EDIT
+from dreamd.models.offline_structure import ONE_OFF_EDIT, STANDING
 from dreamd.models.offline_text import has_cjk
 from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
 
@@ -159,6 +159,8 @@ _MALFUNCTION = re.compile(
     r"\b(?:crash(?:es|ed)|fails|failed|breaks|throws|threw|times out|timed out|overheats?)\b|"
     r"\breturns? (?:a |an )?(?:500|502|503|404|error|null|nothing|garbage)\b|"
     r"\b(?:always|often|usually|keeps?|sometimes|randomly)\s+(?:time out|crash|fail|break|hang|freeze)\b|"
+    # "jobs keep getting OOM-killed": a fault that recurs, told by its passive
+    r"\bkeeps?\s+(?:on\s+)?getting\s+(?:[\w]+-)?[a-z]+(?:ed|en)\b|"
     r"(?-i:\b\w+(?:Error|Exception)\b)|\btraceback\b|\bsegfault\b|"
     r"报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯",
     re.I,
@@ -571,6 +573,59 @@ _OCCUPIED_NOW = re.compile(
 )
 
 
+# The user's advice to someone else, told after what happened to them: "…, I told him not to panic",
+# "师弟问 OOM，我跟他说别慌": the speaker's words to a third person, not a rule for the assistant.
+_TOLD_THIRD = re.compile(
+    r"[,;—–]\s*(?:and\s+|so\s+)?(?:i|we)\s+(?:told|tell|advised|reminded|warned)\s+(?:him|her|them|my\s+[\w-]+|our\s+[\w-]+)\s+"
+    r"(?:to|not to|that|never|always|just)\b|"
+    r"[，,；;]\s*(?:我|我们|我們)(?:就|也|还|還|都)?(?:跟|和|对|對|劝|勸|叫|让|讓)(?!你|您)[^，,。]{1,6}?(?:说|說|讲|講|别|別|不要)",
+    re.I,
+)
+# Advice handed to the listener: "劝你一句", "奉劝", "take my advice", "a word of advice for you".
+_ADVICE_TO_YOU = re.compile(
+    r"(?:劝|勸)(?:你|您)|奉劝|奉勸|(?:劝|勸)一句|"
+    r"\btake my advice\b|\b(?:a |one |some |my )?(?:piece of |word of |bit of )?advice (?:for|to) you\b|"
+    r"\blet me give you (?:a |one |some )?(?:tip|advice|piece of advice)\b",
+    re.I,
+)
+# A sentence opening with a time in the past and telling only what happened then: "last month the cluster was
+# down and I lost a run", "昨天又被叫去开会了". A change that still holds ("last year we moved to Go") is a fact.
+_PAST_LEAD_EN = re.compile(
+    r"^(?:last (?:week|month|year|night|time|weekend|summer|winter|spring|autumn|fall|quarter|sprint|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|the other day|earlier (?:today|this week)|"
+    r"(?:a|an|one|two|three|four|five|six|a few|a couple of|\d+) (?:days?|weeks?|months?|years?) ago)\b",
+    re.I,
+)
+_PAST_LEAD_ZH = re.compile(r"^(?:上周|上週|上个月|上個月|上礼拜|上禮拜|昨天|昨晚|前天|前几天|前幾天|前阵子|前陣子)")
+# A tentative act of the moment, by the reduplicated verb after 再/先 ("我再想想", "先看看", "再考虑考虑").
+_TENTATIVE_ZH = re.compile(r"(?:再|先)(?P<v>[\u4e00-\u9fff]{1,2})(?P=v)(?:吧|啊|哈|呢)?\s*(?:[，,。.!！~～…]|$)")
+# A belief about how things will turn out: "我相信我能找到更好的", "I'm sure it'll work out".
+_BELIEF = re.compile(
+    r"(?:^|[，,])\s*(?:我|我们|我們)?(?:相信|坚信|堅信)|"
+    r"^(?:i|we)(?:\s+(?:believe|trust|know|bet)|'m sure|\s+am sure|'re sure|\s+are sure)\s+(?:that\s+)?(?:i|we|you|it|things|everything)"
+    r"\b[^.]*\b(?:will|'ll|can|could)\b",
+    re.I,
+)
+# A one-off request suggested for a moment: a clause ending in 吧 in a sentence that names the moment
+# ("周三的红烧肉换掉吧，这周老公出差"), with no standing marker.
+_SUGGESTED_ZH = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2,}吧(?:[，,。.!！~～]|$)")
+
+
+def _one_off_zh(sentence: str) -> bool:
+    return (
+        _SUGGESTED_ZH.search(sentence) is not None
+        and (_MOMENT_ZH.search(sentence) is not None or re.search(r"(?:周|週|星期)[一二三四五六日天]的", sentence) is not None)
+        and STANDING.search(sentence) is None
+    )
+
+
+def _past_lead(core: str) -> bool:
+    if _PAST_LEAD_EN.match(core):
+        return _past_en(core)
+    return (_PAST_LEAD_ZH.match(core) is not None and _PAST_ZH.search(core) is not None
+            and _CHANGE_ZH.search(core) is None)
+
+
 _IMPERATIVE_ADVICE = re.compile(
     r"^(?:always|never|don't|do not|don't ever|never ever)\b|^(?:永远不要|永遠不要|千万别|千萬別|千万不要|千萬不要|一定要|记得|記得)",
     re.I,
@@ -612,6 +667,8 @@ def _open_quote(before: str) -> bool:
 
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
+    or _ADVICE_TO_YOU.search(sentence)
+    or _TOLD_THIRD.search(sentence)
     or _GENERIC_ADVICE.match(core)
     or _knack(core)
     or _TOLD_ADVICE.search(core),
@@ -620,7 +677,7 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _TELLS_OTHERS.match(core)
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
-    "past event": lambda sentence, core, before: _EPISODE.match(core),
+    "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core),
     "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I)
     and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
@@ -630,7 +687,9 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
-    "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core),
+    "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
+    or (mostly_chinese(sentence) and _one_off_zh(sentence)),
+    "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core) or _BELIEF.search(core),
     "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
 }
 """Tests on a whole sentence, before any rule reads it: whose words these are and whom they are

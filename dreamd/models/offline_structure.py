@@ -31,7 +31,7 @@ from dataclasses import dataclass
 # ----------------------------------------------------------------------------- lead-ins
 
 _EN_MARKER = (
-    r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
+    r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no wait|wait no|wait|hold on|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
     r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
     r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
@@ -46,7 +46,7 @@ _EN_FILLER = (
     r"heads up|one more thing|for the record|for reference|fwiw|first|first of all|second|third|finally|lastly|next)"
 )
 _EN_LEAD = re.compile(
-    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
+    rf"^(?!(?:no|nope|nah)\s(?!wait\b))(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
     re.I,
 )
 _EN_KEEP_IN_MIND = re.compile(
@@ -343,6 +343,8 @@ TEMPORARY = re.compile(
     r"\b(?:for now|right now|just this once|this once|this time|for the time being|temporarily|"
     r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
     r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
+    # "for this trip only", "just for this order": one occasion named, whatever it is
+    r"(?:for|on|with) this(?: one)? [\w-]+(?: [\w-]+)? only|"
     r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
     r"later today|tonight|this afternoon|this evening|for the demo|brb|be right back|back soon|afk|gtg|"
     r"got to go|gotta go|when(?:ever)? you(?:'re| are) (?:ready|done|free|back)|when you (?:get|have) a (?:chance|minute|sec)|"
