@@ -105,6 +105,13 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("行，那我再考虑考虑", "tentative"),
         ("别灰心，我相信一切会好的", "tentative"),
         ("I'm sure it'll all work out in the end", "tentative"),
+        ("my climbing partner swears by taping his fingers", "advice"),
+        ("我奶奶常念叨，吃饭要七分饱。", "advice"),
+        ("我一般劝实习生先把需求读透再写代码", "life advice"),
+        ("要我说啊，车还是买二手的划算", "advice"),
+        ("合同里有一句：“甲方须在验收后付款”", "reported"),
+        ("there's a line in the handbook: every visitor signs in at reception", "reported"),
+        ("Gorgeous sunset here tonight", "momentary"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -154,6 +161,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "我每周三下午练琴",
         "以后周末的菜都清淡点吧",  # a standing suggestion
         "我们看看再说吧",  # no reduplicated verb after 再/先: not a tentative act by its form
+        "The pilot run ships to the depot three weeks from today",  # a dated plan, not a remark
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:
@@ -261,6 +269,8 @@ def test_a_clause_with_a_subject_of_its_own_stays_a_record_of_its_own() -> None:
         ("Actually no, we're on Ruby 3.3 since the summer.", "Ruby 3.3"),
         ("不好意思，记错了，现在是 Go 1.22。", "Go 1.22"),
         ("Oops, scratch that, it's Traefik 3.1 now.", "Traefik 3.1"),
+        ("抱歉刚才写错了，版本是 3.9。", "3.9"),
+        ("Hmm no, I got that wrong — the lab is in room 214.", "214"),
     ],
 )
 def test_the_value_a_correction_puts_right(sentence: str, value: str | None) -> None:
@@ -292,6 +302,34 @@ def test_a_chinese_correction_after_an_interjection_swaps_the_value_it_names_lat
     assert len(records) == 1
     assert "每周四上午" in records[0]["description"]
     assert "每周三" not in records[0]["description"] + records[0]["body"]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "correction", "now", "gone"),
+    [
+        ("Refund requests go to Marek in support.", "Scratch that: refund requests go to Ilona, not Marek.",
+         "Refund requests go to Ilona in support", "Marek"),
+        ("The kiosk app targets Android 12.", "Wait, it's Android 13 we target, not 12.", "Android 13", "12"),
+        ("The board meeting is on the 9th.", "Oops, my bad: the board meeting is on the 10th, not the 9th.",
+         "2026-03-10", "2026-03-09"),
+        ("季度复盘定在下周一。", "等下，纠正一下：是下周二不是周一。", "2026-03-10", "2026-03-09"),
+    ],
+)
+def test_a_statement_said_again_with_the_value_it_replaces_puts_the_record_right(
+    earlier: str, correction: str, now: str, gone: str
+) -> None:
+    records = extract_from_turns(_user(earlier, correction), today="2026-03-02")
+    assert len(records) == 1
+    assert now in records[0]["description"]
+    assert gone not in records[0]["description"]
+
+
+def test_a_bare_actually_with_a_contrast_is_news_not_a_correction_of_an_unrelated_record() -> None:
+    records = extract_from_turns(
+        _user("I'm a data engineer at Brightwater.", "Actually we use Poetry, not pip."), today="2026-03-02"
+    )
+    assert any("Brightwater" in r["description"] for r in records)
+    assert all("engineer at Poetry" not in r["description"] for r in records)
 
 
 # ----------------------------------------------------------------------------- who a directive is for

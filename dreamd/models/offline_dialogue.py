@@ -100,15 +100,42 @@ _CORRECTION_EN = re.compile(
     r"(?:it|that)(?:'s| has| was| is)?\s+(?:been\s+|now\s+)?(?:got\s+)?(?:pushed|moved|changed|bumped)(?:\s+back)?\s+to)"
     r"\s+(?P<new>.+?)"
     r"(?:,?\s*(?:not|rather than)\s+(?P<old>.+?))?[.!]?$|"
-    r"^(?:it's|it is|that's|i meant|i mean)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$",
+    r"^(?:it's|it is|that's|i meant|i mean)\s+(?P<new2>.+?),\s*not\s+(?P<old2>.+?)[.!]?$|"
+    # a statement said again with the value it replaces, after words that take the first one back ("Scratch
+    # that: invoices go to Ana, not Rob"). A bare "actually" or "no" does not: "Actually we use Poetry, not pip"
+    # is as often news as a correction, and a correction whose old value no record holds is put right by shape.
+    r"^(?:(?:hmm|hm|oh|ah)[,.]?\s+)?(?:(?:wait|no wait|sorry|oops|my bad|correction|scratch that|i got that wrong|"
+    r"i was wrong|i misspoke)[,:!.—–-]?\s+)+(?P<new3>[^,;]+?),?\s+not\s+(?P<old3>[^,;]{1,30}?)[.!]?$",
     re.I,
 )
 _CORRECTION_ZH = re.compile(
-    r"^(?:(?:哦|噢|啊|哎|唉|呃|嗯|哎呀|哎哟|哎喲|啊呀)?[，,]?\s*(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|我记错了|我記錯了|记错了|記錯了|口误|口誤|等等)"
+    r"^(?:(?:哦|噢|啊|哎|唉|呃|嗯|哎呀|哎哟|哎喲|啊呀|抱歉|不好意思|等下|等一下|等等)?[，,]?\s*"
+    r"(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|(?:更正|纠正|糾正)一下|我?(?:刚才|剛才|刚刚|剛剛|前面|上面)?"
+    r"(?:记错了|記錯了|写错了|寫錯了|打错了|打錯了|弄错了|弄錯了|搞错了|搞錯了|说错了|說錯了)|口误|口誤|等等|等下|等一下)"
     r"[，,：:!！。]?\s*)+"
     r"(?:应该是|應該是|其实是|其實是|是|(?:已经|已經)?(?:升到|升级到|升級到|换成|換成|改成|改到|改为|改為)了?)\s*"
-    r"(?P<new>[^，,]+?)了?(?:[，,]\s*不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
+    r"(?P<new>[^，,]+?)了?(?:[，,]?\s*(?:而)?不是(?P<old>[^，,。]+))?(?:[，,].*)?[。.!！]?$"
 )
+_NUMBER = re.compile(r"v?\d+(?:\.\d+)*[a-z]?")
+_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b(?-i:[A-Z][\w+#-]*)(?:\s(?-i:[A-Z][\w+#-]*))*")
+
+
+def _narrowed(new: str, old: str, *, contrast: bool) -> str:
+    """The part of ``new`` that takes the place of ``old``: a number for a number ("it's Node 20 we're on,
+    not 18" → "20"). A whole statement said again ("Actually invoices go to Priya, not Tom") gives a name
+    for a name, else as many closing words as ``old`` has ("the launch is on the 9th, not the 7th" →
+    "the 9th"), so the record keeps its own words around the value."""
+    old = old.strip()
+    if _NUMBER.fullmatch(old):
+        numbers = [m.group(0) for m in _NUMBER.finditer(new)]
+        return numbers[-1] if len(numbers) == 1 else new
+    if not contrast:
+        return new
+    if re.fullmatch(r"(?-i:[A-Z][\w+#-]*)(?:\s(?-i:[A-Z][\w+#-]*))?", old):
+        names = [m.group(0) for m in _NAME.finditer(" " + new) if m.group(0) not in ("I", "I'm")]
+        if len(names) == 1:
+            return names[0].strip()
+    return " ".join(new.split()[-len(old.split()):])
 
 
 def correction_of(sentence: str) -> tuple[str, str | None] | None:
@@ -117,10 +144,12 @@ def correction_of(sentence: str) -> tuple[str, str | None] | None:
     if not m:
         return None
     groups = m.groupdict()
-    new = groups.get("new") or groups.get("new2") or ""
-    old = groups.get("old") or groups.get("old2")
+    new = groups.get("new") or groups.get("new2") or groups.get("new3") or ""
+    old = groups.get("old") or groups.get("old2") or groups.get("old3")
     if new.strip() and not old:
         old = _old_of_same_shape(new.strip(), sentence[m.end("new" if groups.get("new") else "new2"):])
+    elif new.strip() and old:
+        new = _narrowed(new.strip(), old, contrast=bool(groups.get("new3")))
     return (new.strip(), old.strip() if old else None) if new.strip() else None
 
 

@@ -431,7 +431,8 @@ _ADVICE_LEAD = re.compile(
     r"^(?:my advice(?: is)?|word to the wise|words of wisdom|take it from me|if you ask me|trust me|pro tip|life lesson|"
     r"lesson learned|(?:a |one |the )?(?:good|golden|simple|basic|first) rules? (?:in|of|for|to live by)(?: life)?|"
     r"(?:my |just my )?two cents|rule of thumb\b(?! for (?:you|u|the assistant))[^:：]{0,40})\s*[:：,-]|"
-    r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話)",
+    r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話|"
+    r"要我说|要我說|依我看|照我说|照我說|在我看来|在我看來)",
     re.I,
 )
 # Advice said to or for people at large: "people should really …", "everyone should learn …", "大家都要…",
@@ -454,6 +455,9 @@ _TOLD_ADVICE = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|keeps?\s+)?"
     r"(?:recommends?|recommending|suggests?|suggesting|advises?|advising|reckons)\s+(?:that\s+)?(?:i\s+|we\s+|you\s+)?"
     r"(?:always|never|not|to|should|\w+ing)\b|"
+    r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|really\s+)?swears?\s+by\b|"
+    # a person's saying, its verb closing the lead: "我爸常念叨，…", "老师总说：…" (not the speaker's own "我说，…")
+    r"^(?:我的?)?[^，,。：:我你您跟和对對]{1,5}(?:常|总|總|老|一直|经常|經常|总是|總是)?(?:念叨|唠叨|嘮叨|说|說|讲|講)(?:过|過)?[，,：:]|"
     r"\bthat's what i (?:always |usually )?(?:tell|say to)\b|\bis what i (?:always |usually )?(?:tell|say to)\b|"
     r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)|"
     r"(?:念叨|唠叨|嘮叨|催)着?(?:让我|讓我|叫我|要我)|"
@@ -475,7 +479,10 @@ _PASSED_ON = re.compile(
     r"manual|guide|tutorial|stack ?overflow(?: answer)?)(?: section| page| entry)?(?: (?:i|we) (?:found|read|saw))?"
     r"(?: says?| reads?| said)?\s*[:：](?!\s*\S*(?:https?://|www\.))|"
     r"(?:网页|網頁|网上|網上|文章|博客|帖子|原文|页面|頁面|教程|论坛|論壇)[^，,。]{0,8}(?:说|說|写|寫|[：:])|"
-    r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)",
+    r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)|"
+    # "there's a line in the contract: …", "文档里有一句：…": a line of some text, passed on
+    r"\bthere(?:'s| is) (?:a|one|this) (?:line|sentence|passage|paragraph|bit)\b[^:：]{0,40}[:：]|"
+    r"有(?:一句|一段|这么一句|這麼一句|句话|句話|一行)(?:话|話)?[^，,。：:]{0,4}[：:]",
     re.I,
 )
 # A sentence announcing that advice follows: "My physio gave me one tip.", "我爸跟我说过一句话。"
@@ -521,7 +528,9 @@ _ADVICE_FORM = re.compile(
 _TELLS_OTHERS = re.compile(
     r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|usually\s+)?(?:tell|told|telling|advise|advised|remind)\s+"
     r"(?!you\b|u\b)(?:my|our|every|all|the|them|him|her|people|new)\b|"
-    r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)",
+    r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)|"
+    r"^我(?:们|們)?(?:一般|通常|平时|平時|一直|常|总|總|老|经常|經常|都|也)?(?:劝|勸|教|告诫|告誡)(?!你|您)[^，,。]{1,6}?"
+    r"(?:先|要|别|別|不要|多|少|一定|千万|千萬)",
     re.I,
 )
 # A question in the form of a statement: "I can't decide between …", "I need to figure out why …", "纠结要不要…".
@@ -619,6 +628,14 @@ def _one_off_zh(sentence: str) -> bool:
     )
 
 
+def _verbless_now(core: str) -> bool:
+    """"Lovely weather here today": no clause, and a word for the moment — a remark, not a fact."""
+    return (
+        not mostly_chinese(core) and len(core.split()) <= 6 and _MOMENT_EN.search(core) is not None
+        and _fragment_en(core.rstrip(".!?")) and not future_dates(core, dt.date(2000, 1, 1))
+    )
+
+
 def _past_lead(core: str) -> bool:
     if _PAST_LEAD_EN.match(core):
         return _past_en(core)
@@ -678,8 +695,9 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
     "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core),
-    "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I)
-    and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I),
+    "momentary": lambda sentence, core, before: (re.search(r"\bagain\b", core, re.I)
+    and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I))
+    or _verbless_now(core),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
@@ -762,11 +780,14 @@ def other_side(rule: str, then: str) -> bool:
 # ----------------------------------------------------------------------------- a value put right
 
 _WRONG_LEAD = re.compile(
-    r"^(?:(?:哦|噢|啊|呃|不好意思|抱歉)?[，,]?\s*(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我?记错了|我?記錯了|口误|口誤|搞错了|搞錯了)"
+    r"^(?:(?:哦|噢|啊|呃|哎|唉|不好意思|抱歉)?[，,]?\s*(?:不对|不對|更正|纠正|糾正|(?:更正|纠正|糾正)一下|说错了|說錯了|口误|口誤|"
+    r"我?(?:刚才|剛才|刚刚|剛剛|前面|上面)?(?:记错了|記錯了|写错了|寫錯了|打错了|打錯了|弄错了|弄錯了|搞错了|搞錯了))"
     r"[了啊]?[，,：:！!。\s]*)+|"
     r"^(?:(?:sorry|apologies|oops|my bad|correction|scratch that)[,:!.]?\s*)+(?:(?:no|nope|that(?:'s| is| was) (?:wrong|not right|"
     r"outdated|old)|i was wrong|i misspoke|i got that wrong|scratch that|wrong)[,:!.—–-]*\s*)*|"
-    r"^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no|actually,? no|no,? actually)[,:!.—–-]*\s*",
+    r"^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no|actually,? no|no,? actually)[,:!.—–-]*\s*|"
+    r"^(?:(?:hmm|hm|um|uh|oh)[,.]?\s*)?(?:no|nope)[,.]?\s*(?:i got that wrong|i was wrong|i misspoke|that's wrong|that was wrong)"
+    r"[,:!.—–-]*\s*",
     re.I,
 )
 # A name put right: "Correction: we moved to BigQuery last month" (a capitalised word after the first).
