@@ -112,6 +112,16 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("合同里有一句：“甲方须在验收后付款”", "reported"),
         ("there's a line in the handbook: every visitor signs in at reception", "reported"),
         ("Gorgeous sunset here tonight", "momentary"),
+        # what the speaker just did, an occasion that moved, a plan for the thing on screen
+        ("I tried reinstalling the driver and the fan is still loud", "past event"),
+        ("we rebooted the router and the wifi came back", "past event"),
+        ("The standup got moved, so I have a free morning", "past event"),
+        ("I'll merge it after lunch tomorrow", "plan for the thing on screen"),
+        # venting, someone close to the user's opinion, a short evaluation of the moment
+        ("my landlord keeps texting me about the bins", "venting"),
+        ("房东老催我交物业费", "venting"),
+        ("周五真漫长", "venting"),
+        ("我婆婆认为孩子穿少了", "opinion"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -162,6 +172,11 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "以后周末的菜都清淡点吧",  # a standing suggestion
         "我们看看再说吧",  # no reduplicated verb after 再/先: not a tentative act by its form
         "The pilot run ships to the depot three weeks from today",  # a dated plan, not a remark
+        "We decided to keep caching at the edge, since the origin is slow",  # a decision told in the past
+        "I moved the backups to the NAS in the garage last spring",  # a change that still holds
+        "The budget is a firm cap, so keep anything you suggest under it",
+        "My son keeps chickens in the back garden",  # keeps + a noun: what he has
+        "我婆婆住在我们楼下",
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:

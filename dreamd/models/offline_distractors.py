@@ -284,7 +284,9 @@ _DEICTIC_THING_EN = re.compile(
     re.I,
 )
 _DEICTIC_THING_ZH = re.compile(
-    r"(?:这|這|那)(?:个|個|段|篇|次|条|條|里|裡|边|邊|些|块|塊|份)(?!项目|項目|仓库|倉庫|服务|服務|产品|產品|团队|團隊|公司|季度|月|周|週)"
+    r"(?:这|這|那)(?:个|個|段|篇|次|条|條|里|裡|边|邊|些|块|塊|份)(?!项目|項目|仓库|倉庫|服务|服務|产品|產品|团队|團隊|公司|季度|月|周|週)|"
+    # "她每次都这样": a predicate that only points back
+    r"(?:这样|這樣|那样|那樣)[了啊吧的呢]?\s*$"
 )
 
 
@@ -502,7 +504,9 @@ _EPISODE = re.compile(
 # Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
 _OPINION_OF = re.compile(
     r"^(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:thinks|reckons|feels|believes|worries)\b|"
-    r"^(?!我(?:们|們)?(?:觉得|覺得|认为|認為))[^，,。你您]{1,6}(?:觉得|覺得|认为|認為)(?:我|咱)",
+    r"^(?!我(?:们|們)?(?:觉得|覺得|认为|認為))[^，,。你您]{1,6}(?:觉得|覺得|认为|認為)(?:我|咱)|"
+    # "我老公觉得在家办就行": what someone close to the user thinks, about anything
+    r"^我(?:的)?(?!们|們)[^，,。你您我]{1,4}(?:觉得|覺得|认为|認為)",
     re.I,
 )
 # A state of the moment: "I'm starving", "I'm so tired" (what the speaker is, the identity rules say; how they feel now is not).
@@ -628,6 +632,41 @@ def _one_off_zh(sentence: str) -> bool:
     )
 
 
+# What the speaker just did, told in the past: "I tried clearing the cache and it still …", "we restarted the
+# pod and …". A decision, a change that still holds or a life history ("we decided …", "I moved to …") is a fact.
+_SELF_PAST = re.compile(r"^(?:i|we)\s+(?:just\s+|already\s+|also\s+|finally\s+)?(?:[a-z]{3,}ed|ran|got|went|did|made|took|put|set|tried|"
+                        r"wrote|sent|gave|saw|found|left|broke|built)\b", re.I)
+_DECIDED = re.compile(r"\b(?:decided|agreed|chose|settled|picked|opted|went with|signed|committed to|standardi[sz]ed)\b", re.I)
+# One occasion that happened: "the meeting got moved, so …", "the call was cancelled".
+_EVENT_PAST = re.compile(
+    r"^the\s+(?:meeting|call|standup|stand-up|sync|demo|interview|appointment|flight|train|delivery|class|session|game|"
+    r"match|party|dinner|lunch)\s+(?:got|was|were)\s+(?:moved|cancell?ed|postponed|pushed|rescheduled|delayed|called off)\b",
+    re.I,
+)
+# The speaker's plan for the thing on screen: "I'll review it tomorrow", "we're going to merge this tonight".
+_PLAN_FOR_IT = re.compile(
+    r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to)\s+(?:\w+\s+){1,2}?(?:it|this|that|them)\b",
+    re.I,
+)
+
+
+# Venting about what someone keeps doing: "my manager keeps asking for estimates", "领导老让我估工期".
+_VENTING = re.compile(
+    r"^(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?keeps\s+(?:on\s+)?(?!getting\b)(?!(?:anything|everything|something|nothing)\b)"
+    r"[a-z]{2,}ing\b|老(?:是)?(?:让|讓|叫|要|催|问|問|找)(?:我|我们|我們)",
+    re.I,
+)
+# A short evaluation of the moment: "周一真难熬", "这天气太热了" (真/太 + a predicate closing the sentence).
+_EVALUATION_NOW_ZH = re.compile(r"^[^，,。]{0,8}(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$")
+
+
+def _just_did(core: str) -> bool:
+    clause = re.split(r",\s*|\s+(?:and|but|so)\s+", core.rstrip(".!"), maxsplit=1)[0]  # what was done, before what followed
+    return bool(
+        (_SELF_PAST.match(clause) and _past_en(clause) and not _DECIDED.search(clause)) or _EVENT_PAST.match(clause)
+    )
+
+
 def _verbless_now(core: str) -> bool:
     """"Lovely weather here today": no clause, and a word for the moment — a remark, not a fact."""
     return (
@@ -694,7 +733,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _TELLS_OTHERS.match(core)
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
-    "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core),
+    "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core),
+    "plan for the thing on screen": lambda sentence, core, before: _PLAN_FOR_IT.match(core),
     "momentary": lambda sentence, core, before: (re.search(r"\bagain\b", core, re.I)
     and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I))
     or _verbless_now(core),
@@ -704,6 +744,7 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _SUPPOSED_ZH.search(core),
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
+    "venting": lambda sentence, core, before: _VENTING.search(core) or _EVALUATION_NOW_ZH.match(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
     "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
     or (mostly_chinese(sentence) and _one_off_zh(sentence)),
