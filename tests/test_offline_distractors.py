@@ -122,6 +122,11 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("房东老催我交物业费", "venting"),
         ("周五真漫长", "venting"),
         ("我婆婆认为孩子穿少了", "opinion"),
+        # wisdom from the speaker's experience, advice sealed with "trust me", advice after the listener's condition
+        ("In my experience, it's smarter to haggle over the deposit than the rent", "advice"),
+        ("以我的经验，租房一定要先看采光", "advice"),
+        ("Never buy shoes in the morning, trust me", "advice"),
+        ("If you're ever in Porto, you have to walk the riverside at dusk", "advice"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -177,6 +182,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "The budget is a firm cap, so keep anything you suggest under it",
         "My son keeps chickens in the back garden",  # keeps + a noun: what he has
         "我婆婆住在我们楼下",
+        "One thing I learned the hard way: never run two schema migrations in one deploy",  # about the work
+        "If you need the staging password, you should ask Ilse in ops",  # a pointer in the form of advice
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:

@@ -243,6 +243,19 @@ def test_one_off_and_temporary_instructions_are_not_lasting() -> None:
     assert items == []
 
 
+def test_conditions_of_the_speakers_own_and_theory_are_suppositions() -> None:
+    """"If I get the post, I'm moving to Cork" is a plan under a condition, not yet a fact; so is a condition
+    by inversion ("Should the landlord sell, we'd …") and what holds "in theory"."""
+    from dreamd.models.offline_structure import is_hypothetical
+
+    assert is_hypothetical("If I get the post, I'm moving to Cork in the autumn.")
+    assert is_hypothetical("Should the landlord sell, we'd have to find a new place.")
+    assert is_hypothetical("In theory we could run the whole shop off one laptop.")
+    assert not is_hypothetical("If the nightly build fails, ping Odile in the platform channel.")  # a standing rule
+    assert not is_hypothetical("I'm moving to Cork in the autumn.")
+    assert run("If I get the post, I'm moving to Cork in the autumn.") == []
+
+
 def test_a_wait_that_takes_back_what_was_said_is_a_lead_in_not_a_rule() -> None:
     """"No wait, …" opens a correction; it is never a directive of its own ("no" + "wait")."""
     assert peel("No wait, the venue moved to the Old Mill.").core == "the venue moved to the Old Mill."

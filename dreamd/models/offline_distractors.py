@@ -667,6 +667,34 @@ def _just_did(core: str) -> bool:
     )
 
 
+# Wisdom from the speaker's experience: "In my experience, …", "One thing I've learned: …", "我的经验是，…",
+# "…, trust me". What follows is advice between people unless it names the work ("One thing I learned the hard
+# way: never reindex more than one shard at once" is a rule for the assistant).
+_EXPERIENCE_LEAD = re.compile(
+    r"^(?:in my experience|from (?:my )?experience|speaking from experience|(?:one|a) (?:thing|lesson) i(?:'ve| have)? learn(?:ed|t)"
+    r"(?: the hard way)?|lesson learn(?:ed|t)|pro (?:tip|move))\b(?: is(?: to)?)?\s*[:：,—–-]?\s*|"
+    r"^(?:根据|根據|按照|凭|憑|以|据|據)?我的(?:经验|經驗)(?:来看|來看|来说|來說|是|就是)?[，,：:]?\s*|^(?:经验告诉我|經驗告訴我)[，,：:]?\s*",
+    re.I,
+)
+_TRUST_ME = re.compile(r"[,;—–-]\s*(?:trust me|take it from me|believe me|相信我|听我的|聽我的)[.!。！]*$", re.I)
+# Advice to the listener after a condition of their own: "If you ever go to Lisbon, you have to try …".
+_YOU_HAVE_TO = re.compile(r"[,，]\s*you (?:should|must|have to|need to|gotta|got to|ought to)\b", re.I)
+
+
+def _you_have_to(core: str) -> bool:
+    return _YOU_HAVE_TO.search(core) is not None and not names_the_work(core) and not is_pointer(core)
+
+
+def _experience(core: str) -> bool:
+    m = _EXPERIENCE_LEAD.match(core)
+    if m is None or m.end() == 0:
+        return False
+    rest = core[m.end():]
+    if not rest or (_IMPERATIVE_ADVICE.match(rest) and not mostly_chinese(rest)):
+        return False  # "One thing I learned the hard way: never reindex …": a rule the user sets, told with its origin
+    return mostly_chinese(core) or not about_the_work(rest)
+
+
 def _verbless_now(core: str) -> bool:
     """"Lovely weather here today": no clause, and a word for the moment — a remark, not a fact."""
     return (
@@ -723,6 +751,9 @@ def _open_quote(before: str) -> bool:
 
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
+    or _experience(core)
+    or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)))
+    or _you_have_to(core)
     or _ADVICE_TO_YOU.search(sentence)
     or _TOLD_THIRD.search(sentence)
     or _GENERIC_ADVICE.match(core)

@@ -377,6 +377,11 @@ def is_standing(text: str) -> bool:
 
 HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|what if|say)\b[^,]*,?.*\b(?:would|'d|might|could)\b|"
+    # the speaker's own plan under a condition of their own: "If I get the job, I'm moving to Leeds"
+    r"^(?:if|once|assuming|provided)\s+(?:i|we)\b[^,]{2,60},\s*(?:then\s+)?(?:i|we)(?:'m|'re|'ll|\s+am|\s+are|\s+will)\b|"
+    r"^(?:in theory|theoretically|in principle|理论上|理論上)\b|"
+    # a condition by inversion: "Should the vendor pull out, we'd …", "Were we to move, …"
+    r"^(?:should|were|had)\s+(?:the|we|i|you|it|they|our|my|he|she)\b[^,]{2,60},\s*.*\b(?:would|'d|will|'ll|might|could)\b|"
     r"\b(?:would|'d)\s+(?:probably|maybe|likely)?\s*(?:use|go|pick|choose|switch|move)\b.*\bif\b|"
     r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概|就)",
     re.I,
