@@ -346,6 +346,14 @@ def test_a_statement_said_again_with_the_value_it_replaces_puts_the_record_right
     assert gone not in records[0]["description"]
 
 
+def test_a_clause_closed_by_the_speakers_task_of_the_moment_is_not_a_fact() -> None:
+    from dreamd.models.offline_distractors import distractor
+
+    assert distractor("The florist wants a deposit and I need to reply") == "task now"
+    assert distractor("Our landlord raised the rent and we have to move out") == "task now"
+    assert distractor("The shop sells flour by the sack and we need it weekly") is None
+
+
 def test_a_bare_actually_with_a_contrast_is_news_not_a_correction_of_an_unrelated_record() -> None:
     records = extract_from_turns(
         _user("I'm a data engineer at Brightwater.", "Actually we use Poetry, not pip."), today="2026-03-02"

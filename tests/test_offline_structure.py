@@ -67,6 +67,11 @@ def kinds(items: list[dict[str, str]]) -> list[tuple[str, str]]:
         ("对了，我周末不看消息。", "我周末不看消息", False, False),
         ("跟你说一下，我不吃香菜。", "我不吃香菜", False, False),
         ("提醒一下：报销要在每月 5 号前提交。", "报销要在每月 5 号前提交", True, False),
+        # a list number goes, a version number stays whole
+        ("2. 周五晚上不排会议", "周五晚上不排会议", False, False),
+        ("2.4 版下个月 3 号发布", "2.4 版下个月 3 号发布", False, False),
+        ("3.10.2 is the last build that supports Windows 7", "3.10.2 is the last build that supports Windows 7",
+         False, False),
     ],
 )
 def test_peel_strips_lead_ins_and_filler(sentence: str, core: str, remember: bool, standing: bool) -> None:

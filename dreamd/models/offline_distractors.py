@@ -363,6 +363,11 @@ TESTS_EN: dict[str, Test] = {
     "evaluation": _EVALUATION_EN.search,
     "unresolved pronoun": _ASK_PRONOUN.search,
     "one event": _ONE_EVENT_EN.match,
+    # "… and I need to reply": what happened, closed by the speaker's task of the moment (a bare verb, no object)
+    "task now": re.compile(
+        r"\b(?:and|so|but)\s+(?:i|we)\s+(?:need|have|want|got|gotta)\s+(?:to\s+)?[a-z]+(?:\s+(?:back|up|out|asap|today|now|soon))?[.!]?$",
+        re.I,
+    ).search,
     "vague subject": _VAGUE_SUBJECT_EN.match,
 }
 """The English distractor tests, by name; the first that holds names the clause's kind."""
