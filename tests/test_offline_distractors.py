@@ -127,6 +127,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("以我的经验，租房一定要先看采光", "advice"),
         ("Never buy shoes in the morning, trust me", "advice"),
         ("If you're ever in Porto, you have to walk the riverside at dusk", "advice"),
+        ("我之前在上家搭过一套报表平台，把出数时间从一天缩到了一小时", "past event"),
+        ("this one's urgent and landed on my desk this morning", "on screen"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -184,6 +186,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "我婆婆住在我们楼下",
         "One thing I learned the hard way: never run two schema migrations in one deploy",  # about the work
         "If you need the staging password, you should ask Ilse in ops",  # a pointer in the form of advice
+        "我现在在一家物流公司做数据平台",
+        "This one-pager is the spec we build against",  # "one" in a compound, not "this one"
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:

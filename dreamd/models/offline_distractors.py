@@ -503,7 +503,9 @@ _ADVICE_NEXT = re.compile(
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
     r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place)|that (?:day|time|night|week))\b|"
-    r"^(?:[^，,。]{0,8}[，,]\s*){0,2}(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)",
+    r"^(?:[^，,。]{0,8}[，,]\s*){0,2}(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)|"
+    # "我之前在上家做过…": at a previous job, as "in my last job, …"
+    r"^(?:我|我们|我們)?(?:之前|以前|原来|原來)?在(?:上家|上一家|前公司|前东家|前東家|老东家|老東家|之前的公司|以前的公司|上一份工作)",
     re.I,
 )
 # Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
@@ -785,7 +787,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
     or (mostly_chinese(sentence) and _one_off_zh(sentence)),
     "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core) or _BELIEF.search(core),
-    "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
+    "on screen": lambda sentence, core, before: _ON_SCREEN.search(core)
+    or re.match(r"^(?:this|that) one(?:'s|\s+is|\s+was|\s+has)\b", core, re.I),
 }
 """Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
 for (advice between people, someone else's words, a quotation still open), whether it holds beyond the moment (a
