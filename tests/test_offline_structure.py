@@ -67,6 +67,16 @@ def kinds(items: list[dict[str, str]]) -> list[tuple[str, str]]:
         ("对了，我周末不看消息。", "我周末不看消息", False, False),
         ("跟你说一下，我不吃香菜。", "我不吃香菜", False, False),
         ("提醒一下：报销要在每月 5 号前提交。", "报销要在每月 5 号前提交", True, False),
+        # a filler word opening a noun phrase is content: "Next week", "Right now", "Thanks to", "Note taking"
+        ("Next week is the board review.", "Next week is the board review", False, False),
+        ("Right now the mobile app is on React Native 0.74.", "Right now the mobile app is on React Native 0.74",
+         False, False),
+        ("Thanks to the new runners, builds take six minutes.", "Thanks to the new runners, builds take six minutes",
+         False, False),
+        ("Note taking happens in Logseq.", "Note taking happens in Logseq", False, False),
+        ("next we wire up the invoices page", "we wire up the invoices page", False, False),
+        ("well the wiki is on Confluence", "the wiki is on Confluence", False, False),
+        ("Note that the gate code changes monthly.", "the gate code changes monthly", True, False),
         # a list number goes, a version number stays whole
         ("2. 周五晚上不排会议", "周五晚上不排会议", False, False),
         ("2.4 版下个月 3 号发布", "2.4 版下个月 3 号发布", False, False),

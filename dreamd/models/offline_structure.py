@@ -41,12 +41,19 @@ _EN_MARKER = (
     r"quick reminder)"
 )
 _EN_FILLER = (
-    r"(?:so you know|just so you know|you know what|hi|hey|hello|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|"
-    r"by the way|fyi|actually|alright|right|anyway|anyways|oh and|and also|oh also|yeah|yes|yep|sure|cool|thanks|"
-    r"heads up|one more thing|for the record|for reference|fwiw|first|first of all|second|third|finally|lastly|next)"
+    r"(?:so you know|just so you know|you know what|hi|hey|hello|ok(?:ay)?|so|oh|ah|also|and|but|btw|"
+    r"by the way|fyi|actually|alright|anyway|anyways|oh and|and also|oh also|yeah|yes|yep|"
+    r"heads up|one more thing|for the record|for reference|fwiw|first of all|finally|lastly)"
+)
+# Words that are fillers only before a clause: "next we …" but "Next week is the freeze", "right, the repo …" but
+# "Right now the API …", "sure the …" but "Sure thing", "thanks, …" but "Thanks to the new CI, …".
+_EN_FILLER_BEFORE_CLAUSE = (
+    r"(?:well|plus|right|sure|cool|thanks|first|second|third|next)\s+(?=(?:the|a|an|i|i'm|we|we're|you|my|our|it|it's|"
+    r"this|that|they|he|she|there|let's|please|always|never|don't|do not)\b)"
 )
 _EN_LEAD = re.compile(
-    rf"^(?!(?:no|nope|nah)\s(?!wait\b))(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
+    rf"^(?!(?:no|nope|nah)\s(?!wait\b))(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z])|{_EN_FILLER_BEFORE_CLAUSE})|"
+    r"^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
     re.I,
 )
 _EN_KEEP_IN_MIND = re.compile(
@@ -61,7 +68,9 @@ _EN_KEEP_IN_MIND = re.compile(
 )
 _EN_REMEMBER = re.compile(
     r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|"
-    r"never forget|note|make a note|take note|jot down)(?:\s+(?:of\s+)?(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
+    # "note" asks to remember only before "that"/"this" or a colon: "Note taking happens in Obsidian" is a fact
+    r"never forget|(?:note|make a note|take note)(?=\s+(?:of\s+)?(?:that|this)\b|\s*[:,])|jot down)"
+    r"(?:\s+(?:of\s+)?(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
     re.I,
 )
 # "you should know (that) …", "I should mention …", "as you know, …", "before you suggest anything, …":
