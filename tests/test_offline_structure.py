@@ -77,6 +77,10 @@ def kinds(items: list[dict[str, str]]) -> list[tuple[str, str]]:
         ("next we wire up the invoices page", "we wire up the invoices page", False, False),
         ("well the wiki is on Confluence", "the wiki is on Confluence", False, False),
         ("Note that the gate code changes monthly.", "the gate code changes monthly", True, False),
+        # a vocative is set off by a comma; without one the words are the fact's
+        ("I share a flat with my friend.", "I share a flat with my friend", False, False),
+        ("The dog is called Buddy.", "The dog is called Buddy", False, False),
+        ("we deploy from main, my friend", "we deploy from main", False, False),
         # a list number goes, a version number stays whole
         ("2. 周五晚上不排会议", "周五晚上不排会议", False, False),
         ("2.4 版下个月 3 号发布", "2.4 版下个月 3 号发布", False, False),

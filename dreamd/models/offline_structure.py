@@ -107,9 +107,10 @@ _GROUP_VOCATIVE = re.compile(
     re.I,
 )
 _EN_TRAIL = re.compile(
-    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
-    r"my friend|buddy|pal|mate|dude|friend|my dear|dear|tbh|to be honest|honestly|imo|lol|"
-    r"for the record|if that helps|you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
+    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|tbh|imo)|"
+    # a vocative or an aside is set off by a comma: "…, my friend" is filler, "I live with my friend" is not
+    r"\s*[,;]\s*(?:my friend|buddy|pal|mate|dude|friend|my dear|dear|to be honest|honestly|for the record|if that helps|"
+    r"you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
     r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
     re.I,
 )
