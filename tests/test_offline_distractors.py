@@ -188,6 +188,9 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "If you need the staging password, you should ask Ilse in ops",  # a pointer in the form of advice
         "我现在在一家物流公司做数据平台",
         "This one-pager is the spec we build against",  # "one" in a compound, not "this one"
+        "I got the job at the Aldgate clinic",  # a life event that leaves a state behind
+        "I got diagnosed with asthma as a teenager",
+        "My sister had a baby in June",
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:
@@ -348,6 +351,13 @@ def test_a_statement_said_again_with_the_value_it_replaces_puts_the_record_right
     assert len(records) == 1
     assert now in records[0]["description"]
     assert gone not in records[0]["description"]
+
+
+def test_a_consequence_clause_keeps_its_subject_after_so() -> None:
+    from dreamd.models.offline_distractors import distractor
+
+    assert distractor("so the studio hires two illustrators in March") is None
+    assert distractor("so rebooted everything") == "fragment"
 
 
 def test_a_clause_closed_by_the_speakers_task_of_the_moment_is_not_a_fact() -> None:

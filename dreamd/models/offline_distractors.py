@@ -199,7 +199,11 @@ _CHANGE_OF_STATE = re.compile(
     r"bought a (?:house|car|flat)|"
     # a life or a project history: still true of the person or the work now
     r"(?:was|were) born|grew up|studied|founded|co-founded|launched|shipped|built|released|introduced|"
-    r"worked (?:at|as|for|on)|spent (?:\w+ )?(?:years|decades|months)|used to (?:be|work|live|teach))\b",
+    r"worked (?:at|as|for|on)|spent (?:\w+ )?(?:years|decades|months)|used to (?:be|work|live|teach)|"
+    # a life event that leaves a state behind: a job, a diagnosis, a child
+    r"got (?:a |the |my |our )?(?:new )?(?:job|offer|place|promotion|degree|visa|licen[cs]e|diagnosis|puppy|dog|cat)|"
+    r"got (?:hired|diagnosed|engaged|divorced|promoted|accepted|certified|pregnant|a divorce)|(?:was|were) diagnosed|"
+    r"had (?:a|our|my|his|her|their) (?:baby|son|daughter|kid|child|twins))\b",
     re.I,
 )
 _PAST_ZH = re.compile(
@@ -322,6 +326,7 @@ def _fragment_en(clause: str) -> bool:
     understand X" (an imperative has no subject). A pronoun subject makes a clause; a noun phrase
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
+    clause = re.sub(r"^(?:so|and|then|and then|and so)\s+(?=\S)", "", clause, flags=re.I)  # "…, so the lab hires …"
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     clause = _ASIDE.sub("", clause)  # "our accountant Rui (rui@…) answers …": an aside is not the subject's verb
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
