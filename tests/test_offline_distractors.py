@@ -129,6 +129,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("If you're ever in Porto, you have to walk the riverside at dusk", "advice"),
         ("我之前在上家搭过一套报表平台，把出数时间从一天缩到了一小时", "past event"),
         ("this one's urgent and landed on my desk this morning", "on screen"),
+        ("Seeing this in the console: socket hang up (code 57)", "reported"),
+        ("终端里报了这个：端口 5432 被占用", "reported"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -191,6 +193,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "I got the job at the Aldgate clinic",  # a life event that leaves a state behind
         "I got diagnosed with asthma as a teenager",
         "My sister had a baby in June",
+        "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:

@@ -497,6 +497,14 @@ _PASSED_ON = re.compile(
     r"有(?:一句|一段|这么一句|這麼一句|句话|句話|一行)(?:话|話)?[^，,。：:]{0,4}[：:]",
     re.I,
 )
+# Output the user pastes, announced by what they saw: "Got this in the logs: …", "here's the compiler output: …",
+# "终端里报了这个：…" — what a program printed, not what the user states.
+_PASTED_OUTPUT = re.compile(
+    r"^(?:got|getting|seeing|i see|i get|i'm getting|i am getting|here's|here is|this is|found|saw|it says|it said)\b[^:：]{0,40}"
+    r"\b(?:logs?|console|terminal|output|error|errors|traceback|stack ?trace|linter|compiler|stderr|stdout)\b[^:：]{0,20}[:：]|"
+    r"^(?:日志|日誌|控制台|终端|終端|输出|輸出)(?:里|裡|上)?[^：:，,。]{0,8}[：:]",
+    re.I,
+)
 # A sentence announcing that advice follows: "My physio gave me one tip.", "我爸跟我说过一句话。"
 _ADVICE_NEXT = re.compile(
     r"\b(?:gave|told|taught|passed on)\s+(?:me|us)\s+(?:one|a|some|the|this|his|her|their|a good|a great)?\s*(?:\w+\s+)?"
@@ -771,7 +779,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _GENERIC_ADVICE.match(core)
     or _knack(core)
     or _TOLD_ADVICE.search(core),
-    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
+    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence)
+    or _PASTED_OUTPUT.match(sentence.strip()),
     "life advice": lambda sentence, core, before: _life_advice(core)
     or _TELLS_OTHERS.match(core)
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
