@@ -130,6 +130,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("我之前在上家搭过一套报表平台，把出数时间从一天缩到了一小时", "past event"),
         ("this one's urgent and landed on my desk this morning", "on screen"),
         ("Seeing this in the console: socket hang up (code 57)", "reported"),
+        ("早点睡吧，周一再说", "encouragement"),
+        ("Get some sleep, tomorrow is another day", "encouragement"),
         ("终端里报了这个：端口 5432 被占用", "reported"),
     ],
 )
@@ -194,6 +196,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "I got diagnosed with asthma as a teenager",
         "My sister had a baby in June",
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
+        "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
+        "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:

@@ -258,6 +258,8 @@ def test_one_off_and_temporary_instructions_are_not_lasting() -> None:
         "先这样吧，明天再改。",
         "For this order only, leave out the gift wrap and ship it to my office.",
         "On this one booking only, pick the aisle seat.",
+        "In this conversation, keep every answer under eighty words.",
+        "记得按时吃饭哦。",  # care for the listener's body, not a note to keep
     )
     assert items == []
 

@@ -33,7 +33,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
-from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
+from dreamd.models.offline_audience import about_the_work, is_everyday, is_wellbeing, names_the_work
 from dreamd.models.offline_structure import ONE_OFF_EDIT, STANDING
 from dreamd.models.offline_text import has_cjk
 from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
@@ -715,6 +715,16 @@ def _experience(core: str) -> bool:
     return mostly_chinese(core) or not about_the_work(rest)
 
 
+def _care(core: str) -> bool:
+    """Care for the listener leading a sentence that says nothing of the speaker ("早点休息吧，明天再战",
+    "Get some sleep, tomorrow's another day"); "别担心，我们用的是 Postgres 16" still states a fact after it."""
+    clauses = [c.strip() for c in re.split(r"[，,；;]", core.rstrip("。.!！~～")) if c.strip()]
+    short = bool(clauses) and (len(clauses[0]) <= 8 if mostly_chinese(clauses[0]) else len(clauses[0].split()) <= 5)
+    return short and is_wellbeing(clauses[0]) and not any(
+        re.match(r"(?:我|我们|我們|i\b|i'm|we\b|we're|my\b|our\b)", c, re.I) for c in clauses[1:]
+    )
+
+
 def _verbless_now(core: str) -> bool:
     """"Lovely weather here today": no clause, and a word for the moment — a remark, not a fact."""
     return (
@@ -795,6 +805,7 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
     or _SUPPOSED_ZH.search(core),
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
+    "encouragement": lambda sentence, core, before: _care(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
     "venting": lambda sentence, core, before: _VENTING.search(core) or _EVALUATION_NOW_ZH.match(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
