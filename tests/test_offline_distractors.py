@@ -120,6 +120,7 @@ def _user(*texts: str) -> list[dict[str, str]]:
         # venting, someone close to the user's opinion, a short evaluation of the moment
         ("my landlord keeps texting me about the bins", "venting"),
         ("房东老催我交物业费", "venting"),
+        ("the label printer keeps jamming on the thick stock", "venting"),
         ("周五真漫长", "venting"),
         ("我婆婆认为孩子穿少了", "opinion"),
         # wisdom from the speaker's experience, advice sealed with "trust me", advice after the listener's condition
@@ -195,6 +196,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "I got the job at the Aldgate clinic",  # a life event that leaves a state behind
         "I got diagnosed with asthma as a teenager",
         "My sister had a baby in June",
+        "We're going to rewrite it in Rust next quarter",  # a dated plan for the work, not the item on screen
+        "I designed the original ingest pipeline, so ask me about it",  # what the speaker made is still theirs
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
         "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
         "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort

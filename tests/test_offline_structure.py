@@ -75,6 +75,7 @@ def kinds(items: list[dict[str, str]]) -> list[tuple[str, str]]:
          False, False),
         ("Note taking happens in Logseq.", "Note taking happens in Logseq", False, False),
         ("next we wire up the invoices page", "we wire up the invoices page", False, False),
+        ("next up: the invoices page", "the invoices page", False, False),
         ("well the wiki is on Confluence", "the wiki is on Confluence", False, False),
         ("Note that the gate code changes monthly.", "the gate code changes monthly", True, False),
         # a vocative is set off by a comma; without one the words are the fact's

@@ -654,9 +654,14 @@ def _one_off_zh(sentence: str) -> bool:
 
 # What the speaker just did, told in the past: "I tried clearing the cache and it still …", "we restarted the
 # pod and …". A decision, a change that still holds or a life history ("we decided …", "I moved to …") is a fact.
-_SELF_PAST = re.compile(r"^(?:i|we)\s+(?:just\s+|already\s+|also\s+|finally\s+)?(?:[a-z]{3,}ed|ran|got|went|did|made|took|put|set|tried|"
-                        r"wrote|sent|gave|saw|found|left|broke|built)\b", re.I)
-_DECIDED = re.compile(r"\b(?:decided|agreed|chose|settled|picked|opted|went with|signed|committed to|standardi[sz]ed)\b", re.I)
+# (not "wrote"/"built"/"made": what the speaker created is still theirs, "I wrote the original parser")
+_SELF_PAST = re.compile(r"^(?:i|we)\s+(?:just\s+|already\s+|also\s+|finally\s+)?(?:[a-z]{3,}ed|ran|got|went|did|took|put|set|tried|"
+                        r"sent|gave|saw|broke)\b", re.I)
+_DECIDED = re.compile(
+    r"\b(?:decided|agreed|chose|settled|picked|opted|went with|signed|committed to|standardi[sz]ed|created|founded|designed|"
+    r"wrote|authored|inherited|maintained|owned|led|ran (?:the|a|our))\b",
+    re.I,
+)
 # One occasion that happened: "the meeting got moved, so …", "the call was cancelled".
 _EVENT_PAST = re.compile(
     r"^the\s+(?:meeting|call|standup|stand-up|sync|demo|interview|appointment|flight|train|delivery|class|session|game|"
@@ -672,7 +677,7 @@ _PLAN_FOR_IT = re.compile(
 
 # Venting about what someone keeps doing: "my manager keeps asking for estimates", "领导老让我估工期".
 _VENTING = re.compile(
-    r"^(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?keeps\s+(?:on\s+)?(?!getting\b)(?!(?:anything|everything|something|nothing)\b)"
+    r"^(?:my|our|his|her|their|the)\s+(?:[\w-]+\s+){0,2}?keeps\s+(?:on\s+)?(?!getting\b)(?!(?:anything|everything|something|nothing)\b)"
     r"[a-z]{2,}ing\b|老(?:是)?(?:让|讓|叫|要|催|问|問|找)(?:我|我们|我們)",
     re.I,
 )
@@ -796,7 +801,11 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
     "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core),
-    "plan for the thing on screen": lambda sentence, core, before: _PLAN_FOR_IT.match(core),
+    "plan for the thing on screen": lambda sentence, core, before: _PLAN_FOR_IT.match(core) and (
+        re.search(r"\b(?:today|tonight|tomorrow|later|in a bit|in an hour|after lunch|this (?:afternoon|evening|morning))\b", core, re.I)
+        or not (future_dates(core, dt.date(2000, 1, 1)) or re.search(
+            r"\b(?:next|this coming|coming) (?:week|month|quarter|year|sprint|release|term|semester)\b|\bq[1-4]\b|"
+            r"\b(?:by|before|after|until|end of)\b", core, re.I))),
     "momentary": lambda sentence, core, before: (re.search(r"\bagain\b", core, re.I)
     and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I))
     or _verbless_now(core),

@@ -36,7 +36,7 @@ _EN_MARKER = (
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
     r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
     r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|for reference|fwiw|"
-    r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|last but not least|"
+    r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|next up|up next|last but not least|"
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
     r"quick reminder)"
 )
