@@ -198,6 +198,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "My sister had a baby in June",
         "We're going to rewrite it in Rust next quarter",  # a dated plan for the work, not the item on screen
         "I designed the original ingest pipeline, so ask me about it",  # what the speaker made is still theirs
+        "我之前在上家做过三年结算，现在在做清算",  # goes on to what holds now
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
         "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
         "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort

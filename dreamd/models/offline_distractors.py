@@ -516,9 +516,7 @@ _ADVICE_NEXT = re.compile(
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
     r"(?:job|team|company|role|startup)|at my (?:last|old|previous|first) (?:job|company|place)|that (?:day|time|night|week))\b|"
-    r"^(?:[^，,。]{0,8}[，,]\s*){0,2}(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)|"
-    # "我之前在上家做过…": at a previous job, as "in my last job, …"
-    r"^(?:我|我们|我們)?(?:之前|以前|原来|原來)?在(?:上家|上一家|前公司|前东家|前東家|老东家|老東家|之前的公司|以前的公司|上一份工作)",
+    r"^(?:[^，,。]{0,8}[，,]\s*){0,2}(?:那天|那次|那回|那会儿|那會兒|那时候|那時候|当时|當時|上次|上回)",
     re.I,
 )
 # Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
@@ -685,6 +683,17 @@ _VENTING = re.compile(
 _EVALUATION_NOW_ZH = re.compile(r"^[^，,。]{0,8}(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$")
 
 
+# "我之前在上家做过…": an episode at a previous job, as "in my last job, …" — unless the sentence goes on to
+# what holds now ("…，现在在做风控").
+_PREVIOUS_JOB_ZH = re.compile(
+    r"^(?:我|我们|我們)?(?:之前|以前|原来|原來)?在(?:上家|上一家|前公司|前东家|前東家|老东家|老東家|之前的公司|以前的公司|上一份工作)"
+)
+
+
+def _previous_job(core: str) -> bool:
+    return _PREVIOUS_JOB_ZH.match(core) is not None and re.search(r"现在|現在|目前|如今|今年|现任|現任", core) is None
+
+
 def _just_did(core: str) -> bool:
     clause = re.split(r",\s*|\s+(?:and|but|so)\s+", core.rstrip(".!"), maxsplit=1)[0]  # what was done, before what followed
     return bool(
@@ -800,7 +809,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _TELLS_OTHERS.match(core)
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
-    "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core),
+    "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core)
+    or _previous_job(core),
     "plan for the thing on screen": lambda sentence, core, before: _PLAN_FOR_IT.match(core) and (
         re.search(r"\b(?:today|tonight|tomorrow|later|in a bit|in an hour|after lunch|this (?:afternoon|evening|morning))\b", core, re.I)
         or not (future_dates(core, dt.date(2000, 1, 1)) or re.search(

@@ -48,6 +48,7 @@ _EN_FILLER = (
 # Words that are fillers only before a clause: "next we …" but "Next week is the freeze", "right, the repo …" but
 # "Right now the API …", "sure the …" but "Sure thing", "thanks, …" but "Thanks to the new CI, …".
 _EN_FILLER_BEFORE_CLAUSE = (
+    r"right\s+(?=now\b)|"  # "Right now the app is on 0.74": "now" still says it holds at present
     r"(?:well|plus|right|sure|cool|thanks|first|second|third|next)\s+(?=(?:the|a|an|i|i'm|we|we're|you|my|our|it|it's|"
     r"this|that|they|he|she|there|let's|please|always|never|don't|do not)\b)"
 )
