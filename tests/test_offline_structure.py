@@ -263,6 +263,8 @@ def test_one_off_and_temporary_instructions_are_not_lasting() -> None:
         "记得按时吃饭哦。",  # care for the listener's body, not a note to keep
     )
     assert items == []
+    assert is_temporary("For this trip only, book the aisle seat.")
+    assert not is_temporary("For this repo only, we use Yarn instead of pnpm.")  # a scope that lasts
 
 
 def test_conditions_of_the_speakers_own_and_theory_are_suppositions() -> None:

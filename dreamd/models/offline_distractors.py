@@ -612,6 +612,8 @@ _TOLD_THIRD = re.compile(
     r"[，,；;]\s*(?:我|我们|我們)(?:就|也|还|還|都)?(?:跟|和|对|對|劝|勸|叫|让|讓)(?!你|您)[^，,。]{1,6}?(?:说|說|讲|講|别|別|不要)",
     re.I,
 )
+# What the assistant itself works on, when advice is handed to it: code, identifiers, a tool's name.
+_CODE_WORDS = re.compile(r"[A-Za-z]{2,}|代码|代碼|接口|提交|部署|测试|測試|数据库|數據庫|脚本|腳本")
 # Advice handed to the listener: "劝你一句", "奉劝", "take my advice", "a word of advice for you".
 _ADVICE_TO_YOU = re.compile(
     r"(?:劝|勸)(?:你|您)|奉劝|奉勸|(?:劝|勸)一句|"
@@ -632,7 +634,7 @@ _PAST_LEAD_ZH = re.compile(r"^(?:上周|上週|上个月|上個月|上礼拜|上
 _TENTATIVE_ZH = re.compile(r"(?:再|先)(?P<v>[\u4e00-\u9fff]{1,2})(?P=v)(?:吧|啊|哈|呢)?\s*(?:[，,。.!！~～…]|$)")
 # A belief about how things will turn out: "我相信我能找到更好的", "I'm sure it'll work out".
 _BELIEF = re.compile(
-    r"(?:^|[，,])\s*(?:我|我们|我們)?(?:相信|坚信|堅信)|"
+    r"(?:^|[，,])\s*(?:我|我们|我們)?(?:相信|坚信|堅信)[^，,。]{0,8}(?:会|會|能|可以|一定)|"
     r"^(?:i|we)(?:\s+(?:believe|trust|know|bet)|'m sure|\s+am sure|'re sure|\s+are sure)\s+(?:that\s+)?(?:i|we|you|it|things|everything)"
     r"\b[^.]*\b(?:will|'ll|can|could)\b",
     re.I,
@@ -715,6 +717,14 @@ _TRUST_ME = re.compile(r"[,;—–-]\s*(?:trust me|take it from me|believe me|�
 _YOU_HAVE_TO = re.compile(r"[,，]\s*you (?:should|must|have to|need to|gotta|got to|ought to)\b", re.I)
 
 
+def _advice_to_you(sentence: str, core: str) -> bool:
+    """Advice handed to the listener, unless it is about what the assistant works on ("劝你一句：别用 MongoDB 存账单")."""
+    if _ADVICE_TO_YOU.search(sentence) is None:
+        return False
+    rest = _ADVICE_TO_YOU.sub("", core)
+    return _CODE_WORDS.search(rest) is None if mostly_chinese(rest) else not names_the_work(rest)
+
+
 def _you_have_to(core: str) -> bool:
     return _YOU_HAVE_TO.search(core) is not None and not names_the_work(core) and not is_pointer(core)
 
@@ -747,11 +757,19 @@ def _verbless_now(core: str) -> bool:
     )
 
 
+_AHEAD_ZH = re.compile(r"明年|下个月|下個月|下周|下週|以后|以後|将来|將來|今后|今後|打算|计划|計劃|准备|準備")
+
+
 def _past_lead(core: str) -> bool:
+    """A sentence led by a past time that tells only what happened then — nothing that holds now or lies
+    ahead ("昨天刚定下来，明年一月上线新版" is a plan)."""
+    if future_dates(core, dt.date(2000, 1, 1)):
+        return False
     if _PAST_LEAD_EN.match(core):
         return _past_en(core)
-    return (_PAST_LEAD_ZH.match(core) is not None and _PAST_ZH.search(core) is not None
-            and _CHANGE_ZH.search(core) is None)
+    rest = _PAST_LEAD_ZH.sub("", core)
+    return (_PAST_LEAD_ZH.match(core) is not None and _PAST_ZH.search(rest) is not None
+            and _CHANGE_ZH.search(core) is None and _AHEAD_ZH.search(core) is None)
 
 
 _IMPERATIVE_ADVICE = re.compile(
@@ -798,7 +816,7 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _experience(core)
     or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)))
     or _you_have_to(core)
-    or _ADVICE_TO_YOU.search(sentence)
+    or _advice_to_you(sentence, core)
     or _TOLD_THIRD.search(sentence)
     or _GENERIC_ADVICE.match(core)
     or _knack(core)
@@ -830,7 +848,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
     "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
     or (mostly_chinese(sentence) and _one_off_zh(sentence)),
-    "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core) or _BELIEF.search(core),
+    "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core)
+    or (_BELIEF.search(core) and not STANDING.search(core)),
     "on screen": lambda sentence, core, before: _ON_SCREEN.search(core)
     or re.match(r"^(?:this|that) one(?:'s|\s+is|\s+was|\s+has)\b", core, re.I),
 }

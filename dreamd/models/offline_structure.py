@@ -355,7 +355,8 @@ TEMPORARY = re.compile(
     r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
     r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
     # "for this trip only", "just for this order": one occasion named, whatever it is
-    r"(?:for|on|with) this(?: one)? [\w-]+(?: [\w-]+)? only|(?:in|for|during) this (?:conversation|chat|thread)|"
+    r"(?:for|on|with) this(?: one)? (?!(?:project|repo|repository|codebase|app|service|team|client|company|site|product|"
+    r"library|package|org|department)\b)[\w-]+(?: [\w-]+)? only|(?:in|for|during) this (?:conversation|chat|thread)|"
     r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
     r"later today|tonight|this afternoon|this evening|for the demo|brb|be right back|back soon|afk|gtg|"
     r"got to go|gotta go|when(?:ever)? you(?:'re| are) (?:ready|done|free|back)|when you (?:get|have) a (?:chance|minute|sec)|"
