@@ -202,6 +202,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "我相信文档很重要，所以每个接口都要写说明",  # a conviction behind a standing rule
         "劝你一句：别用 SQLite 存订单，我们踩过坑",  # advice about the work is a rule for it
         "昨天刚定下来，明年三月换新系统",  # a decision about what lies ahead
+        "The clinic keeps growing, we're twelve vets now",  # a trend, not a fault
+        "The spare key is under the blue pot, trust me",  # a pointer sealed with "trust me"
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
         "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
         "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort

@@ -677,7 +677,8 @@ _PLAN_FOR_IT = re.compile(
 
 # Venting about what someone keeps doing: "my manager keeps asking for estimates", "领导老让我估工期".
 _VENTING = re.compile(
-    r"^(?:my|our|his|her|their|the)\s+(?:[\w-]+\s+){0,2}?keeps\s+(?:on\s+)?(?!getting\b)(?!(?:anything|everything|something|nothing)\b)"
+    r"^(?:my|our|his|her|their|the)\s+(?:[\w-]+\s+){0,2}?keeps\s+(?:on\s+)?"
+    r"(?!(?:getting|growing|improving|expanding|changing|evolving|shrinking|increasing|rising)\b)(?!(?:anything|everything|something|nothing)\b)"
     r"[a-z]{2,}ing\b|老(?:是)?(?:让|讓|叫|要|催|问|問|找)(?:我|我们|我們)",
     re.I,
 )
@@ -814,7 +815,7 @@ def _open_quote(before: str) -> bool:
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
     or _experience(core)
-    or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)))
+    or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)) and not is_pointer(_TRUST_ME.sub("", core)))
     or _you_have_to(core)
     or _advice_to_you(sentence, core)
     or _TOLD_THIRD.search(sentence)
