@@ -384,6 +384,16 @@ def test_a_clause_closed_by_the_speakers_task_of_the_moment_is_not_a_fact() -> N
     assert distractor("The shop sells flour by the sack and we need it weekly") is None
 
 
+def test_a_day_put_right_in_month_slash_day_form_changes_the_day_only() -> None:
+    from dreamd.models.offline_dialogue import correction_of
+
+    assert correction_of("不对，是 3/18。") == ("18", None)
+    records = extract_from_turns(_user("验收日期是 3/17。", "不对，是 3/18。"), today="2026-03-02")
+    assert len(records) == 1
+    assert "3/18" in records[0]["description"]
+    assert "3/3" not in records[0]["description"]  # once the month took the day's place
+
+
 def test_a_bare_actually_with_a_contrast_is_news_not_a_correction_of_an_unrelated_record() -> None:
     records = extract_from_turns(
         _user("I'm a data engineer at Brightwater.", "Actually we use Poetry, not pip."), today="2026-03-02"

@@ -148,6 +148,9 @@ def correction_of(sentence: str) -> tuple[str, str | None] | None:
     old = groups.get("old") or groups.get("old2") or groups.get("old3")
     if new.strip() and not old:
         old = _old_of_same_shape(new.strip(), sentence[m.end("new" if groups.get("new") else "new2"):])
+        day = re.fullmatch(r"(\d{1,2})/(\d{1,2})", new.strip())
+        if old is None and day:
+            new = day.group(2)  # "不对，是 12/16": the day put right, so "12/15" becomes "12/16", never "12/12"
     elif new.strip() and old:
         new = _narrowed(new.strip(), old, contrast=bool(groups.get("new3")))
     return (new.strip(), old.strip() if old else None) if new.strip() else None
