@@ -7,8 +7,9 @@
   English from now on?", "Would you mind keeping samples under 30 lines going forward?",
   "以后能不能都用英文回复？". A plain "Can you always tell when …?" asks what the assistant can
   do and is left alone.
-- :func:`correction_of` — "Sorry, I meant Postgres 15", "不对，应该是 8.0": the new value (and
-  the old one when named) for the extractor to put right in the record it already made.
+- :func:`correction_of` — "Sorry, I meant Postgres 15", "不对，应该是 8.0", "Scratch that: … Ilona,
+  not Marek", "哎说错了，是每周三…，周二是…": the new value (and the old one when named, before or after
+  it, narrowed to the same shape) for the extractor to put right in the record it already made.
 """
 
 from __future__ import annotations

@@ -17,10 +17,14 @@ Three more layers read a whole sentence rather than a clause no rule took:
   sister's advice:", a generic addressee, someone's advice told as speech, the user's own advice
   to others, "you should …" about nothing of the work), someone else's words (a speech verb
   before a colon, a quotation still open from an earlier sentence, advice the sentence before
-  announced, text passed on from a page), an episode told as past ("back when I was at …"),
+  announced, text passed on from a page, output the user pastes), an episode told as past ("back
+  when I was at …", a sentence led by a past time, what the speaker just did, an occasion that
+  moved), advice the user gave a third person or hands to the listener, wisdom from experience,
   what is happening again, an intermittent fault, a number that is a secret, a condition with
   nothing under it, a question or an instruction bounded in time in the form of a statement,
-  the code on screen, someone busy right now;
+  a one-off suggested for the moment (…吧 with 这周/今天), a tentative act or a hope (我再想想,
+  "I'm sure it'll work out"), venting, care for the listener, the code on screen, someone busy
+  right now;
 - :func:`continues` tells a clause that goes on about the fact before it in the same sentence
   (one memory) from a clause with a subject of its own (two);
 - :func:`restated` reads the value a correction puts right ("Apologies, that is wrong: it is
