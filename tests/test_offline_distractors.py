@@ -121,6 +121,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("my landlord keeps texting me about the bins", "venting"),
         ("房东老催我交物业费", "venting"),
         ("the label printer keeps jamming on the thick stock", "venting"),
+        ("I'm dreading the quarterly review", "busy"),
+        ("Keep it punchy, the board skims everything", "instruction for the thing on screen"),
         ("周五真漫长", "venting"),
         ("我婆婆认为孩子穿少了", "opinion"),
         # wisdom from the speaker's experience, advice sealed with "trust me", advice after the listener's condition
@@ -204,6 +206,7 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "昨天刚定下来，明年三月换新系统",  # a decision about what lies ahead
         "The clinic keeps growing, we're twelve vets now",  # a trend, not a fault
         "The spare key is under the blue pot, trust me",  # a pointer sealed with "trust me"
+        "Keep it under 300 words every time",  # standing
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
         "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
         "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort

@@ -535,7 +535,8 @@ _OPINION_OF = re.compile(
 _STATE_NOW = re.compile(
     r"^(?:i'm|i am|im|i feel|feeling)\s+(?:so\s+|really\s+|a bit\s+|a little\s+|kinda\s+|pretty\s+|super\s+|very\s+|"
     r"absolutely\s+|completely\s+|totally\s+|just\s+)*(?:tired|exhausted|starving|hungry|sleepy|knackered|wiped|shattered|"
-    r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day)\b",
+    r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day|"
+    r"dreading|not looking forward to|nervous about|gutted|buzzing)\b",
     re.I,
 )
 # A supposition by its mood: "…的话，…", "等孩子上小学了，我可能会…", "ideally we'd have …", "in an ideal world …".
@@ -834,6 +835,10 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
     "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core)
     or _previous_job(core),
+    # "Keep it punchy", "make this shorter": how to do the item at hand, with no standing marker
+    "instruction for the thing on screen": lambda sentence, core, before: re.match(
+        r"^(?:please\s+)?(?:keep|make|write|do|leave|format|shorten|tone down|tighten)\s+(?:it|this|that|them)\b", core, re.I)
+    and not STANDING.search(core),
     "plan for the thing on screen": lambda sentence, core, before: _PLAN_FOR_IT.match(core) and (
         re.search(r"\b(?:today|tonight|tomorrow|later|in a bit|in an hour|after lunch|this (?:afternoon|evening|morning))\b", core, re.I)
         or not (future_dates(core, dt.date(2000, 1, 1)) or re.search(
