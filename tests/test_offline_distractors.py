@@ -273,6 +273,9 @@ def test_extraction_still_keeps_the_facts_beside_them() -> None:
         ("主要写 Elixir", "我是做后端的，主要写 Elixir", True),
         ("税务都是她在弄", "我的会计是小周，税务都是她在弄", True),
         ("周末一般会去爬山", "我在杭州做财务，周末一般会去爬山", False),
+        ("项目名 harbor-ops", "监控统一走 Grafana Cloud，项目名 harbor-ops", True),
+        ("工单编号 A-2231", "报销走财务系统，工单编号 A-2231", True),
+        ("名单在共享盘里", "报名截止是周五，名单在共享盘里", False),  # a name list, not a name of the thing before
     ],
 )
 def test_a_clause_that_goes_on_about_the_one_before(clause: str, sentence: str, expected: bool) -> None:

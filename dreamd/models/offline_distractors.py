@@ -887,6 +887,8 @@ _BACK_EN = re.compile(r"^(?:it|its|it's|they|their|they're|he|his|he's|she|her|s
 _BACK_END_EN = re.compile(r"\b(?:it|that|them|him|her)[.!]?$", re.I)
 # "索引是 …", "项目名叫 …" (a property of what came before), "主要写 …" (no subject: the one before), "他在 …", "归她管".
 _GOES_ON_ZH = re.compile(
+    # "…，项目名 seg-kidney", "…，用户名 runner_01": a name or number of the thing before, said without a verb
+    r"^[^，,。\s]{0,3}(?:名|名字|号|號|账号|賬號|编号|編號)\s*[：:]?\s*[A-Za-z0-9]|"
     r"^[^，,。\s]{1,4}(?:是|叫|為|为)|^(?:主要|日常|平时|平時|平常|负责|負責|专门|專門|还要|還要|还得|還得|也|都)|[他她它]"
 )
 _SO_BEFORE = re.compile(r"(?:\bso|\bwhich means|\bhence|所以|因此|于是|於是)[\s,，]*$", re.I)
