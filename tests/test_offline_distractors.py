@@ -121,6 +121,7 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("my landlord keeps texting me about the bins", "venting"),
         ("房东老催我交物业费", "venting"),
         ("the label printer keeps jamming on the thick stock", "venting"),
+        ("周末想带爸妈去趟苏州", "wish"),
         ("I'm dreading the quarterly review", "busy"),
         ("Keep it punchy, the board skims everything", "instruction for the thing on screen"),
         ("周五真漫长", "venting"),
@@ -207,6 +208,9 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "The clinic keeps growing, we're twelve vets now",  # a trend, not a fault
         "The spare key is under the blue pot, trust me",  # a pointer sealed with "trust me"
         "Keep it under 300 words every time",  # standing
+        "我的理想是开一家面包店",  # 理想 is a noun, not 想
+        "以后想都用英文回复",  # a standing wish is a rule
+        "年底想把车贷还完",  # a goal with its date
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
         "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
         "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort

@@ -858,6 +858,10 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
     "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
     or (mostly_chinese(sentence) and _one_off_zh(sentence)),
+    # "国庆想带老婆回一趟青岛": a wish with its subject left out after a time word, not yet a fact
+    "wish": lambda sentence, core, before: re.match(
+        r"^[^，,。我你他她们們]{1,4}(?<![理思感回设設猜梦夢幻联聯构構])想(?:要)?(?!法|起|到|必|象|像|不)[\u4e00-\u9fff]", core)
+        and not STANDING.search(core) and not future_dates(core, dt.date(2000, 1, 1)),  # a dated goal is a plan
     "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core)
     or (_BELIEF.search(core) and not STANDING.search(core)),
     "on screen": lambda sentence, core, before: _ON_SCREEN.search(core)
