@@ -122,6 +122,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("房东老催我交物业费", "venting"),
         ("the label printer keeps jamming on the thick stock", "venting"),
         ("周末想带爸妈去趟苏州", "wish"),
+        ("我怀疑是缓存没清，但一直没空查", "guess"),
+        ("I suspect it's the DNS cache, but I haven't had time to check", "guess"),
         ("I'm dreading the quarterly review", "busy"),
         ("Keep it punchy, the board skims everything", "instruction for the thing on screen"),
         ("周五真漫长", "venting"),

@@ -862,6 +862,9 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "wish": lambda sentence, core, before: re.match(
         r"^[^，,。我你他她们們]{1,4}(?<![理思感回设設猜梦夢幻联聯构構])想(?:要)?(?!法|起|到|必|象|像|不)[\u4e00-\u9fff]", core)
         and not STANDING.search(core) and not future_dates(core, dt.date(2000, 1, 1)),  # a dated goal is a plan
+    # a guess leading the sentence: "我感觉是 fixture 的顺序问题，但…", "I suspect it's the cache, but …"
+    "guess": lambda sentence, core, before: re.match(
+        r"^(?:我|我们|我們)?(?:感觉|感覺|估计|估計|猜|怀疑|懷疑)|^(?:i (?:guess|suspect|reckon|bet)|my guess is)\b", core, re.I),
     "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core)
     or (_BELIEF.search(core) and not STANDING.search(core)),
     "on screen": lambda sentence, core, before: _ON_SCREEN.search(core)
