@@ -124,6 +124,8 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("周末想带爸妈去趟苏州", "wish"),
         ("我怀疑是缓存没清，但一直没空查", "guess"),
         ("I suspect it's the DNS cache, but I haven't had time to check", "guess"),
+        ("Rule number one of sailing: never tie a knot you can't untie", "advice"),
+        ("你听我的，租房一定要先看采光", "advice"),
         ("I'm dreading the quarterly review", "busy"),
         ("Keep it punchy, the board skims everything", "instruction for the thing on screen"),
         ("周五真漫长", "venting"),
@@ -213,6 +215,8 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "我的理想是开一家面包店",  # 理想 is a noun, not 想
         "以后想都用英文回复",  # a standing wish is a rule
         "年底想把车贷还完",  # a goal with its date
+        "Rule number one of this repo: never force-push to main",  # a rule of the work
+        "我跟你说，以后代码注释都用英文",  # a lead before a rule for the assistant
         "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
         "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
         "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort
@@ -225,6 +229,7 @@ def test_lasting_statements_pass(sentence: str) -> None:
 def test_advice_announced_by_the_sentence_before_is_someone_elses() -> None:
     tip = "Always stretch for ten minutes before a ride."
     assert not_memory(tip, tip, "My physio gave me one tip.") == "quoted"
+    assert not_memory(tip, tip, "My advice?") == "quoted"
     assert not_memory("做人要厚道。", "做人要厚道。", "我爸跟我说过一句话。") == "quoted"
     assert not_memory(tip, tip, "I cycle to work.") is None
 

@@ -513,9 +513,22 @@ _PASTED_OUTPUT = re.compile(
 _ADVICE_NEXT = re.compile(
     r"\b(?:gave|told|taught|passed on)\s+(?:me|us)\s+(?:one|a|some|the|this|his|her|their|a good|a great)?\s*(?:\w+\s+)?"
     r"(?:tip|advice|rule|lesson|piece of advice|saying|trick)s?\b[^.!?]*[.:!]?\s*$|"
-    r"(?:跟我|对我|對我|和我|教我)(?:说|說|讲|講)?过?(?:一句话|一句話|一句|几句|幾句|一个道理|一個道理)[。：:！!]?\s*$",
+    r"(?:跟我|对我|對我|和我|教我)(?:说|說|讲|講)?过?(?:一句话|一句話|一句|几句|幾句|一个道理|一個道理)[。：:！!]?\s*$|"
+    # "My advice?" / "Here's my tip." asked or announced on its own before the advice
+    r"(?:^|[.!?]\s+)(?:(?:here's|here is)\s+)?(?:my|one|a|some)\s+(?:advice|tip|piece of advice|two cents)\s*[?:.!]\s*$",
     re.I,
 )
+# A lead that hands the listener a piece of living wisdom: "Rule number one of camping: …", "我跟你讲，…", "你听我的，…".
+_WISDOM_LEAD = re.compile(
+    r"^rule (?:number |no\.? ?|#)?(?:one|1) (?:of|in|for|when) (?!(?:this|our|my|the) (?:repo|project|codebase|team|company|office)\b)"
+    r"[^:：]{1,30}[:：]\s*|^(?:我跟你讲|我跟你講|我跟你说|我跟你說|你听我的|你聽我的|听我说|聽我說)[，,：:！!]\s*",
+    re.I,
+)
+
+
+def _wisdom(sentence: str) -> bool:
+    m = _WISDOM_LEAD.match(sentence.strip())
+    return m is not None and not names_the_work(sentence.strip()[m.end():])
 # An episode of the past told as such: "Back when I was at the bank, …", "In my old job, …".
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
@@ -820,6 +833,7 @@ def _open_quote(before: str) -> bool:
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
     or _experience(core)
+    or _wisdom(sentence)
     or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)) and not is_pointer(_TRUST_ME.sub("", core)))
     or _you_have_to(core)
     or _advice_to_you(sentence, core)
