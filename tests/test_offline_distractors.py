@@ -375,6 +375,9 @@ def test_a_chinese_correction_after_an_interjection_swaps_the_value_it_names_lat
         ("The board meeting is on the 9th.", "Oops, my bad: the board meeting is on the 10th, not the 9th.",
          "2026-03-10", "2026-03-09"),
         ("季度复盘定在下周一。", "等下，纠正一下：是下周二不是周一。", "2026-03-10", "2026-03-09"),
+        ("The firmware build is 4.27.", "Sorry — typo, it's 4.72 not 4.27.", "4.72", "4.27"),
+        ("The backup runs at 2am every night.", "That was wrong, the backup runs at 4am every night.", "4am", "2am"),
+        ("我们的服务器有 3200 台。", "我前面说的台数有误，应该是 3400 台。", "3400", "3200"),
     ],
 )
 def test_a_statement_said_again_with_the_value_it_replaces_puts_the_record_right(

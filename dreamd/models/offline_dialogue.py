@@ -96,7 +96,7 @@ def has_cjk_text(text: str) -> bool:
 # ----------------------------------------------------------------------------- corrections
 
 _CORRECTION_EN = re.compile(
-    r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm)[,:!.]?\s+)+"
+    r"^(?:(?:sorry|oops|wait|actually|correction|scratch that|my bad|no wait|no|err|erm|typo)\s*[,:!.—–-]?\s+)+"
     r"(?:i meant|i mean|it's|it is|it should be|that should be|make that|that's|it was|"
     r"(?:it|that)(?:'s| has| was| is)?\s+(?:been\s+|now\s+)?(?:got\s+)?(?:pushed|moved|changed|bumped)(?:\s+back)?\s+to)"
     r"\s+(?P<new>.+?)"
@@ -111,7 +111,10 @@ _CORRECTION_EN = re.compile(
 )
 _CORRECTION_ZH = re.compile(
     r"^(?:(?:哦|噢|啊|哎|唉|呃|嗯|哎呀|哎哟|哎喲|啊呀|抱歉|不好意思|等下|等一下|等等)?[，,]?\s*"
-    r"(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|(?:更正|纠正|糾正)一下|我?(?:刚才|剛才|刚刚|剛剛|前面|上面)?"
+    r"(?:不对|不對|说错了|說錯了|抱歉|更正|纠正|糾正|(?:更正|纠正|糾正)一下|"
+    # "刚才那个不对", "我前面说的地址有误"
+    r"(?:刚才|剛才|前面|上面)?(?:那个|那個|这个|這個)(?:不对|不對)|我?(?:刚才|剛才|前面|上面)?(?:说|說|写|寫|给|給)的[^，,。]{0,6}(?:有误|有誤|不对|不對)|"
+    r"我?(?:刚才|剛才|刚刚|剛剛|前面|上面)?"
     r"(?:记错了|記錯了|写错了|寫錯了|打错了|打錯了|弄错了|弄錯了|搞错了|搞錯了|说错了|說錯了)|口误|口誤|等等|等下|等一下)"
     r"[，,：:!！。]?\s*)+"
     r"(?:应该是|應該是|其实是|其實是|是|(?:已经|已經)?(?:升到|升级到|升級到|换成|換成|改成|改到|改为|改為)了?)\s*"

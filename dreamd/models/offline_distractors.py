@@ -968,7 +968,7 @@ _WRONG_LEAD = re.compile(
 )
 # A name put right: "Correction: we moved to BigQuery last month" (a capitalised word after the first).
 _NAME_VALUE = re.compile(r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])(?=[\s,.;!]|$)")
-_VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*[a-z]?(?!\w|\.\d)")
+_VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*(?:[a-z]|am|pm|gb|mb|kb|ms)?(?!\w|\.\d)")
 _VALUE_ZH = re.compile(r"(?:现在是|現在是|已经是|已經是|应该是|應該是|其实是|其實是|是|到|成|为|為)\s*([A-Za-z][\w+#-]*\s?)?v?(\d+(?:\.\d+)*[a-z]?)")
 
 
