@@ -88,6 +88,59 @@ def _user(*texts: str) -> list[dict[str, str]]:
         ("我们在等快递，到了再继续", "busy"),
         ("我现在在地铁上，信号不好", "busy"),
         ("记得以前有人说过不要用 eval", "advice"),
+        # the user's advice to a third person, after what happened to them
+        ("a new hire asked me about flaky builds, I told him to just rerun them", "advice"),
+        ("表妹问我怎么学吉他，我跟她说先练好和弦", "advice"),
+        # advice handed to the listener
+        ("以过来的经验劝你一句，装修别省水电的钱", "advice"),
+        ("take my advice and never buy the extended warranty", "advice"),
+        # a past time leading what happened then, with no state left behind
+        ("last weekend the boiler was off for two days and we froze", "past event"),
+        ("two weeks ago I missed the train and lost the booking", "past event"),
+        ("昨天开会讨论了半天，最后啥也没定", "past event"),
+        # a moment's one-off request: a suggestion ending in 吧 in a sentence that names the moment
+        ("周五的鱼换成鸡胸吧，今天冰箱里没鱼了", "temporary"),
+        # a tentative act of the moment, a belief about how it will go
+        ("好的 我先看看", "tentative"),
+        ("行，那我再考虑考虑", "tentative"),
+        ("别灰心，我相信一切会好的", "tentative"),
+        ("I'm sure it'll all work out in the end", "tentative"),
+        ("my climbing partner swears by taping his fingers", "advice"),
+        ("我奶奶常念叨，吃饭要七分饱。", "advice"),
+        ("我一般劝实习生先把需求读透再写代码", "life advice"),
+        ("要我说啊，车还是买二手的划算", "advice"),
+        ("合同里有一句：“甲方须在验收后付款”", "reported"),
+        ("there's a line in the handbook: every visitor signs in at reception", "reported"),
+        ("Gorgeous sunset here tonight", "momentary"),
+        # what the speaker just did, an occasion that moved, a plan for the thing on screen
+        ("I tried reinstalling the driver and the fan is still loud", "past event"),
+        ("we rebooted the router and the wifi came back", "past event"),
+        ("The standup got moved, so I have a free morning", "past event"),
+        ("I'll merge it after lunch tomorrow", "plan for the thing on screen"),
+        # venting, someone close to the user's opinion, a short evaluation of the moment
+        ("my landlord keeps texting me about the bins", "venting"),
+        ("房东老催我交物业费", "venting"),
+        ("the label printer keeps jamming on the thick stock", "venting"),
+        ("周末想带爸妈去趟苏州", "wish"),
+        ("我怀疑是缓存没清，但一直没空查", "guess"),
+        ("I suspect it's the DNS cache, but I haven't had time to check", "guess"),
+        ("Rule number one of sailing: never tie a knot you can't untie", "advice"),
+        ("你听我的，租房一定要先看采光", "advice"),
+        ("I'm dreading the quarterly review", "busy"),
+        ("Keep it punchy, the board skims everything", "instruction for the thing on screen"),
+        ("周五真漫长", "venting"),
+        ("我婆婆认为孩子穿少了", "opinion"),
+        # wisdom from the speaker's experience, advice sealed with "trust me", advice after the listener's condition
+        ("In my experience, it's smarter to haggle over the deposit than the rent", "advice"),
+        ("以我的经验，租房一定要先看采光", "advice"),
+        ("Never buy shoes in the morning, trust me", "advice"),
+        ("If you're ever in Porto, you have to walk the riverside at dusk", "advice"),
+        ("我之前在上家搭过一套报表平台，把出数时间从一天缩到了一小时", "past event"),
+        ("this one's urgent and landed on my desk this morning", "on screen"),
+        ("Seeing this in the console: socket hang up (code 57)", "reported"),
+        ("早点睡吧，周一再说", "encouragement"),
+        ("Get some sleep, tomorrow is another day", "encouragement"),
+        ("终端里报了这个：端口 5432 被占用", "reported"),
     ],
 )
 def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
@@ -131,6 +184,42 @@ def test_sentences_that_are_never_memories(sentence: str, kind: str) -> None:
         "I'm a nurse on the cardiac ward",
         "我在杭州做财务",
         "我现在在杭州工作",
+        "Last year we moved the whole stack to Go",  # a change that still holds
+        "上个月我们搬到了深圳",
+        "Our designer asked for bigger buttons, so all tap targets are 48px now",  # no advice told to the third person
+        "我每周三下午练琴",
+        "以后周末的菜都清淡点吧",  # a standing suggestion
+        "我们看看再说吧",  # no reduplicated verb after 再/先: not a tentative act by its form
+        "The pilot run ships to the depot three weeks from today",  # a dated plan, not a remark
+        "We decided to keep caching at the edge, since the origin is slow",  # a decision told in the past
+        "I moved the backups to the NAS in the garage last spring",  # a change that still holds
+        "The budget is a firm cap, so keep anything you suggest under it",
+        "My son keeps chickens in the back garden",  # keeps + a noun: what he has
+        "我婆婆住在我们楼下",
+        "One thing I learned the hard way: never run two schema migrations in one deploy",  # about the work
+        "If you need the staging password, you should ask Ilse in ops",  # a pointer in the form of advice
+        "我现在在一家物流公司做数据平台",
+        "This one-pager is the spec we build against",  # "one" in a compound, not "this one"
+        "I got the job at the Aldgate clinic",  # a life event that leaves a state behind
+        "I got diagnosed with asthma as a teenager",
+        "My sister had a baby in June",
+        "We're going to rewrite it in Rust next quarter",  # a dated plan for the work, not the item on screen
+        "I designed the original ingest pipeline, so ask me about it",  # what the speaker made is still theirs
+        "我之前在上家做过三年结算，现在在做清算",  # goes on to what holds now
+        "我相信文档很重要，所以每个接口都要写说明",  # a conviction behind a standing rule
+        "劝你一句：别用 SQLite 存订单，我们踩过坑",  # advice about the work is a rule for it
+        "昨天刚定下来，明年三月换新系统",  # a decision about what lies ahead
+        "The clinic keeps growing, we're twelve vets now",  # a trend, not a fault
+        "The spare key is under the blue pot, trust me",  # a pointer sealed with "trust me"
+        "Keep it under 300 words every time",  # standing
+        "我的理想是开一家面包店",  # 理想 is a noun, not 想
+        "以后想都用英文回复",  # a standing wish is a rule
+        "年底想把车贷还完",  # a goal with its date
+        "Rule number one of this repo: never force-push to main",  # a rule of the work
+        "我跟你说，以后代码注释都用英文",  # a lead before a rule for the assistant
+        "Logs: they all go to Loki at loki.internal",  # a pointer labelled by what it points to
+        "在苏州开了家小店卖自己做的糕点",  # 自己 here is the speaker's own work, not care for the listener
+        "别担心，我们的备份每天凌晨三点跑",  # a fact after the comfort
     ],
 )
 def test_lasting_statements_pass(sentence: str) -> None:
@@ -140,6 +229,7 @@ def test_lasting_statements_pass(sentence: str) -> None:
 def test_advice_announced_by_the_sentence_before_is_someone_elses() -> None:
     tip = "Always stretch for ten minutes before a ride."
     assert not_memory(tip, tip, "My physio gave me one tip.") == "quoted"
+    assert not_memory(tip, tip, "My advice?") == "quoted"
     assert not_memory("做人要厚道。", "做人要厚道。", "我爸跟我说过一句话。") == "quoted"
     assert not_memory(tip, tip, "I cycle to work.") is None
 
@@ -194,6 +284,9 @@ def test_extraction_still_keeps_the_facts_beside_them() -> None:
         ("主要写 Elixir", "我是做后端的，主要写 Elixir", True),
         ("税务都是她在弄", "我的会计是小周，税务都是她在弄", True),
         ("周末一般会去爬山", "我在杭州做财务，周末一般会去爬山", False),
+        ("项目名 harbor-ops", "监控统一走 Grafana Cloud，项目名 harbor-ops", True),
+        ("工单编号 A-2231", "报销走财务系统，工单编号 A-2231", True),
+        ("名单在共享盘里", "报名截止是周五，名单在共享盘里", False),  # a name list, not a name of the thing before
     ],
 )
 def test_a_clause_that_goes_on_about_the_one_before(clause: str, sentence: str, expected: bool) -> None:
@@ -238,6 +331,8 @@ def test_a_clause_with_a_subject_of_its_own_stays_a_record_of_its_own() -> None:
         ("Actually no, we're on Ruby 3.3 since the summer.", "Ruby 3.3"),
         ("不好意思，记错了，现在是 Go 1.22。", "Go 1.22"),
         ("Oops, scratch that, it's Traefik 3.1 now.", "Traefik 3.1"),
+        ("抱歉刚才写错了，版本是 3.9。", "3.9"),
+        ("Hmm no, I got that wrong — the lab is in room 214.", "214"),
     ],
 )
 def test_the_value_a_correction_puts_right(sentence: str, value: str | None) -> None:
@@ -252,6 +347,79 @@ def test_a_correction_in_the_next_turn_puts_the_record_right() -> None:
     assert len(records) == 1
     assert "MariaDB 11.2" in records[0]["description"]
     assert "10.4" not in records[0]["description"] + records[0]["body"]
+
+
+def test_a_chinese_correction_after_an_interjection_swaps_the_value_it_names_later() -> None:
+    """"哎说错了，是每周四上午，周三是游泳课": the old value comes after the new one, in the same shape; the
+    earlier record is put right as a whole, and the second value makes no record of its own."""
+    from dreamd.models.offline_dialogue import correction_of
+
+    assert correction_of("哎说错了，是每周四上午，周三是游泳课。") == ("每周四上午", "每周三上午")
+    assert correction_of("唉，记错了，是 9 点，8 点是早会") == ("9 点", "8 点")
+    assert correction_of("不对，应该是周四") == ("周四", None)  # no other value: found by shape later
+    records = extract_from_turns(
+        _user("我女儿在少年宫学画画，每周三上午上课。", "哎说错了，是每周四上午，周三是游泳课。"),
+        today="2026-03-02",
+    )
+    assert len(records) == 1
+    assert "每周四上午" in records[0]["description"]
+    assert "每周三" not in records[0]["description"] + records[0]["body"]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "correction", "now", "gone"),
+    [
+        ("Refund requests go to Marek in support.", "Scratch that: refund requests go to Ilona, not Marek.",
+         "Refund requests go to Ilona in support", "Marek"),
+        ("The kiosk app targets Android 12.", "Wait, it's Android 13 we target, not 12.", "Android 13", "12"),
+        ("The board meeting is on the 9th.", "Oops, my bad: the board meeting is on the 10th, not the 9th.",
+         "2026-03-10", "2026-03-09"),
+        ("季度复盘定在下周一。", "等下，纠正一下：是下周二不是周一。", "2026-03-10", "2026-03-09"),
+        ("The firmware build is 4.27.", "Sorry — typo, it's 4.72 not 4.27.", "4.72", "4.27"),
+        ("The backup runs at 2am every night.", "That was wrong, the backup runs at 4am every night.", "4am", "2am"),
+        ("我们的服务器有 3200 台。", "我前面说的台数有误，应该是 3400 台。", "3400", "3200"),
+    ],
+)
+def test_a_statement_said_again_with_the_value_it_replaces_puts_the_record_right(
+    earlier: str, correction: str, now: str, gone: str
+) -> None:
+    records = extract_from_turns(_user(earlier, correction), today="2026-03-02")
+    assert len(records) == 1
+    assert now in records[0]["description"]
+    assert gone not in records[0]["description"]
+
+
+def test_a_consequence_clause_keeps_its_subject_after_so() -> None:
+    from dreamd.models.offline_distractors import distractor
+
+    assert distractor("so the studio hires two illustrators in March") is None
+    assert distractor("so rebooted everything") == "fragment"
+
+
+def test_a_clause_closed_by_the_speakers_task_of_the_moment_is_not_a_fact() -> None:
+    from dreamd.models.offline_distractors import distractor
+
+    assert distractor("The florist wants a deposit and I need to reply") == "task now"
+    assert distractor("Our landlord raised the rent and we have to move out") == "task now"
+    assert distractor("The shop sells flour by the sack and we need it weekly") is None
+
+
+def test_a_day_put_right_in_month_slash_day_form_changes_the_day_only() -> None:
+    from dreamd.models.offline_dialogue import correction_of
+
+    assert correction_of("不对，是 3/18。") == ("18", None)
+    records = extract_from_turns(_user("验收日期是 3/17。", "不对，是 3/18。"), today="2026-03-02")
+    assert len(records) == 1
+    assert "3/18" in records[0]["description"]
+    assert "3/3" not in records[0]["description"]  # once the month took the day's place
+
+
+def test_a_bare_actually_with_a_contrast_is_news_not_a_correction_of_an_unrelated_record() -> None:
+    records = extract_from_turns(
+        _user("I'm a data engineer at Brightwater.", "Actually we use Poetry, not pip."), today="2026-03-02"
+    )
+    assert any("Brightwater" in r["description"] for r in records)
+    assert all("engineer at Poetry" not in r["description"] for r in records)
 
 
 # ----------------------------------------------------------------------------- who a directive is for

@@ -67,6 +67,26 @@ def kinds(items: list[dict[str, str]]) -> list[tuple[str, str]]:
         ("对了，我周末不看消息。", "我周末不看消息", False, False),
         ("跟你说一下，我不吃香菜。", "我不吃香菜", False, False),
         ("提醒一下：报销要在每月 5 号前提交。", "报销要在每月 5 号前提交", True, False),
+        # a filler word opening a noun phrase is content: "Next week", "Right now", "Thanks to", "Note taking"
+        ("Next week is the board review.", "Next week is the board review", False, False),
+        ("Right now the mobile app is on React Native 0.74.", "now the mobile app is on React Native 0.74",
+         False, False),
+        ("Thanks to the new runners, builds take six minutes.", "Thanks to the new runners, builds take six minutes",
+         False, False),
+        ("Note taking happens in Logseq.", "Note taking happens in Logseq", False, False),
+        ("next we wire up the invoices page", "we wire up the invoices page", False, False),
+        ("next up: the invoices page", "the invoices page", False, False),
+        ("well the wiki is on Confluence", "the wiki is on Confluence", False, False),
+        ("Note that the gate code changes monthly.", "the gate code changes monthly", True, False),
+        # a vocative is set off by a comma; without one the words are the fact's
+        ("I share a flat with my friend.", "I share a flat with my friend", False, False),
+        ("The dog is called Buddy.", "The dog is called Buddy", False, False),
+        ("we deploy from main, my friend", "we deploy from main", False, False),
+        # a list number goes, a version number stays whole
+        ("2. 周五晚上不排会议", "周五晚上不排会议", False, False),
+        ("2.4 版下个月 3 号发布", "2.4 版下个月 3 号发布", False, False),
+        ("3.10.2 is the last build that supports Windows 7", "3.10.2 is the last build that supports Windows 7",
+         False, False),
     ],
 )
 def test_peel_strips_lead_ins_and_filler(sentence: str, core: str, remember: bool, standing: bool) -> None:
@@ -237,8 +257,36 @@ def test_one_off_and_temporary_instructions_are_not_lasting() -> None:
         "这次先不用写文档。",
         "暂时把这个告警关掉。",
         "先这样吧，明天再改。",
+        "For this order only, leave out the gift wrap and ship it to my office.",
+        "On this one booking only, pick the aisle seat.",
+        "In this conversation, keep every answer under eighty words.",
+        "记得按时吃饭哦。",  # care for the listener's body, not a note to keep
     )
     assert items == []
+    assert is_temporary("For this trip only, book the aisle seat.")
+    assert not is_temporary("For this repo only, we use Yarn instead of pnpm.")  # a scope that lasts
+
+
+def test_conditions_of_the_speakers_own_and_theory_are_suppositions() -> None:
+    """"If I get the post, I'm moving to Cork" is a plan under a condition, not yet a fact; so is a condition
+    by inversion ("Should the landlord sell, we'd …") and what holds "in theory"."""
+    from dreamd.models.offline_structure import is_hypothetical
+
+    assert is_hypothetical("If I get the post, I'm moving to Cork in the autumn.")
+    assert is_hypothetical("Should the landlord sell, we'd have to find a new place.")
+    assert is_hypothetical("In theory we could run the whole shop off one laptop.")
+    assert not is_hypothetical("If the nightly build fails, ping Odile in the platform channel.")  # a standing rule
+    assert not is_hypothetical("I'm moving to Cork in the autumn.")
+    assert run("If I get the post, I'm moving to Cork in the autumn.") == []
+
+
+def test_a_wait_that_takes_back_what_was_said_is_a_lead_in_not_a_rule() -> None:
+    """"No wait, …" opens a correction; it is never a directive of its own ("no" + "wait")."""
+    assert peel("No wait, the venue moved to the Old Mill.").core == "the venue moved to the Old Mill."
+    assert peel("Hold on, the shop closes at six.").core == "the shop closes at six."
+    items = run("No wait, we bumped the kiosk app to Android 13 in May.")
+    assert all(not i["description"].lower().startswith(("no wait", "wait")) for i in items)
+    assert all(i["type"] != "feedback" for i in items)
 
 
 def test_standing_forms_without_the_word_always() -> None:

@@ -17,10 +17,14 @@ Three more layers read a whole sentence rather than a clause no rule took:
   sister's advice:", a generic addressee, someone's advice told as speech, the user's own advice
   to others, "you should …" about nothing of the work), someone else's words (a speech verb
   before a colon, a quotation still open from an earlier sentence, advice the sentence before
-  announced, text passed on from a page), an episode told as past ("back when I was at …"),
+  announced, text passed on from a page, output the user pastes), an episode told as past ("back
+  when I was at …", a sentence led by a past time, what the speaker just did, an occasion that
+  moved), advice the user gave a third person or hands to the listener, wisdom from experience,
   what is happening again, an intermittent fault, a number that is a secret, a condition with
   nothing under it, a question or an instruction bounded in time in the form of a statement,
-  the code on screen, someone busy right now;
+  a one-off suggested for the moment (…吧 with 这周/今天), a tentative act or a hope (我再想想,
+  "I'm sure it'll work out"), venting, care for the listener, the code on screen, someone busy
+  right now;
 - :func:`continues` tells a clause that goes on about the fact before it in the same sentence
   (one memory) from a clause with a subject of its own (two);
 - :func:`restated` reads the value a correction puts right ("Apologies, that is wrong: it is
@@ -33,8 +37,8 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
-from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
-from dreamd.models.offline_structure import ONE_OFF_EDIT
+from dreamd.models.offline_audience import about_the_work, is_everyday, is_wellbeing, names_the_work
+from dreamd.models.offline_structure import ONE_OFF_EDIT, STANDING
 from dreamd.models.offline_text import has_cjk
 from dreamd.models.offline_typing import future_dates, is_pointer, subject_of
 
@@ -159,6 +163,8 @@ _MALFUNCTION = re.compile(
     r"\b(?:crash(?:es|ed)|fails|failed|breaks|throws|threw|times out|timed out|overheats?)\b|"
     r"\breturns? (?:a |an )?(?:500|502|503|404|error|null|nothing|garbage)\b|"
     r"\b(?:always|often|usually|keeps?|sometimes|randomly)\s+(?:time out|crash|fail|break|hang|freeze)\b|"
+    # "jobs keep getting OOM-killed": a fault that recurs, told by its passive
+    r"\bkeeps?\s+(?:on\s+)?getting\s+(?:[\w]+-)?[a-z]+(?:ed|en)\b|"
     r"(?-i:\b\w+(?:Error|Exception)\b)|\btraceback\b|\bsegfault\b|"
     r"报错|報錯|挂了|掛了|崩了|崩溃|崩潰|复现|復現|出错|出錯",
     re.I,
@@ -197,7 +203,11 @@ _CHANGE_OF_STATE = re.compile(
     r"bought a (?:house|car|flat)|"
     # a life or a project history: still true of the person or the work now
     r"(?:was|were) born|grew up|studied|founded|co-founded|launched|shipped|built|released|introduced|"
-    r"worked (?:at|as|for|on)|spent (?:\w+ )?(?:years|decades|months)|used to (?:be|work|live|teach))\b",
+    r"worked (?:at|as|for|on)|spent (?:\w+ )?(?:years|decades|months)|used to (?:be|work|live|teach)|"
+    # a life event that leaves a state behind: a job, a diagnosis, a child
+    r"got (?:a |the |my |our )?(?:new )?(?:job|offer|place|promotion|degree|visa|licen[cs]e|diagnosis|puppy|dog|cat)|"
+    r"got (?:hired|diagnosed|engaged|divorced|promoted|accepted|certified|pregnant|a divorce)|(?:was|were) diagnosed|"
+    r"had (?:a|our|my|his|her|their) (?:baby|son|daughter|kid|child|twins))\b",
     re.I,
 )
 _PAST_ZH = re.compile(
@@ -282,7 +292,9 @@ _DEICTIC_THING_EN = re.compile(
     re.I,
 )
 _DEICTIC_THING_ZH = re.compile(
-    r"(?:这|這|那)(?:个|個|段|篇|次|条|條|里|裡|边|邊|些|块|塊|份)(?!项目|項目|仓库|倉庫|服务|服務|产品|產品|团队|團隊|公司|季度|月|周|週)"
+    r"(?:这|這|那)(?:个|個|段|篇|次|条|條|里|裡|边|邊|些|块|塊|份)(?!项目|項目|仓库|倉庫|服务|服務|产品|產品|团队|團隊|公司|季度|月|周|週)|"
+    # "她每次都这样": a predicate that only points back
+    r"(?:这样|這樣|那样|那樣)[了啊吧的呢]?\s*$"
 )
 
 
@@ -318,6 +330,7 @@ def _fragment_en(clause: str) -> bool:
     understand X" (an imperative has no subject). A pronoun subject makes a clause; a noun phrase
     does when a finite verb follows it — an auxiliary anywhere in its first words, or, after a
     determiner, a verb in -s/-ed ("the cron job runs at 2am")."""
+    clause = re.sub(r"^(?:so|and|then|and then|and so)\s+(?=\S)", "", clause, flags=re.I)  # "…, so the lab hires …"
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     clause = _ASIDE.sub("", clause)  # "our accountant Rui (rui@…) answers …": an aside is not the subject's verb
     if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
@@ -359,6 +372,11 @@ TESTS_EN: dict[str, Test] = {
     "evaluation": _EVALUATION_EN.search,
     "unresolved pronoun": _ASK_PRONOUN.search,
     "one event": _ONE_EVENT_EN.match,
+    # "… and I need to reply": what happened, closed by the speaker's task of the moment (a bare verb, no object)
+    "task now": re.compile(
+        r"\b(?:and|so|but)\s+(?:i|we)\s+(?:need|have|want|got|gotta)\s+(?:to\s+)?[a-z]+(?:\s+(?:back|up|out|asap|today|now|soon))?[.!]?$",
+        re.I,
+    ).search,
     "vague subject": _VAGUE_SUBJECT_EN.match,
 }
 """The English distractor tests, by name; the first that holds names the clause's kind."""
@@ -429,7 +447,8 @@ _ADVICE_LEAD = re.compile(
     r"^(?:my advice(?: is)?|word to the wise|words of wisdom|take it from me|if you ask me|trust me|pro tip|life lesson|"
     r"lesson learned|(?:a |one |the )?(?:good|golden|simple|basic|first) rules? (?:in|of|for|to live by)(?: life)?|"
     r"(?:my |just my )?two cents|rule of thumb\b(?! for (?:you|u|the assistant))[^:：]{0,40})\s*[:：,-]|"
-    r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話)",
+    r"^(?:过来人|過來人|听我一句|聽我一句|听我的|聽我的|我的建议是|我的建議是|给你个建议|給你個建議|说句实话|說句實話|"
+    r"要我说|要我說|依我看|照我说|照我說|在我看来|在我看來)",
     re.I,
 )
 # Advice said to or for people at large: "people should really …", "everyone should learn …", "大家都要…",
@@ -452,6 +471,9 @@ _TOLD_ADVICE = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|often\s+|keeps?\s+)?"
     r"(?:recommends?|recommending|suggests?|suggesting|advises?|advising|reckons)\s+(?:that\s+)?(?:i\s+|we\s+|you\s+)?"
     r"(?:always|never|not|to|should|\w+ing)\b|"
+    r"\b(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:always\s+|really\s+)?swears?\s+by\b|"
+    # a person's saying, its verb closing the lead: "我爸常念叨，…", "老师总说：…" (not the speaker's own "我说，…")
+    r"^(?:我的?)?[^，,。：:我你您跟和对對]{1,5}(?:常|总|總|老|一直|经常|經常|总是|總是)?(?:念叨|唠叨|嘮叨|说|說|讲|講)(?:过|過)?[，,：:]|"
     r"\bthat's what i (?:always |usually )?(?:tell|say to)\b|\bis what i (?:always |usually )?(?:tell|say to)\b|"
     r"^[^，,。]{1,8}(?:总|總|老|常|一直|经常|經常)?(?:跟我|和我|对我|對我)(?:说|說|讲|講)|^[^，,。]{1,8}(?:劝我|勸我|叫我别|叫我別|让我别|讓我別)|"
     r"(?:念叨|唠叨|嘮叨|催)着?(?:让我|讓我|叫我|要我)|"
@@ -473,16 +495,40 @@ _PASSED_ON = re.compile(
     r"manual|guide|tutorial|stack ?overflow(?: answer)?)(?: section| page| entry)?(?: (?:i|we) (?:found|read|saw))?"
     r"(?: says?| reads?| said)?\s*[:：](?!\s*\S*(?:https?://|www\.))|"
     r"(?:网页|網頁|网上|網上|文章|博客|帖子|原文|页面|頁面|教程|论坛|論壇)[^，,。]{0,8}(?:说|說|写|寫|[：:])|"
-    r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)",
+    r"(?:文档|文檔)(?:里|裡|上)(?:说|說|写着|寫著)|"
+    # "there's a line in the contract: …", "文档里有一句：…": a line of some text, passed on
+    r"\bthere(?:'s| is) (?:a|one|this) (?:line|sentence|passage|paragraph|bit)\b[^:：]{0,40}[:：]|"
+    r"有(?:一句|一段|这么一句|這麼一句|句话|句話|一行)(?:话|話)?[^，,。：:]{0,4}[：:]",
+    re.I,
+)
+# Output the user pastes, announced by what they saw: "Got this in the logs: …", "here's the compiler output: …",
+# "终端里报了这个：…" — what a program printed, not what the user states.
+_PASTED_OUTPUT = re.compile(
+    r"^(?:got|getting|seeing|i see|i get|i'm getting|i am getting|here's|here is|this is|found|saw|it says|it said)\b[^:：]{0,40}"
+    r"\b(?:logs?|console|terminal|output|error|errors|traceback|stack ?trace|linter|compiler|stderr|stdout)\b[^:：]{0,20}[:：]|"
+    r"^(?:日志|日誌|控制台|终端|終端|输出|輸出)(?:里|裡|上)?[^：:，,。]{0,8}[：:]",
     re.I,
 )
 # A sentence announcing that advice follows: "My physio gave me one tip.", "我爸跟我说过一句话。"
 _ADVICE_NEXT = re.compile(
     r"\b(?:gave|told|taught|passed on)\s+(?:me|us)\s+(?:one|a|some|the|this|his|her|their|a good|a great)?\s*(?:\w+\s+)?"
     r"(?:tip|advice|rule|lesson|piece of advice|saying|trick)s?\b[^.!?]*[.:!]?\s*$|"
-    r"(?:跟我|对我|對我|和我|教我)(?:说|說|讲|講)?过?(?:一句话|一句話|一句|几句|幾句|一个道理|一個道理)[。：:！!]?\s*$",
+    r"(?:跟我|对我|對我|和我|教我)(?:说|說|讲|講)?过?(?:一句话|一句話|一句|几句|幾句|一个道理|一個道理)[。：:！!]?\s*$|"
+    # "My advice?" / "Here's my tip." asked or announced on its own before the advice
+    r"(?:^|[.!?]\s+)(?:(?:here's|here is)\s+)?(?:my|one|a|some)\s+(?:advice|tip|piece of advice|two cents)\s*[?:.!]\s*$",
     re.I,
 )
+# A lead that hands the listener a piece of living wisdom: "Rule number one of camping: …", "我跟你讲，…", "你听我的，…".
+_WISDOM_LEAD = re.compile(
+    r"^rule (?:number |no\.? ?|#)?(?:one|1) (?:of|in|for|when) (?!(?:this|our|my|the) (?:repo|project|codebase|team|company|office)\b)"
+    r"[^:：]{1,30}[:：]\s*|^(?:我跟你讲|我跟你講|我跟你说|我跟你說|你听我的|你聽我的|听我说|聽我說)[，,：:！!]\s*",
+    re.I,
+)
+
+
+def _wisdom(sentence: str) -> bool:
+    m = _WISDOM_LEAD.match(sentence.strip())
+    return m is not None and not names_the_work(sentence.strip()[m.end():])
 # An episode of the past told as such: "Back when I was at the bank, …", "In my old job, …".
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
@@ -493,14 +539,17 @@ _EPISODE = re.compile(
 # Someone else's opinion: "my partner thinks I work too much", "我妈觉得我太瘦了".
 _OPINION_OF = re.compile(
     r"^(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?(?:thinks|reckons|feels|believes|worries)\b|"
-    r"^(?!我(?:们|們)?(?:觉得|覺得|认为|認為))[^，,。你您]{1,6}(?:觉得|覺得|认为|認為)(?:我|咱)",
+    r"^(?!我(?:们|們)?(?:觉得|覺得|认为|認為))[^，,。你您]{1,6}(?:觉得|覺得|认为|認為)(?:我|咱)|"
+    # "我老公觉得在家办就行": what someone close to the user thinks, about anything
+    r"^我(?:的)?(?!们|們)[^，,。你您我]{1,4}(?:觉得|覺得|认为|認為)",
     re.I,
 )
 # A state of the moment: "I'm starving", "I'm so tired" (what the speaker is, the identity rules say; how they feel now is not).
 _STATE_NOW = re.compile(
     r"^(?:i'm|i am|im|i feel|feeling)\s+(?:so\s+|really\s+|a bit\s+|a little\s+|kinda\s+|pretty\s+|super\s+|very\s+|"
     r"absolutely\s+|completely\s+|totally\s+|just\s+)*(?:tired|exhausted|starving|hungry|sleepy|knackered|wiped|shattered|"
-    r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day)\b",
+    r"bored|stressed|frustrated|annoyed|fed up|relieved|thrilled|overwhelmed|swamped|fried|done for the day|"
+    r"dreading|not looking forward to|nervous about|gutted|buzzing)\b",
     re.I,
 )
 # A supposition by its mood: "…的话，…", "等孩子上小学了，我可能会…", "ideally we'd have …", "in an ideal world …".
@@ -519,7 +568,9 @@ _ADVICE_FORM = re.compile(
 _TELLS_OTHERS = re.compile(
     r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|usually\s+)?(?:tell|told|telling|advise|advised|remind)\s+"
     r"(?!you\b|u\b)(?:my|our|every|all|the|them|him|her|people|new)\b|"
-    r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)",
+    r"^我(?:们|們)?(?:一直|常|总|總|老|经常|經常|都|也)?(?:跟|和|对|對)(?!你|您)[^，,。]{1,6}(?:说|說|讲|講)|"
+    r"^我(?:们|們)?(?:一般|通常|平时|平時|一直|常|总|總|老|经常|經常|都|也)?(?:劝|勸|教|告诫|告誡)(?!你|您)[^，,。]{1,6}?"
+    r"(?:先|要|别|別|不要|多|少|一定|千万|千萬)",
     re.I,
 )
 # A question in the form of a statement: "I can't decide between …", "I need to figure out why …", "纠结要不要…".
@@ -571,6 +622,175 @@ _OCCUPIED_NOW = re.compile(
 )
 
 
+# The user's advice to someone else, told after what happened to them: "…, I told him not to panic",
+# "师弟问 OOM，我跟他说别慌": the speaker's words to a third person, not a rule for the assistant.
+_TOLD_THIRD = re.compile(
+    r"[,;—–]\s*(?:and\s+|so\s+)?(?:i|we)\s+(?:told|tell|advised|reminded|warned)\s+(?:him|her|them|my\s+[\w-]+|our\s+[\w-]+)\s+"
+    r"(?:to|not to|that|never|always|just)\b|"
+    r"[，,；;]\s*(?:我|我们|我們)(?:就|也|还|還|都)?(?:跟|和|对|對|劝|勸|叫|让|讓)(?!你|您)[^，,。]{1,6}?(?:说|說|讲|講|别|別|不要)",
+    re.I,
+)
+# What the assistant itself works on, when advice is handed to it: code, identifiers, a tool's name.
+_CODE_WORDS = re.compile(r"[A-Za-z]{2,}|代码|代碼|接口|提交|部署|测试|測試|数据库|數據庫|脚本|腳本")
+# Advice handed to the listener: "劝你一句", "奉劝", "take my advice", "a word of advice for you".
+_ADVICE_TO_YOU = re.compile(
+    r"(?:劝|勸)(?:你|您)|奉劝|奉勸|(?:劝|勸)一句|"
+    r"\btake my advice\b|\b(?:a |one |some |my )?(?:piece of |word of |bit of )?advice (?:for|to) you\b|"
+    r"\blet me give you (?:a |one |some )?(?:tip|advice|piece of advice)\b",
+    re.I,
+)
+# A sentence opening with a time in the past and telling only what happened then: "last month the cluster was
+# down and I lost a run", "昨天又被叫去开会了". A change that still holds ("last year we moved to Go") is a fact.
+_PAST_LEAD_EN = re.compile(
+    r"^(?:last (?:week|month|year|night|time|weekend|summer|winter|spring|autumn|fall|quarter|sprint|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|the other day|earlier (?:today|this week)|"
+    r"(?:a|an|one|two|three|four|five|six|a few|a couple of|\d+) (?:days?|weeks?|months?|years?) ago)\b",
+    re.I,
+)
+_PAST_LEAD_ZH = re.compile(r"^(?:上周|上週|上个月|上個月|上礼拜|上禮拜|昨天|昨晚|前天|前几天|前幾天|前阵子|前陣子)")
+# A tentative act of the moment, by the reduplicated verb after 再/先 ("我再想想", "先看看", "再考虑考虑").
+_TENTATIVE_ZH = re.compile(r"(?:再|先)(?P<v>[\u4e00-\u9fff]{1,2})(?P=v)(?:吧|啊|哈|呢)?\s*(?:[，,。.!！~～…]|$)")
+# A belief about how things will turn out: "我相信我能找到更好的", "I'm sure it'll work out".
+_BELIEF = re.compile(
+    r"(?:^|[，,])\s*(?:我|我们|我們)?(?:相信|坚信|堅信)[^，,。]{0,8}(?:会|會|能|可以|一定)|"
+    r"^(?:i|we)(?:\s+(?:believe|trust|know|bet)|'m sure|\s+am sure|'re sure|\s+are sure)\s+(?:that\s+)?(?:i|we|you|it|things|everything)"
+    r"\b[^.]*\b(?:will|'ll|can|could)\b",
+    re.I,
+)
+# A one-off request suggested for a moment: a clause ending in 吧 in a sentence that names the moment
+# ("周三的红烧肉换掉吧，这周老公出差"), with no standing marker.
+_SUGGESTED_ZH = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2,}吧(?:[，,。.!！~～]|$)")
+
+
+def _one_off_zh(sentence: str) -> bool:
+    return (
+        _SUGGESTED_ZH.search(sentence) is not None
+        and (_MOMENT_ZH.search(sentence) is not None or re.search(r"(?:周|週|星期)[一二三四五六日天]的", sentence) is not None)
+        and STANDING.search(sentence) is None
+    )
+
+
+# What the speaker just did, told in the past: "I tried clearing the cache and it still …", "we restarted the
+# pod and …". A decision, a change that still holds or a life history ("we decided …", "I moved to …") is a fact.
+# (not "wrote"/"built"/"made": what the speaker created is still theirs, "I wrote the original parser")
+_SELF_PAST = re.compile(r"^(?:i|we)\s+(?:just\s+|already\s+|also\s+|finally\s+)?(?:[a-z]{3,}ed|ran|got|went|did|took|put|set|tried|"
+                        r"sent|gave|saw|broke)\b", re.I)
+_DECIDED = re.compile(
+    r"\b(?:decided|agreed|chose|settled|picked|opted|went with|signed|committed to|standardi[sz]ed|created|founded|designed|"
+    r"wrote|authored|inherited|maintained|owned|led|ran (?:the|a|our))\b",
+    re.I,
+)
+# One occasion that happened: "the meeting got moved, so …", "the call was cancelled".
+_EVENT_PAST = re.compile(
+    r"^the\s+(?:meeting|call|standup|stand-up|sync|demo|interview|appointment|flight|train|delivery|class|session|game|"
+    r"match|party|dinner|lunch)\s+(?:got|was|were)\s+(?:moved|cancell?ed|postponed|pushed|rescheduled|delayed|called off)\b",
+    re.I,
+)
+# The speaker's plan for the thing on screen: "I'll review it tomorrow", "we're going to merge this tonight".
+_PLAN_FOR_IT = re.compile(
+    r"^(?:i|we)(?:'ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to)\s+(?:\w+\s+){1,2}?(?:it|this|that|them)\b",
+    re.I,
+)
+
+
+# Venting about what someone keeps doing: "my manager keeps asking for estimates", "领导老让我估工期".
+_VENTING = re.compile(
+    r"^(?:my|our|his|her|their|the)\s+(?:[\w-]+\s+){0,2}?keeps\s+(?:on\s+)?"
+    r"(?!(?:getting|growing|improving|expanding|changing|evolving|shrinking|increasing|rising)\b)(?!(?:anything|everything|something|nothing)\b)"
+    r"[a-z]{2,}ing\b|老(?:是)?(?:让|讓|叫|要|催|问|問|找)(?:我|我们|我們)",
+    re.I,
+)
+# A short evaluation of the moment: "周一真难熬", "这天气太热了" (真/太 + a predicate closing the sentence).
+_EVALUATION_NOW_ZH = re.compile(r"^[^，,。]{0,8}(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$")
+
+
+# "我之前在上家做过…": an episode at a previous job, as "in my last job, …" — unless the sentence goes on to
+# what holds now ("…，现在在做风控").
+_PREVIOUS_JOB_ZH = re.compile(
+    r"^(?:我|我们|我們)?(?:之前|以前|原来|原來)?在(?:上家|上一家|前公司|前东家|前東家|老东家|老東家|之前的公司|以前的公司|上一份工作)"
+)
+
+
+def _previous_job(core: str) -> bool:
+    return _PREVIOUS_JOB_ZH.match(core) is not None and re.search(r"现在|現在|目前|如今|今年|现任|現任", core) is None
+
+
+def _just_did(core: str) -> bool:
+    clause = re.split(r",\s*|\s+(?:and|but|so)\s+", core.rstrip(".!"), maxsplit=1)[0]  # what was done, before what followed
+    return bool(
+        (_SELF_PAST.match(clause) and _past_en(clause) and not _DECIDED.search(clause)) or _EVENT_PAST.match(clause)
+    )
+
+
+# Wisdom from the speaker's experience: "In my experience, …", "One thing I've learned: …", "我的经验是，…",
+# "…, trust me". What follows is advice between people unless it names the work ("One thing I learned the hard
+# way: never reindex more than one shard at once" is a rule for the assistant).
+_EXPERIENCE_LEAD = re.compile(
+    r"^(?:in my experience|from (?:my )?experience|speaking from experience|(?:one|a) (?:thing|lesson) i(?:'ve| have)? learn(?:ed|t)"
+    r"(?: the hard way)?|lesson learn(?:ed|t)|pro (?:tip|move))\b(?: is(?: to)?)?\s*[:：,—–-]?\s*|"
+    r"^(?:根据|根據|按照|凭|憑|以|据|據)?我的(?:经验|經驗)(?:来看|來看|来说|來說|是|就是)?[，,：:]?\s*|^(?:经验告诉我|經驗告訴我)[，,：:]?\s*",
+    re.I,
+)
+_TRUST_ME = re.compile(r"[,;—–-]\s*(?:trust me|take it from me|believe me|相信我|听我的|聽我的)[.!。！]*$", re.I)
+# Advice to the listener after a condition of their own: "If you ever go to Lisbon, you have to try …".
+_YOU_HAVE_TO = re.compile(r"[,，]\s*you (?:should|must|have to|need to|gotta|got to|ought to)\b", re.I)
+
+
+def _advice_to_you(sentence: str, core: str) -> bool:
+    """Advice handed to the listener, unless it is about what the assistant works on ("劝你一句：别用 MongoDB 存账单")."""
+    if _ADVICE_TO_YOU.search(sentence) is None:
+        return False
+    rest = _ADVICE_TO_YOU.sub("", core)
+    return _CODE_WORDS.search(rest) is None if mostly_chinese(rest) else not names_the_work(rest)
+
+
+def _you_have_to(core: str) -> bool:
+    return _YOU_HAVE_TO.search(core) is not None and not names_the_work(core) and not is_pointer(core)
+
+
+def _experience(core: str) -> bool:
+    m = _EXPERIENCE_LEAD.match(core)
+    if m is None or m.end() == 0:
+        return False
+    rest = core[m.end():]
+    if not rest or (_IMPERATIVE_ADVICE.match(rest) and not mostly_chinese(rest)):
+        return False  # "One thing I learned the hard way: never reindex …": a rule the user sets, told with its origin
+    return mostly_chinese(core) or not about_the_work(rest)
+
+
+def _care(core: str) -> bool:
+    """Care for the listener leading a sentence that says nothing of the speaker ("早点休息吧，明天再战",
+    "Get some sleep, tomorrow's another day"); "别担心，我们用的是 Postgres 16" still states a fact after it."""
+    clauses = [c.strip() for c in re.split(r"[，,；;]", core.rstrip("。.!！~～")) if c.strip()]
+    short = bool(clauses) and (len(clauses[0]) <= 8 if mostly_chinese(clauses[0]) else len(clauses[0].split()) <= 5)
+    return short and is_wellbeing(clauses[0]) and not any(
+        re.match(r"(?:我|我们|我們|i\b|i'm|we\b|we're|my\b|our\b)", c, re.I) for c in clauses[1:]
+    )
+
+
+def _verbless_now(core: str) -> bool:
+    """"Lovely weather here today": no clause, and a word for the moment — a remark, not a fact."""
+    return (
+        not mostly_chinese(core) and len(core.split()) <= 6 and _MOMENT_EN.search(core) is not None
+        and _fragment_en(core.rstrip(".!?")) and not future_dates(core, dt.date(2000, 1, 1))
+    )
+
+
+_AHEAD_ZH = re.compile(r"明年|下个月|下個月|下周|下週|以后|以後|将来|將來|今后|今後|打算|计划|計劃|准备|準備")
+
+
+def _past_lead(core: str) -> bool:
+    """A sentence led by a past time that tells only what happened then — nothing that holds now or lies
+    ahead ("昨天刚定下来，明年一月上线新版" is a plan)."""
+    if future_dates(core, dt.date(2000, 1, 1)):
+        return False
+    if _PAST_LEAD_EN.match(core):
+        return _past_en(core)
+    rest = _PAST_LEAD_ZH.sub("", core)
+    return (_PAST_LEAD_ZH.match(core) is not None and _PAST_ZH.search(rest) is not None
+            and _CHANGE_ZH.search(core) is None and _AHEAD_ZH.search(core) is None)
+
+
 _IMPERATIVE_ADVICE = re.compile(
     r"^(?:always|never|don't|do not|don't ever|never ever)\b|^(?:永远不要|永遠不要|千万别|千萬別|千万不要|千萬不要|一定要|记得|記得)",
     re.I,
@@ -612,26 +832,57 @@ def _open_quote(before: str) -> bool:
 
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
+    or _experience(core)
+    or _wisdom(sentence)
+    or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)) and not is_pointer(_TRUST_ME.sub("", core)))
+    or _you_have_to(core)
+    or _advice_to_you(sentence, core)
+    or _TOLD_THIRD.search(sentence)
     or _GENERIC_ADVICE.match(core)
     or _knack(core)
     or _TOLD_ADVICE.search(core),
-    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence),
+    "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence)
+    or _PASTED_OUTPUT.match(sentence.strip()),
     "life advice": lambda sentence, core, before: _life_advice(core)
     or _TELLS_OTHERS.match(core)
     or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
-    "past event": lambda sentence, core, before: _EPISODE.match(core),
-    "momentary": lambda sentence, core, before: re.search(r"\bagain\b", core, re.I)
-    and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I),
+    "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core)
+    or _previous_job(core),
+    # "Keep it punchy", "make this shorter": how to do the item at hand, with no standing marker
+    "instruction for the thing on screen": lambda sentence, core, before: re.match(
+        r"^(?:please\s+)?(?:keep|make|write|do|leave|format|shorten|tone down|tighten)\s+(?:it|this|that|them)\b", core, re.I)
+    and not STANDING.search(core),
+    "plan for the thing on screen": lambda sentence, core, before: _PLAN_FOR_IT.match(core) and (
+        re.search(r"\b(?:today|tonight|tomorrow|later|in a bit|in an hour|after lunch|this (?:afternoon|evening|morning))\b", core, re.I)
+        or not (future_dates(core, dt.date(2000, 1, 1)) or re.search(
+            r"\b(?:next|this coming|coming) (?:week|month|quarter|year|sprint|release|term|semester)\b|\bq[1-4]\b|"
+            r"\b(?:by|before|after|until|end of)\b", core, re.I))),
+    "momentary": lambda sentence, core, before: (re.search(r"\bagain\b", core, re.I)
+    and not re.search(r"\bnever\b[^.]*\bagain\b|^(?:i|we|i'm|we're|i've|we've)\b", core, re.I))
+    or _verbless_now(core),
     "malfunction": lambda sentence, core, before: _INTERMITTENT.search(core),
     "secret": lambda sentence, core, before: _NUMBER_SECRET.search(sentence),
     "hypothetical": lambda sentence, core, before: _BARE_CONDITION.match(core.rstrip("?？。. "))
     or _SUPPOSED_ZH.search(core),
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
+    "encouragement": lambda sentence, core, before: _care(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
+    "venting": lambda sentence, core, before: _VENTING.search(core) or _EVALUATION_NOW_ZH.match(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
-    "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core),
-    "on screen": lambda sentence, core, before: _ON_SCREEN.search(core),
+    "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
+    or (mostly_chinese(sentence) and _one_off_zh(sentence)),
+    # "国庆想带老婆回一趟青岛": a wish with its subject left out after a time word, not yet a fact
+    "wish": lambda sentence, core, before: re.match(
+        r"^[^，,。我你他她们們]{1,4}(?<![理思感回设設猜梦夢幻联聯构構])想(?:要)?(?!法|起|到|必|象|像|不)[\u4e00-\u9fff]", core)
+        and not STANDING.search(core) and not future_dates(core, dt.date(2000, 1, 1)),  # a dated goal is a plan
+    # a guess leading the sentence: "我感觉是 fixture 的顺序问题，但…", "I suspect it's the cache, but …"
+    "guess": lambda sentence, core, before: re.match(
+        r"^(?:我|我们|我們)?(?:感觉|感覺|估计|估計|猜|怀疑|懷疑)|^(?:i (?:guess|suspect|reckon|bet)|my guess is)\b", core, re.I),
+    "tentative": lambda sentence, core, before: _TENTATIVE_ZH.search(core)
+    or (_BELIEF.search(core) and not STANDING.search(core)),
+    "on screen": lambda sentence, core, before: _ON_SCREEN.search(core)
+    or re.match(r"^(?:this|that) one(?:'s|\s+is|\s+was|\s+has)\b", core, re.I),
 }
 """Tests on a whole sentence, before any rule reads it: whose words these are and whom they are
 for (advice between people, someone else's words, a quotation still open), whether it holds beyond the moment (a
@@ -657,6 +908,8 @@ _BACK_EN = re.compile(r"^(?:it|its|it's|they|their|they're|he|his|he's|she|her|s
 _BACK_END_EN = re.compile(r"\b(?:it|that|them|him|her)[.!]?$", re.I)
 # "索引是 …", "项目名叫 …" (a property of what came before), "主要写 …" (no subject: the one before), "他在 …", "归她管".
 _GOES_ON_ZH = re.compile(
+    # "…，项目名 seg-kidney", "…，用户名 runner_01": a name or number of the thing before, said without a verb
+    r"^[^，,。\s]{0,3}(?:名|名字|号|號|账号|賬號|编号|編號)\s*[：:]?\s*[A-Za-z0-9]|"
     r"^[^，,。\s]{1,4}(?:是|叫|為|为)|^(?:主要|日常|平时|平時|平常|负责|負責|专门|專門|还要|還要|还得|還得|也|都)|[他她它]"
 )
 _SO_BEFORE = re.compile(r"(?:\bso|\bwhich means|\bhence|所以|因此|于是|於是)[\s,，]*$", re.I)
@@ -703,16 +956,19 @@ def other_side(rule: str, then: str) -> bool:
 # ----------------------------------------------------------------------------- a value put right
 
 _WRONG_LEAD = re.compile(
-    r"^(?:(?:哦|噢|啊|呃|不好意思|抱歉)?[，,]?\s*(?:不对|不對|更正|纠正|糾正|说错了|說錯了|我?记错了|我?記錯了|口误|口誤|搞错了|搞錯了)"
+    r"^(?:(?:哦|噢|啊|呃|哎|唉|不好意思|抱歉)?[，,]?\s*(?:不对|不對|更正|纠正|糾正|(?:更正|纠正|糾正)一下|说错了|說錯了|口误|口誤|"
+    r"我?(?:刚才|剛才|刚刚|剛剛|前面|上面)?(?:记错了|記錯了|写错了|寫錯了|打错了|打錯了|弄错了|弄錯了|搞错了|搞錯了))"
     r"[了啊]?[，,：:！!。\s]*)+|"
     r"^(?:(?:sorry|apologies|oops|my bad|correction|scratch that)[,:!.]?\s*)+(?:(?:no|nope|that(?:'s| is| was) (?:wrong|not right|"
     r"outdated|old)|i was wrong|i misspoke|i got that wrong|scratch that|wrong)[,:!.—–-]*\s*)*|"
-    r"^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no|actually,? no|no,? actually)[,:!.—–-]*\s*",
+    r"^(?:that(?:'s| is| was) (?:wrong|not right|outdated)|no wait|wait no|actually,? no|no,? actually)[,:!.—–-]*\s*|"
+    r"^(?:(?:hmm|hm|um|uh|oh)[,.]?\s*)?(?:no|nope)[,.]?\s*(?:i got that wrong|i was wrong|i misspoke|that's wrong|that was wrong)"
+    r"[,:!.—–-]*\s*",
     re.I,
 )
 # A name put right: "Correction: we moved to BigQuery last month" (a capitalised word after the first).
 _NAME_VALUE = re.compile(r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])(?=[\s,.;!]|$)")
-_VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*[a-z]?(?!\w|\.\d)")
+_VALUE = re.compile(r"(?<![\w.])(?:(?-i:[A-Z][\w+#-]*)\s)?v?\d+(?:\.\d+)*(?:[a-z]|am|pm|gb|mb|kb|ms)?(?!\w|\.\d)")
 _VALUE_ZH = re.compile(r"(?:现在是|現在是|已经是|已經是|应该是|應該是|其实是|其實是|是|到|成|为|為)\s*([A-Za-z][\w+#-]*\s?)?v?(\d+(?:\.\d+)*[a-z]?)")
 
 

@@ -31,22 +31,30 @@ from dataclasses import dataclass
 # ----------------------------------------------------------------------------- lead-ins
 
 _EN_MARKER = (
-    r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
+    r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no wait|wait no|wait|hold on|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
     r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
     r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
     r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|for reference|fwiw|"
-    r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|last but not least|"
+    r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|next up|up next|last but not least|"
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
     r"quick reminder)"
 )
 _EN_FILLER = (
-    r"(?:so you know|just so you know|you know what|hi|hey|hello|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|"
-    r"by the way|fyi|actually|alright|right|anyway|anyways|oh and|and also|oh also|yeah|yes|yep|sure|cool|thanks|"
-    r"heads up|one more thing|for the record|for reference|fwiw|first|first of all|second|third|finally|lastly|next)"
+    r"(?:so you know|just so you know|you know what|hi|hey|hello|ok(?:ay)?|so|oh|ah|also|and|but|btw|"
+    r"by the way|fyi|actually|alright|anyway|anyways|oh and|and also|oh also|yeah|yes|yep|"
+    r"heads up|one more thing|for the record|for reference|fwiw|first of all|finally|lastly)"
+)
+# Words that are fillers only before a clause: "next we …" but "Next week is the freeze", "right, the repo …" but
+# "Right now the API …", "sure the …" but "Sure thing", "thanks, …" but "Thanks to the new CI, …".
+_EN_FILLER_BEFORE_CLAUSE = (
+    r"right\s+(?=now\b)|"  # "Right now the app is on 0.74": "now" still says it holds at present
+    r"(?:well|plus|right|sure|cool|thanks|first|second|third|next)\s+(?=(?:the|a|an|i|i'm|we|we're|you|my|our|it|it's|"
+    r"this|that|they|he|she|there|let's|please|always|never|don't|do not)\b)"
 )
 _EN_LEAD = re.compile(
-    rf"^(?!(?:no|nope|nah)\s)(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z]))|^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
+    rf"^(?!(?:no|nope|nah)\s(?!wait\b))(?:{_EN_MARKER}\s*[,.!:;—–-]+(?![\w.])\s*|{_EN_FILLER}\s+(?=[a-z])|{_EN_FILLER_BEFORE_CLAUSE})|"
+    r"^(?:no|nope|nah)\s*[,.!:;—–-]+\s*",
     re.I,
 )
 _EN_KEEP_IN_MIND = re.compile(
@@ -61,7 +69,9 @@ _EN_KEEP_IN_MIND = re.compile(
 )
 _EN_REMEMBER = re.compile(
     r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|"
-    r"never forget|note|make a note|take note|jot down)(?:\s+(?:of\s+)?(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
+    # "note" asks to remember only before "that"/"this" or a colon: "Note taking happens in Obsidian" is a fact
+    r"never forget|(?:note|make a note|take note)(?=\s+(?:of\s+)?(?:that|this)\b|\s*[:,])|jot down)"
+    r"(?:\s+(?:of\s+)?(?:that|this)\b)?\s*[:,]?\s*(?=\S)",
     re.I,
 )
 # "you should know (that) …", "I should mention …", "as you know, …", "before you suggest anything, …":
@@ -98,9 +108,10 @@ _GROUP_VOCATIVE = re.compile(
     re.I,
 )
 _EN_TRAIL = re.compile(
-    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|"
-    r"my friend|buddy|pal|mate|dude|friend|my dear|dear|tbh|to be honest|honestly|imo|lol|"
-    r"for the record|if that helps|you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
+    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|tbh|imo)|"
+    # a vocative or an aside is set off by a comma: "…, my friend" is filler, "I live with my friend" is not
+    r"\s*[,;]\s*(?:my friend|buddy|pal|mate|dude|friend|my dear|dear|to be honest|honestly|for the record|if that helps|"
+    r"you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
     r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
     re.I,
 )
@@ -243,7 +254,7 @@ def _has_cjk(text: str) -> bool:
 
 # a list item's number: "2. ", "b) ", "二、", "（3）", "③"
 _ORDINAL = re.compile(
-    r"^(?:(?:\d{1,2}|[a-z])[.)、](?!\d)|[一二三四五六七八九十]{1,2}、|[（(]\s*(?:\d{1,2}|[一二三四五六七八九十]{1,2})\s*[)）]|[①-⑳])\s*(?=\S)"
+    r"^(?:(?:\d{1,2}|[a-z])[.)、](?![\d.])|[一二三四五六七八九十]{1,2}、|[（(]\s*(?:\d{1,2}|[一二三四五六七八九十]{1,2})\s*[)）]|[①-⑳])\s*(?=\S)"
 )
 
 
@@ -343,6 +354,9 @@ TEMPORARY = re.compile(
     r"\b(?:for now|right now|just this once|this once|this time|for the time being|temporarily|"
     r"for the moment|at the moment|for today|today only|for this (?:pr|task|ticket|commit|run|demo|one|"
     r"file|session|release|sprint|week|branch)|in this (?:pr|commit|file|one)|only for this|until i fix|"
+    # "for this trip only", "just for this order": one occasion named, whatever it is
+    r"(?:for|on|with) this(?: one)? (?!(?:project|repo|repository|codebase|app|service|team|client|company|site|product|"
+    r"library|package|org|department)\b)[\w-]+(?: [\w-]+)? only|(?:in|for|during) this (?:conversation|chat|thread)|"
     r"until we fix|until further notice|yet|back in \w+|in an hour|in a bit|in a few minutes|right away|"
     r"later today|tonight|this afternoon|this evening|for the demo|brb|be right back|back soon|afk|gtg|"
     r"got to go|gotta go|when(?:ever)? you(?:'re| are) (?:ready|done|free|back)|when you (?:get|have) a (?:chance|minute|sec)|"
@@ -375,6 +389,11 @@ def is_standing(text: str) -> bool:
 
 HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|what if|say)\b[^,]*,?.*\b(?:would|'d|might|could)\b|"
+    # the speaker's own plan under a condition of their own: "If I get the job, I'm moving to Leeds"
+    r"^(?:if|once|assuming|provided)\s+(?:i|we)\b[^,]{2,60},\s*(?:then\s+)?(?:i|we)(?:'m|'re|'ll|\s+am|\s+are|\s+will)\b|"
+    r"^(?:in theory|theoretically|in principle|理论上|理論上)\b|"
+    # a condition by inversion: "Should the vendor pull out, we'd …", "Were we to move, …"
+    r"^(?:should|were|had)\s+(?:the|we|i|you|it|they|our|my|he|she)\b[^,]{2,60},\s*.*\b(?:would|'d|will|'ll|might|could)\b|"
     r"\b(?:would|'d)\s+(?:probably|maybe|likely)?\s*(?:use|go|pick|choose|switch|move)\b.*\bif\b|"
     r"^(?:假如|如果|要是|假设|假設)[^，,]*(?:的话|的話)?[，,].*(?:会|會|可能|大概|就)",
     re.I,
