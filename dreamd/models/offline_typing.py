@@ -116,9 +116,16 @@ def subject_of(clause: str) -> Subject:
 
 # ----------------------------------------------------------------------------- pointers
 
+# "is/are" locates only when an adverb or a participle stands before the place ("the runbooks are all in
+# Notion", "decisions are recorded in …"): "filenames are kebab-case in this repo" scopes a property, it says
+# where nothing is; "live"
+# after a form of "be" is the adjective ("has been live in production").
 _EN_LOCATED = re.compile(
-    r"\b(?:is|are|lives?|sits?|kept|keep|stored|store|saved|hosted|documented|tracked|filed|listed|defined|configured|"
-    r"managed|written down|pinned|posted|found|located|go|goes|sent|shipped|published)\s+(?:[\w-]+\s+){0,4}?"
+    r"\b(?:(?:is|are)\s+(?:(?:all|also|now|still|currently|usually|mostly|always|both|just)\s+)?"
+    r"(?:(?!(?:need|seed|feed|speed|bed|red|shed)\b)[a-z]+(?:ed|en|wn)\s+(?:[\w-]+\s+){0,3}?)?|"
+    r"(?:(?<!\bbeen )(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bgo )(?<!\bwent )(?<!\bgoes )lives?|sits?|kept|keep|"
+    r"stored|store|saved|hosted|documented|tracked|filed|listed|defined|configured|"
+    r"managed|written down|pinned|posted|found|located|go|goes|sent|shipped|published)\s+(?:[\w-]+\s+){0,4}?)"
     r"(?:in|on|under|at|inside|to)\s+(?:the\s+|our\s+|my\s+|a\s+)?(?P<where>[^,;.]{2,60})",
     re.I,
 )
@@ -165,12 +172,22 @@ _ZH_LOCATED = re.compile(
     r"(?<![卡困等停])(?:在|放在|存在|存放在|记在|記在|收在|挂在|掛在|托管在|部署在|维护在|維護在|打到|发到|發到|存到)\s*"
     r"(?P<where>[^，,。；;]{1,30}?)"
     r"(?:(?:里|裡|上|中|内|內)(?:面|边|邊|头|頭)?(?:看|找|查|搜)?(?:[，,。；;]|$|就|能|可以)|"
-    r"(?:仓库|倉庫|目录|目錄|文件夹|文件夾|群|频道|頻道|文档|文檔|表格|网盘|網盤|相册|相冊|抽屉|抽屜)(?:里|裡|中|上)?)"
+    r"(?:仓库|倉庫|目录|目錄|文件夹|文件夾|群|频道|頻道|文档|文檔|表格|网盘|網盤|相册|相冊|抽屉|抽屜|后台|後台)(?:里|裡|中|上)?)"
     r"|(?:打到|发到|發到|存到|放到)\s*[A-Za-z]"
+    # "接口文档在 Apifox", "数据都同步在佳明 Connect": a record of something (documents, data, accounts, files) kept
+    # in a named tool, the name closing the clause ("公司在 Berlin" is where a company is, not a pointer)
+    r"|^(?![我你他她])[^，,。；;]{0,8}?(?:文档|文檔|数据|數據|资料|資料|账|賬|记录|記錄|代码|代碼|日志|日誌|配置|文件|照片|"
+    r"笔记|筆記|表格|合同|发票|發票|截图|截圖|设计稿|設計稿|素材|录音|錄音|视频|視頻)[^，,。；;]{0,3}?"
+    r"(?:都|也|全|统一|統一)?(?:在|放在|存在|同步在|托管在|记在|記在)\s*"
+    r"[^，,。；;\s]{0,6}\s*[A-Za-z][\w.-]*(?:\s+[A-Za-z][\w.-]*)?\s*(?=[，,。；;]|$)"
 )
 _ZH_ASK = re.compile(
     r"(?:问题|問題|的事|有事|不懂|不会|不會|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|可以|请|請|先)?(?:找|问|問|联系|聯繫|@)\s*(?!我|他|她|它)\S|"
     r"由[^，,。]{1,6}(?:负责|負責|接手|对接|對接)|"
+    # "开发票找我的会计小林", "报销问财务": a task and the person who handles it
+    r"^(?![我你他她])[^，,。]{2,10}?(?:就|直接|请|請|可以|都|先)?(?:找|问|問|联系|聯繫)\s*(?:我的|我们的|我們的)?[^，,。]{0,4}?"
+    r"(?:会计|會計|律师|律師|医生|醫生|老师|老師|经理|經理|财务|財務|同事|助理|秘书|秘書|运维|運維|客服|物业|物業|HR\b|"
+    r"(?:小|阿)[\u4e00-\u9fff]{1,2}(?=[，,。；;]|$)|(?-i:[A-Z][a-z]+)\b)|"
     r"^(?:我的)?(?:会计|會計|医生|醫生|律师|律師|牙医|牙醫|家庭医生|中介|理发师|理髮師|教练|教練)(?:是|叫)|"
     r"(?:看|查|去|打开|打開)\s*[^，,。]{0,24}(?:面板|仪表盘|儀表板|看板|文档|文檔|日志|日誌|wiki|页面|頁面|表格|群)"
 )
@@ -188,8 +205,13 @@ _ZH_HANDLER = re.compile(
     r"从[^，,。]{1,6}(?:那里|那裡|那儿|那兒|家)(?:拿|买|買|进|進|订|訂)"
 )
 
+# Where a person is ("I'm in Lisbon", "our new place is in …", "my sister Ana lives in Porto"): the
+# speaker, their home, or a relative, not a pointer.
 _PERSON_LOCATED = re.compile(
-    r"^(?:i|i'm|im|we|we're|my family|our family|(?:my|our)\s+(?:new\s+)?(?:place|home|house|flat|apartment|office))\b"
+    r"^(?:i|i'm|im|we|we're|my family|our family|(?:my|our)\s+(?:new\s+)?(?:place|home|house|flat|apartment|office)|"
+    r"(?:my|our|his|her)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|son|daughter|kids?|mom|mum|mother|dad|father|"
+    r"parents|sister|brother|grand(?:ma|pa|mother|father|parents)|aunt|uncle|cousin|niece|nephew|in-laws|"
+    r"friend|boyfriend|girlfriend|fianc[ée]e?)(?:\s+(?-i:[A-Z])[\w-]*)?\s+(?:lives?|is|are|moved|stays?))\b"
     r"(?!.*\bkeep\b)",
     re.I,
 )
@@ -224,7 +246,7 @@ def is_pointer(clause: str) -> bool:
 
 # ----------------------------------------------------------------------------- dates
 
-_PERSONAL_DAY = re.compile(r"\b(?:birthday|anniversary|born)\b|生日|纪念日|紀念日|出生", re.I)
+_PERSONAL_DAY = re.compile(r"\b(?:birthday|anniversary|born)\b|生日|纪念日|紀念日|出生|结婚[^，,。]{0,6}周年|結婚[^，,。]{0,6}週年", re.I)
 
 
 _RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
@@ -267,12 +289,14 @@ _WORK_WORD = re.compile(
 
 
 # A team convention said as a description of how the work is done ("we use X here, not Y", "every
-# commit message carries …", "deploys are CI only, …", "我们统一用 X，不用 Y"): the predicate contrasts the one way with the others
-# or binds every instance, so it is a standing rule for the assistant, not the state of the work.
+# commit message carries …", "deploys are CI only, …", "我们统一用 X，不用 Y", "<things> are <style> in this repo"): the predicate
+# contrasts the one way with the others or binds every instance of a kind in the house, so it is a standing rule for the assistant, not the state of the work.
 _CONVENTION = re.compile(
     r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?:uses?|writes?|runs?|deploys?|ships?|"
     r"sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{1,40}?\s*(?:,|-|–|—)?\s*(?:not|never|instead of|rather than)\s+\w|"
     r"^(?:every|each|all|any)\s+(?:[\w-]+\s+){0,3}?(?:carries|carry|must|has to|have to|needs to|need to)\b|"
+    r"^(?:[\w-]+\s+){0,2}[\w-]+s\s+(?:are|must be|should be)\s+[^,;.]{1,30}?\s+(?:in this (?:repo|repository|codebase|"
+    r"project)|across the (?:repo|codebase))\b|"
     r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
     re.I,
 )

@@ -1,0 +1,98 @@
+"""The type a record gets (offline_typing and the rules' type choices), read from the clause's structure.
+
+Every sentence here was invented for these tests; none comes from a benchmark split or a data file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from dreamd.models.offline_extract import extract
+from dreamd.models.offline_typing import is_pointer, statement_type
+
+DAY = dt.date(2026, 11, 24)  # a Tuesday
+TS = "2026-11-24T10:00:00Z"
+
+
+def types_of(*texts: str) -> list[tuple[str, str]]:
+    turns = [{"role": "user", "text": t, "timestamp": TS} for t in texts]
+    records = extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+    return [(r["type"], r["description"]) for r in records]
+
+
+# ----------------------------------------------------------------------------- where a thing is, where a person is
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "Our grant reports are all in Dropbox",
+        "The seed data lives in the fixtures folder",
+        "Invoices are stored in the finance drive",
+        "Design reviews are written up in Confluence",
+    ],
+)
+def test_a_thing_kept_somewhere_is_a_pointer(clause: str) -> None:
+    assert is_pointer(clause)
+    assert statement_type(clause, DAY) == "reference"
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind"),
+    [
+        # "is/are <property> in <scope>" says how things are there, not where anything is kept
+        ("The checkout service has been live in production since spring", "project"),
+        ("Image names are lowercase on the registry", "project"),
+        # a relative living somewhere is their situation, not where to find something
+        ("My brother Tomasz lives in Gdańsk", "user"),
+        ("my aunt lives in Leeds", "user"),
+    ],
+)
+def test_a_property_or_a_person_somewhere_is_no_pointer(clause: str, kind: str) -> None:
+    assert not is_pointer(clause)
+    assert statement_type(clause, DAY) == kind
+
+
+def test_a_house_style_said_as_a_description_is_a_rule() -> None:
+    assert statement_type("Migration files are numbered by date in this repo", DAY) == "feedback"
+    assert statement_type("Migration files are numbered by date", DAY) != "feedback"
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "设计稿都在 Figma",
+        "会议记录同步在飞书 Docs",
+        "报销的单据都在财务后台",
+        "装修合同放在 Notion",
+    ],
+)
+def test_zh_a_record_kept_in_a_named_tool_is_a_pointer(clause: str) -> None:
+    assert statement_type(clause, DAY) == "reference"
+
+
+@pytest.mark.parametrize("clause", ["我们公司总部在 Munich", "我在 Stripe", "她现在在 Oslo"])
+def test_zh_where_a_company_or_person_is_is_no_pointer(clause: str) -> None:
+    assert statement_type(clause, DAY) != "reference"
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["报销找行政的小周", "合同的事直接问我们的律师", "服务器权限找运维", "续签签证找 Helen"],
+)
+def test_zh_a_task_and_the_person_who_handles_it_is_a_pointer(clause: str) -> None:
+    assert statement_type(clause, DAY) == "reference"
+
+
+def test_zh_finding_a_thing_is_no_pointer() -> None:
+    assert statement_type("我最近在找房子，想住近一点", DAY) != "reference"
+
+
+# ----------------------------------------------------------------------------- dates
+
+
+def test_a_wedding_anniversary_is_personal_and_a_launch_is_the_work() -> None:
+    assert statement_type("下个月 3 号是我们结婚十周年", DAY) == "user"
+    assert statement_type("下个月 3 号是新版本上线", DAY) == "project"
