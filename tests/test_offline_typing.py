@@ -96,3 +96,40 @@ def test_zh_finding_a_thing_is_no_pointer() -> None:
 def test_a_wedding_anniversary_is_personal_and_a_launch_is_the_work() -> None:
     assert statement_type("下个月 3 号是我们结婚十周年", DAY) == "user"
     assert statement_type("下个月 3 号是新版本上线", DAY) == "project"
+
+
+def test_zh_a_bare_condition_split_from_its_rule_states_nothing() -> None:
+    assert statement_type("给我推荐电影的时候", DAY) is None
+    assert statement_type("出差的时候，我习惯住地铁站旁边", DAY) is not None
+
+
+# ----------------------------------------------------------------------------- rules and deadlines
+
+
+def test_a_must_tied_to_one_date_is_a_deadline_not_a_rule() -> None:
+    assert types_of("The vendor contract has to be signed by December 18.") == [
+        ("project", "The vendor contract has to be signed by 2026-12-18")
+    ]
+    got = types_of("旧机房下个月 10 号之前必须全部下线。")
+    assert [t for t, _ in got] == ["project"]
+    # a recurring day or a standing marker keeps it a rule
+    assert [t for t, _ in types_of("Invoices must always go out by the 5th of each month.")] == ["feedback"]
+    assert [t for t, _ in types_of("每周五之前必须交周报。")] == ["feedback"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "账单类的提醒都放在早上发我",  # every thing of a kind
+        "这类周报都按项目分段写",  # "这类", "这种" name a kind, not a pronoun subject
+        "这种对账表格都按月份拆成多个 sheet",
+    ],
+)
+def test_zh_a_directive_over_every_thing_of_a_kind_is_a_rule(text: str) -> None:
+    assert [t for t, _ in types_of(text)] == ["feedback"]
+
+
+def test_zh_a_condition_on_the_assistants_work_makes_a_rule_and_stays_in_it() -> None:
+    got = types_of("你改我的简历的时候别动排版。")
+    assert got and got[0][0] == "feedback"
+    assert "简历" in got[0][1] and "排版" in got[0][1]

@@ -232,7 +232,15 @@ _YOU_PREF_ZH = re.compile(
     r"^(?:我)?(?:更|比较|比較|很)?(?P<v>希望|想让|想讓|要求|需要|喜欢|喜歡)(?:你|您)(?:以后|以後)?(?P<rest>.+)$|"
     r"^(?:请|請)(?:你|您)(?:以后|以後|每次|总是|總是|一直|始终|始終)(?P<rest2>.+)$"
 )
-_FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
+_FIRST_PERSON_ZH = re.compile(
+    r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|(?:这|這|那)(?![类類种種])|有人|大家)(?![^，,。]{0,3}的)"
+)
+# "提醒类的东西都…", "这类报表都…": every thing of a kind, so the directive holds each time ("所有" is standing
+# already); "这类问题都会…" says what happens, not what to do
+_ZH_KIND_SCOPE = re.compile(
+    r"^(?:(?:这|這|那|此)(?:类|類|种|種)|[^，,。]{1,8}(?:类|類)的?)[^，,。]{0,12}?(?:都|一律|统一|統一)"
+    r"(?!会|會|是|很|挺|还|還|在|有|没|沒)"
+)
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請|前|后|後|再)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
     r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
@@ -318,9 +326,28 @@ def _deadline_for_one_thing(s: str, ctx: Ctx) -> bool:
     return bool(_THIS_ONE.search(parts[1])) and bool(future_dates(parts[0], ctx.day))
 
 
+# "… 这个月 30 号之前必须切完", "the migration has to be finished by December 18": a must tied to one named
+# date is a deadline of the work (``project``, left to the dated rule); "every Friday", "每周五" name no one date.
+_ONE_DATE = re.compile(r"\b(?:by|before|until|no later than|on)\b|之前|以前|前(?=[必要得把])|截止|为止|為止|当天|當天", re.I)
+_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
+
+
+_MUST = re.compile(
+    r"(?:都)?(?:必须|必須|一定要|务必|務必|要|得)|全部|\b(?:must|has to|have to|needs to|need to|all)\b", re.I
+)
+
+
+def _deadline(s: str, ctx: Ctx) -> bool:
+    """A must tied to one named date: "must" and "all of it" are what make a deadline, not what makes it
+    standing."""
+    if ctx.standing or is_standing(_MUST.sub(" ", s)) or _RECURRING.search(s) or not _ONE_DATE.search(s):
+        return False
+    return bool(future_dates(s, ctx.day, weekdays=True))
+
+
 def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
-    if ctx.role != "user" or _deadline_for_one_thing(s, ctx):
+    if ctx.role != "user" or _deadline_for_one_thing(s, ctx) or _deadline(s, ctx):
         return None
     if _NAMING.search(s) and _TEMPLATE.search(s):
         rule, reason = _split_all_reasons(s)
@@ -479,18 +506,25 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     if why and reason is None:
         rule, reason = why.group("rule"), why.group("why")  # "我有哮喘，别给我推荐高海拔的地方"
     body = re.sub(r"^(?:请|請|麻烦|麻煩)", "", rule)
+    whole = body
     asked = _ZH_CONDITION.match(body)
-    if asked and body.startswith("我") and len(body) - asked.end() >= 3:
-        body = body[asked.end() :]  # "我问菜谱的时候，默认我只有微波炉": the rule is after the condition
-        rule = body
+    if asked and body.startswith(("我", "你", "您")) and len(body) - asked.end() >= 3:
+        # "我问菜谱的时候，默认我只有微波炉", "你回答的时候字少一点": the rule is after the condition, which
+        # makes it hold every time (a condition on the assistant's work stays in the rule's words)
+        body = body[asked.end() :]
+        rule = body if body.startswith("我") or whole.startswith("我") else whole[1:]
+        general = True
+    else:
+        general = False
     if re.match(r"^(?:你|您)(?:以后|以後)?(?:要|得|必须|必須|一定要|不要|别|別|应该|應該|每次|总是|總是)", body):
         body = body[1:]
     elif _FIRST_PERSON_ZH.match(body) or body.startswith(("你", "您")):
         return None
     condition = _ZH_CONDITION.match(body)
-    if not (ctx.standing or _ZH_MODAL.search(body)):
+    if not (ctx.standing or _ZH_MODAL.search(body) or (general and _ZH_MODAL.search(whole))):
         return None  # "测试总是挂": a description of what happens, not an instruction
-    standing = ctx.standing or is_standing(s) or bool(condition and len(body) - condition.end() >= 3)
+    standing = (ctx.standing or is_standing(s) or general or bool(_ZH_KIND_SCOPE.match(body))
+                or bool(condition and len(body) - condition.end() >= 3))
     if not (standing or reason or _reason_follows(ctx)):
         return None
     if is_wellbeing(body) or not content_ok(body) or body.startswith(("帮", "幫")):
@@ -498,7 +532,7 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     if re.search(r"(?:这么|這麼|这样|這樣|那样|那樣|那么|那麼)(?:做|办|辦|写|寫|弄|来|來)?[吧哦呀啊哈]?$", tidy(body)):
         return None  # "就这么做", "永远保持这样": the object is a pronoun, the rule is elsewhere
     negative = bool(_ZH_NEG.match(body))
-    fact = tidy(body)
+    fact = tidy(rule if general else body)
     return _feedback(fact, body, "avoid" if negative else "always" if standing else "", negative, reason)
 
 

@@ -329,6 +329,7 @@ _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", r
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
 
+_ZH_BARE_CONDITION = re.compile(r"(?:的时候|的時候|时候|時候|(?<=[\u4e00-\u9fff])[时時])\s*[，,。：:]?$")
 _PRONOUNS = re.compile(r"\b(?:me|my|mine|myself|i|we|our|ours|us)\b|我们|我們|我", re.I)
 
 
@@ -352,6 +353,8 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     one about the listener ("you …", unless it says where to find something) or one pointing at
     the moment ("this …", "it …") states no lasting fact and gets no type.
     """
+    if _ZH_BARE_CONDITION.search(clause.strip()):
+        return None  # "跟我讲德语的时候": a condition split from its rule states nothing by itself
     subject = subject_of(clause)
     if subject == "you":
         # "you can reach me on Slack at @kira", "you'll find the keys in the blue tin": a pointer
