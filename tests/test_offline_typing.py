@@ -133,3 +133,32 @@ def test_zh_a_condition_on_the_assistants_work_makes_a_rule_and_stays_in_it() ->
     got = types_of("你改我的简历的时候别动排版。")
     assert got and got[0][0] == "feedback"
     assert "简历" in got[0][1] and "排版" in got[0][1]
+
+
+# ----------------------------------------------------------------------------- conventions said as descriptions
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "We mock the payment API in tests, never the real sandbox",
+        "Any database migration requires a review from the platform team",
+        "Anything customer-facing goes through the copy review before release",
+    ],
+)
+def test_a_convention_of_the_work_said_as_a_description_is_a_rule(clause: str) -> None:
+    assert statement_type(clause, DAY) == "feedback"
+
+
+@pytest.mark.parametrize("clause", ["we eat pizza, not pasta", "We migrated the API to Go, not Rust"])
+def test_a_habit_or_a_past_choice_is_no_convention(clause: str) -> None:
+    assert statement_type(clause, DAY) != "feedback"
+
+
+@pytest.mark.parametrize("clause", ["构建走 Bazel，缓存放在远端", "设备都走 Zigbee 网关"])
+def test_zh_what_the_work_goes_through_is_no_pointer(clause: str) -> None:
+    assert statement_type(clause, DAY) != "reference"
+
+
+def test_zh_a_process_system_is_still_a_pointer() -> None:
+    assert statement_type("请假走 OA 流程", DAY) == "reference"

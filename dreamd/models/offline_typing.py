@@ -20,7 +20,9 @@ The guide (``benchmarks/quality/README.md``) defines the four types by what a fa
 
 A pointer is decided by what the predicate says (where a thing is kept or arrives, who handles
 it: "X是<人>负责的", "告警都进…群", "traced in Jama"), never by the mere presence of a name, so a
-state of the work that mentions a tool stays ``project``.
+state of the work that mentions a tool stays ``project``, and what the work goes through ("部署统一走
+GitLab CI", "设备走 Zigbee 网关") is a convention or the setup, not a place to look (only a process system,
+"走 OA 流程", is).
 
 The decision reads the subject of the clause and its predicate, not which phrase rule fired, so
 a sentence nobody wrote a rule for still gets the type a labeller would give it.
@@ -199,7 +201,7 @@ _ZH_HANDLER = re.compile(
     r"是[^，,。是]{1,6}(?:负责|負責|在管|对接|對接)的|(?:负责|負責|对接|對接)的(?:人)?是\s*[^，,。\s]|"
     r"是[^，,。]{0,4}的(?:家庭医生|家庭醫生|主治医生|主治醫生|会计|會計|律师|律師|对接人|對接人|负责人|負責人)|"
     r"(?:问题|問題|缺货|缺貨|有事|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|先|可以)?(?:找|问|問|联系|聯繫)(?:他|她)(?![们們])|"
-    r"(?:都|统一|統一)(?:看|查|进|進|走)\s*[A-Za-z][\w-]+|(?:都|统一|統一|会|會)(?:进|進)[^，,。]{1,16}(?:群|频道|頻道)|"
+    r"(?:都|统一|統一)(?:看|查|进|進)\s*[A-Za-z][\w-]+|(?:都|统一|統一|会|會)(?:进|進)[^，,。]{1,16}(?:群|频道|頻道)|"
     r"(?:会|會)(?:用)?(?:微信|邮件|郵件|短信|钉钉|釘釘|飞书|飛書|[A-Za-z]{3,})\s*(?:发|發|转|轉)(?:给|給)?我|"
     r"(?:是|当|當)[^，,。]{0,12}(?:群主|负责人|負責人|对接人|對接人|联系人|聯繫人)|"
     r"从[^，,。]{1,6}(?:那里|那裡|那儿|那兒|家)(?:拿|买|買|进|進|订|訂)"
@@ -222,7 +224,7 @@ _CONTACT = re.compile(
     r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
     r"\b(?:go|goes|come|comes|arrive|arrives|land|lands|end up|ends up|(?:are|is|get|gets) (?:filed|submitted|requested|"
     r"posted|logged|tracked|reported|sent))\s+(?:all\s+)?(?:through|via|in|into|to)\s+(?:the\s+|our\s+)?(?-i:[A-Z])|"
-    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*[「『“\"]?(?:OA|[A-Za-z]{2,}|[\u4e00-\u9fff]{1,6}[」』”\"]?(?:系统|系統|流程|平台|平臺))|"
+    r"电话|電話|邮箱|郵箱|微信号|微信號|联系方式|聯繫方式|工单系统|工單系統|(?:走|通过|通過)\s*[「『“\"]?(?:OA|[\u4e00-\u9fff]{1,6}[」』”\"]?(?:系统|系統|流程|平台|平臺))|"
     r"(?<![\w:])[A-Za-z]:\\[^\s,;，。]+",
     re.I,
 )
@@ -292,9 +294,10 @@ _WORK_WORD = re.compile(
 # commit message carries …", "deploys are CI only, …", "我们统一用 X，不用 Y", "<things> are <style> in this repo"): the predicate
 # contrasts the one way with the others or binds every instance of a kind in the house, so it is a standing rule for the assistant, not the state of the work.
 _CONVENTION = re.compile(
-    r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?:uses?|writes?|runs?|deploys?|ships?|"
-    r"sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{1,40}?\s*(?:,|-|–|—)?\s*(?:not|never|instead of|rather than)\s+\w|"
-    r"^(?:every|each|all|any)\s+(?:[\w-]+\s+){0,3}?(?:carries|carry|must|has to|have to|needs to|need to)\b|"
+    r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?!(?:were|was|had|did)\b)"
+    r"(?:[a-z]+(?<!ed)|sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{1,40}?\s*(?:,|-|–|—)?\s*(?:not|never|instead of|rather than)\s+\w|"
+    r"^(?:every|each|all|any|anything)\s+(?:[\w-]+\s+){0,3}?(?:\([^)]{1,40}\)\s+)?(?:carries|carry|must|has to|have to|needs to|"
+    r"need to|requires?|needs|go(?:es)? through|stays?|gets? (?:reviewed|signed|approved|tagged|logged))\b|"
     r"^(?:[\w-]+\s+){0,2}[\w-]+s\s+(?:are|must be|should be)\s+[^,;.]{1,30}?\s+(?:in this (?:repo|repository|codebase|"
     r"project)|across the (?:repo|codebase))\b|"
     r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
@@ -367,8 +370,9 @@ def statement_type(clause: str, day: dt.date) -> str | None:
             return "reference"
         return None
     bare = clause.strip()
-    if subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare))):
-        return "feedback"
+    if (subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare)))
+            and about_work(bare)):
+        return "feedback"  # a convention of the work ("we eat pizza, not pasta" is no rule for the assistant)
     if subject in ("group", "other") and _ONLY_WAY.match(bare) and about_work(bare):
         return "feedback"
     if _NOT_TO_BE.search(bare) and not future_dates(bare, day):
