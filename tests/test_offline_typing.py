@@ -162,3 +162,9 @@ def test_zh_what_the_work_goes_through_is_no_pointer(clause: str) -> None:
 
 def test_zh_a_process_system_is_still_a_pointer() -> None:
     assert statement_type("请假走 OA 流程", DAY) == "reference"
+
+
+def test_zh_a_requirement_someone_else_set_is_the_state_of_the_work() -> None:
+    assert "feedback" not in [t for t, _ in types_of("法务要求所有合同模板都保留英文版。")]
+    assert [t for t, _ in types_of("客户要求登录页 3 月 1 号前改完。")] == ["project"]
+    assert [t for t, _ in types_of("所有合同模板都要保留英文版。")] == ["feedback"]  # the user's own rule

@@ -235,6 +235,9 @@ _YOU_PREF_ZH = re.compile(
 _FIRST_PERSON_ZH = re.compile(
     r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|(?:这|這|那)(?![类類种種])|有人|大家)(?![^，,。]{0,3}的)"
 )
+_ZH_THIRD_PARTY_REQUIRES = re.compile(
+    r"^(?!我|你|您|用户|用戶)[^，,。：:]{1,8}?(?:那边|那邊|方面|这边|這邊)?(?:要求|规定|規定)(?!是|：|:)"
+)
 # "提醒类的东西都…", "这类报表都…": every thing of a kind, so the directive holds each time ("所有" is standing
 # already); "这类问题都会…" says what happens, not what to do
 _ZH_KIND_SCOPE = re.compile(
@@ -516,6 +519,10 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
         general = True
     else:
         general = False
+    if _ZH_THIRD_PARTY_REQUIRES.match(body):
+        # "审计要求…", "客户要求…前上线": a requirement someone else set is a fact about the work, not the user's
+        # rule for the assistant: left to the dated and statement rules (project)
+        return None
     if re.match(r"^(?:你|您)(?:以后|以後)?(?:要|得|必须|必須|一定要|不要|别|別|应该|應該|每次|总是|總是)", body):
         body = body[1:]
     elif _FIRST_PERSON_ZH.match(body) or body.startswith(("你", "您")):

@@ -274,7 +274,8 @@ _WORK_ACTIVITY = re.compile(
 
 _PLAN_OR_GOAL = re.compile(
     r"\b(?:goal|goals|target|aim|plan|plans|planning|roadmap|milestone|okr|okrs|decided|decision|agreed|waiting on|"
-    r"waiting for|blocked on|blocked by)\b|目标|目標|打算|计划|計劃|准备|準備|决定|決定|卡在|在等",
+    r"waiting for|blocked on|blocked by)\b|目标|目標|打算|计划|計劃|准备|準備|决定|決定|卡在|在等|"
+    r"^(?!我|你|您)[^，,。：:]{1,8}?(?:那边|那邊|方面)?(?:要求|规定|規定)(?!是|：|:)",
     re.I,
 )
 _WORK_WORD = re.compile(
