@@ -168,3 +168,20 @@ def test_zh_a_requirement_someone_else_set_is_the_state_of_the_work() -> None:
     assert "feedback" not in [t for t, _ in types_of("法务要求所有合同模板都保留英文版。")]
     assert [t for t, _ in types_of("客户要求登录页 3 月 1 号前改完。")] == ["project"]
     assert [t for t, _ in types_of("所有合同模板都要保留英文版。")] == ["feedback"]  # the user's own rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm the release manager until the end of January.",
+        "I'm on call until Friday.",
+        "下周值班轮到我，一直到 12 月 20 号。",
+        "下个月 3 号是我们结婚十周年。",
+    ],
+)
+def test_the_users_role_until_a_date_or_their_anniversary_is_about_them(text: str) -> None:
+    assert [t for t, _ in types_of(text)] == ["user"]
+
+
+def test_the_users_work_on_a_date_is_still_the_work() -> None:
+    assert [t for t, _ in types_of("I'm presenting the roadmap to the board on the 12th.")] == ["project"]

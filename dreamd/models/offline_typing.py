@@ -248,7 +248,12 @@ def is_pointer(clause: str) -> bool:
 
 # ----------------------------------------------------------------------------- dates
 
-_PERSONAL_DAY = re.compile(r"\b(?:birthday|anniversary|born)\b|生日|纪念日|紀念日|出生|结婚[^，,。]{0,6}周年|結婚[^，,。]{0,6}週年", re.I)
+# A personal day, or the speaker's own duty for a while ("on-call 轮到我", "I'm on call until Friday")
+_PERSONAL_DAY = re.compile(
+    r"\b(?:birthday|anniversary|born)\b|生日|纪念日|紀念日|出生|结婚[^，,。]{0,6}周年|結婚[^，,。]{0,6}週年|"
+    r"(?:轮到|輪到)我|^我(?:值班|轮值|輪值)|^(?:i'm|i am|im)\s+(?:the\s+)?on[- ]?call\b",
+    re.I,
+)
 
 
 _RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
@@ -333,6 +338,11 @@ _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", r
 _THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
 
+_BARE_SPAN = re.compile(
+    r"^(?:一直|一直要)?(?:到|至|直到)\s*[^，,。；;]{1,14}?(?:号|號|日|月底|月初|年底|为止|為止)?\s*[。.]?$|"
+    r"^(?:until|till|through)\s+[\w ,-]{1,30}[.]?$",
+    re.I,
+)
 _ZH_BARE_CONDITION = re.compile(r"(?:的时候|的時候|时候|時候|(?<=[\u4e00-\u9fff])[时時])\s*[，,。：:]?$")
 _PRONOUNS = re.compile(r"\b(?:me|my|mine|myself|i|we|our|ours|us)\b|我们|我們|我", re.I)
 
@@ -357,8 +367,10 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     one about the listener ("you …", unless it says where to find something) or one pointing at
     the moment ("this …", "it …") states no lasting fact and gets no type.
     """
-    if _ZH_BARE_CONDITION.search(clause.strip()):
-        return None  # "跟我讲德语的时候": a condition split from its rule states nothing by itself
+    if _ZH_BARE_CONDITION.search(clause.strip()) or _BARE_SPAN.match(clause.strip()):
+        # "跟我讲德语的时候", "一直到 12 月 20 号": a condition or a time span split from its clause states
+        # nothing by itself
+        return None
     subject = subject_of(clause)
     if subject == "you":
         # "you can reach me on Slack at @kira", "you'll find the keys in the blue tin": a pointer
