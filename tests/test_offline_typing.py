@@ -185,3 +185,14 @@ def test_the_users_role_until_a_date_or_their_anniversary_is_about_them(text: st
 
 def test_the_users_work_on_a_date_is_still_the_work() -> None:
     assert [t for t, _ in types_of("I'm presenting the roadmap to the board on the 12th.")] == ["project"]
+
+
+def test_the_users_circumstance_then_what_to_do_about_it_gives_both_records() -> None:
+    got = types_of("I'm a baker on early shifts, so I'm usually asleep by nine, keep evening plans short.")
+    assert [t for t, _ in got] == ["user", "feedback"]
+    assert "evening plans short" in got[1][1].lower()
+    assert types_of("I'm so tired, thanks for sorting that out") == []
+
+
+def test_a_self_description_with_get_says_it_once() -> None:
+    assert types_of("I get carsick easily.") == [("user", "User gets carsick easily")]

@@ -255,6 +255,10 @@ _OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
 )
+_SELF_THEN_DIRECTIVE = re.compile(
+    r"^(?:so\s+)?(?P<why>(?:i|i'm|im|i've|ive|my)\b[^,;]{3,80}?),\s*(?:so\s+)?(?:please\s+|pls\s+)?(?P<rule>[a-z].{5,})$",
+    re.I,
+)
 _ZH_SO = re.compile(
     r"^(?P<why>.{4,}?)[，,]\s*(?:所以|因此)(?P<rule>(?:以后|以後|永远|永遠|千万|千萬|一律|每次|不要|别|別|务必|務必|一定要|请|請).+)$"
 )
@@ -397,6 +401,14 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         rule, reason = split_reason(s)
         fact = f"Don't modify {what}" if m.group("how").lower().startswith("off") else sentence_case(rule)
         return _feedback(fact, what, "avoid", True, reason)
+    m = _SELF_THEN_DIRECTIVE.match(s)
+    if m and opens_with_verb(m.group("rule")) and not re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
+        # "I'm often wiped out after shifts, keep dinner ideas quick": the user's circumstance, then what to do
+        # about it — a directive with its reason, so a standing one
+        inner = rule_feedback(m.group("rule"), Ctx(ctx.role, ctx.day, None, True, ctx.remember))
+        if inner is not None:
+            inner.reason = inner.reason or tidy(m.group("why"))
+            return inner
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
     if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         return None  # "I work late, so don't expect replies from me early": a fact about the user
