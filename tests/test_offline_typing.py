@@ -196,3 +196,15 @@ def test_the_users_circumstance_then_what_to_do_about_it_gives_both_records() ->
 
 def test_a_self_description_with_get_says_it_once() -> None:
     assert types_of("I get carsick easily.") == [("user", "User gets carsick easily")]
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["女儿明年 9 月上初中", "老房子下半年要重新装修", "We want the new kiln installed by next spring"],
+)
+def test_a_plan_dated_without_a_day_is_still_a_dated_plan(clause: str) -> None:
+    assert statement_type(clause, DAY) == "project"
+
+
+def test_a_birthday_without_a_day_is_still_personal() -> None:
+    assert statement_type("我妈明年过七十大寿生日", DAY) == "user"

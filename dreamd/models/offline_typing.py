@@ -256,6 +256,12 @@ _PERSONAL_DAY = re.compile(
 )
 
 
+# A time ahead that names no one day ("明年 9 月", "春节前要…", "by next spring"): a dated plan all the same
+_LOOSE_FUTURE = re.compile(
+    r"明年|下个月|下個月|下半年|(?:年底|年初|月底|春节|春節|国庆|國慶|寒假|暑假|开学|開學)(?:前|之前|以前)(?:要|得|必须|必須)?|"
+    r"\b(?:by|before|until)\s+(?:next|the end of)\s+(?:year|month|spring|summer|autumn|fall|winter|term|semester)\b",
+    re.I,
+)
 _RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
 
 
@@ -391,7 +397,7 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     if _NOT_TO_BE.search(bare) and not future_dates(bare, day):
         return "feedback"  # "Fridays are not to be booked": a prohibition said in the passive
     located = URL.search(clause) or PATHLIKE.search(" " + clause)
-    if future_dates(clause, day) and not located:
+    if (future_dates(clause, day) or _LOOSE_FUTURE.search(clause)) and not located:
         return "user" if _PERSONAL_DAY.search(clause) else "project"
     if is_pointer(clause):
         return "reference"
