@@ -208,3 +208,13 @@ def test_a_plan_dated_without_a_day_is_still_a_dated_plan(clause: str) -> None:
 
 def test_a_birthday_without_a_day_is_still_personal() -> None:
     assert statement_type("我妈明年过七十大寿生日", DAY) == "user"
+
+
+def test_a_directive_naming_the_address_it_sends_the_work_to_is_a_reference() -> None:
+    got = types_of("Always upload release builds to artifacts.corp.internal/mobile.")
+    assert [t for t, _ in got] == ["reference"]
+    assert "artifacts.corp.internal/mobile" in got[0][1]
+    got = types_of("合同统一走法务的 legal.corp.internal 审批，不要邮件发。")
+    assert got[0][0] == "reference" and "legal.corp.internal" in got[0][1]
+    # without an address it stays a rule
+    assert [t for t, _ in types_of("Always upload release builds before tagging.")] == ["feedback"]

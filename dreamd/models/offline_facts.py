@@ -58,6 +58,7 @@ from dreamd.models.offline_text import (
     third_person,
     tidy,
 )
+from dreamd.models.offline_typing import names_an_address
 
 # ----------------------------------------------------------------------------- decisions
 
@@ -335,12 +336,22 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
                  reason=reason, how=HOW["deadline"])
 
 
+def rule_feedback_or_address(s: str, ctx: Ctx) -> Found | None:
+    """A standing directive, typed ``reference`` when it names the address of the place it sends the work
+    ("代码评审统一走 gerrit.corp.internal/…", "only pull images from registry.example.com/team"): what a
+    note-taker keeps from it is where that place is (nearly every dev label of the shape says so)."""
+    found = rule_feedback(s, ctx)
+    if found is not None and names_an_address(found.fact):
+        found.type, found.name_prefix, found.how = "reference", "ref", HOW["reference"]
+    return found
+
+
 # ----------------------------------------------------------------------------- registry
 
 RULES: dict[str, Rule] = {
     "identity": rule_identity,
     "reference": rule_reference,
-    "feedback": rule_feedback,
+    "feedback": rule_feedback_or_address,
     "preference": rule_preference,
     "decision": rule_decision,
     "dated": rule_dated,

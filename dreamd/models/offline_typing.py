@@ -230,6 +230,11 @@ _CONTACT = re.compile(
 )
 
 
+def names_an_address(clause: str) -> bool:
+    """Whether the clause names a URL or a host ("gerrit.corp.internal", "registry.example.com/team")."""
+    return bool(URL.search(clause) or _HOST.search(clause))
+
+
 def is_pointer(clause: str) -> bool:
     """Whether the clause says where something lives or who to ask (a ``reference``)."""
     if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
@@ -421,4 +426,4 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     return "project"
 
 
-__all__ = ["future_dates", "is_pointer", "statement_type", "subject_of"]
+__all__ = ["future_dates", "is_pointer", "names_an_address", "statement_type", "subject_of"]
