@@ -218,3 +218,8 @@ def test_a_directive_naming_the_address_it_sends_the_work_to_is_a_reference() ->
     assert got[0][0] == "reference" and "legal.corp.internal" in got[0][1]
     # without an address it stays a rule
     assert [t for t, _ in types_of("Always upload release builds before tagging.")] == ["feedback"]
+
+
+def test_a_hex_colour_is_no_channel() -> None:
+    assert not is_pointer("The brand colours are #1A2B3C and #FACADE")
+    assert is_pointer("Deploy notices go to #release-notes")
