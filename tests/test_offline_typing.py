@@ -223,3 +223,20 @@ def test_a_directive_naming_the_address_it_sends_the_work_to_is_a_reference() ->
 def test_a_hex_colour_is_no_channel() -> None:
     assert not is_pointer("The brand colours are #1A2B3C and #FACADE")
     assert is_pointer("Deploy notices go to #release-notes")
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "For weather I check the station page on meteo.fr",
+        "Our shop's orders come in through shopline.io",
+        "Priya is the DBA on payments; ask her for anything schema-related",
+    ],
+)
+def test_a_bare_domain_or_the_person_to_ask_is_a_pointer(clause: str) -> None:
+    assert statement_type(clause, DAY) == "reference"
+
+
+@pytest.mark.parametrize("clause", ["We moved the API to ASP.NET last year", "The team standardised on Vue.Draggable"])
+def test_a_dotted_tool_name_is_no_domain(clause: str) -> None:
+    assert not is_pointer(clause)

@@ -142,7 +142,8 @@ _CONTAINER_EN = re.compile(
 _PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b(?-i:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*)\b")
 _HOST = re.compile(
     r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)*\.(?:internal|local|corp|lan|example)\b|"
-    r"\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}",
+    r"\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}|"
+    r"(?-i:\b[a-z][a-z0-9-]{2,}\.(?:com|net|org|io|dev|cn|fr|de|co\.uk|uk|eu|nl|es|it|jp|au|ca|app|ai|gov|edu)\b(?![.\w]))",
     re.I,
 )
 _STORED = re.compile(
@@ -159,6 +160,9 @@ _IS_TOOL = re.compile(
 _ASK_EN = re.compile(
     r"(?:^|[,;:]\s*|\b(?:just|then|always|please)\s+)(?:ask|ping|contact|talk to|reach out to|email|message|call|go to)\s+"
     r"(?!(?:him|her|them|me)\b)(?-i:[A-Z@#])|"
+    # "Priya is our DBA; ask her for anything schema-related": the person named before, then who to ask for what
+    r"^(?-i:[A-Z][a-z]+)\b[^;]{2,60}[;,]\s*(?:just\s+|always\s+)?(?:ask|ping|contact|talk to|go to)\s+(?:him|her|them)\s+"
+    r"(?:for|about|with|if|when|whenever)\b|"
     r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:handles|owns|manages|maintains|is in charge of|"
     r"is responsible for|looks after|takes care of|knows (?:everything|all) about|covers)\b|"
     r"\b(?:is|are)\s+(?:the\s+)?(?:one|person|people|go-to(?: person)?|owner|owners|contact|point of contact|"
