@@ -240,3 +240,8 @@ def test_a_bare_domain_or_the_person_to_ask_is_a_pointer(clause: str) -> None:
 @pytest.mark.parametrize("clause", ["We moved the API to ASP.NET last year", "The team standardised on Vue.Draggable"])
 def test_a_dotted_tool_name_is_no_domain(clause: str) -> None:
     assert not is_pointer(clause)
+
+
+@pytest.mark.parametrize("text", ["演示环境的数据全部用假的", "新服务的配置全部写进 Helm chart"])
+def test_zh_everything_done_one_way_is_a_rule(text: str) -> None:
+    assert [t for t, _ in types_of(text)] == ["feedback"]
