@@ -245,3 +245,17 @@ def test_a_dotted_tool_name_is_no_domain(clause: str) -> None:
 @pytest.mark.parametrize("text", ["演示环境的数据全部用假的", "新服务的配置全部写进 Helm chart"])
 def test_zh_everything_done_one_way_is_a_rule(text: str) -> None:
     assert [t for t, _ in types_of(text)] == ["feedback"]
+
+
+@pytest.mark.parametrize(
+    "clause", ["项目名叫 shop-admin", "用户名 trail_mia", "The index is called app-logs", "the bucket name is raw-uploads"]
+)
+def test_the_name_a_thing_goes_by_in_a_tool_is_part_of_the_pointer(clause: str) -> None:
+    assert statement_type(clause, DAY) == "reference"
+
+
+def test_a_pointer_with_the_name_to_look_up_keeps_both_in_one_record() -> None:
+    turns = [{"role": "user", "text": "构建日志都看 Buildkite，项目名叫 shop-admin", "timestamp": TS}]
+    records = extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
+    assert [r["type"] for r in records] == ["reference"]
+    assert "Buildkite" in records[0]["body"] and "shop-admin" in records[0]["body"]

@@ -239,8 +239,21 @@ def names_an_address(clause: str) -> bool:
     return bool(URL.search(clause) or _HOST.search(clause))
 
 
+# The name a thing goes by inside a tool ("项目名叫 shop-web", "用户名 runner_k", "the index is called app-logs"):
+# what to look up there, so part of the pointer
+_ID_IN_TOOL = re.compile(
+    r"^(?:[^，,。]{0,6}的)?(?:项目|項目|仓库|倉庫|账号|賬號|帐号|帳號|用户|用戶|索引|空间|空間|频道|頻道|群)名(?:字)?(?:叫|是|为|為)?\s*"
+    r"[A-Za-z0-9][\w.@-]*\s*$|"
+    r"^(?:the\s+)?(?:project|repo|repository|account|user|index|workspace|space|channel|bucket)\s*name\s+is\s+\S+$|"
+    r"^(?:the\s+)?(?:project|repo|repository|index|workspace|space|bucket)\s+is\s+called\s+\S+$",
+    re.I,
+)
+
+
 def is_pointer(clause: str) -> bool:
     """Whether the clause says where something lives or who to ask (a ``reference``)."""
+    if _ID_IN_TOOL.match(clause.strip().rstrip("。.")):
+        return True
     if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
         return True
     if has_cjk(clause):
