@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 
 from dreamd.models.offline_extract import extract
-from dreamd.models.offline_typing import is_pointer, statement_type
+from dreamd.models.offline_typing import future_dates, is_pointer, statement_type
 
 DAY = dt.date(2026, 11, 24)  # a Tuesday
 TS = "2026-11-24T10:00:00Z"
@@ -259,3 +259,13 @@ def test_a_pointer_with_the_name_to_look_up_keeps_both_in_one_record() -> None:
     records = extract({"task": "extract", "today": "2026-11-24", "index": [], "turns": turns})
     assert [r["type"] for r in records] == ["reference"]
     assert "Buildkite" in records[0]["body"] and "shop-admin" in records[0]["body"]
+
+
+@pytest.mark.parametrize("clause", ["周二是书法课", "星期四有乐团排练"])
+def test_zh_what_a_weekday_holds_each_week_is_a_routine_not_a_date(clause: str) -> None:
+    assert statement_type(clause, DAY) == "user"
+    assert future_dates(clause, DAY) == []
+
+
+def test_zh_a_weekday_named_once_is_still_a_date() -> None:
+    assert future_dates("下周二去体检", DAY) == [dt.date(2026, 12, 1)]

@@ -284,7 +284,10 @@ _LOOSE_FUTURE = re.compile(
     r"\b(?:by|before|until)\s+(?:next|the end of)\s+(?:year|month|spring|summer|autumn|fall|winter|term|semester)\b",
     re.I,
 )
-_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
+# "every Friday", "Tuesdays …", "每周五", and a bare weekday opening a clause as its subject ("周二是合唱团",
+# "星期四有组会": what that weekday holds each week)
+_WEEKDAY_HOLDS = re.compile(r"^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)")
+_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔|^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)", re.I)
 
 
 def future_dates(text: str, day: dt.date) -> list[dt.date]:
@@ -437,9 +440,10 @@ def statement_type(clause: str, day: dt.date) -> str | None:
     if subject == "group" and not about_work(clause):
         return None  # "the bakery is open every day", "we order pizza on Fridays": neither the speaker nor the work
     if subject == "other" and not about_work(clause):
-        # "mornings are my focus time": the speaker's life when the clause names them; a clause that
-        # names neither the speaker nor the work ("每天都很忙", "the bakery opens at 8") is not kept
-        return "user" if _SPEAKER.search(clause) else None
+        # "mornings are my focus time": the speaker's life when the clause names them, and so is what a weekday
+        # holds each week ("周二是合唱团"); a clause that names neither the speaker nor the work ("每天都很忙",
+        # "the bakery opens at 8") is not kept
+        return "user" if _SPEAKER.search(clause) or _WEEKDAY_HOLDS.match(bare) else None
     return "project"
 
 
