@@ -269,3 +269,15 @@ def test_zh_what_a_weekday_holds_each_week_is_a_routine_not_a_date(clause: str) 
 
 def test_zh_a_weekday_named_once_is_still_a_date() -> None:
     assert future_dates("下周二去体检", DAY) == [dt.date(2026, 12, 1)]
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["SQL is fine but go easy on the window functions", "the old API still works, so don't migrate callers yet"],
+)
+def test_a_statement_that_ends_in_an_instruction_is_about_how_to_work(clause: str) -> None:
+    assert statement_type(clause, DAY) == "feedback"
+
+
+def test_a_statement_with_but_and_no_instruction_is_not_a_rule() -> None:
+    assert statement_type("I love hiking but my knees are bad", DAY) == "user"

@@ -36,6 +36,7 @@ from typing import Literal
 
 from dreamd.models.offline_audience import about_the_work
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL
+from dreamd.models.offline_structure import opens_with_verb
 from dreamd.models.offline_text import future_dates as dated_after
 from dreamd.models.offline_text import has_cjk
 
@@ -286,6 +287,8 @@ _LOOSE_FUTURE = re.compile(
 )
 # "every Friday", "Tuesdays …", "每周五", and a bare weekday opening a clause as its subject ("周二是合唱团",
 # "星期四有组会": what that weekday holds each week)
+_TAIL_INSTRUCTION = re.compile(r"(?:,\s*|\s+)(?:but|so)\s+(?:please\s+|pls\s+)?(?P<rule>[a-z'].{4,})$", re.I)
+_NEGATIVE_HEAD = re.compile(r"(?:don't|dont|do not|never|avoid)\s+\w", re.I)
 _WEEKDAY_HOLDS = re.compile(r"^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)")
 _RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔|^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)", re.I)
 
@@ -414,6 +417,9 @@ def statement_type(clause: str, day: dt.date) -> str | None:
             return "reference"
         return None
     bare = clause.strip()
+    tail = _TAIL_INSTRUCTION.search(bare)
+    if tail and (opens_with_verb(tail.group("rule")) or _NEGATIVE_HEAD.match(tail.group("rule"))):
+        return "feedback"  # "C is fine but go slow on the cmake stuff": what the clause asks for is how to work
     if (subject in ("group", "other") and (_CONVENTION.match(bare) or _CONVENTION.match(_EN_ADVERBIAL.sub("", bare)))
             and about_work(bare)):
         return "feedback"  # a convention of the work ("we eat pizza, not pasta" is no rule for the assistant)
