@@ -58,6 +58,7 @@ from dreamd.models.offline_text import (
     third_person,
     tidy,
 )
+from dreamd.models.offline_typing import names_an_address
 
 # ----------------------------------------------------------------------------- decisions
 
@@ -293,7 +294,11 @@ _SCHEDULED = re.compile(
 _ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|改|查|看|帮|幫|提醒我|记得|記得)")
 _PERSONAL_DATE = re.compile(
     r"\b(?:birthday|anniversary)\b(?!\s+(?:trip|party|dinner|celebration|getaway|vacation|holiday|plans?))|"
-    r"(?:生日|纪念日|紀念日)(?!旅行|旅游|聚会|聚會|派对|派對|晚宴|晚餐)",
+    r"(?:生日|纪念日|紀念日|结婚[^，,。]{0,6}周年|結婚[^，,。]{0,6}週年)(?!旅行|旅游|聚会|聚會|派对|派對|晚宴|晚餐)|"
+    # the speaker's role or duty until a date ("I'm a contractor on this until March", "on-call 轮到我，到 15 号"):
+    # who the user is for a while, not an event of the work
+    r"^(?:i'm|i am|im)\s+(?:a|an|the)\s+[\w -]{2,30}?\b(?:until|till|through|thru)\b|"
+    r"^(?:i'm|i am|im)\s+(?:the\s+)?on[- ]?call\b|(?:轮到|輪到)我|^我(?:值班|轮值|輪值)",
     re.I,
 )
 _GOAL_EN = re.compile(
@@ -331,12 +336,22 @@ def rule_dated(s: str, ctx: Ctx) -> Found | None:
                  reason=reason, how=HOW["deadline"])
 
 
+def rule_feedback_or_address(s: str, ctx: Ctx) -> Found | None:
+    """A standing directive, typed ``reference`` when it names the address of the place it sends the work
+    ("代码评审统一走 gerrit.corp.internal/…", "only pull images from registry.example.com/team"): what a
+    note-taker keeps from it is where that place is (nearly every dev label of the shape says so)."""
+    found = rule_feedback(s, ctx)
+    if found is not None and names_an_address(found.fact):
+        found.type, found.name_prefix, found.how = "reference", "ref", HOW["reference"]
+    return found
+
+
 # ----------------------------------------------------------------------------- registry
 
 RULES: dict[str, Rule] = {
     "identity": rule_identity,
     "reference": rule_reference,
-    "feedback": rule_feedback,
+    "feedback": rule_feedback_or_address,
     "preference": rule_preference,
     "decision": rule_decision,
     "dated": rule_dated,

@@ -317,6 +317,10 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User is called {third_person(x)}"
         if verb == "aged":
             fact = f"User is {third_person(x)}"
+        if verb == "gets":
+            said, _, rest = x.partition(" ")  # "get seasick easily" / "am afraid of …": the verb is in x already
+            head = "is" if said.lower() in ("am", "'m") else verb_3rd(said)
+            fact = f"User {head} {third_person(rest)}".strip()
         if verb == "condition":
             fact = "User has " + third_person(re.split(r",\s*(?:so|and|but)\b", x)[0])
         if verb in ("kin", "recurring", "their-kin"):

@@ -25,7 +25,7 @@ from dreamd.models.offline_text import (
 URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s)>\]\"'，。]+", re.I)
 _PATHLIKE = re.compile(
     r"(?:^|[\s(（])(?:~?/[\w.-]+(?:/[\w.*-]*)*|\.?[\w-]+(?:/[\w.*-]+)+/?|[\w-]+\.(?:ya?ml|toml|json|md|py|ts|"
-    r"js|sql|cfg|ini|conf|txt|csv|xlsx?|sh)|#[a-z][\w-]+)",
+    r"js|sql|cfg|ini|conf|txt|csv|xlsx?|sh)|#(?!(?:[0-9a-f]{3}|[0-9a-f]{6})\b)[a-z][\w-]+)",
     re.I,
 )
 _REF_WORDS = re.compile(
@@ -260,6 +260,6 @@ def _reference_zh(s: str) -> Found | None:
 TOOLS = _TOOLS
 """Tools and services a pointer can name (Linear, Jira, Grafana, Notion, 飞书 …)."""
 PATHLIKE = _PATHLIKE
-"""A path, a file name with a known extension, or a #channel."""
+"""A path, a file name with a known extension, or a #channel (a hex colour such as #FC3D21 is none)."""
 
 __all__ = ["PATHLIKE", "TOOLS", "URL", "rule_reference"]

@@ -232,10 +232,21 @@ _YOU_PREF_ZH = re.compile(
     r"^(?:我)?(?:更|比较|比較|很)?(?P<v>希望|想让|想讓|要求|需要|喜欢|喜歡)(?:你|您)(?:以后|以後)?(?P<rest>.+)$|"
     r"^(?:请|請)(?:你|您)(?:以后|以後|每次|总是|總是|一直|始终|始終)(?P<rest2>.+)$"
 )
-_FIRST_PERSON_ZH = re.compile(r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|这|這|那|有人|大家)(?![^，,。]{0,3}的)")
+_FIRST_PERSON_ZH = re.compile(
+    r"^(?:我们|我們|咱们|咱們|他们|他們|我|他|她|它|(?:这|這|那)(?![类類种種])|有人|大家)(?![^，,。]{0,3}的)"
+)
+_ZH_THIRD_PARTY_REQUIRES = re.compile(
+    r"^(?!我|你|您|用户|用戶)[^，,。：:]{1,8}?(?:那边|那邊|方面|这边|這邊)?(?:要求|规定|規定)(?!是|：|:)"
+)
+# "提醒类的东西都…", "这类报表都…": every thing of a kind, so the directive holds each time ("所有" is standing
+# already); "这类问题都会…" says what happens, not what to do
+_ZH_KIND_SCOPE = re.compile(
+    r"^(?:(?:这|這|那|此)(?:类|類|种|種)|[^，,。]{1,8}(?:类|類)的?)[^，,。]{0,12}?(?:都|一律|统一|統一)"
+    r"(?!会|會|是|很|挺|还|還|在|有|没|沒)"
+)
 _ZH_MODAL = re.compile(
     r"要|(?:必须|必須|就|还|還|都|也|你)得|必须|必須|应该|應該|应当|應當|(?:^|[，,\s]|千万|千萬|也|就|可|都|还|還|你|请|請|前|后|後|再)[别別]|不要|不能|不准|不许|不許|禁止|请|請|务必|務必|一律|统一|統一|"
-    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|都(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
+    r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|(?:都|全部|全都)(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
 _ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
@@ -243,6 +254,10 @@ _OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+
                          r"not allowed|prohibited)\b", re.I)
 _SO_DIRECTIVE = re.compile(
     r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
+)
+_SELF_THEN_DIRECTIVE = re.compile(
+    r"^(?:so\s+)?(?P<why>(?:i|i'm|im|i've|ive|my)\b[^,;]{3,80}?),\s*(?:so\s+)?(?:please\s+|pls\s+)?(?P<rule>[a-z].{5,})$",
+    re.I,
 )
 _ZH_SO = re.compile(
     r"^(?P<why>.{4,}?)[，,]\s*(?:所以|因此)(?P<rule>(?:以后|以後|永远|永遠|千万|千萬|一律|每次|不要|别|別|务必|務必|一定要|请|請).+)$"
@@ -318,9 +333,28 @@ def _deadline_for_one_thing(s: str, ctx: Ctx) -> bool:
     return bool(_THIS_ONE.search(parts[1])) and bool(future_dates(parts[0], ctx.day))
 
 
+# "… 这个月 30 号之前必须切完", "the migration has to be finished by December 18": a must tied to one named
+# date is a deadline of the work (``project``, left to the dated rule); "every Friday", "每周五" name no one date.
+_ONE_DATE = re.compile(r"\b(?:by|before|until|no later than|on)\b|之前|以前|前(?=[必要得把])|截止|为止|為止|当天|當天", re.I)
+_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
+
+
+_MUST = re.compile(
+    r"(?:都)?(?:必须|必須|一定要|务必|務必|要|得)|全部|\b(?:must|has to|have to|needs to|need to|all)\b", re.I
+)
+
+
+def _deadline(s: str, ctx: Ctx) -> bool:
+    """A must tied to one named date: "must" and "all of it" are what make a deadline, not what makes it
+    standing."""
+    if ctx.standing or is_standing(_MUST.sub(" ", s)) or _RECURRING.search(s) or not _ONE_DATE.search(s):
+        return False
+    return bool(future_dates(s, ctx.day, weekdays=True))
+
+
 def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     """A standing directive about the work, the code or the assistant's behaviour."""
-    if ctx.role != "user" or _deadline_for_one_thing(s, ctx):
+    if ctx.role != "user" or _deadline_for_one_thing(s, ctx) or _deadline(s, ctx):
         return None
     if _NAMING.search(s) and _TEMPLATE.search(s):
         rule, reason = _split_all_reasons(s)
@@ -367,6 +401,14 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         rule, reason = split_reason(s)
         fact = f"Don't modify {what}" if m.group("how").lower().startswith("off") else sentence_case(rule)
         return _feedback(fact, what, "avoid", True, reason)
+    m = _SELF_THEN_DIRECTIVE.match(s)
+    if m and opens_with_verb(m.group("rule")) and not re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
+        # "I'm often wiped out after shifts, keep dinner ideas quick": the user's circumstance, then what to do
+        # about it — a directive with its reason, so a standing one
+        inner = rule_feedback(m.group("rule"), Ctx(ctx.role, ctx.day, None, True, ctx.remember))
+        if inner is not None:
+            inner.reason = inner.reason or tidy(m.group("why"))
+            return inner
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
     if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         return None  # "I work late, so don't expect replies from me early": a fact about the user
@@ -479,18 +521,29 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     if why and reason is None:
         rule, reason = why.group("rule"), why.group("why")  # "我有哮喘，别给我推荐高海拔的地方"
     body = re.sub(r"^(?:请|請|麻烦|麻煩)", "", rule)
+    whole = body
     asked = _ZH_CONDITION.match(body)
-    if asked and body.startswith("我") and len(body) - asked.end() >= 3:
-        body = body[asked.end() :]  # "我问菜谱的时候，默认我只有微波炉": the rule is after the condition
-        rule = body
+    if asked and body.startswith(("我", "你", "您")) and len(body) - asked.end() >= 3:
+        # "我问菜谱的时候，默认我只有微波炉", "你回答的时候字少一点": the rule is after the condition, which
+        # makes it hold every time (a condition on the assistant's work stays in the rule's words)
+        body = body[asked.end() :]
+        rule = body if body.startswith("我") or whole.startswith("我") else whole[1:]
+        general = True
+    else:
+        general = False
+    if _ZH_THIRD_PARTY_REQUIRES.match(body):
+        # "审计要求…", "客户要求…前上线": a requirement someone else set is a fact about the work, not the user's
+        # rule for the assistant: left to the dated and statement rules (project)
+        return None
     if re.match(r"^(?:你|您)(?:以后|以後)?(?:要|得|必须|必須|一定要|不要|别|別|应该|應該|每次|总是|總是)", body):
         body = body[1:]
     elif _FIRST_PERSON_ZH.match(body) or body.startswith(("你", "您")):
         return None
     condition = _ZH_CONDITION.match(body)
-    if not (ctx.standing or _ZH_MODAL.search(body)):
+    if not (ctx.standing or _ZH_MODAL.search(body) or (general and _ZH_MODAL.search(whole))):
         return None  # "测试总是挂": a description of what happens, not an instruction
-    standing = ctx.standing or is_standing(s) or bool(condition and len(body) - condition.end() >= 3)
+    standing = (ctx.standing or is_standing(s) or general or bool(_ZH_KIND_SCOPE.match(body))
+                or bool(condition and len(body) - condition.end() >= 3))
     if not (standing or reason or _reason_follows(ctx)):
         return None
     if is_wellbeing(body) or not content_ok(body) or body.startswith(("帮", "幫")):
@@ -498,7 +551,7 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
     if re.search(r"(?:这么|這麼|这样|這樣|那样|那樣|那么|那麼)(?:做|办|辦|写|寫|弄|来|來)?[吧哦呀啊哈]?$", tidy(body)):
         return None  # "就这么做", "永远保持这样": the object is a pronoun, the rule is elsewhere
     negative = bool(_ZH_NEG.match(body))
-    fact = tidy(body)
+    fact = tidy(rule if general else body)
     return _feedback(fact, body, "avoid" if negative else "always" if standing else "", negative, reason)
 
 
