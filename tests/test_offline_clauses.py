@@ -326,12 +326,17 @@ def test_a_moment_after_and_leaves_the_lasting_side() -> None:
         ("whenever you write anything for the landlord keep it formal, dates spelled out", "landlord"),
         ("dates in ISO format pls, everything", "ISO"),
         # the sentence after names it a rule, or the same sentence does after a semicolon
-        ("Forward anything like that to abuse@pinecrest.example; that is standing procedure.", "abuse@pinecrest"),
+        ("Sign off those emails with the team name; that is standing procedure.", "team name"),
     ],
 )
 def test_a_directive_holds_for_good_by_its_scope_or_its_label(text: str, word: str) -> None:
     got = holding(records(text), word)
     assert kinds(got) == ["feedback"]
+
+
+def test_a_standing_directive_naming_an_address_is_kept_as_a_reference() -> None:
+    text = "Forward anything like that to abuse@pinecrest.example; that is standing procedure."
+    assert kinds(holding(records(text), "abuse@pinecrest")) == ["reference"]
 
 
 def test_the_next_sentence_naming_it_a_rule_makes_it_standing() -> None:

@@ -431,8 +431,10 @@ _ZH_REASON_INSIDE = re.compile(r"[，,；;]\s*(?:[^，,；;]{0,12}(?:会|會|容
 
 def _with_next_reason(found: Found | None, ctx: Ctx) -> Found | None:
     """A standing rule found by its structure, with the sentence after it as its reason when that
-    sentence is a plain statement ("Keep cover letters under 250 words. Recruiters skim.")."""
-    if found is None or found.type != "feedback":
+    sentence is a plain statement ("Keep cover letters under 250 words. Recruiters skim.").
+    A rule that names the address it sends the work to is kept as a reference (see
+    :func:`dreamd.models.offline_facts.rule_feedback_or_address`); any other type is no rule."""
+    if found is None or found.type not in ("feedback", "reference"):
         return None
     after = tidy(ctx.next_sentence or "").rstrip(".。!！")
     if (found.reason is None and after and not _directive(after) and not after.endswith(("?", "？"))
