@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -765,3 +767,28 @@ def test_one_space_in_a_chinese_sentence_is_left_alone() -> None:
 )
 def test_weekends_months_and_fortnights_are_dates(text: str, expected: str) -> None:
     assert absolutize_dates(text, dt.date(2026, 11, 20)) == expected
+
+
+_HOSTILE_TURNS = (
+    "a, " * 200,  # a comma list: every comma-led prefix of the sentence was once tried 2^n ways
+    "on the shed, the loft, " * 60 + "KV is 2.4.1",
+)
+
+
+def test_hostile_comma_lists_finish_and_a_setting_after_commas_is_still_read() -> None:
+    """A turn of many short comma-separated pieces must not hang the daemon's extraction (the
+    setting rule "…, NAME is 1.2" once backtracked exponentially over the pieces). Run in a child
+    with a generous limit: the old pattern never finished, so this is a hang guard, not a timing."""
+    code = (
+        "import json, sys\n"
+        "from dreamd.models.offline_extract import extract_from_turns\n"
+        "for text in json.loads(sys.argv[1]):\n"
+        "    extract_from_turns([{'role': 'user', 'text': text, 'timestamp': None}], today='2026-11-29')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(list(_HOSTILE_TURNS))],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    items = run([user("On the kiln controller in the shed, the old one, FW is 2.0.7")])
+    assert [(i["type"], i["description"]) for i in items] == [
+        ("project", "On the kiln controller in the shed, the old one, FW is 2.0.7")
+    ]

@@ -177,7 +177,7 @@ _SETTING_EN = re.compile(
     r"^our\s+[\w .-]{2,40}?\s+(?:is|are)\s+(?:(?:pinned|locked|set|fixed|capped|limited|frozen)\s+(?:to|at)|"
     r"(?:still\s+)?on)\s+\S*\d|"
     r"^our\s+[\w .-]{2,40}?\s+(?:is|are|runs?|uses?|runs on)\s+(?:on\s+)?[A-Z][\w.+#-]*(?:\s+(?-i:[A-Z])[\w.+#-]*)?\s+v?\d|"
-    r"^(?:[^,]{0,40},\s*)*(?-i:[A-Z]{2,}[a-z]?)\s+(?:is|=)\s+v?\d+(?:\.\d+)+|"
+    r"^(?:[^,]{0,40},\s*+)*(?-i:[A-Z]{2,}[a-z]?)\s+(?:is|=)\s+v?\d+(?:\.\d+)+|"
     r"^the\s+(?:frontend|backend|api|app|site|service|database|db|cluster|stack|server|mobile app)\s+(?:is|runs on|uses)\s+"
     r"(?-i:[A-Z])[\w.+#-]*\s+v?\d",
     re.I,
