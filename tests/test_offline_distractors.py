@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from dreamd.models.offline_distractors import continues, not_memory, restated
@@ -474,3 +478,34 @@ def test_a_habit_after_a_chinese_rule_is_its_reason_but_a_lasting_state_is_a_fac
     assert "公交" in records[0]["body"]
     records = _records("推荐骑行路线的时候不要超过两个小时，我腰不好。")
     assert sorted(r["type"] for r in records) == ["feedback", "user"]
+
+
+_REPEATED_CORRECTION_LEADS = (
+    "sorry  " * 300,  # two spaces: once split between \s* and \s+ in 2^n ways
+    "no wait " * 300,  # "no wait" was both one lead and the two leads "no", "wait"
+    "不对，" * 300,  # the comma went to this lead or the next
+    "等等" * 300,  # 等等/抱歉 were both a lead-in and the correction word
+    "哎呀，说错了，" * 150,  # 说错了 was listed twice
+    "我说的不对" * 200,  # the gap before 不对 could swallow the next 我说的
+)
+
+
+def test_a_run_of_correction_words_with_no_value_finishes() -> None:
+    """Words that take a value back, repeated with nothing put right after them, must fail to
+    match rather than hang (each pattern above once backtracked exponentially). Run in a child with
+    a generous limit: the old patterns never finished, so this is a hang guard, not a timing."""
+    code = (
+        "import json, sys\n"
+        "from dreamd.models.offline_dialogue import correction_of\n"
+        "print(json.dumps([correction_of(t + 'x') for t in json.loads(sys.argv[1])]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(list(_REPEATED_CORRECTION_LEADS))],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [None] * len(_REPEATED_CORRECTION_LEADS)
+    from dreamd.models.offline_dialogue import correction_of
+
+    assert correction_of("no wait  it's 11") == ("11", None)
+    assert correction_of("Sorry  sorry, make that 40") == ("40", None)
+    assert correction_of("等等，抱歉，说错了，是周五") == ("周五", None)
+    assert correction_of("哎，我刚才给的楼号不对，是 6 号楼") == ("6 号楼", None)
