@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -425,3 +427,22 @@ def test_a_second_directive_after_it_is_no_reason() -> None:
     got = holding(records("Please keep pitch emails under 150 words. Send them before noon."), "150")
     assert kinds(got) == ["feedback"]
     assert "**Why:** Send them" not in got[0]["body"]
+
+
+def test_a_long_word_is_no_labelled_place_and_reading_it_finishes() -> None:
+    """The label before a place ("console at nomad.internal") was read as up to three words that
+    could each end anywhere inside a long word, so a 400-letter word took seconds and a 4,000-letter
+    one far longer. Words are now whole: run in a child with a generous limit (a hang guard, not a
+    timing), and the labels still read as before."""
+    code = (
+        "from dreamd.models.offline_clauses import _labelled_place\n"
+        "print(_labelled_place('gravel' * 600))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
+    from dreamd.models.offline_clauses import _labelled_place
+
+    assert _labelled_place("kiln log at kiln.example.net")
+    assert _labelled_place("scans: files.example.org/scans")
+    assert _labelled_place("票据在 /srv/receipts")
+    assert not _labelled_place("one two three four five.example.net")

@@ -542,7 +542,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
 
 
 _LABEL_PLACE = re.compile(
-    r"^(?:[\w-]+\s*){0,3}[:：]?\s*(?:at|in|on|under|is|=)?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$|"
+    r"^(?:[\w-]++\s*){0,3}[:：]?\s*(?:at|in|on|under|is|=)?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$|"
     r"^(?:[\u4e00-\u9fff]{1,6})\s*(?:是|在|[:：])?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$",
     re.I,
 )
