@@ -446,3 +446,11 @@ def test_a_long_word_is_no_labelled_place_and_reading_it_finishes() -> None:
     assert _labelled_place("scans: files.example.org/scans")
     assert _labelled_place("票据在 /srv/receipts")
     assert not _labelled_place("one two three four five.example.net")
+
+
+def test_a_scope_inside_the_one_thing_at_hand_is_no_standing_rule() -> None:
+    """"Anything"/"everything" makes a directive standing only when it ranges over a kind of work;
+    inside "that file" or "this one" it is one request."""
+    assert records("Check that file for anything odd.") == []
+    assert records("Reply in Welsh to this one, everything in it.") == []
+    assert kinds(records("Check every invoice for anything odd before it goes out.")) == ["feedback"]

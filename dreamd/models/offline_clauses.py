@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from dreamd.models.offline_distractors import TESTS_ZH, distractor
+from dreamd.models.offline_distractors import TESTS_EN, TESTS_ZH, distractor
 from dreamd.models.offline_facts import RULES, rule_remember
 from dreamd.models.offline_rules import Ctx, Found, accepted_feedback
 from dreamd.models.offline_statement import rule_statement, statement_distractor
@@ -411,8 +411,8 @@ def standing_directive(core: str, ctx: Ctx) -> Found | None:
     head = _directive_head(core)
     if head is None or not (_SCOPE.search(core) or labelled) or is_temporary(core) or is_hypothetical(core):
         return None
-    if ONE_OFF_EDIT.match(head) or distractor(head) in _NOT_A_RULE:
-        return None
+    if ONE_OFF_EDIT.match(head) or distractor(head) in _NOT_A_RULE or TESTS_EN["deictic"](head):
+        return None  # "check that file for anything odd": the scope is inside the one thing at hand
     at = core.rfind(head)
     if at > 0 and not core[:at].rstrip().endswith((",", "，")):
         core = f"{core[:at].rstrip()}, {head}"  # "when you X keep it short": the condition ends where the verb starts
