@@ -792,3 +792,19 @@ def test_hostile_comma_lists_finish_and_a_setting_after_commas_is_still_read() -
     assert [(i["type"], i["description"]) for i in items] == [
         ("project", "On the kiln controller in the shed, the old one, FW is 2.0.7")
     ]
+
+
+@pytest.mark.parametrize("text", [
+    "The greenhouse refit is in 99999999999 days",
+    "We repaint the barn in 99999999999 weeks",
+    "The orchard lease renews in 120000 months",
+    "We plant the hedge in 99999999999 fortnights",
+    "温室翻新 99999999 个月后开工",
+    "The kiln check is 99999999999 days from now",
+])
+def test_a_count_past_the_calendars_end_never_raises(text: str) -> None:
+    """A relative date no calendar can hold is left as said: the extractor answers every
+    payload, so "in 99999999999 days" once raised OverflowError and "120000 个月后" ValueError."""
+    items = run([user(text)])
+    assert all(i["description"] for i in items)
+    assert run([user("The greenhouse refit is in 3 days")])[0]["description"] == "The greenhouse refit is 2026-11-28"

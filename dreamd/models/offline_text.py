@@ -25,7 +25,7 @@ import datetime as dt
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memory.tokens import CJK_RE as CJK_RE  # re-exported: the offline modules import it from here
 from memory.tokens import cjk_grams, words
@@ -505,12 +505,22 @@ def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
     """
     text = _NEXT_WEEK_RANGE.sub(r"\1\2\3\1", text)  # "下周一到周三": both ends are next week
     for pattern, kind in _CALENDAR:
-        text = pattern.sub(lambda m, k=kind: _resolve_calendar(k, m, ref), text)  # type: ignore[misc]
+        text = pattern.sub(lambda m, k=kind: _in_range(_resolve_calendar, k, m, ref), text)  # type: ignore[misc]
     for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
         if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
             continue
-        text = pattern.sub(lambda m, k=kind: _resolve(k, m, ref), text)  # type: ignore[misc]
-    return _FROM_DATE.sub(lambda m: _from_date(m, ref), text)
+        text = pattern.sub(lambda m, k=kind: _in_range(_resolve, k, m, ref), text)  # type: ignore[misc]
+    return _FROM_DATE.sub(lambda m: _in_range(lambda _k, m, ref: _from_date(m, ref), "", m, ref), text)
+
+
+def _in_range(resolve: Callable[[str, re.Match[str], dt.date], str], kind: str, m: re.Match[str], ref: dt.date) -> str:
+    """The phrase resolved, or left as said when its date is past the calendar's end ("in
+    99999999999 days", "120000 个月后"): extraction answers every payload, so a count no date can
+    hold must not raise."""
+    try:
+        return resolve(kind, m, ref)
+    except (ValueError, OverflowError):
+        return m.group(0)
 
 
 # "a week from yesterday", "two days from today", "ten days from now": an offset from a date already resolved.
