@@ -454,3 +454,4 @@ def test_a_scope_inside_the_one_thing_at_hand_is_no_standing_rule() -> None:
     assert records("Check that file for anything odd.") == []
     assert records("Reply in Welsh to this one, everything in it.") == []
     assert kinds(records("Check every invoice for anything odd before it goes out.")) == ["feedback"]
+    assert kinds(records("Make sure that every crate label has a lot number, on any shipment.")) == ["feedback"]

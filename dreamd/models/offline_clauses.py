@@ -375,6 +375,10 @@ _VERB_OBJECT = re.compile(
     re.I,
 )
 _PLEASE_INSIDE = re.compile(r"\s(?:pls|plz|please)\b", re.I)
+# "anything like that" names a kind, and "make sure that every …" opens a clause: neither points at one thing
+_NOT_DEICTIC = re.compile(
+    r"\blike (?:this|that)\b|\bthat(?=\s+(?:every|each|all|any|no|the|a|an|we|you|i|they|it|our|my|your)\b)", re.I
+)
 
 
 def _directive_head(core: str) -> str | None:
@@ -411,7 +415,7 @@ def standing_directive(core: str, ctx: Ctx) -> Found | None:
     head = _directive_head(core)
     if head is None or not (_SCOPE.search(core) or labelled) or is_temporary(core) or is_hypothetical(core):
         return None
-    if ONE_OFF_EDIT.match(head) or distractor(head) in _NOT_A_RULE or TESTS_EN["deictic"](head):
+    if ONE_OFF_EDIT.match(head) or distractor(head) in _NOT_A_RULE or TESTS_EN["deictic"](_NOT_DEICTIC.sub("", head)):
         return None  # "check that file for anything odd": the scope is inside the one thing at hand
     at = core.rfind(head)
     if at > 0 and not core[:at].rstrip().endswith((",", "，")):
