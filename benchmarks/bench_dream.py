@@ -4,9 +4,11 @@ same run on the same directory.
 
 Each set has N records written the way extraction writes them: four types, a description and a
 body with **Why:**/**How to apply:** lines, made-up subjects and values (so no record repeats
-another by accident). Planted in it, in fixed proportions: exact duplicates (5 %), reworded
-duplicates (5 %), explicit supersessions ("no longer …, moved to …", 4 %) and expired records
-(3 %); the rest are distinct facts, several about one subject. Measured, alternating so all see
+another by accident). Planted in it, drawn with fixed odds from a seeded generator: exact
+duplicates (5 %), "reworded" duplicates (5 %; only the rule records' wording changes, the other
+three kinds repeat their base exactly), explicit supersessions ("no longer …, moved to …", 4 %;
+typed ``project``, so one joins its base only when the base is a project record) and expired
+records (3 %); the rest are distinct facts, several about one subject. Measured, alternating so all see
 the same load, each on a fresh store (what a daemon pays after a restart), after one untimed
 dry run of the set (the page cache is warm):
 

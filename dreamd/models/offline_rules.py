@@ -35,6 +35,7 @@ from dreamd.models.offline_structure import (
 )
 from dreamd.models.offline_text import (
     PRONOUN_OBJECT,
+    RECURRING,
     content_ok,
     future_dates,
     has_cjk,
@@ -336,7 +337,6 @@ def _deadline_for_one_thing(s: str, ctx: Ctx) -> bool:
 # "… 这个月 30 号之前必须切完", "the migration has to be finished by December 18": a must tied to one named
 # date is a deadline of the work (``project``, left to the dated rule); "every Friday", "每周五" name no one date.
 _ONE_DATE = re.compile(r"\b(?:by|before|until|no later than|on)\b|之前|以前|前(?=[必要得把])|截止|为止|為止|当天|當天", re.I)
-_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
 
 
 _MUST = re.compile(
@@ -347,7 +347,7 @@ _MUST = re.compile(
 def _deadline(s: str, ctx: Ctx) -> bool:
     """A must tied to one named date: "must" and "all of it" are what make a deadline, not what makes it
     standing."""
-    if ctx.standing or is_standing(_MUST.sub(" ", s)) or _RECURRING.search(s) or not _ONE_DATE.search(s):
+    if ctx.standing or is_standing(_MUST.sub(" ", s)) or RECURRING.search(s) or not _ONE_DATE.search(s):
         return False
     return bool(future_dates(s, ctx.day, weekdays=True))
 

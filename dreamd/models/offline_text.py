@@ -480,6 +480,8 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
 
 
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+# "every Friday", "each month", "Tuesdays", "每周五", "隔周": a phrase that recurs names no one date
+RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
 
 
 def future_dates(text: str, day: dt.date, *, weekdays: bool = True) -> list[dt.date]:

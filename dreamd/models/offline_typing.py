@@ -37,8 +37,8 @@ from typing import Literal
 from dreamd.models.offline_audience import about_the_work
 from dreamd.models.offline_pointers import PATHLIKE, TOOLS, URL
 from dreamd.models.offline_structure import opens_with_verb
+from dreamd.models.offline_text import RECURRING, has_cjk
 from dreamd.models.offline_text import future_dates as dated_after
-from dreamd.models.offline_text import has_cjk
 
 Subject = Literal["self", "group", "you", "deictic", "other"]
 
@@ -285,12 +285,12 @@ _LOOSE_FUTURE = re.compile(
     r"\b(?:by|before|until)\s+(?:next|the end of)\s+(?:year|month|spring|summer|autumn|fall|winter|term|semester)\b",
     re.I,
 )
-# "every Friday", "Tuesdays …", "每周五", and a bare weekday opening a clause as its subject ("周二是合唱团",
-# "星期四有组会": what that weekday holds each week)
 _TAIL_INSTRUCTION = re.compile(r"(?:,\s*|\s+)(?:but|so)\s+(?:please\s+|pls\s+)?(?P<rule>[a-z'].{4,})$", re.I)
 _NEGATIVE_HEAD = re.compile(r"(?:don't|dont|do not|never|avoid)\s+\w", re.I)
 _WEEKDAY_HOLDS = re.compile(r"^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)")
-_RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔|^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)", re.I)
+# "every Friday", "Tuesdays …", "每周五", and a bare weekday opening a clause as its subject ("周二是合唱团",
+# "星期四有组会": what that weekday holds each week)
+_RECURRING = re.compile(f"{RECURRING.pattern}|{_WEEKDAY_HOLDS.pattern}", re.I)
 
 
 def future_dates(text: str, day: dt.date) -> list[dt.date]:
