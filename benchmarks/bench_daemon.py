@@ -62,7 +62,7 @@ def _ts(text: str) -> float:
 class Bench:
     def __init__(self, root: Path, *, dirs: int, workers: int = 2, tick: str = "30s",
                  texts: list[str] | None = None) -> None:
-        from memory.store import MemoryStore
+        from memory.store.transaction import MemoryStore
 
         self.root = root
         self.spool = root / "spool"
@@ -218,7 +218,7 @@ def committing_session(i: int) -> str:
 
 
 def bench_throughput_commit(root: Path, n: int, workers: int) -> dict[str, Any]:
-    from memory.store import MemoryStore
+    from memory.store.transaction import MemoryStore
 
     b = Bench(root, dirs=8, workers=workers, texts=[committing_session(i) for i in range(n)])
     try:

@@ -13,7 +13,7 @@ the same load, each on a fresh store (what a daemon pays after a restart), after
 dry run of the set (the page cache is warm):
 
 - **read**: ``MemoryStore(d).records()``: the floor, since every dream reads every record.
-- **plan**: ``dreamd.work.dream(..., dry_run=True)`` (gates off): lease, snapshot, every batch
+- **plan**: ``dreamd.jobs.work.dream(..., dry_run=True)`` (gates off): lease, snapshot, every batch
   planned by the offline model through the strict answer gate; nothing is written. Cold: the
   planner's memo caches (gists and clauses by text, bounded LRU) are emptied first, as after a
   restart or when every record is new to the process.
@@ -60,10 +60,10 @@ if str(REPO) not in sys.path:
 from benchmarks.bench_store import fsync_off  # noqa: E402
 from benchmarks.stats import pct  # noqa: E402
 from dreamd.config import default_config  # noqa: E402
-from dreamd.models.offline import OfflineModel  # noqa: E402
-from dreamd.work import Context, dream  # noqa: E402
-from memory.records import Record, make_record  # noqa: E402
-from memory.store import Change, MemoryStore  # noqa: E402
+from dreamd.jobs.work import Context, dream  # noqa: E402
+from dreamd.models.offline.model import OfflineModel  # noqa: E402
+from memory.store.records import Record, make_record  # noqa: E402
+from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
 TARGET_SCALING = 1.5
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

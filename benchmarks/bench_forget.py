@@ -1,5 +1,5 @@
 """What a forget of a name a dream merged away costs: finding where the fact went
-(``dreamd.work.merged_into``, which the forget job and the MCP ``forget``/``get_memory`` tools
+(``dreamd.jobs.work.merged_into``, which the forget job and the MCP ``forget``/``get_memory`` tools
 call for every name the set does not hold), against a plain ``store.read()`` in the same run.
 
 Each set has N records and ``history_generations`` = G kept manifests: one big commit, then a
@@ -10,7 +10,7 @@ store (what ``dreamd`` and a first MCP call pay), alternating so all see the sam
 - **read**: ``MemoryStore(d).read()``, parsing the current manifest: the floor, since every
   forget reads the current set anyway.
 - **before**: the lookup as it was before (every kept manifest parsed and validated whole by
-  ``memory.history.log_entries``, walked oldest first), reproduced below as the baseline; run
+  ``memory.store.history.log_entries``, walked oldest first), reproduced below as the baseline; run
   fewer times at large sizes (a budget of ~20 s per set).
 - **merged**: ``merged_into`` for the merged-away name.
 - **unknown**: ``merged_into`` for a name no generation mentions: every kept manifest is read
@@ -46,9 +46,9 @@ if str(REPO) not in sys.path:
 
 from benchmarks.bench_store import fsync_off, make  # noqa: E402
 from benchmarks.stats import pct  # noqa: E402
-from dreamd.work import merged_into  # noqa: E402
-from memory.history import log_entries  # noqa: E402
-from memory.store import Change, MemoryStore  # noqa: E402
+from dreamd.jobs.work import merged_into  # noqa: E402
+from memory.store.history import log_entries  # noqa: E402
+from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
 TARGET_RATIO = 2.0
 BEFORE_BUDGET_S = 20.0

@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.stats import pct  # noqa: E402
-from memory.records import make_record  # noqa: E402
-from memory.store import Change, MemoryStore  # noqa: E402
+from memory.store.records import make_record  # noqa: E402
+from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
 DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data"))
 SOURCE = DATA / "claude_code" / "marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl"

@@ -39,9 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.stats import pct  # noqa: E402
-from memory.recalling import recall  # noqa: E402
-from memory.records import make_record  # noqa: E402
-from memory.store import Change, MemoryStore  # noqa: E402
+from memory.retrieval.recall import recall  # noqa: E402
+from memory.store.records import make_record  # noqa: E402
+from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
 TOPICS = ["deploy", "database", "editor", "review", "testing", "billing", "search", "cache", "login", "queue",
           "backup", "metrics", "release", "docs", "schema", "invoice", "mobile", "theme", "export", "alerts"]

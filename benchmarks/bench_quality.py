@@ -5,7 +5,7 @@ Two labelled files per split (formats and the labelling guide: ``benchmarks/qual
 - ``extraction_<split>.jsonl`` — sessions whose user turns carry the lasting facts they state.
   Each session becomes a real Claude Code JSONL transcript (user/assistant lines, ``tool_use`` /
   ``tool_result`` blocks, uuids, timestamps) and goes through the real job path:
-  :func:`dreamd.work.execute` on an ``extract`` job into a fresh :class:`MemoryStore` in a temp
+  :func:`dreamd.jobs.work.execute` on an ``extract`` job into a fresh :class:`MemoryStore` in a temp
   directory, with the configured model (the offline backend unless ``--config`` names a
   dreamd config file whose ``[model]`` says otherwise) and a clock set to the session's
   ``today``. Whatever the job path does (parsing, redaction,
@@ -288,7 +288,7 @@ def load_consolidation(path: Path) -> list[Group]:
     non-empty body), so a bad label fails here with its line, not halfway through a run.
     """
     from memory.errors import RecordError
-    from memory.records import make_record
+    from memory.store.records import make_record
 
     groups: list[Group] = []
     ids: set[str] = set()
@@ -613,9 +613,9 @@ def run_extraction(
     Raises what the job raises (a refused answer is a ``TransientError``, as in the daemon).
     """
     from dreamd.config import default_config
-    from dreamd.work import Context, execute
-    from memory.jobs import Job, Transcript
-    from memory.store import MemoryStore
+    from dreamd.jobs.work import Context, execute
+    from memory.spool.jobs import Job, Transcript
+    from memory.store.transaction import MemoryStore
 
     mdir = workdir / session.id
     MemoryStore.init(mdir)
@@ -673,7 +673,7 @@ def run_plan(group: Group, model: Any, max_tokens: int) -> PlanResult:
     """
     from dreamd.models import ops
     from dreamd.models.prompts import PlanRecord
-    from memory.records import make_record
+    from memory.store.records import make_record
 
     inputs = []
     for r in group.records:

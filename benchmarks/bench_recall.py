@@ -2,11 +2,11 @@
 
 Rows, per set size (1,000 and 10,000 records, generated), in one run:
 
-* ``selection``: :meth:`memory.select.KeywordIndex.select` on an index built beforehand — the
+* ``selection``: :meth:`memory.retrieval.select.KeywordIndex.select` on an index built beforehand — the
   part of recall no cache can remove (the baseline).
 * ``warm recall``: :func:`memory.recall` with nothing changed since the last call (the manifest
   is only ``fstat``-ed, the index reused): select, read the chosen record files, cap, render.
-* ``write + recall``: one record committed through :class:`memory.store.MemoryStore` (durable:
+* ``write + recall``: one record committed through :class:`memory.store.transaction.MemoryStore` (durable:
   fsync on), then a recall whose query only the new record matches — what an agent sees right
   after it remembered something.
 
@@ -35,10 +35,10 @@ if str(REPO) not in sys.path:
 
 from benchmarks.bench_store import fsync_off  # noqa: E402
 from benchmarks.stats import pct  # noqa: E402
-from memory.recall_index import set_index  # noqa: E402
-from memory.recalling import clear_cache, recall  # noqa: E402
-from memory.records import Record, make_record  # noqa: E402
-from memory.store import Change, MemoryStore  # noqa: E402
+from memory.retrieval.index import set_index  # noqa: E402
+from memory.retrieval.recall import clear_cache, recall  # noqa: E402
+from memory.store.records import Record, make_record  # noqa: E402
+from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
 TOPICS = ["deploy", "postgres", "staging", "billing", "latency", "schema", "pager", "review",
           "mirror", "invoice", "cache", "monorepo", "rollback", "budget", "tabs", "lint"]

@@ -9,11 +9,11 @@ multi-hop) a selector gets a hit when any of its top-5 names cites one of the qu
 
 Selectors compared in the same run:
 
-- ``dreamd``  — :class:`memory.select.KeywordIndex` (what ``recall`` falls back to);
+- ``dreamd``  — :class:`memory.retrieval.select.KeywordIndex` (what ``recall`` falls back to);
 - ``overlap`` — DESIGN §7's plain rule: count of distinct shared tokens (lowercase English
   words of 3+ characters, Chinese bigrams) over name + description, ties by name;
 - ``bm25``    — ``rank_bm25.BM25Okapi`` over the same plain tokens, ties by name;
-- ``bm25-tok`` — ``BM25Okapi`` over the project's own search terms (:func:`memory.select.tokenize`:
+- ``bm25-tok`` — ``BM25Okapi`` over the project's own search terms (:func:`memory.retrieval.select.tokenize`:
   stopwords dropped, light stemming, Chinese bigrams) of name + description, ties by name. This
   is the honest baseline: what ``KeywordIndex`` adds beyond it (field weights, phrase pairs,
   importance ties) is what the selector's ranking is worth, apart from its tokenizer.
@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from memory.select import Candidate, KeywordIndex, plain_tokens, tokenize  # noqa: E402
+from memory.retrieval.select import Candidate, KeywordIndex, plain_tokens, tokenize  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "eval" / "locomo10.json"
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "recall_locomo.json"

@@ -41,8 +41,8 @@ if str(REPO) not in sys.path:
 
 from benchmarks.stats import pct  # noqa: E402
 from memory.fsutil import fsync_dir  # noqa: E402
-from memory.records import make_record, render_record  # noqa: E402
-from memory.store import HISTORY, INDEX, MANIFEST, Change, MemoryStore  # noqa: E402
+from memory.store.records import make_record, render_record  # noqa: E402
+from memory.store.transaction import HISTORY, INDEX, MANIFEST, Change, MemoryStore  # noqa: E402
 
 TARGET_RATIO = 2.0
 

@@ -4,7 +4,7 @@
    *floor* that writes the very same job bytes with no logic: O_EXCL temp + write + fsync +
    link into new/ + unlink (``floor``), and the same plus the fsync of new/ that submit does
    for durability of the name (``floor+dirsync``). Target: submit p50 ≤ 1.5 × floor p50.
-2. Whole-process time of the hook (``python -c 'from dreamd.hook import main; main()'`` with a
+2. Whole-process time of the hook (``python -c 'from dreamd.hook.main import main; main()'`` with a
    real Claude Code payload and transcript) next to ``python -c pass``, interleaved.
    Target: median ≤ 4 × ``python -c pass``. Both run with bytecode caching on (a private
    ``PYTHONPYCACHEPREFIX``), as an installed package would; the environment's
@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.stats import pct  # noqa: E402
 from memory.client import submit  # noqa: E402
-from memory.jobformat import build_job, encode_job, new_job_id  # noqa: E402
-from memory.spool import Spool  # noqa: E402
+from memory.spool.jobformat import build_job, encode_job, new_job_id  # noqa: E402
+from memory.spool.queue import Spool  # noqa: E402
 
 DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data"))
 SOURCE = DATA / "claude_code" / "marot__spotter__tool_heavy.jsonl"
@@ -161,7 +161,7 @@ def bench_hook(runs: int) -> dict[str, Any]:
                 "hook_event_name": "SessionEnd",
                 "reason": "prompt_input_exit",
             }
-            code = "from dreamd.hook import main; raise SystemExit(main())"
+            code = "from dreamd.hook.main import main; raise SystemExit(main())"
             cmds[label] = ([sys.executable, "-c", code], json.dumps(payload).encode())
         for label, (argv, stdin) in cmds.items():  # warm the bytecode and page caches
             warm = subprocess.run(argv, input=stdin, env=env, cwd=REPO, capture_output=True)

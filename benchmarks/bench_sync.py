@@ -42,9 +42,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from dreamd.sync import sync  # noqa: E402
-from memory.records import make_record  # noqa: E402
-from memory.store import Change, MemoryStore  # noqa: E402
+from dreamd.sync.flow import sync  # noqa: E402
+from memory.store.records import make_record  # noqa: E402
+from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
 
 def record(i: int, tag: str = "r") -> Any:

@@ -1,7 +1,7 @@
 """The ``dreamd`` command's entry point (``[project.scripts]`` and ``python -m dreamd``).
 
 ``dreamd hook`` runs at every prompt and every turn of a Claude Code session, so it starts
-here without the rest of the command line (argparse, typing): :mod:`dreamd.cli` is imported
+here without the rest of the command line (argparse, typing): :mod:`dreamd.cli.main` is imported
 only for the other subcommands.
 """
 
@@ -10,9 +10,9 @@ import sys
 
 def main() -> int:
     if sys.argv[1:2] == ["hook"]:
-        from dreamd.hook import main as hook_main
+        from dreamd.hook.main import main as hook_main
 
         return hook_main()
-    from dreamd.cli import main as cli_main
+    from dreamd.cli.main import main as cli_main
 
     return cli_main()

@@ -286,9 +286,9 @@ def _abs_path(value: Any, where: str, env: Mapping[str, str]) -> Path:
 
 
 def _spool(value: Any, where: str, env: Mapping[str, str]) -> Path:
-    """``$DREAMD_SPOOL`` > this key > the XDG default (:func:`memory.spool.resolve_spool`):
+    """``$DREAMD_SPOOL`` > this key > the XDG default (:func:`memory.spool.queue.resolve_spool`):
     the rule the hook and the library follow too, so they all read and write one spool."""
-    from memory.spool import resolve_spool
+    from memory.spool.queue import resolve_spool
 
     configured = None if value is None else _abs_path(value, where, env)
     if env.get("DREAMD_SPOOL"):

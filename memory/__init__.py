@@ -32,12 +32,12 @@ __all__ = [
 
 _WHERE = {
     "DreamdError": "memory.errors",
-    "MemoryStore": "memory.store",
-    "RecallSession": "memory.recalling",
-    "Record": "memory.records",
+    "MemoryStore": "memory.store.transaction",
+    "RecallSession": "memory.retrieval.recall",
+    "Record": "memory.store.records",
     "forget": "memory.client",
-    "index_text": "memory.recalling",
-    "recall": "memory.recalling",
+    "index_text": "memory.retrieval.recall",
+    "recall": "memory.retrieval.recall",
     "remember": "memory.client",
     "request_consolidation": "memory.client",
     "submit": "memory.client",
@@ -46,9 +46,9 @@ _WHERE = {
 if TYPE_CHECKING:
     from memory.client import forget, remember, request_consolidation, submit
     from memory.errors import DreamdError
-    from memory.recalling import RecallSession, index_text, recall
-    from memory.records import Record
-    from memory.store import MemoryStore
+    from memory.retrieval.recall import RecallSession, index_text, recall
+    from memory.store.records import Record
+    from memory.store.transaction import MemoryStore
 
 
 def __getattr__(name: str) -> Any:

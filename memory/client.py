@@ -7,8 +7,8 @@ to the daemon or waits for it: the spool is the hand-off, and a job written is a
 be processed (or land in ``failed/`` with a reason).
 
 Import cost matters: hooks call this at every turn. This module imports no anthropic,
-watchdog, apscheduler or filelock, and YAML (via ``memory.records``) only for ``remember``.
-The spool is ``spool=`` (a path or a :class:`~memory.spool.Spool`), else ``$DREAMD_SPOOL``,
+watchdog, apscheduler or filelock, and YAML (via ``memory.store.records``) only for ``remember``.
+The spool is ``spool=`` (a path or a :class:`~memory.spool.queue.Spool`), else ``$DREAMD_SPOOL``,
 else ``$XDG_STATE_HOME/dreamd/spool``; the client does not read the daemon's config file.
 """
 
@@ -20,7 +20,8 @@ from datetime import datetime
 from pathlib import Path
 
 from memory.errors import JobRejected
-from memory.jobformat import (
+from memory.redact import redact
+from memory.spool.jobformat import (
     MAX_JOB_BYTES,
     NAME_RE,
     SESSION_ID_RE,
@@ -28,8 +29,7 @@ from memory.jobformat import (
     build_job,
     new_job_id,
 )
-from memory.redact import redact
-from memory.spool import Spool
+from memory.spool.queue import Spool
 
 SpoolArg = Spool | str | os.PathLike[str] | None
 
@@ -165,8 +165,8 @@ def remember(
     ``importance`` (0–1) raises the record in recall ties and protects it from being dropped;
     ``expires`` (``YYYY-MM-DD``) lets a dream drop it after that day.
     """
-    from memory.jobs import redact_records
-    from memory.records import OPTIONAL_FIELDS, validate_fields
+    from memory.spool.jobs import redact_records
+    from memory.store.records import OPTIONAL_FIELDS, validate_fields
 
     mdir = _memory_dir(memory_dir)
     fields: dict[str, object] = {"name": name, "type": type, "description": description, "body": body}

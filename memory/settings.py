@@ -48,7 +48,7 @@ _lock = threading.Lock()
 
 def config_data(env: Mapping[str, str] | None = None, path: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
     """The parsed config file ``path`` (default: the one the environment names), or None."""
-    from memory.spool import config_file
+    from memory.spool.queue import config_file
 
     env = os.environ if env is None else env
     path = config_file(env) if path is None else path

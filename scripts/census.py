@@ -44,7 +44,7 @@ class Sandbox:
     """A temporary root with a managed memory directory, an outside one, a spool and a config."""
 
     def __init__(self, base: Path) -> None:
-        from memory.store import MemoryStore
+        from memory.store.transaction import MemoryStore
 
         self.base = base
         self.roots = base / "roots"
@@ -93,7 +93,7 @@ def _job(sb: Sandbox, n: int, **over: Any) -> dict[str, Any]:
 
 def job_cases(sb: Sandbox) -> list[Row]:
     """Drop every hostile job into new/, run one ``dreamd once`` pass, report where each went."""
-    from dreamd.daemon import once
+    from dreamd.daemon.supervisor import once
 
     (sb.roots / "evil").mkdir()
     os.symlink(sb.outside, sb.roots / "evil" / ".memory")
@@ -163,7 +163,7 @@ def job_cases(sb: Sandbox) -> list[Row]:
 
 
 def _done_effect(sb: Sandbox, job_id: str) -> str:
-    from memory.store import MemoryStore
+    from memory.store.transaction import MemoryStore
 
     store = MemoryStore(sb.mem)
     for entry, rec in store.records():
@@ -201,7 +201,7 @@ def transcript_cases(sb: Sandbox) -> list[Row]:
 
 
 def memory_file_cases(sb: Sandbox) -> list[Row]:
-    from memory.store import MemoryStore
+    from memory.store.transaction import MemoryStore
 
     files: list[tuple[str, str, bytes]] = [
         ("non-UTF-8 bytes", "latin1.md", b"---\nname: caf\xe9\ntype: user\n---\nbody\n"),
@@ -255,10 +255,10 @@ def config_cases(sb: Sandbox) -> list[Row]:
 
 
 def hook_cases(sb: Sandbox) -> list[Row]:
-    """``dreamd hook`` as Claude Code runs it (:func:`dreamd.hook.handle`: exit code, stdout,
+    """``dreamd hook`` as Claude Code runs it (:func:`dreamd.hook.main.handle`: exit code, stdout,
     stderr and the hook log's reason), with no config file: zero-config Claude Code."""
-    from dreamd.claude_paths import project_key
-    from dreamd.hook import handle
+    from dreamd.hook.claude_paths import project_key
+    from dreamd.hook.main import handle
 
     transcript = sb.base / "t.jsonl"
     transcript.write_text('{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}\n')
@@ -309,8 +309,13 @@ def hook_cases(sb: Sandbox) -> list[Row]:
 
 
 def answer_cases(sb: Sandbox) -> list[Row]:
-    from memory.answer_gate import AnswerRejected, check_extraction, check_plan, check_selection
-    from memory.llm import Completion, ToolCall
+    from memory.model.answer_gate import (
+        AnswerRejected,
+        check_extraction,
+        check_plan,
+        check_selection,
+    )
+    from memory.model.llm import Completion, ToolCall
 
     good = {"name": "prefers-tabs", "type": "user", "description": "Prefers tabs", "body": "Use tabs."}
     cases: list[tuple[str, str, Completion]] = [
@@ -351,8 +356,8 @@ def answer_cases(sb: Sandbox) -> list[Row]:
 
 
 def mcp_cases(sb: Sandbox) -> list[Row]:
-    from dreamd.mcp_server import screen_line
-    from dreamd.mcp_tools import MemoryTools
+    from dreamd.mcp.server import screen_line
+    from dreamd.mcp.tools import MemoryTools
     from memory.errors import DreamdError
 
     tools = MemoryTools.for_config(sb.config(), sb.mem, "--memory-dir")
@@ -439,9 +444,9 @@ def sync_cases(sb: Sandbox) -> list[Row]:
     import hashlib
     import subprocess
 
-    from dreamd.sync import sync
+    from dreamd.sync.flow import sync
     from memory.errors import DreamdError
-    from memory.store import MemoryStore
+    from memory.store.transaction import MemoryStore
 
     base = sb.base / "sync"
     home = base / "home"
@@ -503,8 +508,8 @@ def sync_cases(sb: Sandbox) -> list[Row]:
 
 
 def _census_change() -> Any:
-    from memory.records import make_record
-    from memory.store import Change
+    from memory.store.records import make_record
+    from memory.store.transaction import Change
 
     return Change(add=[make_record("base-fact", "project", "A fact both machines share", "Shared.")])
 

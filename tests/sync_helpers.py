@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 
 def isolate_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:

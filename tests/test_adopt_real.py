@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.adopt import adopt
 from memory.errors import StoreError, UnmanagedError
-from memory.records import sha256_hex
-from memory.store import HISTORY, INDEX, Change, MemoryStore
+from memory.store.adopt import adopt
+from memory.store.records import sha256_hex
+from memory.store.transaction import HISTORY, INDEX, Change, MemoryStore
 
 LINK = re.compile(r"^\s*[-*]\s*\[[^\]]*\]\(([^)\s#]+)")
 LCC = re.compile(r"^\s*[-*]\s*([A-Za-z0-9_.-]+)\s*:\s.*\[(user|feedback|project|reference)\]\s*$")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory.answer_gate import (
+from memory.model.answer_gate import (
     MAX_DEPTH,
     AnswerRejected,
     PlanOp,
@@ -17,7 +17,7 @@ from memory.answer_gate import (
     check_selection,
     parse_json_strict,
 )
-from memory.llm import Completion, ToolCall
+from memory.model.llm import Completion, ToolCall
 
 
 def done(

@@ -25,9 +25,9 @@ from dreamd.models.anthropic_backend import AnthropicModel
 from dreamd.models.factory import make_model
 from dreamd.models.prompts import PlanRecord
 from dreamd.models.usage import UsageLedger
-from memory.answer_gate import AnswerRejected, check_selection
 from memory.errors import ConfigError, ModelMisconfigured, TransientError
-from memory.llm import Usage
+from memory.model.answer_gate import AnswerRejected, check_selection
+from memory.model.llm import Usage
 from tests.fake_anthropic import FakeAnthropic, Hang, Status, fake_anthropic, message
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
@@ -544,7 +544,7 @@ def test_make_model_config_errors(
 
 def test_client_path_modules_do_not_import_the_sdk() -> None:
     code = (
-        "import sys, memory.answer_gate, memory.llm, dreamd.models.factory, dreamd.models.prompts; "
+        "import sys, memory.model.answer_gate, memory.model.llm, dreamd.models.factory, dreamd.models.prompts; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'httpx', 'watchdog', 'apscheduler')))"
     )
     result = subprocess.run(

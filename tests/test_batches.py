@@ -1,7 +1,7 @@
 """Nothing is cut silently: long sessions are extracted in windows, refused plan batches are split.
 
-Windows and halves are pure (:mod:`dreamd.batches`); the job and dream paths are driven through
-:mod:`dreamd.work` with the offline model, a scripted model and the real Anthropic SDK against
+Windows and halves are pure (:mod:`dreamd.jobs.batches`); the job and dream paths are driven through
+:mod:`dreamd.jobs.work` with the offline model, a scripted model and the real Anthropic SDK against
 the loopback fake Messages server.
 """
 
@@ -20,16 +20,16 @@ import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dreamd.work
-from dreamd.batches import halves, windows
+import dreamd.jobs.work
 from dreamd.config import default_config
-from dreamd.models.offline import OfflineModel
-from dreamd.work import Context, dream, execute
+from dreamd.jobs.batches import halves, windows
+from dreamd.jobs.work import Context, dream, execute
+from dreamd.models.offline.model import OfflineModel
 from memory.errors import TransientError
-from memory.jobs import Job, Transcript
-from memory.llm import Completion, parse_payload
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.model.llm import Completion, parse_payload
+from memory.spool.jobs import Job, Transcript
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 from memory.transcripts import Turn, render_turns
 from tests.fake_anthropic import FakeAnthropic, message
 
@@ -135,7 +135,7 @@ def long_session() -> list[tuple[str, str]]:
 def test_a_long_session_is_extracted_in_windows_and_its_first_fact_is_kept(mdir: Path) -> None:
     content = session(long_session())
     turns = long_session()
-    assert len(render_turns([Turn(r, t, None, "") for r, t in turns])) > 2 * dreamd.work.EXTRACT_MAX_CHARS
+    assert len(render_turns([Turn(r, t, None, "") for r, t in turns])) > 2 * dreamd.jobs.work.EXTRACT_MAX_CHARS
     with structlog.testing.capture_logs() as logs:
         out = execute(job(mdir, "long-job", content), ctx(OfflineModel()))
     m = MemoryStore(mdir).read()
@@ -146,7 +146,7 @@ def test_a_long_session_is_extracted_in_windows_and_its_first_fact_is_kept(mdir:
     assert m.applied_jobs == ["long-job"]
     seen = [e for e in logs if e["event"] == "extract.window"]
     assert len(seen) >= 3 and [e["window"] for e in seen] == list(range(1, len(seen) + 1))
-    assert all(e["chars"] <= dreamd.work.EXTRACT_MAX_CHARS for e in seen)
+    assert all(e["chars"] <= dreamd.jobs.work.EXTRACT_MAX_CHARS for e in seen)
     assert seen[0]["first_turn"] == 0 and seen[-1]["end_turn"] == len(turns)
 
 
@@ -171,7 +171,7 @@ def extracted(name: str) -> dict[str, str]:
 def test_a_refused_window_keeps_earlier_windows_and_the_retry_resumes_at_the_cursor(
     mdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dreamd.work, "EXTRACT_MAX_CHARS", 200)
+    monkeypatch.setattr(dreamd.jobs.work, "EXTRACT_MAX_CHARS", 200)
     texts = [("user", f"line {i} " + "y" * 60) for i in range(6)]  # two turns per window
     content = session(texts)
     ok = [Completion(json.dumps([extracted("w1")]), "end_turn"),
@@ -245,8 +245,8 @@ def test_a_batch_cut_at_max_tokens_is_split_in_halves_and_every_half_is_applied(
 ) -> None:
     from dreamd.models.anthropic_backend import AnthropicModel
 
-    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 16)
-    monkeypatch.setattr(dreamd.work, "MIN_PLAN_BATCH", 2)
+    monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 16)
+    monkeypatch.setattr(dreamd.jobs.work, "MIN_PLAN_BATCH", 2)
     store = MemoryStore(mdir)
     topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
     records = []
@@ -274,7 +274,7 @@ def test_a_batch_cut_at_max_tokens_is_split_in_halves_and_every_half_is_applied(
 def test_a_turn_longer_than_the_budget_is_read_in_slices_and_committed_once_whole(
     mdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dreamd.work, "EXTRACT_MAX_CHARS", 200)
+    monkeypatch.setattr(dreamd.jobs.work, "EXTRACT_MAX_CHARS", 200)
     texts = [("user", "short opener"), ("user", "z" * 450), ("user", "short closer")]
     model = Scripted([Completion(json.dumps([extracted(f"s{i}")]), "end_turn") for i in range(5)])
     with structlog.testing.capture_logs() as logs:

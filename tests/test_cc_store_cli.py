@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.manifest import Manifest
-from memory.store import HISTORY, INDEX, MANIFEST
+from memory.store.manifest import Manifest
+from memory.store.transaction import HISTORY, INDEX, MANIFEST
 
 REPO = Path(__file__).resolve().parents[1]
 CC_RECORD = (

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from dreamd.config import default_config
-from dreamd.work import Context, execute
+from dreamd.jobs.work import Context, execute
 from memory.errors import JobRejected
-from memory.jobs import Job, Transcript
-from memory.llm import Completion, parse_payload
-from memory.manifest import EXTRACTED_KEY, MAX_EXTRACTED_IDS, extracted_ids, merge_extracted
-from memory.store import Change, MemoryStore
+from memory.model.llm import Completion, parse_payload
+from memory.spool.jobs import Job, Transcript
+from memory.store.manifest import EXTRACTED_KEY, MAX_EXTRACTED_IDS, extracted_ids, merge_extracted
+from memory.store.transaction import Change, MemoryStore
 from memory.transcripts import detect_format, parse_transcript, source_ids
 
 SID = "5b1c0d2e-0000-4000-8000-00000000000a"

@@ -1,4 +1,4 @@
-"""What a commit changes, as a pure function of the set, the change and the time (memory.change).
+"""What a commit changes, as a pure function of the set, the change and the time (memory.store.change).
 
 The store's own tests drive these rules through a directory; here they are pinned without one,
 which is what separating them from the commit protocol was for.
@@ -6,10 +6,10 @@ which is what separating them from the commit protocol was for.
 
 from __future__ import annotations
 
-from memory.change import Change, apply_change, touched_files
-from memory.layout import OUR_FILE_RE
-from memory.manifest import Manifest, ManifestEntry
-from memory.records import make_record, sha256_hex
+from memory.store.change import Change, apply_change, touched_files
+from memory.store.layout import OUR_FILE_RE
+from memory.store.manifest import Manifest, ManifestEntry
+from memory.store.records import make_record, sha256_hex
 
 NOW = "2026-11-30T12:00:00Z"
 

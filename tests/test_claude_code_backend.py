@@ -26,8 +26,8 @@ from dreamd.models.claude_code_backend import ClaudeCodeModel
 from dreamd.models.factory import make_model
 from dreamd.models.prompts import EXTRACT_SYSTEM
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
-from memory.llm import Usage
-from memory.store import MemoryStore
+from memory.model.llm import Usage
+from memory.store.transaction import MemoryStore
 from tests.claude_cli import ClaudeHome, claude_binary
 from tests.fake_anthropic import FakeAnthropic, Hang, Request, ScriptItem, Status, message
 
@@ -161,10 +161,10 @@ def test_a_dream_plans_through_the_cli_and_commits_the_merge(
     from datetime import UTC, datetime
 
     from dreamd.config import load_config
+    from dreamd.jobs.work import Context, dream
     from dreamd.models.prompts import CONSOLIDATE_SYSTEM
-    from dreamd.work import Context, dream
-    from memory.records import make_record
-    from memory.store import Change
+    from memory.store.records import make_record
+    from memory.store.transaction import Change
 
     claude, fake = home
     merged = {"name": "tabs-for-indentation", "type": "user",
@@ -405,8 +405,8 @@ def test_bad_answer_kinds_reach_the_gate_as_answers(
 def test_doctor_asks_the_real_cli_for_its_login_without_a_model_call(
     tmp_path: Path, home: tuple[ClaudeHome, FakeAnthropic]
 ) -> None:
+    from dreamd.cli.doctor import check_model
     from dreamd.config import load_config
-    from dreamd.doctor import check_model
 
     claude, fake = home
     cfg = tmp_path / "config.toml"

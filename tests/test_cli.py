@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import memory
-from dreamd.cli import main
+from dreamd.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ import pytest
 
 from memory.client import forget, remember, request_consolidation, submit
 from memory.errors import JobRejected, RecordError
-from memory.jobs import validate_job
+from memory.spool.jobs import validate_job
 
 REPO = Path(__file__).resolve().parents[1]
 MDIR = "/home/me/code/app/.memory"

@@ -201,7 +201,7 @@ def test_config_and_gates_import_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, dreamd.config, dreamd.gates; "
+        "import sys, dreamd.config, dreamd.daemon.gates; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'structlog', 'yaml', 'watchdog', 'apscheduler', 'anthropic', 'filelock', 'httpx'}))"
     )
@@ -210,7 +210,7 @@ def test_config_and_gates_import_nothing_heavy() -> None:
 
 
 def test_default_spool_follows_dreamd_spool_like_the_client(tmp_path: Path) -> None:
-    from memory.spool import default_spool_path
+    from memory.spool.queue import default_spool_path
 
     env = {"HOME": str(tmp_path), "DREAMD_SPOOL": str(tmp_path / "shared-spool")}
     assert load_config(None, env=env).daemon.spool == default_spool_path(env) == tmp_path / "shared-spool"

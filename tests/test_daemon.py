@@ -1,6 +1,6 @@
 """The daemon as a real process: jobs committed, dreams, signals, crash + restart, reload,
 lost events. Job execution is the stand-in in ``tests/test_daemon_stub.py`` (its own tests
-cover ``dreamd.work``); one test runs the real pipeline when the offline model is present.
+cover ``dreamd.jobs.work``); one test runs the real pipeline when the offline model is present.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from memory.client import submit
-from memory.store import MemoryStore
+from memory.store.transaction import MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = (
     "import sys; from pathlib import Path; from dreamd.config import load_config; "
-    "from dreamd.daemon import run; import tests.test_daemon_stub as stub; "
+    "from dreamd.daemon.supervisor import run; import tests.test_daemon_stub as stub; "
     "p = Path(sys.argv[1]); sys.exit(run(load_config(p), config_path=p, work=stub))"
 )
 TRANSCRIPTS = (
@@ -295,7 +295,7 @@ def test_second_daemon_on_the_same_spool_is_refused(env: Env) -> None:
 
 
 def test_real_pipeline_with_the_offline_model(env: Env, shared_data: Path) -> None:
-    pytest.importorskip("dreamd.models.offline")
+    pytest.importorskip("dreamd.models.offline.model")
     mem = env.memory_dir("app")
     job = env.submit(mem, shared_data / "claude_code" / "marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
                      session="4d5611e5")

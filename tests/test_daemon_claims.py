@@ -17,11 +17,11 @@ from typing import Any
 
 import tests.test_daemon_stub as stub
 from dreamd.config import load_config
-from dreamd.daemon import Daemon
+from dreamd.daemon.supervisor import Daemon
 from dreamd.logs import configure
 from memory.client import submit
-from memory.spool import Spool
-from memory.store import MemoryStore
+from memory.spool.queue import Spool
+from memory.store.transaction import MemoryStore
 
 
 def _config(tmp_path: Path, workers: int = 2) -> Any:
@@ -135,7 +135,7 @@ def test_a_hostile_memory_dir_is_claimed_and_failed_not_a_crash(tmp_path: Path) 
 
 
 def test_a_task_queued_behind_a_busy_directory_does_not_hold_a_free_worker() -> None:
-    from dreamd.worker_pool import Task, WorkerPool
+    from dreamd.daemon.pool import Task, WorkerPool
 
     release = threading.Event()
     pool = WorkerPool(2, on_error=lambda task, exc: None)
@@ -155,7 +155,7 @@ def test_a_task_queued_behind_a_busy_directory_does_not_hold_a_free_worker() -> 
 def test_a_job_naming_its_directory_late_waits_for_its_turn(tmp_path: Path) -> None:
     import json
 
-    from memory.jobformat import build_job, new_job_id
+    from memory.spool.jobformat import build_job, new_job_id
 
     spool = Spool(tmp_path / "spool")
     spool.ensure()
@@ -172,7 +172,7 @@ def test_a_job_naming_its_directory_late_waits_for_its_turn(tmp_path: Path) -> N
 def test_a_backlog_is_listed_once_per_interval_not_once_per_job(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    import dreamd.dispatch as dispatch
+    import dreamd.daemon.dispatch as dispatch
 
     config = _config(tmp_path, workers=2)
     dirs = [tmp_path / "mem" / name for name in ("a", "b")]
@@ -227,7 +227,7 @@ def test_a_backlog_is_listed_once_per_interval_not_once_per_job(
 def test_an_idle_daemon_relists_at_once_and_a_relist_too_soon_is_retried(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    import dreamd.dispatch as dispatch
+    import dreamd.daemon.dispatch as dispatch
 
     config = _config(tmp_path, workers=2)
     d = tmp_path / "mem" / "a"
@@ -262,7 +262,7 @@ def test_an_idle_daemon_relists_at_once_and_a_relist_too_soon_is_retried(
 def test_a_full_disk_holds_its_directory_jobs_in_new_instead_of_failing_them_all(tmp_path: Path) -> None:
     import errno
 
-    import dreamd.dispatch as dispatch
+    import dreamd.daemon.dispatch as dispatch
 
     config = _config(tmp_path, workers=2)
     full, ok = tmp_path / "mem" / "full", tmp_path / "mem" / "ok"

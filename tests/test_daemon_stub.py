@@ -1,7 +1,7 @@
-"""A stand-in for ``dreamd.work`` so the daemon's mechanics are tested on their own.
+"""A stand-in for ``dreamd.jobs.work`` so the daemon's mechanics are tested on their own.
 
-Same API as ``dreamd.work`` (``Context.create``, ``execute``, ``dir_state``, ``dream``) over the
-real :class:`~memory.store.MemoryStore`: every extract job commits one record named after the
+Same API as ``dreamd.jobs.work`` (``Context.create``, ``execute``, ``dir_state``, ``dream``) over the
+real :class:`~memory.store.transaction.MemoryStore`: every extract job commits one record named after the
 job (idempotent through ``applied_jobs``), a dream merges every record into one. Environment
 knobs for crash tests: ``STUB_JOB_DELAY`` (seconds each job sleeps before committing),
 ``STUB_EXEC_LOG`` (a file each execution appends its job id to), ``STUB_TRANSIENT`` (a job id
@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.gates import DirState, is_paused
+from dreamd.daemon.gates import DirState, is_paused
 from memory.errors import TransientError
-from memory.manifest import parse_iso
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.store.manifest import parse_iso
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 
 @dataclass

@@ -14,12 +14,12 @@ import pytest
 
 import tests.test_daemon_stub as stub
 from dreamd.config import load_config
-from dreamd.daemon import Daemon, once
+from dreamd.daemon.pool import Task, WorkerPool
+from dreamd.daemon.supervisor import Daemon, once
+from dreamd.daemon.watch import Debouncer, fingerprint, is_noise
 from dreamd.logs import configure
-from dreamd.watch import Debouncer, fingerprint, is_noise
-from dreamd.worker_pool import Task, WorkerPool
 from memory.client import submit
-from memory.store import MemoryStore
+from memory.store.transaction import MemoryStore
 
 
 class FakeClock:
@@ -209,7 +209,7 @@ def test_once_drains_the_spool_reconciles_and_dreams(tmp_path: Path, shared_data
 
 
 def test_dream_backoff_doubles_after_refusals_and_clears_on_success() -> None:
-    from dreamd.directories import DreamBackoff
+    from dreamd.daemon.directories import DreamBackoff
 
     d = Path("/m")
     b = DreamBackoff(first=60, cap=200)

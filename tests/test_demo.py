@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.demo import sample_transcript
+from dreamd.cli.demo import sample_transcript
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_LINE = re.compile(r"^    \[(user|feedback|project|reference)\] ([a-z0-9][a-z0-9_-]*): (.+)$")

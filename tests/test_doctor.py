@@ -14,8 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from dreamd.config import Config, load_config
-from dreamd.doctor import (
+from dreamd.cli.doctor import (
     Check,
     check_claude_hooks,
     check_daemon,
@@ -27,7 +26,8 @@ from dreamd.doctor import (
     doctor_main,
     run_doctor,
 )
-from memory.store import MemoryStore
+from dreamd.config import Config, load_config
+from memory.store.transaction import MemoryStore
 
 KEY = "sk-ant-api03-doctor-test-key-never-printed"
 
@@ -238,7 +238,7 @@ def test_inotify_instance_per_watch_before_watchdog_7(tmp_path: Path) -> None:
 def test_installed_watchdog_shares_one_instance() -> None:
     from importlib import metadata
 
-    from dreamd.doctor import watchdog_shares_inotify
+    from dreamd.cli.doctor import watchdog_shares_inotify
 
     major = int(metadata.version("watchdog").split(".")[0])
     assert watchdog_shares_inotify() is (major >= 7)
@@ -500,7 +500,7 @@ def test_claude_code_hooks_missing_partial_or_untimed_are_warnings(tmp_path: Pat
 
 
 def test_jobs_waiting_in_a_spool_no_daemon_reads_are_reported(tmp_path: Path) -> None:
-    from dreamd.status import collect_status, render_status
+    from dreamd.cli.status import collect_status, render_status
 
     stray = tmp_path / "state" / "dreamd" / "spool"
     (stray / "new").mkdir(parents=True)

@@ -1,12 +1,12 @@
 """A dream never loses a fact (issue 10): the property, over generated sets, through the real store.
 
 Every generated set is committed to a real memory directory, dreamed on by the offline model
-through :func:`dreamd.work.dream` (plan, gate, ``MemoryStore.commit``), and read back from disk.
+through :func:`dreamd.jobs.work.dream` (plan, gate, ``MemoryStore.commit``), and read back from disk.
 Then, for every record of the set before the dream:
 
 - if it is still live, it is unchanged;
 - if it left the set, it was expired (``expires`` before today, importance under 0.8), or every
-  one of its clauses is still said by a live record (:mod:`dreamd.models.clauses`): the
+  one of its clauses is still said by a live record (:mod:`dreamd.models.offline.plan.clauses`): the
   offline dream keeps even an explicitly superseded record's clauses, on the history line of
   the record that replaced it;
 - a merge result says every clause of every one of its sources;
@@ -26,11 +26,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dreamd.config import default_config
-from dreamd.models.clauses import clause_units, clauses, said_by, unexplained_history
-from dreamd.models.offline import OfflineModel
-from dreamd.work import Context, dream
-from memory.records import Record, make_record
-from memory.store import Change, MemoryStore
+from dreamd.jobs.work import Context, dream
+from dreamd.models.offline.model import OfflineModel
+from dreamd.models.offline.plan.clauses import clause_units, clauses, said_by, unexplained_history
+from memory.store.records import Record, make_record
+from memory.store.transaction import Change, MemoryStore
 
 TODAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -133,7 +133,7 @@ def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_supersed
 @given(record_sets())
 def test_only_expired_records_are_dropped(items: list[tuple[Record, int]]) -> None:
     """Even an explicitly superseded record is merged into its replacement, not dropped."""
-    from dreamd.models.offline_plan import plan
+    from dreamd.models.offline.plan.plan import plan
 
     payload = {
         "task": "consolidate", "today": TODAY.date().isoformat(), "recent": [],

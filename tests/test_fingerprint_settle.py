@@ -1,5 +1,5 @@
 """The daemon's directory fingerprint never absorbs a write that lands after our commit point
-(dreamd.watch.settled_fingerprint, DirectoryKeeper._settle; issue 13).
+(dreamd.daemon.watch.settled_fingerprint, DirectoryKeeper._settle; issue 13).
 
 The integration tests run the real job, dream and reconcile code through a DirectoryKeeper and
 inject someone else's write at the store's ``manifest_replaced`` step (right after the rename
@@ -17,17 +17,17 @@ from typing import Any
 
 import pytest
 
-from dreamd import work
 from dreamd.config import default_config
-from dreamd.directories import DirectoryKeeper
-from dreamd.gates import DirState
-from dreamd.watch import Fingerprint, fingerprint, settled_fingerprint
-from dreamd.worker_pool import Task
-from memory.jobs import Job
-from memory.layout import INDEX
-from memory.llm import Completion
-from memory.records import make_record, render_record
-from memory.store import Change, MemoryStore
+from dreamd.daemon.directories import DirectoryKeeper
+from dreamd.daemon.gates import DirState
+from dreamd.daemon.pool import Task
+from dreamd.daemon.watch import Fingerprint, fingerprint, settled_fingerprint
+from dreamd.jobs import work
+from memory.model.llm import Completion
+from memory.spool.jobs import Job
+from memory.store.layout import INDEX
+from memory.store.records import make_record, render_record
+from memory.store.transaction import Change, MemoryStore
 
 
 def record_bytes(name: str, body: str = "Body.") -> bytes:

@@ -1,5 +1,5 @@
-"""Where a forgotten name went: the cheap history reader (memory.history.read_change,
-change_summaries, follow_merges) and dreamd.work.merged_into over it (issue 13)."""
+"""Where a forgotten name went: the cheap history reader (memory.store.history.read_change,
+change_summaries, follow_merges) and dreamd.jobs.work.merged_into over it (issue 13)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-import memory.history
-from dreamd.work import merged_into
+import memory.store.history
+from dreamd.jobs.work import merged_into
 from memory.errors import StoreError
-from memory.history import (
+from memory.store.history import (
     TAIL_BYTES,
     Unreadable,
     change_summaries,
@@ -21,10 +21,10 @@ from memory.history import (
     log_entries,
     read_change,
 )
-from memory.layout import HISTORY, history_manifest_name
-from memory.manifest import Manifest
-from memory.records import Record, make_record
-from memory.store import Change, MemoryStore
+from memory.store.layout import HISTORY, history_manifest_name
+from memory.store.manifest import Manifest
+from memory.store.records import Record, make_record
+from memory.store.transaction import Change, MemoryStore
 
 
 def rec(name: str, body: str = "Body.") -> Record:
@@ -250,12 +250,12 @@ def test_merged_into_reads_no_older_manifest_than_the_merge(store: MemoryStore, 
     merge_gen = merge(store, ["r1", "r2"], "r12")
     store.commit(Change(add=[rec("new")]))
     read: list[Path] = []
-    real = memory.history.read_change
+    real = memory.store.history.read_change
 
     def counting(path: Path) -> tuple[int, dict[str, Any]]:
         read.append(path)
         return real(path)
 
-    monkeypatch.setattr(memory.history, "read_change", counting)
+    monkeypatch.setattr(memory.store.history, "read_change", counting)
     assert merged_into(store, "r1") == "r12"
     assert read == [archived(store, merge_gen)]  # the current manifest answers the rest

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from dreamd.claude_paths import project_key as cc_key
-from dreamd.hook import memory_dir_for, run_hook, session_id_for
+from dreamd.hook.claude_paths import project_key as cc_key
+from dreamd.hook.main import memory_dir_for, run_hook, session_id_for
 from memory.errors import DreamdError
 
 
@@ -198,7 +198,7 @@ def test_garbage_payload_raises_one_line(tmp_path: Path, stdin: bytes, message: 
 def _run_main(
     stdin: bytes, env: dict[str, str], *, extra: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    code = "import sys\nfrom dreamd.hook import main\nrc = main()\n" + extra + "\nsys.exit(rc)\n"
+    code = "import sys\nfrom dreamd.hook.main import main\nrc = main()\n" + extra + "\nsys.exit(rc)\n"
     clean = {
         k: v for k, v in os.environ.items() if not k.startswith(("DREAMD_", "XDG_", "CLAUDE_"))
     }
@@ -327,7 +327,7 @@ def test_main_bad_config_is_one_line_exit_1(tmp_path: Path) -> None:
 
 def test_settings_without_a_config_file_equal_the_config_defaults(tmp_path: Path) -> None:
     from dreamd.config import default_config
-    from dreamd.hook import DEFAULT_ROOTS, hook_settings
+    from dreamd.hook.main import DEFAULT_ROOTS, hook_settings
 
     env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
     cfg = default_config(env=env)

@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from dreamd.claude_paths import auto_memory_dir, project_key
-from dreamd.hook import Settings, enqueue, part_session_id
-from dreamd.hook_transcript import (
+from dreamd.hook.claude_paths import auto_memory_dir, project_key
+from dreamd.hook.main import Settings, enqueue, part_session_id
+from dreamd.hook.transcript import (
     FAST_JSON_BYTES,
     KEPT_KEYS,
     TOOL_TEXT_KEEP,
     conversation_lines,
     split_parts,
 )
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 from memory.transcripts import parse_transcript
 
 REPO = Path(__file__).resolve().parents[1]
@@ -359,7 +359,7 @@ def test_user_prompt_submit_recalls_each_record_once_per_session(tmp_path: Path)
 
 
 def test_recall_stays_within_five_records_and_the_session_budget(tmp_path: Path) -> None:
-    from dreamd.hook_context import relevant_memories
+    from dreamd.hook.context import relevant_memories
 
     many = [(f"deploy-note-{i}", f"deploy note {i}", "deploy " + "word " * 400) for i in range(12)]
     _memory(tmp_path / "m", many)
@@ -390,7 +390,7 @@ def test_user_prompt_submit_imports_nothing_heavy(tmp_path: Path) -> None:
     project = tmp_path / "p"
     _memory(project / ".memory", RECORDS)
     code = (
-        "import sys\nfrom dreamd.hook import main\nrc = main()\n"
+        "import sys\nfrom dreamd.hook.main import main\nrc = main()\n"
         'bad = sorted(m for m in sys.modules if m in ("dataclasses", "typing", "tomllib", "dreamd.config") '
         'or m.split(".")[0] in ("anthropic", "watchdog", "apscheduler", "filelock", "yaml", "structlog"))\n'
         'sys.stderr.write(",".join(bad))\nsys.exit(rc)\n'
@@ -414,7 +414,7 @@ def test_dreamd_spool_wins_over_the_config_for_the_hook_the_library_and_the_comm
     tmp_path: Path,
 ) -> None:
     from dreamd.config import load_config
-    from memory.spool import default_spool_path
+    from memory.spool.queue import default_spool_path
 
     config = tmp_path / "config.toml"
     config.write_text(f'[daemon]\nspool = "{tmp_path}/from-config"\n')
@@ -492,7 +492,7 @@ def test_daemon_adopts_the_auto_memory_dir_on_its_first_job(tmp_path: Path, exis
 
 
 def test_a_growing_session_file_is_decoded_once_and_gives_the_same_lines(tmp_path: Path) -> None:
-    from dreamd.hook_transcript import read_conversation
+    from dreamd.hook.transcript import read_conversation
 
     cache = tmp_path / "cache"
     session = tmp_path / "s.jsonl"
@@ -517,7 +517,7 @@ def test_a_growing_session_file_is_decoded_once_and_gives_the_same_lines(tmp_pat
 
 
 def test_secrets_are_redacted_in_cached_lines_and_jobs(tmp_path: Path) -> None:
-    from dreamd.hook_transcript import read_conversation
+    from dreamd.hook.transcript import read_conversation
 
     key = "sk-ant-api03-" + "A1b2C3d4E5f6" * 6
     session = tmp_path / "s.jsonl"
@@ -594,8 +594,8 @@ def test_running_daemon_watches_the_auto_memory_dir_from_its_first_job(tmp_path:
 
 
 def test_the_hook_bounds_the_index_as_the_library_does() -> None:
-    from dreamd.hook_context import INDEX_MAX_BYTES, INDEX_MAX_LINES
-    from memory.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+    from dreamd.hook.context import INDEX_MAX_BYTES, INDEX_MAX_LINES
+    from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 
     assert (INDEX_MAX_LINES, INDEX_MAX_BYTES) == (DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
 
@@ -613,8 +613,8 @@ def test_records_the_fast_json_parser_refuses_are_kept_through_the_stdlib() -> N
 
 
 def test_the_hook_index_cache_follows_commits_and_ranks_as_a_fresh_index(tmp_path: Path) -> None:
-    from dreamd.hook_context import _ranked_set
-    from memory.select import Candidate, KeywordIndex
+    from dreamd.hook.context import _ranked_set
+    from memory.retrieval.select import Candidate, KeywordIndex
 
     store = _memory(tmp_path / "m", RECORDS)
     query = "which retention do the kafka topics and the deploy use?"
@@ -642,7 +642,7 @@ def test_a_fifo_or_symlink_under_a_record_name_never_blocks_the_prompt(tmp_path:
     import os
     import threading
 
-    from dreamd import hook_context
+    from dreamd.hook import context as hook_context
 
     store = _memory(tmp_path / "m", RECORDS)
     files = {e.name: e.file for e in store.read().records}

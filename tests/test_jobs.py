@@ -12,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.errors import JobRejected
-from memory.jobs import (
+from memory.roots import dir_allowed, expand_roots
+from memory.spool.jobs import (
     Job,
     build_job,
     encode_job,
     new_job_id,
     validate_job,
 )
-from memory.jobs import Transcript as JobTranscript
-from memory.roots import dir_allowed, expand_roots
+from memory.spool.jobs import Transcript as JobTranscript
 
 
 @pytest.fixture()

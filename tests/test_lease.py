@@ -15,11 +15,17 @@ from typing import Any
 
 import pytest
 
-from memory import locks
 from memory.errors import LeaseLost, LockError
-from memory.locks import LEASE_NAME, DreamLease, LeaseInfo, break_stale_lease, process_start_token
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.store import locks
+from memory.store.locks import (
+    LEASE_NAME,
+    DreamLease,
+    LeaseInfo,
+    break_stale_lease,
+    process_start_token,
+)
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 HOST = socket.gethostname()

@@ -1,11 +1,11 @@
-"""The prompt payload wrapper (``memory.llm``): whatever a turn says, the payload comes back whole."""
+"""The prompt payload wrapper (``memory.model.llm``): whatever a turn says, the payload comes back whole."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.llm import INPUT_CLOSE, INPUT_OPEN, parse_payload, render_payload
+from memory.model.llm import INPUT_CLOSE, INPUT_OPEN, parse_payload, render_payload
 
 _TAGGY = st.lists(st.sampled_from([*"<>/inputx \\\"", "<input>", "</input>", "\\u003c"]), max_size=20).map("".join)
 

@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 import pytest
 
 from dreamd.config import load_config
-from dreamd.mcp_schema import TOOLS, check_arguments
-from dreamd.mcp_server import screen_line
-from dreamd.mcp_tools import AUTO_MEMORY, MemoryTools, resolve_memory_dir
+from dreamd.mcp.schema import TOOLS, check_arguments
+from dreamd.mcp.server import screen_line
+from dreamd.mcp.tools import AUTO_MEMORY, MemoryTools, resolve_memory_dir
 from memory.errors import DreamdError
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -515,8 +515,8 @@ def test_remember_redacts_secrets_and_says_so(setup: Setup) -> None:
 
 def test_client_and_hook_paths_never_import_the_sdk(setup: Setup) -> None:
     code = (
-        "import sys, memory, memory.recalling, dreamd.cli, dreamd.mcp_server, dreamd.mcp_tools, dreamd.mcp_schema\n"
-        "from dreamd.cli import build_parser; build_parser()\n"
+        "import sys, memory, memory.retrieval.recall, dreamd.cli.main, dreamd.mcp.server, dreamd.mcp.tools, dreamd.mcp.schema\n"
+        "from dreamd.cli.main import build_parser; build_parser()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic', 'starlette')))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], env=setup.env, capture_output=True, text=True, timeout=60, cwd=REPO)
@@ -525,7 +525,7 @@ def test_client_and_hook_paths_never_import_the_sdk(setup: Setup) -> None:
     hook = (
         "import io, sys\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"SessionStart\"}'))\n"
-        "from dreamd.cli import main\n"
+        "from dreamd.cli.main import main\n"
         "rc = main(['hook'])\n"
         "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))\n"
     )

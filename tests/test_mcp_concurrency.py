@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.client import remember
-from memory.history import log_entries
-from memory.store import MemoryStore
+from memory.store.history import log_entries
+from memory.store.transaction import MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
 PER_WRITER = 12

@@ -1,4 +1,4 @@
-"""The three-way manifest merge (memory.merge): the rules of issue 12, case by case and as properties."""
+"""The three-way manifest merge (memory.store.merge): the rules of issue 12, case by case and as properties."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.manifest import Manifest, ManifestEntry
-from memory.merge import merge_manifests
+from memory.store.manifest import Manifest, ManifestEntry
+from memory.store.merge import merge_manifests
 
 NOW = "2026-11-30T12:00:00Z"
 

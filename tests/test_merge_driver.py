@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.merge_driver import install_merge_driver
-from memory.manifest import Manifest
-from memory.records import sha256_hex
-from memory.store import MemoryStore
+from dreamd.sync.merge_driver import install_merge_driver
+from memory.store.manifest import Manifest
+from memory.store.records import sha256_hex
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import git, isolate_git, record_set, remember, replace
 
 
@@ -80,7 +80,7 @@ def test_without_the_driver_the_same_merge_conflicts(tmp_path: Path, monkeypatch
 
 
 def test_the_merge_driver_needs_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dreamd.sync import SyncError
+    from dreamd.sync.flow import SyncError
 
     isolate_git(tmp_path, monkeypatch)
     mem = tmp_path / "loose" / ".memory"

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from dreamd.config import load_config
-from dreamd.directories import DreamBackoff
+from dreamd.daemon.directories import DreamBackoff
+from dreamd.jobs.work import Context, dream, execute
 from dreamd.models.health import FILE_NAME, ModelHealth, health_path, read_health
-from dreamd.work import Context, dream, execute
 from memory.errors import ModelMisconfigured, PermanentError
-from memory.llm import Completion
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.model.llm import Completion
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 from tests.fake_anthropic import FakeAnthropic, Status, message
 
 REPO = Path(__file__).resolve().parents[1]
@@ -184,8 +184,8 @@ def test_no_spool_no_note_and_a_broken_note_is_reported_not_raised(tmp_path: Pat
     broken = health_path(tmp_path)
     broken.write_text("{not json")
     assert read_health(broken) == {"state": "unreadable", "error": f"{broken}: not valid JSON"}
-    from dreamd.doctor import Check, check_model_health
-    from dreamd.status import model_status
+    from dreamd.cli.doctor import Check, check_model_health
+    from dreamd.cli.status import model_status
 
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[daemon]\nspool = "{tmp_path}"\n')
@@ -223,7 +223,7 @@ def test_other_answers_clear_the_note_but_transient_failures_do_not(tmp_path: Pa
 
 
 def test_doctor_fails_on_a_note_unless_its_own_probe_now_succeeds(tmp_path: Path) -> None:
-    from dreamd.doctor import Check, check_model_health
+    from dreamd.cli.doctor import Check, check_model_health
 
     path = health_path(tmp_path)
     assert check_model_health(path, Check("OK", "model", "fine")) is None

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from dreamd.config import default_config
-from dreamd.work import Context, execute
-from memory.adopt import adopt
+from dreamd.jobs.work import Context, execute
 from memory.errors import PermanentError, StoreError
-from memory.history import log_entries, render_log
-from memory.jobs import Job
-from memory.llm import Completion
-from memory.recalling import clear_cache, recall
-from memory.records import make_record
-from memory.store import INDEX, MANIFEST, Change, MemoryStore
+from memory.model.llm import Completion
+from memory.retrieval.recall import clear_cache, recall
+from memory.spool.jobs import Job
+from memory.store.adopt import adopt
+from memory.store.history import log_entries, render_log
+from memory.store.records import make_record
+from memory.store.transaction import INDEX, MANIFEST, Change, MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
 CC_RECORD = (
@@ -106,7 +106,7 @@ def test_forget_and_remember_jobs_accept_the_frontmatter_name(cc_dir: Path) -> N
 
 def test_memory_forget_client_goes_through_the_job(cc_dir: Path, tmp_path: Path) -> None:
     from memory.client import forget
-    from memory.jobs import validate_job
+    from memory.spool.jobs import validate_job
 
     spool = tmp_path / "spool"
     job_id = forget(cc_dir, ["feedback-db-tests"], spool=spool)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from dreamd.models.offline_clauses import clauses, lasting_part
-from dreamd.models.offline_extract import extract_from_turns
+from dreamd.models.offline.extract.clauses import clauses, lasting_part
+from dreamd.models.offline.extract.pipeline import extract_from_turns
 
 TODAY = "2026-12-01"
 
@@ -241,7 +241,7 @@ def test_a_chinese_clause_about_who_a_rule_is_for_is_its_reason_not_a_second_rec
 
 
 def test_a_sentence_after_a_version_number_is_a_sentence_of_its_own() -> None:
-    from dreamd.models.offline_extract import sentences
+    from dreamd.models.offline.extract.pipeline import sentences
 
     assert sentences("We run Vue 3. The components live in src/ui.") == [
         "We run Vue 3.", "The components live in src/ui."]
@@ -260,7 +260,7 @@ def test_only_a_prohibition_takes_the_next_sentence_as_its_alternative() -> None
 
 
 def test_a_pronoun_subject_takes_what_the_sentence_before_names() -> None:
-    from dreamd.models.offline_clauses import with_subject
+    from dreamd.models.offline.extract.clauses import with_subject
 
     assert with_subject("She's a pharmacist", "My sister is Lou.") == "My sister is a pharmacist"
     assert with_subject("It lives in infra/pulumi", "We use Pulumi.") == "Pulumi lives in infra/pulumi"
@@ -291,7 +291,7 @@ def test_the_lasting_side_of_a_temporary_sentence_is_kept() -> None:
 
 
 def test_my_partner_and_i_stays_one_subject_in_the_third_person() -> None:
-    from dreamd.models.offline_text import third_person
+    from dreamd.models.offline.text import third_person
 
     assert third_person("My husband and I run a bakery") == "their husband and the user run a bakery"
     assert third_person("I know and I care") == "they know and they care"
@@ -309,7 +309,7 @@ def test_the_lasting_side_loses_its_own_standing_lead() -> None:
 
 
 def test_a_moment_after_and_leaves_the_lasting_side() -> None:
-    from dreamd.models.offline_clauses import lasting_part
+    from dreamd.models.offline.extract.clauses import lasting_part
 
     assert lasting_part("I tutor, mostly chemistry, and right now I've got three students") == "I tutor, mostly chemistry"
     assert lasting_part("we use Gradle; for now skip the lint step") == "we use Gradle"
@@ -435,12 +435,12 @@ def test_a_long_word_is_no_labelled_place_and_reading_it_finishes() -> None:
     one far longer. Words are now whole: run in a child with a generous limit (a hang guard, not a
     timing), and the labels still read as before."""
     code = (
-        "from dreamd.models.offline_clauses import _labelled_place\n"
+        "from dreamd.models.offline.extract.clauses import _labelled_place\n"
         "print(_labelled_place('gravel' * 600))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
-    from dreamd.models.offline_clauses import _labelled_place
+    from dreamd.models.offline.extract.clauses import _labelled_place
 
     assert _labelled_place("kiln log at kiln.example.net")
     assert _labelled_place("scans: files.example.org/scans")

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from dreamd.models.offline_distractors import continues, not_memory, restated
-from dreamd.models.offline_extract import extract_from_turns
+from dreamd.models.offline.extract.distractors import continues, not_memory, restated
+from dreamd.models.offline.extract.pipeline import extract_from_turns
 
 
 def _user(*texts: str) -> list[dict[str, str]]:
@@ -356,7 +356,7 @@ def test_a_correction_in_the_next_turn_puts_the_record_right() -> None:
 def test_a_chinese_correction_after_an_interjection_swaps_the_value_it_names_later() -> None:
     """"哎说错了，是每周四上午，周三是游泳课": the old value comes after the new one, in the same shape; the
     earlier record is put right as a whole, and the second value makes no record of its own."""
-    from dreamd.models.offline_dialogue import correction_of
+    from dreamd.models.offline.extract.dialogue import correction_of
 
     assert correction_of("哎说错了，是每周四上午，周三是游泳课。") == ("每周四上午", "每周三上午")
     assert correction_of("唉，记错了，是 9 点，8 点是早会") == ("9 点", "8 点")
@@ -394,14 +394,14 @@ def test_a_statement_said_again_with_the_value_it_replaces_puts_the_record_right
 
 
 def test_a_consequence_clause_keeps_its_subject_after_so() -> None:
-    from dreamd.models.offline_distractors import distractor
+    from dreamd.models.offline.extract.distractors import distractor
 
     assert distractor("so the studio hires two illustrators in March") is None
     assert distractor("so rebooted everything") == "fragment"
 
 
 def test_a_clause_closed_by_the_speakers_task_of_the_moment_is_not_a_fact() -> None:
-    from dreamd.models.offline_distractors import distractor
+    from dreamd.models.offline.extract.distractors import distractor
 
     assert distractor("The florist wants a deposit and I need to reply") == "task now"
     assert distractor("Our landlord raised the rent and we have to move out") == "task now"
@@ -409,7 +409,7 @@ def test_a_clause_closed_by_the_speakers_task_of_the_moment_is_not_a_fact() -> N
 
 
 def test_a_day_put_right_in_month_slash_day_form_changes_the_day_only() -> None:
-    from dreamd.models.offline_dialogue import correction_of
+    from dreamd.models.offline.extract.dialogue import correction_of
 
     assert correction_of("不对，是 3/18。") == ("18", None)
     records = extract_from_turns(_user("验收日期是 3/17。", "不对，是 3/18。"), today="2026-03-02")
@@ -430,7 +430,7 @@ def test_a_bare_actually_with_a_contrast_is_news_not_a_correction_of_an_unrelate
 
 
 def test_an_instruction_verb_after_an_adverb_is_about_the_work() -> None:
-    from dreamd.models.offline_audience import about_the_work, is_everyday, names_the_work
+    from dreamd.models.offline.extract.audience import about_the_work, is_everyday, names_the_work
 
     assert about_the_work("always show amounts in euros")
     assert about_the_work("never list more than three options")
@@ -440,7 +440,7 @@ def test_an_instruction_verb_after_an_adverb_is_about_the_work() -> None:
 
 
 def test_a_statement_about_an_unnamed_it_or_they_is_not_kept() -> None:
-    from dreamd.models.offline_distractors import distractor
+    from dreamd.models.offline.extract.distractors import distractor
 
     assert distractor("They are spreadsheets, one per quarter") == "vague subject"
     assert distractor("It's a bit slow on Mondays") is not None
@@ -457,7 +457,7 @@ def test_a_correction_names_the_new_tool_by_name() -> None:
 
 
 def test_a_chinese_rule_said_both_ways_is_one_rule() -> None:
-    from dreamd.models.offline_distractors import other_side
+    from dreamd.models.offline.extract.distractors import other_side
 
     assert other_side("新接口一律用 gRPC", "别再加 REST 接口了")
     assert not other_side("别用 var", "不要用 any")  # two don'ts: two rules
@@ -469,7 +469,7 @@ def test_a_chinese_rule_said_both_ways_is_one_rule() -> None:
 
 
 def test_a_habit_after_a_chinese_rule_is_its_reason_but_a_lasting_state_is_a_fact() -> None:
-    from dreamd.models.offline_distractors import gives_reason
+    from dreamd.models.offline.extract.distractors import gives_reason
 
     assert gives_reason("我一般是在公交上看消息")
     assert not gives_reason("我腰不好")
@@ -496,14 +496,14 @@ def test_a_run_of_correction_words_with_no_value_finishes() -> None:
     a generous limit: the old patterns never finished, so this is a hang guard, not a timing."""
     code = (
         "import json, sys\n"
-        "from dreamd.models.offline_dialogue import correction_of\n"
+        "from dreamd.models.offline.extract.dialogue import correction_of\n"
         "print(json.dumps([correction_of(t + 'x') for t in json.loads(sys.argv[1])]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code, json.dumps(list(_REPEATED_CORRECTION_LEADS))],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [None] * len(_REPEATED_CORRECTION_LEADS)
-    from dreamd.models.offline_dialogue import correction_of
+    from dreamd.models.offline.extract.dialogue import correction_of
 
     assert correction_of("no wait  it's 11") == ("11", None)
     assert correction_of("Sorry  sorry, make that 40") == ("40", None)

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamd.models.offline import OfflineModel, answer
-from dreamd.models.offline_extract import MAX_RECORDS, clean_turn, extract, sentences
-from dreamd.models.offline_text import absolutize_dates, tokens
-from memory.answer_gate import check_extraction
-from memory.llm import Completion, render_payload
-from memory.records import validate_fields
+from dreamd.models.offline.extract.pipeline import MAX_RECORDS, clean_turn, extract, sentences
+from dreamd.models.offline.model import OfflineModel, answer
+from dreamd.models.offline.text import absolutize_dates, tokens
+from memory.model.answer_gate import check_extraction
+from memory.model.llm import Completion, render_payload
+from memory.store.records import validate_fields
 from memory.transcripts import parse_transcript
 
 TODAY = "2026-11-29"
@@ -632,7 +632,7 @@ def test_the_demo_sample_session_yields_the_memories_a_person_would_keep() -> No
 
 def test_a_correction_of_an_indexed_rule_is_kept_not_deduplicated() -> None:
     """ "Don't mock the DB" looks like the indexed "Mock the DB"; dropping it would lose the fix."""
-    from dreamd.models.offline_extract import extract
+    from dreamd.models.offline.extract.pipeline import extract
 
     index = [{"name": "mock-db", "type": "feedback", "description": "Mock the database in these tests"}]
     said = "Don't mock the database in these tests, because mocks hid a broken migration."
@@ -679,7 +679,7 @@ def test_offsets_from_a_resolved_date_and_ordinals_after_the(text: str, expected
 
 
 def test_third_person_keeps_the_verb_in_agreement() -> None:
-    from dreamd.models.offline_text import third_person
+    from dreamd.models.offline.text import third_person
 
     assert third_person("retired now (I was a pilot for 20 years)") == "retired now (they were a pilot for 20 years)"
     assert third_person("I am on the rota") == "they are on the rota"
@@ -781,7 +781,7 @@ def test_hostile_comma_lists_finish_and_a_setting_after_commas_is_still_read() -
     with a generous limit: the old pattern never finished, so this is a hang guard, not a timing."""
     code = (
         "import json, sys\n"
-        "from dreamd.models.offline_extract import extract_from_turns\n"
+        "from dreamd.models.offline.extract.pipeline import extract_from_turns\n"
         "for text in json.loads(sys.argv[1]):\n"
         "    extract_from_turns([{'role': 'user', 'text': text, 'timestamp': None}], today='2026-11-29')\n"
     )

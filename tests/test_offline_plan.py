@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamd.models.offline import OfflineModel
-from dreamd.models.offline_plan import plan, statements_contradict
-from memory.answer_gate import check_plan
-from memory.llm import render_payload
-from memory.records import parse_record, validate_fields
+from dreamd.models.offline.model import OfflineModel
+from dreamd.models.offline.plan.plan import plan, statements_contradict
+from memory.model.answer_gate import check_plan
+from memory.model.llm import render_payload
+from memory.store.records import parse_record, validate_fields
 
 TODAY = "2026-11-29"
 
@@ -52,7 +52,7 @@ def consolidate(records: list[dict[str, Any]], today: str = TODAY) -> list[dict[
 
 
 def validate_plan(ops: list[dict[str, Any]], records: list[dict[str, Any]]) -> None:
-    """The contract rules, written out independently of memory.answer_gate."""
+    """The contract rules, written out independently of memory.model.answer_gate."""
     by_name = {r["name"]: r for r in records}
     used: list[str] = []
     for op in ops:
@@ -349,7 +349,7 @@ def test_any_record_set_gives_a_gate_valid_plan(
 def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
     """The extractor's own output, a week apart: a paraphrased rule merges without stacking
     placeholder reasons, and a changed preference replaces the old one."""
-    from dreamd.models.offline_extract import extract
+    from dreamd.models.offline.extract.pipeline import extract
 
     def session(day: int, *texts: str) -> list[dict[str, str]]:
         turns = [{"role": "user", "text": t, "timestamp": f"2026-11-{day:02d}T09:00:00Z"} for t in texts]
@@ -379,7 +379,7 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
 
 
 def test_a_statement_in_the_description_counts_too() -> None:
-    from dreamd.models.clauses import supersedes
+    from dreamd.models.offline.plan.clauses import supersedes
 
     newer = ("Standup moved to 10:00", "The team standup is at 10:00 on weekdays.\n")
     assert supersedes(newer, ("Standup at 9:30", "The team standup is at 9:30 on weekdays.\n"))
@@ -466,7 +466,7 @@ def test_a_statement_in_the_description_counts_too() -> None:
     ],
 )
 def test_only_an_explicit_newer_statement_supersedes(older: str, newer: str, expected: bool) -> None:
-    from dreamd.models.clauses import supersedes
+    from dreamd.models.offline.plan.clauses import supersedes
 
     assert supersedes(("d", newer), ("d", older)) is expected
     if older != newer:
@@ -511,7 +511,7 @@ def test_a_supersession_is_a_merge_that_keeps_the_replaced_value_as_history() ->
     ],
 )
 def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said: str, expected: bool) -> None:
-    from dreamd.models.clauses import clause_units, said_by
+    from dreamd.models.offline.plan.clauses import clause_units, said_by
 
     assert said_by(clause, [clause_units(said)]) is expected
 
@@ -542,7 +542,7 @@ def test_a_partly_superseded_record_keeps_its_other_facts_current() -> None:
 
 
 def test_history_holds_only_what_an_explicit_newer_statement_replaced() -> None:
-    from dreamd.models.clauses import unexplained_history
+    from dreamd.models.offline.plan.clauses import unexplained_history
 
     sources = [
         ("2026-11-05T10:00:00Z", "Standup now at 10:00", "Standup is now at 10:00.\n"),

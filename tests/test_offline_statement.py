@@ -9,11 +9,11 @@ import datetime as dt
 
 import pytest
 
-from dreamd.models.offline_distractors import distractor
-from dreamd.models.offline_extract import extract, stated_part
-from dreamd.models.offline_rules import Ctx
-from dreamd.models.offline_statement import rule_statement
-from dreamd.models.offline_typing import is_pointer, statement_type, subject_of
+from dreamd.models.offline.extract.distractors import distractor
+from dreamd.models.offline.extract.kinds import is_pointer, statement_type, subject_of
+from dreamd.models.offline.extract.pipeline import extract, stated_part
+from dreamd.models.offline.extract.rules import Ctx
+from dreamd.models.offline.extract.statement import rule_statement
 
 DAY = dt.date(2026, 11, 24)  # a Tuesday
 TS = "2026-11-24T10:00:00Z"

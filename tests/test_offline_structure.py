@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from dreamd.models.offline_audience import (
+from dreamd.models.offline.extract.audience import (
     about_the_work,
     is_wellbeing,
 )
-from dreamd.models.offline_extract import extract
-from dreamd.models.offline_structure import (
+from dreamd.models.offline.extract.pipeline import extract
+from dreamd.models.offline.extract.structure import (
     announces_rules,
     clause_reason,
     is_standing,
@@ -29,7 +29,7 @@ from dreamd.models.offline_structure import (
     opens_with_verb,
     peel,
 )
-from dreamd.models.offline_text import absolutize_dates
+from dreamd.models.offline.text import absolutize_dates
 from memory.transcripts import parse_transcript
 
 REPO = Path(__file__).resolve().parents[1]
@@ -270,7 +270,7 @@ def test_one_off_and_temporary_instructions_are_not_lasting() -> None:
 def test_conditions_of_the_speakers_own_and_theory_are_suppositions() -> None:
     """"If I get the post, I'm moving to Cork" is a plan under a condition, not yet a fact; so is a condition
     by inversion ("Should the landlord sell, we'd …") and what holds "in theory"."""
-    from dreamd.models.offline_structure import is_hypothetical
+    from dreamd.models.offline.extract.structure import is_hypothetical
 
     assert is_hypothetical("If I get the post, I'm moving to Cork in the autumn.")
     assert is_hypothetical("Should the landlord sell, we'd have to find a new place.")

@@ -1,4 +1,4 @@
-"""Telegraphic and labelled statements (dreamd.models.offline_telegraphic), on invented sentences."""
+"""Telegraphic and labelled statements (dreamd.models.offline.extract.telegraphic), on invented sentences."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from dreamd.models.offline_extract import extract_from_turns
-from dreamd.models.offline_rules import Ctx
-from dreamd.models.offline_telegraphic import (
+from dreamd.models.offline.extract.pipeline import extract_from_turns
+from dreamd.models.offline.extract.rules import Ctx
+from dreamd.models.offline.extract.telegraphic import (
     bare_constraint,
     items,
     label_type,
@@ -245,7 +245,7 @@ def test_a_topic_sentence_stays_with_the_fact_after_it() -> None:
 
 
 def test_greetings_are_not_topics() -> None:
-    from dreamd.models.offline_telegraphic import is_topic
+    from dreamd.models.offline.extract.telegraphic import is_topic
 
     assert is_topic("invoices") and is_topic("wedding admin time")
     assert not is_topic("morning") and not is_topic("ok cool") and not is_topic("I moved")
@@ -346,7 +346,7 @@ def test_a_stack_or_status_line_is_one_record_and_keeps_names_with_dots() -> Non
 
 
 def test_a_name_with_a_dot_is_not_a_lead_in() -> None:
-    from dreamd.models.offline_structure import peel
+    from dreamd.models.offline.extract.structure import peel
 
     assert peel("Next.js 15 is the framework here").core == "Next.js 15 is the framework here"
     assert peel("next, the cron runs hourly").core == "the cron runs hourly"
@@ -378,7 +378,7 @@ def test_a_rule_opening_with_no_is_not_a_reply_word() -> None:
 
 @pytest.mark.parametrize("text", ["刚到家", "一直在加班，好累", "现在在机场", "只吃素，不吃蛋", "在开会，晚点回你"])
 def test_chinese_moments_moods_and_personal_diets_are_not_telegraphic_rules_or_intros(text: str) -> None:
-    from dreamd.models.offline_telegraphic import telegraphic
+    from dreamd.models.offline.extract.telegraphic import telegraphic
 
     assert telegraphic(text, CTX) == []
 
@@ -435,7 +435,7 @@ def test_a_sentence_beside_that_scopes_to_now_keeps_telegraphic_rules_out(text: 
 
 
 def test_a_rule_with_an_end_is_not_standing() -> None:
-    from dreamd.models.offline_telegraphic import telegraphic
+    from dreamd.models.offline.extract.telegraphic import telegraphic
 
     assert telegraphic("no deploys until Friday, freeze week", CTX) == []
     records = run([user("deploy rules this sprint: no Friday merges, no schema changes")])
@@ -517,7 +517,7 @@ def test_when_you_can_without_a_rule_for_the_work(text: str) -> None:
 def test_a_label_about_the_user_heads_a_verbless_list_of_facts() -> None:
     """"<anything> about me: <age>, <job>, <city>" is a self-description whatever its first item is;
     a moment or a reply under the same label is still nothing."""
-    from dreamd.models.offline_extract import extract
+    from dreamd.models.offline.extract.pipeline import extract
 
     def run(text: str) -> list[dict[str, str]]:
         turn = {"role": "user", "text": text, "timestamp": "2026-11-24T10:00:00Z"}
@@ -531,7 +531,7 @@ def test_a_label_about_the_user_heads_a_verbless_list_of_facts() -> None:
 
 
 def test_a_name_and_what_it_is_to_the_speaker_is_a_fact() -> None:
-    from dreamd.models.offline_extract import extract
+    from dreamd.models.offline.extract.pipeline import extract
 
     def run(text: str) -> list[dict[str, str]]:
         turn = {"role": "user", "text": text, "timestamp": "2026-11-24T10:00:00Z"}

@@ -9,8 +9,8 @@ import datetime as dt
 
 import pytest
 
-from dreamd.models.offline_extract import extract
-from dreamd.models.offline_typing import future_dates, is_pointer, statement_type
+from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type
+from dreamd.models.offline.extract.pipeline import extract
 
 DAY = dt.date(2026, 11, 24)  # a Tuesday
 TS = "2026-11-24T10:00:00Z"

@@ -26,8 +26,8 @@ from dreamd.models.prompts import (
 )
 from dreamd.models.usage import KEEP_DAYS, UsageLedger, default_ledger_path
 from memory.errors import ConfigError, PermanentError, TransientError
-from memory.llm import Completion, ToolCall, Usage, parse_payload
-from memory.records import make_record
+from memory.model.llm import Completion, ToolCall, Usage, parse_payload
+from memory.store.records import make_record
 
 REPO = Path(__file__).resolve().parents[1]
 TODAY = date(2026, 11, 29)
@@ -204,7 +204,7 @@ def test_system_prompts_are_byte_stable_and_carry_the_contract() -> None:
 
 def test_system_prompt_examples_pass_the_gate() -> None:
     """The examples shown to the model must themselves be valid answers."""
-    from memory.answer_gate import check_extraction, check_plan
+    from memory.model.answer_gate import check_extraction, check_plan
 
     ex = EXTRACT_SYSTEM.split("Example of a valid answer:\n", 1)[1].strip()
     assert [r.name for r in check_extraction(answer(ex))] == [
@@ -532,7 +532,7 @@ def test_ledger_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
     path = tmp_path / "state" / "usage.json"
     code = (
         "import sys; from datetime import datetime, UTC; from pathlib import Path;"
-        "from dreamd.models.usage import UsageLedger; from memory.llm import Usage;"
+        "from dreamd.models.usage import UsageLedger; from memory.model.llm import Usage;"
         "led = UsageLedger(Path(sys.argv[1]));"
         "[led.record('/shared', Usage(1, 1), now=datetime(2026, 11, 29, tzinfo=UTC)) for _ in range(25)]"
     )
@@ -557,7 +557,7 @@ def test_make_model_rejects_unknown_backend() -> None:
 def test_make_model_offline_is_default_and_does_not_need_a_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pytest.importorskip("dreamd.models.offline")
+    pytest.importorskip("dreamd.models.offline.model")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     model = make_model({})
     assert model.name == "offline"
@@ -582,7 +582,7 @@ def test_make_model_accepts_the_config_dataclass(monkeypatch: pytest.MonkeyPatch
 
 def test_offline_backend_answers_pass_the_gate() -> None:
     """The shared payload contract: the offline backend reads what the prompts write."""
-    pytest.importorskip("dreamd.models.offline")
+    pytest.importorskip("dreamd.models.offline.model")
     model = make_model({"backend": "offline"})
     turns = [
         Turn(

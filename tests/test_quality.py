@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from memory.answer_gate import PlanOp
-from memory.records import make_record
+from memory.model.answer_gate import PlanOp
+from memory.store.records import make_record
 from memory.transcripts import parse_transcript
 
 REPO = Path(__file__).resolve().parents[1]
@@ -241,7 +241,7 @@ def test_run_extraction_goes_through_the_real_job_path(tmp_path: Path) -> None:
             self.payloads: list[dict[str, Any]] = []
 
         def complete(self, system: str, prompt: str, max_tokens: int) -> Any:
-            from memory.llm import Completion, parse_payload
+            from memory.model.llm import Completion, parse_payload
 
             self.payloads.append(parse_payload(prompt))
             answer = [{"name": "uses-pnpm", "type": "feedback",
@@ -378,7 +378,7 @@ class Garbage:
     name = "garbage"
 
     def complete(self, system: str, prompt: str, max_tokens: int) -> Any:
-        from memory.llm import Completion
+        from memory.model.llm import Completion
 
         return Completion(text="I think you should remember everything!", stop_reason="end_turn")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from memory.errors import UnmanagedError
-from memory.llm import Completion
-from memory.recalling import (
+from memory.model.llm import Completion
+from memory.retrieval.recall import (
     RecalledRecord,
     RecallSession,
     cap_text,
@@ -23,8 +23,8 @@ from memory.recalling import (
     render_element,
     truncation_note,
 )
-from memory.records import Record, make_record, parse_record
-from memory.store import Change, MemoryStore
+from memory.store.records import Record, make_record, parse_record
+from memory.store.transaction import Change, MemoryStore
 from tests.conftest import REPO
 
 
@@ -289,7 +289,7 @@ def test_large_sets_are_indexed_from_the_manifest_without_opening_files(
         rec("tea-note", "Notes on tea"),
     )
     _corrupt(entry_path(store, "bad-note"))
-    monkeypatch.setattr("memory.recall_index.BODY_INDEX_LIMIT", 2)
+    monkeypatch.setattr("memory.retrieval.index.BODY_INDEX_LIMIT", 2)
     assert recall(memdir, "espresso").records == []  # bodies are not indexed
     assert [r.name for r in recall(memdir, "coffee").records] == ["good-note"]
 
@@ -387,7 +387,7 @@ def test_recall_over_real_claude_code_memory_files(tmp_path: Path, shared_data: 
 
 def test_recall_module_imports_no_daemon_dependencies() -> None:
     code = (
-        "import sys, memory.recalling, memory.recall_index, memory.select\n"
+        "import sys, memory.retrieval.recall, memory.retrieval.index, memory.retrieval.select\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('anthropic', 'watchdog', 'apscheduler', 'structlog', 'dreamd'))\n"
         "print(bad)\n"
@@ -406,7 +406,7 @@ def test_recall_module_imports_no_daemon_dependencies() -> None:
 def test_memory_recall_is_callable_whichever_import_came_first(tmp_path: Path) -> None:
     memdir, _ = make_store(tmp_path, rec("prefers-tabs", "User prefers tabs"))
     code = (
-        "import sys, memory.recalling, memory\n"
+        "import sys, memory.retrieval.recall, memory\n"
         "r = memory.recall(sys.argv[1], 'tabs')\n"
         "print([x.name for x in r.records])\n"
     )

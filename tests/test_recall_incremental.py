@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memory import recall_index
-from memory.recalling import clear_cache, recall
-from memory.records import make_record
-from memory.select import Candidate, KeywordIndex
-from memory.store import Change, MemoryStore
+from memory.retrieval import index as recall_index
+from memory.retrieval.recall import clear_cache, recall
+from memory.retrieval.select import Candidate, KeywordIndex
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 WORDS = ["deploy", "postgres", "tabs", "review", "staging", "billing", "cache", "mirror",
          "flaky", "pager", "budget", "invoice", "latency", "schema", "rollback", "monorepo"]
@@ -49,7 +49,7 @@ def test_incremental_index_matches_a_fresh_build_after_every_commit(tmp_path: Pa
             name = names.pop(rng.randrange(len(names)))
             store.commit(Change(remove=[name]))
         else:
-            from memory.history import rollback
+            from memory.store.history import rollback
 
             rollback(store, to=max(1, store.read().generation - 3))
             names = [e.name for e in store.read().records]

@@ -9,10 +9,10 @@ import pytest
 
 import memory
 from memory.errors import ConfigError
-from memory.recalling import RecallSession, clear_cache
-from memory.records import make_record
+from memory.retrieval.recall import RecallSession, clear_cache
 from memory.settings import recall_settings
-from memory.store import Change, MemoryStore
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 
 def _set(tmp_path: Path) -> Path:

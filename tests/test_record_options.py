@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import memory
-from dreamd.cli import main
+from dreamd.cli.main import main
 from memory.errors import JobRejected, RecordError
-from memory.jobs import validate_job
-from memory.records import parse_record, validate_fields
-from memory.store import MemoryStore
+from memory.spool.jobs import validate_job
+from memory.store.records import parse_record, validate_fields
+from memory.store.transaction import MemoryStore
 
 
 def _config(tmp_path: Path, body: str = "") -> Path:

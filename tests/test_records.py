@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import RecordError
-from memory.records import (
+from memory.store.records import (
     MAX_BODY_BYTES,
     MAX_FRONTMATTER_BYTES,
     NAME_RE,

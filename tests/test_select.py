@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.llm import Completion, ToolCall, parse_payload
-from memory.records import parse_record
-from memory.select import (
+from memory.model.llm import Completion, ToolCall, parse_payload
+from memory.retrieval.select import (
     MODEL_CANDIDATES,
     AnswerRejected,
     Candidate,
@@ -24,6 +23,7 @@ from memory.select import (
     stem,
     tokenize,
 )
+from memory.store.records import parse_record
 
 
 @dataclass

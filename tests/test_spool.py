@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
-from memory.jobformat import build_job, new_job_id
-from memory.jobs import validate_job
-from memory.spool import (
+from memory.spool.jobformat import build_job, new_job_id
+from memory.spool.jobs import validate_job
+from memory.spool.queue import (
     SUBDIRS,
     Spool,
     SpoolCounts,
@@ -253,7 +253,7 @@ def test_second_daemon_gets_a_clear_lock_error(spool: Spool, tmp_path: Path) -> 
         code = textwrap.dedent(
             f"""
             import sys
-            from memory.spool import Spool
+            from memory.spool.queue import Spool
             from memory.errors import LockError
             try:
                 Spool({str(spool.root)!r}).acquire_lock()

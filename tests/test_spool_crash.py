@@ -18,8 +18,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memory.jobs import validate_job
-from memory.spool import Spool
+from memory.spool.jobs import validate_job
+from memory.spool.queue import Spool
 
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = ["/crash/*/.memory"]
@@ -90,7 +90,7 @@ def test_submitters_killed_mid_write_never_leave_partial_jobs(tmp_path: Path) ->
 
 CONSUMER = """
     import sys, time
-    from memory.spool import Spool
+    from memory.spool.queue import Spool
     spool = Spool(sys.argv[1])
     spool.acquire_lock()
     print("ready", flush=True)

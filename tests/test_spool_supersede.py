@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from memory.client import submit
-from memory.spool import Spool
+from memory.spool.queue import Spool
 
 
 def _grow(n: int) -> str:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from dreamd.cli.status import collect_status, discover_dirs, render_status, spool_status
 from dreamd.config import Config, load_config
-from dreamd.gates import pause
-from dreamd.status import collect_status, discover_dirs, render_status, spool_status
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from dreamd.daemon.gates import pause
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 
@@ -212,7 +212,7 @@ def test_unreadable_spool_is_reported_not_raised(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A spool owned by another user (simulated: the tests may run as root, who reads all)."""
-    from memory.spool import Spool
+    from memory.spool.queue import Spool
 
     def denied(self: Spool) -> None:
         raise PermissionError(13, "Permission denied", str(self.root / "new"))
@@ -315,7 +315,7 @@ def test_budget_gate_reads_todays_spend_from_the_usage_ledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dreamd.models.usage import UsageLedger
-    from memory.llm import Usage
+    from memory.model.llm import Usage
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     d = managed(tmp_path, "app", 1)
@@ -329,7 +329,7 @@ def test_budget_gate_reads_todays_spend_from_the_usage_ledger(
 
 def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
     """A real process takes the spool lock; status sees it in the kernel's lock table."""
-    from dreamd.status import daemon_status
+    from dreamd.cli.status import daemon_status
 
     config = config_for(tmp_path)
     spool = config.daemon.spool
@@ -338,7 +338,7 @@ def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from memory.spool import Spool\n"
+            "from memory.spool.queue import Spool\n"
             f"s = Spool({str(spool)!r}); s.acquire_lock()\n"
             "print('locked', flush=True); time.sleep(30)\n",
         ],
@@ -364,7 +364,7 @@ def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
 
 
 def test_daemon_state_unknown_without_a_lock_table(tmp_path: Path) -> None:
-    from dreamd.status import daemon_status
+    from dreamd.cli.status import daemon_status
 
     spool = tmp_path / "spool"
     spool.mkdir()
@@ -413,7 +413,7 @@ def test_unreadable_directory_is_reported_not_raised(
 
 def test_status_shows_the_backlog_and_how_fast_it_drains(tmp_path: Path) -> None:
     from memory.client import submit
-    from memory.spool import Spool
+    from memory.spool.queue import Spool
 
     mdir = managed(tmp_path, "app", 1)
     jobs = [submit(f"user: {i}\n", memory_dir=mdir, spool=tmp_path / "spool") for i in range(7)]

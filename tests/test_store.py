@@ -8,12 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from memory.adopt import adopt
 from memory.errors import StoreError, UnmanagedError
-from memory.history import log_entries, render_log, rollback
-from memory.manifest import Manifest
-from memory.records import Record, make_record, sha256_hex
-from memory.store import ARCHIVE_SUFFIX, HISTORY, INDEX, MANIFEST, OUR_FILE_RE, Change, MemoryStore
+from memory.store.adopt import adopt
+from memory.store.history import log_entries, render_log, rollback
+from memory.store.manifest import Manifest
+from memory.store.records import Record, make_record, sha256_hex
+from memory.store.transaction import (
+    ARCHIVE_SUFFIX,
+    HISTORY,
+    INDEX,
+    MANIFEST,
+    OUR_FILE_RE,
+    Change,
+    MemoryStore,
+)
 
 
 class Crash(Exception):

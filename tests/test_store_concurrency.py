@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memory.errors import ConflictError, LockTimeout
-from memory.locks import store_lock
-from memory.records import make_record
-from memory.store import OUR_FILE_RE, Change, CommitResult, MemoryStore
+from memory.store.locks import store_lock
+from memory.store.records import make_record
+from memory.store.transaction import OUR_FILE_RE, Change, CommitResult, MemoryStore
 from tests.helpers import commit_child
 
 CHILD = Path(commit_child.__file__)
@@ -118,7 +118,7 @@ def test_commit_times_out_while_another_process_holds_the_lock(tmp_path: Path) -
         [
             sys.executable,
             "-c",
-            "import sys,time; from pathlib import Path; from memory.locks import store_lock\n"
+            "import sys,time; from pathlib import Path; from memory.store.locks import store_lock\n"
             "with store_lock(Path(sys.argv[1]), 5):\n print('held', flush=True); time.sleep(30)",
             str(d),
         ],

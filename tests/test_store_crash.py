@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.locks import LEASE_NAME, DreamLease
-from memory.manifest import Manifest
-from memory.records import make_record, sha256_hex
-from memory.store import (
+from memory.store.locks import LEASE_NAME, DreamLease
+from memory.store.manifest import Manifest
+from memory.store.records import make_record, sha256_hex
+from memory.store.transaction import (
     ARCHIVE_SUFFIX,
     HISTORY,
     INDEX,

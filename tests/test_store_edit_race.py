@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from memory.errors import ConflictError
-from memory.records import make_record
-from memory.store import ARCHIVE_SUFFIX, HISTORY, Change, MemoryStore
+from memory.store.records import make_record
+from memory.store.transaction import ARCHIVE_SUFFIX, HISTORY, Change, MemoryStore
 
 STEPS = ("verified", "files_written", "index_written", "history_linked", "manifest_replaced")
 EDIT = "Edited by hand while the commit ran."
@@ -116,7 +116,7 @@ def test_the_torture_checker_holds_a_dream_to_the_edit(tmp_path: Path, fixed: bo
     """The checker's dream-retention judges this race: a source edited after the dream verified
     it must be said by a live record of a later generation — true when the store puts the
     edited version back, a violation when it is left in ``.history/`` only."""
-    from memory.archive import Archive
+    from memory.store.archive import Archive
     from tests.torture.checker import Report, check_dream_retention, load_history
 
     if not fixed:
@@ -163,7 +163,7 @@ def test_a_change_without_a_base_takes_an_earlier_edit_as_it_is(
 
 
 def test_archiving_never_unlinks_a_copy_it_believes_identical(tmp_path: Path) -> None:
-    from memory.archive import Archive
+    from memory.store.archive import Archive
 
     archive = Archive(tmp_path)
     for text in ("same bytes\n", "same bytes\n"):
@@ -202,7 +202,7 @@ def test_a_commit_that_dies_before_its_cleanup_leaves_the_edit_to_the_next_scan(
 def test_a_restore_is_not_repeated_after_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The edited bytes were put back, then the process died before moving the old file: the
     next scan finds the same bytes already in the directory and writes no second copy."""
-    from memory.archive import Archive
+    from memory.store.archive import Archive
 
     _, files, shas = _setup(tmp_path)
     done: list[str] = []
@@ -225,8 +225,8 @@ def test_sync_install_puts_back_an_edit_made_during_the_fetch(tmp_path: Path) ->
     remote set drops but a person edited meanwhile is put back, not archived unseen."""
     import dataclasses
 
-    from dreamd.sync_install import install
-    from memory.locks import store_lock
+    from dreamd.sync.install import install
+    from memory.store.locks import store_lock
 
     store, files, _ = _setup(tmp_path)
     old = store.read()

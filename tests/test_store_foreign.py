@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-import memory.archive as archive_module
+import memory.store.archive as archive_module
 from memory.errors import ConflictError
-from memory.history import log_entries, render_log, rollback
-from memory.records import make_record, sha256_hex
-from memory.store import ARCHIVE_SUFFIX, HISTORY, INDEX, Change, MemoryStore
+from memory.store.history import log_entries, render_log, rollback
+from memory.store.records import make_record, sha256_hex
+from memory.store.transaction import ARCHIVE_SUFFIX, HISTORY, INDEX, Change, MemoryStore
 from tests.helpers import cc_writer
 from tests.helpers.commit_child import STEPS
 
@@ -210,7 +210,7 @@ def test_rollback_takes_in_a_file_written_since_the_last_commit(tmp_path: Path) 
 
 
 def test_no_md_file_below_the_directory_after_every_kind_of_change(tmp_path: Path) -> None:
-    from memory.reconcile import reconcile
+    from memory.store.reconcile import reconcile
 
     store = MemoryStore.init(tmp_path / "mem", orphan_grace=0)
     store.commit(Change(add=[rec("a", "v1"), rec("b"), rec("c")]))

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from memory.errors import StoreError
-from memory.history import rollback
-from memory.records import TYPES, make_record, render_record, sha256_hex
-from memory.store import INDEX, Change, MemoryStore
+from memory.store.history import rollback
+from memory.store.records import TYPES, make_record, render_record, sha256_hex
+from memory.store.transaction import INDEX, Change, MemoryStore
 
 Content = tuple[str, str, str]
 NAMES = st.sampled_from(["alpha", "beta", "gamma", "user_delta"])

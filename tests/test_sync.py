@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import SYNCED_REF, read_state, sync, sync_status
-from memory.history import log_entries
-from memory.store import MemoryStore
+from dreamd.sync.flow import SYNCED_REF, read_state, sync, sync_status
+from memory.store.history import log_entries
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, forget, git, isolate_git, record_set, remember, replace
 
 
@@ -129,7 +129,7 @@ def test_history_locks_and_staging_files_are_never_pushed(tmp_path: Path, remote
 
 
 def test_unreachable_remote_keeps_work_local_and_status_says_ahead_and_why(tmp_path: Path, remote: str) -> None:
-    from dreamd.sync import SyncTransient
+    from dreamd.sync.flow import SyncTransient
 
     a = machine(tmp_path, "a")
     MemoryStore.init(a)
@@ -151,7 +151,7 @@ def test_unreachable_remote_keeps_work_local_and_status_says_ahead_and_why(tmp_p
 
 
 def test_push_rejected_because_the_remote_moved_is_fetched_merged_and_retried(tmp_path: Path, remote: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dreamd import sync as sync_mod
+    from dreamd.sync import flow as sync_mod
 
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     MemoryStore.init(a)
@@ -177,7 +177,7 @@ def test_push_rejected_because_the_remote_moved_is_fetched_merged_and_retried(tm
 
 
 def test_a_rewritten_remote_history_is_refused_unless_allowed(tmp_path: Path, remote: str) -> None:
-    from dreamd.sync import SyncError
+    from dreamd.sync.flow import SyncError
 
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     MemoryStore.init(a)
@@ -201,7 +201,7 @@ def test_a_rewritten_remote_history_is_refused_unless_allowed(tmp_path: Path, re
 
 
 def test_secrets_are_never_pushed(tmp_path: Path, remote: str) -> None:
-    from dreamd.sync import SyncError
+    from dreamd.sync.flow import SyncError
 
     a = machine(tmp_path, "a")
     MemoryStore.init(a)
@@ -230,8 +230,8 @@ def test_lock_files_a_killed_sync_left_behind_do_not_block_the_next_one(tmp_path
 
 
 def test_cloning_many_records_writes_them_all_durably_and_leaves_no_staging_files(tmp_path: Path, remote: str) -> None:
-    from memory.records import make_record
-    from memory.store import Change
+    from memory.store.records import make_record
+    from memory.store.transaction import Change
 
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     MemoryStore.init(a).commit(Change(add=[make_record(f"r-{i}", "user", f"fact {i}", f"body {i}") for i in range(40)]))
@@ -245,8 +245,8 @@ def test_cloning_many_records_writes_them_all_durably_and_leaves_no_staging_file
 
 def test_a_dream_planned_before_a_merge_changed_its_records_commits_nothing(tmp_path: Path, remote: str) -> None:
     from memory.errors import ConflictError
-    from memory.records import make_record
-    from memory.store import Change
+    from memory.store.records import make_record
+    from memory.store.transaction import Change
 
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     MemoryStore.init(a)
@@ -293,7 +293,7 @@ def test_a_hand_edit_of_memory_md_is_archived_not_lost_when_the_remote_set_arriv
     remember(a, "news")
     sync(a)
     (b / "MEMORY.md").write_text("my own notes in the index\n")
-    from dreamd import sync as sync_mod
+    from dreamd.sync import flow as sync_mod
 
     original = MemoryStore.reconcile
     try:
@@ -309,8 +309,8 @@ def test_a_hand_edit_of_memory_md_is_archived_not_lost_when_the_remote_set_arriv
 def test_a_sync_that_dies_before_the_manifest_rename_leaves_the_old_set_and_the_next_one_converges(
     tmp_path: Path, remote: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dreamd import sync_install
-    from memory.records import sha256_hex
+    from dreamd.sync import install as sync_install
+    from memory.store.records import sha256_hex
 
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     MemoryStore.init(a)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.store import MemoryStore
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, isolate_git
 
 

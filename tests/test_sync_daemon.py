@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import backoff_seconds, sync
-from dreamd.sync_daemon import SyncPlanner
-from memory.store import MemoryStore
+from dreamd.sync.daemon import SyncPlanner
+from dreamd.sync.flow import backoff_seconds, sync
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, isolate_git, record_set, remember
 
 KW = {"interval": 300.0, "push_after_commit": True, "debounce": 30.0, "max_backoff": 3600.0}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import SyncError, sync
-from memory.store import MemoryStore
+from dreamd.sync.flow import SyncError, sync
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, git, isolate_git, record_set, remember
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import sync
-from dreamd.team_lease import TeamLease
-from memory.store import MemoryStore
+from dreamd.sync.flow import sync
+from dreamd.sync.lease import TeamLease
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, git, isolate_git
 
 
@@ -62,7 +62,7 @@ def test_the_daemon_does_not_dream_a_synced_directory_another_machine_is_dreamin
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dreamd.config import load_config
-    from dreamd.daemon import Daemon
+    from dreamd.daemon.supervisor import Daemon
     from tests import test_daemon_stub as stub
     from tests.sync_helpers import record_set, remember
 
@@ -100,7 +100,7 @@ def test_a_lease_whose_holder_died_on_this_host_is_taken_over_before_it_expires(
 
     a, b, _ = two
     code = (
-        "import sys; from pathlib import Path; from dreamd.team_lease import TeamLease; "
+        "import sys; from pathlib import Path; from dreamd.sync.lease import TeamLease; "
         "assert TeamLease(Path(sys.argv[1])).acquire() is None"
     )
     subprocess.run([sys.executable, "-c", code, str(a)], check=True, cwd=Path(__file__).resolve().parents[1])
@@ -134,7 +134,7 @@ def test_a_renewed_lease_outlives_its_first_ttl_and_a_taken_over_one_is_not_rene
 def test_the_heartbeat_renews_while_the_dream_runs_and_reports_a_lost_lease(two: tuple[Path, Path, str]) -> None:
     import time
 
-    from dreamd.team_lease import Heartbeat
+    from dreamd.sync.lease import Heartbeat
 
     a, b, _ = two
     la = TeamLease(a, ttl=3.0)
@@ -162,7 +162,7 @@ def test_the_heartbeat_renews_while_the_dream_runs_and_reports_a_lost_lease(two:
 def test_a_renewal_that_landed_although_git_reported_a_failure_is_kept(
     two: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dreamd.git import SyncTransient
+    from dreamd.sync.git import SyncTransient
 
     a, _, _ = two
     now = [1000.0]

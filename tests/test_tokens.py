@@ -1,4 +1,4 @@
-"""One word definition (memory.tokens) under recall's ranking terms and the offline model's tokens."""
+"""One word definition (memory.retrieval.tokens) under recall's ranking terms and the offline model's tokens."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dreamd.models.offline_text import make_name, raw_words, tokens
-from memory.select import plain_tokens, tokenize
-from memory.tokens import CJK, CONNECTORS, cjk_grams, is_cjk, normalize, parts, words
+from dreamd.models.offline.text import make_name, raw_words, tokens
+from memory.retrieval.select import plain_tokens, tokenize
+from memory.retrieval.tokens import CJK, CONNECTORS, cjk_grams, is_cjk, normalize, parts, words
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Job execution and dreams (dreamd/work.py) driven by a scripted model, plus dream crash safety."""
+"""Job execution and dreams (dreamd/jobs/work.py) driven by a scripted model, plus dream crash safety."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from dreamd.config import default_config
-from dreamd.work import Context, dream, execute
+from dreamd.jobs.work import Context, dream, execute
 from memory.errors import PermanentError, TransientError
-from memory.jobs import Job, Transcript
-from memory.llm import Completion, parse_payload
-from memory.locks import LEASE_NAME, DreamLease
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.model.llm import Completion, parse_payload
+from memory.spool.jobs import Job, Transcript
+from memory.store.locks import LEASE_NAME, DreamLease
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -259,7 +259,7 @@ CHILD = textwrap.dedent(
     sys.path.insert(0, {repo!r})
     from pathlib import Path
     from tests.test_work import ScriptedModel, ctx_for, merge_plan
-    from dreamd.work import dream
+    from dreamd.jobs.work import dream
     step = sys.argv[2]
     ctx = ctx_for(ScriptedModel([merge_plan()]))
     def fault(name):
@@ -274,7 +274,7 @@ CHILD = textwrap.dedent(
 def _set(store: MemoryStore) -> dict[str, str]:
     m = store.read()
     for e in m.records:
-        from memory.records import sha256_hex
+        from memory.store.records import sha256_hex
 
         assert sha256_hex((store.path / e.file).read_bytes()) == e.sha256
     return {e.name: e.description for e in m.records}
@@ -343,9 +343,9 @@ def test_forgetting_a_merged_away_record_says_where_the_fact_went(mdir: Path) ->
 def test_large_sets_are_planned_in_batches_and_applied_in_one_commit(
     mdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dreamd.work
+    import dreamd.jobs.work
 
-    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
+    monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
@@ -365,9 +365,9 @@ def test_a_refused_batch_that_cannot_be_split_is_skipped_and_the_others_are_appl
     """Changed by issue 10: one refused batch no longer refuses the whole dream (a directory
     whose batch always hit max_tokens backed off forever). The accepted batch is applied in
     the one dream commit and the refusal is in the log and the commit's note."""
-    import dreamd.work
+    import dreamd.jobs.work
 
-    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
+    monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
@@ -387,9 +387,9 @@ def test_a_refused_batch_that_cannot_be_split_is_skipped_and_the_others_are_appl
 def test_when_every_batch_is_refused_the_dream_is_rejected_and_nothing_changes(
     mdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dreamd.work
+    import dreamd.jobs.work
 
-    monkeypatch.setattr(dreamd.work, "PLAN_BATCH", 2)
+    monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([Completion(text="[]", stop_reason="max_tokens")] * 2)

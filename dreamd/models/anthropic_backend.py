@@ -19,7 +19,7 @@ What the daemon relies on:
   request the server will never accept) and other 4xx and answers the SDK cannot parse are
   :class:`~memory.errors.PermanentError`;
 - the answer is *not* judged here: text, tool calls and ``stop_reason`` are passed through
-  as they came and the strict gate (``memory.answer_gate``) decides;
+  as they came and the strict gate (``memory.model.answer_gate``) decides;
 - prompt caching: the system prompt and the stable prefix of the user prompt
   (:func:`dreamd.models.prompts.split_for_cache`) carry ``cache_control: ephemeral``; a server
   that ignores it (and leaves the cache fields out of ``usage``) counts as zero cached tokens.
@@ -42,7 +42,7 @@ from dreamd.models.options import (
 )
 from dreamd.models.prompts import split_for_cache
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
-from memory.llm import Completion, ToolCall, Usage
+from memory.model.llm import Completion, ToolCall, Usage
 from memory.textutil import one_line
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -66,7 +66,7 @@ def _api_message(exc: Any) -> str:
 
 
 class AnthropicModel:
-    """:class:`memory.llm.Model` over the Messages API."""
+    """:class:`memory.model.llm.Model` over the Messages API."""
 
     def __init__(
         self,

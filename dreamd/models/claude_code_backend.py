@@ -12,7 +12,7 @@ and what each part guarantees:
 
 - same prompts, same gate: the product's system prompt replaces Claude Code's default one and
   the user prompt goes in on stdin (no argument-length limit); the JSON ``result`` is mapped
-  into a :class:`~memory.llm.Completion` and judged by :mod:`memory.answer_gate` like any other;
+  into a :class:`~memory.model.llm.Completion` and judged by :mod:`memory.model.answer_gate` like any other;
 - no tools: ``--tools ""`` offers none and ``--max-turns 1`` stops the CLI from looping if
   the model asks for one anyway; such an answer comes back as a tool call and is refused;
 - nothing persisted, nothing re-extracted: ``--no-session-persistence`` writes no session
@@ -57,7 +57,7 @@ from dreamd.models.options import (
     string,
 )
 from memory.errors import ConfigError, ModelMisconfigured, PermanentError, TransientError
-from memory.llm import Completion, ToolCall, Usage
+from memory.model.llm import Completion, ToolCall, Usage
 from memory.textutil import one_line
 
 __all__ = ["MODEL_CALL_ENV", "ClaudeCodeModel", "resolve_claude"]
@@ -101,7 +101,7 @@ def _tokens(usage: Any, key: str) -> int:
 
 
 class ClaudeCodeModel:
-    """:class:`memory.llm.Model` over ``claude -p`` (see the module docstring)."""
+    """:class:`memory.model.llm.Model` over ``claude -p`` (see the module docstring)."""
 
     def __init__(
         self,

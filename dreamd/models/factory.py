@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memory.errors import ConfigError
-from memory.llm import Model
+from memory.model.llm import Model
 
 BACKENDS = ("offline", "anthropic", "claude-code")
 
@@ -33,7 +33,7 @@ def make_model(section: Mapping[str, Any] | Any, *, env: Mapping[str, str] | Non
     backend = section.get("backend", "offline")
     if backend == "offline":
         # imported by name: the offline backend is its own module, loaded only when chosen
-        offline = importlib.import_module("dreamd.models.offline")
+        offline = importlib.import_module("dreamd.models.offline.model")
         model: Model = offline.OfflineModel()
         return model
     if backend == "anthropic":

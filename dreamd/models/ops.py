@@ -1,7 +1,7 @@
 """Model operations the daemon runs: extraction and consolidation planning (DESIGN §6).
 
 Each operation builds its prompt (:mod:`dreamd.models.prompts`), calls the model once, passes
-the answer through the strict gate (:mod:`memory.answer_gate`) and returns an *outcome value*. It never
+the answer through the strict gate (:mod:`memory.model.answer_gate`) and returns an *outcome value*. It never
 raises into the caller: the job that called it decides what to do from the outcome alone.
 
 Outcomes, and what the caller does about them:
@@ -43,10 +43,10 @@ from dreamd.models.prompts import (
     consolidate_prompt,
     extract_prompt,
 )
-from memory.answer_gate import AnswerRejected, PlanOp, check_extraction, check_plan
 from memory.errors import ModelMisconfigured, TransientError
-from memory.llm import Completion, Model, Usage
-from memory.records import Record
+from memory.model.answer_gate import AnswerRejected, PlanOp, check_extraction, check_plan
+from memory.model.llm import Completion, Model, Usage
+from memory.store.records import Record
 from memory.textutil import one_line
 
 __all__ = [

@@ -3,7 +3,7 @@
 Every prompt is ``(system, prompt)``. The system prompt is a constant: byte-stable, no dates,
 no per-directory text, so a provider's prompt cache can reuse it across every call. The user
 prompt is a few lines of instructions followed by exactly one machine-readable payload,
-``memory.llm.render_payload(payload)``, whose shape is a contract shared with the offline
+``memory.model.llm.render_payload(payload)``, whose shape is a contract shared with the offline
 backend (which answers from the payload alone):
 
 - extraction: ``{"task": "extract", "today": "YYYY-MM-DD",
@@ -21,7 +21,7 @@ last. :func:`split_for_cache` cuts a prompt just before ``"today"`` so a backend
 stable prefix as cacheable; the cut is a pure function of the prompt text, so builders and
 backends cannot disagree about it.
 
-Selection's prompt lives in ``memory/select.py`` (the recall path must not import dreamd).
+Selection's prompt lives in ``memory/retrieval/select.py`` (the recall path must not import dreamd).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Protocol
 
-from memory.llm import INPUT_OPEN, render_payload
-from memory.records import Record
+from memory.model.llm import INPUT_OPEN, render_payload
+from memory.store.records import Record
 
 CACHE_SPLIT = '"today": '
 """The payload key that starts the volatile part of a prompt.
@@ -56,7 +56,7 @@ class TurnLike(Protocol):
 
 
 class IndexEntry(Protocol):
-    """One entry of the existing set (``memory.store.ManifestEntry`` fits)."""
+    """One entry of the existing set (``memory.store.transaction.ManifestEntry`` fits)."""
 
     @property
     def name(self) -> str: ...

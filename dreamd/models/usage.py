@@ -10,7 +10,7 @@ never leaves half a file. Shape (format 1)::
                    "cache_read_tokens": …, "cache_write_tokens": …},
         "days": {"2026-11-29": 1234}}}}
 
-``days`` holds the tokens spent per UTC day (:attr:`memory.llm.Usage.total`: input, output,
+``days`` holds the tokens spent per UTC day (:attr:`memory.model.llm.Usage.total`: input, output,
 cache reads and cache writes all count against the budget) and is pruned to the last
 :data:`KEEP_DAYS` days on every write, so the file stays bounded. Accounting must never stop
 the daemon: an unreadable or corrupt ledger is set aside (``usage.json.corrupt``) and started
@@ -32,7 +32,7 @@ from filelock import FileLock
 
 from memory.errors import LockTimeout
 from memory.fsutil import replace_atomic
-from memory.llm import Usage
+from memory.model.llm import Usage
 
 KEEP_DAYS = 7
 FORMAT = 1

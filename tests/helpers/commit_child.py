@@ -26,9 +26,9 @@ from pathlib import Path
 if __name__ == "__main__":  # run as a script: make the repo importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from memory.locks import DreamLease
-from memory.records import make_record
-from memory.store import Change, MemoryStore
+from memory.store.locks import DreamLease
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 
 STEPS = (
     "locked",

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.fsutil import write_temp
-from memory.jobs import new_job_id
+from memory.spool.jobs import new_job_id
 from tests.torture.clients import fake_secret
 from tests.torture.ledger import LedgerWriter
 

@@ -20,7 +20,7 @@ invariant was checked. The invariants (issue 6):
   dream removed is still said by its merge result or another live record of that generation,
   unless the record was expired (``expires`` before the dream's day, importance under 0.8) or
   a strictly newer record of the set it was planned on explicitly superseded it
-  (:mod:`dreamd.models.clauses`). A source whose recorded bytes no copy holds any more was
+  (:mod:`dreamd.models.offline.plan.clauses`). A source whose recorded bytes no copy holds any more was
   edited in place by hand after the dream verified it: the edited version must then be said
   by a live record of a later generation (the store puts it back for adoption). And a merge result's history line (``**Previously:**``)
   holds only what an explicitly superseded source said, or what was history already. A
@@ -60,10 +60,10 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import DreamdError
-from memory.manifest import Manifest
-from memory.records import sha256_hex
 from memory.redact import redact
-from memory.store import OUR_FILE_RE, MemoryStore
+from memory.store.manifest import Manifest
+from memory.store.records import sha256_hex
+from memory.store.transaction import OUR_FILE_RE, MemoryStore
 from tests.torture.ledger import Ledger
 
 SECRET_TAIL = 16
@@ -265,9 +265,9 @@ def check_manifests(world: World, histories: dict[str, DirHistory], ledger: Ledg
 
 
 def check_log(histories: dict[str, DirHistory], report: Report, limit: int = 200) -> None:
-    """``dreamd log`` (:func:`memory.history.log_entries`) tells the same story as the manifests:
+    """``dreamd log`` (:func:`memory.store.history.log_entries`) tells the same story as the manifests:
     the newest ``limit`` generations in order, each with its own actor, job and removals."""
-    from memory.history import log_entries
+    from memory.store.history import log_entries
 
     for key, h in histories.items():
         if h.current is None:
@@ -405,7 +405,7 @@ def _record_at(h: DirHistory, file: str) -> Any:
 def _read_record(directory: Path, file: str) -> Any:
     """Cached: the checker runs after the drain, so no file changes under it, and the
     supersession check reads the same newer records for every dropped one."""
-    from memory.records import parse_record
+    from memory.store.records import parse_record
 
     hist = directory / ".history"
     candidates = [directory / file, hist / file]
@@ -419,7 +419,7 @@ def _read_record(directory: Path, file: str) -> Any:
 
 def _has_version(directory: Path, file: str, sha: str) -> bool:
     """Whether some copy of ``file`` (the directory or ``.history/``) holds the bytes ``sha``."""
-    from memory.records import sha256_hex
+    from memory.store.records import sha256_hex
 
     hist = directory / ".history"
     candidates = [directory / file, hist / file]
@@ -447,7 +447,7 @@ def _later_clauses(h: DirHistory, gen: int, clause_units: Any, clauses: Any) -> 
 def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> None:
     """Every clause of every record a dream removed is still said, or expiry or an explicit
     supersession explains its absence (see the module docstring)."""
-    from dreamd.models.clauses import (
+    from dreamd.models.offline.plan.clauses import (
         clause_units,
         clauses,
         said_by,

@@ -41,7 +41,7 @@ class ScriptedAnthropic(FakeAnthropic):
     """Answers every request from the seeded mix; counts what it answered."""
 
     def __init__(self, seed: str, *, hang_seconds: float) -> None:
-        from dreamd.models.offline import OfflineModel
+        from dreamd.models.offline.model import OfflineModel
 
         super().__init__()
         self.rng = random.Random(seed)

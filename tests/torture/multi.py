@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.client import forget, remember, request_consolidation
-from memory.manifest import Manifest
-from memory.records import sha256_hex
-from memory.store import MemoryStore
+from memory.store.manifest import Manifest
+from memory.store.records import sha256_hex
+from memory.store.transaction import MemoryStore
 
 TOPICS = ["deploy", "tabs", "review", "oncall", "backup", "billing", "search", "cache"]
 PHRASES = {

@@ -42,7 +42,7 @@ from typing import Any
 
 from memory.client import request_consolidation
 from memory.errors import DreamdError
-from memory.store import MemoryStore
+from memory.store.transaction import MemoryStore
 from tests.torture import chaos
 from tests.torture.checker import Report, World, check
 from tests.torture.ledger import Ledger, LedgerWriter

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.sync import sync
-from memory.store import MemoryStore
+from dreamd.sync.flow import sync
+from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, forget, isolate_git, remember
 from tests.torture.multi import Machine, check
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from memory.records import make_record
-from memory.spool import Spool
-from memory.store import Change, MemoryStore
+from memory.spool.queue import Spool
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
 from tests.torture.checker import Report, World, check
 from tests.torture.ledger import Ledger, LedgerWriter
 

@@ -1,0 +1,1 @@
+"""The ``dreamd`` command line: argument parsing and one module per command group."""

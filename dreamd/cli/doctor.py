@@ -1,0 +1,583 @@
+"""``dreamd doctor``: is this machine set up so the daemon can do its job?
+
+Every check is a small function returning a :class:`Check` (a value: status, what, detail,
+how to fix it); :func:`run_doctor` prints one line per check,
+``OK|WARN|FAIL  <check>: <detail>  (fix: …)``, and computes the exit code in one place: 1 when
+any check FAILs, else 0. WARN means "works, but you will want to know".
+
+Checks: the config (which file, valid), the roots (managed / unmanaged directories found), the
+spool (exists, a directory, writable, 0700 and never group/world-writable — the daemon refuses
+such a spool), the inotify limits (one watch per watched directory: every managed directory
+plus the spool's ``new/``; before watchdog 7 also one instance each), the model backend
+(offline needs nothing; anthropic needs a credential — ``ANTHROPIC_API_KEY`` or
+``ANTHROPIC_AUTH_TOKEN``, optional with ``base_url`` — and an endpoint that answers;
+claude-code needs the ``claude`` CLI and a login, asked of ``claude auth status`` without a
+model call), whether the daemon's last model call found the model misconfigured (kept in
+the spool's ``.model-health.json``, :mod:`dreamd.models.health`), whether a daemon holds the spool,
+failed jobs waiting for ``dreamd retry``, jobs waiting in a spool no daemon reads
+(``$DREAMD_SPOOL`` set for some processes only), and Claude Code's hooks
+(``~/.claude/settings.json`` sends every event ``dreamd hook`` answers, each with a timeout).
+
+Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
+configured endpoint. It never prints the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from dreamd.cli.status import daemon_status, discover_dirs, spool_status
+from dreamd.config import Config, ModelConfig, find_config_file, load_config
+from memory.errors import ConfigError
+
+__all__ = [
+    "Check",
+    "check_claude_hooks",
+    "check_config",
+    "check_daemon",
+    "check_failed_jobs",
+    "check_inotify",
+    "check_model",
+    "check_model_health",
+    "check_other_spools",
+    "check_roots",
+    "check_spool",
+    "doctor_main",
+    "run_checks",
+    "run_doctor",
+]
+
+OK, WARN, FAIL = "OK", "WARN", "FAIL"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+PROBE_TIMEOUT = 5.0
+CLI_PROBE_TIMEOUT = 30.0
+WATCH_HEADROOM = 1024
+"""Watches are counted per user, shared with editors, IDEs and other watchers."""
+INSTANCE_HEADROOM = 16
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str
+    name: str
+    detail: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        text = f"{self.status:<4}  {self.name}: {self.detail}"
+        return f"{text}  (fix: {self.fix})" if self.fix else text
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_config(config: Config, env: Mapping[str, str]) -> Check:
+    if config.source is not None:
+        return Check(OK, "config", f"{config.source} is valid")
+    would_be, _ = find_config_file(None, env)
+    return Check(OK, "config", f"no config file ({would_be} absent): every key at its default")
+
+
+def check_roots(config: Config) -> Check:
+    patterns = ", ".join(config.daemon.roots) or "(none)"
+    if not config.daemon.roots:
+        return Check(
+            FAIL,
+            "roots",
+            "no roots configured: no memory directory is managed and every job is refused",
+            "set [daemon] roots in the config",
+        )
+    managed, unmanaged = discover_dirs(config.daemon.roots)
+    detail = f"{len(managed)} managed, {len(unmanaged)} unmanaged dirs under {patterns}"
+    if unmanaged:
+        return Check(
+            WARN,
+            "roots",
+            f"{detail}; dreamd never writes to an unmanaged dir",
+            f"dreamd adopt {unmanaged[0]}" + (" (and the others)" if len(unmanaged) > 1 else ""),
+        )
+    if not managed:
+        return Check(
+            WARN,
+            "roots",
+            f"no memory directories found under {patterns}",
+            "dreamd init DIR (inside a root) or dreamd adopt DIR, or change [daemon] roots",
+        )
+    return Check(OK, "roots", detail)
+
+
+def check_spool(spool: Path) -> Check:
+    """The spool must be a private directory the daemon can write (DESIGN §4, security)."""
+    try:
+        st = spool.stat()
+    except FileNotFoundError:
+        return Check(
+            WARN,
+            "spool",
+            f"{spool} does not exist yet (the daemon or the first submit creates it 0700)",
+            f"mkdir -p -m 0700 {spool}",
+        )
+    except OSError as exc:
+        return Check(
+            FAIL, "spool", f"{spool}: {exc.strerror}", f"check the permissions of {spool.parent}"
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        return Check(
+            FAIL,
+            "spool",
+            f"{spool} is not a directory",
+            "move it away; the spool must be a directory",
+        )
+    loose = [spool] if st.st_mode & 0o022 else []
+    unwritable = [] if os.access(spool, os.W_OK | os.X_OK) else [spool]
+    for queue in ("tmp", "new", "cur", "deferred", "done", "failed"):
+        sub = spool / queue
+        try:
+            sub_mode = sub.stat().st_mode
+        except OSError:
+            continue
+        if sub_mode & 0o022:
+            loose.append(sub)
+        if not os.access(sub, os.W_OK | os.X_OK):
+            unwritable.append(sub)
+    mode = stat.S_IMODE(st.st_mode)
+    if loose:
+        where = ", ".join(str(p) for p in loose)
+        return Check(
+            FAIL,
+            "spool",
+            f"group- or world-writable: {where} (anyone could plant jobs; the daemon refuses it)",
+            f"chmod -R go-rwx {spool}",
+        )
+    if unwritable:
+        where = ", ".join(str(p) for p in unwritable)
+        return Check(
+            FAIL, "spool", f"not writable by this user: {where}", f"chown -R $USER {spool}"
+        )
+    if st.st_uid != os.getuid():
+        return Check(
+            WARN,
+            "spool",
+            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})",
+            f"chown -R $USER {spool}",
+        )
+    if mode & 0o077:
+        return Check(
+            WARN,
+            "spool",
+            f"{spool} has mode {mode:04o}: others can read queued transcripts",
+            f"chmod 700 {spool}",
+        )
+    return Check(OK, "spool", f"{spool}: mode {mode:04o}, writable")
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def watchdog_shares_inotify() -> bool:
+    """watchdog ≥ 7 shares one inotify instance across all watches; older versions open one
+    instance per watched directory (read from the installed metadata, without importing it)."""
+    from importlib import metadata
+
+    try:
+        major = int(metadata.version("watchdog").split(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return major >= 7
+
+
+def check_inotify(
+    managed_dirs: int, *, proc: Path = Path("/proc"), shared_instance: bool | None = None
+) -> Check:
+    """Enough inotify watches (and instances) for every managed dir plus the spool.
+
+    Watches are one per watched directory. Instances are one per process with watchdog ≥ 7
+    (``shared_instance``) but one per watched directory before that, where the usual
+    ``max_user_instances = 128`` is the first limit hit. Both limits are per user, shared
+    with editors and IDEs, hence the headroom.
+    """
+    base = proc / "sys" / "fs" / "inotify"
+    watches = _read_int(base / "max_user_watches")
+    instances = _read_int(base / "max_user_instances")
+    if watches is None and instances is None:
+        return Check(OK, "inotify", "no inotify on this system (watchdog uses the native backend)")
+    if shared_instance is None:
+        shared_instance = watchdog_shares_inotify()
+    need_watches = managed_dirs + 1
+    need_instances = 1 if shared_instance else managed_dirs + 1
+    parts = []
+    fail: list[str] = []
+    warn: list[str] = []
+    fixes: list[str] = []
+    for key, limit, need, headroom in (
+        ("max_user_watches", watches, need_watches, WATCH_HEADROOM),
+        ("max_user_instances", instances, need_instances, INSTANCE_HEADROOM),
+    ):
+        if limit is None:
+            continue
+        parts.append(f"{key} {limit} (needs {need})")
+        want = need + max(headroom, need)
+        if limit < need:
+            fail.append(f"{key} {limit} < {need} needed")
+            fixes.append(f"sudo sysctl fs.inotify.{key}={want}")
+        elif limit < want:
+            warn.append(f"{key} {limit} leaves little room over the {need} dreamd needs")
+            fixes.append(f"sudo sysctl fs.inotify.{key}={want}")
+    fix = None
+    if fixes:
+        fix = "; ".join(fixes) + " (persist it in /etc/sysctl.d/90-dreamd.conf)"
+    what = f" ({managed_dirs} managed dirs + the spool)"
+    if fail:
+        return Check(FAIL, "inotify", "; ".join(fail) + what, fix)
+    if warn:
+        return Check(WARN, "inotify", "; ".join(warn) + what, fix)
+    return Check(OK, "inotify", ", ".join(parts) + what)
+
+
+def _opener(url: str, env: Mapping[str, str]) -> urllib.request.OpenerDirector:
+    """Proxies from ``env`` like the SDK's httpx would, never for a loopback endpoint."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    proxies: dict[str, str] = {}
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        for scheme in ("http", "https"):
+            value = env.get(f"{scheme}_proxy") or env.get(f"{scheme.upper()}_PROXY")
+            if value:
+                proxies[scheme] = value
+    return urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
+
+
+def check_model(
+    model: ModelConfig, env: Mapping[str, str], *, timeout: float = PROBE_TIMEOUT
+) -> Check:
+    if model.backend == "offline":
+        return Check(OK, "model", "offline backend: no key and no network needed")
+    if model.backend == "claude-code":
+        return check_claude_code(model, env)
+    if model.backend != "anthropic":
+        return Check(
+            FAIL,
+            "model",
+            f"unknown backend {model.backend!r}",
+            "[model] backend = offline | anthropic | claude-code",
+        )
+    key = env.get("ANTHROPIC_API_KEY", "").strip()
+    token = "" if key else env.get("ANTHROPIC_AUTH_TOKEN", "").strip()
+    if not key and not token and not model.base_url:
+        return Check(
+            FAIL,
+            "model",
+            "anthropic backend but ANTHROPIC_API_KEY is not set in this environment (nor "
+            "ANTHROPIC_AUTH_TOKEN)",
+            "set it where the daemon runs (systemctl --user edit dreamd → Environment= or "
+            "EnvironmentFile=), or use backend = \"claude-code\" with a Claude Code login",
+        )
+    base = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    url = f"{base}/v1/models?limit=1"
+    headers = {"anthropic-version": ANTHROPIC_VERSION, "user-agent": "dreamd-doctor"}
+    if key:
+        headers["x-api-key"] = key
+    elif token:
+        headers["authorization"] = f"Bearer {token}"
+    credential = (
+        "the key" if key else "the bearer token (ANTHROPIC_AUTH_TOKEN)" if token else None
+    )
+    request = urllib.request.Request(url, headers=headers, method="GET")
+    wait = min(timeout, model.timeout) if model.timeout > 0 else timeout
+    try:
+        with _opener(url, env).open(request, timeout=wait) as response:
+            code = int(response.status)
+    except urllib.error.HTTPError as exc:
+        code = exc.code
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return Check(
+            FAIL,
+            "model",
+            f"cannot reach {base} ({reason})",
+            "check the network or proxy, or [model] base_url (is the local server running?)",
+        )
+    if 200 <= code < 300:
+        accepted = f"accepted {credential}" if credential else "needs no credential"
+        return Check(
+            OK, "model", f"anthropic endpoint {base} answered and {accepted} (model {model.model})"
+        )
+    if code in (401, 403):
+        if credential is None:
+            detail = f"{base} wants a credential (HTTP {code}) and none is set"
+        else:
+            detail = f"{base} rejected {credential} (HTTP {code})"
+        return Check(FAIL, "model", detail, "check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN")
+    if code in (429, 529) or code >= 500:
+        return Check(
+            WARN,
+            "model",
+            f"{base} is reachable but busy or failing (HTTP {code})",
+            "try again later",
+        )
+    return Check(
+        WARN,
+        "model",
+        f"{base} is reachable but answered HTTP {code} to GET /v1/models "
+        "(fine for servers that do not list models)",
+    )
+
+
+def check_claude_code(model: ModelConfig, env: Mapping[str, str]) -> Check:
+    """The CLI the daemon would run, and whether it is logged in (``claude auth status``: no
+    model call, no tokens spent)."""
+    from dreamd.models.claude_code_backend import resolve_claude
+    from memory.errors import ModelMisconfigured
+
+    try:
+        exe = resolve_claude(model.claude_path, env)
+    except ModelMisconfigured as exc:
+        return Check(
+            FAIL,
+            "model",
+            str(exc),
+            "npm install -g @anthropic-ai/claude-code, or set [model] claude_path",
+        )
+    try:
+        proc = subprocess.run(
+            [str(exe), "auth", "status"], env=dict(env), capture_output=True, text=True,
+            timeout=CLI_PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check(FAIL, "model", f"claude CLI {exe}: cannot run `claude auth status`: {exc}")
+    try:
+        state = json.loads(proc.stdout)
+    except ValueError:
+        state = None
+    if not isinstance(state, dict):
+        said = " ".join((proc.stderr or proc.stdout).split())[:200]
+        return Check(
+            WARN,
+            "model",
+            f"claude CLI {exe}: could not read its login state ({said or 'no output'})",
+            "claude update",
+        )
+    if state.get("loggedIn") is not True:
+        return Check(
+            FAIL,
+            "model",
+            f"claude CLI {exe} is not logged in for this user",
+            "run `claude` and /login as the user dreamd runs as, or `claude setup-token` and "
+            "set CLAUDE_CODE_OAUTH_TOKEN where the daemon runs",
+        )
+    method = state.get("authMethod") or "unknown method"
+    return Check(
+        OK,
+        "model",
+        f"claude-code backend: {exe} logged in ({method}), model {model.model}",
+    )
+
+
+def check_model_health(path: Path, probe: Check) -> Check | None:
+    """What the daemon's last model call said (None: nothing to report).
+
+    A note stays until the daemon's next successful call, so after a fix that this run's probe
+    confirms, it is only a WARN saying the note is out of date.
+    """
+    from dreamd.models.health import read_health
+
+    note = read_health(path)
+    if note is None:
+        return None
+    if note.get("state") == "unreadable":
+        return Check(WARN, "model health", str(note.get("error")), f"rm {path}")
+    error = note.get("error")
+    since = note.get("at") or "?"
+    if probe.status == OK:
+        return Check(
+            WARN,
+            "model health",
+            f"model misconfigured at {since} (the daemon's last call): {error}; the probe above "
+            "now succeeds, so the note clears at the next successful call",
+            "dreamd retry (the failed jobs)",
+        )
+    return Check(
+        FAIL,
+        "model health",
+        f"model misconfigured: {error} (since {since})",
+        "fix [model] (docs/models.md), then dreamd retry",
+    )
+
+
+def check_daemon(spool: Path, *, proc: Path = Path("/proc")) -> Check:
+    """Is a daemon serving this spool? Read from the kernel's lock table, never by locking."""
+    state = daemon_status(spool, proc=proc)
+    if state["running"] is None:
+        return Check(OK, "daemon", "cannot tell on this system (no /proc/locks)")
+    if state["running"]:
+        since = f" since {state['since']}" if state["since"] else ""
+        return Check(OK, "daemon", f"running, pid {state['pid']}{since}")
+    return Check(
+        WARN,
+        "daemon",
+        "not running: submitted jobs wait in the spool until it starts",
+        "systemctl --user enable --now dreamd (docs/operations.md), or dreamd run",
+    )
+
+
+def check_failed_jobs(spool: Path) -> Check:
+    sp = spool_status(spool, last=1)
+    if not sp["failed"]:
+        return Check(OK, "failed jobs", "none")
+    newest = sp["failures"][0] if sp["failures"] else None
+    detail = f"{sp['failed']} in {spool / 'failed'}"
+    if newest:
+        detail += f" (newest {newest['job']}: {newest['reason']})"
+    return Check(
+        WARN,
+        "failed jobs",
+        detail,
+        f"read {spool / 'failed'}/<job>.error.json, fix the cause, then dreamd retry",
+    )
+
+
+def check_other_spools(config: Config, env: Mapping[str, str]) -> Check:
+    from dreamd.cli.status import other_spools
+
+    others = other_spools(config, env)
+    if not others:
+        return Check(OK, "other spools", "no jobs wait in a spool the daemon does not read")
+    first = others[0]
+    waiting = sum(first[q] for q in ("new", "cur", "deferred"))
+    return Check(
+        WARN,
+        "other spools",
+        f"{waiting} job(s) wait in {first['path']}, but this setup reads {config.daemon.spool}"
+        + (f" (and {len(others) - 1} more spool(s))" if len(others) > 1 else ""),
+        f"set the same spool for the hook and the daemon ($DREAMD_SPOOL or [daemon] spool), "
+        f"then mv {first['path']}/new/*.json {config.daemon.spool}/new/",
+    )
+
+
+def _dreamd_hook_commands(settings: Mapping[str, object], event: str) -> list[dict[str, object]]:
+    hooks = settings.get("hooks")
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
+    found: list[dict[str, object]] = []
+    for group in groups if isinstance(groups, list) else []:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            command = entry.get("command") if isinstance(entry, dict) else None
+            if isinstance(command, str) and "dreamd" in command and "hook" in command.split():
+                found.append(entry)
+    return found
+
+
+def check_claude_hooks(env: Mapping[str, str]) -> Check:
+    """Claude Code hands sessions to dreamd only through the hooks in its user settings."""
+    from dreamd.hook.claude_paths import config_dir, read_settings
+    from dreamd.hook.main import HOOK_EVENTS
+
+    path = config_dir(env) / "settings.json"
+    settings = read_settings(path)
+    fix = f"add the hooks snippet from the README (section Claude Code) to {path}"
+    if not settings and not path.exists():
+        return Check(
+            WARN, "claude code hooks", f"{path} does not exist: no session reaches dreamd", fix
+        )
+    configured = {event: _dreamd_hook_commands(settings, event) for event in HOOK_EVENTS}
+    missing = [event for event, entries in configured.items() if not entries]
+    if len(missing) == len(HOOK_EVENTS):
+        return Check(WARN, "claude code hooks", f"no hook in {path} runs dreamd hook", fix)
+    if missing:
+        return Check(
+            WARN,
+            "claude code hooks",
+            f"{path} runs dreamd hook for {len(HOOK_EVENTS) - len(missing)} of {len(HOOK_EVENTS)} "
+            f"events; missing: {', '.join(missing)}",
+            fix,
+        )
+    untimed = [e for e, entries in configured.items() if any("timeout" not in x for x in entries)]
+    if untimed:
+        return Check(
+            WARN,
+            "claude code hooks",
+            f"no timeout for {', '.join(untimed)} in {path} (Claude Code cancels a SessionEnd "
+            "hook after 1.5 s by default)",
+            fix,
+        )
+    return Check(
+        OK, "claude code hooks", f"{path} runs dreamd hook for all {len(HOOK_EVENTS)} events"
+    )
+
+
+# --------------------------------------------------------------------------- running
+
+
+def run_checks(
+    config: Config, *, env: Mapping[str, str], proc: Path = Path("/proc")
+) -> list[Check]:
+    from dreamd.models.health import health_path
+
+    managed, _ = discover_dirs(config.daemon.roots)
+    model = check_model(config.model, env)
+    health = check_model_health(health_path(config.daemon.spool), model)
+    return [
+        check_config(config, env),
+        check_roots(config),
+        check_spool(config.daemon.spool),
+        check_inotify(len(managed), proc=proc),
+        check_daemon(config.daemon.spool, proc=proc),
+        model,
+        *([health] if health is not None else []),
+        check_failed_jobs(config.daemon.spool),
+        check_other_spools(config, env),
+        check_claude_hooks(env),
+    ]
+
+
+def exit_code(checks: Sequence[Check]) -> int:
+    return 1 if any(c.status == FAIL for c in checks) else 0
+
+
+def run_doctor(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    proc: Path = Path("/proc"),
+) -> int:
+    """Print one line per check; 1 when any check failed, else 0."""
+    env = os.environ if env is None else env
+    out = sys.stdout if out is None else out
+    checks = run_checks(config, env=env, proc=proc)
+    for c in checks:
+        out.write(c.line() + "\n")
+    return exit_code(checks)
+
+
+def doctor_main(
+    config_path: Path | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    proc: Path = Path("/proc"),
+) -> int:
+    """``dreamd doctor [--config F]``: an invalid config is itself a FAIL line, not a crash."""
+    env = os.environ if env is None else env
+    out = sys.stdout if out is None else out
+    try:
+        config = load_config(config_path, env=env)
+    except ConfigError as exc:
+        out.write(Check(FAIL, "config", str(exc), "fix the file named above").line() + "\n")
+        return 1
+    return run_doctor(config, env=env, out=out, proc=proc)

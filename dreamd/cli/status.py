@@ -1,0 +1,494 @@
+"""``dreamd status``: what the daemon would see, read from disk without touching anything.
+
+:func:`collect_status` gathers a plain dict (the stable ``--json`` shape, documented in
+``docs/operations.md`` and below) and :func:`render_status` turns it into text. Collecting is
+read-only: it takes no lock, writes no file and never needs the daemon to be running, so it is
+safe to run at any time, as any user who can read the directories.
+
+JSON shape (``format`` 1; keys are only ever added)::
+
+    {"format": 1, "generated_at": ISO, "config": path | null,
+     "daemon": {"running": bool | null, "pid", "host", "since"},
+     "model": {"backend", "model",
+               "misconfigured": null | {"error", "at", "memory_dir"}},   # the daemon's last call
+     "spool": {"path", "exists", "new", "cur", "deferred", "failed", "done",
+               "drained_5m", "drained_1h",          # jobs finished in the last 5 min / hour
+               "drain_per_min": float | null,       # over the last 5 min (else the hour)
+               "backlog_eta_s": float | null,       # new + deferred at that rate
+               "failures": [{"job", "failed_at", "reason"}],           # newest first, at most 5
+               "error": null | "why the spool could not be read"},
+     "other_spools": [{"path", "new", "cur", "deferred"}],   # jobs waiting where no daemon looks
+     "directories": [
+       {"path", "managed": true, "records", "generation", "committed_at", "consolidated_at",
+        "paused", "gates": {"open", "first_closed", "gates": [{"name", "open", "reason"}]},
+        "lease": null | {"pid", "host", "started_at", "heartbeat_at", "state", "stale_reason"},
+        "malformed": [{"file", "error"}], "error": null},
+       {"path", "managed": false, "records": N, "hint": "unmanaged — run dreamd adopt DIR",
+        "error": null}]}
+
+A directory whose manifest cannot be read keeps ``managed: true`` with ``error`` set and the
+other keys null, so one broken directory never hides the others. ``model.misconfigured`` is
+the note the daemon keeps when a model call was refused as misconfigured (a bad key or login,
+no such model, no CLI: :mod:`dreamd.models.health`); it clears at the next successful call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dreamd.config import Config
+from dreamd.daemon.gates import evaluate, is_paused, read_last_scan
+from memory.errors import DreamdError
+from memory.model.llm import Completion
+from memory.roots import expand_roots
+from memory.spool.queue import Spool
+from memory.store.locks import LEASE_NAME, LeaseInfo
+from memory.store.transaction import MANIFEST, MemoryStore
+
+if TYPE_CHECKING:
+    from dreamd.jobs.work import Context
+
+__all__ = [
+    "FAILURES_SHOWN",
+    "SPOOL_QUEUES",
+    "collect_status",
+    "daemon_status",
+    "dir_status",
+    "discover_dirs",
+    "model_status",
+    "render_status",
+    "spool_status",
+]
+
+STATUS_FORMAT = 1
+SPOOL_QUEUES = ("new", "cur", "deferred", "failed", "done")
+FAILURES_SHOWN = 5
+
+
+def _iso(ts: datetime) -> str:
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _record_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir() if p.suffix == ".md" and p.name != "MEMORY.md")
+    except OSError:
+        return []
+
+
+def discover_dirs(roots: Sequence[str]) -> tuple[list[Path], list[Path]]:
+    """(managed, unmanaged) directories under the roots.
+
+    Managed: ``manifest.json`` present. Unmanaged: no manifest but Markdown files (a Claude
+    Code memory folder, say) — dreamd never writes there until ``dreamd adopt``. Empty
+    directories matched by a root are neither.
+    """
+    managed: list[Path] = []
+    unmanaged: list[Path] = []
+    for d in expand_roots(roots):
+        if (d / MANIFEST).is_file():
+            managed.append(d)
+        elif _record_files(d) or (d / "MEMORY.md").is_file():
+            unmanaged.append(d)
+    return managed, unmanaged
+
+
+# --------------------------------------------------------------------------- spool
+
+
+def _failure(spool: Spool, job: str) -> dict[str, Any]:
+    """One failed job: its id, when it failed and why (from ``failed/X.error.json``)."""
+    doc = spool.failure(job)
+    reason = doc.get("reason") or doc.get("last_error")
+    failed_at = doc.get("failed_at")
+    if not isinstance(failed_at, str):
+        try:
+            mtime = (spool.root / "failed" / f"{job}.json").stat().st_mtime
+            failed_at = _iso(datetime.fromtimestamp(mtime, UTC))
+        except OSError:
+            failed_at = None
+    return {
+        "job": job,
+        "failed_at": failed_at,
+        "reason": str(reason) if reason else "no readable error file",
+    }
+
+
+def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
+    """Queue depths and the newest ``last`` failures. The listing is the truth (DESIGN §4).
+
+    Read-only: :class:`memory.spool.queue.Spool` is only asked to count and to read error files,
+    never to create or repair the layout.
+    """
+    sp = Spool(spool)
+    out: dict[str, Any] = {"path": str(spool), "exists": spool.is_dir(), "error": None}
+    try:
+        counts = sp.counts()
+        failures = [_failure(sp, job) for job in sp.failed_ids()]
+    except OSError as exc:  # e.g. a spool owned by another user: say so, show the rest
+        out.update({q: 0 for q in SPOOL_QUEUES}, failures=[], error=f"{spool}: {exc.strerror}")
+        return out
+    for queue in SPOOL_QUEUES:
+        out[queue] = getattr(counts, queue)
+    failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
+    out["failures"] = failures[:last]
+    out.update(_drain(sp, backlog=counts.new + counts.deferred))
+    return out
+
+
+def _drain(sp: Spool, *, backlog: int) -> dict[str, Any]:
+    """How fast the backlog drains, from the completion times in ``done/``."""
+    try:
+        last_5m, last_1h = sp.completed_since(300), sp.completed_since(3600)
+    except OSError:
+        last_5m = last_1h = 0
+    rate = last_5m / 5 if last_5m else (last_1h / 60 if last_1h else None)
+    eta = round(backlog / rate * 60, 1) if rate and backlog else (0.0 if not backlog else None)
+    return {"drained_5m": last_5m, "drained_1h": last_1h,
+            "drain_per_min": None if rate is None else round(rate, 2), "backlog_eta_s": eta}
+
+
+def _flock_holders(path: Path, proc: Path) -> list[int] | None:
+    """Pids holding a flock on ``path`` per ``/proc/locks`` (None: cannot tell on this system).
+
+    Reading the kernel's lock table answers "is the daemon running?" without touching the
+    lock, so status can never make a starting daemon believe another one holds the spool.
+    """
+    try:
+        table = (proc / "locks").read_text()
+    except OSError:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return []  # no lock file: no daemon has ever held this spool
+    suffix = f":{st.st_ino}"
+    pids = []
+    for line in table.splitlines():
+        fields = line.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        if fields[5].endswith(suffix):
+            try:
+                pids.append(int(fields[4]))
+            except ValueError:
+                continue
+    return pids
+
+
+def daemon_status(spool: Path, *, proc: Path = Path("/proc")) -> dict[str, Any]:
+    """Whether a daemon holds the spool's single-instance lock, and who it says it is.
+
+    ``running`` is None where the kernel's lock table cannot be read (not Linux); ``pid``,
+    ``host`` and ``since`` come from ``spool/.owner``, written by the daemon when it took
+    the lock (stale after a crash, hence only shown next to a held lock).
+    """
+    holders = _flock_holders(spool / ".lock", proc)
+    owner: dict[str, Any] = {}
+    try:
+        raw = json.loads((spool / ".owner").read_text(encoding="utf-8"))
+        if isinstance(raw, dict):
+            owner = raw
+    except (OSError, ValueError):
+        pass
+    running = None if holders is None else bool(holders)
+    if not running:
+        return {"running": running, "pid": None, "host": None, "since": None}
+    pid = owner.get("pid") if isinstance(owner.get("pid"), int) else None
+    if holders and pid not in holders:
+        pid = holders[0]
+    return {
+        "running": True,
+        "pid": pid,
+        "host": owner.get("host") if isinstance(owner.get("host"), str) else None,
+        "since": owner.get("since") if isinstance(owner.get("since"), str) else None,
+    }
+
+
+# --------------------------------------------------------------------------- one directory
+
+
+def _lease(directory: Path, config: Config, now: datetime) -> dict[str, Any] | None:
+    """The ``.dream.lock`` holder for display; whether it is stale is judged as the daemon does."""
+    info = LeaseInfo.read(directory / LEASE_NAME)
+    if info is None:
+        return None
+    stale = info.stale_reason(
+        now=now, stale_after=config.gates.lock_stale_after, host=socket.gethostname()
+    )
+    return {
+        "pid": info.pid,
+        "host": info.host,
+        "started_at": info.started_at or None,
+        "heartbeat_at": info.heartbeat_at or None,
+        "state": "stale" if stale else "held",
+        "stale_reason": stale,
+    }
+
+
+class _NoModel:
+    """Status asks no model; a context for :func:`dreamd.jobs.work.dir_state` still needs one."""
+
+    name = "none"
+
+    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
+        raise DreamdError("dreamd status never calls a model")
+
+
+def _context(config: Config, now: datetime) -> Context:
+    """A read-only :class:`dreamd.jobs.work.Context`: the daemon's ledger, a fixed clock, no model.
+
+    Building the gate inputs with the daemon's own ``dir_state`` keeps status and the daemon
+    in agreement by construction (same ledger, same lease judgement, same counts).
+    """
+    from dreamd.jobs.work import Context
+    from dreamd.models.usage import UsageLedger, default_ledger_path
+
+    return Context(
+        config=config,
+        model=_NoModel(),
+        ledger=UsageLedger(default_ledger_path()),
+        clock=lambda: now,
+    )
+
+
+def dir_status(
+    directory: Path, config: Config, *, now: datetime, ctx: Context | None = None
+) -> dict[str, Any]:
+    """Status of one directory (managed or not); never raises for a broken directory."""
+    path = Path(directory)
+    store = MemoryStore(path)
+    if not store.is_managed():
+        if not path.is_dir():
+            return {
+                "path": str(path),
+                "managed": False,
+                "records": 0,
+                "hint": None,
+                "error": "no such directory",
+            }
+        return {
+            "path": str(path),
+            "managed": False,
+            "records": len(_record_files(path)),
+            "hint": f"unmanaged — run dreamd adopt {path}",
+            "error": None,
+        }
+    out: dict[str, Any] = {
+        "path": str(path),
+        "managed": True,
+        "records": None,
+        "generation": None,
+        "committed_at": None,
+        "consolidated_at": None,
+        "paused": is_paused(path),
+        "gates": None,
+        "lease": None,
+        "malformed": [],
+        "error": None,
+    }
+    from dreamd.jobs.work import dir_state
+
+    try:
+        manifest = store.read()
+        state = dir_state(path, ctx or _context(config, now), last_scan_at=read_last_scan(path))
+        lease = _lease(path, config, now)
+        malformed = [{"file": f, "error": e} for f, e in store.scan_malformed()]
+    except DreamdError as exc:
+        out["error"] = str(exc)
+        return out
+    except OSError as exc:  # unreadable (another user's directory): report, never raise
+        out["error"] = f"{exc.filename or path}: {exc.strerror}"
+        return out
+    decision = evaluate(state, config.gates, now)
+    out.update(
+        records=len(manifest.records),
+        generation=manifest.generation,
+        committed_at=manifest.committed_at,
+        consolidated_at=manifest.consolidated_at,
+        gates={
+            "open": decision.open,
+            "first_closed": decision.first_closed,
+            "gates": [{"name": g.name, "open": g.open, "reason": g.reason} for g in decision.gates],
+        },
+        lease=lease,
+        malformed=malformed,
+    )
+    from dreamd.sync.flow import is_attached, sync_status
+
+    if is_attached(path):
+        try:
+            out["sync"] = sync_status(path)
+        except DreamdError as exc:
+            out["sync"] = {"remote": None, "ahead": 0, "last_error": str(exc), "last_error_at": None, "last_sync_at": None, "failures": 0}
+    return out
+
+
+def other_spools(config: Config, env: Any = None) -> list[dict[str, Any]]:
+    """Spools other than the one in use that hold jobs (``memory.spool.queue.spool_candidates``):
+    ``$DREAMD_SPOOL`` set for some processes only, or a config that moved the spool, leaves
+    jobs no daemon will ever claim."""
+    from memory.spool.queue import spool_candidates
+
+    env = os.environ if env is None else env
+    out = []
+    for path in spool_candidates(env, config.source):
+        if path == config.daemon.spool or not path.is_dir():
+            continue
+        counts = {q: _count_jobs(path / q) for q in ("new", "cur", "deferred")}
+        if any(counts.values()):
+            out.append({"path": str(path), **counts})
+    return out
+
+
+def _count_jobs(folder: Path) -> int:
+    try:
+        return sum(
+            1 for e in os.scandir(folder) if e.name.endswith(".json") and ".error" not in e.name
+        )
+    except OSError:
+        return 0
+
+
+def model_status(config: Config) -> dict[str, Any]:
+    """The configured backend and, when the daemon found it misconfigured, why and since when."""
+    from dreamd.models.health import health_path, read_health
+
+    note = read_health(health_path(config.daemon.spool))
+    misconfigured = None
+    if note is not None and note.get("state") == "misconfigured":  # doctor reports unreadable ones
+        misconfigured = {
+            "error": str(note.get("error")),
+            "at": note.get("at") if isinstance(note.get("at"), str) else None,
+            "memory_dir": note.get("memory_dir") if isinstance(note.get("memory_dir"), str) else None,
+        }
+    model = None if config.model.backend == "offline" else config.model.model
+    return {"backend": config.model.backend, "model": model, "misconfigured": misconfigured}
+
+
+def collect_status(
+    config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None
+) -> dict[str, Any]:
+    """The whole picture. ``dirs`` None → every managed and unmanaged dir under the roots."""
+    now = now or datetime.now(UTC)
+    ctx = _context(config, now)
+    if dirs is None:
+        managed, unmanaged = discover_dirs(config.daemon.roots)
+        targets = managed + unmanaged
+    else:
+        targets = [Path(os.path.realpath(os.path.expanduser(str(d)))) for d in dirs]
+    return {
+        "format": STATUS_FORMAT,
+        "generated_at": _iso(now),
+        "config": str(config.source) if config.source else None,
+        "daemon": daemon_status(config.daemon.spool),
+        "model": model_status(config),
+        "spool": spool_status(config.daemon.spool),
+        "other_spools": other_spools(config),
+        "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
+    }
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _render_dir(d: dict[str, Any]) -> list[str]:
+    lines = [str(d["path"])]
+    if d.get("error"):
+        lines.append(f"  error: {d['error']}")
+        return lines
+    if not d["managed"]:
+        lines.append(f"  {d['hint']} ({d['records']} record files)")
+        return lines
+    last = d["consolidated_at"] or "never"
+    lines.append(
+        f"  records {d['records']} · generation {d['generation']} · committed {d['committed_at']}"
+        f" · last dream {last}"
+    )
+    gates = d["gates"]
+    verdict = "open: a dream is due" if gates["open"] else f"closed at {gates['first_closed']}"
+    lines.append(f"  gates: {verdict}")
+    for g in gates["gates"]:
+        lines.append(f"    {'open  ' if g['open'] else 'closed'} {g['name']}: {g['reason']}")
+    lease = d["lease"]
+    if lease is None:
+        lines.append("  lease: free")
+    else:
+        extra = f" — {lease['stale_reason']}" if lease["stale_reason"] else ""
+        lines.append(
+            f"  lease: {lease['state']} by pid {lease['pid']} on {lease['host'] or '?'}"
+            f" since {lease['started_at']}, heartbeat {lease['heartbeat_at']}{extra}"
+        )
+    for m in d["malformed"]:
+        lines.append(f"  malformed: {m['file']}: {m['error']}")
+    if d.get("sync"):
+        from dreamd.sync.flow import render_sync_status
+
+        lines.append("  " + render_sync_status(d["sync"]))
+    return lines
+
+
+def _render_drain(sp: dict[str, Any]) -> str:
+    backlog = sp["new"] + sp["deferred"]
+    rate = sp.get("drain_per_min")
+    done = f"{sp.get('drained_5m', 0)} done in 5 min, {sp.get('drained_1h', 0)} in the hour"
+    if not backlog:
+        return f"backlog empty ({done})"
+    if not rate:
+        return f"backlog {backlog}, not draining ({done})"
+    eta = float(sp["backlog_eta_s"] or 0)
+    when = f"{eta / 60:.0f} min" if eta < 7200 else f"{eta / 3600:.1f} h"
+    return f"backlog {backlog}, draining {rate:g}/min, about {when} to empty ({done})"
+
+
+def render_status(status: dict[str, Any]) -> str:
+    """Readable text for a terminal; the same facts as the JSON, nothing more."""
+    sp = status["spool"]
+    lines = [f"config: {status['config'] or 'defaults (no config file)'}"]
+    daemon = status["daemon"]
+    if daemon["running"]:
+        lines.append(f"daemon: running, pid {daemon['pid']} since {daemon['since']}")
+    elif daemon["running"] is False:
+        lines.append("daemon: not running (jobs wait in new/ until it starts)")
+    model = status.get("model")
+    if model is not None:
+        named = f" ({model['model']})" if model["model"] else ""
+        lines.append(f"model: {model['backend']}{named}")
+        bad = model["misconfigured"]
+        if bad is not None:
+            lines.append(f"  model misconfigured: {bad['error']} (since {bad['at'] or '?'})")
+            lines.append("  (fix [model] in the config, then dreamd retry; docs/models.md)")
+    if sp.get("error"):
+        lines.append(f"spool {sp['path']}: cannot read it: {sp['error']}")
+    elif sp["exists"]:
+        depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
+        lines.append(f"spool {sp['path']}: {depths}")
+        lines.append("  " + _render_drain(sp))
+    else:
+        lines.append(f"spool {sp['path']}: not created yet")
+    for f in sp["failures"]:
+        lines.append(f"  failed {f['job']} at {f['failed_at']}: {f['reason']}")
+    if sp["failed"]:
+        lines.append("  (dreamd retry puts failed jobs back once the cause is fixed)")
+    for other in status.get("other_spools", []):
+        lines.append(
+            f"another spool {other['path']} holds jobs no daemon here reads: new {other['new']}"
+            f" · cur {other['cur']} · deferred {other['deferred']} (one spool for all: $DREAMD_SPOOL,"
+            " else [daemon] spool, else the default; move them into new/ of the spool above)"
+        )
+    dirs = status["directories"]
+    if not dirs:
+        lines.append("no memory directories under the configured roots (dreamd init DIR)")
+    for d in dirs:
+        lines.append("")
+        lines.extend(_render_dir(d))
+    return "\n".join(lines) + "\n"

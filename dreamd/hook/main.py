@@ -1,0 +1,551 @@
+"""``dreamd hook``: Claude Code's hooks in, memory out (DESIGN §4, §7, §10).
+
+Claude Code runs this with a JSON payload on stdin. By ``hook_event_name``:
+
+* ``Stop``, ``SubagentStop``, ``PreCompact``, ``SessionEnd``: enqueue the session's transcript
+  as ``extract`` job(s). SubagentStop sends the *main* transcript (``transcript_path``): a
+  subagent's own log is the parent talking to a helper; the main log has the result. The job
+  carries what extraction reads (:mod:`dreamd.hook.transcript`), split at turn boundaries into
+  several jobs when it is over ``max_job_bytes``; part 1 keeps the session id, part *k* is
+  ``<session>:part<k>``, so each part has its own extraction cursor and a growing session
+  keeps its earlier parts' boundaries. Per-session cursors make repeated submissions of one
+  session extract each turn once, and an unclaimed older job of the session that a new one
+  contains is taken out of ``new/`` (``Spool.supersede``), so the spool holds one copy.
+* ``SessionStart``: print the index of a managed memory Claude Code does not load itself.
+* ``UserPromptSubmit``: print the records relevant to the prompt (:mod:`dreamd.hook.context`).
+  Neither answers for Claude Code's own auto-memory directory: Claude Code puts its MEMORY.md
+  in front of the model and recalls its records itself (as ``<system-reminder>`` blocks).
+* ``SessionEnd`` also forgets what the session was shown and the cached lines of its file.
+
+The memory directory of a session (:func:`resolve_target`), first match wins:
+
+1. ``[daemon] projects``: the entry for the project (``cwd``, else ``$CLAUDE_PROJECT_DIR``) or
+   its nearest configured ancestor;
+2. ``<project>/.memory`` when it is managed (has ``manifest.json``);
+3. Claude Code's own auto-memory directory of the project (:mod:`dreamd.hook.claude_paths`), when it
+   lies inside the configured ``roots`` — zero configuration. Its job says ``"adopt": true``:
+   the daemon takes that directory under management on first use, adopting what Claude Code
+   wrote byte for byte (``memory.store.adopt``), or creates it empty.
+
+Every call appends one JSON line to ``<state>/hook.log`` saying what it decided (the state dir
+is ``$XDG_STATE_HOME/dreamd``); stdout carries only the hook output Claude Code reads.
+
+It never disturbs the agent: nothing to do (a transcript not written yet included) is exit 0;
+``SessionStart``/``UserPromptSubmit`` failures are exit 0 with a log line (a prompt is never
+blocked); a failure to enqueue is one line on stderr and exit 1 — never 2, which Claude Code
+treats as "block" — because a transcript that cannot be queued is memory lost. It imports only
+light modules (no anthropic, watchdog, apscheduler, YAML, filelock or typing; dataclasses only
+to check an auto-memory directory against the roots before enqueueing for it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from dreamd.hook import claude_paths
+from memory.errors import DreamdError
+from memory.spool.jobformat import MAX_JOB_BYTES, SESSION_ID_RE
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+"""The events the README's hooks snippet sends (``dreamd doctor`` checks for all of them)."""
+ENQUEUE_EVENTS = frozenset({"SessionEnd", "Stop", "PreCompact", "SubagentStop"})
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+MAX_PAYLOAD_BYTES = 1024 * 1024
+TRANSCRIPT_FORMAT = "claude-code"
+JOB_ENVELOPE_BYTES = 64 * 1024
+"""Room kept in every job for its JSON envelope (the parts are sized after redaction)."""
+DEFAULT_ROOTS = ("~/.claude/projects/*/memory", "~/code/*/.memory")
+"""``[daemon] roots`` without a config file (a test pins it to ``dreamd.config``'s default)."""
+LOG_NAME = "hook.log"
+LOG_MAX_BYTES = 1024 * 1024
+
+
+class Settings:
+    """What the hook takes from the config (or its defaults when there is no config file)."""
+
+    __slots__ = (
+        "limit",
+        "max_job_bytes",
+        "projects",
+        "record_bytes",
+        "record_lines",
+        "roots",
+        "session_bytes",
+        "spool",
+        "state_dir",
+        "transcript_cache",
+    )
+
+    def __init__(
+        self,
+        *,
+        spool: Path,
+        state_dir: Path,
+        projects: Mapping[Path, Path] | None = None,
+        roots: tuple[str, ...] | None = None,
+        max_job_bytes: int = MAX_JOB_BYTES,
+        limit: int = 5,
+        record_bytes: int = 4096,
+        record_lines: int = 200,
+        session_bytes: int = 61440,
+        cache: bool = True,
+    ) -> None:
+        self.spool = spool
+        self.state_dir = state_dir
+        self.transcript_cache = state_dir / "hook-transcripts" if cache else None
+        self.projects = dict(projects or {})
+        self.roots = roots
+        self.max_job_bytes = max_job_bytes
+        self.limit = limit
+        self.record_bytes = record_bytes
+        self.record_lines = record_lines
+        self.session_bytes = session_bytes
+
+
+class Target:
+    """Where a session's memory goes: the directory, which rule chose it, and whether the
+    daemon should adopt it on first use (Claude Code's auto-memory directory)."""
+
+    __slots__ = ("adopt", "auto_dir", "memory_dir", "source")
+
+    def __init__(self, memory_dir: Path, source: str, auto_dir: Path | None, adopt: bool) -> None:
+        self.memory_dir = memory_dir
+        self.source = source
+        self.auto_dir = auto_dir
+        self.adopt = adopt
+
+
+def _expand(path: str, env: Mapping[str, str]) -> str:
+    return os.path.expanduser(claude_paths.expand_home(path, env))
+
+
+def _payload(stdin: bytes) -> dict[str, Any]:
+    if len(stdin) > MAX_PAYLOAD_BYTES:
+        raise DreamdError(f"hook payload is over {MAX_PAYLOAD_BYTES} bytes")
+    try:
+        data = json.loads(stdin.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise DreamdError("hook payload on stdin is not JSON") from None
+    if not isinstance(data, dict):
+        raise DreamdError(f"hook payload on stdin is not a JSON object (got {type(data).__name__})")
+    return data
+
+
+def configured_dir(
+    project: str, projects: Mapping[Path, Path], env: Mapping[str, str]
+) -> Path | None:
+    """The ``[daemon] projects`` entry for ``project`` (nearest configured ancestor wins)."""
+    candidates = {os.path.normpath(project), os.path.realpath(project)}
+    best: tuple[int, Path] | None = None
+    for key, memory_dir in projects.items():
+        key_text = _expand(os.fspath(key), env)
+        for base in {os.path.normpath(key_text), os.path.realpath(key_text)}:
+            prefix = base.rstrip(os.sep) + os.sep
+            if any(c == base or c.startswith(prefix) for c in candidates) and (
+                best is None or len(base) > best[0]
+            ):
+                best = (len(base), Path(_expand(os.fspath(memory_dir), env)))
+    return best[1] if best is not None else None
+
+
+def memory_dir_for(
+    project: str, projects: Mapping[Path, Path], env: Mapping[str, str]
+) -> Path | None:
+    """Configured (nearest ancestor wins), else ``<project>/.memory`` when it is managed."""
+    expanded = _expand(project, env)
+    if not os.path.isabs(expanded):
+        return None
+    configured = configured_dir(expanded, projects, env)
+    if configured is not None:
+        return configured
+    default = Path(expanded) / ".memory"
+    return default if (default / "manifest.json").is_file() else None
+
+
+def resolve_target(
+    payload: Mapping[str, Any],
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    check_roots: bool = True,
+) -> tuple[Target | None, str]:
+    """The session's memory directory (module docstring), or None and the reason.
+
+    ``check_roots`` refuses an auto-memory directory outside the daemon's allowlist (its job
+    would only land in ``failed/``); readers skip the check, they only read managed folders.
+    """
+    project = payload.get("cwd") or env.get("CLAUDE_PROJECT_DIR")
+    if not isinstance(project, str) or not project:
+        return None, "no cwd in the payload and no CLAUDE_PROJECT_DIR"
+    expanded = _expand(project, env)
+    if not os.path.isabs(expanded):
+        return None, f"project {project!r} is not an absolute path here"
+    transcript = payload.get("transcript_path")
+    auto, how = claude_paths.auto_memory_dir(
+        expanded, transcript if isinstance(transcript, str) else None, env
+    )
+    configured = configured_dir(expanded, settings.projects, env)
+    if configured is not None:
+        return Target(configured, "[daemon] projects", auto, False), "configured"
+    dot = Path(expanded) / ".memory"
+    if (dot / "manifest.json").is_file():
+        return Target(dot, "project .memory", auto, False), "managed"
+    if auto is None:
+        return None, how
+    roots = settings.roots if settings.roots is not None else DEFAULT_ROOTS
+    if check_roots:
+        from memory.roots import dir_allowed
+
+        if not dir_allowed(auto, [_expand(r, env) for r in roots]):
+            return None, f"Claude Code auto-memory {auto} is outside [daemon] roots"
+    return Target(auto, f"Claude Code auto-memory ({how})", auto, True), "auto-memory"
+
+
+def session_id_for(raw: Any, transcript: Path) -> str | None:
+    """The payload's session id when it has the job shape; else a stable substitute.
+
+    Ids are used as cursor keys, so a substitute must be the same for every hook call of one
+    session: the transcript's file stem when that fits, else a hash of the raw id.
+    """
+    if isinstance(raw, str) and SESSION_ID_RE.match(raw):
+        return raw
+    if isinstance(raw, str) and raw:
+        import hashlib
+
+        return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    stem = transcript.stem
+    return stem if SESSION_ID_RE.match(stem) else None
+
+
+def part_session_id(session_id: str | None, part: int) -> str | None:
+    """Part 1 keeps the session id (its cursor continues); part k gets ``<id>:part<k>``."""
+    if part == 1 or session_id is None:
+        return session_id
+    suffix = f":part{part}"
+    if len(session_id) + len(suffix) > 128:
+        import hashlib
+
+        session_id = "h-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
+    return session_id + suffix
+
+
+# ----------------------------------------------------------------------------- enqueue
+
+
+def enqueue(
+    payload: Mapping[str, Any], settings: Settings, env: Mapping[str, str], log: dict[str, Any]
+) -> list[str]:
+    """Enqueue the payload's transcript; the job ids (empty when there is nothing to do).
+
+    Raises DreamdError (or OSError) with a one-line message when a job cannot be written.
+    """
+    transcript_path = payload.get("transcript_path")
+    if transcript_path is None or transcript_path == "":
+        log["reason"] = "no transcript_path"
+        return []
+    if not isinstance(transcript_path, str):
+        raise DreamdError("hook payload: transcript_path is not a string")
+    target, why = resolve_target(payload, settings, env)
+    if target is None:
+        log["reason"] = why
+        return []
+    log.update(memory_dir=str(target.memory_dir), source=target.source)
+    path = Path(_expand(transcript_path, env))
+    from dreamd.hook.transcript import read_conversation, split_parts
+
+    try:
+        lines, cost = read_conversation(path, settings.transcript_cache)
+    except FileNotFoundError:
+        log["reason"] = f"transcript {path} does not exist (yet)"
+        return []
+    except OSError as exc:
+        raise DreamdError(f"transcript {path}: {exc.strerror or exc}") from None
+    log.update(cost, records=len(lines))
+    if not lines:
+        log["reason"] = "transcript has no conversation records yet"
+        return []
+    budget = max(1024, settings.max_job_bytes - JOB_ENVELOPE_BYTES)
+    parts = split_parts(lines, budget)
+
+    from memory.client import submit_parts
+
+    session = session_id_for(payload.get("session_id"), path)
+    now = datetime.now(UTC)
+    jobs = submit_parts(
+        [
+            (
+                b"\n".join(part).decode("utf-8", errors="replace") + "\n",
+                part_session_id(session, i),
+                now + timedelta(microseconds=i),
+            )
+            for i, part in enumerate(parts, start=1)
+        ],
+        memory_dir=target.memory_dir,
+        format=TRANSCRIPT_FORMAT,
+        spool=settings.spool,
+        max_job_bytes=settings.max_job_bytes,
+        adopt=target.adopt,
+        redacted=True,
+    )
+    log["job_bytes"] = sum(sum(len(x) + 1 for x in part) for part in parts)
+    _supersede(settings.spool, jobs, log)
+    return jobs
+
+
+def _supersede(spool: Path, jobs: list[str], log: dict[str, Any]) -> None:
+    """Take out of ``new/`` the unclaimed older jobs of this session that the new ones contain
+    (``Spool.supersede``): every Stop sends the whole session again, so without this the spool
+    holds one copy per turn. A failure here costs spool space, never a turn: logged, not raised."""
+    from memory.spool.queue import Spool
+
+    superseded: list[str] = []
+    try:
+        queue = Spool(spool)
+        for job_id in jobs:
+            superseded += queue.supersede(job_id)
+    except (OSError, DreamdError) as exc:
+        log["supersede_error"] = _one_line(exc)
+    if superseded:
+        log["superseded"] = superseded
+
+
+def run_hook(
+    stdin: bytes,
+    *,
+    spool: Path,
+    projects: Mapping[Path, Path],
+    env: Mapping[str, str],
+    max_job_bytes: int = MAX_JOB_BYTES,
+    roots: tuple[str, ...] | None = None,
+) -> str | None:
+    """Enqueue the payload's transcript; the first job id, or None when there is nothing to do.
+
+    The library form of the enqueue events (tests, other harnesses): no hook log and no
+    prefix cache. Raises DreamdError (or OSError) with a one-line message on failure.
+    """
+    payload = _payload(stdin)
+    event = payload.get("hook_event_name")
+    if event is not None and event not in ENQUEUE_EVENTS:
+        return None
+    settings = Settings(
+        spool=spool,
+        state_dir=spool.parent,
+        cache=False,
+        projects=projects,
+        roots=roots,
+        max_job_bytes=max_job_bytes,
+    )
+    jobs = enqueue(payload, settings, env, {})
+    return jobs[0] if jobs else None
+
+
+# ----------------------------------------------------------------------------- context
+
+
+def context(
+    event: str, payload: Mapping[str, Any], settings: Settings, env: Mapping[str, str],
+    log: dict[str, Any],
+) -> str | None:  # fmt: skip
+    """The stdout for ``SessionStart``/``UserPromptSubmit``, or None when there is nothing."""
+    target, why = resolve_target(payload, settings, env, check_roots=False)
+    if target is None:
+        log["reason"] = why
+        return None
+    memory_dir = target.memory_dir
+    log.update(memory_dir=str(memory_dir), source=target.source)
+    if not (memory_dir / "manifest.json").is_file():
+        log["reason"] = "memory directory not managed yet (adopted on the first job)"
+        return None
+    from dreamd.hook import context as hook_context
+
+    if target.auto_dir is not None and os.path.realpath(target.auto_dir) == os.path.realpath(
+        memory_dir
+    ):
+        log["reason"] = "Claude Code loads and recalls its auto-memory itself"
+        return None
+    if event == "SessionStart":
+        text = hook_context.index_context(memory_dir)
+        if not text.strip():
+            log["reason"] = "empty index"
+            return None
+        log["context_bytes"] = len(text.encode("utf-8"))
+        return hook_context.output(event, text)
+    prompt = payload.get("prompt")
+    session = payload.get("session_id")
+    if not isinstance(prompt, str) or not prompt.strip():
+        log["reason"] = "no prompt"
+        return None
+    sid = session if isinstance(session, str) and session else "no-session"
+    state = hook_context.load_session(settings.state_dir, sid)
+    block, names = hook_context.relevant_memories(
+        memory_dir,
+        prompt,
+        state,
+        state_dir=settings.state_dir,
+        limit=settings.limit,
+        record_bytes=settings.record_bytes,
+        record_lines=settings.record_lines,
+        session_bytes=settings.session_bytes,
+    )
+    hook_context.save_session(settings.state_dir, sid, state)
+    log["recalled"] = names
+    if not block:
+        log["reason"] = "nothing relevant and not shown before"
+        return None
+    return hook_context.output(event, block)
+
+
+# ----------------------------------------------------------------------------- settings and log
+
+
+def _config_file(env: Mapping[str, str]) -> Path | None:
+    """The config file ``dreamd.config`` would read, or None when there is none (DESIGN §10).
+
+    Checked here so a hook in an unconfigured setup skips importing the config module
+    (tomllib, dataclasses, typing: most of the hook's start-up time).
+    """
+    from memory.spool.queue import config_file
+
+    return config_file(env)
+
+
+def hook_settings(env: Mapping[str, str]) -> Settings:
+    """The config's values, or its defaults without a config file.
+
+    The spool follows the one rule (:func:`memory.spool.queue.resolve_spool`): ``$DREAMD_SPOOL``, else
+    ``[daemon] spool``, else the XDG default.
+    """
+    from memory.spool.queue import resolve_spool, state_home
+
+    state = state_home(env)
+    if _config_file(env) is None:
+        return Settings(spool=resolve_spool(None, env), state_dir=state)
+    from dreamd.config import load_config
+
+    cfg = load_config(None, env=env)
+    return Settings(
+        spool=cfg.daemon.spool,
+        state_dir=state,
+        projects=cfg.daemon.projects,
+        roots=cfg.daemon.roots,
+        max_job_bytes=int(cfg.retention.max_job_bytes),
+        limit=cfg.recall.limit,
+        record_bytes=cfg.recall.record_bytes,
+        record_lines=cfg.recall.record_lines,
+        session_bytes=cfg.recall.session_bytes,
+    )
+
+
+def log_path(env: Mapping[str, str]) -> Path:
+    """``<state>/hook.log``: one JSON line per hook call."""
+    from memory.spool.queue import state_home
+
+    return state_home(env) / LOG_NAME
+
+
+def write_log(path: Path, entry: Mapping[str, Any]) -> None:
+    """Append one line; past :data:`LOG_MAX_BYTES` the file becomes ``hook.log.1`` first.
+
+    Never raises: the log is for the person checking the setup, not a reason to fail a hook.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(path.name + ".1"))
+        except FileNotFoundError:
+            pass
+        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:
+        pass
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error as one line (``memory.textutil.one_line``), its type when it has no text."""
+    from memory.textutil import one_line
+
+    return one_line(exc, 500) or type(exc).__name__
+
+
+def _end_session(payload: Mapping[str, Any], settings: Settings, env: Mapping[str, str]) -> None:
+    """Forget what the session was shown and the cached lines of its transcript."""
+    from dreamd.hook.context import end_session
+    from dreamd.hook.transcript import forget_cached
+
+    if isinstance(payload.get("session_id"), str):
+        end_session(settings.state_dir, payload["session_id"])
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript and settings.transcript_cache is not None:
+        forget_cached(Path(_expand(transcript, env)), settings.transcript_cache)
+
+
+def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[int, str, str]:
+    """One hook call: ``(exit code, stdout, stderr)``; ``log`` is filled with the decision."""
+    event: Any = None
+    try:
+        payload = _payload(stdin)
+        event = payload.get("hook_event_name")
+        log.update(hook=event, session_id=payload.get("session_id"), cwd=payload.get("cwd"))
+        settings = hook_settings(env)
+        if event in CONTEXT_EVENTS:
+            out = context(event, payload, settings, env, log)
+            log["outcome"] = "context" if out else "nothing"
+            return 0, (out + "\n") if out else "", ""
+        if event is not None and event not in ENQUEUE_EVENTS:
+            log.update(outcome="nothing", reason=f"event {event} needs nothing")
+            return 0, "", ""
+        jobs = enqueue(payload, settings, env, log)
+        log.update(outcome="enqueued" if jobs else "nothing", jobs=jobs)
+        if event == "SessionEnd":
+            _end_session(payload, settings, env)
+        return 0, "", ""
+    except (Exception, KeyboardInterrupt) as exc:
+        message = _one_line(exc)
+        log.update(outcome="error", error=message)
+        if event in CONTEXT_EVENTS:
+            return 0, "", ""
+        return 1, "", f"dreamd hook: {message}\n"
+
+
+def main() -> int:
+    """Entry point for ``dreamd hook``: exit 0 (done or nothing to do) or 1 (one stderr line)."""
+    started = time.perf_counter()
+    log: dict[str, Any] = {"time": datetime.now(UTC).isoformat(timespec="milliseconds")}
+    try:
+        stream = sys.stdin.buffer if sys.stdin is not None else None
+        stdin = stream.read(MAX_PAYLOAD_BYTES + 1) if stream is not None else b""
+    except Exception as exc:
+        stdin = b""
+        log["stdin_error"] = _one_line(exc)
+    code, out, err = handle(stdin, os.environ, log)
+    log["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    write_log(log_path(os.environ), log)
+    try:
+        if out:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        if err:
+            sys.stderr.write(err)
+            sys.stderr.flush()
+    except Exception:
+        pass
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

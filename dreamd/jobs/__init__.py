@@ -1,0 +1,1 @@
+"""Jobs and dreams: the work protocol the daemon dispatches, its implementation, and dream batches."""

@@ -1,0 +1,690 @@
+"""Job execution and dreams: where spool jobs, models and the store meet.
+
+``execute`` applies one validated spool job to its memory directory; ``dream`` runs one
+consolidation. Both speak the error hierarchy the daemon acts on: TransientError / LockTimeout
+→ defer and retry, PermanentError → ``failed/``. A model answer that breaks the rules changes
+nothing; it is retried (deferred) and, after ``max_attempts``, lands in ``failed/`` with the
+gate's reason as ``last_error``. A misconfigured model (key or login refused, no such model,
+no CLI) is not a bad answer: the job fails at once with "model misconfigured: …" (nothing is
+lost: ``dreamd retry`` after fixing ``[model]``), a dream backs off, and the reason is kept for
+``dreamd status``/``doctor`` (:mod:`dreamd.models.health`).
+
+The extraction cursor and the job id are committed in the same commit as the records, so
+re-running a job is a no-op and a PreCompact + SessionEnd pair of the same session extracts
+each turn once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
+
+from dreamd.config import Config
+from dreamd.daemon.gates import DirState, GateDecision, evaluate, is_paused
+from dreamd.jobs import batches as _batches
+from dreamd.logs import EventLogger
+from memory.errors import (
+    ConflictError,
+    LeaseLost,
+    LockError,
+    PermanentError,
+    RecordError,
+    StoreError,
+    TransientError,
+    UnmanagedError,
+)
+from memory.model.answer_gate import PlanOp
+from memory.model.llm import Model, Usage
+from memory.redact import redact
+from memory.spool.jobs import Job
+from memory.store.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
+from memory.store.manifest import (
+    EXTRACTED_KEY,
+    Manifest,
+    extracted_digest,
+    extracted_ids,
+    parse_iso,
+)
+from memory.store.records import Record, validate_fields
+from memory.store.transaction import Change, FaultHook, MemoryStore
+
+if TYPE_CHECKING:
+    from dreamd.models.health import ModelHealth
+    from dreamd.models.prompts import PlanRecord
+    from dreamd.models.usage import UsageLedger
+    from memory.transcripts import Turn
+
+log: EventLogger = structlog.get_logger("dreamd.work")
+
+EXTRACT_MAX_CHARS = 60_000
+
+
+class ModelOutcome(Protocol):
+    """What :meth:`Context.note_model` reads of a model operation's outcome
+    (:class:`dreamd.models.ops.ExtractOutcome` and ``PlanOutcome`` have it)."""
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def transient(self) -> bool: ...
+
+    @property
+    def misconfigured(self) -> bool: ...
+
+
+@dataclass
+class Context:
+    """What job execution needs from the daemon: settings, a model, a usage ledger, a clock."""
+
+    config: Config
+    model: Model
+    ledger: UsageLedger | None = None
+    """Where model usage is counted against the daily budget (None: not counted, e.g. in tests)."""
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    fault: FaultHook | None = None
+    """Test hook: called with step names (dream steps and the store's commit steps)."""
+    health: ModelHealth | None = None
+    """The model's standing for status/doctor (None: not persisted, e.g. in tests)."""
+    _stores: dict[str, MemoryStore] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def create(cls, config: Config, *, model: Model | None = None) -> Context:
+        from dreamd.models.factory import make_model
+        from dreamd.models.health import ModelHealth, health_path
+        from dreamd.models.usage import UsageLedger, default_ledger_path
+
+        return cls(
+            config=config,
+            model=model or make_model(dataclasses.asdict(config.model)),
+            ledger=UsageLedger(default_ledger_path()),
+            health=ModelHealth(health_path(config.daemon.spool)),
+        )
+
+    def store(self, memory_dir: str | Path) -> MemoryStore:
+        """One store per directory, so its manifest cache survives between jobs (at 10,000
+        records a fresh store re-parses a 3 MB manifest per commit). Thread-safe: the store
+        only mutates its cache under the directory's lock."""
+        key = os.path.realpath(memory_dir)
+        store = self._stores.get(key)
+        if store is None:
+            store = self._stores.setdefault(
+                key,
+                MemoryStore(
+                    memory_dir,
+                    history_generations=self.config.retention.history_generations,
+                    fault=self.fault,
+                ),
+            )
+        return store
+
+    def step(self, name: str) -> None:
+        if self.fault is not None:
+            self.fault(name)
+
+    def record_usage(self, memory_dir: str | Path, usage: Usage | None) -> None:
+        if self.ledger is None or usage is None:
+            return
+        try:
+            self.ledger.record(str(memory_dir), usage, now=self.clock())
+        except Exception as exc:  # accounting must never fail a job
+            log.warning("usage.ledger_failed", memory_dir=str(memory_dir), error=str(exc))
+
+    def note_model(self, memory_dir: str | Path, outcome: ModelOutcome) -> None:
+        """Keep the model's standing for status/doctor: a misconfiguration is written down,
+        any answer (even a refused one) proves the setup works; transient failures say
+        nothing either way."""
+        if self.health is None or outcome.transient:
+            return
+        try:
+            if outcome.misconfigured:
+                self.health.misconfigured(
+                    str(outcome.error), model=self.model.name, memory_dir=str(memory_dir),
+                    now=self.clock(),
+                )  # fmt: skip
+            else:
+                self.health.ok()
+        except Exception as exc:  # bookkeeping must never fail a job
+            log.warning("model.health_unwritable", memory_dir=str(memory_dir), error=str(exc))
+
+    def spent_today(self, memory_dir: str | Path) -> int:
+        if self.ledger is None:
+            return 0
+        try:
+            return self.ledger.spent_today(str(memory_dir), now=self.clock())
+        except Exception:
+            return 0
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _redact_record(rec: Record) -> Record:
+    desc, kinds_d = redact(rec.description)
+    body, kinds_b = redact(rec.body)
+    if kinds_d or kinds_b:
+        log.info("record.redacted", name=rec.name, kinds=sorted(set(kinds_d + kinds_b)))
+        return dataclasses.replace(rec, description=desc, body=body)
+    return rec
+
+
+# ---------------------------------------------------------------------------- execute
+
+
+def execute(job: Job, ctx: Context) -> str:
+    """Apply one validated job; returns an outcome word for the log.
+
+    A job for a directory that is not managed fails at once (permanent, with the fix in the
+    reason) instead of burning retries: ``dreamd adopt``/``init`` and then ``dreamd retry``.
+    """
+    try:
+        return _execute(job, ctx)
+    except UnmanagedError as exc:
+        raise PermanentError(f"{exc}; then 'dreamd retry {job.id}'") from None
+
+
+def _execute(job: Job, ctx: Context) -> str:
+    kind = job.kind
+    if kind == "extract":
+        return _extract(job, ctx)
+    if kind == "remember":
+        return _remember(job, ctx)
+    if kind == "forget":
+        return _forget(job, ctx)
+    if kind == "consolidate":
+        result = dream(Path(job.memory_dir), ctx, force=job.force)
+        if result.status in ("transient", "lease-busy", "conflict", "lease-lost"):
+            raise TransientError(f"consolidation {result.status}: {result.reason}")
+        if result.status == "misconfigured":
+            raise PermanentError(f"{result.reason}; fix [model], then 'dreamd retry {job.id}'")
+        return f"dream-{result.status}"
+    raise PermanentError(f"job {job.id}: unknown kind {kind!r}")
+
+
+def adopt_on_first_use(memory_dir: Path) -> str | None:
+    """Take Claude Code's auto-memory directory under management the first time a job for it
+    arrives (the job says ``adopt``, DESIGN §2.4); None when it already is managed.
+
+    What Claude Code wrote is adopted byte for byte and its MEMORY.md archived
+    (:func:`memory.store.adopt.adopt`); a directory that does not exist yet is created empty inside
+    its existing parent (Claude Code's project folder). Another writer adopting first is fine.
+    """
+    from memory.store.adopt import adopt
+
+    if (memory_dir / "manifest.json").is_file():
+        return None
+    if not memory_dir.is_dir():
+        if not memory_dir.parent.is_dir():
+            raise PermanentError(f"{memory_dir}: neither it nor its parent exists; nothing to adopt")
+        memory_dir.mkdir(mode=0o700, exist_ok=True)
+    try:
+        report = adopt(memory_dir)
+    except StoreError:
+        if (memory_dir / "manifest.json").is_file():
+            return None  # adopted by someone else meanwhile
+        raise
+    log.info(
+        "adopt.first_use",
+        memory_dir=str(memory_dir),
+        generation=report.generation,
+        adopted=len(report.adopted),
+        malformed=len(report.malformed),
+        index_archived=report.index_archived,
+    )
+    return f"adopted {len(report.adopted)}"
+
+
+def _extract(job: Job, ctx: Context) -> str:
+    """Extract a session's new turns, window by window, oldest first (DESIGN §5).
+
+    Each window that ends on a turn boundary is committed with its records and the cursor
+    just past it, so a crash or a refused later window keeps what was done and the retry
+    starts where the cursor stopped. The last commit carries the job id (the job is applied
+    once); earlier ones name the job in the records' sources.
+    """
+    from dreamd.jobs.batches import windows
+    from dreamd.models import ops
+    from memory.transcripts import new_turns, parse_transcript, source_ids
+
+    if job.adopt:
+        adopt_on_first_use(Path(job.memory_dir))
+    store = ctx.store(job.memory_dir)
+    manifest = store.read()
+    if job.id in manifest.applied_jobs:
+        return "duplicate"
+    carried = job.transcript
+    if carried is None:
+        raise PermanentError(f"job {job.id}: extract carries no transcript")
+    transcript = parse_transcript(carried.content, carried.format or "auto")
+    session = job.session_id or transcript.session_id or f"job-{job.id}"
+    cursor = manifest.cursors.get(session, 0)
+    fresh = new_turns(transcript.turns, cursor)
+    end = len(transcript.turns)
+    # A fork (--resume ID --fork-session) replays the original's turns, same uuids, under a new
+    # session id whose cursor starts at 0: turns another session already extracted are skipped.
+    done = extracted_ids(manifest.extra.get(EXTRACTED_KEY))
+    if done:
+        fresh = [t for t in fresh if extracted_digest(t.message_id) not in done]
+    if not fresh:
+        store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
+        return "nothing-new"
+    redacted = [dataclasses.replace(t, text=redact(t.text)[0]) for t in fresh]
+    cut = windows(redacted, cursor, EXTRACT_MAX_CHARS)
+    bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
+    added: list[str] = []
+    held: list[Record] = []
+    since_commit: list[Turn] = []  # turns read since the last commit: their ids go with it
+    for number, window in enumerate(cut, start=1):
+        last = number == len(cut)
+        outcome = ops.extract(
+            ctx.model,
+            window.turns,
+            manifest.records,
+            today=_today(window.turns, ctx),
+            max_tokens=ctx.config.model.max_tokens,
+        )
+        ctx.record_usage(job.memory_dir, outcome.usage)
+        ctx.note_model(job.memory_dir, outcome)
+        if outcome.transient:
+            raise TransientError(f"model unavailable: {outcome.error}")
+        if outcome.misconfigured:
+            raise PermanentError(f"{outcome.error}; fix [model], then 'dreamd retry {job.id}'")
+        if outcome.error:
+            bound.warning("extract.rejected", window=number, windows=len(cut), reason=outcome.error)
+            what = "model answer rejected" if outcome.rejected else "model call failed"
+            raise TransientError(f"{what}: {outcome.error}")
+        since_commit += window.turns
+        known = {(e.type, e.description.strip().lower()) for e in manifest.records}
+        known |= {(r.type, r.description.strip().lower()) for r in held}
+        held += [_redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in known]
+        bound.info(
+            "extract.window",
+            window=number,
+            windows=len(cut),
+            first_turn=window.start,
+            end_turn=window.end,
+            turns=len(window.turns),
+            chars=window.chars,
+            found=len(outcome.records),
+        )
+        if window.end is None:
+            continue  # a slice of a long turn: its records wait for the turn's last slice
+        change = Change(
+            add=held,
+            actor="job",
+            job_id=job.id if last else None,
+            session_id=session,
+            cursor=(session, end if last else window.end),
+            sources=[] if last else [f"job:{job.id}"],
+            note="" if last else f"window {number} of {len(cut)} of job {job.id}",
+            extracted=source_ids(since_commit),
+        )
+        result = store.commit(change)
+        if result.duplicate:
+            return "duplicate"
+        added += result.added
+        held = []
+        since_commit = []
+        manifest = store.read()
+        bound.info("extract.committed", generation=result.generation, added=result.added, turns=len(window.turns),
+                   window=number, windows=len(cut))
+    return f"extracted {len(added)}"
+
+
+def _today(turns: Sequence[Turn], ctx: Context) -> date:
+    for turn in reversed(turns):
+        ts = parse_iso(turn.timestamp)
+        if ts is not None:
+            return ts.date()
+    return ctx.clock().date()
+
+
+def _remember(job: Job, ctx: Context) -> str:
+    store = ctx.store(job.memory_dir)
+    manifest = store.read()
+    if job.id in manifest.applied_jobs:
+        return "duplicate"
+    records: list[Record] = []
+    for i, item in enumerate(job.records):
+        try:
+            rec = item if isinstance(item, Record) else validate_fields(item, where=f"job {job.id} records[{i}]")
+        except RecordError as exc:
+            raise PermanentError(str(exc)) from None
+        records.append(_redact_record(rec))
+    if not records:
+        raise PermanentError(f"job {job.id}: remember carries no records")
+    # A name may be a record's key or its own frontmatter name (Claude Code's feedback-db-tests
+    # in feedback_db_tests.md): either replaces that record instead of adding a twin.
+    keys, _ = _resolve(store, [r.name for r in records], manifest)
+    change = Change(
+        add=[r for r in records if r.name not in keys],
+        replace={keys[r.name]: r for r in records if r.name in keys},
+        actor="job",
+        job_id=job.id,
+        session_id=job.session_id,
+    )
+    result = store.commit(change)
+    return "duplicate" if result.duplicate else f"remembered {len(records)}"
+
+
+def _forget(job: Job, ctx: Context) -> str:
+    store = ctx.store(job.memory_dir)
+    names = [str(n) for n in job.names]
+    if not names:
+        raise PermanentError(f"job {job.id}: forget carries no names")
+    manifest = store.read()
+    keys, unknown = _resolve(store, names, manifest)
+    notes = []
+    for name in unknown:
+        into = merged_into(store, name)
+        if into is None:
+            notes.append(f"{name}: not present")
+            continue
+        # Forgetting the merge result could drop other facts merged into it: say so, loudly.
+        notes.append(f"{name}: merged into {into} by a dream; forget {into} to remove the fact")
+        log.warning(
+            "forget.merged_away",
+            job_id=job.id,
+            memory_dir=str(job.memory_dir),
+            name=name,
+            merged_into=into,
+        )
+    result = store.commit(
+        Change(
+            remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
+            actor="job",
+            job_id=job.id,
+            session_id=job.session_id,
+            note="; ".join(notes),
+        )
+    )
+    return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
+
+
+def _resolve(store: MemoryStore, names: list[str], manifest: Manifest) -> tuple[dict[str, str], list[str]]:
+    """:meth:`MemoryStore.resolve`; a name several records answer to fails the job for good."""
+    try:
+        return store.resolve(names, manifest)
+    except StoreError as exc:
+        raise PermanentError(str(exc)) from None
+
+
+def merged_into(store: MemoryStore, name: str) -> str | None:
+    """Where a record a dream merged away lives now (following later merges), if history
+    still says; None when it was never merged, its last departure was not a merge, or the
+    result was dropped or is gone.
+
+    Reads only the change summaries of the kept manifests, newest first, and stops at the
+    generation that merged ``name`` away (:func:`memory.store.history.follow_merges`): a forget must
+    not parse hundreds of full manifests. An archived manifest that cannot be read is passed
+    over, as ``dreamd log`` passes over it, and said so (``history.unreadable``).
+    """
+    from memory.store.history import Unreadable, change_summaries, follow_merges
+
+    unreadable: list[Unreadable] = []
+    into = follow_merges(change_summaries(store, unreadable=unreadable), name)
+    if unreadable:
+        log.warning(
+            "history.unreadable",
+            memory_dir=str(store.path),
+            generations=[u.generation for u in unreadable],
+            error=unreadable[0].reason,
+        )
+    return into if into is not None and any(e.name == into for e in store.snapshot().records) else None
+
+
+# ---------------------------------------------------------------------------- gates & dreams
+
+
+def lease_state(memory_dir: Path, *, stale_after: float, now: datetime) -> tuple[str, str | None]:
+    import socket
+
+    info = LeaseInfo.read(memory_dir / LEASE_NAME)
+    if info is None:
+        return "free", None
+    reason = info.stale_reason(now=now, stale_after=stale_after, host=socket.gethostname())
+    return ("stale" if reason else "held"), info.describe()
+
+
+def dir_state(memory_dir: Path, ctx: Context, *, last_scan_at: datetime | None) -> DirState:
+    store = ctx.store(memory_dir)
+    manifest = store.read()
+    lease, holder = lease_state(memory_dir, stale_after=ctx.config.gates.lock_stale_after, now=ctx.clock())
+    return DirState(
+        enabled=not is_paused(memory_dir),
+        consolidated_at=parse_iso(manifest.consolidated_at),
+        last_scan_at=last_scan_at,
+        record_count=len(manifest.records),
+        sessions_since=len(manifest.sessions_since_consolidation),
+        spent_today=ctx.spent_today(memory_dir),
+        lease=lease,
+        lease_holder=holder,
+    )
+
+
+PLAN_BATCH = _batches.PLAN_BATCH
+MIN_PLAN_BATCH = _batches.MIN_PLAN_BATCH
+plan_batches = _batches.plan_batches
+
+
+@dataclass
+class _Planned:
+    """What planning every batch gave: accepted ops, refused batches (names, reason), and a
+    transient failure that stops the dream (retry later, nothing applied)."""
+
+    ops: list[PlanOp] = field(default_factory=list)
+    accepted: int = 0
+    refused: list[tuple[list[str], str]] = field(default_factory=list)
+    transient: str | None = None
+    misconfigured: str | None = None
+    """A permanent backend error (bad key, unknown model): no batch could succeed."""
+
+
+def _plan_all(
+    inputs: Sequence[PlanRecord],
+    recent: set[str],
+    ctx: Context,
+    memory_dir: Path,
+    *,
+    lost: Callable[[], str | None],
+    bound: EventLogger,
+) -> _Planned:
+    """Plan every batch; a batch the model refuses is split in halves and planned again
+    (down to ``MIN_PLAN_BATCH``), so one oversized or unlucky batch cannot stop the dream.
+
+    A refusal that splitting cannot fix (a permanent backend error) or a transient one stops
+    at once: the first is reported as refused for the whole remaining set, the second defers
+    the dream. Batches are planned in order, so the same set gives the same calls.
+    """
+    from dreamd.models import ops
+
+    out = _Planned()
+    queue = [list(b) for b in plan_batches(inputs, PLAN_BATCH)]
+    while queue:
+        batch = queue.pop(0)
+        if lost():
+            break
+        outcome = ops.plan(
+            ctx.model,
+            batch,
+            [r.name for r in batch if r.name in recent],
+            today=ctx.clock().date(),
+            max_tokens=ctx.config.model.max_tokens,
+        )
+        ctx.record_usage(memory_dir, outcome.usage)
+        ctx.note_model(memory_dir, outcome)
+        if outcome.error is None:
+            out.ops.extend(outcome.ops)
+            out.accepted += 1
+            continue
+        if outcome.transient:
+            out.transient = outcome.error
+            break
+        if outcome.misconfigured:
+            out.misconfigured = outcome.error
+            break
+        names = [r.name for r in batch]
+        split = _batches.halves(batch, MIN_PLAN_BATCH) if outcome.rejected else None
+        if split is not None:
+            bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=outcome.error)
+            queue[:0] = split
+            continue
+        bound.warning("dream.batch_refused", records=len(batch), first=names[0] if names else None,
+                      reason=outcome.error)
+        out.refused.append((names, outcome.error))
+        if not outcome.rejected:  # the backend failed, not the answer: the rest would too
+            out.refused.extend(([r.name for r in b], outcome.error) for b in queue)
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class DreamResult:
+    status: str  # applied | nothing | conflict | lease-busy | rejected | gated | transient | misconfigured | lease-lost | dry-run
+    reason: str | None = None
+    plan: list[PlanOp] = field(default_factory=list)
+    generation: int | None = None
+    gates: GateDecision | None = None
+
+
+class _Heartbeat:
+    """Refresh the lease every 30 s while a plan is being made (model calls can be slow)."""
+
+    def __init__(self, lease: DreamLease, every: float = HEARTBEAT_EVERY) -> None:
+        self._lease = lease
+        self._every = every
+        self._stop = threading.Event()
+        self.lost: str | None = None
+        self._thread = threading.Thread(target=self._run, name="dream-heartbeat", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._lease.heartbeat()
+            except LeaseLost as exc:
+                self.lost = str(exc)
+                return
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def dream(
+    memory_dir: Path,
+    ctx: Context,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    last_scan_at: datetime | None = None,
+) -> DreamResult:
+    """One consolidation: lease → snapshot → plan → validate → commit (base + fencing) → release.
+
+    ``force`` bypasses the gates but never the lease. A conflict (the set changed while we
+    planned) is not an error: nothing is written and a later tick re-plans.
+    """
+    from dreamd.models.prompts import PlanRecord
+
+    memory_dir = Path(memory_dir)
+    bound = log.bind(memory_dir=str(memory_dir))
+    decision: GateDecision | None = None
+    if not force:
+        decision = evaluate(dir_state(memory_dir, ctx, last_scan_at=last_scan_at), ctx.config.gates, ctx.clock())
+        if not decision.open:
+            return DreamResult("gated", decision.reason, gates=decision)
+    try:
+        lease = DreamLease.acquire(memory_dir, stale_after=ctx.config.gates.lock_stale_after, clock=ctx.clock)
+    except LockError as exc:
+        bound.info("dream.lease_busy", reason=str(exc))
+        return DreamResult("lease-busy", str(exc), gates=decision)
+    started = time.monotonic()
+    try:
+        ctx.step("lease_taken")
+        store = ctx.store(memory_dir)
+        snapshot = store.read()
+        pairs = store.records()
+        inputs = [
+            PlanRecord(
+                name=e.name,
+                type=rec.type,
+                description=rec.description,
+                body=rec.body,
+                created_at=e.created_at,
+                updated_at=e.updated_at,
+                importance=rec.importance,
+                expires=rec.expires,
+            )
+            for e, rec in pairs
+        ]
+        recent = [
+            e.name
+            for e in snapshot.records
+            if any(s.startswith("session:") and s[8:] in snapshot.sessions_since_consolidation for s in e.sources)
+        ]
+        bound.info("dream.started", records=len(inputs), generation=snapshot.generation)
+        recent_set = set(recent)
+        with _Heartbeat(lease) as beat:
+            planned = _plan_all(
+                inputs, recent_set, ctx, memory_dir, lost=lambda: beat.lost, bound=bound,
+            )
+        if beat.lost:
+            bound.warning("dream.lease_lost", reason=beat.lost)
+            return DreamResult("lease-lost", beat.lost)
+        if planned.transient is not None:
+            bound.warning("dream.deferred", reason=planned.transient)
+            return DreamResult("transient", planned.transient)
+        if planned.misconfigured is not None:
+            bound.warning("dream.misconfigured", reason=planned.misconfigured)
+            return DreamResult("misconfigured", planned.misconfigured)
+        if planned.refused and not planned.accepted:
+            reason = planned.refused[0][1]
+            bound.warning("dream.rejected", reason=reason, refused_records=sum(len(n) for n, _ in planned.refused))
+            return DreamResult("rejected", reason)
+        plan = planned.ops
+        ctx.step("planned")
+        if dry_run:
+            return DreamResult("dry-run", plan=plan, generation=snapshot.generation)
+        by_name = {e.name: e for e in snapshot.records}
+        base = {n: by_name[n].sha256 for op in plan for n in op.source_names if n in by_name}
+        merges = [(list(op.source_names), _redact_record(op.result) if op.result else None) for op in plan]
+        refused = "; ".join(
+            f"plan refused for {len(names)} record(s) from {names[0] if names else '-'}: {why}"
+            for names, why in planned.refused
+        )
+        try:
+            result = store.commit(
+                Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
+            )
+        except ConflictError as exc:
+            bound.info("dream.conflict", reason=str(exc))
+            return DreamResult("conflict", str(exc), plan=plan)
+        except LeaseLost as exc:
+            bound.warning("dream.lease_lost", reason=str(exc))
+            return DreamResult("lease-lost", str(exc), plan=plan)
+        bound.info(
+            "dream.committed",
+            generation=result.generation,
+            operations=len(plan),
+            removed=result.removed,
+            added=result.added,
+            refused_records=sum(len(names) for names, _ in planned.refused),
+            duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+        return DreamResult(
+            "applied" if plan else "nothing", refused or None, plan=plan, generation=result.generation
+        )
+    finally:
+        lease.release()

@@ -1,0 +1,1 @@
+"""Offline extraction: the pipeline and its stages (clauses, distractors, facts, typing, rules)."""

@@ -1,0 +1,1 @@
+"""Offline dream plans: clause signatures, paraphrase detection and the planner."""

@@ -1,0 +1,661 @@
+"""Text helpers shared by the offline extractor and planner: tokens, similarity, dates, slugs.
+
+Everything here is a pure function of its arguments (no clock: "today" is always passed in),
+so the offline backend gives the same answer for the same payload on every machine.
+
+- Tokens: the words of :mod:`memory.retrieval.tokens` (the one word definition recall and this model
+  share), kept whole (``node-18``, ``c++``, ``a.b``) with apostrophes dropped (``don't`` →
+  ``dont``): those of 2+ characters with light plural stripping, stopwords dropped, plus
+  Chinese character bigrams (a lone Chinese character stands for itself). Traditional and
+  simplified forms are not unified; the heuristics list both where it matters.
+- Similarity: Jaccard and containment (|A∩B| / min(|A|,|B|)) over those token sets.
+- Shaping: first person rewritten as "User …"/"用户…", sentence case, one-line descriptions,
+  a reason split off at because/since/因为.
+- Dates: relative phrases ("tomorrow", "next Friday", "in 3 days", "明天", "下周五", "3天后")
+  are rewritten as ISO dates relative to a reference date. "next <weekday>" / "下周X" is that
+  weekday in the following Monday-based week; "this <weekday>" / "这周X" is that weekday in
+  the current week; "on/by/until/before/after/due Friday" and "周五" are the next such day on
+  or after the reference date (a weekday with no such word — "on a Saturday", "Friday works",
+  "every Friday", "每周五" — is left alone); "next week" / "下周" is "the week of <Monday>".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+
+from memory.retrieval.tokens import (
+    CJK_RE as CJK_RE,  # re-exported: the offline modules import it from here
+)
+from memory.retrieval.tokens import cjk_grams, words
+
+_CODE_NAME = re.compile(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b")
+_NEXT_WEEK_RANGE = re.compile(r"(下周|下週|下星期)([一二三四五六日天])(到|至|-|~)(?:周|週|星期)?(?=[一二三四五六日天])")
+
+_STOPWORD_TEXT = """
+    a an the and or but if of to in on at by for from with into onto as is are was were be been
+    being am do does did done it its this that these those there here then than so such very
+    just also too not no yes my me mine we our ours you your yours he she they them their his
+    her i im ive id ill s t about over under up down out off again more most some any all each
+    which who whom what when where why how can could should would will shall may might must
+    has have had having user users s re ll ve d m
+    用户 用戶 我们 我們 一个 一個 这个 這個 那个 那個 的是 是的
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+"""Words that match everything and distinguish nothing (English and a few Chinese bigrams)."""
+
+NEGATIONS: frozenset[str] = frozenset(
+    {"not", "no", "never", "dont", "don't", "avoid", "stop", "without", "nor", "doesnt"}
+)
+ZH_NEGATIONS: tuple[str, ...] = ("永远不要", "永遠不要", "不要", "不用", "别", "別", "禁止", "请勿", "請勿", "不")
+
+
+def normalize(text: str) -> str:
+    """NFKC, curly quotes straightened, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return " ".join(text.split())
+
+
+_KEEP_S_TEXT = """always perhaps various towards afterwards postgres redis kubernetes jenkins windows
+macos ios news series species analysis basis canvas atlas alias bias status"""
+_KEEP_S: frozenset[str] = frozenset(_KEEP_S_TEXT.split())
+"""Words ending in s that are not plurals (``always`` must not become ``alway``)."""
+
+
+def _singular(word: str) -> str:
+    if word in _KEEP_S:
+        return word
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def raw_words(text: str) -> list[str]:
+    """The words of ``text`` (:func:`memory.retrieval.tokens.words`: compound words whole, Chinese runs)
+    in order, apostrophes dropped (``don't`` → ``dont``), stopwords kept (slugs, patterns)."""
+    return [w.replace("'", "") if "'" in w else w for w in words(text)]
+
+
+def tokens(text: str) -> set[str]:
+    """The token set similarity works on (see module docstring)."""
+    out: set[str] = set()
+    for run in raw_words(text):
+        if CJK_RE.match(run):
+            out.update(cjk_grams(run))
+        elif len(run) >= 2:
+            out.add(_singular(run))
+    return out - STOPWORDS
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def containment(a: set[str], b: set[str]) -> float:
+    """Share of the smaller set found in the larger one."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_RE.search(text) is not None
+
+
+def short_hash(text: str, n: int = 8) -> str:
+    return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:n]
+
+
+_SLUG_DROP = STOPWORDS | {"please", "prefer", "prefers", "like", "likes", "always", "usually"}
+
+
+def _ascii(word: str) -> str:
+    """``word`` with accents dropped (``café`` → ``cafe``) and other non-ASCII letters removed:
+    record names are ASCII slugs."""
+    if word.isascii():
+        return word
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii")
+
+
+def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[str]:
+    """Up to ``limit`` readable ASCII content words of ``text`` for a record name."""
+    keep_set = set(keep)
+    words: list[str] = []
+    for run in raw_words(text):
+        if CJK_RE.match(run):
+            continue
+        for part in re.split(r"[._+#]+", run):
+            part = _ascii(part).strip("-")
+            if not part or (part in _SLUG_DROP and part not in keep_set):
+                continue
+            if part not in words:
+                words.append(part)
+    return words[:limit]
+
+
+def make_name(
+    prefix: str, text: str, *, keep: Iterable[str] = (), limit: int = 5, fallback: str = "note"
+) -> str:
+    """``prefix-content-words`` or, without ASCII content words, ``prefix-<hash>`` (``fallback``
+    stands in for an empty prefix)."""
+    words = slug_words(text, keep=keep, limit=limit)
+    if prefix and words and words[0] == prefix:
+        words = words[1:]
+    if not words:
+        return f"{prefix or fallback}-{short_hash(text)}"
+    name = "-".join([prefix, *words] if prefix else words)
+    name = re.sub(r"[^a-z0-9_-]+", "-", name).strip("-_")
+    if len(name) > 56:
+        name = name[:56].rsplit("-", 1)[0]
+    return name or f"note-{short_hash(text)}"
+
+
+# ----------------------------------------------------------------------------- dates
+
+WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_NUMBERS_EN = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "a": 1, "an": 1,
+}
+_NUMBERS_ZH = {"一": 1, "两": 2, "兩": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+
+
+def parse_date(value: object) -> dt.date | None:
+    """The date at the start of an ISO-ish string (``2026-11-29``, ``2026-11-29T10:00:00Z``)."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if not isinstance(value, str):
+        return None
+    m = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", value)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def _monday(d: dt.date) -> dt.date:
+    return d - dt.timedelta(days=d.weekday())
+
+
+def _on_or_after(d: dt.date, weekday: int) -> dt.date:
+    return d + dt.timedelta(days=(weekday - d.weekday()) % 7)
+
+
+_WD = "|".join(WEEKDAYS_EN)
+_NUM_EN = r"\d+|" + "|".join(sorted(_NUMBERS_EN, key=len, reverse=True))
+_EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:the\s+)?day\s+after\s+tomorrow\b", re.I), "d+2"),
+    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.I), "d-2"),
+    (re.compile(r"\btomorrow\b", re.I), "d+1"),
+    (re.compile(r"\byesterday\b", re.I), "d-1"),
+    (re.compile(r"\b(?:today|tonight|this\s+morning|this\s+afternoon|this\s+evening)\b", re.I), "d+0"),
+    (re.compile(rf"\bnext\s+({_WD})\b", re.I), "next-wd"),
+    (re.compile(rf"\bthis\s+({_WD})\b", re.I), "this-wd"),
+    (re.compile(rf"\blast\s+({_WD})\b", re.I), "last-wd"),
+    (re.compile(rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", re.I), "bare-wd"),
+    (re.compile(r"\b(?:the\s+)?week\s+after\s+next\b", re.I), "next2-week"),
+    (re.compile(r"\bnext\s+week\b", re.I), "next-week"),
+    (re.compile(r"\bthis\s+week\b", re.I), "this-week"),
+    (re.compile(r"\blast\s+week\b", re.I), "last-week"),
+    (re.compile(r"\bnext\s+month\b", re.I), "next-month"),
+    (re.compile(rf"\bin\s+({_NUM_EN})\s+(day|week)s?\b", re.I), "in-n"),
+    (re.compile(rf"\b({_NUM_EN})\s+(day|week)s?\s+ago\b", re.I), "n-ago"),
+]
+_ZH_WD = "一二三四五六日天"
+_ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile("大后天|大後天"), "d+3"),
+    (re.compile("后天|後天"), "d+2"),
+    (re.compile("前天"), "d-2"),
+    (re.compile("明天|明日"), "d+1"),
+    (re.compile("昨天|昨日"), "d-1"),
+    (re.compile("今天|今晚|今日"), "d+0"),
+    (re.compile(f"(?:下下周|下下週|下下星期|下下礼拜|下下禮拜)([{_ZH_WD}])"), "next2-wd"),
+    (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
+    (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
+    (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
+    (re.compile(f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
+    (re.compile("下下周|下下週|下下星期|下下礼拜|下下禮拜"), "next2-week"),
+    (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
+    (re.compile("下个月|下個月"), "next-month"),
+    (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
+    (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)"), "n-ago"),
+]
+
+
+def _weekday_index(token: str) -> int:
+    token = token.lower()
+    if token in WEEKDAYS_EN:
+        return WEEKDAYS_EN.index(token)
+    return _WEEKDAYS_ZH[token]
+
+
+def _count(token: str) -> int:
+    token = token.lower()
+    if token.isdigit():
+        return int(token)
+    return _NUMBERS_EN.get(token) or _NUMBERS_ZH.get(token, 1)
+
+
+def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
+    if kind.startswith("d"):
+        return (ref + dt.timedelta(days=int(kind[1:]))).isoformat()
+    if kind == "next-wd":
+        return (_monday(ref) + dt.timedelta(days=7 + _weekday_index(m.group(1)))).isoformat()
+    if kind == "next2-wd":
+        return (_monday(ref) + dt.timedelta(days=14 + _weekday_index(m.group(1)))).isoformat()
+    if kind == "this-wd":
+        return (_monday(ref) + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
+    if kind == "last-wd":
+        return (_monday(ref) - dt.timedelta(days=7 - _weekday_index(m.group(1)))).isoformat()
+    if kind == "bare-wd-zh":
+        return _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
+    if kind == "bare-wd":
+        day = _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
+        lead = m.group(0)[: m.start(1) - m.start(0)]
+        return f"{lead}{day}"
+    if kind == "next2-week":
+        return f"the week of {(_monday(ref) + dt.timedelta(days=14)).isoformat()}"
+    if kind == "next-week":
+        return f"the week of {(_monday(ref) + dt.timedelta(days=7)).isoformat()}"
+    if kind == "this-week":
+        return f"the week of {_monday(ref).isoformat()}"
+    if kind == "last-week":
+        return f"the week of {(_monday(ref) - dt.timedelta(days=7)).isoformat()}"
+    if kind == "next-month":
+        year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
+        return f"{year:04d}-{month:02d}"
+    n = _count(m.group(1))
+    unit = m.group(2)
+    days = n * (1 if unit.lower().startswith(("day", "天")) else 7)
+    sign = 1 if kind == "in-n" else -1
+    return (ref + dt.timedelta(days=sign * days)).isoformat()
+
+
+_MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_ZH_NUM = "一二两兩三四五六七八九十"
+_ORDINAL_EN = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
+_CALENDAR: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
+                rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", re.I), "nth-wd"),
+    (re.compile(rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "eom-named-en"),
+    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
+    (re.compile(rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
+    (re.compile(r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+    # "十一月最后一个周五", "下个月第二个周三", "3 月的第一个星期一": that weekday of that month
+    (re.compile(r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
+                r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])"), "nth-wd-zh"),
+    (re.compile(r"(下个月|下個月|下月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    # "the 3rd of next month": that day of that month
+    (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+of\s+(next|this)\s+month\b", re.I), "nm-day-en"),
+    # "this weekend", "下周末": the Saturday that opens it
+    (re.compile(r"\b(this|next)\s+weekend\b", re.I), "weekend"),
+    (re.compile(r"(下下|下|这个|這個|这|這|本)(?:周末|週末)"), "weekend"),
+    # "in two months", "in a fortnight", "两个月后", "半个月后": counted from the day
+    (re.compile(rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", re.I), "in-months"),
+    (re.compile(r"(\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)"), "in-months"),
+    (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
+    (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
+    (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
+    (re.compile(r"(下个|下個|这个|這個|本)?月中(?!旬)"), "mid-zh"),
+    (re.compile(r"年底|年末"), "eoy"),
+    (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
+    (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
+    (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
+    (re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+    # a fixed-date holiday as a bound ("before xmas", "by New Year's", "国庆前", "元旦之前"): its next occurrence.
+    # A holiday with no bound ("we close over Christmas", "每年国庆") names every year's, not a date.
+    (re.compile(r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|new year's day|"
+                r"new year's|new year|halloween|valentine's day|valentine's)(?!\w)", re.I), "holiday-en"),
+    (re.compile(r"(?<![每年])(平安夜|圣诞节?|聖誕節?|元旦|国庆节?|國慶節?|情人节|情人節)(?:(前|之前|以前)|(?=后|後|之后|之後|那天|当天|當天))"), "holiday"),
+]
+_HOLIDAYS = {
+    "christmas eve": (12, 24), "christmas": (12, 25), "xmas": (12, 25), "new year's eve": (12, 31),
+    "new year's day": (1, 1), "new year's": (1, 1), "new year": (1, 1), "halloween": (10, 31),
+    "valentine's day": (2, 14), "valentine's": (2, 14), "平安夜": (12, 24), "圣诞": (12, 25), "圣诞节": (12, 25),
+    "聖誕": (12, 25), "聖誕節": (12, 25), "元旦": (1, 1), "国庆": (10, 1), "国庆节": (10, 1), "國慶": (10, 1),
+    "國慶節": (10, 1), "情人节": (2, 14), "情人節": (2, 14),
+}
+
+
+_ZH_DIGITS = {ch: i for i, ch in enumerate("零一二三四五六七八九")}
+
+
+def zh_number(token: str) -> int:
+    """1–99 written in digits or Chinese numerals (十五, 二十三, 三十); 0 if unreadable."""
+    if token.isdigit():
+        return int(token)
+    if "十" not in token:
+        return _ZH_DIGITS.get(token, 0) if len(token) == 1 else 0
+    tens, _, ones = token.partition("十")
+    return (_ZH_DIGITS.get(tens, 0) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
+
+
+def _month_end(year: int, month: int) -> dt.date:
+    first_next = dt.date(year + (month == 12), month % 12 + 1, 1)
+    return first_next - dt.timedelta(days=1)
+
+
+def _add_months(ref: dt.date, n: int) -> tuple[int, int]:
+    index = ref.year * 12 + ref.month - 1 + n
+    return index // 12, index % 12 + 1
+
+
+def _safe_date(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _month_day(ref: dt.date, month: int, day: int, year: str | None) -> dt.date | None:
+    """A month and day without a year is the next such day, allowing for a recent past."""
+    if year:
+        return _safe_date(int(year), month, day)
+    this_year = _safe_date(ref.year, month, day)
+    if this_year is None:
+        return None
+    if this_year < ref - dt.timedelta(days=90):
+        return _safe_date(ref.year + 1, month, day)
+    return this_year
+
+
+def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
+    """"the second Tuesday of December", "the last Friday of next month": that day of that month
+    (a named month without a year is the next one, as for "December 18")."""
+    nth, weekday = _ORDINAL_EN[m.group(1).lower()], WEEKDAYS_EN.index(m.group(2).lower())
+    if m.group(3):
+        month = _MONTHS_EN.index(m.group(3)[:3].lower()) + 1
+        year = int(m.group(5)) if m.group(5) else (ref.year if month >= ref.month else ref.year + 1)
+    else:
+        year, month = _add_months(ref, 1 if m.group(4).lower() == "next" else 0)
+    if nth > 0:
+        return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+    last = _month_end(year, month)
+    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
+    """"十一月最后一个周五", "下个月第二个周三": that weekday of that month (a named month is the
+    next one, as for "12 月 3 号")."""
+    if m.group(1):
+        month = zh_number(m.group(1))
+        if not 1 <= month <= 12:
+            return None
+        year = ref.year if month >= ref.month else ref.year + 1
+    else:
+        year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
+    weekday = _WEEKDAYS_ZH[m.group(4)]
+    if m.group(3).startswith("最"):
+        last = _month_end(year, month)
+        return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+    nth = "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+    return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+
+
+def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
+    found: dt.date | None = None
+    if kind in ("md-en", "dm-en"):
+        month_word, day = (m.group(1), m.group(2)) if kind == "md-en" else (m.group(2), m.group(1))
+        found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
+    elif kind == "md-zh":
+        month, day = zh_number(m.group(2)), zh_number(m.group(3))
+        year = m.group(1)
+        if year and not year.isdigit():
+            year = str(ref.year + {"今年": 0, "明年": 1}.get(year, 2))  # 今年 / 明年 / 后年
+        found = _month_day(ref, month, day, year) if month and day else None
+    elif kind == "nth-wd-zh":
+        found = _nth_weekday_zh(m, ref)
+    elif kind == "nm-day":
+        offset = 1 if m.group(1).startswith("下") else 0
+        found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
+    elif kind == "nm-day-en":
+        found = _safe_date(*_add_months(ref, 1 if m.group(2).lower() == "next" else 0), int(m.group(1)))
+    elif kind == "weekend":
+        weeks = {"next": 1, "下": 1, "下下": 2}.get(m.group(1).lower(), 0)
+        found = _monday(ref) + dt.timedelta(days=5 + 7 * weeks)
+    elif kind == "in-months":
+        count, unit = m.group(1), (m.group(2).lower() if m.lastindex and m.lastindex >= 2 else "month")
+        if unit == "fortnight":
+            found = ref + dt.timedelta(days=14 * _count(count))
+        elif count == "半":
+            found = ref + dt.timedelta(days=15)
+        else:
+            n = zh_number(count) if len(count) > 1 and has_cjk(count) else _count(count)
+            year, month = _add_months(ref, n)
+            found = _safe_date(year, month, min(ref.day, _month_end(year, month).day))
+    elif kind in ("eom-0", "eom-1"):
+        found = _month_end(*_add_months(ref, int(kind[-1])))
+    elif kind == "eom-zh":
+        offset = 1 if (m.group(1) or "").startswith("下") else 0
+        found = _month_end(*_add_months(ref, offset))
+    elif kind == "eom-named-zh":
+        month = zh_number(m.group(1))
+        if 1 <= month <= 12:
+            year = ref.year if month >= ref.month else ref.year + 1
+            found = _month_end(year, month)
+    elif kind == "nth-wd":
+        found = _nth_weekday(m, ref)
+    elif kind == "eom-named-en":
+        month = _MONTHS_EN.index(m.group(1)[:3].lower()) + 1
+        year = int(m.group(2)) if m.group(2) else (ref.year if month >= ref.month else ref.year + 1)
+        found = _month_end(year, month)
+    elif kind == "mid-zh":
+        found = _safe_date(*_add_months(ref, 1 if (m.group(1) or "").startswith("下") else 0), 15)
+    elif kind == "eoq":
+        quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
+        end = _month_end(ref.year, quarter * 3)
+        found = end if end >= ref else _month_end(ref.year + 1, quarter * 3)
+    elif kind == "eoy":
+        found = dt.date(ref.year, 12, 31)
+    elif kind in ("holiday", "holiday-en"):
+        month, day = _HOLIDAYS[m.group(2 if kind == "holiday-en" else 1).lower()]
+        found = _safe_date(ref.year, month, day)
+        if found is None or found < ref:
+            found = _safe_date(ref.year + 1, month, day)
+        if found and kind == "holiday-en":
+            return f"{m.group(1)} {found.isoformat()}"
+        if found and kind == "holiday" and m.group(2):
+            found -= dt.timedelta(days=1)  # "国庆前完工": done by the day before
+    elif kind == "day-zh":
+        day = int(m.group(1))
+        found = _safe_date(ref.year, ref.month, day)
+        if found is None or found < ref:
+            found = _safe_date(*_add_months(ref, 1), day)
+    return found.isoformat() if found else m.group(0)
+
+
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+# "every Friday", "each month", "Tuesdays", "每周五", "隔周": a phrase that recurs names no one date
+RECURRING = re.compile(r"\b(?:every|each)\b|\b\w+days\b|每|隔", re.I)
+
+
+def future_dates(text: str, day: dt.date, *, weekdays: bool = True) -> list[dt.date]:
+    """The dates after ``day`` that ``text`` names once its relative dates are resolved
+    against ``day`` (``weekdays``: as :func:`absolutize_dates`)."""
+    out = []
+    for m in _ISO_DATE.finditer(absolutize_dates(text, day, weekdays=weekdays)):
+        try:
+            when = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            continue
+        if when > day:
+            out.append(when)
+    return out
+
+
+def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
+    """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``.
+
+    Calendar dates ("December 18", "12月3日", "下个月 15 号", "月底", "end of the month") are
+    resolved first, then relative phrases. ``weekdays=False`` leaves a bare weekday alone
+    ("never deploy on Friday", "永远不要在周五发布" name a day of every week, not a date).
+    """
+    text = _NEXT_WEEK_RANGE.sub(r"\1\2\3\1", text)  # "下周一到周三": both ends are next week
+    for pattern, kind in _CALENDAR:
+        text = pattern.sub(lambda m, k=kind: _in_range(_resolve_calendar, k, m, ref), text)  # type: ignore[misc]
+    for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
+        if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
+            continue
+        text = pattern.sub(lambda m, k=kind: _in_range(_resolve, k, m, ref), text)  # type: ignore[misc]
+    return _FROM_DATE.sub(lambda m: _in_range(lambda _k, m, ref: _from_date(m, ref), "", m, ref), text)
+
+
+def _in_range(resolve: Callable[[str, re.Match[str], dt.date], str], kind: str, m: re.Match[str], ref: dt.date) -> str:
+    """The phrase resolved, or left as said when its date is past the calendar's end ("in
+    99999999999 days", "120000 个月后"): extraction answers every payload, so a count no date can
+    hold must not raise."""
+    try:
+        return resolve(kind, m, ref)
+    except (ValueError, OverflowError):
+        return m.group(0)
+
+
+# "a week from yesterday", "two days from today", "ten days from now": an offset from a date already resolved.
+_FROM_DATE = re.compile(rf"\b(?:an?|{_NUM_EN})\s+(day|week)s?\s+from\s+(?:now\b|(\d{{4}})-(\d{{2}})-(\d{{2}})(?!\d))", re.I)
+
+
+def _from_date(m: re.Match[str], ref: dt.date) -> str:
+    n = re.match(r"\s*(\w+)", m.group(0))
+    count = 1 if n is None or n.group(1).lower() in ("a", "an") else _count(n.group(1))
+    try:
+        base = ref if m.group(2) is None else dt.date(int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    except ValueError:
+        return m.group(0)
+    return (base + dt.timedelta(days=count * (7 if m.group(1).lower() == "week" else 1))).isoformat()
+
+
+def has_relative_date(text: str) -> bool:
+    return any(p.search(text) for p, _ in (*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS))
+
+
+# ----------------------------------------------------------------------------- shaping
+
+MAX_DESCRIPTION = 150
+
+
+_FIRST_PERSON = [
+    # "my partner and I moved" -> "their partner and the user moved" (not "… and they moved")
+    (re.compile(r"\b((?:[Mm]y|[Oo]ur)\s+[\w'-]+\s+and\s+)I\b(?!')"), r"\1the user"),
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmy\b", re.I), "their"),
+    (re.compile(r"\bme\b", re.I), "them"),
+    (re.compile(r"\bmine\b", re.I), "theirs"),
+    (re.compile(r"\bmyself\b", re.I), "themselves"),
+]
+_ZH_ME = re.compile(r"我(?![们們])")
+
+
+def third_person(text: str) -> str:
+    for pattern, repl in _FIRST_PERSON:
+        text = pattern.sub(repl, text)
+    return _ZH_ME.sub("用户", text)
+
+
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "can": "can",
+              "will": "will", "would": "would", "should": "should", "must": "must"}
+
+
+def verb_3rd(verb: str) -> str:
+    """``use`` → ``uses`` for "User always uses …"."""
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if not low.isalpha() or (low.endswith("s") and not low.endswith(("ss", "sh", "ch"))):
+        return verb
+    if low.endswith(("sh", "ch", "x", "z", "o", "ss")):
+        return verb + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def tidy(text: str) -> str:
+    text = " ".join(text.replace("\u2019", "'").replace("\u2018", "'").split())
+    text = text.strip(" ,;:，、：；-—")
+    return re.sub(r"[.。!！]+$", "", text).strip()
+
+
+def sentence_case(text: str) -> str:
+    """Tidy and capitalise English; text with Chinese in it is left as written."""
+    text = tidy(text)
+    if not text or has_cjk(text):
+        return text
+    return text[:1].upper() + text[1:]
+
+
+def as_line(text: str) -> str:
+    """One body line: capitalised and ending with a full stop of the right script."""
+    text = sentence_case(text)
+    if not text:
+        return text
+    return text + ("。" if has_cjk(text) else ".")
+
+
+def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    text = sentence_case(text)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:，") + "…"
+
+
+_REASON_SPLIT = re.compile(
+    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
+    r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
+    re.I,
+)
+REASON_NEXT = re.compile(
+    r"^(?:because|that's because|that is because|the reason is(?: that)?|reason:|since|"
+    r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
+    re.I,
+)
+
+
+def split_reason(text: str) -> tuple[str, str | None]:
+    m = _REASON_SPLIT.search(text)
+    if not m or m.start() == 0:
+        return text, None
+    fact, reason = text[: m.start()], text[m.end() :]
+    reason = tidy(reason)
+    if len(tokens(reason)) < 1:
+        return text, None
+    return tidy(fact), reason
+
+
+def content_ok(text: str, *, min_tokens: int = 2) -> bool:
+    """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
+    zh = sum(1 for ch in text if has_cjk(ch))
+    code = len(_CODE_NAME.findall(text))  # "no `any`": a code name is content even if a stop word
+    return zh >= 3 or len(tokens(text)) + 2 * code >= min_tokens
+
+
+PRONOUN_OBJECT = re.compile(
+    r"^(?:it|this|that|these|those|them|him|her|you|your|yours|how|what|the way|when you)\b"
+    r"(?!\s+(?:when|if) you)",
+    re.I,
+)

@@ -1,0 +1,130 @@
+"""Writing a set that arrived from a remote into a memory directory through the store's commit
+protocol (DESIGN §2.3 steps 4–7): new files created without overwriting and durable before their
+names appear, MEMORY.md rendered (a hand edit archived first), the old manifest kept in
+``.history/``, the manifest rename as the commit point, replaced files moved to ``.history/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from dreamd.sync.git import SyncError
+from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new
+from memory.store.index import render_index
+from memory.store.manifest import Manifest, ManifestEntry
+from memory.store.records import sha256_hex
+from memory.store.transaction import HISTORY, MemoryStore
+
+
+def locate(store: MemoryStore, entry: ManifestEntry) -> Path | None:
+    """Where the exact bytes an entry committed are on disk: the directory or ``.history/``."""
+
+    def matches(path: Path) -> bool:
+        try:
+            return sha256_hex(path.read_bytes()) == entry.sha256
+        except OSError:
+            return False
+
+    hist = store.path / HISTORY
+    for path in (store.path / entry.file, hist / entry.file, hist / f"orphan.{entry.file}"):
+        if matches(path):
+            return path
+    if hist.is_dir():
+        for path in sorted(hist.glob(f"{entry.file}.*")):
+            if matches(path):
+                return path
+    return None
+
+
+BULK_FILES = 16
+
+
+def _syncfs(directory: Path) -> None:
+    """Flush the file system holding ``directory`` (Linux ``syncfs``; elsewhere ``sync``)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if getattr(libc, "syncfs", None) is None or libc.syncfs(fd) != 0:
+            os.sync()
+    except OSError:
+        os.sync()
+    finally:
+        os.close(fd)
+
+
+def write_files(directory: Path, files: dict[str, bytes]) -> list[str]:
+    """Create every file (never overwriting), its bytes durable before its name appears.
+
+    Few files: :func:`write_new` each (temp, fsync, link). Many (a first clone): every temp file
+    is written, then one ``syncfs`` makes them all durable, then they are linked to their names;
+    the same guarantee for one flush instead of a thousand. Returns the names created (a name
+    already present with the same bytes is skipped; with other bytes it is an error).
+    """
+    todo: dict[str, bytes] = {}
+    for file, data in files.items():
+        path = directory / file
+        if path.exists():
+            if sha256_hex(path.read_bytes()) != sha256_hex(data):
+                raise SyncError(f"{path}: exists with other content; refusing to overwrite it")
+            continue
+        todo[file] = data
+    if len(todo) < BULK_FILES:
+        for file, data in todo.items():
+            write_new(directory / file, data, sync_dir=False)
+    else:
+        temps: dict[str, Path] = {}
+        try:
+            for file, data in todo.items():
+                tmp = directory / f"{TMP_PREFIX}{os.urandom(8).hex()}"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                temps[file] = tmp
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
+            _syncfs(directory)
+            for file, tmp in temps.items():
+                os.link(tmp, directory / file)
+        finally:
+            for tmp in temps.values():
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    if todo:
+        fsync_dir(directory)
+    return list(todo)
+
+
+def install(store: MemoryStore, old: Manifest, new: Manifest, files: dict[str, bytes], *, raw: bytes | None = None) -> Manifest:
+    """Commit ``new`` through the store's protocol (DESIGN §2.3 steps 4–7). Caller holds the lock.
+
+    ``files`` are the incoming records (already validated); a name already on disk with the
+    same bytes is reused. ``raw``, when given, are the manifest's exact bytes (a remote set taken
+    as it is, so this machine's tree equals the remote commit's); its ``index_sha256`` must match
+    the index rendered here.
+    """
+    write_files(store.path, files)
+    index = render_index(new.records, max_lines=store.index_max_lines, max_bytes=store.index_max_bytes)
+    if raw is None:
+        new.index_sha256 = sha256_hex(index)
+        raw = new.dumps()
+    elif sha256_hex(index) != new.index_sha256:
+        raise SyncError(f"{store.path}: the remote index does not match the one rendered here")
+    # A version of MEMORY.md this store did not render (a hand or Claude Code edit) is kept.
+    store.replace_index(index, expected=old.index_sha256)
+    store.link_history_manifest(old.generation)
+    replace_atomic(store.manifest_path, raw)
+    store.forget_cached_manifest()
+    keep = {e.file for e in new.records}
+    # The network fetch ran outside the store lock: a file edited by hand meanwhile is put back.
+    store.archive_replaced({e.file: e.sha256 for e in old.records if e.file not in keep})
+    store.prune_history(new.generation)
+    return new
+
+
+__all__ = ["BULK_FILES", "install", "locate", "write_files"]

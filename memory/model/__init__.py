@@ -1,0 +1,1 @@
+"""The model interface every backend implements, and the strict gate every answer passes."""

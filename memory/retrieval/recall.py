@@ -1,0 +1,247 @@
+"""Recall: the agent's read path (DESIGN §7) — :func:`recall`, exported as ``memory.recall``.
+
+(The module is not called ``memory/recall.py``: the package attribute ``memory.recall`` is
+this function, and a submodule of the same name would shadow it once imported.)
+
+``recall(memory_dir, query)`` reads the current set through the store (manifest first, then
+the selected record files), picks at most ``limit`` records (a model through the strict gate,
+else the deterministic keyword index kept per directory by :mod:`memory.retrieval.index`), caps
+each one and returns them both as values and as a ``<relevant_memories>`` block meant for the
+current request only. Capping and rendering live in :mod:`memory.retrieval.block` (the hook
+renders without the store).
+
+Invariants:
+
+- The set is read only through :class:`memory.store.transaction.MemoryStore`; a record file that cannot
+  be read or parsed is skipped and logged, never fatal.
+- Each record's text is at most ``record_lines`` lines and ``record_bytes`` UTF-8 bytes, the
+  truncation note included; a cut record says where its full file is.
+- A :class:`RecallSession` never returns the same content twice and never lets the blocks it
+  returned exceed its byte budget (60 KiB by default).
+- A model's answer is used only if it passes :func:`memory.retrieval.select.check_selection`; otherwise
+  the keyword selection is used and the reason is returned and logged (logger
+  ``memory.recall``). Recall never raises because of a model.
+
+Client path: stdlib + ``memory`` only (no anthropic, watchdog, apscheduler, structlog).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.errors import RecordError
+from memory.model.llm import Model
+from memory.retrieval.block import (
+    bounded_index,
+    cap_text,
+    render_block,
+    render_element,
+    truncation_note,
+)
+from memory.retrieval.index import clear_cache, dir_key, refresh, set_index
+from memory.retrieval.select import MODEL_CANDIDATES, Candidate, model_select
+from memory.settings import recall_settings
+from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+from memory.store.manifest import Manifest
+from memory.store.transaction import INDEX, MemoryStore
+
+__all__ = [
+    "DEFAULT_RECORD_BYTES",
+    "DEFAULT_RECORD_LINES",
+    "DEFAULT_SESSION_BYTES",
+    "RecallResult",
+    "RecallSession",
+    "RecalledRecord",
+    "cap_text",
+    "clear_cache",
+    "index_text",
+    "recall",
+    "render_block",
+    "render_element",
+    "truncation_note",
+]
+
+log = logging.getLogger("memory.recall")
+
+DEFAULT_LIMIT = 5
+DEFAULT_RECORD_BYTES = 4096
+DEFAULT_RECORD_LINES = 200
+DEFAULT_SESSION_BYTES = 61440
+
+
+# ----------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class RecalledRecord:
+    """One selected record as shown to the agent; ``text`` is the capped body."""
+
+    name: str
+    type: str
+    description: str
+    file: str
+    """Absolute path of the record file (where the full text is)."""
+    text: str
+    truncated: bool
+    sha256: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "description": self.description,
+            "file": self.file,
+            "text": self.text,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """What one recall returns. ``selector`` is ``"model"`` only when the model's answer was
+    used; ``fallback_reason`` says why it was not (None when no model was asked)."""
+
+    records: list[RecalledRecord]
+    selector: str
+    fallback_reason: str | None
+    block: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable ``dreamd recall --json`` shape."""
+        return {
+            "selector": self.selector,
+            "fallback_reason": self.fallback_reason,
+            "records": [r.to_json() for r in self.records],
+            "block": self.block,
+        }
+
+
+@dataclass
+class RecallSession:
+    """What one agent session has already been shown, and how much.
+
+    Keyed by directory, record name and content hash: a record that was edited since it was
+    surfaced is new content and may be shown again; the same content never is. ``used_bytes``
+    counts the UTF-8 bytes of the ``<memory>`` elements returned; a recall stops adding records
+    once the next one would pass ``budget_bytes`` (default: ``[recall] session_bytes`` of the
+    config the environment names, else 60 KiB).
+    """
+
+    budget_bytes: int = field(default_factory=lambda: recall_settings().session_bytes)
+    used_bytes: int = 0
+    surfaced: set[tuple[str, str, str]] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+    @property
+    def remaining_bytes(self) -> int:
+        return max(0, self.budget_bytes - self.used_bytes)
+
+    def surfaced_names(self, memory_dir: str | os.PathLike[str], manifest: Manifest) -> set[str]:
+        """Names in ``manifest`` whose current content this session has already returned."""
+        key = dir_key(memory_dir)
+        return {e.name for e in manifest.records if (key, e.name, e.sha256) in self.surfaced}
+
+    def recall(self, memory_dir: str | os.PathLike[str], query: str, **kwargs: Any) -> RecallResult:
+        """``recall(memory_dir, query, session=self, **kwargs)``."""
+        return recall(memory_dir, query, session=self, **kwargs)
+
+
+# ----------------------------------------------------------------------------- recall
+
+
+def recall(
+    memory_dir: str | os.PathLike[str],
+    query: str,
+    *,
+    model: Model | None = None,
+    limit: int | None = None,
+    session: RecallSession | None = None,
+    record_bytes: int | None = None,
+    record_lines: int | None = None,
+    store: MemoryStore | None = None,
+) -> RecallResult:
+    """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
+
+    ``limit``, ``record_bytes`` and ``record_lines`` not given come from ``[recall]`` of the
+    config the environment names (the keys ``dreamd recall`` and the hook use), else 5, 4,096
+    and 200.
+
+    A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
+    cache then spares re-parsing ``manifest.json`` on every call.
+
+    Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
+    raises because of a model or a malformed record file.
+    """
+    if limit is None or record_bytes is None or record_lines is None:
+        settings = recall_settings()
+        limit = settings.limit if limit is None else limit
+        record_bytes = settings.record_bytes if record_bytes is None else record_bytes
+        record_lines = settings.record_lines if record_lines is None else record_lines
+    indexed = set_index(memory_dir, store)
+    store = indexed.store
+    selector = "keyword"
+    reason: str | None = None
+    with indexed.lock:  # one generation for the whole selection
+        manifest = refresh(indexed)
+        entries = indexed.entries
+        exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
+        names = indexed.keyword.select(query, limit, exclude=exclude)
+        shown: list[Candidate] = []
+        if model is not None and entries:
+            pool = [n for n in indexed.order if n not in exclude]
+            if len(pool) > MODEL_CANDIDATES:
+                keep = set(indexed.keyword.select(query, MODEL_CANDIDATES, exclude=exclude))
+                pool = [n for n in pool if n in keep]
+            shown = [d.candidate for n in pool if (d := indexed.keyword.doc(n)) is not None]
+    if model is not None and shown:
+        # The model is asked outside the lock; its fallback is the selection made above.
+        picked, reason = model_select(model, query, shown, limit, fallback=names)
+        if reason is None:
+            selector, names = "model", picked
+        else:
+            log.warning("recall: model selection fell back to keyword selection: %s", reason)
+
+    key = dir_key(memory_dir)
+    records: list[RecalledRecord] = []
+    used = 0
+    budget = session.remaining_bytes if session is not None else None
+    for name in names:
+        entry = entries.get(name)
+        if entry is None:
+            continue
+        try:
+            record = store.read_record(entry)
+        except RecordError as exc:
+            log.warning("recall: skipping unreadable record %s: %s", name, exc)
+            continue
+        path = str(Path(key) / entry.file)
+        text, truncated = cap_text(record.body, path=path, max_lines=record_lines, max_bytes=record_bytes)
+        rec = RecalledRecord(entry.name, entry.type, entry.description, path, text, truncated, entry.sha256)
+        size = len(render_element(rec).encode("utf-8"))
+        if budget is not None and used + size > budget:
+            break
+        used += size
+        records.append(rec)
+
+    if session is not None:
+        with session._lock:
+            session.used_bytes += used
+            session.surfaced.update((key, r.name, r.sha256) for r in records)
+    return RecallResult(records, selector, reason, render_block(records))
+
+
+def index_text(
+    memory_dir: str | os.PathLike[str],
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> str:
+    """MEMORY.md for an agent's system prompt ("" when there is none), bounded even when
+    someone edited it by hand: at most ``max_lines`` lines and ``max_bytes`` bytes."""
+    return bounded_index(Path(memory_dir) / INDEX, max_lines=max_lines, max_bytes=max_bytes)
+

@@ -1,0 +1,388 @@
+"""History: what changed, when and by what (``dreamd log``), and undoing it (``dreamd rollback``).
+
+Every manifest carries a ``change`` summary; ``.history/`` keeps the last N manifests and the
+files they referenced, so the log is read straight from them and a rollback is an ordinary new
+commit whose set equals an old one (it never rewinds the generation counter, and jobs already
+applied stay applied).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.errors import StoreError
+from memory.store.layout import HISTORY, ORPHAN_PREFIX, history_manifest_name, record_file_name
+from memory.store.locks import store_lock
+from memory.store.manifest import Manifest, ManifestEntry
+from memory.store.reconcile import scan_foreign
+from memory.store.records import sha256_hex, unique_name
+from memory.store.transaction import CommitResult, MemoryStore
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    generation: int
+    committed_at: str
+    actor: str
+    records: int
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    job_id: str | None = None
+    session_id: str | None = None
+    note: str | None = None
+    foreign: dict[str, list[str]] = field(default_factory=dict)
+    """What the commit took in that others did: ``adopted``, ``updated`` (hand edits) and
+    ``dropped`` (hand deletions) record names."""
+    index_archived: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)
+    """Frontmatter names of the records named above whose files call them otherwise
+    (``feedback_db_tests`` → ``feedback-db-tests``), so the log reads with either name."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _entry(m: Manifest) -> LogEntry:
+    c = m.change
+    foreign = {str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)}
+    named = {str(n) for key in ("added", "updated") for n in c.get(key, [])} | {n for v in foreign.values() for n in v}
+    return LogEntry(
+        generation=m.generation,
+        committed_at=m.committed_at,
+        actor=str(c.get("actor", "unknown")),
+        records=len(m.records),
+        added=list(c.get("added", [])),
+        updated=list(c.get("updated", [])),
+        removed=list(c.get("removed", [])),
+        merged=list(c.get("merged", [])),
+        job_id=c.get("job_id"),
+        session_id=c.get("session_id"),
+        note=c.get("note"),
+        foreign=foreign,
+        index_archived=c.get("index_archived"),
+        titles={e.name: e.title for e in m.records if e.title and e.name in named},
+    )
+
+
+def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:
+    """Generations, newest first, as far back as ``.history/`` keeps them."""
+    current = store.read()
+    out = [_entry(current)]
+    for gen in reversed(store.history_manifests()):
+        if gen >= current.generation:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        try:
+            out.append(_entry(store.read_generation(gen)))
+        except StoreError:
+            continue
+    return out[:limit] if limit is not None else out
+
+
+TAIL_BYTES = 16 * 1024
+"""How much of an archived manifest's end :func:`read_change` reads first. dreamd writes
+``change`` after the record list, followed only by bounded bookkeeping (``extracted_ids``, at
+most about 60 KB), so one or two reads of the tail find it at any set size; the window grows
+(×8) until it does."""
+
+_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*(-?\d+)\s*,\s*"generation"\s*:\s*(\d+)\s*[,}]')
+_CHANGE = b'"change"'
+_WS = b" \t\r\n"
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An archived manifest the history readers passed over, and why."""
+
+    generation: int
+    reason: str
+
+
+def read_change(path: Path) -> tuple[int, dict[str, Any]]:
+    """``(generation, change)`` of one manifest file, without reading its record list.
+
+    The fast path reads the head (``format``, ``generation``, in the order dreamd writes them)
+    and the tail, and takes the last top-level ``"change"`` key found there: a match counts
+    only if it follows ``{`` or ``,`` (inside a JSON string a quote follows a backslash), its
+    value is JSON, and what follows the value closes the outermost object exactly, which no
+    key nested deeper can do. A file written otherwise (keys reordered, a person's
+    pretty-printing) is parsed whole, as :meth:`Manifest.loads` does. StoreError for a file
+    that is missing, not JSON or not a format-1 manifest (the same words ``Manifest.loads``
+    uses). The record list is not validated on the fast path: the commit's own summary is
+    whole even if a record entry were not.
+    """
+    where = str(path)
+    try:
+        with open(path, "rb", buffering=0) as f:
+            head = f.read(256)
+            m = _HEAD.match(head)
+            if m is not None:
+                fmt, generation = int(m.group(1)), int(m.group(2))
+                if fmt != 1:
+                    raise StoreError(f"{where}: unsupported manifest format {fmt!r}")
+                size = f.seek(0, 2)
+                window = TAIL_BYTES
+                while True:
+                    start = max(0, size - window)
+                    f.seek(start)
+                    found = _change_in(f.readall())
+                    if found is not None:
+                        return generation, found
+                    if start == 0:
+                        break
+                    window *= 8
+            f.seek(0)
+            data = f.readall()
+    except FileNotFoundError:
+        raise StoreError(f"{where}: manifest is gone (pruned meanwhile)") from None
+    except OSError as exc:
+        raise StoreError(f"{where}: cannot read manifest ({exc})") from None
+    manifest = Manifest.loads(data, where=where)
+    return manifest.generation, manifest.change
+
+
+def _change_in(buf: bytes) -> dict[str, Any] | None:
+    """The value of the outermost object's last ``"change"`` key in ``buf`` (the end of a
+    manifest), or None when ``buf`` does not show one.
+
+    A key is a quote that follows ``{`` or ``,`` (whitespace between): inside a JSON string a
+    quote is always escaped, so it follows a backslash, and a match whose start the window cut
+    off is not taken (the caller reads more).
+    """
+    hi = len(buf)
+    while (p := buf.rfind(_CHANGE, 0, hi)) >= 0:
+        hi = p
+        colon = p + len(_CHANGE)
+        while colon < len(buf) and buf[colon] in _WS:
+            colon += 1
+        i = p - 1
+        while i >= 0 and buf[i] in _WS:
+            i -= 1
+        if buf[colon : colon + 1] != b":" or i < 0 or buf[i] not in b"{,":
+            continue
+        try:
+            text = buf[colon + 1 :].decode("utf-8")
+            value, end = _DECODER.raw_decode(text, len(text) - len(text.lstrip()))
+            rest = text[end:].lstrip()
+            if rest.startswith(","):
+                others = "{" + rest[1:]
+                tail, end = _DECODER.raw_decode(others)
+                closes = isinstance(tail, dict) and not others[end:].strip()
+            else:
+                closes = rest.startswith("}") and not rest[1:].strip()
+        except (ValueError, RecursionError):
+            continue
+        if closes:
+            return value if isinstance(value, dict) else {}
+    return None
+
+
+def change_summaries(
+    store: MemoryStore, *, unreadable: list[Unreadable] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(generation, change)``, newest first: the current manifest's, then each one ``.history/``
+    keeps. Cheap where :func:`log_entries` is not: no record list is read or validated
+    (:func:`read_change`), and a caller that has its answer stops reading. A manifest that
+    cannot be read is passed over, as :func:`log_entries` passes over it, and appended to
+    ``unreadable`` when given."""
+    current = store.snapshot()
+    yield current.generation, current.change
+    hist = store.path / HISTORY
+    for gen in reversed(store.history_manifests()):
+        if gen >= current.generation:
+            continue
+        try:
+            yield read_change(hist / history_manifest_name(gen))
+        except StoreError as exc:
+            if unreadable is not None:
+                unreadable.append(Unreadable(gen, str(exc)))
+
+
+def _names(value: Any) -> list[str]:
+    return [str(n) for n in value] if isinstance(value, list) else []
+
+
+_Merges = list[tuple[list[str], str | None]]
+
+
+def _merges(change: dict[str, Any]) -> _Merges:
+    out: _Merges = []
+    for m in _dicts(change.get("merged")):
+        into = m.get("into")
+        out.append((_names(m.get("from")), into if isinstance(into, str) else None))
+    return out
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [m for m in value if isinstance(m, dict)] if isinstance(value, list) else []
+
+
+def follow_merges(changes: Iterable[tuple[int, dict[str, Any]]], name: str) -> str | None:
+    """Where the fact of ``name`` went, from change summaries newest first (what
+    :func:`change_summaries` yields): the name of the record a dream merged it into, following
+    later merges of that record (A→B, then B→C: C); None when a dream dropped it or a result
+    on its way, when its last departure was not a merge (a forget, a hand deletion), or when
+    the history kept says nothing about it. Whether the answer is still live is the caller's
+    question.
+
+    Reads only as far back as the generation that merged ``name`` away.
+    """
+    newer: list[_Merges] = []  # merges of later generations, newest first
+    for _, change in changes:
+        merges = _merges(change)
+        for i, (sources, into) in enumerate(merges):
+            if name in sources and into != name:
+                return _forward(into, [merges[i + 1 :], *reversed(newer)])
+        foreign = change.get("foreign")
+        departed = _names(change.get("removed")) + _names(foreign.get("dropped") if isinstance(foreign, dict) else None)
+        if name in departed:
+            return None  # removed, not merged: nothing to point at
+        newer.append(merges)
+    return None
+
+
+def _forward(target: str | None, later: list[_Merges]) -> str | None:
+    for merges in later:
+        for sources, into in merges:
+            if target is None:
+                return None
+            if target in sources and into != target:
+                target = into
+    return target
+
+
+def render_log(entries: list[LogEntry]) -> str:
+    lines = []
+    for e in entries:
+
+        def label(name: str, e: LogEntry = e) -> str:
+            title = e.titles.get(name)
+            return f"{name} (name: {title})" if title else name
+
+        who = e.actor
+        if e.job_id:
+            who += f" job {e.job_id}"
+        if e.session_id:
+            who += f" session {e.session_id}"
+        lines.append(f"generation {e.generation}  {e.committed_at}  by {who}  ({e.records} records)")
+        for m in e.merged:
+            into = m.get("into")
+            sources = ", ".join(m.get("from", []))
+            lines.append(f"  merged   {sources} -> {into}" if into else f"  dropped  {sources}")
+        for n in e.added:
+            lines.append(f"  added    {label(n)}")
+        for n in e.updated:
+            lines.append(f"  updated  {label(n)}")
+        merged_sources = {s for m in e.merged for s in m.get("from", [])}
+        for n in e.removed:
+            if n not in merged_sources:
+                lines.append(f"  removed  {n}")
+        for what, key in (("adopted ", "adopted"), ("edited  ", "updated"), ("deleted ", "dropped")):
+            for n in e.foreign.get(key, []):
+                lines.append(f"  {what} {label(n)}  (by someone else)")
+        if e.index_archived:
+            lines.append(f"  kept     a MEMORY.md dreamd did not write as {e.index_archived}")
+        if e.note:
+            lines.append(f"  note     {e.note}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_log_json(entries: list[LogEntry]) -> str:
+    return json.dumps({"generations": [e.to_json() for e in entries]}, ensure_ascii=False, indent=2)
+
+
+def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
+    """The exact bytes an old entry committed, from the directory or ``.history/``."""
+    candidates = [store.path / entry.file]
+    hist = store.path / HISTORY
+    if hist.is_dir():
+        # Archives end in ARCHIVE_SUFFIX (``x.md.hist``, ``x.md.<random>.hist``); directories
+        # not yet migrated still hold ``x.md``, ``x.md.<random>`` and ``orphan.x.md``.
+        for prefix in ("", ORPHAN_PREFIX):
+            candidates.append(hist / f"{prefix}{entry.file}")
+            candidates.extend(sorted(hist.glob(f"{glob.escape(prefix + entry.file)}.*")))
+    for path in candidates:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if sha256_hex(data) == entry.sha256:
+            return data
+    return None
+
+
+def rollback(store: MemoryStore, *, to: int) -> CommitResult:
+    """Commit a new generation whose set equals generation ``to``; all or nothing."""
+    with store_lock(store.path, store.lock_timeout):
+        current = store.read()
+        if to == current.generation:
+            raise StoreError(f"{store.path}: generation {to} is already current")
+        target = store.read_generation(to)
+        store.migrate_history()
+        entries: list[ManifestEntry] = []
+        files: list[tuple[str, bytes]] = []
+        for entry in target.records:
+            data = _find_bytes(store, entry)
+            if data is None:
+                raise StoreError(
+                    f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
+                )
+            path = store.path / entry.file
+            on_disk = path.read_bytes() if path.exists() else None
+            if on_disk is not None and sha256_hex(on_disk) == entry.sha256:
+                entries.append(dataclasses.replace(entry))
+                continue
+            file = entry.file if on_disk is None else record_file_name(entry.name)
+            files.append((file, data))
+            entries.append(dataclasses.replace(entry, file=file))
+        # A file someone wrote since the last commit belongs to no generation: it joins the
+        # rolled-back set instead of being passed over (or archived as if we had removed it).
+        foreign = scan_foreign(store, current)
+        taken = {e.name for e in entries}
+        restored = {e.file for e in entries}
+        adopted_names = set(foreign.adopted)
+        for e in foreign.entries:
+            if e.name in adopted_names and e.file not in restored:
+                entries.append(dataclasses.replace(e, name=unique_name(e.name, taken)))
+                taken.add(entries[-1].name)
+        before = {e.name: e.sha256 for e in current.records}
+        after = {e.name: e.sha256 for e in entries}
+        added = sorted(n for n in after if n not in before)
+        updated = sorted(n for n in after if n in before and before[n] != after[n])
+        removed = sorted(n for n in before if n not in after)
+        change: dict[str, Any] = {
+            "actor": "rollback",
+            "added": added,
+            "updated": updated,
+            "removed": removed,
+            "note": f"rollback to generation {to}",
+        }
+        foreign.annotate(change)
+        change.get("foreign", {}).pop("updated", None)
+        change.get("foreign", {}).pop("dropped", None)
+        if not change.get("foreign"):
+            change.pop("foreign", None)
+        new = store.write_set(current, entries, files=files, summary=change, leftovers=foreign.leftovers, listing=foreign.listing)
+        return CommitResult(
+            generation=new.generation,
+            added=added,
+            updated=updated,
+            removed=removed,
+            adopted=list(foreign.adopted),
+            index_archived=new.change.get("index_archived"),
+        )
+
+
+def history_dir(store: MemoryStore) -> Path:
+    return store.path / HISTORY

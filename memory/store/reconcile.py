@@ -1,0 +1,305 @@
+"""Taking in what others did to a managed directory (DESIGN §2.4), in reconcile *and* in every commit.
+
+Claude Code saves a memory by writing ``<memdir>/<name>.md`` and appending a pointer line to
+``MEMORY.md``, without any lock; a person edits or deletes record files by hand. Whatever a
+commit writes must not pass over that: :func:`scan_foreign` runs under the store lock inside
+every commit, just before the new set is computed, and
+
+* adopts every well-formed ``*.md`` file that no manifest names and that is not dreamd's own
+  (malformed ones stay in place and are reported),
+* drops named files that were deleted by hand (a manifest never names a missing file),
+* re-reads named files the commit touches (removes, replaces, merges, plans against) whose
+  bytes changed, so a dream planned on the old text conflicts instead of archiving the edit
+  silently,
+
+and the commit keeps a MEMORY.md it did not render in ``.history/`` before replacing it
+(:meth:`memory.store.transaction.MemoryStore.replace_index`).
+
+A commit checks only the files it touches for hand edits: hashing every record on every commit
+would make a commit into 10,000 records pay for 10,000 reads. A hand edit of a file the commit
+does not touch cannot be lost by it (the file stays; the manifest keeps its old hash) and
+:func:`reconcile` — run by the daemon's watcher after a debounce, and by ``dreamd once`` —
+hashes every file and commits the edit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memory.errors import RecordError, StoreError
+from memory.store.index import render_index
+from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
+from memory.store.locks import store_lock
+from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry, utcnow_iso
+from memory.store.records import Record, parse_record, sha256_hex, unique_name
+
+if TYPE_CHECKING:
+    from memory.store.transaction import MemoryStore
+
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What :func:`reconcile` took in (``generation`` None when nothing needed a commit)."""
+
+    generation: int | None
+    adopted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    malformed: list[tuple[str, str]] = field(default_factory=list)
+    orphans_collected: list[str] = field(default_factory=list)
+    index_rebuilt: bool = False
+    index_archived: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.adopted or self.updated or self.dropped)
+
+
+@dataclass
+class ForeignScan:
+    """What others changed since ``manifest`` was committed."""
+
+    entries: list[ManifestEntry]
+    """The set with their changes applied (adopted files last)."""
+    adopted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    malformed: list[tuple[str, str]] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+    """Files the previous commit removed from the set but died before moving away."""
+    listing: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.adopted or self.updated or self.dropped)
+
+    def manifest(self, old: Manifest) -> Manifest:
+        """``old`` with these changes applied (``old`` itself when there are none)."""
+        return dataclasses.replace(old, records=self.entries) if self.changed else old
+
+    def annotate(self, summary: dict[str, Any]) -> None:
+        """Record in a commit's ``change`` what it took in besides its own change."""
+        foreign = {k: v for k, v in (("adopted", self.adopted), ("updated", self.updated), ("dropped", self.dropped)) if v}
+        if foreign:
+            summary["foreign"] = foreign
+
+
+def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str] = (), full: bool = False) -> ForeignScan:
+    """Compare the directory with ``manifest``; caller holds the store lock.
+
+    ``full`` hashes every named file (reconcile); otherwise only the files in ``verify``.
+    """
+    listing = os.listdir(store.path)
+    present = set(listing)
+    check = set(verify)
+    now = utcnow_iso(store.clock())
+    scan = ForeignScan(entries=[], listing=listing)
+    named = store.named_files(manifest)
+    # Set operations, not a Python pass per record, in the common case: every commit into a
+    # set of 10,000 records pays for this scan.
+    if full or check or not named <= present:
+        _scan_named(store, manifest, scan, present, check, full=full, now=now)
+    else:
+        scan.entries = list(manifest.records)
+    previous: dict[str, str] | None = None
+    ours = sorted(n for n in present - named if OUR_FILE_RE.match(n))
+    if ours:
+        previous = _previous_files(store, manifest)
+        _edited_leftovers(store, ours, previous, scan, present)
+    candidates = sorted(
+        n
+        for n in present - named
+        if n.endswith(".md") and n != INDEX and not n.startswith(".") and not OUR_FILE_RE.match(n)
+    )
+    taken = {e.name for e in scan.entries} if candidates else set()
+    for name in candidates:
+        path = store.path / name
+        if path.is_dir() and not path.is_symlink():
+            continue
+        try:
+            data = read_regular(path)
+            rec = parse_record(data, where=str(path), stem=path.stem)
+        except FileNotFoundError:
+            continue
+        except (RecordError, OSError) as exc:
+            scan.malformed.append((name, str(exc)))
+            continue
+        if previous is None:  # parsed only now: a large set's old manifest costs a parse
+            previous = _previous_files(store, manifest)
+        if previous.get(name) == sha256_hex(data):
+            # The last commit removed it but died before moving it away: finish that
+            # commit's cleanup instead of bringing a forgotten record back.
+            scan.leftovers.append(name)
+            continue
+        entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
+        scan.entries.append(entry)
+        scan.adopted.append(entry.name)
+    store.report_malformed(scan.malformed)
+    return scan
+
+
+def _scan_named(
+    store: MemoryStore, manifest: Manifest, scan: ForeignScan, present: set[str], check: set[str], *, full: bool, now: str
+) -> None:
+    """Named files: a deleted one leaves the set; a checked one is re-read if its bytes changed."""
+    for entry in manifest.records:
+        if entry.file not in present:
+            scan.dropped.append(entry.name)
+            continue
+        if not full and entry.file not in check:
+            scan.entries.append(entry)
+            continue
+        path = store.path / entry.file
+        try:
+            data = read_regular(path)
+        except FileNotFoundError:
+            scan.dropped.append(entry.name)
+            continue
+        except RecordError as exc:  # replaced by a link or a FIFO: report, keep the entry
+            scan.malformed.append((entry.file, str(exc)))
+            scan.entries.append(entry)
+            continue
+        except OSError as exc:  # now a directory, unreadable: report, keep the entry
+            scan.malformed.append((entry.file, f"{path}: cannot read ({exc.strerror or exc})"))
+            scan.entries.append(entry)
+            continue
+        sha = sha256_hex(data)
+        if sha == entry.sha256:
+            scan.entries.append(entry)
+            continue
+        try:
+            rec = parse_record(data, where=str(path), stem=path.stem)
+        except RecordError as exc:
+            scan.malformed.append((entry.file, str(exc)))
+            scan.entries.append(entry)
+            continue
+        scan.entries.append(
+            dataclasses.replace(
+                entry,
+                type=rec.type,
+                description=rec.description,
+                sha256=sha,
+                updated_at=now,
+                sources=_sources(entry.sources),
+                extra=_with_title(entry.extra, rec.title),
+            )
+        )
+        scan.updated.append(entry.name)
+
+
+def _sources(sources: list[str]) -> list[str]:
+    return list(dict.fromkeys([*sources, "reconcile"]))[-MAX_SOURCES:]
+
+
+def _with_title(extra: dict[str, Any], title: str | None) -> dict[str, Any]:
+    out = {k: v for k, v in extra.items() if k != "title"}
+    if title:
+        out["title"] = title
+    return out
+
+
+def _edited_leftovers(store: MemoryStore, ours: list[str], previous: dict[str, str], scan: ForeignScan,
+                      present: set[str]) -> None:
+    """Files of ours the last commit removed from the set but did not move away (it died before
+    its cleanup, or an editor re-created one after the move). One with other bytes than the
+    previous set recorded was edited after that commit verified it: its bytes are put back
+    under a foreign name (adopted by this same scan) and the file itself goes to
+    ``.history/`` now, so a later edit or deletion of the restored record never brings it back.
+    One with the recorded bytes, or one the previous set did not name (a new file of an
+    interrupted commit), is collected as an orphan after its grace, as before."""
+    for name in ours:
+        want = previous.get(name)
+        if want is None:
+            continue
+        try:
+            data = read_regular(store.path / name)
+        except OSError:
+            continue
+        if sha256_hex(data) == want:
+            continue
+        present.add(store.archive.restore(name, data))
+        scan.leftovers.append(name)
+
+
+def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:
+    """file -> sha256 of the generation before ``current`` (empty when not kept)."""
+    path = store.archive.manifest_path(current.generation - 1)
+    try:
+        previous = Manifest.loads(path.read_bytes(), where=str(path))
+    except (OSError, StoreError):
+        return {}
+    return {e.file: e.sha256 for e in previous.records}
+
+
+def reconcile(store: MemoryStore) -> ReconcileReport:
+    """Take in what others did (DESIGN §2.4) in at most one commit, hashing every named file."""
+    store.require_managed()
+    with store_lock(store.path, store.lock_timeout):
+        old = store.read()
+        store.migrate_history()
+        scan = scan_foreign(store, old, full=True)
+        generation: int | None = None
+        index_rebuilt = False
+        index_archived: str | None = None
+        orphans: list[str] = []
+        if scan.changed:
+            change = {"actor": "reconcile", "added": scan.adopted, "updated": scan.updated, "removed": scan.dropped}
+            new = store.write_set(old, scan.entries, summary=change, leftovers=scan.leftovers, listing=scan.listing)
+            generation = new.generation
+            index_rebuilt = True
+            index_archived = new.change.get("index_archived")
+        else:
+            orphans = store.archive_files(scan.leftovers)
+            orphans += store.collect_orphans({e.file for e in old.records}, listing=scan.listing)
+            path = store.path / INDEX
+            try:
+                current = sha256_hex(path.read_bytes())
+            except FileNotFoundError:
+                current = None
+            except OSError:
+                current = ""
+            if current != old.index_sha256 or not old.index_sha256:
+                index = render_index(scan.entries, max_lines=store.index_max_lines, max_bytes=store.index_max_bytes)
+                if current is None or sha256_hex(index) != current:
+                    index_archived = store.replace_index(index, expected=old.index_sha256)
+                    index_rebuilt = True
+        return ReconcileReport(
+            generation=generation,
+            adopted=scan.adopted,
+            updated=scan.updated,
+            dropped=scan.dropped,
+            malformed=scan.malformed,
+            orphans_collected=orphans,
+            index_rebuilt=index_rebuilt,
+            index_archived=index_archived,
+        )
+
+
+def foreign_entry(
+    file: str, data: bytes, rec: Record, taken: set[str], *, now: str, source: str
+) -> ManifestEntry:
+    """The manifest entry for a file someone else wrote, kept under its own name.
+
+    Its key is made unique against ``taken`` (which it joins); its bytes are never rewritten.
+    """
+    name = unique_name(rec.name, taken)
+    taken.add(name)
+    return ManifestEntry(
+        name=name,
+        type=rec.type,
+        description=rec.description,
+        file=file,
+        sha256=sha256_hex(data),
+        created_at=now,
+        updated_at=now,
+        sources=[source],
+        extra={"title": rec.title} if rec.title else {},
+    )
+
+
+__all__ = ["ForeignScan", "ReconcileReport", "foreign_entry", "reconcile", "scan_foreign"]

@@ -1,0 +1,580 @@
+"""MemoryStore: one memory directory and the one commit protocol every writer uses (DESIGN §2.3).
+
+Invariants this module keeps, whatever crashes when:
+
+* ``manifest.json`` is the only authority; it changes only by ``os.replace`` of a fully written,
+  fsynced temp file (the commit point), so a reader never sees a manifest naming a missing file.
+* Record files are immutable: new ones are created with link() (never clobbering), replaced ones
+  are moved to ``.history/`` only *after* the commit point.
+* A commit re-reads the manifest under the store lock and applies its delta to whatever is there
+  now, so concurrent additions are merged, never lost; a consolidation verifies its base (and its
+  fencing token) first and aborts with :class:`ConflictError` having written nothing.
+* Nothing dreamd did not write is ever deleted: foreign files it replaces go to ``.history/``.
+* Nothing others wrote is passed over: every commit first takes in new record files and hand
+  deletions (:mod:`memory.store.reconcile`), and keeps a MEMORY.md it did not render in ``.history/``
+  before replacing it — an agent writing without our lock (Claude Code) loses nothing.
+* Nothing under ``.history/`` ends in ``.md`` (:data:`ARCHIVE_SUFFIX`): Claude Code reads every
+  ``*.md`` below its memory directory as a live memory.
+
+The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
+``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
+``"cleaned"``) so crash tests can stop a real process exactly there.
+
+This module is the protocol; its parts live beside it, each behind a public path:
+
+* :mod:`memory.store.change` — what a commit changes (:class:`Change`, applied to a set, pure);
+* :mod:`memory.store.layout` — file names and patterns, :func:`~memory.store.layout.read_regular`;
+* :mod:`memory.store.archive` — ``.history/``: archiving, orphan collection, pruning, the index swap;
+* :mod:`memory.store.reconcile` — what others did (scanned inside every commit, and ``reconcile``);
+* :mod:`memory.store.adopt` and :mod:`memory.store.history` (rollback) — callers that build a whole set
+  themselves: under the store lock they use :meth:`MemoryStore.migrate_history`,
+  :meth:`MemoryStore.write_set` and, for reconcile, :meth:`MemoryStore.archive_files`,
+  :meth:`MemoryStore.collect_orphans` and :meth:`MemoryStore.replace_index`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
+from memory.fsutil import fsync_dir, replace_atomic, write_new
+from memory.store.archive import Archive
+from memory.store.change import ACTORS, Change, CommitResult, Pending, apply_change, touched_files
+from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
+from memory.store.layout import (
+    ARCHIVE_SUFFIX,
+    HISTORY,
+    INDEX,
+    MANIFEST,
+    ORPHAN_PREFIX,
+    OUR_FILE_RE,
+    PREVIOUS_INDEX_PREFIX,
+    read_regular,
+    record_file_name,
+    record_files,
+)
+from memory.store.locks import store_lock
+from memory.store.manifest import (
+    EXTRACTED_KEY,
+    MAX_APPLIED_JOBS,
+    MAX_SESSIONS,
+    MAX_SOURCES,
+    FragmentCache,
+    Manifest,
+    ManifestEntry,
+    bounded_append,
+    merge_extracted,
+    set_cursor,
+    utcnow_iso,
+)
+from memory.store.reconcile import ReconcileReport, foreign_entry, scan_foreign
+from memory.store.reconcile import reconcile as reconcile_directory
+from memory.store.records import Record, parse_record, sha256_hex, slugify
+
+log = logging.getLogger("memory.store")
+
+DEFAULT_ORPHAN_GRACE = 600.0
+DEFAULT_HISTORY_GENERATIONS = 50
+
+FaultHook = Callable[[str], None]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryStore:
+    """One memory directory. Cheap to construct; all state lives on disk."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float = 10.0,
+        history_generations: int = DEFAULT_HISTORY_GENERATIONS,
+        index_max_lines: int = DEFAULT_MAX_LINES,
+        index_max_bytes: int = DEFAULT_MAX_BYTES,
+        orphan_grace: float = DEFAULT_ORPHAN_GRACE,
+        clock: Callable[[], datetime] = _now,
+        fault: FaultHook | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        self.history_generations = history_generations
+        self.index_max_lines = index_max_lines
+        self.index_max_bytes = index_max_bytes
+        self.orphan_grace = orphan_grace
+        self.clock = clock
+        self._fault = fault
+        self._cache: tuple[tuple[int, int, int, int], Manifest] | None = None
+        self._fragments: FragmentCache = {}
+        self.archive = Archive(self.path)
+        """``.history/`` of this directory (:mod:`memory.store.archive`); it caches what it learns."""
+        self._named: tuple[Manifest, frozenset[str]] | None = None
+        """The files the manifest this store last committed names (the next commit's scan)."""
+        self._reported_malformed: set[tuple[str, int, int]] = set()
+        self._titles: dict[tuple[str, str], str | None] = {}
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def history_path(self) -> Path:
+        return self.path / HISTORY
+
+    def is_managed(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read(self) -> Manifest:
+        """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
+        return self._copy(self._load())
+
+    def snapshot(self) -> Manifest:
+        """The current set *shared with the cache*, without :meth:`read`'s defensive copy.
+
+        For hot read paths (recall): one ``fstat`` when nothing changed. Callers must treat it
+        as read-only; anything they mutate would corrupt the cache.
+        """
+        return self._load()
+
+    def _load(self) -> Manifest:
+        """The current manifest *shared with the cache*: the commit path reads it, never mutates it."""
+        try:
+            with open(self.manifest_path, "rb") as f:
+                st = os.fstat(f.fileno())
+                key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                if self._cache is not None and self._cache[0] == key:
+                    return self._cache[1]
+                data = f.read()
+        except FileNotFoundError:
+            if self.path.is_dir():
+                raise UnmanagedError(
+                    f"{self.path}: not a managed memory directory (no {MANIFEST}; run 'dreamd adopt {self.path}' or 'dreamd init')"
+                ) from None
+            raise UnmanagedError(f"{self.path}: no such directory") from None
+        manifest = Manifest.loads(data, where=str(self.manifest_path))
+        self._cache = (key, manifest)
+        return manifest
+
+    @staticmethod
+    def _copy(m: Manifest) -> Manifest:
+        return dataclasses.replace(
+            m,
+            records=[dataclasses.replace(e, sources=list(e.sources), extra=dict(e.extra)) for e in m.records],
+            applied_jobs=list(m.applied_jobs),
+            sessions_since_consolidation=list(m.sessions_since_consolidation),
+            cursors=dict(m.cursors),
+            change=dict(m.change),
+            extra=dict(m.extra),
+        )
+
+    def read_record(self, entry: ManifestEntry) -> Record:
+        """The record a manifest entry names; RecordError (file named) if unreadable."""
+        path = self.path / entry.file
+        try:
+            data = read_regular(path)
+        except OSError as exc:
+            raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
+        stem = None if OUR_FILE_RE.match(entry.file) else path.stem
+        rec = parse_record(data, where=str(path), stem=stem)
+        return dataclasses.replace(rec, name=entry.name)
+
+    def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
+        """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.
+
+        A file someone else wrote keeps its file stem as its key (``feedback_db_tests``) while
+        its frontmatter may say ``name: feedback-db-tests``; a person or an agent may use either.
+        Returns (name -> key for the names found, names found nowhere). A name that is no key
+        but the frontmatter name of several records raises StoreError naming them.
+        """
+        names = list(names)
+        m = manifest if manifest is not None else self.read()
+        keys = {e.name for e in m.records}
+        found: dict[str, str] = {}
+        missing = [n for n in names if n not in keys]
+        for n in names:
+            if n in keys:
+                found[n] = n
+        if not missing:
+            return found, []
+        aliases: dict[str, set[str]] = {}
+        for entry in m.records:
+            title = entry.title
+            if title is None and not OUR_FILE_RE.match(entry.file) and "title" not in entry.extra:
+                title = self._file_title(entry)  # adopted before titles were kept in the manifest
+            if title:
+                for alias in {title, title.strip().lower(), slugify(title)}:
+                    aliases.setdefault(alias, set()).add(entry.name)
+        unknown: list[str] = []
+        for n in missing:
+            matches = aliases.get(n) or aliases.get(n.strip().lower()) or set()
+            if len(matches) > 1:
+                raise StoreError(f"{self.path}: {n!r} names several records ({', '.join(sorted(matches))}); use one of those names")
+            if matches:
+                found[n] = next(iter(matches))
+            else:
+                unknown.append(n)
+        return found, unknown
+
+    def _file_title(self, entry: ManifestEntry) -> str | None:
+        """A foreign file's own frontmatter name, read once per file version and process."""
+        key = (entry.file, entry.sha256)
+        if key not in self._titles:
+            try:
+                self._titles[key] = self.read_record(entry).title
+            except RecordError:
+                self._titles[key] = None
+        return self._titles[key]
+
+    def records(self) -> list[tuple[ManifestEntry, Record]]:
+        """Every readable record of the current set (malformed files are skipped)."""
+        out = []
+        for entry in self.read().records:
+            try:
+                out.append((entry, self.read_record(entry)))
+            except RecordError as exc:
+                # reconcile reports malformed files once (store.malformed); readers stay quiet
+                log.debug("record unreadable: %s", exc, extra={"event": "store.malformed"})
+        return out
+
+    # ------------------------------------------------------------------ creating
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
+        """Create an empty managed directory (generation 0). Idempotent on an empty set."""
+        store = cls(path, **kwargs)
+        store.path.mkdir(parents=True, exist_ok=True)
+        if store.is_managed():
+            return store
+        store._refuse_foreign_files()  # before the lock: refusing must leave no .lock behind
+        with store_lock(store.path, store.lock_timeout):
+            if store.is_managed():
+                return store
+            store._refuse_foreign_files()
+            store._write(None, Pending(entries=[], change={"actor": "init"}))
+        return store
+
+    def _refuse_foreign_files(self) -> None:
+        foreign = [p.name for p in record_files(self.path) if not OUR_FILE_RE.match(p.name)]
+        if foreign:
+            raise StoreError(
+                f"{self.path}: already holds record files ({', '.join(sorted(foreign)[:3])}…); use 'dreamd adopt {self.path}'"
+            )
+
+    # ------------------------------------------------------------------ committing
+
+    def commit(self, change: Change) -> CommitResult:
+        """Apply ``change`` through the protocol of DESIGN §2.3; returns the new generation.
+
+        A change whose ``job_id`` was already applied is a no-op (``duplicate=True``).
+        Raises ConflictError (nothing written) when ``base`` no longer matches, LeaseLost when
+        ``lease`` is no longer ours, LockTimeout when the store lock stays busy.
+        """
+        if change.actor not in ACTORS:
+            raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
+        self.require_managed()
+        with store_lock(self.path, self.lock_timeout):
+            self._step("locked")
+            old = self._load()
+            if change.job_id and change.job_id in old.applied_jobs:
+                return CommitResult(generation=old.generation, duplicate=True)
+            self.migrate_history()
+            # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
+            # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
+            # this change touches is re-read if it was edited (a dream then conflicts).
+            foreign = scan_foreign(self, old, verify=touched_files(old, change))
+            base = foreign.manifest(old)
+            self._verify(base, change)
+            self._step("verified")
+            pending = apply_change(base, change, now=utcnow_iso(self.clock()))
+            foreign.annotate(pending.change)
+            new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing,
+                              verified=base)
+            c = pending.change
+            return CommitResult(
+                generation=new.generation,
+                added=list(c.get("added", [])),
+                updated=list(c.get("updated", [])),
+                removed=list(c.get("removed", [])),
+                adopted=list(foreign.adopted),
+                index_archived=new.change.get("index_archived"),
+                malformed=list(foreign.malformed),
+            )
+
+    def require_managed(self) -> None:
+        """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
+        filelock, even the missing directory) in a directory dreamd must not write to yet."""
+        if not self.manifest_path.is_file():
+            self._load()
+
+    def _verify(self, old: Manifest, change: Change) -> None:
+        if change.base is not None:
+            current = old.by_name()
+            for name, sha in change.base.items():
+                entry = current.get(name)
+                if entry is None:
+                    raise ConflictError(f"{self.path}: record {name!r} was removed since the plan was made")
+                if entry.sha256 != sha:
+                    raise ConflictError(f"{self.path}: record {name!r} changed since the plan was made")
+        if change.lease is not None:
+            change.lease.verify()
+
+    def _write(
+        self,
+        old: Manifest | None,
+        pending: Pending,
+        *,
+        change: Change | None = None,
+        leftovers: Sequence[str] = (),
+        listing: Sequence[str] | None = None,
+        verified: Manifest | None = None,
+    ) -> Manifest:
+        """Steps 4–7 of the protocol. Caller holds the store lock.
+
+        ``verified`` is the set the caller checked the files against, when it is not ``old`` (a
+        commit's scan re-reads an edited file it touches, so a forget of a record edited a moment
+        ago removes the edited version); the files the new set drops are held to its sha256s.
+
+        ``leftovers`` are files an interrupted earlier commit removed from the set but did not
+        move away yet; ``listing`` is the directory listing the caller already took (reused to
+        look for orphans instead of listing a large directory twice).
+        """
+        for file, data in pending.files:
+            write_new(self.path / file, data, sync_dir=False)
+        if pending.files:
+            fsync_dir(self.path)
+        self._step("files_written")
+
+        index = render_index(pending.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
+        archived = self.replace_index(index, expected=old.index_sha256 if old is not None else "")
+        if archived is not None:
+            pending.change["index_archived"] = archived
+        self._step("index_written")
+
+        new = Manifest(
+            generation=(old.generation + 1) if old is not None else 0,
+            committed_at=utcnow_iso(self.clock()),
+            consolidated_at=old.consolidated_at if old else None,
+            records=pending.entries,
+            applied_jobs=list(old.applied_jobs) if old else [],
+            sessions_since_consolidation=list(old.sessions_since_consolidation) if old else [],
+            cursors=dict(old.cursors) if old else {},
+            index_sha256=sha256_hex(index),
+            change=pending.change,
+            extra=dict(old.extra) if old else {},
+        )
+        if change is not None:
+            if change.job_id:
+                new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
+            if change.cursor is not None:
+                new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
+            if change.extracted:
+                new.extra[EXTRACTED_KEY] = merge_extracted(new.extra.get(EXTRACTED_KEY), change.extracted)
+            if change.session_id and change.actor == "job" and not change.consolidated:
+                new.sessions_since_consolidation = bounded_append(
+                    new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
+                )
+            if change.consolidated:
+                new.consolidated_at = new.committed_at
+                new.sessions_since_consolidation = []
+
+        if old is not None:
+            self.link_history_manifest(old.generation)
+        self._step("history_linked")
+
+        replace_atomic(self.manifest_path, new.dumps(fragments=self._fragments))
+        # Still under the store lock, so the file at the path is the one just written: the next
+        # commit of this process need not parse it back.
+        st = os.stat(self.manifest_path)
+        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), new)
+        named = frozenset(e.file for e in new.records)
+        self.archive.remember(new.generation, named)
+        self._named = (new, named)
+        self._step("manifest_replaced")
+
+        if old is not None:
+            gone = {e.file: e.sha256 for e in old.records if e.file not in named}
+            if gone and verified is not None and verified is not old:
+                gone.update((e.file, e.sha256) for e in verified.records if e.file in gone)
+            self.archive_replaced(gone)
+        if leftovers:
+            self.archive_files(leftovers)
+        self.collect_orphans(named, listing=listing)
+        self.prune_history(new.generation)
+        self._step("cleaned")
+        return new
+
+    def write_set(
+        self,
+        old: Manifest | None,
+        entries: list[ManifestEntry],
+        *,
+        files: Sequence[tuple[str, bytes]] = (),
+        summary: dict[str, Any],
+        leftovers: Sequence[str] = (),
+        listing: Sequence[str] | None = None,
+    ) -> Manifest:
+        """Commit ``entries`` as the whole new set (steps 4–7 of DESIGN §2.3) for callers that
+        build a set themselves (adoption, rollback, reconcile). The caller holds the store lock
+        and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
+        with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
+        return self._write(
+            old, Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
+        )
+
+    def link_history_manifest(self, generation: int) -> None:
+        """Keep the current manifest (of ``generation``) in ``.history/`` before it is replaced
+        (step 7); for sync, which replaces the manifest with a remote's bytes itself."""
+        self.archive.link_manifest(self.manifest_path, generation)
+
+    def forget_cached_manifest(self) -> None:
+        """Parse ``manifest.json`` again on the next read (it was replaced by other means than
+        :meth:`commit`, e.g. sync installing a remote set)."""
+        self._cache = None
+
+    def replace_index(self, index: bytes, *, expected: str) -> str | None:
+        """Write MEMORY.md; a version this store did not render (its sha256 is not ``expected``)
+        is kept in ``.history/`` first and its place returned (:meth:`Archive.replace_index`).
+        Caller holds the store lock."""
+        return self.archive.replace_index(index, expected=expected, clock=self.clock)
+
+    def migrate_history(self) -> None:
+        """Rename ``*.md`` archives of older versions in ``.history/`` to ``*.md.hist`` (once per
+        store object); callers building a set themselves do this under the lock first, as
+        :meth:`commit` does, so what they read from ``.history/`` is in its current form."""
+        self.archive.migrate()
+
+    def named_files(self, manifest: Manifest) -> frozenset[str]:
+        """The files ``manifest`` names; free when it is the manifest this store last committed."""
+        if self._named is not None and self._named[0] is manifest:
+            return self._named[1]
+        return frozenset(e.file for e in manifest.records)
+
+    def report_malformed(self, malformed: Iterable[tuple[str, str]]) -> None:
+        """Log each malformed file (name, reason) once per version and store object: a commit
+        loop over a directory holding a broken file must not repeat the warning forever."""
+        for file, reason in malformed:
+            try:
+                st = os.lstat(self.path / file)
+                key = (file, st.st_size, st.st_mtime_ns)
+            except OSError:
+                key = (file, -1, -1)
+            if key in self._reported_malformed:
+                continue
+            self._reported_malformed.add(key)
+            log.warning("malformed record file left in place: %s", reason, extra={"event": "store.malformed", "file": file})
+
+    def _step(self, name: str) -> None:
+        if self._fault is not None:
+            self._fault(name)
+
+    # ------------------------------------------------------------------ history & cleanup
+
+    def archive_file(self, file: str) -> str | None:
+        """Move ``file`` from the directory into ``.history/`` (never losing a version)."""
+        moved = self.archive_files([file])
+        return moved[0] if moved else None
+
+    def archive_replaced(self, expected: Mapping[str, str]) -> None:
+        """Move the files a new set no longer names into ``.history/``, each held to the sha256
+        it was verified at; an edited one is put back for adoption
+        (:meth:`Archive.archive_unchanged`). Caller holds the store lock."""
+        self.archive.archive_unchanged(expected)
+
+    def archive_files(self, files: Iterable[str]) -> list[str]:
+        """Move ``files`` into ``.history/`` (never losing a version); returns those moved.
+        Caller holds the store lock."""
+        return self.archive.archive(files)
+
+    def collect_orphans(self, referenced: AbstractSet[str], *, listing: Sequence[str] | None = None) -> list[str]:
+        """Move our own files no manifest names, older than ``orphan_grace``, into history (an
+        interrupted commit's); ``listing`` reuses a listing the caller took under the lock."""
+        return self.archive.collect_orphans(referenced, grace=self.orphan_grace, listing=listing)
+
+    def prune_history(self, current_generation: int) -> None:
+        """Keep the last ``history_generations`` manifests and the files they name."""
+        self.archive.prune(current_generation, keep=self.history_generations)
+
+    def history_manifests(self) -> list[int]:
+        """Generations whose manifests are kept in ``.history/``, oldest first."""
+        return self.archive.generations()
+
+    def read_generation(self, generation: int) -> Manifest:
+        current = self.read()
+        if generation == current.generation:
+            return current
+        path = self.archive.manifest_path(generation)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise StoreError(f"{self.path}: generation {generation} is not kept in {HISTORY}/") from None
+        return Manifest.loads(data, where=str(path))
+
+    # ------------------------------------------------------------------ reconcile
+
+    def reconcile(self) -> ReconcileReport:
+        """Take in what others did (DESIGN §2.4) in at most one commit."""
+        return reconcile_directory(self)
+
+    def scan_malformed(self) -> list[tuple[str, str]]:
+        """Files in the directory that cannot be read as records (read-only check)."""
+        try:
+            manifest = self.read()
+            by_file = {e.file: e for e in manifest.records}
+        except UnmanagedError:
+            by_file = {}
+        out: list[tuple[str, str]] = []
+        for path in record_files(self.path):
+            entry = by_file.get(path.name)
+            if OUR_FILE_RE.match(path.name) and entry is None:
+                continue
+            try:
+                data = read_regular(path)
+                if entry is not None and sha256_hex(data) == entry.sha256:
+                    continue
+                parse_record(data, where=str(path), stem=path.stem)
+            except (RecordError, OSError) as exc:
+                out.append((path.name, str(exc)))
+        return out
+
+
+def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:
+    """A store for an existing managed directory (UnmanagedError otherwise)."""
+    store = MemoryStore(path, **kwargs)
+    store.read()
+    return store
+
+
+__all__ = [
+    "ACTORS",
+    "ARCHIVE_SUFFIX",
+    "HISTORY",
+    "INDEX",
+    "MANIFEST",
+    "MAX_SOURCES",
+    "ORPHAN_PREFIX",
+    "OUR_FILE_RE",
+    "PREVIOUS_INDEX_PREFIX",
+    "Change",
+    "CommitResult",
+    "FaultHook",
+    "MemoryStore",
+    "ReconcileReport",
+    "foreign_entry",
+    "open_store",
+    "read_regular",
+    "record_file_name",
+]
+"""Besides the store itself, :class:`Change` and :class:`CommitResult` (:mod:`memory.store.change`),
+the names of :mod:`memory.store.layout` and the reconcile types are re-exported: callers that import
+them from here keep working."""
