@@ -126,6 +126,8 @@ class Fact:
     key: tuple[str, ...]
     date: str | None = None
     reason: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    """Terms of the earlier value this fact corrects (hold4's corrections, issue 23)."""
 
 
 @dataclass(frozen=True)
@@ -222,14 +224,15 @@ def _jsonl(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
 def _fact(obj: Any, where: str) -> Fact:
     if not isinstance(obj, dict):
         raise DataError(f"{where}: a fact must be an object")
-    unknown = set(obj) - {"type", "key", "date", "reason"}
+    unknown = set(obj) - {"type", "key", "date", "reason", "supersedes"}
     if unknown:
         raise DataError(f"{where}: unknown fact field(s) {', '.join(sorted(unknown))}")
     type_ = _one_of(_need(obj, "type", str, where), TYPES, f"{where}.type")
     key = _terms(obj.get("key"), f"{where}.key")
     when = _iso_date(obj["date"], f"{where}.date") if obj.get("date") is not None else None
     reason = _terms(obj["reason"], f"{where}.reason") if obj.get("reason") else ()
-    return Fact(type_, key, when, reason)
+    supersedes = _terms(obj["supersedes"], f"{where}.supersedes") if obj.get("supersedes") else ()
+    return Fact(type_, key, when, reason, supersedes)
 
 
 def load_extraction(path: Path) -> list[Session]:

@@ -1,0 +1,103 @@
+"""Score extraction on the hold4 blind set (issue 23): 24 Claude Code style sessions, half
+Chinese, written blind before any change, with corrections labelled ``supersedes``.
+
+The extraction figures are ``bench_quality``'s (the same runner and scorer). Corrections are
+scored on the records one session leaves: a correction is **applied** when its fact (the new
+value) is matched by a record and no record still states an old value outside a
+``**Previously:**`` line (where issue 23 keeps the old value as history); **stale** when a
+record still states the old value as current. A correction of a value said in an earlier
+session (not in this transcript) can only show whether the new value was kept.
+
+Run it once at the start and once at the end of a round (like the test split, it is not for
+tuning); read its aggregate tables only.
+
+Usage: ``python benchmarks/bench_hold4.py [--json OUT]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_quality import (  # noqa: E402
+    QUALITY_DIR,
+    Produced,
+    evaluate_extraction,
+    key_match,
+    load_extraction,
+    run_extraction,
+    term_found,
+)
+
+HOLD4 = QUALITY_DIR / "extraction_hold4.jsonl"
+
+
+def _states(term: str, rec: Produced) -> bool:
+    """The record states ``term`` as current: outside any ``**Previously:**`` line."""
+    current = "\n".join(line for line in rec.text.splitlines() if "previously:" not in line.lower())
+    return term_found(term, current)
+
+
+def corrections(sessions: Any, model: Any, config: Any) -> dict[str, Any]:
+    from memory.errors import DreamdError
+
+    out = {"corrections": 0, "applied": 0, "stale": 0, "new_value_missed": 0, "by_lang": {}}
+    with tempfile.TemporaryDirectory(prefix="dreamd-hold4-") as tmp:
+        for s in sessions:
+            try:
+                records = run_extraction(s, model, Path(tmp), config)
+            except DreamdError:
+                records = []
+            lang = out["by_lang"].setdefault(s.lang, {"corrections": 0, "applied": 0, "stale": 0})
+            for turn in s.turns:
+                for fact in turn.facts:
+                    if not fact.supersedes:
+                        continue
+                    out["corrections"] += 1
+                    lang["corrections"] += 1
+                    kept = any(key_match(fact, r) for r in records)
+                    stale = any(_states(old, r) for old in fact.supersedes for r in records)
+                    out["stale"] += stale
+                    lang["stale"] += stale
+                    out["new_value_missed"] += not kept
+                    if kept and not stale:
+                        out["applied"] += 1
+                        lang["applied"] += 1
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dreamd.config import default_config
+    from dreamd.models.factory import make_model
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "hold4.json")
+    args = parser.parse_args(argv)
+    sessions = load_extraction(HOLD4)
+    config = default_config(env={})
+    model = make_model(config.model)
+    ext = evaluate_extraction(sessions, model, config)
+    cor = corrections(sessions, model, config)
+    print(f"hold4: {ext['sessions']} sessions, {ext['user_turns']} user turns")
+    print(f"{'':<8} {'P':>6} {'R':>6} {'F1':>6}")
+    for name, c in [("overall", ext["overall"]), *ext["by_lang"].items()]:
+        print(f"{name:<8} {c['precision']:>6.3f} {c['recall']:>6.3f} {c['f1']:>6.3f}")
+    print(f"date accuracy {ext['date_accuracy']}, reason accuracy {ext['reason_accuracy']}, distractors ignored {ext['distractor_ignored']}")
+    print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated, "
+          f"{cor['new_value_missed']} new values missed; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"extraction": {k: v for k, v in ext.items() if k not in ("missed", "spurious")}, "corrections": cor}, indent=2) + "\n")
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
