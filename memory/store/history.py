@@ -302,7 +302,7 @@ def render_log_json(entries: list[LogEntry]) -> str:
     return json.dumps({"generations": [e.to_json() for e in entries]}, ensure_ascii=False, indent=2)
 
 
-def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
+def find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     """The exact bytes an old entry committed, from the directory or ``.history/``."""
     candidates = [store.path / entry.file]
     hist = store.path / HISTORY
@@ -333,7 +333,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
         entries: list[ManifestEntry] = []
         files: list[tuple[str, bytes]] = []
         for entry in target.records:
-            data = _find_bytes(store, entry)
+            data = find_bytes(store, entry)
             if data is None:
                 raise StoreError(
                     f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
