@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -280,6 +281,49 @@ def test_binding_beyond_loopback_needs_an_explicit_flag(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "dreamd", "ui", "--host", "0.0.0.0", "--port", "0"], cwd=REPO,
                          env=env_for(tmp_path), capture_output=True, text=True, timeout=30)  # fmt: skip
     assert out.returncode == 1
-    assert out.stderr.strip().splitlines() == ["dreamd: ui: refusing to bind 0.0.0.0: pass --allow-remote to serve beyond this machine"]
+    assert out.stderr.strip().splitlines() == ["dreamd: ui: refusing to bind 0.0.0.0: pass --allow-remote (or [ui] allow_remote) to serve beyond this machine"]
     assert json.dumps(out.stdout) == '""'
     assert not os.environ.get("DREAMD_CONSOLE_NEVER_SET")
+
+
+def test_the_daemon_serves_the_console_when_ui_is_enabled_and_status_gives_its_url(tmp_path: Path) -> None:
+    from tests.console_rig import write_config
+
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text() + "\n[ui]\nenabled = true\n")
+    store = _dir(tmp_path)
+    _seed(store)
+    env = env_for(tmp_path)
+    state = tmp_path / "spool" / "console.json"
+    daemon = subprocess.Popen([sys.executable, "-m", "dreamd", "run"], cwd=REPO, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not state.exists() and time.monotonic() < deadline and daemon.poll() is None:
+            time.sleep(0.1)
+        assert state.exists(), daemon.stderr.read() if daemon.poll() is not None and daemon.stderr else "no console.json"
+        assert state.stat().st_mode & 0o777 == 0o600
+        out = subprocess.run([sys.executable, "-m", "dreamd", "status", "--json"], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+        url = json.loads(out.stdout)["console"]["url"]
+        text = subprocess.run([sys.executable, "-m", "dreamd", "status"], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=60, check=True).stdout  # fmt: skip
+        assert f"console: {url}" in text
+        opener = urllib.request.build_opener(_NoRedirect)
+        try:
+            opener.open(url, timeout=10)
+            raise AssertionError("the token URL did not redirect")
+        except urllib.error.HTTPError as e:
+            assert e.code == 303
+            jar = e.headers["set-cookie"].split(";")[0]
+        status, _, body = _get(url.split("?")[0], Cookie=jar)
+        assert status == 200 and str(store.path) in body
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    assert not state.exists()
+    try:
+        urllib.request.urlopen(url.split("?")[0], timeout=5)
+        raise AssertionError("the console outlived the daemon")
+    except (urllib.error.URLError, ConnectionError):
+        pass
