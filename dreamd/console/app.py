@@ -69,6 +69,16 @@ class ConsoleState:
     hosts: set[str] = field(default_factory=set)
     dirs: views.Directories = field(default_factory=views.Directories)
     cache: views.TextCache = field(default_factory=views.TextCache)
+    stores: dict[Path, MemoryStore] = field(default_factory=dict)
+    """One long-lived store per served directory: it keeps the parsed manifest until the file
+    changes, so a page costs a stat, not a parse (derived, rebuilt at every start)."""
+
+    def store(self, path: Path) -> MemoryStore:
+        store = self.stores.get(path)
+        if store is None:
+            store = MemoryStore(path, history_generations=self.config.retention.history_generations)
+            self.stores[path] = store
+        return store
 
     def allowed_hosts(self) -> set[str]:
         base = {"127.0.0.1", "localhost", "[::1]", *self.hosts}
@@ -108,7 +118,7 @@ def _store(request: Request) -> tuple[Path, MemoryStore]:
     path = _state(request).dirs.get(request.path_params["dir"])
     if path is None:
         raise _NotFound("no such directory in this console")
-    return path, MemoryStore(path, history_generations=_state(request).config.retention.history_generations)
+    return path, _state(request).store(path)
 
 
 class _NotFound(Exception):
@@ -134,7 +144,7 @@ async def overview(request: Request) -> Response:
     state = _state(request)
     paths = state.dirs.all()
     status = await asyncio.to_thread(collect_status, state.config, paths)
-    types = await asyncio.to_thread(views.counts_by_type, paths)
+    types = await asyncio.to_thread(views.counts_by_type, [state.store(p) for p in paths])
     for d in status["directories"]:
         d["id"] = views.dir_id(Path(d["path"]))
         d["types"] = types.get(d["path"], {})
@@ -152,6 +162,8 @@ async def directory(request: Request) -> Response:
     except ValueError:
         pg = 1
     tbl = await asyncio.to_thread(views.table, store, type_=type_, text=text, page=pg, cache=_state(request).cache)
+    if not text:
+        _state(request).cache.warm(store)
     recalled = None
     if prompt:
         recalled = await asyncio.to_thread(_recall, path, prompt, _state(request).config)

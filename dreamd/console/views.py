@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import DreamdError, StoreError
-from memory.store.history import LogEntry, find_bytes, log_entries
+from memory.store.history import LogEntry, find_bytes, summary_entries
 from memory.store.manifest import Manifest, ManifestEntry
 from memory.store.records import Record
 from memory.store.transaction import MemoryStore
@@ -90,38 +90,85 @@ class Table:
 
 
 class TextCache:
-    """Record texts by content hash, bounded; lets plain-text search over a large set answer
-    from memory once each file was read (the first search of a 10,000-record set reads them)."""
+    """What plain-text search looks through, per directory: each record's name, type,
+    description and body, lowercased, for one manifest (the store hands out the same parsed
+    manifest until the file changes, so a search after a commit rebuilds only then). Bodies
+    are read once per content hash and kept while the total stays under ``limit``; derived,
+    never authoritative."""
 
     def __init__(self, limit: int = TEXT_CACHE_BYTES) -> None:
         self._limit = limit
+        self._bodies: OrderedDict[str, str] = OrderedDict()
         self._size = 0
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
+        self._sets: dict[str, tuple[Manifest, list[tuple[ManifestEntry, str]]]] = {}
+        self._meta: dict[str, tuple[float | None, str | None]] = {}
+        self._warming: set[str] = set()
+        self._lock = threading.RLock()
 
-    def text(self, store: MemoryStore, entry: ManifestEntry) -> str:
-        with self._lock:
-            hit = self._items.get(entry.sha256)
-            if hit is not None:
-                self._items.move_to_end(entry.sha256)
-                return hit
+    def _read(self, store: MemoryStore, entry: ManifestEntry) -> Record | None:
         try:
-            text = store.read_record(entry).body
+            rec = store.read_record(entry)
         except (DreamdError, OSError):
-            text = ""
+            self._meta[entry.sha256] = (None, None)
+            return None
+        self._meta[entry.sha256] = (rec.importance, rec.expires)
+        return rec
+
+    def meta(self, store: MemoryStore, entry: ManifestEntry) -> tuple[float | None, str | None]:
+        """A record's importance and expiry (from its file, read once per content hash)."""
+        hit = self._meta.get(entry.sha256)
+        if hit is None:
+            self._read(store, entry)
+            hit = self._meta.get(entry.sha256, (None, None))
+        return hit
+
+    def _body(self, store: MemoryStore, entry: ManifestEntry) -> str:
         with self._lock:
-            self._items[entry.sha256] = text
-            self._size += len(text)
-            while self._size > self._limit and self._items:
-                _, old = self._items.popitem(last=False)
+            hit = self._bodies.get(entry.sha256)
+            if hit is not None:
+                self._bodies.move_to_end(entry.sha256)
+                return hit
+        rec = self._read(store, entry)
+        text = rec.body.lower() if rec is not None else ""
+        with self._lock:
+            if entry.sha256 not in self._bodies:
+                self._bodies[entry.sha256] = text
+                self._size += len(text)
+            while self._size > self._limit and self._bodies:
+                _, old = self._bodies.popitem(last=False)
                 self._size -= len(old)
         return text
 
+    def warm(self, store: MemoryStore) -> None:
+        """Build the directory's haystacks in the background (once per manifest), so the first
+        search after a page opens answers from memory. Only pages being looked at warm it."""
+        key = str(store.path)
+        with self._lock:
+            if key in self._warming:
+                return
+            self._warming.add(key)
 
-def _matches(entry: ManifestEntry, needle: str, store: MemoryStore, cache: TextCache) -> bool:
-    if needle in entry.name.lower() or needle in entry.description.lower() or needle in entry.type:
-        return True
-    return needle in cache.text(store, entry).lower()
+        def run() -> None:
+            try:
+                self.haystacks(store, store.snapshot())
+            except (DreamdError, OSError):
+                pass
+            finally:
+                with self._lock:
+                    self._warming.discard(key)
+
+        threading.Thread(target=run, name="console-warm", daemon=True).start()
+
+    def haystacks(self, store: MemoryStore, manifest: Manifest) -> list[tuple[ManifestEntry, str]]:
+        key = str(store.path)
+        with self._lock:
+            hit = self._sets.get(key)
+            if hit is not None and hit[0] is manifest:
+                return hit[1]
+        hay = [(e, f"{e.name}\n{e.type}\n{e.description.lower()}\n{self._body(store, e)}") for e in manifest.records]
+        with self._lock:
+            self._sets[key] = (manifest, hay)
+        return hay
 
 
 def table(
@@ -140,19 +187,16 @@ def table(
     entries = [e for e in manifest.records if not type_ or e.type == type_]
     needle = (text or "").strip().lower()
     if needle:
+        wanted = {id(e) for e in entries}
         cache = cache or TextCache()
-        entries = [e for e in entries if _matches(e, needle, store, cache)]
+        entries = [e for e, hay in cache.haystacks(store, manifest) if needle in hay and id(e) in wanted]
     entries.sort(key=lambda e: (e.updated_at, e.name), reverse=True)
     pages = max(1, -(-len(entries) // PAGE_SIZE))
     page = min(max(1, page), pages)
+    cache = cache or TextCache()
     rows = []
     for e in entries[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
-        importance = expires = None
-        try:
-            rec = store.read_record(e)
-            importance, expires = rec.importance, rec.expires
-        except (DreamdError, OSError):
-            pass
+        importance, expires = cache.meta(store, e)
         rows.append(Row(e.name, e.type, e.description, e.updated_at, e.file, importance, expires))
     return Table(manifest.generation, len(manifest.records), len(entries), by_type, rows, page, pages)
 
@@ -235,7 +279,7 @@ def record_view(store: MemoryStore, name: str) -> RecordView | None:
         error = str(exc)
     versions: list[Version] = []
     first: LogEntry | None = None
-    for log in reversed(log_entries(store)):
+    for log in reversed(summary_entries(store)):
         what = _what(log, name)
         if what is None:
             continue
@@ -298,7 +342,7 @@ def describe(entry: LogEntry) -> list[str]:
 
 
 def timeline(store: MemoryStore, *, limit: int | None = None) -> list[tuple[LogEntry, list[str]]]:
-    return [(e, describe(e)) for e in log_entries(store, limit=limit)]
+    return [(e, describe(e)) for e in summary_entries(store, limit=limit)]
 
 
 @dataclass(frozen=True)
@@ -359,7 +403,7 @@ class MergeView:
 def generation_diff(store: MemoryStore, generation: int) -> tuple[LogEntry, list[FileDiff], list[MergeView]] | None:
     """What one generation changed, file by file, against the generation before it, and each
     merge of a dream with all its sources."""
-    entries = {e.generation: e for e in log_entries(store)}
+    entries = {e.generation: e for e in summary_entries(store)}
     entry = entries.get(generation)
     if entry is None:
         return None
@@ -437,11 +481,11 @@ def spool_jobs(spool: Path) -> dict[str, Any]:
     return status
 
 
-def counts_by_type(paths: Iterable[Path]) -> dict[str, dict[str, int]]:
+def counts_by_type(stores: Iterable[MemoryStore]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
-    for p in paths:
+    for store in stores:
         try:
-            out[str(p)] = dict(Counter(e.type for e in MemoryStore(p).snapshot().records))
+            out[str(store.path)] = dict(Counter(e.type for e in store.snapshot().records))
         except (DreamdError, OSError):
-            out[str(p)] = {}
+            out[str(store.path)] = {}
     return out
