@@ -19,6 +19,8 @@ from dreamd.config import Config
 from memory.errors import ConfigError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+IDLE_TICK = 1.0
+"""Seconds between the server's own wake-ups when no request comes."""
 STATE_FILE = "console.json"
 """In the spool directory while the daemon serves the console: its URL with the token
 (mode 0600, for ``dreamd status``), removed when the daemon stops."""
@@ -54,12 +56,26 @@ class ConsoleServer:
         return self.host not in LOOPBACK
 
     def _make(self) -> Any:
+        import asyncio
+
         import uvicorn
 
         from dreamd.console.app import create_app
 
+        class QuietServer(uvicorn.Server):
+            """uvicorn wakes ten times a second to refresh its Date header and look for a
+            stop request; the console wakes once a second (a stop takes up to a second)."""
+
+            async def main_loop(self) -> None:
+                counter = 0
+                should_exit = await self.on_tick(counter)
+                while not should_exit:
+                    counter = (counter + 10) % 864000  # on_tick refreshes the Date header at multiples of 10
+                    await asyncio.sleep(IDLE_TICK)
+                    should_exit = await self.on_tick(counter)
+
         config = uvicorn.Config(create_app(self.state), log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
+        self._server = QuietServer(config)
         return self._server
 
     def run(self) -> None:
