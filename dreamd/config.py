@@ -118,6 +118,18 @@ DEFAULT_SYNC = SyncConfig(dirs=(), remotes={}, interval=300.0, push_after_commit
 
 
 @dataclass(frozen=True)
+class UiConfig:
+    enabled: bool
+    """The daemon also serves the console (``dreamd ui``), for as long as it runs."""
+    host: str
+    port: int
+    allow_remote: bool
+
+
+DEFAULT_UI = UiConfig(enabled=False, host="127.0.0.1", port=0, allow_remote=False)
+
+
+@dataclass(frozen=True)
 class Config:
     daemon: DaemonConfig
     gates: GatesConfig
@@ -127,6 +139,7 @@ class Config:
     source: Path | None
     """The file the values came from; ``None`` when everything is a default."""
     sync: SyncConfig = DEFAULT_SYNC
+    ui: UiConfig = DEFAULT_UI
 
 
 # --------------------------------------------------------------------------- durations
@@ -427,9 +440,22 @@ SCHEMA: tuple[Key, ...] = (
     Key("sync", "max_backoff", "duration", "1h",
         "Longest wait between retries while the remote keeps failing (doubling from 30s).",
         _duration(0.0, strict=True)),
+    # [ui]
+    Key("ui", "enabled", "bool", False,
+        "The daemon also serves the web console (as `dreamd ui` does); its URL with the token is in `dreamd status`.",
+        _bool),
+    Key("ui", "host", "string", "127.0.0.1",
+        "Address the daemon's console binds; anything but loopback also needs allow_remote.",
+        _string(allow_empty=False)),
+    Key("ui", "port", "integer", 0,
+        "Port of the daemon's console (0: a free one, chosen at each start).",
+        _int(0)),
+    Key("ui", "allow_remote", "bool", False,
+        "Let the console bind an address other machines reach (the token is then all that guards it).",
+        _bool),
 )
 
-SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention", "sync")
+SECTIONS: tuple[str, ...] = ("daemon", "gates", "model", "recall", "retention", "sync", "ui")
 _SECTION_CLASSES: dict[str, type[Any]] = {
     "daemon": DaemonConfig,
     "gates": GatesConfig,
@@ -437,6 +463,7 @@ _SECTION_CLASSES: dict[str, type[Any]] = {
     "recall": RecallConfig,
     "retention": RetentionConfig,
     "sync": SyncConfig,
+    "ui": UiConfig,
 }
 
 

@@ -27,6 +27,7 @@ __all__ = ["EVENTS", "EventLogger", "configure", "get_logger", "render_event_tab
 
 EVENTS: dict[str, str] = {
     # daemon lifecycle
+    "console.started": "The daemon serves the web console ([ui] enabled) at this address; the URL with its token is in dreamd status (url, remote).",
     "daemon.started": "The daemon took the spool lock and is starting (spool, roots, workers, config).",
     "daemon.ready": "Watchers, scheduler and workers are running (managed_dirs, queue).",
     "daemon.reloading": "SIGHUP received: re-reading the config (config).",

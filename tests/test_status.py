@@ -260,6 +260,7 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
         "model",
         "spool",
         "other_spools",
+        "console",
         "directories",
     }
     assert again["model"] == {"backend": "offline", "model": None, "misconfigured": None}

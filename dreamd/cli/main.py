@@ -350,6 +350,14 @@ def cmd_merge_driver(args: argparse.Namespace) -> int:
     return merge_driver(Path(args.base), Path(args.ours), Path(args.theirs))
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    from dreamd.console.serve import serve
+
+    config = _config(args)
+    _quiet_logs(args)
+    return serve(config, dirs=[Path(d) for d in args.dirs], host=args.host, port=args.port, allow_remote=args.allow_remote)
+
+
 def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() takes the fast path
     from dreamd.hook.main import main as hook_main
 
@@ -455,6 +463,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
     sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
     sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")
+    sp = add("ui", cmd_ui, "local web console: see, search, compare and undo memory in a browser", config=True)
+    sp.add_argument("dirs", nargs="*", metavar="DIR", help="directories to show (default: every managed directory under the roots)")
+    sp.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    sp.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    sp.add_argument("--allow-remote", action="store_true", help="allow binding an address other machines reach (prints a warning)")
     return p
 
 

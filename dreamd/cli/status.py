@@ -359,6 +359,13 @@ def _count_jobs(folder: Path) -> int:
         return 0
 
 
+def _console(config: Config) -> dict[str, Any] | None:
+    """The daemon's web console (``[ui] enabled``) while it serves: its URL with the token."""
+    from dreamd.console.serve import read_state
+
+    return read_state(config.daemon.spool)
+
+
 def model_status(config: Config) -> dict[str, Any]:
     """The configured backend and, when the daemon found it misconfigured, why and since when."""
     from dreamd.models.health import health_path, read_health
@@ -394,6 +401,7 @@ def collect_status(
         "model": model_status(config),
         "spool": spool_status(config.daemon.spool),
         "other_spools": other_spools(config),
+        "console": _console(config),
         "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
     }
 
@@ -459,6 +467,8 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"daemon: running, pid {daemon['pid']} since {daemon['since']}")
     elif daemon["running"] is False:
         lines.append("daemon: not running (jobs wait in new/ until it starts)")
+    if status.get("console"):
+        lines.append(f"console: {status['console']['url']}")
     model = status.get("model")
     if model is not None:
         named = f" ({model['model']})" if model["model"] else ""

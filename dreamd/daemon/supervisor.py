@@ -160,6 +160,8 @@ class Daemon(Generic[C]):
                                   after_job=self.dirs.after_write, hint_spool=self.hint_spool, once=once)
         self.watcher: Watcher | None = None
         self.scheduler: Any = None
+        self.console: Any = None
+        """The web console's server thread when ``[ui] enabled`` (dreamd.console.serve)."""
         self.died: str | None = None
         """The component whose death or hang stopped the daemon."""
         self._stop_signal: int | None = None
@@ -264,6 +266,8 @@ class Daemon(Generic[C]):
             return "scheduler"
         if not self.pool.alive():
             return "workers"
+        if self.console is not None and not self.console.alive():
+            return "console"
         tick_limit, task_limit = _hang_limits(self.config)
         started = self._tick_started
         now = self.clock()
@@ -360,6 +364,7 @@ class Daemon(Generic[C]):
         self._release_deferred()
         self.jobs.scan_spool()
         self._start_scheduler()
+        self._start_console()
         log.info("daemon.ready", managed_dirs=len(self.dirs.managed), queue=self.pool.pending())
         self.notifier.ready(self.status_text())
 
@@ -387,7 +392,25 @@ class Daemon(Generic[C]):
                 log.critical("daemon.component_died", component=dead)
                 return self.shutdown(1)
 
+    def _start_console(self) -> None:
+        """``[ui] enabled``: serve the console from a thread for as long as the daemon runs; its
+        URL (with the token) goes to the spool's ``console.json`` for ``dreamd status``."""
+        ui = self.config.ui
+        if not ui.enabled:
+            return
+        from dreamd.console.serve import ConsoleServer, write_state
+
+        self.console = ConsoleServer(self.config, host=ui.host, port=ui.port, allow_remote=ui.allow_remote)
+        self.console.start()
+        write_state(self.spool.root, self.console)
+        log.info("console.started", url=self.console.base, remote=self.console.remote)
+
     def shutdown(self, code: int) -> int:
+        if self.console is not None:
+            from dreamd.console.serve import clear_state
+
+            self.console.stop()
+            clear_state(self.spool.root)
         self.jobs.stop()
         self.dirs.stop()
         self.notifier.stopping()

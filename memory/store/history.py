@@ -31,7 +31,9 @@ class LogEntry:
     generation: int
     committed_at: str
     actor: str
-    records: int
+    records: int | None
+    """How many records the generation holds; None in :func:`summary_entries` for generations
+    before the current one (counting them would mean parsing their whole record list)."""
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -53,13 +55,24 @@ class LogEntry:
 
 def _entry(m: Manifest) -> LogEntry:
     c = m.change
-    foreign = {str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)}
+    foreign = _foreign(c)
     named = {str(n) for key in ("added", "updated") for n in c.get(key, [])} | {n for v in foreign.values() for n in v}
+    titles = {e.name: e.title for e in m.records if e.title and e.name in named}
+    return _entry_of(m.generation, m.committed_at, len(m.records), c, titles)
+
+
+def _foreign(c: dict[str, Any]) -> dict[str, list[str]]:
+    return {str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)}
+
+
+def _entry_of(
+    generation: int, committed_at: str, records: int | None, c: dict[str, Any], titles: dict[str, str]
+) -> LogEntry:
     return LogEntry(
-        generation=m.generation,
-        committed_at=m.committed_at,
+        generation=generation,
+        committed_at=committed_at,
         actor=str(c.get("actor", "unknown")),
-        records=len(m.records),
+        records=records,
         added=list(c.get("added", [])),
         updated=list(c.get("updated", [])),
         removed=list(c.get("removed", [])),
@@ -67,9 +80,9 @@ def _entry(m: Manifest) -> LogEntry:
         job_id=c.get("job_id"),
         session_id=c.get("session_id"),
         note=c.get("note"),
-        foreign=foreign,
+        foreign=_foreign(c),
         index_archived=c.get("index_archived"),
-        titles={e.name: e.title for e in m.records if e.title and e.name in named},
+        titles=titles,
     )
 
 
@@ -95,7 +108,10 @@ TAIL_BYTES = 16 * 1024
 most about 60 KB), so one or two reads of the tail find it at any set size; the window grows
 (×8) until it does."""
 
-_HEAD = re.compile(rb'\s*\{\s*"format"\s*:\s*(-?\d+)\s*,\s*"generation"\s*:\s*(\d+)\s*[,}]')
+_HEAD = re.compile(
+    rb'\s*\{\s*"format"\s*:\s*(-?\d+)\s*,\s*"generation"\s*:\s*(\d+)\s*'
+    rb'(?:,\s*"committed_at"\s*:\s*"([0-9A-Za-z:.+-]{1,64})"\s*)?[,}]'
+)
 _CHANGE = b'"change"'
 _WS = b" \t\r\n"
 _DECODER = json.JSONDecoder()
@@ -110,7 +126,14 @@ class Unreadable:
 
 
 def read_change(path: Path) -> tuple[int, dict[str, Any]]:
-    """``(generation, change)`` of one manifest file, without reading its record list.
+    """``(generation, change)`` of one manifest file, without reading its record list
+    (:func:`read_summary` without the commit time)."""
+    generation, _, change = read_summary(path)
+    return generation, change
+
+
+def read_summary(path: Path) -> tuple[int, str | None, dict[str, Any]]:
+    """``(generation, committed_at, change)`` of one manifest file, without reading its record list.
 
     The fast path reads the head (``format``, ``generation``, in the order dreamd writes them)
     and the tail, and takes the last top-level ``"change"`` key found there: a match counts
@@ -129,6 +152,7 @@ def read_change(path: Path) -> tuple[int, dict[str, Any]]:
             m = _HEAD.match(head)
             if m is not None:
                 fmt, generation = int(m.group(1)), int(m.group(2))
+                committed = m.group(3).decode("ascii") if m.group(3) else None
                 if fmt != 1:
                     raise StoreError(f"{where}: unsupported manifest format {fmt!r}")
                 size = f.seek(0, 2)
@@ -138,7 +162,7 @@ def read_change(path: Path) -> tuple[int, dict[str, Any]]:
                     f.seek(start)
                     found = _change_in(f.readall())
                     if found is not None:
-                        return generation, found
+                        return generation, committed, found
                     if start == 0:
                         break
                     window *= 8
@@ -149,7 +173,7 @@ def read_change(path: Path) -> tuple[int, dict[str, Any]]:
     except OSError as exc:
         raise StoreError(f"{where}: cannot read manifest ({exc})") from None
     manifest = Manifest.loads(data, where=where)
-    return manifest.generation, manifest.change
+    return manifest.generation, manifest.committed_at, manifest.change
 
 
 def _change_in(buf: bytes) -> dict[str, Any] | None:
@@ -207,6 +231,27 @@ def change_summaries(
         except StoreError as exc:
             if unreadable is not None:
                 unreadable.append(Unreadable(gen, str(exc)))
+
+
+def summary_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:
+    """:func:`log_entries` without parsing any record list but the current one (what a page
+    of history needs at any set size): each older generation's entry comes from the head and
+    the ``change`` of its manifest (:func:`read_summary`); its ``records`` count is None and
+    its ``titles`` empty. Unreadable manifests are passed over, as :func:`log_entries` does."""
+    current = store.snapshot()
+    out = [_entry(current)]
+    hist = store.path / HISTORY
+    for gen in reversed(store.history_manifests()):
+        if limit is not None and len(out) >= limit:
+            break
+        if gen >= current.generation:
+            continue
+        try:
+            generation, committed, change = read_summary(hist / history_manifest_name(gen))
+        except StoreError:
+            continue
+        out.append(_entry_of(generation, committed or "", None, change, {}))
+    return out[:limit] if limit is not None else out
 
 
 def _names(value: Any) -> list[str]:
@@ -275,7 +320,7 @@ def render_log(entries: list[LogEntry]) -> str:
             who += f" job {e.job_id}"
         if e.session_id:
             who += f" session {e.session_id}"
-        lines.append(f"generation {e.generation}  {e.committed_at}  by {who}  ({e.records} records)")
+        lines.append(f"generation {e.generation}  {e.committed_at}  by {who}  ({e.records if e.records is not None else '?'} records)")
         for m in e.merged:
             into = m.get("into")
             sources = ", ".join(m.get("from", []))
@@ -302,7 +347,7 @@ def render_log_json(entries: list[LogEntry]) -> str:
     return json.dumps({"generations": [e.to_json() for e in entries]}, ensure_ascii=False, indent=2)
 
 
-def _find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
+def find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     """The exact bytes an old entry committed, from the directory or ``.history/``."""
     candidates = [store.path / entry.file]
     hist = store.path / HISTORY
@@ -333,7 +378,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
         entries: list[ManifestEntry] = []
         files: list[tuple[str, bytes]] = []
         for entry in target.records:
-            data = _find_bytes(store, entry)
+            data = find_bytes(store, entry)
             if data is None:
                 raise StoreError(
                     f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
