@@ -346,3 +346,21 @@ def test_the_plugin_and_marketplace_manifests_agree() -> None:
     assert {g[0]["hooks"][0]["command"] for g in hooks.values()} == {'"${CLAUDE_PLUGIN_ROOT}/bin/dreamd" hook'}
     assert sorted(p.stem for p in (plugin_dir / "commands").glob("*.md")) == ["forget", "recall", "remember", "status"]
     assert os.access(plugin_dir / "bin" / "dreamd", os.X_OK)
+
+
+def test_a_failing_command_fails_setup_but_the_other_steps_are_still_done(tmp_path: Path) -> None:
+    class Refusing(FakeRunner):
+        def __call__(self, argv: Sequence[str]) -> tuple[int, str]:
+            if list(argv)[2:3] == ["restart"]:
+                self.calls.append(list(argv))
+                return 1, "Job for dreamd.service failed because the control process exited"
+            return super().__call__(argv)
+
+    env = home_env(tmp_path)
+    out = io.StringIO()
+    assert setup_main(Options(argv=DREAMD), env=env, runner=Refusing("systemd"), out=out, platform="linux") == 1
+    text = out.getvalue()
+    assert "dreamd setup: systemctl --user restart dreamd.service failed (exit 1): Job for dreamd.service failed" in text
+    assert text.endswith("1 step(s) failed (above); the rest is set up, run it again after the fix\n")
+    assert Path(env["HOME"], ".claude", "settings.json").exists()
+    assert Path(env["HOME"], ".config", "dreamd", "config.toml").exists()

@@ -213,6 +213,12 @@ def test_the_plugin_installs_from_the_repository_and_its_hooks_carry_memories_to
     user.remembers_across_sessions()
     assert {e["hook"] for e in user.hook_log()} >= {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
 
+    before = len(user.fake.requests)
+    status = user.claude("/dreamd:status")
+    assert status.returncode == 0, status.stderr
+    [body] = user.main_bodies(before)[:1]
+    assert "OK    claude code hooks run:" in body and "records 1" in body, body[-3000:]
+
 
 def test_the_install_line_gives_a_dreamd_that_sets_up_a_fresh_home(installed: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"

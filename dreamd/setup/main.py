@@ -85,15 +85,17 @@ class Options:
 def read_file(path: Path) -> bytes | None:
     """A file's bytes (None when absent); a symlink is read as the file it names, a FIFO or an
     oversized file is refused."""
+    from memory.errors import ConfigError
+
     try:
         with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
             if not os.path.isfile(path):
-                raise OSError(f"{path}: not a regular file")
+                raise ConfigError(f"{path}: not a regular file; not touched")
             data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return None
     if len(data) > MAX_FILE_BYTES:
-        raise OSError(f"{path}: over {MAX_FILE_BYTES} bytes")
+        raise ConfigError(f"{path}: over {MAX_FILE_BYTES} bytes; not touched")
     return data
 
 
@@ -431,6 +433,7 @@ def setup_main(
                 out.write(f"{step.name:<8} {note}\n")
         out.write("dreamd setup: nothing to change: already set up\n")
         return 0
+    failed = 0
     merged = {**recorded, "argv": list(opts.argv), "files": files}
     if "mcp" in extra and "mcp" not in recorded:
         merged["mcp"] = extra["mcp"]
@@ -459,9 +462,13 @@ def setup_main(
             out.write(f"{step.name:<8} running:\n")
         for command in [*step.commands, *step.post_commands]:
             if not _run(runner, command, out):
-                return 1
+                failed += 1
+                break
         for note in step.notes:
             out.write(f"{step.name:<8} {note}\n")
+    if failed:
+        out.write(f"dreamd setup: {failed} step(s) failed (above); the rest is set up, run it again after the fix\n")
+        return 1
     out.write(
         f"dreamd setup: done (undo: {shlex.join([*opts.argv, 'setup', '--undo'])}); check it: "
         f"{shlex.join([*opts.argv, 'doctor'])}\n"
