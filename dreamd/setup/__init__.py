@@ -1,6 +1,7 @@
 """``dreamd setup``: one idempotent command that makes a working installation, and its undo.
 
-What it sets up (each step a plan over what is on disk, computed before anything is touched):
+What it sets up (each step a plan over what is on disk, computed by :mod:`.plan` before anything
+is touched, then printed or applied by :mod:`.main`):
 
 - **hooks** (:mod:`.hooks`): the five events in ``~/.claude/settings.json`` run the *absolute*
   command of the dreamd that ran setup (Claude Code's PATH need not hold it), each with a
