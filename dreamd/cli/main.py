@@ -478,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("base", metavar="BASE")
     sp.add_argument("ours", metavar="OURS")
     sp.add_argument("theirs", metavar="THEIRS")
-    add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
+    add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability, Claude Code hooks run as Claude Code runs them, MCP server, service", config=True)
     sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
     sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")
     return p
