@@ -5,10 +5,14 @@ from __future__ import annotations
 import http.server
 import io
 import json
+import os
+import shlex
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,9 +23,12 @@ from dreamd.cli.doctor import (
     check_claude_hooks,
     check_daemon,
     check_failed_jobs,
+    check_hooks_run,
     check_inotify,
+    check_mcp,
     check_model,
     check_other_spools,
+    check_service,
     check_spool,
     doctor_main,
     run_doctor,
@@ -96,14 +103,25 @@ def daemon_lock(spool: Path, pid: int) -> str:
     )
 
 
+HOOK = f"{shlex.quote(sys.executable)} -m dreamd hook"
+"""A hook command that runs on any PATH: this interpreter's absolute path."""
+
+
+def no_manager(argv: Sequence[str]) -> tuple[int, str]:
+    return 1, "Failed to connect to bus: No medium found"
+
+
 def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
     MemoryStore.init(tmp_path / "code" / "app" / ".memory")
     spool = make_spool(tmp_path)
     proc = fake_proc(tmp_path, 65536, 512, daemon_lock(spool, 4321))
-    write_hooks(tmp_path, HOOKS_SNIPPET)
+    write_hooks(tmp_path, {e: [{"hooks": [dict(g[0]["hooks"][0], command=HOOK)]}] for e, g in HOOKS_SNIPPET.items()})
+    (tmp_path / ".claude.json").write_text(json.dumps({"mcpServers": {"dreamd": {
+        "type": "stdio", "command": sys.executable, "args": ["-m", "dreamd", "mcp"]}}}))  # fmt: skip
     out = io.StringIO()
-    code = run_doctor(config_for(tmp_path), env={"HOME": str(tmp_path)}, out=out, proc=proc)
-    assert code == 0
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    code = run_doctor(config_for(tmp_path), env=env, out=out, proc=proc, runner=no_manager)
+    assert code == 0, out.getvalue()
     assert out.getvalue().splitlines() == [
         f"OK    config: {tmp_path / 'config.toml'} is valid",
         f"OK    roots: 1 managed, 0 unmanaged dirs under {tmp_path / 'code'}/*/.memory",
@@ -115,6 +133,10 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         "OK    failed jobs: none",
         "OK    other spools: no jobs wait in a spool the daemon does not read",
         f"OK    claude code hooks: {tmp_path / '.claude' / 'settings.json'} runs dreamd hook for all 5 events",
+        f"OK    claude code hooks run: `{HOOK}` ran (sh -c, this PATH) and exited 0",
+        f"OK    mcp server: registered for the user as `{shlex.join([sys.executable, '-m', 'dreamd', 'mcp'])}`",
+        "WARN  service: no service manager here (systemctl --user: Failed to connect to bus: No medium "
+        "found): dreamd run (pid 4321) is alive but unsupervised; nothing restarts it after a crash or a reboot",
     ]
 
 
@@ -521,3 +543,101 @@ def test_jobs_waiting_in_a_spool_no_daemon_reads_are_reported(tmp_path: Path) ->
         os.environ.update(saved)
     assert status["other_spools"] == [{"path": str(stray), "new": 1, "cur": 0, "deferred": 0}]
     assert f"another spool {stray} holds jobs" in render_status(status)
+
+
+# --------------------------------------------------------------------------- hooks that run, mcp, service
+
+
+def test_a_hook_command_claude_codes_path_cannot_find_fails_doctor(tmp_path: Path) -> None:
+    """Issue 20 item 1: the README's bare ``dreamd hook`` with dreamd only in a venv. Claude
+    Code's every hook exits 127; doctor said OK because it only read the settings."""
+    write_hooks(tmp_path, HOOKS_SNIPPET)
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(tmp_path / "st")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dreamd", "doctor"], env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("FAIL")]
+    assert line.startswith(
+        f"FAIL  claude code hooks run: `dreamd hook` from {tmp_path / '.claude' / 'settings.json'} "
+        "(SessionStart, UserPromptSubmit, Stop, PreCompact, SessionEnd): not found on Claude Code's PATH ("
+    )
+    assert "dreamd: not found" in line
+    assert line.endswith(f"(fix: {shlex.quote(sys.executable)} -m dreamd setup (writes the absolute path of dreamd into the hooks))")
+
+
+def test_a_hook_command_that_exits_non_zero_or_prints_junk_fails(tmp_path: Path) -> None:
+    script = tmp_path / "bin" / "dreamd"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho 'ImportError: no module named dreamd' >&2\nexit 1\n")
+    script.chmod(0o755)
+    env = {"HOME": str(tmp_path), "PATH": f"{script.parent}:/usr/bin:/bin"}
+    write_hooks(tmp_path, {"Stop": [{"hooks": [{"type": "command", "command": "dreamd hook", "timeout": 5}]}]})
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "FAIL"
+    assert check.detail.endswith("(Stop) exited 1: ImportError: no module named dreamd")
+    script.write_text("#!/bin/sh\necho hello\n")
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "FAIL" and "not hook JSON: 'hello" in check.detail
+    assert check_hooks_run({"HOME": str(tmp_path / "nobody")}) is None
+
+
+def test_the_plugins_hooks_are_found_and_run_through_its_launcher(tmp_path: Path) -> None:
+    import shutil
+
+    repo = Path(__file__).resolve().parents[1]
+    root = tmp_path / ".claude" / "plugins" / "cache" / "dreamd" / "dreamd" / "0.1.0"
+    shutil.copytree(repo / "plugin", root)
+    (tmp_path / ".claude" / "plugins" / "installed_plugins.json").write_text(json.dumps(
+        {"version": 2, "plugins": {"dreamd@dreamd": [{"scope": "user", "installPath": str(root)}]}}))  # fmt: skip
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(tmp_path / "st")}
+    assert check_claude_hooks(env).line() == "OK    claude code hooks: plugin dreamd@dreamd runs dreamd hook for all 5 events"
+    failed = check_hooks_run(env)
+    assert failed is not None and failed.status == "FAIL" and "dreamd plugin: no dreamd command found" in failed.detail
+    (tmp_path / "st" / "dreamd").mkdir(parents=True)
+    (tmp_path / "st" / "dreamd" / "plugin-command").write_text(f"{sys.executable}\n-m\ndreamd\n")
+    ran = check_hooks_run(env)
+    assert ran is not None and ran.status == "OK", ran.line()
+    assert check_mcp(env).line() == f"OK    mcp server: served by plugin dreamd@dreamd ({root / '.mcp.json'})"
+    write_hooks(tmp_path, HOOKS_SNIPPET)
+    assert check_claude_hooks(env).detail.endswith("run dreamd hook: every session is sent twice")
+
+
+def test_mcp_registration_missing_or_pointing_at_nothing(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    assert check_mcp(env).status == "WARN"
+    (tmp_path / ".claude.json").write_text(json.dumps({"mcpServers": {"dreamd": {"command": "/gone/dreamd", "args": ["mcp"]}}}))
+    check = check_mcp(env)
+    assert check.status == "FAIL" and check.detail == (
+        "registered as `/gone/dreamd mcp`, but /gone/dreamd is not found (Claude Code cannot start it)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("answers", "status", "detail"),
+    [
+        ({"is-active": (0, "active"), "is-enabled": (0, "enabled")}, "OK", "systemd user unit dreamd.service: active, enabled"),
+        ({"is-active": (3, "failed"), "is-enabled": (0, "enabled")}, "FAIL", "systemd user unit dreamd.service is failed (enabled)"),
+        ({"is-active": (3, "inactive"), "is-enabled": (1, "not-found")}, "WARN", "no dreamd user unit"),
+    ],
+)
+def test_service_under_a_systemd_user_manager(
+    tmp_path: Path, answers: dict[str, tuple[int, str]], status: str, detail: str
+) -> None:
+    def runner(argv: Sequence[str]) -> tuple[int, str]:
+        return answers.get(argv[2], (0, ""))
+
+    if status != "WARN":
+        unit = tmp_path / ".config" / "systemd" / "user" / "dreamd.service"
+        unit.parent.mkdir(parents=True)
+        unit.touch()
+    check = check_service(tmp_path / "spool", {"HOME": str(tmp_path)}, runner, platform="linux", proc=fake_proc(tmp_path, 1, 1))
+    assert check.status == status and check.detail.startswith(detail), check.line()
+
+
+def test_no_service_manager_and_no_daemon_says_how_to_start_it(tmp_path: Path) -> None:
+    check = check_service(make_spool(tmp_path), {"HOME": str(tmp_path)}, no_manager, platform="linux", proc=fake_proc(tmp_path, 1, 1))
+    assert check.status == "WARN" and "no dreamd run alive" in check.detail
+    assert check.fix is not None and check.fix.startswith("nohup ") and " run >> " in check.fix
+    assert os.path.isabs(shlex.split(check.fix)[1])

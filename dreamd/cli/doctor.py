@@ -15,43 +15,61 @@ claude-code needs the ``claude`` CLI and a login, asked of ``claude auth status`
 model call), whether the daemon's last model call found the model misconfigured (kept in
 the spool's ``.model-health.json``, :mod:`dreamd.models.health`), whether a daemon holds the spool,
 failed jobs waiting for ``dreamd retry``, jobs waiting in a spool no daemon reads
-(``$DREAMD_SPOOL`` set for some processes only), and Claude Code's hooks
-(``~/.claude/settings.json`` sends every event ``dreamd hook`` answers, each with a timeout).
+(``$DREAMD_SPOOL`` set for some processes only), Claude Code's hooks (``~/.claude/settings.json``
+or the dreamd plugin sends every event ``dreamd hook`` answers, each with a timeout), whether
+those hook commands *run* — each is started the way Claude Code starts it, ``sh -c`` with this
+environment's PATH (the login PATH Claude Code inherits; nothing added), on a harmless
+``SessionStart`` payload whose ``cwd`` is an empty temporary directory — the MCP server's
+registration (``~/.claude.json``, or the plugin's), and the service (the systemd user unit or
+launchd agent, else whether an unsupervised ``dreamd run`` is alive).
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
-configured endpoint. It never prints the key.
+configured endpoint. It never prints the key. The hook check appends one line to ``hook.log``
+(the hook's own record of the call, with session id ``dreamd-doctor-…``).
+
+A new check is a function returning a :class:`Check`, added to :func:`run_checks`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dreamd.cli.status import daemon_status, discover_dirs, spool_status
 from dreamd.config import Config, ModelConfig, find_config_file, load_config
 from memory.errors import ConfigError
 
+if TYPE_CHECKING:
+    from dreamd.setup.service import Runner
+
 __all__ = [
     "Check",
+    "HookCommand",
     "check_claude_hooks",
     "check_config",
     "check_daemon",
     "check_failed_jobs",
+    "check_hooks_run",
     "check_inotify",
+    "check_mcp",
     "check_model",
     "check_model_health",
     "check_other_spools",
     "check_roots",
+    "check_service",
     "check_spool",
     "doctor_main",
     "run_checks",
@@ -482,14 +500,258 @@ def _dreamd_hook_commands(settings: Mapping[str, object], event: str) -> list[di
     return found
 
 
+def _this_dreamd(*words: str) -> str:
+    """This dreamd's own absolute command line with ``words`` (what a fix should say to run)."""
+    from dreamd.setup.command import dreamd_argv
+
+    return shlex.join([*dreamd_argv(sys.argv[0], sys.executable), *words])
+
+
+def dreamd_plugin(env: Mapping[str, str]) -> tuple[str, Path] | None:
+    """The installed, enabled dreamd plugin: ``(id, install path)``, or None."""
+    from dreamd.hook.claude_paths import config_dir, read_settings
+
+    base = config_dir(env)
+    installed = read_settings(base / "plugins" / "installed_plugins.json").get("plugins")
+    enabled = read_settings(base / "settings.json").get("enabledPlugins")
+    if not isinstance(installed, dict):
+        return None
+    for plugin_id, entries in installed.items():
+        if not str(plugin_id).startswith("dreamd@") or not isinstance(entries, list):
+            continue
+        if isinstance(enabled, dict) and enabled.get(plugin_id) is False:
+            continue
+        for entry in entries:
+            where = entry.get("installPath") if isinstance(entry, dict) else None
+            if isinstance(where, str) and Path(where, "hooks", "hooks.json").is_file():
+                return str(plugin_id), Path(where)
+    return None
+
+
+@dataclass(frozen=True)
+class HookCommand:
+    """One hook command Claude Code would run for dreamd, and where it is configured."""
+
+    command: str
+    events: tuple[str, ...]
+    timeout: float
+    source: str
+    plugin_root: Path | None = None
+
+
+def configured_hook_commands(env: Mapping[str, str]) -> list[HookCommand]:
+    """Every distinct dreamd hook command in the user settings and the dreamd plugin."""
+    from dreamd.hook.claude_paths import config_dir, read_settings
+    from dreamd.hook.main import HOOK_EVENTS
+
+    found: dict[tuple[str, str], HookCommand] = {}
+    sources: list[tuple[str, Mapping[str, object], Path | None]] = []
+    path = config_dir(env) / "settings.json"
+    sources.append((str(path), read_settings(path), None))
+    plugin = dreamd_plugin(env)
+    if plugin is not None:
+        sources.append((f"plugin {plugin[0]}", read_settings(plugin[1] / "hooks" / "hooks.json"), plugin[1]))
+    for source, settings, root in sources:
+        for event in HOOK_EVENTS:
+            for entry in _dreamd_hook_commands(settings, event):
+                command = str(entry["command"])
+                if root is not None:
+                    command = command.replace("${CLAUDE_PLUGIN_ROOT}", str(root))
+                raw = entry.get("timeout")
+                timeout = float(raw) if isinstance(raw, int | float) and raw > 0 else 60.0
+                key = (source, command)
+                old = found.get(key)
+                events = (*old.events, event) if old else (event,)
+                found[key] = HookCommand(command, events, min(timeout, old.timeout) if old else timeout, source, root)
+    return list(found.values())
+
+
+HOOK_CHECK_TIMEOUT = 30.0
+
+
+def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, str, str]:
+    """Run ``hook`` as Claude Code does (``sh -c``, this environment) on a SessionStart payload
+    in an empty temporary directory: ``(exit code, stdout, stderr)``; 124 on a timeout."""
+    run_env = dict(env)
+    if hook.plugin_root is not None:
+        run_env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
+    with tempfile.TemporaryDirectory(prefix="dreamd-doctor-") as cwd:
+        payload = {
+            "hook_event_name": "SessionStart",
+            "session_id": f"dreamd-doctor-{os.getpid()}",
+            "cwd": cwd,
+            "source": "startup",
+        }
+        run_env["CLAUDE_PROJECT_DIR"] = cwd
+        try:
+            proc = subprocess.run(
+                ["sh", "-c", hook.command], input=json.dumps(payload), env=run_env, cwd=cwd,
+                capture_output=True, text=True, timeout=min(hook.timeout, HOOK_CHECK_TIMEOUT),
+                check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return 124, "", f"no answer within {min(hook.timeout, HOOK_CHECK_TIMEOUT):g} s"
+        except OSError as exc:
+            return 126, "", str(exc)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def check_hooks_run(env: Mapping[str, str]) -> Check | None:
+    """Each configured dreamd hook command, run the way Claude Code runs it (None: none set)."""
+    hooks = configured_hook_commands(env)
+    if not hooks:
+        return None
+    ran: list[str] = []
+    for hook in hooks:
+        code, out, err = run_hook_command(hook, env)
+        said = " ".join((err or out).split())[:300]
+        where = f"{hook.source} ({', '.join(hook.events)})"
+        if code == 127:
+            return Check(
+                FAIL,
+                "claude code hooks run",
+                f"`{hook.command}` from {where}: not found on Claude Code's PATH ({said or 'exit 127'}); "
+                "every session is lost",
+                f"{_this_dreamd('setup')} (writes the absolute path of dreamd into the hooks)",
+            )
+        if code != 0:
+            return Check(
+                FAIL,
+                "claude code hooks run",
+                f"`{hook.command}` from {where} exited {code}: {said or 'no output'}",
+                "run it by hand with a SessionStart payload on stdin to see why; "
+                f"{_this_dreamd('setup')} repoints the hooks at this dreamd",
+            )
+        if out.strip():
+            try:
+                json.loads(out)
+            except ValueError:
+                return Check(
+                    FAIL,
+                    "claude code hooks run",
+                    f"`{hook.command}` from {where} printed something that is not hook JSON: {out[:120]!r}",
+                )
+        ran.append(f"`{hook.command}`")
+    return Check(OK, "claude code hooks run", f"{', '.join(ran)} ran (sh -c, this PATH) and exited 0")
+
+
+def check_mcp(env: Mapping[str, str]) -> Check:
+    """The MCP server Claude Code starts for this user: registered, and its command found."""
+    from dreamd.setup import mcp
+
+    plugin = dreamd_plugin(env)
+    entry = mcp.user_server(env)
+    if entry is None:
+        if plugin is not None and (plugin[1] / ".mcp.json").is_file():
+            return Check(OK, "mcp server", f"served by plugin {plugin[0]} ({plugin[1] / '.mcp.json'})")
+        return Check(
+            WARN,
+            "mcp server",
+            f"no dreamd MCP server registered for the user in {mcp.claude_json(env)}",
+            f"{_this_dreamd('setup')} (or: claude mcp add --scope user dreamd -- {_this_dreamd('mcp')})",
+        )
+    command = entry.get("command")
+    raw_args = entry.get("args")
+    args: list[Any] = raw_args if isinstance(raw_args, list) else []
+    shown = shlex.join([str(command), *map(str, args)])
+    if not isinstance(command, str) or not command:
+        return Check(FAIL, "mcp server", f"the dreamd entry in {mcp.claude_json(env)} has no command", _this_dreamd("setup"))
+    if os.sep in command:
+        found = os.path.isfile(command) and os.access(command, os.X_OK)
+    else:
+        found = shutil.which(command, path=env.get("PATH", "")) is not None
+    if not found:
+        return Check(
+            FAIL,
+            "mcp server",
+            f"registered as `{shown}`, but {command} is not found (Claude Code cannot start it)",
+            _this_dreamd("setup"),
+        )
+    return Check(OK, "mcp server", f"registered for the user as `{shown}`")
+
+
+def check_service(
+    spool: Path, env: Mapping[str, str], runner: Runner, *, platform: str = sys.platform,
+    proc: Path = Path("/proc"),
+) -> Check:  # fmt: skip
+    """Who restarts the daemon: the systemd user unit, the launchd agent, or no one."""
+    from dreamd.setup.service import (
+        AGENT_LABEL,
+        UNIT_NAME,
+        detect_manager,
+        plist_path,
+        start_hint,
+        unit_path,
+    )
+
+    manager = detect_manager(runner, platform=platform)
+    if manager.kind == "systemd":
+        path = unit_path(env)
+        _, active = runner(["systemctl", "--user", "is-active", UNIT_NAME])
+        _, enabled = runner(["systemctl", "--user", "is-enabled", UNIT_NAME])
+        active, enabled = active.strip() or "unknown", enabled.strip() or "unknown"
+        if not path.exists() and enabled in ("unknown", "not-found"):
+            return Check(WARN, "service", f"no dreamd user unit ({path} absent): nothing keeps the daemon running", _this_dreamd("setup"))
+        if active == "active":
+            return Check(OK, "service", f"systemd user unit {UNIT_NAME}: active, {enabled}")
+        return Check(
+            FAIL if active == "failed" else WARN,
+            "service",
+            f"systemd user unit {UNIT_NAME} is {active} ({enabled})",
+            f"systemctl --user enable --now {UNIT_NAME}; journalctl --user -u dreamd says why",
+        )
+    if manager.kind == "launchd":
+        path = plist_path(env)
+        if not path.exists():
+            return Check(WARN, "service", f"no launchd agent ({path} absent)", _this_dreamd("setup"))
+        code, _ = runner(["launchctl", "print", f"gui/{os.getuid()}/{AGENT_LABEL}"])
+        if code == 0:
+            return Check(OK, "service", f"launchd agent {AGENT_LABEL} is loaded")
+        return Check(WARN, "service", f"launchd agent {path} is not loaded", f"launchctl bootstrap gui/{os.getuid()} {path}")
+    from dreamd.setup.command import dreamd_argv
+    from memory.spool.queue import state_home
+
+    state = daemon_status(spool, proc=proc)
+    hint = start_hint(dreamd_argv(sys.argv[0], sys.executable), state_home(env))
+    if state["running"]:
+        return Check(
+            WARN,
+            "service",
+            f"no service manager here ({manager.detail}): dreamd run (pid {state['pid']}) is alive "
+            "but unsupervised; nothing restarts it after a crash or a reboot",
+        )
+    return Check(
+        WARN,
+        "service",
+        f"no service manager here ({manager.detail}) and no dreamd run alive: jobs wait in the spool",
+        hint,
+    )
+
+
 def check_claude_hooks(env: Mapping[str, str]) -> Check:
-    """Claude Code hands sessions to dreamd only through the hooks in its user settings."""
+    """Claude Code hands sessions to dreamd only through hooks: the user settings' or the
+    dreamd plugin's."""
     from dreamd.hook.claude_paths import config_dir, read_settings
     from dreamd.hook.main import HOOK_EVENTS
 
     path = config_dir(env) / "settings.json"
     settings = read_settings(path)
-    fix = f"add the hooks snippet from the README (section Claude Code) to {path}"
+    plugin = dreamd_plugin(env)
+    in_settings = any(_dreamd_hook_commands(settings, e) for e in HOOK_EVENTS)
+    if plugin is not None:
+        hooks = read_settings(plugin[1] / "hooks" / "hooks.json")
+        missing = [e for e in HOOK_EVENTS if not _dreamd_hook_commands(hooks, e)]
+        if in_settings:
+            return Check(
+                WARN,
+                "claude code hooks",
+                f"both plugin {plugin[0]} and {path} run dreamd hook: every session is sent twice",
+                f"{_this_dreamd('setup', '--undo')}, or remove the dreamd hooks from {path}",
+            )
+        if missing:
+            return Check(WARN, "claude code hooks", f"plugin {plugin[0]} misses {', '.join(missing)}", "claude plugin update dreamd")
+        return Check(OK, "claude code hooks", f"plugin {plugin[0]} runs dreamd hook for all {len(HOOK_EVENTS)} events")
+    fix = f"{_this_dreamd('setup')}, or add the hooks snippet from the README (section Claude Code) to {path}"
     if not settings and not path.exists():
         return Check(
             WARN, "claude code hooks", f"{path} does not exist: no session reaches dreamd", fix
@@ -524,13 +786,21 @@ def check_claude_hooks(env: Mapping[str, str]) -> Check:
 
 
 def run_checks(
-    config: Config, *, env: Mapping[str, str], proc: Path = Path("/proc")
+    config: Config,
+    *,
+    env: Mapping[str, str],
+    proc: Path = Path("/proc"),
+    runner: Runner | None = None,
+    platform: str = sys.platform,
 ) -> list[Check]:
     from dreamd.models.health import health_path
+    from dreamd.setup.service import subprocess_runner
 
+    runner = subprocess_runner(env, timeout=10.0) if runner is None else runner
     managed, _ = discover_dirs(config.daemon.roots)
     model = check_model(config.model, env)
     health = check_model_health(health_path(config.daemon.spool), model)
+    hooks_run = check_hooks_run(env)
     return [
         check_config(config, env),
         check_roots(config),
@@ -542,6 +812,9 @@ def run_checks(
         check_failed_jobs(config.daemon.spool),
         check_other_spools(config, env),
         check_claude_hooks(env),
+        *([hooks_run] if hooks_run is not None else []),
+        check_mcp(env),
+        check_service(config.daemon.spool, env, runner, platform=platform, proc=proc),
     ]
 
 
@@ -555,11 +828,13 @@ def run_doctor(
     env: Mapping[str, str] | None = None,
     out: TextIO | None = None,
     proc: Path = Path("/proc"),
+    runner: Runner | None = None,
+    platform: str = sys.platform,
 ) -> int:
     """Print one line per check; 1 when any check failed, else 0."""
     env = os.environ if env is None else env
     out = sys.stdout if out is None else out
-    checks = run_checks(config, env=env, proc=proc)
+    checks = run_checks(config, env=env, proc=proc, runner=runner, platform=platform)
     for c in checks:
         out.write(c.line() + "\n")
     return exit_code(checks)

@@ -316,6 +316,26 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return int(doctor_main(Path(args.config) if args.config else None))
 
 
+def cmd_setup(args: argparse.Namespace) -> int:
+    import os
+
+    from dreamd.setup.command import dreamd_argv
+    from dreamd.setup.main import Options, setup_main, undo_main
+    from dreamd.setup.service import subprocess_runner
+
+    runner = subprocess_runner(os.environ)
+    if args.undo:
+        return undo_main(env=os.environ, runner=runner, out=sys.stdout, dry_run=args.dry_run)
+    opts = Options(
+        argv=tuple(dreamd_argv(sys.argv[0], sys.executable)),
+        roots=tuple(args.root),
+        plugin=args.plugin,
+        dry_run=args.dry_run,
+        config=Path(args.config) if args.config else None,
+    )
+    return setup_main(opts, env=os.environ, runner=runner, out=sys.stdout)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from dreamd.cli.demo import run_demo
 
@@ -449,6 +469,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("resume", cmd_resume, "reopen the enabled gate")
     sp.add_argument("dir", metavar="DIR")
 
+    sp = add("setup", cmd_setup, "make a working installation: Claude Code hooks (absolute path), the MCP server, the config's roots, the service; --undo puts it all back", config=True)
+    sp.add_argument("--root", action="append", default=[], metavar="DIR", help="a code root: DIR/*/.memory joins [daemon] roots (repeatable)")
+    sp.add_argument("--plugin", action="store_true", help="the Claude Code plugin brings the hooks and the MCP server: record this dreamd for its launcher instead")
+    sp.add_argument("--dry-run", action="store_true", help="print every change as a diff and the commands it would run; touch nothing")
+    sp.add_argument("--undo", action="store_true", help="restore what setup changed (recorded in $XDG_STATE_HOME/dreamd/setup.json)")
+
     sp = add("demo", cmd_demo, "the newcomer's tour: sample transcript -> memories -> dream, offline")
     sp.add_argument("--dir", metavar="D")
     sp = add("sync", cmd_sync, "attach to / clone from a git remote, then fetch, merge (three-way manifest merge) and push")
@@ -460,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("base", metavar="BASE")
     sp.add_argument("ours", metavar="OURS")
     sp.add_argument("theirs", metavar="THEIRS")
-    add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
+    add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability, Claude Code hooks run as Claude Code runs them, MCP server, service", config=True)
     sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
     sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")
     sp = add("ui", cmd_ui, "local web console: see, search, compare and undo memory in a browser", config=True)

@@ -1,0 +1,176 @@
+"""The service that keeps ``dreamd run`` alive: a systemd user unit, a launchd agent, or words.
+
+The unit and the plist are the shipped templates (``units/``, linked from ``systemd/`` in the
+repository) with the absolute dreamd command in place of ``~/.local/bin/dreamd`` and the
+environment that makes the daemon read the config and spool the hooks use. systemd's unit
+also gets a ``ReadWritePaths=`` for every root outside the defaults (``ProtectSystem=strict``
+makes the rest of the home read-only for the daemon).
+
+Which manager: systemd when ``systemctl --user`` answers (a user manager runs), launchd on
+macOS, else none — and then setup prints the exact command that starts the daemon. Commands go
+through a :data:`Runner` so tests drive every branch with a fake.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+Runner = Callable[[Sequence[str]], tuple[int, str]]
+"""Runs one command: ``(exit code, stdout and stderr)``; exit 127 when it is not found."""
+
+UNIT_NAME = "dreamd.service"
+AGENT_LABEL = "com.dreamd.agent"
+TEMPLATE_EXEC = "%h/.local/bin/dreamd"
+DEFAULT_RW_PREFIXES = ("~/.claude/projects", "~/code")
+"""The template's ``ReadWritePaths=`` beyond the state directory (``-%h/.claude/projects
+-%h/code``)."""
+
+
+def subprocess_runner(env: Mapping[str, str], *, timeout: float = 60.0) -> Runner:
+    def run(argv: Sequence[str]) -> tuple[int, str]:
+        try:
+            proc = subprocess.run(
+                list(argv), env=dict(env), capture_output=True, text=True, timeout=timeout,
+                stdin=subprocess.DEVNULL, check=False,
+            )  # fmt: skip
+        except FileNotFoundError:
+            return 127, f"{argv[0]}: not found"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return 126, str(exc)
+        return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+    return run
+
+
+def template(name: str) -> str:
+    return resources.files("dreamd.setup").joinpath("units", name).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Manager:
+    """Which service manager runs here: ``systemd``, ``launchd`` or ``none`` (and why)."""
+
+    kind: str
+    detail: str = ""
+
+
+def detect_manager(runner: Runner, *, platform: str = sys.platform) -> Manager:
+    if platform == "darwin":
+        code, out = runner(["launchctl", "version"])
+        if code != 127:
+            return Manager("launchd")
+        return Manager("none", "launchctl not found")
+    code, out = runner(["systemctl", "--user", "show-environment"])
+    if code == 0:
+        return Manager("systemd")
+    said = out.splitlines()[0] if out else f"exit {code}"
+    return Manager("none", f"systemctl --user: {said}")
+
+
+def unit_path(env: Mapping[str, str]) -> Path:
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    home = env.get("HOME") or os.path.expanduser("~")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(home) / ".config"
+    return base / "systemd" / "user" / UNIT_NAME
+
+
+def plist_path(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
+
+
+def _systemd_word(word: str) -> str:
+    """One ExecStart/Environment word: ``%`` and ``$`` escaped, quoted when it needs it."""
+    word = word.replace("%", "%%").replace("$", "$$")
+    if re.search(r'[\s"\'\\;]', word) or not word:
+        return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return word
+
+
+def service_environment(config_file: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """What the daemon needs to pick the config and spool the hooks pick in this environment."""
+    out = {"DREAMD_CONFIG": str(config_file)}
+    for key in ("DREAMD_SPOOL", "XDG_STATE_HOME"):
+        value = env.get(key, "")
+        if value and os.path.isabs(value):
+            out[key] = value
+    return out
+
+
+def glob_free_prefix(pattern: str) -> str:
+    """``/home/me/work/*/.memory`` -> ``/home/me/work``: what a root can ever match lies inside."""
+    fixed: list[str] = []
+    for part in Path(pattern).parts:
+        if re.search(r"[*?\[]", part):
+            break
+        fixed.append(part)
+    return os.path.join(*fixed) if fixed else "/"
+
+
+def write_paths(roots: Sequence[str], spool: Path, env: Mapping[str, str]) -> list[str]:
+    """Directories the daemon must write besides the template's: each root's glob-free
+    prefix not under a default one, and the spool's parent when it is not in the state dir."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    defaults = [os.path.join(home, p[2:]) for p in DEFAULT_RW_PREFIXES]
+    state = os.path.join(home, ".local", "state", "dreamd")
+    out: list[str] = []
+    for root in roots:
+        if not os.path.isabs(root):
+            continue
+        prefix = glob_free_prefix(root)
+        if prefix == "/" or any(prefix == d or prefix.startswith(d + "/") for d in defaults):
+            continue
+        if prefix not in out:
+            out.append(prefix)
+    spool_dir = str(spool.parent)
+    if not (spool_dir == state or spool_dir.startswith(state + "/")) and spool_dir not in out:
+        out.append(spool_dir)
+    return out
+
+
+def render_unit(
+    argv: Sequence[str], *, environment: Mapping[str, str], read_write: Sequence[str]
+) -> str:
+    """The systemd user unit for ``argv`` (the shipped template, three kinds of lines added)."""
+    text = template(UNIT_NAME)
+    exec_line = f"ExecStart={TEMPLATE_EXEC} run"
+    if exec_line not in text:
+        raise RuntimeError(f"units/{UNIT_NAME} has no line {exec_line!r}")
+    command = " ".join(_systemd_word(w) for w in [*argv, "run"])
+    text = text.replace(exec_line, f"ExecStart={command}")
+    env_lines = "".join(
+        f"Environment={_systemd_word(f'{k}={v}')}\n" for k, v in environment.items()
+    )
+    text = text.replace("Environment=PYTHONUNBUFFERED=1\n", "Environment=PYTHONUNBUFFERED=1\n" + env_lines)
+    if read_write:
+        anchor = "ReadWritePaths=%S/dreamd -%h/.claude/projects -%h/code\n"
+        extra = "ReadWritePaths=" + " ".join("-" + _systemd_word(p) for p in read_write) + "\n"
+        text = text.replace(anchor, anchor + extra)
+    header = "# Written by `dreamd setup` (`dreamd setup --undo` removes it).\n"
+    return header + text
+
+
+def render_plist(argv: Sequence[str], *, environment: Mapping[str, str], home: str) -> bytes:
+    """The launchd agent for ``argv``: the shipped plist with the home filled in."""
+    data = plistlib.loads(template(f"{AGENT_LABEL}.plist").replace("__HOME__", home).encode())
+    data["ProgramArguments"] = [*argv, "run"]
+    data["EnvironmentVariables"] = {**data["EnvironmentVariables"], **environment}
+    return plistlib.dumps(data)
+
+
+def start_hint(argv: Sequence[str], state_dir: Path) -> str:
+    """How to run the daemon by hand where no service manager runs."""
+    log = state_dir / "daemon.log"
+    return (
+        f"nohup {shlex.join([*argv, 'run'])} >> {shlex.quote(str(log))} 2>&1 &   "
+        "(or keep `dreamd run` open in a terminal or tmux; start it again after a reboot)"
+    )
