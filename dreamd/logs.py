@@ -103,6 +103,8 @@ EVENTS: dict[str, str] = {
 }
 
 _QUIET_LIBRARIES = ("watchdog", "apscheduler", "anthropic", "httpx", "httpcore", "filelock")
+_HANDLER_NAME = "dreamd"
+"""The name of the handler :func:`configure` installs, so configuring again replaces it."""
 
 
 def _name_foreign_event(logger: Any, method: str, event_dict: Any) -> Any:
@@ -191,9 +193,9 @@ def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level:
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
-        if getattr(old, "_dreamd", False):
+        if old.get_name() == _HANDLER_NAME:
             root.removeHandler(old)
-    handler._dreamd = True  # type: ignore[attr-defined]
+    handler.set_name(_HANDLER_NAME)
     root.addHandler(handler)
     root.setLevel(level)
     for name in _QUIET_LIBRARIES:

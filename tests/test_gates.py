@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dreamd.config import GatesConfig
-from dreamd.daemon.gates import (
+from dreamd.jobs.gates import (
     GATE_NAMES,
     DirState,
     GateTracker,

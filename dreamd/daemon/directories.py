@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Generic
 
 from dreamd.config import Config
-from dreamd.daemon.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.daemon.pool import Task, WorkerPool
 from dreamd.daemon.watch import Fingerprint, fingerprint, settled_fingerprint
+from dreamd.jobs.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.jobs.protocol import C, Work
 from dreamd.logs import get_logger
 

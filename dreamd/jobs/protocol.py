@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from dreamd.config import Config
-    from dreamd.daemon.gates import DirState
+    from dreamd.jobs.gates import DirState
     from memory.spool.jobs import Job
     from memory.store.transaction import MemoryStore
 

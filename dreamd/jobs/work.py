@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Protocol
 import structlog
 
 from dreamd.config import Config
-from dreamd.daemon.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.jobs import batches as _batches
+from dreamd.jobs.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.logs import EventLogger
 from memory.errors import (
     ConflictError,

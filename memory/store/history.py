@@ -51,7 +51,8 @@ class LogEntry:
         return dataclasses.asdict(self)
 
 
-def _entry(m: Manifest) -> LogEntry:
+def log_entry(m: Manifest) -> LogEntry:
+    """What ``dreamd log`` says of generation ``m`` (its manifest's ``change``, with the titles of the files it named)."""
     c = m.change
     foreign = {str(k): [str(n) for n in v] for k, v in (c.get("foreign") or {}).items() if isinstance(v, list)}
     named = {str(n) for key in ("added", "updated") for n in c.get(key, [])} | {n for v in foreign.values() for n in v}
@@ -76,14 +77,14 @@ def _entry(m: Manifest) -> LogEntry:
 def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:
     """Generations, newest first, as far back as ``.history/`` keeps them."""
     current = store.read()
-    out = [_entry(current)]
+    out = [log_entry(current)]
     for gen in reversed(store.history_manifests()):
         if gen >= current.generation:
             continue
         if limit is not None and len(out) >= limit:
             break
         try:
-            out.append(_entry(store.read_generation(gen)))
+            out.append(log_entry(store.read_generation(gen)))
         except StoreError:
             continue
     return out[:limit] if limit is not None else out
