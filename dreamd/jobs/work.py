@@ -616,19 +616,7 @@ def dream(
         store = ctx.store(memory_dir)
         snapshot = store.read()
         pairs = store.records()
-        inputs = [
-            PlanRecord(
-                name=e.name,
-                type=rec.type,
-                description=rec.description,
-                body=rec.body,
-                created_at=e.created_at,
-                updated_at=e.updated_at,
-                importance=rec.importance,
-                expires=rec.expires,
-            )
-            for e, rec in pairs
-        ]
+        inputs = [PlanRecord.of(rec, e) for e, rec in pairs]  # a record read from the store has its entry's name
         recent = [
             e.name
             for e in snapshot.records

@@ -384,6 +384,3 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             index_archived=new.change.get("index_archived"),
         )
 
-
-def history_dir(store: MemoryStore) -> Path:
-    return store.path / HISTORY
