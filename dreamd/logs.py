@@ -62,6 +62,7 @@ EVENTS: dict[str, str] = {
     "dream.deferred": "The model failed transiently while planning; tried again later (memory_dir, reason).",
     "dream.lease_busy": "Another holder has the dream lease (memory_dir, reason).",
     "dream.lease_lost": "Our lease was broken or replaced; the dream commits nothing (memory_dir, reason).",
+    "dream.lease_unconfirmed": "A synced directory's team dream lease could not be confirmed on the remote (unreachable); no dream until a later tick can (memory_dir, reason).",
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
     "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",

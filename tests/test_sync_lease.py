@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dreamd.sync.flow import sync
 from dreamd.sync.lease import TeamLease
+from memory.errors import LeaseLost
 from memory.store.transaction import MemoryStore
 from tests.sync_helpers import bare_remote, git, isolate_git
 
@@ -184,3 +186,97 @@ def test_a_renewal_that_landed_although_git_reported_a_failure_is_kept(
     holder = la.read()
     assert holder is not None and holder.token == la.token and holder.expires_at == 1018.0
     assert la.release() is True
+
+
+def _synced_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stale_after: str = "1h") -> tuple[Any, Path, Path, Path]:
+    """A daemon (stub work: a dream merges every record into ``merged``) managing one synced
+    directory ``a`` with two records, and a second machine's clone ``other`` of its remote."""
+    from dreamd.config import load_config
+    from dreamd.daemon.supervisor import Daemon
+    from tests import test_daemon_stub as stub
+    from tests.sync_helpers import remember
+
+    isolate_git(tmp_path, monkeypatch)
+    remote = Path(bare_remote(tmp_path / "remote.git"))
+    a = tmp_path / "code" / "app" / ".memory"
+    other = tmp_path / "other" / ".memory"
+    MemoryStore.init(a)
+    for n in ("one", "two"):
+        remember(a, n)
+    sync(a, remote=str(remote))
+    sync(other, remote=str(remote))
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[daemon]\nspool = "{tmp_path / "spool"}"\nroots = ["{tmp_path}/code/*/.memory"]\n'
+        f'[gates]\nthreshold = 1\nmin_interval = "0s"\nscan_throttle = "0s"\nlock_stale_after = "{stale_after}"\n'
+        f'[sync]\ndirs = ["{tmp_path}/code/*/.memory"]\n'
+    )
+    config = load_config(cfg, env={"HOME": str(tmp_path)})
+    return Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)}), a, other, remote
+
+
+def test_a_synced_directory_is_not_dreamed_while_the_remote_cannot_confirm_the_lease(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No dream without a confirmed lease: another machine may be dreaming behind the outage."""
+    from tests.sync_helpers import record_set
+
+    daemon, a, _, remote = _synced_daemon(tmp_path, monkeypatch)
+    remote.rename(tmp_path / "remote-away.git")  # the remote is unreachable
+    daemon.dirs.scan(a)
+    assert set(record_set(a)) == {"one", "two"}  # not dreamed alone
+    (tmp_path / "remote-away.git").rename(remote)
+    daemon.dirs.scan(a)
+    assert set(record_set(a)) == {"merged"}  # back online: the lease is confirmed, the dream runs
+
+
+def test_a_dream_whose_lease_expired_under_it_commits_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine was suspended mid-dream past the expiry it pushed, and another machine took
+    the lease over: the dream must not commit (the other one may be dreaming the same set)."""
+    import time
+    from types import SimpleNamespace
+
+    import dreamd.sync.lease as lease_module
+    from tests import test_daemon_stub as stub
+    from tests.sync_helpers import record_set
+
+    daemon, a, other, _ = _synced_daemon(tmp_path, monkeypatch, stale_after="1h")
+    wall = [time.time()]
+    monkeypatch.setattr(lease_module, "time", SimpleNamespace(time=lambda: wall[0], monotonic=time.monotonic))
+    taken: list[TeamLease] = []
+
+    def suspended_then_taken_over(directory: Path) -> None:
+        wall[0] += 3601  # our lease (1 h) expired while this machine slept
+        elsewhere = TeamLease(other, clock=lambda: wall[0])
+        assert elsewhere.acquire() is None  # the other machine takes the expired lease
+        taken.append(elsewhere)
+
+    monkeypatch.setattr(stub, "during_dream", [suspended_then_taken_over])
+    daemon.dirs.scan(a)
+    assert taken and set(record_set(a)) == {"one", "two"}  # nothing committed
+    current = TeamLease(a).read()
+    assert current is not None and current.holder == taken[0].holder and not current.released
+
+
+def test_the_fence_passes_while_the_lease_is_ours_and_fails_once_a_renewal_is_refused(
+    two: tuple[Path, Path, str]
+) -> None:
+    from dreamd.sync.lease import Heartbeat, TeamDream
+
+    a, b, _ = two
+    wall = [1000.0]
+    la = TeamLease(a, ttl=100.0, clock=lambda: wall[0])
+    assert la.acquire() is None
+    beat = Heartbeat(la, every=3600)
+    team = TeamDream(lease=la, beat=beat, clock=lambda: wall[0])
+    team.fence()
+    wall[0] = 1074.0  # expiry 1100, margin 25: still ours
+    team.fence()
+    wall[0] = 1075.0
+    with pytest.raises(LeaseLost, match="no longer confirmed"):
+        team.fence()
+    wall[0] = 1000.0
+    assert TeamLease(b, clock=lambda: 1101.0).acquire() is None  # taken over (b's clock is past our expiry)
+    assert la.renew() is False  # our renewal is refused by compare-and-swap
+    with pytest.raises(LeaseLost):
+        team.fence()

@@ -243,11 +243,17 @@ class DirectoryKeeper(Generic[C]):
         from dreamd.sync.lease import team_dream_lease
 
         try:
-            with team_dream_lease(directory, self.config) as busy:
-                if busy is not None:  # another machine of the team is dreaming this directory
-                    log.info("dream.lease_busy", memory_dir=str(directory), reason=f"team lease held by {busy.holder}")
+            with team_dream_lease(directory, self.config) as team:
+                if team.busy is not None:  # another machine of the team is dreaming this directory
+                    log.info("dream.lease_busy", memory_dir=str(directory), reason=f"team lease held by {team.busy.holder}")
                     return
-                result = self._work.dream(directory, self.ctx)
+                if team.unconfirmed is not None:  # no dream without a confirmed lease
+                    log.warning("dream.lease_unconfirmed", memory_dir=str(directory), reason=team.unconfirmed)
+                    return
+                if team.lease is None:
+                    result = self._work.dream(directory, self.ctx)
+                else:
+                    result = self._work.dream(directory, self.ctx, fence=team.fence)
         except Exception as exc:
             log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
             return

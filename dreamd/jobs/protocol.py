@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
 
@@ -68,4 +69,7 @@ class Work(Protocol[C]):
 
     def dir_state(self, memory_dir: Path, ctx: C, *, last_scan_at: datetime | None) -> DirState: ...
 
-    def dream(self, memory_dir: Path, ctx: C) -> DreamOutcome: ...
+    def dream(self, memory_dir: Path, ctx: C, *, fence: Callable[[], None] | None = None) -> DreamOutcome:
+        """``fence`` raises LeaseLost when a lease beyond the local one (the team's) is no longer
+        held; the dream calls it right before it commits and then commits nothing."""
+        ...

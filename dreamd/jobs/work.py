@@ -590,11 +590,14 @@ def dream(
     force: bool = False,
     dry_run: bool = False,
     last_scan_at: datetime | None = None,
+    fence: Callable[[], None] | None = None,
 ) -> DreamResult:
     """One consolidation: lease → snapshot → plan → validate → commit (base + fencing) → release.
 
     ``force`` bypasses the gates but never the lease. A conflict (the set changed while we
-    planned) is not an error: nothing is written and a later tick re-plans.
+    planned) is not an error: nothing is written and a later tick re-plans. ``fence`` (the
+    team lease's, for a synced directory) is called right before the commit; when it raises
+    LeaseLost the dream commits nothing.
     """
     from dreamd.models.prompts import PlanRecord
 
@@ -653,6 +656,8 @@ def dream(
             for names, why in planned.refused
         )
         try:
+            if fence is not None:
+                fence()
             result = store.commit(
                 Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
             )
