@@ -93,6 +93,7 @@ EVENTS: dict[str, str] = {
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
     "store.index_archived": "A MEMORY.md dreamd did not render (a person's or Claude Code's edit) was kept in .history/ before the index was rewritten (message).",
     "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
+    "store.history_pruned": "Generations older than [retention] history_generations were deleted from .history/: every manifest and archived file removed is named (memory_dir, kept_from, generations, files).",
     "store.edit_kept": "A record file was edited while a commit replaced it: the edited version was put back under a name of its own, for the next scan to adopt (file, restored_as).",
     "history.unreadable": "An archived manifest in .history/ could not be read and was passed over while looking up where a forgotten name went (memory_dir, generations, error: the first reason).",
     "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
