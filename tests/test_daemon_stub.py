@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 
 from dreamd.config import Config
 from dreamd.jobs.gates import DirState, is_paused
-from memory.errors import LeaseLost, TransientError
+from memory.errors import TransientError
 from memory.store.manifest import parse_iso
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
@@ -81,25 +80,13 @@ def dir_state(memory_dir: Path, ctx: Context, *, last_scan_at: datetime | None) 
     )
 
 
-during_dream: list[Callable[[Path], None]] = []
-"""Tests: run in the middle of every dream, after its plan and before its commit."""
-
-
-def dream(memory_dir: Path, ctx: Context, *, force: bool = False, dry_run: bool = False,
-          fence: Callable[[], None] | None = None) -> DreamResult:
+def dream(memory_dir: Path, ctx: Context, *, force: bool = False, dry_run: bool = False) -> DreamResult:
     store = ctx.store(memory_dir)
     m = store.read()
     if len(m.records) < 2:
         return DreamResult("nothing")
     names = [e.name for e in m.records]
     merged = make_record("merged", "project", f"{len(names)} sessions merged", "\n".join(sorted(names)))
-    for hook in during_dream:
-        hook(memory_dir)
-    if fence is not None:
-        try:
-            fence()
-        except LeaseLost as exc:
-            return DreamResult("lease-lost", str(exc))
     result = store.commit(
         Change(
             merges=[(names, merged)],

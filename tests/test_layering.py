@@ -43,7 +43,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.cli": ("dreamd.daemon", "dreamd.hook", "dreamd.jobs", "dreamd.mcp", "dreamd.models", "dreamd.sync"),
     "dreamd.daemon": ("dreamd.jobs", "dreamd.sync"),
     "dreamd.mcp": ("dreamd.jobs", "dreamd.models"),
-    "dreamd.jobs": ("dreamd.models",),
+    "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline",),
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
     "dreamd.models.offline.extract": ("dreamd.models.offline.text",),

@@ -211,24 +211,6 @@ def test_dream_applies_plan_in_one_commit_and_logs_merges(mdir: Path) -> None:
     assert sum(1 for n in history if n.startswith(("tabs-b-", "stale-"))) == 2
 
 
-def test_dream_whose_fence_fails_at_the_commit_writes_nothing(mdir: Path) -> None:
-    """The team lease's fence is asked right before the commit; a lost lease commits nothing."""
-    from memory.errors import LeaseLost
-
-    store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
-    before = store.read().generation
-    asked: list[str] = []
-
-    def lost() -> None:
-        asked.append("fence")
-        raise LeaseLost("the team dream lease was taken over during the dream")
-
-    result = dream(mdir, ctx_for(ScriptedModel([merge_plan()])), force=True, fence=lost)
-    assert (result.status, asked) == ("lease-lost", ["fence"])
-    assert store.read().generation == before
-    assert not (mdir / LEASE_NAME).exists()  # the local lease is released either way
-
-
 def test_dream_conflict_writes_nothing(mdir: Path) -> None:
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     ctx = ctx_for(ScriptedModel([merge_plan()]))

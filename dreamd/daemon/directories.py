@@ -240,20 +240,8 @@ class DirectoryKeeper(Generic[C]):
         if wait > 0:
             return  # the last dream's answer was refused: do not burn the model on every scan
         started = time.monotonic()
-        from dreamd.sync.lease import team_dream_lease
-
         try:
-            with team_dream_lease(directory, self.config) as team:
-                if team.busy is not None:  # another machine of the team is dreaming this directory
-                    log.info("dream.lease_busy", memory_dir=str(directory), reason=f"team lease held by {team.busy.holder}")
-                    return
-                if team.unconfirmed is not None:  # no dream without a confirmed lease
-                    log.warning("dream.lease_unconfirmed", memory_dir=str(directory), reason=team.unconfirmed)
-                    return
-                if team.lease is None:
-                    result = self._work.dream(directory, self.ctx)
-                else:
-                    result = self._work.dream(directory, self.ctx, fence=team.fence)
+            result = self._work.dream(directory, self.ctx)  # the team lease of a synced one included
         except Exception as exc:
             log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
             return

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
 
@@ -69,7 +68,7 @@ class Work(Protocol[C]):
 
     def dir_state(self, memory_dir: Path, ctx: C, *, last_scan_at: datetime | None) -> DirState: ...
 
-    def dream(self, memory_dir: Path, ctx: C, *, fence: Callable[[], None] | None = None) -> DreamOutcome:
-        """``fence`` raises LeaseLost when a lease beyond the local one (the team's) is no longer
-        held; the dream calls it right before it commits and then commits nothing."""
+    def dream(self, memory_dir: Path, ctx: C) -> DreamOutcome:
+        """Takes the local lease and, for a directory synced with a team, the team's
+        (:func:`dreamd.sync.lease.team_dream_lease`), and commits only while both are held."""
         ...
