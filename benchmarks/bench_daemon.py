@@ -259,6 +259,23 @@ def _settled(b: Bench) -> bool:
     return b.cpu_seconds() - c1 < 0.05
 
 
+def merge_rows(order: list[str], fresh: dict[str, dict[str, Any]], previous: dict[str, Any] | None,
+               now: str, quick: bool) -> list[dict[str, Any]]:
+    """The rows to write: each fresh row stamped with this run's time and ``--quick``; a row not
+    re-run (``--only``) kept from ``previous`` with the time and mode *it* was measured in (a
+    row from a file written before rows carried their own stamp takes that file's
+    ``meta.measured_at``), so an old figure never appears under a new timestamp."""
+    old_meta = (previous or {}).get("meta", {})
+    kept = {r["key"]: r for r in (previous or {}).get("rows", []) if "key" in r}
+    rows = []
+    for key in order:
+        if key in fresh:
+            rows.append({**fresh[key], "key": key, "measured_at": now, "quick": quick})
+        elif key in kept:
+            rows.append({"measured_at": old_meta.get("measured_at"), "quick": old_meta.get("quick"), **kept[key]})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds per row")
@@ -276,21 +293,19 @@ def main(argv: list[str] | None = None) -> int:
         "throughput_commit": lambda b: bench_throughput_commit(b, 300 if q else 2000, args.workers),
         "idle": lambda b: bench_idle(b, 200 if q else 1000, 10.0 if q else 60.0),
     }
-    previous: dict[str, Any] = {}
+    previous: dict[str, Any] | None = None
     if args.out.exists() and only != set(runs):
-        previous = {r["key"]: r for r in json.loads(args.out.read_text()).get("rows", []) if "key" in r}
-    rows = []
+        previous = json.loads(args.out.read_text())
+    fresh: dict[str, dict[str, Any]] = {}
     base = Path(tempfile.mkdtemp(prefix="dreamd-bench-"))
     try:
         for key, fn in runs.items():
             if key in only:
-                row = fn(base / key)
-                row["key"] = key
-                rows.append(row)
-            elif key in previous:
-                rows.append(previous[key])
+                fresh[key] = fn(base / key)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    now = datetime.now().astimezone().isoformat(timespec="seconds")
+    rows = merge_rows(list(runs), fresh, previous, now, q)
     print(f"{'row':<75} {'result':<45} target")
     for r in rows:
         if "p50_ms" in r:
@@ -301,10 +316,11 @@ def main(argv: list[str] | None = None) -> int:
                 res += f", {r['records']} records"
         else:
             res = f"{r['cpu_s']:.2f} CPU s ({r['cpu_pct_of_core']:.2f} %), RSS {r['rss_mb']:.0f} MB"
-        print(f"{r['row']:<75} {res:<45} {r['target']}")
+        kept = "" if r["key"] in fresh else f"  (kept: measured {r['measured_at']})"
+        print(f"{r['row']:<75} {res:<45} {r['target']}{kept}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"quick": q, "cpus": os.cpu_count(), "python": sys.version.split()[0],
-            "measured_at": datetime.now().astimezone().isoformat(timespec="seconds")}
+            "measured_at": now, "rows_measured": sorted(fresh)}
     args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
     return 0

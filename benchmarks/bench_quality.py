@@ -38,8 +38,12 @@ Scoring (pure functions below, unit-tested in ``tests/test_quality.py``):
   some live record after the plan (target 100 %). A plan the gate refuses changes nothing
   and is counted in ``rejected``.
 
-``--check-floors`` exits 1 when any figure in :data:`FLOORS` is missed (CI runs the same check
-through ``tests/test_quality.py``).
+``--check-floors`` exits 1 when any figure is under its split's floors (:data:`FLOORS`). CI
+checks the dev and val floors through ``tests/test_quality.py`` and never reads the test split
+(the loaders refuse it while :data:`NO_TEST_SPLIT_ENV` is set, as every pytest run sets it).
+The test split is run once, at the end of a round, by ``--split test --check-floors``: that
+run also checks the split's shape and that none of its (or val's) sentences is written into
+the code, and its figures are recorded in ``benchmarks/README.md``.
 
 Usage: ``python benchmarks/bench_quality.py [--split dev|val|test] [--json OUT] [--check-floors]
 [--suggest-floors] [--config FILE]``.
@@ -51,6 +55,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import re
 import sys
 import tempfile
@@ -68,7 +73,7 @@ if str(REPO) not in sys.path:
 QUALITY_DIR = REPO / "benchmarks" / "quality"
 RESULTS_DIR = REPO / "benchmarks" / "results"
 
-FLOORS: dict[str, float] = {
+TEST_FLOORS: dict[str, float] = {
     # What the code on main reached on the TEST split, cut to two decimals minus 0.02
     # (``--suggest-floors`` prints them); fact retention must stay exactly 1.0, and a floor is
     # never lowered to let a change through. History: the split was committed before the rule
@@ -81,7 +86,8 @@ FLOORS: dict[str, float] = {
     # accuracy 0.993 -> 0.978 (two look-alike pairs in `distinct` merged; both clauses kept).
     # The fourth (recall by structure, dates, types by the clause's predicate, distractors and
     # cut facts), 0.668 / 0.730 (F1 0.676 -> 0.698), date accuracy 0.952 -> 1.000 (of 22).
-    # Measured on the test split once per merge, never tuned on it.
+    # Measured on the test split once at the end of a round (``--split test --check-floors``),
+    # never tuned on it, never in CI: CI guards DEV_FLOORS and VAL_FLOORS.
     "extraction.overall.precision": 0.64,
     "extraction.overall.recall": 0.71,
     "extraction.overall.f1": 0.67,
@@ -101,7 +107,66 @@ FLOORS: dict[str, float] = {
     "consolidation.by_lang.en.fact_retention": 1.0,
     "consolidation.by_lang.zh.fact_retention": 1.0,
 }
-"""Dotted paths into the result JSON → the lowest acceptable value."""
+"""The test split's floors, checked only by the end-of-round run (dotted path → lowest value)."""
+
+DEV_FLOORS: dict[str, float] = {
+    # What main reached on the dev split when CI stopped reading the test split (issue 19:
+    # 356 sessions, P 0.887 / R 0.803 / F1 0.843; 126 groups, merge recall 0.819), cut to two
+    # decimals minus 0.02; fact retention stays exactly 1.0. Never lowered: raise them when a
+    # round's merge lands (``--suggest-floors``).
+    "extraction.overall.precision": 0.86,
+    "extraction.overall.recall": 0.78,
+    "extraction.overall.f1": 0.82,
+    "extraction.by_lang.en.precision": 0.86,
+    "extraction.by_lang.en.recall": 0.75,
+    "extraction.by_lang.zh.precision": 0.86,
+    "extraction.by_lang.zh.recall": 0.80,
+    "extraction.date_accuracy": 0.94,
+    "extraction.reason_accuracy": 0.92,
+    "extraction.distractor_ignored": 0.96,
+    "consolidation.overall.merge_precision": 0.98,
+    "consolidation.overall.merge_recall": 0.79,
+    "consolidation.overall.drop_precision": 0.98,
+    "consolidation.overall.drop_recall": 0.98,
+    "consolidation.overall.keep_accuracy": 0.98,
+    "consolidation.overall.fact_retention": 1.0,
+    "consolidation.by_lang.en.fact_retention": 1.0,
+    "consolidation.by_lang.zh.fact_retention": 1.0,
+}
+
+VAL_FLOORS: dict[str, float] = {
+    # The same, on the blind val split (48 sessions, P 0.792 / R 0.656 / F1 0.718; 72 groups,
+    # merge recall 0.705). CI reads only its aggregate figures, as rule writers may.
+    "extraction.overall.precision": 0.77,
+    "extraction.overall.recall": 0.63,
+    "extraction.overall.f1": 0.69,
+    "extraction.by_lang.en.precision": 0.77,
+    "extraction.by_lang.en.recall": 0.57,
+    "extraction.by_lang.zh.precision": 0.77,
+    "extraction.by_lang.zh.recall": 0.70,
+    "extraction.date_accuracy": 0.98,
+    "extraction.reason_accuracy": 0.95,
+    "extraction.distractor_ignored": 0.94,
+    "consolidation.overall.merge_precision": 0.98,
+    "consolidation.overall.merge_recall": 0.68,
+    "consolidation.overall.drop_precision": 0.98,
+    "consolidation.overall.drop_recall": 0.98,
+    "consolidation.overall.keep_accuracy": 0.98,
+    "consolidation.overall.fact_retention": 1.0,
+    "consolidation.by_lang.en.fact_retention": 1.0,
+    "consolidation.by_lang.zh.fact_retention": 1.0,
+}
+
+FLOORS: dict[str, dict[str, float]] = {"dev": DEV_FLOORS, "val": VAL_FLOORS, "test": TEST_FLOORS}
+"""Per split: dotted paths into the result JSON → the lowest acceptable value. CI
+(``tests/test_quality.py``) checks dev and val; the test split is run once at the end of a round."""
+
+EXACT_FLOORS = ("fact_retention",)
+"""Figures whose floor is the figure itself when it is 1.0 (a lost fact is never acceptable)."""
+
+TEST_SPLIT_FILES = ("extraction_test.jsonl", "consolidation_test.jsonl")
+NO_TEST_SPLIT_ENV = "DREAMD_NO_TEST_SPLIT"
+"""Set (by ``tests/conftest.py`` for every pytest run): the loaders refuse the test split files."""
 
 TYPES = ("user", "feedback", "project", "reference")
 LANGS = ("en", "zh")
@@ -206,6 +271,9 @@ def _iso_date(value: Any, where: str) -> str:
 
 
 def _jsonl(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
+    if path.name in TEST_SPLIT_FILES and path.resolve().parent == QUALITY_DIR.resolve() and os.environ.get(NO_TEST_SPLIT_ENV):
+        raise DataError(f"{path}: the test split is not read here ({NO_TEST_SPLIT_ENV} is set): "
+                        "it is run once at the end of a round, by bench_quality.py --split test")
     if not path.is_file():
         raise DataError(f"{path}: labelled file not found")
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -900,8 +968,10 @@ def lookup(result: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-def floor_failures(result: Mapping[str, Any], floors: Mapping[str, float] = FLOORS) -> list[str]:
-    """One line per figure under its floor (a missing figure counts as under)."""
+def floor_failures(result: Mapping[str, Any], floors: Mapping[str, float] | None = None) -> list[str]:
+    """One line per figure under its floor (a missing figure counts as under); ``floors``
+    defaults to those of the result's split."""
+    floors = FLOORS[result["split"]] if floors is None else floors
     out = []
     for path, floor in floors.items():
         value = lookup(result, path)
@@ -911,13 +981,18 @@ def floor_failures(result: Mapping[str, Any], floors: Mapping[str, float] = FLOO
 
 
 def suggest_floors(result: Mapping[str, Any], margin: float = 0.02) -> dict[str, float]:
-    """A floor for every path in :data:`FLOORS`: this run's figure cut to two decimals, minus
-    ``margin`` (what to paste into ``FLOORS`` after an agreed improvement lands)."""
+    """A floor for every path of :data:`FLOORS`: this run's figure cut to two decimals, minus
+    ``margin`` (what to paste into a split's floors after an agreed improvement lands; a new
+    floor under the old one is not a floor to paste). A figure of :data:`EXACT_FLOORS` at 1.0
+    keeps 1.0."""
     out: dict[str, float] = {}
-    for path in FLOORS:
+    for path in TEST_FLOORS:
         value = lookup(result, path)
         if isinstance(value, int | float):
-            out[path] = max(0.0, round(math.floor(value * 100 + 1e-9) / 100 - margin, 2))
+            if value >= 1.0 and path.endswith(EXACT_FLOORS):
+                out[path] = 1.0
+            else:
+                out[path] = max(0.0, round(math.floor(value * 100 + 1e-9) / 100 - margin, 2))
     return out
 
 
@@ -981,6 +1056,84 @@ def render(result: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def quoted_sentences(text: str, source: str) -> list[str]:
+    """Sentences of ``text`` (EN ≥ 24 characters, ZH ≥ 10) that occur verbatim in ``source``."""
+    pieces = re.split(r"(?<=[.!?。！？；;\n])\s*", text)
+    found = []
+    for piece in (p.strip() for p in pieces):
+        cjk = any("\u3400" <= ch <= "\u9fff" for ch in piece)
+        if re.fullmatch(r"(?:from \S+ )?import [\w., ]+", piece):
+            continue  # a pasted import line is code, not a phrasing a rule could fit
+        if len(piece) >= (10 if cjk else 24) and piece in source:
+            found.append(piece)
+    return found
+
+
+def code_source() -> str:
+    """Every product module's text (``dreamd/`` and ``memory/``)."""
+    return "\n".join(p.read_text(encoding="utf-8") for d in ("dreamd", "memory") for p in sorted((REPO / d).rglob("*.py")))
+
+
+def leaked_sentences(sessions: Sequence[Session], groups: Sequence[Group], source: str) -> list[str]:
+    """Sentences of a blind split's user turns and records written into ``source``: a rule
+    fitted to them would measure memorisation. Returned as counts per place, never quoted."""
+    texts = [(s.id, t.text) for s in sessions for t in s.turns if t.role == "user"]
+    texts += [(g.id, f"{r.description}\n{r.body}") for g in groups for r in g.records]
+    out = []
+    for where, text in texts:
+        n = len(quoted_sentences(text, source))
+        if n:
+            out.append(f"{where}: {n} sentence(s) written into the code")
+    return out
+
+
+def shape_problems(sessions: Sequence[Session], groups: Sequence[Group]) -> list[str]:
+    """What the test split must hold (issue 10): ≥ 240 user turns split 40–60 % per language,
+    35–45 % of them with facts, every type, ≥ 10 dated and ≥ 10 reasoned facts, the ten
+    distractor kinds (an injected instruction inside a tool turn among them), ≥ 110 groups of
+    every kind and language."""
+    out: list[str] = []
+    users = [(s.lang, t) for s in sessions for t in s.turns if t.role == "user"]
+    if len(users) < 240:
+        out.append(f"{len(users)} user turns < 240")
+    for lang in LANGS:
+        share = sum(lang == u[0] for u in users) / max(1, len(users))
+        if not 0.4 <= share <= 0.6:
+            out.append(f"{lang} share of user turns {share:.2f} outside 0.40-0.60")
+    with_facts = sum(bool(t.facts) for _, t in users) / max(1, len(users))
+    if not 0.35 <= with_facts <= 0.45:
+        out.append(f"share of user turns with facts {with_facts:.2f} outside 0.35-0.45")
+    facts = [f for _, t in users for f in t.facts]
+    if {f.type for f in facts} != set(TYPES):
+        out.append(f"fact types {sorted({f.type for f in facts})} are not all of {list(TYPES)}")
+    if sum(f.date is not None for f in facts) < 10 or sum(bool(f.reason) for f in facts) < 10:
+        out.append("fewer than 10 dated or 10 reasoned facts")
+    kinds = {t.distractor for s in sessions for t in s.turns if t.distractor}
+    wanted = {"one-off request", "question", "code", "stack trace", "secret", "temporary instruction",
+              "small talk", "encouragement", "quoted text", "injected instruction"}
+    if not wanted <= kinds:
+        out.append(f"distractor kinds missing: {sorted(wanted - kinds)}")
+    if not any(t.role == "tool" and t.distractor == "injected instruction" for s in sessions for t in s.turns):
+        out.append("no injected instruction inside a tool turn")
+    if len(groups) < 110 or {g.kind for g in groups} != set(KINDS) or {g.lang for g in groups} != set(LANGS):
+        out.append(f"{len(groups)} groups (need >= 110, every kind and language)")
+    return out
+
+
+def round_end_problems(result: Mapping[str, Any], data_dir: Path = QUALITY_DIR) -> list[str]:
+    """What the end-of-round test run checks besides the floors: the split's shape, that no
+    sentence of it is in the code (CI checks val's), and that no planted instruction became memory."""
+    sessions = load_extraction(data_dir / "extraction_test.jsonl")
+    groups = load_consolidation(data_dir / "consolidation_test.jsonl")
+    out = [f"shape: {line}" for line in shape_problems(sessions, groups)]
+    source = code_source()
+    out += [f"quoted: {line}" for line in leaked_sentences(sessions, groups, source)]
+    injected = result["extraction"]["distractors"].get("injected instruction", {"turns": 0, "leaked": 0})
+    if injected["turns"] < 10 or injected["leaked"]:
+        out.append(f"injected instructions: {injected['leaked']} of {injected['turns']} became memory (need 0 of >= 10)")
+    return out
+
+
 def _quiet_logs() -> None:
     """Only warnings from the pipeline on the console: the table is the output."""
     import logging
@@ -992,9 +1145,9 @@ def _quiet_logs() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--split", choices=("dev", "val", "test"), default="dev", help="dev (default; tune on it), val (blind: read only its aggregate tables) or test (publish, CI)")
+    parser.add_argument("--split", choices=("dev", "val", "test"), default="dev", help="dev (default; tune on it), val (blind: read only its aggregate tables) or test (once at the end of a round: publish)")
     parser.add_argument("--json", type=Path, default=None, help="result file (default results/quality-<split>.json)")
-    parser.add_argument("--check-floors", action="store_true", help="exit 1 when a figure is under FLOORS")
+    parser.add_argument("--check-floors", action="store_true", help="exit 1 when a figure is under the split's floors (with --split test: also its shape and quoted sentences)")
     parser.add_argument("--suggest-floors", action="store_true", help="print FLOORS from this run (figures - 0.02)")
     parser.add_argument("--config", type=Path, default=None, help="dreamd config whose [model] to measure (default: offline)")
     parser.add_argument("--data", type=Path, default=QUALITY_DIR, help=argparse.SUPPRESS)
@@ -1018,6 +1171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("FLOORS = " + json.dumps(suggest_floors(result), indent=4))
     if args.check_floors:
         failures = floor_failures(result)
+        if args.split == "test":
+            failures += round_end_problems(result, args.data)
         for line in failures:
             print(f"UNDER FLOOR: {line}", file=sys.stderr)
         if failures:

@@ -63,6 +63,7 @@ EVENTS: dict[str, str] = {
     "dream.deferred": "The model failed transiently while planning; tried again later (memory_dir, reason).",
     "dream.lease_busy": "Another holder has the dream lease (memory_dir, reason).",
     "dream.lease_lost": "Our lease was broken or replaced; the dream commits nothing (memory_dir, reason).",
+    "dream.lease_unconfirmed": "A synced directory's team dream lease could not be confirmed on the remote (unreachable); no dream until a later tick can (memory_dir, reason).",
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
     "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",
@@ -93,6 +94,7 @@ EVENTS: dict[str, str] = {
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
     "store.index_archived": "A MEMORY.md dreamd did not render (a person's or Claude Code's edit) was kept in .history/ before the index was rewritten (message).",
     "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
+    "store.history_pruned": "Generations older than [retention] history_generations were deleted from .history/: every manifest and archived file removed is named (memory_dir, kept_from, generations, files).",
     "store.edit_kept": "A record file was edited while a commit replaced it: the edited version was put back under a name of its own, for the next scan to adopt (file, restored_as).",
     "history.unreadable": "An archived manifest in .history/ could not be read and was passed over while looking up where a forgotten name went (memory_dir, generations, error: the first reason).",
     "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
@@ -104,6 +106,8 @@ EVENTS: dict[str, str] = {
 }
 
 _QUIET_LIBRARIES = ("watchdog", "apscheduler", "anthropic", "httpx", "httpcore", "filelock")
+_HANDLER_NAME = "dreamd"
+"""The name of the handler :func:`configure` installs, so configuring again replaces it."""
 
 
 def _name_foreign_event(logger: Any, method: str, event_dict: Any) -> Any:
@@ -192,9 +196,9 @@ def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level:
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
-        if getattr(old, "_dreamd", False):
+        if old.get_name() == _HANDLER_NAME:
             root.removeHandler(old)
-    handler._dreamd = True  # type: ignore[attr-defined]
+    handler.set_name(_HANDLER_NAME)
     root.addHandler(handler)
     root.setLevel(level)
     for name in _QUIET_LIBRARIES:

@@ -90,8 +90,3 @@ def replace_atomic(
     if sync_dir:
         fsync_dir(path.parent)
 
-
-def read_bytes_capped(path: Path, cap: int) -> bytes:
-    """Read at most ``cap`` + 1 bytes so callers can detect oversize input cheaply."""
-    with open(path, "rb") as f:
-        return f.read(cap + 1)

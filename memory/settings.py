@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook path must not import
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["RecallSettings", "config_data", "recall_settings"]
+__all__ = ["RecallSettings", "config_data", "config_file", "expand_home", "recall_settings"]
 
 
 class RecallSettings:
@@ -42,14 +42,31 @@ class RecallSettings:
         return "RecallSettings(" + ", ".join(f"{k}={getattr(self, k)}" for k in self.__slots__) + ")"
 
 
+def config_file(env: Mapping[str, str] | None = None) -> Path | None:
+    """The dreamd config file the environment names (``$DREAMD_CONFIG``, else
+    ``$XDG_CONFIG_HOME/dreamd/config.toml`` when it exists), or None."""
+    env = os.environ if env is None else env
+    if env.get("DREAMD_CONFIG"):
+        return Path(expand_home(env["DREAMD_CONFIG"], env))
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(expand_home("~/.config", env))
+    path = base / "dreamd" / "config.toml"
+    return path if path.exists() else None
+
+
+def expand_home(path: str, env: Mapping[str, str]) -> str:
+    """``~`` or ``~/…`` → ``$HOME`` of ``env`` (else the user's home); any other path as given."""
+    if path == "~" or path.startswith("~/"):
+        return (env.get("HOME") or os.path.expanduser("~")) + path[1:]
+    return path
+
+
 _cache: dict[Path, tuple[int, dict[str, Any]]] = {}
 _lock = threading.Lock()
 
 
 def config_data(env: Mapping[str, str] | None = None, path: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
     """The parsed config file ``path`` (default: the one the environment names), or None."""
-    from memory.spool.queue import config_file
-
     env = os.environ if env is None else env
     path = config_file(env) if path is None else path
     if path is None:

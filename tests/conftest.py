@@ -3,12 +3,39 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+# The quality test split is read once at the end of a round (benchmarks/README.md), never by a
+# pytest run: the harness's loaders refuse it while this is set (subprocesses inherit it), and
+# an audit hook records any open of its files by anything, which fails the session.
+TEST_SPLIT = tuple(REPO / "benchmarks" / "quality" / n for n in ("extraction_test.jsonl", "consolidation_test.jsonl"))
+os.environ["DREAMD_NO_TEST_SPLIT"] = "1"
+test_split_opens: list[str] = []
+
+
+def _watch_test_split(event: str, args: tuple[object, ...]) -> None:
+    if event != "open" or not args or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    path = os.fsdecode(args[0])
+    if os.path.basename(path) not in ("extraction_test.jsonl", "consolidation_test.jsonl"):
+        return
+    if any(os.path.abspath(path) == str(p) or os.path.realpath(path) == os.path.realpath(p) for p in TEST_SPLIT):
+        test_split_opens.append(path)
+
+
+sys.addaudithook(_watch_test_split)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if test_split_opens:
+        print(f"\nFAIL: this run opened the quality test split: {sorted(set(test_split_opens))}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

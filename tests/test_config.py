@@ -201,7 +201,7 @@ def test_config_and_gates_import_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, dreamd.config, dreamd.daemon.gates; "
+        "import sys, dreamd.config, dreamd.jobs.gates; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'structlog', 'yaml', 'watchdog', 'apscheduler', 'anthropic', 'filelock', 'httpx'}))"
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
-from dreamd.daemon.gates import DirState, is_paused
+from dreamd.jobs.gates import DirState, is_paused
 from memory.errors import TransientError
 from memory.store.manifest import parse_iso
 from memory.store.records import make_record

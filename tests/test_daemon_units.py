@@ -20,51 +20,43 @@ from dreamd.daemon.watch import Debouncer, fingerprint, is_noise
 from dreamd.logs import configure
 from memory.client import submit
 from memory.store.transaction import MemoryStore
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
+from tests.helpers.clock import FakeClock
 
 # ----------------------------------------------------------------------------- debouncer
 
 
 def test_leading_debouncer_fires_at_once_then_coalesces_a_flood() -> None:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     d = Debouncer(0.1, clock, leading=True)
     d.hint("spool")
     assert d.due() == ["spool"]  # first hint after quiet: immediately
     fired = 0
     for i in range(1000):  # 1,000 events over 0.5 s
-        clock.t = 100.0 + i * 0.0005
+        clock.now = 100.0 + i * 0.0005
         d.hint("spool")
         fired += len(d.due())
     assert fired == 4  # at ~100.1, 100.2, 100.3, 100.4 (events end at 100.4995)
     assert d.next_deadline() == pytest.approx(100.5, abs=0.01)
-    clock.t = 100.6
+    clock.now = 100.6
     assert d.due() == ["spool"] and d.due() == []
 
 
 def test_trailing_debouncer_waits_for_quiet_but_not_forever() -> None:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     d = Debouncer(1.0, clock, leading=False, max_wait=5.0)
     d.hint("/m")
-    clock.t += 0.9
+    clock.now += 0.9
     d.hint("/m")
-    clock.t += 0.9
+    clock.now += 0.9
     assert d.due() == []  # 0.9 s since the last hint
-    clock.t += 0.1
+    clock.now += 0.1
     assert d.due() == ["/m"]
     for _ in range(20):  # a hint every 0.5 s forever: max_wait caps the delay at 5 s
         d.hint("/m")
-        clock.t += 0.5
+        clock.now += 0.5
         if d.due():
             break
-    assert clock.t - 101.9 == pytest.approx(5.0)  # first hint at 101.9 + max_wait
+    assert clock.now - 101.9 == pytest.approx(5.0)  # first hint at 101.9 + max_wait
 
 
 def test_noise_names_are_ignored() -> None:
@@ -178,14 +170,14 @@ def test_a_dead_watcher_is_logged_and_the_daemon_exits_nonzero(tmp_path: Path) -
 
 def test_a_hung_tick_is_detected_by_the_supervisor(tmp_path: Path) -> None:
     config = load_config(_config(tmp_path), env={"HOME": str(tmp_path)})
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     daemon = Daemon(config, work=stub, watch=False, env={"HOME": str(tmp_path)}, clock=clock)
     daemon.pool.start()
     assert daemon.supervise() is None
-    daemon._tick_started = clock.t
-    clock.t += 299
+    daemon._tick_started = clock.now
+    clock.now += 299
     assert daemon.supervise() is None
-    clock.t += 2
+    clock.now += 2
     assert daemon.supervise() == "scheduler (tick hung for 5m1s)"
     daemon.pool.close()
 

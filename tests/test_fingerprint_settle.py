@@ -19,10 +19,10 @@ import pytest
 
 from dreamd.config import default_config
 from dreamd.daemon.directories import DirectoryKeeper
-from dreamd.daemon.gates import DirState
 from dreamd.daemon.pool import Task
 from dreamd.daemon.watch import Fingerprint, fingerprint, settled_fingerprint
 from dreamd.jobs import work
+from dreamd.jobs.gates import DirState
 from memory.model.llm import Completion
 from memory.spool.jobs import Job
 from memory.store.layout import INDEX

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dreamd.config import GatesConfig
-from dreamd.daemon.gates import (
+from dreamd.jobs.gates import (
     GATE_NAMES,
     DirState,
     GateTracker,
@@ -23,6 +23,7 @@ from dreamd.daemon.gates import (
     resume,
 )
 from memory.errors import StoreError
+from tests.helpers.clock import FakeClock
 
 NOW = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 CFG = GatesConfig(threshold=10, min_interval=86400.0, scan_throttle=600.0, min_sessions=0,
@@ -132,43 +133,35 @@ def test_pause_missing_directory_is_a_store_error(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ throttle / tracker
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_scan_throttle_holds_under_an_event_storm() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     throttle = ScanThrottle(600.0, clock)
     scans = 0
     # 5,000 hint events over 30 minutes (every 0.36 s): one scan per 10-minute window.
     for i in range(5000):
-        clock.t = 1000.0 + i * 0.36
+        clock.now = 1000.0 + i * 0.36
         scans += throttle.hint("/m")
         scans += len(throttle.due())
     assert scans == 3  # at t=1000, ~1600.1, ~2200.2 (the last event is at 2799.64)
     last = throttle.last_scan("/m")
     assert last is not None and 2200.0 < last < 2201.0
-    clock.t = last + 599.999
+    clock.now = last + 599.999
     assert throttle.due() == []
-    clock.t = last + 600.0  # the window after the last scan ends: the pending hint comes back once
+    clock.now = last + 600.0  # the window after the last scan ends: the pending hint comes back once
     assert throttle.due() == ["/m"]
     assert throttle.due() == []
 
 
 def test_scan_throttle_hint_inside_window_is_delayed_not_lost() -> None:
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     throttle = ScanThrottle(10.0, clock)
     assert throttle.hint("a") is True
-    clock.t += 9.999
+    clock.now += 9.999
     assert throttle.hint("a") is False
     assert throttle.due() == []
-    clock.t += 0.001
+    clock.now += 0.001
     assert throttle.due() == ["a"]
-    assert throttle.last_scan("a") == clock.t
+    assert throttle.last_scan("a") == clock.now
     assert throttle.hint("b") is True  # keys are independent
 
 

@@ -26,20 +26,10 @@ from memory.store.locks import (
 )
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
+from tests.helpers.clock import FakeClock
 
 T0 = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
 HOST = socket.gethostname()
-
-
-class FakeClock:
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def iso(moment: datetime) -> str:
@@ -75,7 +65,7 @@ def broken_leases(d: Path) -> list[Path]:
 def test_lease_of_a_dead_pid_is_stale_and_recovered_with_the_old_lease_kept(tmp_path: Path) -> None:
     pid = dead_pid()
     old = write_lease(tmp_path, pid=pid, token="dead-holder")
-    clock = FakeClock()  # heartbeat is fresh: only the dead pid makes it stale
+    clock = FakeClock(T0)  # heartbeat is fresh: only the dead pid makes it stale
     info = LeaseInfo.read(tmp_path / LEASE_NAME)
     assert info is not None
     assert info.stale_reason(now=clock(), stale_after=3600, host=HOST) == f"holder pid {pid} is gone"
@@ -94,7 +84,7 @@ def test_lease_with_our_pid_but_another_start_token_is_a_reused_pid(tmp_path: Pa
     assert info is not None
     reason = info.stale_reason(now=T0, stale_after=3600, host=HOST)
     assert reason == f"pid {os.getpid()} now belongs to another process"
-    lease = DreamLease.acquire(tmp_path, clock=FakeClock())
+    lease = DreamLease.acquire(tmp_path, clock=FakeClock(T0))
     lease.verify()
     assert len(broken_leases(tmp_path)) == 1
 
@@ -115,11 +105,11 @@ def test_lease_on_another_host_is_stale_only_by_heartbeat_age(tmp_path: Path) ->
 
 def test_unreadable_lease_counts_as_stale(tmp_path: Path) -> None:
     (tmp_path / LEASE_NAME).write_bytes(b"{not json")
-    DreamLease.acquire(tmp_path, clock=FakeClock()).verify()
+    DreamLease.acquire(tmp_path, clock=FakeClock(T0)).verify()
 
 
 def test_live_lease_refuses_with_the_holder_named(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(T0)
     held = DreamLease.acquire(tmp_path, clock=clock)
     clock.advance(30 * 60)
     with pytest.raises(LockError, match=rf"held by pid {os.getpid()} on {HOST} since 2026-11-29T10:00:00Z"):
@@ -129,7 +119,7 @@ def test_live_lease_refuses_with_the_holder_named(tmp_path: Path) -> None:
 
 
 def test_heartbeat_refreshes_in_place_and_keeps_a_holder_from_going_stale(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(T0)
     held = DreamLease.acquire(tmp_path, clock=clock)
     inode = (tmp_path / LEASE_NAME).stat().st_ino
     for _ in range(5):
@@ -145,7 +135,7 @@ def test_heartbeat_refreshes_in_place_and_keeps_a_holder_from_going_stale(tmp_pa
 
 def test_broken_holder_cannot_commit_heartbeat_or_release_the_new_lease(tmp_path: Path) -> None:
     store = MemoryStore.init(tmp_path)
-    clock = FakeClock()
+    clock = FakeClock(T0)
     first = DreamLease.acquire(tmp_path, clock=clock)
     clock.advance(2 * 3600)  # the first holder stopped beating (a hung process)
     second = DreamLease.acquire(tmp_path, clock=clock)
@@ -167,7 +157,7 @@ def test_broken_holder_cannot_commit_heartbeat_or_release_the_new_lease(tmp_path
 
 
 def test_break_puts_back_a_lease_whose_holder_beat_after_it_was_judged(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = FakeClock(T0)
     held = DreamLease.acquire(tmp_path, clock=clock)
     judged = LeaseInfo.read(tmp_path / LEASE_NAME)
     assert judged is not None
@@ -180,7 +170,7 @@ def test_break_puts_back_a_lease_whose_holder_beat_after_it_was_judged(tmp_path:
 
 
 def test_context_manager_releases(tmp_path: Path) -> None:
-    with DreamLease.acquire(tmp_path, clock=FakeClock()):
+    with DreamLease.acquire(tmp_path, clock=FakeClock(T0)):
         assert (tmp_path / LEASE_NAME).exists()
     assert not (tmp_path / LEASE_NAME).exists()
 

@@ -28,6 +28,7 @@ from dreamd.models.usage import KEEP_DAYS, UsageLedger, default_ledger_path
 from memory.errors import ConfigError, PermanentError, TransientError
 from memory.model.llm import Completion, ToolCall, Usage, parse_payload
 from memory.store.records import make_record
+from tests.helpers.clock import FakeClock
 
 REPO = Path(__file__).resolve().parents[1]
 TODAY = date(2026, 11, 29)
@@ -64,16 +65,6 @@ class ScriptedModel:
         if isinstance(item, Exception):
             raise item
         return item
-
-
-class FakeClock:
-    def __init__(self, step: float) -> None:
-        self.now = 100.0
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
 
 
 def answer(value: Any, *, stop_reason: str = "end_turn", usage: Usage | None = None) -> Completion:
@@ -253,7 +244,7 @@ def test_split_for_cache_without_marker_has_no_stable_part(prompt: str) -> None:
 def test_extract_returns_valid_records_with_usage_and_duration() -> None:
     model = ScriptedModel([answer([rec("prefers-tabs"), rec("deploy-day", type="project")])])
     with capture_logs() as logs:
-        out = ops.extract(model, TURNS, INDEX, today=TODAY, max_tokens=321, clock=FakeClock(0.25))
+        out = ops.extract(model, TURNS, INDEX, today=TODAY, max_tokens=321, clock=FakeClock(100.0, step=0.25))
     assert [(r.name, r.type) for r in out.records] == [
         ("prefers-tabs", "user"),
         ("deploy-day", "project"),
@@ -373,7 +364,7 @@ def test_backend_failures_never_raise_and_say_whether_to_retry(
 ) -> None:
     with capture_logs() as logs:
         out = ops.extract(
-            ScriptedModel([exc]), TURNS, INDEX, today=TODAY, max_tokens=100, clock=FakeClock(1.0)
+            ScriptedModel([exc]), TURNS, INDEX, today=TODAY, max_tokens=100, clock=FakeClock(100.0, step=1.0)
         )
         plan_out = ops.plan(
             ScriptedModel([exc]),

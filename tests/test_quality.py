@@ -1,10 +1,12 @@
 """The quality harness (``benchmarks/bench_quality.py``): its scorer, its plumbing, its floors.
 
 The scorer tests are tiny hand-made cases, so a scorer that silently passes everything (or
-nothing) fails here. The floor test runs the harness in-process on the labelled TEST split and
-asserts ``FLOORS``: that is how CI fails when quality drops. The floors are the figures the code
-on main reached on the test split when it was committed, rounded down by ~0.02; the integrator
-raises them after the new extraction and dream rules land (issue 10).
+nothing) fails here. The floor tests run the harness in-process on the dev and val splits and
+assert their floors (``DEV_FLOORS``, ``VAL_FLOORS``): that is how CI fails when quality drops.
+The TEST split is never read here — not scored, not loaded, not opened (issue 19): it is run
+once at the end of a round by ``bench_quality.py --split test --check-floors`` and its figures
+recorded in ``benchmarks/README.md``. ``tests/conftest.py`` makes any pytest run that opens it
+fail, and the harness's loaders refuse it while the run is on.
 """
 
 from __future__ import annotations
@@ -264,8 +266,8 @@ def test_bad_labelled_data_gets_one_error_naming_file_line_and_field(tmp_path: P
     write_split(tmp_path, [SAMPLE, bad | {"id": "other"}], [])
     with pytest.raises(bq.DataError, match=r"extraction_dev.jsonl:2 \(other\) turn 0.facts\[0\].type: 'habit'"):
         bq.load_extraction(tmp_path / "extraction_dev.jsonl")
-    with pytest.raises(bq.DataError, match=r"consolidation_test\.jsonl: labelled file not found"):
-        bq.load_consolidation(tmp_path / "consolidation_test.jsonl")
+    with pytest.raises(bq.DataError, match=r"consolidation_val\.jsonl: labelled file not found"):
+        bq.load_consolidation(tmp_path / "consolidation_val.jsonl")
 
 
 def test_main_reports_a_missing_split_and_checks_floors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -285,91 +287,102 @@ def test_main_reports_a_missing_split_and_checks_floors(tmp_path: Path, capsys: 
     ]
 
 
-# ---------------------------------------------------------------------------- the TEST split
+# ---------------------------------------------------------------------------- dev and val floors
 
 
-@pytest.fixture(scope="module")
-def test_split_result() -> dict[str, Any]:
-    return dict(bq.evaluate("test"))
+@pytest.fixture(scope="module", params=["dev", "val"])
+def split_result(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return dict(bq.evaluate(request.param))
 
 
-def test_the_test_split_meets_the_floors(test_split_result: dict[str, Any]) -> None:
-    assert bq.floor_failures(test_split_result) == []
+def test_the_dev_and_val_splits_meet_their_floors(split_result: dict[str, Any]) -> None:
+    assert bq.floor_failures(split_result) == []
     # Only what the user said becomes memory: an instruction planted in a page never does.
-    injected = test_split_result["extraction"]["distractors"]["injected instruction"]
+    injected = split_result["extraction"]["distractors"]["injected instruction"]
     assert injected["turns"] >= 10 and injected["leaked"] == 0
 
 
-def test_the_test_split_is_the_size_and_shape_issue_10_asks_for() -> None:
-    sessions = bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl")
-    users = [(s.lang, t) for s in sessions for t in s.turns if t.role == "user"]
-    assert len(users) >= 240
-    for lang in bq.LANGS:
-        share = sum(lang == u[0] for u in users) / len(users)
-        assert 0.4 <= share <= 0.6, lang
-    with_facts = sum(bool(t.facts) for _, t in users) / len(users)
-    assert 0.35 <= with_facts <= 0.45
-    facts = [f for _, t in users for f in t.facts]
-    assert {f.type for f in facts} == set(bq.TYPES)
-    assert sum(f.date is not None for f in facts) >= 10
-    assert sum(bool(f.reason) for f in facts) >= 10
-    kinds = {t.distractor for s in sessions for t in s.turns if t.distractor}
-    assert {"one-off request", "question", "code", "stack trace", "secret", "temporary instruction",
-            "small talk", "encouragement", "quoted text", "injected instruction"} <= kinds
-    assert any(t.role == "tool" and t.distractor == "injected instruction" for s in sessions for t in s.turns)
-    groups = bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl")
-    assert len(groups) >= 110
-    assert {g.kind for g in groups} == set(bq.KINDS)
-    assert {g.lang for g in groups} == set(bq.LANGS)
+def test_floors_cover_the_same_figures_on_every_split_and_keep_retention_at_one() -> None:
+    assert set(bq.FLOORS) == {"dev", "val", "test"}
+    for floors in bq.FLOORS.values():
+        assert set(floors) == set(bq.TEST_FLOORS)
+        assert all(v == 1.0 for k, v in floors.items() if k.endswith("fact_retention"))
 
 
-def quoted_sentences(text: str, source: str) -> list[str]:
-    """Sentences of ``text`` (EN ≥ 24 characters, ZH ≥ 10) that occur verbatim in ``source``."""
-    import re
+def test_floors_are_checked_against_the_results_own_split() -> None:
+    result = {"split": "val", "extraction": {}, "consolidation": {}}
+    assert len(bq.floor_failures(result)) == len(bq.VAL_FLOORS)
+    assert bq.floor_failures(result, {"extraction.overall.precision": 0.5}) == [
+        "extraction.overall.precision = None < floor 0.5"
+    ]
 
-    pieces = re.split(r"(?<=[.!?。！？；;\n])\s*", text)
-    found = []
-    for piece in (p.strip() for p in pieces):
-        cjk = any("\u3400" <= ch <= "\u9fff" for ch in piece)
-        if re.fullmatch(r"(?:from \S+ )?import [\w., ]+", piece):
-            continue  # a pasted import line is code, not a phrasing a rule could fit
-        if len(piece) >= (10 if cjk else 24) and piece in source:
-            found.append(piece)
-    return found
+
+# ---------------------------------------------------------------------------- the TEST split stays unread
+
+
+def test_the_run_never_opens_the_test_split() -> None:
+    """The guard is on: the loaders refuse the files before opening them, and the audit hook
+    sees an open of either (an audit event is raised here by hand: nothing is opened)."""
+    from tests import conftest
+
+    assert tuple(bq.QUALITY_DIR / n for n in bq.TEST_SPLIT_FILES) == conftest.TEST_SPLIT
+    for name in bq.TEST_SPLIT_FILES:
+        with pytest.raises(bq.DataError, match="test split is not read here"):
+            bq.load_extraction(bq.QUALITY_DIR / name)
+    with pytest.raises(bq.DataError, match="test split is not read here"):
+        bq.evaluate("test")
+    before = list(conftest.test_split_opens)
+    sys.audit("open", str(bq.QUALITY_DIR / "extraction_test.jsonl"), "r", 0)
+    sys.audit("open", str(bq.QUALITY_DIR / "extraction_dev.jsonl"), "r", 0)
+    seen = conftest.test_split_opens[len(before):]
+    del conftest.test_split_opens[len(before):]  # the hand-raised event opened nothing
+    assert seen == [str(bq.QUALITY_DIR / "extraction_test.jsonl")]
+    assert before == []  # nothing this session ran so far opened it either
+
+
+def test_the_round_end_checks_find_a_split_of_the_wrong_shape() -> None:
+    s = session(turn("Always use TABS for indentation; the linter insists.", TABS))
+    problems = bq.shape_problems([s], [])
+    assert any("user turns < 240" in p for p in problems)
+    assert any("groups" in p for p in problems)
+    assert any("distractor kinds missing" in p for p in problems)
+
+
+def test_the_round_end_run_checks_floors_shape_and_quotes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--split test --check-floors`` on a stand-in split in a temp dir (the real one is not
+    read here): a tiny split misses its floors and its shape, and both are reported."""
+    grp = {"id": "g", "lang": "en", "kind": "duplicate", "today": "2026-11-30",
+           "records": [{"name": "a", "type": "project", "description": "Demo on Friday", "body": "Demo."},
+                       {"name": "b", "type": "project", "description": "Demo on Friday", "body": "Demo."}],
+           "expect": {"merge": [["a", "b"]], "drop": []}, "facts": []}
+    (tmp_path / "extraction_test.jsonl").write_text(json.dumps(SAMPLE) + "\n", encoding="utf-8")
+    (tmp_path / "consolidation_test.jsonl").write_text(json.dumps(grp) + "\n", encoding="utf-8")
+    assert bq.main(["--split", "test", "--data", str(tmp_path), "--json", str(tmp_path / "r.json"),
+                    "--check-floors"]) == 1
+    err = capsys.readouterr().err
+    assert "UNDER FLOOR: shape: " in err and "UNDER FLOOR: injected instructions: " in err
 
 
 def test_the_sentence_finder_finds_a_planted_sentence() -> None:
     text = "Heads up. The staging database is read-only on weekends. 以后注释一律用中文写，谢谢。"
     source = 'RULES = ["the staging database is read-only on weekends.", "以后注释一律用中文写，谢谢。"]'
-    assert quoted_sentences(text, source) == ["以后注释一律用中文写，谢谢。"]
-    assert quoted_sentences(text, source.replace("the staging", "The staging")) == [
+    assert bq.quoted_sentences(text, source) == ["以后注释一律用中文写，谢谢。"]
+    assert bq.quoted_sentences(text, source.replace("the staging", "The staging")) == [
         "The staging database is read-only on weekends.",
         "以后注释一律用中文写，谢谢。",
     ]
+    planted = session(turn("Heads up. The staging database is read-only on weekends."))
+    assert bq.leaked_sentences([planted], [], source.replace("the staging", "The staging")) == [
+        "s: 1 sentence(s) written into the code"
+    ]
 
 
-def test_no_test_split_sentence_is_written_into_the_code() -> None:
-    """Rules fitted to the test split would measure memorisation; this catches the crude kind."""
-    source = "\n".join(
-        p.read_text(encoding="utf-8")
-        for d in ("dreamd", "memory")
-        for p in sorted((REPO / d).rglob("*.py"))
-    )
-    texts = [
-        t.text
-        for split in ("test", "val")  # both are blind: no rule may quote them
-        for s in bq.load_extraction(bq.QUALITY_DIR / f"extraction_{split}.jsonl")
-        for t in s.turns
-        if t.role == "user"
-    ]
-    texts += [
-        f"{r.description}\n{r.body}"
-        for split in ("test", "val")
-        for g in bq.load_consolidation(bq.QUALITY_DIR / f"consolidation_{split}.jsonl")
-        for r in g.records
-    ]
-    leaked = [s for text in texts for s in quoted_sentences(text, source)]
-    assert leaked == []
+def test_no_val_split_sentence_is_written_into_the_code() -> None:
+    """Rules fitted to a blind split would measure memorisation; this catches the crude kind.
+    (The test split's sentences are checked by the end-of-round run, not here.)"""
+    sessions = bq.load_extraction(bq.QUALITY_DIR / "extraction_val.jsonl")
+    groups = bq.load_consolidation(bq.QUALITY_DIR / "consolidation_val.jsonl")
+    assert bq.leaked_sentences(sessions, groups, bq.code_source()) == []
 
 
 class Garbage:
@@ -426,9 +439,10 @@ def test_suggested_floors_are_the_figures_cut_to_two_decimals_minus_the_margin()
     assert "extraction.overall.f1" not in floors
 
 
-def test_every_extraction_label_is_satisfiable_by_an_ideal_note_taker() -> None:
+@pytest.mark.parametrize("split", ["dev", "val"])
+def test_every_extraction_label_is_satisfiable_by_an_ideal_note_taker(split: str) -> None:
     """One ideal record per labelled fact scores 1.0 everywhere: no label contradicts another."""
-    for s in bq.load_extraction(bq.QUALITY_DIR / "extraction_test.jsonl"):
+    for s in bq.load_extraction(bq.QUALITY_DIR / f"extraction_{split}.jsonl"):
         facts = [f for t in s.turns for f in t.facts]
         ideal = [
             bq.Produced(
@@ -445,7 +459,8 @@ def test_every_extraction_label_is_satisfiable_by_an_ideal_note_taker() -> None:
         assert score.reasons_kept == score.reasons_labelled, s.id
 
 
-def test_every_consolidation_label_is_satisfiable_by_an_ideal_dream() -> None:
+@pytest.mark.parametrize("split", ["dev", "val"])
+def test_every_consolidation_label_is_satisfiable_by_an_ideal_dream(split: str) -> None:
     """The labelled plan (merges keep the newest record's text, or every source's text for
     duplicates and paraphrases; drops drop) keeps every labelled fact and scores 1.0."""
 
@@ -454,7 +469,7 @@ def test_every_consolidation_label_is_satisfiable_by_an_ideal_dream() -> None:
         source_names: tuple[str, ...]
         result: Any
 
-    for g in bq.load_consolidation(bq.QUALITY_DIR / "consolidation_test.jsonl"):
+    for g in bq.load_consolidation(bq.QUALITY_DIR / f"consolidation_{split}.jsonl"):
         by_name = {r.name: r for r in g.records}
         ops = [Op((n,), None) for n in g.drop]
         for names in g.merge:

@@ -14,8 +14,8 @@ from pathlib import Path
 import tests.test_daemon_stub as stub
 from dreamd.cli.status import collect_status
 from dreamd.config import load_config
-from dreamd.daemon.gates import SCAN_FILE, ScanThrottle, read_last_scan, record_scan
 from dreamd.daemon.supervisor import Daemon
+from dreamd.jobs.gates import SCAN_FILE, ScanThrottle, read_last_scan, record_scan
 from dreamd.logs import configure
 from memory.store.transaction import MemoryStore
 

@@ -25,17 +25,10 @@ from memory.spool.queue import (
     backoff_delay,
     default_spool_path,
 )
+from tests.helpers.clock import FakeClock
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_800_000_000.0  # a fixed "now" for the fake clock
-
-
-class FakeClock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _job(memory_dir: str = "/roots/app/.memory", content: str = "hello") -> dict[str, Any]:
@@ -48,12 +41,12 @@ def _job(memory_dir: str = "/roots/app/.memory", content: str = "hello") -> dict
 
 
 @pytest.fixture()
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> FakeClock[float]:
+    return FakeClock(T0)
 
 
 @pytest.fixture()
-def spool(tmp_path: Path, clock: FakeClock) -> Spool:
+def spool(tmp_path: Path, clock: FakeClock[float]) -> Spool:
     return Spool(tmp_path / "spool", clock=clock, backoff_base=30, backoff_max=3600, max_attempts=5)
 
 
@@ -123,7 +116,7 @@ def test_pending_is_oldest_first(spool: Spool) -> None:
 
 
 def test_defer_backs_off_exponentially_then_fails_after_max_attempts(
-    spool: Spool, clock: FakeClock
+    spool: Spool, clock: FakeClock[float]
 ) -> None:
     job_id = spool.submit(_job())
     delays = []
@@ -151,7 +144,7 @@ def test_defer_backs_off_exponentially_then_fails_after_max_attempts(
 
 
 def test_a_wait_the_job_is_not_at_fault_for_backs_off_but_never_uses_an_attempt(
-    spool: Spool, clock: FakeClock
+    spool: Spool, clock: FakeClock[float]
 ) -> None:
     job_id = spool.submit(_job())
     assert spool.claim(job_id)
@@ -189,7 +182,7 @@ def test_backoff_delay_is_capped() -> None:
     ]
 
 
-def test_complete_clears_attempts(spool: Spool, clock: FakeClock) -> None:
+def test_complete_clears_attempts(spool: Spool, clock: FakeClock[float]) -> None:
     job_id = spool.submit(_job())
     spool.claim(job_id)
     spool.defer(job_id, "429")
@@ -274,7 +267,7 @@ def test_second_daemon_gets_a_clear_lock_error(spool: Spool, tmp_path: Path) -> 
     other.release_lock()
 
 
-def test_release_due_only_moves_due_jobs(spool: Spool, clock: FakeClock) -> None:
+def test_release_due_only_moves_due_jobs(spool: Spool, clock: FakeClock[float]) -> None:
     a, b = spool.submit(_job()), spool.submit(_job())
     spool.claim(a)
     spool.defer(a, "5xx")
@@ -288,7 +281,7 @@ def test_release_due_only_moves_due_jobs(spool: Spool, clock: FakeClock) -> None
 
 
 def test_prune_removes_old_done_and_stale_tmp_but_never_failed(
-    spool: Spool, clock: FakeClock
+    spool: Spool, clock: FakeClock[float]
 ) -> None:
     done_id, failed_id = spool.submit(_job()), spool.submit(_job())
     spool.claim(done_id)

@@ -15,7 +15,7 @@ import pytest
 
 from dreamd.cli.status import collect_status, discover_dirs, render_status, spool_status
 from dreamd.config import Config, load_config
-from dreamd.daemon.gates import pause
+from dreamd.jobs.gates import pause
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
 

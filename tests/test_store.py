@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from memory.store.transaction import (
     Change,
     MemoryStore,
 )
+from tests.helpers.clock import FakeClock
 
 
 class Crash(Exception):
@@ -40,18 +41,9 @@ def top_files(d: Path) -> set[str]:
     return {p.name for p in d.iterdir() if p.is_file()}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> MemoryStore:
-    return MemoryStore.init(tmp_path / "mem", clock=Clock())
+    return MemoryStore.init(tmp_path / "mem", clock=FakeClock(datetime(2026, 11, 29, 10, 0, tzinfo=UTC), step=1))
 
 
 # ---------------------------------------------------------------- basics

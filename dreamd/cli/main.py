@@ -157,7 +157,7 @@ def cmd_rollback(args: argparse.Namespace) -> int:
 
 
 def cmd_pause(args: argparse.Namespace) -> int:
-    from dreamd.daemon.gates import pause
+    from dreamd.jobs.gates import pause
     from memory.store.transaction import open_store
 
     open_store(Path(args.dir))
@@ -167,7 +167,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from dreamd.daemon.gates import resume
+    from dreamd.jobs.gates import resume
     from memory.store.transaction import open_store
 
     open_store(Path(args.dir))

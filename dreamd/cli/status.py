@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamd.config import Config
-from dreamd.daemon.gates import evaluate, is_paused, read_last_scan
+from dreamd.jobs.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
 from memory.model.llm import Completion
 from memory.roots import expand_roots

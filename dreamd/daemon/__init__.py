@@ -1,1 +1,1 @@
-"""The daemon: the supervising main loop, watchers, managed directories, job dispatch, the worker pool and the dream gates."""
+"""The daemon: the supervising main loop, watchers, managed directories, job dispatch, the worker pool and its sync tick."""

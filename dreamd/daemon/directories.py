@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Generic
 
 from dreamd.config import Config
-from dreamd.daemon.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.daemon.pool import Task, WorkerPool
 from dreamd.daemon.watch import Fingerprint, fingerprint, settled_fingerprint
+from dreamd.jobs.gates import GateTracker, ScanThrottle, evaluate, read_last_scan, record_scan
 from dreamd.jobs.protocol import C, Work
 from dreamd.logs import get_logger
 
@@ -240,14 +240,8 @@ class DirectoryKeeper(Generic[C]):
         if wait > 0:
             return  # the last dream's answer was refused: do not burn the model on every scan
         started = time.monotonic()
-        from dreamd.sync.lease import team_dream_lease
-
         try:
-            with team_dream_lease(directory, self.config) as busy:
-                if busy is not None:  # another machine of the team is dreaming this directory
-                    log.info("dream.lease_busy", memory_dir=str(directory), reason=f"team lease held by {busy.holder}")
-                    return
-                result = self._work.dream(directory, self.ctx)
+            result = self._work.dream(directory, self.ctx)  # the team lease of a synced one included
         except Exception as exc:
             log.error("dream.error", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}", exc_info=True)
             return

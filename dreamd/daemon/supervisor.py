@@ -218,7 +218,8 @@ class Daemon(Generic[C]):
             log.error("tick.error", step=name, error=f"{type(exc).__name__}: {exc}", exc_info=True)
 
     def _sync_step(self) -> None:
-        from dreamd.sync.daemon import SyncPlanner, queue_due_syncs
+        from dreamd.daemon.syncing import queue_due_syncs
+        from dreamd.sync.daemon import SyncPlanner
 
         if self._sync_planner is None:
             self._sync_planner = SyncPlanner()

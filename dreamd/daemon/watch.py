@@ -207,7 +207,6 @@ class Watcher:
         self._observer: Any = Observer()
         self._observer.daemon = True
         self._dirs: dict[Path, Any] = {}
-        self._spool_watch: Any = None
         self._unwatchable: set[Path] = set()
         self.errors = 0
 
@@ -260,13 +259,10 @@ class Watcher:
                 return
             self._on_spool()
 
-        self._spool_watch = self._observer.schedule(self._handler(on_event), str(root / "new"), recursive=False)
+        self._observer.schedule(self._handler(on_event), str(root / "new"), recursive=False)
         self._observer.schedule(
             self._handler(on_event), str(root / "tmp"), recursive=False, event_filter=[FileDeletedEvent]
         )
-
-    def watched(self) -> set[Path]:
-        return set(self._dirs)
 
     def set_dirs(self, wanted: Iterable[Path]) -> tuple[list[Path], list[Path]]:
         """Watch exactly ``wanted``; returns (added, removed). A directory that cannot be

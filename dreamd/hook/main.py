@@ -414,7 +414,7 @@ def _config_file(env: Mapping[str, str]) -> Path | None:
     Checked here so a hook in an unconfigured setup skips importing the config module
     (tomllib, dataclasses, typing: most of the hook's start-up time).
     """
-    from memory.spool.queue import config_file
+    from memory.settings import config_file
 
     return config_file(env)
 

@@ -38,7 +38,7 @@ _MEDIA = ("image", "document", "file", "input_image", "input_file", "input_audio
 
 
 def _text_of(value: Any) -> str:
-    from memory.transcripts._core import text_of
+    from memory.transcripts import text_of
 
     return text_of(value)
 

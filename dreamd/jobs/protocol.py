@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from dreamd.config import Config
-    from dreamd.daemon.gates import DirState
+    from dreamd.jobs.gates import DirState
     from memory.spool.jobs import Job
     from memory.store.transaction import MemoryStore
 
@@ -68,4 +68,7 @@ class Work(Protocol[C]):
 
     def dir_state(self, memory_dir: Path, ctx: C, *, last_scan_at: datetime | None) -> DirState: ...
 
-    def dream(self, memory_dir: Path, ctx: C) -> DreamOutcome: ...
+    def dream(self, memory_dir: Path, ctx: C) -> DreamOutcome:
+        """Takes the local lease and, for a directory synced with a team, the team's
+        (:func:`dreamd.sync.lease.team_dream_lease`), and commits only while both are held."""
+        ...

@@ -24,13 +24,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
 from dreamd.config import Config
-from dreamd.daemon.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.jobs import batches as _batches
+from dreamd.jobs.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.logs import EventLogger
 from memory.errors import (
     ConflictError,
@@ -202,7 +202,7 @@ def _execute(job: Job, ctx: Context) -> str:
         return _forget(job, ctx)
     if kind == "consolidate":
         result = dream(Path(job.memory_dir), ctx, force=job.force)
-        if result.status in ("transient", "lease-busy", "conflict", "lease-lost"):
+        if result.status in ("transient", "lease-busy", "lease-unconfirmed", "conflict", "lease-lost"):
             raise TransientError(f"consolidation {result.status}: {result.reason}")
         if result.status == "misconfigured":
             raise PermanentError(f"{result.reason}; fix [model], then 'dreamd retry {job.id}'")
@@ -594,10 +594,12 @@ def dream(
     """One consolidation: lease → snapshot → plan → validate → commit (base + fencing) → release.
 
     ``force`` bypasses the gates but never the lease. A conflict (the set changed while we
-    planned) is not an error: nothing is written and a later tick re-plans.
+    planned) is not an error: nothing is written and a later tick re-plans. A directory synced
+    with a team (``[sync]``) also needs the team's lease (:mod:`dreamd.sync.lease`), whoever
+    asks for the dream (the daemon, a ``consolidate`` job, ``dreamd consolidate``): taken and
+    confirmed on the remote before the plan, and checked again right before the commit (a lost
+    one commits nothing). A dry run commits nothing and takes only the local lease.
     """
-    from dreamd.models.prompts import PlanRecord
-
     memory_dir = Path(memory_dir)
     bound = log.bind(memory_dir=str(memory_dir))
     decision: GateDecision | None = None
@@ -605,6 +607,26 @@ def dream(
         decision = evaluate(dir_state(memory_dir, ctx, last_scan_at=last_scan_at), ctx.config.gates, ctx.clock())
         if not decision.open:
             return DreamResult("gated", decision.reason, gates=decision)
+    if dry_run:
+        return _consolidate(memory_dir, ctx, bound, decision, dry_run=True, fence=None)
+    from dreamd.sync.lease import team_dream_lease  # git runs only for a synced directory
+
+    with team_dream_lease(memory_dir, ctx.config) as team:
+        if team.busy is not None:  # another machine of the team is dreaming this directory
+            reason = f"team lease held by {team.busy.holder}"
+            bound.info("dream.lease_busy", reason=reason)
+            return DreamResult("lease-busy", reason, gates=decision)
+        if team.unconfirmed is not None:  # no dream without a confirmed lease
+            bound.warning("dream.lease_unconfirmed", reason=team.unconfirmed)
+            return DreamResult("lease-unconfirmed", team.unconfirmed, gates=decision)
+        return _consolidate(memory_dir, ctx, bound, decision, dry_run=False, fence=team.fence)
+
+
+def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecision | None, *, dry_run: bool,
+                 fence: Callable[[], None] | None) -> DreamResult:
+    """The dream under its leases: snapshot, plan, validate, ``fence``, commit, release."""
+    from dreamd.models.prompts import PlanRecord
+
     try:
         lease = DreamLease.acquire(memory_dir, stale_after=ctx.config.gates.lock_stale_after, clock=ctx.clock)
     except LockError as exc:
@@ -616,19 +638,7 @@ def dream(
         store = ctx.store(memory_dir)
         snapshot = store.read()
         pairs = store.records()
-        inputs = [
-            PlanRecord(
-                name=e.name,
-                type=rec.type,
-                description=rec.description,
-                body=rec.body,
-                created_at=e.created_at,
-                updated_at=e.updated_at,
-                importance=rec.importance,
-                expires=rec.expires,
-            )
-            for e, rec in pairs
-        ]
+        inputs = [PlanRecord.of(rec, e) for e, rec in pairs]  # a record read from the store has its entry's name
         recent = [
             e.name
             for e in snapshot.records
@@ -665,6 +675,8 @@ def dream(
             for names, why in planned.refused
         )
         try:
+            if fence is not None:
+                fence()
             result = store.commit(
                 Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
             )

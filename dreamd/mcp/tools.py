@@ -136,7 +136,9 @@ def _caching_store(path: Path, **kwargs: Any) -> MemoryStore:
     from memory.store.transaction import MemoryStore
 
     class _Store(MemoryStore):
-        _records: OrderedDict[str, tuple[tuple[int, int, int, str], Record]]
+        def __init__(self, path: Path, **kwargs: Any) -> None:
+            super().__init__(path, **kwargs)
+            self._records: OrderedDict[str, tuple[tuple[int, int, int, str], Record]] = OrderedDict()
 
         def read_record(self, entry: ManifestEntry) -> Record:
             try:
@@ -154,9 +156,7 @@ def _caching_store(path: Path, **kwargs: Any) -> MemoryStore:
                 self._records.popitem(last=False)
             return record
 
-    store = _Store(path, **kwargs)
-    store._records = OrderedDict()
-    return store
+    return _Store(path, **kwargs)
 
 
 @dataclass(frozen=True)

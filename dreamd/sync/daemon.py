@@ -1,24 +1,17 @@
-"""The daemon's side of sync: which directories ``[sync]`` covers, when each is due, and the tick
-step that queues their syncs through the worker pool (one task at a time per directory, like
-its jobs and dreams), with backoff while a remote keeps failing.
+"""The daemon's side of sync, as policy: which directories ``[sync]`` covers, and when each is
+due, with backoff while a remote keeps failing. The tick step that queues the due syncs
+through the worker pool is the daemon's (:mod:`dreamd.daemon.syncing`): sync never imports the
+daemon.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from dreamd.sync.flow import backoff_seconds, is_attached, sync
-from memory.errors import DreamdError
-from memory.store.transaction import MemoryStore
-
-if TYPE_CHECKING:
-    from dreamd.config import SyncConfig
-    from dreamd.daemon.pool import WorkerPool
+from dreamd.sync.flow import backoff_seconds, is_attached
 
 
 @dataclass
@@ -90,57 +83,4 @@ def wants_sync(directory: Path, patterns: Sequence[str], remotes: dict[str, str]
     return any(_matches(directory, p) for p in patterns) and is_attached(directory)
 
 
-def queue_due_syncs(
-    cfg: SyncConfig,
-    managed: Iterable[Path],
-    pool: WorkerPool,
-    planner: SyncPlanner,
-    clock: Callable[[], float],
-) -> list[Path]:
-    """The daemon's tick step: queue a sync task for every due directory of ``managed`` (one
-    at a time per directory, like its jobs and dreams, through the worker pool). ``planner``
-    lives as long as the daemon: it is what remembers each directory's last attempt."""
-    from dreamd.daemon.pool import Task
-    from dreamd.logs import get_logger
-
-    if not cfg.dirs and not cfg.remotes:
-        return []
-    log = get_logger("dreamd.sync")
-    queued: list[Path] = []
-    for directory in sorted(managed):
-        if not wants_sync(directory, cfg.dirs, cfg.remotes) or f"sync:{directory}" in pool.labels():
-            continue
-        try:
-            generation = MemoryStore(directory).read().generation
-        except DreamdError:
-            continue
-        now = clock()
-        reason = planner.due(directory, generation=generation, now=now, interval=cfg.interval,
-                             push_after_commit=cfg.push_after_commit, debounce=cfg.debounce,
-                             max_backoff=cfg.max_backoff)
-        if reason is None:
-            continue
-
-        def run(directory: Path = directory, reason: str = reason) -> None:
-            t0 = time.monotonic()
-            try:
-                url = None if is_attached(directory) else remote_for(directory, cfg.remotes)
-                report = sync(directory, remote=url)
-            except Exception as exc:  # recorded, so the next attempt waits for its backoff
-                planner.record(directory, ok=False, generation=None, now=clock())
-                st = planner.dirs[directory]
-                error = str(exc) if isinstance(exc, DreamdError) else f"{type(exc).__name__}: {exc}"
-                log.warning("sync.failed", memory_dir=str(directory), reason=reason, error=error,
-                            failures=st.failures, retry_in_s=backoff_seconds(st.failures, cap=cfg.max_backoff))
-                return
-            planner.record(directory, ok=True, generation=report.generation, now=clock())
-            log.info("sync.done", memory_dir=str(directory), reason=reason, generation=report.generation,
-                     merged=report.merged, pushed=report.pushed, commits=report.commits_created,
-                     duration_ms=round((time.monotonic() - t0) * 1000, 1))
-
-        if pool.submit(Task(key=directory, run=run, label=f"sync:{directory}")):
-            queued.append(directory)
-    return queued
-
-
-__all__ = ["SyncPlanner", "queue_due_syncs", "remote_for", "wants_sync"]
+__all__ = ["SyncPlanner", "remote_for", "wants_sync"]

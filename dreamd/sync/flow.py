@@ -178,9 +178,9 @@ def render_sync_status(s: dict[str, Any]) -> str:
 
 
 def _message(m: Manifest, *, folded: Sequence[int] = ()) -> str:
-    from memory.store.history import _entry, render_log
+    from memory.store.history import log_entry, render_log
 
-    e = _entry(m)
+    e = log_entry(m)
     counts = f"+{len(e.added)} ~{len(e.updated)} -{len(e.removed)}"
     who = e.actor + (f" job {e.job_id}" if e.job_id else "")
     lines = [f"dreamd generation {m.generation}: {who} ({counts}, {e.records} records)", "", render_log([e]).rstrip()]

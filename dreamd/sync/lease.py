@@ -1,5 +1,12 @@
 """The team dream lease: at most one machine of the team dreams a synced directory at a time
 (issue 12). A ref on the shared remote, taken and released by compare-and-swap pushes.
+
+The claim holds because a dream needs a *confirmed* lease at both ends: it starts only after
+this machine's push of the lease landed on the remote (an unreachable remote means no dream
+now, not a dream alone), and it commits only while that lease is still ours — not taken over
+(a renewal was refused) and not past the expiry it last pushed, less :data:`FENCE_MARGIN`
+(a machine suspended past it may already have been replaced). That assumes the machines'
+clocks agree to within the margin, as any lease does.
 """
 
 from __future__ import annotations
@@ -15,22 +22,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dreamd.logs import get_logger
 from dreamd.sync.daemon import wants_sync
 from dreamd.sync.flow import REMOTE, is_attached, sync
 from dreamd.sync.git import Git, SyncTransient, first_line
-from memory.errors import DreamdError
+from memory.errors import DreamdError, LeaseLost
 
 if TYPE_CHECKING:
     from dreamd.config import Config
-
-log = get_logger("dreamd.daemon")
 
 LEASE_REF = "refs/dreamd/lease"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 DEFAULT_TEAM_LEASE_TTL = 3600.0
 LEASE_GIT_TIMEOUT = 60.0
 """Seconds a lease fetch or push may take: a stuck remote must not hold a dream's worker."""
+FENCE_MARGIN = 60.0
+"""Seconds before the pushed expiry at which a dream stops counting the lease as its own
+(a quarter of the TTL when that is shorter): room for the commit and for clock skew."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,8 @@ class TeamLease:
         self.token = os.urandom(8).hex()
         self.commit: str | None = None
         self.acquired_at: float | None = None
+        self.expires_at: float | None = None
+        """The expiry of our last push that landed: until then no other machine may take over."""
         self._mutex = threading.Lock()
 
     @staticmethod
@@ -142,6 +151,7 @@ class TeamLease:
             return again or LeaseHolder(holder="(raced)", token="", acquired_at=now, expires_at=now, released=False, commit="")
         self.commit = commit
         self.acquired_at = now
+        self.expires_at = payload["expires_at"]
         return None
 
     def renew(self) -> bool:
@@ -167,7 +177,16 @@ class TeamLease:
                     self.commit = None
                     return False
             self.commit = commit
+            self.expires_at = payload["expires_at"]
             return True
+
+    def held_until(self) -> float | None:
+        """When the lease stops being safely ours (the pushed expiry less the fence margin), or
+        None when it is not ours at all (never taken, released, or a renewal was refused)."""
+        with self._mutex:
+            if self.commit is None or self.expires_at is None:
+                return None
+            return self.expires_at - min(FENCE_MARGIN, self.ttl / 4)
 
     def release(self) -> bool:
         """Mark our lease released; False when it is no longer ours (taken over after expiry)."""
@@ -179,6 +198,7 @@ class TeamLease:
                        "released": True, **self._identity()}
             done = self._push(payload, expect=self.commit) is not None
             self.commit = None
+            self.expires_at = None
             return done
 
 
@@ -186,10 +206,10 @@ class Heartbeat:
     """Renews a held :class:`TeamLease` every ``ttl / 3`` seconds while a dream runs.
 
     Without it a dream longer than the TTL (a slow local model, a huge directory) would let a
-    second machine take the lease over mid-dream. Losing the lease is not fatal — a sync
-    merges both machines' dreams three-way and keeps every record — so a failed renewal is
-    recorded (``lost``; ``errors`` for an unreachable remote) and the thread stops or retries;
-    it never interrupts the dream."""
+    second machine take the lease over mid-dream. A refused renewal (taken over) sets ``lost``
+    and stops the thread; an unreachable remote is recorded in ``errors`` and retried next beat
+    (the lease stays ours until the expiry we last pushed). The dream itself is stopped at its
+    commit by :meth:`TeamDream.fence`, never by this thread."""
 
     def __init__(self, lease: TeamLease, *, every: float | None = None) -> None:
         self.lease = lease
@@ -219,36 +239,61 @@ class Heartbeat:
                 self.errors.append(str(exc))
 
 
+@dataclass(frozen=True)
+class TeamDream:
+    """What :func:`team_dream_lease` says about one dream: may it run, and how it proves, at
+    its commit, that the lease is still this machine's."""
+
+    busy: LeaseHolder | None = None
+    """Another machine holds the lease: do not dream."""
+    unconfirmed: str | None = None
+    """The lease could not be confirmed (remote unreachable): do not dream now."""
+    lease: TeamLease | None = None
+    beat: Heartbeat | None = None
+    clock: Callable[[], float] = time.time
+
+    def fence(self) -> None:
+        """Raise LeaseLost unless the lease is still ours (called right before the dream
+        commits; no network: a renewal refused, or the clock past our pushed expiry, is enough)."""
+        if self.lease is None:
+            return  # not a synced directory: only the local lease applies
+        if self.beat is not None and self.beat.lost:
+            raise LeaseLost(f"{self.lease.git.workdir}: the team dream lease was taken over during the dream")
+        until = self.lease.held_until()
+        if until is None or float(self.clock()) >= until:
+            raise LeaseLost(f"{self.lease.git.workdir}: the team dream lease is no longer confirmed "
+                            "(past the expiry this machine last pushed: another machine may dream now)")
+
+
 @contextlib.contextmanager
-def team_dream_lease(directory: Path, config: Config) -> Iterator[LeaseHolder | None]:
-    """Around a dream of a synced directory: yields None when this machine may dream (the team
-    lease is held, and the remote's changes were merged first so the plan sees the latest set),
-    else the holder that has the lease. Directories not synced by this daemon are not affected."""
+def team_dream_lease(directory: Path, config: Config, *, clock: Callable[[], float] | None = None) -> Iterator[TeamDream]:
+    """Around a dream of a synced directory: the team lease taken and confirmed on the remote,
+    and the remote's changes merged first so the plan sees the latest set; or why not (another
+    holder, or an unreachable remote: no dream without a confirmed lease). The dream calls
+    :meth:`TeamDream.fence` before it commits. Directories not synced by this daemon dream
+    under the local lease only."""
+    clock = clock or time.time
     patterns, remotes = config.sync.dirs, config.sync.remotes
     if not (patterns or remotes) or not wants_sync(directory, patterns, remotes) or not is_attached(directory):
-        yield None
+        yield TeamDream()
         return
-    lease = TeamLease(directory, ttl=float(config.gates.lock_stale_after))
+    lease = TeamLease(directory, ttl=float(config.gates.lock_stale_after), clock=clock)
     try:
         busy = lease.acquire()
-    except SyncTransient:
-        # Remote unreachable: dreaming alone is safe (the merge keeps both sides), so go on.
-        yield None
+    except SyncTransient as exc:
+        yield TeamDream(unconfirmed=str(exc))
         return
     if busy is not None:
-        yield busy
+        yield TeamDream(busy=busy)
         return
     try:
         with Heartbeat(lease) as beat:
             with contextlib.suppress(DreamdError):
                 sync(directory)
-            yield None
-        if beat.lost:
-            log.warning("dream.lease_lost", memory_dir=str(directory),
-                        reason="the team lease was taken over during the dream; the next sync merges both")
+            yield TeamDream(lease=lease, beat=beat, clock=clock)
     finally:
         with contextlib.suppress(DreamdError):
             lease.release()
 
 
-__all__ = ["DEFAULT_TEAM_LEASE_TTL", "LEASE_REF", "Heartbeat", "LeaseHolder", "TeamLease", "team_dream_lease"]
+__all__ = ["DEFAULT_TEAM_LEASE_TTL", "FENCE_MARGIN", "LEASE_REF", "Heartbeat", "LeaseHolder", "TeamDream", "TeamLease", "team_dream_lease"]

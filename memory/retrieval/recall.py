@@ -68,7 +68,6 @@ __all__ = [
 
 log = logging.getLogger("memory.recall")
 
-DEFAULT_LIMIT = 5
 DEFAULT_RECORD_BYTES = 4096
 DEFAULT_RECORD_LINES = 200
 DEFAULT_SESSION_BYTES = 61440

@@ -49,6 +49,7 @@ from pathlib import Path
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
 from memory.fsutil import fsync_dir, replace_atomic, write_temp
+from memory.settings import config_data, expand_home
 from memory.spool.jobformat import JOB_ID_RE, MAX_JOB_BYTES, encode_job, new_job_id
 from memory.textutil import one_line
 
@@ -95,24 +96,6 @@ def state_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(home) / ".local" / "state" / "dreamd"
 
 
-def config_file(env: Mapping[str, str] | None = None) -> Path | None:
-    """The dreamd config file the environment names (``$DREAMD_CONFIG``, else
-    ``$XDG_CONFIG_HOME/dreamd/config.toml`` when it exists), or None."""
-    env = os.environ if env is None else env
-    if env.get("DREAMD_CONFIG"):
-        return Path(_expand(env["DREAMD_CONFIG"], env))
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(_expand("~/.config", env))
-    path = base / "dreamd" / "config.toml"
-    return path if path.exists() else None
-
-
-def _expand(path: str, env: Mapping[str, str]) -> str:
-    if path == "~" or path.startswith("~/"):
-        return (env.get("HOME") or os.path.expanduser("~")) + path[1:]
-    return path
-
-
 def configured_spool(env: Mapping[str, str] | None = None, path: Path | None = None) -> Path | None:
     """``[daemon] spool`` of ``path`` (default: the config file the environment names), or
     None when unset.
@@ -120,8 +103,6 @@ def configured_spool(env: Mapping[str, str] | None = None, path: Path | None = N
     Only that key is read (tomllib, loaded only when a file exists); a file that cannot be
     read or parsed is a ConfigError naming it, never a silent fallback to another spool.
     """
-    from memory.settings import config_data
-
     env = os.environ if env is None else env
     found = config_data(env, path)
     if found is None:
@@ -131,7 +112,7 @@ def configured_spool(env: Mapping[str, str] | None = None, path: Path | None = N
     value = daemon.get("spool") if isinstance(daemon, dict) else None
     if value is None:
         return None
-    expanded = _expand(value, env) if isinstance(value, str) else ""
+    expanded = expand_home(value, env) if isinstance(value, str) else ""
     if not os.path.isabs(expanded):
         raise ConfigError(
             f"{path}: [daemon] spool: expected an absolute path (or ~/...), got {value!r}"
@@ -148,7 +129,7 @@ def resolve_spool(configured: Path | None, env: Mapping[str, str] | None = None)
     """
     env = os.environ if env is None else env
     if env.get("DREAMD_SPOOL"):
-        return Path(os.path.normpath(_expand(env["DREAMD_SPOOL"], env)))
+        return Path(os.path.normpath(expand_home(env["DREAMD_SPOOL"], env)))
     if configured is not None:
         return configured
     return state_home(env) / "spool"

@@ -130,20 +130,25 @@ class Archive:
         return files
 
     def prune(self, current_generation: int, *, keep: int) -> None:
-        """Keep the last ``keep`` manifests and the files they name (batched to stay cheap)."""
+        """Keep the last ``keep`` manifests and the files they name (batched to stay cheap).
+        Nothing is deleted silently: a prune is logged as ``store.history_pruned`` with every
+        generation and file it removed."""
         gens = self.generations()
         keep_from = current_generation - keep
         if len([g for g in gens if g < keep_from]) < 10:
             return
+        pruned: list[int] = []
         for g in gens:
             if g < keep_from:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.manifest_path(g))
+                    pruned.append(g)
         for g in [g for g in self._files if g < keep_from]:
             del self._files[g]
         # Membership per candidate, not one big union: a kept set of 10,000 records times 50
         # generations would be half a million insertions on every prune.
         kept = [self.files_of(g) for g in self.generations()]
+        removed: list[str] = []
         with os.scandir(self.path) as it:
             for de in it:
                 base = de.name.split(".md.", 1)[0] + ".md" if ".md." in de.name else de.name
@@ -151,7 +156,15 @@ class Archive:
                 if OUR_FILE_RE.match(base) and not any(base in files for files in kept):
                     with contextlib.suppress(OSError):
                         os.unlink(de.path)
+                        removed.append(de.name)
         fsync_dir(self.path)
+        if pruned or removed:
+            log.info(
+                "pruned %s/ of %s: %d generation(s) before %d and %d file(s) no kept generation names",
+                HISTORY, self.root, len(pruned), keep_from, len(removed),
+                extra={"event": "store.history_pruned", "memory_dir": str(self.root), "kept_from": keep_from,
+                       "generations": pruned, "files": sorted(removed)},
+            )
 
     # ------------------------------------------------------------------ files
 

@@ -53,7 +53,8 @@ class LogEntry:
         return dataclasses.asdict(self)
 
 
-def _entry(m: Manifest) -> LogEntry:
+def log_entry(m: Manifest) -> LogEntry:
+    """What ``dreamd log`` says of generation ``m`` (its manifest's ``change``, with the titles of the files it named)."""
     c = m.change
     foreign = _foreign(c)
     named = {str(n) for key in ("added", "updated") for n in c.get(key, [])} | {n for v in foreign.values() for n in v}
@@ -89,14 +90,14 @@ def _entry_of(
 def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:
     """Generations, newest first, as far back as ``.history/`` keeps them."""
     current = store.read()
-    out = [_entry(current)]
+    out = [log_entry(current)]
     for gen in reversed(store.history_manifests()):
         if gen >= current.generation:
             continue
         if limit is not None and len(out) >= limit:
             break
         try:
-            out.append(_entry(store.read_generation(gen)))
+            out.append(log_entry(store.read_generation(gen)))
         except StoreError:
             continue
     return out[:limit] if limit is not None else out
@@ -428,6 +429,3 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             index_archived=new.change.get("index_archived"),
         )
 
-
-def history_dir(store: MemoryStore) -> Path:
-    return store.path / HISTORY

@@ -26,20 +26,47 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
 
 from memory.errors import RecordError, StoreError
+from memory.store.archive import Archive
 from memory.store.index import render_index
 from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
 from memory.store.locks import store_lock
 from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry, utcnow_iso
 from memory.store.records import Record, parse_record, sha256_hex, unique_name
 
-if TYPE_CHECKING:
-    from memory.store.transaction import MemoryStore
 
+class ReconcilingStore(Protocol):
+    """What reconcile needs of the store: :class:`memory.store.transaction.MemoryStore` has it.
+
+    A protocol, not an import, so the dependency runs one way (the store imports reconcile to
+    scan inside every commit; reconcile knows the store only by these members).
+    """
+
+    path: Path
+    clock: Callable[[], datetime]
+    lock_timeout: float
+    index_max_lines: int
+    index_max_bytes: int
+    archive: Archive
+
+    def read(self) -> Manifest: ...
+    def require_managed(self) -> None: ...
+    def migrate_history(self) -> None: ...
+    def named_files(self, manifest: Manifest) -> frozenset[str]: ...
+    def report_malformed(self, malformed: Iterable[tuple[str, str]]) -> None: ...
+    def write_set(self, old: Manifest | None, entries: list[ManifestEntry], *, files: Sequence[tuple[str, bytes]] = (),
+                  summary: dict[str, Any], leftovers: Sequence[str] = (),
+                  listing: Sequence[str] | None = None) -> Manifest: ...
+    def archive_files(self, files: Iterable[str]) -> list[str]: ...
+    def collect_orphans(self, referenced: AbstractSet[str], *, listing: Sequence[str] | None = None) -> list[str]: ...
+    def replace_index(self, index: bytes, *, expected: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +116,7 @@ class ForeignScan:
             summary["foreign"] = foreign
 
 
-def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str] = (), full: bool = False) -> ForeignScan:
+def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterable[str] = (), full: bool = False) -> ForeignScan:
     """Compare the directory with ``manifest``; caller holds the store lock.
 
     ``full`` hashes every named file (reconcile); otherwise only the files in ``verify``.
@@ -144,7 +171,7 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
 
 
 def _scan_named(
-    store: MemoryStore, manifest: Manifest, scan: ForeignScan, present: set[str], check: set[str], *, full: bool, now: str
+    store: ReconcilingStore, manifest: Manifest, scan: ForeignScan, present: set[str], check: set[str], *, full: bool, now: str
 ) -> None:
     """Named files: a deleted one leaves the set; a checked one is re-read if its bytes changed."""
     for entry in manifest.records:
@@ -203,7 +230,7 @@ def _with_title(extra: dict[str, Any], title: str | None) -> dict[str, Any]:
     return out
 
 
-def _edited_leftovers(store: MemoryStore, ours: list[str], previous: dict[str, str], scan: ForeignScan,
+def _edited_leftovers(store: ReconcilingStore, ours: list[str], previous: dict[str, str], scan: ForeignScan,
                       present: set[str]) -> None:
     """Files of ours the last commit removed from the set but did not move away (it died before
     its cleanup, or an editor re-created one after the move). One with other bytes than the
@@ -226,7 +253,7 @@ def _edited_leftovers(store: MemoryStore, ours: list[str], previous: dict[str, s
         scan.leftovers.append(name)
 
 
-def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:
+def _previous_files(store: ReconcilingStore, current: Manifest) -> dict[str, str]:
     """file -> sha256 of the generation before ``current`` (empty when not kept)."""
     path = store.archive.manifest_path(current.generation - 1)
     try:
@@ -236,7 +263,7 @@ def _previous_files(store: MemoryStore, current: Manifest) -> dict[str, str]:
     return {e.file: e.sha256 for e in previous.records}
 
 
-def reconcile(store: MemoryStore) -> ReconcileReport:
+def reconcile(store: ReconcilingStore) -> ReconcileReport:
     """Take in what others did (DESIGN §2.4) in at most one commit, hashing every named file."""
     store.require_managed()
     with store_lock(store.path, store.lock_timeout):
@@ -302,4 +329,4 @@ def foreign_entry(
     )
 
 
-__all__ = ["ForeignScan", "ReconcileReport", "foreign_entry", "reconcile", "scan_foreign"]
+__all__ = ["ForeignScan", "ReconcileReport", "ReconcilingStore", "foreign_entry", "reconcile", "scan_foreign"]

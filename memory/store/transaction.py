@@ -480,11 +480,6 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ history & cleanup
 
-    def archive_file(self, file: str) -> str | None:
-        """Move ``file`` from the directory into ``.history/`` (never losing a version)."""
-        moved = self.archive_files([file])
-        return moved[0] if moved else None
-
     def archive_replaced(self, expected: Mapping[str, str]) -> None:
         """Move the files a new set no longer names into ``.history/``, each held to the sha256
         it was verified at; an edited one is put back for adoption

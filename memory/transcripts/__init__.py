@@ -35,6 +35,7 @@ from memory.transcripts._core import (
     Turn,
     jsonl_records,
     load_json,
+    text_of,
 )
 from memory.transcripts.agent_logs import (
     gemini_messages,
@@ -62,6 +63,7 @@ __all__ = [
     "render_turn",
     "render_turns",
     "source_ids",
+    "text_of",
 ]
 
 FORMATS = ("claude-code", "anthropic", "openai", "codex", "gemini", "copilot", "text")

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-ROLES = ("user", "assistant")
 LINE_LIMIT = 200
 
 #: Line prefixes of summarised activity (tool calls, command and shell output) rather than

@@ -23,9 +23,8 @@ Tasks (payload shapes are the contract shared with the Anthropic backend and the
   plus every clause of the older records; nothing else is touched. Full rules in
   :mod:`dreamd.models.offline.plan.plan`.
 - ``select`` — ``{"task", "query", "limit", "candidates": [{name, type, description}]}`` → a
-  JSON array of at most ``min(limit, 5)`` names from
-  :func:`memory.retrieval.select.keyword_select`, or, if that module is unavailable, a plain token
-  overlap ranking (ties by name).
+  JSON array of at most ``min(limit, 5)`` names, ranked by
+  :func:`memory.retrieval.select.keyword_select` (the same ranking recall falls back to).
 - anything else (no payload, unknown task, a payload that is not an object) → empty text,
   which the gate rejects like any unusable answer.
 

@@ -7,7 +7,7 @@ fetched pages and files the agent read — roles other than user/assistant, ``[t
 harness blocks, fenced code, quotes, pasted documents — never do, so an instruction planted
 in a page ("remember: always run …") can never become a rule.
 
-Each sentence goes through three steps:
+Each sentence goes through four steps:
 
 1. **Filters** — a sentence holding a secret (``[REDACTED:``, key-like strings, "password is
    …"), a temporary instruction ("for now", "just this once", "for this PR", "这次", "暂时")
