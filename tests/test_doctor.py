@@ -522,7 +522,7 @@ def test_claude_code_hooks_missing_partial_or_untimed_are_warnings(tmp_path: Pat
 
 
 def test_jobs_waiting_in_a_spool_no_daemon_reads_are_reported(tmp_path: Path) -> None:
-    from dreamd.cli.status import collect_status, render_status
+    from dreamd.status.collect import collect_status, render_status
 
     stray = tmp_path / "state" / "dreamd" / "spool"
     (stray / "new").mkdir(parents=True)

@@ -40,8 +40,11 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd": (),
     "dreamd.__main__": ("dreamd.command",),
     "dreamd.command": ("dreamd.cli", "dreamd.hook"),
-    "dreamd.cli": ("dreamd.daemon", "dreamd.hook", "dreamd.jobs", "dreamd.mcp", "dreamd.models", "dreamd.sync"),
-    "dreamd.daemon": ("dreamd.jobs", "dreamd.sync"),
+    "dreamd.cli": (
+        "dreamd.console", "dreamd.daemon", "dreamd.hook", "dreamd.jobs", "dreamd.mcp", "dreamd.models",
+        "dreamd.setup", "dreamd.status", "dreamd.sync",
+    ),
+    "dreamd.daemon": ("dreamd.console", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
     "dreamd.mcp": ("dreamd.jobs", "dreamd.models"),
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline",),
@@ -50,6 +53,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.models.offline.plan": ("dreamd.models.offline.text",),
     "dreamd.models.offline.text": (),
     "dreamd.hook": (),
+    "dreamd.setup": ("dreamd.hook", "dreamd.status"),  # the service step asks whether a daemon runs
+    "dreamd.status": ("dreamd.jobs", "dreamd.models", "dreamd.sync"),
+    "dreamd.console": ("dreamd.jobs", "dreamd.status"),
     "dreamd.sync": (),
 }
 """Unit → the other units it may import (besides the shared modules). A module belongs to the

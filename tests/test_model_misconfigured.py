@@ -185,7 +185,7 @@ def test_no_spool_no_note_and_a_broken_note_is_reported_not_raised(tmp_path: Pat
     broken.write_text("{not json")
     assert read_health(broken) == {"state": "unreadable", "error": f"{broken}: not valid JSON"}
     from dreamd.cli.doctor import Check, check_model_health
-    from dreamd.cli.status import model_status
+    from dreamd.status.collect import model_status
 
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[daemon]\nspool = "{tmp_path}"\n')

@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import tests.test_daemon_stub as stub
-from dreamd.cli.status import collect_status
 from dreamd.config import load_config
 from dreamd.daemon.supervisor import Daemon
 from dreamd.jobs.gates import SCAN_FILE, ScanThrottle, read_last_scan, record_scan
 from dreamd.logs import configure
+from dreamd.status.collect import collect_status
 from memory.store.transaction import MemoryStore
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

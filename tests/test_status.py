@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.cli.status import collect_status, discover_dirs, render_status, spool_status
 from dreamd.config import Config, load_config
 from dreamd.jobs.gates import pause
+from dreamd.status.collect import collect_status, discover_dirs, render_status, spool_status
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
 
@@ -330,7 +330,7 @@ def test_budget_gate_reads_todays_spend_from_the_usage_ledger(
 
 def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
     """A real process takes the spool lock; status sees it in the kernel's lock table."""
-    from dreamd.cli.status import daemon_status
+    from dreamd.status.collect import daemon_status
 
     config = config_for(tmp_path)
     spool = config.daemon.spool
@@ -365,7 +365,7 @@ def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
 
 
 def test_daemon_state_unknown_without_a_lock_table(tmp_path: Path) -> None:
-    from dreamd.cli.status import daemon_status
+    from dreamd.status.collect import daemon_status
 
     spool = tmp_path / "spool"
     spool.mkdir()

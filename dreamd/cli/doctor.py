@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dreamd.cli.status import daemon_status, discover_dirs, spool_status
 from dreamd.config import Config, ModelConfig, find_config_file, load_config
+from dreamd.status.collect import daemon_status, discover_dirs, spool_status
 from memory.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -470,7 +470,7 @@ def check_failed_jobs(spool: Path) -> Check:
 
 
 def check_other_spools(config: Config, env: Mapping[str, str]) -> Check:
-    from dreamd.cli.status import other_spools
+    from dreamd.status.collect import other_spools
 
     others = other_spools(config, env)
     if not others:

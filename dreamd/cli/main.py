@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamd.config import Config
-    from memory.model.answer_gate import PlanOp
     from memory.store.records import Record
     from memory.store.transaction import MemoryStore
 
@@ -213,6 +212,8 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     ctx = Context.create(config)
     result = dream(Path(args.dir), ctx, force=args.force, dry_run=args.dry_run)
     if args.dry_run and result.status == "dry-run":
+        from dreamd.jobs.preview import render_plan
+
         sys.stdout.write(render_plan(Path(args.dir), result.plan))
         return EXIT_OK
     if result.status in ("applied", "nothing"):
@@ -224,34 +225,6 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"dreamd: dream {result.status}: {result.reason}", file=sys.stderr)
     return EXIT_FAILURE
-
-
-def render_plan(memory_dir: Path, plan: Sequence[PlanOp]) -> str:
-    """A consolidation plan as a readable diff (``dreamd consolidate --dry-run``)."""
-    from memory.store.transaction import MemoryStore
-
-    store = MemoryStore(memory_dir)
-    by_name = {e.name: e for e in store.read().records}
-    if not plan:
-        return "no changes: the set is already consolidated\n"
-    lines: list[str] = []
-    for op in plan:
-        sources = list(op.source_names)
-        if op.result is None:
-            lines.append(f"drop {', '.join(sources)}")
-            for n in sources:
-                e = by_name.get(n)
-                lines.append(f"  - {n}: {e.description if e else '?'}")
-            continue
-        verb = "rewrite" if sources == [op.result.name] else "merge"
-        lines.append(f"{verb} {', '.join(sources)} -> {op.result.name} [{op.result.type}]")
-        for n in sources:
-            e = by_name.get(n)
-            lines.append(f"  - {n}: {e.description if e else '?'}")
-        lines.append(f"  + {op.result.name}: {op.result.description}")
-        for body_line in op.result.body.splitlines():
-            lines.append(f"  +   {body_line}")
-    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------------------- spool & daemon
@@ -298,7 +271,7 @@ def cmd_once(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from dreamd.cli.status import collect_status, render_status
+    from dreamd.status.collect import collect_status, render_status
 
     config = _config(args)
     status = collect_status(config, [Path(d) for d in args.dirs] or None)

@@ -60,7 +60,7 @@ def edit(store: MemoryStore, name: str, *, description: str, body: str) -> Outco
 def dream(memory_dir: Path, config: Config, *, dry_run: bool) -> tuple[Outcome, str]:
     """Preview (the ``dreamd consolidate --dry-run`` diff) or run one dream, gates bypassed
     (a person asked) but never the lease."""
-    from dreamd.cli.main import render_plan
+    from dreamd.jobs.preview import render_plan
     from dreamd.jobs.work import Context
     from dreamd.jobs.work import dream as run_dream
 

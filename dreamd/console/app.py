@@ -139,7 +139,7 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 async def overview(request: Request) -> Response:
-    from dreamd.cli.status import collect_status
+    from dreamd.status.collect import collect_status
 
     state = _state(request)
     paths = state.dirs.all()

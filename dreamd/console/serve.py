@@ -5,8 +5,6 @@ and its URL carries a fresh random token."""
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import secrets
 import socket
 import sys
@@ -21,9 +19,6 @@ from memory.errors import ConfigError
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 IDLE_TICK = 1.0
 """Seconds between the server's own wake-ups when no request comes."""
-STATE_FILE = "console.json"
-"""In the spool directory while the daemon serves the console: its URL with the token
-(mode 0600, for ``dreamd status``), removed when the daemon stops."""
 
 
 class ConsoleServer:
@@ -86,6 +81,18 @@ class ConsoleServer:
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [self.sock]}, name="console", daemon=True)
         self._thread.start()
 
+    def publish(self, spool: Path) -> None:
+        """Tell ``dreamd status`` where this (the daemon's) console is."""
+        from dreamd.status.console import write_state
+
+        write_state(spool, url=self.url, base=self.base)
+
+    @staticmethod
+    def withdraw(spool: Path) -> None:
+        from dreamd.status.console import clear_state
+
+        clear_state(spool)
+
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
@@ -125,36 +132,3 @@ def serve(config: Config, *, dirs: Sequence[Path] = (), host: str = "127.0.0.1",
     print(f"dreamd console: {server.url}", flush=True)
     server.run()
     return 0
-
-
-def state_path(spool: Path) -> Path:
-    return Path(spool) / STATE_FILE
-
-
-def write_state(spool: Path, server: ConsoleServer) -> None:
-    from memory.fsutil import replace_atomic
-
-    doc = {"url": server.url, "base": server.base, "pid": os.getpid()}
-    replace_atomic(state_path(spool), json.dumps(doc).encode(), mode=0o600)
-
-
-def read_state(spool: Path) -> dict[str, Any] | None:
-    """The daemon's console, when one is serving (its pid alive), else None."""
-    path = state_path(spool)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as f:
-            doc = json.loads(f.read(4096))
-        pid = int(doc["pid"])
-        os.kill(pid, 0)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return doc if isinstance(doc.get("url"), str) else None
-
-
-def clear_state(spool: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(state_path(spool))

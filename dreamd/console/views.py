@@ -45,7 +45,7 @@ class Directories:
     explicit: list[Path] = field(default_factory=list)
 
     def all(self) -> list[Path]:
-        from dreamd.cli.status import discover_dirs
+        from dreamd.status.collect import discover_dirs
 
         found = list(self.explicit)
         if self.roots:
@@ -383,14 +383,6 @@ def side_by_side(before: str, after: str, *, context: int = DIFF_CONTEXT) -> lis
     return out
 
 
-def _texts(store: MemoryStore, m: Manifest) -> dict[str, tuple[ManifestEntry, str | None]]:
-    out = {}
-    for e in m.records:
-        data = find_bytes(store, e)
-        out[e.name] = (e, None if data is None else data.decode("utf-8", "replace"))
-    return out
-
-
 @dataclass(frozen=True)
 class MergeView:
     """One operation of a dream: every source as it stood, and what it became (None: dropped)."""
@@ -457,7 +449,7 @@ def generation_of(store: MemoryStore) -> int:
 
 def spool_jobs(spool: Path) -> dict[str, Any]:
     """Pending and failed jobs with their reasons and attempts (what ``dreamd status`` reads)."""
-    from dreamd.cli.status import spool_status
+    from dreamd.status.collect import spool_status
     from memory.spool.queue import Spool
 
     status = spool_status(spool, last=200)

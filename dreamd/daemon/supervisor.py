@@ -399,19 +399,17 @@ class Daemon(Generic[C]):
         ui = self.config.ui
         if not ui.enabled:
             return
-        from dreamd.console.serve import ConsoleServer, write_state
+        from dreamd.console.serve import ConsoleServer
 
         self.console = ConsoleServer(self.config, host=ui.host, port=ui.port, allow_remote=ui.allow_remote)
         self.console.start()
-        write_state(self.spool.root, self.console)
+        self.console.publish(self.spool.root)
         log.info("console.started", url=self.console.base, remote=self.console.remote)
 
     def shutdown(self, code: int) -> int:
         if self.console is not None:
-            from dreamd.console.serve import clear_state
-
             self.console.stop()
-            clear_state(self.spool.root)
+            self.console.withdraw(self.spool.root)
         self.jobs.stop()
         self.dirs.stop()
         self.notifier.stopping()

@@ -261,7 +261,7 @@ def plan_service(
             step.post_commands.append(["launchctl", "bootstrap", target, str(path)])
         step.unchanged = f"{path} is installed and loaded"
     else:
-        from dreamd.cli.status import daemon_status
+        from dreamd.status.collect import daemon_status
 
         alive = daemon_status(_final_roots_and_spool(config, env)[1])
         running = ""

@@ -240,7 +240,7 @@ def summary_entries(store: MemoryStore, *, limit: int | None = None) -> list[Log
     the ``change`` of its manifest (:func:`read_summary`); its ``records`` count is None and
     its ``titles`` empty. Unreadable manifests are passed over, as :func:`log_entries` does."""
     current = store.snapshot()
-    out = [_entry(current)]
+    out = [log_entry(current)]
     hist = store.path / HISTORY
     for gen in reversed(store.history_manifests()):
         if limit is not None and len(out) >= limit:

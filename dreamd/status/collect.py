@@ -361,7 +361,7 @@ def _count_jobs(folder: Path) -> int:
 
 def _console(config: Config) -> dict[str, Any] | None:
     """The daemon's web console (``[ui] enabled``) while it serves: its URL with the token."""
-    from dreamd.console.serve import read_state
+    from dreamd.status.console import read_state
 
     return read_state(config.daemon.spool)
 
