@@ -38,7 +38,7 @@ EVENTS: dict[str, str] = {
     "daemon.already_running": "Another daemon holds the spool lock (spool).",
     "daemon.once_done": "A `dreamd once` run finished (jobs, dreams).",
     # spool / jobs
-    "spool.recovered": "Jobs left in cur/ by a previous run were put back in new/ (count).",
+    "spool.recovered": "Jobs left in cur/ by a previous run were taken back (count): each counts as an attempt, so one out of attempts goes to failed/ (a job.failed line), the rest to new/.",
     "spool.released": "Deferred jobs whose backoff ended went back to new/ (count).",
     "spool.pruned": "Old done/ entries were removed (count).",
     "spool.error": "A spool maintenance step failed (step, error).",
@@ -46,6 +46,8 @@ EVENTS: dict[str, str] = {
     "job.done": "A job finished and moved to done/ (job_id, memory_dir, session_id, outcome, duration_ms).",
     "job.deferred": "A job failed transiently and goes to deferred/ with backoff (job_id, memory_dir, error, attempt).",
     "job.failed": "A job failed permanently and moved to failed/ (job_id, memory_dir, reason).",
+    "job.over_budget": "A job was still running when its work budget ran out: moved to failed/ with the reason, its directory's next job starts (job_id, memory_dir, budget_s, size_bytes, reason).",
+    "job.overran_returned": "An over-budget job's abandoned worker finally returned; nothing it did after its budget counted (job_id, memory_dir, elapsed_s, error).",
     "spool.dir_held": "A job found its memory directory's disk full: the directory's other jobs wait in new/ for a while, doubling up to 5 minutes while it stays full (job_id, memory_dir, seconds, reason).",
     "job.rejected": "A job failed validation and moved to failed/ (job_id, reason).",
     "job.requeued": "Shutdown grace period ended while a job ran; it goes back to new/ (job_id).",

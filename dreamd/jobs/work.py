@@ -31,6 +31,7 @@ import structlog
 from dreamd.config import Config
 from dreamd.daemon.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.jobs import batches as _batches
+from dreamd.jobs.budget import commit_guard
 from dreamd.logs import EventLogger
 from memory.errors import (
     ConflictError,
@@ -227,7 +228,8 @@ def adopt_on_first_use(memory_dir: Path) -> str | None:
             raise PermanentError(f"{memory_dir}: neither it nor its parent exists; nothing to adopt")
         memory_dir.mkdir(mode=0o700, exist_ok=True)
     try:
-        report = adopt(memory_dir)
+        with commit_guard():
+            report = adopt(memory_dir)
     except StoreError:
         if (memory_dir / "manifest.json").is_file():
             return None  # adopted by someone else meanwhile
@@ -275,7 +277,8 @@ def _extract(job: Job, ctx: Context) -> str:
     if done:
         fresh = [t for t in fresh if extracted_digest(t.message_id) not in done]
     if not fresh:
-        store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
+        with commit_guard():
+            store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
     redacted = [dataclasses.replace(t, text=redact(t.text)[0]) for t in fresh]
     cut = windows(redacted, cursor, EXTRACT_MAX_CHARS)
@@ -328,7 +331,8 @@ def _extract(job: Job, ctx: Context) -> str:
             note="" if last else f"window {number} of {len(cut)} of job {job.id}",
             extracted=source_ids(since_commit),
         )
-        result = store.commit(change)
+        with commit_guard():
+            result = store.commit(change)
         if result.duplicate:
             return "duplicate"
         added += result.added
@@ -372,7 +376,8 @@ def _remember(job: Job, ctx: Context) -> str:
         job_id=job.id,
         session_id=job.session_id,
     )
-    result = store.commit(change)
+    with commit_guard():
+        result = store.commit(change)
     return "duplicate" if result.duplicate else f"remembered {len(records)}"
 
 
@@ -398,15 +403,16 @@ def _forget(job: Job, ctx: Context) -> str:
             name=name,
             merged_into=into,
         )
-    result = store.commit(
-        Change(
-            remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
-            actor="job",
-            job_id=job.id,
-            session_id=job.session_id,
-            note="; ".join(notes),
+    with commit_guard():
+        result = store.commit(
+            Change(
+                remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
+                actor="job",
+                job_id=job.id,
+                session_id=job.session_id,
+                note="; ".join(notes),
+            )
         )
-    )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
 
 
@@ -665,9 +671,10 @@ def dream(
             for names, why in planned.refused
         )
         try:
-            result = store.commit(
-                Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
-            )
+            with commit_guard():
+                result = store.commit(
+                    Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
+                )
         except ConflictError as exc:
             bound.info("dream.conflict", reason=str(exc))
             return DreamResult("conflict", str(exc), plan=plan)
