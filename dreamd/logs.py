@@ -67,6 +67,7 @@ EVENTS: dict[str, str] = {
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
     "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",
+    "dream.plan_lost_facts": "The retention gate refused a well-formed plan that would lose facts: a removed record's clause no live record still says, or a current fact moved to history; nothing of it is committed, the batch is split and planned again (memory_dir, records, first, lost: [{name, into, clauses, demoted}], reason).",
     "dream.batch_refused": "A plan batch was refused and could not be split further; the rest of the plan is applied (memory_dir, records, first, reason).",
     "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
     # extraction

@@ -61,6 +61,7 @@ from memory.store.transaction import Change, FaultHook, MemoryStore
 if TYPE_CHECKING:
     from dreamd.models.health import ModelHealth
     from dreamd.models.prompts import PlanRecord
+    from dreamd.models.retention import Loss
     from dreamd.models.usage import UsageLedger
     from memory.transcripts import Turn
 
@@ -495,6 +496,12 @@ class _Planned:
     """A permanent backend error (bad key, unknown model): no batch could succeed."""
 
 
+def describe_losses(losses: Sequence[Loss]) -> str:
+    from dreamd.models.retention import describe
+
+    return describe(losses)
+
+
 def _plan_all(
     inputs: Sequence[PlanRecord],
     recent: set[str],
@@ -528,29 +535,51 @@ def _plan_all(
         )
         ctx.record_usage(memory_dir, outcome.usage)
         ctx.note_model(memory_dir, outcome)
-        if outcome.error is None:
-            out.ops.extend(outcome.ops)
-            out.accepted += 1
-            continue
+        error, rejected = outcome.error, outcome.rejected
+        if error is None:
+            losses = _batch_losses(outcome.ops, batch, inputs, out.ops, ctx)
+            if not losses:
+                out.ops.extend(outcome.ops)
+                out.accepted += 1
+                continue
+            error, rejected = describe_losses(losses), True
+            bound.warning("dream.plan_lost_facts", records=len(batch), first=batch[0].name,
+                          lost=[loss.as_dict() for loss in losses[:20]], reason=error)
         if outcome.transient:
-            out.transient = outcome.error
+            out.transient = error
             break
         if outcome.misconfigured:
-            out.misconfigured = outcome.error
+            out.misconfigured = error
             break
         names = [r.name for r in batch]
-        split = _batches.halves(batch, MIN_PLAN_BATCH) if outcome.rejected else None
+        split = _batches.halves(batch, MIN_PLAN_BATCH) if rejected else None
         if split is not None:
-            bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=outcome.error)
+            bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=error)
             queue[:0] = split
             continue
         bound.warning("dream.batch_refused", records=len(batch), first=names[0] if names else None,
-                      reason=outcome.error)
-        out.refused.append((names, outcome.error))
-        if not outcome.rejected:  # the backend failed, not the answer: the rest would too
-            out.refused.extend(([r.name for r in b], outcome.error) for b in queue)
+                      reason=error)
+        out.refused.append((names, str(error)))
+        if not rejected:  # the backend failed, not the answer: the rest would too
+            out.refused.extend(([r.name for r in b], str(error)) for b in queue)
             break
     return out
+
+
+def _batch_losses(
+    ops: Sequence[PlanOp], batch: Sequence[PlanRecord], inputs: Sequence[PlanRecord],
+    accepted: Sequence[PlanOp], ctx: Context,
+) -> list[Loss]:
+    """The retention gate on one batch's plan (:mod:`dreamd.models.retention`): what it would
+    lose, with the records outside the batch that stay live (no accepted op consumed them) and
+    the results of the ops accepted so far counting as still saying a fact."""
+    from dreamd.models.retention import plan_losses
+
+    in_batch = {r.name for r in batch}
+    consumed = {n for op in accepted for n in op.source_names}
+    live = [(r.description, r.body) for r in inputs if r.name not in in_batch and r.name not in consumed]
+    live += [(op.result.description, op.result.body) for op in accepted if op.result is not None]
+    return plan_losses(ops, batch, today=ctx.clock().date(), live=live)
 
 
 @dataclass(frozen=True)
@@ -603,6 +632,7 @@ def dream(
     planned) is not an error: nothing is written and a later tick re-plans.
     """
     from dreamd.models.prompts import PlanRecord
+    from dreamd.models.retention import plan_losses
 
     memory_dir = Path(memory_dir)
     bound = log.bind(memory_dir=str(memory_dir))
@@ -660,6 +690,12 @@ def dream(
             bound.warning("dream.rejected", reason=reason, refused_records=sum(len(n) for n, _ in planned.refused))
             return DreamResult("rejected", reason)
         plan = planned.ops
+        losses = plan_losses(plan, inputs, today=ctx.clock().date())
+        if losses:  # each batch kept its facts, together they do not (one dropped what another said)
+            reason = describe_losses(losses)
+            bound.warning("dream.plan_lost_facts", records=len(inputs), first=None,
+                          lost=[loss.as_dict() for loss in losses[:20]], reason=reason)
+            return DreamResult("rejected", reason, plan=plan)
         ctx.step("planned")
         if dry_run:
             return DreamResult("dry-run", plan=plan, generation=snapshot.generation)
