@@ -33,7 +33,7 @@ from typing import Generic
 
 from dreamd.config import Config
 from dreamd.daemon.pool import Task, WorkerPool
-from dreamd.jobs.budget import Budget, attach, budget_seconds
+from dreamd.jobs.budget import Budget, Deadlines, attach, budget_seconds
 from dreamd.jobs.protocol import C, Work
 from dreamd.logs import EventLogger, get_logger
 from memory.errors import PermanentError, TransientError
@@ -125,6 +125,7 @@ class JobDispatcher(Generic[C]):
         """Directories whose disk was full: ``(until, last hold in seconds)`` on ``_clock``."""
         self._lock = threading.Lock()
         self._scan_lock = threading.Lock()
+        self._deadlines = Deadlines()
 
     def reconfigure(self, config: Config, ctx: C) -> None:
         """Take a reloaded config (and the context built from it) from the next job on."""
@@ -338,7 +339,7 @@ class JobDispatcher(Generic[C]):
             self._finish(job_id, lambda: self._unclaim(job_id))
             return
         budget = Budget(task.budget, size)
-        timer = self._arm(budget.seconds, job_id, job, task, budget)
+        token = self._arm(budget.seconds, job_id, job, task, budget)
         outcome = ""
         error: Exception | None = None
         attach(budget)
@@ -348,7 +349,7 @@ class JobDispatcher(Generic[C]):
             error = exc
         finally:
             attach(None)
-            timer.cancel()
+            self._deadlines.cancel(token)
         if not budget.finish():  # over budget: already in failed/, its directory moved on
             bound.info("job.overran_returned", elapsed_s=round(budget.elapsed(), 1),
                        error=f"{type(error).__name__}: {error}" if error else None)
@@ -383,11 +384,8 @@ class JobDispatcher(Generic[C]):
         finally:
             self._after_job(Path(job.memory_dir))
 
-    def _arm(self, seconds: float, job_id: str, job: Job, task: Task, budget: Budget) -> threading.Timer:
-        timer = threading.Timer(max(0.0, seconds), self._over_budget, (job_id, job, task, budget))
-        timer.daemon = True
-        timer.start()
-        return timer
+    def _arm(self, seconds: float, job_id: str, job: Job, task: Task, budget: Budget) -> int:
+        return self._deadlines.add(seconds, lambda: self._over_budget(job_id, job, task, budget))
 
     def _over_budget(self, job_id: str, job: Job, task: Task, budget: Budget) -> None:
         """A job's budget ran out: file it in ``failed/`` and give its directory to a fresh

@@ -26,13 +26,15 @@ an attempt (:meth:`memory.spool.queue.Spool.recover`).
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 from memory.errors import PermanentError
 
-__all__ = ["Budget", "BudgetExceeded", "attach", "budget_seconds", "commit_guard", "current"]
+__all__ = ["Budget", "BudgetExceeded", "Deadlines", "attach", "budget_seconds", "commit_guard", "current"]
 
 
 class BudgetExceeded(PermanentError):
@@ -102,6 +104,61 @@ class Budget:
                 return False
             self._state = "finished"
             return True
+
+
+class Deadlines:
+    """One thread that calls each registered callback when its time comes, unless cancelled.
+
+    Not a ``threading.Timer`` per job: starting a thread waits for it to run, and with every
+    worker busy that wait costs milliseconds per job (the GIL), which the daemon's throughput
+    pays for jobs that almost never overrun. Registering and cancelling take a lock and a heap
+    operation; the thread wakes only for the earliest deadline (and starts on first use).
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, name: str = "dreamd-budgets") -> None:
+        self._clock = clock
+        self._name = name
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, Callable[[], object]]] = []
+        self._cancelled: set[int] = set()
+        self._ids = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, seconds: float, callback: Callable[[], object]) -> int:
+        """Call ``callback`` (on this object's thread) in ``seconds``; returns a token to cancel."""
+        with self._cond:
+            token = next(self._ids)
+            due = self._clock() + max(0.0, seconds)
+            earliest = self._heap[0][0] if self._heap else None
+            heapq.heappush(self._heap, (due, token, callback))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            elif earliest is None or due < earliest:
+                self._cond.notify()
+            return token
+
+    def cancel(self, token: int) -> None:
+        with self._cond:
+            self._cancelled.add(token)
+            if len(self._cancelled) > 64 and len(self._cancelled) * 2 > len(self._heap):
+                self._heap = [item for item in self._heap if item[1] not in self._cancelled]
+                heapq.heapify(self._heap)
+                self._cancelled &= {item[1] for item in self._heap}
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    while self._heap and self._heap[0][1] in self._cancelled:
+                        self._cancelled.discard(heapq.heappop(self._heap)[1])
+                    wait = self._heap[0][0] - self._clock() if self._heap else None
+                    if wait is not None and wait <= 0:
+                        _, _, callback = heapq.heappop(self._heap)
+                        break
+                    self._cond.wait(wait)
+            with contextlib.suppress(Exception):  # a failing callback must not stop the others
+                callback()
 
 
 _local = threading.local()
