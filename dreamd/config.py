@@ -413,7 +413,7 @@ SCHEMA: tuple[Key, ...] = (
         "Days finished jobs stay in spool/done/.",
         _int(0)),
     Key("retention", "max_attempts", "integer", 5,
-        "Attempts of a job with transient failures before it goes to failed/.",
+        "Attempts of a job with transient failures (a run the daemon died in counts as one) before it goes to failed/.",
         _int(1)),
     Key("retention", "max_job_bytes", "integer", 33554432,
         "Larger spool jobs are refused (moved to failed/).",
