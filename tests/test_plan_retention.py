@@ -121,3 +121,33 @@ def test_an_expired_record_may_be_dropped(mdir: Path, ctx: Context, fake_anthrop
     fake_anthropic.push(message(json.dumps([{"source_names": ["ci"], "result": None}])))
     assert dream(mdir, ctx, force=True).status == "applied"
     assert "ci" not in {e.name for e in store.read().records}
+
+
+def test_a_batch_that_loses_a_fact_is_left_out_and_the_faithful_batches_commit(
+    mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planned in batches of two: the batch holding ``ci`` is answered with a plan dropping it
+    (refused, too small to split: left out, with the reason in the commit's note), the other
+    batch's faithful merge of its two records is committed."""
+    import dreamd.jobs.work
+    from tests.fake_anthropic import Request, ScriptItem
+
+    monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
+
+    def respond(req: Request) -> ScriptItem:
+        text = json.dumps(req.body)
+        batch = sorted(n for n in RECORDS if f'\\"name\\": \\"{n}\\"' in text)
+        if "ci" in batch:
+            return message(json.dumps([{"source_names": ["ci"], "result": None}]))
+        return message(json.dumps([{"source_names": batch, "result": _result(
+            "merged", "\n".join(RECORDS[n][1].strip() for n in batch))}]))
+
+    fake_anthropic.responder = respond
+    with capture_logs() as logs:
+        result = dream(mdir, ctx, force=True)
+    assert result.status == "applied", result
+    m = MemoryStore(mdir).read()
+    assert "ci" in {e.name for e in m.records} and "merged" in {e.name for e in m.records}
+    assert len(m.records) == 3
+    assert "plan would lose facts" in str(m.change.get("note"))
+    assert [e["lost"][0]["name"] for e in logs if e["event"] == "dream.plan_lost_facts"] == ["ci"]
