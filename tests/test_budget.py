@@ -13,6 +13,7 @@ from dreamd.jobs.budget import (
     Deadlines,
     attach,
     budget_seconds,
+    check,
     commit_guard,
 )
 
@@ -49,6 +50,19 @@ def test_a_job_in_a_commit_is_not_abandoned_and_a_finished_one_never_is() -> Non
 def test_outside_a_job_the_guard_does_nothing() -> None:
     with commit_guard():
         pass
+    check()
+
+
+def test_an_abandoned_job_stops_at_its_next_step() -> None:
+    budget = Budget(1.0, 10)
+    attach(budget)
+    try:
+        check()
+        budget.abandon()
+        with pytest.raises(BudgetExceeded):
+            check()
+    finally:
+        attach(None)
 
 
 def test_deadlines_call_what_is_due_in_order_and_skip_what_was_cancelled() -> None:

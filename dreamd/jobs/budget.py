@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterator
 
 from memory.errors import PermanentError
 
-__all__ = ["Budget", "BudgetExceeded", "Deadlines", "attach", "budget_seconds", "commit_guard", "current"]
+__all__ = [
+    "Budget", "BudgetExceeded", "Deadlines", "attach", "budget_seconds", "check", "commit_guard", "current",
+]
 
 
 class BudgetExceeded(PermanentError):
@@ -185,3 +187,12 @@ def commit_guard() -> Iterator[None]:
         return
     with budget.committing():
         yield
+
+
+def check() -> None:
+    """Raise BudgetExceeded when the current job was abandoned: called between a job's steps
+    (extraction windows, plan batches) so an abandoned thread stops at the next one instead of
+    spending the CPU its replacement needs."""
+    budget = current()
+    if budget is not None and budget.abandoned:
+        raise BudgetExceeded(budget.reason())

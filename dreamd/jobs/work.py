@@ -31,6 +31,7 @@ import structlog
 from dreamd.config import Config
 from dreamd.daemon.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.jobs import batches as _batches
+from dreamd.jobs.budget import check as check_budget
 from dreamd.jobs.budget import commit_guard
 from dreamd.logs import EventLogger
 from memory.errors import (
@@ -288,6 +289,7 @@ def _extract(job: Job, ctx: Context) -> str:
     held: list[Record] = []
     since_commit: list[Turn] = []  # turns read since the last commit: their ids go with it
     for number, window in enumerate(cut, start=1):
+        check_budget()
         last = number == len(cut)
         outcome = ops.extract(
             ctx.model,
@@ -526,6 +528,7 @@ def _plan_all(
         batch = queue.pop(0)
         if lost():
             break
+        check_budget()
         outcome = ops.plan(
             ctx.model,
             batch,
