@@ -62,6 +62,9 @@ class DaemonConfig:
     workers: int
     tick: float
     log_format: str
+    job_budget: float = 600.0
+    """Seconds of work every spool job may take, plus ``job_budget_per_kib`` per KiB of it."""
+    job_budget_per_kib: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -351,6 +354,13 @@ SCHEMA: tuple[Key, ...] = (
     Key("daemon", "log_format", "string", "auto",
         "auto (console on a terminal, else JSON lines) | json | console.",
         _choice("auto", "json", "console")),
+    Key("daemon", "job_budget", "duration", "10m",
+        "Work budget of every spool job (wall time, plus job_budget_per_kib per KiB of the job): "
+        "a job over it goes to failed/ with the reason and its directory's next job starts.",
+        _duration(0.0, strict=True)),
+    Key("daemon", "job_budget_per_kib", "duration", "5s",
+        "Added to a job's work budget per KiB of the job (its transcript; a consolidate job: its directory's manifest).",
+        _duration(0.0)),
     # [gates]
     Key("gates", "threshold", "integer", 10,
         "Dream only when a directory holds at least this many records.",
@@ -416,7 +426,7 @@ SCHEMA: tuple[Key, ...] = (
         "Days finished jobs stay in spool/done/.",
         _int(0)),
     Key("retention", "max_attempts", "integer", 5,
-        "Attempts of a job with transient failures before it goes to failed/.",
+        "Attempts of a job with transient failures (a run the daemon died in counts as one) before it goes to failed/.",
         _int(1)),
     Key("retention", "max_job_bytes", "integer", 33554432,
         "Larger spool jobs are refused (moved to failed/).",

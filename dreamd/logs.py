@@ -39,7 +39,7 @@ EVENTS: dict[str, str] = {
     "daemon.already_running": "Another daemon holds the spool lock (spool).",
     "daemon.once_done": "A `dreamd once` run finished (jobs, dreams).",
     # spool / jobs
-    "spool.recovered": "Jobs left in cur/ by a previous run were put back in new/ (count).",
+    "spool.recovered": "Jobs left in cur/ by a previous run were taken back (count): each counts as an attempt, so one out of attempts goes to failed/ (a job.failed line), the rest to new/.",
     "spool.released": "Deferred jobs whose backoff ended went back to new/ (count).",
     "spool.pruned": "Old done/ entries were removed (count).",
     "spool.error": "A spool maintenance step failed (step, error).",
@@ -47,6 +47,8 @@ EVENTS: dict[str, str] = {
     "job.done": "A job finished and moved to done/ (job_id, memory_dir, session_id, outcome, duration_ms).",
     "job.deferred": "A job failed transiently and goes to deferred/ with backoff (job_id, memory_dir, error, attempt).",
     "job.failed": "A job failed permanently and moved to failed/ (job_id, memory_dir, reason).",
+    "job.over_budget": "A job was still running when its work budget ran out: moved to failed/ with the reason, its directory's next job starts (job_id, memory_dir, budget_s, size_bytes, reason).",
+    "job.overran_returned": "An over-budget job's abandoned worker finally returned; nothing it did after its budget counted (job_id, memory_dir, elapsed_s, error).",
     "spool.dir_held": "A job found its memory directory's disk full: the directory's other jobs wait in new/ for a while, doubling up to 5 minutes while it stays full (job_id, memory_dir, seconds, reason).",
     "job.rejected": "A job failed validation and moved to failed/ (job_id, reason).",
     "job.requeued": "Shutdown grace period ended while a job ran; it goes back to new/ (job_id).",
@@ -67,6 +69,7 @@ EVENTS: dict[str, str] = {
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
     "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",
+    "dream.plan_lost_facts": "The retention gate refused a well-formed plan that would lose facts: a removed record's clause no live record still says, or a current fact moved to history; nothing of it is committed, the batch is split and planned again (memory_dir, records, first, lost: [{name, into, clauses, demoted}], reason).",
     "dream.batch_refused": "A plan batch was refused and could not be split further; the rest of the plan is applied (memory_dir, records, first, reason).",
     "lease.recovered": "A stale dream lease was broken and archived (memory_dir, previous_holder, reason).",
     # extraction

@@ -168,7 +168,7 @@ def test_a_dream_plans_through_the_cli_and_commits_the_merge(
 
     claude, fake = home
     merged = {"name": "tabs-for-indentation", "type": "user",
-              "description": "User indents with tabs", "body": "Indent with tabs, never spaces."}
+              "description": "User indents with tabs", "body": "Indent with tabs, never spaces. Tabs, please."}
     plan = [{"source_names": ["likes-tabs", "prefers-tabs"], "result": merged}]
 
     def respond(req: Request) -> ScriptItem:

@@ -44,11 +44,12 @@ class Env:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.logs: list[Path] = []
 
-    def write_config(self, *, roots: list[str] | None = None, gates: str = "", tick: str = "0.5s") -> None:
+    def write_config(self, *, roots: list[str] | None = None, gates: str = "", tick: str = "0.5s",
+                     daemon: str = "", retention: str = "") -> None:
         roots = roots or [str(self.tmp / "mem" / "*")]
         self.config.write_text(
             f'[daemon]\nspool = "{self.spool}"\nroots = {json.dumps(roots)}\ntick = "{tick}"\n'
-            f'log_format = "json"\nworkers = 2\n[gates]\n{gates}\n',
+            f'log_format = "json"\nworkers = 2\n{daemon}\n[gates]\n{gates}\n[retention]\n{retention}\n',
             encoding="utf-8",
         )
 
@@ -345,3 +346,58 @@ def test_sd_notify_ready_status_watchdog_reloading_stopping(env: Env, tmp_path: 
         with contextlib.suppress(OSError):
             os.unlink(address)
             os.rmdir(sock_dir)
+
+
+# ----------------------------------------------------------------------------- work budgets (issue 21 §3)
+
+
+def _failure(env: Env, job_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((env.spool / "failed" / f"{job_id}.error.json").read_text())
+    return data
+
+
+def test_a_job_over_its_budget_goes_to_failed_and_its_directory_moves_on(env: Env, shared_data: Path) -> None:
+    """The poison job hangs 4 s against a 1 s budget: it is filed in failed/ with the reason
+    while it still runs, the next job of the same directory is done meanwhile, and when the
+    abandoned worker finally wakes its commit is refused (nothing of it reaches the store)."""
+    env.write_config(daemon='job_budget = "1s"\njob_budget_per_kib = "0s"')
+    mem = env.memory_dir("app")
+    transcript = shared_data / "claude_code" / TRANSCRIPTS[0]
+    poison = env.submit(mem, transcript, session="poison")
+    good = env.submit(mem, transcript, session="good")
+    proc = env.start(STUB_HANG_SESSION="poison", STUB_HANG_SECONDS="4")
+    wait_for(lambda: env.spool_ids("done") == [good], 15, lambda: env.logs[-1].read_text()[-3000:])
+    assert env.spool_ids("failed") == [poison]
+    assert "over its work budget" in _failure(env, poison)["reason"]
+    assert env.has_event("job.over_budget", job_id=poison, memory_dir=str(mem))
+    env.wait_event("job.overran_returned", job_id=poison)
+    assert _manifest(mem)["applied_jobs"] == [good]
+    assert proc.poll() is None  # the daemon kept running: no restart was needed
+    assert env.stop(proc)[0] == 0
+
+
+def test_a_job_that_hangs_its_daemon_every_time_fails_after_max_attempts(env: Env, shared_data: Path) -> None:
+    """Each incarnation claims the poison job and is SIGKILLed while it hangs; each start-up
+    recovers the claim as an attempt, so after max_attempts it is in failed/ with its reason
+    and the directory's other job, which waited behind it, is done."""
+    env.write_config(retention="max_attempts = 3")
+    mem = env.memory_dir("app")
+    transcript = shared_data / "claude_code" / TRANSCRIPTS[0]
+    poison = env.submit(mem, transcript, session="poison")
+    good = env.submit(mem, transcript, session="good")
+    for kill in range(3):
+        proc = env.start(STUB_HANG_SESSION="poison")
+        env.wait_event("job.claimed", job_id=poison)
+        time.sleep(0.2)
+        assert env.spool_ids("cur") == [poison] and env.spool_ids("done") == [], f"kill {kill}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    proc = env.start(STUB_HANG_SESSION="poison")
+    wait_for(lambda: env.spool_ids("done") == [good], 15, lambda: env.logs[-1].read_text()[-3000:])
+    assert env.spool_ids("failed") == [poison] and env.spool_ids("new") == [] and env.spool_ids("cur") == []
+    failure = _failure(env, poison)
+    assert failure["attempts"] == 3
+    assert failure["reason"].startswith("gave up after 3 attempts: the daemon died while running this job")
+    assert env.has_event("job.failed", job_id=poison)
+    assert _manifest(mem)["applied_jobs"] == [good]
+    assert env.stop(proc)[0] == 0

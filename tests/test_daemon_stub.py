@@ -5,7 +5,9 @@ real :class:`~memory.store.transaction.MemoryStore`: every extract job commits o
 job (idempotent through ``applied_jobs``), a dream merges every record into one. Environment
 knobs for crash tests: ``STUB_JOB_DELAY`` (seconds each job sleeps before committing),
 ``STUB_EXEC_LOG`` (a file each execution appends its job id to), ``STUB_TRANSIENT`` (a job id
-prefix that fails transiently). No tests live here.
+prefix that fails transiently), ``STUB_HANG_SESSION`` (jobs of that session hang: for
+``STUB_HANG_SECONDS`` seconds, then try to commit, or for ever without it: a poison job).
+Commits go through the daemon's commit guard, as ``dreamd.jobs.work``'s do. No tests live here.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamd.config import Config
+from dreamd.jobs.budget import commit_guard
 from dreamd.jobs.gates import DirState, is_paused
 from memory.errors import TransientError
 from memory.store.manifest import parse_iso
@@ -56,14 +59,22 @@ def execute(job: Any, ctx: Context) -> str:
     delay = float(os.environ.get("STUB_JOB_DELAY", "0") or 0)
     if delay:
         time.sleep(delay)
+    if job.session_id and job.session_id == os.environ.get("STUB_HANG_SESSION"):
+        hang = os.environ.get("STUB_HANG_SECONDS")
+        if hang:
+            time.sleep(float(hang))
+        else:
+            while True:
+                time.sleep(60)
     transient = os.environ.get("STUB_TRANSIENT")
     if transient and job.id.startswith(transient):
         raise TransientError(f"stub: model timeout for {job.id}")
     turns = len(job.transcript.content.splitlines()) if job.transcript else 0
     rec = make_record(_slug(job.id), "project", f"Session {job.session_id} had {turns} lines", f"job {job.id}")
-    result = ctx.store(job.memory_dir).commit(
-        Change(add=[rec], actor="job", job_id=job.id, session_id=job.session_id)
-    )
+    with commit_guard():
+        result = ctx.store(job.memory_dir).commit(
+            Change(add=[rec], actor="job", job_id=job.id, session_id=job.session_id)
+        )
     return "duplicate" if result.duplicate else f"added {len(result.added)}"
 
 

@@ -187,7 +187,7 @@ def names(store: MemoryStore) -> set[str]:
 def test_a_write_right_after_a_dreams_commit_is_reconciled_at_the_next_scan(store: MemoryStore) -> None:
     inject = Injector(foreign_file(store))
     plan = [{"source_names": ["tabs-a", "tabs-b"], "result": {"name": "tabs", "type": "user",
-             "description": "User prefers tabs", "body": "Tabs."}}]  # fmt: skip
+             "description": "User prefers tabs", "body": "Body of tabs-a. Body of tabs-b."}}]  # fmt: skip
     keeper, pool = keeper_for(store, Ok([plan]), inject)
     settle_start(keeper, pool, store)
     inject.armed = True
@@ -203,11 +203,12 @@ def test_a_write_right_after_a_dreams_commit_is_reconciled_at_the_next_scan(stor
 
 
 def test_a_dreams_own_commit_causes_no_reconcile(store: MemoryStore) -> None:
-    plan = [{"source_names": ["tabs-a", "tabs-b"], "result": None}]
+    plan = [{"source_names": ["tabs-a", "tabs-b"], "result": {"name": "tabs", "type": "user",
+             "description": "User prefers tabs", "body": "Body of tabs-a. Body of tabs-b."}}]  # fmt: skip
     keeper, pool = keeper_for(store, Ok([plan]), lambda step: None)
     settle_start(keeper, pool, store)
     keeper.scan(store.path)
-    assert names(store) == {"keep"}
+    assert names(store) == {"keep", "tabs"}
     pool.run()
     keeper.maybe_reconcile(store.path)
     assert pool.tasks == []

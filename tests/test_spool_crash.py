@@ -122,7 +122,7 @@ def _everywhere(spool_dir: Path) -> Counter[str]:
     seen: Counter[str] = Counter()
     for sub in ("new", "cur", "deferred", "done", "failed"):
         for name in os.listdir(spool_dir / sub):
-            if name.endswith(".json") and not name.endswith(".error.json"):
+            if name.endswith(".json") and not name.endswith(".error.json") and not name.startswith("."):
                 seen[name[: -len(".json")]] += 1
     return seen
 

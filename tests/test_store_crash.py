@@ -111,6 +111,11 @@ def check_after_kill(directory: Path, seen: Seen) -> Manifest:
     # The next commit (no grace) moves orphans of the interrupted commit into .history/ (no
     # pruning in this commit, or never-committed orphans could be pruned at once).
     orphans = unreferenced_ours(directory, manifest)
+    # Files the last commit replaced but, killed after its commit point, did not move away: the
+    # next commit finishes that cleanup under their normal archive name (issue 21 §5).
+    previous = _files_of(directory, manifest.generation - 1)
+    replaced = {n: (directory / n).read_bytes() for n in orphans if n in previous
+                and sha256_hex((directory / n).read_bytes()) == previous[n]}
     store = MemoryStore(directory, orphan_grace=0, history_generations=10**6)
     result = store.commit(Change(add=[make_record(f"check-{seen.kills}", "project", "post-kill check", "ok")]))
     assert result.generation == manifest.generation + 1
@@ -118,11 +123,24 @@ def check_after_kill(directory: Path, seen: Seen) -> Manifest:
     assert not unreferenced_ours(directory, after)
     assert not [p.name for p in directory.iterdir() if p.name.startswith(".tmp-")]
     for name in orphans:
-        assert (directory / HISTORY / f"{ORPHAN_PREFIX}{name}{ARCHIVE_SUFFIX}").exists(), f"orphan {name} was not kept in {HISTORY}/"
+        if name in replaced:
+            kept = directory / HISTORY / f"{name}{ARCHIVE_SUFFIX}"
+            assert kept.read_bytes() == replaced[name], f"replaced {name} was not archived as {kept.name}"
+            assert not (directory / HISTORY / f"{ORPHAN_PREFIX}{name}{ARCHIVE_SUFFIX}").exists()
+        else:
+            assert (directory / HISTORY / f"{ORPHAN_PREFIX}{name}{ARCHIVE_SUFFIX}").exists(), f"orphan {name} was not kept in {HISTORY}/"
     seen.orphans_collected += len(orphans)
     seen.added.add(result.added[0])
     seen.last_generation = result.generation
     return after
+
+
+def _files_of(directory: Path, generation: int) -> dict[str, str]:
+    """file -> sha256 of an archived generation ({} when it is not kept)."""
+    path = directory / HISTORY / f"manifest-{generation}.json"
+    if generation < 0 or not path.exists():
+        return {}
+    return {e.file: e.sha256 for e in Manifest.loads(path.read_bytes(), where=str(path)).records}
 
 
 def fork_loop(directory: Path, prefix: str) -> tuple[int, int]:
@@ -296,3 +314,37 @@ def test_orphans_inside_grace_period_are_left_alone(tmp_path: Path, step: str) -
     store = MemoryStore(d)  # default grace: 600 s
     store.commit(Change(add=[make_record("other", "user", "d", "b")]))
     assert unreferenced_ours(d, store.read()) != set()
+
+
+def test_a_dream_killed_after_its_commit_point_leaves_its_sources_where_rollback_log_and_checker_look(
+    tmp_path: Path,
+) -> None:
+    """Issue 21 §5: the dream's commit landed, the kill came before its sources were moved to
+    ``.history/``. The next commit finishes that cleanup under the normal archive names, so
+    the torture checker's remember-present (which looks for ``<file>.hist``), rollback and
+    ``dreamd log`` agree on where the merged records are — the old code collected them as
+    ``orphan.<file>.hist`` and the checker reported the remembered records lost."""
+    from memory.store.history import log_entries, render_log, rollback
+    from tests.torture.checker import _in_history
+
+    d = tmp_path / "mem"
+    commit_child.seed_dream_set(d)
+    before = MemoryStore(d).read()
+    sources = {e.name: e for e in before.records if e.name in ("tabs-a", "tabs-b", "stale-note")}
+    proc = spawn([str(d), "--consolidate", "--fault", "manifest_replaced"])
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert MemoryStore(d).read().generation == before.generation + 1  # committed...
+    assert all((d / e.file).exists() for e in sources.values())  # ...but not cleaned up
+    store = MemoryStore(d, orphan_grace=0)
+    store.commit(Change(add=[make_record("after-kill", "project", "The next commit", "ok")]))
+    for e in sources.values():
+        assert not (d / e.file).exists()
+        kept = d / HISTORY / f"{e.file}{ARCHIVE_SUFFIX}"
+        assert sha256_hex(kept.read_bytes()) == e.sha256, e.name
+        assert not (d / HISTORY / f"{ORPHAN_PREFIX}{e.file}{ARCHIVE_SUFFIX}").exists()
+        assert _in_history(d, e.file)
+    assert "  merged   tabs-a, tabs-b -> tabs" in render_log(log_entries(store))
+    rollback(store, to=before.generation)
+    back = {e.name: store.read_record(e).body for e in store.read().records}
+    assert {n: back.get(n) for n in sources} == {n: f"{DREAM_SOURCES[n]}.\n" for n in sources}

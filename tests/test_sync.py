@@ -340,3 +340,32 @@ def test_a_sync_that_dies_before_the_manifest_rename_leaves_the_old_set_and_the_
     sync(b)
     sync(a)
     assert set(record_set(a)) == set(record_set(b)) == {"arriving", "local"}
+
+
+def test_squash_unpushed_leaves_out_the_secret_generations_and_still_merges_what_the_team_pushed(
+    tmp_path: Path, remote: str
+) -> None:
+    """The way out of a refused push when the remote moved on meanwhile: the current set is
+    committed alone on top of the last remote commit this machine had, then merged with the
+    team's newer one as usual; no pushed object holds the secret."""
+    from dreamd.sync.flow import SyncError
+
+    secret = "sk-ant-api03-" + "Z9" * 45
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    MemoryStore.init(a)
+    remember(a, "shared")
+    sync(a, remote=remote)
+    sync(b, remote=remote)
+    remember(a, "leaky", f"the key is {secret}")
+    remember(a, "mine")
+    with pytest.raises(SyncError, match=r"forget it .*leaky.*--squash-unpushed"):
+        sync(a)
+    forget(a, "leaky")
+    remember(b, "theirs")
+    assert sync(b).pushed
+    report = sync(a, squash_unpushed=True)
+    assert report.pushed and report.squashed == 3 and report.merged  # leaky, mine, the forget
+    assert set(record_set(a)) == {"shared", "mine", "theirs"}
+    objects = [line.split()[0] for line in git(Path(remote), "rev-list", "--objects", "--all").splitlines()]
+    assert not any(secret[-24:] in git(Path(remote), "cat-file", "-p", o) for o in objects)
+    assert sync(b).fast_forwarded and set(record_set(b)) == {"shared", "mine", "theirs"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,3 +72,63 @@ def test_relative_directory_and_remote_paths_work_from_the_current_directory(tmp
     url = subprocess.run(["git", "-C", str(tmp_path / "b" / ".memory"), "config", "remote.origin.url"],
                          capture_output=True, text=True, env=env).stdout.strip()
     assert url == str(tmp_path / "r.git")
+
+
+def _dreamd(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dreamd", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def _remote_blobs(remote: Path) -> list[bytes]:
+    listing = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=remote, capture_output=True, check=True,
+                             text=True).stdout.split()
+    kinds = subprocess.run(["git", "cat-file", "--batch-check=%(objectname) %(objecttype)"], cwd=remote,
+                           input="\n".join(listing) + "\n", capture_output=True, check=True, text=True).stdout
+    blobs = [line.split()[0] for line in kinds.splitlines() if line.endswith(" blob")]
+    return [subprocess.run(["git", "cat-file", "blob", b], cwd=remote, capture_output=True, check=True).stdout
+            for b in blobs]
+
+
+def test_a_push_refused_for_a_secret_is_recovered_by_the_one_command_its_error_names(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Issue 21 §4: a secret in a hand-written record stops the push; following the advice
+    (forget it) is not enough, since the unpushed generations still hold it — the error then
+    names ``--squash-unpushed``, which gets to a clean push without touching git by hand."""
+    import re
+    import shlex
+
+    from tests.sync_helpers import remember
+
+    secret = "sk-ant-api03-" + "Q7" * 45
+    remote = tmp_path / "r.git"
+    d = tmp_path / "mem"
+    MemoryStore.init(d)
+    remember(d, "first")
+    assert run(str(d), "--remote", bare_remote(remote), env=env).returncode == 0
+    (d / "creds.md").write_text(f"---\nname: creds\ntype: reference\ndescription: where keys are\n---\nkey {secret}\n")
+    remember(d, "second")  # the commit adopts creds.md too
+
+    refused = run(str(d), env=env)
+    assert refused.returncode == 1 and "refusing to push: creds.md (anthropic-key)" in refused.stderr
+    assert f"dreamd forget {d} creds" in refused.stderr and "--squash-unpushed" in refused.stderr
+    forgot = _dreamd("forget", str(d), "creds", env=env)
+    assert forgot.returncode == 0, forgot.stderr
+
+    again = run(str(d), env=env)  # the old advice ends here: still refused
+    assert again.returncode == 1 and "held by unpushed generations" in again.stderr, again.stderr
+    command = re.search(r"Run '(dreamd sync [^']+)'", again.stderr)
+    assert command is not None, again.stderr
+    recovered = _dreamd(*shlex.split(command.group(1))[1:], env=env)
+    assert recovered.returncode == 0, recovered.stderr
+    assert "left out" in recovered.stdout and "  pushed" in recovered.stdout
+
+    assert not any(secret.encode()[-24:] in blob for blob in _remote_blobs(remote))
+    shared = subprocess.run(["git", "show", "main:manifest.json"], cwd=remote, capture_output=True, text=True,
+                            check=True).stdout
+    assert sorted(r["name"] for r in json.loads(shared)["records"]) == ["first", "second"]
+    remember(d, "third")  # and syncing goes on as before, one commit per generation
+    after = run(str(d), env=env)
+    assert after.returncode == 0 and "  pushed" in after.stdout, after.stderr
+    assert '"third"' in subprocess.run(["git", "show", "main:manifest.json"], cwd=remote, capture_output=True,
+                                       text=True, check=True).stdout
+    assert any(secret in p.read_text() for p in (d / ".history").glob("creds*.hist"))  # nothing lost locally

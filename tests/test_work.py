@@ -185,13 +185,17 @@ def test_remember_and_forget_jobs(mdir: Path) -> None:
 
 def seed(mdir: Path, names: list[str]) -> MemoryStore:
     store = MemoryStore(mdir)
-    store.commit(Change(add=[make_record(n, "user", f"About {n}", f"Body of {n}.") for n in names]))
+    # "stale" has expired: a plan may drop it; every other record's facts must survive a plan
+    store.commit(Change(add=[make_record(n, "user", f"About {n}", f"Body of {n}.",
+                                         extra={"expires": "2020-01-01"} if n == "stale" else None)
+                             for n in names]))
     return store
 
 
 def merge_plan() -> Completion:
     return ok([
-        {"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="User prefers tabs", body="Use tabs.")},
+        {"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="User prefers tabs",
+                                                          body="Use tabs. Body of tabs-a. Body of tabs-b.")},
         {"source_names": ["stale"], "result": None},
     ])
 
@@ -349,8 +353,8 @@ def test_large_sets_are_planned_in_batches_and_applied_in_one_commit(
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
-        ok([{"source_names": ["keep", "stale"], "result": rec("keep", desc="Kept", body="k")}]),
-        ok([{"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="Tabs", body="t")}]),
+        ok([{"source_names": ["keep", "stale"], "result": rec("keep", desc="Kept", body="Body of keep. Body of stale.")}]),
+        ok([{"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="Tabs", body="Body of tabs-a. Body of tabs-b.")}]),
     ])
     assert dream(mdir, ctx_for(model), force=True).status == "applied"
     assert [sorted(c["name"] for c in p["records"]) for p in model.payloads] == [["keep", "stale"], ["tabs-a", "tabs-b"]]

@@ -332,7 +332,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         for path in install_merge_driver(Path(args.dir)):
             print(f"merge driver configured; wrote {path} (commit it)")
         return EXIT_OK
-    report = sync(Path(args.dir), remote=args.remote, allow_rewrite=args.allow_rewrite)
+    report = sync(Path(args.dir), remote=args.remote, allow_rewrite=args.allow_rewrite,
+                  squash_unpushed=args.squash_unpushed)
     print("\n".join(report.lines()))
     return EXIT_OK
 
@@ -454,6 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--remote", metavar="URL", help="attach DIR to this git remote (first call)")
     sp.add_argument("--allow-rewrite", action="store_true", help="take in a remote whose history was rewritten")
+    sp.add_argument("--squash-unpushed", action="store_true",
+                    help="after a push refused for a secret (forgotten or redacted since): publish the current set "
+                         "as one commit, leaving out the unpushed generations that held it")
     sp.add_argument("--install-merge-driver", action="store_true", help="DIR is tracked in a project repository: configure the three-way manifest merge driver there")
     sp = add("merge-driver", cmd_merge_driver, "git merge driver for manifest.json (%%O %%A %%B)")
     sp.add_argument("base", metavar="BASE")

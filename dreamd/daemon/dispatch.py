@@ -11,12 +11,16 @@
   ``done/``, ``deferred/`` or ``failed/`` by the error class: TransientError/LockTimeout →
   defer, PermanentError → fail, anything else → logged with its traceback and deferred (the
   spool fails it after ``max_attempts``).
+* Every job runs against a work budget scaled to its size (``[daemon] job_budget`` +
+  ``job_budget_per_kib``): one still running when it runs out goes to ``failed/`` with the
+  reason and its directory's next job starts on a fresh worker (:mod:`dreamd.jobs.budget`).
 * After every job, however it ended, the directory's keeper is told (``after_job``): its
   fingerprint is taken again and the gates get a look.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
@@ -29,6 +33,7 @@ from typing import Generic
 
 from dreamd.config import Config
 from dreamd.daemon.pool import Task, WorkerPool
+from dreamd.jobs.budget import Budget, Deadlines, attach, budget_seconds
 from dreamd.jobs.protocol import C, Work
 from dreamd.logs import EventLogger, get_logger
 from memory.errors import PermanentError, TransientError
@@ -56,6 +61,8 @@ full): one probe per interval instead of every waiting job burning its attempts 
 ``failed/``. A job that completes there ends the hold. The hold lives in memory; what survives
 a restart is that the probe's deferral does not count as an attempt (``Spool.defer(counted=
 False)``), so a new daemon incarnation probing a still-full disk never fails a job."""
+COMMIT_RECHECK = 1.0
+"""Seconds after which an over-budget job that was in the middle of a commit is looked at again."""
 RELIST_AFTER = 0.25
 """...but no more often than this (seconds): with a free worker and a backlog that is all for
 busy directories, each scan would otherwise list the whole backlog again. A scan that skips a
@@ -118,6 +125,7 @@ class JobDispatcher(Generic[C]):
         """Directories whose disk was full: ``(until, last hold in seconds)`` on ``_clock``."""
         self._lock = threading.Lock()
         self._scan_lock = threading.Lock()
+        self._deadlines = Deadlines()
 
     def reconfigure(self, config: Config, ctx: C) -> None:
         """Take a reloaded config (and the context built from it) from the next job on."""
@@ -293,7 +301,14 @@ class JobDispatcher(Generic[C]):
             return None
         key = Path(job.memory_dir)
         log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
-        task = Task(key=key, run=lambda: self._run_job(job_id, job), label=job_id, payload=job)
+        size = len(raw)
+        if job.kind == "consolidate":  # a dream's work grows with its directory, not its job
+            with contextlib.suppress(OSError):
+                size += os.lstat(key / "manifest.json").st_size
+        daemon = cfg.daemon
+        task = Task(key=key, run=lambda: None, label=job_id, payload=job,
+                    budget=budget_seconds(daemon.job_budget, daemon.job_budget_per_kib, size))
+        task.run = lambda: self._run_job(job_id, job, task, size)
         if not self._pool.submit(task):
             self._finish(job_id, lambda: self._unclaim(job_id))
             return None
@@ -316,15 +331,32 @@ class JobDispatcher(Generic[C]):
         """Put a claimed job back in ``new/`` (shutdown: the job never ran or did not finish)."""
         self._finish(job_id, lambda: self._unclaim(job_id))
 
-    def _run_job(self, job_id: str, job: Job) -> None:
+    def _run_job(self, job_id: str, job: Job, task: Task, size: int) -> None:
         memory_dir = str(job.memory_dir)
         bound = log.bind(job_id=job_id, memory_dir=memory_dir, session_id=job.session_id)
         started = time.monotonic()
         if self._stopping and not self._once:
             self._finish(job_id, lambda: self._unclaim(job_id))
             return
+        budget = Budget(task.budget, size)
+        token = self._arm(budget.seconds, job_id, job, task, budget)
+        outcome = ""
+        error: Exception | None = None
+        attach(budget)
         try:
             outcome = self._work.execute(job, self.ctx)
+        except Exception as exc:
+            error = exc
+        finally:
+            attach(None)
+            self._deadlines.cancel(token)
+        if not budget.finish():  # over budget: already in failed/, its directory moved on
+            bound.info("job.overran_returned", elapsed_s=round(budget.elapsed(), 1),
+                       error=f"{type(error).__name__}: {error}" if error else None)
+            return
+        try:
+            if error is not None:
+                raise error
         except TransientError as exc:  # LockTimeout is one
             self._defer(bound, job_id, str(exc))
         except PermanentError as exc:
@@ -351,6 +383,28 @@ class JobDispatcher(Generic[C]):
             bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
         finally:
             self._after_job(Path(job.memory_dir))
+
+    def _arm(self, seconds: float, job_id: str, job: Job, task: Task, budget: Budget) -> int:
+        return self._deadlines.add(seconds, lambda: self._over_budget(job_id, job, task, budget))
+
+    def _over_budget(self, job_id: str, job: Job, task: Task, budget: Budget) -> None:
+        """A job's budget ran out: file it in ``failed/`` and give its directory to a fresh
+        worker (:mod:`dreamd.jobs.budget`). A job in the middle of a commit is looked at again
+        a moment later; one that finished meanwhile is left alone."""
+        if not budget.abandon():
+            if budget.in_commit:
+                self._arm(COMMIT_RECHECK, job_id, job, task, budget)
+            return
+        self._pool.abandon(task)
+        reason = budget.reason()
+        log.warning("job.over_budget", job_id=job_id, memory_dir=str(job.memory_dir), session_id=job.session_id,
+                    budget_s=round(budget.seconds, 1), size_bytes=budget.size_bytes, reason=reason)
+        self._finish(job_id, lambda: self.spool.fail(job_id, reason))
+        self.counts.failed += 1
+        try:
+            self._after_job(Path(job.memory_dir))
+        finally:
+            self._hint_spool()
 
     def _defer(self, bound: EventLogger, job_id: str, error: str, *, counted: bool = True) -> None:
         result: list[str] = []

@@ -7,6 +7,11 @@ they were submitted. Idle workers block on a condition variable (no polling).
 Shutdown is two-step so the daemon can honour "let the running job finish, or put it back":
 :meth:`close` stops handing out tasks and returns the ones never started; :meth:`wait_idle`
 waits (bounded) for the running ones; :meth:`running` names what is still running.
+
+A task that overran its budget can be :meth:`abandon`-ed: its key is free again at once (the
+key's next task runs on a fresh worker that takes the old one's place) and the old thread,
+which Python cannot stop, exits when the task finally returns. :meth:`abandoned_alive` counts
+those still running, so the supervisor can restart the process if they pile up.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ class Task:
     payload: Job | None = None
     """The spool job a job task runs (None for reconciles, scans and syncs): shutdown puts it back."""
     started_at: float | None = field(default=None, compare=False)
+    budget: float = 0.0
+    """Seconds a job task may run before it is abandoned (0: not a job); the hung-worker limit
+    counts from its end."""
+    abandoned: bool = field(default=False, compare=False)
+    thread: threading.Thread | None = field(default=None, compare=False, repr=False)
 
 
 class WorkerPool:
@@ -56,9 +66,12 @@ class WorkerPool:
         self._closed = False
         self._on_error = on_error
         self._clock = clock
+        self._name = name
+        self._spawned = workers
         self._threads = [
             threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True) for i in range(workers)
         ]
+        self._abandoned: list[threading.Thread] = []
 
     def set_on_done(self, on_done: Callable[[Task], object] | None) -> None:
         """Replace the callback run after each task (outside the pool's lock)."""
@@ -128,27 +141,67 @@ class WorkerPool:
                     del self._queues[key]
                 self._busy[key] = task
                 task.started_at = self._clock()
+                task.thread = threading.current_thread()
             try:
                 task.run()
             except BaseException as exc:  # a task must never kill its worker
                 with contextlib.suppress(Exception):
                     self._on_error(task, exc)
             finally:
-                with self._cond:
-                    del self._busy[key]
-                    if key in self._queues:
-                        self._ready.append(key)
-                    on_done = self._on_done
-                    self._callbacks += on_done is not None  # wait_idle waits for it too
-                    self._cond.notify_all()
-                if on_done is not None:  # a worker and a key are free again
-                    try:
-                        with contextlib.suppress(Exception):
-                            on_done(task)
-                    finally:
-                        with self._cond:
-                            self._callbacks -= 1
-                            self._cond.notify_all()
+                on_done = self._release(task)
+            if task.abandoned:  # a fresh worker took this one's place
+                return
+            if on_done is not None:  # a worker and a key are free again
+                try:
+                    with contextlib.suppress(Exception):
+                        on_done(task)
+                finally:
+                    with self._cond:
+                        self._callbacks -= 1
+                        self._cond.notify_all()
+
+    def _release(self, task: Task) -> Callable[[Task], object] | None:
+        """``task`` returned: free its key (unless it was abandoned, which freed it already);
+        the ``on_done`` to call outside the lock."""
+        with self._cond:
+            if task.abandoned:
+                with contextlib.suppress(ValueError):
+                    self._abandoned.remove(threading.current_thread())
+                self._cond.notify_all()
+                return None
+            key = task.key
+            del self._busy[key]
+            if key in self._queues:
+                self._ready.append(key)
+            on_done = self._on_done
+            self._callbacks += on_done is not None  # wait_idle waits for it too
+            self._cond.notify_all()
+            return on_done
+
+    def abandon(self, task: Task) -> bool:
+        """Stop waiting for a running ``task``: free its key and replace its worker. False when
+        it is not running (it finished meanwhile)."""
+        with self._cond:
+            if self._busy.get(task.key) is not task or task.thread is None:
+                return False
+            del self._busy[task.key]
+            task.abandoned = True
+            if task.key in self._queues:
+                self._ready.append(task.key)
+            self._abandoned.append(task.thread)
+            self._threads = [t for t in self._threads if t is not task.thread]
+            if not self._closed:
+                fresh = threading.Thread(target=self._loop, name=f"{self._name}-{self._spawned}", daemon=True)
+                self._spawned += 1
+                self._threads.append(fresh)
+                fresh.start()
+            self._cond.notify_all()
+            return True
+
+    def abandoned_alive(self) -> int:
+        """Abandoned tasks whose thread is still running."""
+        with self._cond:
+            return sum(t.is_alive() for t in self._abandoned)
 
     def close(self) -> list[Task]:
         """Stop handing out tasks; return the queued ones that never started."""

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from dreamd.jobs.work import Context
     from dreamd.notify import Notifier
     from dreamd.sync.daemon import SyncPlanner
+    from memory.spool.queue import Spool
 
 __all__ = ["Daemon", "once", "run"]
 
@@ -274,9 +275,12 @@ class Daemon(Generic[C]):
         now = self.clock()
         if started is not None and now - started > tick_limit:
             return f"scheduler (tick hung for {format_duration(now - started)})"
-        for task in self.pool.running():
-            if task.started_at is not None and now - task.started_at > task_limit:
+        for task in self.pool.running():  # a job's budget abandons it first, unless it is stuck in a commit
+            if task.started_at is not None and now - task.started_at > task_limit + task.budget:
                 return f"worker ({task.label} hung for {format_duration(now - task.started_at)})"
+        stuck = self.pool.abandoned_alive()
+        if stuck > self.config.daemon.workers:
+            return f"workers ({stuck} over-budget jobs abandoned and still running)"
         return None
 
     # ------------------------------------------------------------------ lifecycle
@@ -353,8 +357,7 @@ class Daemon(Generic[C]):
         log.info("daemon.started", pid=os.getpid(), host=socket.gethostname(), spool=str(self.spool.root),
                  roots=list(self.config.daemon.roots), workers=self.config.daemon.workers,
                  config=str(self.config.source) if self.config.source else None, watch=self.watch_enabled)
-        if recovered:
-            log.info("spool.recovered", count=len(recovered))
+        log_recovered(self.spool, recovered)
         self.pool.start()
         if self.watch_enabled:
             self.watcher = Watcher(on_spool=self.hint_spool, on_dir=self.hint_dir, on_error=self._watch_error)
@@ -433,6 +436,15 @@ class Daemon(Generic[C]):
         return code
 
 
+def log_recovered(spool: Spool, recovered: list[str]) -> None:
+    """``spool.recovered`` for the claims a dead incarnation left, and ``job.failed`` for each
+    one that had no attempt left (a job that keeps killing or hanging its daemon)."""
+    if recovered:
+        log.info("spool.recovered", count=len(recovered))
+    for job_id in spool.recovered_failed:
+        log.warning("job.failed", job_id=job_id, reason=str(spool.failure(job_id).get("reason", "")))
+
+
 def _with_daemon(config: Config, **changes: Any) -> Config:
     import dataclasses
 
@@ -509,9 +521,7 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         log.error("daemon.stopped", exit_code=1, error=str(exc))
         return 1
     try:
-        recovered = daemon.spool.recover()
-        if recovered:
-            log.info("spool.recovered", count=len(recovered))
+        log_recovered(daemon.spool, daemon.spool.recover())
         daemon.pool.start()
         daemon.dirs.rescan_roots()
         daemon._release_deferred()

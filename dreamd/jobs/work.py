@@ -30,6 +30,8 @@ import structlog
 
 from dreamd.config import Config
 from dreamd.jobs import batches as _batches
+from dreamd.jobs.budget import check as check_budget
+from dreamd.jobs.budget import commit_guard
 from dreamd.jobs.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.logs import EventLogger
 from memory.errors import (
@@ -60,6 +62,7 @@ from memory.store.transaction import Change, FaultHook, MemoryStore
 if TYPE_CHECKING:
     from dreamd.models.health import ModelHealth
     from dreamd.models.prompts import PlanRecord
+    from dreamd.models.retention import Loss
     from dreamd.models.usage import UsageLedger
     from memory.transcripts import Turn
 
@@ -227,7 +230,8 @@ def adopt_on_first_use(memory_dir: Path) -> str | None:
             raise PermanentError(f"{memory_dir}: neither it nor its parent exists; nothing to adopt")
         memory_dir.mkdir(mode=0o700, exist_ok=True)
     try:
-        report = adopt(memory_dir)
+        with commit_guard():
+            report = adopt(memory_dir)
     except StoreError:
         if (memory_dir / "manifest.json").is_file():
             return None  # adopted by someone else meanwhile
@@ -275,7 +279,8 @@ def _extract(job: Job, ctx: Context) -> str:
     if done:
         fresh = [t for t in fresh if extracted_digest(t.message_id) not in done]
     if not fresh:
-        store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
+        with commit_guard():
+            store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
     redacted = [dataclasses.replace(t, text=redact(t.text)[0]) for t in fresh]
     cut = windows(redacted, cursor, EXTRACT_MAX_CHARS)
@@ -284,6 +289,7 @@ def _extract(job: Job, ctx: Context) -> str:
     held: list[Record] = []
     since_commit: list[Turn] = []  # turns read since the last commit: their ids go with it
     for number, window in enumerate(cut, start=1):
+        check_budget()
         last = number == len(cut)
         outcome = ops.extract(
             ctx.model,
@@ -328,7 +334,8 @@ def _extract(job: Job, ctx: Context) -> str:
             note="" if last else f"window {number} of {len(cut)} of job {job.id}",
             extracted=source_ids(since_commit),
         )
-        result = store.commit(change)
+        with commit_guard():
+            result = store.commit(change)
         if result.duplicate:
             return "duplicate"
         added += result.added
@@ -372,7 +379,8 @@ def _remember(job: Job, ctx: Context) -> str:
         job_id=job.id,
         session_id=job.session_id,
     )
-    result = store.commit(change)
+    with commit_guard():
+        result = store.commit(change)
     return "duplicate" if result.duplicate else f"remembered {len(records)}"
 
 
@@ -398,15 +406,16 @@ def _forget(job: Job, ctx: Context) -> str:
             name=name,
             merged_into=into,
         )
-    result = store.commit(
-        Change(
-            remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
-            actor="job",
-            job_id=job.id,
-            session_id=job.session_id,
-            note="; ".join(notes),
+    with commit_guard():
+        result = store.commit(
+            Change(
+                remove=list(dict.fromkeys(keys.get(n, n) for n in names)),
+                actor="job",
+                job_id=job.id,
+                session_id=job.session_id,
+                note="; ".join(notes),
+            )
         )
-    )
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
 
 
@@ -489,6 +498,12 @@ class _Planned:
     """A permanent backend error (bad key, unknown model): no batch could succeed."""
 
 
+def describe_losses(losses: Sequence[Loss]) -> str:
+    from dreamd.models.retention import describe
+
+    return describe(losses)
+
+
 def _plan_all(
     inputs: Sequence[PlanRecord],
     recent: set[str],
@@ -513,6 +528,7 @@ def _plan_all(
         batch = queue.pop(0)
         if lost():
             break
+        check_budget()
         outcome = ops.plan(
             ctx.model,
             batch,
@@ -522,29 +538,51 @@ def _plan_all(
         )
         ctx.record_usage(memory_dir, outcome.usage)
         ctx.note_model(memory_dir, outcome)
-        if outcome.error is None:
-            out.ops.extend(outcome.ops)
-            out.accepted += 1
-            continue
+        error, rejected = outcome.error, outcome.rejected
+        if error is None:
+            losses = _batch_losses(outcome.ops, batch, inputs, out.ops, ctx)
+            if not losses:
+                out.ops.extend(outcome.ops)
+                out.accepted += 1
+                continue
+            error, rejected = describe_losses(losses), True
+            bound.warning("dream.plan_lost_facts", records=len(batch), first=batch[0].name,
+                          lost=[loss.as_dict() for loss in losses[:20]], reason=error)
         if outcome.transient:
-            out.transient = outcome.error
+            out.transient = error
             break
         if outcome.misconfigured:
-            out.misconfigured = outcome.error
+            out.misconfigured = error
             break
         names = [r.name for r in batch]
-        split = _batches.halves(batch, MIN_PLAN_BATCH) if outcome.rejected else None
+        split = _batches.halves(batch, MIN_PLAN_BATCH) if rejected else None
         if split is not None:
-            bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=outcome.error)
+            bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=error)
             queue[:0] = split
             continue
         bound.warning("dream.batch_refused", records=len(batch), first=names[0] if names else None,
-                      reason=outcome.error)
-        out.refused.append((names, outcome.error))
-        if not outcome.rejected:  # the backend failed, not the answer: the rest would too
-            out.refused.extend(([r.name for r in b], outcome.error) for b in queue)
+                      reason=error)
+        out.refused.append((names, str(error)))
+        if not rejected:  # the backend failed, not the answer: the rest would too
+            out.refused.extend(([r.name for r in b], str(error)) for b in queue)
             break
     return out
+
+
+def _batch_losses(
+    ops: Sequence[PlanOp], batch: Sequence[PlanRecord], inputs: Sequence[PlanRecord],
+    accepted: Sequence[PlanOp], ctx: Context,
+) -> list[Loss]:
+    """The retention gate on one batch's plan (:mod:`dreamd.models.retention`): what it would
+    lose, with the records outside the batch that stay live (no accepted op consumed them) and
+    the results of the ops accepted so far counting as still saying a fact."""
+    from dreamd.models.retention import plan_losses
+
+    in_batch = {r.name for r in batch}
+    consumed = {n for op in accepted for n in op.source_names}
+    live = [(r.description, r.body) for r in inputs if r.name not in in_batch and r.name not in consumed]
+    live += [(op.result.description, op.result.body) for op in accepted if op.result is not None]
+    return plan_losses(ops, batch, today=ctx.clock().date(), live=live)
 
 
 @dataclass(frozen=True)
@@ -626,6 +664,7 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
                  fence: Callable[[], None] | None) -> DreamResult:
     """The dream under its leases: snapshot, plan, validate, ``fence``, commit, release."""
     from dreamd.models.prompts import PlanRecord
+    from dreamd.models.retention import plan_losses
 
     try:
         lease = DreamLease.acquire(memory_dir, stale_after=ctx.config.gates.lock_stale_after, clock=ctx.clock)
@@ -664,6 +703,12 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
             bound.warning("dream.rejected", reason=reason, refused_records=sum(len(n) for n, _ in planned.refused))
             return DreamResult("rejected", reason)
         plan = planned.ops
+        losses = plan_losses(plan, inputs, today=ctx.clock().date())
+        if losses:  # each batch kept its facts, together they do not (one dropped what another said)
+            reason = describe_losses(losses)
+            bound.warning("dream.plan_lost_facts", records=len(inputs), first=None,
+                          lost=[loss.as_dict() for loss in losses[:20]], reason=reason)
+            return DreamResult("rejected", reason, plan=plan)
         ctx.step("planned")
         if dry_run:
             return DreamResult("dry-run", plan=plan, generation=snapshot.generation)
@@ -675,11 +720,12 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
             for names, why in planned.refused
         )
         try:
-            if fence is not None:
-                fence()
-            result = store.commit(
-                Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
-            )
+            with commit_guard():
+                if fence is not None:
+                    fence()
+                result = store.commit(
+                    Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
+                )
         except ConflictError as exc:
             bound.info("dream.conflict", reason=str(exc))
             return DreamResult("conflict", str(exc), plan=plan)

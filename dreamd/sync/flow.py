@@ -81,9 +81,13 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     renamed: list[str] = field(default_factory=list)
+    squashed: int = 0
+    """Unpushed commits ``--squash-unpushed`` left out (their set is published as one commit)."""
 
     def lines(self) -> list[str]:
         out = [f"synced {self.directory} (generation {self.generation})"]
+        if self.squashed:
+            out.append(f"  left out {self.squashed} unpushed commit(s): the current set is published as one commit")
         if self.commits_created:
             out.append(f"  committed {self.commits_created} local generation(s) to git")
         if self.fast_forwarded:
@@ -177,7 +181,7 @@ def render_sync_status(s: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- the directory side
 
 
-def _message(m: Manifest, *, folded: Sequence[int] = ()) -> str:
+def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "") -> str:
     from memory.store.history import log_entry, render_log
 
     e = log_entry(m)
@@ -186,6 +190,8 @@ def _message(m: Manifest, *, folded: Sequence[int] = ()) -> str:
     lines = [f"dreamd generation {m.generation}: {who} ({counts}, {e.records} records)", "", render_log([e]).rstrip()]
     if folded:
         lines += ["", f"Includes generations {folded[0]}–{folded[-1]}, no longer kept in .history/."]
+    if note:
+        lines += ["", note]
     return "\n".join(lines) + "\n"
 
 
@@ -264,7 +270,7 @@ class Repo:
     def head(self) -> str | None:
         return self.git.rev("HEAD")
 
-    def commit_generations(self, *, parents: list[str] | None = None) -> int:
+    def commit_generations(self, *, parents: list[str] | None = None, note: str = "") -> int:
         """Git commits for local generations newer than HEAD's. Caller holds the store lock.
 
         Without ``parents``: one commit per generation, in order, on top of HEAD. With
@@ -316,7 +322,7 @@ class Repo:
             tree = git.run("write-tree", env=self.private_index).stdout.decode().strip()
             commit = git.run(
                 *git.identity(), "commit-tree", tree, *parent_args,
-                input=_message(m, folded=folded).encode(),
+                input=_message(m, folded=folded, note=note if i == len(gens) - 1 else "").encode(),
                 env={"GIT_AUTHOR_DATE": m.committed_at or utcnow_iso()},
             ).stdout.decode().strip()
             parent_args = ["-p", commit]
@@ -477,8 +483,45 @@ class Repo:
 
     # -- pushing
 
+    def squash_unpushed(self) -> int:
+        """Replace the commits HEAD has and the remote does not by one commit of the current
+        generation on top of the newest remote commit HEAD holds (the root commit when nothing
+        was ever pushed); returns how many commits were left out. Caller holds the store lock
+        and has committed every local generation.
+
+        The way out of a refused push (issue 21 §4): once the record holding a secret is
+        forgotten or redacted, the current set is clean but the unpushed generations between
+        the remote and it still hold the secret, and every sync would publish them (HEAD keeps
+        them; a reset branch is rebuilt from ``.history/``). This publishes the current set
+        without them. Nothing local is lost: ``.history/`` keeps every generation, and the
+        left-out commits stay in this repository's objects until git prunes them.
+        """
+        git = self.git
+        head = self.head()
+        if head is None:
+            return 0
+        remote = git.rev(REMOTE_REF)
+        base = git.merge_base(head, remote) if remote else None
+        spec = [head] + ([f"^{base}"] if base else [])
+        dropped = int(git.out("rev-list", "--count", *spec) or 0)
+        if dropped <= 1:
+            return 0  # at most the current generation's own commit: nothing to leave out
+        first = self.manifest_at(base).generation + 1 if base else None
+        current = self.store.read().generation
+        span = f"generations {first}–{current - 1}" if first is not None and first < current else "earlier generations"
+        self.commit_generations(
+            parents=[base] if base else [],
+            note=f"Publishes the set of generation {current} alone: {span} were never pushed and are left out "
+                 "(dreamd sync --squash-unpushed).",
+        )
+        return dropped
+
     def outgoing_secrets(self) -> list[str]:
         """Every record, manifest and index version about to be pushed that holds a secret shape."""
+        return [text for text, _ in self._outgoing_secrets()]
+
+    def _outgoing_secrets(self) -> list[tuple[str, bool]]:
+        """(what, in the current set) for every outgoing blob with a secret shape."""
         git = self.git
         head = self.head()
         if head is None:
@@ -494,21 +537,21 @@ class Repo:
             oid, _, path = line.partition(" ")
             if path:
                 names.setdefault(oid, path)
-        found: list[str] = []
+        found: list[tuple[str, bool]] = []
+        current: set[str] | None = None
         for oid, data in git.blobs(blob_ids).items():
             kinds = redact(data.decode("utf-8", "replace"))[1]
             if kinds:
-                found.append(f"{names.get(oid, oid[:12])} ({', '.join(kinds)})")
+                if current is None:
+                    current = {item[2] for item in git.tree(head).values()}
+                found.append((f"{names.get(oid, oid[:12])} ({', '.join(kinds)})", oid in current))
         return sorted(found)
 
     def push(self) -> bool:
         """Push HEAD; False when the remote moved on (fetch, merge and try again)."""
-        leaks = self.outgoing_secrets()
+        leaks = self._outgoing_secrets()
         if leaks:
-            raise SyncError(
-                f"{self.dir}: refusing to push: {'; '.join(leaks[:5])} look(s) like a secret; "
-                "forget or edit the record (dreamd forget) and sync again"
-            )
+            raise SyncError(self._refusal(leaks))
         proc = self.git.run("push", "--porcelain", REMOTE, f"HEAD:refs/heads/{BRANCH}", check=False)
         if proc.returncode == 0:
             return True
@@ -516,6 +559,24 @@ class Repo:
         if any(m in text for m in ("[rejected]", "non-fast-forward", "fetch first", "stale info", "cannot lock ref")):
             return False  # the remote moved (or another push is landing right now): fetch, merge, retry
         raise SyncTransient(f"{self.dir}: git push to {REMOTE} failed: {first_line(proc.stderr)}")
+
+    def _refusal(self, leaks: Sequence[tuple[str, bool]]) -> str:
+        """The refused push's one line, naming the command that gets out: ``--squash-unpushed``
+        once the current set no longer holds the secret (first forget or redact what does)."""
+        shown = "; ".join(text for text, _ in leaks[:5])
+        recover = f"dreamd sync {self.dir} --squash-unpushed"
+        still = [text for text, now in leaks if now]
+        if still:
+            files = {text.rsplit(" (", 1)[0] for text in still}
+            names = sorted(e.name for e in self.store.read().records if e.file in files)
+            first = (f"forget it ('dreamd forget {self.dir} {' '.join(names)}') or redact it by hand"
+                     if names else "redact it by hand")
+            return (f"{self.dir}: refusing to push: {shown} look(s) like a secret; nothing was pushed. "
+                    f"{first}, then run '{recover}' to publish the current set without the unpushed "
+                    "generations that still hold it")
+        return (f"{self.dir}: refusing to push: {shown} look(s) like a secret, held by unpushed generations "
+                f"the current set no longer has; nothing was pushed. Run '{recover}' to publish the current "
+                "set as one commit without them")
 
     def fetch(self) -> str | None:
         proc = self.git.run(
@@ -567,6 +628,7 @@ def sync(
     *,
     remote: str | None = None,
     allow_rewrite: bool = False,
+    squash_unpushed: bool = False,
     lock_timeout: float = 60.0,
     clock: Any = None,
 ) -> SyncReport:
@@ -574,7 +636,8 @@ def sync(
 
     Raises SyncTransient when the remote cannot be reached (local work is committed to the local
     repository first and stays; the next sync pushes it), SyncError when the remote's content or
-    history is refused (nothing applied).
+    history is refused (nothing applied), or a push is refused for a secret (its message names
+    the way out: ``squash_unpushed``, see :meth:`Repo.squash_unpushed`).
     """
     directory = Path(os.path.abspath(directory))  # git runs inside it: every path must be absolute
     store = _prepare(directory, remote)
@@ -588,6 +651,11 @@ def sync(
         with _sync_lock(directory, lock_timeout):
             repo.clear_stale_locks()
             store.reconcile()
+            if squash_unpushed:
+                with store_lock(directory, store.lock_timeout):
+                    if repo.head() is not None:
+                        repo.commit_generations()
+                        report.squashed = repo.squash_unpushed()
             for _ in range(PUSH_ATTEMPTS):
                 with store_lock(directory, store.lock_timeout):
                     if repo.head() is not None or store.snapshot().records:

@@ -25,7 +25,8 @@ Invariants:
 * Attempts survive the defer → new → claim cycle in a sidecar ``deferred/.X.state.json``
   (``{"attempts", "first_error", "first_error_at", "last_error", "last_error_at", "due_at"}``),
   removed when the job completes or fails. Backoff is ``base · 2^(attempts-1)`` capped; after
-  ``max_attempts`` failures the job goes to ``failed/``.
+  ``max_attempts`` failures the job goes to ``failed/``. A claim :meth:`Spool.recover` takes
+  back after the daemon died mid-job counts as one of them (a poison job must not loop).
 * ``retry`` moves ``failed/X.json`` back to ``new/`` and keeps the old reason as
   ``failed/X.error-<n>.json`` (n = 1, 2, …): the history of a job's failures is never lost.
 * A group- or world-writable spool directory is refused (ConfigError) unless
@@ -81,6 +82,10 @@ DEFAULT_DONE_DAYS = 7.0
 DEFAULT_TMP_STALE_HOURS = 36.0
 DEFAULT_BACKOFF_BASE = 30.0
 DEFAULT_BACKOFF_MAX = 3600.0
+RECOVERED_ERROR = (
+    "the daemon died while running this job (a crash, a kill, or a worker restarted as hung); "
+    "its claim was recovered at start-up"
+)
 _RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?$")
 _ERROR_HISTORY = re.compile(r"\.error-(\d+)\.json$")
 
@@ -256,6 +261,8 @@ class Spool:
         self.clock = clock
         self._ready = False
         self._lock: filelock.BaseFileLock | None = None
+        self.recovered_failed: list[str] = []
+        """The claims the last :meth:`recover` filed in ``failed/`` (out of attempts)."""
 
     def dir(self, name: str) -> Path:
         return self.root / name
@@ -392,20 +399,51 @@ class Spool:
         )
 
     def recover(self) -> list[str]:
-        """Move every claimed job in ``cur/`` back to ``new/`` (start-up, under the lock)."""
+        """Take back every claim left in ``cur/`` (start-up, under the lock); the ids, sorted.
+
+        A claim left behind means the daemon that held it died while the job was running: a
+        crash, a SIGKILL, or the supervisor restarting a hung worker. That run counts as an
+        attempt (``"recovered": true`` in the sidecar), so a job that kills or hangs its daemon
+        every time (a poison job) reaches ``failed/`` after ``max_attempts`` instead of looping
+        forever and holding its directory; the others go back to ``new/``. Jobs are idempotent
+        downstream, so a job whose commit landed just before the crash completes as a duplicate.
+        :attr:`recovered_failed` names the ones this call filed in ``failed/``.
+        """
         if self._lock is None:
             raise LockError(
                 f"spool {self.root}: recover() needs the spool lock (acquire_lock first)"
             )
-        moved = []
+        moved: list[str] = []
+        failed: list[str] = []
         for job_id in self._ids("cur"):
-            with contextlib.suppress(FileNotFoundError):
-                os.rename(self._path("cur", job_id), self._path("new", job_id))
-                moved.append(job_id)
+            if self._recover_one(job_id) == "failed":
+                failed.append(job_id)
+            moved.append(job_id)
         if moved:
             fsync_dir(self.root / "new")
             fsync_dir(self.root / "cur")
+        self.recovered_failed = failed
         return moved
+
+    def _recover_one(self, job_id: str) -> str:
+        state = self._read_state(job_id)
+        now = self.clock()
+        attempts = int(state.get("attempts", 0)) + 1
+        error = RECOVERED_ERROR
+        state.setdefault("first_error", error)
+        state.setdefault("first_error_at", _iso(now))
+        state.update(attempts=attempts, last_error=error, last_error_at=_iso(now), recovered=True)
+        if attempts >= self.max_attempts:
+            with contextlib.suppress(FileNotFoundError):
+                self._fail(job_id, f"gave up after {attempts} attempts: {error}", state)
+                return "failed"
+            return "gone"
+        replace_atomic(
+            self._state_path(job_id), json.dumps(state).encode(), mode=0o600, sync_dir=False
+        )
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(self._path("cur", job_id), self._path("new", job_id))
+        return "new"
 
     def pending(self) -> list[str]:
         """Job ids waiting in ``new/``, oldest first.

@@ -232,13 +232,19 @@ def _with_title(extra: dict[str, Any], title: str | None) -> dict[str, Any]:
 
 def _edited_leftovers(store: ReconcilingStore, ours: list[str], previous: dict[str, str], scan: ForeignScan,
                       present: set[str]) -> None:
-    """Files of ours the last commit removed from the set but did not move away (it died before
-    its cleanup, or an editor re-created one after the move). One with other bytes than the
-    previous set recorded was edited after that commit verified it: its bytes are put back
-    under a foreign name (adopted by this same scan) and the file itself goes to
-    ``.history/`` now, so a later edit or deletion of the restored record never brings it back.
-    One with the recorded bytes, or one the previous set did not name (a new file of an
-    interrupted commit), is collected as an orphan after its grace, as before."""
+    """Files of ours the last commit removed from the set but did not move away (it died after
+    its commit point and before its cleanup, or an editor re-created one after the move).
+
+    One with the bytes the previous set recorded is that commit's cleanup, finished now: it goes
+    to ``.history/`` under its normal archive name (``<file>.hist``), exactly where the commit
+    would have put it, so rollback, ``dreamd log``, ``dreamd forget``'s "merged into" and the
+    torture checker find a dream's merged sources where they look (issue 21 §5: they were
+    collected as ``orphan.<file>.hist`` and the checker called the records lost). One with
+    other bytes was edited after that commit verified it: its bytes are put back under a
+    foreign name (adopted by this same scan) and the file itself goes to ``.history/`` now, so
+    a later edit or deletion of the restored record never brings it back. A file the previous
+    set did not name (a new file of a commit that never reached its commit point) is collected
+    as an orphan after its grace."""
     for name in ours:
         want = previous.get(name)
         if want is None:
@@ -247,9 +253,8 @@ def _edited_leftovers(store: ReconcilingStore, ours: list[str], previous: dict[s
             data = read_regular(store.path / name)
         except OSError:
             continue
-        if sha256_hex(data) == want:
-            continue
-        present.add(store.archive.restore(name, data))
+        if sha256_hex(data) != want:
+            present.add(store.archive.restore(name, data))
         scan.leftovers.append(name)
 
 

@@ -1,0 +1,153 @@
+"""A model's consolidation plan is untrusted input (issue 21 §6): the retention gate.
+
+The real Anthropic SDK talks to a scripted Messages API on 127.0.0.1 and answers with
+well-formed plans — every one passes the answer gate — that drop, truncate, rewrite or demote
+facts. Each is refused before anything is committed: the dream ends ``rejected``, the memory
+directory is byte for byte what it was, and ``dream.plan_lost_facts`` says what the plan would
+have lost. A faithful plan over the same set still commits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from dreamd.config import default_config
+from dreamd.jobs.work import Context, dream
+from dreamd.models.anthropic_backend import AnthropicModel
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
+from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
+
+__all__ = ["fake_anthropic"]  # the fixture, imported for pytest
+
+TODAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+RECORDS = {
+    "deploy-day": ("Deploys happen on Tuesdays", "Deploys happen on Tuesdays.\n"),
+    "deploy-owner": ("Platform team owns deploys", "The platform team owns deploys.\n"),
+    "editor": ("User edits in Neovim", "The user edits code in Neovim.\n"),
+    "ci": ("CI runs on Buildkite", "The CI pipeline runs on Buildkite.\n"),
+}
+
+
+def _result(name: str, body: str) -> dict[str, str]:
+    return {"name": name, "type": "project", "description": "How deploys work", "body": body}
+
+
+BAD_PLANS: dict[str, tuple[list[dict[str, Any]], str, str]] = {
+    "drop": ([{"source_names": ["deploy-owner"], "result": None}],
+             "deploy-owner", "The platform team owns deploys"),
+    "truncate": ([{"source_names": ["deploy-day", "deploy-owner"],
+                   "result": _result("deploys", "Deploys happen on Tuesdays.")}],
+                 "deploy-owner", "The platform team owns deploys"),
+    "rewrite": ([{"source_names": ["deploy-day", "deploy-owner"],
+                  "result": _result("deploys", "Deploys happen on Thursdays. The platform team owns deploys.")}],
+                "deploy-day", "Deploys happen on Tuesdays"),
+    "demote": ([{"source_names": ["deploy-day", "deploy-owner"],
+                 "result": _result("deploys", "The platform team owns deploys.\n"
+                                              "**Previously:** Deploys happen on Tuesdays.")}],
+               "deploy-day,deploy-owner", "Deploys happen on Tuesdays"),
+}
+
+
+@pytest.fixture
+def mdir(tmp_path: Path) -> Path:
+    d = tmp_path / "mem"
+    store = MemoryStore.init(d)
+    store.commit(Change(add=[make_record(n, "project", desc, body) for n, (desc, body) in RECORDS.items()]))
+    return d
+
+
+@pytest.fixture
+def ctx(fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Context:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    model = AnthropicModel(model="claude-test-model", base_url=fake_anthropic.url, timeout=5.0, max_retries=0)
+    return Context(config=default_config(env={"HOME": "/nonexistent"}), model=model, ledger=None,
+                   clock=lambda: TODAY)
+
+
+def _tree(d: Path) -> dict[str, bytes]:
+    """Every file of the directory (history included) but the dream lease, with its bytes."""
+    out = {}
+    for root, _, files in os.walk(d):
+        for name in files:
+            path = Path(root) / name
+            if name != ".dream.lock":
+                out[str(path.relative_to(d))] = path.read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PLANS))
+def test_a_well_formed_plan_that_loses_a_fact_is_refused_and_changes_nothing(
+    case: str, mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic
+) -> None:
+    plan, victim, clause = BAD_PLANS[case]
+    fake_anthropic.push(message(json.dumps(plan)))
+    before = _tree(mdir)
+    with capture_logs() as logs:
+        result = dream(mdir, ctx, force=True)
+    assert result.status == "rejected", result
+    assert "plan would lose facts" in (result.reason or "") and clause in (result.reason or "")
+    assert _tree(mdir) == before
+    lost = [e for e in logs if e["event"] == "dream.plan_lost_facts"]
+    assert lost and lost[0]["memory_dir"] == str(mdir)
+    assert any(item["name"] == victim and clause in " ".join(item["clauses"]) for item in lost[0]["lost"]), lost
+    assert len(fake_anthropic.requests) == 1  # four records: one batch, too small to split
+
+
+def test_a_faithful_plan_still_commits(mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.push(message(json.dumps([{
+        "source_names": ["deploy-day", "deploy-owner"],
+        "result": _result("deploys", "Deploys happen on Tuesdays.\nThe platform team owns deploys."),
+    }])))
+    with capture_logs() as logs:
+        result = dream(mdir, ctx, force=True)
+    assert result.status == "applied", result
+    assert sorted(e.name for e in MemoryStore(mdir).read().records) == ["ci", "deploys", "editor"]
+    assert not [e for e in logs if e["event"] == "dream.plan_lost_facts"]
+
+
+def test_an_expired_record_may_be_dropped(mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic) -> None:
+    store = MemoryStore(mdir)
+    store.commit(Change(replace={"ci": make_record("ci", "project", "CI runs on Buildkite",
+                                                   "The CI pipeline runs on Buildkite.\n",
+                                                   extra={"expires": "2026-11-01"})}))
+    fake_anthropic.push(message(json.dumps([{"source_names": ["ci"], "result": None}])))
+    assert dream(mdir, ctx, force=True).status == "applied"
+    assert "ci" not in {e.name for e in store.read().records}
+
+
+def test_a_batch_that_loses_a_fact_is_left_out_and_the_faithful_batches_commit(
+    mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planned in batches of two: the batch holding ``ci`` is answered with a plan dropping it
+    (refused, too small to split: left out, with the reason in the commit's note), the other
+    batch's faithful merge of its two records is committed."""
+    import dreamd.jobs.work
+    from tests.fake_anthropic import Request, ScriptItem
+
+    monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
+
+    def respond(req: Request) -> ScriptItem:
+        text = json.dumps(req.body)
+        batch = sorted(n for n in RECORDS if f'\\"name\\": \\"{n}\\"' in text)
+        if "ci" in batch:
+            return message(json.dumps([{"source_names": ["ci"], "result": None}]))
+        return message(json.dumps([{"source_names": batch, "result": _result(
+            "merged", "\n".join(RECORDS[n][1].strip() for n in batch))}]))
+
+    fake_anthropic.responder = respond
+    with capture_logs() as logs:
+        result = dream(mdir, ctx, force=True)
+    assert result.status == "applied", result
+    m = MemoryStore(mdir).read()
+    assert "ci" in {e.name for e in m.records} and "merged" in {e.name for e in m.records}
+    assert len(m.records) == 3
+    assert "plan would lose facts" in str(m.change.get("note"))
+    assert [e["lost"][0]["name"] for e in logs if e["event"] == "dream.plan_lost_facts"] == ["ci"]
