@@ -516,10 +516,6 @@ class Repo:
         )
         return dropped
 
-    def outgoing_secrets(self) -> list[str]:
-        """Every record, manifest and index version about to be pushed that holds a secret shape."""
-        return [text for text, _ in self._outgoing_secrets()]
-
     def _outgoing_secrets(self) -> list[tuple[str, bool]]:
         """(what, in the current set) for every outgoing blob with a secret shape."""
         git = self.git
