@@ -140,7 +140,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     from memory.store.history import log_entries, render_log, render_log_json
     from memory.store.transaction import open_store
 
-    entries = log_entries(open_store(Path(args.dir)), limit=args.limit)
+    entries = log_entries(open_store(_dir(args)), limit=args.limit, every=args.all)
     sys.stdout.write(render_log_json(entries) + "\n" if args.json else render_log(entries))
     return EXIT_OK
 
@@ -427,6 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
+    sp.add_argument("--all", action="store_true", help="also generations that changed no record (stores written before 0.x)")
 
     sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one", config=True)
     sp.add_argument("dir", metavar="DIR")
