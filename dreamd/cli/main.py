@@ -25,6 +25,12 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
+DIR_HELP = (
+    "memory directory (default: the one a session started here uses: the nearest managed .memory "
+    "up to the git root, then [daemon] projects, then Claude Code's auto-memory directory)"
+)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse prints usage and exits 2 on its own
         self.print_usage(sys.stderr)
@@ -43,6 +49,38 @@ def _open_store(args: argparse.Namespace) -> MemoryStore:
 
     config = _config(args)
     return open_store(Path(args.dir), history_generations=config.retention.history_generations)
+
+
+PLACED_COMMANDS = frozenset({"remember", "forget", "recall", "consolidate", "log", "rollback", "pause", "resume"})
+"""Commands whose DIR may be left out: then the directory is the one a session started here
+would use (:func:`dreamd.hook.placement.place`), the rule the hook and ``dreamd mcp`` follow."""
+
+
+def _place(args: argparse.Namespace) -> None:
+    """Fill in ``args.dir`` when the command was given none (see :data:`PLACED_COMMANDS`)."""
+    import os
+
+    from memory.errors import UsageError
+
+    if args.command == "forget" and args.dir is None and len(args.names) > 1:
+        first = args.names[0]
+        if os.sep in first or first.startswith("~") or os.path.isdir(first):
+            args.dir, args.names = first, args.names[1:]  # `dreamd forget DIR NAME…` as before
+    if args.dir is not None:
+        return
+    from dreamd.hook.placement import place
+
+    config = _config(args)
+    cwd = os.getcwd()
+    target, why = place(cwd, projects=config.daemon.projects, roots=config.daemon.roots, env=os.environ, check_roots=False)
+    if target is None:
+        raise UsageError(f"no memory directory for {cwd} ({why}); name one: dreamd {args.command} DIR …")
+    if target.adopt and not (target.memory_dir / "manifest.json").is_file():
+        raise UsageError(
+            f"no memory directory for {cwd} yet (Claude Code's auto-memory {target.memory_dir} is adopted by "
+            f"the daemon on the first session; or name one: dreamd {args.command} DIR …)"
+        )
+    args.dir = str(target.memory_dir)
 
 
 def _quiet_logs(args: argparse.Namespace) -> None:
@@ -140,7 +178,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     from memory.store.history import log_entries, render_log, render_log_json
     from memory.store.transaction import open_store
 
-    entries = log_entries(open_store(_dir(args)), limit=args.limit, every=args.all)
+    entries = log_entries(open_store(Path(args.dir)), limit=args.limit, every=args.all)
     sys.stdout.write(render_log_json(entries) + "\n" if args.json else render_log(entries))
     return EXIT_OK
 
@@ -396,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("hook", cmd_hook, "Claude Code hooks: enqueue the session, answer SessionStart/UserPromptSubmit with memory")
 
     sp = add("remember", cmd_remember, "add or update one record", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--name", required=True)
     sp.add_argument("--type", required=True, choices=("user", "feedback", "project", "reference"))
     sp.add_argument("--description", required=True)
@@ -409,38 +447,40 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a dream may drop the record after this day")
 
     sp = add("forget", cmd_forget, "remove records (kept in .history/)", config=True)
-    sp.add_argument("dir", metavar="DIR")
-    sp.add_argument("names", nargs="+", metavar="NAME")
+    sp.add_argument("names", nargs="+", metavar="NAME",
+                    help="records to remove; a first word that is a directory (or holds a /) is the memory directory, "
+                         "else the one a session started here uses")
+    sp.set_defaults(dir=None)
 
     sp = add("recall", cmd_recall, "the records relevant to a query", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("query", metavar="QUERY")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
     sp.add_argument("--json", action="store_true")
 
     sp = add("consolidate", cmd_consolidate, "run a dream now (gates bypassed with --force; the lease never)", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--force", action="store_true")
     sp.add_argument("--dry-run", action="store_true")
 
-    sp = add("log", cmd_log, "generations: what was added, merged, removed, by which job or dream")
-    sp.add_argument("dir", metavar="DIR")
+    sp = add("log", cmd_log, "generations that changed the set: what was added, merged, removed, by which session or dream", config=True)
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
     sp.add_argument("--all", action="store_true", help="also generations that changed no record (stores written before 0.x)")
 
     sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--to", type=int, required=True, metavar="GEN")
 
     sp = add("retry", cmd_retry, "failed/ -> new/", config=True)
     sp.add_argument("jobs", nargs="*", metavar="JOB")
 
-    sp = add("pause", cmd_pause, "close the enabled gate (kept in the directory)")
-    sp.add_argument("dir", metavar="DIR")
+    sp = add("pause", cmd_pause, "close the enabled gate (kept in the directory)", config=True)
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--reason", default=None)
-    sp = add("resume", cmd_resume, "reopen the enabled gate")
-    sp.add_argument("dir", metavar="DIR")
+    sp = add("resume", cmd_resume, "reopen the enabled gate", config=True)
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
 
     sp = add("demo", cmd_demo, "the newcomer's tour: sample transcript -> memories -> dream, offline")
     sp.add_argument("--dir", metavar="D")
@@ -470,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memory.errors import DreamdError, UsageError
 
     try:
+        if args.command in PLACED_COMMANDS:
+            _place(args)
         code: int = args.handler(args)
         return code
     except DreamdError as exc:
