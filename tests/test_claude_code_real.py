@@ -164,7 +164,7 @@ def test_dot_memory_reaches_the_model_through_session_start_and_user_prompt_subm
 ) -> None:
     rig = rig_factory(_plain)
     memory = rig.project / ".memory"
-    assert rig.dreamd("init", str(memory)).returncode == 0
+    assert rig.dreamd("init", "--add-root", str(memory)).returncode == 0
     added = rig.dreamd(
         "remember", str(memory), "--name", "release-window", "--type", "project",
         "--description", "Releases ship on Thursdays after the freeze",
@@ -286,7 +286,7 @@ def test_a_forked_session_at_stop_time_never_fails_a_job(
 
 
 def _release_window(rig: Rig, memory: Path) -> None:
-    assert rig.dreamd("init", str(memory)).returncode == 0
+    assert rig.dreamd("init", "--add-root", str(memory)).returncode == 0
     added = rig.dreamd(
         "remember", str(memory), "--name", "release-window", "--type", "project",
         "--description", "Releases ship on Thursdays after the freeze",

@@ -115,6 +115,8 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         "OK    failed jobs: none",
         "OK    other spools: no jobs wait in a spool the daemon does not read",
         f"OK    claude code hooks: {tmp_path / '.claude' / 'settings.json'} runs dreamd hook for all 5 events",
+        "OK    job directories: every directory the spool's jobs name is inside [daemon] roots",
+        "OK    placement: the hook placed every session it saw",
     ]
 
 

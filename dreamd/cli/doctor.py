@@ -542,7 +542,14 @@ def run_checks(
         check_failed_jobs(config.daemon.spool),
         check_other_spools(config, env),
         check_claude_hooks(env),
+        *_placement_checks(config, env),
     ]
+
+
+def _placement_checks(config: Config, env: Mapping[str, str]) -> list[Check]:
+    from dreamd.cli.placement import placement_checks  # jobs outside the roots, unplaced sessions
+
+    return placement_checks(config, env)
 
 
 def exit_code(checks: Sequence[Check]) -> int:

@@ -96,8 +96,12 @@ def _quiet_logs(args: argparse.Namespace) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from dreamd.cli.roots import check_init_target
     from memory.store.transaction import MemoryStore
 
+    added = check_init_target(Path(args.dir), add=args.add_root, explicit=Path(args.config) if args.config else None)
+    if added:
+        print(f"{added} (a running daemon takes it in at its next reload: SIGHUP, or a restart)")
     store = MemoryStore.init(Path(args.dir))
     print(f"initialised {store.path} (generation {store.read().generation})")
     return EXIT_OK
@@ -420,8 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("dirs", nargs="*", metavar="DIR")
 
-    sp = add("init", cmd_init, "create an empty managed memory directory")
+    sp = add("init", cmd_init, "create an empty managed memory directory (inside [daemon] roots)", config=True)
     sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("--add-root", action="store_true", help="DIR is outside [daemon] roots: add it to the config file first")
     sp = add("adopt", cmd_adopt, "take an existing directory (e.g. Claude Code's) under management")
     sp.add_argument("dir", metavar="DIR")
 
