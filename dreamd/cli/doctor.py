@@ -29,13 +29,10 @@ import os
 import stat
 import subprocess
 import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from dreamd.cli.status import daemon_status, discover_dirs, spool_status
 from dreamd.config import Config, ModelConfig, find_config_file, load_config
@@ -250,7 +247,10 @@ def check_inotify(
     return Check(OK, "inotify", ", ".join(parts) + what)
 
 
-def _opener(url: str, env: Mapping[str, str]) -> urllib.request.OpenerDirector:
+def _opener(url: str, env: Mapping[str, str]) -> Any:
+    import urllib.parse
+    import urllib.request  # here: only a model probe needs it (start-up of doctor, issue 20)
+
     """Proxies from ``env`` like the SDK's httpx would, never for a loopback endpoint."""
     host = urllib.parse.urlsplit(url).hostname or ""
     proxies: dict[str, str] = {}
@@ -297,6 +297,9 @@ def check_model(
     credential = (
         "the key" if key else "the bearer token (ANTHROPIC_AUTH_TOKEN)" if token else None
     )
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, headers=headers, method="GET")
     wait = min(timeout, model.timeout) if model.timeout > 0 else timeout
     try:

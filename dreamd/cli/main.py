@@ -222,13 +222,17 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from memory.retrieval.recall import recall
 
     config = _config(args)
-    _quiet_logs(args)
     model = None
-    if config.model.backend != "offline":
+    if config.model.backend == "offline":
+        import logging  # memory.* logs through stdlib logging; structlog is the model path's cost
+
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd: %(levelname)s: %(message)s")
+    else:
         import dataclasses
 
         from dreamd.models.factory import make_model
 
+        _quiet_logs(args)
         model = make_model(dataclasses.asdict(config.model))
     result = recall(
         Path(args.dir),

@@ -26,12 +26,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import structlog
-
 from dreamd.config import Config
 from dreamd.daemon.gates import DirState, GateDecision, evaluate, is_paused
 from dreamd.jobs import batches as _batches
-from dreamd.logs import EventLogger
+from dreamd.logs import EventLogger, get_logger
 from memory.errors import (
     ConflictError,
     LeaseLost,
@@ -63,7 +61,7 @@ if TYPE_CHECKING:
     from dreamd.models.usage import UsageLedger
     from memory.transcripts import Turn
 
-log: EventLogger = structlog.get_logger("dreamd.work")
+log: EventLogger = get_logger("dreamd.work")
 
 EXTRACT_MAX_CHARS = 60_000
 
