@@ -646,3 +646,40 @@ def test_resources_are_each_managed_directorys_index_and_records_only(setup: Set
         tools.read_resource((app / "notes.md").as_uri())
     with pytest.raises(DreamdError, match="is not a file:// URI"):
         tools.read_resource((app / "MEMORY.md").as_uri() + "?x=1")
+
+
+def test_initialize_is_answered_from_the_sdks_own_earlier_answer(setup: Setup) -> None:
+    """Item 9 of issue 20: the SDK's import made every client wait seconds for ``initialize``.
+    The first start keeps the SDK's answer; later starts answer with it before importing the
+    SDK, and the session then works exactly as before."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    cache = Path(setup.env["HOME"]) / ".local" / "state" / "dreamd" / "mcp-initialize.json"
+
+    def start() -> tuple[Any, str]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "dreamd", "mcp", "--memory-dir", str(setup.memory_dir)],
+            env=setup.env, cwd=str(setup.root),
+        )  # fmt: skip
+
+        async def go() -> tuple[Any, str]:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                init = await session.initialize()
+                listed = await session.call_tool("list_memories", {})
+                return init, _text(listed)
+
+        return anyio.run(go)
+
+    first, listed = start()
+    assert listed.startswith(f"0 record(s) in {setup.memory_dir}")
+    kept = json.loads(cache.read_text())
+    [result] = kept["results"].values()
+    assert result["serverInfo"]["name"] == "dreamd" and "tools" in result["capabilities"]
+    second, listed = start()
+    assert second.model_dump() == first.model_dump()
+    assert listed.startswith(f"0 record(s) in {setup.memory_dir}")
+    cache.write_bytes(b"\x00not json" * 1000)  # a broken file: the SDK answers, the file is rewritten
+    third, listed = start()
+    assert third.model_dump() == first.model_dump()
+    assert json.loads(cache.read_text())["results"] == kept["results"]
