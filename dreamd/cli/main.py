@@ -405,12 +405,32 @@ def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() take
 # ---------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands in for the subparser of a command this run does not parse (see :func:`build_parser`)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line. With ``only``, just that subcommand is built (building all of them is
+    most of a command's start-up after the interpreter's own); an unknown ``only`` builds all,
+    so the usage error lists every command."""
     p = _Parser(prog="dreamd", description="Long-term memory for LLM agents, kept by a daemon.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    built: list[str] = []
 
-    def add(name: str, handler: Callable[[argparse.Namespace], int], help_: str, *, config: bool = False) -> argparse.ArgumentParser:
+    def add(name: str, handler: Callable[[argparse.Namespace], int], help_: str, *, config: bool = False) -> Any:
+        if only is not None and name != only:
+            return _Skipped()
+        built.append(name)
         sp = sub.add_parser(name, help=help_, description=help_)
         sp.set_defaults(handler=handler)
         if config:
@@ -505,6 +525,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("doctor", cmd_doctor, "config, permissions, inotify limits, model reachability", config=True)
     sp = add("mcp", cmd_mcp, "MCP server over stdio (recall, list_memories, get_memory, remember, forget, memory_log)", config=True)
     sp.add_argument("--memory-dir", metavar="DIR", help="memory directory to serve (default: the hook's project rules)")
+    if only is not None and not built:
+        return build_parser()
     return p
 
 
@@ -515,7 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from dreamd.hook.main import main as hook_main
 
         return int(hook_main())
-    args = build_parser().parse_args(argv)
+    only = argv[0] if argv and not argv[0].startswith("-") else None
+    args = build_parser(only).parse_args(argv)
     from memory.errors import DreamdError, UsageError
 
     try:
