@@ -176,3 +176,14 @@ def test_a_session_the_hook_cannot_place_shows_in_status_and_doctor(tmp_path: Pa
     assert state.stat().st_size < 16 * 1024
     state.write_bytes(b"x" * (64 * 1024))  # hostile or broken: ignored, never a crash
     assert _status(tmp_path)["unplaced"] is None
+
+
+def test_every_stop_of_one_unplaced_session_counts_it_once(tmp_path: Path) -> None:
+    from dreamd.hook.placement import note_unplaced, read_unplaced
+
+    for _ in range(3):
+        note_unplaced(tmp_path, reason="auto-memory disabled", cwd="/p", session_id="s1", event="Stop")
+    note_unplaced(tmp_path, reason="auto-memory disabled", cwd="/q", session_id="s2", event="Stop")
+    state = read_unplaced(tmp_path)
+    assert state["count"] == 2
+    assert [r["session_id"] for r in state["recent"]] == ["s1", "s2"]

@@ -178,7 +178,8 @@ def read_unplaced(state_dir: Path) -> dict[str, Any]:
 
 
 def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: object, event: object) -> None:
-    """Count one session the hook could not place, keeping the latest few with their reason.
+    """Count one session the hook could not place, keeping the latest few with their reason
+    (a session already among the latest is moved to the end, not counted again).
 
     Read-modify-write without a lock: two hooks at the same instant may count one; the file is
     always whole (rename), and the latest reason is what the user needs. Never raises.
@@ -193,11 +194,14 @@ def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: obje
             "session_id": str(session_id)[:128] if session_id else None,
             "hook": str(event)[:64] if event else None,
         }
+        recent = state.get("recent", [])
+        again = bool(session_id) and any(r.get("session_id") == entry["session_id"] for r in recent)
         out = {
-            "count": int(state.get("count", 0)) + 1,
+            # a session's every Stop comes here: count sessions, not calls
+            "count": int(state.get("count", 0)) + (0 if again else 1),
             "first_at": state.get("first_at") or now,
             "last_at": now,
-            "recent": [*state.get("recent", []), entry][-UNPLACED_RECENT:],
+            "recent": [*(r for r in recent if not again or r.get("session_id") != entry["session_id"]), entry][-UNPLACED_RECENT:],
         }
         state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = unplaced_path(state_dir)
