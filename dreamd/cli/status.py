@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,14 +51,13 @@ from typing import TYPE_CHECKING, Any
 from dreamd.config import Config
 from dreamd.daemon.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
-from memory.model.llm import Completion
 from memory.roots import expand_roots
 from memory.spool.queue import Spool
 from memory.store.locks import LEASE_NAME, LeaseInfo
 from memory.store.transaction import MANIFEST, MemoryStore
 
 if TYPE_CHECKING:
-    from dreamd.jobs.work import Context
+    from dreamd.jobs.state import StateSource
 
 __all__ = [
     "FAILURES_SHOWN",
@@ -303,34 +302,35 @@ def _lease(directory: Path, config: Config, now: datetime) -> dict[str, Any] | N
     }
 
 
-class _NoModel:
-    """Status asks no model; a context for :func:`dreamd.jobs.work.dir_state` still needs one."""
+class _StatusSource:
+    """Status's read-only source for :func:`dreamd.jobs.state.dir_state`: the daemon's usage
+    ledger and a fixed clock; no model, no job logic imported."""
 
-    name = "none"
+    def __init__(self, config: Config, now: datetime) -> None:
+        from dreamd.models.usage import UsageLedger, default_ledger_path
 
-    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        raise DreamdError("dreamd status never calls a model")
+        self.config = config
+        self.clock: Callable[[], datetime] = lambda: now
+        self._ledger = UsageLedger(default_ledger_path())
+
+    def store(self, memory_dir: str | Path) -> MemoryStore:
+        return MemoryStore(Path(memory_dir))
+
+    def spent_today(self, memory_dir: str | Path) -> int:
+        try:
+            return self._ledger.spent_today(str(memory_dir), now=self.clock())
+        except Exception:
+            return 0
 
 
-def _context(config: Config, now: datetime) -> Context:
-    """A read-only :class:`dreamd.jobs.work.Context`: the daemon's ledger, a fixed clock, no model.
-
-    Building the gate inputs with the daemon's own ``dir_state`` keeps status and the daemon
-    in agreement by construction (same ledger, same lease judgement, same counts).
-    """
-    from dreamd.jobs.work import Context
-    from dreamd.models.usage import UsageLedger, default_ledger_path
-
-    return Context(
-        config=config,
-        model=_NoModel(),
-        ledger=UsageLedger(default_ledger_path()),
-        clock=lambda: now,
-    )
+def _context(config: Config, now: datetime) -> StateSource:
+    """The gate inputs' source for status (the daemon's ledger, a fixed clock, no model), so
+    status and the daemon agree by construction: both run :func:`dreamd.jobs.state.dir_state`."""
+    return _StatusSource(config, now)
 
 
 def dir_status(
-    directory: Path, config: Config, *, now: datetime, ctx: Context | None = None
+    directory: Path, config: Config, *, now: datetime, ctx: StateSource | None = None
 ) -> dict[str, Any]:
     """Status of one directory (managed or not); never raises for a broken directory."""
     path = Path(directory)
@@ -364,7 +364,7 @@ def dir_status(
         "malformed": [],
         "error": None,
     }
-    from dreamd.jobs.work import dir_state
+    from dreamd.jobs.state import dir_state
 
     try:
         manifest = store.read()
@@ -391,9 +391,9 @@ def dir_status(
         lease=lease,
         malformed=malformed,
     )
-    from dreamd.sync.flow import is_attached, sync_status
+    if (path / ".git").is_dir():  # attached for sync (dreamd.sync.flow.is_attached), checked first
+        from dreamd.sync.flow import sync_status
 
-    if is_attached(path):
         try:
             out["sync"] = sync_status(path)
         except DreamdError as exc:
