@@ -568,6 +568,15 @@ def forget_outcomes(histories: dict[str, DirHistory], ledger: Ledger) -> dict[st
                     out["already-merged-away"] += 1
                 else:
                     out["absent"] += 1
+        # A forget that removed nothing changed no record: it made no generation and is found
+        # among the current manifest's applied jobs (DESIGN §3).
+        committed = {str(gen.change.get("job_id")) for gen in h.gens.values()}
+        applied = set(h.current.applied_jobs) if h.current is not None else set()
+        for job, names in forgets.items():
+            if job in committed or job not in applied:
+                continue
+            for n in names:
+                out["already-merged-away" if n in merged_at else "absent"] += 1
     return dict(sorted(out.items()))
 
 
