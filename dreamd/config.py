@@ -65,6 +65,8 @@ class DaemonConfig:
     job_budget: float = 600.0
     """Seconds of work every spool job may take, plus ``job_budget_per_kib`` per KiB of it."""
     job_budget_per_kib: float = 5.0
+    mcp_dirs: tuple[str, ...] = ()
+    """Glob patterns of memory directories ``dreamd mcp`` serves besides its project's own."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +347,10 @@ SCHEMA: tuple[Key, ...] = (
     Key("daemon", "projects", "table", {},
         "For `dreamd hook`: project directory = memory directory.",
         _projects),
+    Key("daemon", "mcp_dirs", "list of globs", [],
+        "Memory directories `dreamd mcp` also serves, besides the one its working directory resolves to; "
+        "a tool call naming any other directory is refused.",
+        _roots),
     Key("daemon", "workers", "integer", 2,
         "Worker threads: jobs run one at a time per memory directory, in parallel across directories.",
         _int(1)),

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
-import structlog
-from structlog.types import Processor
+if TYPE_CHECKING:
+    from structlog.types import Processor
 
 __all__ = ["EVENTS", "EventLogger", "configure", "get_logger", "render_event_table"]
 
@@ -136,15 +136,22 @@ def _order_keys(logger: Any, method: str, event_dict: Any) -> Any:
 
 
 def _timestamper() -> Processor:
+    import structlog
+
     return structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp")
 
 
 def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level: int = logging.INFO) -> None:
     """Route structlog and stdlib logging to ``stream`` as JSON lines or console text.
 
+    structlog is imported here and at a logger's first call (:func:`get_logger`), never at
+    import: a command that logs nothing (status, log, recall) does not pay for it.
+
     ``log_format``: ``auto`` (console when ``stream`` is a terminal), ``json`` or ``console``.
     Safe to call again (e.g. on SIGHUP); the last call wins.
     """
+    import structlog
+
     out = stream if stream is not None else sys.stdout
     if log_format == "auto":
         isatty = getattr(out, "isatty", None)
@@ -221,9 +228,27 @@ class EventLogger(Protocol):
     def exception(self, event: str, *args: Any, **fields: Any) -> None: ...
 
 
+class _LazyLogger:
+    """A module-level logger that imports structlog at its first call, not at import."""
+
+    __slots__ = ("_context", "_logger", "_name")
+
+    def __init__(self, name: str | None, context: dict[str, Any]) -> None:
+        self._name, self._context, self._logger = name, context, None
+
+    def __getattr__(self, attr: str) -> Any:
+        logger = self._logger
+        if logger is None:
+            import structlog
+
+            logger = self._logger = structlog.get_logger(self._name, **self._context)
+        return getattr(logger, attr)
+
+
 def get_logger(name: str | None = None, **context: Any) -> EventLogger:
-    """A structlog logger; call as ``log.info("job.done", job_id=...)``."""
-    logger: EventLogger = structlog.get_logger(name, **context)
+    """A structlog logger; call as ``log.info("job.done", job_id=...)``. structlog itself is
+    imported at the first call."""
+    logger: EventLogger = _LazyLogger(name, context)  # type: ignore[assignment]
     return logger
 
 

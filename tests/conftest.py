@@ -51,3 +51,13 @@ def shared_data() -> Path:
             pytest.fail(f"CI: {reason}", pytrace=False)
         pytest.skip(reason)
     return SHARED_DATA
+
+
+@pytest.fixture
+def roots_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config (``$DREAMD_CONFIG``) whose ``[daemon] roots`` is the test's ``tmp_path``, so
+    ``dreamd init`` of a directory there is inside the roots; returns the config file."""
+    config = tmp_path / "dreamd-roots.toml"
+    config.write_text(f'[daemon]\nroots = ["{tmp_path}"]\nspool = "{tmp_path}/spool"\n', encoding="utf-8")
+    monkeypatch.setenv("DREAMD_CONFIG", str(config))
+    return config

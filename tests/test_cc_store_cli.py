@@ -86,7 +86,7 @@ def test_no_md_below_the_directory_after_every_command_and_foreign_saves_are_kep
 @pytest.mark.skipif(shutil.which("find") is None, reason="no find(1) on this machine")
 def test_find_sees_a_legacy_history_md_until_the_next_commit(tmp_path: Path) -> None:
     d = tmp_path / "memory"
-    dreamd(tmp_path, "init", str(d))
+    dreamd(tmp_path, "init", "--add-root", str(d))
     dreamd(tmp_path, "remember", str(d), "--name", "a", "--type", "user", "--description", "d", "--body", "v1")
     dreamd(tmp_path, "remember", str(d), "--name", "a", "--type", "user", "--description", "d", "--body", "v2")
     [archived] = [p for p in (d / HISTORY).iterdir() if p.name.endswith(".md.hist")]

@@ -164,7 +164,7 @@ def test_dot_memory_reaches_the_model_through_session_start_and_user_prompt_subm
 ) -> None:
     rig = rig_factory(_plain)
     memory = rig.project / ".memory"
-    assert rig.dreamd("init", str(memory)).returncode == 0
+    assert rig.dreamd("init", "--add-root", str(memory)).returncode == 0
     added = rig.dreamd(
         "remember", str(memory), "--name", "release-window", "--type", "project",
         "--description", "Releases ship on Thursdays after the freeze",
@@ -283,3 +283,57 @@ def test_a_forked_session_at_stop_time_never_fails_a_job(
     assert rig.jobs("done") and rig.jobs("new") == []
     rig.assert_no_hook_errors()
     assert os.path.isfile(rig.memdir / "manifest.json")
+
+
+def _release_window(rig: Rig, memory: Path) -> None:
+    assert rig.dreamd("init", "--add-root", str(memory)).returncode == 0
+    added = rig.dreamd(
+        "remember", str(memory), "--name", "release-window", "--type", "project",
+        "--description", "Releases ship on Thursdays after the freeze",
+        "--body", "Cut the release branch on Wednesday evening.",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+
+
+def test_a_session_in_a_subdirectory_uses_the_repositorys_dot_memory(
+    rig_factory: Callable[[Callable[[Request], ScriptItem]], Rig],
+) -> None:
+    """Item 4 of issue 20: in ``webapp/src`` the hook used the git root's auto-memory directory
+    instead of ``webapp/.memory``, so one repository fed two directories."""
+    rig = rig_factory(_plain)
+    subprocess.run(["git", "init", "-q", str(rig.project)], check=True)
+    memory = rig.project / ".memory"
+    _release_window(rig, memory)
+    src = rig.project / "src" / "deep"
+    src.mkdir(parents=True)
+
+    before = len(rig.fake.requests)
+    run = rig.home.run("-p", "When do releases ship?", "--permission-mode", "acceptEdits", cwd=src)
+    assert run.returncode == 0, run.stderr
+    assert any("<relevant_memories>" in b and "Cut the release branch" in b for b in rig.bodies(before))
+    stops = [e for e in rig.hook_log() if e.get("hook") in ("Stop", "SessionEnd") and e.get("jobs")]
+    assert stops and {e["memory_dir"] for e in stops} == {str(memory)}, rig.hook_log()
+    assert {e["source"] for e in stops} == {"project .memory"}
+    rig.assert_no_hook_errors()
+
+
+def test_a_record_is_injected_once_per_conversation_across_continue_resume_and_fork(
+    rig_factory: Callable[[Callable[[Request], ScriptItem]], Rig],
+) -> None:
+    """Item 7 of issue 20: ``claude -c`` injected the same ``<relevant_memories>`` block again.
+    Claude Code 2.1.332 keeps the session id across --continue and --resume (and copies the
+    conversation under a new id for --fork-session), but every ``-p`` run ends in SessionEnd."""
+    rig = rig_factory(_plain)
+    _release_window(rig, rig.project / ".memory")
+    rig.claude("When do releases ship?")
+    rig.claude("--continue", "When do releases ship? Tell me again.")
+    [transcript] = rig.home.transcripts()
+    session = json.loads(transcript.read_text().splitlines()[0])["sessionId"]
+    rig.claude("--resume", session, "When do releases ship? A third time.")
+    rig.claude("--resume", session, "--fork-session", "When do releases ship? Once more.")
+    mains = [json.dumps(r.body) for r in rig.fake.requests if _is_main(r)]
+    assert len(mains) == 4
+    assert [m.count("<relevant_memories>") for m in mains] == [1, 1, 1, 1]
+    assert [m.count("Cut the release branch on Wednesday evening.") for m in mains] == [1, 1, 1, 1]
+    assert len(rig.home.transcripts()) == 2  # the fork is a new file under a new id
+    rig.assert_no_hook_errors()

@@ -15,6 +15,8 @@ from dreamd.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.usefixtures("roots_here")  # dreamd init refuses a directory outside the roots
+
 
 def run(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}

@@ -119,7 +119,7 @@ def test_demo_dream_merges_the_paraphrases_and_drops_the_past_date(
         for line in dream
     )
     log = section(proc.stdout, "dreamd log")
-    assert "by dream" in log[0]
+    assert "by a dream" in log[0]
     assert "      dropped  sprint-41-demo" in log
     index = section(proc.stdout, "The index agents load")
     assert "    # Memory index" in index

@@ -137,6 +137,8 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         f"OK    mcp server: registered for the user as `{shlex.join([sys.executable, '-m', 'dreamd', 'mcp'])}`",
         "WARN  service: no service manager here (systemctl --user: Failed to connect to bus: No medium "
         "found): dreamd run (pid 4321) is alive but unsupervised; nothing restarts it after a crash or a reboot",
+        "OK    job directories: every directory the spool's jobs name is inside [daemon] roots",
+        "OK    placement: the hook placed every session it saw",
     ]
 
 

@@ -184,20 +184,24 @@ def test_auto_memory_outside_the_roots_is_not_enqueued_and_says_why(tmp_path: Pa
     assert entry["outcome"] == "nothing" and "is outside [daemon] roots" in entry["reason"]
 
 
-def test_configured_project_wins_over_a_managed_dot_memory_and_auto_memory(tmp_path: Path) -> None:
+def test_nearest_managed_dot_memory_wins_over_a_configured_project_and_auto_memory(tmp_path: Path) -> None:
+    """The one rule (dreamd.hook.placement): the nearest managed .memory up to the git root,
+    then [daemon] projects, then Claude Code's auto-memory directory."""
     project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
     MemoryStore.init(project / ".memory")
+    (project / "src").mkdir()
     (tmp_path / "t.jsonl").write_text(_conversation(1))
-    payload = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project),
+    payload = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project / "src"),
                "transcript_path": str(tmp_path / "t.jsonl")}  # fmt: skip
     settings = Settings(spool=tmp_path / "spool", state_dir=tmp_path / "st",
                         projects={project: tmp_path / "configured"})  # fmt: skip
     log: dict[str, Any] = {}
     enqueue(payload, settings, {"HOME": str(tmp_path / "home")}, log)
-    assert (log["source"], log["memory_dir"]) == ("[daemon] projects", str(tmp_path / "configured"))
-    settings.projects = {}
-    enqueue(payload, settings, {"HOME": str(tmp_path / "home")}, log)
     assert (log["source"], log["memory_dir"]) == ("project .memory", str(project / ".memory"))
+    (project / ".memory" / "manifest.json").unlink()
+    enqueue(payload, settings, {"HOME": str(tmp_path / "home")}, log)
+    assert (log["source"], log["memory_dir"]) == ("[daemon] projects", str(tmp_path / "configured"))
 
 
 # ----------------------------------------------------------------------------- what the job carries
@@ -484,7 +488,8 @@ def test_daemon_adopts_the_auto_memory_dir_on_its_first_job(tmp_path: Path, exis
         archived = [p for p in (memdir / ".history").iterdir() if p.name.startswith("MEMORY")]
         assert written["MEMORY.md"] in [p.read_bytes() for p in archived]  # kept byte for byte
     else:
-        assert manifest["generation"] >= 1
+        assert manifest["generation"] == 0  # nothing extracted: the job's cursor is bookkeeping
+    assert job["id"] in manifest["applied_jobs"] and "s" in manifest["cursors"]
     assert "adopt.first_use" in once.stdout
 
 

@@ -45,7 +45,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "dreamd.setup", "dreamd.status", "dreamd.sync",
     ),
     "dreamd.daemon": ("dreamd.console", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
-    "dreamd.mcp": ("dreamd.jobs", "dreamd.models"),
+    "dreamd.mcp": ("dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan"),  # retention: the plan's clauses
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
@@ -54,7 +54,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.models.offline.text": (),
     "dreamd.hook": (),
     "dreamd.setup": ("dreamd.hook", "dreamd.status"),  # the service step asks whether a daemon runs
-    "dreamd.status": ("dreamd.jobs", "dreamd.models", "dreamd.sync"),
+    "dreamd.status": ("dreamd.hook", "dreamd.jobs", "dreamd.models", "dreamd.sync"),  # unplaced sessions
     "dreamd.console": ("dreamd.jobs", "dreamd.status"),
     "dreamd.sync": (),
 }

@@ -220,17 +220,18 @@ def test_sdk_client_every_bad_input_is_one_sentence_and_writes_nothing(setup: Se
         ("recall", {"query": 5}, "recall: query must be a string, got a number"),
         ("recall", {}, "recall: missing required argument 'query'"),
         ("memory_log", {"limit": True}, "memory_log: limit must be an integer, got a boolean"),
-        ("recall", {"query": "x", "memory_dir": str(outside)}, f"memory_dir {outside} is outside the configured roots ([daemon] roots); this server does not serve it"),
+        ("recall", {"query": "x", "memory_dir": str(outside)}, f"memory_dir {outside} is not served here: this server serves {setup.memory_dir} and what [daemon] mcp_dirs grants (inside [daemon] roots)"),
         (
             "list_memories",
             {"memory_dir": str(setup.root / "roots" / "evil" / ".memory")},
-            f"memory_dir {setup.root}/roots/evil/.memory (resolves to {outside}) is outside the configured roots ([daemon] roots); this server does not serve it",
+            f"memory_dir {setup.root}/roots/evil/.memory (resolves to {outside}) is not served here: this server serves "
+            f"{setup.memory_dir} and what [daemon] mcp_dirs grants (inside [daemon] roots)",
         ),
         ("list_memories", {"memory_dir": "app/.memory"}, "memory_dir 'app/.memory' is not an absolute path"),
         (
             "remember",
             {**ok, "memory_dir": str(unmanaged)},
-            f"{unmanaged}: not a managed memory directory (no manifest.json; run 'dreamd adopt {unmanaged}' or 'dreamd init')",
+            f"memory_dir {unmanaged} is not served here: this server serves {setup.memory_dir} and what [daemon] mcp_dirs grants (inside [daemon] roots)",
         ),
         ("explode", {}, "unknown tool 'explode' (tools: recall, list_memories, get_memory, remember, forget, memory_log)"),
     ]
@@ -258,28 +259,70 @@ def test_sdk_client_every_bad_input_is_one_sentence_and_writes_nothing(setup: Se
         assert "\n" not in _text(result)
     assert (setup.memory_dir / "manifest.json").read_bytes() == before
     assert list(unmanaged.iterdir()) == []
-    assert "outside the configured roots" in refused[0]
+    assert "is not served here" in refused[0]
     assert "manifest.json is not a record of" in refused[1]
     assert "is not a file:// URI" in refused[2]
-    assert "outside the configured roots" in refused[3]
+    assert "is not served here" in refused[3]
 
 
-def test_tool_call_may_name_another_directory_inside_the_roots(setup: Setup) -> None:
+def _grant(setup: Setup, pattern: str) -> None:
+    text = setup.config.read_text(encoding="utf-8")
+    setup.config.write_text(text.replace("[daemon]\n", f'[daemon]\nmcp_dirs = ["{pattern}"]\n', 1), encoding="utf-8")
+
+
+def test_tool_call_naming_another_project_is_refused_unless_the_config_grants_it(setup: Setup) -> None:
+    """Item 5 of issue 20: a server started for one project answered for every directory
+    under the roots, another project's records included."""
     other = setup.root / "roots" / "lib" / ".memory"
     MemoryStore.init(other)
+    store = MemoryStore(other)
+    store.commit(Change(add=[make_record("lib-secret", "project", "Lib's plans", "Private to lib.")]))
+    before = (other / "manifest.json").read_bytes()
 
-    async def script(s: Any) -> tuple[Any, Any]:
+    async def script(s: Any) -> tuple[Any, Any, Any]:
         wrote = await s.call_tool(
             "remember", {"type": "reference", "description": "Bugs live in the tracker", "body": "See the tracker.", "memory_dir": str(other)}
         )
         listed = await s.call_tool("list_memories", {"memory_dir": str(other)})
-        return wrote, listed
+        resources = (await s.list_resources()).resources
+        return wrote, listed, resources
 
-    wrote, listed = _session(setup, ["--memory-dir", str(setup.memory_dir)], script)
+    wrote, listed, resources = _session(setup, ["--memory-dir", str(setup.memory_dir)], script)
+    for refused in (wrote, listed):
+        assert refused.is_error
+        assert _text(refused) == (
+            f"memory_dir {other} is not served here: this server serves {setup.memory_dir} and what "
+            "[daemon] mcp_dirs grants (inside [daemon] roots)"
+        )
+    assert (other / "manifest.json").read_bytes() == before
+    assert all(str(other.resolve()) not in r.name for r in resources)
+    assert {r.name for r in resources} == {f"{setup.memory_dir.resolve()}/MEMORY.md"}
+
+    _grant(setup, str(other))
+    wrote, listed, resources = _session(setup, ["--memory-dir", str(setup.memory_dir)], script)
     assert not wrote.is_error
     assert wrote.structured_content["memory_dir"] == str(other)
     assert "bugs-live-in-the-tracker" in _text(listed)
+    assert "lib-secret [project]" in {r.name for r in resources}
     assert MemoryStore(setup.memory_dir).read().records == []
+
+
+def test_server_started_in_a_subdirectory_serves_the_repositorys_memory(setup: Setup) -> None:
+    """Item 4 of issue 20: registered in the repository root and connected from ``src/``, the
+    server answered every tool with "no memory directory for …/src"."""
+    repo = setup.root / "roots" / "app"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    src = repo / "src" / "deep"
+    src.mkdir(parents=True)
+    MemoryStore(setup.memory_dir).commit(Change(add=[make_record("app-owner", "reference", "Who owns app", "Team A.")]))
+
+    async def script(s: Any) -> Any:
+        return await s.call_tool("list_memories", {})
+
+    result = _session(setup, [], script, cwd=src)
+    assert not result.is_error, _text(result)
+    assert result.structured_content["memory_dir"] == str(setup.memory_dir)
+    assert "app-owner" in _text(result)
 
 
 def test_server_without_a_directory_starts_and_says_what_to_pass(setup: Setup) -> None:
@@ -292,7 +335,7 @@ def test_server_without_a_directory_starts_and_says_what_to_pass(setup: Setup) -
     result = _session(setup, [], script, cwd=nowhere)
     assert result.is_error
     assert _text(result).startswith(f"no memory directory for {nowhere}")
-    assert _text(result).endswith("pass memory_dir, or start the server with --memory-dir DIR")
+    assert _text(result).endswith("start the server inside a project or with --memory-dir DIR")
 
 
 def test_explicit_unmanaged_memory_dir_fails_before_serving(setup: Setup) -> None:
@@ -463,8 +506,13 @@ def test_resolution_follows_the_hook_rules(setup: Setup, tmp_path: Path) -> None
     MemoryStore.init(project / ".memory")
     assert resolve_memory_dir(None, cwd=str(project), projects={}, roots=roots, env=env) == (
         project / ".memory",
-        "<cwd>/.memory",
+        "project .memory",
     )
+    # the nearest managed .memory wins over a configured directory, up to the git root only
+    assert resolve_memory_dir(None, cwd=str(project), projects=mapped, roots=roots, env=env)[0] == project / ".memory"
+    assert resolve_memory_dir(None, cwd=str(project / "src"), projects={}, roots=roots, env=env)[0] is None
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert resolve_memory_dir(None, cwd=str(project / "src"), projects={}, roots=roots, env=env)[0] == project / ".memory"
     other = tmp_path / "code" / "other_app"
     other.mkdir()
     auto = tmp_path / "home" / ".claude" / "projects" / str(other).replace("/", "-").replace("_", "-") / "memory"
@@ -584,6 +632,9 @@ def test_resources_are_each_managed_directorys_index_and_records_only(setup: Set
     MemoryStore(MemoryStore.init(other).path).commit(Change(add=[make_record("lib-owner", "reference", "Who owns lib", "Team B.")]))
     (setup.root / "roots" / "bare" / ".memory").mkdir(parents=True)  # unmanaged: not listed
     tools = _tools(setup, setup.memory_dir)
+    assert {r.name for r in tools.resources()} == {f"{setup.memory_dir.resolve()}/MEMORY.md"}  # lib is not granted
+    _grant(setup, f"{setup.root}/roots/lib/.memory")
+    tools = _tools(setup, setup.memory_dir)
     tools.call("remember", {"name": "app-owner", "type": "reference", "description": "Who owns app", "body": "Team A."})
     listed = {r.name: r.uri for r in tools.resources()}
     app, lib = setup.memory_dir.resolve(), other.resolve()
@@ -595,3 +646,40 @@ def test_resources_are_each_managed_directorys_index_and_records_only(setup: Set
         tools.read_resource((app / "notes.md").as_uri())
     with pytest.raises(DreamdError, match="is not a file:// URI"):
         tools.read_resource((app / "MEMORY.md").as_uri() + "?x=1")
+
+
+def test_initialize_is_answered_from_the_sdks_own_earlier_answer(setup: Setup) -> None:
+    """Item 9 of issue 20: the SDK's import made every client wait seconds for ``initialize``.
+    The first start keeps the SDK's answer; later starts answer with it before importing the
+    SDK, and the session then works exactly as before."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    cache = Path(setup.env["HOME"]) / ".local" / "state" / "dreamd" / "mcp-initialize.json"
+
+    def start() -> tuple[Any, str]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "dreamd", "mcp", "--memory-dir", str(setup.memory_dir)],
+            env=setup.env, cwd=str(setup.root),
+        )  # fmt: skip
+
+        async def go() -> tuple[Any, str]:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                init = await session.initialize()
+                listed = await session.call_tool("list_memories", {})
+                return init, _text(listed)
+
+        return anyio.run(go)
+
+    first, listed = start()
+    assert listed.startswith(f"0 record(s) in {setup.memory_dir}")
+    kept = json.loads(cache.read_text())
+    [result] = kept["results"].values()
+    assert result["serverInfo"]["name"] == "dreamd" and "tools" in result["capabilities"]
+    second, listed = start()
+    assert second.model_dump() == first.model_dump()
+    assert listed.startswith(f"0 record(s) in {setup.memory_dir}")
+    cache.write_bytes(b"\x00not json" * 1000)  # a broken file: the SDK answers, the file is rewritten
+    third, listed = start()
+    assert third.model_dump() == first.model_dump()
+    assert json.loads(cache.read_text())["results"] == kept["results"]

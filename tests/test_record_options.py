@@ -15,6 +15,8 @@ from memory.spool.jobs import validate_job
 from memory.store.records import parse_record, validate_fields
 from memory.store.transaction import MemoryStore
 
+pytestmark = pytest.mark.usefixtures("roots_here")  # dreamd init refuses a directory outside the roots
+
 
 def _config(tmp_path: Path, body: str = "") -> Path:
     cfg = tmp_path / "config.toml"

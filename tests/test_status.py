@@ -161,6 +161,8 @@ def test_unmanaged_directory_says_to_adopt_it(tmp_path: Path) -> None:
         "records": 1,
         "hint": f"unmanaged — run dreamd adopt {u}",
         "error": None,
+        "jobs": {"new": 0, "cur": 0, "deferred": 0, "failed": 0},
+        "inside_roots": True,
     }
 
 
@@ -262,6 +264,7 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
         "other_spools",
         "console",
         "directories",
+        "unplaced",
     }
     assert again["model"] == {"backend": "offline", "model": None, "misconfigured": None}
     assert again["daemon"] == {"running": False, "pid": None, "host": None, "since": None}
@@ -293,6 +296,8 @@ def test_status_json_is_serialisable_and_has_the_documented_keys(tmp_path: Path)
         "lease",
         "malformed",
         "error",
+        "jobs",
+        "inside_roots",
     }
 
 

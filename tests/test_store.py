@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -272,11 +273,11 @@ def test_log_lists_what_each_generation_did_and_by_whom(store: MemoryStore) -> N
     assert (entries[2].updated, entries[2].job_id, entries[2].session_id) == (["a"], "j-7", "s-1")
     assert entries[3].added == ["a", "b", "c", "x"]
     text = render_log(entries)
-    assert "generation 3" in text and "by dream" in text
+    assert "generation 3" in text and "1 added, 1 merged, 1 dropped by a dream" in text
     assert "  merged   b, c -> bc\n" in text
     assert "  dropped  x\n" in text
     assert "  removed  a\n" in text
-    assert "by job job j-7 session s-1" in text
+    assert "1 updated by session s-1 (job j-7)" in text
     assert len(log_entries(store, limit=2)) == 2
 
 
@@ -437,3 +438,40 @@ def test_a_symlinked_md_file_is_reported_never_adopted_or_followed(tmp_path: Pat
     assert "symbolic link" in report.malformed[0][1]
     assert [f for f, _ in store.scan_malformed()] == ["notes.md"]
     assert (store.path / "notes.md").is_symlink()  # left in place
+
+
+def test_a_commit_that_changes_no_record_makes_no_generation(store: MemoryStore) -> None:
+    """Item 6 of issue 20: a cursor-only commit used to be a generation of its own, so half of
+    `dreamd log`, of the rollback window and of the git commits of a sync were cursors."""
+    store.commit(Change(add=[rec("a")], actor="job", job_id="j-1", session_id="s-1", cursor=("s-1", 2)))
+    before = store.read()
+    result = store.commit(Change(actor="job", job_id="j-2", session_id="s-1", cursor=("s-1", 4), note="no new turns"))
+    after = store.read()
+    assert result.generation == before.generation == after.generation
+    assert after.cursors["s-1"] == 4 and "j-2" in after.applied_jobs  # the bookkeeping is kept
+    assert after.change == before.change and after.committed_at == before.committed_at
+    assert after.extra["bookkept"]["note"] == "no new turns" and after.extra["bookkept"]["job_id"] == "j-2"
+    assert store.commit(Change(actor="job", job_id="j-2", cursor=("s-1", 9))).duplicate
+    assert store.history_manifests() == list(range(before.generation))
+    entries = log_entries(store)
+    assert [e.generation for e in entries] == [before.generation, 0]
+    assert entries[0].added == ["a"]
+    # the next change is the next generation, and its history keeps the bookkeeping
+    assert store.commit(Change(add=[rec("b")])).generation == before.generation + 1
+    assert store.read_generation(before.generation).cursors["s-1"] == 4
+    assert "bookkept" not in store.read().extra
+
+
+def test_log_passes_over_old_generations_that_changed_nothing(store: MemoryStore) -> None:
+    """Stores written before bookkeeping commits were made in place keep their cursor-only
+    generations in .history/; the log shows only those that changed something."""
+    store.commit(Change(add=[rec("a")], actor="job", session_id="s-1"))
+    store.commit(Change(add=[rec("b")], actor="job", session_id="s-2"))
+    hist = store.path / HISTORY
+    old = store.read_generation(1)
+    noise = dataclasses.replace(old, change={"actor": "job", "job_id": "j-x", "session_id": "s-1", "note": "no new turns"})
+    (hist / "manifest-1.json").unlink()
+    (hist / "manifest-1.json").write_bytes(noise.dumps())
+    assert [e.generation for e in log_entries(store)] == [2, 0]
+    assert [e.generation for e in log_entries(store, every=True)] == [2, 1, 0]
+    assert "1 added by session s-2" in render_log(log_entries(store))

@@ -274,6 +274,32 @@ def test_sigkill_at_every_protocol_step_leaves_old_or_new_set(tmp_path: Path) ->
         assert MemoryStore(d).history_manifests() == list(range(after.generation))
 
 
+def test_bookkeeping_commit_killed_at_every_step_keeps_the_generation_and_its_history(tmp_path: Path) -> None:
+    """A commit that changes no record rewrites the current generation in place (DESIGN §3):
+    killed at any step, the set, the generation and the history are as they were, and the
+    cursor and the job id moved together or not at all."""
+    procs = {}
+    for step in STEPS:
+        d = tmp_path / step
+        store = MemoryStore.init(d)
+        store.commit(Change(add=[make_record("a", "user", "Fact a", "Body a.")], actor="job"))
+        store.commit(Change(add=[make_record("b", "user", "Fact b", "Body b.")], actor="job"))
+        procs[step] = (d, store.read(), spawn([str(d), "--bookkeeping", "--fault", step]))
+    for step, (d, before, proc) in procs.items():
+        proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL, (step, proc.returncode)
+        after = MemoryStore(d).read()
+        assert after.generation == before.generation == 2, step
+        assert after.records == before.records and after.change == before.change, step
+        moved = step not in NOT_COMMITTED
+        assert (after.cursors.get("s"), "cursor-job" in after.applied_jobs) == ((7, True) if moved else (None, False)), step
+        assert MemoryStore(d).history_manifests() == [0, 1], step
+        assert not unreferenced_ours(d, after), step
+        assert sha256_hex((d / INDEX).read_bytes()) == after.index_sha256, step
+        again = MemoryStore(d).commit(Change(actor="job", job_id="cursor-job", session_id="s", cursor=("s", 7)))
+        assert again.generation == 2 and MemoryStore(d).read().cursors["s"] == 7, step
+
+
 def test_consolidation_killed_at_every_step_leaves_whole_old_or_whole_new_set(tmp_path: Path) -> None:
     procs = {}
     for step in STEPS:

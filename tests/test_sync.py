@@ -369,3 +369,23 @@ def test_squash_unpushed_leaves_out_the_secret_generations_and_still_merges_what
     objects = [line.split()[0] for line in git(Path(remote), "rev-list", "--objects", "--all").splitlines()]
     assert not any(secret[-24:] in git(Path(remote), "cat-file", "-p", o) for o in objects)
     assert sync(b).fast_forwarded and set(record_set(b)) == {"shared", "mine", "theirs"}
+
+
+def test_a_job_that_changes_no_record_makes_no_git_commit(tmp_path: Path, remote: str) -> None:
+    """Item 6 of issue 20: each session's cursor-only commit used to become a git commit."""
+    from memory.store.transaction import Change
+
+    a = machine(tmp_path, "a")
+    MemoryStore.init(a)
+    remember(a, "alpha", job="j-1")
+    assert sync(a, remote=remote).commits_created == 2
+    head = git(Path(remote), "rev-parse", "main")
+    MemoryStore(a).commit(Change(actor="job", job_id="j-2", session_id="s-1", cursor=("s-1", 6), note="no new turns"))
+    report = sync(a)
+    assert report.commits_created == 0 and not report.pushed
+    assert git(Path(remote), "rev-parse", "main") == head
+    assert MemoryStore(a).read().cursors["s-1"] == 6
+    remember(a, "beta")
+    assert sync(a).commits_created == 1
+    subjects = git(Path(remote), "log", "--format=%s", "main").splitlines()
+    assert len(subjects) == 3

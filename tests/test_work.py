@@ -337,7 +337,9 @@ def test_forgetting_a_merged_away_record_says_where_the_fact_went(mdir: Path) ->
     dream(mdir, ctx_for(ScriptedModel([merge_plan()])), force=True)
     job = Job(id="f1", kind="forget", memory_dir=mdir, session_id=None, submitted_at="", names=("tabs-b", "stale", "ghost"))
     execute(job, ctx_for(ScriptedModel([])))
-    note = MemoryStore(mdir).read().change["note"]
+    after = MemoryStore(mdir).read()
+    assert after.generation == 2  # nothing was removed: no generation of its own (issue 20)
+    note = after.extra["bookkept"]["note"]
     assert note == (
         "tabs-b: merged into tabs-a by a dream; forget tabs-a to remove the fact; "
         "stale: not present; ghost: not present"

@@ -40,9 +40,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +68,8 @@ __all__ = [
     "check_roots",
     "check_service",
     "check_spool",
+    "check_spool_dirs",
+    "check_unplaced",
     "doctor_main",
     "run_checks",
     "run_doctor",
@@ -268,8 +267,11 @@ def check_inotify(
     return Check(OK, "inotify", ", ".join(parts) + what)
 
 
-def _opener(url: str, env: Mapping[str, str]) -> urllib.request.OpenerDirector:
+def _opener(url: str, env: Mapping[str, str]) -> Any:
     """Proxies from ``env`` like the SDK's httpx would, never for a loopback endpoint."""
+    import urllib.parse  # here: only a model probe needs them (start-up of doctor, issue 20)
+    import urllib.request
+
     host = urllib.parse.urlsplit(url).hostname or ""
     proxies: dict[str, str] = {}
     if host not in ("127.0.0.1", "localhost", "::1"):
@@ -315,6 +317,8 @@ def check_model(
     credential = (
         "the key" if key else "the bearer token (ANTHROPIC_AUTH_TOKEN)" if token else None
     )
+    import urllib.request
+
     request = urllib.request.Request(url, headers=headers, method="GET")
     wait = min(timeout, model.timeout) if model.timeout > 0 else timeout
     try:
@@ -815,7 +819,59 @@ def run_checks(
         *([hooks_run] if hooks_run is not None else []),
         check_mcp(env),
         check_service(config.daemon.spool, env, runner, platform=platform, proc=proc),
+        *_placement_checks(config, env),
     ]
+
+
+def _placement_checks(config: Config, env: Mapping[str, str]) -> list[Check]:
+    """Where sessions go, and sessions that go nowhere (issue 20): jobs for a directory outside
+    ``[daemon] roots`` (the daemon fails each one) and sessions the hook could not place at all
+    (auto-memory moved outside the roots, turned off, no working directory); ``dreamd status``
+    shows the same facts."""
+    return [check_spool_dirs(config), check_unplaced(env)]
+
+
+def check_spool_dirs(config: Config) -> Check:
+    """FAIL when jobs in the spool name a directory outside the roots (each of them fails)."""
+    from dreamd.status.collect import spool_dirs
+    from memory.roots import dir_allowed
+
+    outside = {d: c for d, c in spool_dirs(config.daemon.spool).items() if not dir_allowed(d, config.daemon.roots)}
+    if not outside:
+        return Check(OK, "job directories", "every directory the spool's jobs name is inside [daemon] roots")
+    shown = "; ".join(
+        f"{d} ({sum(c.values())} job(s), {c['failed']} failed)" for d, c in sorted(outside.items())[:3]
+    )
+    more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+    where = config.source or "the config file"
+    return Check(
+        FAIL, "job directories", f"jobs for directories outside [daemon] roots: {shown}{more}",
+        f"add them to [daemon] roots in {where} (or 'dreamd init --add-root DIR'), then 'dreamd retry'",
+    )  # fmt: skip
+
+
+def check_unplaced(env: Mapping[str, str]) -> Check:
+    """The sessions the hook could not place: FAIL when the latest was refused by the roots
+    (a configuration mistake that loses every session), WARN for the others (auto-memory
+    turned off, no working directory: maybe meant, but no memory is kept for them)."""
+    from dreamd.hook.placement import describe_unplaced, read_unplaced, unplaced_path
+    from memory.spool.queue import state_home
+
+    state_dir = state_home(env)
+    state = read_unplaced(state_dir)
+    summary = describe_unplaced(state)
+    if summary is None:
+        return Check(OK, "placement", "the hook placed every session it saw")
+    last = state["recent"][-1] if state.get("recent") else {}
+    reason = str(last.get("reason", ""))
+    fix = (
+        "add the directory to [daemon] roots, or map the project in [daemon] projects, or 'dreamd init "
+        "--add-root <project>/.memory'"
+    )
+    clear = f"; then rm {unplaced_path(state_dir)}"
+    status = FAIL if "outside [daemon] roots" in reason else WARN
+    return Check(status, "placement", summary, fix + clear)
+
 
 
 def exit_code(checks: Sequence[Check]) -> int:

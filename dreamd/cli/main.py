@@ -24,6 +24,12 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
+DIR_HELP = (
+    "memory directory (default: the one a session started here uses: the nearest managed .memory "
+    "up to the git root, then [daemon] projects, then Claude Code's auto-memory directory)"
+)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse prints usage and exits 2 on its own
         self.print_usage(sys.stderr)
@@ -44,6 +50,38 @@ def _open_store(args: argparse.Namespace) -> MemoryStore:
     return open_store(Path(args.dir), history_generations=config.retention.history_generations)
 
 
+PLACED_COMMANDS = frozenset({"remember", "forget", "recall", "consolidate", "log", "rollback", "pause", "resume"})
+"""Commands whose DIR may be left out: then the directory is the one a session started here
+would use (:func:`dreamd.hook.placement.place`), the rule the hook and ``dreamd mcp`` follow."""
+
+
+def _place(args: argparse.Namespace) -> None:
+    """Fill in ``args.dir`` when the command was given none (see :data:`PLACED_COMMANDS`)."""
+    import os
+
+    from memory.errors import UsageError
+
+    if args.command == "forget" and args.dir is None and len(args.names) > 1:
+        first = args.names[0]
+        if os.sep in first or first.startswith("~") or os.path.isdir(first):
+            args.dir, args.names = first, args.names[1:]  # `dreamd forget DIR NAME…` as before
+    if args.dir is not None:
+        return
+    from dreamd.hook.placement import place
+
+    config = _config(args)
+    cwd = os.getcwd()
+    target, why = place(cwd, projects=config.daemon.projects, roots=config.daemon.roots, env=os.environ, check_roots=False)
+    if target is None:
+        raise UsageError(f"no memory directory for {cwd} ({why}); name one: dreamd {args.command} DIR …")
+    if target.adopt and not (target.memory_dir / "manifest.json").is_file():
+        raise UsageError(
+            f"no memory directory for {cwd} yet (Claude Code's auto-memory {target.memory_dir} is adopted by "
+            f"the daemon on the first session; or name one: dreamd {args.command} DIR …)"
+        )
+    args.dir = str(target.memory_dir)
+
+
 def _quiet_logs(args: argparse.Namespace) -> None:
     """One-shot commands log warnings to stderr, so stdout stays the command's output."""
     import logging
@@ -57,8 +95,12 @@ def _quiet_logs(args: argparse.Namespace) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from dreamd.cli.roots import check_init_target
     from memory.store.transaction import MemoryStore
 
+    added = check_init_target(Path(args.dir), add=args.add_root, explicit=Path(args.config) if args.config else None)
+    if added:
+        print(f"{added} (a running daemon takes it in at its next reload: SIGHUP, or a restart)")
     store = MemoryStore.init(Path(args.dir))
     print(f"initialised {store.path} (generation {store.read().generation})")
     return EXIT_OK
@@ -139,7 +181,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     from memory.store.history import log_entries, render_log, render_log_json
     from memory.store.transaction import open_store
 
-    entries = log_entries(open_store(Path(args.dir)), limit=args.limit)
+    entries = log_entries(open_store(Path(args.dir)), limit=args.limit, every=args.all)
     sys.stdout.write(render_log_json(entries) + "\n" if args.json else render_log(entries))
     return EXIT_OK
 
@@ -179,13 +221,17 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from memory.retrieval.recall import recall
 
     config = _config(args)
-    _quiet_logs(args)
     model = None
-    if config.model.backend != "offline":
+    if config.model.backend == "offline":
+        import logging  # memory.* logs through stdlib logging; structlog is the model path's cost
+
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd: %(levelname)s: %(message)s")
+    else:
         import dataclasses
 
         from dreamd.models.factory import make_model
 
+        _quiet_logs(args)
         model = make_model(dataclasses.asdict(config.model))
     result = recall(
         Path(args.dir),
@@ -361,12 +407,32 @@ def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover - main() take
 # ---------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands in for the subparser of a command this run does not parse (see :func:`build_parser`)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line. With ``only``, just that subcommand is built (building all of them is
+    most of a command's start-up after the interpreter's own); an unknown ``only`` builds all,
+    so the usage error lists every command."""
     p = _Parser(prog="dreamd", description="Long-term memory for LLM agents, kept by a daemon.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    built: list[str] = []
 
-    def add(name: str, handler: Callable[[argparse.Namespace], int], help_: str, *, config: bool = False) -> argparse.ArgumentParser:
+    def add(name: str, handler: Callable[[argparse.Namespace], int], help_: str, *, config: bool = False) -> Any:
+        if only is not None and name != only:
+            return _Skipped()
+        built.append(name)
         sp = sub.add_parser(name, help=help_, description=help_)
         sp.set_defaults(handler=handler)
         if config:
@@ -384,8 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("dirs", nargs="*", metavar="DIR")
 
-    sp = add("init", cmd_init, "create an empty managed memory directory")
+    sp = add("init", cmd_init, "create an empty managed memory directory (inside [daemon] roots)", config=True)
     sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("--add-root", action="store_true", help="DIR is outside [daemon] roots: add it to the config file first")
     sp = add("adopt", cmd_adopt, "take an existing directory (e.g. Claude Code's) under management")
     sp.add_argument("dir", metavar="DIR")
 
@@ -398,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("hook", cmd_hook, "Claude Code hooks: enqueue the session, answer SessionStart/UserPromptSubmit with memory")
 
     sp = add("remember", cmd_remember, "add or update one record", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--name", required=True)
     sp.add_argument("--type", required=True, choices=("user", "feedback", "project", "reference"))
     sp.add_argument("--description", required=True)
@@ -411,37 +478,40 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a dream may drop the record after this day")
 
     sp = add("forget", cmd_forget, "remove records (kept in .history/)", config=True)
-    sp.add_argument("dir", metavar="DIR")
-    sp.add_argument("names", nargs="+", metavar="NAME")
+    sp.add_argument("names", nargs="+", metavar="NAME",
+                    help="records to remove; a first word that is a directory (or holds a /) is the memory directory, "
+                         "else the one a session started here uses")
+    sp.set_defaults(dir=None)
 
     sp = add("recall", cmd_recall, "the records relevant to a query", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("query", metavar="QUERY")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
     sp.add_argument("--json", action="store_true")
 
     sp = add("consolidate", cmd_consolidate, "run a dream now (gates bypassed with --force; the lease never)", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--force", action="store_true")
     sp.add_argument("--dry-run", action="store_true")
 
-    sp = add("log", cmd_log, "generations: what was added, merged, removed, by which job or dream")
-    sp.add_argument("dir", metavar="DIR")
+    sp = add("log", cmd_log, "generations that changed the set: what was added, merged, removed, by which session or dream", config=True)
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
+    sp.add_argument("--all", action="store_true", help="also generations that changed no record (stores written before 0.x)")
 
     sp = add("rollback", cmd_rollback, "commit a new generation equal to an old one", config=True)
-    sp.add_argument("dir", metavar="DIR")
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--to", type=int, required=True, metavar="GEN")
 
     sp = add("retry", cmd_retry, "failed/ -> new/", config=True)
     sp.add_argument("jobs", nargs="*", metavar="JOB")
 
-    sp = add("pause", cmd_pause, "close the enabled gate (kept in the directory)")
-    sp.add_argument("dir", metavar="DIR")
+    sp = add("pause", cmd_pause, "close the enabled gate (kept in the directory)", config=True)
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--reason", default=None)
-    sp = add("resume", cmd_resume, "reopen the enabled gate")
-    sp.add_argument("dir", metavar="DIR")
+    sp = add("resume", cmd_resume, "reopen the enabled gate", config=True)
+    sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
 
     sp = add("setup", cmd_setup, "make a working installation: Claude Code hooks (absolute path), the MCP server, the config's roots, the service; --undo puts it all back", config=True)
     sp.add_argument("--root", action="append", default=[], metavar="DIR", help="a code root: DIR/*/.memory joins [daemon] roots (repeatable)")
@@ -471,6 +541,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     sp.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     sp.add_argument("--allow-remote", action="store_true", help="allow binding an address other machines reach (prints a warning)")
+    if only is not None and not built:
+        return build_parser()
     return p
 
 
@@ -481,10 +553,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from dreamd.hook.main import main as hook_main
 
         return int(hook_main())
-    args = build_parser().parse_args(argv)
+    only = argv[0] if argv and not argv[0].startswith("-") else None
+    args = build_parser(only).parse_args(argv)
     from memory.errors import DreamdError, UsageError
 
     try:
+        if args.command in PLACED_COMMANDS:
+            _place(args)
         code: int = args.handler(args)
         return code
     except DreamdError as exc:

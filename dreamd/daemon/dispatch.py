@@ -294,6 +294,7 @@ class JobDispatcher(Generic[C]):
             reason = str(exc)
             log.warning("job.rejected", job_id=job_id, reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
+            self.counts.failed += 1  # a refused job is a failed one: `once` and the summary count it
             return None
         except OSError as exc:
             log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")

@@ -6,10 +6,12 @@
   one is never sent a second time.
 * ``UserPromptSubmit`` gets the records relevant to the prompt as a ``<relevant_memories>``
   block, rendered exactly as :func:`memory.recall` renders it: at most ``limit`` records, none
-  twice in one session (same name and content hash), and no more than ``session_bytes`` over
-  the session. What a session was shown is kept in ``<state>/hook-sessions/<id>.json``
+  twice in one conversation (same name and content hash), and no more than ``session_bytes``
+  over the session. What a session was shown is kept in ``<state>/hook-sessions/<id>.json``
   (bounded: the oldest files beyond :data:`MAX_SESSIONS` are removed), and deleted at
-  ``SessionEnd``.
+  ``SessionEnd``. A conversation outlives its ``claude -p`` runs (``--continue``, ``--resume``,
+  ``--fork-session``): when no state is kept for a session, what its transcript shows it was
+  already given is marked first (:func:`seed_from_transcript`).
 
 Both answer with Claude Code's documented hook output,
 ``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`` on stdout.
@@ -83,15 +85,21 @@ def _state_file(state_dir: Path, session_id: str) -> Path:
 
 
 def load_session(state_dir: Path, session_id: str) -> dict[str, Any]:
-    """What this session was already shown: ``{"used_bytes": n, "surfaced": [[dir, name, sha]]}``."""
+    """What this session was already shown: ``{"used_bytes": n, "surfaced": [[dir, name, sha]]}``;
+    ``"new": True`` when no state was kept for it (then :func:`seed_from_transcript` applies)."""
+    fresh = False
     try:
         with open(_state_file(state_dir, session_id), "rb") as f:
             data = json.loads(f.read(MAX_STATE_BYTES))
+    except FileNotFoundError:
+        data, fresh = {}, True
     except (OSError, ValueError):
         data = {}
     used = data.get("used_bytes") if isinstance(data, dict) else None
     surfaced = data.get("surfaced") if isinstance(data, dict) else None
     return {
+        "new": fresh,
+        "fork": isinstance(data, dict) and data.get("fork") is True,
         "used_bytes": used if isinstance(used, int) and used >= 0 else 0,
         "surfaced": [s for s in surfaced if isinstance(s, list) and len(s) == 3]
         if isinstance(surfaced, list)
@@ -104,7 +112,7 @@ def save_session(state_dir: Path, session_id: str, state: dict[str, Any]) -> Non
     path = _state_file(state_dir, session_id)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state), encoding="utf-8")
+    tmp.write_text(json.dumps({k: v for k, v in state.items() if k != "new"}), encoding="utf-8")
     os.replace(tmp, path)
     _prune(path.parent, MAX_SESSIONS, ".json")
 
@@ -132,6 +140,103 @@ def end_session(state_dir: Path, session_id: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+MAX_TRANSCRIPT_SCAN_BYTES = 64 * 1024 * 1024
+"""How much of a transcript's end :func:`seed_from_transcript` reads at most."""
+_SHOWN_RE = re.compile(rb'<memory name=\\"([^"\\]*)\\" type=\\"[^"\\]*\\" file=\\"([^"\\]*)\\">')
+"""A ``<memory>`` element as it stands JSON-encoded in a transcript line (quotes escaped)."""
+
+
+def seed_from_transcript(state: dict[str, Any], transcript: str, memory_dir: Path) -> int:
+    """Mark as surfaced the records of ``memory_dir`` the conversation was already shown.
+
+    Claude Code keeps one conversation across ``claude --continue`` and ``--resume <id>`` (the
+    same session id, the same file) and copies it into a new file under a new id for
+    ``--fork-session``; ``SessionEnd`` ends every ``claude -p`` run, so the hook's own state is
+    gone by the next one. The transcript is the conversation's memory: the hook's earlier
+    ``<relevant_memories>`` blocks stand in it as attachment lines. A record whose file one of
+    them named is not shown again (a new version of a record dreamd wrote is a new file). Reads
+    the file's last :data:`MAX_TRANSCRIPT_SCAN_BYTES` (regular files only); returns how many
+    records it marked.
+    """
+    data = _tail_regular(transcript, MAX_TRANSCRIPT_SCAN_BYTES)
+    if not data or b"<memory name=" not in data:
+        return 0
+    real = os.path.realpath(memory_dir)
+    prefix = real.rstrip(os.sep) + os.sep
+    shown = {m.group(2).decode("utf-8", "replace") for m in _SHOWN_RE.finditer(data)}
+    files = {os.path.basename(f) for f in shown if f.startswith(prefix)}
+    if not files:
+        return 0
+    marked = 0
+    surfaced = {tuple(x) for x in state["surfaced"]}
+    try:
+        entries = _manifest_entries(memory_dir)
+    except (OSError, ValueError):
+        return 0
+    for entry in entries:
+        key = (real, entry["name"], entry["sha256"])
+        if entry["file"] in files and key not in surfaced:
+            state["surfaced"].append(list(key))
+            surfaced.add(key)
+            marked += 1
+    return marked
+
+
+MAX_FORK_SIBLINGS = 200
+
+
+def mark_fork(state_dir: Path, session_id: str) -> None:
+    """``SessionStart`` with ``source: fork``: the session continues another one whose
+    transcript Claude Code copies into the new file only after the first prompt."""
+    state = load_session(state_dir, session_id)
+    state["fork"] = True
+    save_session(state_dir, session_id, state)
+
+
+def seed_conversation(state: dict[str, Any], transcript: Path, memory_dir: Path) -> int:
+    """:func:`seed_from_transcript` from the session's own file; for a fork whose file is not
+    written yet, from the most recently written other session file of the project (the one
+    forked: Claude Code's payload names no parent). Clears the fork mark."""
+    fork = bool(state.pop("fork", False))
+    if transcript.exists() or not fork:
+        return seed_from_transcript(state, str(transcript), memory_dir)
+    try:
+        siblings = [
+            (e.stat().st_mtime_ns, e.path)
+            for _, e in zip(range(MAX_FORK_SIBLINGS), os.scandir(transcript.parent), strict=False)
+            if e.name.endswith(".jsonl") and e.name != transcript.name and e.is_file(follow_symlinks=False)
+        ]
+    except OSError:
+        return 0
+    return seed_from_transcript(state, max(siblings)[1], memory_dir) if siblings else 0
+
+
+def _tail_regular(path: str, limit: int) -> bytes:
+    """The last ``limit`` bytes of a regular file (b"" for anything else: a FIFO never blocks)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return b""
+        if st.st_size > limit:
+            os.lseek(fd, st.st_size - limit, os.SEEK_SET)
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 # ----------------------------------------------------------------------------- recall

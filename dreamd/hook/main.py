@@ -17,15 +17,11 @@ Claude Code runs this with a JSON payload on stdin. By ``hook_event_name``:
   in front of the model and recalls its records itself (as ``<system-reminder>`` blocks).
 * ``SessionEnd`` also forgets what the session was shown and the cached lines of its file.
 
-The memory directory of a session (:func:`resolve_target`), first match wins:
-
-1. ``[daemon] projects``: the entry for the project (``cwd``, else ``$CLAUDE_PROJECT_DIR``) or
-   its nearest configured ancestor;
-2. ``<project>/.memory`` when it is managed (has ``manifest.json``);
-3. Claude Code's own auto-memory directory of the project (:mod:`dreamd.hook.claude_paths`), when it
-   lies inside the configured ``roots`` — zero configuration. Its job says ``"adopt": true``:
-   the daemon takes that directory under management on first use, adopting what Claude Code
-   wrote byte for byte (``memory.store.adopt``), or creates it empty.
+The memory directory of a session is :func:`dreamd.hook.placement.place` (the rule ``dreamd
+mcp`` and the CLI follow too): the nearest managed ``.memory`` up to the git root, then
+``[daemon] projects``, then Claude Code's auto-memory directory when it lies inside the roots
+(its job says ``"adopt": true``: the daemon adopts what Claude Code wrote on first use). A
+session it cannot place is counted in ``<state>/unplaced.json`` for ``status`` and ``doctor``.
 
 Every call appends one JSON line to ``<state>/hook.log`` saying what it decided (the state dir
 is ``$XDG_STATE_HOME/dreamd``); stdout carries only the hook output Claude Code reads.
@@ -49,8 +45,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from dreamd.hook import claude_paths
+from dreamd.hook.placement import (
+    DEFAULT_ROOTS,
+    Target,
+    configured_dir,
+    memory_dir_for,
+    note_unplaced,
+    place,
+)
 from memory.errors import DreamdError
 from memory.spool.jobformat import MAX_JOB_BYTES, SESSION_ID_RE
+
+__all__ = [
+    "DEFAULT_ROOTS", "HOOK_EVENTS", "Settings", "Target", "configured_dir", "enqueue", "handle",
+    "hook_settings", "main", "memory_dir_for", "resolve_target", "run_hook", "session_id_for",
+]  # fmt: skip
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
 if TYPE_CHECKING:
@@ -64,8 +73,6 @@ MAX_PAYLOAD_BYTES = 1024 * 1024
 TRANSCRIPT_FORMAT = "claude-code"
 JOB_ENVELOPE_BYTES = 64 * 1024
 """Room kept in every job for its JSON envelope (the parts are sized after redaction)."""
-DEFAULT_ROOTS = ("~/.claude/projects/*/memory", "~/code/*/.memory")
-"""``[daemon] roots`` without a config file (a test pins it to ``dreamd.config``'s default)."""
 LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 1024 * 1024
 
@@ -112,19 +119,6 @@ class Settings:
         self.session_bytes = session_bytes
 
 
-class Target:
-    """Where a session's memory goes: the directory, which rule chose it, and whether the
-    daemon should adopt it on first use (Claude Code's auto-memory directory)."""
-
-    __slots__ = ("adopt", "auto_dir", "memory_dir", "source")
-
-    def __init__(self, memory_dir: Path, source: str, auto_dir: Path | None, adopt: bool) -> None:
-        self.memory_dir = memory_dir
-        self.source = source
-        self.auto_dir = auto_dir
-        self.adopt = adopt
-
-
 def _expand(path: str, env: Mapping[str, str]) -> str:
     return os.path.expanduser(claude_paths.expand_home(path, env))
 
@@ -141,37 +135,6 @@ def _payload(stdin: bytes) -> dict[str, Any]:
     return data
 
 
-def configured_dir(
-    project: str, projects: Mapping[Path, Path], env: Mapping[str, str]
-) -> Path | None:
-    """The ``[daemon] projects`` entry for ``project`` (nearest configured ancestor wins)."""
-    candidates = {os.path.normpath(project), os.path.realpath(project)}
-    best: tuple[int, Path] | None = None
-    for key, memory_dir in projects.items():
-        key_text = _expand(os.fspath(key), env)
-        for base in {os.path.normpath(key_text), os.path.realpath(key_text)}:
-            prefix = base.rstrip(os.sep) + os.sep
-            if any(c == base or c.startswith(prefix) for c in candidates) and (
-                best is None or len(base) > best[0]
-            ):
-                best = (len(base), Path(_expand(os.fspath(memory_dir), env)))
-    return best[1] if best is not None else None
-
-
-def memory_dir_for(
-    project: str, projects: Mapping[Path, Path], env: Mapping[str, str]
-) -> Path | None:
-    """Configured (nearest ancestor wins), else ``<project>/.memory`` when it is managed."""
-    expanded = _expand(project, env)
-    if not os.path.isabs(expanded):
-        return None
-    configured = configured_dir(expanded, projects, env)
-    if configured is not None:
-        return configured
-    default = Path(expanded) / ".memory"
-    return default if (default / "manifest.json").is_file() else None
-
-
 def resolve_target(
     payload: Mapping[str, Any],
     settings: Settings,
@@ -179,36 +142,16 @@ def resolve_target(
     *,
     check_roots: bool = True,
 ) -> tuple[Target | None, str]:
-    """The session's memory directory (module docstring), or None and the reason.
-
-    ``check_roots`` refuses an auto-memory directory outside the daemon's allowlist (its job
-    would only land in ``failed/``); readers skip the check, they only read managed folders.
-    """
-    project = payload.get("cwd") or env.get("CLAUDE_PROJECT_DIR")
-    if not isinstance(project, str) or not project:
-        return None, "no cwd in the payload and no CLAUDE_PROJECT_DIR"
-    expanded = _expand(project, env)
-    if not os.path.isabs(expanded):
-        return None, f"project {project!r} is not an absolute path here"
+    """The session's memory directory (:func:`dreamd.hook.placement.place`), or None and why."""
     transcript = payload.get("transcript_path")
-    auto, how = claude_paths.auto_memory_dir(
-        expanded, transcript if isinstance(transcript, str) else None, env
+    return place(
+        payload.get("cwd") or env.get("CLAUDE_PROJECT_DIR"),
+        projects=settings.projects,
+        roots=settings.roots,
+        env=env,
+        transcript=transcript if isinstance(transcript, str) else None,
+        check_roots=check_roots,
     )
-    configured = configured_dir(expanded, settings.projects, env)
-    if configured is not None:
-        return Target(configured, "[daemon] projects", auto, False), "configured"
-    dot = Path(expanded) / ".memory"
-    if (dot / "manifest.json").is_file():
-        return Target(dot, "project .memory", auto, False), "managed"
-    if auto is None:
-        return None, how
-    roots = settings.roots if settings.roots is not None else DEFAULT_ROOTS
-    if check_roots:
-        from memory.roots import dir_allowed
-
-        if not dir_allowed(auto, [_expand(r, env) for r in roots]):
-            return None, f"Claude Code auto-memory {auto} is outside [daemon] roots"
-    return Target(auto, f"Claude Code auto-memory ({how})", auto, True), "auto-memory"
 
 
 def session_id_for(raw: Any, transcript: Path) -> str | None:
@@ -257,7 +200,7 @@ def enqueue(
         raise DreamdError("hook payload: transcript_path is not a string")
     target, why = resolve_target(payload, settings, env)
     if target is None:
-        log["reason"] = why
+        log.update(reason=why, unplaced=True)
         return []
     log.update(memory_dir=str(target.memory_dir), source=target.source)
     path = Path(_expand(transcript_path, env))
@@ -387,6 +330,11 @@ def context(
         return None
     sid = session if isinstance(session, str) and session else "no-session"
     state = hook_context.load_session(settings.state_dir, sid)
+    transcript = payload.get("transcript_path")
+    if (state["new"] or state.get("fork")) and isinstance(transcript, str) and transcript:
+        seeded = hook_context.seed_conversation(state, Path(_expand(transcript, env)), memory_dir)
+        if seeded:
+            log["shown_before"] = seeded
     block, names = hook_context.relevant_memories(
         memory_dir,
         prompt,
@@ -502,6 +450,10 @@ def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[i
         event = payload.get("hook_event_name")
         log.update(hook=event, session_id=payload.get("session_id"), cwd=payload.get("cwd"))
         settings = hook_settings(env)
+        if event == "SessionStart" and payload.get("source") == "fork" and isinstance(payload.get("session_id"), str):
+            from dreamd.hook.context import mark_fork
+
+            mark_fork(settings.state_dir, payload["session_id"])
         if event in CONTEXT_EVENTS:
             out = context(event, payload, settings, env, log)
             log["outcome"] = "context" if out else "nothing"
@@ -511,6 +463,11 @@ def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[i
             return 0, "", ""
         jobs = enqueue(payload, settings, env, log)
         log.update(outcome="enqueued" if jobs else "nothing", jobs=jobs)
+        if log.get("unplaced"):
+            note_unplaced(
+                settings.state_dir, reason=log["reason"], cwd=payload.get("cwd"),
+                session_id=payload.get("session_id"), event=event,
+            )  # fmt: skip
         if event == "SessionEnd":
             _end_session(payload, settings, env)
         return 0, "", ""

@@ -26,14 +26,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import structlog
-
 from dreamd.config import Config
 from dreamd.jobs import batches as _batches
+from dreamd.jobs import state as _state
 from dreamd.jobs.budget import check as check_budget
 from dreamd.jobs.budget import commit_guard
-from dreamd.jobs.gates import DirState, GateDecision, evaluate, is_paused
-from dreamd.logs import EventLogger
+from dreamd.jobs.gates import DirState, GateDecision, evaluate
+from dreamd.logs import EventLogger, get_logger
 from memory.errors import (
     ConflictError,
     LeaseLost,
@@ -48,7 +47,7 @@ from memory.model.answer_gate import PlanOp
 from memory.model.llm import Model, Usage
 from memory.redact import redact
 from memory.spool.jobs import Job
-from memory.store.locks import HEARTBEAT_EVERY, LEASE_NAME, DreamLease, LeaseInfo
+from memory.store.locks import HEARTBEAT_EVERY, DreamLease
 from memory.store.manifest import (
     EXTRACTED_KEY,
     Manifest,
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
     from dreamd.models.usage import UsageLedger
     from memory.transcripts import Turn
 
-log: EventLogger = structlog.get_logger("dreamd.work")
+log: EventLogger = get_logger("dreamd.work")
 
 EXTRACT_MAX_CHARS = 60_000
 
@@ -454,30 +453,12 @@ def merged_into(store: MemoryStore, name: str) -> str | None:
 # ---------------------------------------------------------------------------- gates & dreams
 
 
-def lease_state(memory_dir: Path, *, stale_after: float, now: datetime) -> tuple[str, str | None]:
-    import socket
-
-    info = LeaseInfo.read(memory_dir / LEASE_NAME)
-    if info is None:
-        return "free", None
-    reason = info.stale_reason(now=now, stale_after=stale_after, host=socket.gethostname())
-    return ("stale" if reason else "held"), info.describe()
+lease_state = _state.lease_state
 
 
 def dir_state(memory_dir: Path, ctx: Context, *, last_scan_at: datetime | None) -> DirState:
-    store = ctx.store(memory_dir)
-    manifest = store.read()
-    lease, holder = lease_state(memory_dir, stale_after=ctx.config.gates.lock_stale_after, now=ctx.clock())
-    return DirState(
-        enabled=not is_paused(memory_dir),
-        consolidated_at=parse_iso(manifest.consolidated_at),
-        last_scan_at=last_scan_at,
-        record_count=len(manifest.records),
-        sessions_since=len(manifest.sessions_since_consolidation),
-        spent_today=ctx.spent_today(memory_dir),
-        lease=lease,
-        lease_holder=holder,
-    )
+    """The directory's gate inputs (:func:`dreamd.jobs.state.dir_state`, which status shares)."""
+    return _state.dir_state(memory_dir, ctx, last_scan_at=last_scan_at)
 
 
 PLAN_BATCH = _batches.PLAN_BATCH

@@ -106,9 +106,10 @@ class _ScreenedStdin:
     sent through the transport's own write stream (one writer, no torn lines).
     """
 
-    def __init__(self, fd: int, limit: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, fd: int, limit: int = MAX_MESSAGE_BYTES, *, prefix: bytes = b"") -> None:
         self._fd = fd
         self._limit = limit
+        self._prefix = prefix  # bytes already read from the pipe (the early initialize line)
         self._lines: Any = None
         self.write_stream: Any = None
 
@@ -131,11 +132,15 @@ class _ScreenedStdin:
         fd = self._fd
         pending = b""
         skipping = False
+        first, self._prefix = self._prefix, b""
         while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                chunk = b""
+            if first:
+                chunk, first = first, b""
+            else:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    chunk = b""
             if not chunk:
                 if pending and not skipping:
                     hand(pending)
@@ -199,7 +204,24 @@ def _claim_stdin() -> int:
 
 
 def serve(tools: MemoryTools) -> int:
-    """Serve ``tools`` over stdio until the client closes stdin; returns the exit code."""
+    """Serve ``tools`` over stdio until the client closes stdin; returns the exit code.
+
+    The client's first line is read before the SDK is imported: an ``initialize`` is answered
+    at once from the SDK's own earlier answer when one is kept (:mod:`dreamd.mcp.early`).
+    """
+    from dreamd.mcp.early import CACHE_NAME, WireOut, cache_key, early_answer, read_first_line
+    from memory.spool.queue import state_home
+
+    wire = _claim_stdin()
+    out_fd = os.dup(1)
+    with contextlib.suppress(OSError):
+        os.dup2(2, 1)  # stray output of a handler or a child goes to stderr, never on the wire
+    cache, key = state_home(os.environ) / CACHE_NAME, cache_key(INSTRUCTIONS)
+    first = read_first_line(wire)
+    answer, init_id, asked = early_answer(first, cache, key)
+    if answer is not None:
+        os.write(out_fd, answer)
+
     import anyio
     import anyio.to_thread
     import mcp_types as types
@@ -286,10 +308,11 @@ def serve(tools: MemoryTools) -> int:
         on_read_resource=on_read_resource,
     )
 
-    screened = _ScreenedStdin(_claim_stdin())
+    screened = _ScreenedStdin(wire, prefix=first)
+    wire_out = WireOut(out_fd, cache=cache, key=key, init_id=init_id, asked=asked, answered=answer is not None)
 
     async def run() -> None:
-        async with stdio_server(stdin=screened) as (read_stream, write_stream):  # type: ignore[arg-type]
+        async with stdio_server(stdin=screened, stdout=wire_out) as (read_stream, write_stream):  # type: ignore[arg-type]
             screened.write_stream = write_stream
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

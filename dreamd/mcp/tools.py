@@ -6,10 +6,10 @@
 
 Invariants:
 
-* Only directories the operator chose are served: the start-up directory (``--memory-dir``,
-  else the ``[daemon] projects`` mapping, ``<cwd>/.memory`` or Claude Code's auto-memory
-  directory, as :func:`resolve_memory_dir` finds it) and any directory a tool call names whose
-  real path lies inside ``[daemon] roots`` (the check a spool job's ``memory_dir`` gets).
+* One project, one directory: the server serves the start-up directory (``--memory-dir``, else
+  the one rule of :func:`dreamd.hook.placement.place`, as :func:`resolve_memory_dir` applies it
+  to the working directory) and only the directories ``[daemon] mcp_dirs`` grants it (inside
+  ``[daemon] roots``), as resources and for tools; a call naming any other is refused.
 * Writes go through :meth:`memory.store.transaction.MemoryStore.commit` — lock, re-read, merge, atomic
   rename — exactly as ``dreamd remember``/``forget`` do, so other servers, the daemon and hand
   edits are merged, never lost. Every write answer names the generation it made.
@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 import threading
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -59,27 +58,19 @@ AUTO_MEMORY = "Claude Code auto-memory"
 
 
 def auto_memory_dir(cwd: str, env: Mapping[str, str]) -> Path:
-    """Claude Code's auto-memory directory for a working directory (DESIGN §2.4)."""
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd) / "memory"
+    """Claude Code's auto-memory directory for a working directory (keyed by its git root)."""
+    from dreamd.hook import claude_paths
+
+    found, _ = claude_paths.auto_memory_dir(cwd, None, env)
+    if found is not None:
+        return found
+    return claude_paths.config_dir(env) / "projects" / claude_paths.project_key(claude_paths.git_root(cwd) or cwd) / "memory"
 
 
 def _expand(path: str, env: Mapping[str, str]) -> str:
     if path == "~" or path.startswith("~/"):
         return (env.get("HOME") or os.path.expanduser("~")) + path[1:]
     return path
-
-
-def _project_dir(cwd: str, projects: Mapping[Path, Path]) -> Path | None:
-    """The ``[daemon] projects`` entry for ``cwd`` or its nearest configured ancestor."""
-    candidates = {os.path.normpath(cwd), os.path.realpath(cwd)}
-    best: tuple[int, Path] | None = None
-    for key, memory_dir in projects.items():
-        for base in {os.path.normpath(key), os.path.realpath(key)}:
-            prefix = base.rstrip(os.sep) + os.sep
-            if any(c == base or c.startswith(prefix) for c in candidates) and (best is None or len(base) > best[0]):
-                best = (len(base), Path(memory_dir))
-    return None if best is None else best[1]
 
 
 def resolve_memory_dir(
@@ -90,30 +81,27 @@ def resolve_memory_dir(
     roots: tuple[str, ...] | list[str],
     env: Mapping[str, str],
 ) -> tuple[Path | None, str]:
-    """The start-up directory and how it was found: ``--memory-dir``, else the rules of the hook.
-
-    Order: ``--memory-dir``; the ``[daemon] projects`` mapping; ``<cwd>/.memory`` when it is
-    managed; Claude Code's auto-memory directory for ``cwd`` when it exists inside the roots
-    (adopted on first use, as the hook does). ``(None, reason)`` when none applies: the server
-    still starts and every tool call must then name its ``memory_dir``.
+    """The start-up directory and how it was found: ``--memory-dir``, else the one rule of the
+    hook and the CLI (:func:`dreamd.hook.placement.place`): the nearest managed ``.memory`` up to
+    the git root, ``[daemon] projects``, Claude Code's auto-memory directory when it exists
+    inside the roots (adopted on first use). ``(None, reason)`` when none applies: the server
+    still starts and serves nothing until it is started elsewhere or with ``--memory-dir``.
     """
-    from memory.roots import dir_allowed
+    from dreamd.hook.placement import place
 
     if explicit:
         return Path(os.path.abspath(_expand(explicit, env))), "--memory-dir"
-    mapped = _project_dir(cwd, projects)
-    if mapped is not None:
-        return mapped, "[daemon] projects"
-    local = Path(cwd) / ".memory"
-    if (local / "manifest.json").is_file():
-        return local, "<cwd>/.memory"
-    auto = auto_memory_dir(cwd, env)
-    if auto.is_dir() and dir_allowed(auto, roots):
-        return auto, AUTO_MEMORY
-    return None, (
-        f"no memory directory for {cwd} (no --memory-dir, no [daemon] projects entry, no managed "
-        f"{local}, no {auto} inside the roots)"
-    )
+    target, why = place(cwd, projects=projects, roots=tuple(roots), env=env, check_roots=True)
+    if target is None:
+        return None, f"no memory directory for {cwd} ({why})"
+    if target.adopt:
+        if not target.memory_dir.is_dir():
+            return None, (
+                f"no memory directory for {cwd} (no managed .memory up to the git root, no "
+                f"[daemon] projects entry, and {target.memory_dir} does not exist yet)"
+            )
+        return target.memory_dir, AUTO_MEMORY
+    return target.memory_dir, target.source
 
 
 # ---------------------------------------------------------------------------- the tools
@@ -222,13 +210,14 @@ class MemoryTools:
     # ------------------------------------------------------------------ directories
 
     def directory(self, value: str | None) -> Path:
-        """The directory a call is about, refused unless it is served."""
+        """The directory a call is about, refused unless this server serves it: its own
+        (the project's) or one ``[daemon] mcp_dirs`` grants."""
         from memory.roots import dir_allowed
 
         if value is None:
             if self.default_dir is None:
                 raise UsageError(
-                    f"{self.default_reason}; pass memory_dir, or start the server with --memory-dir DIR"
+                    f"{self.default_reason}; start the server inside a project or with --memory-dir DIR"
                 )
             return self.default_dir
         if "\x00" in value:
@@ -240,10 +229,13 @@ class MemoryTools:
         real = os.path.realpath(path)
         if self.default_dir is not None and real == os.path.realpath(self.default_dir):
             return self.default_dir
-        if not dir_allowed(real, self.config.daemon.roots):
+        granted = self.config.daemon.mcp_dirs
+        if not granted or not dir_allowed(real, granted) or not dir_allowed(real, self.config.daemon.roots):
             shown = value if real == value else f"{value} (resolves to {real})"
+            own = f"{self.default_dir}" if self.default_dir is not None else "no directory"
             raise UsageError(
-                f"memory_dir {shown} is outside the configured roots ([daemon] roots); this server does not serve it"
+                f"memory_dir {shown} is not served here: this server serves {own}"
+                " and what [daemon] mcp_dirs grants (inside [daemon] roots)"
             )
         return path
 
@@ -433,15 +425,16 @@ class MemoryTools:
     # ------------------------------------------------------------------ resources
 
     def served_dirs(self) -> list[Path]:
-        """Managed directories this server lists as resources: its own, then every managed
-        directory the roots match."""
-        from memory.roots import expand_roots
+        """Managed directories this server lists as resources: its own, then those
+        ``[daemon] mcp_dirs`` grants (inside the roots) — never another project's."""
+        from memory.roots import dir_allowed, expand_roots
 
         out: list[Path] = []
         seen: set[str] = set()
-        candidates = ([self.default_dir] if self.default_dir is not None else []) + expand_roots(
-            self.config.daemon.roots
-        )
+        granted = [
+            p for p in expand_roots(self.config.daemon.mcp_dirs) if dir_allowed(p, self.config.daemon.roots)
+        ] if self.config.daemon.mcp_dirs else []  # fmt: skip
+        candidates = ([self.default_dir] if self.default_dir is not None else []) + granted
         for path in candidates:
             key = os.path.realpath(path)
             if key in seen or not (Path(key) / "manifest.json").is_file():

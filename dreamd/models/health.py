@@ -28,8 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from dreamd.logs import get_logger
 from memory.fsutil import replace_atomic
 
 __all__ = ["FILE_NAME", "ModelHealth", "health_path", "read_health"]
@@ -37,7 +36,7 @@ __all__ = ["FILE_NAME", "ModelHealth", "health_path", "read_health"]
 FILE_NAME = ".model-health.json"
 FORMAT = 1
 
-log = structlog.get_logger("dreamd.models")
+log = get_logger("dreamd.models")
 
 
 def health_path(spool: Path) -> Path:

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TypeVar
 
-import structlog
-
+from dreamd.logs import get_logger
 from dreamd.models.prompts import (
     IndexEntry,
     PlanInput,
@@ -60,7 +59,7 @@ __all__ = [
     "plan",
 ]
 
-log = structlog.get_logger("dreamd.models")
+log = get_logger("dreamd.models")
 
 Clock = Callable[[], float]
 T = TypeVar("T")

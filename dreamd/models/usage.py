@@ -27,9 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import structlog
-from filelock import FileLock
-
+from dreamd.logs import get_logger
 from memory.errors import LockTimeout
 from memory.fsutil import replace_atomic
 from memory.model.llm import Usage
@@ -38,7 +36,7 @@ KEEP_DAYS = 7
 FORMAT = 1
 TOTAL_KEYS = ("calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
-log = structlog.get_logger("dreamd.models.usage")
+log = get_logger("dreamd.models.usage")
 
 
 def default_ledger_path(env: dict[str, str] | None = None) -> Path:
@@ -63,7 +61,7 @@ class UsageLedger:
 
     def __init__(self, path: Path | None = None, *, lock_timeout: float = 10.0) -> None:
         self.path = default_ledger_path() if path is None else Path(path)
-        self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
+        self._lock: Any = None  # a filelock.FileLock, made at the first write (readers never lock)
         self._lock_timeout = lock_timeout
 
     def record(self, memory_dir: str, usage: Usage, *, now: datetime) -> None:
@@ -101,6 +99,10 @@ class UsageLedger:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        if self._lock is None:
+            from filelock import FileLock
+
+            self._lock = FileLock(str(self.path) + ".lock", timeout=self._lock_timeout)
         try:
             self._lock.acquire()
         except TimeoutError:

@@ -22,9 +22,15 @@ JSON shape (``format`` 1; keys are only ever added)::
        {"path", "managed": true, "records", "generation", "committed_at", "consolidated_at",
         "paused", "gates": {"open", "first_closed", "gates": [{"name", "open", "reason"}]},
         "lease": null | {"pid", "host", "started_at", "heartbeat_at", "state", "stale_reason"},
-        "malformed": [{"file", "error"}], "error": null},
+        "malformed": [{"file", "error"}], "error": null,
+        "jobs": {"new", "cur", "deferred", "failed"}, "inside_roots": bool},
        {"path", "managed": false, "records": N, "hint": "unmanaged — run dreamd adopt DIR",
-        "error": null}]}
+        "error": null, "jobs": {…}, "inside_roots": bool}],
+     "unplaced": null | {"count", "first_at", "last_at", "recent": [{"at", "reason", "cwd",
+                 "session_id", "hook"}], "summary"}}   # sessions the hook could not place
+
+Every directory a job in the spool names is listed, outside the roots or unmanaged included
+(``jobs`` counts them per queue), so a directory whose jobs all fail is never invisible.
 
 A directory whose manifest cannot be read keeps ``managed: true`` with ``error`` set and the
 other keys null, so one broken directory never hides the others. ``model.misconfigured`` is
@@ -37,7 +43,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,14 +51,13 @@ from typing import TYPE_CHECKING, Any
 from dreamd.config import Config
 from dreamd.jobs.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
-from memory.model.llm import Completion
 from memory.roots import expand_roots
 from memory.spool.queue import Spool
 from memory.store.locks import LEASE_NAME, LeaseInfo
 from memory.store.transaction import MANIFEST, MemoryStore
 
 if TYPE_CHECKING:
-    from dreamd.jobs.work import Context
+    from dreamd.jobs.state import StateSource
 
 __all__ = [
     "FAILURES_SHOWN",
@@ -142,6 +147,68 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
     out.update(_drain(sp, backlog=counts.new + counts.deferred))
+    return out
+
+
+JOB_QUEUES = ("new", "cur", "deferred", "failed")
+"""The queues whose jobs :func:`spool_dirs` attributes to their memory directory."""
+JOB_HEAD_BYTES = 8192
+"""A job names its ``memory_dir`` near the start (``memory.spool.jobformat``): only this much
+of each file is read."""
+MAX_JOBS_READ = 20_000
+_DECODER = json.JSONDecoder()
+
+
+def _job_dir(path: Path) -> str | None:
+    """The ``memory_dir`` a job file names, from its first bytes (None when it names none)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, JOB_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    at = head.find('"memory_dir"')
+    colon = head.find(":", at) if at >= 0 else -1
+    if colon < 0:
+        return None
+    try:
+        value, _ = _DECODER.raw_decode(head[colon + 1 :].lstrip())
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def spool_dirs(spool: Path, *, limit: int = MAX_JOBS_READ) -> dict[str, dict[str, int]]:
+    """Memory directory → jobs per queue (new, cur, deferred, failed) in the spool, for every
+    directory a job names — outside the roots or unmanaged included, so none is invisible.
+    Read-only; at most ``limit`` job files are opened (the rest are not attributed)."""
+    out: dict[str, dict[str, int]] = {}
+    seen = 0
+    for queue in JOB_QUEUES:
+        try:
+            names = sorted(
+                n for n in os.listdir(spool / queue)
+                if n.endswith(".json") and not n.endswith(".error.json") and not n.startswith(".")
+            )  # fmt: skip
+        except OSError:
+            continue
+        for name in names:
+            if seen >= limit:
+                return out
+            seen += 1
+            named = _job_dir(spool / queue / name)
+            if named is None:
+                continue
+            counts = out.setdefault(os.path.normpath(named), dict.fromkeys(JOB_QUEUES, 0))
+            counts[queue] += 1
     return out
 
 
@@ -235,34 +302,35 @@ def _lease(directory: Path, config: Config, now: datetime) -> dict[str, Any] | N
     }
 
 
-class _NoModel:
-    """Status asks no model; a context for :func:`dreamd.jobs.work.dir_state` still needs one."""
+class _StatusSource:
+    """Status's read-only source for :func:`dreamd.jobs.state.dir_state`: the daemon's usage
+    ledger and a fixed clock; no model, no job logic imported."""
 
-    name = "none"
+    def __init__(self, config: Config, now: datetime) -> None:
+        from dreamd.models.usage import UsageLedger, default_ledger_path
 
-    def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
-        raise DreamdError("dreamd status never calls a model")
+        self.config = config
+        self.clock: Callable[[], datetime] = lambda: now
+        self._ledger = UsageLedger(default_ledger_path())
+
+    def store(self, memory_dir: str | Path) -> MemoryStore:
+        return MemoryStore(Path(memory_dir))
+
+    def spent_today(self, memory_dir: str | Path) -> int:
+        try:
+            return self._ledger.spent_today(str(memory_dir), now=self.clock())
+        except Exception:
+            return 0
 
 
-def _context(config: Config, now: datetime) -> Context:
-    """A read-only :class:`dreamd.jobs.work.Context`: the daemon's ledger, a fixed clock, no model.
-
-    Building the gate inputs with the daemon's own ``dir_state`` keeps status and the daemon
-    in agreement by construction (same ledger, same lease judgement, same counts).
-    """
-    from dreamd.jobs.work import Context
-    from dreamd.models.usage import UsageLedger, default_ledger_path
-
-    return Context(
-        config=config,
-        model=_NoModel(),
-        ledger=UsageLedger(default_ledger_path()),
-        clock=lambda: now,
-    )
+def _context(config: Config, now: datetime) -> StateSource:
+    """The gate inputs' source for status (the daemon's ledger, a fixed clock, no model), so
+    status and the daemon agree by construction: both run :func:`dreamd.jobs.state.dir_state`."""
+    return _StatusSource(config, now)
 
 
 def dir_status(
-    directory: Path, config: Config, *, now: datetime, ctx: Context | None = None
+    directory: Path, config: Config, *, now: datetime, ctx: StateSource | None = None
 ) -> dict[str, Any]:
     """Status of one directory (managed or not); never raises for a broken directory."""
     path = Path(directory)
@@ -296,7 +364,7 @@ def dir_status(
         "malformed": [],
         "error": None,
     }
-    from dreamd.jobs.work import dir_state
+    from dreamd.jobs.state import dir_state
 
     try:
         manifest = store.read()
@@ -323,9 +391,9 @@ def dir_status(
         lease=lease,
         malformed=malformed,
     )
-    from dreamd.sync.flow import is_attached, sync_status
+    if (path / ".git").is_dir():  # attached for sync (dreamd.sync.flow.is_attached), checked first
+        from dreamd.sync.flow import sync_status
 
-    if is_attached(path):
         try:
             out["sync"] = sync_status(path)
         except DreamdError as exc:
@@ -383,16 +451,36 @@ def model_status(config: Config) -> dict[str, Any]:
 
 
 def collect_status(
-    config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None
+    config: Config, dirs: Iterable[Path] | None = None, *, now: datetime | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The whole picture. ``dirs`` None → every managed and unmanaged dir under the roots."""
+    from dreamd.hook.placement import describe_unplaced, read_unplaced
+    from memory.roots import dir_allowed
+    from memory.spool.queue import state_home
+
     now = now or datetime.now(UTC)
     ctx = _context(config, now)
+    queued = spool_dirs(config.daemon.spool)
     if dirs is None:
         managed, unmanaged = discover_dirs(config.daemon.roots)
         targets = managed + unmanaged
+        known = {os.path.realpath(t) for t in targets}
+        targets += [Path(d) for d in sorted(queued) if os.path.realpath(d) not in known]
     else:
         targets = [Path(os.path.realpath(os.path.expanduser(str(d)))) for d in dirs]
+    by_real: dict[str, dict[str, int]] = {}
+    for named, counts in queued.items():
+        merged = by_real.setdefault(os.path.realpath(named), dict.fromkeys(JOB_QUEUES, 0))
+        for queue, n in counts.items():
+            merged[queue] += n
+    directories = []
+    for d in targets:
+        entry = dir_status(d, config, now=now, ctx=ctx)
+        entry["jobs"] = by_real.get(os.path.realpath(d), dict.fromkeys(JOB_QUEUES, 0))
+        entry["inside_roots"] = dir_allowed(d, config.daemon.roots)
+        directories.append(entry)
+    unplaced = read_unplaced(state_home(os.environ if env is None else env))  # the hook's state
     return {
         "format": STATUS_FORMAT,
         "generated_at": _iso(now),
@@ -402,15 +490,28 @@ def collect_status(
         "spool": spool_status(config.daemon.spool),
         "other_spools": other_spools(config),
         "console": _console(config),
-        "directories": [dir_status(d, config, now=now, ctx=ctx) for d in targets],
+        "directories": directories,
+        "unplaced": {**unplaced, "summary": describe_unplaced(unplaced)} if unplaced else None,
     }
 
 
 # --------------------------------------------------------------------------- rendering
 
 
+def _render_jobs(d: dict[str, Any]) -> list[str]:
+    jobs = d.get("jobs") or {}
+    lines = []
+    if any(jobs.values()):
+        lines.append("  jobs: " + " · ".join(f"{q} {jobs.get(q, 0)}" for q in JOB_QUEUES))
+    if d.get("inside_roots") is False:
+        lines.append(
+            "  outside [daemon] roots: the daemon refuses its jobs (add it to roots, then dreamd retry)"
+        )
+    return lines
+
+
 def _render_dir(d: dict[str, Any]) -> list[str]:
-    lines = [str(d["path"])]
+    lines = [str(d["path"]), *_render_jobs(d)]
     if d.get("error"):
         lines.append(f"  error: {d['error']}")
         return lines
@@ -495,6 +596,9 @@ def render_status(status: dict[str, Any]) -> str:
             f" · cur {other['cur']} · deferred {other['deferred']} (one spool for all: $DREAMD_SPOOL,"
             " else [daemon] spool, else the default; move them into new/ of the spool above)"
         )
+    unplaced = status.get("unplaced")
+    if unplaced and unplaced.get("summary"):
+        lines.append(f"hook: {unplaced['summary']}")
     dirs = status["directories"]
     if not dirs:
         lines.append("no memory directories under the configured roots (dreamd init DIR)")

@@ -49,8 +49,49 @@ class LogEntry:
     """Frontmatter names of the records named above whose files call them otherwise
     (``feedback_db_tests`` → ``feedback-db-tests``), so the log reads with either name."""
 
+    @property
+    def changed(self) -> bool:
+        """Whether the generation changed the set (a record, a merge, what others did, an index
+        kept); generations written before bookkeeping commits were made in place may not."""
+        return bool(
+            self.added or self.updated or self.removed or self.merged
+            or any(self.foreign.values()) or self.index_archived
+        )  # fmt: skip
+
+    def summary(self) -> str:
+        """What changed, in words: ``2 added, 1 updated`` (``no record changed``)."""
+        parts = [
+            f"{len(names)} {verb}"
+            for verb, names in (
+                ("added", self.added), ("updated", self.updated),
+                ("merged", [m for m in self.merged if m.get("into")]),
+                ("dropped", [m for m in self.merged if not m.get("into")]),
+                ("removed", self._removed_only()),
+                ("adopted", self.foreign.get("adopted", [])), ("edited by hand", self.foreign.get("updated", [])),
+                ("deleted by hand", self.foreign.get("dropped", [])),
+            )
+            if names
+        ]  # fmt: skip
+        return ", ".join(parts) or "no record changed"
+
+    def _removed_only(self) -> list[str]:
+        merged_sources = {s for m in self.merged for s in m.get("from", [])}
+        return [n for n in self.removed if n not in merged_sources]
+
+    def who(self) -> str:
+        """Who made it, in words: the session a job extracted, a dream, a command, an MCP client."""
+        if self.actor == "job":
+            who = f"session {self.session_id}" if self.session_id else "a queued job"
+            return who + (f" (job {self.job_id})" if self.job_id else "")
+        words = {
+            "dream": "a dream", "manual": "a command", "session": "an agent", "adopted": "adoption",
+            "reconcile": "reconcile", "rollback": "a rollback", "init": "init",
+        }  # fmt: skip
+        who = words.get(self.actor, self.actor)
+        return who + (f" of session {self.session_id}" if self.session_id and self.actor != "job" else "")
+
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "summary": self.summary(), "by": self.who()}
 
 
 def log_entry(m: Manifest) -> LogEntry:
@@ -87,8 +128,13 @@ def _entry_of(
     )
 
 
-def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:
-    """Generations, newest first, as far back as ``.history/`` keeps them."""
+def log_entries(store: MemoryStore, *, limit: int | None = None, every: bool = False) -> list[LogEntry]:
+    """Generations that changed the set, newest first, as far back as ``.history/`` keeps them.
+
+    A generation that changed no record (a cursor-only commit of a store written before those
+    were made in place, DESIGN §3) is passed over unless ``every``; the current one and
+    generation 0 are always shown, so the log never reads empty.
+    """
     current = store.read()
     out = [log_entry(current)]
     for gen in reversed(store.history_manifests()):
@@ -97,9 +143,11 @@ def log_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntr
         if limit is not None and len(out) >= limit:
             break
         try:
-            out.append(log_entry(store.read_generation(gen)))
+            entry = log_entry(store.read_generation(gen))
         except StoreError:
             continue
+        if every or entry.changed or entry.generation == 0 or entry.actor in ("init", "rollback"):
+            out.append(entry)
     return out[:limit] if limit is not None else out
 
 
@@ -316,12 +364,8 @@ def render_log(entries: list[LogEntry]) -> str:
             title = e.titles.get(name)
             return f"{name} (name: {title})" if title else name
 
-        who = e.actor
-        if e.job_id:
-            who += f" job {e.job_id}"
-        if e.session_id:
-            who += f" session {e.session_id}"
-        lines.append(f"generation {e.generation}  {e.committed_at}  by {who}  ({e.records if e.records is not None else '?'} records)")
+        count = f"{e.records} records" if e.records is not None else "records not counted"
+        lines.append(f"generation {e.generation}  {e.committed_at}  {e.summary()} by {e.who()}  ({count})")
         for m in e.merged:
             into = m.get("into")
             sources = ", ".join(m.get("from", []))

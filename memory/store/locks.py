@@ -30,8 +30,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import filelock
-
 from memory.errors import LeaseLost, LockError, LockTimeout
 from memory.fsutil import fsync_dir, write_new
 from memory.store.manifest import parse_iso, utcnow_iso
@@ -63,6 +61,8 @@ def store_lock(directory: Path, timeout: float = 10.0) -> Iterator[None]:
     deadline = time.monotonic() + timeout
     if not tlock.acquire(timeout=max(timeout, 0.0)):
         raise LockTimeout(f"{directory / LOCK_NAME}: busy for {timeout:g}s (another commit in this process)")
+    import filelock  # here, not at import: readers (log, status, recall) never take the lock
+
     try:
         flock = filelock.FileLock(str(directory / LOCK_NAME), timeout=max(deadline - time.monotonic(), 0.0))
         try:

@@ -253,6 +253,12 @@ def set_cursor(cursors: dict[str, int], session: str, value: int, limit: int = M
     return out
 
 
+BOOKKEPT_KEY = "bookkept"
+"""Manifest key (format 1 extension): the last commit that changed no record (a cursor, an applied
+job, the sessions count) and rewrote this generation in place — ``at``, ``actor``, ``job_id``,
+``session_id``, ``note`` (a forget of a name a dream merged away says so there); absent once a
+later commit changes the set. ``committed_at`` and ``change`` stay those of the generation's own change."""
+
 MAX_EXTRACTED_IDS = 5000
 EXTRACTED_KEY = "extracted_ids"
 """Manifest key (format 1 extension; older readers ignore it, older writers keep it): the most

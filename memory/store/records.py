@@ -20,8 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from memory.errors import RecordError
 
 TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
@@ -106,19 +104,31 @@ def infer_type(stem: str) -> str:
     return "project"
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses anchors and aliases (no YAML bombs, no shared nodes)."""
+_loader: list[Any] = []
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            raise yaml.YAMLError("YAML anchors and aliases are not allowed")
-        return super().compose_node(parent, index)
+
+def _no_alias_loader() -> Any:
+    """A SafeLoader that refuses anchors and aliases (no YAML bombs, no shared nodes); PyYAML
+    is imported on first use, so commands that never parse a record do not pay for it."""
+    if not _loader:
+        import yaml
+
+        class _NoAliasLoader(yaml.SafeLoader):
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                    raise yaml.YAMLError("YAML anchors and aliases are not allowed")
+                return super().compose_node(parent, index)
+
+        _loader.append(_NoAliasLoader)
+    return _loader[0]
 
 
 def load_yaml_mapping(text: str, *, where: str) -> dict[str, Any]:
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)
+        data = yaml.load(text, Loader=_no_alias_loader())
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RecordError(f"{where}: invalid YAML frontmatter: {first}") from None
@@ -317,5 +327,7 @@ def render_record(record: Record) -> bytes:
         "type": record.type,
     }
     head.update(record.extra)
+    import yaml
+
     fm = yaml.safe_dump(head, sort_keys=False, allow_unicode=True, width=10_000)
     return f"---\n{fm}---\n{record.body}".encode()

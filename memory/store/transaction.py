@@ -62,6 +62,7 @@ from memory.store.layout import (
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import (
+    BOOKKEPT_KEY,
     EXTRACTED_KEY,
     MAX_APPLIED_JOBS,
     MAX_SESSIONS,
@@ -361,18 +362,30 @@ class MemoryStore:
             pending.change["index_archived"] = archived
         self._step("index_written")
 
+        # A commit that changes no record (only a cursor, an applied job id, the sessions
+        # count: bookkeeping) rewrites the current generation in place instead of making a new
+        # one, so `dreamd log`, the rollback window and sync count changes, not cursors. The
+        # replace below is still the commit point; only the history link is skipped, because
+        # the generation it would keep is the one still current (DESIGN §3).
+        bookkeeping = old is not None and _same_set(old, pending, archived)
+        now = utcnow_iso(self.clock())
         new = Manifest(
-            generation=(old.generation + 1) if old is not None else 0,
-            committed_at=utcnow_iso(self.clock()),
+            generation=(old.generation + (0 if bookkeeping else 1)) if old is not None else 0,
+            committed_at=old.committed_at if bookkeeping and old is not None else now,
             consolidated_at=old.consolidated_at if old else None,
             records=pending.entries,
             applied_jobs=list(old.applied_jobs) if old else [],
             sessions_since_consolidation=list(old.sessions_since_consolidation) if old else [],
             cursors=dict(old.cursors) if old else {},
             index_sha256=sha256_hex(index),
-            change=pending.change,
+            change=dict(old.change) if bookkeeping and old is not None else pending.change,
             extra=dict(old.extra) if old else {},
         )
+        if bookkeeping:
+            last = {k: pending.change[k] for k in ("actor", "job_id", "session_id", "note") if pending.change.get(k)}
+            new.extra[BOOKKEPT_KEY] = {"at": now, **last}
+        else:
+            new.extra.pop(BOOKKEPT_KEY, None)
         if change is not None:
             if change.job_id:
                 new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
@@ -388,7 +401,7 @@ class MemoryStore:
                 new.consolidated_at = new.committed_at
                 new.sessions_since_consolidation = []
 
-        if old is not None:
+        if old is not None and not bookkeeping:
             self.link_history_manifest(old.generation)
         self._step("history_linked")
 
@@ -541,6 +554,12 @@ class MemoryStore:
             except (RecordError, OSError) as exc:
                 out.append((path.name, str(exc)))
         return out
+
+
+def _same_set(old: Manifest, pending: Pending, archived: str | None) -> bool:
+    """True when a commit leaves the record set as it was: no file written, no foreign
+    MEMORY.md archived, every entry equal (a bookkeeping commit, made in place)."""
+    return not pending.files and archived is None and pending.entries == old.records
 
 
 def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:

@@ -6,11 +6,13 @@ exactly which commits a SIGKILL can no longer take back::
     <generation> <name added>            an add
     <generation> tally <value>           the "tally" record replaced with body <value>
     <generation> dream                   the consolidation commit returned
+    <generation> cursor <value>          a bookkeeping commit (cursor + job id, no record) returned
 
 ``--fault STEP --after K`` lets K commits through and then SIGKILLs the process at protocol step
 STEP of the next commit (through the store's ``fault`` hook), so a test can stop a real process
 at every step deterministically. ``--consolidate`` runs one consolidation-style commit (lease,
-base, merges) instead of the add loop. :func:`run_loop` is the same loop for callers that fork.
+base, merges) instead of the add loop; ``--bookkeeping`` one commit that changes no record (a
+cursor and a job id, made in place). :func:`run_loop` is the same loop for callers that fork.
 """
 
 from __future__ import annotations
@@ -137,6 +139,13 @@ def run_dream(directory: Path, *, emit: Emit = stdout_emit, fault: Callable[[str
     lease.release()
 
 
+def run_bookkeeping(directory: Path, *, emit: Emit = stdout_emit, fault: Callable[[str], None] | None = None) -> None:
+    """One commit that only moves session ``s``'s cursor to 7 and applies job ``cursor-job``."""
+    store = MemoryStore(directory, fault=fault)
+    result = store.commit(Change(actor="job", job_id="cursor-job", session_id="s", cursor=("s", 7)))
+    emit(f"{result.generation} cursor 7")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("directory", type=Path)
@@ -146,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault", choices=STEPS)
     parser.add_argument("--after", type=int, default=0, help="commits let through before the fault")
     parser.add_argument("--consolidate", action="store_true")
+    parser.add_argument("--bookkeeping", action="store_true")
     parser.add_argument("--start-at", type=float, default=0.0, help="time.time() to start at (a barrier)")
     args = parser.parse_args(argv)
     fault = kill_at(args.fault, after=args.after) if args.fault else None
@@ -153,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(max(args.start_at - time.time(), 0.0))
     if args.consolidate:
         run_dream(args.directory, fault=fault)
+    elif args.bookkeeping:
+        run_bookkeeping(args.directory, fault=fault)
     else:
         run_loop(args.directory, prefix=args.prefix, count=args.count, tally_every=args.tally_every, fault=fault)
     return 0

@@ -8,7 +8,8 @@ invariant was checked. The invariants (issue 6):
   ``done/`` and ``failed/``; every ``failed/X.json`` has ``X.error.json`` with a reason.
 * **accepted-accounted** — every job a client was told was accepted is in ``done/`` or
   ``failed/``; a done extract/remember/forget was committed in exactly one generation
-  (``change.job_id``) and a failed one in none; ``applied_jobs`` holds no id twice.
+  (``change.job_id``) — or, when it changed no record, is among the current manifest's applied
+  jobs (made in place) — and a failed one in none; ``applied_jobs`` holds no id twice.
 * **hostile-outcome** — every hostile entry ends where it must (rejected ones in ``failed/`` with a
   reason, valid ones applied); nothing was ever written to the directory outside the roots.
 * **remember-present** — every applied ``remember`` added or updated its own name, and the name
@@ -335,7 +336,11 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
         report.ok("accepted-accounted", not other, f"{kind} job {job} was committed into another directory {other}")
         if where == "done":
             applied += 1
-            report.ok("accepted-accounted", len(gens) == 1,
+            # A job that changed no record rewrote the current generation in place (DESIGN §3):
+            # no generation names it, the manifest's applied jobs do.
+            current = histories[key].current
+            in_place = not gens and current is not None and job in current.applied_jobs
+            report.ok("accepted-accounted", len(gens) == 1 or in_place,
                       f"{kind} job {job} is done but was committed {len(gens)} times in {key} (generations {gens})")
         else:
             report.ok("accepted-accounted", not gens,
@@ -563,6 +568,15 @@ def forget_outcomes(histories: dict[str, DirHistory], ledger: Ledger) -> dict[st
                     out["already-merged-away"] += 1
                 else:
                     out["absent"] += 1
+        # A forget that removed nothing changed no record: it made no generation and is found
+        # among the current manifest's applied jobs (DESIGN §3).
+        committed = {str(gen.change.get("job_id")) for gen in h.gens.values()}
+        applied = set(h.current.applied_jobs) if h.current is not None else set()
+        for job, names in forgets.items():
+            if job in committed or job not in applied:
+                continue
+            for n in names:
+                out["already-merged-away" if n in merged_at else "absent"] += 1
     return dict(sorted(out.items()))
 
 
