@@ -50,7 +50,7 @@ ENTRY_FIELDS = ("name", "type", "description", "file", "sha256")
 MAX_STATE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 MAX_RECORD_BYTES = 1024 * 1024
-_PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 def index_context(memory_dir: Path) -> str:

@@ -80,7 +80,7 @@ DEFAULT_DONE_DAYS = 7.0
 DEFAULT_TMP_STALE_HOURS = 36.0
 DEFAULT_BACKOFF_BASE = 30.0
 DEFAULT_BACKOFF_MAX = 3600.0
-_RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?$")
+_RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?\Z")
 _ERROR_HISTORY = re.compile(r"\.error-(\d+)\.json$")
 
 
