@@ -138,8 +138,9 @@ def end_session(state_dir: Path, session_id: str) -> bool:
 
 
 def _manifest_entries(memory_dir: Path) -> list[dict[str, Any]]:
-    with open(memory_dir / MANIFEST, "rb") as f:
-        raw = f.read(MAX_MANIFEST_BYTES)
+    from memory.fsutil import open_regular
+
+    raw = open_regular(memory_dir / MANIFEST, max_bytes=MAX_MANIFEST_BYTES)
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:

@@ -23,6 +23,7 @@ from memory.store.layout import (
     read_regular,
     record_file_name,
     record_files,
+    shown_name,
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import ManifestEntry, utcnow_iso
@@ -101,7 +102,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         for path in record_files(store.path):
             bad_name = bad_file_name(store.path, path.name)
             if bad_name is not None:
-                malformed.append((path.name, bad_name))
+                malformed.append((shown_name(path.name), bad_name))
                 continue
             try:
                 data = read_regular(path, single_link=True)

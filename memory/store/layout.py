@@ -76,11 +76,15 @@ def bad_file_name(directory: Path, name: str) -> str | None:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        shown = os.fsencode(name).decode("utf-8", "backslashreplace")
-        return f"{directory / shown}: file name is not valid UTF-8; rename it to take it in"
+        return f"{directory / shown_name(name)}: file name is not valid UTF-8; rename it to take it in"
     if "\n" in name or "\r" in name:
         return f"{directory / name!r}: file name holds a line break; rename it to take it in"
     return None
+
+
+def shown_name(name: str) -> str:
+    """``name`` as it can be printed and logged: bytes that are not UTF-8 as ``\\xe9``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def read_regular(path: Path, *, single_link: bool = False) -> bytes:
@@ -115,4 +119,5 @@ __all__ = [
     "read_regular",
     "record_file_name",
     "record_files",
+    "shown_name",
 ]

@@ -41,6 +41,7 @@ from memory.store.layout import (
     bad_file_name,
     is_record_name,
     read_regular,
+    shown_name,
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry, utcnow_iso
@@ -128,7 +129,7 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
             continue
         bad_name = bad_file_name(store.path, name)
         if bad_name is not None:
-            scan.malformed.append((name, bad_name))
+            scan.malformed.append((shown_name(name), bad_name))
             continue
         try:
             # One link only: a hard link to a file outside (``ln ~/.ssh/config x.md``) shares

@@ -57,9 +57,11 @@ from memory.store.layout import (
     ORPHAN_PREFIX,
     OUR_FILE_RE,
     PREVIOUS_INDEX_PREFIX,
+    bad_file_name,
     read_regular,
     record_file_name,
     record_files,
+    shown_name,
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import (
@@ -547,12 +549,25 @@ class MemoryStore:
         except UnmanagedError:
             by_file = {}
         out: list[tuple[str, str]] = []
+        try:
+            self.archive.check()
+        except UnsafeFileError as exc:
+            out.append((HISTORY, str(exc)))
+        try:
+            if os.path.isdir(self.path / INDEX) and not os.path.islink(self.path / INDEX):
+                out.append((INDEX, f"{self.path / INDEX}: is a directory; the index is not written until it is moved away"))
+        except OSError:
+            pass
         for path in record_files(self.path):
             entry = by_file.get(path.name)
             if OUR_FILE_RE.match(path.name) and entry is None:
                 continue
+            bad_name = bad_file_name(self.path, path.name)
+            if bad_name is not None:
+                out.append((shown_name(path.name), bad_name))
+                continue
             try:
-                data = read_regular(path)
+                data = read_regular(path, single_link=entry is None)
                 if entry is not None and sha256_hex(data) == entry.sha256:
                     continue
                 parse_record(data, where=str(path), stem=path.stem)
