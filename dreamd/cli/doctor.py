@@ -145,9 +145,17 @@ def check_spool(spool: Path) -> Check:
     for queue in ("tmp", "new", "cur", "deferred", "done", "failed"):
         sub = spool / queue
         try:
-            sub_mode = sub.stat().st_mode
+            sub_st = sub.lstat()
         except OSError:
             continue
+        if stat.S_ISLNK(sub_st.st_mode) or sub_st.st_uid != os.geteuid():
+            return Check(
+                FAIL,
+                "spool",
+                f"{sub} is a symbolic link or another user's directory (the daemon refuses the spool)",
+                f"replace it with a directory of your own: rm {sub} && mkdir -m 0700 {sub}",
+            )
+        sub_mode = sub_st.st_mode
         if sub_mode & 0o022:
             loose.append(sub)
         if not os.access(sub, os.W_OK | os.X_OK):
@@ -166,11 +174,11 @@ def check_spool(spool: Path) -> Check:
         return Check(
             FAIL, "spool", f"not writable by this user: {where}", f"chown -R $USER {spool}"
         )
-    if st.st_uid != os.getuid():
+    if st.st_uid != os.geteuid():
         return Check(
-            WARN,
+            FAIL,
             "spool",
-            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})",
+            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); the daemon refuses it",
             f"chown -R $USER {spool}",
         )
     if mode & 0o077:
