@@ -9,7 +9,7 @@ disk) names the path it was writing, never just the error.
 Every read of a file inside a directory dreamd does not trust (a memory directory arrives by
 git, from a teammate or an attacker; a spool may be someone else's) goes through
 :func:`open_regular`, and every directory dreamd writes into below one through
-:func:`ensure_dir` / :func:`check_dir` (DESIGN §2.6):
+:func:`ensure_dir` / :func:`check_dir` (DESIGN §2, "A directory is not trusted"):
 
 * a symbolic link is never followed (``O_NOFOLLOW``; ``lstat`` for directories);
 * only a regular file is read, and opening never blocks (``O_NONBLOCK`` until ``fstat`` says

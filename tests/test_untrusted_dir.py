@@ -253,6 +253,10 @@ def test_one_bad_foreign_record_never_blocks_other_commits(tmp_path: Path, kind:
     assert (d / f"{kind}.md").read_text() == text
     [bad] = [m for m in status(tmp_path, d)["malformed"] if m["file"] == f"{kind}.md"]
     assert str(d / f"{kind}.md") in bad["error"]
+    from dreamd.cli.doctor import WARN, check_memory_files
+
+    doctor = check_memory_files([d])
+    assert doctor.status == WARN and str(d / f"{kind}.md") in doctor.detail
 
 
 def test_a_non_utf8_file_name_is_reported_and_never_blocks_commits(tmp_path: Path) -> None:

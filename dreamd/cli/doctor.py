@@ -118,6 +118,30 @@ def check_roots(config: Config) -> Check:
     return Check(OK, "roots", detail)
 
 
+def check_memory_files(managed: Sequence[Path]) -> Check:
+    """Files in the managed directories dreamd leaves alone (malformed or unsafe records, a
+    ``.history`` link, a ``MEMORY.md`` directory): each stays in place and blocks nothing, but
+    a person should look (DESIGN §2, "A directory is not trusted")."""
+    from memory.errors import DreamdError
+    from memory.store.transaction import MemoryStore
+
+    found: list[str] = []
+    for directory in managed:
+        try:
+            found += [reason for _, reason in MemoryStore(directory).scan_malformed()]
+        except (DreamdError, OSError) as exc:
+            found.append(f"{directory}: {exc}")
+    if not found:
+        return Check(OK, "memory files", f"every file in {len(managed)} managed dir(s) is readable")
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return Check(
+        WARN,
+        "memory files",
+        f"{len(found)} file(s) left in place: " + "; ".join(found[:3]) + more,
+        "dreamd status lists them all; fix, rename or move each (docs/troubleshooting.md, hostile directories)",
+    )
+
+
 def check_spool(spool: Path) -> Check:
     """The spool must be a private directory the daemon can write (DESIGN §4, security)."""
     try:
@@ -542,6 +566,7 @@ def run_checks(
     return [
         check_config(config, env),
         check_roots(config),
+        check_memory_files(managed),
         check_spool(config.daemon.spool),
         check_inotify(len(managed), proc=proc),
         check_daemon(config.daemon.spool, proc=proc),

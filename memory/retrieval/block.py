@@ -107,7 +107,7 @@ def bounded_index(path: str | Path, *, max_lines: int, max_bytes: int) -> str:
 
     Only its first ``max_bytes`` are ever read, and only from a regular file: a MEMORY.md that
     is a symbolic link (to a private key, say), a FIFO or a directory raises UnsafeFileError
-    naming it, and nothing of it reaches the model (DESIGN §2.6)."""
+    naming it, and nothing of it reaches the model (DESIGN §2, "A directory is not trusted")."""
     from memory.fsutil import read_regular_or_none
 
     data = read_regular_or_none(path, max_bytes=max_bytes, oversize="truncate")

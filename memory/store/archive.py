@@ -87,7 +87,7 @@ class Archive:
     def ensure(self) -> Path:
         """``.history/``, created (and made durable in its parent) when missing; UnsafeFileError
         when it is a symbolic link, not a directory, or someone else's: every rename into it
-        would land wherever it points (DESIGN §2.6)."""
+        would land wherever it points (DESIGN §2, "A directory is not trusted")."""
         return ensure_dir(self.path)
 
     def check(self) -> bool:

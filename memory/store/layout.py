@@ -34,7 +34,7 @@ PREVIOUS_INDEX_PREFIX = "MEMORY.previous-"
 HISTORY_MANIFEST_RE = re.compile(r"manifest-(\d+)\.json")
 MAX_RECORD_FILE_BYTES = 80 * 1024
 """The most of a record file ever read: frontmatter (8 KiB) and body (64 KiB) with room for a
-BOM and CRLF line ends; a larger file is reported, not read (DESIGN §2.6)."""
+BOM and CRLF line ends; a larger file is reported, not read (DESIGN §2, "A directory is not trusted")."""
 MAX_MANIFEST_BYTES = 256 * 1024 * 1024
 """The most of a ``manifest.json`` ever read (a set of 100,000 records is about 50 MB)."""
 MAX_INDEX_BYTES = 4 * 1024 * 1024
