@@ -91,7 +91,8 @@ EVENTS: dict[str, str] = {
     # stdlib logging from libraries and memory.*
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
     "store.index_archived": "A MEMORY.md dreamd did not render (a person's or Claude Code's edit) was kept in .history/ before the index was rewritten (message).",
-    "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
+    "store.malformed": "A record file in a managed directory is malformed or unsafe (a link, a FIFO, over its size cap, a hard link, a non-UTF-8 name, a value YAML refuses) and left in place (file, message).",
+    "store.index_blocked": "MEMORY.md is a directory: the set committed without writing its index, which waits until the directory is moved away (path).",
     "store.edit_kept": "A record file was edited while a commit replaced it: the edited version was put back under a name of its own, for the next scan to adopt (file, restored_as).",
     "history.unreadable": "An archived manifest in .history/ could not be read and was passed over while looking up where a forgotten name went (memory_dir, generations, error: the first reason).",
     "forget.merged_away": "A forget named a record a dream merged into another; the fact lives on there (job_id, memory_dir, name, merged_into).",
