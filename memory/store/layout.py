@@ -87,6 +87,26 @@ def shown_name(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
+def manifest_merge_attribute(directory: Path) -> str | None:
+    """The line of ``directory/.gitattributes`` that gives ``manifest.json`` a merge other than
+    dreamd's (``manifest.json merge=union``, ``*.json merge=text``), None when there is none.
+    git merges such a manifest as text: ``union`` keeps both sides' lines and leaves invalid JSON
+    behind, which is what a reader then meets. The last matching line wins, as in git."""
+    try:
+        text = open_regular(directory / ".gitattributes", max_bytes=256 * 1024).decode("utf-8", "replace")
+    except (OSError, UnsafeFileError):
+        return None
+    found: str | None = None
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts or parts[0].startswith("#") or parts[0] not in (MANIFEST, "*.json", "*", f"**/{MANIFEST}", f"/{MANIFEST}"):
+            continue
+        merges = [a for a in parts[1:] if a in ("merge", "-merge", "!merge") or a.startswith("merge=")]
+        if merges:
+            found = None if merges[-1] == "merge=dreamd-manifest" else line.strip()
+    return found
+
+
 def read_regular(path: Path, *, single_link: bool = False) -> bytes:
     """A record file's bytes, never through a symlink, from a FIFO/device or over
     :data:`MAX_RECORD_FILE_BYTES`.
@@ -116,6 +136,7 @@ __all__ = [
     "bad_file_name",
     "history_manifest_name",
     "is_record_name",
+    "manifest_merge_attribute",
     "read_regular",
     "record_file_name",
     "record_files",

@@ -58,6 +58,7 @@ from memory.store.layout import (
     OUR_FILE_RE,
     PREVIOUS_INDEX_PREFIX,
     bad_file_name,
+    manifest_merge_attribute,
     read_regular,
     record_file_name,
     record_files,
@@ -174,7 +175,17 @@ class MemoryStore:
         if data is None:
             assert cache is not None
             return cache[1]
-        manifest = Manifest.loads(data, where=str(self.manifest_path))
+        try:
+            manifest = Manifest.loads(data, where=str(self.manifest_path))
+        except StoreError as exc:
+            attribute = manifest_merge_attribute(self.path)
+            if attribute is None:
+                raise
+            raise StoreError(
+                f"{exc}; {self.path}/.gitattributes says '{attribute}', so git merged it as text: restore it "
+                f"(git checkout HEAD~1 -- {MANIFEST}, or the newest {HISTORY}/manifest-N.json), set "
+                f"run 'dreamd sync {self.path} --install-merge-driver' (it puts dreamd's merge last) and commit .gitattributes"
+            ) from None
         self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), manifest)
         return manifest
 
