@@ -13,6 +13,13 @@
    server keeps one (selection and record reads only). Target:
    recall p50 ≤ 20 ms.
 
+3. **Pipelined calls** (issue 21 §2): one client writes 5,000 ``tools/call recall`` requests
+   without waiting for answers (a thread reads them as they come). The row is the server's
+   peak RSS (``VmHWM``) once every answer is in, against its peak after the same 5,000 calls
+   sent one at a time just before, in the same process (the baseline: what its caches cost).
+   Target: the pipelined peak stays within 1.2 × the baseline (the server holds at most
+   ``MAX_IN_FLIGHT`` requests at once).
+
 The 1,000 records are synthetic (word lists below), built in one commit.
 
 Run: ``python benchmarks/bench_mcp.py [--quick]``. Prints a table and writes
@@ -195,11 +202,95 @@ def bench_recall(root: Path, memory_dir: Path, env: dict[str, str], calls: int) 
     }
 
 
+def _hwm_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/<pid>/status")
+
+
+def bench_pipelined(root: Path, memory_dir: Path, env: dict[str, str], calls: int) -> dict[str, Any]:
+    """Peak RSS of one server answering ``calls`` pipelined recalls, and before them."""
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", "dreamd", "mcp", "--memory-dir", str(memory_dir)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=root)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    out = proc.stdout
+
+    def request(i: int, query: str) -> bytes:
+        body = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": query}}}
+        return json.dumps(body).encode() + b"\n"
+
+    buffer = b""
+
+    def answers(n: int) -> None:
+        nonlocal buffer
+        got = 0
+        while got < n:
+            ready, _, _ = select.select([out], [], [], 300)
+            if not ready:
+                raise RuntimeError(f"pipelined: {got} of {n} answers after 300 s")
+            chunk = os.read(out.fileno(), 1 << 20)
+            if not chunk:
+                raise RuntimeError(f"pipelined: server exited after {got} answers")
+            buffer += chunk
+            got += chunk.count(b"\n")
+
+    proc.stdin.write(INITIALIZE)
+    proc.stdin.flush()
+    answers(1)
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n' + request(0, "warm up the index"))
+    proc.stdin.flush()
+    answers(1)
+    idle = _hwm_kib(proc.pid)
+    rng = random.Random(5)
+    queries = [f"what about {rng.choice(NOUNS)} in {rng.choice(TOPICS)}?" for _ in range(calls)]
+    t0 = time.perf_counter()
+    for i, q in enumerate(queries, start=1):  # the same calls one at a time: what caches cost
+        proc.stdin.write(request(-i, q))
+        proc.stdin.flush()
+        answers(1)
+    sequential_s = time.perf_counter() - t0
+    baseline = _hwm_kib(proc.pid)
+    batch = b"".join(request(i, q) for i, q in enumerate(queries, start=1))
+
+    def write() -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(batch)
+        proc.stdin.flush()
+
+    writer = threading.Thread(target=write)
+    t0 = time.perf_counter()
+    writer.start()
+    answers(calls)
+    elapsed = time.perf_counter() - t0
+    writer.join()
+    peak = _hwm_kib(proc.pid)
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    out.close()
+    return {"calls": calls, "idle_peak_mib": round(idle / 1024, 1), "baseline_peak_mib": round(baseline / 1024, 1),
+            "pipelined_peak_mib": round(peak / 1024, 1), "ratio": round(peak / baseline, 3),
+            "sequential_seconds": round(sequential_s, 2), "seconds": round(elapsed, 2)}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (5 start-ups, 100 recalls)")
     parser.add_argument("--records", type=int, default=1000)
+    parser.add_argument("--pipelined-only", action="store_true", help="only the pipelined-calls row")
+    parser.add_argument("--pipelined", type=int, default=5000, metavar="N", help="pipelined calls (5,000)")
     args = parser.parse_args()
+    if args.pipelined_only:
+        with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
+            root = Path(tmp)
+            memory_dir = root / "roots" / "app" / ".memory"
+            build_set(memory_dir, args.records)
+            row = bench_pipelined(root, memory_dir, _env(root, write_config(root)), args.pipelined)
+        _print_pipelined(row)
+        return 0
     runs, calls = (5, 100) if args.quick else (15, 400)
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         root = Path(tmp)
@@ -209,12 +300,16 @@ def main() -> int:
         env = _env(root, config)
         startup = bench_startup(root, memory_dir, env, runs)
         round_trip = bench_recall(root, memory_dir, env, calls)
+        pipelined = bench_pipelined(root, memory_dir, env, args.pipelined)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     result = {
         "records": args.records,
         "startup": startup,
         "recall": round_trip,
+        "pipelined": pipelined,
         "targets": {
+            "pipelined_ratio_max": 1.2,
+            "pipelined_met": pipelined["ratio"] <= 1.2,
             "startup_ratio_max": 1.5,
             "startup_met": startup["ratio_p50"] <= 1.5,
             "recall_p50_ms_max": 20.0,
@@ -241,12 +336,21 @@ def main() -> int:
         f"recall p50 target <= 20 ms: {'met' if result['targets']['recall_met'] else 'MISSED'}"
         f"  (records returned per call: {round_trip['mean_records_returned']})"
     )
+    print()
+    _print_pipelined(pipelined)
     print(f"load average (1 min) at the end: {load}")
     out = REPO / "benchmarks" / "results" / "mcp.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out.relative_to(REPO)}")
     return 0
+
+
+def _print_pipelined(row: dict[str, Any]) -> None:
+    print(f"{row['calls']} pipelined recall calls: server peak RSS {row['pipelined_peak_mib']} MiB against "
+          f"{row['baseline_peak_mib']} MiB after the same calls one at a time ({row['ratio']:.2f}x, target <= 1.2x: "
+          f"{'met' if row['ratio'] <= 1.2 else 'MISSED'}; idle {row['idle_peak_mib']} MiB; "
+          f"{row['seconds']} s pipelined, {row['sequential_seconds']} s one at a time)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -96,7 +96,8 @@ EVENTS: dict[str, str] = {
     # stdlib logging from libraries and memory.*
     "log.message": "A plain stdlib log line from a library or memory.* (logger, message).",
     "store.index_archived": "A MEMORY.md dreamd did not render (a person's or Claude Code's edit) was kept in .history/ before the index was rewritten (message).",
-    "store.malformed": "A record file in a managed directory is malformed and left in place (file, message).",
+    "store.malformed": "A record file in a managed directory is malformed or unsafe (a link, a FIFO, over its size cap, a hard link, a non-UTF-8 name, a value YAML refuses) and left in place (file, message).",
+    "store.index_blocked": "MEMORY.md is a directory: the set committed without writing its index, which waits until the directory is moved away (path).",
     "store.history_pruned": "Generations older than [retention] history_generations were deleted from .history/: every manifest and archived file removed is named (memory_dir, kept_from, generations, files).",
     "store.edit_kept": "A record file was edited while a commit replaced it: the edited version was put back under a name of its own, for the next scan to adopt (file, restored_as).",
     "history.unreadable": "An archived manifest in .history/ could not be read and was passed over while looking up where a forgotten name went (memory_dir, generations, error: the first reason).",

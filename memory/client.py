@@ -62,13 +62,27 @@ def _session(session_id: str | None) -> str | None:
     return session_id
 
 
-def _content(transcript: str | bytes | Path) -> str:
+def read_transcript(path: Path, max_bytes: int) -> bytes:
+    """A transcript file's bytes, refused (JobRejected, one line) when over ``max_bytes``: a
+    regular file by its size before a byte is read, a pipe (``<(…)``, stdin) after
+    ``max_bytes`` + 1. Whatever a job carries must fit in one job, so nothing larger could
+    be submitted anyway; this only says so before paying for it."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_size > max_bytes:
+                raise JobRejected(f"transcript {path}: {st.st_size} bytes, over the {max_bytes}-byte job limit; not read")
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise JobRejected(f"transcript {path}: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise JobRejected(f"transcript {path}: over the {max_bytes}-byte job limit; not read")
+    return data
+
+
+def _content(transcript: str | bytes | Path, max_bytes: int = MAX_JOB_BYTES) -> str:
     if isinstance(transcript, Path):
-        path = transcript
-        try:
-            transcript = path.read_bytes()
-        except OSError as exc:
-            raise JobRejected(f"transcript {path}: {exc.strerror or exc}") from None
+        transcript = read_transcript(transcript, max_bytes)
     if isinstance(transcript, bytes):
         return transcript.decode("utf-8", errors="replace")
     if isinstance(transcript, str):
@@ -99,7 +113,7 @@ def submit(
         raise JobRejected(
             f"transcript format {format!r} is not one of {', '.join(TRANSCRIPT_FORMATS)}"
         )
-    content, _kinds = redact(_content(transcript))
+    content, _kinds = redact(_content(transcript, max_job_bytes))
     job = build_job(
         "extract",
         job_id=new_job_id(),

@@ -8,7 +8,9 @@
     ├── RecordError                  a record file or record value is malformed
     ├── StoreError                   a memory directory cannot be used as asked
     │   ├── UnmanagedError           directory has no manifest (run ``dreamd adopt``)
-    │   └── ConflictError            the base changed underneath: re-plan later
+    │   ├── ConflictError            the base changed underneath: re-plan later
+    │   └── UnsafeFileError          a path is a link, a FIFO, a device, too large, or
+    │                                someone else's: refused, never followed (memory.fsutil)
     ├── LockError                    a lock or lease could not be taken
     │   ├── LockTimeout              the store lock was busy (also a TransientError)
     │   └── LeaseLost                our dream lease was broken / replaced (fencing)
@@ -48,6 +50,10 @@ class UnmanagedError(StoreError):
 
 class ConflictError(StoreError):
     pass
+
+
+class UnsafeFileError(StoreError):
+    """A file or directory dreamd refuses to follow or read (:mod:`memory.fsutil`)."""
 
 
 class LockError(DreamdError):

@@ -1,17 +1,38 @@
-"""Durable file primitives: the only place that knows how to write a file safely.
+"""File primitives: the only place that knows how to write a file safely and read one warily.
 
 Every write in dreamd goes through one of these helpers so the crash-safety rules live in one
 place: data is fsynced before it becomes visible under its final name, final names are made
 visible with ``link`` (never clobbers) or ``os.replace`` (atomic), and the directory is fsynced
-after the name changes so the rename itself survives a power cut.
+after the name changes so the rename itself survives a power cut. A write that fails (a full
+disk) names the path it was writing, never just the error.
+
+Every read of a file inside a directory dreamd does not trust (a memory directory arrives by
+git, from a teammate or an attacker; a spool may be someone else's) goes through
+:func:`open_regular`, and every directory dreamd writes into below one through
+:func:`ensure_dir` / :func:`check_dir` (DESIGN §2, "A directory is not trusted"):
+
+* a symbolic link is never followed (``O_NOFOLLOW``; ``lstat`` for directories);
+* only a regular file is read, and opening never blocks (``O_NONBLOCK`` until ``fstat`` says
+  it is regular: a FIFO or a device under a dreamd file name is refused, not waited on);
+* every read has a size cap, checked on ``fstat`` before a byte is read (a 3 GiB sparse file
+  costs one syscall) and again while reading (a file that grows);
+* a directory where dreamd keeps its own state is a real directory owned by this user (and,
+  for the spool, writable by no one else).
+
+A file or directory that fails is refused with :class:`~memory.errors.UnsafeFileError`: one
+line naming the path and what is wrong with it. Nothing here imports more than ``os``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
+
+from memory.errors import UnsafeFileError
 
 TMP_PREFIX = ".tmp-"
 
@@ -32,22 +53,30 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def write_temp(directory: Path, data: bytes, *, mode: int = 0o644, prefix: str = TMP_PREFIX) -> Path:
-    """Create a fresh temp file in ``directory`` (O_EXCL), write ``data`` and fsync it."""
+def write_temp(
+    directory: Path, data: bytes, *, mode: int = 0o644, prefix: str = TMP_PREFIX, final: Path | None = None
+) -> Path:
+    """Create a fresh temp file in ``directory`` (O_EXCL), write ``data`` and fsync it.
+
+    An OSError from writing or syncing (ENOSPC, EIO, EDQUOT) carries no file name of its own;
+    it is raised again naming ``final`` (the name the bytes were meant for), else the temp file.
+    """
     while True:
         tmp = directory / f"{prefix}{os.urandom(8).hex()}"  # not secrets: it costs the hook path imports
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
         except FileExistsError:
             continue
         break
     try:
         _write_all(fd, data)
         os.fsync(fd)
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(final or tmp)) from None
         raise
     os.close(fd)
     return tmp
@@ -59,7 +88,7 @@ def write_new(path: Path, data: bytes, *, mode: int = 0o644, sync_dir: bool = Tr
     The bytes are durable before the name appears (temp + fsync + link), so a reader never
     sees a partial file under the final name.
     """
-    tmp = write_temp(path.parent, data, mode=mode)
+    tmp = write_temp(path.parent, data, mode=mode, final=path)
     try:
         os.link(tmp, path)
     finally:
@@ -78,7 +107,7 @@ def replace_atomic(
     before_replace: Callable[[], None] | None = None,
 ) -> None:
     """Atomically replace ``path`` with ``data`` (temp + fsync + os.replace + dir fsync)."""
-    tmp = write_temp(path.parent, data, mode=mode)
+    tmp = write_temp(path.parent, data, mode=mode, final=path)
     try:
         if before_replace is not None:
             before_replace()
@@ -90,3 +119,141 @@ def replace_atomic(
     if sync_dir:
         fsync_dir(path.parent)
 
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((text for test, text in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int,
+    dir_fd: int | None = None,
+    oversize: str = "refuse",
+    single_link: bool = False,
+) -> bytes:
+    """The bytes of the regular file ``path`` (relative to ``dir_fd`` when given), at most
+    ``max_bytes`` of them.
+
+    Never follows a symbolic link (``O_NOFOLLOW``), never blocks opening a FIFO
+    (``O_NONBLOCK``, cleared once ``fstat`` shows a regular file), and checks the size before
+    reading. ``oversize="refuse"`` raises for a file over ``max_bytes``; ``"truncate"`` returns
+    its first ``max_bytes`` (callers that want a prefix or a tail bound themselves).
+    ``single_link`` refuses a file with more than one hard link (its bytes may belong to a file
+    outside the directory). UnsafeFileError names the path and the reason; FileNotFoundError
+    and other OSErrors (naming the path) pass through.
+    """
+    _, data = read_regular_stat(path, max_bytes=max_bytes, dir_fd=dir_fd, oversize=oversize, single_link=single_link)
+    assert data is not None  # no ``unchanged`` given: always read
+    return data
+
+
+def read_regular_stat(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int,
+    dir_fd: int | None = None,
+    oversize: str = "refuse",
+    single_link: bool = False,
+    unchanged: Callable[[os.stat_result], bool] | None = None,
+) -> tuple[os.stat_result, bytes | None]:
+    """:func:`open_regular` that also returns the file's ``fstat``; with ``unchanged``, the
+    bytes are not read (None) when it says the file is one the caller already has (a cache
+    keyed on inode, mtime and size)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    where = os.fspath(path)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFileError(f"{where}: is a symbolic link; dreamd does not follow links here") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFileError(f"{where}: is {_kind(st.st_mode)}, not a regular file; left alone")
+        if single_link and st.st_nlink > 1:
+            raise UnsafeFileError(
+                f"{where}: has {st.st_nlink} hard links; its bytes may be a file outside this directory, so it is not taken in"
+            )
+        if st.st_size > max_bytes and oversize == "refuse":
+            raise UnsafeFileError(f"{where}: is {st.st_size} bytes, over the {max_bytes}-byte limit; not read")
+        if unchanged is not None and unchanged(st):
+            return st, None
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        left = max_bytes + (1 if oversize == "refuse" else 0)
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), where) from None
+        raise
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise UnsafeFileError(f"{where}: grew over the {max_bytes}-byte limit while read; not read")
+    return st, data
+
+
+def read_regular_or_none(path: str | os.PathLike[str], *, max_bytes: int, oversize: str = "refuse") -> bytes | None:
+    """:func:`open_regular`, None when the file is missing."""
+    try:
+        return open_regular(path, max_bytes=max_bytes, oversize=oversize)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def check_dir(path: str | os.PathLike[str], *, private: bool = False, owned: bool = True) -> bool:
+    """Whether ``path`` exists as a directory dreamd may use: False when it is missing;
+    UnsafeFileError when it is a symbolic link or not a directory, when ``owned`` and another
+    user owns it, or when ``private`` and group or others may write to it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    describe_dir(path, st, private=private, owned=owned)
+    return True
+
+
+def describe_dir(path: str | os.PathLike[str], st: os.stat_result, *, private: bool, owned: bool) -> None:
+    """The checks of :func:`check_dir` on an ``lstat`` result already taken."""
+    where = os.fspath(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeFileError(f"{where}: is a symbolic link; dreamd keeps its files only in a real directory (remove the link)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeFileError(f"{where}: is {_kind(st.st_mode)}, where dreamd expects a directory")
+    euid = os.geteuid()
+    if owned and st.st_uid != euid:
+        raise UnsafeFileError(f"{where}: owned by uid {st.st_uid}, not by this user (uid {euid}); refused")
+    if private and st.st_mode & 0o022:
+        raise UnsafeFileError(
+            f"{where}: writable by group or others (mode {stat.S_IMODE(st.st_mode):o}); run chmod go-w on it"
+        )
+
+
+def ensure_dir(path: str | os.PathLike[str], *, mode: int = 0o755, private: bool = False, owned: bool = True) -> Path:
+    """``path`` as a directory dreamd may write into (:func:`check_dir`), created (and made
+    durable in its parent) when missing. Its parent is the caller's to trust."""
+    p = Path(path)
+    if not check_dir(p, private=private, owned=owned):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(p, mode)
+            fsync_dir(p.parent)
+        check_dir(p, private=private, owned=owned)
+    return p

@@ -125,6 +125,7 @@ def job_cases(sb: Sandbox) -> list[Row]:
         "remember carrying an API key",
         enc(_job(sb, 17, records=[{"name": "api-key", "type": "reference", "description": "Prod key", "body": "key sk-ant-api03-" + "A" * 90}])),
     )
+    add("remember with a record name ending in a newline", enc(_job(sb, 18, records=[{"name": "evil\n", "type": "user", "description": "d", "body": "b"}])))
     new = sb.spool / "new"
     for sub in ("tmp", "new", "cur", "deferred", "done", "failed"):
         (sb.spool / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -139,6 +140,16 @@ def job_cases(sb: Sandbox) -> list[Row]:
     os.symlink(sb.mem / "manifest.json", new / link_name)
     names.append(link_name)
     cases.append(("job file that is a symlink", None, None))
+    planted = f"{JOB_ID.format(91, 91)}.json"
+    (new / planted).write_bytes(enc(_job(sb, 91)))
+    os.chown(new / planted, 12345, 12345)
+    names.append(planted)
+    cases.append(("job file owned by another uid (12345)", None, None))
+    loose = f"{JOB_ID.format(92, 92)}.json"
+    (new / loose).write_bytes(enc(_job(sb, 92)))
+    os.chmod(new / loose, 0o666)
+    names.append(loose)
+    cases.append(("job file writable by group and others", None, None))
 
     with contextlib.redirect_stdout(io.StringIO()):
         code = once(sb.config(), log_format="json", env={"HOME": str(sb.base)})
@@ -225,6 +236,186 @@ def memory_file_cases(sb: Sandbox) -> list[Row]:
     rows.append(Row("memory file", "foreign edit of MEMORY.md", f"archived as `{sb.norm(report.index_archived or '')}`, index rebuilt from the manifest", "`.history/`"))
     for _, name, _ in files:
         (sb.mem / name).unlink()
+    return rows
+
+
+def _fresh(sb: Sandbox, label: str) -> Path:
+    from memory.store.records import make_record
+    from memory.store.transaction import Change, MemoryStore
+
+    d = sb.base / "untrusted" / re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") / ".memory"
+    MemoryStore.init(d).commit(Change(add=[make_record("old-fact", "project", "An old fact", "Kept.")]))
+    return d
+
+
+def _commit_outcome(sb: Sandbox, d: Path) -> str:
+    from memory.errors import DreamdError
+    from memory.store.records import make_record
+    from memory.store.transaction import Change, MemoryStore
+
+    try:
+        result = MemoryStore(d).commit(Change(add=[make_record("new-fact", "user", "A new fact", "Stored.")]))
+    except DreamdError as exc:
+        return "commit refused: " + sb.norm(str(exc))
+    text = f"commit of another record succeeds (generation {result.generation})"
+    if result.malformed:
+        text += "; reported: " + "; ".join(sb.norm(r) for _, r in result.malformed)
+    return text
+
+
+def untrusted_dir_cases(sb: Sandbox) -> list[Row]:
+    """A memory directory someone else filled (DESIGN §2.6): each case is planted in a fresh
+    managed directory, then one commit runs there (what ``remember`` or a job does)."""
+    outside = sb.base / "outside-docs"
+    outside.mkdir()
+    (outside / "README.md").write_text("# not dreamd's\n")
+    rows: list[Row] = []
+
+    def record(label: str, name: str, data: bytes) -> None:
+        d = _fresh(sb, label)
+        with open(os.fsencode(str(d)) + b"/" + name.encode("utf-8", "surrogateescape"), "wb") as f:
+            f.write(data)
+        rows.append(Row("memory directory", label, _commit_outcome(sb, d), "left in place, reported by `dreamd status` and `store.malformed`"))
+
+    record("`expires: 2026-02-30` (a day YAML refuses)", "bad-date.md", b"---\nname: d\ntype: user\ndescription: d\nexpires: 2026-02-30\n---\nbody\n")
+    record("a 5,000-digit integer", "digits.md", b"---\nname: n\ntype: user\ndescription: n\nimportance: " + b"9" * 5000 + b"\n---\nbody\n")
+    record("YAML nested 2,000 deep (4 KiB)", "deep.md", b"---\nname: x\ntype: user\nx: " + b"[" * 2000 + b"]" * 2000 + b"\n---\nbody\n")
+    record("non-UTF-8 file name `caf\\xe9.md`", "caf\udce9.md", b"---\nname: cafe\ntype: user\ndescription: c\n---\nbody\n")
+
+    d = _fresh(sb, "sparse 3 GiB record")
+    with open(d / "huge.md", "wb") as f:
+        f.write(b"---\nname: huge\ntype: user\ndescription: h\n---\n")
+        f.truncate(3 * 1024**3)
+    rows.append(Row("memory directory", "a sparse 3 GiB record file", _commit_outcome(sb, d), "left in place, never read past `fstat`"))
+    (d / "huge.md").unlink()
+
+    d = _fresh(sb, "hard link")
+    private = sb.base / "private-notes.md"
+    private.write_bytes(b"---\nname: private\ntype: user\ndescription: p\n---\nmy notes\n")
+    os.link(private, d / "private.md")
+    rows.append(Row("memory directory", "a hard link to a file outside", _commit_outcome(sb, d), "left in place, not adopted"))
+
+    d = _fresh(sb, "fifo record")
+    os.mkfifo(d / "pipe.md")
+    rows.append(Row("memory directory", "a FIFO named like a record", _commit_outcome(sb, d), "left in place, never opened for blocking"))
+
+    d = _fresh(sb, "history link")
+    for p in (d / ".history").iterdir():
+        p.unlink()
+    (d / ".history").rmdir()
+    os.symlink(outside, d / ".history")
+    outcome = _commit_outcome(sb, d)
+    untouched = sorted(os.listdir(outside)) == ["README.md"]
+    rows.append(Row("memory directory", "`.history` a symlink to `../docs`", outcome + ("; nothing outside renamed" if untouched else "; OUTSIDE CHANGED"), "exit 1, one line; nothing written"))
+
+    d = _fresh(sb, "history other uid")
+    os.chown(d / ".history", 12345, 12345)
+    rows.append(Row("memory directory", "`.history` owned by another uid", _commit_outcome(sb, d), "exit 1, one line; nothing written"))
+
+    d = _fresh(sb, "memory md directory")
+    (d / "MEMORY.md").unlink()
+    (d / "MEMORY.md").mkdir()
+    rows.append(Row("memory directory", "`MEMORY.md` a directory", _commit_outcome(sb, d) + "; index not written (`store.index_blocked`)", "left in place"))
+
+    for label, make in (("`manifest.json` a FIFO", lambda p: os.mkfifo(p)), ("`manifest.json` a symlink", lambda p: os.symlink(sb.outside / "manifest.json", p))):
+        d = _fresh(sb, label)
+        (d / "manifest.json").unlink()
+        make(d / "manifest.json")
+        rows.append(Row("memory directory", label, _commit_outcome(sb, d), "exit 1, one line; never waited on or followed"))
+
+    for label, make in (("`.lock` a symlink to outside", lambda p: os.symlink(outside / "lock", p)),):
+        d = _fresh(sb, label)
+        with contextlib.suppress(FileNotFoundError):
+            (d / ".lock").unlink()
+        make(d / ".lock")
+        rows.append(Row("memory directory", label, _commit_outcome(sb, d) + ("" if not (outside / "lock").exists() else "; OUTSIDE CREATED"), "exit 1, one line"))
+
+    from dreamd.jobs.gates import read_last_scan
+
+    for label, make in (("`.last-scan` a FIFO", lambda p: os.mkfifo(p)), ("`.last-scan` a symlink to `/dev/zero`", lambda p: os.symlink("/dev/zero", p))):
+        d = _fresh(sb, label)
+        make(d / ".last-scan")
+        rows.append(Row("memory directory", label, f"last scan read as {read_last_scan(d)} (unknown); `dreamd status` and the daemon go on", "left in place; replaced at the next scan"))
+    return rows
+
+
+def index_hook_cases(sb: Sandbox) -> list[Row]:
+    """``SessionStart`` over a hostile ``MEMORY.md`` (the hook's only read of it)."""
+    from dreamd.hook.main import handle
+
+    env = {"HOME": str(sb.base / "home"), "XDG_STATE_HOME": str(sb.base / "state"),
+           "XDG_CONFIG_HOME": str(sb.base / "cfg"), "DREAMD_SPOOL": str(sb.base / "hookspool")}  # fmt: skip
+    secret = sb.base / "home" / ".ssh" / "id_ed25519"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    rows = []
+
+    def sparse(p: Path) -> None:
+        with open(p, "wb") as f:
+            f.write(b"# Memory index\n- a line\n")
+            f.truncate(3 * 1024**3)
+
+    makers: list[tuple[str, Callable[[Path], None]]] = [
+        ("`MEMORY.md` a symlink to `~/.ssh/id_ed25519`", lambda p: os.symlink(secret, p)),
+        ("`MEMORY.md` a symlink to `/dev/zero`", lambda p: os.symlink("/dev/zero", p)),
+        ("`MEMORY.md` a FIFO", lambda p: os.mkfifo(p)),
+        ("`MEMORY.md` a sparse 3 GiB file", sparse),
+    ]
+    for label, make in makers:
+        project = sb.base / "hookproj" / re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+        d = project / ".memory"
+        from memory.store.transaction import MemoryStore
+
+        MemoryStore.init(d)
+        (d / "MEMORY.md").unlink()
+        make(d / "MEMORY.md")
+        log: dict[str, object] = {}
+        payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project)}).encode()
+        code, out, _ = handle(payload, env, log)
+        if out:
+            ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+            text = f"exit {code}; first {len(ctx.encode())} bytes sent as context" + (" (SECRET LEAKED)" if "PRIVATE KEY" in ctx else "")
+        else:
+            text = f"exit {code}; silent; hook.log: error `{log.get('error')}`"
+        rows.append(Row("hook payload", label, sb.norm(text), "agent undisturbed; nothing of it reaches the model" if not out else "agent undisturbed"))
+    return rows
+
+
+def spool_cases(sb: Sandbox) -> list[Row]:
+    """A spool someone else could write (DESIGN §4): each refused before any job is read."""
+    from memory.client import submit
+    from memory.errors import DreamdError
+    from memory.spool.queue import Spool
+
+    rows = []
+    theirs = sb.base / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 12345, 12345)
+
+    def spool(label: str, plant: Callable[[Path], None]) -> None:
+        root = sb.base / "spools" / re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+        Spool(root).ensure()
+        plant(root)
+        try:
+            Spool(root).ensure()
+            outcome = "accepted"
+        except DreamdError as exc:
+            outcome = sb.norm(str(exc))
+        rows.append(Row("spool", label, outcome, "daemon and submit exit 1, one line"))
+
+    spool("spool owned by another uid (mode 0755)", lambda r: (os.chmod(r, 0o755), os.chown(r, 12345, 12345)))
+    spool("`new/` a symlink to another owner's directory", lambda r: (os.rmdir(r / "new"), os.symlink(theirs, r / "new")))
+    spool("`cur/` group-writable", lambda r: os.chmod(r / "cur", 0o770))
+    huge = sb.base / "huge.jsonl"
+    with open(huge, "wb") as f:
+        f.truncate(3 * 1024**3)
+    try:
+        submit(huge, memory_dir=sb.mem, spool=sb.base / "submit-spool")
+        outcome = "accepted"
+    except DreamdError as exc:
+        outcome = sb.norm(str(exc))
+    rows.append(Row("spool", "`dreamd submit` of a sparse 3 GiB transcript", outcome, "exit 1 before reading (fstat)"))
+    huge.unlink()
     return rows
 
 
@@ -365,6 +556,7 @@ def mcp_cases(sb: Sandbox) -> list[Row]:
     calls: list[tuple[str, str, dict[str, Any]]] = [
         ("remember with an unknown type", "remember", {**ok, "type": "fact"}),
         ("remember with an invalid name", "remember", {**ok, "name": "Bad Name!"}),
+        ("remember with a name ending in a newline", "remember", {**ok, "name": "evil\n"}),
         ("remember with a body over 64 KiB", "remember", {**ok, "body": "é" * 40_000}),
         ("remember with an extra argument", "remember", {**ok, "tags": []}),
         ("get_memory of an unknown record", "get_memory", {"name": "ghost"}),
@@ -515,8 +707,8 @@ def _census_change() -> Any:
 
 
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
-    job_cases, transcript_cases, memory_file_cases, config_cases, hook_cases, answer_cases,
-    model_error_cases, mcp_cases, sync_cases,
+    job_cases, transcript_cases, memory_file_cases, untrusted_dir_cases, config_cases, hook_cases,
+    index_hook_cases, spool_cases, answer_cases, model_error_cases, mcp_cases, sync_cases,
 ]
 
 

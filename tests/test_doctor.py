@@ -125,6 +125,7 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
     assert out.getvalue().splitlines() == [
         f"OK    config: {tmp_path / 'config.toml'} is valid",
         f"OK    roots: 1 managed, 0 unmanaged dirs under {tmp_path / 'code'}/*/.memory",
+        "OK    memory files: every file in 1 managed dir(s) is readable",
         f"OK    spool: {tmp_path / 'spool'}: mode 0700, writable",
         "OK    inotify: max_user_watches 65536 (needs 2), max_user_instances 512 (needs 1) "
         "(1 managed dirs + the spool)",
@@ -159,7 +160,8 @@ def test_warnings_alone_exit_0(tmp_path: Path) -> None:
     lines = out.getvalue().splitlines()
     assert code == 0
     assert lines[1].startswith("WARN  roots: no memory directories found under ")
-    assert lines[2].startswith(f"WARN  spool: {tmp_path / 'spool'} does not exist yet")
+    assert lines[2] == "OK    memory files: every file in 0 managed dir(s) is readable"
+    assert lines[3].startswith(f"WARN  spool: {tmp_path / 'spool'} does not exist yet")
 
 
 def test_invalid_config_is_one_fail_line(tmp_path: Path) -> None:

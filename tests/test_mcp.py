@@ -683,3 +683,53 @@ def test_initialize_is_answered_from_the_sdks_own_earlier_answer(setup: Setup) -
     third, listed = start()
     assert third.model_dump() == first.model_dump()
     assert json.loads(cache.read_text())["results"] == kept["results"]
+
+
+def test_pipelined_calls_are_all_answered_with_at_most_max_in_flight_outstanding(setup: Setup) -> None:
+    """5,000 pipelined calls once grew the server to 827 MB: now it reads a request only while
+    fewer than MAX_IN_FLIGHT are unanswered (benchmarks/bench_mcp.py measures the memory)."""
+    import threading
+
+    from dreamd.mcp.server import MAX_IN_FLIGHT
+
+    raw = _Raw(setup)
+    try:
+        assert "result" in raw.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                         "clientInfo": {"name": "t", "version": "0"}})  # fmt: skip
+        raw.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        n = 300
+        batch = b"".join(
+            json.dumps({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+                        "params": {"name": "recall", "arguments": {"query": f"deploy {i}"}}}).encode() + b"\n"
+            for i in range(n)
+        )  # fmt: skip
+        writer = threading.Thread(target=lambda: (raw.proc.stdin.write(batch), raw.proc.stdin.flush()))  # type: ignore[union-attr]
+        writer.start()
+        ids = {raw.receive(timeout=120)["id"] for _ in range(n)}
+        writer.join()
+        assert ids == set(range(100, 100 + n))
+    finally:
+        raw.proc.kill()
+        raw.proc.wait()
+    assert MAX_IN_FLIGHT <= 64
+
+
+def test_in_flight_waits_at_the_limit_and_a_cancel_frees_a_slot() -> None:
+    import asyncio
+
+    from dreamd.mcp.server import _InFlight
+
+    async def run() -> list[str]:
+        flight = _InFlight(limit=2)
+        await flight.room({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})
+        await flight.room({"jsonrpc": "2.0", "id": "b", "method": "tools/call"})
+        await flight.room({"jsonrpc": "2.0", "method": "notifications/progress"})  # never counted
+        third = asyncio.ensure_future(flight.room({"jsonrpc": "2.0", "id": 3, "method": "tools/call"}))
+        await asyncio.sleep(0.05)
+        steps = [f"blocked={not third.done()}"]
+        await flight.room({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "b"}})
+        await asyncio.wait_for(third, 5)
+        steps.append(f"outstanding={sorted(flight.outstanding)} peak={flight.peak}")
+        return steps
+
+    assert asyncio.run(run()) == ["blocked=True", "outstanding=['1', '3'] peak=2"]

@@ -87,3 +87,39 @@ def test_the_merge_driver_needs_a_repository(tmp_path: Path, monkeypatch: pytest
     MemoryStore.init(mem)
     with pytest.raises(SyncError, match="not inside a git repository"):
         install_merge_driver(mem)
+
+
+def test_a_pushed_union_merge_attribute_is_named_in_the_error_and_reinstall_puts_ours_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 §1: a teammate pushes ``manifest.json merge=union``; the next pull merges the
+    manifest as text into invalid JSON. The error says which line did it and how to get out."""
+    import subprocess
+
+    from memory.errors import StoreError
+
+    repo, mem = project(tmp_path, monkeypatch)
+    with open(mem / ".gitattributes", "a", encoding="utf-8") as f:
+        f.write("manifest.json merge=union\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "union")
+    git(repo, "checkout", "-q", "-b", "feature")
+    remember(mem, "from-feature")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "f")
+    git(repo, "checkout", "-q", "main")
+    remember(mem, "from-main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "m")
+    subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=repo, capture_output=True, check=False)
+    with pytest.raises(StoreError) as exc:
+        MemoryStore(mem).read()
+    message = str(exc.value)
+    assert "\n" not in message
+    assert "not valid JSON" in message and "'manifest.json merge=union'" in message
+    assert "--install-merge-driver" in message
+    install_merge_driver(mem, command="dreamd")
+    from memory.store.layout import manifest_merge_attribute
+
+    assert manifest_merge_attribute(mem) is None
+    assert (mem / ".gitattributes").read_text().rstrip().endswith("MEMORY.md merge=dreamd-index")

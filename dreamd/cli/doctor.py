@@ -135,6 +135,30 @@ def check_roots(config: Config) -> Check:
     return Check(OK, "roots", detail)
 
 
+def check_memory_files(managed: Sequence[Path]) -> Check:
+    """Files in the managed directories dreamd leaves alone (malformed or unsafe records, a
+    ``.history`` link, a ``MEMORY.md`` directory): each stays in place and blocks nothing, but
+    a person should look (DESIGN §2, "A directory is not trusted")."""
+    from memory.errors import DreamdError
+    from memory.store.transaction import MemoryStore
+
+    found: list[str] = []
+    for directory in managed:
+        try:
+            found += [reason for _, reason in MemoryStore(directory).scan_malformed()]
+        except (DreamdError, OSError) as exc:
+            found.append(f"{directory}: {exc}")
+    if not found:
+        return Check(OK, "memory files", f"every file in {len(managed)} managed dir(s) is readable")
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return Check(
+        WARN,
+        "memory files",
+        f"{len(found)} file(s) left in place: " + "; ".join(found[:3]) + more,
+        "dreamd status lists them all; fix, rename or move each (docs/troubleshooting.md, hostile directories)",
+    )
+
+
 def check_spool(spool: Path) -> Check:
     """The spool must be a private directory the daemon can write (DESIGN §4, security)."""
     try:
@@ -162,9 +186,17 @@ def check_spool(spool: Path) -> Check:
     for queue in ("tmp", "new", "cur", "deferred", "done", "failed"):
         sub = spool / queue
         try:
-            sub_mode = sub.stat().st_mode
+            sub_st = sub.lstat()
         except OSError:
             continue
+        if stat.S_ISLNK(sub_st.st_mode) or sub_st.st_uid != os.geteuid():
+            return Check(
+                FAIL,
+                "spool",
+                f"{sub} is a symbolic link or another user's directory (the daemon refuses the spool)",
+                f"replace it with a directory of your own: rm {sub} && mkdir -m 0700 {sub}",
+            )
+        sub_mode = sub_st.st_mode
         if sub_mode & 0o022:
             loose.append(sub)
         if not os.access(sub, os.W_OK | os.X_OK):
@@ -183,11 +215,11 @@ def check_spool(spool: Path) -> Check:
         return Check(
             FAIL, "spool", f"not writable by this user: {where}", f"chown -R $USER {spool}"
         )
-    if st.st_uid != os.getuid():
+    if st.st_uid != os.geteuid():
         return Check(
-            WARN,
+            FAIL,
             "spool",
-            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})",
+            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); the daemon refuses it",
             f"chown -R $USER {spool}",
         )
     if mode & 0o077:
@@ -808,6 +840,7 @@ def run_checks(
     return [
         check_config(config, env),
         check_roots(config),
+        check_memory_files(managed),
         check_spool(config.daemon.spool),
         check_inotify(len(managed), proc=proc),
         check_daemon(config.daemon.spool, proc=proc),

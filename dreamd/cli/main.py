@@ -278,16 +278,24 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from memory.client import submit
+    from memory.errors import JobRejected
 
     config = _config(args)
-    content: str | bytes
-    content = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    limit = config.retention.max_job_bytes
+    content: str | bytes | Path
+    if args.file == "-":
+        content = sys.stdin.buffer.read(limit + 1)
+        if len(content) > limit:
+            raise JobRejected(f"transcript on stdin is over the {limit}-byte job limit; not read")
+    else:
+        content = Path(args.file)  # read by submit with a size check first
     job_id = submit(
         content,
         memory_dir=str(Path(args.memory_dir).resolve()),
         session_id=args.session,
         format=args.format,
         spool=config.daemon.spool,
+        max_job_bytes=limit,
     )
     print(job_id)
     return EXIT_OK

@@ -52,7 +52,7 @@ ENTRY_FIELDS = ("name", "type", "description", "file", "sha256")
 MAX_STATE_BYTES = 256 * 1024
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 MAX_RECORD_BYTES = 1024 * 1024
-_PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 def index_context(memory_dir: Path) -> str:
@@ -243,8 +243,9 @@ def _tail_regular(path: str, limit: int) -> bytes:
 
 
 def _manifest_entries(memory_dir: Path) -> list[dict[str, Any]]:
-    with open(memory_dir / MANIFEST, "rb") as f:
-        raw = f.read(MAX_MANIFEST_BYTES)
+    from memory.fsutil import open_regular
+
+    raw = open_regular(memory_dir / MANIFEST, max_bytes=MAX_MANIFEST_BYTES)
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:

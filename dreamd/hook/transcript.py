@@ -20,8 +20,10 @@ parts of a growing file keep their boundaries, so per-part extraction cursors st
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -200,6 +202,8 @@ def split_parts(lines: list[tuple[bytes, bytes]], budget: int) -> list[list[byte
 
 CACHE_CHECK_BYTES = 4096
 MAX_CACHED = 64
+MAX_READ_BYTES = 128 * 1024 * 1024
+"""The most of a session file one hook call reads (what is new since the cached prefix)."""
 
 
 def _redacted(lines: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -234,7 +238,7 @@ def _check(data: bytes) -> str:
 
 
 def read_conversation(
-    path: Path, cache_dir: Path | None
+    path: Path, cache_dir: Path | None, *, max_read: int = MAX_READ_BYTES
 ) -> tuple[list[tuple[bytes, bytes]], dict[str, int]]:
     """The session file's conversation lines, redacted, and what it cost (bytes read, reused).
 
@@ -247,8 +251,13 @@ def read_conversation(
     """
     cached: list[tuple[bytes, bytes]] = []
     offset = 0
-    with open(path, "rb") as f:
+    # O_NONBLOCK: a FIFO under the session's name must not hold the turn until the timeout.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as f:
         st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
         cache = _cache_file(cache_dir, path) if cache_dir is not None else None
         if cache is not None:
             try:
@@ -270,8 +279,18 @@ def read_conversation(
                         ]
             except (OSError, ValueError, KeyError, TypeError):
                 offset, cached = 0, []
+        if st.st_size - offset > max_read:
+            # Checked on fstat, before a byte is read: a 500 MB session would cost gigabytes and
+            # most of the hook's timeout. A session that grows turn by turn is read a turn at a
+            # time (the cache), so only a file that arrives this large at once meets this.
+            raise OSError(
+                errno.EFBIG,
+                f"{st.st_size - offset} new bytes, over the {max_read}-byte limit the hook reads in one turn; "
+                "not read",
+                str(path),
+            )
         f.seek(offset)
-        data = f.read()
+        data = f.read(max_read + 1)
     complete = data.rfind(b"\n") + 1
     fresh = _redacted(conversation_lines(data, 0, complete))
     tail = _redacted(conversation_lines(data, complete))

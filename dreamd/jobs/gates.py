@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamd.config import GatesConfig, format_duration
 from memory.errors import StoreError
-from memory.fsutil import replace_atomic
+from memory.fsutil import open_regular, replace_atomic
 
 if TYPE_CHECKING:
     from dreamd.logs import EventLogger
@@ -54,6 +54,8 @@ __all__ = [
 GATE_NAMES: tuple[str, ...] = ("enabled", "interval", "scan", "count", "sessions", "budget", "lock")
 PAUSE_FILE = ".paused"
 SCAN_FILE = ".last-scan"
+MAX_STAMP_BYTES = 64 * 1024
+"""The most of ``.last-scan`` or ``.paused`` ever read (each holds one short line)."""
 """When the daemon last scanned a directory's gates (UTC ISO): the one state behind both the
 scan throttle and the ``scan`` gate that ``dreamd status`` shows. Hidden, so never reconciled."""
 
@@ -194,9 +196,9 @@ def evaluate(state: DirState, cfg: GatesConfig, now: datetime) -> GateDecision:
 def read_last_scan(memory_dir: str | os.PathLike[str]) -> datetime | None:
     """The last gate scan the daemon recorded for ``memory_dir`` (None: never, or unreadable)."""
     try:
-        text = (Path(memory_dir) / SCAN_FILE).read_text(encoding="utf-8").strip()
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (OSError, ValueError):
+        data = open_regular(Path(memory_dir) / SCAN_FILE, max_bytes=MAX_STAMP_BYTES)
+        when = datetime.fromisoformat(data.decode("utf-8").strip().replace("Z", "+00:00"))
+    except (OSError, ValueError, StoreError):  # missing, a FIFO, a link, a stray big file
         return None
     return _aware(when)
 
@@ -206,9 +208,18 @@ def record_scan(memory_dir: str | os.PathLike[str], now: datetime) -> None:
     time is advisory, and an idle daemon must not cost a disk flush per directory per window."""
     directory = Path(memory_dir)
     stamp = _aware(now).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    tmp = directory / f"{SCAN_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
-    tmp.write_text(stamp + "\n", encoding="utf-8")
-    os.replace(tmp, directory / SCAN_FILE)
+    # A fresh name with O_EXCL: a link planted at a predictable temp name is never written through.
+    tmp = directory / f"{SCAN_FILE}.{os.getpid()}.{threading.get_ident()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, (stamp + "\n").encode())
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, str(directory / SCAN_FILE)) from None
+    os.close(fd)
+    os.replace(tmp, directory / SCAN_FILE)  # replaces a FIFO or a link there, never opens it
 
 
 # --------------------------------------------------------------------------- pause / resume
@@ -222,10 +233,10 @@ def pause_info(memory_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The ``.paused`` file's content (``paused_at``, ``reason``), or None when not paused."""
     path = Path(memory_dir) / PAUSE_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(open_regular(path, max_bytes=MAX_STAMP_BYTES).decode("utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, StoreError):
         return {"paused_at": None, "reason": "unreadable .paused file"}
     return data if isinstance(data, dict) else {"paused_at": None, "reason": None}
 

@@ -244,7 +244,7 @@ def check_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
                 raise UsageError(f"{tool}: {name} is empty")
             if "maxLength" in rule and len(value) > rule["maxLength"]:
                 raise UsageError(f"{tool}: {name} is over {rule['maxLength']} characters")
-            if "pattern" in rule and not re.match(rule["pattern"], value):
+            if "pattern" in rule and not re.fullmatch(rule["pattern"], value):
                 raise UsageError(f"{tool}: {name} {value[:70]!r} must match {rule['pattern']}")
         out[name] = value
     return out

@@ -13,6 +13,10 @@ Invariants:
   is one too (its traceback goes to stderr). A malformed JSON-RPC line gets a JSON-RPC error
   (:func:`screen_line`). None of them ends the session.
 * stdout carries protocol messages only; logs go to stderr.
+* At most :data:`MAX_IN_FLIGHT` tool and resource requests are being answered at once, and at
+  most :data:`MAX_QUEUED_LINES` lines wait read but unhandled: past that the server stops
+  reading its pipe, so a client that pipelines thousands of calls waits on its own writes
+  instead of growing the server's memory (:class:`_InFlight`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,84 @@ def _error_text(exc: BaseException) -> str:
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """A JSON-RPC line longer than this is refused and dropped as it is read (a tool call needs far
 less: bodies are capped at 64 KiB), so a hostile client cannot make the server buffer gigabytes."""
+
+
+MAX_IN_FLIGHT = 16
+"""Requests handed to the SDK and not yet answered (the thread pool runs fewer at once)."""
+MAX_QUEUED_LINES = 64
+"""Lines the reader thread may read ahead of the event loop."""
+
+
+class _InFlight:
+    """The requests handed to the SDK and not yet answered, by JSON-RPC id.
+
+    :meth:`room` (before each request line is handed on) waits while :data:`MAX_IN_FLIGHT` are
+    outstanding; a request leaves when its answer is sent (:class:`_AnswerCounting` wraps the
+    SDK's write stream) or when the client cancels it (``notifications/cancelled``, which the
+    SDK may leave unanswered). Counting answers on the wire, not handler runs, holds whatever
+    the SDK does between the two: every request it is handed gets exactly one answer."""
+
+    def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
+        self.limit = limit
+        self.outstanding: set[str] = set()
+        self.peak = 0
+        self._freed: Any = None
+
+    async def room(self, message: Any) -> None:
+        import asyncio
+        import json
+
+        if self._freed is None:
+            self._freed = asyncio.Event()
+        if not isinstance(message, dict):
+            return
+        if message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                self.done(json.dumps(params["requestId"]))
+            return
+        if "id" not in message or "method" not in message:
+            return  # a notification, or the client's answer to us: nothing will answer it
+        while len(self.outstanding) >= self.limit:
+            self._freed.clear()
+            await self._freed.wait()
+        self.outstanding.add(json.dumps(message["id"]))
+        self.peak = max(self.peak, len(self.outstanding))
+
+    def done(self, request_id: str) -> None:
+        self.outstanding.discard(request_id)
+        if self._freed is not None:
+            self._freed.set()
+
+
+class _AnswerCounting:
+    """The SDK's write stream, telling :class:`_InFlight` which request each answer closes."""
+
+    def __init__(self, stream: Any, in_flight: _InFlight) -> None:
+        self._stream = stream
+        self._in_flight = in_flight
+
+    async def send(self, item: Any) -> None:
+        import json
+
+        await self._stream.send(item)
+        message = getattr(item, "message", None)
+        request_id = getattr(message, "id", None)
+        if request_id is not None and getattr(message, "method", None) is None:
+            self._in_flight.done(json.dumps(request_id))
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _AnswerCounting:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def screen_line(line: bytes, *, limit: int = MAX_MESSAGE_BYTES) -> tuple[str | None, dict[str, Any] | None]:
@@ -106,11 +188,15 @@ class _ScreenedStdin:
     sent through the transport's own write stream (one writer, no torn lines).
     """
 
-    def __init__(self, fd: int, limit: int = MAX_MESSAGE_BYTES, *, prefix: bytes = b"") -> None:
+    def __init__(
+        self, fd: int, limit: int = MAX_MESSAGE_BYTES, *, prefix: bytes = b"", in_flight: _InFlight | None = None
+    ) -> None:
         self._fd = fd
         self._limit = limit
         self._prefix = prefix  # bytes already read from the pipe (the early initialize line)
         self._lines: Any = None
+        self._queued = threading.BoundedSemaphore(MAX_QUEUED_LINES)
+        self.in_flight = in_flight or _InFlight()
         self.write_stream: Any = None
 
     def __aiter__(self) -> _ScreenedStdin:
@@ -123,6 +209,7 @@ class _ScreenedStdin:
         lock at exit is a fatal error."""
 
         def hand(line: bytes) -> bool:
+            self._queued.acquire()  # released as the loop takes the line: the read-ahead is bounded
             try:
                 loop.call_soon_threadsafe(lines.put_nowait, line)
             except RuntimeError:  # the loop is closed: the server is gone
@@ -172,10 +259,14 @@ class _ScreenedStdin:
             ).start()
         while True:
             line = await self._lines.get()
+            self._queued.release()
             if not line:
                 raise StopAsyncIteration
             text, error = screen_line(line, limit=self._limit)
             if text is not None:
+                import json
+
+                await self.in_flight.room(json.loads(text))
                 return text
             if error is not None:
                 await self._answer(error)
@@ -249,6 +340,8 @@ def serve(tools: MemoryTools) -> int:
     async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
+    in_flight = _InFlight()
+
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
             answer = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
@@ -308,13 +401,14 @@ def serve(tools: MemoryTools) -> int:
         on_read_resource=on_read_resource,
     )
 
-    screened = _ScreenedStdin(wire, prefix=first)
+    screened = _ScreenedStdin(wire, prefix=first, in_flight=in_flight)
     wire_out = WireOut(out_fd, cache=cache, key=key, init_id=init_id, asked=asked, answered=answer is not None)
 
     async def run() -> None:
         async with stdio_server(stdin=screened, stdout=wire_out) as (read_stream, write_stream):  # type: ignore[arg-type]
             screened.write_stream = write_stream
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            counted = _AnswerCounting(write_stream, in_flight)
+            await server.run(read_stream, counted, server.create_initialization_options())  # type: ignore[arg-type]
 
     anyio.run(run)
     return 0

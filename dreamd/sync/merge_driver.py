@@ -2,6 +2,11 @@
 repository merges on a plain ``git pull`` with the same three-way manifest merge as ``dreamd
 sync`` (:mod:`memory.store.merge`). Record files merge on their own (new, uniquely named files);
 MEMORY.md keeps one side's copy and is rebuilt by the next reconcile.
+
+A ``.gitattributes`` line pushed after dreamd's (``manifest.json merge=union``) wins in git, and
+git then merges the manifest as text into invalid JSON: the store names that line in the error
+it raises reading such a manifest (:func:`memory.store.layout.manifest_merge_attribute`), and
+:func:`install_merge_driver` puts dreamd's line last again.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from pathlib import Path
 
 from dreamd.sync.flow import GITIGNORE
 from dreamd.sync.git import Git, SyncError
-from memory.fsutil import replace_atomic
+from memory.fsutil import open_regular, replace_atomic
 from memory.store.index import render_index
+from memory.store.layout import manifest_merge_attribute
 from memory.store.manifest import Manifest, utcnow_iso
 from memory.store.merge import merge_manifests
 from memory.store.records import sha256_hex
@@ -68,8 +74,13 @@ def install_merge_driver(memory_dir: Path, *, command: str = "dreamd") -> list[s
     git.run("config", "merge.dreamd-index.name", "dreamd: MEMORY.md is derived, keep ours")
     git.run("config", "merge.dreamd-index.driver", "true")
     attrs = memory_dir / ".gitattributes"
-    existing = attrs.read_text(encoding="utf-8") if attrs.exists() else ""
-    if "merge=dreamd-manifest" not in existing:
+    try:
+        existing = open_regular(attrs, max_bytes=256 * 1024).decode("utf-8")
+    except FileNotFoundError:
+        existing = ""
+    # A line someone pushed after ours (``manifest.json merge=union``) wins in git and has every
+    # pull merge the manifest as text: ours goes last again, so the last matching line is ours.
+    if "merge=dreamd-manifest" not in existing or manifest_merge_attribute(memory_dir) is not None:
         replace_atomic(attrs, (existing + ("\n" if existing and not existing.endswith("\n") else "") + GITATTRIBUTES).encode())
     written = [str(attrs)]
     ignore = memory_dir / ".gitignore"

@@ -103,10 +103,15 @@ def render_block(records: Sequence[Shown]) -> str:
 
 def bounded_index(path: str | Path, *, max_lines: int, max_bytes: int) -> str:
     """The MEMORY.md at ``path`` ("" when there is none), bounded even when someone edited it
-    by hand: at most ``max_lines`` lines and ``max_bytes`` bytes, cut at a line boundary."""
-    try:
-        data = Path(path).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+    by hand: at most ``max_lines`` lines and ``max_bytes`` bytes, cut at a line boundary.
+
+    Only its first ``max_bytes`` are ever read, and only from a regular file: a MEMORY.md that
+    is a symbolic link (to a private key, say), a FIFO or a directory raises UnsafeFileError
+    naming it, and nothing of it reaches the model (DESIGN §2, "A directory is not trusted")."""
+    from memory.fsutil import read_regular_or_none
+
+    data = read_regular_or_none(path, max_bytes=max_bytes, oversize="truncate")
+    if data is None:
         return ""
     text = data.decode("utf-8", errors="replace")
     lines = text.splitlines(keepends=True)[:max_lines]

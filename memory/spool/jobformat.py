@@ -34,9 +34,9 @@ FORMAT = 1
 KINDS: tuple[str, ...] = ("extract", "remember", "forget", "consolidate")
 TRANSCRIPT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "anthropic", "openai", "text")
 MAX_JOB_BYTES = 32 * 1024 * 1024
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")  # == memory.store.records.NAME_RE, without YAML
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
+JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")  # == memory.store.records.NAME_RE, without YAML
 
 
 def new_job_id(now: datetime | None = None) -> str:

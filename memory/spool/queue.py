@@ -49,7 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.errors import ConfigError, DreamdError, JobRejected, LockError
-from memory.fsutil import fsync_dir, replace_atomic, write_temp
+from memory.fsutil import fsync_dir, open_regular, replace_atomic, write_temp
 from memory.settings import config_data, expand_home
 from memory.spool.jobformat import JOB_ID_RE, MAX_JOB_BYTES, encode_job, new_job_id
 from memory.textutil import one_line
@@ -86,7 +86,7 @@ RECOVERED_ERROR = (
     "the daemon died while running this job (a crash, a kill, or a worker restarted as hung); "
     "its claim was recovered at start-up"
 )
-_RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?$")
+_RESERVED_ID = re.compile(r"\.(?:error|state)(?:-\d+)?\Z")
 _ERROR_HISTORY = re.compile(r"\.error-(\d+)\.json$")
 
 
@@ -174,6 +174,16 @@ def backoff_delay(
 ) -> float:
     """Seconds to wait after the ``attempts``-th failure: base, 2·base, 4·base, … up to cap."""
     return float(min(cap, base * 2 ** max(attempts - 1, 0)))
+
+
+def check_job_file(st: os.stat_result, *, allow_insecure: bool = False) -> None:
+    """JobRejected (one line) unless a job file is this user's and writable by no one else: a
+    job another uid left in the spool is never applied, whoever made the directory loose."""
+    euid = os.geteuid()
+    if st.st_uid != euid:
+        raise JobRejected(f"job file is owned by uid {st.st_uid}, not by this user (uid {euid}); not applied")
+    if st.st_mode & 0o022 and not allow_insecure:
+        raise JobRejected(f"job file is writable by group or others (mode {stat.S_IMODE(st.st_mode):o}); not applied")
 
 
 def is_job_id(job_id: str) -> bool:
@@ -285,14 +295,26 @@ class Spool:
         return self
 
     def check_permissions(self) -> None:
-        """Raise ConfigError if the spool or a subdirectory is group/world-writable or not a dir."""
+        """Raise ConfigError (one line) unless the spool and each subdirectory is a directory
+        owned by this user and writable by no one else: whoever can write there could plant a
+        job the daemon applies, or read transcripts. The spool itself may be reached through a
+        link (a configured path); ``new/``, ``cur/`` … never are — a link there could lead into
+        a directory someone else owns. ``allow_insecure`` lets the mode pass, never the owner."""
+        euid = os.geteuid()
         for path in (self.root, *(self.root / n for n in SUBDIRS)):
             try:
-                st = os.stat(path)
+                st = os.stat(path) if path == self.root else os.lstat(path)
             except OSError as exc:
                 raise ConfigError(f"spool {path}: {exc.strerror or exc}") from None
+            if stat.S_ISLNK(st.st_mode):
+                raise ConfigError(f"spool {path} is a symbolic link; the spool's queues must be its own directories")
             if not stat.S_ISDIR(st.st_mode):
                 raise ConfigError(f"spool {path}: not a directory")
+            if st.st_uid != euid:
+                raise ConfigError(
+                    f"spool {path} is owned by uid {st.st_uid}, not by this user (uid {euid}); "
+                    "refused: its owner could plant jobs"
+                )
             if st.st_mode & 0o022 and not self.allow_insecure:
                 raise ConfigError(
                     f"spool {path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}); "
@@ -380,7 +402,7 @@ class Spool:
 
     def _owner_text(self) -> str:
         try:
-            owner = json.loads((self.root / OWNER_NAME).read_text())
+            owner = json.loads(open_regular(self.root / OWNER_NAME, max_bytes=4096))
             return f" (pid {int(owner['pid'])} on {owner['host']})"
         except (OSError, ValueError, KeyError, TypeError):
             return ""
@@ -555,9 +577,8 @@ class Spool:
     def _head(self, sub: str, job_id: str) -> dict[str, Any]:
         """``kind``, ``memory_dir`` and ``session_id`` from a job's first bytes ({} if unknown)."""
         try:
-            with open(self._path(sub, job_id), "rb") as f:
-                head = f.read(PEEK_BYTES)
-        except OSError:
+            head = open_regular(self._path(sub, job_id), max_bytes=PEEK_BYTES, oversize="truncate")
+        except (OSError, DreamdError):
             return {}
         out: dict[str, Any] = {}
         for key, m in ((k, _HEAD_FIELDS[k].search(head)) for k in _HEAD_FIELDS):
@@ -572,10 +593,10 @@ class Spool:
     def _transcript(self, sub: str, job_id: str) -> tuple[str, str] | None:
         """A job's transcript ``(format, content)``, or None when it cannot be read."""
         try:
-            data = json.loads(self._path(sub, job_id).read_bytes())
+            data = json.loads(open_regular(self._path(sub, job_id), max_bytes=MAX_JOB_BYTES))
             t = data["transcript"]
             fmt, content = t["format"], t["content"]
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, DreamdError):
             return None
         return (fmt, content) if isinstance(fmt, str) and isinstance(content, str) else None
 
@@ -632,8 +653,10 @@ class Spool:
                 raise JobRejected("job file is a symlink, not a regular file") from None
             raise
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise JobRejected("job file is not a regular file")
+            check_job_file(st, allow_insecure=self.allow_insecure)
             return _read_up_to(fd, max_bytes + 1)
         finally:
             os.close(fd)

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.errors import RecordError, StoreError
-from memory.store.layout import INDEX, read_regular, record_file_name, record_files
+from memory.fsutil import open_regular
+from memory.store.layout import (
+    INDEX,
+    MAX_INDEX_BYTES,
+    bad_file_name,
+    read_regular,
+    record_file_name,
+    record_files,
+    shown_name,
+)
 from memory.store.locks import store_lock
 from memory.store.manifest import ManifestEntry, utcnow_iso
 from memory.store.reconcile import foreign_entry
@@ -91,8 +100,12 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         malformed: list[tuple[str, str]] = []
         taken: set[str] = set()
         for path in record_files(store.path):
+            bad_name = bad_file_name(store.path, path.name)
+            if bad_name is not None:
+                malformed.append((shown_name(path.name), bad_name))
+                continue
             try:
-                data = read_regular(path)
+                data = read_regular(path, single_link=True)
                 rec = parse_record(data, where=str(path), stem=path.stem)
             except (RecordError, OSError) as exc:
                 malformed.append((path.name, str(exc)))
@@ -101,8 +114,14 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX
-        if index_path.exists():
-            raw = index_path.read_bytes()
+        try:
+            raw: bytes | None = open_regular(index_path, max_bytes=MAX_INDEX_BYTES)
+        except FileNotFoundError:
+            raw = None
+        except (OSError, StoreError) as exc:  # a link, a FIFO, a directory, too large: left alone
+            malformed.append((INDEX, str(exc)))
+            raw = None
+        if raw is not None:
             text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n")
             lines = free_text_lines(text, {e.file for e in entries})
             for i, chunk in enumerate(_chunks(lines, MAX_BODY_BYTES - 1024), start=1):

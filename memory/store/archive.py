@@ -35,16 +35,29 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new, write_temp
+from memory.errors import RecordError
+from memory.fsutil import (
+    TMP_PREFIX,
+    check_dir,
+    ensure_dir,
+    fsync_dir,
+    open_regular,
+    write_new,
+    write_temp,
+)
 from memory.store.layout import (
     ARCHIVE_SUFFIX,
     HISTORY,
     HISTORY_MANIFEST_RE,
     INDEX,
+    MAX_INDEX_BYTES,
+    MAX_MANIFEST_BYTES,
+    MAX_RECORD_FILE_BYTES,
     ORPHAN_PREFIX,
     OUR_FILE_RE,
     PREVIOUS_INDEX_PREFIX,
     history_manifest_name,
+    read_regular,
 )
 from memory.store.records import sha256_hex
 
@@ -56,7 +69,7 @@ def _restore_name(root: Path, file: str) -> str:
     m = OUR_FILE_RE.match(file)
     stem = m.group("name") if m else file.removesuffix(".md")
     name = f"{stem}.md"
-    while (root / name).exists() or OUR_FILE_RE.match(name):
+    while os.path.lexists(root / name) or OUR_FILE_RE.match(name):
         name = f"{stem}.edited-{secrets.token_hex(3)}.md"
     return name
 
@@ -72,12 +85,16 @@ class Archive:
         self._previous_indexes: set[str] = set()
 
     def ensure(self) -> Path:
-        """``.history/``, created (and made durable in its parent) when missing."""
-        hist = self.path
-        if not hist.is_dir():
-            hist.mkdir(exist_ok=True)
-            fsync_dir(self.root)
-        return hist
+        """``.history/``, created (and made durable in its parent) when missing; UnsafeFileError
+        when it is a symbolic link, not a directory, or someone else's: every rename into it
+        would land wherever it points (DESIGN §2, "A directory is not trusted")."""
+        return ensure_dir(self.path)
+
+    def check(self) -> bool:
+        """Whether ``.history/`` exists; UnsafeFileError as :meth:`ensure` says. Every reader
+        and writer of the archive asks this first, so nothing is read or renamed through a
+        link someone planted there."""
+        return check_dir(self.path)
 
     # ------------------------------------------------------------------ manifests
 
@@ -97,6 +114,8 @@ class Archive:
     def generations(self) -> list[int]:
         """Generations whose manifests are kept, oldest first."""
         out = []
+        if not self.check():
+            return []
         try:
             names = os.listdir(self.path)
         except FileNotFoundError:
@@ -122,9 +141,9 @@ class Archive:
         if files is None:
             path = self.manifest_path(generation)
             try:
-                raw = json.loads(path.read_bytes())
+                raw = json.loads(open_regular(path, max_bytes=MAX_MANIFEST_BYTES))
                 files = frozenset(str(r["file"]) for r in raw["records"])
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, RecursionError, RecordError):
                 return frozenset()
             self._files[generation] = files
         return files
@@ -187,11 +206,11 @@ class Archive:
         a comparison and an unlink would be lost; a name already taken gets a random suffix.
         """
         src = self.root / file
-        if not src.exists():
+        if not os.path.lexists(src):
             return None
         hist = self.ensure()
         target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
-        if target.exists():
+        if os.path.lexists(target):
             target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
         os.rename(src, target)
         return target
@@ -215,9 +234,9 @@ class Archive:
         for name in sorted(os.listdir(self.root)):
             if not name.endswith(".md") or name in (INDEX, file) or OUR_FILE_RE.match(name):
                 continue  # ``file`` itself is on its way to .history/
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, RecordError):
                 path = self.root / name
-                if path.stat().st_size == len(data) and sha256_hex(path.read_bytes()) == sha:
+                if os.lstat(path).st_size == len(data) and sha256_hex(read_regular(path)) == sha:
                     return name
         name = _restore_name(self.root, file)
         write_new(self.root / name, data, sync_dir=True)
@@ -243,9 +262,9 @@ class Archive:
         moved = False
         for file, sha in expected.items():
             try:
-                before = (self.root / file).read_bytes()
-            except OSError:
-                continue
+                before = read_regular(self.root / file)
+            except (OSError, RecordError):
+                continue  # gone, or replaced by a link or a FIFO: moved as it is, never read
             if sha256_hex(before) != sha:
                 restored.append((file, self.restore(file, before)))
             kept = self._move(file)
@@ -253,7 +272,7 @@ class Archive:
                 continue
             moved = True
             try:
-                after = kept.read_bytes()
+                after = open_regular(kept, max_bytes=MAX_RECORD_FILE_BYTES)
             except OSError:
                 continue
             if after != before and sha256_hex(after) != sha:
@@ -298,6 +317,8 @@ class Archive:
             names = os.listdir(self.path)
         except (FileNotFoundError, NotADirectoryError):
             names = []
+        if names:
+            self.check()
         moved = 0
         for name in names:
             if name.startswith(PREVIOUS_INDEX_PREFIX):
@@ -305,7 +326,7 @@ class Archive:
             if not name.endswith(".md"):
                 continue
             target = self.path / f"{name}{ARCHIVE_SUFFIX}"
-            if target.exists():
+            if os.path.lexists(target):
                 target = self.path / f"{name}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
             with contextlib.suppress(FileNotFoundError):
                 os.rename(self.path / name, target)
@@ -341,13 +362,29 @@ class Archive:
             st = None
         held_name = f"MEMORY-{clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
         held: Path | None = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            # Nothing may replace a directory, and nothing in it is dreamd's to move: the set
+            # commits without its index, and says why once per commit (store.index_blocked).
+            log.warning(
+                "%s is a directory, not a file: the index is not written until it is moved away", path,
+                extra={"event": "store.index_blocked", "path": str(path)},
+            )
+            return None
         if st is not None and not stat.S_ISREG(st.st_mode):
-            replace_atomic(path, index, sync_dir=False)  # a link or a directory: never followed
+            # A link, a FIFO, a device: replaced by the index (a rename), never followed or read.
+            hist = self.ensure()
+            tmp = write_temp(hist, index, final=path)
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
             return None
         # Staged inside .history/: if we die right after the swap, the old index is left there
         # (never collected as a stale temp file of the directory itself).
         hist = self.ensure()
-        tmp = write_temp(hist, index)
+        tmp = write_temp(hist, index, final=path)
         try:
             swapped = st is not None and _exchange(tmp, path)
             if swapped:
@@ -364,7 +401,7 @@ class Archive:
         if held is None:
             return None
         try:
-            data = held.read_bytes()
+            data = open_regular(held, max_bytes=MAX_INDEX_BYTES, oversize="truncate")
         except FileNotFoundError:
             return None
         sha = sha256_hex(data)
@@ -384,9 +421,11 @@ class Archive:
             self._previous_indexes.discard(name)
             path = self.path / name
             try:
-                data = path.read_bytes()
+                data = open_regular(path, max_bytes=MAX_INDEX_BYTES, oversize="truncate")
             except FileNotFoundError:
                 continue
+            except OSError:
+                data = b""  # not ours to judge: kept below as a foreign version
             if sha256_hex(data) == name[len(PREVIOUS_INDEX_PREFIX) : -len(ARCHIVE_SUFFIX)]:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
@@ -448,7 +487,7 @@ def _link_or_copy(path: Path, held: Path, expected: str) -> bool:
         return False
     except OSError:  # no hard links here (some network file systems): keep a copy
         try:
-            data = path.read_bytes()
+            data = open_regular(path, max_bytes=MAX_INDEX_BYTES)
         except FileNotFoundError:
             return False
         if expected and sha256_hex(data) == expected:

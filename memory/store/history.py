@@ -11,14 +11,24 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreError
-from memory.store.layout import HISTORY, ORPHAN_PREFIX, history_manifest_name, record_file_name
+from memory.fsutil import open_regular, read_regular_or_none
+from memory.store.layout import (
+    HISTORY,
+    MAX_MANIFEST_BYTES,
+    MAX_RECORD_FILE_BYTES,
+    ORPHAN_PREFIX,
+    history_manifest_name,
+    record_file_name,
+)
 from memory.store.locks import store_lock
 from memory.store.manifest import Manifest, ManifestEntry
 from memory.store.reconcile import scan_foreign
@@ -196,7 +206,12 @@ def read_summary(path: Path) -> tuple[int, str | None, dict[str, Any]]:
     """
     where = str(path)
     try:
-        with open(path, "rb", buffering=0) as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise StoreError(f"{where}: not a regular file; not read")
+        os.set_blocking(fd, True)
+        with open(fd, "rb", buffering=0) as f:
             head = f.read(256)
             m = _HEAD.match(head)
             if m is not None:
@@ -215,6 +230,8 @@ def read_summary(path: Path) -> tuple[int, str | None, dict[str, Any]]:
                     if start == 0:
                         break
                     window *= 8
+            if f.seek(0, 2) > MAX_MANIFEST_BYTES:
+                raise StoreError(f"{where}: over the {MAX_MANIFEST_BYTES}-byte limit; not read")
             f.seek(0)
             data = f.readall()
     except FileNotFoundError:
@@ -396,7 +413,7 @@ def find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     """The exact bytes an old entry committed, from the directory or ``.history/``."""
     candidates = [store.path / entry.file]
     hist = store.path / HISTORY
-    if hist.is_dir():
+    if store.archive.check():
         # Archives end in ARCHIVE_SUFFIX (``x.md.hist``, ``x.md.<random>.hist``); directories
         # not yet migrated still hold ``x.md``, ``x.md.<random>`` and ``orphan.x.md``.
         for prefix in ("", ORPHAN_PREFIX):
@@ -404,8 +421,8 @@ def find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
             candidates.extend(sorted(hist.glob(f"{glob.escape(prefix + entry.file)}.*")))
     for path in candidates:
         try:
-            data = path.read_bytes()
-        except OSError:
+            data = open_regular(path, max_bytes=MAX_RECORD_FILE_BYTES)
+        except (OSError, StoreError):
             continue
         if sha256_hex(data) == entry.sha256:
             return data
@@ -429,7 +446,9 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
                     f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
                 )
             path = store.path / entry.file
-            on_disk = path.read_bytes() if path.exists() else None
+            on_disk = read_regular_or_none(path, max_bytes=MAX_RECORD_FILE_BYTES)
+            if on_disk is None and os.path.lexists(path):
+                on_disk = b""  # a link or a FIFO holds the name: the restored file gets a new one
             if on_disk is not None and sha256_hex(on_disk) == entry.sha256:
                 entries.append(dataclasses.replace(entry))
                 continue

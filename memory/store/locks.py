@@ -22,6 +22,7 @@ import logging
 import os
 import secrets
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,8 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.errors import LeaseLost, LockError, LockTimeout
-from memory.fsutil import fsync_dir, write_new
+from memory.errors import LeaseLost, LockError, LockTimeout, UnsafeFileError
+from memory.fsutil import ensure_dir, fsync_dir, read_regular_stat, write_new
 from memory.store.manifest import parse_iso, utcnow_iso
 
 log = logging.getLogger("memory.locks")
@@ -57,6 +58,7 @@ def _thread_lock(directory: Path) -> threading.Lock:
 @contextlib.contextmanager
 def store_lock(directory: Path, timeout: float = 10.0) -> Iterator[None]:
     """Hold the directory's store lock (thread lock, then flock), always with a timeout."""
+    check_lock_file(directory / LOCK_NAME)
     tlock = _thread_lock(directory)
     deadline = time.monotonic() + timeout
     if not tlock.acquire(timeout=max(timeout, 0.0)):
@@ -75,6 +77,17 @@ def store_lock(directory: Path, timeout: float = 10.0) -> Iterator[None]:
             flock.release()
     finally:
         tlock.release()
+
+
+def check_lock_file(path: Path) -> None:
+    """UnsafeFileError unless ``path`` is missing or a regular file: filelock opens it with
+    ``O_CREAT`` and would follow a planted link (creating or locking a file outside)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeFileError(f"{path}: is not a regular file (a link, a FIFO or a directory); the store lock is not taken through it")
 
 
 def process_start_token(pid: int) -> str:
@@ -115,11 +128,12 @@ class LeaseInfo:
     def read(cls, path: Path) -> LeaseInfo | None:
         """The lease at ``path``, None when absent. Unreadable content counts as an old lease."""
         try:
-            with open(path, "rb") as f:
-                st = os.fstat(f.fileno())
-                raw = f.read(64 * 1024)
+            st, got = read_regular_stat(path, max_bytes=64 * 1024, oversize="truncate")
+            raw = got or b""
         except FileNotFoundError:
             return None
+        except (OSError, UnsafeFileError):
+            raw, st = b"", os.lstat(path)  # not a lease dreamd wrote: an old, unreadable one
         try:
             data: Any = json.loads(raw)
             if not isinstance(data, dict):
@@ -214,7 +228,7 @@ class DreamLease:
     def heartbeat(self) -> None:
         """Refresh ``heartbeat_at`` in place (same inode); LeaseLost if it is no longer ours."""
         try:
-            fd = os.open(self.path, os.O_RDWR)
+            fd = os.open(self.path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             raise LeaseLost(f"{self.path}: dream lease vanished") from None
         try:
@@ -291,8 +305,7 @@ def break_stale_lease(directory: Path, judged: LeaseInfo, reason: str) -> bool:
 
 
 def _archive_lease(directory: Path, private: Path) -> None:
-    history = directory / ".history"
-    history.mkdir(exist_ok=True)
+    history = ensure_dir(directory / ".history")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     target = history / f"dream.lock-broken-{stamp}-{secrets.token_hex(3)}.json"
     os.rename(private, target)

@@ -24,7 +24,7 @@ MAX_SESSIONS = 1000
 MAX_CURSORS = 1000
 MAX_SOURCES = 50
 """Provenance entries (``sources``) a record keeps; the oldest go first."""
-_SAFE_FILE = re.compile(r"^[^/\\\x00]+\.md$")
+_SAFE_FILE = re.compile(r"^[^/\\\x00]+\.md\Z")
 _HEX = re.compile(r"[0-9a-f]*")
 
 

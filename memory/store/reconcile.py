@@ -34,9 +34,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memory.errors import RecordError, StoreError
+from memory.fsutil import open_regular
 from memory.store.archive import Archive
 from memory.store.index import render_index
-from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
+from memory.store.layout import (
+    INDEX,
+    MAX_INDEX_BYTES,
+    MAX_MANIFEST_BYTES,
+    OUR_FILE_RE,
+    bad_file_name,
+    is_record_name,
+    read_regular,
+    shown_name,
+)
 from memory.store.locks import store_lock
 from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry, utcnow_iso
 from memory.store.records import Record, parse_record, sha256_hex, unique_name
@@ -138,18 +148,20 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
     if ours:
         previous = _previous_files(store, manifest)
         _edited_leftovers(store, ours, previous, scan, present)
-    candidates = sorted(
-        n
-        for n in present - named
-        if n.endswith(".md") and n != INDEX and not n.startswith(".") and not OUR_FILE_RE.match(n)
-    )
+    candidates = sorted(n for n in present - named if is_record_name(n) and not OUR_FILE_RE.match(n))
     taken = {e.name for e in scan.entries} if candidates else set()
     for name in candidates:
         path = store.path / name
         if path.is_dir() and not path.is_symlink():
             continue
+        bad_name = bad_file_name(store.path, name)
+        if bad_name is not None:
+            scan.malformed.append((shown_name(name), bad_name))
+            continue
         try:
-            data = read_regular(path)
+            # One link only: a hard link to a file outside (``ln ~/.ssh/config x.md``) shares
+            # its inode, and taking it in would copy that file's bytes into every set and sync.
+            data = read_regular(path, single_link=True)
             rec = parse_record(data, where=str(path), stem=path.stem)
         except FileNotFoundError:
             continue
@@ -183,7 +195,7 @@ def _scan_named(
             continue
         path = store.path / entry.file
         try:
-            data = read_regular(path)
+            data = read_regular(path, single_link=True)
         except FileNotFoundError:
             scan.dropped.append(entry.name)
             continue
@@ -262,7 +274,8 @@ def _previous_files(store: ReconcilingStore, current: Manifest) -> dict[str, str
     """file -> sha256 of the generation before ``current`` (empty when not kept)."""
     path = store.archive.manifest_path(current.generation - 1)
     try:
-        previous = Manifest.loads(path.read_bytes(), where=str(path))
+        store.archive.check()
+        previous = Manifest.loads(open_regular(path, max_bytes=MAX_MANIFEST_BYTES), where=str(path))
     except (OSError, StoreError):
         return {}
     return {e.file: e.sha256 for e in previous.records}
@@ -290,10 +303,12 @@ def reconcile(store: ReconcilingStore) -> ReconcileReport:
             orphans += store.collect_orphans({e.file for e in old.records}, listing=scan.listing)
             path = store.path / INDEX
             try:
-                current = sha256_hex(path.read_bytes())
+                current = sha256_hex(open_regular(path, max_bytes=MAX_INDEX_BYTES, oversize="truncate"))
             except FileNotFoundError:
                 current = None
-            except OSError:
+            except OSError:  # a directory, a link, a FIFO (UnsafeFileError is a StoreError)
+                current = ""
+            except StoreError:
                 current = ""
             if current != old.index_sha256 or not old.index_sha256:
                 index = render_index(scan.entries, max_lines=store.index_max_lines, max_bytes=store.index_max_bytes)

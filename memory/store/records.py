@@ -23,7 +23,7 @@ from typing import Any
 from memory.errors import RecordError
 
 TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
 MAX_FRONTMATTER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 64 * 1024
 MAX_DESCRIPTION_CHARS = 1024
@@ -132,6 +132,13 @@ def load_yaml_mapping(text: str, *, where: str) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RecordError(f"{where}: invalid YAML frontmatter: {first}") from None
+    except RecursionError:
+        raise RecordError(f"{where}: YAML frontmatter is nested too deep") from None
+    except (ValueError, OverflowError, TypeError) as exc:
+        # A value YAML's own constructors refuse: ``2026-02-30`` (day out of range), an integer
+        # of 5,000 digits (Python's int limit), a timestamp past year 9999.
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RecordError(f"{where}: frontmatter value YAML cannot hold: {first[:120]}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

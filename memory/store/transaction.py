@@ -43,8 +43,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError
-from memory.fsutil import fsync_dir, replace_atomic, write_new
+from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
+from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
 from memory.store.archive import Archive
 from memory.store.change import ACTORS, Change, CommitResult, Pending, apply_change, touched_files
 from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
@@ -53,12 +53,16 @@ from memory.store.layout import (
     HISTORY,
     INDEX,
     MANIFEST,
+    MAX_MANIFEST_BYTES,
     ORPHAN_PREFIX,
     OUR_FILE_RE,
     PREVIOUS_INDEX_PREFIX,
+    bad_file_name,
+    manifest_merge_attribute,
     read_regular,
     record_file_name,
     record_files,
+    shown_name,
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import (
@@ -134,7 +138,9 @@ class MemoryStore:
         return self.path / HISTORY
 
     def is_managed(self) -> bool:
-        return self.manifest_path.is_file()
+        """Whether ``manifest.json`` exists (as anything: a link or a FIFO there is refused by
+        :meth:`read` with its name, never taken for "not managed" and adopted over)."""
+        return os.path.lexists(self.manifest_path)
 
     def read(self) -> Manifest:
         """The current set, from ``manifest.json`` only (cached by inode/mtime/size)."""
@@ -150,21 +156,38 @@ class MemoryStore:
 
     def _load(self) -> Manifest:
         """The current manifest *shared with the cache*: the commit path reads it, never mutates it."""
+        cache = self._cache
+
+        def cached(st: os.stat_result) -> bool:
+            return cache is not None and cache[0] == (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
         try:
-            with open(self.manifest_path, "rb") as f:
-                st = os.fstat(f.fileno())
-                key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                if self._cache is not None and self._cache[0] == key:
-                    return self._cache[1]
-                data = f.read()
+            st, data = read_regular_stat(self.manifest_path, max_bytes=MAX_MANIFEST_BYTES, unchanged=cached)
+        except UnsafeFileError as exc:
+            raise StoreError(f"{exc}; {MANIFEST} must be a regular file of this directory") from None
         except FileNotFoundError:
             if self.path.is_dir():
                 raise UnmanagedError(
                     f"{self.path}: not a managed memory directory (no {MANIFEST}; run 'dreamd adopt {self.path}' or 'dreamd init')"
                 ) from None
             raise UnmanagedError(f"{self.path}: no such directory") from None
-        manifest = Manifest.loads(data, where=str(self.manifest_path))
-        self._cache = (key, manifest)
+        except OSError as exc:
+            raise StoreError(f"{self.manifest_path}: cannot read ({exc.strerror or exc})") from None
+        if data is None:
+            assert cache is not None
+            return cache[1]
+        try:
+            manifest = Manifest.loads(data, where=str(self.manifest_path))
+        except StoreError as exc:
+            attribute = manifest_merge_attribute(self.path)
+            if attribute is None:
+                raise
+            raise StoreError(
+                f"{exc}; {self.path}/.gitattributes says '{attribute}', so git merged it as text: restore it "
+                f"(git checkout HEAD~1 -- {MANIFEST}, or the newest {HISTORY}/manifest-N.json), set "
+                f"run 'dreamd sync {self.path} --install-merge-driver' (it puts dreamd's merge last) and commit .gitattributes"
+            ) from None
+        self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), manifest)
         return manifest
 
     @staticmethod
@@ -315,7 +338,7 @@ class MemoryStore:
     def require_managed(self) -> None:
         """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
         filelock, even the missing directory) in a directory dreamd must not write to yet."""
-        if not self.manifest_path.is_file():
+        if not os.path.isfile(self.manifest_path) or os.path.islink(self.manifest_path):
             self._load()
 
     def _verify(self, old: Manifest, change: Change) -> None:
@@ -523,9 +546,12 @@ class MemoryStore:
             return current
         path = self.archive.manifest_path(generation)
         try:
-            data = path.read_bytes()
+            self.archive.check()
+            data = open_regular(path, max_bytes=MAX_MANIFEST_BYTES)
         except FileNotFoundError:
             raise StoreError(f"{self.path}: generation {generation} is not kept in {HISTORY}/") from None
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
         return Manifest.loads(data, where=str(path))
 
     # ------------------------------------------------------------------ reconcile
@@ -542,12 +568,25 @@ class MemoryStore:
         except UnmanagedError:
             by_file = {}
         out: list[tuple[str, str]] = []
+        try:
+            self.archive.check()
+        except UnsafeFileError as exc:
+            out.append((HISTORY, str(exc)))
+        try:
+            if os.path.isdir(self.path / INDEX) and not os.path.islink(self.path / INDEX):
+                out.append((INDEX, f"{self.path / INDEX}: is a directory; the index is not written until it is moved away"))
+        except OSError:
+            pass
         for path in record_files(self.path):
             entry = by_file.get(path.name)
             if OUR_FILE_RE.match(path.name) and entry is None:
                 continue
+            bad_name = bad_file_name(self.path, path.name)
+            if bad_name is not None:
+                out.append((shown_name(path.name), bad_name))
+                continue
             try:
-                data = read_regular(path)
+                data = read_regular(path, single_link=entry is None)
                 if entry is not None and sha256_hex(data) == entry.sha256:
                     continue
                 parse_record(data, where=str(path), stem=path.stem)

@@ -1,0 +1,129 @@
+"""The spool trusts no one but its user (issue 21 §2, DESIGN §4): a spool, a queue directory or a
+job file another uid owns, or one anyone else may write, is refused with one line; a link in
+place of ``new/`` is never followed; transcripts are sized before they are read.
+
+Tests run as root, so "another user" is a chown to uid 12345."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory.client import remember, submit
+from memory.errors import ConfigError, JobRejected
+from memory.spool.queue import Spool
+from memory.store.transaction import MemoryStore
+
+REPO = Path(__file__).resolve().parents[1]
+OTHER = 12345
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024**2, 1536 * 1024**2))
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    memory_dir = tmp_path / "code" / "app" / ".memory"
+    MemoryStore.init(memory_dir)
+    spool = tmp_path / "spool"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n')
+    return memory_dir, spool, config
+
+
+def dreamd(tmp_path: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DREAMD_", "XDG_"))}
+    env.update(PYTHONPATH=str(REPO), HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.run([sys.executable, "-m", "dreamd", *args], input=stdin, capture_output=True, env=env,
+                          cwd=tmp_path, timeout=120, preexec_fn=_limit)  # fmt: skip
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def test_a_job_planted_by_another_uid_is_never_applied(tmp_path: Path) -> None:
+    memory_dir, spool, config = _setup(tmp_path)
+    job = remember(memory_dir, name="planted", type="user", description="Planted", body="By someone else.", spool=spool)
+    os.chown(spool / "new" / f"{job}.json", OTHER, OTHER)
+    ran = dreamd(tmp_path, "once", "--config", str(config))
+    assert ran.returncode == 0, ran.stderr
+    assert [e.name for e in MemoryStore(memory_dir).read().records] == []
+    assert (spool / "failed" / f"{job}.json").exists()
+    error = json.loads((spool / "failed" / f"{job}.error.json").read_text())
+    assert f"owned by uid {OTHER}" in error["reason"]
+
+
+def test_a_group_writable_job_file_is_never_applied(tmp_path: Path) -> None:
+    memory_dir, spool, _ = _setup(tmp_path)
+    job = remember(memory_dir, name="loose", type="user", description="Loose", body="Anyone could edit it.", spool=spool)
+    os.chmod(spool / "new" / f"{job}.json", 0o666)
+    queue = Spool(spool)
+    assert queue.claim(job) is not None
+    with pytest.raises(JobRejected, match="writable by group or others"):
+        queue.read(job, 1 << 20)
+
+
+@pytest.mark.parametrize("where", ["root", "new"])
+def test_a_spool_owned_by_another_uid_is_refused_with_one_line(tmp_path: Path, where: str) -> None:
+    _, spool, config = _setup(tmp_path)
+    Spool(spool).ensure()
+    target = spool if where == "root" else spool / "new"
+    os.chmod(target, 0o755)
+    os.chown(target, OTHER, OTHER)
+    with pytest.raises(ConfigError, match=f"owned by uid {OTHER}"):
+        Spool(spool).ensure()
+    ran = dreamd(tmp_path, "once", "--config", str(config))
+    assert ran.returncode == 1
+    [line] = [ln for ln in (ran.stdout + ran.stderr).splitlines() if "uid" in ln]
+    assert f"owned by uid {OTHER}" in line and str(target) in line
+    doctor = dreamd(tmp_path, "doctor", "--config", str(config))
+    assert "FAIL" in doctor.stdout and str(target) in doctor.stdout
+
+
+def test_new_as_a_symlink_to_another_owners_directory_is_refused(tmp_path: Path) -> None:
+    _, spool, config = _setup(tmp_path)
+    Spool(spool).ensure()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, OTHER, OTHER)
+    os.rmdir(spool / "new")
+    (spool / "new").symlink_to(theirs)
+    with pytest.raises(ConfigError, match="symbolic link"):
+        Spool(spool).ensure()
+    ran = dreamd(tmp_path, "once", "--config", str(config))
+    assert ran.returncode == 1 and "symbolic link" in ran.stdout + ran.stderr
+
+
+def test_submit_of_a_huge_transcript_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    memory_dir, spool, config = _setup(tmp_path)
+    big = tmp_path / "big.jsonl"
+    with open(big, "wb") as f:
+        f.truncate(64 * 1024**2)
+    with pytest.raises(JobRejected, match=f"transcript {big}: 67108864 bytes, over the 1048576-byte job limit"):
+        submit(big, memory_dir=memory_dir, spool=spool, max_job_bytes=1 << 20)
+    huge = tmp_path / "huge.jsonl"
+    with open(huge, "wb") as f:
+        f.truncate(3 * 1024**3)
+    ran = dreamd(tmp_path, "submit", str(huge), "--memory-dir", str(memory_dir), "--config", str(config))
+    assert ran.returncode == 1
+    [line] = ran.stderr.strip().splitlines()
+    assert str(huge) in line and "over the" in line
+    assert not (spool / "new").exists() or not list((spool / "new").iterdir())
+
+
+def test_the_stop_hook_refuses_a_huge_session_by_its_size(tmp_path: Path) -> None:
+    memory_dir = tmp_path / "p" / ".memory"
+    MemoryStore.init(memory_dir)
+    session = tmp_path / "session.jsonl"
+    with open(session, "wb") as f:
+        f.write(b'{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","sessionId":"s"}\n')
+        f.truncate(3 * 1024**3)
+    payload = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(tmp_path / "p"), "transcript_path": str(session)}
+    ran = dreamd(tmp_path, "hook", stdin=json.dumps(payload).encode())
+    assert ran.returncode == 1
+    [line] = ran.stderr.strip().splitlines()
+    assert str(session) in line and "over the" in line

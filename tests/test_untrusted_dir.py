@@ -1,0 +1,374 @@
+"""A memory directory is not trusted (issue 21 §1, DESIGN §2.6): it arrives by git, from a
+teammate or an attacker. Nothing in it is followed out of it, read without a cap, waited on, or
+allowed to stop the commits of the records beside it.
+
+Every subprocess here runs with a timeout (a FIFO regression fails instead of hanging) and an
+address-space limit (an unbounded read fails with MemoryError instead of eating the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.errors import RecordError, StoreError, UnsafeFileError
+from memory.fsutil import open_regular, write_new
+from memory.store.records import make_record, parse_record
+from memory.store.transaction import Change, MemoryStore
+
+REPO = Path(__file__).resolve().parents[1]
+ADDRESS_SPACE = 1536 * 1024 * 1024
+"""What each child may map: a Python with dreamd loaded needs well under this; a 3 GiB read or
+/dev/zero does not fit."""
+GIB3 = 3 * 1024**3
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DREAMD_", "XDG_", "CLAUDE_"))}
+    return {
+        **clean,
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+
+
+def dreamd(tmp_path: Path, *args: str, stdin: bytes = b"", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "dreamd", *args],
+        input=stdin,
+        capture_output=True,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        timeout=timeout,
+        preexec_fn=_limit,
+    )
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(errors="replace"),
+                                       proc.stderr.decode(errors="replace"))  # fmt: skip
+
+
+def project(tmp_path: Path, n: int = 1) -> Path:
+    """``<tmp>/p/.memory``, managed, with ``n`` records."""
+    d = tmp_path / "p" / ".memory"
+    store = MemoryStore.init(d)
+    if n:
+        store.commit(Change(add=[make_record(f"fact-{i}", "project", f"Fact {i}", f"Body {i}.") for i in range(n)]))
+    return d
+
+
+def remember(tmp_path: Path, d: Path, name: str = "new-fact", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return dreamd(tmp_path, "remember", str(d), "--name", name, "--type", "user", "--description", "A new fact",
+                  "--body", "Something to keep.", timeout=timeout)  # fmt: skip
+
+
+def session_start(tmp_path: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    payload = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(tmp_path / "p"), "source": "startup"}
+    return dreamd(tmp_path, "hook", stdin=json.dumps(payload).encode(), timeout=timeout)
+
+
+def hook_log(tmp_path: Path) -> list[dict[str, Any]]:
+    path = tmp_path / "state" / "dreamd" / "hook.log"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def status(tmp_path: Path, d: Path, timeout: float = 60) -> dict[str, Any]:
+    proc = dreamd(tmp_path, "status", "--json", str(d), timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    [entry] = json.loads(proc.stdout)["directories"]
+    return dict(entry)
+
+
+# ----------------------------------------------------------------------------- the helpers
+
+
+def test_open_regular_refuses_links_fifos_directories_and_oversize_before_reading(tmp_path: Path) -> None:
+    (tmp_path / "ok").write_bytes(b"hello")
+    assert open_regular(tmp_path / "ok", max_bytes=5) == b"hello"
+    (tmp_path / "link").symlink_to(tmp_path / "ok")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    with open(tmp_path / "sparse", "wb") as f:
+        f.truncate(GIB3)
+    for name, words in (("link", "symbolic link"), ("fifo", "FIFO"), ("dir", "directory"), ("sparse", "over the 5-byte limit")):
+        with pytest.raises(UnsafeFileError, match=words) as exc:
+            open_regular(tmp_path / name, max_bytes=5)
+        assert str(tmp_path / name) in str(exc.value) and "\n" not in str(exc.value)
+    assert open_regular(tmp_path / "sparse", max_bytes=5, oversize="truncate") == b"\0" * 5
+
+
+# ----------------------------------------------------------------------------- .history
+
+
+def test_a_history_symlink_is_refused_and_nothing_outside_is_renamed(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    docs = tmp_path / "p" / "docs"
+    docs.mkdir()
+    (docs / "README.md").write_text("# the project's readme\n")
+    (docs / "guide.md").write_text("a guide\n")
+    for p in (d / ".history").iterdir():
+        p.unlink()
+    (d / ".history").rmdir()
+    (d / ".history").symlink_to("../docs")
+    proc = remember(tmp_path, d)
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()
+    assert ".history" in line and "symbolic link" in line
+    assert sorted(p.name for p in docs.iterdir()) == ["README.md", "guide.md"]
+    assert (docs / "README.md").read_text() == "# the project's readme\n"
+    assert any(m["file"] == ".history" for m in status(tmp_path, d)["malformed"])
+    log = dreamd(tmp_path, "log", str(d))
+    assert log.returncode == 1 and ".history" in log.stderr
+    assert sorted(p.name for p in docs.iterdir()) == ["README.md", "guide.md"]
+
+
+def test_a_history_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    os.chown(d / ".history", 12345, 12345)
+    with pytest.raises(UnsafeFileError, match="owned by uid 12345"):
+        MemoryStore(d).commit(Change(add=[make_record("x", "user", "x", "y")]))
+
+
+# ----------------------------------------------------------------------------- MEMORY.md
+
+
+def test_the_session_start_hook_never_follows_a_memory_md_symlink(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    secret = tmp_path / "home" / ".ssh" / "id_ed25519"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    (d / "MEMORY.md").unlink()
+    (d / "MEMORY.md").symlink_to(os.path.relpath(secret, d))
+    proc = session_start(tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "OPENSSH" not in proc.stdout + proc.stderr
+    last = hook_log(tmp_path)[-1]
+    assert last["outcome"] == "error" and "MEMORY.md" in last["error"] and "symbolic link" in last["error"]
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_the_session_start_hook_never_blocks_or_reads_without_bound(tmp_path: Path, kind: str) -> None:
+    d = project(tmp_path)
+    (d / "MEMORY.md").unlink()
+    if kind == "dev-zero":
+        (d / "MEMORY.md").symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(d / "MEMORY.md")
+    else:
+        (d / "MEMORY.md").mkdir()
+    proc = session_start(tmp_path, timeout=30)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "MEMORY.md" in hook_log(tmp_path)[-1]["error"]
+
+
+def test_a_sparse_3_gib_memory_md_gives_the_hook_its_bounded_first_part(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    with open(d / "MEMORY.md", "r+b") as f:
+        f.truncate(GIB3)
+    proc = session_start(tmp_path, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("# Memory index") and len(context.encode()) <= 25_000
+
+
+def test_memory_md_as_a_directory_does_not_stop_commits(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    d = project(tmp_path)
+    (d / "MEMORY.md").unlink()
+    (d / "MEMORY.md").mkdir()
+    (d / "MEMORY.md" / "notes.txt").write_text("someone's notes\n")
+    result = MemoryStore(d).commit(Change(add=[make_record("kept", "user", "Kept", "It is kept.")]))
+    assert result.added == ["kept"]
+    assert (d / "MEMORY.md" / "notes.txt").read_text() == "someone's notes\n"
+    assert any(getattr(r, "event", None) == "store.index_blocked" for r in caplog.records)
+    assert any(m["file"] == "MEMORY.md" for m in status(tmp_path, d)["malformed"])
+
+
+# ----------------------------------------------------------------------------- unbounded reads
+
+
+def test_last_scan_as_dev_zero_or_a_fifo_does_not_hold_status(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    (d / ".last-scan").symlink_to("/dev/zero")
+    assert status(tmp_path, d, timeout=30)["error"] is None
+    (d / ".last-scan").unlink()
+    os.mkfifo(d / ".last-scan")
+    assert status(tmp_path, d, timeout=30)["error"] is None
+    code = f"from dreamd.jobs.gates import read_last_scan; print(read_last_scan({str(d)!r}))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(tmp_path),
+                          timeout=30, preexec_fn=_limit)  # fmt: skip
+    assert proc.stdout.strip() == "None", proc.stderr
+
+
+def test_a_sparse_3_gib_foreign_record_is_reported_not_read(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    with open(d / "huge.md", "wb") as f:
+        f.write(b"---\nname: huge\ntype: user\ndescription: huge\n---\nbody\n")
+        f.truncate(GIB3)
+    proc = remember(tmp_path, d, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "new-fact" in (d / "MEMORY.md").read_text()
+    [bad] = [m for m in status(tmp_path, d, timeout=60)["malformed"] if m["file"] == "huge.md"]
+    assert "over the" in bad["error"]
+    assert (d / "huge.md").stat().st_size == GIB3
+
+
+# ----------------------------------------------------------------------------- bad foreign records
+
+
+def _deep(depth: int) -> str:
+    return "---\nname: deep\ntype: user\ndescription: deep\nx: " + "[" * depth + "]" * depth + "\n---\nbody\n"
+
+
+BAD_RECORDS = {
+    "impossible-date": "---\nname: d\ntype: user\ndescription: d\nexpires: 2026-02-30\n---\nbody\n",
+    "huge-integer": "---\nname: n\ntype: user\ndescription: n\nimportance: " + "9" * 5000 + "\n---\nbody\n",
+    "nested-deep": _deep(2000),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+def test_one_bad_foreign_record_never_blocks_other_commits(tmp_path: Path, kind: str) -> None:
+    d = project(tmp_path)
+    text = BAD_RECORDS[kind]
+    assert len(text.encode()) < 12 * 1024
+    (d / f"{kind}.md").write_text(text)
+    with pytest.raises(RecordError):
+        parse_record(text.encode(), where=kind, stem=kind)
+    proc = remember(tmp_path, d)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    store = MemoryStore(d)
+    assert {e.name for e in store.read().records} == {"fact-0", "new-fact"}
+    assert (d / f"{kind}.md").read_text() == text
+    [bad] = [m for m in status(tmp_path, d)["malformed"] if m["file"] == f"{kind}.md"]
+    assert str(d / f"{kind}.md") in bad["error"]
+    from dreamd.cli.doctor import WARN, check_memory_files
+
+    doctor = check_memory_files([d])
+    assert doctor.status == WARN and str(d / f"{kind}.md") in doctor.detail
+
+
+def test_a_non_utf8_file_name_is_reported_and_never_blocks_commits(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    raw = os.fsencode(str(d)) + b"/caf\xe9.md"
+    with open(raw, "wb") as f:
+        f.write(b"---\nname: cafe\ntype: user\ndescription: cafe\n---\nbody\n")
+    proc = remember(tmp_path, d)
+    assert proc.returncode == 0, proc.stderr
+    assert {e.name for e in MemoryStore(d).read().records} == {"fact-0", "new-fact"}
+    assert os.path.exists(raw)
+    [bad] = [m for m in status(tmp_path, d)["malformed"] if "caf" in m["file"]]
+    assert bad["file"] == "caf\\xe9.md" and "not valid UTF-8" in bad["error"]
+
+
+def test_a_hard_link_to_an_outside_file_is_not_adopted(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    outside = tmp_path / "home" / "notes.md"
+    outside.parent.mkdir(parents=True)
+    outside.write_text("---\nname: private\ntype: user\ndescription: private\n---\nmy private notes\n")
+    os.link(outside, d / "private.md")
+    result = MemoryStore(d).commit(Change(add=[make_record("other", "user", "Other", "Other fact.")]))
+    assert result.adopted == []
+    assert [f for f, _ in result.malformed] == ["private.md"]
+    assert "hard links" in result.malformed[0][1]
+    assert "private" not in {e.name for e in MemoryStore(d).read().records}
+
+
+# ----------------------------------------------------------------------------- FIFOs
+
+
+@pytest.mark.parametrize("command", ["recall", "remember", "log", "consolidate", "forget"])
+def test_a_fifo_manifest_is_refused_with_one_line_never_waited_on(tmp_path: Path, command: str) -> None:
+    d = project(tmp_path)
+    (d / "manifest.json").unlink()
+    os.mkfifo(d / "manifest.json")
+    args = {
+        "recall": ["recall", str(d), "fact"],
+        "remember": ["remember", str(d), "--name", "x", "--type", "user", "--description", "x", "--body", "y"],
+        "log": ["log", str(d)],
+        "consolidate": ["consolidate", str(d), "--force"],
+        "forget": ["forget", str(d), "fact-0"],
+    }[command]
+    proc = dreamd(tmp_path, *args, timeout=30)
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()
+    assert "manifest.json" in line and "FIFO" in line
+
+
+def test_a_manifest_symlink_is_never_followed(tmp_path: Path) -> None:
+    d = project(tmp_path)
+    real = d.parent / "elsewhere.json"
+    os.replace(d / "manifest.json", real)
+    (d / "manifest.json").symlink_to(real)
+    with pytest.raises(StoreError, match="symbolic link"):
+        MemoryStore(d).read()
+
+
+# ----------------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize("name", ["evil\n", "evil\r", "ok-name\n"])
+def test_record_names_ending_in_a_newline_are_refused_everywhere(tmp_path: Path, name: str) -> None:
+    with pytest.raises(RecordError):
+        make_record(name, "user", "d", "b")
+    from memory.spool.jobs import validate_job
+
+    d = project(tmp_path)
+    job = {"id": "j1", "kind": "remember", "memory_dir": str(d), "records": [
+        {"name": name, "type": "user", "description": "d", "body": "b"}]}  # fmt: skip
+    from memory.errors import JobRejected
+
+    with pytest.raises((JobRejected, RecordError)):
+        validate_job(json.dumps(job).encode(), roots=[str(tmp_path / "**")])
+    import re
+
+    from dreamd.mcp.schema import NAME_PATTERN
+
+    assert re.fullmatch(NAME_PATTERN, name) is None
+    proc = dreamd(tmp_path, "remember", str(d), "--name", name, "--type", "user", "--description", "d", "--body", "b")
+    assert proc.returncode != 0
+    assert not [p for p in os.listdir(d) if "\n" in p or "\r" in p]
+
+
+def test_an_mcp_remember_with_a_newline_name_is_refused() -> None:
+    from dreamd.mcp.schema import TOOLS, check_arguments
+
+    spec = next(t for t in TOOLS if t.name == "remember")
+    from memory.errors import UsageError
+
+    with pytest.raises(UsageError, match="must match"):
+        check_arguments(spec, {"name": "evil\n", "type": "user", "description": "d", "body": "b"})
+
+
+# ----------------------------------------------------------------------------- a full disk
+
+
+def test_a_full_disk_names_the_path_it_could_not_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import memory.fsutil as fsutil
+    from dreamd.cli.main import main
+
+    d = project(tmp_path, 0)
+
+    def full(fd: int, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fsutil, "_write_all", full)
+    with pytest.raises(OSError) as exc:
+        write_new(tmp_path / "x.json", b"{}")
+    assert exc.value.filename == str(tmp_path / "x.json")
+    assert main(["remember", str(d), "--name", "x", "--type", "user", "--description", "x", "--body", "y"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"dreamd: {d}/") and "No space left on device" in err
+    assert not [p for p in os.listdir(d) if p.startswith(".tmp-")]
