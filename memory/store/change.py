@@ -108,6 +108,9 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
     under the lock, with what others did taken in) at time ``now``. New and replaced records get
     fresh file names and their rendered bytes; nothing is written here. Removes go first, then
     merges, replaces and adds; a name collision gets a numeric suffix, never an overwrite."""
+    from memory.redact.records import redact_change
+
+    change = redact_change(change)  # every record write, whoever made it (issue 22)
     entries = {e.name: e for e in old.records}
     order = [e.name for e in old.records]
     files: list[tuple[str, bytes]] = []
