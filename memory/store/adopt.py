@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.errors import RecordError, StoreError
+from memory.store.change import Change
 from memory.store.layout import INDEX, read_regular, record_file_name, record_files
 from memory.store.locks import store_lock
 from memory.store.manifest import ManifestEntry, utcnow_iso
-from memory.store.reconcile import foreign_entry
+from memory.store.reconcile import foreign_entry, note_secret
 from memory.store.records import (
     MAX_BODY_BYTES,
+    Record,
     make_record,
     parse_record,
     render_record,
@@ -90,6 +92,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         entries: list[ManifestEntry] = []
         malformed: list[tuple[str, str]] = []
         taken: set[str] = set()
+        secrets: dict[str, Record] = {}
         for path in record_files(store.path):
             try:
                 data = read_regular(path)
@@ -98,6 +101,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
                 malformed.append((path.name, str(exc)))
                 continue
             entries.append(foreign_entry(path.name, data, rec, taken, now=now, source="adopted"))
+            note_secret(secrets, entries[-1].name, data, rec)
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX
@@ -139,10 +143,13 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         }
         store.migrate_history()
         new = store.write_set(None, entries, files=files, summary=change)
-        return AdoptReport(
-            generation=new.generation,
-            adopted=[e.name for e in entries],
-            malformed=malformed,
-            notes=notes,
-            index_archived=new.change.get("index_archived"),
-        )
+    generation = new.generation
+    if secrets:  # the next generation holds them redacted (issue 22)
+        generation = store.commit(Change(replace=secrets, actor="adopted", note="redacted secrets")).generation
+    return AdoptReport(
+        generation=generation,
+        adopted=[e.name for e in entries],
+        malformed=malformed,
+        notes=notes,
+        index_archived=new.change.get("index_archived"),
+    )

@@ -73,6 +73,9 @@ class ForeignScan:
     leftovers: list[str] = field(default_factory=list)
     """Files the previous commit removed from the set but died before moving away."""
     listing: list[str] = field(default_factory=list)
+    secrets: dict[str, Record] = field(default_factory=dict)
+    """Files written outside dreamd that hold a secret, by key (found by a full scan): reconcile
+    commits them redacted as the next generation; the originals go to the archive (issue 22)."""
 
     @property
     def changed(self) -> bool:
@@ -139,6 +142,7 @@ def scan_foreign(store: MemoryStore, manifest: Manifest, *, verify: Iterable[str
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
         scan.entries.append(entry)
         scan.adopted.append(entry.name)
+        note_secret(scan.secrets, entry.name, data, rec)
     store.report_malformed(scan.malformed)
     return scan
 
@@ -171,6 +175,8 @@ def _scan_named(
         sha = sha256_hex(data)
         if sha == entry.sha256:
             scan.entries.append(entry)
+            if full and not OUR_FILE_RE.match(entry.file):  # adopted before it was checked
+                note_secret(scan.secrets, entry.name, data, None, where=str(path), stem=path.stem)
             continue
         try:
             rec = parse_record(data, where=str(path), stem=path.stem)
@@ -190,6 +196,23 @@ def _scan_named(
             )
         )
         scan.updated.append(entry.name)
+        note_secret(scan.secrets, entry.name, data, rec)
+
+
+def note_secret(
+    secrets: dict[str, Record], name: str, data: bytes, rec: Record | None, *, where: str = "", stem: str | None = None
+) -> None:
+    """Add ``name`` to ``secrets`` when its file (``data``, parsed as ``rec``) holds a secret."""
+    from memory.redact import redact
+
+    if not redact(data.decode("utf-8", "replace"))[1]:
+        return
+    if rec is None:
+        try:
+            rec = parse_record(data, where=where, stem=stem)
+        except RecordError:
+            return
+    secrets[name] = dataclasses.replace(rec, name=name)
 
 
 def _sources(sources: list[str]) -> list[str]:
@@ -268,16 +291,20 @@ def reconcile(store: MemoryStore) -> ReconcileReport:
                 if current is None or sha256_hex(index) != current:
                     index_archived = store.replace_index(index, expected=old.index_sha256)
                     index_rebuilt = True
-        return ReconcileReport(
-            generation=generation,
-            adopted=scan.adopted,
-            updated=scan.updated,
-            dropped=scan.dropped,
-            malformed=scan.malformed,
-            orphans_collected=orphans,
-            index_rebuilt=index_rebuilt,
-            index_archived=index_archived,
-        )
+    if scan.secrets:  # the next generation holds them redacted
+        from memory.store.change import Change
+
+        generation = store.commit(Change(replace=dict(scan.secrets), actor="reconcile", note="redacted secrets")).generation
+    return ReconcileReport(
+        generation=generation,
+        adopted=scan.adopted,
+        updated=scan.updated,
+        dropped=scan.dropped,
+        malformed=scan.malformed,
+        orphans_collected=orphans,
+        index_rebuilt=index_rebuilt,
+        index_archived=index_archived,
+    )
 
 
 def foreign_entry(
@@ -287,12 +314,14 @@ def foreign_entry(
 
     Its key is made unique against ``taken`` (which it joins); its bytes are never rewritten.
     """
+    from memory.redact import redact
+
     name = unique_name(rec.name, taken)
     taken.add(name)
     return ManifestEntry(
         name=name,
         type=rec.type,
-        description=rec.description,
+        description=redact(rec.description)[0],  # MEMORY.md never shows a secret (issue 22)
         file=file,
         sha256=sha256_hex(data),
         created_at=now,
