@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from memory.redact.engine import Anchors, Span, register
+from memory.redact.engine import Anchors, Lazy, Span, register
 from memory.redact.values import (
     base64_of_text,
     entropy,
@@ -39,12 +39,11 @@ _PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pw
 _ASSIGN_ONLY = {"pass": "password", "pw": "password", "auth": "token", "sig": "signature"}
 _KEY_OWNERS = frozenset(
     {
-        "api", "access", "secret", "private", "account", "auth", "master", "signing", "encryption",
-        "license", "licence", "client", "app", "service", "subscription", "shared", "admin",
-        "deploy", "webhook", "consumer", "wandb", "openai", "anthropic", "stripe", "aws", "gcp",
-        "azure", "mailgun", "sendgrid", "twilio", "slack", "github", "datadog", "dd", "sentry",
-        "storage", "root", "user", "developer", "dev", "prod", "live",
-        "sas", "hmac", "jwt", "session", "cookie", "rest", "server",
+        "api", "access", "secret", "private", "account", "auth", "master", "signing",
+        "encryption", "license", "licence", "client", "app", "service", "subscription",
+        "shared", "admin", "deploy", "webhook", "consumer", "wandb", "openai", "anthropic",
+        "stripe", "aws", "gcp", "azure", "mailgun", "sendgrid", "twilio", "slack", "github",
+        "datadog", "dd", "sentry", "storage", "sas", "hmac", "jwt",
     }
 )  # fmt: skip
 _SECRET_KEYS = frozenset(
@@ -76,17 +75,17 @@ _CJK_WORDS = {
     "验证码": "pin",
 }
 _WORD_ANCHORS = ("pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred")
-_SPLIT = re.compile(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
-_KEY_BEFORE = re.compile(r"([A-Za-z]+)[\s_-]?$")
-_HASH_BEFORE = re.compile(
+_SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
+_KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
+_HASH_BEFORE = Lazy(
     r"\b(?:hash(?:ed)?|sha-?\d*|digest|checksum|md5|fingerprint|length|size|count|hint|salt)"
     r"\s+(?:of\s+)?(?:the\s+|my\s+|your\s+|this\s+|a\s+|an\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
-_SET_BEFORE = re.compile(
+_SET_BEFORE = Lazy(
     r"(?:set|change|changed|reset|update|updated|rotate|rotated)\b[^.\n]{0,30}$", re.IGNORECASE
 )
-_PROSE = re.compile(
+_PROSE = Lazy(
     r"""(?ix)
     (?:\s+(?:for|of|on|at|in|from|to|with)\s+(?:[\w@.'()-]+\s+){0,5}?)?   # for the admin user
     (?:
@@ -98,13 +97,18 @@ _PROSE = re.compile(
     )\s*
     """
 )
-_CJK_CONNECTOR = re.compile(
-    r"\s*(?:就是|都是|是|为|為|设为|设置为|设置成|改为|改成|换成|用|：|:|=)\s*"
+_CJK_CONNECTOR = Lazy(
+    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|改为|改成|换成|用)\s*[：:=]?|[：:=])\s*"
 )
+
+
+_ENCODING_SUFFIX = frozenset({"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"})
 
 
 def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     """``(kind, prose allowed)`` for an identifier split in lower-case parts, or None."""
+    if len(parts) > 1 and parts[-1] in _ENCODING_SUFFIX:  # SECRET_KEY_BASE, token_value
+        parts = parts[:-1]
     last = parts[-1]
     if last in _PASSWORD_PARTS or (last.endswith(("password", "passwd")) and len(last) <= 16):
         return "password", True
@@ -301,11 +305,11 @@ def _value_after(
     return _random_near(text, word_end, kind) if not explicit else None
 
 
-_WINDOW_TOKEN = re.compile(
+_WINDOW_TOKEN = Lazy(
     r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,200}={0,2}(?![A-Za-z0-9+/=_-])"
 )
-_WINDOW_STOP = re.compile(r"\\n|\n|[.!?](?:\s|$)|[。！？]")
-_HASH_WORDS = re.compile(
+_WINDOW_STOP = Lazy(r"\\n|\n|[.!?](?:\s|$)|[。！？]")
+_HASH_WORDS = Lazy(
     r"(?i)sha|hash|digest|checksum|md5|commit|revision|\brev\b|etag|integrity|uuid|request[ _-]?id|trace|build"
 )
 
@@ -348,27 +352,27 @@ def detect_context_tokens(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- pairs
 
-_PAIR_VALUE = rf"(?P<value>[^\s\"'\\`,;，。；、)）{_CJK}]{{3,200}})"
-_PAIR_EN = re.compile(
-    r"""(?ix)
-    (?:log(?:-|\s)?in|logon|sign(?:-|\s)?in|credentials?|creds|account)
-    (?:\s+(?:for|to|of|on|at)\s+(?:[\w.@'-]+\s+){0,4}?)?
-    (?:\s+(?:is|are|was|were)\s*:?\s*|\s*[:=]\s*|\s+(?:with|using|as)\s+|\s+)
-    (?:(?:user(?:name)?|u)\s*[:=]?\s*)?
+_PAIR_VALUE = r"(?P<value>[^\s\"'\\`,;)\u0080-\uffff]{3,200})"  # non-ASCII ends it
+_PAIR_EN = Lazy(
+    r"""(?x)
+    (?i:log(?:-|\s)?in|logon|sign(?:-|\s)?in|credentials?|creds|account)
+    (?:\s+(?i:for|to|of|on|at)\s+(?:[\w.@'-]+\s+){0,4}?)?
+    (?:\s+(?i:is|are|was|were)\s*:?\s*|\s*[:=]\s*|\s+(?i:with|using|as)\s+|\s+)
+    (?:(?i:user(?:name)?|u)\s*[:=]?\s*)?
     (?P<user>[A-Za-z0-9._@+-]{1,64}?)
-    (?:\s*(?:/|\|)\s*|:|\s*,?\s*(?:and\s+)?(?:the\s+)?(?:password|pass|pwd|pw)\s*(?:is\s+|[:=]\s*)?)
+    (?:\s*(?:/|\|)\s*|:|\s*,?\s*(?:and\s+)?(?:the\s+)?(?i:password|pass|pwd|pw)\s*(?:(?i:is)\s+|[:=]\s*)?)
     """
     + _PAIR_VALUE
 )
-_PAIR_ZH = re.compile(
+_PAIR_ZH = Lazy(
     r"(?:登录|登陆|账号|帐号|账户|用户名)(?:名|信息|凭据)?[^\n。；;\"\\]{0,10}?(?:是|为|：|:|=|用|\s)\s*"
     r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
     + _PAIR_VALUE
 )
 
 
-_CLI_PASSWORD = re.compile(r"-p(?:\s+|(?=[^\s-]))(?P<value>[^\s\"'\\`]{4,200})")
-_CLI_CONTEXT = re.compile(r"(?i)\blogin\b|\bmysql|\bmysqladmin|\bmysqldump|(?<![\w-])-u\s*\S+\s+$")
+_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
+_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
 
 
 def detect_cli_passwords(anchors: Anchors) -> list[Span]:
@@ -385,7 +389,8 @@ def detect_cli_passwords(anchors: Anchors) -> list[Span]:
         if m is None:
             continue
         value = m.group("value")
-        if is_secret_value(value, digits_ok=True, quoted=False, min_len=4):
+        attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
+        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
             spans.append((m.start("value"), m.end("value"), "password"))
     return spans
 
@@ -426,15 +431,15 @@ def detect_pairs(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- URLs and headers
 
-_URL_CREDS = re.compile(
+_URL_CREDS = Lazy(
     r"://(?P<user>[^\s:/@\"'\\<>]{0,128})(?::(?P<value>[^\s/@\"'\\<>]{1,256}))?@(?=[A-Za-z0-9\[._-])"
 )
-_AUTH_HEADER = re.compile(
+_AUTH_HEADER = Lazy(
     r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
     r"(?:(?P<scheme>(?i:basic|bearer|token|digest|apikey|api-key|key|sso-key|negotiate|ntlm|otp))\s+)?"
     r"(?P<value>[A-Za-z0-9._~+/=:-]{8,})"
 )
-_SCHEME_TOKEN = re.compile(
+_SCHEME_TOKEN = Lazy(
     r"(?i:(?P<scheme>basic|bearer))\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})(?![A-Za-z0-9._~+/=-])"
 )
 
@@ -450,7 +455,7 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
             continue
         value = m.group("value")
         if value is not None:
-            if not reads_as_non_secret(value) or value.lower() in ("password", "secret", "pass"):
+            if not is_placeholder(value):  # user:password@host in docs stays
                 spans.append((m.start("value"), m.end("value"), "password"))
         elif looks_random(m.group("user")):
             spans.append((m.start("user"), m.end("user"), "token"))
@@ -484,7 +489,7 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
 
 _AWS_CONTEXT = ("aws", "akia", "asia", "amazon", "boto", "s3", "secret", "cred")
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
-_AWS_SECRET = re.compile(
+_AWS_SECRET = Lazy(
     r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])"
 )
 

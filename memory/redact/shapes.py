@@ -8,9 +8,7 @@ text keeps every line valid JSON.
 
 from __future__ import annotations
 
-import re
-
-from memory.redact.engine import Anchors, Span, register
+from memory.redact.engine import Anchors, Lazy, Span, register
 
 # Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
 _IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
@@ -26,7 +24,7 @@ class _Pattern:
         self, kind: str, regex: str, anchors: tuple[str, ...], value_group: str | None = None
     ) -> None:
         self.kind = kind
-        self.regex = re.compile(regex)
+        self.regex = Lazy(regex)
         self.anchors = anchors
         self.value_group = value_group
 
@@ -84,6 +82,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
     _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb.", "hvr."),
     _token("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?", "dapi"),
+    _token("mailgun-key", r"key-[0-9a-z]{32}", "key-"),
     _token("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-"),
     _Pattern(
         "jwt",
@@ -112,7 +111,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
 )
 
-_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://$")
+_URL_SCHEME = Lazy(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://$")
 
 
 def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:

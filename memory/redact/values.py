@@ -11,8 +11,9 @@ connector are judged by character classes and Shannon entropy.
 
 from __future__ import annotations
 
-import re
 from math import log2
+
+from memory.redact.engine import Lazy
 
 PLACEHOLDERS = frozenset(
     {
@@ -23,38 +24,35 @@ PLACEHOLDERS = frozenset(
     }
 )  # fmt: skip
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = Lazy(
     r"""(?x)
-      \$\{?[A-Za-z_][A-Za-z0-9_]*\}?$          # $VAR, ${VAR}
+      \$                                       # $VAR, ${VAR}, ${{ secrets.X }}
     | \{\{.*\}\}$ | \{[A-Za-z_]\w*\}$ | %\(?\w+\)?s?%?$ | <   # templates
     | \[redacted | \*+$ | x{3,}$ | \.{3}$ | [•●·]+$
     | (?:your|my|the)[-_ ]?(?:own[-_ ]?)?(?:pass|secret|token|key|api|pwd|password)   # your_password
-    """,
-    re.IGNORECASE,
-)
-_NOT_VALUE = re.compile(
+    """
+)  # matched against the lower-cased value: IGNORECASE makes compiling slow on the hook path
+_NOT_VALUE = Lazy(
     r"""(?x)
-      [A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\(?\)?$   # self.password, os.environ
-    | [A-Za-z_][A-Za-z0-9_.]*\(.* | [(\[{]                          # a call, a bracket
+      [a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\(?\)?$               # self.password, os.environ
+    | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
     | (?:/|~/|\./|\.\./)                                           # a path
-    | [A-Za-z][A-Za-z0-9+.-]*://                                   # a URL
-    | v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?$                      # a version
+    | [a-z][a-z0-9+.-]*://                                         # a URL
+    | v?\d+(?:\.\d+)+(?:[-+][0-9a-z.-]+)?$                         # a version
     | \d{1,4}(?:[-/:]\d{1,4})+$                                    # a date or time
-    | [^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$                   # an e-mail address
+    | [^@\s]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+$                         # an e-mail address
     | [\w.-]+\.(?:txt|pem|key|json|ya?ml|toml|env|ini|cfg|conf|md|py|js|ts|sh|crt|p12|pfx|gpg)$
     | (?:sha|md|base|bcrypt|utf|argon|scrypt|pbkdf|aes|rsa|hmac|crc|blake|ed|x|oauth|tls|ssl
        |ipv|ucs|latin|iso|http|totp|hotp|fido|u2f|pkcs)\d+[a-z]*(?:[-_][a-z]+\d*)*$   # sha256-hashed
-    """,
-    re.IGNORECASE,
-)
+    """
+)  # lower-cased value, as above
 
-_UNIT_AFTER = re.compile(
+_UNIT_AFTER = Lazy(
     r"\s*(?:characters?|chars?|digits?|letters?|symbols?|bytes?|bits?|days?|hours?|minutes?|"
-    r"seconds?|weeks?|months?|years?|times|attempts?|tries|retries|words?|%|位|个|次|天|分钟|小时|字符)",
-    re.IGNORECASE,
+    r"seconds?|weeks?|months?|years?|times|attempts?|tries|retries|words?|%|位|个|次|天|分钟|小时|字符)"
 )
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_HEX = re.compile(r"[0-9a-f]+$|[0-9A-F]+$")
+_UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX = Lazy(r"[0-9a-f]+$|[0-9A-F]+$")
 
 
 def entropy(value: str) -> float:
@@ -68,12 +66,13 @@ def entropy(value: str) -> float:
 
 def is_placeholder(value: str) -> bool:
     """``changeme``, ``<token>``, ``${DB_PASS}``, ``****``, ``your_api_key``, a marker."""
-    return value.lower() in PLACEHOLDERS or _PLACEHOLDER.match(value) is not None
+    low = value.lower()
+    return low in PLACEHOLDERS or _PLACEHOLDER.match(low) is not None
 
 
 def reads_as_non_secret(value: str) -> bool:
     """A placeholder, code, path, URL, version, date, e-mail address, file name or term."""
-    return is_placeholder(value) or _NOT_VALUE.match(value) is not None
+    return is_placeholder(value) or _NOT_VALUE.match(value.lower()) is not None
 
 
 def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int = 6) -> bool:
@@ -104,7 +103,7 @@ def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int =
 
 def followed_by_unit(text: str, end: int) -> bool:
     """A number followed by a unit ("12 characters", "6 位"): a length, not a PIN."""
-    return _UNIT_AFTER.match(text, end) is not None
+    return _UNIT_AFTER.match(text[end : end + 16].lower()) is not None
 
 
 def looks_random(token: str) -> bool:
