@@ -250,3 +250,13 @@ def test_every_commit_redacts_names_descriptions_and_bodies(tmp_path: Path) -> N
     )
     assert gone("hunter2Secret!", on_disk.lower()) and gone("hunter2secret", on_disk.lower())
     assert "[REDACTED:password]" in (tmp_path / "mem" / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_pin_code_traditional_chinese_and_redis_requirepass() -> None:
+    assert_redacted("door PIN code is 7312", "7312", "pin")
+    assert_redacted("PIN码是 6620", "6620", "pin")
+    assert_redacted("網站密碼為 Tw55xyz88", "Tw55xyz88", "password")
+    assert_redacted("requirepass R3disStrong9", "R3disStrong9", "password")
+    assert_redacted("token是qq12ww34ee", "qq12ww34ee", "token")
+    for text in ("The PIN code must be 6 digits", "bypass the cache for 3 tests", "the pin code length is 6"):
+        assert redact(text) == (text, [])

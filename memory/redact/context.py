@@ -65,6 +65,9 @@ _SECRET_KEYS = frozenset(
     }
 )
 _CJK_WORDS = {
+    "密碼": "password",
+    "密鑰": "secret",
+    "金鑰": "secret",
     "密码": "password",
     "口令": "password",
     "密钥": "secret",
@@ -82,6 +85,7 @@ _HASH_BEFORE = Lazy(
     r"\s+(?:of\s+)?(?:the\s+|my\s+|your\s+|this\s+|a\s+|an\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
+_NOUN_AFTER = Lazy(r"(?:码|碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
 _SET_BEFORE = Lazy(
     r"(?:set|change|changed|reset|update|updated|rotate|rotated)\b[^.\n]{0,30}$", re.IGNORECASE
 )
@@ -102,7 +106,10 @@ _CJK_CONNECTOR = Lazy(
 )
 
 
-_ENCODING_SUFFIX = frozenset({"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"})
+_NOT_PASS = frozenset({"underpass", "trespass", "overpass"})
+_ENCODING_SUFFIX = frozenset(
+    {"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"}
+)
 
 
 def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
@@ -116,6 +123,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return _ASSIGN_ONLY[last], False
     if last == "pin":
         return "pin", True
+    if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
+        return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
         return "secret", True
     if last == "token" or (last.endswith("token") and len(last) <= 14):
@@ -280,6 +289,12 @@ def _value_after(
 ) -> Span | None:
     if _HASH_BEFORE.search(before):
         return None  # "the hash of the password is …", "token id: …"
+    noun = _NOUN_AFTER.match(text, word_end)
+    if noun is not None:  # "PIN code is", "PIN码是", "pass phrase:"
+        word_end = noun.end()
+    nxt = text[word_end : word_end + 1]
+    if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
+        cjk = True  # "token是 …", "API key：…"
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
     if connected is None:
         return _random_near(text, word_end, kind)
@@ -305,9 +320,7 @@ def _value_after(
     return _random_near(text, word_end, kind) if not explicit else None
 
 
-_WINDOW_TOKEN = Lazy(
-    r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,200}={0,2}(?![A-Za-z0-9+/=_-])"
-)
+_WINDOW_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,200}={0,2}(?![A-Za-z0-9+/=_-])")
 _WINDOW_STOP = Lazy(r"\\n|\n|[.!?](?:\s|$)|[。！？]")
 _HASH_WORDS = Lazy(
     r"(?i)sha|hash|digest|checksum|md5|commit|revision|\brev\b|etag|integrity|uuid|request[ _-]?id|trace|build"
@@ -365,7 +378,7 @@ _PAIR_EN = Lazy(
     + _PAIR_VALUE
 )
 _PAIR_ZH = Lazy(
-    r"(?:登录|登陆|账号|帐号|账户|用户名)(?:名|信息|凭据)?[^\n。；;\"\\]{0,10}?(?:是|为|：|:|=|用|\s)\s*"
+    r"(?:登录|登陆|登入|账号|帐号|帳號|账户|用户名)(?:名|信息|凭据)?[^\n。；;\"\\]{0,10}?(?:是|为|：|:|=|用|\s)\s*"
     r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
     + _PAIR_VALUE
 )
@@ -406,7 +419,7 @@ _PAIR_EN_WORDS = (
     "cred",
     "account",
 )
-_PAIR_ZH_WORDS = ("登录", "登陆", "账号", "帐号", "账户", "用户名")
+_PAIR_ZH_WORDS = ("登录", "登陆", "登入", "账号", "帐号", "帳號", "账户", "用户名")
 
 
 def detect_pairs(anchors: Anchors) -> list[Span]:
@@ -489,9 +502,7 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
 
 _AWS_CONTEXT = ("aws", "akia", "asia", "amazon", "boto", "s3", "secret", "cred")
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
-_AWS_SECRET = Lazy(
-    r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])"
-)
+_AWS_SECRET = Lazy(r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")
 
 
 def detect_aws_secrets(anchors: Anchors) -> list[Span]:

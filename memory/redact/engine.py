@@ -46,11 +46,14 @@ class Lazy:
     def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.rx.search(text, pos, endpos)
 
-    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+    def finditer(
+        self, text: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> Iterator[re.Match[str]]:
         return self.rx.finditer(text, pos, endpos)
 
     def split(self, text: str) -> list[str]:
         return [part for part in self.rx.split(text) if part is not None]
+
 
 Span = tuple[int, int, str]
 
