@@ -254,8 +254,8 @@ POINTS: dict[str, Callable[[str, Path], Any]] = {
 # ----------------------------------------------------------------------------- scoring
 
 
-def load(split: str) -> list[dict[str, Any]]:
-    path = SETS / f"{split}.jsonl"
+def load(split: str, path: Path | None = None) -> list[dict[str, Any]]:
+    path = path or SETS / f"{split}.jsonl"
     return [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
@@ -302,8 +302,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="dev")
     parser.add_argument("--points", default=",".join(POINTS))
+    parser.add_argument("--path", type=Path, help="the set's file (default benchmarks/secrets/<split>.jsonl)")
     args = parser.parse_args()
-    items = load(args.split)
+    items = load(args.split, args.path)
     forms = {it["form"] for it in items if it["secrets"]}
     rows = [score(items, p) for p in args.points.split(",")]
     print(
