@@ -132,6 +132,7 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         "OK    daemon: running, pid 4321 since 2026-11-29T09:00:00.000000Z",
         "OK    model: offline backend: no key and no network needed",
         "OK    failed jobs: none",
+        "OK    secrets: none in 0 record file(s)",
         "OK    other spools: no jobs wait in a spool the daemon does not read",
         f"OK    claude code hooks: {tmp_path / '.claude' / 'settings.json'} runs dreamd hook for all 5 events",
         f"OK    claude code hooks run: `{HOOK}` ran (sh -c, this PATH) and exited 0",

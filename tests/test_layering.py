@@ -148,8 +148,9 @@ def all_imports() -> list[Import]:
 
 
 def unit_of(module: str) -> str:
-    if module in MEMORY_SHARED or module in DREAMD_SHARED:
-        return module
+    for shared in (*MEMORY_SHARED, *DREAMD_SHARED):
+        if module == shared or module.startswith(shared + "."):
+            return shared  # a shared module may be a package (memory.redact)
     best = max((u for u in LAYERS if module == u or module.startswith(u + ".")), key=len, default=None)
     assert best is not None, f"{module} is in no unit of LAYERS"
     return best

@@ -165,7 +165,7 @@ def test_redacting_jsonl_keeps_every_line_valid_json() -> None:
     assert parsed[2]["toolUseResult"]["stdout"] == (
         "AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-key]\n[REDACTED:github-token]"
     )
-    assert kinds == ["private-key", "anthropic-key", "github-token", "aws-secret-key", "password"]
+    assert sorted(kinds) == ["anthropic-key", "aws-secret-key", "github-token", "password", "private-key"]
 
 
 def test_redaction_is_idempotent_and_returns_clean_text_unchanged() -> None:

@@ -505,6 +505,43 @@ def check_failed_jobs(spool: Path) -> Check:
     )
 
 
+def check_secrets(managed: Sequence[Path]) -> Check:
+    """Record files that hold a secret (issue 22): written by hand or by another tool and not
+    taken in by a reconcile yet, or written by a dreamd older than the current redactor."""
+    from memory.errors import DreamdError
+    from memory.redact import redact
+    from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
+
+    found: list[str] = []
+    foreign = False
+    checked = 0
+    for directory in managed:
+        try:
+            names = sorted(n for n in os.listdir(directory) if n.endswith(".md") and n != INDEX and not n.startswith("."))
+        except OSError:
+            continue  # unreadable sets are the roots and status checks' business
+        for name in names:  # the set's records and files not taken in yet
+            try:
+                data = read_regular(directory / name)
+            except (DreamdError, OSError):
+                continue
+            checked += 1
+            kinds = redact(data.decode("utf-8", "replace"))[1]
+            if kinds:
+                found.append(f"{directory / name} ({', '.join(kinds)})")
+                foreign = foreign or not OUR_FILE_RE.match(name)
+    if not found:
+        return Check(OK, "secrets", f"none in {checked} record file(s)")
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    fix = (
+        "the daemon's next reconcile (dreamd once) writes files from outside redacted; "
+        "dreamd forget NAME or edit the file for the others"
+        if foreign
+        else "dreamd forget NAME, or edit the file: the edit is taken in redacted"
+    )
+    return Check(WARN, "secrets", f"{len(found)} record file(s) hold a secret: {'; '.join(found[:3])}{more}", fix)
+
+
 def check_other_spools(config: Config, env: Mapping[str, str]) -> Check:
     from dreamd.status.collect import other_spools
 
@@ -847,6 +884,7 @@ def run_checks(
         model,
         *([health] if health is not None else []),
         check_failed_jobs(config.daemon.spool),
+        check_secrets(managed),
         check_other_spools(config, env),
         check_claude_hooks(env),
         *([hooks_run] if hooks_run is not None else []),

@@ -171,12 +171,12 @@ class Context:
 
 
 def _redact_record(rec: Record) -> Record:
-    desc, kinds_d = redact(rec.description)
-    body, kinds_b = redact(rec.body)
-    if kinds_d or kinds_b:
-        log.info("record.redacted", name=rec.name, kinds=sorted(set(kinds_d + kinds_b)))
-        return dataclasses.replace(rec, description=desc, body=body)
-    return rec
+    from memory.store.redaction import redact_record
+
+    clean, kinds = redact_record(rec)  # name, description, title, metadata and body
+    if kinds:
+        log.info("record.redacted", name=clean.name, kinds=sorted(set(kinds)))
+    return clean
 
 
 # ---------------------------------------------------------------------------- execute

@@ -129,7 +129,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "doing), 'project' (goals, deadlines, decisions and why), 'reference' (where things "
         "are: trackers, dashboards, documents). Giving the `name` of an existing record "
         "replaces that record (the old version stays in history); without `name` a new record "
-        "is always added. Secrets (API keys, tokens, private keys) are redacted before writing. "
+        "is always added. Secrets (passwords, API keys, tokens, private keys) are redacted before writing, in the name too. "
         "The answer names the record and the generation committed.",
         _schema(
             {

@@ -18,7 +18,6 @@ only when a ``remember`` job is validated.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -162,18 +161,16 @@ def _records(value: Any) -> tuple[Record, ...]:
 
 
 def redact_records(records: Sequence[Record]) -> tuple[tuple[Record, ...], list[str]]:
-    """Records with secrets replaced in description and body, and the kinds found."""
+    """Records with secrets replaced in every field and no part of one in a name, and the kinds
+    found (:func:`memory.store.redaction.redact_record`)."""
+    from memory.store.redaction import redact_record
+
     out: list[Record] = []
     found: list[str] = []
     for record in records:
-        description, k1 = redact(record.description)
-        body, k2 = redact(record.body)
-        for kind in (*k1, *k2):
-            if kind not in found:
-                found.append(kind)
-        out.append(
-            dataclasses.replace(record, description=description, body=body) if k1 or k2 else record
-        )
+        clean, kinds = redact_record(record)
+        found.extend(k for k in kinds if k not in found)
+        out.append(clean)
     return tuple(out), found
 
 

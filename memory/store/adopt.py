@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memory.errors import RecordError, StoreError
 from memory.fsutil import open_regular
+from memory.store.change import Change
 from memory.store.layout import (
     INDEX,
     MAX_INDEX_BYTES,
@@ -27,9 +28,10 @@ from memory.store.layout import (
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import ManifestEntry, utcnow_iso
-from memory.store.reconcile import foreign_entry
+from memory.store.reconcile import foreign_entry, note_secret
 from memory.store.records import (
     MAX_BODY_BYTES,
+    Record,
     make_record,
     parse_record,
     render_record,
@@ -99,6 +101,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         entries: list[ManifestEntry] = []
         malformed: list[tuple[str, str]] = []
         taken: set[str] = set()
+        secrets: dict[str, Record] = {}
         for path in record_files(store.path):
             bad_name = bad_file_name(store.path, path.name)
             if bad_name is not None:
@@ -111,6 +114,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
                 malformed.append((path.name, str(exc)))
                 continue
             entries.append(foreign_entry(path.name, data, rec, taken, now=now, source="adopted"))
+            note_secret(secrets, entries[-1].name, data, rec)
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX
@@ -158,10 +162,13 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
         }
         store.migrate_history()
         new = store.write_set(None, entries, files=files, summary=change)
-        return AdoptReport(
-            generation=new.generation,
-            adopted=[e.name for e in entries],
-            malformed=malformed,
-            notes=notes,
-            index_archived=new.change.get("index_archived"),
-        )
+    generation = new.generation
+    if secrets:  # the next generation holds them redacted (issue 22)
+        generation = store.commit(Change(replace=secrets, actor="adopted", note="redacted secrets")).generation
+    return AdoptReport(
+        generation=generation,
+        adopted=[e.name for e in entries],
+        malformed=malformed,
+        notes=notes,
+        index_archived=new.change.get("index_archived"),
+    )

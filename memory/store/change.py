@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memory.store.layout import record_file_name
 from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry
 from memory.store.records import Record, render_record, sha256_hex, unique_name
+from memory.store.redaction import redact_record
 
 if TYPE_CHECKING:
     from memory.store.locks import DreamLease
@@ -108,6 +109,8 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
     under the lock, with what others did taken in) at time ``now``. New and replaced records get
     fresh file names and their rendered bytes; nothing is written here. Removes go first, then
     merges, replaces and adds; a name collision gets a numeric suffix, never an overwrite."""
+
+    change = redact_change(change)  # every record write, whoever made it (issue 22)
     entries = {e.name: e for e in old.records}
     order = [e.name for e in old.records]
     files: list[tuple[str, bytes]] = []
@@ -213,4 +216,18 @@ def _dedup(items: Sequence[str]) -> list[str]:
     return out
 
 
-__all__ = ["ACTORS", "Change", "CommitResult", "Pending", "apply_change", "provenance", "touched_files"]
+__all__ = ["ACTORS", "Change", "CommitResult", "Pending", "apply_change", "provenance", "redact_change", "touched_files"]
+
+
+def redact_change(change: Change) -> Change:
+    """``change`` with every record it writes redacted (the same object when nothing is)."""
+    add = [redact_record(r)[0] for r in change.add]
+    replace = {k: redact_record(r, keep_name=True)[0] for k, r in change.replace.items()}
+    merges = [(src, redact_record(r)[0] if r is not None else None) for src, r in change.merges]
+    if (
+        all(a is b for a, b in zip(add, change.add, strict=True))
+        and all(replace[k] is change.replace[k] for k in replace)
+        and all(m[1] is o[1] for m, o in zip(merges, change.merges, strict=True))
+    ):
+        return change
+    return dataclasses.replace(change, add=add, replace=replace, merges=merges)

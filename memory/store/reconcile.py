@@ -31,7 +31,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.errors import RecordError, StoreError
 from memory.fsutil import open_regular
@@ -50,6 +50,9 @@ from memory.store.layout import (
 from memory.store.locks import store_lock
 from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry, utcnow_iso
 from memory.store.records import Record, parse_record, sha256_hex, unique_name
+
+if TYPE_CHECKING:
+    from memory.store.change import Change, CommitResult
 
 
 class ReconcilingStore(Protocol):
@@ -77,6 +80,7 @@ class ReconcilingStore(Protocol):
     def archive_files(self, files: Iterable[str]) -> list[str]: ...
     def collect_orphans(self, referenced: AbstractSet[str], *, listing: Sequence[str] | None = None) -> list[str]: ...
     def replace_index(self, index: bytes, *, expected: str) -> str | None: ...
+    def commit(self, change: Change) -> CommitResult: ...
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,9 @@ class ForeignScan:
     leftovers: list[str] = field(default_factory=list)
     """Files the previous commit removed from the set but died before moving away."""
     listing: list[str] = field(default_factory=list)
+    secrets: dict[str, Record] = field(default_factory=dict)
+    """Files written outside dreamd that hold a secret, by key (found by a full scan): reconcile
+    commits them redacted as the next generation; the originals go to the archive (issue 22)."""
 
     @property
     def changed(self) -> bool:
@@ -178,6 +185,7 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
         scan.entries.append(entry)
         scan.adopted.append(entry.name)
+        note_secret(scan.secrets, entry.name, data, rec)
     store.report_malformed(scan.malformed)
     return scan
 
@@ -210,6 +218,8 @@ def _scan_named(
         sha = sha256_hex(data)
         if sha == entry.sha256:
             scan.entries.append(entry)
+            if full and not OUR_FILE_RE.match(entry.file):  # adopted before it was checked
+                note_secret(scan.secrets, entry.name, data, None, where=str(path), stem=path.stem)
             continue
         try:
             rec = parse_record(data, where=str(path), stem=path.stem)
@@ -229,6 +239,23 @@ def _scan_named(
             )
         )
         scan.updated.append(entry.name)
+        note_secret(scan.secrets, entry.name, data, rec)
+
+
+def note_secret(
+    secrets: dict[str, Record], name: str, data: bytes, rec: Record | None, *, where: str = "", stem: str | None = None
+) -> None:
+    """Add ``name`` to ``secrets`` when its file (``data``, parsed as ``rec``) holds a secret."""
+    from memory.redact import redact
+
+    if not redact(data.decode("utf-8", "replace"))[1]:
+        return
+    if rec is None:
+        try:
+            rec = parse_record(data, where=where, stem=stem)
+        except RecordError:
+            return
+    secrets[name] = dataclasses.replace(rec, name=name)
 
 
 def _sources(sources: list[str]) -> list[str]:
@@ -315,16 +342,20 @@ def reconcile(store: ReconcilingStore) -> ReconcileReport:
                 if current is None or sha256_hex(index) != current:
                     index_archived = store.replace_index(index, expected=old.index_sha256)
                     index_rebuilt = True
-        return ReconcileReport(
-            generation=generation,
-            adopted=scan.adopted,
-            updated=scan.updated,
-            dropped=scan.dropped,
-            malformed=scan.malformed,
-            orphans_collected=orphans,
-            index_rebuilt=index_rebuilt,
-            index_archived=index_archived,
-        )
+    if scan.secrets:  # the next generation holds them redacted
+        from memory.store.change import Change
+
+        generation = store.commit(Change(replace=dict(scan.secrets), actor="reconcile", note="redacted secrets")).generation
+    return ReconcileReport(
+        generation=generation,
+        adopted=scan.adopted,
+        updated=scan.updated,
+        dropped=scan.dropped,
+        malformed=scan.malformed,
+        orphans_collected=orphans,
+        index_rebuilt=index_rebuilt,
+        index_archived=index_archived,
+    )
 
 
 def foreign_entry(
@@ -334,12 +365,14 @@ def foreign_entry(
 
     Its key is made unique against ``taken`` (which it joins); its bytes are never rewritten.
     """
+    from memory.redact import redact
+
     name = unique_name(rec.name, taken)
     taken.add(name)
     return ManifestEntry(
         name=name,
         type=rec.type,
-        description=rec.description,
+        description=redact(rec.description)[0],  # MEMORY.md never shows a secret (issue 22)
         file=file,
         sha256=sha256_hex(data),
         created_at=now,

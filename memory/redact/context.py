@@ -1,0 +1,556 @@
+"""Secrets recognised by what surrounds them: a credential word, then a value.
+
+The word is read as an identifier (``DB_PASSWORD``, ``dbPassword``, ``private_key_id``,
+``X-API-Key``) or a word of prose ("password", "API key", "密码", "口令"); its last part says the
+kind. The connector is an assignment (``=``, ``:``, ``：``), a phrase ("is", "was set to",
+"for the admin user is", "是", "为", "设置为") or, for a value that passes the stricter test,
+just a space. The value is judged by :mod:`memory.redact.values`. Around that sit the other
+context shapes: user/password pairs ("the login is admin / S3cr3tPass", "账号 admin 密码
+x"), credentials in URLs and connection strings, ``Authorization`` headers, AWS secret keys
+near AWS context, and random-looking tokens near a credential word.
+
+Values never span a quote or a backslash (JSONL stays valid) or CJK text and full-width
+punctuation ("密码：abc12345，记得改" ends at the comma).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.values import (
+    base64_of_text,
+    entropy,
+    followed_by_unit,
+    is_placeholder,
+    is_secret_value,
+    looks_random,
+    reads_as_non_secret,
+)
+
+_CJK = "\u3000-\u303f\uff00-\uffef\u4e00-\u9fff"
+_IDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+_STOP = frozenset(" \t\r\n\"'`\\,;)[]}>") | frozenset("，。；：、）】」』“”‘’")
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』"}
+
+# ---------------------------------------------------------------------------- credential words
+
+_PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
+_ASSIGN_ONLY = {"pass": "password", "pw": "password", "auth": "token", "sig": "signature"}
+_KEY_OWNERS = frozenset(
+    {
+        "api", "access", "secret", "private", "account", "auth", "master", "signing",
+        "encryption", "license", "licence", "client", "app", "service", "subscription",
+        "shared", "admin", "deploy", "webhook", "consumer", "wandb", "openai", "anthropic",
+        "stripe", "aws", "gcp", "azure", "mailgun", "sendgrid", "twilio", "slack", "github",
+        "datadog", "dd", "sentry", "storage", "sas", "hmac", "jwt",
+    }
+)  # fmt: skip
+_SECRET_KEYS = frozenset(
+    {
+        "secret",
+        "private",
+        "account",
+        "master",
+        "encryption",
+        "signing",
+        "shared",
+        "hmac",
+        "jwt",
+        "session",
+        "cookie",
+        "storage",
+        "primary",
+        "secondary",
+    }
+)
+_CJK_WORDS = {
+    "密碼": "password",
+    "密鑰": "secret",
+    "金鑰": "secret",
+    "密码": "password",
+    "口令": "password",
+    "密钥": "secret",
+    "秘钥": "secret",
+    "令牌": "token",
+    "私钥": "secret",
+    "授权码": "token",
+    "验证码": "pin",
+}
+_WORD_ANCHORS = ("pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred")
+_SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
+_KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
+_HASH_BEFORE = Lazy(
+    r"\b(?:hash(?:ed)?|sha-?\d*|digest|checksum|md5|fingerprint|length|size|count|hint|salt)"
+    r"\s+(?:of\s+)?(?:the\s+|my\s+|your\s+|this\s+|a\s+|an\s+)?(?:[\w-]+\s+)?$",
+    re.IGNORECASE,
+)
+_NOUN_AFTER = Lazy(r"(?:码|碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
+_SET_BEFORE = Lazy(
+    r"(?:set|change|changed|reset|update|updated|rotate|rotated)\b[^.\n]{0,30}$", re.IGNORECASE
+)
+_PROSE = Lazy(
+    r"""(?ix)
+    (?:\s+(?:for|of|on|at|in|from|to|with)\s+(?:[\w@.'()-]+\s+){0,5}?)?   # for the admin user
+    (?:
+        \s*(?:is|was|are|were|'s|’s)\b
+        (?:\s+(?:now|still|just|actually|currently|simply|literally|set\s+to|changed\s+to|reset\s+to))?
+        \s*:?
+      | \s+(?:set|changed|reset|updated|rotated)\s+to
+      | \s+(?:to)(?=\s)
+    )\s*
+    """
+)
+_CJK_CONNECTOR = Lazy(
+    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|改为|改成|换成|用)\s*[：:=]?|[：:=])\s*"
+)
+
+
+_NOT_PASS = frozenset({"underpass", "trespass", "overpass"})
+_ENCODING_SUFFIX = frozenset(
+    {"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"}
+)
+
+
+def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
+    """``(kind, prose allowed)`` for an identifier split in lower-case parts, or None."""
+    if len(parts) > 1 and parts[-1] in _ENCODING_SUFFIX:  # SECRET_KEY_BASE, token_value
+        parts = parts[:-1]
+    last = parts[-1]
+    if last in _PASSWORD_PARTS or (last.endswith(("password", "passwd")) and len(last) <= 16):
+        return "password", True
+    if last in _ASSIGN_ONLY:
+        return _ASSIGN_ONLY[last], False
+    if last == "pin":
+        return "pin", True
+    if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
+        return "password", True
+    if last == "secret" or (last.endswith("secret") and len(last) <= 14):
+        return "secret", True
+    if last == "token" or (last.endswith("token") and len(last) <= 14):
+        return "token", True
+    if last in ("credential", "credentials", "creds"):
+        return "credential", True
+    if last == "id" and parts[-3:] == ["private", "key", "id"]:
+        return "secret", False
+    if last.endswith("key") and last != "key" and last[:-3] in _KEY_OWNERS:
+        return ("secret" if last[:-3] in _SECRET_KEYS else "api-key"), False
+    if last == "key":
+        owner = parts[-2] if len(parts) > 1 else None
+        if owner is None:
+            m = _KEY_BEFORE.search(before)
+            owner = m.group(1).lower() if m else None
+        if owner in _KEY_OWNERS:
+            return ("secret" if owner in _SECRET_KEYS else "api-key"), True
+    return None
+
+
+def _value_at(
+    text: str, i: int, *, query: bool, spaces: bool = False
+) -> tuple[int, int, bool] | None:
+    """``(start, end, quoted)`` of the value starting at ``i``."""
+    n = len(text)
+    if i >= n:
+        return None
+    escaped = text.startswith('\\"', i)
+    opener = '"' if escaped else text[i]
+    close = _QUOTES.get(opener)
+    if close is not None:
+        start = i + (2 if escaped else 1)
+        end = start
+        limit = min(n, start + 200)
+        while end < limit and text[end] != close and text[end] not in '\\\n"':
+            end += 1
+        if end >= limit or (text[end] != close and not (escaped and text.startswith('\\"', end))):
+            return None
+        if not spaces and any(c.isspace() for c in text[start:end]):
+            return None  # a quoted phrase, not a password (a passphrase may have spaces)
+        return (start, end, True) if end > start else None
+    end = i
+    limit = min(n, i + 200)
+    while end < limit:
+        c = text[end]
+        if (
+            c in _STOP
+            or "\u3000" <= c <= "\u303f"
+            or "\uff00" <= c <= "\uffef"
+            or "\u4e00" <= c <= "\u9fff"
+        ):
+            break
+        if query and c in "&#":
+            break
+        end += 1
+    while end > i and text[end - 1] in ".:?(":
+        end -= 1
+    return (i, end, False) if end > i else None
+
+
+def _identifier(text: str, pos: int, length: int) -> tuple[int, int]:
+    start = pos
+    while start > 0 and text[start - 1] in _IDCHARS:
+        start -= 1
+    if start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrt":
+        pass
+    elif start >= 1 and text[start - 1] == "\\" and text[start : start + 1] in ("n", "r", "t"):
+        start += 1
+    end = pos + length
+    n = len(text)
+    while end < n and text[end] in _IDCHARS:
+        end += 1
+    while end > pos + length and text[end - 1] in ".-":
+        end -= 1
+    while start < pos and text[start] in ".-_":
+        start += 1
+    return start, end
+
+
+def _connector(
+    text: str, end: int, *, prose: bool, cjk: bool, before: str
+) -> tuple[int, bool] | None:
+    """Where the value starts after a credential word ending at ``end`` and whether the
+    connector was explicit (``:``, ``=``, "is", "是"); None when nothing connects a value."""
+    i = end
+    if text.startswith('\\"', i):
+        i += 2
+    elif text[i : i + 1] in ('"', "'", "`"):
+        i += 1
+    j = i
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    c = text[j : j + 1]
+    if (c in (":", "=", "：") and text[j : j + 2] != "==") or text[j : j + 2] in ("=>", ":="):
+        j += 2 if text[j : j + 2] in ("=>", ":=") else 1
+        while j < len(text) and text[j] in " \t":
+            j += 1
+        return j, True
+    if cjk:
+        m = _CJK_CONNECTOR.match(text, end)
+        if m is not None and m.end() > end:
+            return m.end(), True
+        if text[end : end + 1].isascii():
+            return j, False
+        return None
+    if not prose:
+        return None
+    m = _PROSE.match(text, i)
+    if m is not None:
+        said = m.group(0).strip().lower()
+        if said != "to" or _SET_BEFORE.search(before):
+            return m.end(), True
+    if j > i:
+        return j, False
+    return None
+
+
+def _credential_spans(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    done: set[int] = set()
+    last = 0
+    for pos in anchors.positions(_WORD_ANCHORS):
+        if pos < last:
+            continue
+        word_start, word_end = _identifier(text, pos, 1)
+        if word_start in done:
+            continue
+        done.add(word_start)
+        ident = text[word_start:word_end]
+        if not ident or len(ident) > 64:
+            continue
+        parts = [p.lower() for p in _SPLIT.split(ident) if p]
+        if not parts:
+            continue
+        before = text[max(0, word_start - 40) : word_start]
+        judged = _kind_of(parts, before)
+        if judged is None:
+            continue
+        kind, prose = judged
+        span = _value_after(text, word_start, word_end, kind, prose=prose, cjk=False, before=before)
+        if span is not None:
+            spans.append(span)
+            last = span[1]
+    for pos in anchors.positions(tuple(_CJK_WORDS)):
+        if pos < last:
+            continue
+        word = next(w for w in _CJK_WORDS if text.startswith(w, pos))
+        end = pos + len(word)
+        if text.startswith("码", end):  # PIN码, 验证码 handled by its word
+            end += 1
+        before = text[max(0, pos - 40) : pos]
+        span = _value_after(text, pos, end, _CJK_WORDS[word], prose=True, cjk=True, before=before)
+        if span is not None:
+            spans.append(span)
+            last = span[1]
+    return spans
+
+
+def _value_after(
+    text: str, word_start: int, word_end: int, kind: str, *, prose: bool, cjk: bool, before: str
+) -> Span | None:
+    if _HASH_BEFORE.search(before):
+        return None  # "the hash of the password is …", "token id: …"
+    noun = _NOUN_AFTER.match(text, word_end)
+    if noun is not None:  # "PIN code is", "PIN码是", "pass phrase:"
+        word_end = noun.end()
+    nxt = text[word_end : word_end + 1]
+    if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
+        cjk = True  # "token是 …", "API key：…"
+    connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
+    if connected is None:
+        return _random_near(text, word_end, kind)
+    at, explicit = connected
+    query = word_start > 0 and text[word_start - 1] in "?&;"
+    found = _value_at(
+        text, at, query=query, spaces=text[word_start:word_end].lower().endswith("passphrase")
+    )
+    if found is None:
+        return _random_near(text, word_end, kind)
+    start, end, quoted = found
+    value = text[start:end]
+    digits_ok = kind in ("password", "pin") and (explicit or cjk)
+    if value.isdigit() and followed_by_unit(text, end):
+        return None
+    if kind == "pin" and not value.isdigit():
+        return None
+    bare_ok = explicit or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+    if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
+        return start, end, kind
+    if explicit and quoted is False and looks_random(value):
+        return start, end, kind
+    return _random_near(text, word_end, kind) if not explicit else None
+
+
+_WINDOW_TOKEN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,200}={0,2}(?![A-Za-z0-9+/=_-])")
+_WINDOW_STOP = Lazy(r"\\n|\n|[.!?](?:\s|$)|[。！？]")
+_HASH_WORDS = Lazy(
+    r"(?i)sha|hash|digest|checksum|md5|commit|revision|\brev\b|etag|integrity|uuid|request[ _-]?id|trace|build"
+)
+
+
+def _random_near(text: str, end: int, kind: str) -> Span | None:
+    """A random-looking token within a few words after a credential word, on the same line
+    and in the same sentence, unless the words between say it is a hash or an id."""
+    window = text[end : end + 80]
+    stop = _WINDOW_STOP.search(window)
+    if stop is not None:
+        window = window[: stop.start()]
+    m = _WINDOW_TOKEN.search(window)
+    if m is None or _HASH_WORDS.search(window[: m.start()]) or not looks_random(m.group(0)):
+        return None
+    if reads_as_non_secret(m.group(0)):
+        return None
+    return end + m.start(), end + m.end(), kind
+
+
+def detect_credentials(anchors: Anchors) -> list[Span]:
+    return _credential_spans(anchors)
+
+
+# ---------------------------------------------------------------------------- context words
+
+_CONTEXT_WORDS = {"wandb": "api-key", "twilio": "token", "login": "credential", "apikey": "api-key"}
+
+
+def detect_context_tokens(anchors: Anchors) -> list[Span]:
+    """Random-looking tokens right after a service or login word ("wandb login <key>")."""
+    text = anchors.text
+    spans: list[Span] = []
+    for word, kind in _CONTEXT_WORDS.items():
+        for pos in anchors.positions((word,)):
+            span = _random_near(text, pos + len(word), kind)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
+# ---------------------------------------------------------------------------- pairs
+
+_PAIR_VALUE = r"(?P<value>[^\s\"'\\`,;)\u0080-\uffff]{3,200})"  # non-ASCII ends it
+_PAIR_EN = Lazy(
+    r"""(?x)
+    (?i:log(?:-|\s)?in|logon|sign(?:-|\s)?in|credentials?|creds|account)
+    (?:\s+(?i:for|to|of|on|at)\s+(?:[\w.@'-]+\s+){0,4}?)?
+    (?:\s+(?i:is|are|was|were)\s*:?\s*|\s*[:=]\s*|\s+(?i:with|using|as)\s+|\s+)
+    (?:(?i:user(?:name)?|u)\s*[:=]?\s*)?
+    (?P<user>[A-Za-z0-9._@+-]{1,64}?)
+    (?:\s*(?:/|\|)\s*|:|\s*,?\s*(?:and\s+)?(?:the\s+)?(?i:password|pass|pwd|pw)\s*(?:(?i:is)\s+|[:=]\s*)?)
+    """
+    + _PAIR_VALUE
+)
+_PAIR_ZH = Lazy(
+    r"(?:登录|登陆|登入|账号|帐号|帳號|账户|用户名)(?:名|信息|凭据)?[^\n。；;\"\\]{0,10}?(?:是|为|：|:|=|用|\s)\s*"
+    r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
+    + _PAIR_VALUE
+)
+
+
+_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
+_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
+
+
+def detect_cli_passwords(anchors: Anchors) -> list[Span]:
+    """``-p <password>`` of ``docker login -u x -p …``, ``mysql -u root -pS3cret``: only in a
+    command that logs in (``-p`` is a port or a path elsewhere)."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((" -p",)):
+        at = pos + 1
+        line_start = max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at), 0)
+        if _CLI_CONTEXT.search(text, line_start, at) is None:
+            continue
+        m = _CLI_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        value = m.group("value")
+        attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
+        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+_PAIR_EN_WORDS = (
+    "login",
+    "log in",
+    "log-in",
+    "logon",
+    "sign in",
+    "signin",
+    "sign-in",
+    "cred",
+    "account",
+)
+_PAIR_ZH_WORDS = ("登录", "登陆", "登入", "账号", "帐号", "帳號", "账户", "用户名")
+
+
+def detect_pairs(anchors: Anchors) -> list[Span]:
+    """The password half of a user/password pair said together."""
+    text = anchors.text
+    spans: list[Span] = []
+    for regex, words in ((_PAIR_EN, _PAIR_EN_WORDS), (_PAIR_ZH, _PAIR_ZH_WORDS)):
+        for pos in anchors.positions(words):
+            if pos and text[pos - 1].isalpha() and text[pos - 1].isascii():
+                continue
+            m = regex.match(text, pos)
+            if m is None:
+                continue
+            value = m.group("value").rstrip(".:?")
+            if reads_as_non_secret(value) or not (
+                any(not c.isalpha() for c in value) or any(c.isupper() for c in value)
+            ):
+                continue
+            spans.append((m.start("value"), m.start("value") + len(value), "password"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- URLs and headers
+
+_URL_CREDS = Lazy(
+    r"://(?P<user>[^\s:/@\"'\\<>]{0,128})(?::(?P<value>[^\s/@\"'\\<>]{1,256}))?@(?=[A-Za-z0-9\[._-])"
+)
+_AUTH_HEADER = Lazy(
+    r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
+    r"(?:(?P<scheme>(?i:basic|bearer|token|digest|apikey|api-key|key|sso-key|negotiate|ntlm|otp))\s+)?"
+    r"(?P<value>[A-Za-z0-9._~+/=:-]{8,})"
+)
+_SCHEME_TOKEN = Lazy(
+    r"(?i:(?P<scheme>basic|bearer))\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})(?![A-Za-z0-9._~+/=-])"
+)
+
+
+def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
+    """Passwords in ``scheme://user:pw@host`` (tokens in its user part too) and the
+    credentials of ``Authorization`` headers and ``Basic``/``Bearer`` values."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("://",)):
+        m = _URL_CREDS.match(text, pos)
+        if m is None:
+            continue
+        value = m.group("value")
+        if value is not None:
+            if not is_placeholder(value):  # user:password@host in docs stays
+                spans.append((m.start("value"), m.end("value"), "password"))
+        elif looks_random(m.group("user")):
+            spans.append((m.start("user"), m.end("user"), "token"))
+    for pos in anchors.positions(("authorization",)):
+        m = _AUTH_HEADER.match(text, pos)
+        if m is not None and not is_placeholder(m.group("value")):
+            scheme = (m.group("scheme") or "").lower()
+            kind = {"bearer": "bearer-token", "basic": "basic-auth"}.get(scheme, "authorization")
+            spans.append((m.start("value"), m.end("value"), kind))
+    for pos in anchors.positions(("basic ", "bearer ")):
+        m = _SCHEME_TOKEN.match(text, pos)
+        if m is None:
+            continue
+        value = m.group("value")
+        if m.group("scheme").lower() == "basic":
+            import base64
+            import binascii
+
+            try:
+                raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if b":" in raw and base64_of_text(value):
+                spans.append((m.start("value"), m.end("value"), "basic-auth"))
+        elif looks_random(value) and not is_placeholder(value):
+            spans.append((m.start("value"), m.end("value"), "bearer-token"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- AWS
+
+_AWS_CONTEXT = ("aws", "akia", "asia", "amazon", "boto", "s3", "secret", "cred")
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+_AWS_SECRET = Lazy(r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")
+
+
+def detect_aws_secrets(anchors: Anchors) -> list[Span]:
+    """40-character AWS secret keys near AWS context, labelled or not (the line after an
+    access key id, "my AWS creds are … and …"): mixed case and digits, high entropy, and not
+    base64 of readable text."""
+    text = anchors.text
+    spans: set[Span] = set()
+    reach = 0
+    for pos in anchors.positions(_AWS_CONTEXT):
+        lo = max(pos - 200, reach)
+        hi = pos + 300
+        if lo >= hi:
+            continue
+        for m in _AWS_SECRET.finditer(text, lo, hi):
+            token = m.group(0)
+            if m.end() < len(text) and text[m.end()] in _B64_CHARS:
+                continue  # cut by the window's end: part of a longer run
+            if (
+                any(c.isupper() for c in token)
+                and any(c.islower() for c in token)
+                and any(c.isdigit() for c in token)
+                and entropy(token) >= 4.0
+                and not base64_of_text(token)
+            ):
+                spans.add((m.start(), m.end(), "aws-secret-key"))
+        reach = hi - 40
+    return sorted(spans)
+
+
+register(
+    *_WORD_ANCHORS,
+    *_CJK_WORDS,
+    *_CONTEXT_WORDS,
+    *_PAIR_EN_WORDS,
+    *_PAIR_ZH_WORDS,
+    *_AWS_CONTEXT,
+    "://",
+    "authorization",
+    "basic ",
+    "bearer ",
+    " -p",
+)
+CONTEXT_DETECTORS = (
+    detect_urls_and_headers,
+    detect_aws_secrets,
+    detect_credentials,
+    detect_pairs,
+    detect_cli_passwords,
+    detect_context_tokens,
+)

@@ -1,0 +1,175 @@
+"""Secrets recognised by their shape alone: vendor prefixes, key armour, fixed formats.
+
+Each pattern has anchors (lower-case literals a match starts at) and is only run anchored at
+them. Token patterns refuse to start inside a longer identifier, except right after a JSON
+escape (``\\n``, ``\\t``), and never span a quote or a backslash, so redacting JSONL transcript
+text keeps every line valid JSON.
+"""
+
+from __future__ import annotations
+
+from memory.redact.engine import Anchors, Lazy, Span, register
+
+# Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
+_IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
+_IDENT_AFTER = r"(?![A-Za-z0-9_-])"
+
+
+class _Pattern:
+    """One shape (a plain class: no dataclasses import on the hook path)."""
+
+    __slots__ = ("anchors", "kind", "regex", "value_group")
+
+    def __init__(
+        self, kind: str, regex: str, anchors: tuple[str, ...], value_group: str | None = None
+    ) -> None:
+        self.kind = kind
+        self.regex = Lazy(regex)
+        self.anchors = anchors
+        self.value_group = value_group
+
+
+def _token(kind: str, body: str, *anchors: str) -> _Pattern:
+    return _Pattern(kind, rf"{_IDENT_BEFORE}{body}{_IDENT_AFTER}", anchors)
+
+
+# Armour of every private key format: PEM (PKCS#1/#8, EC, DSA, ENCRYPTED), OpenSSH, SSH2 and
+# PGP ("PRIVATE KEY BLOCK"). A block cut off before its END line (a tool output truncated by the
+# hook) is redacted to the end of its base64 run; a bare BEGIN line in prose is not a key.
+_ARMOUR_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_ARMOUR_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_ARMOUR_BODY_RUN = r"(?:[A-Za-z0-9+/=\s:,.()@<>_-]|\\[nrt])"
+
+PATTERNS: tuple[_Pattern, ...] = (
+    _Pattern(
+        "private-key",
+        rf"{_ARMOUR_BEGIN}(?:[^\"]{{0,65536}}?{_ARMOUR_END}|{_ARMOUR_BODY_RUN}{{64,65536}})",
+        ("-----begin ",),
+    ),
+    _Pattern("anthropic-key", rf"{_IDENT_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}", ("sk-",)),
+    _token("openai-key", r"sk-(?!ant-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}", "sk-"),
+    _token(
+        "github-token",
+        r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+        "gh",
+        "github_pat_",
+    ),
+    _token("npm-token", r"npm_[A-Za-z0-9]{36}", "npm_"),
+    _token("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{40,}", "pypi-"),
+    _token(
+        "gitlab-token",
+        r"gl(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_-]{20,}",
+        "glpat-",
+        "gldt-",
+        "glrt-",
+        "glptt-",
+        "glsoat-",
+    ),
+    _token("huggingface-token", r"hf_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{30,}", "hf_"),
+    _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "sk_", "rk_"),
+    _token("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
+    _token("sendgrid-key", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
+    _Pattern(
+        "aws-access-key",
+        r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])",
+        ("akia", "asia"),
+    ),
+    _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}", "aiza"),
+    _token("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_-]{28}", "gocspx-"),
+    _token("slack-token", r"xox[abposr]-[0-9A-Za-z-]{10,}", "xox"),
+    _token("slack-token", r"xapp-[0-9]-[A-Za-z0-9-]{20,}", "xapp-"),
+    _token("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", "dop_v1_", "doo_v1_", "dor_v1_"),
+    _token("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
+    _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb.", "hvr."),
+    _token("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?", "dapi"),
+    _token("mailgun-key", r"key-[0-9a-z]{32}", "key-"),
+    _token("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-"),
+    _Pattern(
+        "jwt",
+        rf"{_IDENT_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}",
+        ("eyj",),
+    ),
+    _Pattern(
+        "webhook-url",
+        r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"
+        r"|discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}"
+        r"|outlook\.office\.com/webhook/[A-Za-z0-9@/_-]{20,})",
+        (
+            "hooks.slack.com/",
+            "discord.com/api/webhooks/",
+            "discordapp.com/api/webhooks/",
+            "outlook.office.com/webhook/",
+        ),
+    ),
+    _Pattern(
+        "id-number",
+        r"(?:(?i:passport(?:\s+(?:number|no\.?|#))?|social\s+security\s+number|ssn)"
+        r"|护照号码?|身份证号码?|社保号)"
+        r"(?:\s*(?:[:=：#]|是|is)\s*|\s+)(?P<value>[A-Za-z]{0,3}[0-9][0-9 -]{4,18}[0-9Xx])(?![A-Za-z0-9])",
+        ("passport", "social", "ssn", "护照号", "身份证号", "社保号"),
+        value_group="value",
+    ),
+)
+
+_URL_SCHEME = Lazy(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://$")
+
+
+def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(pat.anchors):
+        if pos < last:
+            continue
+        m = pat.regex.match(text, pos)
+        if m is None:
+            continue
+        start, end = m.span(pat.value_group) if pat.value_group else m.span()
+        if pat.kind == "webhook-url":  # the scheme goes too: the marker stands for the URL
+            scheme = _URL_SCHEME.search(text, max(0, start - 16), start)
+            if scheme is not None:
+                start = scheme.start()
+        spans.append((start, end, pat.kind))
+        last = end
+    return spans
+
+
+def detect_shapes(anchors: Anchors) -> list[Span]:
+    """Every fixed-shape secret, patterns applied one after the other on the same text.
+
+    Spans of later patterns that overlap earlier ones are dropped by the engine, so the order
+    of :data:`PATTERNS` is the priority (a key block first: its body may hold anything).
+    """
+    spans: list[Span] = []
+    for pat in PATTERNS:
+        spans.extend(_detect(pat, anchors))
+    return spans
+
+
+def _telegram(anchors: Anchors) -> list[Span]:
+    """Telegram bot tokens, ``<bot id>:AA<33 chars>``: the bot id goes with the secret."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((":aa",)):
+        if text[pos + 1 : pos + 3] != "AA":
+            continue
+        start = pos
+        while start > 0 and text[start - 1].isascii() and text[start - 1].isdigit():
+            start -= 1
+        if not 6 <= pos - start <= 12 or (
+            start > 0
+            and (text[start - 1].isalnum() and text[start - 2 : start] not in ("\\n", "\\t"))
+        ):
+            continue
+        end = pos + 1
+        while end < len(text) and (
+            text[end].isascii() and (text[end].isalnum() or text[end] in "_-")
+        ):
+            end += 1
+        if end - pos - 1 == 35:
+            spans.append((start, end, "telegram-bot-token"))
+    return spans
+
+
+register(*(a for pat in PATTERNS for a in pat.anchors), ":aa")
+SHAPE_DETECTORS = (detect_shapes, _telegram)

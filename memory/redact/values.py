@@ -1,0 +1,140 @@
+"""Is this string a secret value? Tests on one candidate, no context beyond what is passed.
+
+A value after a credential word is a secret unless it reads as something else: a placeholder
+(``changeme``, ``<password>``, ``${DB_PASS}``, ``****``), code (``os.environ[...]``,
+``self.password``, ``get_token()``), a path or URL, a version, a date, a plain word ("the
+password is *required*"), a technical term ("the password is *sha256*-hashed") or a quantity
+("12 characters"). What is left must look made up: letters with digits or symbols, or digits
+alone where a PIN or password may be digits. Random-looking tokens met near context without a
+connector are judged by character classes and Shannon entropy.
+"""
+
+from __future__ import annotations
+
+from math import log2
+
+from memory.redact.engine import Lazy
+
+PLACEHOLDERS = frozenset(
+    {
+        "string", "str", "none", "null", "nil", "true", "false", "required", "optional",
+        "undefined", "changeme", "password", "passwd", "passphrase", "secret", "token",
+        "example", "redacted", "hidden", "empty", "default", "value", "placeholder", "dummy",
+        "sample", "test", "unset", "masked", "omitted", "todo", "tbd", "n/a", "na", "xxx",
+    }
+)  # fmt: skip
+
+_PLACEHOLDER = Lazy(
+    r"""(?x)
+      \$                                       # $VAR, ${VAR}, ${{ secrets.X }}
+    | \{\{.*\}\}$ | \{[A-Za-z_]\w*\}$ | %\(?\w+\)?s?%?$ | <   # templates
+    | \[redacted | \*+$ | x{3,}$ | \.{3}$ | [•●·]+$
+    | (?:your|my|the)[-_ ]?(?:own[-_ ]?)?(?:pass|secret|token|key|api|pwd|password)   # your_password
+    """
+)  # matched against the lower-cased value: IGNORECASE makes compiling slow on the hook path
+_NOT_VALUE = Lazy(
+    r"""(?x)
+      [a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\(?\)?$               # self.password, os.environ
+    | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
+    | (?:/|~/|\./|\.\./)                                           # a path
+    | [a-z][a-z0-9+.-]*://                                         # a URL
+    | v?\d+(?:\.\d+)+(?:[-+][0-9a-z.-]+)?$                         # a version
+    | \d{1,4}(?:[-/:]\d{1,4})+$                                    # a date or time
+    | [^@\s]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+$                         # an e-mail address
+    | [\w.-]+\.(?:txt|pem|key|json|ya?ml|toml|env|ini|cfg|conf|md|py|js|ts|sh|crt|p12|pfx|gpg)$
+    | (?:sha|md|base|bcrypt|utf|argon|scrypt|pbkdf|aes|rsa|hmac|crc|blake|ed|x|oauth|tls|ssl
+       |ipv|ucs|latin|iso|http|totp|hotp|fido|u2f|pkcs)\d+[a-z]*(?:[-_][a-z]+\d*)*$   # sha256-hashed
+    """
+)  # lower-cased value, as above
+
+_UNIT_AFTER = Lazy(
+    r"\s*(?:characters?|chars?|digits?|letters?|symbols?|bytes?|bits?|days?|hours?|minutes?|"
+    r"seconds?|weeks?|months?|years?|times|attempts?|tries|retries|words?|%|位|个|次|天|分钟|小时|字符)"
+)
+_UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX = Lazy(r"[0-9a-f]+$|[0-9A-F]+$")
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    return -sum(k / n * log2(k / n) for k in counts.values())
+
+
+def is_placeholder(value: str) -> bool:
+    """``changeme``, ``<token>``, ``${DB_PASS}``, ``****``, ``your_api_key``, a marker."""
+    low = value.lower()
+    return low in PLACEHOLDERS or _PLACEHOLDER.match(low) is not None
+
+
+def reads_as_non_secret(value: str) -> bool:
+    """A placeholder, code, path, URL, version, date, e-mail address, file name or term."""
+    return is_placeholder(value) or _NOT_VALUE.match(value.lower()) is not None
+
+
+def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int = 6) -> bool:
+    """A value after a credential word and a connector ("is", ":", "为"…) is a secret.
+
+    ``digits_ok``: the word admits digits alone (a PIN, a password said with "is"/"是");
+    ``quoted``: the value was quoted, which shows it is a literal (a plain word then counts).
+    """
+    if not value or reads_as_non_secret(value):
+        return False
+    if value.isdigit():
+        return digits_ok and 4 <= len(value) <= 16
+    if len(value) < min_len:
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_symbol = any(not c.isalnum() for c in value)
+    if quoted:
+        return True
+    if has_digit and any(c.isalpha() for c in value):
+        return True
+    # P@ssword, hunter!!, but not a hyphenated-word or snake_case name
+    return (
+        has_symbol
+        and any(c.isalnum() for c in value)
+        and not value.replace("-", "").replace("_", "").isalpha()
+    )
+
+
+def followed_by_unit(text: str, end: int) -> bool:
+    """A number followed by a unit ("12 characters", "6 位"): a length, not a PIN."""
+    return _UNIT_AFTER.match(text[end : end + 16].lower()) is not None
+
+
+def looks_random(token: str) -> bool:
+    """A token that reads as generated: long, mixed character classes, high entropy.
+
+    Hex strings only count at key lengths (32, 40, 64: API keys, auth tokens) and UUIDs never
+    do: near context words these are the shapes of keys, and the context (not this test) says
+    whether a hash is meant.
+    """
+    if len(token) < 20 or _UUID.match(token):
+        return False
+    if _HEX.match(token):
+        return len(token) in (32, 40, 48, 64) and entropy(token) >= 3.0
+    classes = sum(
+        (
+            any(c.islower() for c in token),
+            any(c.isupper() for c in token),
+            any(c.isdigit() for c in token),
+        )
+    )
+    return classes >= 2 and any(c.isdigit() for c in token) and entropy(token) >= 3.5
+
+
+def base64_of_text(token: str) -> bool:
+    """``token`` decodes as base64 to readable text (a code sample, not key material)."""
+    import base64
+    import binascii
+
+    padded = token + "=" * (-len(token) % 4)
+    try:
+        raw = base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return bool(raw) and sum(32 <= b < 127 or b in (9, 10, 13) for b in raw) >= 0.9 * len(raw)
