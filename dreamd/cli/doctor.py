@@ -526,6 +526,7 @@ def check_claude_hooks(env: Mapping[str, str]) -> Check:
 def run_checks(
     config: Config, *, env: Mapping[str, str], proc: Path = Path("/proc")
 ) -> list[Check]:
+    from dreamd.embeddings.check import check_embeddings
     from dreamd.models.health import health_path
 
     managed, _ = discover_dirs(config.daemon.roots)
@@ -539,6 +540,7 @@ def run_checks(
         check_daemon(config.daemon.spool, proc=proc),
         model,
         *([health] if health is not None else []),
+        *check_embeddings(config.recall),
         check_failed_jobs(config.daemon.spool),
         check_other_spools(config, env),
         check_claude_hooks(env),
