@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamd.config import Config
 from dreamd.daemon.gates import evaluate, is_paused, read_last_scan
+from dreamd.embeddings.progress import embeddings_status, render_embeddings_status
 from memory.errors import DreamdError
 from memory.model.llm import Completion
 from memory.roots import expand_roots
@@ -323,6 +324,7 @@ def dir_status(
         lease=lease,
         malformed=malformed,
     )
+    out.update(embeddings_status(path, config.recall, manifest))
     from dreamd.sync.flow import is_attached, sync_status
 
     if is_attached(path):
@@ -430,6 +432,7 @@ def _render_dir(d: dict[str, Any]) -> list[str]:
         )
     for m in d["malformed"]:
         lines.append(f"  malformed: {m['file']}: {m['error']}")
+    lines.extend(render_embeddings_status(d))
     if d.get("sync"):
         from dreamd.sync.flow import render_sync_status
 

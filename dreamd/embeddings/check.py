@@ -28,3 +28,4 @@ def check_embeddings(recall: RecallConfig) -> list[Check]:
         return [Check(FAIL, "embeddings", str(exc).removeprefix("embeddings: "), INSTALL_HINT)]
     spec = files.spec
     return [Check(OK, "embeddings", f"{spec.name} from {spec.weights_dist} (sha256 checked), recall fuses it with keywords")]
+
