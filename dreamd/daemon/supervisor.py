@@ -156,8 +156,13 @@ class Daemon(Generic[C]):
         )  # fmt: skip
         self.dirs = DirectoryKeeper(config=config, ctx=ctx, work=work, pool=self.pool, clock=clock, wall=wall,
                                     watch_dirs=self._watch_dirs, once=once)
+        from dreamd.embeddings.service import for_config
+        from memory.spool.queue import state_home
+
+        self.embeddings = None if once else for_config(config.recall, state_home(env), lambda: list(self.dirs.managed))
+        """Keeps the embedding model warm and the vector caches current (``[recall] embeddings``)."""
         self.jobs = JobDispatcher(spool=self.spool, pool=self.pool, config=config, ctx=ctx, work=work,
-                                  after_job=self.dirs.after_write, hint_spool=self.hint_spool, once=once)
+                                  after_job=self._after_job, hint_spool=self.hint_spool, once=once)
         self.watcher: Watcher | None = None
         self.scheduler: Any = None
         self.died: str | None = None
@@ -176,6 +181,11 @@ class Daemon(Generic[C]):
     def hint_spool(self) -> None:
         self.spool_debounce.hint("spool")
         self.waker.poke()
+
+    def _after_job(self, directory: Path) -> None:
+        self.dirs.after_write(directory)
+        if self.embeddings is not None:
+            self.embeddings.changed(directory)
 
     def hint_dir(self, directory: Path) -> None:
         self.dir_debounce.hint(directory)
@@ -360,6 +370,8 @@ class Daemon(Generic[C]):
         self._release_deferred()
         self.jobs.scan_spool()
         self._start_scheduler()
+        if self.embeddings is not None:
+            self.embeddings.start()
         log.info("daemon.ready", managed_dirs=len(self.dirs.managed), queue=self.pool.pending())
         self.notifier.ready(self.status_text())
 
@@ -390,6 +402,8 @@ class Daemon(Generic[C]):
     def shutdown(self, code: int) -> int:
         self.jobs.stop()
         self.dirs.stop()
+        if self.embeddings is not None:
+            self.embeddings.stop()
         self.notifier.stopping()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):
