@@ -30,9 +30,9 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.fsutil import replace_atomic
 from memory.retrieval.tokens import CJK_RE
@@ -177,20 +177,50 @@ class VectorCache:
         self.shas = shas
         self.rows = {sha: i for i, sha in enumerate(shas)}
         self.matrix = matrix
+        self._alignment: tuple[Mapping[str, Any], list[str], npt.NDArray[np.int64]] | None = None
 
     def __len__(self) -> int:
         return len(self.shas)
 
-    def similarities(self, query: npt.NDArray[np.float32], entries: Iterable[tuple[str, str]]) -> dict[str, float]:
-        """Cosine of ``query`` with each (name, sha256) the cache holds (both are unit vectors)."""
-        pairs = [(name, self.rows[sha]) for name, sha in entries if sha in self.rows]
-        if not pairs:
-            return {}
+    def top(
+        self,
+        query: npt.NDArray[np.float32],
+        entries: Mapping[str, Any],
+        depth: int,
+        exclude: Collection[str] = (),
+    ) -> dict[str, float]:
+        """Cosine of ``query`` with the ``depth`` nearest records of ``entries`` (name →
+        manifest entry; those the cache lacks take no part), none of ``exclude``.
+
+        One matrix-vector product over the cache; the name ↔ row alignment is computed once
+        per ``entries`` object (recall's index replaces it only when the manifest changed)."""
         import numpy as np
 
-        idx = np.fromiter((row for _, row in pairs), dtype=np.int64, count=len(pairs))
-        sims = self.matrix[idx] @ query
-        return {name: float(s) for (name, _), s in zip(pairs, sims, strict=True)}
+        names, idx = self._align(entries)
+        if not names:
+            return {}
+        # einsum, not @: a BLAS matrix-vector product spreads over threads that, on a busy
+        # two-core machine, made it 5x slower (13.6 against 1.9 ms at 10,000 records).
+        sims = np.einsum("ij,j->i", self.matrix, query)[idx]
+        want = min(len(names), depth + len(exclude))
+        best = np.argpartition(-sims, want - 1)[:want] if want < len(names) else np.arange(len(names))
+        out = {names[i]: float(sims[i]) for i in best.tolist() if names[i] not in exclude}
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:depth])
+
+    def similarities(self, query: npt.NDArray[np.float32], entries: Mapping[str, Any]) -> dict[str, float]:
+        """Cosine of ``query`` with every record of ``entries`` the cache holds."""
+        return self.top(query, entries, len(entries))
+
+    def _align(self, entries: Mapping[str, Any]) -> tuple[list[str], npt.NDArray[np.int64]]:
+        import numpy as np
+
+        hit = self._alignment
+        if hit is not None and hit[0] is entries:
+            return hit[1], hit[2]
+        names = [n for n, e in entries.items() if e.sha256 in self.rows]
+        idx = np.fromiter((self.rows[entries[n].sha256] for n in names), dtype=np.int64, count=len(names))
+        self._alignment = (entries, names, idx)
+        return names, idx
 
 
 def read_cache(directory: str | os.PathLike[str], model: str, dim: int) -> VectorCache | None:
@@ -236,8 +266,9 @@ def write_cache(directory: str | os.PathLike[str], cache: VectorCache) -> None:
 
 
 def _ranked(scores: Mapping[str, float], exclude: Collection[str], depth: int) -> list[str]:
-    ranked = sorted((n for n in scores if n not in exclude), key=lambda n: (-round(scores[n], 9), n))
-    return ranked[:depth]
+    import heapq
+
+    return heapq.nsmallest(depth, (n for n in scores if n not in exclude), key=lambda n: (-round(scores[n], 9), n))
 
 
 def fuse(

@@ -279,8 +279,9 @@ def _fused(
     vectors = current_vectors(memory_dir, embedder.name, embedder.dim)
     if vectors is None:
         return None
-    sims = vectors.similarities(query_vector, ((n, e.sha256) for n, e in indexed.entries.items()))
-    return fuse(indexed.keyword.scores(query), sims, depth, exclude=exclude, depth=max(FUSION_DEPTH, depth))
+    reach = max(FUSION_DEPTH, depth)
+    sims = vectors.top(query_vector, indexed.entries, reach, exclude)
+    return fuse(indexed.keyword.scores(query), sims, depth, exclude=exclude, depth=reach)
 
 
 def fused_names(
