@@ -83,3 +83,20 @@ def test_a_failing_embedder_falls_back_to_keywords(tmp_path: Path) -> None:
 
     got = recall(memdir, "Emacs org mode", embedder=Broken())  # type: ignore[arg-type]
     assert [r.name for r in got.records][:1] == ["editor"]
+
+
+def test_dreamd_recall_with_the_key_fuses_and_without_the_model_says_why(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    memdir = _set(tmp_path)
+    update_directory(memdir, embedder())
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[recall]\nembeddings = "all-MiniLM-L6-v2"\nlimit = 1\n')
+    argv = [sys.executable, "-m", "dreamd", "recall", "--config", str(cfg), str(memdir),
+            "which web framework powers the backend"]
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert 'name="api-stack"' in proc.stdout
