@@ -100,3 +100,30 @@ def test_dreamd_recall_with_the_key_fuses_and_without_the_model_says_why(tmp_pat
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert 'name="api-stack"' in proc.stdout
+
+
+def test_a_model_is_shown_the_fused_shortlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memory.retrieval.recall as recall_mod
+    from memory.model.llm import Completion
+
+    class Picker:
+        name = "picker"
+
+        def __init__(self) -> None:
+            self.prompts: list[str] = []
+
+        def complete(self, system: str, prompt: str, max_tokens: int) -> Completion:
+            self.prompts.append(prompt)
+            return Completion('["api-stack"]', "end_turn")
+
+    memdir = _set(tmp_path)
+    update_directory(memdir, embedder())
+    monkeypatch.setattr(recall_mod, "MODEL_CANDIDATES", 2)
+    query = "which web framework powers the backend"
+    plain = Picker()
+    recall(memdir, query, model=plain)  # type: ignore[arg-type]
+    assert all("api-stack" not in p for p in plain.prompts)  # the keyword shortlist lacks it
+    fused = Picker()
+    got = recall(memdir, query, model=fused, embedder=embedder())  # type: ignore[arg-type]
+    assert "api-stack" in fused.prompts[0]
+    assert (got.selector, [r.name for r in got.records]) == ("model", ["api-stack"])
