@@ -7,7 +7,9 @@ All figures come from one run, each next to its baseline measured in the same ru
    ``bm25-tok`` and ``bm25`` (rank_bm25), ``embedding`` alone and ``fused`` (what ``recall``
    does with ``[recall] embeddings``: :func:`memory.retrieval.embed.fuse` with its defaults,
    chosen on ``benchmarks/recall_dev`` by ``tune_fusion.py``, never on these questions).
-   Records are embedded as recall embeds them (:func:`memory.retrieval.embed.record_text`).
+   Records are embedded as recall embeds them (:func:`memory.retrieval.embed.record_text`:
+   name, description, body); LoCoMo's names are synthetic ids (``obs-s1-3``), so two
+   diagnostic rows embed the description alone (``embedding (no name)``, ``fused (no name)``).
 2. **Model**: load time, resident memory before / after loading and after embedding 1,000
    records, and the time to embed them (batches of 32, one thread).
 3. **Warm query latency** of ``memory.recall`` at 1,000 and 10,000 records, fused and
@@ -81,13 +83,19 @@ def locomo(embedder: Any, convs: list[Any]) -> tuple[dict[str, Any], dict[int, d
         vectors[id(conv.candidates)] = dict(zip([c.name for c in conv.candidates], vecs, strict=True))
         n += len(texts)
     record_s = time.perf_counter() - t0
+    # Diagnostic: LoCoMo's record names are synthetic ids (obs-s1-3), which recall_text puts
+    # in front of every text; the same observations embedded without them.
+    bare: dict[int, dict[str, np.ndarray]] = {}
+    for conv in convs:
+        vecs = embedder.embed([c.description for c in conv.candidates])
+        bare[id(conv.candidates)] = dict(zip([c.name for c in conv.candidates], vecs, strict=True))
     queries = [q.text for conv in convs for q in conv.questions]
     t0 = time.perf_counter()
     qvecs = {text: embedder.embed([text])[0] for text in dict.fromkeys(queries)}
     query_s = time.perf_counter() - t0
 
-    def embedding_selector(cands: Any) -> Any:
-        table = vectors[id(cands)]
+    def embedding_selector(cands: Any, source: dict[int, dict[str, np.ndarray]] = vectors) -> Any:
+        table = source[id(cands)]
         names = list(table)
         matrix = np.stack([table[n] for n in names])
 
@@ -97,8 +105,8 @@ def locomo(embedder: Any, convs: list[Any]) -> tuple[dict[str, Any], dict[int, d
 
         return select
 
-    def fused_selector(cands: Any) -> Any:
-        table = vectors[id(cands)]
+    def fused_selector(cands: Any, source: dict[int, dict[str, np.ndarray]] = vectors) -> Any:
+        table = source[id(cands)]
         names = list(table)
         matrix = np.stack([table[n] for n in names])
         index = KeywordIndex(cands)
@@ -110,7 +118,9 @@ def locomo(embedder: Any, convs: list[Any]) -> tuple[dict[str, Any], dict[int, d
         return select
 
     results = evaluate(convs, {"dreamd-lexical": dreamd_selector, "bm25-tok": bm25_tok_selector,
-                               "bm25": bm25_selector, "embedding": embedding_selector, "fused": fused_selector})
+                               "bm25": bm25_selector, "embedding": embedding_selector, "fused": fused_selector,
+                               "embedding (no name)": lambda c: embedding_selector(c, bare),
+                               "fused (no name)": lambda c: fused_selector(c, bare)})
     for r in results.values():
         r.pop("per_question", None)
     speed = {"records": n, "record_ms": round(record_s / n * 1000, 2),
