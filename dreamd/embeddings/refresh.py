@@ -25,7 +25,7 @@ from memory.retrieval.embed import (
 )
 from memory.store.transaction import MemoryStore
 
-log = logging.getLogger("dreamd.embeddings")
+log = logging.getLogger("dreamd.embeddings")  # stdlib: benchmarks and tests run it without the daemon's logs
 
 BATCH = 32
 CHECKPOINT = 512

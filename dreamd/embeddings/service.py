@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import queue
 import socket
@@ -29,8 +28,9 @@ from typing import Any
 
 from dreamd.embeddings.client import MAX_ANSWER, connect_address, socket_path
 from dreamd.embeddings.model import Embedder, EmbeddingsUnavailable, load
+from dreamd.logs import get_logger
 
-log = logging.getLogger("dreamd.embeddings")
+log = get_logger("dreamd.embeddings")
 
 MAX_REQUEST = 256 * 1024
 CONNECTION_TIMEOUT = 1.0
@@ -89,9 +89,9 @@ class EmbeddingService:
             self.embedder = self.loader(self.model_name)
         except EmbeddingsUnavailable as exc:
             self.error = str(exc)
-            log.warning("embeddings.unavailable: %s", exc)
+            log.warning("embeddings.unavailable", model=self.model_name, error=str(exc))
             return
-        log.info("embeddings.loaded: %s", self.model_name)
+        log.info("embeddings.loaded", model=self.model_name)
         self._listen()
         for d in sorted(self.managed()):
             self._queue.put(d)
@@ -113,10 +113,10 @@ class EmbeddingService:
         try:
             done, total = update_directory(directory, self.embedder, should_stop=self._stop.is_set)
         except Exception as exc:  # a cache is never worth stopping the daemon for
-            log.warning("embeddings.failed: %s: %s: %s", directory, type(exc).__name__, exc)
+            log.warning("embeddings.failed", memory_dir=str(directory), error=f"{type(exc).__name__}: {exc}")
             return
         if done:
-            log.info("embeddings.updated: %s: %d embedded, %d records", directory, done, total)
+            log.info("embeddings.updated", memory_dir=str(directory), embedded=done, records=total)
 
     # ------------------------------------------------------------------ the socket
 
@@ -142,7 +142,7 @@ class EmbeddingService:
             sock.listen(16)
             sock.settimeout(0.5)
         except OSError as exc:
-            log.warning("embeddings.socket: %s", exc)
+            log.warning("embeddings.socket_error", path=str(path), error=str(exc))
             return
         self._sock = sock
         t = threading.Thread(target=self._serve, name="embeddings-socket", daemon=True)
@@ -162,7 +162,7 @@ class EmbeddingService:
                 try:
                     self._answer(conn)
                 except Exception as exc:
-                    log.warning("embeddings.query_failed: %s: %s", type(exc).__name__, exc)
+                    log.warning("embeddings.query_failed", error=f"{type(exc).__name__}: {exc}")
 
     def _answer(self, conn: socket.socket) -> None:
         conn.settimeout(CONNECTION_TIMEOUT)
