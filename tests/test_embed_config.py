@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 import textwrap
@@ -83,6 +84,34 @@ def test_memory_recall_and_cli_recall_without_the_key_import_nothing_heavy(tmp_p
         """
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "api-stack" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+def test_the_prompt_hook_never_imports_the_model_even_with_the_key(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    store = MemoryStore.init(project / ".memory")
+    store.commit(Change(add=[make_record("api-stack", "project", "The api service uses FastAPI", "FastAPI on uvicorn.")]))
+    cfg = tmp_path / "cfg" / "dreamd" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(f'[recall]\nembeddings = "{MODEL}"\n')
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(project), "prompt": "fastapi"}
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from dreamd.hook.main import main
+        main()
+        bad = sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r})
+        print("HEAVY:" + ",".join(bad))
+        """
+    )
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DREAMD_", "XDG_", "CLAUDE_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "api-stack" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY:"
