@@ -59,6 +59,7 @@ class EmbeddingService:
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self._threads: list[threading.Thread] = []
+        self._warm: set[Path] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -117,6 +118,12 @@ class EmbeddingService:
             return
         if done:
             log.info("embeddings.updated", memory_dir=str(directory), embedded=done, records=total)
+        if directory not in self._warm:  # the first prompt then finds the index and vectors loaded
+            from memory.retrieval.recall import fused_names
+
+            with contextlib.suppress(Exception):
+                fused_names(directory, "warm up", 1, embedder=self.embedder)
+            self._warm.add(directory)
 
     # ------------------------------------------------------------------ the socket
 
@@ -161,6 +168,8 @@ class EmbeddingService:
             with conn:
                 try:
                     self._answer(conn)
+                except (BrokenPipeError, ConnectionResetError, TimeoutError):
+                    pass  # the hook gave up waiting and selected by keyword, as designed
                 except Exception as exc:
                     log.warning("embeddings.query_failed", error=f"{type(exc).__name__}: {exc}")
 
