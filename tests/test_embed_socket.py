@@ -172,3 +172,30 @@ def test_service_answers_managed_directories_only_and_follows_commits(tmp_path: 
     finally:
         service.stop()
     assert not socket_path(tmp_path / "st").exists()
+
+
+def test_a_reload_that_sets_the_key_starts_the_service(tmp_path: Path) -> None:
+    embedder()
+    project = tmp_path / "p"
+    memdir = project / ".memory"
+    _memory(memdir)
+    cfg = _config(tmp_path, memdir)
+    with_key = cfg.read_text()
+    cfg.write_text(with_key.replace(f'embeddings = "{MODEL}"', 'embeddings = ""'))
+    sock = socket_path(tmp_path / "state" / "dreamd")
+    log = tmp_path / "daemon.log"
+    with open(log, "wb") as out:
+        daemon = subprocess.Popen([sys.executable, "-m", "dreamd", "run", "--config", str(cfg)], cwd=REPO,
+                                  env=_env(tmp_path), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait(lambda: b"daemon.ready" in log.read_bytes(), 60, lambda: log.read_text()[-2000:])
+        assert not sock.exists()
+        cfg.write_text(with_key)
+        daemon.send_signal(signal.SIGHUP)
+        _wait(lambda: sock.exists(), 90, lambda: log.read_text()[-2000:])
+        _wait(lambda: ask_daemon(sock.parent, str(memdir), PARAPHRASE, 1) == ["api-stack"], 60,
+              lambda: log.read_text()[-2000:])
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+    assert not sock.exists()  # a clean stop removes the socket

@@ -343,6 +343,7 @@ class Daemon(Generic[C]):
         self.config = new
         self.jobs.reconfigure(new, ctx)
         self.dirs.reconfigure(new, ctx)
+        self._reconfigure_embeddings(new)
         configure(self.log_format or new.daemon.log_format)
         self.dirs.rescan_roots()
         if self.scheduler is not None:
@@ -350,6 +351,19 @@ class Daemon(Generic[C]):
                 self.scheduler.reschedule_job("tick", trigger="interval", seconds=new.daemon.tick)
         log.info("daemon.reloaded", roots=list(new.daemon.roots), managed_dirs=len(self.dirs.managed))
         self.notifier.ready(self.status_text())
+
+    def _reconfigure_embeddings(self, new: Config) -> None:
+        """A reload that sets, changes or clears ``[recall] embeddings`` restarts the service."""
+        from dreamd.embeddings.service import for_config
+        from memory.spool.queue import state_home
+
+        if new.recall.embeddings == (self.embeddings.model_name if self.embeddings is not None else ""):
+            return
+        if self.embeddings is not None:
+            self.embeddings.stop()
+        self.embeddings = for_config(new.recall, state_home(self.env), lambda: list(self.dirs.managed))
+        if self.embeddings is not None:
+            self.embeddings.start()
 
     def start(self) -> None:
         """Take the spool, recover claims and start every component (run() and tests)."""
