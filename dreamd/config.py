@@ -96,6 +96,8 @@ class RecallConfig:
     record_bytes: int
     record_lines: int
     session_bytes: int
+    embeddings: str = ""
+    """A packaged embedding model fused with keyword selection ("" = keyword selection only)."""
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,12 @@ def _choice(*choices: str) -> Validator:
         return value
 
     return convert
+
+
+def _embedding_model(value: Any, where: str, env: Mapping[str, str]) -> str:
+    if value != "" and value != "all-MiniLM-L6-v2":  # dreamd.embeddings.model.MODELS (a test pins it)
+        raise ConfigError(f'{where}: expected "" (off) or all-MiniLM-L6-v2, got {_show(value)}')
+    return str(value)
 
 
 def _string(*, allow_empty: bool) -> Validator:
@@ -424,6 +432,10 @@ SCHEMA: tuple[Key, ...] = (
     Key("recall", "session_bytes", "integer", 61440,
         "Bytes recall may surface over one session.",
         _int(1)),
+    Key("recall", "embeddings", "string", "",
+        "Recall by meaning too: a packaged model (all-MiniLM-L6-v2; `pip install 'dreamd[embeddings]'`) "
+        "whose ranking is fused with the keyword index; empty = keyword selection only.",
+        _embedding_model),
     # [retention]
     Key("retention", "history_generations", "integer", 50,
         "Old manifests and replaced files kept in .history/.",

@@ -83,6 +83,12 @@ EVENTS: dict[str, str] = {
     # reconcile and watchers
     "reconcile.done": "Hand edits / new files in a directory were reconciled (memory_dir, changes).",
     "reconcile.error": "Reconciling a directory failed (memory_dir, error).",
+    "embeddings.loaded": "The embedding model of [recall] embeddings is loaded; the daemon keeps it warm and answers the hook's socket (model).",
+    "embeddings.unavailable": "The embedding model of [recall] embeddings cannot be loaded; recall stays keyword-only (model, error).",
+    "embeddings.updated": "A directory's vector cache caught up with its manifest (memory_dir, embedded, records).",
+    "embeddings.failed": "Updating a directory's vector cache failed; the set is untouched and the next pass retries (memory_dir, error).",
+    "embeddings.socket_error": "The embedding socket could not be created; the hook selects by keyword (path, error).",
+    "embeddings.query_failed": "One socket query could not be answered (error).",
     "watch.added": "A managed directory is now watched (memory_dir).",
     "watch.removed": "A directory is no longer managed or present (memory_dir).",
     "watch.error": "A watcher could not be started or a handler raised (path, error).",

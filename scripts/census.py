@@ -431,6 +431,7 @@ def config_cases(sb: Sandbox) -> list[Row]:
         ("invalid TOML", "[daemon\nworkers = 2\n"),
         ("negative workers", "[daemon]\nworkers = -1\n"),
         ("unknown model backend", '[model]\nbackend = "gpt"\n'),
+        ("unknown embedding model", '[recall]\nembeddings = "bert-large"\n'),
     ]
     rows = []
     for label, text in cases:
@@ -706,9 +707,59 @@ def _census_change() -> Any:
     return Change(add=[make_record("base-fact", "project", "A fact both machines share", "Shared.")])
 
 
+def embedding_cache_cases(sb: Sandbox) -> list[Row]:
+    """A directory's ``.embeddings/<model>.vec`` (derived, rebuildable) in every bad shape."""
+    import logging
+    import os
+
+    import numpy as np
+
+    from memory.retrieval.embed import VectorCache, cache_path, read_cache, write_cache
+
+    model, memdir = "all-MiniLM-L6-v2", sb.mem
+    good = VectorCache(model, 384, ["ab" * 32], np.ones((1, 384), dtype=np.float32) / np.sqrt(384))
+    path = cache_path(memdir, model)
+
+    def truncated() -> None:
+        write_cache(memdir, good)
+        path.write_bytes(path.read_bytes()[:-7])
+
+    def foreign() -> None:
+        path.write_bytes(b"PK\x03\x04 not a cache\n")
+
+    def symlink() -> None:
+        os.unlink(path)
+        (sb.base / "elsewhere.vec").write_bytes(b"x")
+        path.symlink_to(sb.base / "elsewhere.vec")
+
+    def fifo() -> None:
+        os.unlink(path)
+        os.mkfifo(path)
+
+    rows = []
+    for label, make in (("truncated cache", truncated), ("not a cache", foreign),
+                        ("symlinked cache", symlink), ("FIFO as cache", fifo)):  # fmt: skip
+        make()
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler()
+        handler.emit = records.append  # type: ignore[method-assign]
+        logger = logging.getLogger("memory.recall")
+        logger.addHandler(handler)
+        try:
+            got = read_cache(memdir, model, 384)
+        finally:
+            logger.removeHandler(handler)
+        said = sb.norm(records[0].getMessage()) if records else "ignored silently"
+        rows.append(Row("embedding cache", label, said if got is None else "accepted",
+                        "treated as absent: recall by keyword, the daemon rebuilds it"))
+    os.unlink(path)
+    return rows
+
+
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
     job_cases, transcript_cases, memory_file_cases, untrusted_dir_cases, config_cases, hook_cases,
     index_hook_cases, spool_cases, answer_cases, model_error_cases, mcp_cases, sync_cases,
+    embedding_cache_cases,
 ]
 
 

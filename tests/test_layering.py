@@ -42,9 +42,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.command": ("dreamd.cli", "dreamd.hook"),
     "dreamd.cli": (
         "dreamd.console", "dreamd.daemon", "dreamd.hook", "dreamd.jobs", "dreamd.mcp", "dreamd.models",
-        "dreamd.setup", "dreamd.status", "dreamd.sync",
+        "dreamd.setup", "dreamd.status", "dreamd.sync", "dreamd.embeddings",
     ),
-    "dreamd.daemon": ("dreamd.console", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
+    "dreamd.daemon": ("dreamd.console", "dreamd.embeddings", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
     "dreamd.mcp": ("dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan"),  # retention: the plan's clauses
@@ -52,9 +52,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.models.offline.extract": ("dreamd.models.offline.text",),
     "dreamd.models.offline.plan": ("dreamd.models.offline.text",),
     "dreamd.models.offline.text": (),
-    "dreamd.hook": (),
+    "dreamd.hook": ("dreamd.embeddings",),  # the prompt hook asks the daemon's model (stdlib client)
+    "dreamd.embeddings": (),
     "dreamd.setup": ("dreamd.hook", "dreamd.status"),  # the service step asks whether a daemon runs
-    "dreamd.status": ("dreamd.hook", "dreamd.jobs", "dreamd.models", "dreamd.sync"),  # unplaced sessions
+    "dreamd.status": ("dreamd.embeddings", "dreamd.hook", "dreamd.jobs", "dreamd.models", "dreamd.sync"),  # unplaced sessions
     "dreamd.console": ("dreamd.jobs", "dreamd.status"),
     "dreamd.sync": (),
 }

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dreamd.config import Config, ModelConfig, find_config_file, load_config
+from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
 from memory.errors import ConfigError
 
@@ -883,6 +883,7 @@ def run_checks(
         check_daemon(config.daemon.spool, proc=proc),
         model,
         *([health] if health is not None else []),
+        *check_embeddings(config.recall),
         check_failed_jobs(config.daemon.spool),
         check_secrets(managed),
         check_other_spools(config, env),
@@ -983,3 +984,25 @@ def doctor_main(
         out.write(Check(FAIL, "config", str(exc), "fix the file named above").line() + "\n")
         return 1
     return run_doctor(config, env=env, out=out, proc=proc)
+
+
+def check_embeddings(recall: RecallConfig) -> list[Check]:
+    """``[recall] embeddings``: no line when the key is unset; else one OK or FAIL line naming the
+    model. Nothing is loaded: the files are located and their sha256 checked, and the runtime
+    libraries are looked up without importing them."""
+    import importlib.util
+
+    from dreamd.embeddings.model import INSTALL_HINT, EmbeddingsUnavailable, locate
+
+    runtime = ("numpy", "onnxruntime", "tokenizers")
+    if not recall.embeddings:
+        return []
+    missing = [m for m in runtime if importlib.util.find_spec(m) is None]
+    if missing:
+        return [Check(FAIL, "embeddings", f"{', '.join(missing)} not installed for [recall] embeddings", INSTALL_HINT)]
+    try:
+        files = locate(recall.embeddings)
+    except EmbeddingsUnavailable as exc:
+        return [Check(FAIL, "embeddings", str(exc).removeprefix("embeddings: "), INSTALL_HINT)]
+    spec = files.spec
+    return [Check(OK, "embeddings", f"{spec.name} from {spec.weights_dist} (sha256 checked), recall fuses it with keywords")]

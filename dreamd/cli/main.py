@@ -233,10 +233,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
         _quiet_logs(args)
         model = make_model(dataclasses.asdict(config.model))
+    embedder = None
+    if config.recall.embeddings:
+        from dreamd.embeddings.model import EmbeddingsUnavailable, load
+
+        try:
+            embedder = load(config.recall.embeddings)
+        except EmbeddingsUnavailable as exc:
+            print(f"dreamd recall: {exc}; keyword selection only", file=sys.stderr)
     result = recall(
         Path(args.dir),
         args.query,
         model=model,
+        embedder=embedder,
         limit=args.limit or config.recall.limit,
         record_bytes=config.recall.record_bytes,
         record_lines=config.recall.record_lines,

@@ -157,8 +157,13 @@ class Daemon(Generic[C]):
         )  # fmt: skip
         self.dirs = DirectoryKeeper(config=config, ctx=ctx, work=work, pool=self.pool, clock=clock, wall=wall,
                                     watch_dirs=self._watch_dirs, once=once)
+        from dreamd.embeddings.service import for_config
+        from memory.spool.queue import state_home
+
+        self.embeddings = None if once else for_config(config.recall, state_home(env), lambda: list(self.dirs.managed))
+        """Keeps the embedding model warm and the vector caches current (``[recall] embeddings``)."""
         self.jobs = JobDispatcher(spool=self.spool, pool=self.pool, config=config, ctx=ctx, work=work,
-                                  after_job=self.dirs.after_write, hint_spool=self.hint_spool, once=once)
+                                  after_job=self._after_job, hint_spool=self.hint_spool, once=once)
         self.watcher: Watcher | None = None
         self.scheduler: Any = None
         self.console: Any = None
@@ -179,6 +184,11 @@ class Daemon(Generic[C]):
     def hint_spool(self) -> None:
         self.spool_debounce.hint("spool")
         self.waker.poke()
+
+    def _after_job(self, directory: Path) -> None:
+        self.dirs.after_write(directory)
+        if self.embeddings is not None:
+            self.embeddings.changed(directory)
 
     def hint_dir(self, directory: Path) -> None:
         self.dir_debounce.hint(directory)
@@ -342,6 +352,7 @@ class Daemon(Generic[C]):
         self.config = new
         self.jobs.reconfigure(new, ctx)
         self.dirs.reconfigure(new, ctx)
+        self._reconfigure_embeddings(new)
         configure(self.log_format or new.daemon.log_format)
         self.dirs.rescan_roots()
         if self.scheduler is not None:
@@ -349,6 +360,19 @@ class Daemon(Generic[C]):
                 self.scheduler.reschedule_job("tick", trigger="interval", seconds=new.daemon.tick)
         log.info("daemon.reloaded", roots=list(new.daemon.roots), managed_dirs=len(self.dirs.managed))
         self.notifier.ready(self.status_text())
+
+    def _reconfigure_embeddings(self, new: Config) -> None:
+        """A reload that sets, changes or clears ``[recall] embeddings`` restarts the service."""
+        from dreamd.embeddings.service import for_config
+        from memory.spool.queue import state_home
+
+        if new.recall.embeddings == (self.embeddings.model_name if self.embeddings is not None else ""):
+            return
+        if self.embeddings is not None:
+            self.embeddings.stop()
+        self.embeddings = for_config(new.recall, state_home(self.env), lambda: list(self.dirs.managed))
+        if self.embeddings is not None:
+            self.embeddings.start()
 
     def start(self) -> None:
         """Take the spool, recover claims and start every component (run() and tests)."""
@@ -369,6 +393,8 @@ class Daemon(Generic[C]):
         self.jobs.scan_spool()
         self._start_scheduler()
         self._start_console()
+        if self.embeddings is not None:
+            self.embeddings.start()
         log.info("daemon.ready", managed_dirs=len(self.dirs.managed), queue=self.pool.pending())
         self.notifier.ready(self.status_text())
 
@@ -415,6 +441,8 @@ class Daemon(Generic[C]):
             self.console.withdraw(self.spool.root)
         self.jobs.stop()
         self.dirs.stop()
+        if self.embeddings is not None:
+            self.embeddings.stop()
         self.notifier.stopping()
         if self.scheduler is not None:
             with contextlib.suppress(Exception):

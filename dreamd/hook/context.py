@@ -392,7 +392,11 @@ def relevant_memories(
     surfaced = {tuple(s) for s in state["surfaced"]}
     by_name = {e[0]: e for e in entries}
     exclude = {e[0] for e in entries if (real, e[0], e[4]) in surfaced}
-    names = index.select(prompt, limit, exclude=exclude)
+    from dreamd.embeddings.client import hook_selection
+
+    names = hook_selection(state_dir, real, prompt, limit, exclude, by_name)
+    if names is None:
+        names = index.select(prompt, limit, exclude=exclude)
     remaining = max(0, session_bytes - state["used_bytes"])
     shown: list[_Shown] = []
     used = 0

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamd.config import Config
+from dreamd.embeddings.progress import embeddings_status, render_embeddings_status
 from dreamd.jobs.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
 from memory.roots import expand_roots
@@ -391,6 +392,7 @@ def dir_status(
         lease=lease,
         malformed=malformed,
     )
+    out.update(embeddings_status(path, config.recall, manifest))
     if (path / ".git").is_dir():  # attached for sync (dreamd.sync.flow.is_attached), checked first
         from dreamd.sync.flow import sync_status
 
@@ -539,6 +541,7 @@ def _render_dir(d: dict[str, Any]) -> list[str]:
         )
     for m in d["malformed"]:
         lines.append(f"  malformed: {m['file']}: {m['error']}")
+    lines.extend(render_embeddings_status(d))
     if d.get("sync"):
         from dreamd.sync.flow import render_sync_status
 

@@ -30,9 +30,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.errors import RecordError
 from memory.model.llm import Model
@@ -43,12 +44,15 @@ from memory.retrieval.block import (
     render_element,
     truncation_note,
 )
-from memory.retrieval.index import clear_cache, dir_key, refresh, set_index
+from memory.retrieval.index import SetIndex, clear_cache, dir_key, refresh, set_index
 from memory.retrieval.select import MODEL_CANDIDATES, Candidate, model_select
 from memory.settings import recall_settings
 from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.store.manifest import Manifest
 from memory.store.transaction import INDEX, MemoryStore
+
+if TYPE_CHECKING:
+    from memory.retrieval.embed import QueryEmbedder
 
 __all__ = [
     "DEFAULT_RECORD_BYTES",
@@ -59,6 +63,7 @@ __all__ = [
     "RecalledRecord",
     "cap_text",
     "clear_cache",
+    "fused_names",
     "index_text",
     "recall",
     "render_block",
@@ -163,6 +168,7 @@ def recall(
     record_bytes: int | None = None,
     record_lines: int | None = None,
     store: MemoryStore | None = None,
+    embedder: QueryEmbedder | None = None,
 ) -> RecallResult:
     """The records relevant to ``query`` in ``memory_dir``, capped, with their block.
 
@@ -172,6 +178,11 @@ def recall(
 
     A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
     cache then spares re-parsing ``manifest.json`` on every call.
+
+    With an ``embedder`` (``[recall] embeddings``; the daemon keeps one warm for the hook)
+    the keyword ranking is fused with the embedding ranking over the directory's vector cache
+    (:mod:`memory.retrieval.embed`; records not embedded yet take part by keyword only), and a
+    model is shown the fused shortlist. A Chinese query stays keyword-only.
 
     Raises :class:`memory.errors.UnmanagedError` for a directory without a manifest; never
     raises because of a model or a malformed record file.
@@ -185,16 +196,21 @@ def recall(
     store = indexed.store
     selector = "keyword"
     reason: str | None = None
+    query_vector = _query_vector(embedder, query)
     with indexed.lock:  # one generation for the whole selection
         manifest = refresh(indexed)
         entries = indexed.entries
         exclude = session.surfaced_names(memory_dir, manifest) if session is not None else set()
-        names = indexed.keyword.select(query, limit, exclude=exclude)
+        fused: list[str] | None = None
+        if embedder is not None and query_vector is not None:
+            fused = _fused(memory_dir, indexed, embedder, query, query_vector, exclude,
+                           max(limit, MODEL_CANDIDATES if model is not None else limit))
+        names = fused[:limit] if fused is not None else indexed.keyword.select(query, limit, exclude=exclude)
         shown: list[Candidate] = []
         if model is not None and entries:
             pool = [n for n in indexed.order if n not in exclude]
             if len(pool) > MODEL_CANDIDATES:
-                keep = set(indexed.keyword.select(query, MODEL_CANDIDATES, exclude=exclude))
+                keep = set(fused if fused is not None else indexed.keyword.select(query, MODEL_CANDIDATES, exclude=exclude))
                 pool = [n for n in pool if n in keep]
             shown = [d.candidate for n in pool if (d := indexed.keyword.doc(n)) is not None]
     if model is not None and shown:
@@ -232,6 +248,60 @@ def recall(
             session.used_bytes += used
             session.surfaced.update((key, r.name, r.sha256) for r in records)
     return RecallResult(records, selector, reason, render_block(records))
+
+
+def _query_vector(embedder: QueryEmbedder | None, query: str) -> Any:
+    """The query's unit vector, or None (no embedder, a Chinese query, or the model failed)."""
+    from memory.retrieval.embed import uses_embeddings
+
+    if embedder is None or not uses_embeddings(query):
+        return None
+    try:
+        return embedder.embed([query])[0]
+    except Exception as exc:  # recall never raises because of a model
+        log.warning("recall: embedding the query failed, keyword selection only: %s", exc)
+        return None
+
+
+def _fused(
+    memory_dir: str | os.PathLike[str],
+    indexed: SetIndex,
+    embedder: QueryEmbedder,
+    query: str,
+    query_vector: Any,
+    exclude: set[str],
+    depth: int,
+) -> list[str] | None:
+    """Keyword and embedding rankings fused (None when the directory has no vectors yet)."""
+    from memory.retrieval.embed import FUSION_DEPTH, current_vectors, fuse
+
+    vectors = current_vectors(memory_dir, embedder.name, embedder.dim)
+    if vectors is None:
+        return None
+    reach = max(FUSION_DEPTH, depth)
+    sims = vectors.top(query_vector, indexed.entries, reach, exclude)
+    return fuse(indexed.keyword.scores(query), sims, depth, exclude=exclude, depth=reach)
+
+
+def fused_names(
+    memory_dir: str | os.PathLike[str],
+    query: str,
+    limit: int,
+    *,
+    embedder: QueryEmbedder,
+    exclude: Collection[str] = (),
+) -> list[str]:
+    """The names :func:`recall` would pick without a model, excluding ``exclude`` (the daemon's
+    answer to the hook, which renders the records itself)."""
+    indexed = set_index(memory_dir)
+    query_vector = _query_vector(embedder, query)
+    with indexed.lock:
+        refresh(indexed)
+        skip = set(exclude)
+        fused = None
+        if query_vector is not None:
+            fused = _fused(memory_dir, indexed, embedder, query, query_vector, skip, limit)
+        return fused[:limit] if fused is not None else indexed.keyword.select(query, limit, exclude=skip)
 
 
 def index_text(

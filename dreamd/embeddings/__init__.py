@@ -1,0 +1,1 @@
+"""Sentence embeddings for recall: the packaged model's runtime and the daemon's query socket."""
