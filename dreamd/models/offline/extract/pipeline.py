@@ -110,6 +110,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dreamd.models.offline.contradiction import statements_contradict
 from dreamd.models.offline.extract.clauses import (
     found_in,
     lasting_part,
@@ -377,8 +378,6 @@ def _near_duplicate(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) 
 
 
 def _corrects(new: str, old: str) -> bool:
-    from dreamd.models.offline.plan.plan import statements_contradict
-
     return bool(old) and statements_contradict(new, old)
 
 
