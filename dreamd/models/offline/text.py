@@ -634,6 +634,10 @@ REASON_NEXT = re.compile(
     r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
     re.I,
 )
+"""The sentence after a rule giving its reason ("Because prod shares that box."), the reason in ``r``."""
+REASON_NEXT_START = re.compile(r"^(?:because|that's because|the reason is|since|因为|因為|原因是)", re.I)
+"""The narrower test the feedback rule asks of the next sentence (whether its rule is standing): fewer
+openings than :data:`REASON_NEXT`, and nothing needs to follow them."""
 
 
 def split_reason(text: str) -> tuple[str, str | None]:

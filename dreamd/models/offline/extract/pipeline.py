@@ -131,15 +131,7 @@ from dreamd.models.offline.extract.distractors import (
     restated,
 )
 from dreamd.models.offline.extract.facts import URL
-from dreamd.models.offline.extract.rules import (
-    HOW,
-    HOW_KEY,
-    HOW_ZH,
-    WHY_NONE,
-    WHY_NONE_ZH,
-    Ctx,
-    Found,
-)
+from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
 from dreamd.models.offline.extract.statement import answer_to, last_question
 from dreamd.models.offline.extract.structure import (
     Peeled,
@@ -149,6 +141,7 @@ from dreamd.models.offline.extract.structure import (
     peel,
 )
 from dreamd.models.offline.extract.telegraphic import Labels
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     REASON_NEXT,
     absolutize_dates,

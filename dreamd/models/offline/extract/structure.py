@@ -85,7 +85,7 @@ _EN_TELL_LEAD = re.compile(
     re.I,
 )
 _EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,50}?)\s*(?::|\s[-—–]|—)\s+(?P<rest>\S.*)$")
-_SPEECH = re.compile(
+_SPEECH_WORD = re.compile(
     r"\b(?:says?|said|tells?|told|telling|keeps? saying|wrote|writes|quote|quoting|motto|"
     r"put it|like to say|always say)\b|说|說|告诉|告訴|常说|常說|写道|寫道",
     re.I,
@@ -188,7 +188,7 @@ def peel(sentence: str) -> Peeled:
         m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
         if m and _clause(_ORDINAL.sub("", m.group("rest"))) and not _REFERENCE_LABEL.search(m.group("rest")):
             label = m.group("label")
-            if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
+            if _SPEECH_WORD.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
                            r"规矩|規矩|提醒|提个醒|提個醒|备注|備註|[记記][一二两兩三四五六七八九十几幾]?(?:件|条|條|点|點)", label, re.I):

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -71,7 +70,9 @@ from dreamd.models.offline.contradiction import (
 )
 from dreamd.models.offline.plan.clauses import (
     HISTORY,
+    HOW_LEAD,
     PLACEHOLDER_REASON,
+    WHY_LEAD,
     Supersession,
     clause_units,
     clauses,
@@ -94,8 +95,6 @@ from memory.store.records import MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, NAME_RE,
 EXPIRE_PROTECT_IMPORTANCE = 0.8
 PARAPHRASE_MISSING = 0.1
 """Share of the smaller record's tokens the larger may lack and still say the same thing."""
-_WHY = re.compile(r"^\s*\*\*why:?\*\*:?\s*", re.I)
-_HOW = re.compile(r"^\s*\*\*how to apply:?\*\*:?\s*", re.I)
 
 
 
@@ -254,14 +253,14 @@ def _has_digit(toks: set[str]) -> bool:
 
 
 def _line_kind(line: str) -> str:
-    if _WHY.match(line):
+    if WHY_LEAD.match(line):
         return "why"
-    if _HOW.match(line):
+    if HOW_LEAD.match(line):
         return "how"
     return "history" if HISTORY.match(line) else "fact"
 
 
-_LABELS = {"why": ("**Why:**", _WHY), "how": ("**How to apply:**", _HOW), "history": ("**Previously:**", HISTORY)}
+_LABELS = {"why": ("**Why:**", WHY_LEAD), "how": ("**How to apply:**", HOW_LEAD), "history": ("**Previously:**", HISTORY)}
 
 
 def _append_to(lines: list[str], kind: str, text: str) -> None:
