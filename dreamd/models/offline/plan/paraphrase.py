@@ -228,9 +228,13 @@ _VALUE_PATTERNS = (
 )
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?(?=[^/@\s]+\.[a-z]{2,}(?:/|$))")
 """An address with or without "https://" and "www." is one address."""
+# Linear in a body's length (issue 21): a number is matched from its first digit ((?<!…): a match starting
+# inside a number is never the leftmost one, and no match ends inside one) and never given back (++), since
+# neither a unit nor a space is a digit.
 _ZH_NUMERAL = re.compile(
-    r"(?P<n>[零一二两兩三四五六七八九十百千万]+|\d+)\s*(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
-    r"|(?P<bare>[零一二两兩三四五六七八九十百千万]+)(?=[^\u3400-\u9fff]|$)"
+    r"(?P<n>(?<![零一二两兩三四五六七八九十百千万])[零一二两兩三四五六七八九十百千万]++|(?<!\d)\d++)\s*"
+    r"(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
+    r"|(?P<bare>(?<![零一二两兩三四五六七八九十百千万])[零一二两兩三四五六七八九十百千万]++)(?=[^\u3400-\u9fff]|$)"
 )
 _ZH_WHEN = re.compile(r"上午|下午|中午|早上|晚上|凌晨|半夜|周末|工作日|每天|天天|每日|每周|每月|每年|每晚|每早")
 _ZH_WHEN_SAME = {"天天": "每天", "每日": "每天"}
