@@ -279,7 +279,7 @@ _LOOSE_FUTURE = re.compile(
     r"\b(?:by|before|until)\s+(?:next|the end of)\s+(?:year|month|spring|summer|autumn|fall|winter|term|semester)\b",
     re.I,
 )
-_TAIL_INSTRUCTION = re.compile(r"(?:,\s*|\s+)(?:but|so)\s+(?:please\s+|pls\s+)?(?P<rule>[a-z'].{4,})$", re.I)
+_TAIL_INSTRUCTION = re.compile(r"(?:,\s*+|(?<!\s)\s++)(?:but|so)\s++(?:please\s++|pls\s++)?(?P<rule>[a-z'].{4,})$", re.I)
 _NEGATIVE_HEAD = re.compile(r"(?:don't|dont|do not|never|avoid)\s+\w", re.I)
 _WEEKDAY_HOLDS = re.compile(r"^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)")
 # "every Friday", "Tuesdays …", "每周五", and a bare weekday opening a clause as its subject ("周二是合唱团",

@@ -289,7 +289,7 @@ _SECRET = re.compile(
 )
 
 
-_ASK_JOINT = re.compile(r"\s*(?:[,;:，；：]|\s[—–-]\s|\s(?:but|so|and)\s(?=(?:can|could|would|will|what|how|any|do|does|is|are|should)\b))\s*", re.I)
+_ASK_JOINT = re.compile(r"(?:(?<!\s)\s++)?[,;:，；：]\s*|(?<!\s)\s++[—–-]\s\s*|(?<!\s)\s++(?:but|so|and)\s(?=(?:can|could|would|will|what|how|any|do|does|is|are|should)\b)", re.I)
 _ADDRESSED = re.compile(r"\b(?:you|your|u)\b|你|您", re.I)
 
 

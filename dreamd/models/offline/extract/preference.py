@@ -61,7 +61,7 @@ _ZH_HABIT_SENTENCE = re.compile(
 )
 _ZH_TIME_FIRST = re.compile(r"^(周末|週末|晚上|早上|工作日|下班后|下班後)[，,]?我(?![们們])")
 _DO_SAME = re.compile(
-    r",?\s*(?:so\s+|and\s+)?(?:please\s+)?(?:do the same|do that too|you should too|you should as well)"
+    r",?(?:(?<!\s)\s++)?(?:so\s++|and\s++)?(?:please\s++)?(?:do the same|do that too|you should too|you should as well)"
     r"(?:,?\s*please)?[\s.!]*$",
     re.I,
 )

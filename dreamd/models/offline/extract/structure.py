@@ -108,10 +108,10 @@ _GROUP_VOCATIVE = re.compile(
     re.I,
 )
 _EN_TRAIL = re.compile(
-    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|tbh|imo)|"
+    r"(?:[,;]?(?<!\s)\s++(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|tbh|imo)|"
     # a vocative or an aside is set off by a comma: "…, my friend" is filler, "I live with my friend" is not
-    r"\s*[,;]\s*(?:my friend|buddy|pal|mate|dude|friend|my dear|dear|to be honest|honestly|for the record|if that helps|"
-    r"you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
+    r"(?:(?<!\s)\s++)?[,;]\s*+(?:my friend|buddy|pal|mate|dude|friend|my dear|dear|to be honest|honestly|for the record|if that helps|"
+    r"you know|ok(?:ay)?)|(?:(?<!\s)\s++)?[,;]\s*+(?:keep (?:that|this) in mind|"
     r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
     re.I,
 )
@@ -133,7 +133,7 @@ _ZH_REMEMBER = re.compile(
     r"^(?:请|請|你)?(?:帮我)?(?:记住|記住|记一下|記一下|记下来|記下來|记好|記好|记得|記得|别忘了|別忘了|"
     r"不要忘记|不要忘記|不要忘了)(?:了)?[：:，,、\s]*(?=\S)"
 )
-_ZH_TRAIL = re.compile(r"[，,]?\s*(?:哈哈+|呵呵|嘿嘿|谢谢|謝謝|就这样|就這樣|记住了|記住了|记一下|記一下)[。.!！~～]*$")
+_ZH_TRAIL = re.compile(r"[，,]?(?:(?<!\s)\s++)?(?:哈哈+|呵呵|嘿嘿|谢谢|謝謝|就这样|就這樣|记住了|記住了|记一下|記一下)[。.!！~～]*$")
 
 
 @dataclass(frozen=True)

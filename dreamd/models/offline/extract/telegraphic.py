@@ -120,7 +120,7 @@ _SUBJECT = re.compile(
     r"^(?:i|i'm|im|i've|we|we're|our|my|you|it|it's|they|he|she|this|that|there)\b|^(?:我|我们|我們|咱们|他|她|它)", re.I
 )
 # The head of "Rules for anything you write" is before its preposition; "about me" is whole.
-_LABEL_TAIL = re.compile(r"\s+(?:for|about|on|while|in|of|to|regarding|when|if|with)\b.*$", re.I)
+_LABEL_TAIL = re.compile(r"(?<!\s)\s++(?:for|about|on|while|in|of|to|regarding|when|if|with)\b.*$", re.I)
 _LABEL_EN = re.compile(
     r"^(?P<label>[A-Za-z][\w'&/ -]{0,48}?)(?:\s*(?::|：)|\s+[-–—]\s+(?=\S)|\s*—\s*(?=\S))(?:\s*(?P<rest>\S.*))?\s*$"
 )
@@ -189,9 +189,9 @@ _ANNOUNCE = re.compile(
 
 # "…, note them down:", "…你先记下：": the request to keep what follows is no part of the label
 _NOTE_THEM = re.compile(
-    r"(?:[,，]?\s*(?:please\s+)?(?:note|write|jot|take)\s+(?:these|them|this)\s+down|[,，]?\s*(?:please\s+)?(?:remember|keep in mind|"
-    r"memori[sz]e)\s+(?:these|them|this)|[，,]?\s*(?:你|您)?(?:先|都|要)?(?:记下|記下|记住|記住|记一下|記一下|记好|記好)(?:来|來|了)?)"
-    r"\s*(?P<end>[:：.。!！]?)\s*$",
+    r"(?:[,，]?(?:(?<!\s)\s++)?(?:please\s++)?(?:note|write|jot|take)\s+(?:these|them|this)\s+down|[,，]?(?:(?<!\s)\s++)?(?:please\s++)?(?:remember|keep in mind|"
+    r"memori[sz]e)\s+(?:these|them|this)|[，,]?(?:(?<!\s)\s++)?(?:你|您)?(?:先|都|要)?(?:记下|記下|记住|記住|记一下|記一下|记好|記好)(?:来|來|了)?)"
+    r"\s*+(?P<end>[:：.。!！]?)\s*+$",
     re.I,
 )
 
@@ -228,7 +228,7 @@ def question_kind(question: str) -> str | None:
 
 _PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`|\"[^\"]*\"|“[^”]*”|「[^」]*」")
 _ITEM_SPLIT = re.compile(
-    r"\s*[;；]\s*|(?<![一二三四五六七八九十])\s*、\s*|\s*,\s+|\s*，\s*|\s+(?=\d{1,2}[.)）]\s)|\s*(?=[①②③④⑤⑥⑦⑧⑨])"
+    r"(?:(?<!\s)\s++)?[;；]\s*|(?<![一二三四五六七八九十])(?:(?<!\s)\s++|(?<=[一二三四五六七八九十]\s)\s*+)?、\s*|(?:(?<!\s)\s++)?,\s+|(?:(?<!\s)\s++)?，\s*|(?<!\s)\s++(?=\d{1,2}[.)）]\s)|(?:(?<!\s)\s++)?(?=[①②③④⑤⑥⑦⑧⑨])"
 )
 _NUMBERING = re.compile(r"^(?:\d{1,2}[.)）]|[①②③④⑤⑥⑦⑧⑨]|[一二三四五六七八九十]{1,2}、|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,2})[)）])\s*")
 _JOINS_BEFORE = re.compile(r"^(?:so|which|but|because|since|otherwise|or else|as|and so|hence|i\.e\.|e\.g\.)\b|"

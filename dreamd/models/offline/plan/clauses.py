@@ -163,7 +163,7 @@ def said_by(clause: str, pool: Iterable[Units]) -> bool:
 # ----------------------------------------------------------------------------- supersession
 
 _CHANGE_EN = r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|went|gone|upgrad(?:ed|ing)|relocat(?:ed|ing))"
-_CUT = re.compile(r"\s*(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
+_CUT = re.compile(r"(?:(?<!\s)\s++)?(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
 _ZH_TO = r"(?:改成了?|换成了?|改为|换为|迁到了?|迁移到了?|搬到了?|切到了?|切换到了?|改到了?)"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
@@ -245,12 +245,13 @@ _ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b|也|�
 
 _PAST_PART = re.compile(
     r"[(（][^()（）]*\b(?:used to|previously|formerly|was|were)\b[^()（）]*[)）]"
-    r"|[,;，；]?\s*(?:it|they|which|this)?\s*(?:used to be|was previously|was formerly)\b[^,;.，；。]*"
+    r"|[,;，；]?(?<!\s)\s*+(?:it|they|which|this)?\s*+(?:used to be|was previously|was formerly)\b[^,;.，；。]*"
     r"|[(（][^()（）]*(?:原来|原先|以前|之前)[^()（）]*[)）]|[,，]?(?:原来|原先|以前|之前)是[^,，。；]*",
     re.I,
 )
 """A part of a clause that recalls the old value ("(it used to be Tuesdays)", "（原来是周二）"):
-what the clause says now is the rest."""
+what the clause says now is the rest. Linear in a run of spaces: the second branch starts only
+where a run starts (no match ends inside one) and never gives a run back."""
 
 
 def _general(text: str) -> tuple[Supersession, ...]:
@@ -387,8 +388,8 @@ def _stopped(old: Gist, new: Gist) -> bool:
     return bool(named) and (len(shared) >= 0.5 * len(old.content) or len(new.content) <= 1)
 
 
-_USER = re.compile(r"\s*(?:(?:the\s+)?users?|用户|用戶|我(?![们們]))\s*$", re.I)
-_USER_START = re.compile(r"\s*(?:(?:the\s+)?users?\b|用户|用戶|我(?![们們]))", re.I)
+_USER = re.compile(r"(?:(?<!\s)\s++)?(?:(?:the\s++)?users?|用户|用戶|我(?![们們]))\s*$", re.I)
+_USER_START = re.compile(r"(?:(?<!\s)\s++)?(?:(?:the\s++)?users?\b|用户|用戶|我(?![们們]))", re.I)
 _USER_SUBJECT = "<user>"
 """The subject "the user" / "用户" / "我", which tokens drop as a stopword."""
 
