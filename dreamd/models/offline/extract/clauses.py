@@ -55,15 +55,15 @@ _FINITE = (
 _FUNCTION = r"(?:which|that|who|whom|whose|what|where|when|it|this|there|here|he|she|they|one|everything|nothing|so|then)"
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
-    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]|"
+    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|(?<!\s)\s++(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|(?<!\s)\s++and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]|"
     # "… but I'm new to Kubernetes", "… and we've never used it": a new clause with its own subject
-    r"\s+(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|\s+but\s+(?=(?:i|we|my|our|the)\s)|"
+    r"(?<!\s)\s++(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|(?<!\s)\s++but\s+(?=(?:i|we|my|our|the)\s)|"
     # "keep answers short and always include the command": a second rule
-    r"\s+and\s+(?=(?:always|never|don't|dont|do not)\s)|"
+    r"(?<!\s)\s++and\s+(?=(?:always|never|don't|dont|do not)\s)|"
     # "I'm pescatarian, my husband is vegan": a comma before a new subject and its verb
     r",\s+(?=(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,2}(?:is|are|was|has|have|'s)\s)|"
     # "logs go to Loki, metrics go to Prometheus", "Jonas handles infra and Mei owns the app"
-    rf"(?:,\s+|\s+and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
+    rf"(?:,\s+|(?<!\s)\s++and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
     re.I,
 )
 
@@ -212,7 +212,7 @@ def with_subject(core: str, previous: str | None) -> str:
 
 
 _BUT = re.compile(
-    r",?\s+but\s+|[，,]\s*(?:但是|但|不过|不過|可是)|"
+    r",?(?<!\s)\s++but\s+|[，,]\s*(?:但是|但|不过|不過|可是)|"
     # "I freelance, mostly Django, and right now I've got two clients": the moment starts a side of its own
     r",\s+and\s+(?=(?:right now|for now|at the moment|for the moment|today|this week)\b)|;\s+",
     re.I,
@@ -291,7 +291,7 @@ def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
     words, not an event that happened, not a mood or an interjection, not a secret (the
     distractor tests of :mod:`dreamd.models.offline.extract.distractors`), judged on the rule itself: its
     reason may well tell of an event ("never commit to main — we had an incident last year")."""
-    rule = re.split(r"\s+[—–-]\s+|;", text, maxsplit=1)[0]
+    rule = re.split(r"(?<!\s)\s++[—–-]\s+|;", text, maxsplit=1)[0]
     rule = clause_reason(split_reason(rule)[0])[0].strip()
     kind = distractor(rule)
     if kind == "past event" and has_cjk(rule):

@@ -991,7 +991,7 @@ def restated(sentence: str) -> tuple[str, None] | None:
     rest, lead = s[m.end() :], m.group(0)
     alone = _VALUE.match(rest)
     if re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I) and not (
-        alone and re.match(r"\s*(?:[,;.!]|$)", rest[alone.end() :])
+        alone and re.match(r"(?:(?<!\s)\s++)?(?:[,;.!]|$)", rest[alone.end() :])
     ):
         return None
     if mostly_chinese(rest):
