@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamd.cli.doctor import FAIL, OK
+from dreamd.cli.doctor import FAIL, OK, check_embeddings
 from dreamd.config import load_config
-from dreamd.cli.doctor import check_embeddings
 from dreamd.embeddings.model import MODELS
 from memory.errors import ConfigError
 from memory.store.records import make_record

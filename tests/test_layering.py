@@ -43,14 +43,16 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.cli": (
         "dreamd.console", "dreamd.daemon", "dreamd.hook", "dreamd.jobs", "dreamd.mcp", "dreamd.models",
         "dreamd.setup", "dreamd.status", "dreamd.sync", "dreamd.embeddings",
+        "dreamd.models.offline.extract",  # dreamd explain traces the extractor
     ),
     "dreamd.daemon": ("dreamd.console", "dreamd.embeddings", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
     "dreamd.mcp": ("dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan"),  # retention: the plan's clauses
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
-    "dreamd.models.offline.extract": ("dreamd.models.offline.text",),
-    "dreamd.models.offline.plan": ("dreamd.models.offline.text",),
+    "dreamd.models.offline.extract": ("dreamd.models.offline.contradiction", "dreamd.models.offline.text"),
+    "dreamd.models.offline.plan": ("dreamd.models.offline.contradiction", "dreamd.models.offline.text"),
+    "dreamd.models.offline.contradiction": ("dreamd.models.offline.text",),
     "dreamd.models.offline.text": (),
     "dreamd.hook": ("dreamd.embeddings",),  # the prompt hook asks the daemon's model (stdlib client)
     "dreamd.embeddings": (),
@@ -62,20 +64,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
 """Unit → the other units it may import (besides the shared modules). A module belongs to the
 longest unit its dotted name starts with; a shared module is a unit of its own."""
 
-KNOWN_ARROWS: dict[tuple[str, str], str] = {
-    # Issue 19 item 3 (the offline engine's own refactor, another engineer's branch) stops the
-    # extractor from asking the dream planner whether two statements contradict. Delete this
-    # entry when that lands: the test fails once the import is gone, so it cannot rot.
-    ("dreamd.models.offline.extract.pipeline", "dreamd.models.offline.plan.plan"): "issue 19 item 3",
-}
+KNOWN_ARROWS: dict[tuple[str, str], str] = {}
 """Imports outside :data:`LAYERS` that exist today, each with who removes it."""
 
-KNOWN_PRIVATE: dict[tuple[str, str], str] = {
-    # Issue 19 item 3 moves these shared pieces of the rules module into the engine's types.
-    ("dreamd.models.offline.extract.facts", "_TODAY"): "issue 19 item 3",
-    ("dreamd.models.offline.extract.facts", "_feedback"): "issue 19 item 3",
-    ("dreamd.models.offline.extract.preference", "_feedback"): "issue 19 item 3",
-}
+KNOWN_PRIVATE: dict[tuple[str, str], str] = {}
 """Private names used across modules today, each with who removes it (stale entries fail)."""
 
 

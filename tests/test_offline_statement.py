@@ -12,8 +12,8 @@ import pytest
 from dreamd.models.offline.extract.distractors import distractor
 from dreamd.models.offline.extract.kinds import is_pointer, statement_type, subject_of
 from dreamd.models.offline.extract.pipeline import extract, stated_part
-from dreamd.models.offline.extract.rules import Ctx
 from dreamd.models.offline.extract.statement import rule_statement
+from dreamd.models.offline.extract.types import Ctx
 
 DAY = dt.date(2026, 11, 24)  # a Tuesday
 TS = "2026-11-24T10:00:00Z"

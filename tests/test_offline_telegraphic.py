@@ -7,7 +7,6 @@ import datetime as dt
 import pytest
 
 from dreamd.models.offline.extract.pipeline import extract_from_turns
-from dreamd.models.offline.extract.rules import Ctx
 from dreamd.models.offline.extract.telegraphic import (
     bare_constraint,
     items,
@@ -15,6 +14,7 @@ from dreamd.models.offline.extract.telegraphic import (
     labelled,
     verbless_intro,
 )
+from dreamd.models.offline.extract.types import Ctx
 
 TODAY = "2026-03-02"
 CTX = Ctx(role="user", day=dt.date(2026, 3, 2), next_sentence=None)

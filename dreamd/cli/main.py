@@ -310,6 +310,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from dreamd.cli.explain import cmd_explain as explain
+
+    return explain(args)
+
+
 def cmd_retry(args: argparse.Namespace) -> int:
     from memory.spool.queue import Spool
 
@@ -478,6 +484,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--memory-dir", required=True, metavar="DIR")
     sp.add_argument("--session", metavar="ID")
     sp.add_argument("--format", default="auto", choices=("auto", "claude-code", "anthropic", "openai", "text", "codex", "gemini", "copilot"))
+
+    sp = add("explain", cmd_explain, "what the offline extractor keeps from a transcript, and which rule decided, turn by turn")
+    sp.add_argument("file", metavar="FILE|-")
+    sp.add_argument("--format", default="auto", choices=("auto", "claude-code", "anthropic", "openai", "text", "codex", "gemini", "copilot"))
+    sp.add_argument("--json", action="store_true")
 
     add("hook", cmd_hook, "Claude Code hooks: enqueue the session, answer SessionStart/UserPromptSubmit with memory")
 

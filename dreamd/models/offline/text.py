@@ -624,9 +624,12 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
     return cut.rstrip(" ,;:，") + "…"
 
 
+# Linear in a run of spaces (issue 21): a match starts where a run starts ((?<!\s): one starting inside
+# a run is never the leftmost one, and split_reason only asks for that one) and a run taken is never given
+# back (*+), since no marker starts with a space.
 _REASON_SPLIT = re.compile(
-    r"\s*[,;]?\s*(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
-    r"\s*[，,；;]?\s*(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
+    r"(?<!\s)\s*+[,;]?\s*+(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
+    r"(?<!\s)\s*+[，,；;]?\s*+(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
     re.I,
 )
 REASON_NEXT = re.compile(
@@ -634,6 +637,10 @@ REASON_NEXT = re.compile(
     r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
     re.I,
 )
+"""The sentence after a rule giving its reason ("Because prod shares that box."), the reason in ``r``."""
+REASON_NEXT_START = re.compile(r"^(?:because|that's because|the reason is|since|因为|因為|原因是)", re.I)
+"""The narrower test the feedback rule asks of the next sentence (whether its rule is standing): fewer
+openings than :data:`REASON_NEXT`, and nothing needs to follow them."""
 
 
 def split_reason(text: str) -> tuple[str, str | None]:

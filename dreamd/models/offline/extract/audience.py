@@ -140,7 +140,7 @@ _MOOD_ZH = re.compile(
     r"伤心|傷心|灰心|放弃|放棄|熬夜|生气|生氣|害怕|紧张|緊張|焦虑|焦慮|在意|想太多|加油|保重|休息|注意身体|"
     r"注意身體|照顾好|照顧好|开心|開心|放松|放鬆|慢慢来|慢慢來|泄气|洩氣)"
 )
-_SECOND_PERSON_ZH = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")
+_ZH_YOU_MUST = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")
 
 
 def is_wellbeing(directive: str) -> bool:
@@ -152,7 +152,7 @@ def is_wellbeing(directive: str) -> bool:
         return True
     zh = re.sub(r"^(?:别|別|不要|千万别|千萬別|永远不要|永遠不要)", "", text)
     return (zh != text and bool(_MOOD_ZH.match(zh))) or (
-        bool(_SECOND_PERSON_ZH.match(text)) and bool(_MOOD_ZH.search(text[:8]))
+        bool(_ZH_YOU_MUST.match(text)) and bool(_MOOD_ZH.search(text[:8]))
     )
 
 

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor
 from dreamd.models.offline.extract.facts import RULES, rule_remember
-from dreamd.models.offline.extract.rules import Ctx, Found, accepted_feedback
+from dreamd.models.offline.extract.rules import accepted_feedback
 from dreamd.models.offline.extract.statement import rule_statement, statement_distractor
 from dreamd.models.offline.extract.structure import (
     ONE_OFF_EDIT,
@@ -38,6 +38,7 @@ from dreamd.models.offline.extract.structure import (
     opens_with_verb,
     peel,
 )
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     absolutize_dates,
     has_cjk,
@@ -54,15 +55,15 @@ _FINITE = (
 _FUNCTION = r"(?:which|that|who|whom|whose|what|where|when|it|this|there|here|he|she|they|one|everything|nothing|so|then)"
 _CLAUSES = re.compile(
     r",\s+(?=(?-i:I|I'm|I've|My)\b)|;\s+|,\s+(?=(?:the|our|my|its|their)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|lives?|"
-    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|\s+(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|\s+and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]|"
+    r"goes|sits?|runs?)\s+(?:in|on|at|under|inside)\b)|,\s+(?:and|but)\s+|,\s+(?=so\s)|(?<!\s)\s++(?=so\s+(?:please\s+)?(?:keep|never|always|don't|dont|do not|avoid|make sure|no)\b)|,\s+(?=(?:never|always|don't|dont|do not|please)\b)|(?<!\s)\s++and\s+(?=(?:the|our|all|every|each|its|their|my|i|we)\b)|[，；]|"
     # "… but I'm new to Kubernetes", "… and we've never used it": a new clause with its own subject
-    r"\s+(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|\s+but\s+(?=(?:i|we|my|our|the)\s)|"
+    r"(?<!\s)\s++(?:and|but)\s+(?=(?:i'm|i've|i'd|we're|we've|we'd)\b)|(?<!\s)\s++but\s+(?=(?:i|we|my|our|the)\s)|"
     # "keep answers short and always include the command": a second rule
-    r"\s+and\s+(?=(?:always|never|don't|dont|do not)\s)|"
+    r"(?<!\s)\s++and\s+(?=(?:always|never|don't|dont|do not)\s)|"
     # "I'm pescatarian, my husband is vegan": a comma before a new subject and its verb
     r",\s+(?=(?:my|our|the|his|her|their)\s+(?:[\w'-]+\s+){0,2}(?:is|are|was|has|have|'s)\s)|"
     # "logs go to Loki, metrics go to Prometheus", "Jonas handles infra and Mei owns the app"
-    rf"(?:,\s+|\s+and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
+    rf"(?:,\s+|(?<!\s)\s++and\s+)(?=(?:(?-i:[A-Z][a-z]+)|(?!{_FUNCTION}\b)[a-z]+)\s+{_FINITE}\s)",
     re.I,
 )
 
@@ -82,7 +83,7 @@ _ERRAND = re.compile(
     re.I,
 )
 _ZH_I = re.compile(r"^(?:[^，,。]{0,4}?[，,])?我(?![们們])")
-_ZH_SUBJECTLESS = re.compile(
+_ZH_NO_SUBJECT_START = re.compile(
     r"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|因为|因為|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
     r"[\u4e00-\u9fff]"
 )
@@ -91,7 +92,7 @@ _ZH_AND = re.compile(r"^(?:但是|但|不过|不過|可是|而且|并且|並且|
 _ZH_CARRY_ON = re.compile(r"^(?:主要|一般|平时|平時|平常|通常|部署在|放在|存在|跑在|托管在|用的是|也|还|還)")
 _ZH_MOOD = re.compile(r"(?:挺|很|比较|比較|特别|特別|非常|有点|有點|太|好)[\u4e00-\u9fff]{1,2}(?:的|了|啊|呀)?$")
 _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
-_REASON_CLAUSE = re.compile(
+_MAY_GIVE_REASON = re.compile(
     r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
 )
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
@@ -162,21 +163,21 @@ def _reason_of(before: str, part: str) -> bool:
         return True
     tail = re.split(r"[:：]\s*", before)[-1]
     if (_ZH_REASON_AFTER.match(part) and _ZH_DIRECTIVE.search(tail) and not _ZH_DIRECTIVE.search(part)
-            and not _ZH_CONDITION.search(part)):
+            and not _ZH_HEALTH_CONDITION.search(part)):
         # "回复请尽量简短，我都是在平板上看的": who the rule is for says why (a condition of the body,
         # "…，我腰不好", is still a fact of its own)
         return True
-    return _REASON_CLAUSE.match(part) is not None and (
+    return _MAY_GIVE_REASON.match(part) is not None and (
         _DIRECTIVE_CLAUSE.match(tail) is not None or opens_with_verb(tail)
     )
 
 
 _ZH_REASON_AFTER = re.compile(r"^(?:我|我们|我們|他|她|他们|他們|孩子|这是|這是|不然|否则|否則|免得|以免|省得)")
-_ZH_CONDITION = re.compile(r"过敏|過敏|不好|哮喘|糖尿病|高血压|高血壓|怀孕|懷孕|备孕|備孕|色盲|近视|近視|听力|聽力|视力|視力|左撇子|吃素")
+_ZH_HEALTH_CONDITION = re.compile(r"过敏|過敏|不好|哮喘|糖尿病|高血压|高血壓|怀孕|懷孕|备孕|備孕|色盲|近视|近視|听力|聽力|视力|視力|左撇子|吃素")
 _ZH_DIRECTIVE = re.compile(r"请|請|别|別|不要|一律|尽量|儘量|都要|一定要|务必|務必|千万|千萬|以后|以後|每次|统一|統一")
 
 
-_PRONOUN_SUBJECT = re.compile(
+_PRONOUN_AND_VERB = re.compile(
     r"^(?P<p>he|she|they|it)(?P<v>'s|'re|\s+(?:is|are|was|has|have|had|does|do|doesn't|don't|can|can't|will|won't|"
     r"\w+s))\b", re.I
 )
@@ -194,7 +195,7 @@ def with_subject(core: str, previous: str | None) -> str:
     """A sentence whose subject is a pronoun, with the pronoun replaced by what the sentence before
     names ("My wife is Ana." / "She's a teacher." → "My wife is a teacher."; "We use Terraform." /
     "It lives in infra/." → "Terraform lives in infra/."), so the rules see who or what it is about."""
-    m = _PRONOUN_SUBJECT.match(core)
+    m = _PRONOUN_AND_VERB.match(core)
     if not previous or not m:
         return core
     before = previous.strip()
@@ -211,7 +212,7 @@ def with_subject(core: str, previous: str | None) -> str:
 
 
 _BUT = re.compile(
-    r",?\s+but\s+|[，,]\s*(?:但是|但|不过|不過|可是)|"
+    r",?(?<!\s)\s++but\s+|[，,]\s*(?:但是|但|不过|不過|可是)|"
     # "I freelance, mostly Django, and right now I've got two clients": the moment starts a side of its own
     r",\s+and\s+(?=(?:right now|for now|at the moment|for the moment|today|this week)\b)|;\s+",
     re.I,
@@ -290,7 +291,7 @@ def standing_rule(found: Found, text: str, ctx: Ctx) -> bool:
     words, not an event that happened, not a mood or an interjection, not a secret (the
     distractor tests of :mod:`dreamd.models.offline.extract.distractors`), judged on the rule itself: its
     reason may well tell of an event ("never commit to main — we had an incident last year")."""
-    rule = re.split(r"\s+[—–-]\s+|;", text, maxsplit=1)[0]
+    rule = re.split(r"(?<!\s)\s++[—–-]\s+|;", text, maxsplit=1)[0]
     rule = clause_reason(split_reason(rule)[0])[0].strip()
     kind = distractor(rule)
     if kind == "past event" and has_cjk(rule):
@@ -480,7 +481,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
         bare = part[consequence.end() :].strip(" ,，") if consequence else part
         bare = with_subject(bare, parts[i - 1]) if i else bare  # "our PM is Dana; she owns the roadmap"
         found = _first_rule(bare, ctx)
-        shares_i = bool(i and first_person_zh and not consequence and _ZH_SUBJECTLESS.match(bare))
+        shares_i = bool(i and first_person_zh and not consequence and _ZH_NO_SUBJECT_START.match(bare))
         if found is None and shares_i:
             # "我今年 29，在杭州做财务，周末一般会去爬山": the clauses after the first share its 我
             found = _first_rule("我" + bare, ctx)

@@ -50,7 +50,7 @@ def accepts(sentence: str) -> bool:
 
 # ----------------------------------------------------------------------------- requests phrased as questions
 
-_ASK_EN = re.compile(
+_POLITE_ASK_EN = re.compile(
     r"^(?:would you mind\s+|do you mind\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)(?P<x>.+?)\s*\?*\s*$", re.I
 )
 _ASK_ZH = re.compile(
@@ -70,7 +70,7 @@ def standing_request(sentence: str) -> str | None:
         r"好吗|好嗎|行吗|行嗎", s, re.I)
     if not strong:
         return None  # "Can you always tell when …?" asks what the assistant can do
-    m = _ASK_EN.match(s)
+    m = _POLITE_ASK_EN.match(s)
     if m:
         x = m.group("x")
         if s.lower().startswith(("would you mind", "do you mind")):

@@ -134,7 +134,7 @@ def _quoted(clause: str) -> bool:
     """A span in quotes of four words or more, or six Chinese characters (linear: one pass)."""
     return any(len(m.group(1).split()) >= 4 or sum(map(has_cjk, m.group(1))) >= 6 for m in _QUOTE_SPAN.finditer(clause))
 # Reported speech: someone else's words, however they are introduced.
-_SPEECH = re.compile(
+_REPORTED_SPEECH = re.compile(
     r"\b(?:he|she|they|someone|people|everyone|everybody|my\s+[\w-]+|our\s+[\w-]+|the\s+[\w-]+|(?-i:[A-Z])[\w-]+)\s+"
     r"(?:always\s+|keeps?\s+|kept\s+|once\s+|used to\s+)?(?:says?|said|saying|tells?|told|telling|reckons?|claims?|swears?|"
     r"insists?|wrote|writes)\b|\baccording to\b|\bquote\b(?!\s*(?:#|no\.?\s*\d|number|ref|\d))|"
@@ -154,7 +154,7 @@ _REPORTED_HEDGE = re.compile(r"\b(?:should|could|might|would|maybe|perhaps|proba
 
 def _reported(clause: str) -> bool:
     """Someone else's words, except news of a dated plan (:data:`_REPORTED_PLAN`)."""
-    if not _SPEECH.search(clause):
+    if not _REPORTED_SPEECH.search(clause):
         return False
     plan = _REPORTED_PLAN.match(clause)
     if plan is None or _REPORTED_HEDGE.search(plan["content"]):
@@ -180,7 +180,7 @@ _SECRETISH = re.compile(
     r"://[^/\s:@]+:[^/\s@]+@|(?:密码|密碼|口令|密钥|密鑰)(?:是|为|為|:|：|=)\s*(?!在)\S",
     re.I,
 )
-_ZH_QUESTION = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点點]|为啥|為啥|咋")
+_ZH_QUESTION_WORD = re.compile(r"什么|什麼|哪|怎么|怎麼|多少|几[个個点點]|为啥|為啥|咋")
 
 # Past tense: the clause tells what happened, unless its verb leaves a lasting state behind.
 _PAST_EN = re.compile(
@@ -235,17 +235,17 @@ _ZH_IMPERATIVE_PART = re.compile(
 )
 _EN_DIRECTIVE_ANYWHERE = re.compile(r"\b(?:please|pls|don't|do not|dont|let's|make sure)\b", re.I)
 # 请 is "please" unless it is "invite/hire" (想请几个朋友, 请了个阿姨, 请假): then it is a verb of the statement
-_ZH_DIRECTIVE_ANYWHERE = re.compile(
+_ZH_ASK_OR_DIRECTIVE = re.compile(
     r"别|別|不要|不用|不必|(?<![想要邀申聘宴])[请請](?![了过過个個到来來假客教几幾])|帮|幫|一下|麻烦|麻煩|就行|就好|就能|即可"
 )
 _SECOND_PERSON_EN = re.compile(r"\b(?:you|your|you're|yours|u|ur)\b", re.I)
-_SECOND_PERSON_ZH = re.compile(r"你|您")
+_ZH_YOU_ANYWHERE = re.compile(r"你|您")
 _DETERMINER = re.compile(
     r"^(?:the|a|an|our|my|his|her|their|its|every|each|all|no|some|most|both|either|neither|any|one|two|three|"
     r"several|many|few|we|i|he|she|they|nobody|everyone|everybody|none)\b|^[\d$€£]",
     re.I,
 )
-_PRONOUN_SUBJECT = re.compile(
+_PERSON_PRONOUN_START = re.compile(
     r"^(?:i|we|they|he|she|i'm|im|we're|they're|he's|she's|i've|we've|they've|i'd|we'd|nobody|everyone|everybody)\b", re.I
 )
 _AUX = (
@@ -309,7 +309,7 @@ _EVALUATION_ZH = re.compile(r"至少|总算|總算|终于|終於|居然|竟然")
 # "ask her", "问他": who that is was said elsewhere, if at all.
 _ASK_PRONOUN = re.compile(r"\b(?:ask|ping|contact|email|call|talk to)\s+(?:him|her|them)\b|(?:问|問|找|联系|聯繫)(?:他|她|它)", re.I)
 # A clause that gives the reason for, or the consequence of, the one before it is not a fact of its own.
-_REASON_CLAUSE = re.compile(
+_REASON_CONJUNCTION = re.compile(
     r"^(?:because|since|otherwise|so that|as|cause|cuz)\b|^(?:因为|因為|由于|由於|不然|否则|否則|方便|为了|為了|免得|以免|省得|要不然)",
     re.I,
 )
@@ -338,7 +338,7 @@ def _fragment_en(clause: str) -> bool:
     clause = re.sub(r"^(?:so|and|then|and then|and so)\s+(?=\S)", "", clause, flags=re.I)  # "…, so the lab hires …"
     clause = _LEADING_PHRASE.sub("", clause)  # "For anything billing-related, Priya … is the person to ask"
     clause = _ASIDE.sub("", clause)  # "our accountant Rui (rui@…) answers …": an aside is not the subject's verb
-    if _PRONOUN_SUBJECT.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
+    if _PERSON_PRONOUN_START.match(clause) or subject_of(clause) == "self" or _TOPIC_THEN_SELF.match(clause):
         return False
     if _AUX_SOON.match(clause) or _PLURAL_SUBJECT_VERB.match(clause) or _NAME_VERB.match(clause) or _BARE_NP_VERB.match(clause):
         return False
@@ -373,7 +373,7 @@ TESTS_EN: dict[str, Test] = {
     "undated future": _undated_future,
     "past event": _past_en,
     "one-off edit": ONE_OFF_EDIT.match,
-    "reason": _REASON_CLAUSE.match,
+    "reason": _REASON_CONJUNCTION.match,
     "evaluation": _EVALUATION_EN.search,
     "unresolved pronoun": _ASK_PRONOUN.search,
     "one event": _ONE_EVENT_EN.match,
@@ -386,12 +386,12 @@ TESTS_EN: dict[str, Test] = {
 }
 """The English distractor tests, by name; the first that holds names the clause's kind."""
 TESTS_ZH: dict[str, Test] = {
-    "second person": _SECOND_PERSON_ZH.search,
-    "addressed": _ZH_DIRECTIVE_ANYWHERE.search,
+    "second person": _ZH_YOU_ANYWHERE.search,
+    "addressed": _ZH_ASK_OR_DIRECTIVE.search,
     "request": lambda c: any(_ZH_IMPERATIVE_PART.match(p.strip()) for p in re.split(r"[，,；;]", c)),
     "secret": _SECRETISH.search,
-    "reported": _SPEECH.search,
-    "question": _ZH_QUESTION.search,
+    "reported": _REPORTED_SPEECH.search,
+    "question": _ZH_QUESTION_WORD.search,
     "momentary": _MOMENT_ZH.search,
     "deictic": _DEICTIC_THING_ZH.search,
     "encouragement": _ENCOURAGEMENT.search,
@@ -404,7 +404,7 @@ TESTS_ZH: dict[str, Test] = {
     "malfunction": _MALFUNCTION.search,
     "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c) and not _RULE_HABIT_ZH.search(c),
     "evaluation": _EVALUATION_ZH.search,
-    "reason": _REASON_CLAUSE.match,
+    "reason": _REASON_CONJUNCTION.match,
     "unresolved pronoun": _ASK_PRONOUN.search,
 }
 """The Chinese distractor tests, by name."""
@@ -938,10 +938,10 @@ def gives_reason(clause: str) -> bool:
     """Whether a Chinese clause about the speaker after a rule in the same sentence is that rule's
     reason ("回复尽量简短，我都是用手机看的", "菜谱里别放香菜，我和老公都不吃"), not a fact of its own: a
     habit or an intention the rule is made for. A lasting state ("…，我膝盖不好") is a fact of its own."""
-    return mostly_chinese(clause) and _HABIT_ZH.search(clause) is not None
+    return mostly_chinese(clause) and _ZH_HABIT_WORD.search(clause) is not None
 
 
-_HABIT_ZH = re.compile(r"一般|都是|都不|都没|都沒|平时|平時|通常|经常|經常|总是|總是|习惯|習慣|(?:我|我们|我們)要")
+_ZH_HABIT_WORD = re.compile(r"一般|都是|都不|都没|都沒|平时|平時|通常|经常|經常|总是|總是|习惯|習慣|(?:我|我们|我們)要")
 
 
 _ZH_NEGATIVE = re.compile(r"^(?:别|別|不要|千万别|千萬別|千万不要|千萬不要|禁止|不准|不許|不许|少)")
@@ -991,7 +991,7 @@ def restated(sentence: str) -> tuple[str, None] | None:
     rest, lead = s[m.end() :], m.group(0)
     alone = _VALUE.match(rest)
     if re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I) and not (
-        alone and re.match(r"\s*(?:[,;.!]|$)", rest[alone.end() :])
+        alone and re.match(r"(?:(?<!\s)\s++)?(?:[,;.!]|$)", rest[alone.end() :])
     ):
         return None
     if mostly_chinese(rest):

@@ -33,13 +33,10 @@ from dreamd.models.offline.extract.kinds import names_an_address
 from dreamd.models.offline.extract.pointers import PATHLIKE, TOOLS, URL, rule_reference
 from dreamd.models.offline.extract.preference import rule_preference
 from dreamd.models.offline.extract.rules import (
-    _TODAY,
     HOW,
     REMEMBER_HOW,
-    Ctx,
-    Found,
-    Rule,
-    _feedback,
+    TODAY,
+    make_feedback,
     rule_feedback,
 )
 from dreamd.models.offline.extract.structure import (
@@ -47,6 +44,7 @@ from dreamd.models.offline.extract.structure import (
     is_standing,
     opens_with_imperative,
 )
+from dreamd.models.offline.extract.types import Ctx, Found, Rule
 from dreamd.models.offline.text import (
     PRONOUN_OBJECT,
     absolutize_dates,
@@ -360,7 +358,7 @@ RULES: dict[str, Rule] = {
 """Every rule by name, in the order a sentence is tried; the first that matches wins."""
 
 
-_ZH_DIRECTIVE_ANYWHERE = re.compile(
+_ZH_STANDING_DIRECTIVE = re.compile(
     r"一定要|务必|務必|必须|必須|总是|總是|每次|永远不要|永遠不要|不要|别(?![的人])|別(?![的人])|禁止|一律|统一|統一"
 )
 _ZH_NEG_WORDS = ("永远不要", "永遠不要", "千万不要", "千萬不要", "不要", "别", "別", "不准", "禁止", "请勿", "請勿")
@@ -375,7 +373,7 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
         return None
     rest = tidy(s)
     bare = re.sub(r"^to\s+", "", rest, flags=re.I)
-    if is_wellbeing(bare) or (_TODAY.search(rest) and not is_standing(rest)):
+    if is_wellbeing(bare) or (TODAY.search(rest) and not is_standing(rest)):
         return None  # "don't forget to smile today!" is a kind word, not a memory
     if re.match(r"^(?:请|請)?(?:把|将|將)", rest) and not is_standing(rest):
         return None  # "记得把这个分支推上去": one thing to do to one thing, a task for now
@@ -385,13 +383,13 @@ def rule_remember(s: str, ctx: Ctx) -> Found | None:
             found.priority = 0
             return found
     to = re.match(r"^to\s+(?P<x>.+)$", rest, re.I)
-    if _ZH_DIRECTIVE_ANYWHERE.search(rest) and has_cjk(rest):
+    if _ZH_STANDING_DIRECTIVE.search(rest) and has_cjk(rest):
         fact, reason = split_reason(rest)
         negative = any(n in fact for n in _ZH_NEG_WORDS)
-        found = _feedback(tidy(fact), fact, "avoid" if negative else "always", negative, reason)
+        found = make_feedback(tidy(fact), fact, "avoid" if negative else "always", negative, reason)
     elif to:
         x, reason = split_reason(to.group("x"))
-        found = _feedback(sentence_case(x), x, "", False, reason)
+        found = make_feedback(sentence_case(x), x, "", False, reason)
     elif re.search(r"\b(?:i|my|me|i'm)\b", rest, re.I) or rest.startswith("我"):
         fact = sentence_case(third_person(rest)) if not has_cjk(rest[:2]) else third_person(rest)
         if not has_cjk(rest[:2]) and not fact.lower().startswith("user"):

@@ -16,7 +16,8 @@ import re
 
 from dreamd.models.offline.extract.kinds import is_pointer
 from dreamd.models.offline.extract.preference import plain_effort
-from dreamd.models.offline.extract.rules import HOW, Ctx, Found
+from dreamd.models.offline.extract.rules import HOW
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     content_ok,
     has_cjk,

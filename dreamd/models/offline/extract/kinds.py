@@ -35,7 +35,7 @@ import re
 from typing import Literal
 
 from dreamd.models.offline.extract.audience import about_the_work
-from dreamd.models.offline.extract.pointers import PATHLIKE, TOOLS, URL
+from dreamd.models.offline.extract.pointers import HOST_OR_HANDLE, PATHLIKE, TOOLS, URL
 from dreamd.models.offline.extract.structure import opens_with_verb
 from dreamd.models.offline.text import RECURRING, has_cjk
 from dreamd.models.offline.text import future_dates as dated_after
@@ -77,7 +77,7 @@ _EN_GROUP = re.compile(
 _EN_YOU = re.compile(r"^(?:you|you're|you've|you'd|you'll|your|yours|u|ur)\b", re.I)
 _EN_DEICTIC = re.compile(r"^(?:it|it's|its|this|that|that's|these|those|there|there's|here|here's|which|what)\b", re.I)
 
-_ZH_LEAD = re.compile(r"^(?:[^，,。我你他她它这這那]{1,6}[，,])?")
+_ZH_TOPIC_LEAD = re.compile(r"^(?:[^，,。我你他她它这這那]{1,6}[，,])?")
 _ZH_SELF = re.compile(r"^我(?![们們])")
 _ZH_MY_GROUP = re.compile(
     r"^我(?:的)?(?:公司|团队|團隊|组|組|部门|部門|项目|項目|仓库|倉庫|服务|服務|产品|產品|系统|系統|客户|客戶)"
@@ -92,7 +92,7 @@ def subject_of(clause: str) -> Subject:
     """Who or what the clause is about, from its first words after time and discourse adverbials."""
     text = clause.strip().lstrip("\"'“‘(（")
     if has_cjk(text[:3]):
-        text = _ZH_LEAD.sub("", text, count=1) if not _ZH_SELF.match(text) else text
+        text = _ZH_TOPIC_LEAD.sub("", text, count=1) if not _ZH_SELF.match(text) else text
         text = _ZH_TIME_BEFORE_SELF.sub("", text, count=1)  # "周末我一般…", "平时我…"
         if _ZH_MY_GROUP.match(text) or _ZH_GROUP.match(text):
             return "group"
@@ -141,12 +141,6 @@ _CONTAINER_EN = re.compile(
     re.I,
 )
 _PROPER = re.compile(r"(?<![.!?]\s)(?<!^)\b(?-i:[A-Z][a-z]*[A-Z0-9]\w*|[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*)\b")
-_HOST = re.compile(
-    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)*\.(?:internal|local|corp|lan|example)\b|"
-    r"\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}|"
-    r"(?-i:\b[a-z][a-z0-9-]{2,}\.(?:com|net|org|io|dev|cn|fr|de|co\.uk|uk|eu|nl|es|it|jp|au|ca|app|ai|gov|edu)\b(?![.\w]))",
-    re.I,
-)
 _STORED = re.compile(
     r"\b(?:lives?|kept|keep|stored|store|saved|hosted|documented|tracked|traced|recorded|logged|filed|managed|go|goes|sent|"
     r"published)\b",
@@ -158,7 +152,7 @@ _IS_TOOL = re.compile(
     r"(?:is|are|lives?|sits?)\s+(?:in\s+|on\s+)?(?-i:[A-Z])",
     re.I,
 )
-_ASK_EN = re.compile(
+_ASK_SOMEONE_EN = re.compile(
     r"(?:^|[,;:]\s*|\b(?:just|then|always|please)\s+)(?:ask|ping|contact|talk to|reach out to|email|message|call|go to)\s+"
     r"(?!(?:him|her|them|me)\b)(?-i:[A-Z@#])|"
     # "Priya is our DBA; ask her for anything schema-related": the person named before, then who to ask for what
@@ -188,7 +182,7 @@ _ZH_LOCATED = re.compile(
     r"(?:都|也|全|统一|統一)?(?:在|放在|存在|同步在|托管在|记在|記在)\s*"
     r"[^，,。；;\s]{0,6}\s*[A-Za-z][\w.-]*(?:\s+[A-Za-z][\w.-]*)?\s*(?=[，,。；;]|$)"
 )
-_ZH_ASK = re.compile(
+_ZH_ASK_SOMEONE = re.compile(
     r"(?:问题|問題|的事|有事|不懂|不会|不會|出错|出錯|挂了|掛了)[^，,。]{0,6}?(?:就|直接|可以|请|請|先)?(?:找|问|問|联系|聯繫|@)\s*(?!我|他|她|它)\S|"
     r"由[^，,。]{1,6}(?:负责|負責|接手|对接|對接)|"
     # "开发票找我的会计小林", "报销问财务": a task and the person who handles it
@@ -237,7 +231,7 @@ _CONTACT = re.compile(
 
 def names_an_address(clause: str) -> bool:
     """Whether the clause names a URL or a host ("gerrit.corp.internal", "registry.example.com/team")."""
-    return bool(URL.search(clause) or _HOST.search(clause))
+    return bool(URL.search(clause) or HOST_OR_HANDLE.search(clause))
 
 
 # The name a thing goes by inside a tool ("项目名叫 shop-web", "用户名 runner_k", "the index is called app-logs"):
@@ -255,11 +249,11 @@ def is_pointer(clause: str) -> bool:
     """Whether the clause says where something lives or who to ask (a ``reference``)."""
     if _ID_IN_TOOL.match(clause.strip().rstrip("。.")):
         return True
-    if URL.search(clause) or PATHLIKE.search(" " + clause) or _HOST.search(clause) or _CONTACT.search(clause):
+    if URL.search(clause) or PATHLIKE.search(" " + clause) or HOST_OR_HANDLE.search(clause) or _CONTACT.search(clause):
         return True
     if has_cjk(clause):
-        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK.search(clause) or _ZH_HANDLER.search(clause))
-    if _ASK_EN.search(clause) or _IS_TOOL.search(clause):
+        return bool(_ZH_LOCATED.search(clause) or _ZH_ASK_SOMEONE.search(clause) or _ZH_HANDLER.search(clause))
+    if _ASK_SOMEONE_EN.search(clause) or _IS_TOOL.search(clause):
         return True
     m = _EN_LOCATED.search(clause)
     if not m or _PERSON_LOCATED.match(clause):
@@ -285,18 +279,18 @@ _LOOSE_FUTURE = re.compile(
     r"\b(?:by|before|until)\s+(?:next|the end of)\s+(?:year|month|spring|summer|autumn|fall|winter|term|semester)\b",
     re.I,
 )
-_TAIL_INSTRUCTION = re.compile(r"(?:,\s*|\s+)(?:but|so)\s+(?:please\s+|pls\s+)?(?P<rule>[a-z'].{4,})$", re.I)
+_TAIL_INSTRUCTION = re.compile(r"(?:,\s*+|(?<!\s)\s++)(?:but|so)\s++(?:please\s++|pls\s++)?(?P<rule>[a-z'].{4,})$", re.I)
 _NEGATIVE_HEAD = re.compile(r"(?:don't|dont|do not|never|avoid)\s+\w", re.I)
 _WEEKDAY_HOLDS = re.compile(r"^(?:周|週|星期|礼拜|禮拜)[一二三四五六日天](?:是|有|要|都)")
 # "every Friday", "Tuesdays …", "每周五", and a bare weekday opening a clause as its subject ("周二是合唱团",
 # "星期四有组会": what that weekday holds each week)
-_RECURRING = re.compile(f"{RECURRING.pattern}|{_WEEKDAY_HOLDS.pattern}", re.I)
+_RECURRING_OR_WEEKDAY = re.compile(f"{RECURRING.pattern}|{_WEEKDAY_HOLDS.pattern}", re.I)
 
 
 def future_dates(text: str, day: dt.date) -> list[dt.date]:
     """The dates after ``day`` the text names once relative dates are resolved against ``day``;
     a weekday in a recurring phrase ("every Friday") names no one date."""
-    return dated_after(text, day, weekdays=_RECURRING.search(text) is None)
+    return dated_after(text, day, weekdays=_RECURRING_OR_WEEKDAY.search(text) is None)
 
 
 # ----------------------------------------------------------------------------- the decision

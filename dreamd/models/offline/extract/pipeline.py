@@ -110,6 +110,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dreamd.models.offline.contradiction import statements_contradict
 from dreamd.models.offline.extract.clauses import (
     found_in,
     lasting_part,
@@ -130,15 +131,7 @@ from dreamd.models.offline.extract.distractors import (
     restated,
 )
 from dreamd.models.offline.extract.facts import URL
-from dreamd.models.offline.extract.rules import (
-    HOW,
-    HOW_KEY,
-    HOW_ZH,
-    WHY_NONE,
-    WHY_NONE_ZH,
-    Ctx,
-    Found,
-)
+from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
 from dreamd.models.offline.extract.statement import answer_to, last_question
 from dreamd.models.offline.extract.structure import (
     Peeled,
@@ -148,6 +141,8 @@ from dreamd.models.offline.extract.structure import (
     peel,
 )
 from dreamd.models.offline.extract.telegraphic import Labels
+from dreamd.models.offline.extract.trace import Trace
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     REASON_NEXT,
     absolutize_dates,
@@ -294,7 +289,7 @@ _SECRET = re.compile(
 )
 
 
-_ASK_JOINT = re.compile(r"\s*(?:[,;:，；：]|\s[—–-]\s|\s(?:but|so|and)\s(?=(?:can|could|would|will|what|how|any|do|does|is|are|should)\b))\s*", re.I)
+_ASK_JOINT = re.compile(r"(?:(?<!\s)\s++)?[,;:，；：]\s*|(?<!\s)\s++[—–-]\s\s*|(?<!\s)\s++(?:but|so|and)\s(?=(?:can|could|would|will|what|how|any|do|does|is|are|should)\b)", re.I)
 _ADDRESSED = re.compile(r"\b(?:you|your|u)\b|你|您", re.I)
 
 
@@ -377,8 +372,6 @@ def _near_duplicate(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) 
 
 
 def _corrects(new: str, old: str) -> bool:
-    from dreamd.models.offline.plan.plan import statements_contradict
-
     return bool(old) and statements_contradict(new, old)
 
 
@@ -436,8 +429,11 @@ class _Answer:
     def remembered_full(self) -> bool:
         return sum(1 for p in self.picked if p[0] == 0) >= MAX_RECORDS
 
-    def admit(self, found: Found, position: int, day: dt.date, nxt: str | None) -> None:
-        """Shape ``found`` into a record and keep it unless it repeats the index or the answer."""
+    def admit(self, found: Found, position: int, day: dt.date, nxt: str | None) -> tuple[str, str | None]:
+        """Shape ``found`` into a record and keep it unless it repeats the index or the answer.
+
+        Returns the outcome for a trace: ``("kept", name)``, ``("folded", the record it went
+        into)``, ``("known", name)`` or ``("secret", None)``."""
         if (found.kind == "feedback" and found.how == HOW["feedback-neg"] and nxt and _ALTERNATIVE_NEXT.match(nxt)
                 and not has_secret(nxt)):
             # "Don't mock the database. Use the real Postgres, because …": one rule
@@ -451,17 +447,17 @@ class _Answer:
                 found.reason = tidy(m.group("r"))
         record = _record_from(found, day)
         if any(has_secret(v) for v in record.values()):
-            return
+            return "secret", None
         if self._continues(found, position, record):
-            return
+            return "folded", self.last[2]["name"] if self.last else None
         toks = frozenset(tokens(record["description"]))
         # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
         # it is kept under a fresh name so the next dream resolves it toward the newer one.
         known = [e for e in (*self.index, *self.seen) if not _corrects(record["description"], e.description)]
         if record["name"] in self.taken and any(e.name == record["name"] for e in known if e in self.index):
-            return
+            return "known", record["name"]
         if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
-            return
+            return "known", record["name"]
         base, n = record["name"], 2
         while record["name"] in self.taken:
             suffix = f"-{n}"
@@ -471,6 +467,7 @@ class _Answer:
         self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
         self.picked.append((found.priority, position, record))
         self.last = (position, found.kind, record)
+        return "kept", record["name"]
 
     def _continues(self, found: Found, position: int, record: dict[str, str]) -> bool:
         """Fold a clause no named rule took into the record a named rule made from the clause before
@@ -495,14 +492,15 @@ class _Answer:
             previous["body"] += as_line(record["description"]) + "\n"
         return True
 
-    def correct(self, new: str, old: str | None, day: dt.date) -> bool:
-        """Put the latest record right when the user corrects a value it holds.
+    def correct(self, new: str, old: str | None, day: dt.date) -> str | None:
+        """Put the latest record right when the user corrects a value it holds; returns
+        the name of the record put right, or None.
 
         With the old value named ("it's 15, not 14") that text is replaced; otherwise the
         value of the same shape: a date for a date, a number for a number, a name for a name.
         """
         if not self.picked:
-            return False
+            return None
         new_abs = absolutize_dates(new, day)
         # the old value named: the latest record that states it (else the latest quoting it),
         # not just the last one made
@@ -524,13 +522,13 @@ class _Answer:
                     new_abs = wanted.group(0) if shape != shapes[2] else new_abs
                     break
         if not target or target == new_abs:
-            return False
+            return None
         record["description"] = one_line(record["description"].replace(target, new_abs))
         record["body"] = record["body"].replace(target, new_abs)
         for _, pos, other in self.picked:
             if pos == position and other is not record:
                 other["body"] = other["body"].replace(target, new_abs)  # the same words, quoted
-        return True
+        return record["name"]
 
     def records(self) -> list[dict[str, str]]:
         best = sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
@@ -573,8 +571,12 @@ def _with_antecedent(core: str, previous: str | None) -> str:
     return core
 
 
-def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The offline answer to an extraction payload (see the module docstring for the rules)."""
+def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict[str, str]]:
+    """The offline answer to an extraction payload (see the module docstring for the rules).
+
+    ``trace`` collects the decision on every sentence (see :mod:`~dreamd.models.offline.extract.trace`);
+    the answer is the same with or without it."""
+    trace = trace if trace is not None else Trace()
     today = parse_date(payload.get("today")) or dt.date(1970, 1, 1)
     index: list[_Indexed] = []
     for item in payload.get("index") or []:
@@ -589,7 +591,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
     rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
     carry = False
     labels = Labels()  # "house style: …" / a bare "Rules:" line heading the lines after it
-    for turn in payload.get("turns") or []:
+    for turn_no, turn in enumerate(payload.get("turns") or []):
         if not isinstance(turn, Mapping):
             continue
         role = turn.get("role")
@@ -598,6 +600,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             continue
         cleaned = clean_turn(text)
         if cleaned is None:
+            trace.refuse(turn_no, str(role), one_line(text, 120), "injected")
             continue
         if role == "assistant":
             offered = proposal_of(cleaned)
@@ -614,11 +617,18 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
         rules_follow = carry
         for k, s in enumerate(sents):
             position += 1
+
+            def refuse(stage: str, detail: str | None = None, s: str = s, at: int = turn_no, who: str = str(role)) -> None:
+                trace.refuse(at, who, s, stage, detail=detail)
+
             if position in answer.consumed:
+                refuse("consumed")
                 continue
             if has_secret(s):
+                refuse("secret")
                 continue
             if role == "user" and labels.header(s, k == len(sents) - 1) and not announces_rules(s):
+                refuse("label-header")
                 continue
             peeled = peel(_ZH_LEAD_BARE.sub(r"\g<0>，", s, count=1))  # "对了我是…" reads as "对了，我是…"
             core = peeled.core
@@ -627,6 +637,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 whole = core
                 core = lasting_part(core) or ""  # "… for now, but we're upgrading to 3.13 in January"
                 if not core:
+                    refuse("temporary")
                     continue
                 again = peel(core)  # "…，但是以后…": the lasting side has lead-ins of its own
                 core = again.core
@@ -636,6 +647,7 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 rules_follow = True  # "ok so some ground rules." / "说几个规矩：" heads what follows
                 if not re.search(r"[：:]\s*\S", s):
                     carry = carry or k == len(sents) - 1  # a header closing its turn heads the next user turns
+                    refuse("rules-header")
                     continue
             asked = standing_request(core)
             if not asked and peeled.standing and not is_question(core):
@@ -650,20 +662,26 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
                 # the clauses before it state facts
                 core = stated_part(core) or ""
                 if not core:
+                    refuse("question")
                     continue
             elif peeled.reported or not core:
+                refuse("reported" if peeled.reported else "empty")
                 continue
             if peeled.reported or not_memory(s, core, " ".join(sents[:k])):
+                refuse("reported" if peeled.reported else "not-memory")
                 continue  # someone else's words, advice between people, a past episode … (see not_memory)
             nxt = sents[k + 1] if k + 1 < len(sents) else None
             ctx = Ctx(role=str(role), day=day, next_sentence=nxt, standing=peeled.standing or rules_follow,
                       remember=peeled.remember)
             if answer.remembered_full():
+                refuse("cap")
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
             fix = (correction_of(s) or restated(s)) if role == "user" else None
-            if fix and answer.correct(fix[0], fix[1], day):
+            corrected = answer.correct(fix[0], fix[1], day) if fix else None
+            if corrected:
+                refuse("correction", corrected)
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so
             if fix:
                 # nothing kept says the value put right ("Our minSdk is 24." was not kept): what the user says
@@ -677,20 +695,31 @@ def extract(payload: Mapping[str, Any]) -> list[dict[str, str]]:
             if role == "user":
                 said = labels.said(said, core)  # "invoices. I send them on the 1st": the topic before
             core, previous = with_subject(core, previous), core
+            stage = "labels"
             founds = labels.records(s, core, ctx) if role == "user" and not accepted else []
             if not founds:
+                stage = "rules"
                 founds = found_in(core, ctx, accepted=accepted, remember=peeled.remember, all_rules=not answer.full())
             if not founds and role == "user":
+                stage = "telegraphic"
                 founds = labels.records(s, core, ctx, single=True) or labels.telegraphic(core, ctx, asked_q if k == 0 else None)  # "做后端的"
             if not founds and asked_q and k == 0 and not accepted:
+                stage = "answer"
                 replied = answer_to(asked_q, core, ctx)  # "What stack is it on?" / "Django, on Render."
                 founds = [replied] if replied is not None else []
             if not founds and role == "user" and not accepted:
+                stage = "directive"
                 ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
                 founds = [ruled] if ruled is not None else []
+            if not founds:
+                refuse("no-rule")
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
-                answer.admit(found, position, day, nxt)
+                outcome, name = answer.admit(found, position, day, nxt)
+                if outcome == "kept" and name is not None:
+                    trace.keep(turn_no, str(role), s, stage, found.kind, name)
+                else:
+                    trace.refuse(turn_no, str(role), s, outcome, rule=found.kind, detail=name)
     return answer.records()
 
 

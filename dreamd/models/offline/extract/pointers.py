@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from dreamd.models.offline.extract.rules import HOW, Ctx, Found
+from dreamd.models.offline.extract.rules import HOW
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     content_ok,
     has_cjk,
@@ -115,8 +116,8 @@ _REF_ZH = re.compile(
     r"託管在|维护在|維護在|收在|打到|发到|發到|写到|寫到|存到|同步到|推到|上报到|上報到|生成到|输出到|輸出到|导出到|導出到|"
     r"写入|寫入|的(?:地址|链接|鏈接|网址|網址)(?:是|为|為))[：: ]*(?P<where>.+?)(?:上看|里看|裡看|上查|里查|裡查|管理)?(?:[，,].*)?$"
 )
-_ZH_PLACE = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)(?:面|边|邊|头|頭)?$")
-_PRONOUN_SUBJECT = re.compile(
+_ZH_PLACE_SUFFIX = re.compile(r"(?:里|裡|中|上|下|目录|目錄|文件夹|文件夾|抽屉|抽屜|柜子|櫃子)(?:面|边|邊|头|頭)?$")
+_VAGUE_SUBJECT = re.compile(
     r"^(?:it|this|that|he|she|they|i|we|you|there|the (?:bug|error|issue|problem|fix|change)|"
     r"我|你|他|她|它|我们|我們|这|這|那)$",
     re.I,
@@ -126,9 +127,18 @@ _DIRECTIVE_SUBJECT = re.compile(
 )
 
 
-_HOST = re.compile(
+HOST = re.compile(
     r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b|"
     r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b", re.I
+)
+"""A host name or an IP address where a reference points (``db.internal``, ``10.0.0.5:5432``)."""
+# the type decision's wider test (dreamd.models.offline.extract.kinds): any port, three-part names, a bare
+# "name.tld" in lower case, and an @handle
+HOST_OR_HANDLE = re.compile(
+    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)*\.(?:internal|local|corp|lan|example)\b|"
+    r"\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}|"
+    r"(?-i:\b[a-z][a-z0-9-]{2,}\.(?:com|net|org|io|dev|cn|fr|de|co\.uk|uk|eu|nl|es|it|jp|au|ca|app|ai|gov|edu)\b(?![.\w]))",
+    re.I,
 )
 
 
@@ -142,7 +152,7 @@ _IDENTIFIER = re.compile(r"(?<![\w-])(?:[a-z0-9]+[-_][\w-]+|#[\w-]+|`[^`]+`)", r
 
 def _pointer(where: str) -> bool:
     """A URL, a path, a host, a known tool, or a named repo/bucket/channel ("the search-infra repo")."""
-    if URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where) or _HOST.search(where):
+    if URL.search(where) or _PATHLIKE.search(" " + where) or _TOOLS.search(where) or HOST.search(where):
         return True
     return bool(_CONTAINER.search(where) and _IDENTIFIER.search(where))
 
@@ -199,7 +209,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         subj, where = tidy(m.group("subj") or m.groupdict().get("subj2") or ""), tidy(m.group("where"))
         subj = re.split(r"[,;]\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
         subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
-        if _PRONOUN_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
+        if _VAGUE_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
             continue
         if kind == "is-tool" and not (re.match(_TOOLS.pattern, where, re.I) and _REF_WORDS.search(subj)):
             continue
@@ -238,9 +248,9 @@ def _reference_zh(s: str) -> Found | None:
         if not m:
             continue
         subj, where = tidy(m.group("subj")), tidy(m.group("where"))
-        if _PRONOUN_SUBJECT.match(subj) or _DIRECTIVE_SUBJECT.match(subj) or len(subj) > 20:
+        if _VAGUE_SUBJECT.match(subj) or _DIRECTIVE_SUBJECT.match(subj) or len(subj) > 20:
             continue
-        place = bool(_ZH_PLACE.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在|另一个|另一個|单独|單獨", clause))
+        place = bool(_ZH_PLACE_SUFFIX.search(where)) and bool(re.search(r"都|统一|統一|一般|放在|存放|收在|另一个|另一個|单独|單獨", clause))
         if not (_pointer(where) or place) or not (_REF_WORDS.search(subj) or len(subj) <= 20):
             continue
         fact = third_person(tidy(s))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from dreamd.models.offline.extract.rules import HOW, Ctx, Found, _feedback
+from dreamd.models.offline.extract.rules import HOW, make_feedback
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     PRONOUN_OBJECT,
     content_ok,
@@ -54,13 +55,13 @@ _PREF_ZH = re.compile(
 )
 _RATHER_ZH = re.compile(r"^(?:我)?(?:比起|相比)(?P<a>.+?)(?:我)?(?:更|还是更|還是更)(?:喜欢|喜歡|愿意|願意|倾向|傾向)(?P<obj>.+)$")
 _PREF_ZH2 = re.compile(r"^(?P<subj>.{0,20}?)(?:偏好|习惯|習慣)(?:是|为|為|：|:)\s*(?P<obj>.+)$")
-_HABIT_ZH = re.compile(
+_ZH_HABIT_SENTENCE = re.compile(
     r"^(?P<x>我(?:周末|週末|晚上|早上|下班后|下班後|工作日)?(?:每天|每周|每週|每晚|每个周末|每個週末|每年|一般|通常|平时|平時|经常|經常|总是|總是|一直都?)"
     r"(?!.*(?:吗|嗎|呢)$)(?!.*(?:不知道|什么|什麼|怎么|怎麼|为什么|為什麼)).{3,})$"
 )
 _ZH_TIME_FIRST = re.compile(r"^(周末|週末|晚上|早上|工作日|下班后|下班後)[，,]?我(?![们們])")
 _DO_SAME = re.compile(
-    r",?\s*(?:so\s+|and\s+)?(?:please\s+)?(?:do the same|do that too|you should too|you should as well)"
+    r",?(?:(?<!\s)\s++)?(?:so\s++|and\s++)?(?:please\s++)?(?:do the same|do that too|you should too|you should as well)"
     r"(?:,?\s*please)?[\s.!]*$",
     re.I,
 )
@@ -120,14 +121,14 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         fact = "用户" + (m.group("adv") or "") + v + third_person(obj)
         neg = v.startswith(("不", "讨", "討")) or (m.group("adv") or "").startswith("不")
         if re.match(r"^(?:你|您|回答|回复|回覆|答案|总结|總結|建议|建議|解释|解釋)", obj):
-            return _feedback(fact, obj, "avoid" if neg else "", neg, reason)  # about how the assistant answers
+            return make_feedback(fact, obj, "avoid" if neg else "", neg, reason)  # about how the assistant answers
         return Found("preference", "user", "dislikes" if neg else "pref", obj, fact, fact,
                      reason=reason, how=HOW["preference"])
     m = _RATHER_ZH.match(s)
     if m:
         fact = "用户" + third_person(tidy(s)).lstrip("我")
         return Found("preference", "user", "pref", m.group("obj"), fact, fact, how=HOW["preference"])
-    m = _PREF_ZH2.match(s) or _HABIT_ZH.match(s)
+    m = _PREF_ZH2.match(s) or _ZH_HABIT_SENTENCE.match(s)
     if m and has_cjk(s):
         obj, reason = split_reason(m.groupdict().get("obj") or m.group(0))
         if not content_ok(obj, min_tokens=1):
@@ -144,7 +145,7 @@ def _habit(m: re.Match[str]) -> Found | None:
     if same and adv in ("always", "usually", "never"):
         rule, reason = split_reason(said[: same.start()])
         if content_ok(rule):  # "I always run X, please do the same" is a rule for the assistant
-            return _feedback(sentence_case(f"{'always' if adv == 'usually' else adv} {rule}"), rule,
+            return make_feedback(sentence_case(f"{'always' if adv == 'usually' else adv} {rule}"), rule,
                              "never" if adv == "never" else "always", adv == "never", reason)
     rest, reason = split_reason(said)
     verb, _, tail = rest.partition(" ")

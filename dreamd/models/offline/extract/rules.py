@@ -1,8 +1,9 @@
 """The extractor's rules about the person and how they want the work done.
 
 Each rule looks at the *core* of one sentence (lead-ins already peeled, see
-:mod:`dreamd.models.offline.extract.structure`) with its context in :class:`Ctx` and returns a
-:class:`Found` or None:
+:mod:`dreamd.models.offline.extract.structure`) with its context in a
+:class:`~dreamd.models.offline.extract.types.Ctx` and returns a
+:class:`~dreamd.models.offline.extract.types.Found` or None:
 
 - :func:`rule_feedback` — a directive about the work or the assistant's behaviour that is
   *standing* (a standing marker or a stated reason); encouragement and wellbeing advice never
@@ -14,10 +15,7 @@ Who the user is lives in :mod:`dreamd.models.offline.extract.identity`; facts ab
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from dreamd.models.offline.extract.audience import (
     about_the_work,
@@ -33,8 +31,10 @@ from dreamd.models.offline.extract.structure import (
     is_standing,
     opens_with_verb,
 )
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     PRONOUN_OBJECT,
+    REASON_NEXT_START,
     RECURRING,
     content_ok,
     future_dates,
@@ -45,42 +45,6 @@ from dreamd.models.offline.text import (
     third_person,
     tidy,
 )
-
-
-@dataclass
-class Found:
-    """A sentence a rule recognised: the record's parts before names and dates are settled.
-
-    ``fact`` becomes the body's first line, ``slug_source`` the words the name is made of
-    (after ``name_prefix``); ``priority`` 0 marks explicit remember-requests; ``said`` is the
-    user's own words the fact came from (kept in the body when the fact line rewords them).
-    """
-
-    kind: str
-    type: str
-    name_prefix: str
-    slug_source: str
-    fact: str
-    description: str
-    reason: str | None = None
-    how: str | None = None
-    priority: int = 1
-    extra_lines: list[str] = field(default_factory=list)
-    said: str | None = None
-
-
-@dataclass(frozen=True)
-class Ctx:
-    """Where a sentence was said: who said it, on which day, what came next, what led it in."""
-
-    role: str
-    day: dt.date
-    next_sentence: str | None
-    standing: bool = False
-    remember: bool = False
-
-
-Rule = Callable[[str, Ctx], Found | None]
 
 WHY_NONE = {
     "feedback": "the user gave this as explicit feedback on {day}; no reason was stated.",
@@ -162,7 +126,7 @@ _CONVENTION_EN = re.compile(
     re.I,
 )
 _QUANTIFIED = re.compile(r"^(?:every|each|all|any|everyone)\b", re.I)
-_TODAY = re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b|今天|今晚", re.I)
+TODAY = re.compile(r"\b(?:today|tonight|this morning|this afternoon|this evening)\b|今天|今晚", re.I)
 _PRINCIPLE_EN = re.compile(
     r"^(?:.{0,60}?,\s*so\s+)?(?:in this (?:codebase|repo|project|team),\s*)?[\w -]{3,40}?\s+(?:always\s+)?(?:beats|trumps|"
     r"matters more than|is more important than|comes before|takes priority over|wins over)\s+[\w -]{3,40}",
@@ -195,7 +159,7 @@ _GENERAL_CONDITION = re.compile(
     r"^(?:in|for|on|with)\s+(?!(?:this|that|the|these|those|here|now|today|my|your)\b)\w+s\b",
     re.I,
 )
-_ZH_CONDITION = re.compile(r"^[^，,。]{2,20}?(?:的时候|的時候|时候|時候|[时時](?=[，,]))[，,]?")
+_ZH_WHEN_CLAUSE = re.compile(r"^[^，,。]{2,20}?(?:的时候|的時候|时候|時候|[时時](?=[，,]))[，,]?")
 _YOU_MODAL = re.compile(r"^you\s+(?:should|must|need to|have to|always|never|can't|cannot|shouldn't|mustn't)\b", re.I)
 _YOU_PREF = re.compile(
     r"^i(?:'d| would)?\s+(?:really\s+)?(?P<v>prefer|like|want|need|expect)\s+(?:it\s+)?(?:when|if|that)?\s*"
@@ -250,7 +214,7 @@ _ZH_MODAL = re.compile(
     r"只用|只能|改用|优先|優先|尽量|儘量|少用|多用|记得|記得|不用|无需|無需|默认|默認|假设|假設|(?<!秒)(?<!分钟)(?<!分鐘)(?<!小时)(?<!小時)(?:最多|最少|至少|不超过|不超過|控制在)[^，,。]{0,3}?(?:\d|[一二两兩三四五六七八九十百千])|(?:都|全部|全都)(?:用|走|放|写|寫|加|改|按|以|带|帶|附|标|標)|"
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
-_ZH_NEG = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
+_ZH_NEG_DIRECTIVE = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
 _OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+)?(?P<how>off[- ]limits|banned|forbidden|"
                          r"not allowed|prohibited)\b", re.I)
 _SO_DIRECTIVE = re.compile(
@@ -265,7 +229,7 @@ _ZH_SO = re.compile(
 )
 
 
-def _feedback(fact: str, slug_src: str, prefix: str, negative: bool, reason: str | None) -> Found:
+def make_feedback(fact: str, slug_src: str, prefix: str, negative: bool, reason: str | None) -> Found:
     return Found(
         "feedback", "feedback", prefix, slug_src, fact, fact, reason=reason,
         how=HOW["feedback-neg" if negative else "feedback-pos"],
@@ -283,13 +247,12 @@ def _prefix_of(rest: str) -> str:
 
 
 _ALTERNATIVE = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b|^(?:改用|要用|用)", re.I)
-_REASON_NEXT = re.compile(r"^(?:because|that's because|the reason is|since|因为|因為|原因是)", re.I)
 
 
 def _reason_follows(ctx: Ctx) -> bool:
     """Whether the next sentence gives this directive's reason (directly or with an alternative)."""
     nxt = ctx.next_sentence or ""
-    return bool(_REASON_NEXT.match(nxt) or (_ALTERNATIVE.match(nxt) and split_reason(nxt)[1]))
+    return bool(REASON_NEXT_START.match(nxt) or (_ALTERNATIVE.match(nxt) and split_reason(nxt)[1]))
 
 
 def _split_all_reasons(text: str) -> tuple[str, str | None]:
@@ -313,8 +276,8 @@ def accepted_feedback(proposal: str, said: str, ctx: Ctx) -> Found | None:
     if not content_ok(rule) or is_wellbeing(rule):
         return None
     _, reason = _split_all_reasons(said)
-    negative = bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule))
-    return _feedback(sentence_case(rule), rule, _prefix_of(rule), negative, reason)
+    negative = bool(_NEG_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule))
+    return make_feedback(sentence_case(rule), rule, _prefix_of(rule), negative, reason)
 
 
 # "下周五要发版，这个接口必须在那之前改完", "the release is on the 9th, this fix has to be in before then": a dated
@@ -359,14 +322,14 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     if _NAMING.search(s) and _TEMPLATE.search(s):
         rule, reason = _split_all_reasons(s)
         fact = sentence_case(rule) if not has_cjk(rule) else tidy(rule)
-        return _feedback(fact, rule, "", False, reason)  # "branches are named feat/<ticket>": a convention
+        return make_feedback(fact, rule, "", False, reason)  # "branches are named feat/<ticket>": a convention
     m = _WANT_EN.match(s) or _WANT_ZH.match(s)
     if m:
         said = f"{m.group('obj')} {m.group('rest')}" if m.groupdict().get("obj") else m.group("rest")
         rule, reason = _split_all_reasons(said)
         if content_ok(rule) and not is_wellbeing(rule):
             fact = sentence_case(third_person(rule)) if not has_cjk(rule) else tidy(rule)
-            return _feedback(fact, rule, "", False, reason)
+            return make_feedback(fact, rule, "", False, reason)
     m = _IT_WHEN.match(s)
     if m and _ABOUT_ASSISTANT.search(m.group("rest")):
         rule, reason = _split_all_reasons(m.group("rest"))
@@ -374,7 +337,7 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         negative = m.group("v").lower() not in ("love", "like", "prefer", "appreciate")
         verb = "dislikes" if negative else "likes"
         fact = f"User {verb} it when {third_person(rule)}"
-        return _feedback(fact, rule, "avoid" if negative else "", negative, reason)
+        return make_feedback(fact, rule, "avoid" if negative else "", negative, reason)
     m = _YOU_PREF.match(s) or _YOU_PREF_ZH.match(s)
     if m:
         said = (m.groupdict().get("rest") or m.groupdict().get("rest2") or m.groupdict().get("rest3")
@@ -394,13 +357,13 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         if m.groupdict().get("v2") and negated:
             rule = "Don't " + rule[negated.end() :]
         fact = sentence_case(third_person(rule))
-        return _feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG.match(rule)), reason)
+        return make_feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule)), reason)
     m = _OFF_LIMITS.match(s)
     if m and content_ok(split_reason(s)[0]) and not is_hypothetical(s):
         what = m.group("what")  # "anything under gen/ is off limits", "unsafe is banned outside ffi": standing
         rule, reason = split_reason(s)
         fact = f"Don't modify {what}" if m.group("how").lower().startswith("off") else sentence_case(rule)
-        return _feedback(fact, what, "avoid", True, reason)
+        return make_feedback(fact, what, "avoid", True, reason)
     m = _SELF_THEN_DIRECTIVE.match(s)
     if m and opens_with_verb(m.group("rule")) and not re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         # "I'm often wiped out after shifts, keep dinner ideas quick": the user's circumstance, then what to do
@@ -433,7 +396,7 @@ def _principle(s: str, ctx: Ctx) -> Found | None:
         rule, reason = why.group("rule"), reason or why.group("why")
     if not content_ok(rule):
         return None
-    return _feedback(sentence_case(rule), rule, "", False, reason)
+    return make_feedback(sentence_case(rule), rule, "", False, reason)
 
 
 def _feedback_en(s: str, ctx: Ctx) -> Found | None:
@@ -477,7 +440,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     standing = ctx.standing or is_standing(s) or general_condition or bool(_PLURAL_SCOPE.search(rule))
     if ONE_OFF_EDIT.match(body) and not (ctx.standing or is_standing(SPATIAL.sub("", s))):
         return None  # "rename getUser to fetchUser everywhere": one edit, however wide
-    if (_TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
+    if (TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
         return None  # "Smile today", "ship it tonight": for the day only
     if not (standing or reason or _reason_follows(ctx)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
@@ -509,7 +472,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         return None
     fact = sentence_case(re.sub(r"^(?:please|pls)\s+", "", rule, flags=re.I))
     negative = bool(_NEG_EN.match(body))
-    return _feedback(fact, rest, _prefix_of(body), negative, reason)
+    return make_feedback(fact, rest, _prefix_of(body), negative, reason)
 
 
 def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
@@ -522,7 +485,7 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
         rule, reason = why.group("rule"), why.group("why")  # "我有哮喘，别给我推荐高海拔的地方"
     body = re.sub(r"^(?:请|請|麻烦|麻煩)", "", rule)
     whole = body
-    asked = _ZH_CONDITION.match(body)
+    asked = _ZH_WHEN_CLAUSE.match(body)
     if asked and body.startswith(("我", "你", "您")) and len(body) - asked.end() >= 3:
         # "我问菜谱的时候，默认我只有微波炉", "你回答的时候字少一点": the rule is after the condition, which
         # makes it hold every time (a condition on the assistant's work stays in the rule's words)
@@ -539,7 +502,7 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
         body = body[1:]
     elif _FIRST_PERSON_ZH.match(body) or body.startswith(("你", "您")):
         return None
-    condition = _ZH_CONDITION.match(body)
+    condition = _ZH_WHEN_CLAUSE.match(body)
     if not (ctx.standing or _ZH_MODAL.search(body) or (general and _ZH_MODAL.search(whole))):
         return None  # "测试总是挂": a description of what happens, not an instruction
     standing = (ctx.standing or is_standing(s) or general or bool(_ZH_KIND_SCOPE.match(body))
@@ -550,9 +513,9 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
         return None
     if re.search(r"(?:这么|這麼|这样|這樣|那样|那樣|那么|那麼)(?:做|办|辦|写|寫|弄|来|來)?[吧哦呀啊哈]?$", tidy(body)):
         return None  # "就这么做", "永远保持这样": the object is a pronoun, the rule is elsewhere
-    negative = bool(_ZH_NEG.match(body))
+    negative = bool(_ZH_NEG_DIRECTIVE.match(body))
     fact = tidy(rule if general else body)
-    return _feedback(fact, body, "avoid" if negative else "always" if standing else "", negative, reason)
+    return make_feedback(fact, body, "avoid" if negative else "always" if standing else "", negative, reason)
 
 
 __all__ = [
@@ -560,11 +523,10 @@ __all__ = [
     "HOW_KEY",
     "HOW_ZH",
     "REMEMBER_HOW",
+    "TODAY",
     "WHY_NONE",
     "WHY_NONE_ZH",
-    "Ctx",
-    "Found",
-    "Rule",
     "accepted_feedback",
+    "make_feedback",
     "rule_feedback",
 ]

@@ -29,8 +29,9 @@ import re
 
 from dreamd.models.offline.extract.distractors import TESTS_EN, distractor, mostly_chinese
 from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type
-from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW, Ctx, Found
+from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW
 from dreamd.models.offline.extract.structure import clause_reason, opens_with_verb
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     has_cjk,
     sentence_case,

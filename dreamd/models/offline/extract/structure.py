@@ -85,7 +85,7 @@ _EN_TELL_LEAD = re.compile(
     re.I,
 )
 _EN_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w' -]{0,50}?)\s*(?::|\s[-—–]|—)\s+(?P<rest>\S.*)$")
-_SPEECH = re.compile(
+_SPEECH_WORD = re.compile(
     r"\b(?:says?|said|tells?|told|telling|keeps? saying|wrote|writes|quote|quoting|motto|"
     r"put it|like to say|always say)\b|说|說|告诉|告訴|常说|常說|写道|寫道",
     re.I,
@@ -108,10 +108,10 @@ _GROUP_VOCATIVE = re.compile(
     re.I,
 )
 _EN_TRAIL = re.compile(
-    r"(?:[,;]?\s+(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|tbh|imo)|"
+    r"(?:[,;]?(?<!\s)\s++(?:by the way|btw|fyi|haha+|hehe|lol|lmao|thanks|thank you|please|just so you know|tbh|imo)|"
     # a vocative or an aside is set off by a comma: "…, my friend" is filler, "I live with my friend" is not
-    r"\s*[,;]\s*(?:my friend|buddy|pal|mate|dude|friend|my dear|dear|to be honest|honestly|for the record|if that helps|"
-    r"you know|ok(?:ay)?)|\s*[,;]\s*(?:keep (?:that|this) in mind|"
+    r"(?:(?<!\s)\s++)?[,;]\s*+(?:my friend|buddy|pal|mate|dude|friend|my dear|dear|to be honest|honestly|for the record|if that helps|"
+    r"you know|ok(?:ay)?)|(?:(?<!\s)\s++)?[,;]\s*+(?:keep (?:that|this) in mind|"
     r"remember that)(?:\s+(?:if|when)\b.*)?)[\s.!]*$",
     re.I,
 )
@@ -133,7 +133,7 @@ _ZH_REMEMBER = re.compile(
     r"^(?:请|請|你)?(?:帮我)?(?:记住|記住|记一下|記一下|记下来|記下來|记好|記好|记得|記得|别忘了|別忘了|"
     r"不要忘记|不要忘記|不要忘了)(?:了)?[：:，,、\s]*(?=\S)"
 )
-_ZH_TRAIL = re.compile(r"[，,]?\s*(?:哈哈+|呵呵|嘿嘿|谢谢|謝謝|就这样|就這樣|记住了|記住了|记一下|記一下)[。.!！~～]*$")
+_ZH_TRAIL = re.compile(r"[，,]?(?:(?<!\s)\s++)?(?:哈哈+|呵呵|嘿嘿|谢谢|謝謝|就这样|就這樣|记住了|記住了|记一下|記一下)[。.!！~～]*$")
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def peel(sentence: str) -> Peeled:
         m = _EN_LABEL.match(s) or _ZH_LABEL.match(s)
         if m and _clause(_ORDINAL.sub("", m.group("rest"))) and not _REFERENCE_LABEL.search(m.group("rest")):
             label = m.group("label")
-            if _SPEECH.search(label) and not _LEAD_LABEL.match(label):
+            if _SPEECH_WORD.search(label) and not _LEAD_LABEL.match(label):
                 reported = True
             elif re.search(r"keep in mind|remember|reminder|\bnote\b|\bnotes\b|\bprinciple\b|\bpolicy\b|记住|記住|记得|記得|"
                            r"规矩|規矩|提醒|提个醒|提個醒|备注|備註|[记記][一二两兩三四五六七八九十几幾]?(?:件|条|條|点|點)", label, re.I):

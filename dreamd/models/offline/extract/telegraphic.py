@@ -50,7 +50,7 @@ from dreamd.models.offline.extract.audience import is_life_advice, is_wellbeing
 from dreamd.models.offline.extract.clauses import found_in
 from dreamd.models.offline.extract.distractors import distractor, mostly_chinese
 from dreamd.models.offline.extract.kinds import future_dates
-from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW, Ctx, Found
+from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW
 from dreamd.models.offline.extract.statement import TYPE_HOW, TYPE_PREFIX, rule_statement
 from dreamd.models.offline.extract.structure import (
     clause_reason,
@@ -58,6 +58,7 @@ from dreamd.models.offline.extract.structure import (
     opens_with_verb,
     peel,
 )
+from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     absolutize_dates,
     has_cjk,
@@ -119,7 +120,7 @@ _SUBJECT = re.compile(
     r"^(?:i|i'm|im|i've|we|we're|our|my|you|it|it's|they|he|she|this|that|there)\b|^(?:我|我们|我們|咱们|他|她|它)", re.I
 )
 # The head of "Rules for anything you write" is before its preposition; "about me" is whole.
-_LABEL_TAIL = re.compile(r"\s+(?:for|about|on|while|in|of|to|regarding|when|if|with)\b.*$", re.I)
+_LABEL_TAIL = re.compile(r"(?<!\s)\s++(?:for|about|on|while|in|of|to|regarding|when|if|with)\b.*$", re.I)
 _LABEL_EN = re.compile(
     r"^(?P<label>[A-Za-z][\w'&/ -]{0,48}?)(?:\s*(?::|：)|\s+[-–—]\s+(?=\S)|\s*—\s*(?=\S))(?:\s*(?P<rest>\S.*))?\s*$"
 )
@@ -188,9 +189,9 @@ _ANNOUNCE = re.compile(
 
 # "…, note them down:", "…你先记下：": the request to keep what follows is no part of the label
 _NOTE_THEM = re.compile(
-    r"(?:[,，]?\s*(?:please\s+)?(?:note|write|jot|take)\s+(?:these|them|this)\s+down|[,，]?\s*(?:please\s+)?(?:remember|keep in mind|"
-    r"memori[sz]e)\s+(?:these|them|this)|[，,]?\s*(?:你|您)?(?:先|都|要)?(?:记下|記下|记住|記住|记一下|記一下|记好|記好)(?:来|來|了)?)"
-    r"\s*(?P<end>[:：.。!！]?)\s*$",
+    r"(?:[,，]?(?:(?<!\s)\s++)?(?:please\s++)?(?:note|write|jot|take)\s+(?:these|them|this)\s+down|[,，]?(?:(?<!\s)\s++)?(?:please\s++)?(?:remember|keep in mind|"
+    r"memori[sz]e)\s+(?:these|them|this)|[，,]?(?:(?<!\s)\s++)?(?:你|您)?(?:先|都|要)?(?:记下|記下|记住|記住|记一下|記一下|记好|記好)(?:来|來|了)?)"
+    r"\s*+(?P<end>[:：.。!！]?)\s*+$",
     re.I,
 )
 
@@ -227,7 +228,7 @@ def question_kind(question: str) -> str | None:
 
 _PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|`[^`]*`|\"[^\"]*\"|“[^”]*”|「[^」]*」")
 _ITEM_SPLIT = re.compile(
-    r"\s*[;；]\s*|(?<![一二三四五六七八九十])\s*、\s*|\s*,\s+|\s*，\s*|\s+(?=\d{1,2}[.)）]\s)|\s*(?=[①②③④⑤⑥⑦⑧⑨])"
+    r"(?:(?<!\s)\s++)?[;；]\s*|(?<![一二三四五六七八九十])(?:(?<!\s)\s++|(?<=[一二三四五六七八九十]\s)\s*+)?、\s*|(?:(?<!\s)\s++)?,\s+|(?:(?<!\s)\s++)?，\s*|(?<!\s)\s++(?=\d{1,2}[.)）]\s)|(?:(?<!\s)\s++)?(?=[①②③④⑤⑥⑦⑧⑨])"
 )
 _NUMBERING = re.compile(r"^(?:\d{1,2}[.)）]|[①②③④⑤⑥⑦⑧⑨]|[一二三四五六七八九十]{1,2}、|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,2})[)）])\s*")
 _JOINS_BEFORE = re.compile(r"^(?:so|which|but|because|since|otherwise|or else|as|and so|hence|i\.e\.|e\.g\.)\b|"
@@ -347,7 +348,7 @@ _OTHERWISE = re.compile(r"^(?:otherwise|or else|else)\b|\b(?:otherwise|or else)[
 _ZH_STATEMENT = re.compile(
     r"^(?:因为|因為|由于|由於|组里|組裡|团队|團隊|公司|同事|客户|客戶|老板|老闆|我们|我們|他们|他們|大家|我|他|她)"
 )
-_ZH_DIRECTIVE = re.compile(r"请|請|要|别|別|必须|必須|一律|统一|統一|禁止|不准|只用|优先|優先|务必|務必")
+_ZH_RULE_WORD = re.compile(r"请|請|要|别|別|必须|必須|一律|统一|統一|禁止|不准|只用|优先|優先|务必|務必")
 
 
 def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
@@ -376,7 +377,7 @@ def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
         reason = tidy(nxt)  # "Rules: A, B, no C. The linter fails the build otherwise."
     out: list[Found] = []
     for part in parts:
-        if out and label.type == "feedback" and _ZH_STATEMENT.match(part) and not _ZH_DIRECTIVE.search(part):
+        if out and label.type == "feedback" and _ZH_STATEMENT.match(part) and not _ZH_RULE_WORD.search(part):
             out[-1].reason = out[-1].reason if out[-1].reason and out[-1].reason != reason else part
             continue  # "注释用中文写，组里有几位同事英文不太好": the statement is the rule's reason
         item, why = clause_reason(part) if label.type == "feedback" else (part, None)
@@ -522,12 +523,12 @@ _EN_GERUND = re.compile(
     r"retired|semi-retired|self-employed|freelancing|new to)\b",
 )
 _SOMEONE_ELSE = re.compile(r"\b(?:my|our|his|her|their)\s+[\w-]+\s*$|\b(?-i:[A-Z][a-z]+)\s*$", re.I)
-_ZH_SUBJECTLESS = re.compile(
+_ZH_SELF_INTRO = re.compile(
     r"^(?:(?:目前|平时|平時|白天|业余|業餘|主要|一直|本职|本職)(?:在|做|是|从事|從事|负责|負責|维护|維護|玩|学|學)?|"
     r"在[^，,。]{1,14}(?:做|当|當|上班|工作|读|讀|念)|做[^，,。]{1,8}的|从事|從事|负责|負責|业余|業餘)"
 )
 _MOOD = frozenset({"feeling", "exclamation", "encouragement", "interjection"})
-_ZH_ASK = re.compile(r"帮|幫|请|請|麻烦|麻煩|一下|吗|嗎|呢|吧$|能不能|可以|你|您")
+_ZH_REQUEST_WORD = re.compile(r"帮|幫|请|請|麻烦|麻煩|一下|吗|嗎|呢|吧$|能不能|可以|你|您")
 
 
 def _as_self(sentence: str, ctx: Ctx, said: str, kinds: frozenset[str] = frozenset({"user"})) -> list[Found]:
@@ -549,7 +550,7 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         if m and len(text) > m.end() + 1:  # "本人律师，在重庆" / "我本人是律师": 本人 is 我
             return _as_self("我是" + text[m.end():], ctx, text)
         first = re.split(r"[，,；;。]", text, maxsplit=1)[0]  # "业余在玩攀岩，想这几天练练": the intro is the first clause
-        if not _ZH_SUBJECTLESS.match(text) or _ZH_ASK.search(first) or distractor(first) in _BLOCKING:
+        if not _ZH_SELF_INTRO.match(text) or _ZH_REQUEST_WORD.search(first) or distractor(first) in _BLOCKING:
             return []
         if any(distractor(p) in _MOOD for p in re.split(r"[，,；;。]", text)):
             return []  # "一直在加班，好累": a mood, not who they are
@@ -590,7 +591,7 @@ _OVER = re.compile(
     r"(?:\s*[,;]\s*(?P<why>.+?))?[.!]?$",
     re.I,
 )
-_CONCRETE = re.compile(r"[A-Z`\d./_-]|[a-z]s$")
+_CONCRETE_TOKEN = re.compile(r"[A-Z`\d./_-]|[a-z]s$")
 _OR_NOTHING = re.compile(r"^(?P<x>[^,;]{1,40}?)\s+or nothing(?:\s*[,;]\s*(?P<why>.+?))?[.!]?$", re.I)
 _NO_THING = re.compile(
     r"^no\s+(?P<x>`?[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,5}?)(?P<scope>\s+(?:anywhere|ever|at all|whatsoever|"
@@ -745,7 +746,7 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
         if m and len(m.group("x").split()) <= 4 and not re.match(r"(?:one|a|an|the|just|single)\b", m.group("x"), re.I):
             return _bare(m.group("x"), m.group("why"), text, ctx)
     m = _OVER.match(text)
-    if m and (ctx.standing or m.group("why") or any(_CONCRETE.search(m.group(g)) for g in ("x", "y"))):
+    if m and (ctx.standing or m.group("why") or any(_CONCRETE_TOKEN.search(m.group(g)) for g in ("x", "y"))):
         # "tabs over spaces", "CTEs over subqueries"; a saying ("mind over matter") names no thing of the work
         return _bare(m.group("x"), m.group("why"), text, ctx)
     m = _NO_THING.match(text)

@@ -51,7 +51,11 @@ from dreamd.models.offline.text import CJK_RE, normalize, raw_words, tokens
 
 __all__ = [
     "HISTORY",
+    "HOW_LABEL",
+    "HOW_LEAD",
     "PLACEHOLDER_REASON",
+    "WHY_LABEL",
+    "WHY_LEAD",
     "Supersession",
     "Units",
     "clause_units",
@@ -72,8 +76,11 @@ __all__ = [
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
 _LABEL = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|#+\s+)*(?:\*\*[^*\n]{1,40}?:?\*\*:?\s*)?")
-_WHY = re.compile(r"^\s*\*\*why:?\*\*", re.I)
-_HOW = re.compile(r"^\s*\*\*how to apply:?\*\*", re.I)
+WHY_LABEL = re.compile(r"^\s*\*\*why:?\*\*", re.I)
+HOW_LABEL = re.compile(r"^\s*\*\*how to apply:?\*\*", re.I)
+WHY_LEAD = re.compile(WHY_LABEL.pattern + r":?\s*", re.I)
+"""The Why label with what separates it from its text, removed to read the reason."""
+HOW_LEAD = re.compile(HOW_LABEL.pattern + r":?\s*", re.I)
 HISTORY = re.compile(r"^\s*\*\*(?:previously|此前)\s*[:：]?\*\*\s*[:：]?\s*", re.I)
 """A merge result's history line (``**Previously:**``, ``**此前：**``): what an explicit newer
 statement replaced, kept word for word but no longer stated as current."""
@@ -117,7 +124,7 @@ def _within(units: Units, other: Units) -> bool:
 
 
 def _keep(line: str) -> bool:
-    return not (_WHY.match(line) and PLACEHOLDER_REASON.search(line))
+    return not (WHY_LABEL.match(line) and PLACEHOLDER_REASON.search(line))
 
 
 def line_clauses(line: str) -> list[str]:
@@ -142,7 +149,7 @@ def clauses(description: str, body: str) -> list[str]:
 def fact_clauses(description: str, body: str) -> list[str]:
     """The clauses that state something now: body lines other than Why/How and history (else
     the description)."""
-    lines = [ln for ln in body.splitlines() if not _WHY.match(ln) and not _HOW.match(ln) and not HISTORY.match(ln)]
+    lines = [ln for ln in body.splitlines() if not WHY_LABEL.match(ln) and not HOW_LABEL.match(ln) and not HISTORY.match(ln)]
     return _collect(lines) or _collect([description])
 
 
@@ -156,7 +163,7 @@ def said_by(clause: str, pool: Iterable[Units]) -> bool:
 # ----------------------------------------------------------------------------- supersession
 
 _CHANGE_EN = r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|went|gone|upgrad(?:ed|ing)|relocat(?:ed|ing))"
-_CUT = re.compile(r"\s*(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
+_CUT = re.compile(r"(?:(?<!\s)\s++)?(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
 _ZH_TO = r"(?:改成了?|换成了?|改为|换为|迁到了?|迁移到了?|搬到了?|切到了?|切换到了?|改到了?)"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
@@ -176,7 +183,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _MARKER_WORDS = frozenset(
     ["switch", "switched", "switching", "moved", "moving", "migrated", "migrating", "changed", "changing", "went", "gone", "upgraded", "upgrading", "relocated", "relocating", "instead", "longer", "anymore", "now"]
 )
-_ZH_PLACE = re.compile(r"(?:在|位于)(?!周|每|晚|早|上午|下午|中午|凌晨|节假日|工作日)")
+_ZH_AT_PLACE = re.compile(r"(?:在|位于)(?!周|每|晚|早|上午|下午|中午|凌晨|节假日|工作日)")
 _EN_PLACE = re.compile(r"\b(?:in|at|on|under|inside|hosted|lives?|located|sits?|stored|kept)\b")
 _WHEN = re.compile(
     r"\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
@@ -238,12 +245,13 @@ _ADDITIVE = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b|也|�
 
 _PAST_PART = re.compile(
     r"[(（][^()（）]*\b(?:used to|previously|formerly|was|were)\b[^()（）]*[)）]"
-    r"|[,;，；]?\s*(?:it|they|which|this)?\s*(?:used to be|was previously|was formerly)\b[^,;.，；。]*"
+    r"|[,;，；]?(?<!\s)\s*+(?:it|they|which|this)?\s*+(?:used to be|was previously|was formerly)\b[^,;.，；。]*"
     r"|[(（][^()（）]*(?:原来|原先|以前|之前)[^()（）]*[)）]|[,，]?(?:原来|原先|以前|之前)是[^,，。；]*",
     re.I,
 )
 """A part of a clause that recalls the old value ("(it used to be Tuesdays)", "（原来是周二）"):
-what the clause says now is the rest."""
+what the clause says now is the rest. Linear in a run of spaces: the second branch starts only
+where a run starts (no match ends inside one) and never gives a run back."""
 
 
 def _general(text: str) -> tuple[Supersession, ...]:
@@ -327,7 +335,7 @@ def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
         return False
     cjk = bool(CJK_RE.search(old_clause))
     if s.place and cjk:
-        return bool(_ZH_PLACE.search(old_clause))
+        return bool(_ZH_AT_PLACE.search(old_clause))
     if s.place and not _EN_PLACE.search(old_clause.lower()):
         return False
     if _digit(rest) and _digit(s.new):
@@ -380,8 +388,8 @@ def _stopped(old: Gist, new: Gist) -> bool:
     return bool(named) and (len(shared) >= 0.5 * len(old.content) or len(new.content) <= 1)
 
 
-_USER = re.compile(r"\s*(?:(?:the\s+)?users?|用户|用戶|我(?![们們]))\s*$", re.I)
-_USER_START = re.compile(r"\s*(?:(?:the\s+)?users?\b|用户|用戶|我(?![们們]))", re.I)
+_USER = re.compile(r"(?:(?<!\s)\s++)?(?:(?:the\s++)?users?|用户|用戶|我(?![们們]))\s*$", re.I)
+_USER_START = re.compile(r"(?:(?<!\s)\s++)?(?:(?:the\s++)?users?\b|用户|用戶|我(?![们們]))", re.I)
 _USER_SUBJECT = "<user>"
 """The subject "the user" / "用户" / "我", which tokens drop as a stopword."""
 

@@ -228,14 +228,18 @@ _VALUE_PATTERNS = (
 )
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?(?=[^/@\s]+\.[a-z]{2,}(?:/|$))")
 """An address with or without "https://" and "www." is one address."""
+# Linear in a body's length (issue 21): a number is matched from its first digit ((?<!…): a match starting
+# inside a number is never the leftmost one, and no match ends inside one) and never given back (++), since
+# neither a unit nor a space is a digit.
 _ZH_NUMERAL = re.compile(
-    r"(?P<n>[零一二两兩三四五六七八九十百千万]+|\d+)\s*(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
-    r"|(?P<bare>[零一二两兩三四五六七八九十百千万]+)(?=[^\u3400-\u9fff]|$)"
+    r"(?P<n>(?<![零一二两兩三四五六七八九十百千万])[零一二两兩三四五六七八九十百千万]++|(?<!\d)\d++)\s*"
+    r"(?P<unit>[次点個个天周月号日年岁人分位台条遍倍份张项页行元块]半?)"
+    r"|(?P<bare>(?<![零一二两兩三四五六七八九十百千万])[零一二两兩三四五六七八九十百千万]++)(?=[^\u3400-\u9fff]|$)"
 )
 _ZH_WHEN = re.compile(r"上午|下午|中午|早上|晚上|凌晨|半夜|周末|工作日|每天|天天|每日|每周|每月|每年|每晚|每早")
 _ZH_WHEN_SAME = {"天天": "每天", "每日": "每天"}
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
-_ZH_NEG = re.compile("|".join(re.escape(n) for n in sorted((*ZH_NEGATIONS, "不再", "没有", "无需", "勿"), key=len, reverse=True)))
+_ZH_NEGATION = re.compile("|".join(re.escape(n) for n in sorted((*ZH_NEGATIONS, "不再", "没有", "无需", "勿"), key=len, reverse=True)))
 _EN_NEG = NEGATIONS | {"nothing", "none", "neither", "cannot", "cant", "wont", "isnt", "arent", "shouldnt",
                        "rather", "instead"}
 
@@ -569,7 +573,7 @@ def _zh_units(text: str) -> list[str]:
     and an inserted word ("深色主题" / "编辑器和终端都用深色主题") would change two of them."""
     out: list[str] = []
     for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", text):
-        run = _ZH_NEG.sub(" ", run)
+        run = _ZH_NEGATION.sub(" ", run)
         run = _ZH_REPLACE.sub(lambda m: _ZH_CANON[m.group()], run)
         run = _ZH_DROP.sub(" ", run)
         out.extend(ch for ch in run if not ch.isspace())
@@ -584,7 +588,7 @@ def _grams(text: str) -> frozenset[str]:
         if not CJK_RE.match(run):
             out.update(_en_units(run))
             continue
-        run = _ZH_NEG.sub(" ", run)
+        run = _ZH_NEGATION.sub(" ", run)
         run = _ZH_REPLACE.sub(lambda m: _ZH_CANON[m.group()], run)
         for word in _ZH_DROP.sub(" ", run).split():
             out.update([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
@@ -606,7 +610,7 @@ def _negation_at(segment: str) -> int:
     """Where the first negation of a segment starts (its length when there is none): what
     follows it is negated ("likes brief replies without preamble" negates only the preamble)."""
     at = len(segment)
-    m = _ZH_NEG.search(segment)
+    m = _ZH_NEGATION.search(segment)
     if m:
         at = m.start()
     for w in _EN_WORD.finditer(segment[:at]):

@@ -54,16 +54,25 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
+from dreamd.models.offline.contradiction import (
+    ALTERNATIVES,
+    Statement,
+    analyse,
+    contradict,
+    negated,
+    statements_contradict,
+)
 from dreamd.models.offline.plan.clauses import (
     HISTORY,
+    HOW_LEAD,
     PLACEHOLDER_REASON,
+    WHY_LEAD,
     Supersession,
     clause_units,
     clauses,
@@ -77,12 +86,8 @@ from dreamd.models.offline.plan.clauses import (
 )
 from dreamd.models.offline.plan.paraphrase import ANCHORED_SHARED, MIN_SHARED, Gist, gist, same_fact
 from dreamd.models.offline.text import (
-    NEGATIONS,
-    ZH_NEGATIONS,
     has_cjk,
-    jaccard,
     parse_date,
-    raw_words,
     tokens,
 )
 from memory.store.records import MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, NAME_RE, TYPES
@@ -90,35 +95,7 @@ from memory.store.records import MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, NAME_RE,
 EXPIRE_PROTECT_IMPORTANCE = 0.8
 PARAPHRASE_MISSING = 0.1
 """Share of the smaller record's tokens the larger may lack and still say the same thing."""
-_WHY = re.compile(r"^\s*\*\*why:?\*\*:?\s*", re.I)
-_HOW = re.compile(r"^\s*\*\*how to apply:?\*\*:?\s*", re.I)
 
-ALTERNATIVES: tuple[frozenset[str], ...] = tuple(
-    frozenset(group.split())
-    for group in (
-        "tab space",
-        "vim neovim nvim emacs vscode intellij pycharm sublime nano helix zed",
-        "npm yarn pnpm bun",
-        "pip poetry uv pipenv conda pdm",
-        "pytest unittest nose",
-        "jest vitest mocha jasmine",
-        "postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb",
-        "light dark",
-        "react vue angular svelte solid",
-        "webpack vite esbuild rollup parcel",
-        "single double",
-        "camelcase snake_case kebab-case pascalcase",
-        "rebase merge",
-        "aws gcp azure",
-        "bash zsh fish",
-        "english chinese 英文 中文",
-        "制表 空格",
-        "true false",
-        "on off",
-        "enabled disabled",
-    )
-)
-_GENERIC_SUBJECTS = frozenset({"decision", "goal", "note", "决定", "目标", "目標", "deadline", "remember"})
 
 
 @dataclass(frozen=True)
@@ -160,7 +137,7 @@ class Rec:
 
     @cached_property
     def negated(self) -> bool:
-        return _negated(" ".join(self.fact_lines))
+        return negated(" ".join(self.fact_lines))
 
     @cached_property
     def supersessions(self) -> list[Supersession]:
@@ -215,102 +192,8 @@ def _records(payload: Mapping[str, Any]) -> list[Rec]:
     return out
 
 
-# ----------------------------------------------------------------------------- contradictions
-# Not used by the planner (a contradiction without an explicit newer statement is left
-# alone); the offline extractor uses them to tell a correction from a new fact.
-
-_DIRECTIVE_WORDS = frozenset({"always", "never", "dont", "avoid", "stop", "instead", "prefer",
-                              "please", "use", "using"})
-
-
-def _negated(text: str) -> bool:
-    words = set(raw_words(text))
-    if words & NEGATIONS:
-        return True
-    return any(neg in text for neg in ZH_NEGATIONS)
-
-
-def _strip_negation(text: str) -> set[str]:
-    for neg in ZH_NEGATIONS:
-        text = text.replace(neg, " ")
-    return tokens(text) - NEGATIONS - _DIRECTIVE_WORDS
-
-
-def _first_alternative(text: str) -> tuple[int, str] | None:
-    for word in raw_words(text):
-        for i, group in enumerate(ALTERNATIVES):
-            w = word if word in group or not word.endswith("s") else word[:-1]
-            if w in group:
-                return i, ("postgres" if w == "postgresql" else "neovim" if w == "nvim" else w)
-    for i, group in enumerate(ALTERNATIVES):
-        for member in group:
-            if has_cjk(member) and member in text:
-                return i, member
-    return None
-
-
-def _subject_value(text: str) -> tuple[set[str], set[str]] | None:
-    m = re.match(r"^(?P<s>.+?)(?:\s+(?:is|are|was|were|will be)\s+|\s*[:：]\s*)(?P<v>.+)$", text, re.I)
-    if not m:
-        return None
-    subj, value = tokens(m.group("s")), tokens(m.group("v"))
-    if not subj or not value or subj <= _GENERIC_SUBJECTS or len(value) > 4:
-        return None
-    return subj, value
-
-
-@dataclass(frozen=True)
-class Statement:
-    """What the contradiction rules need to know about one line, computed once."""
-
-    tokens: frozenset[str]
-    negated: bool
-    without_negation: frozenset[str]
-    alternative: tuple[int, str] | None
-    without_alternative: frozenset[str]
-    subject_value: tuple[set[str], set[str]] | None
-
-
-@lru_cache(maxsize=8192)
-def analyse(text: str) -> Statement:
-    toks = frozenset(tokens(text))
-    alt = _first_alternative(text)
-    if alt:
-        group = ALTERNATIVES[alt[0]]
-        without_alt = frozenset(t for t in toks if t not in group) - _DIRECTIVE_WORDS
-    else:
-        without_alt = frozenset()
-    return Statement(
-        tokens=toks,
-        negated=_negated(text),
-        without_negation=frozenset(_strip_negation(text)),
-        alternative=alt,
-        without_alternative=without_alt,
-        subject_value=_subject_value(text),
-    )
-
-
-def _contradict(x: Statement, y: Statement) -> bool:
-    if x.negated != y.negated:
-        rx, ry = set(x.without_negation), set(y.without_negation)
-        if rx and ry and jaccard(rx, ry) >= 0.75:
-            return True
-    ax, ay = x.alternative, y.alternative
-    if ax and ay and ax[0] == ay[0] and ax[1] != ay[1]:
-        rx, ry = set(x.without_alternative), set(y.without_alternative)
-        if (not rx and not ry) or jaccard(rx, ry) >= 0.5:
-            return True
-    sx, sy = x.subject_value, y.subject_value
-    return bool(sx and sy and jaccard(sx[0], sy[0]) >= 0.8 and jaccard(sx[1], sy[1]) < 0.5)
-
-
-def statements_contradict(x: str, y: str) -> bool:
-    """Whether two one-line statements say different things about the same subject."""
-    return _contradict(analyse(x), analyse(y))
-
-
 def contradicts(a: Rec, b: Rec) -> bool:
-    return _contradict(a.heads[0], b.heads[0]) or _contradict(a.heads[1], b.heads[1])
+    return contradict(a.heads[0], b.heads[0]) or contradict(a.heads[1], b.heads[1])
 
 
 # ----------------------------------------------------------------------------- merging
@@ -370,14 +253,14 @@ def _has_digit(toks: set[str]) -> bool:
 
 
 def _line_kind(line: str) -> str:
-    if _WHY.match(line):
+    if WHY_LEAD.match(line):
         return "why"
-    if _HOW.match(line):
+    if HOW_LEAD.match(line):
         return "how"
     return "history" if HISTORY.match(line) else "fact"
 
 
-_LABELS = {"why": ("**Why:**", _WHY), "how": ("**How to apply:**", _HOW), "history": ("**Previously:**", HISTORY)}
+_LABELS = {"why": ("**Why:**", WHY_LEAD), "how": ("**How to apply:**", HOW_LEAD), "history": ("**Previously:**", HISTORY)}
 
 
 def _append_to(lines: list[str], kind: str, text: str) -> None:
