@@ -356,19 +356,20 @@ def test_squash_unpushed_leaves_out_the_secret_generations_and_still_merges_what
     remember(a, "shared")
     sync(a, remote=remote)
     sync(b, remote=remote)
-    remember(a, "leaky", f"the key is {secret}")
+    # A hand-written file: the commit that adopts it holds the secret, the next one (issue 22)
+    # writes it redacted, so only unpushed generations still hold it.
+    (a / "leaky.md").write_text(f"---\nname: leaky\ntype: project\ndescription: about leaky\n---\nthe key is {secret}\n")
     remember(a, "mine")
-    with pytest.raises(SyncError, match=r"forget it .*leaky.*--squash-unpushed"):
+    with pytest.raises(SyncError, match=r"--squash-unpushed"):
         sync(a)
-    forget(a, "leaky")
     remember(b, "theirs")
     assert sync(b).pushed
     report = sync(a, squash_unpushed=True)
-    assert report.pushed and report.squashed == 3 and report.merged  # leaky, mine, the forget
-    assert set(record_set(a)) == {"shared", "mine", "theirs"}
+    assert report.pushed and report.squashed >= 2 and report.merged  # the adoption, the redaction
+    assert set(record_set(a)) == {"shared", "mine", "leaky", "theirs"}
     objects = [line.split()[0] for line in git(Path(remote), "rev-list", "--objects", "--all").splitlines()]
     assert not any(secret[-24:] in git(Path(remote), "cat-file", "-p", o) for o in objects)
-    assert sync(b).fast_forwarded and set(record_set(b)) == {"shared", "mine", "theirs"}
+    assert sync(b).fast_forwarded and set(record_set(b)) == {"shared", "mine", "leaky", "theirs"}
 
 
 def test_a_job_that_changes_no_record_makes_no_git_commit(tmp_path: Path, remote: str) -> None:

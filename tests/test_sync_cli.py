@@ -91,9 +91,10 @@ def _remote_blobs(remote: Path) -> list[bytes]:
 def test_a_push_refused_for_a_secret_is_recovered_by_the_one_command_its_error_names(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    """Issue 21 §4: a secret in a hand-written record stops the push; following the advice
-    (forget it) is not enough, since the unpushed generations still hold it — the error then
-    names ``--squash-unpushed``, which gets to a clean push without touching git by hand."""
+    """Issue 21 §4: a secret in a hand-written record stops the push. The commit that adopts
+    the file rewrites it redacted as the next generation (issue 22), so the current set is clean
+    but an unpushed generation still holds the secret: the error names ``--squash-unpushed``,
+    which gets to a clean push without touching git by hand."""
     import re
     import shlex
 
@@ -106,18 +107,13 @@ def test_a_push_refused_for_a_secret_is_recovered_by_the_one_command_its_error_n
     remember(d, "first")
     assert run(str(d), "--remote", bare_remote(remote), env=env).returncode == 0
     (d / "creds.md").write_text(f"---\nname: creds\ntype: reference\ndescription: where keys are\n---\nkey {secret}\n")
-    remember(d, "second")  # the commit adopts creds.md too
+    remember(d, "second")  # the commit adopts creds.md too, then writes it redacted
 
     refused = run(str(d), env=env)
-    assert refused.returncode == 1 and "refusing to push: creds.md (anthropic-key)" in refused.stderr
-    assert f"dreamd forget {d} creds" in refused.stderr and "--squash-unpushed" in refused.stderr
-    forgot = _dreamd("forget", str(d), "creds", env=env)
-    assert forgot.returncode == 0, forgot.stderr
-
-    again = run(str(d), env=env)  # the old advice ends here: still refused
-    assert again.returncode == 1 and "held by unpushed generations" in again.stderr, again.stderr
-    command = re.search(r"Run '(dreamd sync [^']+)'", again.stderr)
-    assert command is not None, again.stderr
+    assert refused.returncode == 1 and "refusing to push: creds.md (anthropic-key)" in refused.stderr, refused.stderr
+    assert f"dreamd forget {d} creds" not in refused.stderr  # the current set holds no secret any more
+    command = re.search(r"Run '(dreamd sync [^']+)'", refused.stderr)
+    assert command is not None and "--squash-unpushed" in command.group(1), refused.stderr
     recovered = _dreamd(*shlex.split(command.group(1))[1:], env=env)
     assert recovered.returncode == 0, recovered.stderr
     assert "left out" in recovered.stdout and "  pushed" in recovered.stdout
@@ -125,7 +121,7 @@ def test_a_push_refused_for_a_secret_is_recovered_by_the_one_command_its_error_n
     assert not any(secret.encode()[-24:] in blob for blob in _remote_blobs(remote))
     shared = subprocess.run(["git", "show", "main:manifest.json"], cwd=remote, capture_output=True, text=True,
                             check=True).stdout
-    assert sorted(r["name"] for r in json.loads(shared)["records"]) == ["first", "second"]
+    assert sorted(r["name"] for r in json.loads(shared)["records"]) == ["creds", "first", "second"]
     remember(d, "third")  # and syncing goes on as before, one commit per generation
     after = run(str(d), env=env)
     assert after.returncode == 0 and "  pushed" in after.stdout, after.stderr

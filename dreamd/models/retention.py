@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Protocol
 
 from dreamd.models.offline.plan.clauses import (
     Units,
@@ -34,6 +33,7 @@ from dreamd.models.offline.plan.clauses import (
     supersedes,
     unexplained_history,
 )
+from dreamd.models.prompts import PlanInput
 from memory.model.answer_gate import PlanOp
 
 __all__ = ["Loss", "PlannedRecord", "describe", "plan_losses"]
@@ -42,23 +42,8 @@ EXPIRED_IMPORTANCE = 0.8
 """A record at or above this importance is never dropped for having expired."""
 
 
-class PlannedRecord(Protocol):
-    """What the gate reads of a record the plan was made over (``PlanRecord`` has it)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def body(self) -> str: ...
-    @property
-    def created_at(self) -> str | None: ...
-    @property
-    def updated_at(self) -> str | None: ...
-    @property
-    def importance(self) -> float: ...
-    @property
-    def expires(self) -> str | None: ...
+PlannedRecord = PlanInput
+"""What the gate reads of a record the plan was made over (``PlanRecord`` has it)."""
 
 
 @dataclass(frozen=True)

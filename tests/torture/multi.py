@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.client import forget, remember, request_consolidation
-from memory.store.manifest import Manifest
+from memory.store.manifest import BOOKKEPT_KEY, Manifest
 from memory.store.records import sha256_hex
 from memory.store.transaction import MemoryStore
 
@@ -248,7 +248,12 @@ def check(remote: str, machines: list[Machine], ledger_path: Path, env: dict[str
         except Exception as exc:
             violations.append(f"m{m.index}: manifest unreadable: {exc}")
             continue
-        manifests[m.index] = (m.memory / "manifest.json").read_bytes()
+        # Everything but the local bookkeeping: a commit that changed no record (a no-op dream
+        # after the final sync, say) rewrites this machine's generation in place and is never
+        # pushed (issue 20), so ``bookkept`` may differ; every other byte must agree.
+        doc = json.loads((m.memory / "manifest.json").read_bytes())
+        doc.pop(BOOKKEPT_KEY, None)
+        manifests[m.index] = json.dumps(doc, sort_keys=True).encode()
         names = [e.name for e in man.records]
         if len(names) != len(set(names)):
             violations.append(f"m{m.index}: duplicate names in the manifest")
@@ -263,7 +268,7 @@ def check(remote: str, machines: list[Machine], ledger_path: Path, env: dict[str
     if len({json.dumps(s, sort_keys=True) for s in sets.values()}) > 1:
         violations.append("record sets differ between machines after the final sync: " + ", ".join(f"m{k}: {len(s)}" for k, s in sets.items()))
     if len(set(manifests.values())) > 1:
-        violations.append("manifest bytes differ between machines after the final sync")
+        violations.append("manifests differ between machines after the final sync (beyond local bookkeeping)")
 
     history = _manifests_in_history(Path(remote), env)
     for m in machines:
