@@ -327,3 +327,51 @@ def test_the_daemon_serves_the_console_when_ui_is_enabled_and_status_gives_its_u
         raise AssertionError("the console outlived the daemon")
     except (urllib.error.URLError, ConnectionError):
         pass
+
+
+def test_live_streams_are_bounded_and_a_bad_rollback_argument_is_one_line(console: Console, tmp_path: Path) -> None:
+    """Each open live-update stream polls the served manifests: one past MAX_STREAMS is refused
+    (503) instead of adding work without bound; a slot comes back when a stream closes. A form
+    value that is not a generation gets one clear line, not Python's words."""
+    import http.client
+
+    from dreamd.console.app import MAX_STREAMS
+
+    store = _dir(tmp_path)
+    _seed(store)
+    port = int(console.base.rsplit(":", 1)[1])
+    headers = {"Cookie": f"dreamd_console={console.token}", "Host": f"127.0.0.1:{port}"}
+
+    def open_stream() -> tuple[http.client.HTTPConnection, int]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/events?dir=all", headers=headers)
+        resp = conn.getresponse()
+        if resp.status == 200:
+            resp.read1(16)
+        return conn, resp.status
+
+    opened = [open_stream() for _ in range(MAX_STREAMS)]
+    assert [s for _, s in opened] == [200] * MAX_STREAMS
+    extra, status = open_stream()
+    assert status == 503
+    extra.close()
+    opened[0][0].close()
+    deadline = time.monotonic() + 10
+    while (status := open_stream()[1]) != 200 and time.monotonic() < deadline:
+        time.sleep(0.5)  # the server notices the closed stream at its next poll
+    assert status == 200
+    for conn, _ in opened[1:]:
+        conn.close()
+
+    (ident,) = {line.split("/d/")[1].split('"')[0] for line in _get(console.base + "/", **headers)[2].splitlines() if "/d/" in line}
+    req = urllib.request.Request(
+        console.base + f"/d/{ident}/rollback", data=b"to=abc", method="POST",
+        headers={**headers, "Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded"},
+    )  # fmt: skip
+    try:
+        urllib.request.urlopen(req, timeout=10)
+        raise AssertionError("a rollback to 'abc' was served")
+    except urllib.error.HTTPError as e:
+        assert e.code == 409
+        body = e.read().decode()
+    assert "generation must be a whole number" in body and "invalid literal" not in body

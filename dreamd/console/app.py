@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ from dreamd.console import actions, views
 from memory.errors import DreamdError
 from memory.store.transaction import MemoryStore
 
+log = logging.getLogger("dreamd.console")
+
 COOKIE = "dreamd_console"
 MAX_FORM_BYTES = 256 * 1024
 """A form larger than this is refused (a record body is at most 64 KiB)."""
@@ -55,6 +58,9 @@ POLL_SECONDS = 0.5
 """How often an open live-update stream looks at the served manifests (only while a page is
 open: a console nobody is looking at does no work)."""
 HEARTBEAT_SECONDS = 15.0
+MAX_STREAMS = 16
+"""Live-update streams one console keeps open at once; one more is refused with 503 (each polls
+the served manifests, so an unbounded number would be unbounded work)."""
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -69,6 +75,8 @@ class ConsoleState:
     hosts: set[str] = field(default_factory=set)
     dirs: views.Directories = field(default_factory=views.Directories)
     cache: views.TextCache = field(default_factory=views.TextCache)
+    streams: int = 0
+    """Live-update streams open now (at most :data:`MAX_STREAMS`)."""
     stores: dict[Path, MemoryStore] = field(default_factory=dict)
     """One long-lived store per served directory: it keeps the parsed manifest until the file
     changes, so a page costs a stat, not a parse (derived, rebuilt at every start)."""
@@ -276,7 +284,11 @@ def _result(request: Request, outcome: actions.Outcome, path: Path | None, plan:
 async def do_rollback(request: Request) -> Response:
     path, store = _store(request)
     form = await _form(request)
-    outcome = await asyncio.to_thread(actions.rollback, store, int(form.get("to", "-1")))
+    try:
+        to = int(form.get("to", ""))
+    except ValueError:
+        return page(request, "error.html", status_code=409, message="generation must be a whole number")
+    outcome = await asyncio.to_thread(actions.rollback, store, to)
     return _result(request, outcome, path)
 
 
@@ -337,7 +349,18 @@ async def events(request: Request) -> Response:
         paths = state.dirs.all()
         return paths if which == "all" else [p for p in paths if views.dir_id(p) == which]
 
+    if state.streams >= MAX_STREAMS:
+        return PlainTextResponse(f"dreamd console: {MAX_STREAMS} live-update streams are open already\n", status_code=503)
+    state.streams += 1
+
     async def stream() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in watch():
+                yield chunk
+        finally:
+            state.streams -= 1
+
+    async def watch() -> AsyncIterator[bytes]:
         seen = {p: _signature(p) for p in watched()}
         yield b"retry: 2000\n\n"
         idle = 0.0
@@ -348,7 +371,7 @@ async def events(request: Request) -> Response:
                 sig = _signature(p)
                 if seen.get(p) != sig:
                     seen[p] = sig
-                    data = json.dumps({"dir": views.dir_id(p), "generation": views.generation_of(MemoryStore(p))})
+                    data = json.dumps({"dir": views.dir_id(p), "generation": views.generation_of(state.store(p))})
                     yield f"event: change\ndata: {data}\n\n".encode()
                     idle = 0.0
             if idle >= HEARTBEAT_SECONDS:
@@ -390,6 +413,9 @@ def guard(handler: Handler) -> Handler:
             return page(request, "error.html", status_code=404, message=str(exc))
         except (DreamdError, OSError, ValueError) as exc:
             return page(request, "error.html", status_code=409, message=str(exc))
+        except Exception as exc:  # a file or value nobody foresaw: one line, never a traceback page
+            log.exception("console: %s %s failed", request.method, request.url.path)
+            return page(request, "error.html", status_code=500, message=f"could not show this page ({type(exc).__name__})")
 
     return guarded
 
