@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.client import forget, remember, request_consolidation
-from memory.store.manifest import BOOKKEPT_KEY, Manifest
+from memory.store.manifest import Manifest
 from memory.store.records import sha256_hex
 from memory.store.transaction import MemoryStore
 
@@ -237,6 +237,10 @@ def _manifests_in_history(repo: Path, env: dict[str, str]) -> list[Manifest]:
     return out
 
 
+SYNCED_KEYS = ("format", "generation", "committed_at", "records", "index_sha256", "change")
+"""The manifest keys every machine holds alike after a sync (the rest is local bookkeeping)."""
+
+
 def check(remote: str, machines: list[Machine], ledger_path: Path, env: dict[str, str]) -> Result:
     violations: list[str] = []
     sets: dict[int, dict[str, str]] = {}
@@ -248,12 +252,12 @@ def check(remote: str, machines: list[Machine], ledger_path: Path, env: dict[str
         except Exception as exc:
             violations.append(f"m{m.index}: manifest unreadable: {exc}")
             continue
-        # Everything but the local bookkeeping: a commit that changed no record (a no-op dream
-        # after the final sync, say) rewrites this machine's generation in place and is never
-        # pushed (issue 20), so ``bookkept`` may differ; every other byte must agree.
+        # What a sync carries must agree; the local bookkeeping may not: a commit that changed no
+        # record (a no-op dream or a cursor after the final sync) rewrites this machine's
+        # generation in place and is never pushed (issue 20).
         doc = json.loads((m.memory / "manifest.json").read_bytes())
-        doc.pop(BOOKKEPT_KEY, None)
-        manifests[m.index] = json.dumps(doc, sort_keys=True).encode()
+        shared = {k: doc.get(k) for k in SYNCED_KEYS}
+        manifests[m.index] = json.dumps(shared, sort_keys=True).encode()
         names = [e.name for e in man.records]
         if len(names) != len(set(names)):
             violations.append(f"m{m.index}: duplicate names in the manifest")
