@@ -375,3 +375,45 @@ def test_live_streams_are_bounded_and_a_bad_rollback_argument_is_one_line(consol
         assert e.code == 409
         body = e.read().decode()
     assert "generation must be a whole number" in body and "invalid literal" not in body
+
+
+def test_hostile_files_in_a_directory_are_named_never_followed_or_read_whole(console: Console, tmp_path: Path) -> None:
+    """A directory from a stranger: a record file swapped for a symlink to a file outside, one
+    for a FIFO, one grown past the size cap, and a second directory whose manifest is cut off.
+    Every page answers, names the file in one line, shows nothing of the outside file and never
+    prints Python's ``None`` for a value it could not read."""
+    store = _dir(tmp_path)
+    _seed(store)
+    broken = _dir(tmp_path, "broken")
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text("OUTSIDE-FILE-CONTENT do not show\n")
+    files = {e.name: store.path / e.file for e in store.read().records}
+    files["prefers-tabs"].unlink()
+    files["prefers-tabs"].symlink_to(outside)
+    files["deploy-helm"].unlink()
+    os.mkfifo(files["deploy-helm"])
+    with open(files["runbook-link"], "r+b") as f:
+        f.truncate(200 * 1024 * 1024)  # sparse: past every cap, cheap on disk
+    (broken.path / "manifest.json").write_text('{"format": 1, "generation": ')
+
+    port = int(console.base.rsplit(":", 1)[1])
+    headers = {"Cookie": f"dreamd_console={console.token}", "Host": f"127.0.0.1:{port}"}
+    status, _, overview = _get(console.base + "/", **headers)
+    assert status == 200
+    assert "manifest.json: manifest is not valid JSON" in overview
+    assert "None" not in overview.replace("none", "")
+    idents = sorted({line.split('href="/d/')[1].split('"')[0] for line in overview.splitlines() if 'href="/d/' in line})
+    assert len(idents) == 2
+    pages: dict[str, str] = {}
+    for ident in idents:
+        for path in (f"/d/{ident}", f"/d/{ident}/timeline", f"/d/{ident}?q=tabs", f"/d/{ident}?q=tabs&mode=recall",
+                     *(f"/d/{ident}/r/{name}" for name in files), *(f"/d/{ident}/edit/{name}" for name in files)):  # fmt: skip
+            status, _, body = _get(console.base + path, **headers)
+            assert status in (200, 404, 409), (path, status)
+            assert "Traceback" not in body and "OUTSIDE-FILE-CONTENT" not in body, path
+            pages[path] = body
+    good = next(i for i in idents if "manifest is not valid JSON" not in pages[f"/d/{i}"])
+    assert "is a symbolic link" in pages[f"/d/{good}/r/prefers-tabs"]
+    assert "FIFO" in pages[f"/d/{good}/r/deploy-helm"]
+    assert "over the" in pages[f"/d/{good}/r/runbook-link"] and "limit" in pages[f"/d/{good}/r/runbook-link"]
+    assert outside.read_text() == "OUTSIDE-FILE-CONTENT do not show\n"
