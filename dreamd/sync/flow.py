@@ -516,7 +516,7 @@ class Repo:
         )
         return dropped
 
-    def _outgoing_secrets(self) -> list[tuple[str, bool]]:
+    def outgoing_secrets(self) -> list[tuple[str, bool]]:
         """(what, in the current set) for every outgoing blob with a secret shape."""
         git = self.git
         head = self.head()
@@ -545,7 +545,7 @@ class Repo:
 
     def push(self) -> bool:
         """Push HEAD; False when the remote moved on (fetch, merge and try again)."""
-        leaks = self._outgoing_secrets()
+        leaks = self.outgoing_secrets()
         if leaks:
             raise SyncError(self._refusal(leaks))
         proc = self.git.run("push", "--porcelain", REMOTE, f"HEAD:refs/heads/{BRANCH}", check=False)
