@@ -208,7 +208,7 @@ def test_the_reader_sees_lazy_type_checking_and_by_name_imports() -> None:
     seen = {(i.importer, i.target) for i in all_imports()}
     assert ("memory.retrieval.select", "memory.model.answer_gate") in seen  # TYPE_CHECKING and lazy
     assert ("dreamd.models.factory", "dreamd.models.offline.model") in seen  # importlib, by name
-    assert ("dreamd.cli.main", "dreamd.daemon.supervisor") in seen  # inside a function
+    assert ("dreamd.cli.daemon", "dreamd.daemon.supervisor") in seen  # inside a function
     assert ("memory.spool.queue", "memory.spool.jobformat") in seen  # module level
 
 
