@@ -244,14 +244,13 @@ def _read_int(path: Path) -> int | None:
 
 def watchdog_shares_inotify() -> bool:
     """watchdog ≥ 7 shares one inotify instance across all watches; older versions open one
-    instance per watched directory (read from the installed metadata, without importing it)."""
-    from importlib import metadata
-
+    instance per watched directory (read from ``watchdog.version``, which imports nothing: neither
+    the observers nor ``importlib.metadata`` and its e-mail parser load)."""
     try:
-        major = int(metadata.version("watchdog").split(".")[0])
-    except (metadata.PackageNotFoundError, ValueError):
+        from watchdog.version import VERSION_MAJOR
+    except ImportError:
         return False
-    return major >= 7
+    return int(VERSION_MAJOR) >= 7
 
 
 def check_inotify(
@@ -993,13 +992,13 @@ def check_embeddings(recall: RecallConfig) -> list[Check]:
     """``[recall] embeddings``: no line when the key is unset; else one OK or FAIL line naming the
     model. Nothing is loaded: the files are located and their sha256 checked, and the runtime
     libraries are looked up without importing them."""
+    if not recall.embeddings:
+        return []
     import importlib.util
 
     from dreamd.embeddings.model import INSTALL_HINT, EmbeddingsUnavailable, locate
 
     runtime = ("numpy", "onnxruntime", "tokenizers")
-    if not recall.embeddings:
-        return []
     missing = [m for m in runtime if importlib.util.find_spec(m) is None]
     if missing:
         return [Check(FAIL, "embeddings", f"{', '.join(missing)} not installed for [recall] embeddings", INSTALL_HINT)]
