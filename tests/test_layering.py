@@ -46,7 +46,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "dreamd.models.offline.extract",  # dreamd explain traces the extractor
     ),
     "dreamd.daemon": ("dreamd.console", "dreamd.embeddings", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
-    "dreamd.mcp": ("dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule
+    "dreamd.mcp": ("dreamd.embeddings", "dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule; the warm model
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan"),  # retention: the plan's clauses
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
