@@ -179,7 +179,7 @@ def recall(
     A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
     cache then spares re-parsing ``manifest.json`` on every call.
 
-    With an ``embedder`` (``[recall] embeddings``; the daemon keeps one warm for the hook)
+    With an ``embedder`` (``[recall] embeddings``; the daemon keeps one warm for the hook, ``dreamd mcp`` for its calls)
     the keyword ranking is fused with the embedding ranking over the directory's vector cache
     (:mod:`memory.retrieval.embed`; records not embedded yet take part by keyword only), and a
     model is shown the fused shortlist. A Chinese query stays keyword-only.
