@@ -16,12 +16,10 @@ This module is imported on the hook path (``dreamd hook``): stdlib only and fast
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -524,6 +522,8 @@ def load_config(path: Path | None = None, *, env: Mapping[str, str] = os.environ
         except OSError as e:
             raise ConfigError(f"{file}: cannot read config: {e.strerror or e}") from None
         else:
+            import tomllib  # no file, no parser
+
             try:
                 data = tomllib.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
@@ -540,6 +540,8 @@ def default_config(*, env: Mapping[str, str] = os.environ) -> Config:
 
 
 def _suggest(name: str, known: list[str]) -> str:
+    import difflib  # only a config with a mistake pays for it
+
     close = difflib.get_close_matches(name, known, n=1)
     return f" (did you mean {close[0]}?)" if close else f" (known: {', '.join(known)})"
 

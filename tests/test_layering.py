@@ -46,7 +46,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "dreamd.models.offline.extract",  # dreamd explain traces the extractor
     ),
     "dreamd.daemon": ("dreamd.console", "dreamd.embeddings", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
-    "dreamd.mcp": ("dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule
+    "dreamd.mcp": ("dreamd.embeddings", "dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule; the warm model
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan"),  # retention: the plan's clauses
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
@@ -208,7 +208,7 @@ def test_the_reader_sees_lazy_type_checking_and_by_name_imports() -> None:
     seen = {(i.importer, i.target) for i in all_imports()}
     assert ("memory.retrieval.select", "memory.model.answer_gate") in seen  # TYPE_CHECKING and lazy
     assert ("dreamd.models.factory", "dreamd.models.offline.model") in seen  # importlib, by name
-    assert ("dreamd.cli.main", "dreamd.daemon.supervisor") in seen  # inside a function
+    assert ("dreamd.cli.daemon", "dreamd.daemon.supervisor") in seen  # inside a function
     assert ("memory.spool.queue", "memory.spool.jobformat") in seen  # module level
 
 

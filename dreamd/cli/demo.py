@@ -18,6 +18,7 @@ Exit 0 when the sample's memories were extracted and committed, else 1 with the 
 
 from __future__ import annotations
 
+import argparse
 import glob
 import json
 import os
@@ -26,7 +27,7 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from datetime import UTC, date, datetime, timedelta
 from importlib import resources
@@ -37,7 +38,7 @@ from dreamd.config import Config, load_config
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
 
-__all__ = ["SAMPLE", "run_demo", "sample_transcript"]
+__all__ = ["ARGUMENTS", "SAMPLE", "cmd_demo", "run_demo", "sample_transcript"]
 
 SAMPLE = "sample_transcript.jsonl"
 PROJECT = "ledger-api"
@@ -284,3 +285,15 @@ def _tour(base: Path, out: TextIO, started: float) -> int:
     say(f"    clean up     rm -rf {shlex.quote(str(base))}")
     say(f"    ({time.monotonic() - started:.1f}s, offline, no API key)")
     return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return int(run_demo(Path(args.dir) if args.dir else None, out=sys.stdout))
+
+
+def _demo(sp: argparse.ArgumentParser) -> None:
+    sp.set_defaults(handler=cmd_demo)
+    sp.add_argument("--dir", metavar="D")
+
+
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"demo": _demo}

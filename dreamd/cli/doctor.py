@@ -32,6 +32,7 @@ A new check is a function returning a :class:`Check`, added to :func:`run_checks
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -40,7 +41,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from dreamd.setup.service import Runner
 
 __all__ = [
+    "ARGUMENTS",
     "Check",
     "HookCommand",
     "check_claude_hooks",
@@ -70,6 +72,7 @@ __all__ = [
     "check_spool",
     "check_spool_dirs",
     "check_unplaced",
+    "cmd_doctor",
     "doctor_main",
     "run_checks",
     "run_doctor",
@@ -241,14 +244,13 @@ def _read_int(path: Path) -> int | None:
 
 def watchdog_shares_inotify() -> bool:
     """watchdog ≥ 7 shares one inotify instance across all watches; older versions open one
-    instance per watched directory (read from the installed metadata, without importing it)."""
-    from importlib import metadata
-
+    instance per watched directory (read from ``watchdog.version``, which imports nothing: neither
+    the observers nor ``importlib.metadata`` and its e-mail parser load)."""
     try:
-        major = int(metadata.version("watchdog").split(".")[0])
-    except (metadata.PackageNotFoundError, ValueError):
+        from watchdog.version import VERSION_MAJOR
+    except ImportError:
         return False
-    return major >= 7
+    return int(VERSION_MAJOR) >= 7
 
 
 def check_inotify(
@@ -990,13 +992,13 @@ def check_embeddings(recall: RecallConfig) -> list[Check]:
     """``[recall] embeddings``: no line when the key is unset; else one OK or FAIL line naming the
     model. Nothing is loaded: the files are located and their sha256 checked, and the runtime
     libraries are looked up without importing them."""
+    if not recall.embeddings:
+        return []
     import importlib.util
 
     from dreamd.embeddings.model import INSTALL_HINT, EmbeddingsUnavailable, locate
 
     runtime = ("numpy", "onnxruntime", "tokenizers")
-    if not recall.embeddings:
-        return []
     missing = [m for m in runtime if importlib.util.find_spec(m) is None]
     if missing:
         return [Check(FAIL, "embeddings", f"{', '.join(missing)} not installed for [recall] embeddings", INSTALL_HINT)]
@@ -1006,3 +1008,15 @@ def check_embeddings(recall: RecallConfig) -> list[Check]:
         return [Check(FAIL, "embeddings", str(exc).removeprefix("embeddings: "), INSTALL_HINT)]
     spec = files.spec
     return [Check(OK, "embeddings", f"{spec.name} from {spec.weights_dist} (sha256 checked), recall fuses it with keywords")]
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    # doctor loads the config itself so an invalid one is a FAIL line, not a bare error
+    return int(doctor_main(Path(args.config) if args.config else None))
+
+
+def _doctor(sp: argparse.ArgumentParser) -> None:
+    sp.set_defaults(handler=cmd_doctor)
+
+
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"doctor": _doctor}

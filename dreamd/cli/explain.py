@@ -15,10 +15,12 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from dreamd.cli.common import TRANSCRIPT_FORMATS
 from memory.errors import UsageError
 
 EXIT_OK = 0
@@ -91,4 +93,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-__all__ = ["cmd_explain", "explain", "render"]
+def _explain(sp: argparse.ArgumentParser) -> None:
+    sp.set_defaults(handler=cmd_explain)
+    sp.add_argument("file", metavar="FILE|-")
+    sp.add_argument("--format", default="auto", choices=TRANSCRIPT_FORMATS)
+    sp.add_argument("--json", action="store_true")
+
+
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"explain": _explain}
+
+__all__ = ["ARGUMENTS", "cmd_explain", "explain", "render"]

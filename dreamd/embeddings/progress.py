@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dreamd.config import RecallConfig
-from memory.retrieval.embed import cached_shas
-from memory.store.manifest import Manifest
+if TYPE_CHECKING:
+    from dreamd.config import RecallConfig
+    from memory.store.manifest import Manifest
 
 
 def embeddings_status(directory: Path, recall: RecallConfig, manifest: Manifest) -> dict[str, Any]:
@@ -20,6 +20,9 @@ def embeddings_status(directory: Path, recall: RecallConfig, manifest: Manifest)
     Reads only the cache's header and hashes, never its vectors."""
     if not recall.embeddings:
         return {}
+    # here, not at the top: its tokenizer's patterns cost a status without embeddings
+    from memory.retrieval.embed import cached_shas
+
     have = cached_shas(directory, recall.embeddings) or set()
     wanted = {e.sha256 for e in manifest.records}
     return {"embeddings": {"model": recall.embeddings, "embedded": len(wanted & have), "records": len(wanted)}}

@@ -7,7 +7,6 @@ logic, the model layer and the logging stack it never uses.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +39,8 @@ def lease_state(memory_dir: Path, *, stale_after: float, now: datetime) -> tuple
     info = LeaseInfo.read(memory_dir / LEASE_NAME)
     if info is None:
         return "free", None
+    import socket  # only a held lease needs the host name
+
     reason = info.stale_reason(now=now, stale_after=stale_after, host=socket.gethostname())
     return ("stale" if reason else "held"), info.describe()
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +122,18 @@ def remember(cache: Path, key: str, asked: str, result: dict[str, Any]) -> None:
 
 class WireOut:
     """The SDK's stdout (an ``anyio.AsyncFile[str]`` stand-in) on a private descriptor; drops
-    the SDK's answer to a request that was answered early, and keeps each initialize answer."""
+    the SDK's answer to a request that was answered early, and keeps each initialize answer.
+    ``after_initialize`` runs once the ``initialize`` answer is on the wire (the early one, or
+    the SDK's): the server's background work starts there, never on the initialize path."""
 
-    def __init__(self, fd: int, *, cache: Path, key: str, init_id: Any, asked: str | None, answered: bool) -> None:
+    def __init__(
+        self, fd: int, *, cache: Path, key: str, init_id: Any, asked: str | None, answered: bool,
+        after_initialize: Callable[[], None] | None = None,
+    ) -> None:  # fmt: skip
         self._fd = fd
         self._cache, self._key = cache, key
         self._init_id, self._asked, self._answered = init_id, asked, answered
+        self._after = after_initialize
 
     async def write(self, text: str) -> None:
         if self._init_id is not None and '"result"' in text:
@@ -139,11 +146,23 @@ class WireOut:
                 if self._asked and self._key:
                     remember(self._cache, self._key, self._asked, message["result"])
                 if self._answered:
+                    self._initialized()
                     return  # the client has this answer already
+                self._send(text)
+                self._initialized()
+                return
+        self._send(text)
+
+    def _send(self, text: str) -> None:
         data = text.encode("utf-8")
         while data:
             written = os.write(self._fd, data)
             data = data[written:]
+
+    def _initialized(self) -> None:
+        after, self._after = self._after, None
+        if after is not None:
+            after()
 
     async def flush(self) -> None:
         return None

@@ -402,7 +402,10 @@ def serve(tools: MemoryTools) -> int:
     )
 
     screened = _ScreenedStdin(wire, prefix=first, in_flight=in_flight)
-    wire_out = WireOut(out_fd, cache=cache, key=key, init_id=init_id, asked=asked, answered=answer is not None)
+    wire_out = WireOut(
+        out_fd, cache=cache, key=key, init_id=init_id, asked=asked, answered=answer is not None,
+        after_initialize=tools.warm.start if tools.warm is not None else None,
+    )  # fmt: skip
 
     async def run() -> None:
         async with stdio_server(stdin=screened, stdout=wire_out) as (read_stream, write_stream):  # type: ignore[arg-type]

@@ -34,6 +34,7 @@ from memory.errors import DreamdError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from dreamd.config import Config
+    from dreamd.mcp.warm import WarmEmbedder
     from memory.model.llm import Model
     from memory.store.transaction import MemoryStore
 
@@ -178,6 +179,8 @@ class MemoryTools:
     """Adopt the start-up directory on first use when it is unmanaged (Claude Code's own)."""
     model_section: dict[str, Any] | None = None
     """The ``[model]`` config when recall should ask a model (backend not ``offline``)."""
+    warm: WarmEmbedder | None = None
+    """``[recall] embeddings``: the one model every recall fuses with keywords (None: keywords only)."""
     _models: list[Model | None] = field(default_factory=list, init=False, repr=False)
     _model_error: str | None = field(default=None, init=False, repr=False)
     _stores: dict[str, MemoryStore] = field(default_factory=dict, init=False, repr=False)
@@ -187,12 +190,18 @@ class MemoryTools:
     def for_config(cls, config: Config, default_dir: Path | None, how: str) -> MemoryTools:
         """The tools for ``config`` serving ``default_dir`` (found by rule ``how``, or the
         reason there is none)."""
+        warm = None
+        if config.recall.embeddings:
+            from dreamd.mcp.warm import WarmEmbedder
+
+            warm = WarmEmbedder(config.recall.embeddings)
         return cls(
             config,
             default_dir,
             default_reason=how if default_dir is None else "",
             adopt_default=default_dir is not None and how == AUTO_MEMORY,
             model_section=dataclasses.asdict(config.model) if config.model.backend != "offline" else None,
+            warm=warm,
         )
 
     # ------------------------------------------------------------------ dispatch
@@ -278,6 +287,7 @@ class MemoryTools:
         path = self.directory(args.get("memory_dir"))
         store = self.store(path)
         cfg = self.config.recall
+        embedder, embed_error = self.warm.get() if self.warm is not None else (None, None)
         result = recall(
             store.path,
             args["query"],
@@ -286,11 +296,14 @@ class MemoryTools:
             record_bytes=cfg.record_bytes,
             record_lines=cfg.record_lines,
             store=store,
+            embedder=embedder,
         )
         manifest = store.snapshot()
         data = {"memory_dir": str(path), "generation": manifest.generation, **result.to_json()}
         if data["fallback_reason"] is None and self._model_error is not None:
             data["fallback_reason"] = self._model_error
+        if data["fallback_reason"] is None and embed_error is not None:
+            data["fallback_reason"] = embed_error
         if not result.records:
             text = (
                 f"No memory in {path} matches this query ({len(manifest.records)} record(s) in "

@@ -25,12 +25,14 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamd.logs import get_logger
 from memory.errors import LockTimeout
 from memory.fsutil import replace_atomic
-from memory.model.llm import Usage
+
+if TYPE_CHECKING:
+    from memory.model.llm import Usage
 
 KEEP_DAYS = 7
 FORMAT = 1

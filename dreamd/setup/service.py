@@ -14,14 +14,12 @@ through a :data:`Runner` so tests drive every branch with a fake.
 from __future__ import annotations
 
 import os
-import plistlib
 import re
 import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 Runner = Callable[[Sequence[str]], tuple[int, str]]
@@ -52,6 +50,8 @@ def subprocess_runner(env: Mapping[str, str], *, timeout: float = 60.0) -> Runne
 
 
 def template(name: str) -> str:
+    from importlib import resources  # doctor imports this module for its checks, not the units
+
     return resources.files("dreamd.setup").joinpath("units", name).read_text(encoding="utf-8")
 
 
@@ -161,6 +161,8 @@ def render_unit(
 
 def render_plist(argv: Sequence[str], *, environment: Mapping[str, str], home: str) -> bytes:
     """The launchd agent for ``argv``: the shipped plist with the home filled in."""
+    import plistlib
+
     data = plistlib.loads(template(f"{AGENT_LABEL}.plist").replace("__HOME__", home).encode())
     data["ProgramArguments"] = [*argv, "run"]
     data["EnvironmentVariables"] = {**data["EnvironmentVariables"], **environment}

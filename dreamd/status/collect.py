@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -290,6 +289,8 @@ def _lease(directory: Path, config: Config, now: datetime) -> dict[str, Any] | N
     info = LeaseInfo.read(directory / LEASE_NAME)
     if info is None:
         return None
+    import socket  # only a held lease needs the host name
+
     stale = info.stale_reason(
         now=now, stale_after=config.gates.lock_stale_after, host=socket.gethostname()
     )

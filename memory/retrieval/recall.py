@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import RecordError
-from memory.model.llm import Model
 from memory.retrieval.block import (
     bounded_index,
     cap_text,
@@ -52,6 +51,7 @@ from memory.store.manifest import Manifest
 from memory.store.transaction import INDEX, MemoryStore
 
 if TYPE_CHECKING:
+    from memory.model.llm import Model
     from memory.retrieval.embed import QueryEmbedder
 
 __all__ = [
@@ -179,7 +179,7 @@ def recall(
     A long-lived caller (``dreamd mcp``) passes its ``store`` for ``memory_dir``: its manifest
     cache then spares re-parsing ``manifest.json`` on every call.
 
-    With an ``embedder`` (``[recall] embeddings``; the daemon keeps one warm for the hook)
+    With an ``embedder`` (``[recall] embeddings``; the daemon keeps one warm for the hook, ``dreamd mcp`` for its calls)
     the keyword ranking is fused with the embedding ranking over the directory's vector cache
     (:mod:`memory.retrieval.embed`; records not embedded yet take part by keyword only), and a
     model is shown the fused shortlist. A Chinese query stays keyword-only.
@@ -252,9 +252,11 @@ def recall(
 
 def _query_vector(embedder: QueryEmbedder | None, query: str) -> Any:
     """The query's unit vector, or None (no embedder, a Chinese query, or the model failed)."""
+    if embedder is None:
+        return None
     from memory.retrieval.embed import uses_embeddings
 
-    if embedder is None or not uses_embeddings(query):
+    if not uses_embeddings(query):
         return None
     try:
         return embedder.embed([query])[0]

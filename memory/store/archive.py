@@ -25,7 +25,6 @@ import errno
 import json
 import logging
 import os
-import secrets
 import stat
 import sys
 import time
@@ -70,7 +69,7 @@ def _restore_name(root: Path, file: str) -> str:
     stem = m.group("name") if m else file.removesuffix(".md")
     name = f"{stem}.md"
     while os.path.lexists(root / name) or OUR_FILE_RE.match(name):
-        name = f"{stem}.edited-{secrets.token_hex(3)}.md"
+        name = f"{stem}.edited-{os.urandom(3).hex()}.md"
     return name
 
 
@@ -211,7 +210,7 @@ class Archive:
         hist = self.ensure()
         target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
         if os.path.lexists(target):
-            target = hist / f"{prefix}{file}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
+            target = hist / f"{prefix}{file}.{os.urandom(6).hex()}{ARCHIVE_SUFFIX}"
         os.rename(src, target)
         return target
 
@@ -327,7 +326,7 @@ class Archive:
                 continue
             target = self.path / f"{name}{ARCHIVE_SUFFIX}"
             if os.path.lexists(target):
-                target = self.path / f"{name}.{secrets.token_hex(6)}{ARCHIVE_SUFFIX}"
+                target = self.path / f"{name}.{os.urandom(6).hex()}{ARCHIVE_SUFFIX}"
             with contextlib.suppress(FileNotFoundError):
                 os.rename(self.path / name, target)
                 moved += 1
@@ -360,7 +359,7 @@ class Archive:
             st = os.lstat(path)
         except FileNotFoundError:
             st = None
-        held_name = f"MEMORY-{clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}"
+        held_name = f"MEMORY-{clock().strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}.md{ARCHIVE_SUFFIX}"
         held: Path | None = None
         if st is not None and stat.S_ISDIR(st.st_mode):
             # Nothing may replace a directory, and nothing in it is dreamd's to move: the set
@@ -430,7 +429,7 @@ class Archive:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
                 continue
-            kept = path.with_name(f"MEMORY-{clock().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.md{ARCHIVE_SUFFIX}")
+            kept = path.with_name(f"MEMORY-{clock().strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}.md{ARCHIVE_SUFFIX}")
             os.rename(path, kept)
             fsync_dir(self.path)
             log.info("archived a late MEMORY.md edit as %s/%s", HISTORY, kept.name, extra={"event": "store.index_archived"})

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 from pathlib import Path
 
 from memory.errors import RecordError, UnsafeFileError
@@ -48,7 +47,7 @@ def history_manifest_name(generation: int) -> str:
 
 def record_file_name(name: str) -> str:
     """A fresh file name for a record dreamd writes (created with ``link()``, never reused)."""
-    return f"{name}-{secrets.token_hex(5)}.md"
+    return f"{name}-{os.urandom(5).hex()}.md"
 
 
 def record_files(directory: Path) -> list[Path]:

@@ -20,8 +20,6 @@ import errno
 import json
 import logging
 import os
-import secrets
-import socket
 import stat
 import threading
 import time
@@ -193,9 +191,11 @@ class DreamLease:
         """Take the lease, breaking a stale one. LockError (naming the holder) when busy."""
         clock = clock or (lambda: datetime.now(UTC))
         path = directory / LEASE_NAME
+        import socket  # only a dream takes the lease: reading it costs no socket module
+
         host = socket.gethostname()
         for _ in range(5):
-            token = f"{time.time_ns():x}-{secrets.token_hex(6)}"
+            token = f"{time.time_ns():x}-{os.urandom(6).hex()}"
             now = clock()
             body = {
                 "pid": os.getpid(),
@@ -272,7 +272,7 @@ def break_stale_lease(directory: Path, judged: LeaseInfo, reason: str) -> bool:
     refreshed it meanwhile, the lease is put back (or archived if a new one already exists).
     """
     path = directory / LEASE_NAME
-    private = directory / f"{LEASE_NAME}.break-{os.getpid()}-{secrets.token_hex(4)}"
+    private = directory / f"{LEASE_NAME}.break-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         os.rename(path, private)
     except FileNotFoundError:
@@ -307,6 +307,6 @@ def break_stale_lease(directory: Path, judged: LeaseInfo, reason: str) -> bool:
 def _archive_lease(directory: Path, private: Path) -> None:
     history = ensure_dir(directory / ".history")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    target = history / f"dream.lock-broken-{stamp}-{secrets.token_hex(3)}.json"
+    target = history / f"dream.lock-broken-{stamp}-{os.urandom(3).hex()}.json"
     os.rename(private, target)
     fsync_dir(directory)

@@ -8,7 +8,6 @@ generation) and ``change`` (what this generation changed and by whom — the sou
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -271,6 +270,8 @@ _ID_DIGITS = 12
 
 
 def extracted_digest(message_id: str) -> str:
+    import hashlib  # only a job's cursor hashes ids; readers of the manifest never do
+
     return hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_DIGITS]
 
 

@@ -13,7 +13,6 @@ type.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -68,6 +67,8 @@ class Record:
 
 
 def sha256_hex(data: bytes) -> str:
+    import hashlib  # here: loading OpenSSL costs every command that never hashes a record
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -91,6 +92,8 @@ def slugify(text: str, *, max_len: int = 64) -> str:
     slug = re.sub(r"[^a-z0-9_]+", "-", ascii_text).strip("-_")
     slug = re.sub(r"-{2,}", "-", slug)[:max_len].rstrip("-_")
     if not slug:
+        import hashlib
+
         slug = "r-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
     if not NAME_RE.match(slug):
         slug = ("r" + slug)[:max_len]
