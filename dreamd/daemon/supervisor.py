@@ -515,7 +515,35 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
         env: Mapping[str, str] = os.environ, work: Work[C] | None = None) -> int:
     """The foreground daemon (``dreamd run``); returns the process exit code.
 
-    ``work`` replaces ``dreamd.jobs.work`` (tests only)."""
+    ``work`` replaces ``dreamd.jobs.work`` (tests only).
+
+    SIGTERM and SIGINT are caught from the first line on: building the daemon (the work module,
+    the model, the spool) takes a second or more, several under load, and a stop requested
+    then used to meet Python's default action and end the process with -15 (the multi-machine
+    torture run's "daemon exited -15 on SIGTERM"). Now it is remembered, and the daemon stops
+    cleanly, exit 0, as soon as its main loop runs."""
+    early: list[int] = []
+    original = _hold_stop_signals(early)
+    try:
+        return _run(config, config_path=config_path, log_format=log_format, env=env, work=work, early=early)
+    finally:
+        for sig, handler in original.items():
+            with contextlib.suppress(Exception):
+                signal.signal(sig, handler)
+
+
+def _hold_stop_signals(into: list[int]) -> dict[int, Any]:
+    """Remember SIGTERM/SIGINT in ``into`` until the daemon installs its own handlers; the
+    handlers they replace."""
+
+    def remember(signum: int, frame: FrameType | None) -> None:
+        into.append(signum)
+
+    return {sig: signal.signal(sig, remember) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+
+def _run(config: Config, *, config_path: Path | None, log_format: str | None, env: Mapping[str, str],
+         work: Work[C] | None, early: list[int]) -> int:
     configure(log_format or config.daemon.log_format)
     try:
         daemon = _new_daemon(config, work, config_path=config_path, env=env)
@@ -524,6 +552,8 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
         return 1
     daemon.log_format = log_format
     old = daemon._install_signals()
+    if early:  # asked to stop while starting: start (recover claims, take the lock), then stop
+        daemon._stop_signal = early[0]
     try:
         try:
             daemon.start()
@@ -538,10 +568,9 @@ def run(config: Config, *, config_path: Path | None = None, log_format: str | No
                          exc_info=True)
             return daemon.shutdown(1)
         return daemon.loop()
-    finally:
-        for sig, handler in old.items():
-            with contextlib.suppress(Exception):
-                signal.signal(sig, handler)
+    finally:  # SIGTERM and SIGINT go back to what run() found; SIGHUP here
+        with contextlib.suppress(Exception):
+            signal.signal(signal.SIGHUP, old[signal.SIGHUP])
 
 
 def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str] = os.environ,
