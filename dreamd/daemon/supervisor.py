@@ -345,6 +345,12 @@ class Daemon(Generic[C]):
             old[sig] = signal.signal(sig, handler)
         return old
 
+    def request_stop(self, signum: int) -> None:
+        """Stop as SIGTERM would (the main loop sees it at its next turn); a stop that came
+        before the handlers were installed is handed over this way."""
+        self._stop_signal = signum
+        self.waker.poke()
+
     def reload(self) -> None:
         self.notifier.reloading()
         log.info("daemon.reloading", config=str(self.config_path or self.config.source or "<defaults>"))
@@ -553,7 +559,7 @@ def _run(config: Config, *, config_path: Path | None, log_format: str | None, en
     daemon.log_format = log_format
     old = daemon._install_signals()
     if early:  # asked to stop while starting: start (recover claims, take the lock), then stop
-        daemon._stop_signal = early[0]
+        daemon.request_stop(early[0])
     try:
         try:
             daemon.start()
