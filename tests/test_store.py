@@ -475,3 +475,22 @@ def test_log_passes_over_old_generations_that_changed_nothing(store: MemoryStore
     assert [e.generation for e in log_entries(store)] == [2, 0]
     assert [e.generation for e in log_entries(store, every=True)] == [2, 1, 0]
     assert "1 added by session s-2" in render_log(log_entries(store))
+
+
+def test_a_commit_that_leaves_the_index_as_it_is_does_not_rewrite_memory_md(tmp_path: Path) -> None:
+    """A cursor-only commit renders the same MEMORY.md: the file is left alone (same inode, no
+    fsync, no renames), while one that differs, ours or a hand edit, is still replaced and the
+    hand edit kept in .history/."""
+    store = MemoryStore.init(tmp_path / "m")
+    store.commit(Change(add=[rec("a", "alpha")], actor="job", job_id="j-1", session_id="s", cursor=("s", 1)))
+    index = store.path / "MEMORY.md"
+    before = index.stat().st_ino
+    store.commit(Change(actor="job", job_id="j-2", session_id="s", cursor=("s", 2), note="no new turns"))
+    assert index.stat().st_ino == before
+    assert store.read().cursors["s"] == 2
+    assert sha256_hex(index.read_bytes()) == store.read().index_sha256
+    index.write_text("# my own notes\n")
+    store.commit(Change(actor="job", job_id="j-3", session_id="s", cursor=("s", 3), note="no new turns"))
+    assert sha256_hex(index.read_bytes()) == store.read().index_sha256
+    kept = [p for p in store.history_path.iterdir() if p.name.startswith("MEMORY-")]
+    assert [p.read_text() for p in kept] == ["# my own notes\n"]

@@ -186,6 +186,30 @@ class Debouncer:
             self._last_fire.pop(key, None)
 
 
+def _changes() -> list[type[Any]]:
+    """The events that can mean a change, as watchdog's ``event_filter``: what happens to the
+    files in the watched directory, not a file being opened or closed unwritten, nor the
+    "directory modified" event watchdog adds beside every file event. watchdog builds the
+    inotify mask from the filter, so the kernel never queues opens at all: without it every
+    read the daemon itself makes (a job peeked in ``new/``, a manifest or record read, a
+    directory scanned for its fingerprint) came back as events its observer threads decoded
+    under the GIL and dropped, and each temp file of our own commit raised a directory event
+    whose name (the directory's) no noise filter could drop."""
+    from watchdog.events import (
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+    )
+
+    return [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
+            DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+
+
 class Watcher:
     """One watchdog observer: the spool's ``new/`` plus every managed directory (not recursive).
 
@@ -255,11 +279,10 @@ class Watcher:
         from watchdog.events import FileDeletedEvent
 
         def on_event(event: Any) -> None:
-            if event.event_type in ("opened", "closed_no_write"):
-                return
             self._on_spool()
 
-        self._observer.schedule(self._handler(on_event), str(root / "new"), recursive=False)
+        self._observer.schedule(self._handler(on_event), str(root / "new"), recursive=False,
+                                event_filter=_changes())
         self._observer.schedule(
             self._handler(on_event), str(root / "tmp"), recursive=False, event_filter=[FileDeletedEvent]
         )
@@ -281,15 +304,14 @@ class Watcher:
         for d in sorted(wanted_set - set(self._dirs)):
 
             def on_event(event: Any, d: Path = d) -> None:
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
                 paths = [event.src_path, getattr(event, "dest_path", "")]
                 if all(not p or is_noise(os.path.basename(os.fsdecode(p))) for p in paths):
                     return
                 self._on_dir(d)
 
             try:
-                self._dirs[d] = self._observer.schedule(self._handler(on_event), str(d), recursive=False)
+                self._dirs[d] = self._observer.schedule(self._handler(on_event), str(d), recursive=False,
+                                                        event_filter=_changes())
             except Exception as exc:
                 if d not in self._unwatchable:  # report once; the tick's fingerprints cover it
                     self._unwatchable.add(d)

@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.errors import RecordError
+from memory.errors import RecordError, StoreError
 from memory.fsutil import (
     TMP_PREFIX,
     check_dir,
@@ -369,6 +369,12 @@ class Archive:
                 extra={"event": "store.index_blocked", "path": str(path)},
             )
             return None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(index) and self._holds(path, index):
+            # Already these bytes (a commit that changed no record, or one whose records do
+            # not show in the index): nothing to write and nothing anyone wrote to keep. A
+            # write landing after this check is on the live file, which the next commit finds
+            # foreign and keeps. Rewriting cost a fsync, three renames and two reads a commit.
+            return None
         if st is not None and not stat.S_ISREG(st.st_mode):
             # A link, a FIFO, a device: replaced by the index (a rename), never followed or read.
             hist = self.ensure()
@@ -412,6 +418,15 @@ class Archive:
         fsync_dir(held.parent)
         log.info("archived foreign MEMORY.md edit as %s/%s", HISTORY, held.name, extra={"event": "store.index_archived"})
         return f"{HISTORY}/{held.name}"
+
+    @staticmethod
+    def _holds(path: Path, data: bytes) -> bool:
+        """Whether the regular file at ``path`` holds exactly ``data`` (read without following
+        a link, at most ``len(data) + 1`` bytes)."""
+        try:
+            return open_regular(path, max_bytes=len(data) + 1, oversize="truncate") == data
+        except (OSError, StoreError):  # gone, a link or a FIFO swapped in: write it as usual
+            return False
 
     def _settle_previous_indexes(self, clock: Callable[[], datetime]) -> None:
         """Drop the copies of our own replaced indexes, or keep one as a foreign version if

@@ -185,6 +185,13 @@ def drain(machines: list[Machine], env: dict[str, str], deadline: float) -> list
     for m in machines:
         if m.daemon is None:
             continue
+        # A daemon restarted a moment ago may still be importing; a signal that arrives before
+        # Python runs a line of dreamd meets the default action (-15), which no program can
+        # prevent. The daemon catches stops from the start of `run` on; before then, wait.
+        log = m.log_dir / f"daemon-{m.incarnation}.log"
+        ready_by = time.monotonic() + 60
+        while m.daemon.poll() is None and time.monotonic() < ready_by and b'"daemon.ready"' not in log.read_bytes():
+            time.sleep(0.1)
         m.daemon.send_signal(signal.SIGTERM)
         try:
             code = m.daemon.wait(timeout=60)
