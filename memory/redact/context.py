@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from memory.redact.commands import COMMAND_DETECTORS
 from memory.redact.engine import Anchors, Lazy, Span, register
 from memory.redact.values import (
     base64_of_text,
@@ -36,7 +37,9 @@ _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」
 # ---------------------------------------------------------------------------- credential words
 
 _PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
-_ASSIGN_ONLY = {"pass": "password", "pw": "password", "auth": "token", "sig": "signature"}
+_ASSIGN_ONLY = {"auth": "token", "sig": "signature"}
+_SHORT_PASSWORD = frozenset({"pass", "pw"})  # "pass `x`", "pw is x": only with a made-up value
+_SESSION_PARTS = frozenset({"session", "sessionid", "sid", "sess", "jsessionid", "phpsessid"})
 _KEY_OWNERS = frozenset(
     {
         "api", "access", "secret", "private", "account", "auth", "master", "signing",
@@ -77,7 +80,9 @@ _CJK_WORDS = {
     "授权码": "token",
     "验证码": "pin",
 }
-_WORD_ANCHORS = ("pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred")
+_WORD_ANCHORS = (
+    "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "sess", "sid",
+)  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
 _HASH_BEFORE = Lazy(
@@ -91,7 +96,7 @@ _SET_BEFORE = Lazy(
 )
 _PROSE = Lazy(
     r"""(?ix)
-    (?:\s+(?:for|of|on|at|in|from|to|with)\s+(?:[\w@.'()-]+\s+){0,5}?)?   # for the admin user
+    (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()-]+){1,5}?)?   # for the admin user
     (?:
         \s*(?:is|was|are|were|'s|’s)\b
         (?:\s+(?:now|still|just|actually|currently|simply|literally|set\s+to|changed\s+to|reset\s+to))?
@@ -102,8 +107,13 @@ _PROSE = Lazy(
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|改为|改成|换成|用)\s*[：:=]?|[：:=])\s*"
+    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|设成|改为|改成了?|换成了?|变成了?|用)\s*[：:=]?"
+    r"|[：:=])\s*"
 )
+# "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
+_CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|成了|成)\s*[：:]?\s*")
+_CJK_GAP_HASH = Lazy(r"哈希|散列|摘要|校验|长度|位数|提示|规则|策略|要求")
+_WIFI_BEFORE = Lazy(r"(?i)\b(?:wi-?fi|wlan|wpa2?|ssid|hotspot)\b[^.\n]{0,40}$")
 
 
 _NOT_PASS = frozenset({"underpass", "trespass", "overpass"})
@@ -113,14 +123,21 @@ _ENCODING_SUFFIX = frozenset(
 
 
 def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
-    """``(kind, prose allowed)`` for an identifier split in lower-case parts, or None."""
+    """``(kind, prose allowed)`` for an identifier split in lower-case parts, or None.
+
+    A short word ("pass", "pw", a Wi-Fi "key") allows prose too, but :func:`_value_after` then
+    takes only a made-up value (letters with digits): "pass the test" is not a password."""
     if len(parts) > 1 and parts[-1] in _ENCODING_SUFFIX:  # SECRET_KEY_BASE, token_value
         parts = parts[:-1]
     last = parts[-1]
     if last in _PASSWORD_PARTS or (last.endswith(("password", "passwd")) and len(last) <= 16):
         return "password", True
+    if last in _SHORT_PASSWORD:
+        return "password", True
     if last in _ASSIGN_ONLY:
         return _ASSIGN_ONLY[last], False
+    if last in _SESSION_PARTS:
+        return "session", False
     if last == "pin":
         return "pin", True
     if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
@@ -142,7 +159,12 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             owner = m.group(1).lower() if m else None
         if owner in _KEY_OWNERS:
             return ("secret" if owner in _SECRET_KEYS else "api-key"), True
+        if len(parts) == 1 and _WIFI_BEFORE.search(before):  # "wifi is X, key Y"
+            return "password", True
     return None
+
+
+_MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
 
 
 def _value_at(
@@ -158,7 +180,7 @@ def _value_at(
     if close is not None:
         start = i + (2 if escaped else 1)
         end = start
-        limit = min(n, start + 200)
+        limit = min(n, start + _MAX_VALUE)
         while end < limit and text[end] != close and text[end] not in '\\\n"':
             end += 1
         if end >= limit or (text[end] != close and not (escaped and text.startswith('\\"', end))):
@@ -167,7 +189,7 @@ def _value_at(
             return None  # a quoted phrase, not a password (a passphrase may have spaces)
         return (start, end, True) if end > start else None
     end = i
-    limit = min(n, i + 200)
+    limit = min(n, i + _MAX_VALUE)
     while end < limit:
         c = text[end]
         if (
@@ -212,7 +234,7 @@ def _connector(
     i = end
     if text.startswith('\\"', i):
         i += 2
-    elif text[i : i + 1] in ('"', "'", "`"):
+    elif text[i : i + 1] in ('"', "'", "`") and not text.startswith("'s ", i):  # password's X
         i += 1
     j = i
     while j < len(text) and text[j] in " \t":
@@ -227,11 +249,19 @@ def _connector(
         m = _CJK_CONNECTOR.match(text, end)
         if m is not None and m.end() > end:
             return m.end(), True
+        m = _CJK_GAP.match(text, end)
+        if m is not None and _CJK_GAP_HASH.search(m.group(0)) is None:
+            return m.end(), False
         if text[end : end + 1].isascii():
             return j, False
         return None
     if not prose:
         return None
+    if c in ("—", "–") or (c == "-" and j > i and text[j + 1 : j + 2] == " "):
+        j += 1  # "the unseal pass — X —"
+        while j < len(text) and text[j] in " \t":
+            j += 1
+        return j, False
     m = _PROSE.match(text, i)
     if m is not None:
         said = m.group(0).strip().lower()
@@ -296,6 +326,8 @@ def _value_after(
     if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
         cjk = True  # "token是 …", "API key：…"
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
+    if kind == "session" and (connected is None or not connected[1]):
+        return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>
     if connected is None:
         return _random_near(text, word_end, kind)
     at, explicit = connected
@@ -304,7 +336,7 @@ def _value_after(
         text, at, query=query, spaces=text[word_start:word_end].lower().endswith("passphrase")
     )
     if found is None:
-        return _random_near(text, word_end, kind)
+        return None if kind == "session" else _random_near(text, word_end, kind)
     start, end, quoted = found
     value = text[start:end]
     digits_ok = kind in ("password", "pin") and (explicit or cjk)
@@ -312,7 +344,14 @@ def _value_after(
         return None
     if kind == "pin" and not value.isdigit():
         return None
-    bare_ok = explicit or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+    made_up = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if kind == "session":
+        return (start, end, kind) if explicit and looks_random(value) else None
+    word = text[word_start:word_end].lower()
+    short = (word in _SHORT_PASSWORD and not explicit) or (word == "key" and kind == "password")
+    if short and (not made_up or reads_as_non_secret(value)):
+        return None  # "pass the test", "pw is required", "key points"
+    bare_ok = explicit or made_up
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value):
@@ -382,30 +421,6 @@ _PAIR_ZH = Lazy(
     r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
     + _PAIR_VALUE
 )
-
-
-_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
-_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
-
-
-def detect_cli_passwords(anchors: Anchors) -> list[Span]:
-    """``-p <password>`` of ``docker login -u x -p …``, ``mysql -u root -pS3cret``: only in a
-    command that logs in (``-p`` is a port or a path elsewhere)."""
-    text = anchors.text
-    spans: list[Span] = []
-    for pos in anchors.positions((" -p",)):
-        at = pos + 1
-        line_start = max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at), 0)
-        if _CLI_CONTEXT.search(text, line_start, at) is None:
-            continue
-        m = _CLI_PASSWORD.match(text, at)
-        if m is None:
-            continue
-        value = m.group("value")
-        attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
-        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
-            spans.append((m.start("value"), m.end("value"), "password"))
-    return spans
 
 
 _PAIR_EN_WORDS = (
@@ -544,13 +559,12 @@ register(
     "authorization",
     "basic ",
     "bearer ",
-    " -p",
 )
 CONTEXT_DETECTORS = (
     detect_urls_and_headers,
     detect_aws_secrets,
     detect_credentials,
     detect_pairs,
-    detect_cli_passwords,
+    *COMMAND_DETECTORS,
     detect_context_tokens,
 )

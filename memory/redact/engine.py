@@ -130,7 +130,7 @@ class Anchors:
 
 
 def _rebuild(
-    anchors: Anchors, spans: list[Span], kinds: list[str], values: list[str] | None
+    anchors: Anchors, spans: list[Span], kinds: list[str], values: list[tuple[str, str]] | None
 ) -> None:
     text = anchors.text
     pieces: list[str] = []
@@ -141,7 +141,7 @@ def _rebuild(
         pieces.append(text[last:start])
         pieces.append(MARKER.format(kind=kind))
         if values is not None:
-            values.append(text[start:end])
+            values.append((text[start:end], kind))
         last = end
         if kind not in kinds:
             kinds.append(kind)
@@ -152,12 +152,12 @@ def _rebuild(
 def run(
     text: str,
     detectors: Sequence[Callable[[Anchors], list[Span]]],
-    values: list[str] | None = None,
+    values: list[tuple[str, str]] | None = None,
 ) -> tuple[str, list[str]]:
     """``text`` with every span the detectors find replaced, and the kinds found (in order).
 
-    ``values``, when given, receives the replaced substrings (for the name check; never
-    logged or written).
+    ``values``, when given, receives ``(replaced substring, kind)`` pairs (for the name and
+    fragment checks; never logged or written).
     """
     kinds: list[str] = []
     anchors = Anchors(text)

@@ -1,0 +1,94 @@
+"""Passwords given to a command on its command line: ``-p``, ``-u user:pw``, ``-N 'phrase'``.
+
+A flag says nothing by itself (``-p`` is a port to ``ssh``, ``-u`` a uid to ``docker run``),
+so each form is only read in a command that takes a credential there, found on the same line
+before the flag: ``mysql``/``psql``/``docker login``/``sshpass`` for ``-p``, ``curl``/``wget``
+and friends for ``-u user:password``, ``ssh-keygen`` for ``-N``/``-P`` (the new and the old
+passphrase). The line is looked at back to its start, at most :data:`_LINE_BACK` characters.
+"""
+
+from __future__ import annotations
+
+from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.values import is_placeholder, is_secret_value, reads_as_non_secret
+
+_LINE_BACK = 400
+
+_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
+_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
+_USER_PASSWORD = Lazy(
+    r"(?:-u|--user|--proxy-user)(?:\s+|=)?+(?P<q>\\?[\"']?)"
+    r"(?P<user>[^\s:\"'\\`]{1,64}+):(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
+)
+_USER_CONTEXT = Lazy(r"(?i)\b(?:curl|wget|https?|xh|httpie|aria2c|lftp|ftp|svn)\b")
+_PASSPHRASE = Lazy(
+    r"-[NP]\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
+    r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
+)
+_PASSPHRASE_CONTEXT = Lazy(r"\bssh-keygen\b")
+
+
+def _line_before(text: str, at: int) -> int:
+    lo = max(0, at - _LINE_BACK)
+    return max(text.rfind("\n", lo, at), text.rfind("\\n", lo, at), lo)
+
+
+def detect_cli_passwords(anchors: Anchors) -> list[Span]:
+    """``-p <password>`` of ``docker login -u x -p …``, ``mysql -u root -pS3cret``: only in a
+    command that logs in (``-p`` is a port or a path elsewhere)."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((" -p",)):
+        at = pos + 1
+        if _CLI_CONTEXT.search(text, _line_before(text, at), at) is None:
+            continue
+        m = _CLI_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        value = m.group("value")
+        attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
+        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+def detect_user_passwords(anchors: Anchors) -> list[Span]:
+    """The password of ``curl -u user:password`` (``--user``, ``--proxy-user``, wget…): any
+    value but a placeholder (``-u "$USER:$TOKEN"``), digits too."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((" -u", "--user", "--proxy-user")):
+        at = pos + 1 if text[pos] == " " else pos
+        if _USER_CONTEXT.search(text, _line_before(text, at), at) is None:
+            continue
+        m = _USER_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        value = m.group("value")
+        if not reads_as_non_secret(value) and not is_placeholder(m.group("user") + value):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+def detect_passphrases(anchors: Anchors) -> list[Span]:
+    """``ssh-keygen … -N 'new passphrase'`` and ``-P 'old one'``; an empty one is no secret."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((" -n", " -p")):
+        at = pos + 1
+        if text[at + 1 : at + 2] not in ("N", "P"):
+            continue
+        if _PASSPHRASE_CONTEXT.search(text, _line_before(text, at), at) is None:
+            continue
+        m = _PASSPHRASE.match(text, at)
+        if m is None:
+            continue
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        value = m.group(group)
+        if value.strip() and not is_placeholder(value) and not reads_as_non_secret(value):
+            spans.append((m.start(group), m.end(group), "password"))
+    return spans
+
+
+register(" -p", " -u", "--user", "--proxy-user", " -n")
+COMMAND_DETECTORS = (detect_cli_passwords, detect_user_passwords, detect_passphrases)
