@@ -325,6 +325,8 @@ def _value_after(
     nxt = text[word_end : word_end + 1]
     if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
         cjk = True  # "token是 …", "API key：…"
+    if cjk and _CJK_GAP_HASH.search(text, word_end, word_end + 6) is not None:
+        return None  # "密码的哈希值是 …", "密码长度为 …"
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
     if kind == "session" and (connected is None or not connected[1]):
         return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>

@@ -71,6 +71,7 @@ def is_placeholder(value: str) -> bool:
         low in PLACEHOLDERS
         or _PLACEHOLDER.match(low) is not None
         or _FILLED.search(low) is not None  # sk-ant-xxxx…, ghp_****, token-...
+        or (len(low) >= 16 and entropy(low[len(low) // 3 :]) < 2.0)  # ghp_000000…
     )
 
 
