@@ -293,18 +293,22 @@ def test_a_description_cut_from_the_body_keeps_no_half_of_its_token(tmp_path: Pa
 
 
 def test_an_adopted_file_without_a_description_leaves_no_fragment(tmp_path: Path) -> None:
-    token = "github_pat_" + rand(22) + "_" + rand(59)
-    line = "the release workflow uses a fine-grained token scoped to contents write only, " * 2
+    """A hand-written file without a description gets its body's first line cut at 200
+    characters as one; here the cut falls 12 characters into a Slack webhook's path."""
+    path = rand(9) + "/" + rand(11) + "/" + rand(24)
+    line = "deploy alerts from the release pipeline go to the ops channel through ".ljust(155, ".")
     directory = tmp_path / "mem"
     directory.mkdir()
-    (directory / "release_token.md").write_text(
-        f"---\nname: release-token\ntype: reference\n---\n\n{line}{token}\n", encoding="utf-8"
+    (directory / "release_alerts.md").write_text(
+        f"---\ntype: reference\n---\n\n{line}"
+        f"https://hooks.slack.com/services/{path}\n",
+        encoding="utf-8",
     )
     adopt(directory)
     on_disk = "".join(
         p.name + p.read_text(encoding="utf-8") for p in directory.iterdir() if p.is_file()
     )
-    assert gone(token.removeprefix("github_pat_"), on_disk), on_disk
+    assert gone(path, on_disk), on_disk
 
 
 def test_secret_values_sees_the_new_forms() -> None:
