@@ -28,9 +28,29 @@ _PASSPHRASE = Lazy(
 _PASSPHRASE_CONTEXT = Lazy(r"\bssh-keygen\b")
 
 
-def _line_before(text: str, at: int) -> int:
-    lo = max(0, at - _LINE_BACK)
-    return max(text.rfind("\n", lo, at), text.rfind("\\n", lo, at), lo)
+class _Context:
+    """Whether a command word occurs on the line before each flag, flags taken in order.
+
+    Each character is searched once (the last match and the last line break are remembered):
+    a flag repeated along one long line ("-p -p -p …") would otherwise search the same line
+    again for each (quadratic)."""
+
+    __slots__ = ("_break", "_hit", "_searched", "regex", "text")
+
+    def __init__(self, text: str, regex: Lazy) -> None:
+        self.text, self.regex = text, regex
+        self._break = self._hit = -1
+        self._searched = 0
+
+    def before(self, at: int) -> bool:
+        text = self.text
+        lo = max(self._searched, at - _LINE_BACK, 0)
+        if lo < at:
+            for m in self.regex.finditer(text, max(0, lo - 32), at):  # 32: a word cut at lo
+                self._hit = max(self._hit, m.start())
+            self._break = max(self._break, text.rfind("\n", lo, at), text.rfind("\\n", lo, at))
+            self._searched = at
+        return self._hit > max(self._break, at - _LINE_BACK - 1)
 
 
 def detect_cli_passwords(anchors: Anchors) -> list[Span]:
@@ -38,9 +58,10 @@ def detect_cli_passwords(anchors: Anchors) -> list[Span]:
     command that logs in (``-p`` is a port or a path elsewhere)."""
     text = anchors.text
     spans: list[Span] = []
+    context = _Context(text, _CLI_CONTEXT)
     for pos in anchors.positions((" -p",)):
         at = pos + 1
-        if _CLI_CONTEXT.search(text, _line_before(text, at), at) is None:
+        if not context.before(at):
             continue
         m = _CLI_PASSWORD.match(text, at)
         if m is None:
@@ -57,9 +78,10 @@ def detect_user_passwords(anchors: Anchors) -> list[Span]:
     value but a placeholder (``-u "$USER:$TOKEN"``), digits too."""
     text = anchors.text
     spans: list[Span] = []
+    context = _Context(text, _USER_CONTEXT)
     for pos in anchors.positions((" -u", "--user", "--proxy-user")):
         at = pos + 1 if text[pos] == " " else pos
-        if _USER_CONTEXT.search(text, _line_before(text, at), at) is None:
+        if not context.before(at):
             continue
         m = _USER_PASSWORD.match(text, at)
         if m is None:
@@ -74,11 +96,10 @@ def detect_passphrases(anchors: Anchors) -> list[Span]:
     """``ssh-keygen … -N 'new passphrase'`` and ``-P 'old one'``; an empty one is no secret."""
     text = anchors.text
     spans: list[Span] = []
+    context = _Context(text, _PASSPHRASE_CONTEXT)
     for pos in anchors.positions((" -n", " -p")):
         at = pos + 1
-        if text[at + 1 : at + 2] not in ("N", "P"):
-            continue
-        if _PASSPHRASE_CONTEXT.search(text, _line_before(text, at), at) is None:
+        if text[at + 1 : at + 2] not in ("N", "P") or not context.before(at):
             continue
         m = _PASSPHRASE.match(text, at)
         if m is None:

@@ -165,10 +165,42 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
 
 
 _MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
+_JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
+
+
+_RUN_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]")
+_QUERY_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uffef\u4e00-\u9fff&#]")
+
+
+class _Runs:
+    """Where an unquoted value starting at ``i`` ends (its first stop character, at most
+    :data:`_MAX_VALUE` on), remembering how far it looked: credential words repeated inside one
+    long run ("sessionid=sessionid=…") would otherwise each scan it again (quadratic)."""
+
+    __slots__ = ("_seen", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._seen: dict[bool, tuple[int, int, bool]] = {}  # query -> (from, to, stopped at to)
+
+    def end(self, i: int, query: bool) -> int:
+        n = len(self.text)
+        limit = min(n, i + _MAX_VALUE)
+        seen = self._seen.get(query)
+        if seen is not None and seen[0] <= i <= seen[1]:
+            if seen[2]:
+                return seen[1]
+            start, origin = seen[1], seen[0]
+        else:
+            start, origin = i, i
+        m = (_QUERY_STOP if query else _RUN_STOP).search(self.text, start, limit)
+        to = m.start() if m is not None else limit
+        self._seen[query] = (origin, to, m is not None or to == n)
+        return to
 
 
 def _value_at(
-    text: str, i: int, *, query: bool, spaces: bool = False
+    text: str, i: int, *, query: bool, spaces: bool = False, runs: _Runs | None = None
 ) -> tuple[int, int, bool] | None:
     """``(start, end, quoted)`` of the value starting at ``i``."""
     n = len(text)
@@ -188,35 +220,25 @@ def _value_at(
         if not spaces and any(c.isspace() for c in text[start:end]):
             return None  # a quoted phrase, not a password (a passphrase may have spaces)
         return (start, end, True) if end > start else None
-    end = i
-    limit = min(n, i + _MAX_VALUE)
-    while end < limit:
-        c = text[end]
-        if (
-            c in _STOP
-            or "\u3000" <= c <= "\u303f"
-            or "\uff00" <= c <= "\uffef"
-            or "\u4e00" <= c <= "\u9fff"
-        ):
-            break
-        if query and c in "&#":
-            break
-        end += 1
+    end = (runs or _Runs(text)).end(i, query)
     while end > i and text[end - 1] in ".:?(":
         end -= 1
     return (i, end, False) if end > i else None
 
 
 def _identifier(text: str, pos: int, length: int) -> tuple[int, int]:
+    """The identifier around ``pos``, looked for at most 65 characters each way (a longer one
+    is refused by the caller; unbounded, a run of "keykeykey…" would be quadratic)."""
     start = pos
-    while start > 0 and text[start - 1] in _IDCHARS:
+    lo = max(0, pos - 65)
+    while start > lo and text[start - 1] in _IDCHARS:
         start -= 1
     if start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrt":
         pass
     elif start >= 1 and text[start - 1] == "\\" and text[start : start + 1] in ("n", "r", "t"):
         start += 1
     end = pos + length
-    n = len(text)
+    n = min(len(text), pos + 65)
     while end < n and text[end] in _IDCHARS:
         end += 1
     while end > pos + length and text[end - 1] in ".-":
@@ -274,6 +296,7 @@ def _connector(
 
 def _credential_spans(anchors: Anchors) -> list[Span]:
     text = anchors.text
+    runs = _Runs(text)
     spans: list[Span] = []
     done: set[int] = set()
     last = 0
@@ -295,7 +318,9 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if judged is None:
             continue
         kind, prose = judged
-        span = _value_after(text, word_start, word_end, kind, prose=prose, cjk=False, before=before)
+        span = _value_after(
+            text, word_start, word_end, kind, prose=prose, cjk=False, before=before, runs=runs
+        )
         if span is not None:
             spans.append(span)
             last = span[1]
@@ -307,7 +332,9 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if text.startswith("码", end):  # PIN码, 验证码 handled by its word
             end += 1
         before = text[max(0, pos - 40) : pos]
-        span = _value_after(text, pos, end, _CJK_WORDS[word], prose=True, cjk=True, before=before)
+        span = _value_after(
+            text, pos, end, _CJK_WORDS[word], prose=True, cjk=True, before=before, runs=runs
+        )
         if span is not None:
             spans.append(span)
             last = span[1]
@@ -315,7 +342,15 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
 
 
 def _value_after(
-    text: str, word_start: int, word_end: int, kind: str, *, prose: bool, cjk: bool, before: str
+    text: str,
+    word_start: int,
+    word_end: int,
+    kind: str,
+    *,
+    prose: bool,
+    cjk: bool,
+    before: str,
+    runs: _Runs | None = None,
 ) -> Span | None:
     if _HASH_BEFORE.search(before):
         return None  # "the hash of the password is …", "token id: …"
@@ -335,12 +370,16 @@ def _value_after(
     at, explicit = connected
     query = word_start > 0 and text[word_start - 1] in "?&;"
     found = _value_at(
-        text, at, query=query, spaces=text[word_start:word_end].lower().endswith("passphrase")
+        text,
+        at,
+        query=query,
+        spaces=text[word_start:word_end].lower().endswith("passphrase"),
+        runs=runs,
     )
     if found is None:
         return None if kind == "session" else _random_near(text, word_end, kind)
     start, end, quoted = found
-    value = text[start:end]
+    value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
     digits_ok = kind in ("password", "pin") and (explicit or cjk)
     if value.isdigit() and followed_by_unit(text, end):
         return None

@@ -159,8 +159,10 @@ def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:
         start, end = m.span(pat.value_group) if pat.value_group else m.span()
         if pat.kind == "private-key":
             if _KEY_MATERIAL.search(text, start, end) is None:
-                continue  # "-----BEGIN PRIVATE KEY-----\n...\n-----END …" in docs
+                last = end  # "-----BEGIN PRIVATE KEY-----\n...\n-----END …" in docs
+                continue
         elif pat.value_group is None and is_placeholder_token(text[start:end]):
+            last = end
             continue
         if pat.kind == "webhook-url":  # the scheme goes too: the marker stands for the URL
             scheme = _URL_SCHEME.search(text, max(0, start - 16), start)
