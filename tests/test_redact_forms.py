@@ -313,3 +313,14 @@ def test_an_adopted_file_without_a_description_leaves_no_fragment(tmp_path: Path
 
 def test_secret_values_sees_the_new_forms() -> None:
     assert secret_values("Vk3#pearl9 is the password for it") == ["Vk3#pearl9"]
+
+
+def test_one_time_codes_signatures_and_chinese_digits_after_a_space() -> None:
+    assert_redacted("the OTP is 730215, it expires in a minute", "730215")
+    sig = rand(64, HEX)
+    out = assert_redacted(f"https://b.s3.amazonaws.com/k?X-Amz-Signature={sig}&x=1", sig)
+    assert out.endswith("&x=1")
+    assert_redacted("门禁密码 5820，别外传", "5820")
+    assert_redacted("xoxc-" + rand(40, B62 + "-"), "xoxc-")
+    for text in ("OTP codes expire in 30 seconds", "密码 6 位", "signature = inspect.signature(fn)"):
+        assert_untouched(text)

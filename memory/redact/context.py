@@ -82,6 +82,7 @@ _CJK_WORDS = {
 }
 _WORD_ANCHORS = (
     "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "sess", "sid",
+    "otp", "mfa",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
@@ -136,9 +137,11 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return "password", True
     if last in _ASSIGN_ONLY:
         return _ASSIGN_ONLY[last], False
+    if parts[-2:] == ["amz", "signature"]:  # a presigned URL (a model's "signature" is not)
+        return "signature", False
     if last in _SESSION_PARTS:
         return "session", False
-    if last == "pin":
+    if last in ("pin", "otp", "totp", "mfa"):  # "the OTP is 492817"
         return "pin", True
     if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
         return "password", True
@@ -392,7 +395,8 @@ def _value_after(
     short = (word in _SHORT_PASSWORD and not explicit) or (word == "key" and kind == "password")
     if short and (not made_up or reads_as_non_secret(value)):
         return None  # "pass the test", "pw is required", "key points"
-    bare_ok = explicit or made_up
+    # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
+    bare_ok = explicit or made_up or (cjk and value.isdigit() and kind in ("password", "pin"))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value):

@@ -77,7 +77,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
     _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}", "aiza"),
     _token("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_-]{28}", "gocspx-"),
-    _token("slack-token", r"xox[abposre]-[0-9A-Za-z-]{10,}", "xox"),
+    _token("slack-token", r"xox[abposrecd]-[0-9A-Za-z%-]{10,}", "xox"),
     _token("slack-token", r"xapp-[0-9]-[A-Za-z0-9-]{20,}", "xapp-"),
     _token("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", "dop_v1_", "doo_v1_", "dor_v1_"),
     _token("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
