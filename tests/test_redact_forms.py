@@ -324,3 +324,22 @@ def test_one_time_codes_signatures_and_chinese_digits_after_a_space() -> None:
     assert_redacted("xoxc-" + rand(40, B62 + "-"), "xoxc-")
     for text in ("OTP codes expire in 30 seconds", "密码 6 位", "signature = inspect.signature(fn)"):
         assert_untouched(text)
+
+
+def test_more_prose_connectors_codes_and_redis() -> None:
+    assert_redacted("the admin pw for jenkins: Rb7!tq22", "Rb7!tq22")
+    assert_redacted("Password for user deploy changed to: Vx2#pp91", "Vx2#pp91")
+    assert_redacted("the keystore password and key password are both Ks8!droid", "Ks8!droid")
+    assert_redacted("the garage door code is 4471", "4471")
+    assert_redacted("Your verification code is 552910", "552910")
+    assert_redacted("GPG passphrase: velvet-otter-quarry-lamp", "velvet-otter-quarry-lamp")
+    assert_redacted("redis-cli -h cache -a Rd5!secretX ping", "Rd5!secretX")
+    for text in (
+        "the source code is 2000 lines",
+        "error code is 4040",
+        "exit code: 1",
+        "status code: 404",
+        'redis-cli -a "$REDIS_PASS" ping',
+        "the passphrase is stored in the keychain",
+    ):
+        assert_untouched(text)

@@ -29,6 +29,7 @@ UNITS = (
     "recovery codes:\n", "1234-5678\n", "ab12-cd34 ", "backup code ",
     "-----BEGIN PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\nAAAA",
     "aws ", "aws Ab1/", ":AA", "wifi key ", "login ", "wandb ", "pass", "key", "token", "sess",
+    "code is 1234 ", "redis-cli -a ", " -a", "pw for a: ", "passphrase: a-b-c ",
 )  # fmt: skip
 
 

@@ -4,7 +4,7 @@ A flag says nothing by itself (``-p`` is a port to ``ssh``, ``-u`` a uid to ``do
 so each form is only read in a command that takes a credential there, found on the same line
 before the flag: ``mysql``/``psql``/``docker login``/``sshpass`` for ``-p``, ``curl``/``wget``
 and friends for ``-u user:password``, ``ssh-keygen`` for ``-N``/``-P`` (the new and the old
-passphrase). The line is looked at back to its start, at most :data:`_LINE_BACK` characters.
+passphrase), ``redis-cli`` for ``-a``. The line is looked at back to its start, at most :data:`_LINE_BACK` characters.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ _PASSPHRASE = Lazy(
     r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
 )
 _PASSPHRASE_CONTEXT = Lazy(r"\bssh-keygen\b")
+_REDIS_CONTEXT = Lazy(r"\bredis-cli\b")
+_REDIS_PASSWORD = Lazy(
+    r"-a\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
+    r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
+)
 
 
 class _Context:
@@ -111,5 +116,29 @@ def detect_passphrases(anchors: Anchors) -> list[Span]:
     return spans
 
 
-register(" -p", " -u", "--user", "--proxy-user", " -n")
-COMMAND_DETECTORS = (detect_cli_passwords, detect_user_passwords, detect_passphrases)
+def detect_redis_passwords(anchors: Anchors) -> list[Span]:
+    """``redis-cli -a <password>``."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _REDIS_CONTEXT)
+    for pos in anchors.positions((" -a",)):
+        at = pos + 1
+        if text[at + 1 : at + 2] != "a" or not context.before(at):
+            continue
+        m = _REDIS_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        value = m.group(group)
+        if not is_placeholder(value) and not reads_as_non_secret(value):
+            spans.append((m.start(group), m.end(group), "password"))
+    return spans
+
+
+register(" -p", " -u", "--user", "--proxy-user", " -n", " -a")
+COMMAND_DETECTORS = (
+    detect_cli_passwords,
+    detect_user_passwords,
+    detect_passphrases,
+    detect_redis_passwords,
+)

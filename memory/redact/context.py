@@ -82,7 +82,7 @@ _CJK_WORDS = {
 }
 _WORD_ANCHORS = (
     "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "sess", "sid",
-    "otp", "mfa",
+    "otp", "mfa", "code",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
@@ -100,10 +100,11 @@ _PROSE = Lazy(
     (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()-]+){1,5}?)?   # for the admin user
     (?:
         \s*(?:is|was|are|were|'s|’s)\b
-        (?:\s+(?:now|still|just|actually|currently|simply|literally|set\s+to|changed\s+to|reset\s+to))?
+        (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
         \s*:?
-      | \s+(?:set|changed|reset|updated|rotated)\s+to
+      | \s+(?:set|changed|reset|updated|rotated)\s+to\s*:?
       | \s+(?:to)(?=\s)
+      | \s*[:=](?!=)                                  # for jenkins: X
     )\s*
     """
 )
@@ -118,6 +119,13 @@ _WIFI_BEFORE = Lazy(r"(?i)\b(?:wi-?fi|wlan|wpa2?|ssid|hotspot)\b[^.\n]{0,40}$")
 
 
 _NOT_PASS = frozenset({"underpass", "trespass", "overpass"})
+_CODE_OWNERS = frozenset(
+    {
+        "verification", "security", "access", "door", "alarm", "gate", "entry", "lock", "unlock",
+        "sms", "otp", "mfa", "auth", "authentication", "login", "confirmation", "passcode",
+        "garage", "safe", "keypad",
+    }
+)  # fmt: skip
 _ENCODING_SUFFIX = frozenset(
     {"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"}
 )
@@ -143,6 +151,12 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return "session", False
     if last in ("pin", "otp", "totp", "mfa"):  # "the OTP is 492817"
         return "pin", True
+    if last == "code":  # "the door code is 4471", "verification code: 552910" (digits only)
+        owner = parts[-2] if len(parts) > 1 else None
+        if owner is None:
+            m = _KEY_BEFORE.search(before)
+            owner = m.group(1).lower() if m else None
+        return ("pin", True) if owner in _CODE_OWNERS else None
     if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
         return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
@@ -168,6 +182,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
 
 
 _MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
+_WORDS_PHRASE = Lazy(r"[A-Za-z]{2,16}+(?:[- ][A-Za-z]{2,16}+){2,7}+")
 _JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
 
 
@@ -396,6 +411,8 @@ def _value_after(
     if short and (not made_up or reads_as_non_secret(value)):
         return None  # "pass the test", "pw is required", "key points"
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
+    if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
+        return start, end, kind  # "passphrase: correct-horse-battery-staple"
     bare_ok = explicit or made_up or (cjk and value.isdigit() and kind in ("password", "pin"))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
