@@ -343,3 +343,27 @@ def test_more_prose_connectors_codes_and_redis() -> None:
         "the passphrase is stored in the keychain",
     ):
         assert_untouched(text)
+
+
+def test_every_new_form_keeps_a_jsonl_line_valid() -> None:
+    """The hook redacts raw transcript lines: a value found in JSON ("content":"X is the
+    password…", where the word before has no space) never takes a quote or an escape along."""
+    import json
+
+    forms = [
+        "Vk3#pearl9 is the password for the printer",
+        "ok\nVk3#pearl9 is the password for the printer",
+        'use "Moss8!delta" as the passphrase',
+        "pw is Hx7#kq2Lm",
+        "recovery codes:\n5e0f1-01f7c\n454a1-010ee",
+        "curl -u ci:Plank9!roof https://x",
+        "ssh-keygen -N 'copper lantern 4 sails'",
+        "Cookie: sessionid=" + rand(40),
+        "邮箱密码上周改成了 Qw8_lake#2",
+        "redis-cli -a Rd5!secretX ping",
+    ]
+    for text in forms:
+        line = json.dumps({"type": "user", "message": {"content": text}}, ensure_ascii=False)
+        out, kinds = redact(line)
+        assert kinds, text
+        assert json.loads(out)["type"] == "user", out

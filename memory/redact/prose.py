@@ -31,6 +31,7 @@ _ENDS_PHRASE = frozenset(
 _WORD_AFTER = Lazy(r"[ \t]*([A-Za-z']+)")
 _NONSPACE = Lazy(r"\S+")
 _QUOTES = "\"'`“”‘’"
+_BOUNDARY = _QUOTES + "\\"
 _SENTENCE_END = (". ", "! ", "? ", "\n", "\\n", "。")
 
 
@@ -54,9 +55,15 @@ def _value_before(text: str, start: int) -> Span | None:
     if k < 1 or text[tokens[k][0] : tokens[k][1]].lower() not in _LINKS:
         return None
     v_start, v_end = tokens[k - 1]
-    while v_end > v_start and text[v_end - 1] in ",;:" + _QUOTES:
+    while v_end > v_start and text[v_end - 1] in ",;:\\" + _QUOTES:
         v_end -= 1
     quoted = v_start < v_end and text[v_start] in _QUOTES
+    # in JSON the word before has no space before it ("content":"X is…", "\nX is…"): the
+    # value starts after the last quote or backslash escape, never spans one
+    cut = max(text.rfind(c, v_start, v_end) for c in _BOUNDARY)
+    if cut != -1:
+        quoted = text[cut] in _QUOTES
+        v_start = cut + (2 if text[cut] == "\\" else 1)
     while v_start < v_end and text[v_start] in _QUOTES:
         v_start += 1
     value = text[v_start:v_end]
