@@ -81,8 +81,11 @@ _CJK_WORDS = {
     "验证码": "pin",
 }
 _WORD_ANCHORS = (
-    "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "sess", "sid",
-    "otp", "mfa", "code",
+    "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
+    # a session word or a code word only before its connector: "sessionId" is on every line of
+    # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
+    "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
+    "sid:", 'sid"', "_sess", "code is", "code was", "code:", "code=", "code =", "code：",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
@@ -312,6 +315,27 @@ def _connector(
     return None
 
 
+_SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
+_CODE_TAIL = Lazy(r"[sS]?\\?[\"'`]?[ \t]*(?:(?i:is|was)\b|[:=：])")
+
+
+def _worth_reading(text: str, pos: int) -> bool:
+    """A cheap look at the anchors that are mostly something else in a transcript
+    ("sessionId" on every Claude Code line, "signature" of thinking blocks, "inside", "code
+    review"): only a word that can be a session, signature or code word is read further."""
+    head = text[pos : pos + 4].lower()
+    if head == "sess":
+        return _SESSION_TAIL.match(text, pos + 4) is not None
+    if head.startswith("sid"):
+        return not text[pos + 3 : pos + 4].isalnum()
+    if head.startswith("sig"):
+        nxt = text[pos + 3 : pos + 4]
+        return not nxt.isalpha() or text[max(0, pos - 4) : pos].lower() == "amz-"
+    if head == "code":
+        return _CODE_TAIL.match(text, pos + 4) is not None
+    return True
+
+
 def _credential_spans(anchors: Anchors) -> list[Span]:
     text = anchors.text
     runs = _Runs(text)
@@ -319,7 +343,7 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
     done: set[int] = set()
     last = 0
     for pos in anchors.positions(_WORD_ANCHORS):
-        if pos < last:
+        if pos < last or not _worth_reading(text, pos):
             continue
         word_start, word_end = _identifier(text, pos, 1)
         if word_start in done:

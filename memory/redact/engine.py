@@ -76,9 +76,12 @@ def _automaton() -> tuple[object, list[str]]:
         import ahocorasick_rs
 
         names = list(_REGISTERED)
-        _AUTOMATON.extend(
-            (ahocorasick_rs.BytesAhoCorasick([a.encode("utf-8") for a in names]), names)
+        # a DFA: ~0.7 ms to build, and with ~160 anchors it searches 3 MB in half the time the
+        # default (an NFA) takes
+        automaton = ahocorasick_rs.BytesAhoCorasick(
+            [a.encode("utf-8") for a in names], implementation=ahocorasick_rs.Implementation.DFA
         )
+        _AUTOMATON.extend((automaton, names))
     return _AUTOMATON[0], _AUTOMATON[1]  # type: ignore[return-value]
 
 
