@@ -205,9 +205,11 @@ def point_mcp(text: str, work: Path) -> str:
     answer = tools.call(
         "remember", {"type": "project", "description": _first_line(text), "body": text}
     )
-    return (
-        answer.text + "\n" + json.dumps(answer.data, ensure_ascii=False) + "\n" + _read_back(store)
-    )
+    # The kinds the answer reports ("redacted before writing: github-token") are the redactor's
+    # vocabulary, like a marker's: "github" is not six characters of the value github_pat_….
+    said = answer.text.split("; redacted before writing:")[0]
+    data = {k: v for k, v in answer.data.items() if k != "redacted"}
+    return said + "\n" + json.dumps(data, ensure_ascii=False) + "\n" + _read_back(store)
 
 
 def point_extraction(text: str, work: Path) -> str:
@@ -237,7 +239,7 @@ def point_sync(text: str, work: Path) -> bool:
         subprocess.run(
             ["git", "-C", str(repo_dir), *args], check=True, env=env, capture_output=True
         )
-    return bool(Repo(MemoryStore(repo_dir)).outgoing_secrets())
+    return bool(Repo(MemoryStore(repo_dir))._outgoing_secrets())
 
 
 POINTS: dict[str, Callable[[str, Path], Any]] = {

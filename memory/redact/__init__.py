@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from memory.redact.context import CONTEXT_DETECTORS
 from memory.redact.engine import MARKER, run
+from memory.redact.prose import PROSE_DETECTORS
 from memory.redact.shapes import SHAPE_DETECTORS
 
-DETECTORS = (*SHAPE_DETECTORS, *CONTEXT_DETECTORS)
+DETECTORS = (*SHAPE_DETECTORS, *CONTEXT_DETECTORS, *PROSE_DETECTORS)
 """In priority order: a span found earlier is never looked at again."""
 
 
@@ -40,11 +41,80 @@ def redact(text: str) -> tuple[str, list[str]]:
     return run(text, DETECTORS)
 
 
+def redact_found(text: str) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """:func:`redact`, plus the ``(value, kind)`` of each substring it replaced (for
+    :func:`scrub_fragments`; never write them anywhere)."""
+    found: list[tuple[str, str]] = []
+    out, kinds = run(text, DETECTORS, found)
+    return out, kinds, found
+
+
+def found_secrets(text: str) -> list[tuple[str, str]]:
+    """``(value, kind)`` of each substring :func:`redact` would replace."""
+    return redact_found(text)[2]
+
+
 def secret_values(text: str) -> list[str]:
     """The substrings :func:`redact` would replace (for checks; never write them anywhere)."""
-    values: list[str] = []
-    run(text, DETECTORS, values)
-    return values
+    return [value for value, _kind in found_secrets(text)]
+
+
+FRAGMENT = 8
+"""A run this long that also occurs in a secret is part of that secret."""
+
+
+def scrub_fragments(text: str, secrets: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """``text`` with every part of a known secret replaced by its marker, and the kinds found.
+
+    A field cut from a longer text (a description cut at 200 characters, a name at 64, a quote
+    an extractor shortened) can end with the first half of a token, which the redactor, seeing
+    it cut, no longer recognises: ``secrets`` are the ``(value, kind)`` pairs found in the whole
+    text (:func:`found_secrets`), and any run of :data:`FRAGMENT` or more characters of one of
+    them goes, as does a whole value of six or more. Linear in ``text`` (one dictionary look-up
+    per position) and in the secrets' length.
+    """
+    grams: dict[str, str] = {}
+    whole: dict[str, str] = {}
+    for value, kind in secrets:
+        if len(value) >= FRAGMENT:
+            for i in range(len(value) - FRAGMENT + 1):
+                grams.setdefault(value[i : i + FRAGMENT], kind)
+        elif len(value) >= 6:
+            whole.setdefault(value, kind)
+    if not grams and not whole:
+        return text, []
+    spans: list[tuple[int, int, str]] = []
+    n = len(text)
+    i = 0
+    while i <= n - FRAGMENT:
+        gram_kind = grams.get(text[i : i + FRAGMENT])
+        if gram_kind is None:
+            i += 1
+            continue
+        j = i + FRAGMENT
+        while j < n and text[j - FRAGMENT + 1 : j + 1] in grams:
+            j += 1
+        spans.append((i, j, gram_kind))
+        i = j
+    for value, kind in whole.items():
+        at = text.find(value)
+        while at != -1:
+            spans.append((at, at + len(value), kind))
+            at = text.find(value, at + len(value))
+    if not spans:
+        return text, []
+    pieces: list[str] = []
+    kinds: list[str] = []
+    last = 0
+    for start, end, kind in sorted(spans):
+        if start < last:
+            continue
+        pieces += [text[last:start], MARKER.format(kind=kind)]
+        last = end
+        if kind not in kinds:
+            kinds.append(kind)
+    pieces.append(text[last:])
+    return "".join(pieces), kinds
 
 
 def _alnum(value: str) -> str:
@@ -81,4 +151,14 @@ def safe_name(name: str, *texts: str) -> str:
     return out or "redacted-secret"
 
 
-__all__ = ["DETECTORS", "MARKER", "redact", "safe_name", "secret_values"]
+__all__ = [
+    "DETECTORS",
+    "FRAGMENT",
+    "MARKER",
+    "found_secrets",
+    "redact",
+    "redact_found",
+    "safe_name",
+    "scrub_fragments",
+    "secret_values",
+]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from memory.redact.commands import COMMAND_DETECTORS
 from memory.redact.engine import Anchors, Lazy, Span, register
 from memory.redact.values import (
     base64_of_text,
@@ -36,7 +37,9 @@ _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」
 # ---------------------------------------------------------------------------- credential words
 
 _PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
-_ASSIGN_ONLY = {"pass": "password", "pw": "password", "auth": "token", "sig": "signature"}
+_ASSIGN_ONLY = {"auth": "token", "sig": "signature"}
+_SHORT_PASSWORD = frozenset({"pass", "pw"})  # "pass `x`", "pw is x": only with a made-up value
+_SESSION_PARTS = frozenset({"session", "sessionid", "sid", "sess", "jsessionid", "phpsessid"})
 _KEY_OWNERS = frozenset(
     {
         "api", "access", "secret", "private", "account", "auth", "master", "signing",
@@ -77,7 +80,13 @@ _CJK_WORDS = {
     "授权码": "token",
     "验证码": "pin",
 }
-_WORD_ANCHORS = ("pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred")
+_WORD_ANCHORS = (
+    "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
+    # a session word or a code word only before its connector: "sessionId" is on every line of
+    # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
+    "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
+    "sid:", 'sid"', "_sess", "code is", "code was", "code:", "code=", "code =", "code：",
+)  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
 _HASH_BEFORE = Lazy(
@@ -91,38 +100,66 @@ _SET_BEFORE = Lazy(
 )
 _PROSE = Lazy(
     r"""(?ix)
-    (?:\s+(?:for|of|on|at|in|from|to|with)\s+(?:[\w@.'()-]+\s+){0,5}?)?   # for the admin user
+    (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()-]+){1,5}?)?   # for the admin user
     (?:
         \s*(?:is|was|are|were|'s|’s)\b
-        (?:\s+(?:now|still|just|actually|currently|simply|literally|set\s+to|changed\s+to|reset\s+to))?
+        (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
         \s*:?
-      | \s+(?:set|changed|reset|updated|rotated)\s+to
+      | \s+(?:set|changed|reset|updated|rotated)\s+to\s*:?
       | \s+(?:to)(?=\s)
+      | \s*[:=](?!=)                                  # for jenkins: X
     )\s*
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|改为|改成|换成|用)\s*[：:=]?|[：:=])\s*"
+    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|设成|改为|改成了?|换成了?|变成了?|用)\s*[：:=]?"
+    r"|[：:=])\s*"
 )
+# "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
+_CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|成了|成)\s*[：:]?\s*")
+_CJK_GAP_HASH = Lazy(r"哈希|散列|摘要|校验|长度|位数|提示|规则|策略|要求")
+_WIFI_BEFORE = Lazy(r"(?i)\b(?:wi-?fi|wlan|wpa2?|ssid|hotspot)\b[^.\n]{0,40}$")
 
 
 _NOT_PASS = frozenset({"underpass", "trespass", "overpass"})
+_CODE_OWNERS = frozenset(
+    {
+        "verification", "security", "access", "door", "alarm", "gate", "entry", "lock", "unlock",
+        "sms", "otp", "mfa", "auth", "authentication", "login", "confirmation", "passcode",
+        "garage", "safe", "keypad",
+    }
+)  # fmt: skip
 _ENCODING_SUFFIX = frozenset(
     {"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"}
 )
 
 
 def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
-    """``(kind, prose allowed)`` for an identifier split in lower-case parts, or None."""
+    """``(kind, prose allowed)`` for an identifier split in lower-case parts, or None.
+
+    A short word ("pass", "pw", a Wi-Fi "key") allows prose too, but :func:`_value_after` then
+    takes only a made-up value (letters with digits): "pass the test" is not a password."""
     if len(parts) > 1 and parts[-1] in _ENCODING_SUFFIX:  # SECRET_KEY_BASE, token_value
         parts = parts[:-1]
     last = parts[-1]
     if last in _PASSWORD_PARTS or (last.endswith(("password", "passwd")) and len(last) <= 16):
         return "password", True
+    if last in _SHORT_PASSWORD:
+        return "password", True
     if last in _ASSIGN_ONLY:
         return _ASSIGN_ONLY[last], False
-    if last == "pin":
+    if parts[-2:] == ["amz", "signature"]:  # a presigned URL (a model's "signature" is not)
+        return "signature", False
+    if last in _SESSION_PARTS:
+        return "session", False
+    if last in ("pin", "otp", "totp", "mfa"):  # "the OTP is 492817"
         return "pin", True
+    if last == "code":  # "the door code is 4471", "verification code: 552910" (digits only)
+        owner = parts[-2] if len(parts) > 1 else None
+        if owner is None:
+            m = _KEY_BEFORE.search(before)
+            owner = m.group(1).lower() if m else None
+        return ("pin", True) if owner in _CODE_OWNERS else None
     if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
         return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
@@ -142,11 +179,49 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             owner = m.group(1).lower() if m else None
         if owner in _KEY_OWNERS:
             return ("secret" if owner in _SECRET_KEYS else "api-key"), True
+        if len(parts) == 1 and _WIFI_BEFORE.search(before):  # "wifi is X, key Y"
+            return "password", True
     return None
 
 
+_MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
+_WORDS_PHRASE = Lazy(r"[A-Za-z]{2,16}+(?:[- ][A-Za-z]{2,16}+){2,7}+")
+_JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
+
+
+_RUN_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]")
+_QUERY_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uffef\u4e00-\u9fff&#]")
+
+
+class _Runs:
+    """Where an unquoted value starting at ``i`` ends (its first stop character, at most
+    :data:`_MAX_VALUE` on), remembering how far it looked: credential words repeated inside one
+    long run ("sessionid=sessionid=…") would otherwise each scan it again (quadratic)."""
+
+    __slots__ = ("_seen", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._seen: dict[bool, tuple[int, int, bool]] = {}  # query -> (from, to, stopped at to)
+
+    def end(self, i: int, query: bool) -> int:
+        n = len(self.text)
+        limit = min(n, i + _MAX_VALUE)
+        seen = self._seen.get(query)
+        if seen is not None and seen[0] <= i <= seen[1]:
+            if seen[2]:
+                return seen[1]
+            start, origin = seen[1], seen[0]
+        else:
+            start, origin = i, i
+        m = (_QUERY_STOP if query else _RUN_STOP).search(self.text, start, limit)
+        to = m.start() if m is not None else limit
+        self._seen[query] = (origin, to, m is not None or to == n)
+        return to
+
+
 def _value_at(
-    text: str, i: int, *, query: bool, spaces: bool = False
+    text: str, i: int, *, query: bool, spaces: bool = False, runs: _Runs | None = None
 ) -> tuple[int, int, bool] | None:
     """``(start, end, quoted)`` of the value starting at ``i``."""
     n = len(text)
@@ -158,7 +233,7 @@ def _value_at(
     if close is not None:
         start = i + (2 if escaped else 1)
         end = start
-        limit = min(n, start + 200)
+        limit = min(n, start + _MAX_VALUE)
         while end < limit and text[end] != close and text[end] not in '\\\n"':
             end += 1
         if end >= limit or (text[end] != close and not (escaped and text.startswith('\\"', end))):
@@ -166,35 +241,25 @@ def _value_at(
         if not spaces and any(c.isspace() for c in text[start:end]):
             return None  # a quoted phrase, not a password (a passphrase may have spaces)
         return (start, end, True) if end > start else None
-    end = i
-    limit = min(n, i + 200)
-    while end < limit:
-        c = text[end]
-        if (
-            c in _STOP
-            or "\u3000" <= c <= "\u303f"
-            or "\uff00" <= c <= "\uffef"
-            or "\u4e00" <= c <= "\u9fff"
-        ):
-            break
-        if query and c in "&#":
-            break
-        end += 1
+    end = (runs or _Runs(text)).end(i, query)
     while end > i and text[end - 1] in ".:?(":
         end -= 1
     return (i, end, False) if end > i else None
 
 
 def _identifier(text: str, pos: int, length: int) -> tuple[int, int]:
+    """The identifier around ``pos``, looked for at most 65 characters each way (a longer one
+    is refused by the caller; unbounded, a run of "keykeykey…" would be quadratic)."""
     start = pos
-    while start > 0 and text[start - 1] in _IDCHARS:
+    lo = max(0, pos - 65)
+    while start > lo and text[start - 1] in _IDCHARS:
         start -= 1
     if start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrt":
         pass
     elif start >= 1 and text[start - 1] == "\\" and text[start : start + 1] in ("n", "r", "t"):
         start += 1
     end = pos + length
-    n = len(text)
+    n = min(len(text), pos + 65)
     while end < n and text[end] in _IDCHARS:
         end += 1
     while end > pos + length and text[end - 1] in ".-":
@@ -212,7 +277,7 @@ def _connector(
     i = end
     if text.startswith('\\"', i):
         i += 2
-    elif text[i : i + 1] in ('"', "'", "`"):
+    elif text[i : i + 1] in ('"', "'", "`") and not text.startswith("'s ", i):  # password's X
         i += 1
     j = i
     while j < len(text) and text[j] in " \t":
@@ -227,11 +292,19 @@ def _connector(
         m = _CJK_CONNECTOR.match(text, end)
         if m is not None and m.end() > end:
             return m.end(), True
+        m = _CJK_GAP.match(text, end)
+        if m is not None and _CJK_GAP_HASH.search(m.group(0)) is None:
+            return m.end(), False
         if text[end : end + 1].isascii():
             return j, False
         return None
     if not prose:
         return None
+    if c in ("—", "–") or (c == "-" and j > i and text[j + 1 : j + 2] == " "):
+        j += 1  # "the unseal pass — X —"
+        while j < len(text) and text[j] in " \t":
+            j += 1
+        return j, False
     m = _PROSE.match(text, i)
     if m is not None:
         said = m.group(0).strip().lower()
@@ -242,13 +315,35 @@ def _connector(
     return None
 
 
+_SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
+_CODE_TAIL = Lazy(r"[sS]?\\?[\"'`]?[ \t]*(?:(?i:is|was)\b|[:=：])")
+
+
+def _worth_reading(text: str, pos: int) -> bool:
+    """A cheap look at the anchors that are mostly something else in a transcript
+    ("sessionId" on every Claude Code line, "signature" of thinking blocks, "inside", "code
+    review"): only a word that can be a session, signature or code word is read further."""
+    head = text[pos : pos + 4].lower()
+    if head == "sess":
+        return _SESSION_TAIL.match(text, pos + 4) is not None
+    if head.startswith("sid"):
+        return not text[pos + 3 : pos + 4].isalnum()
+    if head.startswith("sig"):
+        nxt = text[pos + 3 : pos + 4]
+        return not nxt.isalpha() or text[max(0, pos - 4) : pos].lower() == "amz-"
+    if head == "code":
+        return _CODE_TAIL.match(text, pos + 4) is not None
+    return True
+
+
 def _credential_spans(anchors: Anchors) -> list[Span]:
     text = anchors.text
+    runs = _Runs(text)
     spans: list[Span] = []
     done: set[int] = set()
     last = 0
     for pos in anchors.positions(_WORD_ANCHORS):
-        if pos < last:
+        if pos < last or not _worth_reading(text, pos):
             continue
         word_start, word_end = _identifier(text, pos, 1)
         if word_start in done:
@@ -265,7 +360,9 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if judged is None:
             continue
         kind, prose = judged
-        span = _value_after(text, word_start, word_end, kind, prose=prose, cjk=False, before=before)
+        span = _value_after(
+            text, word_start, word_end, kind, prose=prose, cjk=False, before=before, runs=runs
+        )
         if span is not None:
             spans.append(span)
             last = span[1]
@@ -277,7 +374,9 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if text.startswith("码", end):  # PIN码, 验证码 handled by its word
             end += 1
         before = text[max(0, pos - 40) : pos]
-        span = _value_after(text, pos, end, _CJK_WORDS[word], prose=True, cjk=True, before=before)
+        span = _value_after(
+            text, pos, end, _CJK_WORDS[word], prose=True, cjk=True, before=before, runs=runs
+        )
         if span is not None:
             spans.append(span)
             last = span[1]
@@ -285,7 +384,15 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
 
 
 def _value_after(
-    text: str, word_start: int, word_end: int, kind: str, *, prose: bool, cjk: bool, before: str
+    text: str,
+    word_start: int,
+    word_end: int,
+    kind: str,
+    *,
+    prose: bool,
+    cjk: bool,
+    before: str,
+    runs: _Runs | None = None,
 ) -> Span | None:
     if _HASH_BEFORE.search(before):
         return None  # "the hash of the password is …", "token id: …"
@@ -295,24 +402,42 @@ def _value_after(
     nxt = text[word_end : word_end + 1]
     if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
         cjk = True  # "token是 …", "API key：…"
+    if cjk and _CJK_GAP_HASH.search(text, word_end, word_end + 6) is not None:
+        return None  # "密码的哈希值是 …", "密码长度为 …"
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
+    if kind == "session" and (connected is None or not connected[1]):
+        return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>
     if connected is None:
         return _random_near(text, word_end, kind)
     at, explicit = connected
     query = word_start > 0 and text[word_start - 1] in "?&;"
     found = _value_at(
-        text, at, query=query, spaces=text[word_start:word_end].lower().endswith("passphrase")
+        text,
+        at,
+        query=query,
+        spaces=text[word_start:word_end].lower().endswith("passphrase"),
+        runs=runs,
     )
     if found is None:
-        return _random_near(text, word_end, kind)
+        return None if kind == "session" else _random_near(text, word_end, kind)
     start, end, quoted = found
-    value = text[start:end]
+    value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
     digits_ok = kind in ("password", "pin") and (explicit or cjk)
     if value.isdigit() and followed_by_unit(text, end):
         return None
     if kind == "pin" and not value.isdigit():
         return None
-    bare_ok = explicit or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+    made_up = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if kind == "session":
+        return (start, end, kind) if explicit and looks_random(value) else None
+    word = text[word_start:word_end].lower()
+    short = (word in _SHORT_PASSWORD and not explicit) or (word == "key" and kind == "password")
+    if short and (not made_up or reads_as_non_secret(value)):
+        return None  # "pass the test", "pw is required", "key points"
+    # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
+    if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
+        return start, end, kind  # "passphrase: correct-horse-battery-staple"
+    bare_ok = explicit or made_up or (cjk and value.isdigit() and kind in ("password", "pin"))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value):
@@ -382,30 +507,6 @@ _PAIR_ZH = Lazy(
     r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
     + _PAIR_VALUE
 )
-
-
-_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
-_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
-
-
-def detect_cli_passwords(anchors: Anchors) -> list[Span]:
-    """``-p <password>`` of ``docker login -u x -p …``, ``mysql -u root -pS3cret``: only in a
-    command that logs in (``-p`` is a port or a path elsewhere)."""
-    text = anchors.text
-    spans: list[Span] = []
-    for pos in anchors.positions((" -p",)):
-        at = pos + 1
-        line_start = max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at), 0)
-        if _CLI_CONTEXT.search(text, line_start, at) is None:
-            continue
-        m = _CLI_PASSWORD.match(text, at)
-        if m is None:
-            continue
-        value = m.group("value")
-        attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
-        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
-            spans.append((m.start("value"), m.end("value"), "password"))
-    return spans
 
 
 _PAIR_EN_WORDS = (
@@ -544,13 +645,12 @@ register(
     "authorization",
     "basic ",
     "bearer ",
-    " -p",
 )
 CONTEXT_DETECTORS = (
     detect_urls_and_headers,
     detect_aws_secrets,
     detect_credentials,
     detect_pairs,
-    detect_cli_passwords,
+    *COMMAND_DETECTORS,
     detect_context_tokens,
 )

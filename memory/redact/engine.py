@@ -76,9 +76,12 @@ def _automaton() -> tuple[object, list[str]]:
         import ahocorasick_rs
 
         names = list(_REGISTERED)
-        _AUTOMATON.extend(
-            (ahocorasick_rs.BytesAhoCorasick([a.encode("utf-8") for a in names]), names)
+        # a DFA: ~0.7 ms to build, and with ~160 anchors it searches 3 MB in half the time the
+        # default (an NFA) takes
+        automaton = ahocorasick_rs.BytesAhoCorasick(
+            [a.encode("utf-8") for a in names], implementation=ahocorasick_rs.Implementation.DFA
         )
+        _AUTOMATON.extend((automaton, names))
     return _AUTOMATON[0], _AUTOMATON[1]  # type: ignore[return-value]
 
 
@@ -130,7 +133,7 @@ class Anchors:
 
 
 def _rebuild(
-    anchors: Anchors, spans: list[Span], kinds: list[str], values: list[str] | None
+    anchors: Anchors, spans: list[Span], kinds: list[str], values: list[tuple[str, str]] | None
 ) -> None:
     text = anchors.text
     pieces: list[str] = []
@@ -141,7 +144,7 @@ def _rebuild(
         pieces.append(text[last:start])
         pieces.append(MARKER.format(kind=kind))
         if values is not None:
-            values.append(text[start:end])
+            values.append((text[start:end], kind))
         last = end
         if kind not in kinds:
             kinds.append(kind)
@@ -152,12 +155,12 @@ def _rebuild(
 def run(
     text: str,
     detectors: Sequence[Callable[[Anchors], list[Span]]],
-    values: list[str] | None = None,
+    values: list[tuple[str, str]] | None = None,
 ) -> tuple[str, list[str]]:
     """``text`` with every span the detectors find replaced, and the kinds found (in order).
 
-    ``values``, when given, receives the replaced substrings (for the name check; never
-    logged or written).
+    ``values``, when given, receives ``(replaced substring, kind)`` pairs (for the name and
+    fragment checks; never logged or written).
     """
     kinds: list[str] = []
     anchors = Anchors(text)

@@ -9,6 +9,7 @@ text keeps every line valid JSON.
 from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.values import is_placeholder_token
 
 # Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
 _IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
@@ -76,7 +77,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
     _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}", "aiza"),
     _token("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_-]{28}", "gocspx-"),
-    _token("slack-token", r"xox[abposr]-[0-9A-Za-z-]{10,}", "xox"),
+    _token("slack-token", r"xox[abposrecd]-[0-9A-Za-z%-]{10,}", "xox"),
     _token("slack-token", r"xapp-[0-9]-[A-Za-z0-9-]{20,}", "xapp-"),
     _token("digitalocean-token", r"do[por]_v1_[a-f0-9]{64}", "dop_v1_", "doo_v1_", "dor_v1_"),
     _token("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp"),
@@ -84,9 +85,39 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?", "dapi"),
     _token("mailgun-key", r"key-[0-9a-z]{32}", "key-"),
     _token("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-"),
+    _token("docker-token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", "dckr_"),
+    # Chinese clouds: Alibaba Cloud AccessKey ids (LTAI), Tencent Cloud SecretIds (AKID),
+    # Volcengine access keys (AKLT); their secrets are caught by context (AccessKeySecret…)
+    _token("aliyun-access-key", r"LTAI(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{12,30}", "ltai"),
+    _token("tencent-secret-id", r"AKID(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{13,40}", "akid"),
+    _token("volcengine-access-key", r"AKLT[A-Za-z0-9_-]{30,60}", "aklt"),
+    _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{30,}", "ya29."),
+    _token("square-token", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", "sq0atp-", "sq0csp-"),
+    _token("twilio-api-key", r"SK[0-9a-fA-F]{32}", "sk"),
+    _token("linear-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}", "lin_api_", "lin_oauth_"),
+    _token("notion-token", r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})", "secret_", "ntn_"),
+    _token("postman-key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", "pmak-"),
+    _token("grafana-token", r"(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})",
+           "glc_", "glsa_"),
+    _token("sentry-token", r"(?:sntrys_[A-Za-z0-9+/=_-]{40,}|sntryu_[a-f0-9]{64})", "sntry"),
+    _token("doppler-token", r"dp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{40,}", "dp."),
+    _token("pulumi-token", r"pul-[a-f0-9]{40}", "pul-"),
+    _token("groq-key", r"gsk_[A-Za-z0-9]{40,}", "gsk_"),
+    _token("xai-key", r"xai-[A-Za-z0-9]{60,}", "xai-"),
+    _token("replicate-token", r"r8_[A-Za-z0-9]{30,}", "r8_"),
+    _token("perplexity-key", r"pplx-[A-Za-z0-9]{40,}", "pplx-"),
+    _token("figma-token", r"figd_[A-Za-z0-9_-]{40,}", "figd_"),
+    _token("netlify-token", r"nfp_[A-Za-z0-9]{36,}", "nfp_"),
+    _token("flyio-token", r"fo1_[A-Za-z0-9_-]{40,}", "fo1_"),
+    _token("heroku-key", r"HRKU-[A-Za-z0-9_-]{30,}", "hrku-"),
+    _token("rubygems-key", r"rubygems_[a-f0-9]{48}", "rubygems_"),
+    _token("planetscale-token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}", "pscale_"),
+    _token("atlassian-token", r"ATATT3[A-Za-z0-9_=-]{50,}", "atatt3"),
+    # A header and a payload, each base64url JSON ("eyJ" is '{"'): a token cut after its payload
+    # (a shortened quote or log line) still holds its claims, so the signature is optional.
     _Pattern(
         "jwt",
-        rf"{_IDENT_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}\.eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}",
+        rf"{_IDENT_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}+\.eyJ[A-Za-z0-9_-]{{4,}}+(?:\.[A-Za-z0-9_-]*+)?",
         ("eyj",),
     ),
     _Pattern(
@@ -111,6 +142,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
 )
 
+_KEY_MATERIAL = Lazy(r"[A-Za-z0-9+/]{40}")
 _URL_SCHEME = Lazy(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://$")
 
 
@@ -125,6 +157,13 @@ def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:
         if m is None:
             continue
         start, end = m.span(pat.value_group) if pat.value_group else m.span()
+        if pat.kind == "private-key":
+            if _KEY_MATERIAL.search(text, start, end) is None:
+                last = end  # "-----BEGIN PRIVATE KEY-----\n...\n-----END …" in docs
+                continue
+        elif pat.value_group is None and is_placeholder_token(text[start:end]):
+            last = end
+            continue
         if pat.kind == "webhook-url":  # the scheme goes too: the marker stands for the URL
             scheme = _URL_SCHEME.search(text, max(0, start - 16), start)
             if scheme is not None:

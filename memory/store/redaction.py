@@ -9,9 +9,10 @@ of :mod:`memory.redact` so the hook, which only redacts text, does not import ``
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory.redact import redact, safe_name
+from memory.redact import redact_found, safe_name, scrub_fragments
 
 if TYPE_CHECKING:
     from memory.store.records import Record
@@ -19,15 +20,13 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound="Record")
 
 
-def _redact_value(value: Any, kinds: list[str]) -> Any:
+def _walk(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        out, found = redact(value)
-        kinds.extend(k for k in found if k not in kinds)
-        return out
+        return change(value)
     if isinstance(value, dict):
-        return {k: _redact_value(v, kinds) for k, v in value.items()}
+        return {k: _walk(v, change) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_value(v, kinds) for v in value]
+        return [_walk(v, change) for v in value]
     return value
 
 
@@ -37,10 +36,27 @@ def redact_record(rec: R, *, keep_name: bool = False) -> tuple[R, list[str]]:
     ``keep_name``: the name is a key that already exists (a replace), not one being chosen.
     """
     kinds: list[str] = []
-    description = _redact_value(rec.description, kinds)
-    body = _redact_value(rec.body, kinds)
-    title = _redact_value(rec.title, kinds)
-    extra = _redact_value(dict(rec.extra), kinds) if rec.extra else rec.extra
+    secrets: list[tuple[str, str]] = []
+    redacted: dict[str, str] = {}
+
+    def first_pass(text: str) -> str:
+        out, found, values = redact_found(text)
+        kinds.extend(k for k in found if k not in kinds)
+        secrets.extend(values)
+        redacted[text] = out
+        return text
+
+    def second_pass(text: str) -> str:
+        out, cut = scrub_fragments(redacted[text], secrets)
+        kinds.extend(k for k in cut if k not in kinds)
+        return out
+
+    # A secret found whole in one field is scrubbed from all of them, cut or not: a description
+    # cut from the body's first line may hold the first half of the body's token (issue 22).
+    fields = (rec.description, rec.body, rec.title, dict(rec.extra) if rec.extra else rec.extra)
+    for value in fields:
+        _walk(value, first_pass)
+    description, body, title, extra = (_walk(v, second_pass) for v in fields)
     name = (
         rec.name if keep_name else safe_name(rec.name, rec.description, rec.body, rec.title or "")
     )

@@ -1,0 +1,144 @@
+"""Passwords given to a command on its command line: ``-p``, ``-u user:pw``, ``-N 'phrase'``.
+
+A flag says nothing by itself (``-p`` is a port to ``ssh``, ``-u`` a uid to ``docker run``),
+so each form is only read in a command that takes a credential there, found on the same line
+before the flag: ``mysql``/``psql``/``docker login``/``sshpass`` for ``-p``, ``curl``/``wget``
+and friends for ``-u user:password``, ``ssh-keygen`` for ``-N``/``-P`` (the new and the old
+passphrase), ``redis-cli`` for ``-a``. The line is looked at back to its start, at most :data:`_LINE_BACK` characters.
+"""
+
+from __future__ import annotations
+
+from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.values import is_placeholder, is_secret_value, reads_as_non_secret
+
+_LINE_BACK = 400
+
+_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
+_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
+_USER_PASSWORD = Lazy(
+    r"(?:-u|--user|--proxy-user)(?:\s+|=)?+(?P<q>\\?[\"']?)"
+    r"(?P<user>[^\s:\"'\\`]{1,64}+):(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
+)
+_USER_CONTEXT = Lazy(r"(?i)\b(?:curl|wget|https?|xh|httpie|aria2c|lftp|ftp|svn)\b")
+_PASSPHRASE = Lazy(
+    r"-[NP]\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
+    r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
+)
+_PASSPHRASE_CONTEXT = Lazy(r"\bssh-keygen\b")
+_REDIS_CONTEXT = Lazy(r"\bredis-cli\b")
+_REDIS_PASSWORD = Lazy(
+    r"-a\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
+    r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
+)
+
+
+class _Context:
+    """Whether a command word occurs on the line before each flag, flags taken in order.
+
+    Each character is searched once (the last match and the last line break are remembered):
+    a flag repeated along one long line ("-p -p -p …") would otherwise search the same line
+    again for each (quadratic)."""
+
+    __slots__ = ("_break", "_hit", "_searched", "regex", "text")
+
+    def __init__(self, text: str, regex: Lazy) -> None:
+        self.text, self.regex = text, regex
+        self._break = self._hit = -1
+        self._searched = 0
+
+    def before(self, at: int) -> bool:
+        text = self.text
+        lo = max(self._searched, at - _LINE_BACK, 0)
+        if lo < at:
+            for m in self.regex.finditer(text, max(0, lo - 32), at):  # 32: a word cut at lo
+                self._hit = max(self._hit, m.start())
+            self._break = max(self._break, text.rfind("\n", lo, at), text.rfind("\\n", lo, at))
+            self._searched = at
+        return self._hit > max(self._break, at - _LINE_BACK - 1)
+
+
+def detect_cli_passwords(anchors: Anchors) -> list[Span]:
+    """``-p <password>`` of ``docker login -u x -p …``, ``mysql -u root -pS3cret``: only in a
+    command that logs in (``-p`` is a port or a path elsewhere)."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _CLI_CONTEXT)
+    for pos in anchors.positions((" -p",)):
+        at = pos + 1
+        if not context.before(at):
+            continue
+        m = _CLI_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        value = m.group("value")
+        attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
+        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+def detect_user_passwords(anchors: Anchors) -> list[Span]:
+    """The password of ``curl -u user:password`` (``--user``, ``--proxy-user``, wget…): any
+    value but a placeholder (``-u "$USER:$TOKEN"``), digits too."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _USER_CONTEXT)
+    for pos in anchors.positions((" -u", "--user", "--proxy-user")):
+        at = pos + 1 if text[pos] == " " else pos
+        if not context.before(at):
+            continue
+        m = _USER_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        value = m.group("value")
+        if not reads_as_non_secret(value) and not is_placeholder(m.group("user") + value):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+def detect_passphrases(anchors: Anchors) -> list[Span]:
+    """``ssh-keygen … -N 'new passphrase'`` and ``-P 'old one'``; an empty one is no secret."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _PASSPHRASE_CONTEXT)
+    for pos in anchors.positions((" -n", " -p")):
+        at = pos + 1
+        if text[at + 1 : at + 2] not in ("N", "P") or not context.before(at):
+            continue
+        m = _PASSPHRASE.match(text, at)
+        if m is None:
+            continue
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        value = m.group(group)
+        if value.strip() and not is_placeholder(value) and not reads_as_non_secret(value):
+            spans.append((m.start(group), m.end(group), "password"))
+    return spans
+
+
+def detect_redis_passwords(anchors: Anchors) -> list[Span]:
+    """``redis-cli -a <password>``."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _REDIS_CONTEXT)
+    for pos in anchors.positions((" -a",)):
+        at = pos + 1
+        if text[at + 1 : at + 2] != "a" or not context.before(at):
+            continue
+        m = _REDIS_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        value = m.group(group)
+        if not is_placeholder(value) and not reads_as_non_secret(value):
+            spans.append((m.start(group), m.end(group), "password"))
+    return spans
+
+
+register(" -p", " -u", "--user", "--proxy-user", " -n", " -a")
+COMMAND_DETECTORS = (
+    detect_cli_passwords,
+    detect_user_passwords,
+    detect_passphrases,
+    detect_redis_passwords,
+)

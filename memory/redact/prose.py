@@ -1,0 +1,135 @@
+"""Secrets said in prose in an order the credential-word detectors do not read.
+
+* **The value first**: "Xq7!bt2 is the password for the NAS", "use Xq7!bt2 as my passphrase".
+  From a credential word, read back over at most three words that qualify it ("the new admin
+  password"), an optional determiner and a link ("is", "was", "as") to the value. The word after
+  the credential word must end the phrase (punctuation, or a word such as "for", "when"), so
+  "X is the password policy" is about a policy. The value must look made up
+  (:func:`memory.redact.values.is_secret_value`).
+* **Lists of one-time codes**: recovery or backup codes (恢复码, 备用码) followed by a list of
+  short codes, one a line or separated by spaces or commas; every code in the run goes, and the
+  run ends at the first item that is not code-shaped (has no digit, or is a word).
+
+Both read a bounded window around each anchor: linear in the text.
+"""
+
+from __future__ import annotations
+
+from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.values import is_secret_value
+
+_BEFORE_WORDS = ("password", "passphrase", "passcode", "passwd", "pin")
+_DETERMINERS = frozenset({"the", "my", "our", "your", "his", "her", "their", "a", "an", "its"})
+_LINKS = frozenset({"is", "was", "as", "be", "becomes", "'s"})
+_ENDS_PHRASE = frozenset(
+    {
+        "for", "to", "of", "on", "at", "in", "when", "if", "so", "and", "but", "that", "which",
+        "from", "here", "now", "we", "i", "you", "it", "please", "until", "since", "because",
+        "while", "then", "there", "this", "again", "too", "also", "btw",
+    }
+)  # fmt: skip
+_WORD_AFTER = Lazy(r"[ \t]*([A-Za-z']+)")
+_NONSPACE = Lazy(r"\S+")
+_QUOTES = "\"'`“”‘’"
+_BOUNDARY = _QUOTES + "\\"
+_SENTENCE_END = (". ", "! ", "? ", "\n", "\\n", "。")
+
+
+def _value_before(text: str, start: int) -> Span | None:
+    lo = max(0, start - 120)
+    for stop in _SENTENCE_END:
+        at = text.rfind(stop, lo, start)
+        if at != -1:
+            lo = max(lo, at + len(stop))
+    tokens = [(m.start(), m.end()) for m in _NONSPACE.finditer(text, lo, start)]
+    k = len(tokens) - 1
+    qualifiers = 0
+    while k >= 0 and qualifiers < 3:
+        word = text[tokens[k][0] : tokens[k][1]].lower()
+        if not word.isalpha() or word in _DETERMINERS or word in _LINKS:
+            break
+        k -= 1
+        qualifiers += 1
+    if k >= 0 and text[tokens[k][0] : tokens[k][1]].lower() in _DETERMINERS:
+        k -= 1
+    if k < 1 or text[tokens[k][0] : tokens[k][1]].lower() not in _LINKS:
+        return None
+    v_start, v_end = tokens[k - 1]
+    while v_end > v_start and text[v_end - 1] in ",;:\\" + _QUOTES:
+        v_end -= 1
+    quoted = v_start < v_end and text[v_start] in _QUOTES
+    # in JSON the word before has no space before it ("content":"X is…", "\nX is…"): the
+    # value starts after the last quote or backslash escape, never spans one
+    cut = max(text.rfind(c, v_start, v_end) for c in _BOUNDARY)
+    if cut != -1:
+        quoted = text[cut] in _QUOTES
+        v_start = cut + (2 if text[cut] == "\\" else 1)
+    while v_start < v_end and text[v_start] in _QUOTES:
+        v_start += 1
+    value = text[v_start:v_end]
+    if is_secret_value(value, digits_ok=False, quoted=quoted):
+        return v_start, v_end, "password"
+    return None
+
+
+def detect_values_before_their_word(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(_BEFORE_WORDS):
+        if pos and (text[pos - 1].isalnum() or text[pos - 1] == "_"):
+            continue
+        word = next(w for w in _BEFORE_WORDS if text[pos : pos + len(w)].lower() == w)
+        end = pos + len(word)
+        if end < len(text) and (text[end].isalnum() or text[end] in "_-"):
+            continue  # passwords, password-reset, pinned
+        after = _WORD_AFTER.match(text, end)
+        if after is not None and after.group(1).lower() not in _ENDS_PHRASE:
+            continue  # "X is the password policy"
+        span = _value_before(text, pos)
+        if span is not None:
+            spans.append(span)
+    return spans
+
+
+_CODE_WORDS = (
+    "recovery code", "backup code", "recovery key", "scratch code", "rescue code",
+    "恢复码", "备用码", "救援码", "恢复代码", "备份码", "恢復碼", "備用碼",
+)  # fmt: skip
+_CODE_LIST = Lazy(
+    r"(?:[ \t]*+(?:\\n|\r?\n|[,，、;])?+[ \t]*+(?:[-*•]|\d{1,2}[.)])?+[ \t]*+)"
+    r"(?P<code>[A-Za-z0-9]{3,12}+(?:-[A-Za-z0-9]{3,12}+){0,3}+)(?![A-Za-z0-9])"
+)
+_LEAD = Lazy(r"[^\n.。]{0,60}?(?:[:：]|\n|\\n|(?<=\s)(?:are|is)\b)")
+
+
+def _code_shaped(code: str) -> bool:
+    bare = code.replace("-", "")
+    if bare.isdigit():
+        return 4 <= len(bare) <= 24  # Google's "1234 5678": two items of four digits
+    return 6 <= len(bare) <= 24 and any(c.isdigit() for c in bare)
+
+
+def detect_code_lists(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(_CODE_WORDS):
+        if pos < last:
+            continue
+        lead = _LEAD.match(text, pos)
+        at = lead.end() if lead is not None else pos
+        found: list[Span] = []
+        while len(found) < 64:
+            m = _CODE_LIST.match(text, at)
+            if m is None or not _code_shaped(m.group("code")):
+                break
+            found.append((m.start("code"), m.end("code"), "recovery-code"))
+            at = m.end()
+        if len(found) >= 2 or (found and lead is not None):
+            spans.extend(found)
+            last = at
+    return spans
+
+
+register(*_BEFORE_WORDS, *_CODE_WORDS)
+PROSE_DETECTORS = (detect_values_before_their_word, detect_code_lists)

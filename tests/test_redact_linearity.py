@@ -1,0 +1,78 @@
+"""The redactor takes time linear in its text, whatever the text repeats (issue 22).
+
+It runs on every transcript the hook submits, so a pasted run of one thing (a column of
+"password", a wall of ``sk-``, a base64 blob, 10,000 spaces) must not stall it. Each unit is
+repeated to 40 → 160 → … → 10,240 characters and :func:`memory.redact.redact` is timed (CPU of
+this thread, min of a few runs): linear grows 4 times a step, quadratic 16; more than
+:data:`MAX_GROWTH` fails, confirmed by measuring twice more so load on the machine does not. The
+units are each detector's anchors and connectors, alone and with the value shapes they expect.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from memory.redact import redact
+
+SIZES = (40, 160, 640, 2560, 10240)
+MAX_GROWTH = 8  # between linear (4) and quadratic (16)
+UNITS = (
+    " ", "\n", "\\n", "a", "7", "a-", "ab12", "Ab1/", "=", ":", "，", "中",
+    "sk-", "sk-ant-", "ghp_", "github_pat_", "eyJ", "eyJa.", "AKIA", "LTAI", "xox", "dckr_pat_",
+    "password ", "password: ", "password is ", "pass ", "pw ", "pin ", "key ", "token=", "secret ",
+    "passphrase ", "is the password ", "as the password ", "sessionid=", "sess=",
+    "密码", "密码是", "密码改成了", "的密码", "登录 ", "账号 a/",
+    "://", "://a:", "a:b@", "Authorization: ", "Basic ", "Bearer ",
+    " -p", " -u a:", "curl -u a:b ", " -N ", "ssh-keygen ",
+    "recovery codes:\n", "1234-5678\n", "ab12-cd34 ", "backup code ",
+    "-----BEGIN PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\nAAAA",
+    "aws ", "aws Ab1/", ":AA", "wifi key ", "login ", "wandb ", "pass", "key", "token", "sess",
+    "code is 1234 ", "redis-cli -a ", " -a", "pw for a: ", "passphrase: a-b-c ",
+)  # fmt: skip
+
+
+def _cpu(text: str, runs: int) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.thread_time()
+        redact(text)
+        best = min(best, time.thread_time() - start)
+    return max(best, 2e-5)  # below the clock's grain a ratio means nothing
+
+
+def _growth(unit: str, runs: int = 1) -> tuple[int, float] | None:
+    before = None
+    for n in SIZES:
+        t = _cpu(unit * max(1, n // len(unit)), runs)
+        if before is not None and t > MAX_GROWTH * before:
+            return n, t / before
+        before = t
+    return None
+
+
+def superlinear(unit: str) -> tuple[int, float] | None:
+    first = _growth(unit)
+    if first and all(_growth(unit, runs=3) for _ in range(2)):
+        return first
+    return None
+
+
+def test_the_check_catches_a_quadratic_redactor(monkeypatch: pytest.MonkeyPatch) -> None:
+    import memory.redact as redact_module
+
+    def quadratic(text: str) -> tuple[str, list[str]]:
+        for i in range(0, len(text), 4):
+            text.find("\x00never", i)  # from every position to the end
+        return text, []
+
+    monkeypatch.setattr(redact_module, "redact", quadratic)
+    monkeypatch.setitem(globals(), "redact", quadratic)
+    assert superlinear("ab ")
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_redaction_is_linear_in_a_repeated_unit(unit: str) -> None:
+    slow = superlinear(unit)
+    assert slow is None, f"{unit!r} repeated: x{slow[1]:.0f} at {slow[0]} characters"
