@@ -13,9 +13,8 @@ then either
 Everything else separates words: spaces, punctuation, ``/``, ``@``, ``:`` and a connector
 that does not sit between two runs (``end.``, ``--flag``, ``'quoted'``).
 
-On these words sits the one layer every use shares, :func:`terms` — what recall ranks by,
-what the offline model's duplicate detection and similarity compare, and what the dream's
-blocking indexes:
+On these words sits the one layer every use shares, :func:`terms` — what recall ranks by and
+what the offline model's duplicate detection and similarity compare:
 
 * a Chinese run gives its character bigrams (:func:`cjk_grams`; a lone character stands for
   itself), those of :data:`STOPWORDS` left out; Chinese is otherwise left as it is;
@@ -28,7 +27,8 @@ blocking indexes:
   term of its own (the offline model, comparing sets, keeps only the whole: ``compound_parts``).
 
 Recall ranks by the terms of 3+ characters (:func:`memory.retrieval.select.tokenize`); the
-offline model compares the set of them (``dreamd.models.offline.text.tokens``). :func:`terms`
+offline model compares the set of all of them, compounds whole
+(``dreamd.models.offline.text.tokens``). :func:`terms`
 is a pure function of the text, so an index cached on disk (``dreamd hook``) can be trusted
 while :data:`TERMS_VERSION` is the same.
 
