@@ -331,3 +331,26 @@ def test_keyword_index_beats_bm25_on_locomo_recall_at_5(
     assert ours["hits"] > baseline["hits"], (ours["hits"], baseline["hits"])
     versus = bench.paired(results, "dreamd", "bm25-tok")
     assert versus["dreamd_only"] > versus["bm25-tok_only"], versus
+
+
+def test_the_hook_rebuilds_an_index_cached_by_an_older_tokenizer(tmp_path: Path) -> None:
+    """A hook cache written before the tokenizer changed (same manifest, old terms, no version)
+    is rebuilt: the prompt's stems meet the records' stems, not the old cache's words."""
+    import marshal
+
+    from dreamd.hook.context import _ranked_set
+    from memory.store.records import make_record
+    from memory.store.transaction import Change, MemoryStore
+
+    memdir, state = tmp_path / "m", tmp_path / "st"
+    MemoryStore.init(memdir).commit(Change(add=[
+        make_record("style-width", "feedback", "Indentation is two spaces", "Two spaces."),
+        make_record("coffee", "user", "The user drinks flat whites", "Oat milk."),
+    ], actor="manual"))  # fmt: skip
+    _ranked_set(memdir, state)
+    (cache,) = (state / "hook-index").iterdir()
+    key, entries, _current = marshal.loads(cache.read_bytes())
+    docs = [(e[0], e[1], e[2], 0.5, {"indentation": 1.5}, 1.5) for e in entries]
+    cache.write_bytes(marshal.dumps([key, entries, (docs, {"indentation": {d[0]: 1.5 for d in docs}}, 3.0)]))
+    _, index = _ranked_set(memdir, state)
+    assert index.select("how should I indent?", 1) == ["style-width"]
