@@ -8,8 +8,9 @@ All figures come from one run, each next to its baseline measured in the same ru
    does with ``[recall] embeddings``: :func:`memory.retrieval.embed.fuse` with its defaults,
    chosen on ``benchmarks/recall_dev`` by ``tune_fusion.py``, never on these questions).
    Records are embedded as recall embeds them (:func:`memory.retrieval.embed.record_text`:
-   name, description, body); LoCoMo's names are synthetic ids (``obs-s1-3``), so two
-   diagnostic rows embed the description alone (``embedding (no name)``, ``fused (no name)``).
+   description and body, not the name). Two rows measure what recall did before issue 23 in
+   the same run: ``fused rrf (before)``, reciprocal-rank fusion (k = 5, weight 6) with the
+   records embedded with their names, and ``embedding (with name)``.
 2. **Model**: load time, resident memory before / after loading and after embedding 1,000
    records, and the time to embed them (batches of 32, one thread).
 3. **Warm query latency** of ``memory.recall`` at 1,000 and 10,000 records, fused and
@@ -21,7 +22,8 @@ All figures come from one run, each next to its baseline measured in the same ru
 
 MADial-Bench and MemDaily are not in this repository or in ../shared/data, so they are not run.
 
-Usage: ``python benchmarks/bench_recall_embed.py [--quick]``; needs ``dreamd[embeddings]``.
+Usage: ``python benchmarks/bench_recall_embed.py [--quick] [--locomo-only]``; needs
+``dreamd[embeddings]``. ``--locomo-only`` runs part 1 alone.
 Prints a table and writes ``benchmarks/results/recall_embed.json``.
 """
 
@@ -83,12 +85,11 @@ def locomo(embedder: Any, convs: list[Any]) -> tuple[dict[str, Any], dict[int, d
         vectors[id(conv.candidates)] = dict(zip([c.name for c in conv.candidates], vecs, strict=True))
         n += len(texts)
     record_s = time.perf_counter() - t0
-    # Diagnostic: LoCoMo's record names are synthetic ids (obs-s1-3), which recall_text puts
-    # in front of every text; the same observations embedded without them.
-    bare: dict[int, dict[str, np.ndarray]] = {}
+    # Before issue 23: records embedded with their names (LoCoMo's are synthetic ids, obs-s1-3).
+    named: dict[int, dict[str, np.ndarray]] = {}
     for conv in convs:
-        vecs = embedder.embed([c.description for c in conv.candidates])
-        bare[id(conv.candidates)] = dict(zip([c.name for c in conv.candidates], vecs, strict=True))
+        vecs = embedder.embed([f"{c.name.replace('-', ' ')}: {c.description}\n{c.body}" for c in conv.candidates])
+        named[id(conv.candidates)] = dict(zip([c.name for c in conv.candidates], vecs, strict=True))
     queries = [q.text for conv in convs for q in conv.questions]
     t0 = time.perf_counter()
     qvecs = {text: embedder.embed([text])[0] for text in dict.fromkeys(queries)}
@@ -117,10 +118,24 @@ def locomo(embedder: Any, convs: list[Any]) -> tuple[dict[str, Any], dict[int, d
 
         return select
 
+    def rrf_selector(cands: Any) -> Any:
+        from tune_fusion import rrf
+
+        table = named[id(cands)]
+        names = list(table)
+        matrix = np.stack([table[n] for n in names])
+        index = KeywordIndex(cands)
+
+        def select(q: str) -> list[str]:
+            sims = matrix @ qvecs[q]
+            return rrf(index.scores(q), dict(zip(names, sims.tolist(), strict=True)), TOP_K)
+
+        return select
+
     results = evaluate(convs, {"dreamd-lexical": dreamd_selector, "bm25-tok": bm25_tok_selector,
                                "bm25": bm25_selector, "embedding": embedding_selector, "fused": fused_selector,
-                               "embedding (no name)": lambda c: embedding_selector(c, bare),
-                               "fused (no name)": lambda c: fused_selector(c, bare)})
+                               "embedding (with name)": lambda c: embedding_selector(c, named),
+                               "fused rrf (before)": rrf_selector})
     for r in results.values():
         r.pop("per_question", None)
     speed = {"records": n, "record_ms": round(record_s / n * 1000, 2),
@@ -223,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--locomo-only", action="store_true", help="LoCoMo recall@5 rows only")
     args = ap.parse_args(argv)
     runs = 10 if args.quick else 50
     from dreamd.embeddings.model import load as load_model
@@ -243,6 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     results, vectors, speed = locomo(embedder, convs)
     out["locomo"] = {"recall_at_5": {k: v["recall_at_5"] for k, v in results.items()},
                      "questions": next(iter(results.values()))["questions"], "speed": speed}
+    if args.locomo_only:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(out, indent=2) + "\n")
+        print(f"LoCoMo recall@5 ({out['locomo']['questions']} questions):")
+        for name, r in out["locomo"]["recall_at_5"].items():
+            print(f"  {name:<22} {r['overall']:.3f}   " + "  ".join(f"{k} {v:.3f}" for k, v in r.items() if k != "overall"))
+        return 0
     queries = [q.text for conv in convs for q in conv.questions][:200]
     out["latency"] = {}
     with tempfile.TemporaryDirectory(prefix="bench-embed-") as tmpname:

@@ -156,3 +156,17 @@ def test_sync_never_shares_the_cache(tmp_path: Path) -> None:
     from dreamd.sync.flow import GITIGNORE
 
     assert "/.*" in GITIGNORE.splitlines()
+
+
+def test_a_cache_of_the_previous_format_is_rebuilt_without_names(tmp_path: Path) -> None:
+    """Version 1 caches hold vectors of name + description + body; version 2 embeds no name.
+    An old cache is never mixed with new vectors: every record is embedded again."""
+    memdir, _ = _store(tmp_path, 3)
+    emb = CountingEmbedder()
+    update_directory(memdir, emb)
+    path = cache_path(memdir, MODEL)
+    path.write_bytes(path.read_bytes().replace(b"dreamd-embeddings 2 ", b"dreamd-embeddings 1 ", 1))
+    assert read_cache(memdir, MODEL, 384) is None
+    emb.texts.clear()
+    assert update_directory(memdir, emb) == (3, 3)
+    assert sorted(emb.texts) == [f"Note number {i}\nBody of note {i}.\n" for i in range(3)]

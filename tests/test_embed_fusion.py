@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dreamd.embeddings.refresh import update_directory
-from memory.retrieval.embed import fuse, uses_embeddings
+from memory.retrieval.embed import fuse, record_text, uses_embeddings
 from memory.retrieval.recall import clear_cache, fused_names, recall
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
@@ -33,7 +33,22 @@ def test_fuse_is_deterministic_and_honours_exclude() -> None:
 
 
 def test_keyword_rank_breaks_an_embedding_tie() -> None:
-    assert fuse({"y": 1.0}, {"x": 0.5, "y": 0.5}, 1, k=5, weight=1) == ["y"]
+    assert fuse({"y": 1.0}, {"x": 0.5, "y": 0.5}, 1, weight=1) == ["y"]
+
+
+def test_fused_score_weighs_the_cosine_against_the_share_of_the_best_keyword_score() -> None:
+    kw = {"rare-words": 8.0, "other": 2.0}
+    em = {"sounds-alike": 0.62, "rare-words": 0.55, "other": 0.1}
+    # 0.1 * 1.0 + 0.9 * 0.55 = 0.595 beats 0.9 * 0.62 = 0.558: the keyword share decides
+    assert fuse(kw, em, 2) == ["rare-words", "sounds-alike"]
+    assert fuse(kw, em, 1, weight=1.0) == ["sounds-alike"]
+    assert fuse(kw, em, 1, weight=0.0) == ["rare-words"]
+    # the scale of BM25 does not matter, only each score's share of the best
+    assert fuse({n: 100 * s for n, s in kw.items()}, em, 3) == fuse(kw, em, 3)
+
+
+def test_the_record_name_is_not_embedded() -> None:
+    assert record_text("obs-s1-3", "Noor owns a tortoise", "Forty years old.") == "Noor owns a tortoise\nForty years old."
 
 
 def test_chinese_queries_are_left_to_the_keyword_index() -> None:

@@ -558,3 +558,11 @@ def test_history_holds_only_what_an_explicit_newer_statement_replaced() -> None:
     # the older record is not replaced by a record older than itself
     assert unexplained_history(("d", ok), [(s, d, b) for (_, d, b), s in zip(sources, ["1", "2"], strict=True)]) == [
         "Standup is at 9:30."]
+
+
+def test_duplicate_detection_meets_derived_forms_of_a_word() -> None:
+    """Dedup compares the one tokenizer's terms: "deploy" and "deployment" are one term."""
+    from dreamd.models.offline.text import jaccard, tokens
+
+    a, b = tokens("Deployment to staging needs the VPN"), tokens("deploying to staging needs the VPN")
+    assert a == b and jaccard(a, b) == 1.0

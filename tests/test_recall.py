@@ -419,3 +419,14 @@ def test_memory_recall_is_callable_whichever_import_came_first(tmp_path: Path) -
         timeout=60,
     )
     assert out.stdout.strip() == "['prefers-tabs']"
+
+
+def test_recall_meets_a_query_word_in_another_form_in_the_record(tmp_path: Path) -> None:
+    memdir, _ = make_store(
+        tmp_path,
+        rec("style-width", "Indentation is two spaces in the web client"),
+        rec("helm-charts", "Deployment goes through the Helm charts in infra/"),
+        rec("coffee", "The user drinks oat-milk flat whites"),
+    )
+    assert [r.name for r in recall(memdir, "how should I indent?", limit=1).records] == ["style-width"]
+    assert [r.name for r in recall(memdir, "how do we deploy", limit=1).records] == ["helm-charts"]

@@ -1,4 +1,4 @@
-"""One word definition (memory.retrieval.tokens) under recall's ranking terms and the offline model's tokens."""
+"""One tokenizer (memory.retrieval.tokens): words, then the terms recall ranks by and the offline model compares."""
 
 from __future__ import annotations
 
@@ -10,7 +10,17 @@ from hypothesis import strategies as st
 
 from dreamd.models.offline.text import make_name, raw_words, tokens
 from memory.retrieval.select import plain_tokens, tokenize
-from memory.retrieval.tokens import CJK, CONNECTORS, cjk_grams, is_cjk, normalize, parts, words
+from memory.retrieval.tokens import (
+    CJK,
+    CONNECTORS,
+    cjk_grams,
+    is_cjk,
+    normalize,
+    parts,
+    stem,
+    terms,
+    words,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,15 +51,44 @@ def test_parts_and_cjk_grams_are_the_layers_ranking_builds_from() -> None:
     assert is_cjk("用户") and not is_cjk("users")
 
 
-def test_recall_and_the_offline_model_read_the_same_words_through_their_own_layers() -> None:
+def test_recall_and_the_offline_model_share_one_layer_of_terms() -> None:
     text = "Pin node-18 for the c++ build; don’t touch a.b 使用tabs"
     assert words(text) == ["pin", "node-18", "for", "the", "c++", "build", "don't", "touch", "a.b", "使用", "tabs"]
-    # ranking: parts of 3+ characters, stopwords ("don") dropped, stemmed; Chinese bigrams
-    assert tokenize(text) == ["pin", "nod", "build", "touch", "使用", "tab"]
-    assert plain_tokens(text) == ["pin", "node", "for", "the", "build", "don", "touch", "使用", "tabs"]
-    # the offline model: words whole, apostrophes dropped, 2+ characters, plurals singular
-    assert raw_words(text) == ["pin", "node-18", "for", "the", "c++", "build", "dont", "touch", "a.b", "使用", "tabs"]
+    # the one layer: stems, stopwords dropped, apostrophes dropped, compounds whole then their
+    # parts of 3+ characters, Chinese bigrams
+    assert terms(text) == ["pin", "node-18", "node", "c++", "build", "dont", "touch", "a.b", "使用", "tab"]
+    assert tokenize(text) == terms(text)
+    # the offline model: the same terms as a set, a compound one value (no parts)
+    assert tokens(text) == set(terms(text, compound_parts=False))
     assert tokens(text) == {"pin", "node-18", "c++", "build", "dont", "touch", "a.b", "使用", "tab"}
+    assert plain_tokens(text) == ["pin", "node", "for", "the", "build", "don", "touch", "使用", "tabs"]
+    assert raw_words(text) == ["pin", "node-18", "for", "the", "c++", "build", "dont", "touch", "a.b", "使用", "tabs"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("indent", "indentation"),
+        ("deploy", "deployment"),
+        ("deployed", "deploys"),
+        ("configure", "configuration"),
+        ("migrating", "migration"),
+        ("stories", "story"),
+    ],
+)
+def test_derived_forms_of_a_word_give_one_term(a: str, b: str) -> None:
+    assert terms(a) == terms(b) == [stem(a)]
+
+
+@pytest.mark.parametrize("word", ["café", "k8s", "2023", "用户", "ok"])
+def test_stem_leaves_words_it_has_no_rule_for_alone(word: str) -> None:
+    assert stem(word) == word
+
+
+def test_relating_words_and_negations_stay_terms_while_function_words_go() -> None:
+    assert terms("run the tests before pushing") != terms("run the tests after pushing")
+    assert "dont" in terms("don't deploy on Fridays")
+    assert terms("the user and it was what they would have") == []
 
 
 def test_offline_names_fold_accented_words_to_ascii_and_skip_other_scripts() -> None:
@@ -78,3 +117,10 @@ def test_a_word_neither_starts_nor_ends_with_a_connector_except_a_final_plus_or_
         assert w and not any(ch.isspace() for ch in w)
         assert w[0] not in CONNECTORS
         assert w[-1] not in CONNECTORS.replace("+", "").replace("#", "")
+
+
+@given(text_strategy)
+def test_the_offline_models_tokens_are_recalls_terms(text: str) -> None:
+    """One tokenizer: every token the offline model compares is a term recall ranks by (recall
+    leaves out the two-character ones)."""
+    assert {t for t in tokens(text) if len(t) >= 3 or is_cjk(t)} <= set(tokenize(text))

@@ -2,10 +2,10 @@
 
 Two ways to pick at most ``limit`` record names for a query (DESIGN §7):
 
-- :class:`KeywordIndex` — deterministic and fast, always available. The words of
-  :mod:`memory.retrieval.tokens` (the one definition recall, dedup and the offline model share), as
-  terms: the letter/digit parts of each word of 3+ characters (``node-18`` → ``node``; light
-  stemming, stopwords dropped) and Chinese character bigrams, scored
+- :class:`KeywordIndex` — deterministic and fast, always available. The terms of
+  :func:`memory.retrieval.tokens.terms` (the one layer recall, dedup and the offline model
+  share: Snowball stems, stopwords dropped, a compound whole and its parts, Chinese character
+  bigrams) of 3+ characters (:func:`tokenize`), scored
   BM25-style against name + description + body with per-field weights, rarer terms counting
   more and adjacent-word pairs as extra phrase terms. Ties go to higher importance, then to
   the smaller name, so the same set and query always give the same answer. (Pseudo-relevance
@@ -26,11 +26,19 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import re
 import threading
 from collections.abc import Collection, Iterable, Sequence
 
-from memory.retrieval.tokens import CJK_RE, cjk_grams, parts, words
+from memory.retrieval.tokens import (
+    CJK_RE,
+    STOPWORDS,
+    TERMS_VERSION,
+    cjk_grams,
+    parts,
+    stem,
+    terms,
+    words,
+)
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
 if TYPE_CHECKING:
@@ -39,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MODEL_CANDIDATES",
+    "STOPWORDS",
     "AnswerRejected",
     "Candidate",
     "IndexedDoc",
@@ -54,53 +63,6 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------------------- tokens
-
-_STOPWORD_TEXT = """
-    about above after again against all also although among and another any anyone anything
-    are aren around because been before being below between both but can cannot could couldn
-    did didn does doesn doing don done down during each either else even ever every few for
-    from further had hadn has hasn have haven having her here hers herself him himself his how
-    however into isn its itself just least less let lets may might more most much must mustn
-    myself neither nor not now off once only other others ought our ours ourselves out over own
-    per quite rather same shall shan she should shouldn since some such than that the their
-    theirs them themselves then there these they this those though through thus too under
-    until upon very via was wasn were weren what whatever when whenever where whereas wherever
-    whether which while who whoever whom whose why will with within without won would wouldn
-    yet you your yours yourself yourselves
-"""
-STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
-"""English function words of 3+ characters: they match everything and rank nothing."""
-
-
-def stem(word: str) -> str:
-    """Light, deterministic suffix stripping for English words (plurals, -ing, -ed, final e).
-
-    Deliberately weaker than Porter: it only conflates forms that almost always mean the same
-    thing (``paints``/``painted``/``painting`` → ``paint``, ``stories`` → ``story``), and it is
-    applied identically to queries and records, so an odd stem is harmless.
-    """
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    w = word
-    if w.endswith(("ies", "ied")) and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    elif w.endswith("ing") and len(w) >= 6 and re.search("[aeiouy]", w[:-3]):
-        w = _undouble(w[:-3])
-    elif w.endswith("ed") and len(w) >= 5 and re.search("[aeiouy]", w[:-2]):
-        w = _undouble(w[:-2])
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w if len(w) >= 3 else word
-
-
-def _undouble(w: str) -> str:
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouylsz":
-        return w[:-1]
-    return w
 
 
 def _raw_tokens(text: str) -> Iterable[str]:
@@ -121,14 +83,12 @@ def plain_tokens(text: str) -> list[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """Search terms of ``text`` in order: stemmed English words of 3+ characters without
-    stopwords, and Chinese character bigrams (a lone Chinese character stands for itself)."""
-    out: list[str] = []
-    for tok in _raw_tokens(text):
-        if tok in STOPWORDS:
-            continue
-        out.append(stem(tok))
-    return out
+    """Search terms of ``text`` in order: the terms of :func:`memory.retrieval.tokens.terms`
+    (the one layer recall, dedup and the offline model share: Snowball stems, stopwords
+    dropped, compounds whole and in parts, Chinese character bigrams) of 3+ characters, and
+    every Chinese one. A two-character term ("go", "tv", "10") matches too many records to rank
+    by; the offline model keeps them, where "use Go" is a whole rule."""
+    return [t for t in terms(text) if len(t) >= 3 or CJK_RE.match(t)]
 
 
 def _with_pairs(tokens: list[str]) -> list[str]:
@@ -257,9 +217,10 @@ def index_doc(cand: Candidate) -> IndexedDoc:
 
 
 IndexState = tuple[
-    list[tuple[str, str, str, float, dict[str, float], float]], dict[str, dict[str, float]], float
+    int, list[tuple[str, str, str, float, dict[str, float], float]], dict[str, dict[str, float]], float
 ]
-"""What :meth:`KeywordIndex.state` returns: plain values ``marshal`` can store."""
+"""What :meth:`KeywordIndex.state` returns: plain values ``marshal`` can store, the first the
+:data:`memory.retrieval.tokens.TERMS_VERSION` its terms were made by."""
 
 
 class KeywordIndex:
@@ -320,23 +281,28 @@ class KeywordIndex:
     def state(self) -> IndexState:
         """The index as plain values, for a cache on disk (``dreamd hook``): every document
         without its body (name, type, description, importance, terms, length), the postings
-        and the total length. :meth:`from_state` restores it without tokenizing again."""
+        and the total length, after the version of the terms. :meth:`from_state` restores it
+        without tokenizing again."""
         with self._lock:
             docs = [
                 (d.candidate.name, d.candidate.type, d.candidate.description,
                  d.candidate.importance, d.terms, d.length)
                 for d in self._docs.values()
             ]  # fmt: skip
-            return docs, self._postings, self._total_length
+            return TERMS_VERSION, docs, self._postings, self._total_length
 
     @classmethod
     def from_state(cls, state: IndexState) -> KeywordIndex:
-        """The index :meth:`state` was taken from (candidates without bodies)."""
-        docs, postings, total = state
+        """The index :meth:`state` was taken from (candidates without bodies). Raises
+        ValueError for a state whose terms another version of :func:`tokenize` made: its
+        terms would never meet a query's."""
+        version, docs, postings, total = state
+        if version != TERMS_VERSION:
+            raise ValueError(f"term index of tokenizer version {version!r}, not {TERMS_VERSION}")
         index = cls()
-        for name, type_, description, importance, terms, length in docs:
+        for name, type_, description, importance, doc_terms, length in docs:
             cand = Candidate(name, type_, description, "", importance)
-            index._docs[name] = IndexedDoc(cand, terms, length)
+            index._docs[name] = IndexedDoc(cand, doc_terms, length)
         index._postings, index._total_length = postings, total
         return index
 

@@ -15,7 +15,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dreamd.models.offline.text import NEGATIONS, ZH_NEGATIONS, has_cjk, jaccard, raw_words, tokens
+from dreamd.models.offline.text import (
+    NEGATIONS,
+    ZH_NEGATIONS,
+    has_cjk,
+    jaccard,
+    raw_words,
+    token_set,
+    tokens,
+)
 
 ALTERNATIVES: tuple[frozenset[str], ...] = tuple(
     frozenset(group.split())
@@ -42,11 +50,13 @@ ALTERNATIVES: tuple[frozenset[str], ...] = tuple(
         "enabled disabled",
     )
 )
-_GENERIC_SUBJECTS = frozenset({"decision", "goal", "note", "决定", "目标", "目標", "deadline", "remember"})
+_GENERIC_SUBJECTS = token_set({"decision", "goal", "note", "决定", "目标", "目標", "deadline", "remember"})
 
 
-_DIRECTIVE_WORDS = frozenset({"always", "never", "dont", "avoid", "stop", "instead", "prefer",
+_DIRECTIVE_WORDS = token_set({"always", "never", "dont", "avoid", "stop", "instead", "prefer",
                               "please", "use", "using"})
+_ALTERNATIVE_TOKENS = tuple(group | token_set(group) for group in ALTERNATIVES)
+"""Each group with its words as tokens give them (``spaces`` → ``space``)."""
 
 
 def negated(text: str) -> bool:
@@ -102,7 +112,7 @@ def analyse(text: str) -> Statement:
     toks = frozenset(tokens(text))
     alt = _first_alternative(text)
     if alt:
-        group = ALTERNATIVES[alt[0]]
+        group = _ALTERNATIVE_TOKENS[alt[0]]
         without_alt = frozenset(t for t in toks if t not in group) - _DIRECTIVE_WORDS
     else:
         without_alt = frozenset()

@@ -3,11 +3,12 @@
 Everything here is a pure function of its arguments (no clock: "today" is always passed in),
 so the offline backend gives the same answer for the same payload on every machine.
 
-- Tokens: the words of :mod:`memory.retrieval.tokens` (the one word definition recall and this model
-  share), kept whole (``node-18``, ``c++``, ``a.b``) with apostrophes dropped (``don't`` →
-  ``dont``): those of 2+ characters with light plural stripping, stopwords dropped, plus
-  Chinese character bigrams (a lone Chinese character stands for itself). Traditional and
-  simplified forms are not unified; the heuristics list both where it matters.
+- Tokens: :func:`memory.retrieval.tokens.terms`, the one layer recall, dedup and this model
+  share (Snowball stems of words of 2+ characters, stopwords dropped, apostrophes dropped,
+  Chinese character bigrams), as a set, compound words whole (``compound_parts=False``: a URL,
+  a version or a date is one value to compare). Traditional and simplified forms are not
+  unified; the heuristics list both where it matters. A word list a rule compares tokens with
+  is read through the same layer (:func:`token_set`).
 - Similarity: Jaccard and containment (|A∩B| / min(|A|,|B|)) over those token sets.
 - Shaping: first person rewritten as "User …"/"用户…", sentence case, one-line descriptions,
   a reason split off at because/since/因为.
@@ -30,22 +31,22 @@ from collections.abc import Callable, Iterable
 from memory.retrieval.tokens import (
     CJK_RE as CJK_RE,  # re-exported: the offline modules import it from here
 )
-from memory.retrieval.tokens import cjk_grams, words
+from memory.retrieval.tokens import STOPWORDS as STOPWORDS  # re-exported, as CJK_RE
+from memory.retrieval.tokens import terms, words
 
 _CODE_NAME = re.compile(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b")
 _NEXT_WEEK_RANGE = re.compile(r"(下周|下週|下星期)([一二三四五六日天])(到|至|-|~)(?:周|週|星期)?(?=[一二三四五六日天])")
 
-_STOPWORD_TEXT = """
+_SLUG_DROP_TEXT = """
     a an the and or but if of to in on at by for from with into onto as is are was were be been
     being am do does did done it its this that these those there here then than so such very
     just also too not no yes my me mine we our ours you your yours he she they them their his
     her i im ive id ill s t about over under up down out off again more most some any all each
     which who whom what when where why how can could should would will shall may might must
-    has have had having user users s re ll ve d m
-    用户 用戶 我们 我們 一个 一個 这个 這個 那个 那個 的是 是的
+    has have had having user users s re ll ve d m please prefer prefers like likes always usually
 """
-STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
-"""Words that match everything and distinguish nothing (English and a few Chinese bigrams)."""
+_SLUG_DROP: frozenset[str] = frozenset(_SLUG_DROP_TEXT.split())
+"""Words a record name leaves out ("User prefers the …" is named by what follows)."""
 
 NEGATIONS: frozenset[str] = frozenset(
     {"not", "no", "never", "dont", "don't", "avoid", "stop", "without", "nor", "doesnt"}
@@ -60,22 +61,6 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-_KEEP_S_TEXT = """always perhaps various towards afterwards postgres redis kubernetes jenkins windows
-macos ios news series species analysis basis canvas atlas alias bias status"""
-_KEEP_S: frozenset[str] = frozenset(_KEEP_S_TEXT.split())
-"""Words ending in s that are not plurals (``always`` must not become ``alway``)."""
-
-
-def _singular(word: str) -> str:
-    if word in _KEEP_S:
-        return word
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def raw_words(text: str) -> list[str]:
     """The words of ``text`` (:func:`memory.retrieval.tokens.words`: compound words whole, Chinese runs)
     in order, apostrophes dropped (``don't`` → ``dont``), stopwords kept (slugs, patterns)."""
@@ -84,13 +69,13 @@ def raw_words(text: str) -> list[str]:
 
 def tokens(text: str) -> set[str]:
     """The token set similarity works on (see module docstring)."""
-    out: set[str] = set()
-    for run in raw_words(text):
-        if CJK_RE.match(run):
-            out.update(cjk_grams(run))
-        elif len(run) >= 2:
-            out.add(_singular(run))
-    return out - STOPWORDS
+    return set(terms(text, compound_parts=False))
+
+
+def token_set(words: Iterable[str]) -> frozenset[str]:
+    """A rule's word list as :func:`tokens` gives those words (``using`` → ``use``), so that
+    comparing tokens with it compares like with like."""
+    return frozenset(t for w in words for t in terms(w, compound_parts=False))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -114,7 +99,6 @@ def short_hash(text: str, n: int = 8) -> str:
     return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:n]
 
 
-_SLUG_DROP = STOPWORDS | {"please", "prefer", "prefers", "like", "likes", "always", "usually"}
 
 
 def _ascii(word: str) -> str:

@@ -156,6 +156,7 @@ from dreamd.models.offline.text import (
     raw_words,
     split_reason,
     tidy,
+    token_set,
     tokens,
 )
 
@@ -344,7 +345,7 @@ def _body(found: Found, day: dt.date) -> str:
 
 
 _CONNECTIVE = re.compile(r"^(?:因为|因為|由于|由於|所以|而且|但是|不过|不過|并且|並且|然后|然後)|(?:的话|的話)$")
-_CONNECTIVE_EN = frozenset(["because", "since", "so", "cause", "but", "and", "also", "as", "then"])
+_CONNECTIVE_EN = token_set(["because", "since", "so", "cause", "but", "and", "also", "as", "then"])
 
 
 def _covered(said: str, text: str) -> bool:

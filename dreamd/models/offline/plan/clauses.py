@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from dreamd.models.offline.plan.paraphrase import Gist, gist, swapped_in_place, value_kind
-from dreamd.models.offline.text import CJK_RE, normalize, raw_words, tokens
+from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, tokens
 
 __all__ = [
     "HISTORY",
@@ -180,7 +180,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("zh-no-longer", re.compile(r"^(?P<subj>.*?)不再(?P<old>.+)$")),
     ("zh-to", re.compile(rf"^(?P<subj>.+?)(?:已经|已|都)?(?P<verb>{_ZH_TO})(?P<new>.+)$")),
 )
-_MARKER_WORDS = frozenset(
+_MARKER_WORDS = token_set(
     ["switch", "switched", "switching", "moved", "moving", "migrated", "migrating", "changed", "changing", "went", "gone", "upgraded", "upgrading", "relocated", "relocating", "instead", "longer", "anymore", "now"]
 )
 _ZH_AT_PLACE = re.compile(r"(?:在|位于)(?!周|每|晚|早|上午|下午|中午|凌晨|节假日|工作日)")
