@@ -16,6 +16,10 @@ git, from a teammate or an attacker; a spool may be someone else's) goes through
   it is regular: a FIFO or a device under a dreamd file name is refused, not waited on);
 * every read has a size cap, checked on ``fstat`` before a byte is read (a 3 GiB sparse file
   costs one syscall) and again while reading (a file that grows);
+* a file read is owned by this user (a record, manifest or ``MEMORY.md`` another uid planted
+  in a shared or group-writable directory is refused like a link; git writes what it checks out
+  as the user who runs it, so a synced directory passes; root is held to the same rule and
+  reads only files root owns);
 * a directory where dreamd keeps its own state is a real directory owned by this user (and,
   for the spool, writable by no one else).
 
@@ -141,6 +145,7 @@ def open_regular(
     dir_fd: int | None = None,
     oversize: str = "refuse",
     single_link: bool = False,
+    owned: bool = True,
 ) -> bytes:
     """The bytes of the regular file ``path`` (relative to ``dir_fd`` when given), at most
     ``max_bytes`` of them.
@@ -150,10 +155,13 @@ def open_regular(
     reading. ``oversize="refuse"`` raises for a file over ``max_bytes``; ``"truncate"`` returns
     its first ``max_bytes`` (callers that want a prefix or a tail bound themselves).
     ``single_link`` refuses a file with more than one hard link (its bytes may belong to a file
-    outside the directory). UnsafeFileError names the path and the reason; FileNotFoundError
-    and other OSErrors (naming the path) pass through.
+    outside the directory). ``owned`` (the default) refuses a file another uid owns.
+    UnsafeFileError names the path and the reason; FileNotFoundError and other OSErrors (naming
+    the path) pass through.
     """
-    _, data = read_regular_stat(path, max_bytes=max_bytes, dir_fd=dir_fd, oversize=oversize, single_link=single_link)
+    _, data = read_regular_stat(
+        path, max_bytes=max_bytes, dir_fd=dir_fd, oversize=oversize, single_link=single_link, owned=owned
+    )
     assert data is not None  # no ``unchanged`` given: always read
     return data
 
@@ -166,6 +174,7 @@ def read_regular_stat(
     oversize: str = "refuse",
     single_link: bool = False,
     unchanged: Callable[[os.stat_result], bool] | None = None,
+    owned: bool = True,
 ) -> tuple[os.stat_result, bytes | None]:
     """:func:`open_regular` that also returns the file's ``fstat``; with ``unchanged``, the
     bytes are not read (None) when it says the file is one the caller already has (a cache
@@ -182,6 +191,8 @@ def read_regular_stat(
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UnsafeFileError(f"{where}: is {_kind(st.st_mode)}, not a regular file; left alone")
+        if owned and st.st_uid != (euid := os.geteuid()):
+            raise UnsafeFileError(f"{where}: owned by uid {st.st_uid}, not by this user (uid {euid}); not read")
         if single_link and st.st_nlink > 1:
             raise UnsafeFileError(
                 f"{where}: has {st.st_nlink} hard links; its bytes may be a file outside this directory, so it is not taken in"

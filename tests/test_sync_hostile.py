@@ -159,3 +159,78 @@ def test_a_hand_edited_but_valid_remote_manifest_is_merged_not_refused(setup: tu
     assert report.merged and report.pushed
     assert set(record_set(b)) == {"base", "local-work", "handmade"}
     assert (b / "handmade.md").read_bytes() == data
+
+
+# ----------------------------------------------------------------------------- the local directory (issue 21 §1)
+
+REPO = Path(__file__).resolve().parents[1]
+_SYNC_CHILD = (
+    "import sys\nfrom pathlib import Path\nfrom dreamd.sync.flow import sync\n"
+    "try:\n    sync(Path(sys.argv[1]))\nexcept Exception as exc:\n    print(f'{type(exc).__name__}: {exc}')\n    sys.exit(1)\n"
+)
+
+
+def sync_in_child(directory: Path) -> subprocess.CompletedProcess[str]:
+    """``sync`` in a child with a timeout: a read that blocks on a FIFO fails the test, never hangs it."""
+    import os
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", _SYNC_CHILD, str(directory)], capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+
+
+def _incoming(a: Path, tmp_path: Path) -> tuple[str, bytes]:
+    remember(a, "incoming")
+    sync(a)
+    [entry] = [e for e in MemoryStore(a).read().records if e.name == "incoming"]
+    return entry.file, (a / entry.file).read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to an outside copy"])
+def test_a_fifo_or_link_where_a_remote_record_lands_is_never_read_or_taken_as_the_record(
+    setup: tuple[str, Path, Path], tmp_path: Path, kind: str
+) -> None:
+    import os
+
+    _remote, a, b = setup
+    file, data = _incoming(a, tmp_path)
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(data)  # the same bytes: following the link would pass every hash check
+    if kind == "fifo":
+        os.mkfifo(b / file)
+    else:
+        (b / file).symlink_to(outside)
+    proc = sync_in_child(b)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [entry] = [e for e in MemoryStore(b).read().records if e.name == "incoming"]
+    assert entry.file != file  # installed beside the planted file, under a fresh name
+    assert not (b / entry.file).is_symlink() and (b / entry.file).read_bytes() == data
+    assert (b / file).is_fifo() if kind == "fifo" else (b / file).is_symlink()
+    assert outside.read_bytes() == data
+
+
+def test_a_local_record_swapped_for_a_fifo_is_never_read_or_pushed(setup: tuple[str, Path, Path]) -> None:
+    import os
+
+    remote, _a, b = setup
+    [entry] = [e for e in MemoryStore(b).read().records if e.name == "local-work"]
+    (b / entry.file).unlink()
+    os.mkfifo(b / entry.file)
+    proc = sync_in_child(b)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [line] = proc.stdout.strip().splitlines()
+    assert str(b / entry.file) in line
+    assert entry.file not in git(Path(remote), "ls-tree", "-r", "--name-only", "main")
+
+
+def test_a_fifo_sync_state_file_does_not_hold_sync(setup: tuple[str, Path, Path]) -> None:
+    import os
+
+    _remote, _a, b = setup
+    (b / ".git" / "dreamd-sync.json").unlink()
+    os.mkfifo(b / ".git" / "dreamd-sync.json")
+    proc = sync_in_child(b)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert set(record_set(b)) == {"base", "local-work"}
+    assert (b / ".git" / "dreamd-sync.json").is_file()

@@ -42,9 +42,10 @@ from dreamd.sync.git import Git, SyncError, SyncTransient, first_line, git_blob_
 from dreamd.sync.install import install, locate
 from dreamd.sync.remote import RemoteSet, fetch_records, manifest_at, read_remote_set
 from memory.errors import DreamdError, StoreError
-from memory.fsutil import replace_atomic
+from memory.fsutil import open_regular, replace_atomic
 from memory.redact import redact
 from memory.store.index import render_index
+from memory.store.layout import MAX_INDEX_BYTES, MAX_MANIFEST_BYTES, MAX_RECORD_FILE_BYTES
 from memory.store.locks import store_lock
 from memory.store.manifest import Manifest, ManifestEntry, check_file_name, utcnow_iso
 from memory.store.merge import THEIRS, merge_manifests
@@ -112,10 +113,23 @@ def state_path(directory: Path) -> Path:
     return directory / ".git" / STATE_FILE
 
 
-def read_state(directory: Path) -> dict[str, Any]:
+MAX_STATE_BYTES = 1024 * 1024
+
+
+def _read_regular(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of this user's under ``max_bytes``; None when
+    it is missing or refused (a link, a FIFO, another uid's, too large: :func:`open_regular`)."""
     try:
-        raw = json.loads(state_path(directory).read_bytes())
-    except (OSError, ValueError):
+        return open_regular(path, max_bytes=max_bytes)
+    except (OSError, StoreError):
+        return None
+
+
+def read_state(directory: Path) -> dict[str, Any]:
+    data = _read_regular(state_path(directory), MAX_STATE_BYTES)
+    try:
+        raw = json.loads(data) if data is not None else {}
+    except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
 
@@ -306,10 +320,10 @@ class Repo:
         commit = head
         for i, (m, mpath, folded) in enumerate(gens):
             want = {e.file: oids[(e.file, e.sha256)] for e in m.records}
-            want[MANIFEST] = git.hash_bytes(mpath.read_bytes())
-            index_path = self.dir / INDEX
-            if i == len(gens) - 1 and index_path.is_file() and sha256_hex(index_path.read_bytes()) == m.index_sha256:
-                want[INDEX] = git.hash_paths([index_path])[0]
+            want[MANIFEST] = git.hash_bytes(open_regular(mpath, max_bytes=MAX_MANIFEST_BYTES))
+            index = _read_regular(self.dir / INDEX, MAX_INDEX_BYTES) if i == len(gens) - 1 else None
+            if index is not None and sha256_hex(index) == m.index_sha256:
+                want[INDEX] = git.hash_bytes(index)
             else:
                 want[INDEX] = git.hash_bytes(
                     render_index(m.records, max_lines=self.store.index_max_lines, max_bytes=self.store.index_max_bytes)
@@ -351,7 +365,7 @@ class Repo:
         for g in range(start, current.generation):
             path = self.store.history_path / f"manifest-{g}.json"
             try:
-                m = Manifest.loads(path.read_bytes(), where=str(path))
+                m = Manifest.loads(open_regular(path, max_bytes=MAX_MANIFEST_BYTES), where=str(path))
             except (OSError, StoreError):
                 carry.append(g)
                 continue
@@ -448,11 +462,8 @@ class Repo:
         own versions are taken as present: the commit protocol never names a missing file)."""
         if current is not None and (entry.file, entry.sha256) in current:
             return True
-        path = self.dir / entry.file
-        try:
-            return sha256_hex(path.read_bytes()) == entry.sha256
-        except OSError:
-            return False
+        data = _read_regular(self.dir / entry.file, MAX_RECORD_FILE_BYTES)
+        return data is not None and sha256_hex(data) == entry.sha256
 
     def _take_as_is(self, old: Manifest, remote: RemoteSet) -> bool:
         """Install the remote set byte for byte when it is strictly newer and self-consistent."""

@@ -11,20 +11,25 @@ import os
 from pathlib import Path
 
 from dreamd.sync.git import SyncError
-from memory.fsutil import TMP_PREFIX, fsync_dir, replace_atomic, write_new
+from memory.errors import StoreError
+from memory.fsutil import TMP_PREFIX, fsync_dir, open_regular, replace_atomic, write_new
 from memory.store.index import render_index
+from memory.store.layout import MAX_RECORD_FILE_BYTES
 from memory.store.manifest import Manifest, ManifestEntry
 from memory.store.records import sha256_hex
 from memory.store.transaction import HISTORY, MemoryStore
 
 
 def locate(store: MemoryStore, entry: ManifestEntry) -> Path | None:
-    """Where the exact bytes an entry committed are on disk: the directory or ``.history/``."""
+    """Where the exact bytes an entry committed are on disk: the directory or ``.history/``.
+
+    Only a regular file of this user's counts (:func:`memory.fsutil.open_regular`): a link, a FIFO,
+    another uid's file or one over the record cap is never read, so never published."""
 
     def matches(path: Path) -> bool:
         try:
-            return sha256_hex(path.read_bytes()) == entry.sha256
-        except OSError:
+            return sha256_hex(open_regular(path, max_bytes=MAX_RECORD_FILE_BYTES)) == entry.sha256
+        except (OSError, StoreError):
             return False
 
     hist = store.path / HISTORY
@@ -67,11 +72,15 @@ def write_files(directory: Path, files: dict[str, bytes]) -> list[str]:
     todo: dict[str, bytes] = {}
     for file, data in files.items():
         path = directory / file
-        if path.exists():
-            if sha256_hex(path.read_bytes()) != sha256_hex(data):
-                raise SyncError(f"{path}: exists with other content; refusing to overwrite it")
+        try:
+            have = open_regular(path, max_bytes=MAX_RECORD_FILE_BYTES)
+        except FileNotFoundError:
+            todo[file] = data
             continue
-        todo[file] = data
+        except StoreError as exc:  # a link, a FIFO, another uid's file: never followed, read or replaced
+            raise SyncError(f"{exc}; the remote set names it, so nothing is installed") from None
+        if sha256_hex(have) != sha256_hex(data):
+            raise SyncError(f"{path}: exists with other content; refusing to overwrite it")
     if len(todo) < BULK_FILES:
         for file, data in todo.items():
             write_new(directory / file, data, sync_dir=False)

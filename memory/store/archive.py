@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.errors import RecordError, StoreError
+from memory.errors import RecordError, StoreError, UnsafeFileError
 from memory.fsutil import (
     TMP_PREFIX,
     check_dir,
@@ -409,6 +409,8 @@ class Archive:
             data = open_regular(held, max_bytes=MAX_INDEX_BYTES, oversize="truncate")
         except FileNotFoundError:
             return None
+        except UnsafeFileError:
+            data = b""  # another user's file is never one we rendered: kept as a foreign version
         sha = sha256_hex(data)
         if expected and sha == expected:
             previous = held.with_name(f"{PREVIOUS_INDEX_PREFIX}{sha}{ARCHIVE_SUFFIX}")

@@ -86,7 +86,7 @@ def _first_alternative(text: str) -> tuple[int, str] | None:
 
 
 def _subject_value(text: str) -> tuple[set[str], set[str]] | None:
-    m = re.match(r"^(?P<s>.+?)(?:\s+(?:is|are|was|were|will be)\s+|\s*[:：]\s*)(?P<v>.+)$", text, re.I)
+    m = re.match(r"^(?P<s>.+?)(?<!.\s)(?:\s+(?:is|are|was|were|will be)\s+|\s*[:：]\s*)(?P<v>.+)$", text, re.I)
     if not m:
         return None
     subj, value = tokens(m.group("s")), tokens(m.group("v"))

@@ -214,8 +214,8 @@ _ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile("下下周|下下週|下下星期|下下礼拜|下下禮拜"), "next2-week"),
     (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
     (re.compile("下个月|下個月"), "next-month"),
-    (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
-    (re.compile("(\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)"), "n-ago"),
+    (re.compile("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
+    (re.compile("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)"), "n-ago"),
 ]
 
 
@@ -293,10 +293,10 @@ _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(下下|下|这个|這個|这|這|本)(?:周末|週末)"), "weekend"),
     # "in two months", "in a fortnight", "两个月后", "半个月后": counted from the day
     (re.compile(rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", re.I), "in-months"),
-    (re.compile(r"(\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)"), "in-months"),
+    (re.compile(r"((?<!\d)\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)"), "in-months"),
     (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
     (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
-    (re.compile(r"(下个月|下個月|这个月|這個月|本月)?\s*(?:月底|月末)"), "eom-zh"),
+    (re.compile(r"(?:(下个月|下個月|这个月|這個月|本月)|(?<!\s))\s*(?:月底|月末)"), "eom-zh"),
     (re.compile(r"(下个|下個|这个|這個|本)?月中(?!旬)"), "mid-zh"),
     (re.compile(r"年底|年末"), "eoy"),
     (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),

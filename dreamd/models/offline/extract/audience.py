@@ -25,7 +25,7 @@ from dreamd.models.offline.extract.structure import opens_with_verb
 # ----------------------------------------------------------------------------- what a rule is about
 
 _WORK_EN = re.compile(
-    r"[A-Za-z]+[-_./#:][\w]|(?<![\w-])--?[A-Za-z]|`|\d|\b(?:code|tests?|commits?|prs?|pull requests?|branch(?:es)?|merges?|deploy\w*|"
+    r"(?<![A-Za-z])[A-Za-z]+[-_./#:][\w]|(?<![\w-])--?[A-Za-z]|`|\d|\b(?:code|tests?|commits?|prs?|pull requests?|branch(?:es)?|merges?|deploy\w*|"
     r"releases?|builds?|ci|lint\w*|reviews?|docs?|documentation|comments?|functions?|class(?:es)?|apis?|endpoints?|"
     r"databases?|db|quer(?:y|ies)|sql|migrations?|schemas?|servers?|services?|logs?|logging|config\w*|repos?|"
     r"files?|scripts?|packages?|dependenc(?:y|ies)|librar(?:y|ies)|bugs?|issues?|tickets?|errors?|exceptions?|"

@@ -353,7 +353,7 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
 _SCOPE = re.compile(
     r"\b(?:any|every|each|all)\s+(?!of\b|the\b|this\b|that\b|my\b|our\b)[\w-]+|\b(?:anything|everything|at all)\b|"
     # a limit on every thing of a kind ("keep cover letters under 250 words"), not on the one at hand
-    r"(?<!\bthe\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bmy\s)(?<!\byour\s)\b[a-z][\w-]*[a-rt-z]s\s+(?:under|below|within|at most|no more than|"
+    r"(?<!\bthe\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bmy\s)(?<!\byour\s)(?<!(?<!\s)\b[a-z][\w-])\b[a-z][\w-]*[a-rt-z]s\s+(?:under|below|within|at most|no more than|"
     r"less than|fewer than)\s+\S*\d|"
     r"一概|任何|凡是|全都|一个都不|一個都不|(?:什么|什麼)都(?:不|别|別)",
     re.I,
@@ -547,8 +547,8 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
 
 
 _LABEL_PLACE = re.compile(
-    r"^(?:[\w-]++\s*){0,3}[:：]?\s*(?:at|in|on|under|is|=)?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$|"
-    r"^(?:[\u4e00-\u9fff]{1,6})\s*(?:是|在|[:：])?\s*(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$",
+    r"^(?:[\w-]++\s*+){0,3}[:：]?\s*+(?:at|in|on|under|is|=)?\s*+(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$|"
+    r"^(?:[\u4e00-\u9fff]{1,6})\s*+(?:是|在|[:：])?\s*+(?:https?://\S+|[\w.-]+\.[a-z]{2,}\S*|[\w.-]*/[\w./-]+|#[\w-]+)$",
     re.I,
 )
 

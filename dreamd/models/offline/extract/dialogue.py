@@ -106,7 +106,7 @@ _CORRECTION_EN = re.compile(
     # that: invoices go to Ana, not Rob"). A bare "actually" or "no" does not: "Actually we use Poetry, not pip"
     # is as often news as a correction, and a correction whose old value no record holds is put right by shape.
     r"^(?:(?:hmm|hm|oh|ah)[,.]?\s+)?(?:(?:wait|no wait|sorry|oops|my bad|correction|scratch that|i got that wrong|"
-    r"i was wrong|i misspoke)[,:!.—–-]?\s+)+(?P<new3>[^,;]+?),?\s+not\s+(?P<old3>[^,;]{1,30}?)[.!]?$",
+    r"i was wrong|i misspoke)[,:!.—–-]?\s+){1,8}(?P<new3>[^,;]+?),?\s+not\s+(?P<old3>[^,;]{1,30}?)[.!]?$",
     re.I,
 )
 _CORRECTION_ZH = re.compile(
@@ -161,7 +161,7 @@ def correction_of(sentence: str) -> tuple[str, str | None] | None:
 
 
 # A value with a shape a correction can swap: a weekday ("周三", "星期三", "礼拜三") or a number with its unit.
-_SWAPPABLE = re.compile(r"(?:周|週|星期|礼拜|禮拜)[一二三四五六日天]|\d+(?:\.\d+)?\s*(?:点|點|号|號|日|岁|歲|个|個|人)")
+_SWAPPABLE = re.compile(r"(?:周|週|星期|礼拜|禮拜)[一二三四五六日天]|(?<!\d)\d+(?:\.\d+)?\s*(?:点|點|号|號|日|岁|歲|个|個|人)")
 
 
 def _old_of_same_shape(new: str, rest: str) -> str | None:

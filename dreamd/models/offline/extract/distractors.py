@@ -117,7 +117,7 @@ _HEDGE = re.compile(
 _CONDITION = re.compile(
     r"^(?:if|when|whenever|unless|once|in case|as soon as|after|before|while)\b|^(?:如果|要是|假如|万一|萬一|等|当|當)", re.I
 )
-_CODE = re.compile(r"[{};=]|</?\w+>|\(\)|\w\(\w*\)|^\$ |=>|->|::|\w+\.\w+\(|:\d+:\d+")
+_CODE = re.compile(r"[{};=]|</?\w+>|\(\)|\w\(\w*\)|^\$ |=>|->|::|(?<!\w)\w+\.\w+\(|:\d+:\d+")
 _EXCLAIM = re.compile(r"(?:!|！|~|～|:\)|:D)\s*$", re.I)
 # A supposition anywhere in the clause: "…, if we ever go multi-region", "要是…的话".
 _HYPOTHETICAL_EN = re.compile(
@@ -278,7 +278,7 @@ _TOPIC_THEN_SELF = re.compile(
     r"(?:[\w'-]+\s+){1,3}(?:i|we)\s+[a-z]",
     re.I,
 )
-_ASIDE = re.compile(r"\s*\([^()]{1,80}\)")
+_ASIDE = re.compile(r"(?<!\s)\s*\([^()]{1,80}\)")
 _LEADING_PHRASE = re.compile(
     r"^(?:for|about|regarding|as for|in|on|at|with|during|outside|inside|across|within|if|when|whenever|once)\b"
     r"[^,]{2,50},\s*(?=\S)",
@@ -664,7 +664,7 @@ _BELIEF = re.compile(
 )
 # A one-off request suggested for a moment: a clause ending in 吧 in a sentence that names the moment
 # ("周三的红烧肉换掉吧，这周老公出差"), with no standing marker.
-_SUGGESTED_ZH = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2,}吧(?:[，,。.!！~～]|$)")
+_SUGGESTED_ZH = re.compile(r"(?<![\u4e00-\u9fffA-Za-z0-9])[\u4e00-\u9fffA-Za-z0-9]{2,}吧(?:[，,。.!！~～]|$)")
 
 
 def _one_off_zh(sentence: str) -> bool:
@@ -721,7 +721,7 @@ def _previous_job(core: str) -> bool:
 
 
 def _just_did(core: str) -> bool:
-    clause = re.split(r",\s*|\s+(?:and|but|so)\s+", core.rstrip(".!"), maxsplit=1)[0]  # what was done, before what followed
+    clause = re.split(r",\s*|(?<!\s)\s+(?:and|but|so)\s+", core.rstrip(".!"), maxsplit=1)[0]  # what was done, before what followed
     return bool(
         (_SELF_PAST.match(clause) and _past_en(clause) and not _DECIDED.search(clause)) or _EVENT_PAST.match(clause)
     )
@@ -995,7 +995,7 @@ def restated(sentence: str) -> tuple[str, None] | None:
     ):
         return None
     if mostly_chinese(rest):
-        z = _VALUE_ZH.search(rest) or re.search(r"()(\d+(?:\.\d+)+)", rest)
+        z = _VALUE_ZH.search(rest) or re.search(r"()(?<!\d)(\d+(?:\.\d+)+)", rest)
         return ((z.group(1) or "") + z.group(2), None) if z else None
     v = _VALUE.search(rest)
     if v is None and not re.fullmatch(r"(?:(?:sorry|apologies|oops|my bad)[,:!.]?\s*)+", lead, re.I):

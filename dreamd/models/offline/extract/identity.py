@@ -38,7 +38,7 @@ _ROLE_WORDS = re.compile(
     r"night owl|early bird|morning person|introvert|extrovert|homebody|maintainer|"
     r"parent|mom|mum|dad|father|mother|retiree|pharmacist|paramedic|chef|cook|artist|musician|"
     r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer|carer|caregiver)s?\b|"
-    r"\b[\w+#.-]+ (?:person|guy|gal|nerd|geek)\b",
+    r"(?<!\b[\w+#.-])\b[\w+#.-]+ (?:person|guy|gal|nerd|geek)\b",
     re.I,
 )
 _STABLE_STATE = re.compile(
@@ -310,7 +310,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             if not team and (_NOT_IDENTITY.match(bare) or not (_ROLE_WORDS.search(head) or _STABLE_STATE.match(bare)
                                                                or suffix_role)):
                 continue
-            x = re.split(r",?\s+so\s+", x)[0]
+            x = re.split(r"(?:,|(?<!\s))\s+so\s+", x)[0]
         fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
         if verb == "named":
             rest = s[m.end() :].strip(" ,.;")
@@ -327,7 +327,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if verb in ("kin", "recurring", "their-kin"):
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb in ("has", "ailment"):
-            fact = "User has " + third_person(re.split(r",?\s+so\s+", x)[0])
+            fact = "User has " + third_person(re.split(r"(?:,|(?<!\s))\s+so\s+", x)[0])
         if verb == "maintains":
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
@@ -335,7 +335,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         if verb == "home":
             fact = "User's " + third_person(re.sub(r"^(?:our|my)\s+", "", x, flags=re.I))
         if verb == "cannot":
-            fact = "User " + re.sub(r"^(?:don't|do not)\b", "doesn't", third_person(re.split(r",?\s+so\s+", x)[0]))
+            fact = "User " + re.sub(r"^(?:don't|do not)\b", "doesn't", third_person(re.split(r"(?:,|(?<!\s))\s+so\s+", x)[0]))
         if verb == "diagnosed":
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", re.sub(r"^i\b", "User", x, flags=re.I), flags=re.I)))
         if verb == "zone":

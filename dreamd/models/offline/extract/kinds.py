@@ -219,7 +219,7 @@ _PERSON_LOCATED = re.compile(
 
 
 _CONTACT = re.compile(
-    r"[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d-])(?:\+?\d[\d ]{7,}\d|\d{3}-\d{3,4}-\d{4})(?![\d-])|"
+    r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+|(?<![\d-])(?:\+?\d[\d ]{7,}\d|\d{3}-\d{3,4}-\d{4})(?![\d-])|"
     r"\b(?:email|e-mail|phone|number|extension|handle|channel|contact)\s+(?:is|are)\b|"
     r"\b(?:go|goes|come|comes|arrive|arrives|land|lands|end up|ends up|(?:are|is|get|gets) (?:filed|submitted|requested|"
     r"posted|logged|tracked|reported|sent))\s+(?:all\s+)?(?:through|via|in|into|to)\s+(?:the\s+|our\s+)?(?-i:[A-Z])|"

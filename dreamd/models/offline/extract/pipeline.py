@@ -190,7 +190,7 @@ _STRIP_BLOCKS = re.compile(
 )
 _FENCE = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
 _TRACEBACK = re.compile(
-    r"^\s*Traceback \(most recent call last\):.*?(?:^[\w.]*(?:Error|Exception|Interrupt|Exit)\b[^\n]*$|\Z)",
+    r"^(?<!\n\n)\s*Traceback \(most recent call last\):.*?(?:^[\w.]*(?:Error|Exception|Interrupt|Exit)\b[^\n]*$|\Z)",
     re.M | re.S,
 )
 _LOG_LINE = re.compile(

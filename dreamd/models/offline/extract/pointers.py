@@ -51,7 +51,7 @@ _TOOLS = re.compile(
 )
 _REF_EN: dict[str, re.Pattern[str]] = {
     "kept": re.compile(
-        r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
+        r"^(?P<subj>.+?)(?<!.\s)\s+(?:is|are)\s+(?:all\s+)?(?:tracked|filed|kept|documented|hosted|stored|managed|logged|"
         r"deployed|published|described|listed|defined|configured|maintained|versioned|checked in|committed|saved|"
         r"pinned|posted|bookmarked|linked|attached|shared|generated|written|exported|output|rendered|compiled|"
         r"backed up|mirrored|archived|recorded|written down)\s+(?:\w+\s+){0,3}?(?:in|on|at|"
@@ -59,12 +59,12 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "lives": re.compile(
-        r"^(?P<subj>.+?)\s+(?:lives?|sits?|comes? from|are pulled from|is pulled from|are generated from|"
+        r"^(?P<subj>.+?)(?<!.\s)\s+(?:lives?|sits?|comes? from|are pulled from|is pulled from|are generated from|"
         r"is generated from|are built from|is built from)\s+(?:in|at|on|under)?\s*(?P<where>.+)$",
         re.I,
     ),
     "reachable": re.compile(
-        r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:only\s+)?(?:reachable|accessible|available|exposed|served|deployed|"
+        r"^(?P<subj>.+?)(?<!.\s)\s+(?:is|are)\s+(?:only\s+)?(?:reachable|accessible|available|exposed|served|deployed|"
         r"running)\s+(?:only\s+)?(?:through|via|from|at|on|behind)\s+(?P<where>.+)$",
         re.I,
     ),
@@ -72,30 +72,30 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>.+?)\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
     ),
     "found": re.compile(
-        r"^(?:(?P<subj>.+?)\s+can\s+be\s+found|you(?:'ll)?\s+(?:can\s+|will\s+)?find\s+(?P<subj2>.+?))\s+"
+        r"^(?:(?P<subj>.+?)(?<!.\s)\s+can\s+be\s+found|you(?:'ll)?\s+(?:can\s+|will\s+)?find\s+(?P<subj2>.+?))\s+"
         r"(?:in|at|on|under)\s+(?P<where>.+)$",
         re.I,
     ),
     "goes": re.compile(
-        r"^(?P<subj>.+?)\s+(?:go|goes|are sent|is sent|get sent|gets sent|are shipped|is shipped|end up|ends up|"
+        r"^(?P<subj>.+?)(?<!.\s)\s+(?:go|goes|are sent|is sent|get sent|gets sent|are shipped|is shipped|end up|ends up|"
         r"are forwarded|is forwarded|are posted|is posted|are reported|is reported)\s+(?:to|in|into)\s+(?P<where>.+)$",
         re.I,
     ),
     "posts": re.compile(
-        r"^(?P<subj>.+?)\s+(?:posts?|sends?|drops?|announces?|publish(?:es)?|reports?)\s+(?:[\w-]+\s+){1,4}?(?:in|to|into)\s+"
+        r"^(?P<subj>.+?)(?<!.\s)\s+(?:posts?|sends?|drops?|announces?|publish(?:es)?|reports?)\s+(?:[\w-]+\s+){1,4}?(?:in|to|into)\s+"
         r"(?P<where>#[a-z][\w-]+.*)$",
         re.I,
     ),
-    "at": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
-    "colon": re.compile(r"^(?P<subj>.+?)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
+    "at": re.compile(r"^(?P<subj>.+?)(?<!.\s)\s+(?:is|are)\s+(?:at|in|on|under)\s+(?P<where>.+)$", re.I),
+    "colon": re.compile(r"^(?P<subj>.+?)(?<!.\s)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
     "has-in": re.compile(
-        r"^(?P<owner>.+?)\s+(?:has|have|keeps?|stores?|puts?)\s+(?:its|their|all|the|our)?\s*(?P<subj>[\w -]+?)\s+"
+        r"^(?P<owner>.+?)(?<!.\s)\s+(?:has|have|keeps?|stores?|puts?)\s+(?:its|their|all|the|our)?\s*(?P<subj>[\w -]+?)\s+"
         r"(?:in|on|under|at)\s+(?P<where>.+)$",
         re.I,
     ),
     "separate": re.compile(
-        r"^(?P<subj>.+?)\s+(?:is|are|lives?|sits?)\s+(?:in\s+)?(?:a|an|its own|their own)\s+(?:separate|different|another|"
+        r"^(?P<subj>.+?)(?<!.\s)\s+(?:is|are|lives?|sits?)\s+(?:in\s+)?(?:a|an|its own|their own)\s+(?:separate|different|another|"
         r"own)?\s*(?:repo|repository|project|service|package|bucket)\s+(?:called|named)\s+(?P<where>\S+.*)$",
         re.I,
     ),
@@ -105,7 +105,7 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         r"(?P<where>[A-Z0-9].+)$",
         re.I,
     ),
-    "is-tool": re.compile(r"^(?P<subj>.+?)\s+(?:is|are)\s+(?P<where>.+)$", re.I),
+    "is-tool": re.compile(r"^(?P<subj>.+?)(?<!.\s)\s+(?:is|are)\s+(?P<where>.+)$", re.I),
 }
 _PLACE_ZH = re.compile(
     r"^(?P<subj>我(?:常去|常用|平时去|平時去|一般去|看)?的?(?:健身房|医生|醫生|牙医|牙醫|银行|銀行|学校|學校|理发店|理髮店|药店|"
@@ -128,16 +128,16 @@ _DIRECTIVE_SUBJECT = re.compile(
 
 
 HOST = re.compile(
-    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b|"
+    r"(?<!\b[a-z0-9-])\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|cloud|example|internal|local|corp|lan|cn|co|ai|sh)\b|"
     r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b", re.I
 )
 """A host name or an IP address where a reference points (``db.internal``, ``10.0.0.5:5432``)."""
 # the type decision's wider test (dreamd.models.offline.extract.kinds): any port, three-part names, a bare
 # "name.tld" in lower case, and an @handle
 HOST_OR_HANDLE = re.compile(
-    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\b[a-z][\w-]*(?:\.[a-z][\w-]*)*\.(?:internal|local|corp|lan|example)\b|"
-    r"\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}|"
-    r"(?-i:\b[a-z][a-z0-9-]{2,}\.(?:com|net|org|io|dev|cn|fr|de|co\.uk|uk|eu|nl|es|it|jp|au|ca|app|ai|gov|edu)\b(?![.\w]))",
+    r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|(?<!\b[a-z][\w-])\b[a-z][\w-]*(?:\.[a-z][\w-]*)*\.(?:internal|local|corp|lan|example)\b|"
+    r"(?<!\b[a-z][\w-])\b[a-z][\w-]*\.[a-z][\w-]*\.(?:com|net|org|io|dev|cn|app)\b|(?<![\w@])@[a-z][\w-]{2,}|"
+    r"(?-i:(?<!\b[a-z][a-z0-9-])\b[a-z][a-z0-9-]{2,}\.(?:com|net|org|io|dev|cn|fr|de|co\.uk|uk|eu|nl|es|it|jp|au|ca|app|ai|gov|edu)\b(?![.\w]))",
     re.I,
 )
 
@@ -207,7 +207,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         if not m:
             continue
         subj, where = tidy(m.group("subj") or m.groupdict().get("subj2") or ""), tidy(m.group("where"))
-        subj = re.split(r"[,;]\s+(?:and\s+)?|\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
+        subj = re.split(r"[,;]\s+(?:and\s+)?|(?<!\s)\s+and\s+(?=(?:the|our|all)\b)", subj)[-1]
         subj = re.sub(r"^(?:the|our|all|all the|all our|the team's|our team's)\s+", "", subj, flags=re.I)
         if _VAGUE_SUBJECT.match(subj) or not content_ok(subj, min_tokens=1) or len(subj.split()) > 8:
             continue

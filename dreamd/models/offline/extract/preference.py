@@ -96,7 +96,7 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
                      reason=reason, how=HOW["preference"])
     m = _INTEREST_EN.match(s)
     if m:
-        obj = re.split(r"\s+[-—–]\s+|;|,\s*(?:so|and|but)\b", m.group("obj"))[0]
+        obj = re.split(r"(?<!\s)\s+[-—–]\s+|;|,\s*(?:so|and|but)\b", m.group("obj"))[0]
         obj, reason = split_reason(obj)
         if PRONOUN_OBJECT.match(obj) or not content_ok(obj, min_tokens=1):
             return None

@@ -172,7 +172,7 @@ _NAMING = re.compile(
     r"prefix(?:ed)?|suffixed with|format(?:ted)? as)\b|\b(?:named|called)\s+(?=\S*[<{/])|命名|前缀|前綴|后缀|後綴|格式为|格式為",
     re.I,
 )
-_TEMPLATE = re.compile(r"<[\w -]+>|\{[\w -]+\}|[\w-]+/(?:<|\{|[\u4e00-\u9fff])|(?-i:\b[A-Z]+-\d+\b)|[\w]+_\b|"
+_TEMPLATE = re.compile(r"<[\w -]+>|\{[\w -]+\}|(?<![\w-])[\w-]+/(?:<|\{|[\u4e00-\u9fff])|(?-i:\b[A-Z]+-\d+\b)|(?<!\w)[\w]+_\b|"
                        r"\b[a-z]+/\S*(?:号|號|id|ticket)", re.I)
 _PAST_TO_BASE = {"kept": "keep", "used": "use", "wrote": "write", "gave": "give", "made": "make", "added": "add",
                  "asked": "ask", "stopped": "stop", "put": "put", "sent": "send", "left": "leave", "showed": "show",
@@ -215,10 +215,10 @@ _ZH_MODAL = re.compile(
     r"^(?:用|写|寫|加|改|附|带|帶|标|標|先|再|给|給|把|按|以)|(?:的时候|的時候|时候|時候)[，,]?\s*(?:多|少|先|再|都|只|[^，,。]{1,4}一点|[^，,。]{1,4}一點)"
 )
 _ZH_NEG_DIRECTIVE = re.compile(r"^(?:请|請)?(?:永远不要|永遠不要|千万不要|千萬不要|不要|别|別|不准|禁止|请勿|請勿|不能|不许|不許)")
-_OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)\s+(?:is|are)\s+(?:strictly\s+)?(?P<how>off[- ]limits|banned|forbidden|"
+_OFF_LIMITS = re.compile(r"^(?P<what>[^,;]{3,60}?)(?<![^,;]{3}\s)\s+(?:is|are)\s+(?:strictly\s+)?(?P<how>off[- ]limits|banned|forbidden|"
                          r"not allowed|prohibited)\b", re.I)
 _SO_DIRECTIVE = re.compile(
-    r"^(?P<why>.{8,}?),?\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
+    r"^(?P<why>.{8,}?)(?:,|(?<!.{8}\s))\s+so\s+(?P<rule>(?:never|always|don't|do not|avoid|make sure|please)\b.+)$", re.I
 )
 _SELF_THEN_DIRECTIVE = re.compile(
     r"^(?:so\s+)?(?P<why>(?:i|i'm|im|i've|ive|my)\b[^,;]{3,80}?),\s*(?:so\s+)?(?:please\s+|pls\s+)?(?P<rule>[a-z].{5,})$",

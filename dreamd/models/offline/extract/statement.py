@@ -57,7 +57,7 @@ TYPE_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedba
 # A concrete value: a number or version, a name (a capitalised word after the first), an
 # identifier or path ("feature_flags", "infra/terraform"), code in backticks.
 _CONCRETE = re.compile(
-    r"\d|(?<=\s)(?-i:[A-Z][\w.+#-]*)|[A-Za-z]+[-_./][\w]|`|"
+    r"\d|(?<=\s)(?-i:[A-Z][\w.+#-]*)|(?<![A-Za-z])[A-Za-z]+[-_./][\w]|`|"
     # or where the work stands: "half done", "blocked on", "卡在", "上线了"
     r"\b(?:done|finished|complete|completed|blocked|waiting|stuck|live|paused|on hold|frozen|deprecated|"
     r"in progress|in review|shipped|launched|cancelled|canceled|postponed|delayed|read-only|owned|pinned)\b|"
@@ -84,7 +84,7 @@ _UP_FRONT = re.compile(r"^(?:有个事|有件事)?先(?:说好|說好|声明|聲
 # A verb in -s after the subject's last word and before its object or place: "anything that restarts the
 # workers goes through the runbook", "Ines on the platform team hands out access". The word before it must
 # end a noun phrase (not "of", "that", "the" …: "lots of bugs in it", "that touches invoices" are no verb).
-_VERB_S = re.compile(r"[a-z]{2,}(?:es|s)")
+_VERB_S = re.compile(r"(?<![a-z])[a-z]{2,}(?:es|s)")
 _NOT_A_VERB_S = frozenset({
     "is", "was", "has", "does", "this", "its", "his", "hers", "ours", "yours", "theirs", "as", "us", "yes",
     "plus", "less", "unless", "always", "perhaps", "news", "thanks", "series", "species", "address",

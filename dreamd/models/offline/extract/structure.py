@@ -451,12 +451,12 @@ def opens_with_verb(text: str) -> bool:
 # ----------------------------------------------------------------------------- reasons by structure
 
 _EN_CLAUSE_REASON = re.compile(
-    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>(?:it's|it is|that's|that is|they|it|we|our|my|i|"
+    r"^(?P<rule>.{8,}?)(?<!.{8}\s)\s*(?:;|—|–| - |,)\s*(?P<why>(?:it's|it is|that's|that is|they|it|we|our|my|i|"
     r"this|there's|there is|the|otherwise|else|or else)\b.{6,})$",
     re.I,
 )
 _EN_NOUN_REASON = re.compile(
-    r"^(?P<rule>.{8,}?)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|because|or)\b)"
+    r"^(?P<rule>.{8,}?)(?<!.{8}\s)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|because|or)\b)"
     r"[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
     r"depends|depend|relies|rely|uses|use|"
     r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"

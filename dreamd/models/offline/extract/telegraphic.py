@@ -511,7 +511,7 @@ def is_topic(core: str) -> bool:
 # ----------------------------------------------------------------------------- verbless intros
 
 _ROLE_HERE = re.compile(r"^(?:(?:a|an)\s+)?(?P<role>[\w+#/.'-]+(?:\s+[\w+#/.'-]+){0,3}?)\s+here\b(?P<rest>.*)$", re.I)
-_ROLE_PAREN = re.compile(r"(?<![\w)])\s*\((?:i'm\s+|i am\s+)?(?:(?:a|an)\s+)?(?P<role>[A-Za-z][\w+#/.'-]*(?:,?\s+[\w+#/.'-]+){0,3})\)")
+_ROLE_PAREN = re.compile(r"(?<![\w)])(?<![^\w)]\s)\s*\((?:i'm\s+|i am\s+)?(?:(?:a|an)\s+)?(?P<role>[A-Za-z][\w+#/.'-]*(?:,?\s+[\w+#/.'-]+){0,3})\)")
 _ROLE_YEARS = re.compile(
     r"^(?:(?:a|an)\s+)?(?P<role>[\w+#/.'-]+(?:\s+[\w+#/.'-]+){0,3}?),?\s+(?P<n>\d+|one|two|three|four|five|six|seven|"
     r"eight|nine|ten|a few|several|many)\s+(?:years?|yrs?|months?)\s+(?:in|now|deep|of experience|experience)\b(?P<rest>.*)$",
@@ -573,7 +573,7 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
                 return found[:1]
     m = _ROLE_PAREN.search(text)
     if m and not _SOMEONE_ELSE.search(text[: m.start()]) and not re.match(r"^\d", m.group("role")):
-        role = re.split(r"\s*,\s*", m.group("role"))[0]
+        role = re.split(r"(?:(?<!\s)\s+)?,\s*", m.group("role"))[0]
         found = _as_self(f"I'm a {role}", ctx, text)
         if found:
             return found[:1]
@@ -681,7 +681,7 @@ _NP_ALWAYS = re.compile(
 _MAX = re.compile(r"^(?:max|maximum|min|minimum)\.?\s+\S*\d\S*\s+\w+.*\b(?:per|each|every|a|an)\s+\w+", re.I)
 
 
-_DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)\s*(?:\s[—–-]+\s|;\s)\s*(?P<why>[^—–;]{6,})$")
+_DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)(?<![^—–;]{3}\s)\s*(?:\s[—–-]+\s|;\s)\s*(?P<why>[^—–;]{6,})$")
 
 
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:

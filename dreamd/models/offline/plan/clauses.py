@@ -169,7 +169,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
     ("instead", re.compile(r"^(?P<new>.*?)\binstead of\s+(?P<old>.+)$")),
     ("replaced", re.compile(r"^(?P<subj>.*?)\breplac(?:ed|ing)\s+(?P<old>.+?)\s+(?:with|by)\s+(?P<new>.+)$")),
-    ("replaced", re.compile(r"^(?P<old>.+?)\s+(?:has been|have been|was|were|is|are|got)\s+(?:replaced|superseded)\s+(?:by|with)\s+(?P<new>.+)$")),
+    ("replaced", re.compile(r"^(?P<old>.+?)(?<!.\s)\s+(?:has been|have been|was|were|is|are|got)\s+(?:replaced|superseded)\s+(?:by|with)\s+(?P<new>.+)$")),
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?(?:to|onto)\s+(?P<new>.+?)\s+from\s+(?P<old>.+)$")),
     ("zh-replaced", re.compile(r"^(?P<old>.+?)(?:已经|已)?(?:被|让)(?P<new>.+?)(?:取代|替代|替换|代替)了?$")),
     ("zh-instead", re.compile(r"^(?P<subj>.*?)用(?P<new>.+?)(?:代替|替换|取代|替代)(?:了|掉)?(?P<old>.+)$")),
@@ -187,7 +187,7 @@ _ZH_AT_PLACE = re.compile(r"(?:在|位于)(?!周|每|晚|早|上午|下午|中�
 _EN_PLACE = re.compile(r"\b(?:in|at|on|under|inside|hosted|lives?|located|sits?|stored|kept)\b")
 _WHEN = re.compile(
     r"\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|周[一二三四五六日天]|星期|[0-9一二三四五六七八九十]+[月号日点]",
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|周[一二三四五六日天]|星期|(?<![0-9一二三四五六七八九十])[0-9一二三四五六七八九十]+[月号日点]",
     re.I,
 )
 """A date or time: a move to one ("the freeze moved to 2026-12-11") changes a value, not a place."""
@@ -281,7 +281,7 @@ def _patterned(text: str) -> tuple[Supersession, ...]:
         old = tokens(_cut(groups.get("old") or ""))
         new_low = _cut(groups.get("new") or "")
         if kind == "replaced":  # "replaced Jira with Linear for tickets": the value, then context
-            new_low = re.split(r"\s+(?:for|in|on|at|as|across|to)\s+", new_low, maxsplit=1)[0]
+            new_low = re.split(r"(?<!\s)\s+(?:for|in|on|at|as|across|to)\s+", new_low, maxsplit=1)[0]
         start = m.start("new") if groups.get("new") is not None else len(text)
         # the original case of the new value ("Loki", "GitHub Actions"), when lowering kept offsets
         new_text = text[start : start + len(new_low)] if len(text) == len(low) else new_low
@@ -315,7 +315,7 @@ def _proper(text: str) -> bool:
 
 
 def _address(text: str) -> bool:
-    return bool(re.search(r"://|[\w-]+/[\w-]|\b[\w-]+\.(?:com|org|net|io|dev|internal|local)\b|#[\w-]+", text))
+    return bool(re.search(r"://|(?<![\w-])[\w-]+/[\w-]|(?<!\b[\w-])\b[\w-]+\.(?:com|org|net|io|dev|internal|local)\b|#[\w-]+", text))
 
 
 def _names_something(value: str) -> bool:

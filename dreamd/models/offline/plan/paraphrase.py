@@ -216,7 +216,7 @@ _WHEN_WORDS = frozenset((
 ))
 """Weekdays, months and times of day: values. ("May" is a modal verb too, so not a month here.)"""
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
-_SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$|(?=[\u3400-\u9fff]))|[。！？；：，、\n（）()]+|\s+(?:but|while|whereas)\s+")
+_SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$|(?=[\u3400-\u9fff]))|[。！？；：，、\n（）()]+|(?<![^\S\n])\s+(?:but|while|whereas)\s+")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z]")
 _VALUE_PATTERNS = (
     re.compile(r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://\S+", re.I),  # anchored, possessive: linear
@@ -351,7 +351,7 @@ class Gist:
 
 _ZH_HOUR = r"\d{1,2}|[零一二两兩三四五六七八九十]{1,3}"
 _ZH_TIME = re.compile(
-    rf"(?P<part>上午|早上|早晨|中午|下午|傍晚|晚上|夜里|凌晨)?\s*(?P<h>{_ZH_HOUR})\s*[点點时時]"
+    rf"(?:(?P<part>上午|早上|早晨|中午|下午|傍晚|晚上|夜里|凌晨)|(?<!\s))\s*(?P<h>{_ZH_HOUR})\s*[点點时時]"
     rf"(?:\s*(?P<half>半)|\s*(?P<m>{_ZH_HOUR})\s*分(?!钟)|(?P<whole>整|钟))?"
 )
 _EN_TIME = re.compile(r"(?<![\d:.])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>[ap])\.?m\b\.?"
