@@ -27,6 +27,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
+from dreamd.models.offline import markers as lex
 from memory.retrieval.tokens import (
     CJK_RE as CJK_RE,  # re-exported: the offline modules import it from here
 )
@@ -628,17 +629,17 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
 # a run is never the leftmost one, and split_reason only asks for that one) and a run taken is never given
 # back (*+), since no marker starts with a space.
 _REASON_SPLIT = re.compile(
-    r"(?<!\s)\s*+[,;]?\s*+(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
-    r"(?<!\s)\s*+[，,；;]?\s*+(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
+    rf"(?<!\s)\s*+[,;]?\s*+(?:\b(?:because of|{lex.REASON_EN}|due to|given that|{lex.PURPOSE_EN}|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
+    rf"(?<!\s)\s*+[，,；;]?\s*+(?:{lex.REASON_ZH}|原因是|{lex.PURPOSE_ZH})\s*",
     re.I,
 )
 REASON_NEXT = re.compile(
-    r"^(?:because|that's because|that is because|the reason is(?: that)?|reason:|since|"
-    r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
+    rf"^(?:{lex.REASON_EN}|that's because|that is because|the reason is(?: that)?|reason:|"
+    rf"{lex.REASON_ZH}|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
     re.I,
 )
 """The sentence after a rule giving its reason ("Because prod shares that box."), the reason in ``r``."""
-REASON_NEXT_START = re.compile(r"^(?:because|that's because|the reason is|since|因为|因為|原因是)", re.I)
+REASON_NEXT_START = re.compile(rf"^(?:{lex.REASON_EN}|that's because|the reason is|{lex.REASON_ZH}|原因是)", re.I)
 """The narrower test the feedback rule asks of the next sentence (whether its rule is standing): fewer
 openings than :data:`REASON_NEXT`, and nothing needs to follow them."""
 
