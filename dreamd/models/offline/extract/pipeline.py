@@ -125,6 +125,8 @@ from dreamd.models.offline.extract.dialogue import (
     standing_request,
 )
 from dreamd.models.offline.extract.distractors import (
+    TESTS_EN,
+    TESTS_ZH,
     continues,
     gives_reason,
     not_memory,
@@ -381,11 +383,13 @@ def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
 
 
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
-    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date.
+    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date;
+    # in what the record tells as past ("it crashed on Friday") it is the last one, not the next.
     weekdays = found.type == "project"
+    past = (TESTS_ZH if has_cjk(found.fact) else TESTS_EN)["past event"](found.fact)
 
     def dated(text: str) -> str:
-        return absolutize_dates(text, day, weekdays=weekdays)
+        return absolutize_dates(text, day, weekdays=weekdays, past=bool(past))
 
     fact = dated(found.fact)
     desc = one_line(dated(found.description))
