@@ -50,10 +50,15 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.jobs": ("dreamd.models", "dreamd.sync"),  # a dream of a synced directory takes the team lease
     "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan"),  # retention: the plan's clauses
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
-    "dreamd.models.offline.extract": ("dreamd.models.offline.contradiction", "dreamd.models.offline.text"),
-    "dreamd.models.offline.plan": ("dreamd.models.offline.contradiction", "dreamd.models.offline.text"),
+    "dreamd.models.offline.extract": (
+        "dreamd.models.offline.contradiction", "dreamd.models.offline.markers", "dreamd.models.offline.text",
+    ),
+    "dreamd.models.offline.plan": (
+        "dreamd.models.offline.contradiction", "dreamd.models.offline.markers", "dreamd.models.offline.text",
+    ),
     "dreamd.models.offline.contradiction": ("dreamd.models.offline.text",),
-    "dreamd.models.offline.text": (),
+    "dreamd.models.offline.text": ("dreamd.models.offline.markers",),
+    "dreamd.models.offline.markers": (),  # the lexicons of reasons and alternatives, one definition each
     "dreamd.hook": ("dreamd.embeddings",),  # the prompt hook asks the daemon's model (stdlib client)
     "dreamd.embeddings": (),
     "dreamd.setup": ("dreamd.hook", "dreamd.status"),  # the service step asks whether a daemon runs

@@ -808,3 +808,42 @@ def test_a_count_past_the_calendars_end_never_raises(text: str) -> None:
     items = run([user(text)])
     assert all(i["description"] for i in items)
     assert run([user("The greenhouse refit is in 3 days")])[0]["description"] == "The greenhouse refit is 2026-11-28"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the offsite is Wednesday the 16th", "the offsite is 2026-12-16"),
+        ("code freeze starts thursday 10th", "code freeze starts 2026-12-10"),
+        ("the audit lands on Friday, January 8", "the audit lands on 2027-01-08"),
+        ("评审定在周二 15 号", "评审定在2026-12-15"),
+        ("18号（周五）交付", "2026-12-18交付"),
+        ("1月8日（周五）年会", "2027-01-08年会"),
+        # no date near is both: the phrase stays as said, never two dates
+        ("the retro is Tuesday the 16th", "the retro is Tuesday the 16th"),
+        ("the demo is Friday, January 9", "the demo is Friday, January 9"),
+    ],
+)
+def test_a_weekday_with_a_day_of_the_month_is_the_one_date_that_has_both(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 12, 7)) == expected  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the cache node died on Thursday", "the cache node died on 2026-12-03"),
+        ("the import broke on the 20th", "the import broke on 2026-11-20"),
+        ("the rollout stalled on Sunday the 6th", "the rollout stalled on 2026-12-06"),
+        ("服务周四挂了", "服务2026-12-03挂了"),
+    ],
+)
+def test_a_past_event_resolves_backwards(text: str, expected: str) -> None:
+    assert absolutize_dates(text, dt.date(2026, 12, 7), past=True) == expected
+
+
+def test_a_record_telling_a_past_event_gets_the_last_weekday_not_the_next() -> None:
+    items = run([user("The payments outage happened on Thursday; the postmortem is due next Monday.",
+                      "2026-12-07T09:00:00Z")], today="2026-12-07")
+    descriptions = " | ".join(i["description"] for i in items)
+    assert "2026-12-03" in descriptions and "2026-12-10" not in descriptions
+    assert "2026-12-14" in descriptions  # the plan after it still looks ahead

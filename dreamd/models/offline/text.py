@@ -18,6 +18,9 @@ so the offline backend gives the same answer for the same payload on every machi
   the current week; "on/by/until/before/after/due Friday" and "周五" are the next such day on
   or after the reference date (a weekday with no such word — "on a Saturday", "Friday works",
   "every Friday", "每周五" — is left alone); "next week" / "下周" is "the week of <Monday>".
+  A weekday with a day of the month ("Wednesday the 16th", "周二 15 号") is the one date that has
+  both, or stays as said when none is near; in a text told as past a bare weekday or day of the
+  month is the last one, not the next.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
+from dreamd.models.offline import markers as lex
 from memory.retrieval.tokens import (
     CJK_RE as CJK_RE,  # re-exported: the offline modules import it from here
 )
@@ -178,6 +182,10 @@ def _on_or_after(d: dt.date, weekday: int) -> dt.date:
     return d + dt.timedelta(days=(weekday - d.weekday()) % 7)
 
 
+def _on_or_before(d: dt.date, weekday: int) -> dt.date:
+    return d - dt.timedelta(days=(d.weekday() - weekday) % 7)
+
+
 _WD = "|".join(WEEKDAYS_EN)
 _NUM_EN = r"\d+|" + "|".join(sorted(_NUMBERS_EN, key=len, reverse=True))
 _EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -244,12 +252,12 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
         return (_monday(ref) + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
     if kind == "last-wd":
         return (_monday(ref) - dt.timedelta(days=7 - _weekday_index(m.group(1)))).isoformat()
-    if kind == "bare-wd-zh":
-        return _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
-    if kind == "bare-wd":
-        day = _on_or_after(ref, _weekday_index(m.group(1))).isoformat()
+    if kind in ("bare-wd-zh", "bare-wd-zh-past"):
+        return (_on_or_before if kind.endswith("past") else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()
+    if kind in ("bare-wd", "bare-wd-past"):
         lead = m.group(0)[: m.start(1) - m.start(0)]
-        return f"{lead}{day}"
+        back = kind.endswith("past") and not lead.lower().startswith("this")  # "this coming" looks ahead
+        return f"{lead}{(_on_or_before if back else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()}"
     if kind == "next2-week":
         return f"the week of {(_monday(ref) + dt.timedelta(days=14)).isoformat()}"
     if kind == "next-week":
@@ -462,6 +470,10 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         found = _safe_date(ref.year, ref.month, day)
         if found is None or found < ref:
             found = _safe_date(*_add_months(ref, 1), day)
+    elif kind == "day-zh-past":  # "it broke on the 25th": the last such day
+        found = _safe_date(ref.year, ref.month, int(m.group(1)))
+        if found is None or found > ref:
+            found = _safe_date(*_add_months(ref, -1), int(m.group(1)))
     return found.isoformat() if found else m.group(0)
 
 
@@ -484,19 +496,60 @@ def future_dates(text: str, day: dt.date, *, weekdays: bool = True) -> list[dt.d
     return out
 
 
-def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True) -> str:
+# "Wednesday the 25th", "monday 30th", "Friday, December 18", "周三 25 号", "12月25日（周三）": one day
+# named twice, by its weekday and its day of the month (a bare number after a weekday is a time: "Friday 3")
+_WEEKDAY_AND_DAY = re.compile(
+    rf"\b(?P<wd>{_WD}),?\s+(?:(?P<mon>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?|"
+    rf"the\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d3>\d{{1,2}})(?:st|nd|rd|th))\b(?!\s+of\b)|"
+    rf"(?:周|週|星期|礼拜|禮拜)(?P<wz1>[{_ZH_WD}])\s*[（(]?\s*(?P<d4>\d{{1,2}})\s*(?:号|號|日)[)）]?|"
+    rf"(?<![月\d])(?:(?P<monz>\d{{1,2}})\s*月\s*)?(?P<d5>\d{{1,2}})\s*(?:号|號|日)\s*[（(]?\s*"
+    rf"(?:周|週|星期|礼拜|禮拜)(?P<wz2>[{_ZH_WD}])[)）]?",
+    re.I,
+)
+
+
+def _weekday_and_day(m: re.Match[str], ref: dt.date, past: bool) -> str:
+    """The date that is both that weekday and that day (of that month, when named, within a year),
+    the first on or after ``ref`` (``past``: on or before it); the phrase as said when none is."""
+    g = m.groupdict()
+    weekday = _weekday_index(g["wd"] or g["wz1"] or g["wz2"])
+    day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5") if g[k]))
+    month = (_MONTHS_EN.index(g["mon"][:3].lower()) + 1 if g["mon"] else int(g["monz"]) if g["monz"] else 0)
+    for k in range(13 if month else 2):  # with no month named: this month or the next (last)
+        year, at = _add_months(ref, -k if past else k)
+        found = _safe_date(year, at, day) if month in (0, at) else None
+        if found and found.weekday() == weekday and (found <= ref if past else found >= ref):
+            return found.isoformat()
+    return m.group(0)
+
+
+def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True, past: bool = False) -> str:
     """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``.
 
-    Calendar dates ("December 18", "12月3日", "下个月 15 号", "月底", "end of the month") are
-    resolved first, then relative phrases. ``weekdays=False`` leaves a bare weekday alone
-    ("never deploy on Friday", "永远不要在周五发布" name a day of every week, not a date).
+    A weekday with a day of the month is the date that has both (:func:`_weekday_and_day`);
+    then calendar dates ("December 18", "12月3日", "下个月 15 号", "月底", "end of the month"),
+    then relative phrases. ``weekdays=False`` leaves a bare weekday alone ("never deploy on
+    Friday", "永远不要在周五发布" name a day of every week, not a date). ``past``: the text tells
+    what happened, so a bare weekday or day of the month is the last one, not the next.
     """
+    out, at = [], 0
+    for m in _WEEKDAY_AND_DAY.finditer(text):
+        out += [_absolutize(text[at : m.start()], ref, weekdays, past), _weekday_and_day(m, ref, past)]
+        at = m.end()
+    return "".join([*out, _absolutize(text[at:], ref, weekdays, past)])
+
+
+def _absolutize(text: str, ref: dt.date, weekdays: bool, past: bool) -> str:
+    if not text:
+        return text
     text = _NEXT_WEEK_RANGE.sub(r"\1\2\3\1", text)  # "下周一到周三": both ends are next week
     for pattern, kind in _CALENDAR:
+        kind = f"{kind}-past" if past and kind == "day-zh" else kind
         text = pattern.sub(lambda m, k=kind: _in_range(_resolve_calendar, k, m, ref), text)  # type: ignore[misc]
     for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
         if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
             continue
+        kind = f"{kind}-past" if past and kind in ("bare-wd", "bare-wd-zh") else kind
         text = pattern.sub(lambda m, k=kind: _in_range(_resolve, k, m, ref), text)  # type: ignore[misc]
     return _FROM_DATE.sub(lambda m: _in_range(lambda _k, m, ref: _from_date(m, ref), "", m, ref), text)
 
@@ -612,17 +665,17 @@ def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
 # a run is never the leftmost one, and split_reason only asks for that one) and a run taken is never given
 # back (*+), since no marker starts with a space.
 _REASON_SPLIT = re.compile(
-    r"(?<!\s)\s*+[,;]?\s*+(?:\b(?:because(?: of)?|since|due to|given that|so that|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
-    r"(?<!\s)\s*+[，,；;]?\s*+(?:因为|因為|由于|由於|原因是|为了|為了)\s*",
+    rf"(?<!\s)\s*+[,;]?\s*+(?:\b(?:because of|{lex.REASON_EN}|due to|given that|{lex.PURPOSE_EN}|cuz|coz|bc|b/c)\b|'cause\b)\s*|"
+    rf"(?<!\s)\s*+[，,；;]?\s*+(?:{lex.REASON_ZH}|原因是|{lex.PURPOSE_ZH})\s*",
     re.I,
 )
 REASON_NEXT = re.compile(
-    r"^(?:because|that's because|that is because|the reason is(?: that)?|reason:|since|"
-    r"因为|因為|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
+    rf"^(?:{lex.REASON_EN}|that's because|that is because|the reason is(?: that)?|reason:|"
+    rf"{lex.REASON_ZH}|原因是|理由是)[\s:：,，]*(?P<r>.+)$",
     re.I,
 )
 """The sentence after a rule giving its reason ("Because prod shares that box."), the reason in ``r``."""
-REASON_NEXT_START = re.compile(r"^(?:because|that's because|the reason is|since|因为|因為|原因是)", re.I)
+REASON_NEXT_START = re.compile(rf"^(?:{lex.REASON_EN}|that's because|the reason is|{lex.REASON_ZH}|原因是)", re.I)
 """The narrower test the feedback rule asks of the next sentence (whether its rule is standing): fewer
 openings than :data:`REASON_NEXT`, and nothing needs to follow them."""
 

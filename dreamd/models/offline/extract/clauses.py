@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor
 from dreamd.models.offline.extract.facts import RULES, rule_remember
 from dreamd.models.offline.extract.rules import accepted_feedback
@@ -84,7 +85,7 @@ _ERRAND = re.compile(
 )
 _ZH_I = re.compile(r"^(?:[^，,。]{0,4}?[，,])?我(?![们們])")
 _ZH_NO_SUBJECT_START = re.compile(
-    r"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|因为|因為|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
+    rf"^(?!(?:我|你|您|他|她|它|这|這|那|但|不过|不過|而且|可是|如果|要是|虽然|雖然|{lex.REASON_ZH}|所以|然后|然後|还有|還有|哈|嗯|啊|哦))"
     r"[\u4e00-\u9fff]"
 )
 # "…，但整个团队都在伦敦", "…，并且一定要附上命令": the conjunction joins, the clause is what follows
@@ -93,7 +94,7 @@ _ZH_CARRY_ON = re.compile(r"^(?:主要|一般|平时|平時|平常|通常|部署
 _ZH_MOOD = re.compile(r"(?:挺|很|比较|比較|特别|特別|非常|有点|有點|太|好)[\u4e00-\u9fff]{1,2}(?:的|了|啊|呀)?$")
 _INSTEAD = re.compile(r"\binstead\b|\brather\b|改用|而是|换成|換成", re.I)
 _MAY_GIVE_REASON = re.compile(
-    r"^\s*(?:it's|it is|they're|they|this|that's|that|our|because|since|otherwise|else)\b", re.I
+    rf"^\s*(?:it's|it is|they're|they|this|that's|that|our|{lex.REASON_EN}|{lex.OTHERWISE_EN_OPENING})\b", re.I
 )
 _CONSEQUENCE = re.compile(r"^(?:(?:so|therefore|hence|which means)\b|所以|因此|于是|於是)", re.I)
 
@@ -150,7 +151,7 @@ _WHEN_OF = re.compile(
     r"(?:是|定在|在|为|為)",
     re.I,
 )
-_CAUSAL = re.compile(r"^\s*(?:because|since|otherwise|else)\b", re.I)
+_CAUSAL = re.compile(rf"^\s*(?:{lex.REASON_EN}|{lex.OTHERWISE_EN_OPENING})\b", re.I)
 _ANAPHORIC = re.compile(r"^\s*(?:it's|it is|they're|they|this|that's|that)\b", re.I)
 
 
@@ -172,7 +173,7 @@ def _reason_of(before: str, part: str) -> bool:
     )
 
 
-_ZH_REASON_AFTER = re.compile(r"^(?:我|我们|我們|他|她|他们|他們|孩子|这是|這是|不然|否则|否則|免得|以免|省得)")
+_ZH_REASON_AFTER = re.compile(rf"^(?:我|我们|我們|他|她|他们|他們|孩子|这是|這是|{lex.OTHERWISE_ZH}|{lex.LEST_ZH})")
 _ZH_HEALTH_CONDITION = re.compile(r"过敏|過敏|不好|哮喘|糖尿病|高血压|高血壓|怀孕|懷孕|备孕|備孕|色盲|近视|近視|听力|聽力|视力|視力|左撇子|吃素")
 _ZH_DIRECTIVE = re.compile(r"请|請|别|別|不要|一律|尽量|儘量|都要|一定要|务必|務必|千万|千萬|以后|以後|每次|统一|統一")
 
@@ -260,7 +261,7 @@ def _zh_size(text: str) -> int:
 _SPLICE = re.compile(r",\s+(?=(?-i:[A-Z][a-z]+)\s+(?:covers|handles|takes over|is covering|will cover)\b)|"
                      r",\s+(?=(?:we|anything|everything|nothing)\s+(?:\S+\s+){0,3}?(?:is|are|regenerate|generate|deploy|"
                      r"use|run|build|keep|ship|host|store|have)\b)", re.I)
-_SUBORDINATE = re.compile(r"^\s*(?:if|when|whenever|once|before|after|since|because|although|though|while|unless|until)\b",
+_SUBORDINATE = re.compile(rf"^\s*(?:if|when|whenever|once|before|after|{lex.REASON_EN}|although|though|while|unless|until)\b",
                           re.I)
 
 
@@ -431,7 +432,7 @@ _ZH_NOW_OR_THIS = re.compile(
     r"先|刚|剛|马上|馬上|今天|今晚|明天|这次|這次|这回|這回|现在|現在|目前|暂时|暫時|(?:这|這|那)(?:个|個|些|段|次|里|裡|块|塊|份|条|條|几|幾|边|邊|两|兩)"
 )
 # a reason inside the sentence: "…，锁文件会乱", "…，看了会掉粉", "…，因为…", "…，不然…"
-_ZH_REASON_INSIDE = re.compile(r"[，,；;]\s*(?:[^，,；;]{0,12}(?:会|會|容易)|因为|因為|不然|否则|否則|免得|以免|省得)")
+_ZH_REASON_INSIDE = re.compile(rf"[，,；;]\s*(?:[^，,；;]{{0,12}}(?:会|會|容易)|{lex.REASON_ZH}|{lex.OTHERWISE_ZH}|{lex.LEST_ZH})")
 
 
 def _with_next_reason(found: Found | None, ctx: Ctx) -> Found | None:

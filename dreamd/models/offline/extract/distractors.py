@@ -37,6 +37,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.audience import (
     about_the_work,
     is_everyday,
@@ -310,7 +311,7 @@ _EVALUATION_ZH = re.compile(r"至少|总算|總算|终于|終於|居然|竟然")
 _ASK_PRONOUN = re.compile(r"\b(?:ask|ping|contact|email|call|talk to)\s+(?:him|her|them)\b|(?:问|問|找|联系|聯繫)(?:他|她|它)", re.I)
 # A clause that gives the reason for, or the consequence of, the one before it is not a fact of its own.
 _REASON_CONJUNCTION = re.compile(
-    r"^(?:because|since|otherwise|so that|as|cause|cuz)\b|^(?:因为|因為|由于|由於|不然|否则|否則|方便|为了|為了|免得|以免|省得|要不然)",
+    rf"^(?:{lex.REASON_EN}|{lex.OTHERWISE_EN_OPENING}|{lex.PURPOSE_EN}|as|cause|cuz)\b|^(?:{lex.REASON_ZH}|{lex.OTHERWISE_ZH}|{lex.LEST_ZH}|方便|{lex.PURPOSE_ZH})",
     re.I,
 )
 # "the meeting is about 30 minutes": one occasion, undated, is not a lasting fact.

@@ -34,6 +34,7 @@ import datetime as dt
 import re
 from typing import Literal
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.audience import about_the_work
 from dreamd.models.offline.extract.pointers import HOST_OR_HANDLE, PATHLIKE, TOOLS, URL
 from dreamd.models.offline.extract.structure import opens_with_verb
@@ -58,7 +59,7 @@ _PERSONAL_ZH = re.compile(
 _EN_ADVERBIAL = re.compile(
     r"^(?:(?:these days|nowadays|lately|currently|right now|at the moment|this (?:year|quarter|month|week|term|semester)|"
     r"for (?:work|context)|at work|at home|in general|usually|normally|also|basically|honestly|actually|oh|and|but|so|"
-    r"because|since|as of (?:now|today)|(?:on|at|in) [\w-]+|(?:last|next|every) [\w-]+|yesterday|tomorrow)\s*,?\s+)+",
+    rf"{lex.REASON_EN}|as of (?:now|today)|(?:on|at|in) [\w-]+|(?:last|next|every) [\w-]+|yesterday|tomorrow)\s*,?\s+)+",
     re.I,
 )
 # Nouns that make "my X" about the work or a group the speaker belongs to, not the speaker.
@@ -329,7 +330,7 @@ _WORK_WORD = re.compile(
 # contrasts the one way with the others or binds every instance of a kind in the house, so it is a standing rule for the assistant, not the state of the work.
 _CONVENTION = re.compile(
     r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?!(?:were|was|had|did)\b)"
-    r"(?:[a-z]+(?<!ed)|sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{1,40}?\s*(?:,|-|–|—)?\s*(?:not|never|instead of|rather than)\s+\w|"
+    rf"(?:[a-z]+(?<!ed)|sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{{1,40}}?\s*(?:,|-|–|—)?\s*(?:not|never|{lex.INSTEAD_EN})\s+\w|"
     r"^(?:every|each|all|any|anything)\s+(?:[\w-]+\s+){0,3}?(?:\([^)]{1,40}\)\s+)?(?:carries|carry|must|has to|have to|needs to|"
     r"need to|requires?|needs|go(?:es)? through|stays?|gets? (?:reviewed|signed|approved|tagged|logged))\b|"
     r"^(?:[\w-]+\s+){0,2}[\w-]+s\s+(?:are|must be|should be)\s+[^,;.]{1,30}?\s+(?:in this (?:repo|repository|codebase|"

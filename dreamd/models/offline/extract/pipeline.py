@@ -110,6 +110,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.contradiction import statements_contradict
 from dreamd.models.offline.extract.clauses import (
     found_in,
@@ -124,6 +125,8 @@ from dreamd.models.offline.extract.dialogue import (
     standing_request,
 )
 from dreamd.models.offline.extract.distractors import (
+    TESTS_EN,
+    TESTS_ZH,
     continues,
     gives_reason,
     not_memory,
@@ -278,7 +281,7 @@ _ZH_LEAD_BARE = re.compile(
     r"^(?:(?:哦|噢|啊|嗯|呃)?(?:对了|對了)|还有就是|還有就是|另外|顺便说一下|順便說一下|补充一下|補充一下)(?=\s*[\u4e00-\u9fffA-Za-z0-9])"
 )
 _HELP_ME = re.compile(r"^(?:please\s+)?help (?:me|us)\s+(?:to\s+)?|^(?:请|請)?(?:帮|幫)(?:我们|我們|我)(?:都)?", re.I)
-_ALTERNATIVE_NEXT = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b", re.I)
+_ALTERNATIVE_NEXT = re.compile(rf"^{lex.ALTERNATIVE_NEXT_EN}", re.I)
 _SECRET = re.compile(
     r"\[REDACTED:|(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|"
     r"xox[abprs]-[A-Za-z0-9-]{8,})|"
@@ -344,8 +347,8 @@ def _body(found: Found, day: dt.date) -> str:
     return "\n".join(lines) + "\n"
 
 
-_CONNECTIVE = re.compile(r"^(?:因为|因為|由于|由於|所以|而且|但是|不过|不過|并且|並且|然后|然後)|(?:的话|的話)$")
-_CONNECTIVE_EN = token_set(["because", "since", "so", "cause", "but", "and", "also", "as", "then"])
+_CONNECTIVE = re.compile(rf"^(?:{lex.REASON_ZH}|所以|而且|但是|不过|不過|并且|並且|然后|然後)|(?:的话|的話)$")
+_CONNECTIVE_EN = token_set([*lex.REASON_EN.split("|"), "so", "cause", "but", "and", "also", "as", "then"])
 
 
 def _covered(said: str, text: str) -> bool:
@@ -381,11 +384,13 @@ def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
 
 
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
-    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date.
+    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date;
+    # in what the record tells as past ("it crashed on Friday") it is the last one, not the next.
     weekdays = found.type == "project"
+    past = (TESTS_ZH if has_cjk(found.fact) else TESTS_EN)["past event"](found.fact)
 
     def dated(text: str) -> str:
-        return absolutize_dates(text, day, weekdays=weekdays)
+        return absolutize_dates(text, day, weekdays=weekdays, past=bool(past))
 
     fact = dated(found.fact)
     desc = one_line(dated(found.description))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.audience import (
     about_the_work,
     is_life_advice,
@@ -246,7 +247,7 @@ def _prefix_of(rest: str) -> str:
     return ""
 
 
-_ALTERNATIVE = re.compile(r"^(?:instead[,:]?\s+)?(?:use|prefer|run|write|call|go with)\b|^(?:改用|要用|用)", re.I)
+_ALTERNATIVE = re.compile(rf"^{lex.ALTERNATIVE_NEXT_EN}|^(?:改用|要用|用)", re.I)
 
 
 def _reason_follows(ctx: Ctx) -> bool:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dreamd.models.offline import markers as lex
+
 # ----------------------------------------------------------------------------- lead-ins
 
 _EN_MARKER = (
@@ -452,11 +454,11 @@ def opens_with_verb(text: str) -> bool:
 
 _EN_CLAUSE_REASON = re.compile(
     r"^(?P<rule>.{8,}?)(?<!.{8}\s)\s*(?:;|—|–| - |,)\s*(?P<why>(?:it's|it is|that's|that is|they|it|we|our|my|i|"
-    r"this|there's|there is|the|otherwise|else|or else)\b.{6,})$",
+    rf"this|there's|there is|the|{lex.OTHERWISE_EN_OPENING})\b.{{6,}})$",
     re.I,
 )
 _EN_NOUN_REASON = re.compile(
-    r"^(?P<rule>.{8,}?)(?<!.{8}\s)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|because|or)\b)"
+    rf"^(?P<rule>.{{8,}}?)(?<!.{{8}}\s)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|{lex.REASON_EN}|or)\b)"
     r"[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
     r"depends|depend|relies|rely|uses|use|"
     r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
@@ -466,8 +468,8 @@ _EN_NOUN_REASON = re.compile(
 )
 _ZH_CLAUSE_REASON = re.compile(
     r"^(?P<rule>.{4,}?)[，,；;]\s*(?P<why>(?:我|他|她|它|我们|我們|他们|他們|孩子|大家)[^，,；;]{2,14}$|"
-    r"(?:这是|這是|那是|否则|否則|不然|免得|以免|省得|方便|好让|好讓|"
-    r"出了问题|出了問題|出问题|出問題|容易|会|會|要不然|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
+    rf"(?:这是|這是|那是|{lex.OTHERWISE_ZH}|{lex.LEST_ZH}|方便|好让|好讓|"
+    r"出了问题|出了問題|出问题|出問題|容易|会|會|毕竟|畢竟|之前|以前|上次|曾经|曾經|太|很难|很難).{1,}|"
     r"(?:很|非常|比较|比較|特别|特別|挺)[\u4e00-\u9fff]{1,6}|"
     r"[^，,；;]{0,12}(?:受影响|受影響|出问题|出問題|挂掉|掛掉|会挂|會掛|崩掉|出事|炸掉)|"
     r"[^，,；;]{1,8}(?:降了|降低了|提升了|提高了|快了|减少了|減少了|省了|少了)[^，,；;]{0,6}|"

@@ -46,6 +46,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, replace
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.audience import is_life_advice, is_wellbeing
 from dreamd.models.offline.extract.clauses import found_in
 from dreamd.models.offline.extract.distractors import distractor, mostly_chinese
@@ -231,10 +232,10 @@ _ITEM_SPLIT = re.compile(
     r"(?:(?<!\s)\s++)?[;；]\s*|(?<![一二三四五六七八九十])(?:(?<!\s)\s++|(?<=[一二三四五六七八九十]\s)\s*+)?、\s*|(?:(?<!\s)\s++)?,\s+|(?:(?<!\s)\s++)?，\s*|(?<!\s)\s++(?=\d{1,2}[.)）]\s)|(?:(?<!\s)\s++)?(?=[①②③④⑤⑥⑦⑧⑨])"
 )
 _NUMBERING = re.compile(r"^(?:\d{1,2}[.)）]|[①②③④⑤⑥⑦⑧⑨]|[一二三四五六七八九十]{1,2}、|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,2})[)）])\s*")
-_JOINS_BEFORE = re.compile(r"^(?:so|which|but|because|since|otherwise|or else|as|and so|hence|i\.e\.|e\.g\.)\b|"
-                           r"^(?:所以|因为|因為|否则|否則|不然|但是|不过|不過|比如|例如)", re.I)
+_JOINS_BEFORE = re.compile(rf"^(?:so|which|but|{lex.REASON_EN}|{lex.OTHERWISE_EN_OPENING}|as|and so|hence|i\.e\.|e\.g\.)\b|"
+                           rf"^(?:所以|{lex.REASON_ZH}|{lex.OTHERWISE_ZH}|但是|不过|不過|比如|例如)", re.I)
 # "日志用 structlog，不要用 print", "tabs, not spaces": one rule said both ways
-_OTHER_WAY = re.compile(r"^(?:not|instead of|rather than)\b|^(?:而不是|不要|不用|别|別|不是)", re.I)
+_OTHER_WAY = re.compile(rf"^(?:not|{lex.INSTEAD_EN})\b|^(?:而不是|不要|不用|别|別|不是)", re.I)
 _PRONOUN_ONLY = re.compile(r"^(?:\w+\s+)?(?:it|them|that|this|those)\b", re.I)
 _REASON_TAIL = re.compile(
     r"^(?:[\w-]+\s+){0,2}(?:residency|sovereignty|compliance|reasons?|legal|security|privacy|gdpr|hipaa|soc ?2|audit|"
@@ -344,9 +345,9 @@ def _item_ok(item: str, kind: str, day: dt.date) -> bool:
     return len(tokens(item)) >= 1 and (not has_cjk(item) or _size(item) >= 3)  # "要求：尽快" is an ask
 
 
-_OTHERWISE = re.compile(r"^(?:otherwise|or else|else)\b|\b(?:otherwise|or else)[.!]?$|^(?:否则|否則|不然|要不然)", re.I)
+_OTHERWISE = re.compile(rf"^(?:{lex.OTHERWISE_EN_OPENING})\b|\b(?:{lex.OTHERWISE_EN})[.!]?$|^(?:{lex.OTHERWISE_ZH})", re.I)
 _ZH_STATEMENT = re.compile(
-    r"^(?:因为|因為|由于|由於|组里|組裡|团队|團隊|公司|同事|客户|客戶|老板|老闆|我们|我們|他们|他們|大家|我|他|她)"
+    rf"^(?:{lex.REASON_ZH}|组里|組裡|团队|團隊|公司|同事|客户|客戶|老板|老闆|我们|我們|他们|他們|大家|我|他|她)"
 )
 _ZH_RULE_WORD = re.compile(r"请|請|要|别|別|必须|必須|一律|统一|統一|禁止|不准|只用|优先|優先|务必|務必")
 
@@ -731,7 +732,7 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     m = _FLOOR.match(text)
     if m:  # "go version floor is 1.21 so nothing newer": a limit the work must keep to
         tail = m.group("tail").strip(" ,;")
-        why = tail if re.match(r"^(?:because|since|as)\b", tail, re.I) else None
+        why = tail if re.match(rf"^(?:{lex.REASON_EN}|as)\b", tail, re.I) else None
         return _bare(m.group("x"), why, text, ctx)
     m = _STICK.search(text)
     if m and not re.search(r"\b(?:for now|this time|today|here)\b", m.group("x"), re.I):

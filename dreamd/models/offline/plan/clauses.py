@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from dreamd.models.offline import markers as lex
 from dreamd.models.offline.plan.paraphrase import Gist, gist, swapped_in_place, value_kind
 from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, tokens
 
@@ -163,7 +164,7 @@ def said_by(clause: str, pool: Iterable[Units]) -> bool:
 # ----------------------------------------------------------------------------- supersession
 
 _CHANGE_EN = r"(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|went|gone|upgrad(?:ed|ing)|relocat(?:ed|ing))"
-_CUT = re.compile(r"(?:(?<!\s)\s++)?(?:,|—|–|\bbut\b|\bbecause\b|\bsince\b|，|因为|但是|但)\s*")
+_CUT = re.compile(rf"(?:(?<!\s)\s++)?(?:,|—|–|\b(?:but|{lex.REASON_EN})\b|，|{lex.REASON_ZH}|但是|但)\s*")
 _ZH_TO = r"(?:改成了?|换成了?|改为|换为|迁到了?|迁移到了?|搬到了?|切到了?|切换到了?|改到了?)"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("from-to", re.compile(rf"^(?P<subj>.*?)\b{_CHANGE_EN}\s+(?:[\w-]+\s+){{0,4}}?from\s+(?P<old>.+?)\s+(?:to|onto)\s+(?P<new>.+)$")),
