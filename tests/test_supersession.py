@@ -1,0 +1,152 @@
+"""Supersession is a first-class operation (issue 23): a new statement that changes the value a
+live record holds supersedes it in the commit that extracts it — the old value on the new
+record's ``**Previously:**`` line, one live record, ``dreamd log`` saying "superseded", recall
+returning the current value — and a correction rewrites only the record holding the corrected
+value, never the one said last."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import memory
+from dreamd.models import supersession
+from dreamd.models.offline.extract.pipeline import extract_from_turns
+from memory.store.change import Change, apply_change
+from memory.store.history import log_entries, render_log
+from memory.store.manifest import Manifest
+from memory.store.records import make_record
+from memory.store.transaction import MemoryStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _dreamd(tmp_path: Path, spool: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(REPO),
+        "DREAMD_SPOOL": str(spool), "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+    }  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "dreamd", *args], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_a_changed_preference_through_the_spool_supersedes_the_live_record(tmp_path: Path) -> None:
+    memory_dir = tmp_path / "code" / "app" / ".memory"
+    store = MemoryStore.init(memory_dir)
+    old = make_record("yaml-indent-2", "user", "User prefers 2-space indentation in YAML files",
+                      "User prefers 2-space indentation in YAML files.\n")
+    store.commit(Change(add=[old], actor="manual"))
+    spool = tmp_path / "spool"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
+    session = tmp_path / "s.txt"
+    session.write_text("User: I prefer 4-space indentation in YAML files now.\nAssistant: Noted.\n")
+
+    submitted = _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1")
+    assert submitted.returncode == 0, submitted.stderr
+    once = _dreamd(tmp_path, spool, "once", "--config", str(config), "--log-format", "json")
+    assert once.returncode == 0, once.stderr
+
+    live = MemoryStore(memory_dir).records()
+    assert [e.name for e, _ in live if "YAML" in e.description] == [e.name for e, _ in live] != ["yaml-indent-2"]
+    assert len(live) == 1
+    entry, rec = live[0]
+    current, _, history = rec.body.partition("**Previously:**")
+    assert "4-space" in current and "2-space" not in current
+    assert history.strip() == "User prefers 2-space indentation in YAML files."
+    events = [json.loads(line) for line in once.stdout.splitlines() if line.startswith("{")]
+    assert any(e.get("event") == "extract.superseded" and e["superseded"] == {"yaml-indent-2": entry.name}
+               for e in events)
+
+    log = _dreamd(tmp_path, spool, "log", str(memory_dir), "--config", str(config))
+    assert log.returncode == 0, log.stderr
+    assert f"  superseded yaml-indent-2 -> {entry.name}" in log.stdout
+    assert "1 superseded" in log.stdout.splitlines()[0]
+
+    found = memory.recall(memory_dir, "how should I indent YAML files?")
+    assert [r.name for r in found.records] == [entry.name]
+    assert "4-space" in found.records[0].text
+
+
+def test_a_chinese_change_supersedes_in_the_same_way(tmp_path: Path) -> None:
+    old = make_record("go-editor", "user", "用户用 VS Code 写 Go", "用户用 VS Code 写 Go。\n")
+    [found] = extract_from_turns([{"role": "user", "text": "我现在改用 GoLand 写 Go 了。", "timestamp": None}],
+                                 today="2026-11-20", index=[{"name": old.name, "type": old.type, "description": old.description}])
+    new = make_record(found["name"], found["type"], found["description"], found["body"])
+    result = supersession.supersede(new, old)
+    assert result is not None and result.old == "go-editor"
+    assert result.result.body.endswith("**此前：** 用户用 VS Code 写 Go。\n")
+    assert "GoLand" in result.result.body.split("**此前：**")[0]
+
+
+def test_two_facts_about_one_subject_or_a_repeat_supersede_nothing() -> None:
+    def sup(old: str, new: str) -> bool:
+        return supersession.supersede(make_record("n", "project", new, new + "\n"),
+                                      make_record("o", "project", old, old + "\n")) is not None
+
+    assert sup("The billing API listens on port 7001.", "The billing API listens on port 7002.")
+    assert not sup("The billing API listens on port 7001.", "The billing API is written in Kotlin.")
+    assert not sup("The billing API listens on port 7001.", "The billing API listens on port 7001.")
+    assert not sup("The billing API listens on port 7001.", "The ledger API listens on port 7001.")
+
+
+def test_the_old_records_other_facts_stay_current() -> None:
+    old = make_record("o", "project", "Nightly export", "The nightly export runs at 02:00. Mira owns the export job.\n")
+    new = make_record("n", "project", "Nightly export time", "The nightly export now runs at 03:30.\n")
+    result = supersession.supersede(new, old)
+    assert result is not None
+    assert result.result.body == ("The nightly export now runs at 03:30.\nMira owns the export job.\n"
+                                  "**Previously:** The nightly export runs at 02:00.\n")
+
+
+def test_a_supersession_is_a_merge_the_log_calls_superseded(tmp_path: Path) -> None:
+    store = MemoryStore.init(tmp_path / "m")
+    store.commit(Change(add=[make_record("a", "project", "A", "The queue is RabbitMQ.\n")], actor="manual"))
+    result = make_record("b", "project", "B", "The queue is NATS now.\n**Previously:** The queue is RabbitMQ.\n")
+    store.commit(Change(merges=[(["a"], result)], superseded={"a"}, actor="job", job_id="j1", session_id="s"))
+    [entry, *_] = log_entries(store)
+    assert entry.merged == [{"from": ["a"], "into": "b", "superseded": True}]
+    assert entry.summary() == "1 added, 1 superseded"
+    assert "  superseded a -> b" in render_log([entry])
+    pending = apply_change(Manifest.empty() if hasattr(Manifest, "empty") else store.read(),
+                           Change(merges=[(["b"], result)], actor="dream"), now="2026-11-20T00:00:00Z")
+    assert "superseded" not in pending.change["merged"][0]  # a plain merge says nothing of the kind
+
+
+# ----------------------------------------------------------------------------- corrections
+
+
+def _run(*texts: str, index: list[dict[str, str]] | None = None) -> list[dict[str, str]]:
+    turns = [{"role": "user", "text": t, "timestamp": "2026-11-20T09:00:00Z"} for t in texts]
+    return extract_from_turns(turns, today="2026-11-20", index=index or [])
+
+
+def test_a_correction_naming_a_value_no_record_holds_rewrites_nothing() -> None:
+    out = _run("We ship the mobile app through Fastlane.", "it's Detox btw, not Espresso.")
+    assert any("Fastlane" in r["description"] for r in out)
+    assert all("Detox" not in r["description"] and "Detox" not in r["body"].split("In their words")[0] for r in out
+               if "Fastlane" in r["description"])
+
+
+def test_a_correction_rewrites_the_record_holding_the_value_not_the_last_one() -> None:
+    out = _run("Our CI images are built with Kaniko.", "Design mockups live in Penpot.",
+               "sorry, I meant Buildah, not Kaniko.")
+    ci = next(r for r in out if "CI images" in r["description"])
+    design = next(r for r in out if "mockups" in r["description"])
+    assert "Buildah" in ci["description"] and "Kaniko" not in ci["description"]
+    assert "Penpot" in design["description"] and "Buildah" not in design["body"]
+
+
+def test_a_correction_without_its_old_value_leaves_an_unrelated_record_alone() -> None:
+    out = _run("Release notes go to the #announce channel.", "The load balancer is HAProxy.",
+               "oh wait, it's Grafana Tempo for tracing.")
+    lb = next(r for r in out if "load balancer" in r["description"])
+    notes = next(r for r in out if "Release notes" in r["description"])
+    assert "HAProxy" in lb["description"] and "Tempo" not in lb["body"]
+    assert "Tempo" not in notes["body"]
