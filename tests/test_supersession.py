@@ -12,14 +12,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import memory
+from dreamd.config import default_config
+from dreamd.jobs.work import Context, execute
 from dreamd.models import supersession
+from dreamd.models.anthropic_backend import AnthropicModel
 from dreamd.models.offline.extract.pipeline import extract_from_turns
+from dreamd.models.offline.model import OfflineModel
+from memory.errors import TransientError
+from memory.spool.jobs import Job, Transcript
 from memory.store.change import Change, apply_change
 from memory.store.history import log_entries, render_log
 from memory.store.manifest import Manifest
 from memory.store.records import make_record
 from memory.store.transaction import MemoryStore
+from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
+
+__all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -150,3 +161,105 @@ def test_a_correction_without_its_old_value_leaves_an_unrelated_record_alone() -
     notes = next(r for r in out if "Release notes" in r["description"])
     assert "HAProxy" in lb["description"] and "Tempo" not in lb["body"]
     assert "Tempo" not in notes["body"]
+
+
+def test_a_dream_supersedes_what_extraction_missed_and_the_log_says_so(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from dreamd.config import default_config
+    from dreamd.jobs.work import Context, dream
+    from dreamd.models.offline.model import OfflineModel
+
+    clock = iter([datetime(2026, 11, d, 9, tzinfo=UTC) for d in range(1, 20)])
+    store = MemoryStore.init(tmp_path / "m", clock=lambda: next(clock))
+    store.commit(Change(add=[make_record("md-wrap", "user", "User wraps Markdown at 80 columns",
+                                         "User wraps Markdown at 80 columns.\n")], actor="manual"))
+    store.commit(Change(add=[make_record("md-wrap-new", "user", "User now wraps Markdown at 100 columns",
+                                         "User now wraps Markdown at 100 columns.\n")], actor="manual"))
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None,
+                  clock=lambda: datetime(2026, 11, 20, tzinfo=UTC))
+    assert dream(tmp_path / "m", ctx, force=True).status == "applied"
+    [(_, rec)] = MemoryStore(tmp_path / "m").records()
+    assert rec.body == "User now wraps Markdown at 100 columns.\n**Previously:** User wraps Markdown at 80 columns.\n"
+    assert "  superseded md-wrap-new, md-wrap -> md-wrap-new" in render_log(log_entries(store))
+
+
+def test_a_preference_changed_instead_of_a_one_word_value_is_superseded() -> None:
+    from dreamd.models.offline.plan.clauses import supersedes
+
+    older = ("d", "User prefers light mode in the IDE.\n")
+    assert supersedes(("d", "User now prefers dark instead of light mode in the IDE.\n"), older)
+    assert not supersedes(("d", "Use dark instead of light in the slide decks.\n"), ("d", "User likes light beer.\n"))
+
+
+# ----------------------------------------------------------------------------- a model names it
+
+
+def _extract_job(memory_dir: Path, *texts: str, job_id: str = "job-1") -> Job:
+    roles = ["user", "assistant"]
+    lines = [json.dumps({"type": roles[i % 2], "uuid": f"u{i}", "sessionId": "s1", "timestamp": "2026-11-20T10:00:00Z",
+                         "message": {"role": roles[i % 2], "content": text}}) for i, text in enumerate(texts)]
+    return Job(id=job_id, kind="extract", memory_dir=memory_dir, session_id="s1", submitted_at="2026-11-20T10:00:00Z",
+               transcript=Transcript(format="auto", content="\n".join(lines) + "\n"))
+
+
+def _anthropic_ctx(fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Context:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    model = AnthropicModel(model="claude-test-model", base_url=fake.url, timeout=5.0, max_retries=0)
+    return Context(config=default_config(env={"HOME": "/nonexistent"}), model=model, ledger=None)
+
+
+def _with_queue_record(tmp_path: Path) -> Path:
+    mdir = tmp_path / "mem"
+    store = MemoryStore.init(mdir)
+    store.commit(Change(add=[make_record("queue-broker", "project", "Background jobs go through RabbitMQ",
+                                         "Background jobs go through RabbitMQ.\n**Why:** ops runs it.\n"),
+                             make_record("ci-runner", "project", "CI runs on Buildkite", "CI runs on Buildkite.\n")],
+                        actor="manual"))
+    return mdir
+
+
+NEW = {"name": "queue-broker-nats", "type": "project", "description": "Background jobs go through NATS",
+       "body": "Background jobs go through NATS.\n"}
+
+
+def test_a_supersession_the_model_names_is_committed_as_one(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mdir = _with_queue_record(tmp_path)
+    fake_anthropic.push(message(json.dumps([{**NEW, "supersedes": "queue-broker"}])))
+    assert execute(_extract_job(mdir, "we moved the job queue over, it's NATS now"),
+                   _anthropic_ctx(fake_anthropic, monkeypatch)) == "extracted 1"
+    sent = json.dumps(fake_anthropic.requests[0].body)
+    assert '\\"supersedes\\"' in sent and "queue-broker" in sent  # the prompt asks for it, the index shows the name
+    live = {e.name: rec for e, rec in MemoryStore(mdir).records()}
+    assert sorted(live) == ["ci-runner", "queue-broker-nats"]
+    assert live["queue-broker-nats"].body == (
+        "Background jobs go through NATS.\n**Previously:** Background jobs go through RabbitMQ. Why: ops runs it.\n")
+    assert log_entries(MemoryStore(mdir))[0].merged == [
+        {"from": ["queue-broker"], "into": "queue-broker-nats", "superseded": True}]
+
+
+def test_a_supersession_of_a_record_the_directory_does_not_hold_is_refused(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mdir = _with_queue_record(tmp_path)
+    before = MemoryStore(mdir).read()
+    fake_anthropic.push(message(json.dumps([{**NEW, "supersedes": "message-bus"}])))
+    with pytest.raises(TransientError, match="supersedes 'message-bus', which is not in the memory set"):
+        execute(_extract_job(mdir, "the job queue is NATS now"), _anthropic_ctx(fake_anthropic, monkeypatch))
+    after = MemoryStore(mdir).read()
+    assert after.generation == before.generation and [e.name for e in after.records] == ["queue-broker", "ci-runner"]
+
+
+def test_a_later_record_of_one_session_supersedes_an_earlier_one(tmp_path: Path) -> None:
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
+    job = _extract_job(mdir, "The staging cluster runs Kubernetes 1.27.", "Noted.",
+                       "We upgraded: the staging cluster runs Kubernetes 1.29 now.")
+    assert execute(job, ctx) == "extracted 1"
+    [(_, rec)] = MemoryStore(mdir).records()
+    current, _, history = rec.body.partition("**Previously:**")
+    assert "1.29" in current and "1.27" not in current
+    assert history.strip().startswith("The staging cluster runs Kubernetes 1.27.")

@@ -365,8 +365,9 @@ def _superseding(
     """Split newly extracted records into plain additions and supersessions of live records
     (:mod:`dreamd.models.supersession`): the record a model named (the gate checked it was in
     the set shown; it must still be live), else one whose value the new record replaces by
-    structure. Each live record is superseded once per commit; one that cannot be read is
-    passed over (a hostile file stops nothing)."""
+    structure. A record replacing an earlier one of the same batch takes its place, the earlier
+    one's replaced words on its history line. Each live record is superseded once per commit;
+    one that cannot be read is passed over (a hostile file stops nothing)."""
     from dreamd.models import supersession
 
     live = sorted(manifest.records, key=lambda e: (e.updated_at or e.created_at or "", e.name), reverse=True)
@@ -383,6 +384,17 @@ def _superseding(
             return None
 
     for rec in records:
+        # a later record of the same batch replacing an earlier one (one session said both):
+        # the earlier leaves the commit, its replaced words on the later one's history line
+        earlier = next(((i, s) for i, r in enumerate(adds) if (s := supersession.supersede(rec, r)) is not None), None)
+        if earlier is not None:
+            adds[earlier[0]] = earlier[1].result
+            continue
+        within = next(((i, s) for i, (_, r) in enumerate(merges)
+                       if r is not None and (s := supersession.supersede(rec, r)) is not None), None)
+        if within is not None:
+            merges[within[0]] = (merges[within[0]][0], within[1].result)
+            continue
         found: supersession.Superseding | None = None
         target = named.get(rec.name)
         if target in by_name and target not in taken and (old := read(target)) is not None:
@@ -399,6 +411,19 @@ def _superseding(
         taken.add(found.old)
         merges.append(([found.old], found.result))
     return adds, merges, taken
+
+
+def _superseded_in(plan: Sequence[PlanOp], pairs: Sequence[tuple[Any, Record]]) -> set[str]:
+    """The sources of a dream's merges that supersede them (:func:`dreamd.models.supersession.is_supersession`)."""
+    from dreamd.models.supersession import is_supersession
+
+    by_name = {rec.name: rec for _, rec in pairs}
+    out: set[str] = set()
+    for op in plan:
+        sources = [by_name[n] for n in op.source_names if n in by_name]
+        if op.result is not None and is_supersession(op.result, sources):
+            out.update(op.source_names)
+    return out
 
 
 def _today(turns: Sequence[Turn], ctx: Context) -> date:
@@ -751,6 +776,7 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
         by_name = {e.name: e for e in snapshot.records}
         base = {n: by_name[n].sha256 for op in plan for n in op.source_names if n in by_name}
         merges = [(list(op.source_names), _redact_record(op.result) if op.result else None) for op in plan]
+        superseded = _superseded_in(plan, pairs)
         refused = "; ".join(
             f"plan refused for {len(names)} record(s) from {names[0] if names else '-'}: {why}"
             for names, why in planned.refused
@@ -760,7 +786,8 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
                 if fence is not None:
                     fence()
                 result = store.commit(
-                    Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
+                    Change(merges=merges, superseded=superseded, base=base, consolidated=True, lease=lease,
+                           actor="dream", note=refused)
                 )
         except ConflictError as exc:
             bound.info("dream.conflict", reason=str(exc))

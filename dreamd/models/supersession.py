@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dreamd.models.offline.plan.clauses import (
+    HISTORY,
+    clauses,
     fact_clauses,
     replaced_by,
     restated_with_new_value,
@@ -108,4 +110,15 @@ def named(new: Record, old: Record) -> Superseding | None:
     return supersede(new, old, fact_clauses(old.description, old.body))
 
 
-__all__ = ["MAX_CANDIDATES", "Superseding", "candidates", "named", "replaced_facts", "supersede"]
+def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
+    """Whether a merge into ``result`` supersedes its sources: its history line holds a clause
+    no source's history line held (a dream's plan moved a replaced value there), so the log
+    can say "superseded" whichever model planned it."""
+    def history(body: str) -> set[str]:
+        return {c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)}
+
+    had = set().union(*(history(s.body) for s in sources)) if sources else set()
+    return bool(history(result.body) - had)
+
+
+__all__ = ["MAX_CANDIDATES", "Superseding", "candidates", "is_supersession", "named", "replaced_facts", "supersede"]
