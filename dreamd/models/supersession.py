@@ -56,18 +56,22 @@ class Superseding:
 def replaced_facts(new: Record, old: Record) -> list[str]:
     """The fact clauses of ``old`` that ``new`` replaces (none: ``new`` does not supersede it).
 
-    A clause no replaced value is named in stays current; one naming a value a replaced
-    clause lost goes with it (the user's own words of the old value, "In their words: …")."""
+    The record's own statement (its first fact clause) must be among them: a record whose
+    side clause merely shares a word with the new one is about something else. A clause no
+    replaced value is named in stays current; one naming a value a replaced clause lost goes
+    with it (the user's own words of the old value, "In their words: …")."""
     newer, older = (new.description, new.body), (old.description, old.body)
     old_facts = fact_clauses(*older)
+    if not old_facts or not _words(new) & tokens(old_facts[0]):
+        return []  # no word of the old statement said again: another subject
     gone = replaced_by(newer, older)
     if not gone:
         new_facts = fact_clauses(*newer)
         if restates(new_facts, old_facts):
             return []
         gone = [c for c in old_facts if any(restated_with_new_value(n, c) for n in new_facts)]
-    if not gone:
-        return []
+    if not gone or gone[0] != old_facts[0]:
+        return []  # the record's own statement (its first fact) must be what changed, not a side clause
     kept_values = gist("\n".join(fact_clauses(*newer))).values
     lost = {v for c in gone for v in gist(c).values} - kept_values
     return [c for c in old_facts if c in gone or (lost and gist(c).values & lost)]
@@ -95,13 +99,17 @@ def candidates(new: Record, live: Iterable[tuple[str, str]]) -> list[str]:
     """Names of the live records (``(name, description)``, newest first) worth reading for
     ``new``: those whose description shares a word with it, most shared first, at most
     :data:`MAX_CANDIDATES`."""
-    wanted = frozenset(tokens(new.description + "\n" + "\n".join(fact_clauses(new.description, new.body))))
+    wanted = _words(new)
     scored = []
     for i, (name, description) in enumerate(live):
         shared = len(wanted & tokens(description))
         if shared:
             scored.append((-shared, i, name))
     return [name for _, _, name in sorted(scored)[:MAX_CANDIDATES]]
+
+
+def _words(record: Record) -> frozenset[str]:
+    return frozenset(tokens(record.description + "\n" + "\n".join(fact_clauses(record.description, record.body))))
 
 
 def named(new: Record, old: Record) -> Superseding | None:

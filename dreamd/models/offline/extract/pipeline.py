@@ -144,6 +144,7 @@ from dreamd.models.offline.extract.telegraphic import Labels
 from dreamd.models.offline.extract.trace import Trace
 from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.plan.clauses import replaced_by
+from dreamd.models.offline.plan.paraphrase import gist, value_kind
 from dreamd.models.offline.text import (
     REASON_NEXT,
     absolutize_dates,
@@ -415,6 +416,12 @@ def _with_shared_tail(old: str, new: str, text: str) -> str:
     return old
 
 
+def _same_kind(new: str, old: str) -> bool:
+    """Whether two values read as the same kind (a name, a time, a number …), or either as none."""
+    kinds = [{value_kind(v) for v in gist(f"it is {text}").values} for text in (new, old)]
+    return not kinds[0] or not kinds[1] or bool(kinds[0] & kinds[1])
+
+
 class _Answer:
     """The records picked so far, with the index they must not repeat and the names taken."""
 
@@ -507,10 +514,13 @@ class _Answer:
         """
         new_abs = absolutize_dates(new, day)
         latest = list(reversed(self.picked))
+        holder = None
         if old:
             holder = next((p for p in latest if old in p[2]["description"]), None) or next(
                 (p for p in latest if old in p[2]["body"]), None)
-        else:
+            if holder is None and re.search(r"\d{4}-\d{2}-\d{2}", absolutize_dates(old, day)):
+                old = None  # a date is kept resolved, not as said: put right by shape, below
+        if not old:
             holder = next((p for p in latest if p[1] == before), None)
         if holder is None:
             return None
@@ -524,6 +534,8 @@ class _Answer:
             for shape in shapes:
                 wanted = re.search(shape, new_abs)
                 found = re.findall(shape, record["description"])
+                if shape == shapes[2]:  # a name for a name: not a sentence's first word, nor a weekday for a tool
+                    found = [f for f in re.findall(r"(?<=\s)" + shape, record["description"]) if _same_kind(new_abs, f)]
                 if wanted and found:
                     target = found[-1]
                     new_abs = wanted.group(0) if shape != shapes[2] else new_abs
