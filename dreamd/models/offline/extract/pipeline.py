@@ -1,7 +1,7 @@
 """Offline extraction: memories from transcript turns by sentence structure, in English and Chinese.
 
 The answer for ``{"task": "extract", "today", "index", "turns"}`` is a list of records with
-exactly ``name``, ``type``, ``description``, ``body``. Only what the *user* typed becomes
+``name``, ``type``, ``description``, ``body`` (and ``supersedes``: see corrections). Only what the *user* typed becomes
 memory (assistant turns give only "we decided/agreed …" decisions): tool calls, tool results,
 fetched pages and files the agent read — roles other than user/assistant, ``[tool …]`` lines,
 harness blocks, fenced code, quotes, pasted documents — never do, so an instruction planted
@@ -68,8 +68,9 @@ same sentence ("I'm a nurse on night shifts, so I sleep during the day") is fold
 (:func:`~dreamd.models.offline.extract.distractors.continues`), not made a second one.
 
 A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0", "Apologies, that is wrong: it is
-19c", :func:`~dreamd.models.offline.extract.distractors.restated`) puts the latest record right,
-also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
+19c", :func:`~dreamd.models.offline.extract.distractors.restated`) puts right the record holding
+the old value (unnamed: the sentence just before, a value of its kind; only an index record: a copy
+that ``supersedes`` it; none: nothing), also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
 AWS, we'd …", "要是…就…") is not a fact; advice about living ("always carry an umbrella") is not a
 rule for the assistant, nor advice someone gave ("she says I should always …", even without
 quotes). What makes a rule is when it holds, not how wide it is: "rename X to Y everywhere" is one
@@ -555,20 +556,18 @@ class _Answer:
         supersedes that one (the job keeps the old words on its history line). Returns its
         name, or None when no record of the index holds the value either."""
         named = {r.get("supersedes") for _, _, r in self.picked}
-        held = [e for e in self.index if old and e.name not in named
-                and re.search(rf"(?<!\w){re.escape(old)}(?!\w)", e.description)]
+        held = [e for e in self.index if old and e.name not in named and re.search(rf"(?<!\w){re.escape(old)}(?!\w)", e.description)]
         if not held or not old:
             return None
-        entry = held[-1]
-        description = one_line(entry.description.replace(old, absolutize_dates(new, day)))
-        base, n = make_name("", description, fallback=entry.type), 2
-        name = base
-        while name in self.taken:
-            name = f"{base[: 60]}-{n}"
-            n += 1
+        description = one_line(held[-1].description.replace(old, absolutize_dates(new, day)))
+        name = base = make_name("", description, fallback=held[-1].type)
+        for n in range(2, 10_000):
+            if name not in self.taken:
+                break
+            name = f"{base[:60]}-{n}"
         self.taken.add(name)
-        record = {"name": name, "type": entry.type, "description": description, "body": as_line(description) + "\n",
-                  "supersedes": entry.name}
+        record = {"name": name, "type": held[-1].type, "description": description, "body": as_line(description) + "\n",
+                  "supersedes": held[-1].name}
         self.picked.append((1, position, record))
         return name
 

@@ -377,10 +377,8 @@ def _changed(s: Supersession, old_clause: str) -> bool:
 
 
 def restated_with_new_value(new_clause: str, old_clause: str) -> bool:
-    """Same subject, new value, said without a change word (a newer statement read at
-    extraction, where the newer one wins): :func:`_changed` with a value replaced by one of
-    the same kind. Its other branch (values equal, one word swapped) needs a change word: "the
-    alpha service" and "the bravo service" are two subjects."""
+    """Same subject, new value, no change word (read at extraction, the newer wins): :func:`_changed`
+    with a value replaced by one of its kind; a swapped word ("alpha"/"bravo service") needs one."""
     old, new = gist(old_clause), gist(new_clause)
     if not old.values - new.values or not new.values - old.values:
         return False
@@ -420,8 +418,7 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         hit = len(s.old & have) / len(s.old)
         if hit < 0.6:
             return False
-        # one word replaced: the older clause shares a word of its context, or of the newer
-        # side's own wording ("prefer 4 spaces instead of tabs" / "prefers tabs for indentation")
+        # one word replaced: the older clause shares a word of the context or of the newer side
         return len(s.old) > 1 or bool((s.context | s.new) & have) or len(have) <= 2
     if _subject_share(s.subject, have, old_clause) < 0.8:
         return False
