@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -271,3 +272,37 @@ def test_a_later_record_of_one_session_supersedes_an_earlier_one(tmp_path: Path)
     current, _, history = rec.body.partition("**Previously:**")
     assert "1.29" in current and "1.27" not in current
     assert history.strip().startswith("The staging cluster runs Kubernetes 1.27.")
+
+
+def test_the_claude_code_backend_names_a_supersession_the_gate_checks(tmp_path: Path) -> None:
+    """The real Claude Code CLI against the loopback fake: the same prompt reaches the model, a
+    supersession of a record the set holds is committed as one, one of a record it does not
+    hold is refused and changes nothing."""
+    from dreamd.models.factory import make_model
+    from dreamd.models.prompts import EXTRACT_SYSTEM
+    from tests.claude_cli import ClaudeHome, claude_binary
+
+    answers = iter([[{**NEW, "supersedes": "message-bus"}], [{**NEW, "supersedes": "queue-broker"}]])
+
+    def respond(req: Any) -> Any:
+        system = req.body.get("system") if isinstance(req.body, dict) else None
+        blocks = system if isinstance(system, list) else [{"text": system or ""}]
+        extraction = any(isinstance(b, dict) and b.get("text") == EXTRACT_SYSTEM for b in blocks)
+        return message(json.dumps(next(answers)) if extraction else "ok")
+
+    fake = FakeAnthropic(responder=respond)
+    try:
+        claude = ClaudeHome(home=tmp_path / "home", exe=claude_binary(), base_url=fake.url)
+        claude.write_settings()
+        model = make_model({"backend": "claude-code", "model": "claude-test-model", "claude_path": str(claude.exe),
+                            "timeout": "60s", "max_retries": 0, "max_tokens": 900}, env=claude.env())
+        ctx = Context(config=default_config(env={"HOME": str(tmp_path)}), model=model, ledger=None)
+        mdir = _with_queue_record(tmp_path)
+        with pytest.raises(TransientError, match="supersedes 'message-bus', which is not in the memory set"):
+            execute(_extract_job(mdir, "the job queue is NATS now", job_id="job-a"), ctx)
+        assert [e.name for e in MemoryStore(mdir).read().records] == ["queue-broker", "ci-runner"]
+        assert execute(_extract_job(mdir, "the job queue is NATS now", job_id="job-b"), ctx) == "extracted 1"
+        assert sorted(e.name for e in MemoryStore(mdir).read().records) == ["ci-runner", "queue-broker-nats"]
+        assert log_entries(MemoryStore(mdir))[0].merged[0]["superseded"] is True
+    finally:
+        fake.close()
