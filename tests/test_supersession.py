@@ -247,6 +247,12 @@ def test_a_supersession_the_model_names_is_committed_as_one(
         "Background jobs go through NATS.\n**Previously:** Background jobs go through RabbitMQ. Why: ops runs it.\n")
     assert log_entries(MemoryStore(mdir))[0].merged == [
         {"from": ["queue-broker"], "into": "queue-broker-nats", "superseded": True}]
+    from dreamd.console.views import describe, record_view
+
+    view = record_view(MemoryStore(mdir), "queue-broker-nats")
+    assert view is not None and view.origin.startswith("superseded queue-broker, by session s1 (job job-1)")
+    assert view.versions[0].what == "superseded"
+    assert describe(log_entries(MemoryStore(mdir))[0])[0] == "superseded queue-broker with queue-broker-nats"
 
 
 def test_a_supersession_of_a_record_the_directory_does_not_hold_is_refused(
