@@ -75,6 +75,7 @@ EVENTS: dict[str, str] = {
     # extraction
     "adopt.first_use": "Claude Code's auto-memory directory was taken under management by its first job (memory_dir, generation, adopted, malformed, index_archived).",
     "extract.committed": "Memories extracted from a transcript were committed (job_id, memory_dir, session_id, ...).",
+    "extract.superseded": "Extracted memories superseded live ones in the same commit: each old record merged into the new one, its value kept on the **Previously:** line (job_id, memory_dir, session_id, generation, superseded: old name → new name).",
     "extract.window": "One window of a long session was extracted, oldest first (job_id, memory_dir, session_id, window, windows, first_turn, end_turn, turns, chars, found).",
     "extract.rejected": "The model's extraction failed validation; nothing written (job_id, memory_dir, session_id, reason).",
     "record.redacted": "Secrets were redacted from a record before it was written (name, kinds).",

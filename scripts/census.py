@@ -536,6 +536,7 @@ def answer_cases(sb: Sandbox) -> list[Row]:
         ("extraction", "one item with an extra key", Completion(text=json.dumps([good, {**good, "name": "b", "tags": []}]), stop_reason="end_turn")),
         ("extraction", "unknown type", Completion(text=json.dumps([{**good, "type": "fact"}]), stop_reason="end_turn")),
         ("extraction", "duplicate names", Completion(text=json.dumps([good, good]), stop_reason="end_turn")),
+        ("extraction", "supersedes a record the set does not hold", Completion(text=json.dumps([{**good, "supersedes": "ghost"}]), stop_reason="end_turn")),
         ("plan", "source name not in the set", Completion(text=json.dumps([{"source_names": ["ghost"], "result": None}]), stop_reason="end_turn")),
         ("plan", "a record in two operations", Completion(text=json.dumps([{"source_names": ["a"], "result": None}, {"source_names": ["a", "b"], "result": None}]), stop_reason="end_turn")),
         ("plan", "result overwrites a kept record", Completion(text=json.dumps([{"source_names": ["a"], "result": {**good, "name": "c"}}]), stop_reason="end_turn")),

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dreamd.models.offline.contradiction import statements_contradict
 from dreamd.models.offline.model import OfflineModel
-from dreamd.models.offline.plan.plan import plan, statements_contradict
+from dreamd.models.offline.plan.plan import plan
 from memory.model.answer_gate import check_plan
 from memory.model.llm import render_payload
 from memory.store.records import parse_record, validate_fields

@@ -195,13 +195,17 @@ def test_system_prompts_are_byte_stable_and_carry_the_contract() -> None:
 
 def test_system_prompt_examples_pass_the_gate() -> None:
     """The examples shown to the model must themselves be valid answers."""
-    from memory.model.answer_gate import check_extraction, check_plan
+    from memory.model.answer_gate import AnswerRejected, check_extracted, check_plan
 
     ex = EXTRACT_SYSTEM.split("Example of a valid answer:\n", 1)[1].strip()
-    assert [r.name for r in check_extraction(answer(ex))] == [
-        "prefers-tabs",
-        "no-mocked-db-in-tests",
+    shown = {"release-freeze-2026-12"}  # the index the example's supersession names
+    assert [(r.record.name, r.supersedes) for r in check_extracted(answer(ex), existing_names=shown)] == [
+        ("prefers-tabs", None),
+        ("no-mocked-db-in-tests", None),
+        ("release-freeze-2026-12-11", "release-freeze-2026-12"),
     ]
+    with pytest.raises(AnswerRejected, match="supersedes 'release-freeze-2026-12', which is not in the memory set"):
+        check_extracted(answer(ex))
     plan_text = CONSOLIDATE_SYSTEM.split("Example of a valid answer:\n", 1)[1].strip()
     plan = check_plan(
         answer(plan_text),

@@ -232,7 +232,10 @@ def _origin(entry: ManifestEntry, first: LogEntry | None) -> str:
         return "added before the history kept here"
     if entry.name in first.foreign.get("adopted", []):
         return f"adopted from a file someone else wrote (generation {first.generation})"
-    if any(entry.name == m.get("into") for m in first.merged):
+    merge = next((m for m in first.merged if entry.name == m.get("into")), None)
+    if merge is not None and merge.get("superseded") and first.actor != "dream":
+        return f"superseded {', '.join(map(str, merge.get('from') or []))}, by {first.who()} (generation {first.generation})"
+    if merge is not None:
         return f"a dream's merge (generation {first.generation})"
     actor = first.actor
     if actor == "rollback":
@@ -253,7 +256,7 @@ def _what(entry: LogEntry, name: str) -> str | None:
         return "deleted by hand"
     for m in entry.merged:
         if name == m.get("into"):
-            return "merged" if len(m.get("from") or []) > 1 else "rewritten"
+            return "merged" if len(m.get("from") or []) > 1 else "superseded" if m.get("superseded") else "rewritten"
         if name in (m.get("from") or []):
             return "merged away"
     if name in entry.added:
@@ -298,8 +301,8 @@ def record_view(store: MemoryStore, name: str) -> RecordView | None:
                     text = None if data is None else data.decode("utf-8", "replace")
             except StoreError:
                 pass
-        if what in ("added", "adopted", "merged", "rewritten", "rolled back") and (first is None or what != "rolled back"):
-            first = log if first is None or what in ("added", "adopted", "merged", "rewritten") else first
+        if what in ("added", "adopted", "merged", "rewritten", "superseded", "rolled back") and (first is None or what != "rolled back"):
+            first = log if first is None or what in ("added", "adopted", "merged", "rewritten", "superseded") else first
         versions.append(Version(log.generation, log.committed_at, log.actor, what, sha, text, log.note, sources))
     return RecordView(entry, record, error, _origin(entry, first), versions)
 

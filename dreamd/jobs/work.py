@@ -286,6 +286,7 @@ def _extract(job: Job, ctx: Context) -> str:
     bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
     added: list[str] = []
     held: list[Record] = []
+    named: dict[str, str] = {}  # new record → the record the model said it supersedes
     since_commit: list[Turn] = []  # turns read since the last commit: their ids go with it
     for number, window in enumerate(cut, start=1):
         check_budget()
@@ -311,6 +312,7 @@ def _extract(job: Job, ctx: Context) -> str:
         known = {(e.type, e.description.strip().lower()) for e in manifest.records}
         known |= {(r.type, r.description.strip().lower()) for r in held}
         held += [_redact_record(r) for r in outcome.records if (r.type, r.description.strip().lower()) not in known]
+        named.update(outcome.supersedes)
         bound.info(
             "extract.window",
             window=number,
@@ -323,8 +325,12 @@ def _extract(job: Job, ctx: Context) -> str:
         )
         if window.end is None:
             continue  # a slice of a long turn: its records wait for the turn's last slice
+        fresh_records, merges, superseded = _superseding(store, manifest, held, named)
         change = Change(
-            add=held,
+            add=fresh_records,
+            merges=merges,
+            superseded=superseded,
+            base={e.name: e.sha256 for e in manifest.records if e.name in superseded},
             actor="job",
             job_id=job.id if last else None,
             session_id=session,
@@ -333,17 +339,91 @@ def _extract(job: Job, ctx: Context) -> str:
             note="" if last else f"window {number} of {len(cut)} of job {job.id}",
             extracted=source_ids(since_commit),
         )
-        with commit_guard():
-            result = store.commit(change)
+        try:
+            with commit_guard():
+                result = store.commit(change)
+        except ConflictError as exc:  # a record it supersedes changed meanwhile: extract again
+            raise TransientError(f"extraction conflict: {exc}") from None
         if result.duplicate:
             return "duplicate"
         added += result.added
         held = []
+        named = {}
         since_commit = []
         manifest = store.snapshot()
+        replaced = {s: str(m["into"]) for m in manifest.change.get("merged", []) if m.get("superseded") for s in m["from"]}
+        if replaced:
+            bound.info("extract.superseded", generation=result.generation, superseded=replaced)
         bound.info("extract.committed", generation=result.generation, added=result.added, turns=len(window.turns),
                    window=number, windows=len(cut))
     return f"extracted {len(added)}"
+
+
+def _superseding(
+    store: MemoryStore, manifest: Manifest, records: Sequence[Record], named: dict[str, str]
+) -> tuple[list[Record], list[tuple[list[str], Record | None]], set[str]]:
+    """Split newly extracted records into plain additions and supersessions of live records
+    (:mod:`dreamd.models.supersession`): the record a model named (the gate checked it was in
+    the set shown; it must still be live), else one whose value the new record replaces by
+    structure. A record replacing an earlier one of the same batch takes its place, the earlier
+    one's replaced words on its history line. Each live record is superseded once per commit;
+    one that cannot be read is passed over (a hostile file stops nothing)."""
+    from dreamd.models import supersession
+
+    live = sorted(manifest.records, key=lambda e: (e.updated_at or e.created_at or "", e.name), reverse=True)
+    by_name = {e.name: e for e in live}
+    pairs = [(e.name, e.description) for e in live]
+    adds: list[Record] = []
+    merges: list[tuple[list[str], Record | None]] = []
+    taken: set[str] = set()
+
+    def read(name: str) -> Record | None:
+        try:
+            return store.read_record(by_name[name])
+        except (RecordError, StoreError, OSError):
+            return None
+
+    for rec in records:
+        # a later record of the same batch replacing an earlier one (one session said both):
+        # the earlier leaves the commit, its replaced words on the later one's history line
+        earlier = next(((i, s) for i, r in enumerate(adds) if (s := supersession.supersede(rec, r)) is not None), None)
+        if earlier is not None:
+            adds[earlier[0]] = earlier[1].result
+            continue
+        within = next(((i, s) for i, (_, r) in enumerate(merges)
+                       if r is not None and (s := supersession.supersede(rec, r)) is not None), None)
+        if within is not None:
+            merges[within[0]] = (merges[within[0]][0], within[1].result)
+            continue
+        found: supersession.Superseding | None = None
+        target = named.get(rec.name)
+        if target in by_name and target not in taken and (old := read(target)) is not None:
+            found = supersession.named(rec, old)
+        if found is None:
+            for name in supersession.candidates(rec, pairs):
+                if name not in taken and (old := read(name)) is not None:
+                    found = supersession.supersede(rec, old)
+                    if found is not None:
+                        break
+        if found is None:
+            adds.append(rec)
+            continue
+        taken.add(found.old)
+        merges.append(([found.old], found.result))
+    return adds, merges, taken
+
+
+def _superseded_in(plan: Sequence[PlanOp], pairs: Sequence[tuple[Any, Record]]) -> set[str]:
+    """The sources of a dream's merges that supersede them (:func:`dreamd.models.supersession.is_supersession`)."""
+    from dreamd.models.supersession import is_supersession
+
+    by_name = {rec.name: rec for _, rec in pairs}
+    out: set[str] = set()
+    for op in plan:
+        sources = [by_name[n] for n in op.source_names if n in by_name]
+        if op.result is not None and is_supersession(op.result, sources):
+            out.update(op.source_names)
+    return out
 
 
 def _today(turns: Sequence[Turn], ctx: Context) -> date:
@@ -696,6 +776,7 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
         by_name = {e.name: e for e in snapshot.records}
         base = {n: by_name[n].sha256 for op in plan for n in op.source_names if n in by_name}
         merges = [(list(op.source_names), _redact_record(op.result) if op.result else None) for op in plan]
+        superseded = _superseded_in(plan, pairs)
         refused = "; ".join(
             f"plan refused for {len(names)} record(s) from {names[0] if names else '-'}: {why}"
             for names, why in planned.refused
@@ -705,7 +786,8 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
                 if fence is not None:
                     fence()
                 result = store.commit(
-                    Change(merges=merges, base=base, consolidated=True, lease=lease, actor="dream", note=refused)
+                    Change(merges=merges, superseded=superseded, base=base, consolidated=True, lease=lease,
+                           actor="dream", note=refused)
                 )
         except ConflictError as exc:
             bound.info("dream.conflict", reason=str(exc))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import TypeVar
 
@@ -43,7 +43,7 @@ from dreamd.models.prompts import (
     extract_prompt,
 )
 from memory.errors import ModelMisconfigured, TransientError
-from memory.model.answer_gate import AnswerRejected, PlanOp, check_extraction, check_plan
+from memory.model.answer_gate import AnswerRejected, Extracted, PlanOp, check_extracted, check_plan
 from memory.model.llm import Completion, Model, Usage
 from memory.store.records import Record
 from memory.textutil import one_line
@@ -76,6 +76,9 @@ class ExtractOutcome:
     transient: bool = False
     rejected: bool = False
     misconfigured: bool = False
+    supersedes: dict[str, str] = field(default_factory=dict)
+    """New record name → the name of the existing record the model said it supersedes (checked
+    by the gate to be in the index it was shown)."""
 
 
 @dataclass(frozen=True)
@@ -190,14 +193,19 @@ def extract(
         return ExtractOutcome(records=[], error=None, usage=Usage(), duration_ms=0.0)
     system, prompt = extract_prompt(turns, index, today=today)
     existing = {e.name for e in index}
-    records, error, usage, ms, transient, rejected, misconfigured = _run(
+    items, error, usage, ms, transient, rejected, misconfigured = _run(
         model, system, prompt, max_tokens, task="extract", clock=clock,
-        check=lambda c: check_extraction(c, existing_names=existing, limit=limit),
+        check=lambda c: check_extracted(c, existing_names=existing, limit=limit),
     )
     return ExtractOutcome(
-        records, error, usage, ms,
+        [item.record for item in items], error, usage, ms,
         transient=transient, rejected=rejected, misconfigured=misconfigured,
+        supersedes=_named_supersessions(items),
     )
+
+
+def _named_supersessions(items: Sequence[Extracted]) -> dict[str, str]:
+    return {item.record.name: item.supersedes for item in items if item.supersedes is not None}
 
 
 def plan(

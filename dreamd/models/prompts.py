@@ -9,7 +9,9 @@ backend (which answers from the payload alone):
 - extraction: ``{"task": "extract", "today": "YYYY-MM-DD",
   "index": [{"name", "type", "description"}...],
   "turns": [{"role": "user"|"assistant", "text", "timestamp": str|null}...]}``
-  → a JSON array of ``{name, type, description, body}``;
+  → a JSON array of ``{name, type, description, body}``, each optionally with ``supersedes``:
+  the name of the index record whose value it replaces (the gate refuses a name the index
+  does not hold);
 - consolidation: ``{"task": "consolidate", "today": "YYYY-MM-DD",
   "records": [{"name", "type", "description", "body", "created_at", "updated_at",
   "importance", "expires"}...], "recent": [names]}``
@@ -183,10 +185,14 @@ What NOT to save:
 - small talk, guesses, and anything the user did not mean to keep.
 
 Do not duplicate the index: if an existing note already says it, leave it out. If a turn
-changes or contradicts an existing note (a new deadline, a reversed decision), write a new note
-with a new name that states the current fact, its date and what it replaces ("moved from
-2026-12-04 to 2026-12-11", "no longer uses Jenkins"); a later consolidation reconciles the
-two. Never reuse a name from the index, and never use the same name twice in your answer.
+changes the value an existing note holds (a new deadline, a reversed decision, a changed
+preference, a corrected value), write a new note with a new name that states the current
+value, and give it a fifth key, "supersedes", whose value is the name of that existing note
+from the index: the old note's words are kept on the new note's history line, so do not
+repeat them as current. Name only a note of the index, only the one whose value changed, and
+each at most once; a note about something else stays as it is. A correction ("I meant X, not
+Y") supersedes the note that says Y, never simply the note written last; when no note says Y,
+supersede nothing. Never reuse a name from the index, and never use the same name twice in your answer.
 One fact or rule per note; merge closely related details into that one note rather than
 writing several near-identical ones. Most conversations hold nothing worth saving: [] is a
 common and correct answer.
@@ -194,11 +200,12 @@ common and correct answer.
 {_DATES_GUIDE}
 
 {_BODY_GUIDE}
+The one exception: a new note that supersedes an existing one also has "supersedes" (above).
 
 {_OUTPUT_RULES}
 
 Example of a valid answer:
-[{{"name": "prefers-tabs", "type": "user", "description": "User prefers tabs for indentation", "body": "Use tabs, not spaces, for indentation.\\n"}}, {{"name": "no-mocked-db-in-tests", "type": "feedback", "description": "Integration tests must hit a real database, not mocks", "body": "Integration tests use the real database.\\n**Why:** a mocked test passed while the production migration failed (2026-03-02).\\n**How to apply:** when writing or fixing integration tests, never mock the database layer.\\n"}}]
+[{{"name": "prefers-tabs", "type": "user", "description": "User prefers tabs for indentation", "body": "Use tabs, not spaces, for indentation.\\n"}}, {{"name": "no-mocked-db-in-tests", "type": "feedback", "description": "Integration tests must hit a real database, not mocks", "body": "Integration tests use the real database.\\n**Why:** a mocked test passed while the production migration failed (2026-03-02).\\n**How to apply:** when writing or fixing integration tests, never mock the database layer.\\n"}}, {{"name": "release-freeze-2026-12-11", "type": "project", "description": "Release freeze moved to 2026-12-11", "body": "The release freeze starts 2026-12-11.\\n**Why:** the payment provider's cut-over moved.\\n**How to apply:** plan merges to main around the new date.\\n", "supersedes": "release-freeze-2026-12"}}]
 """
 
 CONSOLIDATE_SYSTEM = f"""\

@@ -34,6 +34,8 @@ MAX_TEXT_CHARS = 2_000_000
 """Largest answer text parsed at all (far above any ``max_tokens`` we send)."""
 
 _PLAN_KEYS = frozenset({"source_names", "result"})
+SUPERSEDES = "supersedes"
+"""The optional key of an extraction item naming the existing record it supersedes."""
 
 
 class AnswerRejected(DreamdError):
@@ -150,34 +152,65 @@ def _record(item: Any, where: str) -> Record:
         raise AnswerRejected(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class Extracted:
+    """One new record of an extraction answer, and the existing record it supersedes (its
+    ``"supersedes"`` key: a name from the index the model was shown), if it says so."""
+
+    record: Record
+    supersedes: str | None = None
+
+
 def check_extraction(
     c: Completion, *, existing_names: Iterable[str] = frozenset(), limit: int = 50
 ) -> list[Record]:
+    """:func:`check_extracted` without what each record supersedes."""
+    return [item.record for item in check_extracted(c, existing_names=existing_names, limit=limit)]
+
+
+def check_extracted(
+    c: Completion, *, existing_names: Iterable[str] = frozenset(), limit: int = 50
+) -> list[Extracted]:
     """An extraction answer: a JSON array of up to ``limit`` new records.
 
     Every item has exactly name/type/description/body, each valid
-    (:func:`memory.store.records.validate_fields`); names are unique within the batch and do not
-    reuse a name from ``existing_names`` (the index the model was shown: it was asked to skip
-    what is already known and to pick fresh names, so a reused name means a duplicate or a
-    silent overwrite attempt). One bad item rejects the whole batch. ``[]`` is a valid answer.
+    (:func:`memory.store.records.validate_fields`), and optionally ``supersedes``: the name of
+    the record of ``existing_names`` whose value this one replaces (a changed preference, a
+    corrected value). That name must be in ``existing_names`` (a supersession of a record the
+    directory does not hold is refused: it would be a rewrite of nothing, or of a record the
+    model was never shown) and may be named by one item only. Names are unique within the
+    batch and do not reuse a name from ``existing_names`` (the index the model was shown: it
+    was asked to skip what is already known and to pick fresh names, so a reused name means a
+    duplicate or a silent overwrite attempt). One bad item rejects the whole batch. ``[]`` is
+    a valid answer.
     """
     items = _array(parse_json_strict(check_completion(c)), "extraction answer")
     if len(items) > limit:
         raise AnswerRejected(f"extraction answer has {len(items)} records, limit is {limit}")
     existing = set(existing_names)
-    records: list[Record] = []
+    out: list[Extracted] = []
     seen: set[str] = set()
+    superseded: set[str] = set()
     for i, item in enumerate(items):
-        record = _record(item, f"extraction item {i}")
+        where = f"extraction item {i}"
+        target = item.get(SUPERSEDES) if isinstance(item, dict) else None
+        if isinstance(item, dict) and SUPERSEDES in item:
+            if not isinstance(target, str):
+                raise AnswerRejected(f"{where}: supersedes must be a string, got {_json_type(target)}")
+            if target not in existing:
+                raise AnswerRejected(f"{where}: supersedes {_clip(target)!r}, which is not in the memory set")
+            if target in superseded:
+                raise AnswerRejected(f"{where}: supersedes {target!r}, which another item already supersedes")
+            superseded.add(target)
+            item = {k: v for k, v in item.items() if k != SUPERSEDES}
+        record = _record(item, where)
         if record.name in seen:
-            raise AnswerRejected(f"extraction item {i}: name {record.name!r} repeats in the batch")
+            raise AnswerRejected(f"{where}: name {record.name!r} repeats in the batch")
         if record.name in existing:
-            raise AnswerRejected(
-                f"extraction item {i}: name {record.name!r} already exists in the memory set"
-            )
+            raise AnswerRejected(f"{where}: name {record.name!r} already exists in the memory set")
         seen.add(record.name)
-        records.append(record)
-    return records
+        out.append(Extracted(record, target))
+    return out
 
 
 @dataclass(frozen=True)

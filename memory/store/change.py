@@ -34,12 +34,16 @@ class Change:
     ``merges`` are consolidation operations: every source leaves the set and the result (if
     any) joins it, inheriting the earliest ``created_at`` and the sources' provenance.
     ``base`` maps names to the sha256 the caller planned against (verified under the lock).
+    ``superseded`` names sources whose merge is a supersession (a newer record replaced the
+    value they held, kept on the result's ``**Previously:**`` line): the summary marks such a
+    merge ``"superseded": true`` and ``dreamd log`` says "superseded".
     """
 
     add: list[Record] = field(default_factory=list)
     replace: dict[str, Record] = field(default_factory=dict)
     remove: list[str] = field(default_factory=list)
     merges: list[tuple[list[str], Record | None]] = field(default_factory=list)
+    superseded: set[str] = field(default_factory=set)
     actor: str = "manual"
     job_id: str | None = None
     session_id: str | None = None
@@ -160,7 +164,8 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
             updated.append(name)
         else:
             added.append(name)
-        merged.append({"from": list(sources), "into": name})
+        merged.append({"from": list(sources), "into": name}
+                      | ({"superseded": True} if sources and set(sources) <= change.superseded else {}))
 
     to_add = list(change.add)
     for name, rec in change.replace.items():

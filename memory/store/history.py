@@ -74,7 +74,8 @@ class LogEntry:
             f"{len(names)} {verb}"
             for verb, names in (
                 ("added", self.added), ("updated", self.updated),
-                ("merged", [m for m in self.merged if m.get("into")]),
+                ("merged", [m for m in self.merged if m.get("into") and not m.get("superseded")]),
+                ("superseded", [m for m in self.merged if m.get("into") and m.get("superseded")]),
                 ("dropped", [m for m in self.merged if not m.get("into")]),
                 ("removed", self._removed_only()),
                 ("adopted", self.foreign.get("adopted", [])), ("edited by hand", self.foreign.get("updated", [])),
@@ -386,7 +387,8 @@ def render_log(entries: list[LogEntry]) -> str:
         for m in e.merged:
             into = m.get("into")
             sources = ", ".join(m.get("from", []))
-            lines.append(f"  merged   {sources} -> {into}" if into else f"  dropped  {sources}")
+            verb = "dropped " if not into else "superseded" if m.get("superseded") else "merged  "
+            lines.append(f"  {verb} {sources} -> {into}" if into else f"  {verb} {sources}")
         for n in e.added:
             lines.append(f"  added    {label(n)}")
         for n in e.updated:

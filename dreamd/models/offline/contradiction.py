@@ -2,7 +2,7 @@
 
 The offline extractor uses :func:`statements_contradict` to tell a correction ("don't mock the
 DB" after "mock the DB") from a repeat, so the correction is kept under a fresh name; the planner
-uses :func:`contradict` on a record's heads. A contradiction is a negation flipped over the same
+reads :func:`negated`. A contradiction is a negation flipped over the same
 words, two members of one group of :data:`ALTERNATIVES` over the same rest ("tabs" / "spaces"),
 or one subject with two values ("the DB is Postgres" / "the DB is MySQL"). The planner never
 merges on a contradiction alone: an explicit newer statement is needed (see
@@ -12,7 +12,6 @@ merges on a contradiction alone: an explicit newer statement is needed (see
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from dreamd.models.offline.text import (
@@ -95,54 +94,23 @@ def _subject_value(text: str) -> tuple[set[str], set[str]] | None:
     return subj, value
 
 
-@dataclass(frozen=True)
-class Statement:
-    """What the contradiction rules need to know about one line, computed once."""
-
-    tokens: frozenset[str]
-    negated: bool
-    without_negation: frozenset[str]
-    alternative: tuple[int, str] | None
-    without_alternative: frozenset[str]
-    subject_value: tuple[set[str], set[str]] | None
-
-
 @lru_cache(maxsize=8192)
-def analyse(text: str) -> Statement:
-    toks = frozenset(tokens(text))
+def _parts(text: str) -> tuple[bool, frozenset[str], tuple[int, str] | None, frozenset[str], tuple[set[str], set[str]] | None]:
+    """What the rules read of one line, computed once: negated, its words without the negation,
+    its first alternative, its words without that alternative's group, its subject and value."""
     alt = _first_alternative(text)
-    if alt:
-        group = _ALTERNATIVE_TOKENS[alt[0]]
-        without_alt = frozenset(t for t in toks if t not in group) - _DIRECTIVE_WORDS
-    else:
-        without_alt = frozenset()
-    return Statement(
-        tokens=toks,
-        negated=negated(text),
-        without_negation=frozenset(_strip_negation(text)),
-        alternative=alt,
-        without_alternative=without_alt,
-        subject_value=_subject_value(text),
-    )
-
-
-def contradict(x: Statement, y: Statement) -> bool:
-    if x.negated != y.negated:
-        rx, ry = set(x.without_negation), set(y.without_negation)
-        if rx and ry and jaccard(rx, ry) >= 0.75:
-            return True
-    ax, ay = x.alternative, y.alternative
-    if ax and ay and ax[0] == ay[0] and ax[1] != ay[1]:
-        rx, ry = set(x.without_alternative), set(y.without_alternative)
-        if (not rx and not ry) or jaccard(rx, ry) >= 0.5:
-            return True
-    sx, sy = x.subject_value, y.subject_value
-    return bool(sx and sy and jaccard(sx[0], sy[0]) >= 0.8 and jaccard(sx[1], sy[1]) < 0.5)
+    without_alt = frozenset(tokens(text)) - _ALTERNATIVE_TOKENS[alt[0]] - _DIRECTIVE_WORDS if alt else frozenset()
+    return negated(text), frozenset(_strip_negation(text)), alt, without_alt, _subject_value(text)
 
 
 def statements_contradict(x: str, y: str) -> bool:
     """Whether two one-line statements say different things about the same subject."""
-    return contradict(analyse(x), analyse(y))
+    (nx, rx, ax, wx, sx), (ny, ry, ay, wy, sy) = _parts(x), _parts(y)
+    if nx != ny and rx and ry and jaccard(set(rx), set(ry)) >= 0.75:
+        return True
+    if ax and ay and ax[0] == ay[0] and ax[1] != ay[1] and ((not wx and not wy) or jaccard(set(wx), set(wy)) >= 0.5):
+        return True
+    return bool(sx and sy and jaccard(sx[0], sy[0]) >= 0.8 and jaccard(sx[1], sy[1]) < 0.5)
 
 
-__all__ = ["ALTERNATIVES", "Statement", "analyse", "contradict", "negated", "statements_contradict"]
+__all__ = ["ALTERNATIVES", "negated", "statements_contradict"]

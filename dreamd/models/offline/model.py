@@ -9,7 +9,7 @@ gives the same text; the only clock it knows is the payload's ``today``.
 Tasks (payload shapes are the contract shared with the Anthropic backend and the operations):
 
 - ``extract`` — ``{"task", "today", "index": [{name,type,description}], "turns": [{role, text,
-  timestamp}]}`` → a JSON array of ``{name, type, description, body}``. Rules (English and
+  timestamp}]}`` → a JSON array of ``{name, type, description, body[, supersedes]}``. Rules (English and
   Chinese): explicit remember-requests, identity, how-to-work feedback and corrections,
   preferences and habits, decisions with reasons, deadlines and goals, references; relative
   dates made absolute; questions, requests, injected text, code, tool lines, secrets,

@@ -1,7 +1,7 @@
 """Offline extraction: memories from transcript turns by sentence structure, in English and Chinese.
 
 The answer for ``{"task": "extract", "today", "index", "turns"}`` is a list of records with
-exactly ``name``, ``type``, ``description``, ``body``. Only what the *user* typed becomes
+``name``, ``type``, ``description``, ``body`` (and ``supersedes``: see corrections). Only what the *user* typed becomes
 memory (assistant turns give only "we decided/agreed …" decisions): tool calls, tool results,
 fetched pages and files the agent read — roles other than user/assistant, ``[tool …]`` lines,
 harness blocks, fenced code, quotes, pasted documents — never do, so an instruction planted
@@ -68,8 +68,9 @@ same sentence ("I'm a nurse on night shifts, so I sleep during the day") is fold
 (:func:`~dreamd.models.offline.extract.distractors.continues`), not made a second one.
 
 A correction ("sorry, I meant Postgres 15", "不对，应该是 8.0", "Apologies, that is wrong: it is
-19c", :func:`~dreamd.models.offline.extract.distractors.restated`) puts the latest record right,
-also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
+19c", :func:`~dreamd.models.offline.extract.distractors.restated`) puts right the record holding
+the old value (unnamed: the sentence just before, a value of its kind; only an index record: a copy
+that ``supersedes`` it; none: nothing), also inside one sentence ("… MySQL 5.7，哦不对，是 8.0"); a hypothetical ("if we ever move to
 AWS, we'd …", "要是…就…") is not a fact; advice about living ("always carry an umbrella") is not a
 rule for the assistant, nor advice someone gave ("she says I should always …", even without
 quotes). What makes a rule is when it holds, not how wide it is: "rename X to Y everywhere" is one
@@ -146,6 +147,8 @@ from dreamd.models.offline.extract.structure import (
 from dreamd.models.offline.extract.telegraphic import Labels
 from dreamd.models.offline.extract.trace import Trace
 from dreamd.models.offline.extract.types import Ctx, Found
+from dreamd.models.offline.plan.clauses import replaced_by
+from dreamd.models.offline.plan.paraphrase import gist, value_kind
 from dreamd.models.offline.text import (
     REASON_NEXT,
     absolutize_dates,
@@ -376,7 +379,9 @@ def _near_duplicate(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) 
 
 
 def _corrects(new: str, old: str) -> bool:
-    return bool(old) and statements_contradict(new, old)
+    """A new statement that changes what an older one says (a contradiction, an explicit
+    supersession, the same wording with a new value) is not a repeat of it."""
+    return bool(old) and (statements_contradict(new, old) or bool(replaced_by((new, ""), (old, ""))))
 
 
 def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
@@ -416,6 +421,12 @@ def _with_shared_tail(old: str, new: str, text: str) -> str:
         if new.lower().endswith(" " + tail.lower()):
             return f"{old} {tail}" if re.search(re.escape(f"{old} {tail}"), text) else old
     return old
+
+
+def _same_kind(new: str, old: str) -> bool:
+    """Whether two values read as the same kind (a name, a time, a number …), or either as none."""
+    kinds = [{value_kind(v) for v in gist(f"it is {text}").values} for text in (new, old)]
+    return not kinds[0] or not kinds[1] or bool(kinds[0] & kinds[1])
 
 
 class _Answer:
@@ -498,31 +509,40 @@ class _Answer:
             previous["body"] += as_line(record["description"]) + "\n"
         return True
 
-    def correct(self, new: str, old: str | None, day: dt.date) -> str | None:
-        """Put the latest record right when the user corrects a value it holds; returns
-        the name of the record put right, or None.
+    def correct(self, new: str, old: str | None, day: dt.date, before: int) -> str | None:
+        """Put right the record that holds the value the user corrects; returns its name, or
+        None when no record holds it (then nothing is rewritten).
 
-        With the old value named ("it's 15, not 14") that text is replaced; otherwise the
-        value of the same shape: a date for a date, a number for a number, a name for a name.
+        With the old value named ("it's 15, not 14") the holder is the latest record stating it
+        (else quoting it), wherever it was said; otherwise the correction continues the
+        sentence the user said just before (``before``, its position) and puts right a value
+        of the same shape a record made of it holds: a date for a date, a number for a number,
+        a name for a name. Never "the previous record" by position alone.
         """
-        if not self.picked:
-            return None
         new_abs = absolutize_dates(new, day)
-        # the old value named: the latest record that states it (else the latest quoting it),
-        # not just the last one made
         latest = list(reversed(self.picked))
-        holder = next((p for p in latest if old and old in p[2]["description"]), None) or next(
-            (p for p in latest if old and old in p[2]["body"]), None)
-        position, record = (holder or self.picked[-1])[1:]
+        holder = None
+        if old:
+            holder = next((p for p in latest if old in p[2]["description"]), None) or next(
+                (p for p in latest if old in p[2]["body"]), None)
+            if holder is None and re.search(r"\d{4}-\d{2}-\d{2}", absolutize_dates(old, day)):
+                old = None  # a date is kept resolved, not as said: put right by shape, below
+        if not old:
+            holder = next((p for p in latest if p[1] == before), None)
+        if holder is None:
+            return None
+        position, record = holder[1:]
         text = record["description"] + "\n" + record["body"]
         target: str | None = None
-        if old and old in text:
+        if old:
             target = _with_shared_tail(old, new_abs, text)
         else:
             shapes = (r"\d{4}-\d{2}-\d{2}", r"\d+(?:\.\d+)*", r"\b[A-Z][\w.+#-]*[A-Za-z0-9]\b")
             for shape in shapes:
                 wanted = re.search(shape, new_abs)
                 found = re.findall(shape, record["description"])
+                if shape == shapes[2]:  # a name for a name: not a sentence's first word, nor a weekday for a tool
+                    found = [f for f in re.findall(r"(?<=\s)" + shape, record["description"]) if _same_kind(new_abs, f)]
                 if wanted and found:
                     target = found[-1]
                     new_abs = wanted.group(0) if shape != shapes[2] else new_abs
@@ -535,6 +555,27 @@ class _Answer:
             if pos == position and other is not record:
                 other["body"] = other["body"].replace(target, new_abs)  # the same words, quoted
         return record["name"]
+
+    def correct_known(self, new: str, old: str | None, day: dt.date, position: int) -> str | None:
+        """A correction naming a value no record of this answer holds, but a record of the
+        directory does (its index description): a record stating the corrected value that
+        supersedes that one (the job keeps the old words on its history line). Returns its
+        name, or None when no record of the index holds the value either."""
+        named = {r.get("supersedes") for _, _, r in self.picked}
+        held = [e for e in self.index if old and e.name not in named and re.search(rf"(?<!\w){re.escape(old)}(?!\w)", e.description)]
+        if not held or not old:
+            return None
+        description = one_line(held[-1].description.replace(old, absolutize_dates(new, day)))
+        name = base = make_name("", description, fallback=held[-1].type)
+        for n in range(2, 10_000):
+            if name not in self.taken:
+                break
+            name = f"{base[:60]}-{n}"
+        self.taken.add(name)
+        record = {"name": name, "type": held[-1].type, "description": description, "body": as_line(description) + "\n",
+                  "supersedes": held[-1].name}
+        self.picked.append((1, position, record))
+        return name
 
     def records(self) -> list[dict[str, str]]:
         best = sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
@@ -591,7 +632,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
                                   frozenset(tokens(desc)), desc))
     answer = _Answer(index)
-    position = 0
+    position = last_user = before = 0
     offered: str | None = None
     question: str | None = None
     rules_follow = False  # a rules header heads the user's sentences until the assistant speaks
@@ -623,6 +664,8 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
         rules_follow = carry
         for k, s in enumerate(sents):
             position += 1
+            if role == "user":
+                before, last_user = last_user, position  # the user's sentence before this one
 
             def refuse(stage: str, detail: str | None = None, s: str = s, at: int = turn_no, who: str = str(role)) -> None:
                 trace.refuse(at, who, s, stage, detail=detail)
@@ -685,7 +728,8 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
             fix = (correction_of(s) or restated(s)) if role == "user" else None
-            corrected = answer.correct(fix[0], fix[1], day) if fix else None
+            corrected = answer.correct(fix[0], fix[1], day, before) if fix else None
+            corrected = corrected or (answer.correct_known(fix[0], fix[1], day, position) if fix else None)
             if corrected:
                 refuse("correction", corrected)
                 continue  # "sorry, I meant Postgres 15": the earlier record now says so

@@ -66,6 +66,7 @@ __all__ = [
     "replaced_by",
     "replaced_clauses",
     "replaces_all",
+    "restated_with_new_value",
     "restates",
     "said_by",
     "statements",
@@ -376,6 +377,15 @@ def _changed(s: Supersession, old_clause: str) -> bool:
             and len(old.content - new.content) <= 1)
 
 
+def restated_with_new_value(new_clause: str, old_clause: str) -> bool:
+    """Same subject, new value, no change word (read at extraction, the newer wins): :func:`_changed`
+    with a value replaced by one of its kind; a swapped word ("alpha"/"bravo service") needs one."""
+    old, new = gist(old_clause), gist(new_clause)
+    if not old.values - new.values or not new.values - old.values:
+        return False
+    return _changed(Supersession("change", frozenset(), frozenset(), frozenset(), "", frozenset(), clause=new_clause), old_clause)
+
+
 def _stopped(old: Gist, new: Gist) -> bool:
     """A stop ("no longer", "stopped", "不再") replaces the older clause it restates ("每天早上
     跑步" / "现在不跑步了"), or one that names what stopped when the stop names little else
@@ -409,7 +419,8 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         hit = len(s.old & have) / len(s.old)
         if hit < 0.6:
             return False
-        return len(s.old) > 1 or bool(s.context & have) or len(have) <= 2
+        # one word replaced: the older clause shares a word of the context or of the newer side
+        return len(s.old) > 1 or bool((s.context | s.new) & have) or len(have) <= 2
     if _subject_share(s.subject, have, old_clause) < 0.8:
         return False
     return _same_kind(old_clause, frozenset(have - s.subject), s)

@@ -60,14 +60,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from dreamd.models.offline.contradiction import (
-    ALTERNATIVES,
-    Statement,
-    analyse,
-    contradict,
-    negated,
-    statements_contradict,
-)
+from dreamd.models.offline.contradiction import negated
 from dreamd.models.offline.plan.clauses import (
     HISTORY,
     HOW_LEAD,
@@ -147,11 +140,6 @@ class Rec:
     def statement_clauses(self) -> list[str]:
         return fact_clauses(self.description, self.body)
 
-    @cached_property
-    def heads(self) -> tuple[Statement, Statement]:
-        """The description and the first fact line, the two places a record states its point."""
-        return analyse(self.description), analyse(self.fact_lines[0])
-
 
 
 def _stamp(item: Mapping[str, Any]) -> str:
@@ -190,10 +178,6 @@ def _records(payload: Mapping[str, Any]) -> list[Rec]:
             )
         )
     return out
-
-
-def contradicts(a: Rec, b: Rec) -> bool:
-    return contradict(a.heads[0], b.heads[0]) or contradict(a.heads[1], b.heads[1])
 
 
 # ----------------------------------------------------------------------------- merging
@@ -468,11 +452,4 @@ def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
     return out
 
 
-__all__ = [
-    "ALTERNATIVES",
-    "contradicts",
-    "merge_group",
-    "paraphrase",
-    "plan",
-    "statements_contradict",
-]
+__all__ = ["Rec", "merge_group", "paraphrase", "plan"]

@@ -1,0 +1,132 @@
+"""Supersession at extraction: which live record a newly extracted one replaces (issue 23).
+
+When a new statement changes the value a record of the directory holds (same subject, new
+value), the new record supersedes the old one in the same commit that adds it: the old
+record leaves the set as a merge into the new one (``"superseded": true`` in the change,
+"superseded" in ``dreamd log``), and what it said that the new one replaces stays, word for
+word, on the result's ``**Previously:**`` line, so nothing is lost and recall finds only the
+current value. Whatever model extracted the record, the test is the same, by structure
+(:mod:`dreamd.models.offline.plan.clauses`), like the retention gate's:
+
+- an explicit newer statement ("no longer", "instead of", "switched from X to Y", a change
+  word with the older wording kept and one value replaced: :func:`~dreamd.models.offline.plan.clauses.replaced_by`);
+- or the older wording said again with one value replaced by another of the same kind, no
+  change word needed (:func:`~dreamd.models.offline.plan.clauses.restated_with_new_value`):
+  read at extraction the newer statement is the user's current word;
+- or the model named the record it supersedes (the gate checked the name is in the set the
+  model was shown): then every fact of the old record not still said by the new one is
+  history.
+
+The same statement said again replaces nothing (it is a duplicate). The old record's other
+facts, the ones no replaced value is named in, stay current in the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from dreamd.models.offline.plan.clauses import (
+    HISTORY,
+    clauses,
+    fact_clauses,
+    replaced_by,
+    restated_with_new_value,
+    restates,
+)
+from dreamd.models.offline.plan.paraphrase import gist
+from dreamd.models.offline.plan.plan import Rec, merge_group
+from dreamd.models.offline.text import tokens
+from memory.store.records import Record
+
+MAX_CANDIDATES = 40
+"""Live records read (bodies) per new record: the ones sharing the most description words."""
+
+
+@dataclass(frozen=True)
+class Superseding:
+    """A new record replacing ``old`` (a live record's name): ``result`` is what the commit
+    writes in their place, the new record with the replaced words on its history line."""
+
+    old: str
+    result: Record
+
+
+def replaced_facts(new: Record, old: Record) -> list[str]:
+    """The fact clauses of ``old`` that ``new`` replaces (none: ``new`` does not supersede it).
+
+    The record's own statement (its first fact clause) must be among them: a record whose
+    side clause merely shares a word with the new one is about something else. A clause no
+    replaced value is named in stays current; one naming a value a replaced clause lost goes
+    with it (the user's own words of the old value, "In their words: …")."""
+    newer, older = (new.description, new.body), (old.description, old.body)
+    old_facts = fact_clauses(*older)
+    if not old_facts or not _words(new) & tokens(old_facts[0]):
+        return []  # no word of the old statement said again: another subject
+    gone = replaced_by(newer, older)
+    if not gone:
+        new_facts = fact_clauses(*newer)
+        if restates(new_facts, old_facts):
+            return []
+        gone = [c for c in old_facts if any(restated_with_new_value(n, c) for n in new_facts)]
+    if not gone or gone[0] != old_facts[0]:
+        return []  # the record's own statement (its first fact) must be what changed, not a side clause
+    kept_values = gist("\n".join(fact_clauses(*newer))).values
+    lost = {v for c in gone for v in gist(c).values} - kept_values
+    return [c for c in old_facts if c in gone or (lost and gist(c).values & lost)]
+
+
+def supersede(new: Record, old: Record, gone: Sequence[str] | None = None) -> Superseding | None:
+    """``new`` superseding ``old``: the clauses ``gone`` (default :func:`replaced_facts`; a
+    model's named supersession passes every fact of ``old``) on the result's history line, the
+    rest of ``old`` joining it; None when nothing is replaced or the result would not fit."""
+    gone = replaced_facts(new, old) if gone is None else list(gone)
+    if not gone:
+        return None
+    group = [_rec(new, "2"), _rec(old, "1")]
+    result, held = merge_group(group, {old.name: gone})
+    if len(held) < 2:
+        return None  # the old record's words would push the body past the size cap: leave both
+    return Superseding(old.name, dataclasses.replace(new, description=result["description"], body=result["body"]))
+
+
+def _rec(record: Record, stamp: str) -> Rec:
+    return Rec(record.name, record.type, record.description, record.body, stamp, record.importance, None)
+
+
+def candidates(new: Record, live: Iterable[tuple[str, str]]) -> list[str]:
+    """Names of the live records (``(name, description)``, newest first) worth reading for
+    ``new``: those whose description shares a word with it, most shared first, at most
+    :data:`MAX_CANDIDATES`."""
+    wanted = _words(new)
+    scored = []
+    for i, (name, description) in enumerate(live):
+        shared = len(wanted & tokens(description))
+        if shared:
+            scored.append((-shared, i, name))
+    return [name for _, _, name in sorted(scored)[:MAX_CANDIDATES]]
+
+
+def _words(record: Record) -> frozenset[str]:
+    return frozenset(tokens(record.description + "\n" + "\n".join(fact_clauses(record.description, record.body))))
+
+
+def named(new: Record, old: Record) -> Superseding | None:
+    """``new`` superseding the record a model named: every fact of ``old`` it does not still
+    say goes to history (the model said the whole record is out of date)."""
+    return supersede(new, old, fact_clauses(old.description, old.body))
+
+
+def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
+    """Whether a merge into ``result`` supersedes its sources: its history line holds a clause
+    no source's history line held (a dream's plan moved a replaced value there), so the log
+    can say "superseded" whichever model planned it."""
+    def history(body: str) -> set[str]:
+        return {c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)}
+
+    had = set().union(*(history(s.body) for s in sources)) if sources else set()
+    return bool(history(result.body) - had)
+
+
+__all__ = ["MAX_CANDIDATES", "Superseding", "candidates", "is_supersession", "named", "replaced_facts", "supersede"]
