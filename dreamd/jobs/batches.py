@@ -9,9 +9,11 @@ Two places meet a model's limits (issue 10, item 5):
   turn boundary carries the cursor value to commit with its records; a slice that is not the
   last of its turn carries none (the cursor can only move over whole turns, so its records
   wait for the turn's last slice).
-- **Plan batches.** :func:`plan_batches` cuts a set into disjoint batches (same type
-  together, name order); :func:`halves` splits one the model refused (a ``max_tokens`` stop
-  grows with the batch) so each half can be planned again, down to ``MIN_PLAN_BATCH``.
+- **Plan batches.** :func:`plan_batches` cuts a set into disjoint batches: the candidate
+  groups of :mod:`dreamd.jobs.candidates` first, each whole in one batch, then the other
+  records (same type together, name order); :func:`halves` splits one the model refused (a
+  ``max_tokens`` stop grows with the batch) so each half can be planned again, down to
+  ``MIN_PLAN_BATCH``.
 
 Pure functions over values: the caller (:mod:`dreamd.jobs.work`) does the calls and commits.
 """
@@ -110,12 +112,37 @@ def windows(turns: Sequence[Turn], start: int, max_chars: int) -> list[Window]:
     return out
 
 
-def plan_batches(records: Sequence[R], size: int) -> list[list[R]]:
-    """Disjoint batches of at most ``size``, records of one type together and in name order,
-    so near-duplicates (same type, similar names) mostly share a batch. Always at least one
-    batch, so an empty set still yields one (empty) plan call."""
-    ordered = sorted(records, key=_type_name)
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)] or [[]]
+def plan_batches(
+    records: Sequence[R], size: int, groups: Sequence[Sequence[int]] = ()
+) -> list[list[R]]:
+    """Disjoint batches of at most ``size`` covering ``records``, always at least one (an empty
+    set still yields one, empty, plan call).
+
+    ``groups`` (positions in ``records``, disjoint, each at most ``size``: what
+    :func:`dreamd.jobs.candidates.candidate_groups` gives) are kept whole, each in one batch:
+    filled in order of their first record (type, then name), a group that does not fit the
+    open batch opening the next. The records in no group follow, of one type together and in
+    name order. Without groups that is the whole set in type and name order."""
+    out: list[list[R]] = []
+    current: list[R] = []
+    placed: set[int] = set()
+    whole = [sorted((records[i] for i in g), key=_type_name) for g in groups if g]
+    whole = [g[k : k + size] for g in whole for k in range(0, len(g), size)]  # never over size
+    for group in sorted(whole, key=lambda g: _type_name(g[0])):
+        if current and len(current) + len(group) > size:
+            out.append(current)
+            current = []
+        current.extend(group)
+    for g in groups:
+        placed.update(g)
+    for rec in sorted((r for i, r in enumerate(records) if i not in placed), key=_type_name):
+        if len(current) >= size:
+            out.append(current)
+            current = []
+        current.append(rec)
+    if current or not out:
+        out.append(current)
+    return out
 
 
 def _type_name(record: _Typed) -> tuple[str, str]:

@@ -485,8 +485,57 @@ def describe_losses(losses: Sequence[Loss]) -> str:
     return describe(losses)
 
 
+def dream_batches(
+    inputs: Sequence[PlanRecord],
+    entries: Sequence[Any],
+    ctx: Context,
+    memory_dir: Path,
+    *,
+    bound: EventLogger,
+) -> list[list[PlanRecord]]:
+    """The batches a dream plans (DESIGN §6): the whole set in one call when it fits one batch;
+    else the candidate groups found over every record (:mod:`dreamd.jobs.candidates`, with
+    the directory's embedding cache when it has one), each whole in one batch, and the
+    records whose ``expires`` date has passed. A record nothing links to and that has not
+    expired is left out: no plan could merge it with anything, nor drop it (the retention
+    gate refuses dropping a fact no other record says), so sending it only costs tokens."""
+    size = PLAN_BATCH
+    if len(inputs) <= size:
+        return [list(inputs)]
+    from dreamd.embeddings.model import MODELS
+    from dreamd.jobs.candidates import cached_vectors, candidate_groups
+
+    started = time.monotonic()
+    models = [ctx.config.recall.embeddings] if ctx.config.recall.embeddings else list(MODELS)
+    try:
+        vectors = cached_vectors(memory_dir, entries, models)
+    except Exception as exc:  # a derived cache is never worth a dream
+        bound.warning("dream.embeddings_unusable", error=f"{type(exc).__name__}: {exc}")
+        vectors = None
+    grouping = candidate_groups(inputs, limit=size, vectors=vectors)
+    today = ctx.clock().date().isoformat()
+    grouped = {i for g in grouping.groups for i in g}
+    expired = [i for i, r in enumerate(inputs) if i not in grouped and r.expires is not None and r.expires < today]
+    chosen = sorted(grouped) + expired
+    at = {i: k for k, i in enumerate(chosen)}
+    batches = plan_batches([inputs[i] for i in chosen], size, [[at[i] for i in g] for g in grouping.groups])
+    bound.info(
+        "dream.candidates",
+        records=len(inputs),
+        planned=len(chosen),
+        groups=len(grouping.groups),
+        expired=len(expired),
+        batches=len(batches),
+        links=dict(sorted(grouping.links.items())),
+        embeddings=vectors is not None,
+        duration_ms=round((time.monotonic() - started) * 1000, 1),
+    )
+    return batches
+
+
 def _plan_all(
     inputs: Sequence[PlanRecord],
+    batches: Sequence[Sequence[PlanRecord]],
     recent: set[str],
     ctx: Context,
     memory_dir: Path,
@@ -504,7 +553,7 @@ def _plan_all(
     from dreamd.models import ops
 
     out = _Planned()
-    queue = [list(b) for b in plan_batches(inputs, PLAN_BATCH)]
+    queue = [list(b) for b in batches]
     while queue:
         batch = queue.pop(0)
         if lost():
@@ -667,8 +716,9 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
         bound.info("dream.started", records=len(inputs), generation=snapshot.generation)
         recent_set = set(recent)
         with _Heartbeat(lease) as beat:
+            batches = dream_batches(inputs, [e for e, _ in pairs], ctx, memory_dir, bound=bound)
             planned = _plan_all(
-                inputs, recent_set, ctx, memory_dir, lost=lambda: beat.lost, bound=bound,
+                inputs, batches, recent_set, ctx, memory_dir, lost=lambda: beat.lost, bound=bound,
             )
         if beat.lost:
             bound.warning("dream.lease_lost", reason=beat.lost)
