@@ -73,14 +73,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+import dreamd.jobs.work  # noqa: E402
 from benchmarks.bench_store import fsync_off  # noqa: E402
 from benchmarks.stats import pct  # noqa: E402
 from dreamd.config import default_config  # noqa: E402
-import dreamd.jobs.work  # noqa: E402
 from dreamd.jobs.batches import plan_batches  # noqa: E402
 from dreamd.jobs.work import Context, dream  # noqa: E402
-from dreamd.models.offline.plan.clauses import clause_units, clauses, said_by  # noqa: E402
 from dreamd.models.offline.model import OfflineModel  # noqa: E402
+from dreamd.models.offline.plan.clauses import clause_units, clauses, said_by  # noqa: E402
 from memory.store.records import Record, make_record  # noqa: E402
 from memory.store.transaction import Change, MemoryStore  # noqa: E402
 
@@ -219,9 +219,9 @@ def clear_caches() -> int:
 
 
 def _old_batches(inputs: Sequence[Any], entries: Sequence[Any], ctx: Context, memory_dir: Path,
-                 **_: Any) -> list[list[Any]]:
+                 **_: Any) -> dreamd.jobs.work.DreamBatches:
     """The batching before issue 23: every record, in type and name order, cut every PLAN_BATCH."""
-    return plan_batches(inputs, dreamd.jobs.work.PLAN_BATCH)
+    return dreamd.jobs.work.DreamBatches(plan_batches(inputs, dreamd.jobs.work.PLAN_BATCH))
 
 
 @contextmanager

@@ -20,7 +20,7 @@ Pure functions over values: the caller (:mod:`dreamd.jobs.work`) does the calls 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -149,9 +149,20 @@ def _type_name(record: _Typed) -> tuple[str, str]:
     return (str(record.type), str(record.name))
 
 
-def halves(batch: Sequence[T], minimum: int = MIN_PLAN_BATCH) -> list[list[T]] | None:
-    """The two halves of a refused batch, or None when it is too small to split further."""
+def halves(
+    batch: Sequence[T], minimum: int = MIN_PLAN_BATCH, group: Callable[[T], object] | None = None
+) -> list[list[T]] | None:
+    """The two halves of a refused batch, or None when it is too small to split further.
+
+    With ``group`` (a record's candidate group; None for a record in none) the cut falls on
+    the boundary between two groups nearest the middle, so a group stays whole where it can
+    (a merge needs both records in one call); a batch that is one group is cut in the middle."""
     if len(batch) <= minimum or len(batch) < 2:
         return None
     mid = len(batch) // 2
+    if group is not None:
+        keys = [group(r) for r in batch]
+        cuts = [i for i in range(1, len(batch)) if keys[i] is None or keys[i] != keys[i - 1]]
+        if cuts:
+            mid = min(cuts, key=lambda i: (abs(i - len(batch) / 2), i))
     return [list(batch[:mid]), list(batch[mid:])]

@@ -485,6 +485,15 @@ def describe_losses(losses: Sequence[Loss]) -> str:
     return describe(losses)
 
 
+@dataclass
+class DreamBatches:
+    """The plan calls of one dream: the batches, in order, and each planned record's candidate
+    group (a refused batch is split between groups, not through one)."""
+
+    batches: list[list[PlanRecord]]
+    group_of: dict[str, int] = field(default_factory=dict)
+
+
 def dream_batches(
     inputs: Sequence[PlanRecord],
     entries: Sequence[Any],
@@ -492,7 +501,7 @@ def dream_batches(
     memory_dir: Path,
     *,
     bound: EventLogger,
-) -> list[list[PlanRecord]]:
+) -> DreamBatches:
     """The batches a dream plans (DESIGN §6): the whole set in one call when it fits one batch;
     else the candidate groups found over every record (:mod:`dreamd.jobs.candidates`, with
     the directory's embedding cache when it has one), each whole in one batch, and the
@@ -501,7 +510,7 @@ def dream_batches(
     gate refuses dropping a fact no other record says), so sending it only costs tokens."""
     size = PLAN_BATCH
     if len(inputs) <= size:
-        return [list(inputs)]
+        return DreamBatches(plan_batches(inputs, size))
     from dreamd.embeddings.model import MODELS
     from dreamd.jobs.candidates import cached_vectors, candidate_groups
 
@@ -530,12 +539,12 @@ def dream_batches(
         embeddings=vectors is not None,
         duration_ms=round((time.monotonic() - started) * 1000, 1),
     )
-    return batches
+    return DreamBatches(batches, {inputs[i].name: g for g, members in enumerate(grouping.groups) for i in members})
 
 
 def _plan_all(
     inputs: Sequence[PlanRecord],
-    batches: Sequence[Sequence[PlanRecord]],
+    batches: DreamBatches,
     recent: set[str],
     ctx: Context,
     memory_dir: Path,
@@ -553,7 +562,7 @@ def _plan_all(
     from dreamd.models import ops
 
     out = _Planned()
-    queue = [list(b) for b in batches]
+    queue = [list(b) for b in batches.batches]
     while queue:
         batch = queue.pop(0)
         if lost():
@@ -585,7 +594,8 @@ def _plan_all(
             out.misconfigured = error
             break
         names = [r.name for r in batch]
-        split = _batches.halves(batch, MIN_PLAN_BATCH) if rejected else None
+        split = _batches.halves(batch, MIN_PLAN_BATCH, group=lambda r: batches.group_of.get(r.name)) \
+            if rejected else None
         if split is not None:
             bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=error)
             queue[:0] = split
