@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 import dreamd.jobs.work
 from dreamd.config import default_config
 from dreamd.jobs.batches import plan_batches
-from dreamd.jobs.candidates import candidate_groups
 from dreamd.jobs.work import Context, dream
+from dreamd.models.candidates import candidate_groups
 from dreamd.models.offline.model import OfflineModel
 from dreamd.models.prompts import PlanRecord
 from memory.store.records import Record, make_record

@@ -10,7 +10,7 @@ Two places meet a model's limits (issue 10, item 5):
   last of its turn carries none (the cursor can only move over whole turns, so its records
   wait for the turn's last slice).
 - **Plan batches.** :func:`plan_batches` cuts a set into disjoint batches: the candidate
-  groups of :mod:`dreamd.jobs.candidates` first, each whole in one batch, then the other
+  groups of :mod:`dreamd.models.candidates` first, each whole in one batch, then the other
   records (same type together, name order); :func:`halves` splits one the model refused (a
   ``max_tokens`` stop grows with the batch) so each half can be planned again, down to
   ``MIN_PLAN_BATCH``.
@@ -119,7 +119,7 @@ def plan_batches(
     set still yields one, empty, plan call).
 
     ``groups`` (positions in ``records``, disjoint, each at most ``size``: what
-    :func:`dreamd.jobs.candidates.candidate_groups` gives) are kept whole, each in one batch:
+    :func:`dreamd.models.candidates.candidate_groups` gives) are kept whole, each in one batch:
     filled in order of their first record (type, then name), a group that does not fit the
     open batch opening the next. The records in no group follow, of one type together and in
     name order. Without groups that is the whole set in type and name order."""

@@ -503,7 +503,7 @@ def dream_batches(
     bound: EventLogger,
 ) -> DreamBatches:
     """The batches a dream plans (DESIGN §6): the whole set in one call when it fits one batch;
-    else the candidate groups found over every record (:mod:`dreamd.jobs.candidates`, with
+    else the candidate groups found over every record (:mod:`dreamd.models.candidates`, with
     the directory's embedding cache when it has one), each whole in one batch, and the
     records whose ``expires`` date has passed. A record nothing links to and that has not
     expired is left out: no plan could merge it with anything, nor drop it (the retention
@@ -511,13 +511,11 @@ def dream_batches(
     size = PLAN_BATCH
     if len(inputs) <= size:
         return DreamBatches(plan_batches(inputs, size))
-    from dreamd.embeddings.model import MODELS
-    from dreamd.jobs.candidates import cached_vectors, candidate_groups
+    from dreamd.models.candidates import candidate_groups
 
     started = time.monotonic()
-    models = [ctx.config.recall.embeddings] if ctx.config.recall.embeddings else list(MODELS)
     try:
-        vectors = cached_vectors(memory_dir, entries, models)
+        vectors = cached_vectors(memory_dir, entries, ctx.config.recall.embeddings)
     except Exception as exc:  # a derived cache is never worth a dream
         bound.warning("dream.embeddings_unusable", error=f"{type(exc).__name__}: {exc}")
         vectors = None
@@ -540,6 +538,28 @@ def dream_batches(
         duration_ms=round((time.monotonic() - started) * 1000, 1),
     )
     return DreamBatches(batches, {inputs[i].name: g for g, members in enumerate(grouping.groups) for i in members})
+
+
+def cached_vectors(directory: Path, entries: Sequence[Any], configured: str) -> dict[str, Any] | None:
+    """Record name → vector from the directory's embedding cache (the configured model's, else
+    any known model's), or None when there is none or numpy is not installed. The cache is only
+    read: a dream never loads a model; a record whose hash the cache lacks has no vector."""
+    from dreamd.embeddings.model import MODELS
+    from memory.retrieval.embed import cache_path
+
+    for model in dict.fromkeys([configured] if configured else list(MODELS)):
+        spec = MODELS.get(model)
+        if spec is None or not cache_path(directory, model).exists():
+            continue
+        try:
+            from memory.retrieval.embed import current_vectors
+
+            cache = current_vectors(directory, model, spec.dim)
+        except ImportError:  # numpy absent: no embeddings extra
+            return None
+        if cache is not None:
+            return {e.name: cache.matrix[cache.rows[e.sha256]] for e in entries if e.sha256 in cache.rows}
+    return None
 
 
 def _plan_all(

@@ -3,7 +3,7 @@
 A plan call sees one batch (``PLAN_BATCH`` records); a duplicate whose twin sits in another
 batch is never merged. So before any batch is cut, one index over every live record of the
 directory links the pairs a plan could merge, and batches are made of whole groups
-(:func:`dreamd.jobs.batches.plan_batches`). Three signals link two records:
+(:func:`dreamd.jobs.batches.plan_batches`, called by :mod:`dreamd.jobs.work`). Three signals link two records:
 
 - **Shared rare terms** (duplicates, rewordings, one record saying more than the other): the
   records' statement terms (:func:`memory.retrieval.select.tokenize` of the description and
@@ -31,18 +31,17 @@ would make a group larger than ``limit`` is refused, so a large component splits
 weakest links and every tight pair stays whole. A link only says "plan these together"; what
 is merged is still the model's plan, held to the answer gate and the retention gate.
 
-Pure over values (records and an optional vector map in, index groups out) except
-:func:`cached_vectors`, which reads the cache.
+Pure over values: records and an optional vector map in (the dream reads the cache,
+:func:`dreamd.jobs.work.dream_batches`), index groups out.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from dreamd.models.offline.plan.clauses import HISTORY, HOW_LEAD, WHY_LEAD, replaced_by, statements
 from memory.retrieval.select import tokenize
@@ -58,7 +57,6 @@ __all__ = [
     "TERM_CONTAINMENT",
     "TERM_SIMILARITY",
     "Grouping",
-    "cached_vectors",
     "candidate_groups",
 ]
 
@@ -329,30 +327,3 @@ def _embedding_links(
                     found.add(pair)
                     out.append((score, pair[0], pair[1], "embedding"))
     return out
-
-
-def cached_vectors(
-    directory: Path, entries: Iterable[Any], models: Iterable[str]
-) -> dict[str, npt.NDArray[np.float32]] | None:
-    """Record name → vector from the directory's embedding cache, for the first of ``models``
-    with a cache; None when there is none, or numpy is not installed. Reads the cache only
-    (never loads a model); a record whose hash the cache lacks has no vector."""
-    from dreamd.embeddings.model import MODELS
-    from memory.retrieval.embed import cache_path
-
-    for model in dict.fromkeys(models):
-        spec = MODELS.get(model)
-        if spec is None or not cache_path(directory, model).exists():
-            continue
-        try:
-            from memory.retrieval.embed import current_vectors
-        except ImportError:  # pragma: no cover - the module imports numpy lazily
-            return None
-        try:
-            cache = current_vectors(directory, model, spec.dim)
-        except ImportError:  # numpy absent: no embeddings extra
-            return None
-        if cache is None:
-            continue
-        return {e.name: cache.matrix[cache.rows[e.sha256]] for e in entries if e.sha256 in cache.rows}
-    return None
