@@ -113,7 +113,12 @@ def windows(turns: Sequence[Turn], start: int, max_chars: int) -> list[Window]:
 
 
 def plan_batches(
-    records: Sequence[R], size: int, groups: Sequence[Sequence[int]] = ()
+    records: Sequence[R],
+    size: int,
+    groups: Sequence[Sequence[int]] = (),
+    *,
+    cost: Callable[[Sequence[R]], int] | None = None,
+    budget: int | None = None,
 ) -> list[list[R]]:
     """Disjoint batches of at most ``size`` covering ``records``, always at least one (an empty
     set still yields one, empty, plan call).
@@ -122,24 +127,30 @@ def plan_batches(
     :func:`dreamd.models.candidates.candidate_groups` gives) are kept whole, each in one batch:
     filled in order of their first record (type, then name), a group that does not fit the
     open batch opening the next. The records in no group follow, of one type together and in
-    name order. Without groups that is the whole set in type and name order."""
-    out: list[list[R]] = []
-    current: list[R] = []
+    name order (each its own unit). Without groups that is the whole set in type and name order.
+
+    ``cost`` of a unit (a group, or one loose record) and ``budget`` bound a batch's answer
+    too: a batch of many groups asks for many merges, and an answer cut at ``max_tokens`` is
+    refused and planned again in halves (paying twice). A unit over the budget alone still
+    gets a batch of its own."""
     placed: set[int] = set()
-    whole = [sorted((records[i] for i in g), key=_type_name) for g in groups if g]
-    whole = [g[k : k + size] for g in whole for k in range(0, len(g), size)]  # never over size
-    for group in sorted(whole, key=lambda g: _type_name(g[0])):
-        if current and len(current) + len(group) > size:
-            out.append(current)
-            current = []
-        current.extend(group)
     for g in groups:
         placed.update(g)
-    for rec in sorted((r for i, r in enumerate(records) if i not in placed), key=_type_name):
-        if len(current) >= size:
+    whole = [sorted((records[i] for i in g), key=_type_name) for g in groups if g]
+    whole = [g[k : k + size] for g in whole for k in range(0, len(g), size)]  # never over size
+    units = sorted(whole, key=lambda g: _type_name(g[0]))
+    units += [[r] for r in sorted((r for i, r in enumerate(records) if i not in placed), key=_type_name)]
+    out: list[list[R]] = []
+    current: list[R] = []
+    spent = 0
+    for unit in units:
+        price = cost(unit) if cost is not None and budget is not None else 0
+        over = budget is not None and cost is not None and spent + price > budget
+        if current and (len(current) + len(unit) > size or over):
             out.append(current)
-            current = []
-        current.append(rec)
+            current, spent = [], 0
+        current.extend(unit)
+        spent += price
     if current or not out:
         out.append(current)
     return out

@@ -485,6 +485,21 @@ def describe_losses(losses: Sequence[Loss]) -> str:
     return describe(losses)
 
 
+ANSWER_CHARS_PER_TOKEN = 3.0
+"""Characters of answer one output token is reckoned to hold when batches are filled (a
+model writes about 4; the margin keeps a full batch's answer under ``max_tokens``)."""
+
+
+def _answer_chars(unit: Sequence[PlanRecord]) -> int:
+    """About how long the answer for one candidate group is: one merge result (the longest
+    member's text, which a merge keeps, plus what the others add, bounded by their length)
+    and the source names; an expired record alone is one short drop."""
+    if len(unit) == 1:
+        return len(unit[0].name) + 40
+    texts = sorted((len(r.description) + len(r.body) for r in unit), reverse=True)
+    return texts[0] + sum(texts[1:]) // 4 + sum(len(r.name) + 4 for r in unit) + 120
+
+
 @dataclass
 class DreamBatches:
     """The plan calls of one dream: the batches, in order, and each planned record's candidate
@@ -525,7 +540,8 @@ def dream_batches(
     expired = [i for i, r in enumerate(inputs) if i not in grouped and r.expires is not None and r.expires < today]
     chosen = sorted(grouped) + expired
     at = {i: k for k, i in enumerate(chosen)}
-    batches = plan_batches([inputs[i] for i in chosen], size, [[at[i] for i in g] for g in grouping.groups])
+    batches = plan_batches([inputs[i] for i in chosen], size, [[at[i] for i in g] for g in grouping.groups],
+                           cost=_answer_chars, budget=int(ctx.config.model.max_tokens * ANSWER_CHARS_PER_TOKEN))
     bound.info(
         "dream.candidates",
         records=len(inputs),
