@@ -167,6 +167,17 @@ def test_without_an_embedding_cache_the_dream_never_loads_a_model_and_misses_the
     assert result.status == "nothing", result  # the two share too few rare words to be linked
 
 
+def test_a_garbled_embedding_cache_is_passed_over_and_the_dream_goes_on(mdir: Path) -> None:
+    _paraphrase_set(mdir)
+    (mdir / ".embeddings").mkdir()
+    (mdir / ".embeddings" / "all-MiniLM-L6-v2.vec").write_bytes(b"dreamd-embeddings 1 all-MiniLM-L6-v2 384 9\nshort")
+    with structlog.testing.capture_logs() as logs:
+        result = dream(mdir, ctx(), force=True)
+    assert result.status == "nothing", result
+    event = next(e for e in logs if e["event"] == "dream.candidates")
+    assert event["embeddings"] is False and event["records"] == 302
+
+
 def test_with_an_embedding_cache_a_paraphrase_far_apart_is_merged(mdir: Path) -> None:
     from dreamd.embeddings.refresh import update_directory
     from tests.embed_model import embedder
