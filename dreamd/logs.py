@@ -68,6 +68,8 @@ EVENTS: dict[str, str] = {
     "dream.lease_unconfirmed": "A synced directory's team dream lease could not be confirmed on the remote (unreachable); no dream until a later tick can (memory_dir, reason).",
     "dream.rejected": "The model's plan failed validation; the set is unchanged (memory_dir, reason).",
     "dream.misconfigured": "The model refused the setup itself (key, login, model id, CLI); the set is unchanged and the directory backs off (memory_dir, reason).",
+    "dream.candidates": "A dream over more records than one plan batch linked its candidates over the whole set (duplicates, explicit supersessions, the embedding cache when there is one) and planned only the linked and the expired records (memory_dir, records, planned, groups, expired, batches, links: {same, terms, supersedes, embedding}, embeddings, duration_ms).",
+    "dream.embeddings_unusable": "A dream could not read the directory's embedding cache for its candidate index; it goes on without that signal (memory_dir, error).",
     "dream.batch_split": "A plan batch was refused; its halves are planned again (memory_dir, records, first, reason).",
     "dream.plan_lost_facts": "The retention gate refused a well-formed plan that would lose facts: a removed record's clause no live record still says, or a current fact moved to history; nothing of it is committed, the batch is split and planned again (memory_dir, records, first, lost: [{name, into, clauses, demoted}], reason).",
     "dream.batch_refused": "A plan batch was refused and could not be split further; the rest of the plan is applied (memory_dir, records, first, reason).",

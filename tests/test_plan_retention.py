@@ -133,6 +133,10 @@ def test_a_batch_that_loses_a_fact_is_left_out_and_the_faithful_batches_commit(
     from tests.fake_anthropic import Request, ScriptItem
 
     monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
+    # every record planned, in name order (the pre-candidate batching): what is under test is
+    # the gate on each batch, not which records share one
+    monkeypatch.setattr(dreamd.jobs.work, "dream_batches",
+                        lambda inputs, *_, **__: dreamd.jobs.work.DreamBatches(dreamd.jobs.work.plan_batches(inputs, 2)))
 
     def respond(req: Request) -> ScriptItem:
         text = json.dumps(req.body)

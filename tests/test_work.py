@@ -351,18 +351,21 @@ def test_large_sets_are_planned_in_batches_and_applied_in_one_commit(
 ) -> None:
     import dreamd.jobs.work
 
+    """Changed by issue 23: a set larger than one batch is planned as its candidate groups
+    (tabs-a and tabs-b say the same) and its expired records (stale); keep, linked to nothing
+    and not expired, is sent to no plan call."""
     monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
-        ok([{"source_names": ["keep", "stale"], "result": rec("keep", desc="Kept", body="Body of keep. Body of stale.")}]),
         ok([{"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="Tabs", body="Body of tabs-a. Body of tabs-b.")}]),
+        ok([{"source_names": ["stale"], "result": None}]),
     ])
     assert dream(mdir, ctx_for(model), force=True).status == "applied"
-    assert [sorted(c["name"] for c in p["records"]) for p in model.payloads] == [["keep", "stale"], ["tabs-a", "tabs-b"]]
+    assert [sorted(c["name"] for c in p["records"]) for p in model.payloads] == [["tabs-a", "tabs-b"], ["stale"]]
     m = store.read()
     assert m.generation == gen + 1
-    assert sorted((e.name, e.description) for e in m.records) == [("keep", "Kept"), ("tabs-a", "Tabs")]
+    assert sorted((e.name, e.description) for e in m.records) == [("keep", "About keep"), ("tabs-a", "Tabs")]
 
 
 def test_a_refused_batch_that_cannot_be_split_is_skipped_and_the_others_are_applied(
@@ -377,8 +380,8 @@ def test_a_refused_batch_that_cannot_be_split_is_skipped_and_the_others_are_appl
     store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
-        ok([{"source_names": ["stale"], "result": None}]),
         Completion(text="[]", stop_reason="max_tokens"),
+        ok([{"source_names": ["stale"], "result": None}]),
     ])
     result = dream(mdir, ctx_for(model), force=True)
     assert result.status == "applied" and "truncated" in (result.reason or "")

@@ -9,16 +9,18 @@ Two places meet a model's limits (issue 10, item 5):
   turn boundary carries the cursor value to commit with its records; a slice that is not the
   last of its turn carries none (the cursor can only move over whole turns, so its records
   wait for the turn's last slice).
-- **Plan batches.** :func:`plan_batches` cuts a set into disjoint batches (same type
-  together, name order); :func:`halves` splits one the model refused (a ``max_tokens`` stop
-  grows with the batch) so each half can be planned again, down to ``MIN_PLAN_BATCH``.
+- **Plan batches.** :func:`plan_batches` cuts a set into disjoint batches: the candidate
+  groups of :mod:`dreamd.models.candidates` first, each whole in one batch, then the other
+  records (same type together, name order); :func:`halves` splits one the model refused (a
+  ``max_tokens`` stop grows with the batch) so each half can be planned again, down to
+  ``MIN_PLAN_BATCH``.
 
 Pure functions over values: the caller (:mod:`dreamd.jobs.work`) does the calls and commits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -110,21 +112,68 @@ def windows(turns: Sequence[Turn], start: int, max_chars: int) -> list[Window]:
     return out
 
 
-def plan_batches(records: Sequence[R], size: int) -> list[list[R]]:
-    """Disjoint batches of at most ``size``, records of one type together and in name order,
-    so near-duplicates (same type, similar names) mostly share a batch. Always at least one
-    batch, so an empty set still yields one (empty) plan call."""
-    ordered = sorted(records, key=_type_name)
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)] or [[]]
+def plan_batches(
+    records: Sequence[R],
+    size: int,
+    groups: Sequence[Sequence[int]] = (),
+    *,
+    cost: Callable[[Sequence[R]], int] | None = None,
+    budget: int | None = None,
+) -> list[list[R]]:
+    """Disjoint batches of at most ``size`` covering ``records``, always at least one (an empty
+    set still yields one, empty, plan call).
+
+    ``groups`` (positions in ``records``, disjoint, each at most ``size``: what
+    :func:`dreamd.models.candidates.candidate_groups` gives) are kept whole, each in one batch:
+    filled in order of their first record (type, then name), a group that does not fit the
+    open batch opening the next. The records in no group follow, of one type together and in
+    name order (each its own unit). Without groups that is the whole set in type and name order.
+
+    ``cost`` of a unit (a group, or one loose record) and ``budget`` bound a batch's answer
+    too: a batch of many groups asks for many merges, and an answer cut at ``max_tokens`` is
+    refused and planned again in halves (paying twice). A unit over the budget alone still
+    gets a batch of its own."""
+    placed: set[int] = set()
+    for g in groups:
+        placed.update(g)
+    whole = [sorted((records[i] for i in g), key=_type_name) for g in groups if g]
+    whole = [g[k : k + size] for g in whole for k in range(0, len(g), size)]  # never over size
+    units = sorted(whole, key=lambda g: _type_name(g[0]))
+    units += [[r] for r in sorted((r for i, r in enumerate(records) if i not in placed), key=_type_name)]
+    out: list[list[R]] = []
+    current: list[R] = []
+    spent = 0
+    for unit in units:
+        price = cost(unit) if cost is not None and budget is not None else 0
+        over = budget is not None and cost is not None and spent + price > budget
+        if current and (len(current) + len(unit) > size or over):
+            out.append(current)
+            current, spent = [], 0
+        current.extend(unit)
+        spent += price
+    if current or not out:
+        out.append(current)
+    return out
 
 
 def _type_name(record: _Typed) -> tuple[str, str]:
     return (str(record.type), str(record.name))
 
 
-def halves(batch: Sequence[T], minimum: int = MIN_PLAN_BATCH) -> list[list[T]] | None:
-    """The two halves of a refused batch, or None when it is too small to split further."""
+def halves(
+    batch: Sequence[T], minimum: int = MIN_PLAN_BATCH, group: Callable[[T], object] | None = None
+) -> list[list[T]] | None:
+    """The two halves of a refused batch, or None when it is too small to split further.
+
+    With ``group`` (a record's candidate group; None for a record in none) the cut falls on
+    the boundary between two groups nearest the middle, so a group stays whole where it can
+    (a merge needs both records in one call); a batch that is one group is cut in the middle."""
     if len(batch) <= minimum or len(batch) < 2:
         return None
     mid = len(batch) // 2
+    if group is not None:
+        keys = [group(r) for r in batch]
+        cuts = [i for i in range(1, len(batch)) if keys[i] is None or keys[i] != keys[i - 1]]
+        if cuts:
+            mid = min(cuts, key=lambda i: (abs(i - len(batch) / 2), i))
     return [list(batch[:mid]), list(batch[mid:])]

@@ -565,8 +565,102 @@ def describe_losses(losses: Sequence[Loss]) -> str:
     return describe(losses)
 
 
+ANSWER_CHARS_PER_TOKEN = 3.0
+"""Characters of answer one output token is reckoned to hold when batches are filled (a
+model writes about 4; the margin keeps a full batch's answer under ``max_tokens``)."""
+
+
+def _answer_chars(unit: Sequence[PlanRecord]) -> int:
+    """About how long the answer for one candidate group is: one merge result (the longest
+    member's text, which a merge keeps, plus what the others add, bounded by their length)
+    and the source names; an expired record alone is one short drop."""
+    if len(unit) == 1:
+        return len(unit[0].name) + 40
+    texts = sorted((len(r.description) + len(r.body) for r in unit), reverse=True)
+    return texts[0] + sum(texts[1:]) // 4 + sum(len(r.name) + 4 for r in unit) + 120
+
+
+@dataclass
+class DreamBatches:
+    """The plan calls of one dream: the batches, in order, and each planned record's candidate
+    group (a refused batch is split between groups, not through one)."""
+
+    batches: list[list[PlanRecord]]
+    group_of: dict[str, int] = field(default_factory=dict)
+
+
+def dream_batches(
+    inputs: Sequence[PlanRecord],
+    entries: Sequence[Any],
+    ctx: Context,
+    memory_dir: Path,
+    *,
+    bound: EventLogger,
+) -> DreamBatches:
+    """The batches a dream plans (DESIGN §6): the whole set in one call when it fits one batch;
+    else the candidate groups found over every record (:mod:`dreamd.models.candidates`, with
+    the directory's embedding cache when it has one), each whole in one batch, and the
+    records whose ``expires`` date has passed. A record nothing links to and that has not
+    expired is left out: no plan could merge it with anything, nor drop it (the retention
+    gate refuses dropping a fact no other record says), so sending it only costs tokens."""
+    size = PLAN_BATCH
+    if len(inputs) <= size:
+        return DreamBatches(plan_batches(inputs, size))
+    from dreamd.models.candidates import candidate_groups
+
+    started = time.monotonic()
+    try:
+        vectors = cached_vectors(memory_dir, entries, ctx.config.recall.embeddings)
+    except Exception as exc:  # a derived cache is never worth a dream
+        bound.warning("dream.embeddings_unusable", error=f"{type(exc).__name__}: {exc}")
+        vectors = None
+    grouping = candidate_groups(inputs, limit=size, vectors=vectors)
+    today = ctx.clock().date().isoformat()
+    grouped = {i for g in grouping.groups for i in g}
+    expired = [i for i, r in enumerate(inputs) if i not in grouped and r.expires is not None and r.expires < today]
+    chosen = sorted(grouped) + expired
+    at = {i: k for k, i in enumerate(chosen)}
+    batches = plan_batches([inputs[i] for i in chosen], size, [[at[i] for i in g] for g in grouping.groups],
+                           cost=_answer_chars, budget=int(ctx.config.model.max_tokens * ANSWER_CHARS_PER_TOKEN))
+    bound.info(
+        "dream.candidates",
+        records=len(inputs),
+        planned=len(chosen),
+        groups=len(grouping.groups),
+        expired=len(expired),
+        batches=len(batches),
+        links=dict(sorted(grouping.links.items())),
+        embeddings=vectors is not None,
+        duration_ms=round((time.monotonic() - started) * 1000, 1),
+    )
+    return DreamBatches(batches, {inputs[i].name: g for g, members in enumerate(grouping.groups) for i in members})
+
+
+def cached_vectors(directory: Path, entries: Sequence[Any], configured: str) -> dict[str, Any] | None:
+    """Record name → vector from the directory's embedding cache (the configured model's, else
+    any known model's), or None when there is none or numpy is not installed. The cache is only
+    read: a dream never loads a model; a record whose hash the cache lacks has no vector."""
+    from dreamd.embeddings.model import MODELS
+    from memory.retrieval.embed import cache_path
+
+    for model in dict.fromkeys([configured] if configured else list(MODELS)):
+        spec = MODELS.get(model)
+        if spec is None or not cache_path(directory, model).exists():
+            continue
+        try:
+            from memory.retrieval.embed import current_vectors
+
+            cache = current_vectors(directory, model, spec.dim)
+        except ImportError:  # numpy absent: no embeddings extra
+            return None
+        if cache is not None:
+            return {e.name: cache.matrix[cache.rows[e.sha256]] for e in entries if e.sha256 in cache.rows}
+    return None
+
+
 def _plan_all(
     inputs: Sequence[PlanRecord],
+    batches: DreamBatches,
     recent: set[str],
     ctx: Context,
     memory_dir: Path,
@@ -584,7 +678,7 @@ def _plan_all(
     from dreamd.models import ops
 
     out = _Planned()
-    queue = [list(b) for b in plan_batches(inputs, PLAN_BATCH)]
+    queue = [list(b) for b in batches.batches]
     while queue:
         batch = queue.pop(0)
         if lost():
@@ -616,7 +710,8 @@ def _plan_all(
             out.misconfigured = error
             break
         names = [r.name for r in batch]
-        split = _batches.halves(batch, MIN_PLAN_BATCH) if rejected else None
+        split = _batches.halves(batch, MIN_PLAN_BATCH, group=lambda r: batches.group_of.get(r.name)) \
+            if rejected else None
         if split is not None:
             bound.info("dream.batch_split", records=len(batch), first=names[0] if names else None, reason=error)
             queue[:0] = split
@@ -747,8 +842,9 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
         bound.info("dream.started", records=len(inputs), generation=snapshot.generation)
         recent_set = set(recent)
         with _Heartbeat(lease) as beat:
+            batches = dream_batches(inputs, [e for e, _ in pairs], ctx, memory_dir, bound=bound)
             planned = _plan_all(
-                inputs, recent_set, ctx, memory_dir, lost=lambda: beat.lost, bound=bound,
+                inputs, batches, recent_set, ctx, memory_dir, lost=lambda: beat.lost, bound=bound,
             )
         if beat.lost:
             bound.warning("dream.lease_lost", reason=beat.lost)

@@ -365,7 +365,8 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             in_gist.update(by_unit.get((rec.type, k), ()))
         candidates = sorted(
             {g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0])}
-            | {g for g, n in in_gist.items() if n >= _least_in_gist(rec, groups[g][0])}
+            # every bar is at least 2 units: test that before the gists the bar is made of
+            | {g for g, n in in_gist.items() if n >= 2 and n >= _least_in_gist(rec, groups[g][0])}
         )
         for g in candidates:
             if paraphrase(groups[g][0], rec):
