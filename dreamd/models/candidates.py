@@ -3,23 +3,26 @@
 A plan call sees one batch (``PLAN_BATCH`` records); a duplicate whose twin sits in another
 batch is never merged. So before any batch is cut, one index over every live record of the
 directory links the pairs a plan could merge, and batches are made of whole groups
-(:func:`dreamd.jobs.batches.plan_batches`, called by :mod:`dreamd.jobs.work`). Three signals link two records:
+(:func:`dreamd.jobs.batches.plan_batches`, called by :mod:`dreamd.jobs.work`). Three signals
+link two records:
 
 - **Shared rare terms** (duplicates, rewordings, one record saying more than the other): the
   records' statement terms (:func:`memory.retrieval.select.tokenize` of the description and
-  the fact lines; the ``**Why:**``, ``**How to apply:**`` and history lines are reasons, not
-  the statement) weighted by rarity (``log(1 + N / df)``); a pair whose weighted Jaccard is
-  at least :data:`TERM_SIMILARITY` is linked. Pairs are found by prefix filtering: each record
-  is indexed under its rarest terms, just enough of them that any pair above the threshold
-  shares one (the suffix left out weighs less than the threshold's share), so a duplicate
-  anywhere is found without comparing all pairs. Records with the same statement text are
-  linked directly, once (10,000 copies of one line cost one entry, not 50 million pairs).
+  the fact lines, plus every word holding a digit; the ``**Why:**``, ``**How to apply:**``
+  and history lines are reasons, not the statement) weighted by rarity (``log(1 + N / df)``);
+  a pair whose weighted Jaccard reaches :data:`TERM_SIMILARITY`, or whose smaller statement
+  lies within the other for :data:`TERM_CONTAINMENT` of its weight, is linked. Pairs are found
+  by prefix filtering from each pair's smaller statement (see :func:`_term_links`), so a
+  duplicate anywhere is found without comparing all pairs. Copies of one statement are
+  chained, each to the one before, and indexed once (10,000 copies of one line cost 9,999
+  links, not 50 million pairs).
 - **Explicit supersession**: a record with an explicit "this replaces that" statement
   (:func:`dreamd.models.offline.plan.clauses.statements`, the definition the retention gate
-  holds every backend's plan to) is probed against the older records sharing a term of the
-  statement's subject or old value, and linked to those it replaces
+  holds every backend's plan to) is checked against the few older records sharing the most
+  of the statement's subject and old value, and linked to those it replaces
   (:func:`~dreamd.models.offline.plan.clauses.replaced_by`): the two share few words ("the
-  API moved to port 8080" / "the API listens on 8000"), so the term signal alone misses them.
+  API no longer uses port 8000" / "the API listens on port 8000, behind the proxy"), so the
+  term signal alone misses them.
 - **Embeddings** (optional, issue 25): when the directory has a vector cache
   (``.embeddings/<model>.vec``, written by the daemon), each record is linked to its nearest
   neighbours of cosine at least :data:`EMBEDDING_SIMILARITY`: paraphrases that share no rare
