@@ -239,7 +239,7 @@ def point_sync(text: str, work: Path) -> bool:
         subprocess.run(
             ["git", "-C", str(repo_dir), *args], check=True, env=env, capture_output=True
         )
-    return bool(Repo(MemoryStore(repo_dir))._outgoing_secrets())
+    return bool(Repo(MemoryStore(repo_dir)).outgoing_secrets())
 
 
 POINTS: dict[str, Callable[[str, Path], Any]] = {
