@@ -520,7 +520,7 @@ def hook_cases(sb: Sandbox) -> list[Row]:
 def answer_cases(sb: Sandbox) -> list[Row]:
     from memory.model.answer_gate import (
         AnswerRejected,
-        check_extraction,
+        check_extracted,
         check_plan,
         check_selection,
     )
@@ -548,7 +548,7 @@ def answer_cases(sb: Sandbox) -> list[Row]:
     for op, label, completion in cases:
         try:
             if op == "extraction":
-                check_extraction(completion)
+                check_extracted(completion)
             elif op == "plan":
                 check_plan(completion, candidates=known)
             else:

@@ -12,12 +12,13 @@ from memory.model.answer_gate import (
     AnswerRejected,
     PlanOp,
     check_completion,
-    check_extraction,
+    check_extracted,
     check_plan,
     check_selection,
     parse_json_strict,
 )
 from memory.model.llm import Completion, ToolCall
+from memory.store.records import Record
 
 
 def done(
@@ -156,6 +157,10 @@ def test_parse_json_strict_accepts_exactly_max_depth() -> None:
 
 
 # ----------------------------------------------------------------------------- extraction
+
+
+def check_extraction(c: Completion, **kwargs: Any) -> list[Record]:
+    return [item.record for item in check_extracted(c, **kwargs)]
 
 
 def test_check_extraction_returns_normalised_records() -> None:
@@ -403,3 +408,18 @@ def test_rejection_is_a_dreamd_error() -> None:
     from memory.errors import DreamdError
 
     assert issubclass(AnswerRejected, DreamdError)
+
+
+def test_an_extraction_item_may_name_the_record_it_supersedes_only_if_the_set_holds_it() -> None:
+    item = rec()
+    text = as_text([{**item, "supersedes": "old-tabs"}])
+    [got] = check_extracted(done(text), existing_names={"old-tabs"})
+    assert (got.record.name, got.supersedes) == (item["name"], "old-tabs")
+    assert check_extracted(done(as_text([item])))[0].supersedes is None
+    with pytest.raises(AnswerRejected, match="supersedes 'old-tabs', which is not in the memory set"):
+        check_extracted(done(text), existing_names={"other"})
+    twice = as_text([{**item, "supersedes": "old-tabs"}, {**item, "name": "b", "supersedes": "old-tabs"}])
+    with pytest.raises(AnswerRejected, match="which another item already supersedes"):
+        check_extracted(done(twice), existing_names={"old-tabs"})
+    with pytest.raises(AnswerRejected, match="supersedes must be a string, got null"):
+        check_extracted(done(as_text([{**item, "supersedes": None}])))

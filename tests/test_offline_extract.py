@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dreamd.models.offline.extract.pipeline import MAX_RECORDS, clean_turn, extract, sentences
 from dreamd.models.offline.model import OfflineModel, answer
 from dreamd.models.offline.text import absolutize_dates, tokens
-from memory.model.answer_gate import check_extraction
+from memory.model.answer_gate import check_extracted
 from memory.model.llm import Completion, render_payload
 from memory.store.records import validate_fields
 from memory.transcripts import parse_transcript
@@ -39,7 +39,7 @@ def run(
         assert set(item) == {"name", "type", "description", "body"}
         validate_fields(item, where=f"item {i}")
     names = {e["name"] for e in index or []}
-    check_extraction(completion, existing_names=names)
+    check_extracted(completion, existing_names=names)
     assert completion.text == json.dumps(extract(payload), ensure_ascii=False)  # deterministic
     return list(items)
 

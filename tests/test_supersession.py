@@ -312,3 +312,15 @@ def test_the_claude_code_backend_names_a_supersession_the_gate_checks(tmp_path: 
         assert log_entries(MemoryStore(mdir))[0].merged[0]["superseded"] is True
     finally:
         fake.close()
+
+
+def test_a_value_said_again_without_a_change_word_supersedes_the_directory_record(tmp_path: Path) -> None:
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir).commit(Change(add=[make_record(
+        "billing-port", "project", "The billing API listens on port 7001", "The billing API listens on port 7001.\n")],
+        actor="manual"))
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
+    assert execute(_extract_job(mdir, "The billing API listens on port 7002."), ctx) == "extracted 1"
+    [(entry, rec)] = MemoryStore(mdir).records()
+    assert entry.name != "billing-port" and rec.body.startswith("The billing API listens on port 7002.\n")
+    assert rec.body.endswith("**Previously:** The billing API listens on port 7001.\n")

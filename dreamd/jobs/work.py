@@ -372,7 +372,7 @@ def _superseding(
 
     live = sorted(manifest.records, key=lambda e: (e.updated_at or e.created_at or "", e.name), reverse=True)
     by_name = {e.name: e for e in live}
-    pairs = [(e.name, e.description) for e in live]
+    index = supersession.LiveIndex((e.name, e.description) for e in live) if records else None
     adds: list[Record] = []
     merges: list[tuple[list[str], Record | None]] = []
     taken: set[str] = set()
@@ -400,7 +400,7 @@ def _superseding(
         if target in by_name and target not in taken and (old := read(target)) is not None:
             found = supersession.named(rec, old)
         if found is None:
-            for name in supersession.candidates(rec, pairs):
+            for name in index.candidates(rec) if index is not None else ():
                 if name not in taken and (old := read(name)) is not None:
                     found = supersession.supersede(rec, old)
                     if found is not None:

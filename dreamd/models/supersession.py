@@ -24,6 +24,7 @@ facts, the ones no replaced value is named in, stay current in the result.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -95,17 +96,27 @@ def _rec(record: Record, stamp: str) -> Rec:
     return Rec(record.name, record.type, record.description, record.body, stamp, record.importance, None)
 
 
-def candidates(new: Record, live: Iterable[tuple[str, str]]) -> list[str]:
-    """Names of the live records (``(name, description)``, newest first) worth reading for
-    ``new``: those whose description shares a word with it, most shared first, at most
-    :data:`MAX_CANDIDATES`."""
-    wanted = _words(new)
-    scored = []
-    for i, (name, description) in enumerate(live):
-        shared = len(wanted & tokens(description))
-        if shared:
-            scored.append((-shared, i, name))
-    return [name for _, _, name in sorted(scored)[:MAX_CANDIDATES]]
+class LiveIndex:
+    """The live records' description words, read once per commit (at 10,000 records tokenising
+    every description again for each new record would cost seconds): :meth:`candidates`."""
+
+    def __init__(self, live: Iterable[tuple[str, str]]) -> None:
+        """``live`` is ``(name, description)``, newest first."""
+        self.order: dict[str, int] = {}
+        self.postings: dict[str, list[str]] = {}
+        for i, (name, description) in enumerate(live):
+            self.order[name] = i
+            for t in tokens(description):
+                self.postings.setdefault(t, []).append(name)
+
+    def candidates(self, new: Record) -> list[str]:
+        """Names of the live records worth reading for ``new``: those whose description shares
+        a word with it, most shared first (then newest), at most :data:`MAX_CANDIDATES`."""
+        shared: Counter[str] = Counter()
+        for t in _words(new):
+            shared.update(self.postings.get(t, ()))
+        ranked = sorted(shared.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))
+        return [name for name, _ in ranked[:MAX_CANDIDATES]]
 
 
 def _words(record: Record) -> frozenset[str]:
@@ -129,4 +140,4 @@ def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
     return bool(history(result.body) - had)
 
 
-__all__ = ["MAX_CANDIDATES", "Superseding", "candidates", "is_supersession", "named", "replaced_facts", "supersede"]
+__all__ = ["MAX_CANDIDATES", "LiveIndex", "Superseding", "is_supersession", "named", "replaced_facts", "supersede"]

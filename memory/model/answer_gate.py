@@ -161,13 +161,6 @@ class Extracted:
     supersedes: str | None = None
 
 
-def check_extraction(
-    c: Completion, *, existing_names: Iterable[str] = frozenset(), limit: int = 50
-) -> list[Record]:
-    """:func:`check_extracted` without what each record supersedes."""
-    return [item.record for item in check_extracted(c, existing_names=existing_names, limit=limit)]
-
-
 def check_extracted(
     c: Completion, *, existing_names: Iterable[str] = frozenset(), limit: int = 50
 ) -> list[Extracted]:

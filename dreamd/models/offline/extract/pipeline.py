@@ -147,7 +147,7 @@ from dreamd.models.offline.extract.structure import (
 from dreamd.models.offline.extract.telegraphic import Labels
 from dreamd.models.offline.extract.trace import Trace
 from dreamd.models.offline.extract.types import Ctx, Found
-from dreamd.models.offline.plan.clauses import replaced_by
+from dreamd.models.offline.plan.clauses import replaced_by, restated_with_new_value
 from dreamd.models.offline.plan.paraphrase import gist, value_kind
 from dreamd.models.offline.text import (
     REASON_NEXT,
@@ -381,7 +381,7 @@ def _near_duplicate(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) 
 def _corrects(new: str, old: str) -> bool:
     """A new statement that changes what an older one says (a contradiction, an explicit
     supersession, the same wording with a new value) is not a repeat of it."""
-    return bool(old) and (statements_contradict(new, old) or bool(replaced_by((new, ""), (old, ""))))
+    return bool(old) and (statements_contradict(new, old) or bool(replaced_by((new, ""), (old, ""))) or restated_with_new_value(new, old))
 
 
 def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:

@@ -381,8 +381,8 @@ def restated_with_new_value(new_clause: str, old_clause: str) -> bool:
     """Same subject, new value, no change word (read at extraction, the newer wins): :func:`_changed`
     with a value replaced by one of its kind; a swapped word ("alpha"/"bravo service") needs one."""
     old, new = gist(old_clause), gist(new_clause)
-    if not old.values - new.values or not new.values - old.values:
-        return False
+    if not old.values - new.values or not new.values - old.values or len(old.content & new.content) < 2:
+        return False  # one shared word ("Fact w1" / "Fact w2") does not pin a subject down
     return _changed(Supersession("change", frozenset(), frozenset(), frozenset(), "", frozenset(), clause=new_clause), old_clause)
 
 
