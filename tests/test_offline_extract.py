@@ -885,3 +885,12 @@ def test_a_plain_imperative_bound_to_the_thing_at_hand_or_the_listener_is_no_rul
 def test_a_rule_about_the_assistant_doing_the_work_itself_is_kept(said: str) -> None:
     items = run([user(said)])
     assert [(i["type"], i["description"]) for i in items] == [("feedback", said.rstrip(".").capitalize())]
+
+
+@pytest.mark.parametrize("said", ["本轮实验先把 dropout 固定成 0.3。", "这一轮先把 seed 设成 7。", "那批数据先把阈值定为 0.8。"])
+def test_a_setting_for_this_run_only_is_no_record(said: str) -> None:
+    assert run([user(said)]) == []
+
+
+def test_what_the_team_uses_now_is_still_the_state_of_the_work() -> None:
+    assert [i["type"] for i in run([user("我们现在用 Postgres 16。")])] == ["project"]
