@@ -404,7 +404,7 @@ def _principle(s: str, ctx: Ctx) -> Found | None:
     return make_feedback(sentence_case(rule), rule, "", False, reason)
 
 
-_OTHER_WAY = re.compile(rf"(?:,\s*+|(?<!\s)\s++)(?:not|never|{lex.INSTEAD_EN})\s++\S")
+_OTHER_WAY = re.compile(rf"(?:,\s*+|(?<!\s)\s++)(?:{lex.OTHER_WAY_EN})\s++\S")
 
 
 def _plain_rule(body: str) -> bool:
