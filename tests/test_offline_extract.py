@@ -847,3 +847,50 @@ def test_a_record_telling_a_past_event_gets_the_last_weekday_not_the_next() -> N
     descriptions = " | ".join(i["description"] for i in items)
     assert "2026-12-03" in descriptions and "2026-12-10" not in descriptions
     assert "2026-12-14" in descriptions  # the plan after it still looks ahead
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "don't use mocks for the repository layer.",
+        "use ruff, not flake8.",
+        "avoid global state in the handlers.",
+        "别用 var 声明变量。",
+        "不要用 any 类型。",
+    ],
+)
+def test_a_plain_imperative_about_the_work_is_a_rule(said: str) -> None:
+    items = run([user(said)])
+    assert [i["type"] for i in items] == ["feedback"]
+    assert items[0]["description"].rstrip("。.") == said.rstrip("。.").capitalize()[:1] + said.rstrip("。.")[1:]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "don't touch that file.",
+        "don't rename it.",
+        "use a smaller batch size here.",
+        "这个函数别改。",
+        "先别提交。",
+        "别让我忘了交报告。",
+        "take care of yourself.",
+    ],
+)
+def test_a_plain_imperative_bound_to_the_thing_at_hand_or_the_listener_is_no_rule(said: str) -> None:
+    assert run([user(said)]) == []
+
+
+@pytest.mark.parametrize("said", ["never merge anything yourself.", "never run migrations yourself."])
+def test_a_rule_about_the_assistant_doing_the_work_itself_is_kept(said: str) -> None:
+    items = run([user(said)])
+    assert [(i["type"], i["description"]) for i in items] == [("feedback", said.rstrip(".").capitalize())]
+
+
+@pytest.mark.parametrize("said", ["本轮实验先把 dropout 固定成 0.3。", "这一轮先把 seed 设成 7。", "那批数据先把阈值定为 0.8。"])
+def test_a_setting_for_this_run_only_is_no_record(said: str) -> None:
+    assert run([user(said)]) == []
+
+
+def test_what_the_team_uses_now_is_still_the_state_of_the_work() -> None:
+    assert [i["type"] for i in run([user("我们现在用 Postgres 16。")])] == ["project"]

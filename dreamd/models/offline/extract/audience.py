@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from dreamd.models.offline.extract.structure import opens_with_verb
+from dreamd.models.offline.extract.structure import imperative, opens_with_verb
+from dreamd.models.offline.text import STOPWORDS
 
 # ----------------------------------------------------------------------------- what a rule is about
 
@@ -143,10 +144,19 @@ _MOOD_ZH = re.compile(
 _ZH_YOU_MUST = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")
 
 
+def _does_it_yourself(text: str) -> bool:
+    """"never apply anything yourself": a reflexive closing an imperative after its object says who does
+    the work, not that the listener's self is the object ("take care of yourself", "treat yourself")."""
+    said = imperative(text.rstrip(" .!"))
+    words = said.split() if said else []
+    return (len(words) >= 3 and _REFLEXIVE.fullmatch(words[-1]) is not None
+            and words[-2].lower() not in STOPWORDS and not _REFLEXIVE.search(" ".join(words[:-1])))
+
+
 def is_wellbeing(directive: str) -> bool:
     """True when a directive's object is the listener's own self or mood, not the work."""
     text = directive.strip()
-    if _REFLEXIVE.search(text):
+    if _REFLEXIVE.search(text) and not _does_it_yourself(text):
         return True
     if _MOOD_EN.match(text) or _MOOD_ZH.match(text):
         return True

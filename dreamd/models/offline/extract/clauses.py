@@ -31,6 +31,7 @@ from dreamd.models.offline.extract.facts import RULES, rule_remember
 from dreamd.models.offline.extract.rules import accepted_feedback
 from dreamd.models.offline.extract.statement import rule_statement, statement_distractor
 from dreamd.models.offline.extract.structure import (
+    NOW_OR_THIS_ZH,
     ONE_OFF_EDIT,
     clause_reason,
     is_hypothetical,
@@ -427,10 +428,6 @@ def standing_directive(core: str, ctx: Ctx) -> Found | None:
 
 # A Chinese rule: don't / must / only / one way for all ("别", "不要", "禁止", "须", "只用", "统一", "一概")
 _ZH_RULE_MARK = re.compile(r"(?<![错錯区區特告类類分性级級个個识識辨差送派临臨])(?:别|別)|不要|禁止|不许|不許|不准|(?<![必无無])须|(?<![必无無])須|只用|只能用|统一|統一|一概|一律")
-# what binds a rule to this moment or this thing: "先别提交", "今天别推", "这个函数别改", "那段别动"
-_ZH_NOW_OR_THIS = re.compile(
-    r"先|刚|剛|马上|馬上|今天|今晚|明天|这次|這次|这回|這回|现在|現在|目前|暂时|暫時|(?:这|這|那)(?:个|個|些|段|次|里|裡|块|塊|份|条|條|几|幾|边|邊|两|兩)"
-)
 # a reason inside the sentence: "…，锁文件会乱", "…，看了会掉粉", "…，因为…", "…，不然…"
 _ZH_REASON_INSIDE = re.compile(rf"[，,；;]\s*(?:[^，,；;]{{0,12}}(?:会|會|容易)|{lex.REASON_ZH}|{lex.OTHERWISE_ZH}|{lex.LEST_ZH})")
 
@@ -457,7 +454,7 @@ def _standing_directive_zh(core: str, ctx: Ctx) -> Found | None:
     says "without exception" (一概). A directive about this moment or this thing ("先别提交", "这个函数
     别改") is not one, nor one that opens the sentence with no topic ("别管")."""
     mark = _ZH_RULE_MARK.search(core)
-    if mark is None or is_temporary(core) or is_hypothetical(core) or _ZH_NOW_OR_THIS.search(core):
+    if mark is None or is_temporary(core) or is_hypothetical(core) or NOW_OR_THIS_ZH.search(core):
         return None
     if any(TESTS_ZH[name](core) for name in ("encouragement", "feeling", "exclamation", "reported")):
         return None  # "这事别灰心": comfort, not a rule

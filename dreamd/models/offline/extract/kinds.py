@@ -330,7 +330,7 @@ _WORK_WORD = re.compile(
 # contrasts the one way with the others or binds every instance of a kind in the house, so it is a standing rule for the assistant, not the state of the work.
 _CONVENTION = re.compile(
     r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?!(?:were|was|had|did)\b)"
-    rf"(?:[a-z]+(?<!ed)|sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{{1,40}}?\s*(?:,|-|–|—)?\s*(?:not|never|{lex.INSTEAD_EN})\s+\w|"
+    rf"(?:[a-z]+(?<!ed)|sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{{1,40}}?\s*(?:,|-|–|—)?\s*(?:{lex.OTHER_WAY_EN})\s+\w|"
     r"^(?:every|each|all|any|anything)\s+(?:[\w-]+\s+){0,3}?(?:\([^)]{1,40}\)\s+)?(?:carries|carry|must|has to|have to|needs to|"
     r"need to|requires?|needs|go(?:es)? through|stays?|gets? (?:reviewed|signed|approved|tagged|logged))\b|"
     r"^(?:[\w-]+\s+){0,2}[\w-]+s\s+(?:are|must be|should be)\s+[^,;.]{1,30}?\s+(?:in this (?:repo|repository|codebase|"

@@ -20,14 +20,19 @@ import re
 from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.audience import (
     about_the_work,
+    is_everyday,
     is_life_advice,
     is_wellbeing,
+    names_the_work,
 )
 from dreamd.models.offline.extract.structure import (
+    NEGATION_EN,
+    NOW_OR_THIS_ZH,
     ONE_OFF_EDIT,
     PAST_STATEMENT,
     SPATIAL,
     clause_reason,
+    imperative,
     is_hypothetical,
     is_standing,
     opens_with_verb,
@@ -91,7 +96,6 @@ _SUBJECT_START = re.compile(
     r"nothing|something|someone|today|tomorrow|yesterday|great|good|nice|cool|awesome)\b",
     re.I,
 )
-_NEG_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit|no more|no)\b", re.I)
 _DIRECTIVE_EN = re.compile(
     r"^(?:please\s+)?(?:(?:don't|do not|dont)(?:\s+ever)?|never|always|avoid|stop|quit|make sure(?: to| that| you)?|"
     r"be sure to|only|just|please|no more than|not more than|never more than|at most|at least|no longer than|"
@@ -277,7 +281,7 @@ def accepted_feedback(proposal: str, said: str, ctx: Ctx) -> Found | None:
     if not content_ok(rule) or is_wellbeing(rule):
         return None
     _, reason = _split_all_reasons(said)
-    negative = bool(_NEG_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule))
+    negative = bool(NEGATION_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule))
     return make_feedback(sentence_case(rule), rule, _prefix_of(rule), negative, reason)
 
 
@@ -358,7 +362,7 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         if m.groupdict().get("v2") and negated:
             rule = "Don't " + rule[negated.end() :]
         fact = sentence_case(third_person(rule))
-        return make_feedback(fact, rule, _prefix_of(rule), bool(_NEG_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule)), reason)
+        return make_feedback(fact, rule, _prefix_of(rule), bool(NEGATION_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule)), reason)
     m = _OFF_LIMITS.match(s)
     if m and content_ok(split_reason(s)[0]) and not is_hypothetical(s):
         what = m.group("what")  # "anything under gen/ is off limits", "unsafe is banned outside ffi": standing
@@ -398,6 +402,22 @@ def _principle(s: str, ctx: Ctx) -> Found | None:
     if not content_ok(rule):
         return None
     return make_feedback(sentence_case(rule), rule, "", False, reason)
+
+
+_OTHER_WAY = re.compile(rf"(?:,\s*+|(?<!\s)\s++)(?:{lex.OTHER_WAY_EN})\s++\S")
+
+
+def _plain_rule(body: str) -> bool:
+    """A plain imperative about how the work is done is a rule with no standing marker when it rules
+    a way out — a prohibition ("don't use testify") or one way over the other ("use polars, not
+    pandas") — unless its object is the thing at hand, pointed at or definite ("don't touch that file",
+    "don't rename it", "use the staging bucket instead of prod")."""
+    said = imperative(body)
+    if said is None or not (NEGATION_EN.match(body) or _OTHER_WAY.search(said)):
+        return False
+    thing = said.split(" ", 1)[1] if " " in said else ""
+    return (bool(thing) and not PRONOUN_OBJECT.match(thing) and not re.match(r"the\b", thing, re.I)
+            and not is_everyday(said) and not is_life_advice(said) and not is_wellbeing(said))
 
 
 def _feedback_en(s: str, ctx: Ctx) -> Found | None:
@@ -443,7 +463,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
         return None  # "rename getUser to fetchUser everywhere": one edit, however wide
     if (TODAY.search(s) or has_relative_date(rule)) and not (is_standing(s) or ctx.standing):
         return None  # "Smile today", "ship it tonight": for the day only
-    if not (standing or reason or _reason_follows(ctx)):
+    if not (standing or reason or _reason_follows(ctx) or _plain_rule(body)):
         return None  # one-off: "Use a smaller batch size here", "Don't worry about the typo"
     rest = _DIRECTIVE_EN.sub("", body, count=1) if directive else body
     if declared:
@@ -472,7 +492,7 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
     if PRONOUN_OBJECT.match(rest) and not content_ok(rest, min_tokens=3):
         return None
     fact = sentence_case(re.sub(r"^(?:please|pls)\s+", "", rule, flags=re.I))
-    negative = bool(_NEG_EN.match(body))
+    negative = bool(NEGATION_EN.match(body))
     return make_feedback(fact, rest, _prefix_of(body), negative, reason)
 
 
@@ -508,7 +528,11 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
         return None  # "测试总是挂": a description of what happens, not an instruction
     standing = (ctx.standing or is_standing(s) or general or bool(_ZH_KIND_SCOPE.match(body))
                 or bool(condition and len(body) - condition.end() >= 3))
-    if not (standing or reason or _reason_follows(ctx)):
+    # a plain prohibition about the work ("别用 var 声明变量") holds unless bound to now or this thing,
+    # or it is about the speaker ("别让我忘了": a request)
+    plain = (bool(_ZH_NEG_DIRECTIVE.match(body)) and names_the_work(body) and not NOW_OR_THIS_ZH.search(s)
+             and third_person(body) == body)
+    if not (standing or reason or _reason_follows(ctx) or (plain and not is_everyday(body))):
         return None
     if is_wellbeing(body) or not content_ok(body) or body.startswith(("帮", "幫")):
         return None

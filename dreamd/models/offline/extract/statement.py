@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import re
 
-from dreamd.models.offline.extract.distractors import TESTS_EN, distractor, mostly_chinese
-from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type
+from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor, mostly_chinese
+from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type, subject_of
 from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW
-from dreamd.models.offline.extract.structure import clause_reason, opens_with_verb
+from dreamd.models.offline.extract.structure import NOW_OR_THIS_ZH, clause_reason, opens_with_verb
 from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
     has_cjk,
@@ -132,6 +132,14 @@ def statement_distractor(clause: str) -> str | None:
     return kind
 
 
+def _action_for_now(clause: str) -> bool:
+    """"这一轮实验先把 seed 固定成 42": after a word that binds it to now or this thing, the clause goes on
+    as an instruction (an imperative opening), so it sets something for the moment, not the state of the work.
+    A clause that names the speaker or their group says what they do ("我们现在用 Postgres 16", "慢查询我
+    都先去 … 看")."""
+    return subject_of(clause) not in ("self", "group") and third_person(clause) == clause and any(TESTS_ZH["request"](clause[m.end() :].lstrip()) for m in NOW_OR_THIS_ZH.finditer(clause))
+
+
 def rule_statement(s: str, ctx: Ctx) -> Found | None:
     """A lasting statement no named rule took, typed by its structure (module docstring)."""
     if ctx.role != "user":
@@ -143,7 +151,7 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None
-    if statement_distractor(clause):
+    if statement_distractor(clause) or (zh and _action_for_now(clause)):
         return None
     kind = statement_type(clause, ctx.day)
     if kind is None:

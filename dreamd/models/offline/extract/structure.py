@@ -450,6 +450,21 @@ def opens_with_verb(text: str) -> bool:
     return words[0].lower().strip(",.!:;") in IMPERATIVE_VERBS if words and words[0] else False
 
 
+# what binds a rule to this moment or this thing: "先别提交", "今天别推", "这个函数别改", "那段别动"
+NOW_OR_THIS_ZH = re.compile(
+    r"先|刚|剛|马上|馬上|今天|今晚|明天|这次|這次|这回|這回|现在|現在|目前|暂时|暫時|(?:这|這|那)(?:个|個|些|段|次|里|裡|块|塊|份|条|條|几|幾|边|邊|两|兩)"
+)
+NEGATION_EN = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|never|avoid|stop|quit|no more|no)\b", re.I)
+"""A directive's opening negation ("don't", "never", "avoid" …)."""
+
+
+def imperative(clause: str) -> str | None:
+    """The verb phrase of an imperative clause — one that starts with a base-form instruction verb,
+    optionally after a negation ("don't use testify" → "use testify") — or None."""
+    rest = NEGATION_EN.sub("", clause.strip(), count=1).strip()
+    return rest if opens_with_verb(rest) else clause.strip() if opens_with_verb(clause) else None  # "avoid X"
+
+
 # ----------------------------------------------------------------------------- reasons by structure
 
 _EN_CLAUSE_REASON = re.compile(
@@ -497,6 +512,8 @@ def clause_reason(text: str) -> tuple[str, str | None]:
 __all__ = [
     "HYPOTHETICAL",
     "IMPERATIVE_VERBS",
+    "NEGATION_EN",
+    "NOW_OR_THIS_ZH",
     "ONE_OFF_EDIT",
     "PAST_STATEMENT",
     "SPATIAL",
@@ -505,6 +522,7 @@ __all__ = [
     "Peeled",
     "announces_rules",
     "clause_reason",
+    "imperative",
     "is_hypothetical",
     "is_standing",
     "is_temporary",
