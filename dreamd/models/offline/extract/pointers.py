@@ -69,10 +69,10 @@ _REF_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "we-keep": re.compile(
-        r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>.+?)\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
+        r"^we\s+(?:track|keep|document|log|store|manage)\s+(?P<subj>(?!\s).+?(?<!.\s)|[^\S\n](?=\n*\s(?!\s)))\s+(?:in|on|at|with)\s+(?P<where>.+)$", re.I
     ),
     "found": re.compile(
-        r"^(?:(?P<subj>.+?)(?<!.\s)\s+can\s+be\s+found|you(?:'ll)?\s+(?:can\s+|will\s+)?find\s+(?P<subj2>.+?))\s+"
+        r"^(?:(?P<subj>.+?)(?<!.\s)\s+can\s+be\s+found|you(?:'ll)?\s+(?:can\s+|will\s+)?find\s+(?P<subj2>(?!\s).+?(?<!.\s)|[^\S\n](?=\n*\s(?!\s))))\s+"
         r"(?:in|at|on|under)\s+(?P<where>.+)$",
         re.I,
     ),
@@ -90,7 +90,7 @@ _REF_EN: dict[str, re.Pattern[str]] = {
     "colon": re.compile(r"^(?P<subj>.+?)(?<!.\s)\s*[:：]\s*(?P<where>https?://\S+.*)$", re.I),
     "url-is": re.compile(r"^(?P<where>https?://\S+)\s+(?:is|has)\s+(?:the\s+|our\s+)?(?P<subj>.+)$", re.I),
     "has-in": re.compile(
-        r"^(?P<owner>.+?)(?<!.\s)\s+(?:has|have|keeps?|stores?|puts?)\s+(?:its|their|all|the|our)?\s*(?P<subj>[\w -]+?)\s+"
+        r"^(?P<owner>.+?)(?<!.\s)\s+(?:has|have|keeps?|stores?|puts?)\s+(?:(?:its|their|all|the|our)\s*)?(?P<subj>(?! )[\w -]+?(?<!.\s)| (?=[^\S ]*\s(?!\s)))\s+"
         r"(?:in|on|under|at)\s+(?P<where>.+)$",
         re.I,
     ),
