@@ -294,3 +294,32 @@ def test_every_history_prune_is_logged_naming_each_generation_and_file_it_delete
             caplog.clear()
             before = now
     assert pruned  # pruning ran (in batches of ten generations)
+
+
+def test_a_forget_of_an_unknown_name_reads_each_kept_manifest_once_per_store(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name that was never there makes merged_into walk all of history; kept manifests never
+    change, so the daemon's long-lived store reads each one once, not once per forget (the
+    20-minute torture run, which keeps all history, spent 406 ms a job on such forgets). A
+    generation committed since is read; one pruned leaves the cache."""
+    for i in range(6):
+        store.commit(Change(add=[rec(f"r{i}")]))
+    read: list[Path] = []
+    real = memory.store.history.read_change
+
+    def counting(path: Path) -> tuple[int, dict[str, Any]]:
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(memory.store.history, "read_change", counting)
+    assert merged_into(store, "never-there") is None
+    first = len(read)
+    assert first == len(store.history_manifests())
+    assert merged_into(store, "never-there") is None
+    assert len(read) == first
+    store.commit(Change(add=[rec("later")]))
+    assert merged_into(store, "never-there") is None
+    assert len(read) == first + 1
+    merge(store, ["r1", "r2"], "r12")
+    assert merged_into(store, "r1") == "r12"

@@ -290,14 +290,24 @@ def change_summaries(
     current = store.snapshot()
     yield current.generation, current.change
     hist = store.path / HISTORY
-    for gen in reversed(store.history_manifests()):
+    kept = store.history_manifests()
+    cache = store.archive.changes  # kept manifests never change: each is read once per store
+    if len(cache) > 2 * len(kept) + 64:  # drop what pruning removed
+        for gone in set(cache) - set(kept):
+            del cache[gone]
+    for gen in reversed(kept):
         if gen >= current.generation:
             continue
-        try:
-            yield read_change(hist / history_manifest_name(gen))
-        except StoreError as exc:
-            if unreadable is not None:
-                unreadable.append(Unreadable(gen, str(exc)))
+        summary = cache.get(gen)
+        if summary is None:
+            try:
+                summary = read_change(hist / history_manifest_name(gen))
+            except StoreError as exc:
+                if unreadable is not None:
+                    unreadable.append(Unreadable(gen, str(exc)))
+                continue
+            cache[gen] = summary
+        yield summary
 
 
 def summary_entries(store: MemoryStore, *, limit: int | None = None) -> list[LogEntry]:

@@ -140,6 +140,10 @@ class DirHistory:
     gens: dict[int, Gen]
     current: Manifest | None
     broken: list[str]
+    applied: frozenset[str] = frozenset()
+    """Every job id any kept manifest lists as applied. A job that changed no record was
+    applied in place into the generation current then (DESIGN §3), which a later commit may
+    have kept in ``.history/``: the current manifest alone does not name it any more."""
 
     def commits_by_job(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
@@ -155,6 +159,7 @@ def load_history(path: Path) -> DirHistory:
     gens: dict[int, Gen] = {}
     broken: list[str] = []
     current: Manifest | None = None
+    applied: set[str] = set()
     hist = path / ".history"
     files = [(path / "manifest.json")]
     with contextlib.suppress(FileNotFoundError):
@@ -168,9 +173,10 @@ def load_history(path: Path) -> DirHistory:
         files_by_name = {e.name: e.file for e in m.records}
         change = m.change if isinstance(m.change, dict) else {}
         gens[m.generation] = Gen(frozenset(files_by_name), files_by_name, change)
+        applied.update(m.applied_jobs)
         if f.name == "manifest.json":
             current = m
-    return DirHistory(path, dict(sorted(gens.items())), current, broken)
+    return DirHistory(path, dict(sorted(gens.items())), current, broken, frozenset(applied))
 
 
 def _in_history(path: Path, file: str) -> bool:
@@ -336,10 +342,10 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
         report.ok("accepted-accounted", not other, f"{kind} job {job} was committed into another directory {other}")
         if where == "done":
             applied += 1
-            # A job that changed no record rewrote the current generation in place (DESIGN §3):
-            # no generation names it, the manifest's applied jobs do.
-            current = histories[key].current
-            in_place = not gens and current is not None and job in current.applied_jobs
+            # A job that changed no record rewrote the then current generation in place
+            # (DESIGN §3): no generation's change names it, that manifest's applied jobs do —
+            # the current one, or one a later commit kept in .history/.
+            in_place = not gens and job in histories[key].applied
             report.ok("accepted-accounted", len(gens) == 1 or in_place,
                       f"{kind} job {job} is done but was committed {len(gens)} times in {key} (generations {gens})")
         else:

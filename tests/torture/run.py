@@ -569,6 +569,12 @@ def render_table(summary: dict[str, Any]) -> str:
         lines.append(f"  fault {name}: {count}")
     for name, count in summary["checks"].items():
         lines.append(f"  check {name}: {count}")
+    by_check: dict[str, int] = {}
+    for v in summary["violations"]:
+        tag = v.split("]")[0].lstrip("[")
+        by_check[tag] = by_check.get(tag, 0) + 1
+    for tag, count in sorted(by_check.items()):  # the list below stops at 50
+        lines.append(f"  violations {tag}: {count}")
     for v in summary["violations"][:50]:
         lines.append(f"VIOLATION {v}")
     for n in summary["notes"]:

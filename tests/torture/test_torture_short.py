@@ -192,6 +192,29 @@ def test_a_forget_by_another_job_does_not_explain_a_removal(tmp_path: Path) -> N
     assert "no-silent-loss" in _tags(t.check())
 
 
+def test_a_job_applied_in_place_into_a_generation_now_in_history_is_accounted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job that changed no record rewrote the then current generation in place; once later
+    jobs push its id out of the current manifest's bounded applied_jobs, only the manifest of
+    that generation, kept in .history/, names it. The 20-minute run (seed 12) reported 715
+    such jobs as "done but committed 0 times"."""
+    import memory.store.transaction as transaction
+
+    monkeypatch.setattr(transaction, "MAX_APPLIED_JOBS", 3)
+    t = Tiny(tmp_path)
+    quiet = "20261129T100000.000004Z-eeeeeeeeee"
+    t.store.commit(Change(actor="job", job_id=quiet, session_id="s", cursor=("s", 1), note="no new turns"))
+    t._done(quiet, {"kind": "extract"})
+    t.ledger.write("accepted", kind="extract", job_id=quiet, memory_dir=str(t.d0))
+    for i in range(4):
+        t.remember(f"later-{i}", f"Later fact {i}", job=f"20261129T100000.00001{i}Z-ffffffffff")
+    assert quiet not in t.store.read().applied_jobs
+    report = t.check()
+    assert report.violations == []
+    assert report.jobs["applied"] == 8
+
+
 # ---------------------------------------------------------------------------- the CI runs
 
 
