@@ -34,7 +34,7 @@ Per batching:
   applied dream; of the planted supersessions, the share merged with their base (the old
   value kept on its ``**Previously:**`` line); drops against planted expired records.
 - **retention**: the share of clauses of every record before the dream (expired ones aside)
-  still said by a record after it (``dreamd.models.offline.plan.clauses.said_by``): 1.0 means
+  still said by a record after it (``dreamd.models.offline.compare.clauses.said_by``): 1.0 means
   no fact was lost.
 
 Targets (issue 23): at 10,000 records >= 95 % of planted duplicates merged, a cold plan <= 5 s,
@@ -79,8 +79,8 @@ from benchmarks.stats import pct  # noqa: E402
 from dreamd.config import default_config  # noqa: E402
 from dreamd.jobs.batches import plan_batches  # noqa: E402
 from dreamd.jobs.work import Context, dream  # noqa: E402
+from dreamd.models.offline.compare.clauses import clause_units, clauses, said_by  # noqa: E402
 from dreamd.models.offline.model import OfflineModel  # noqa: E402
-from dreamd.models.offline.plan.clauses import clause_units, clauses, said_by  # noqa: E402
 from memory.store.records import Record, make_record  # noqa: E402
 from memory.store.transaction import Change, MemoryStore  # noqa: E402
 

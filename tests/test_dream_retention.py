@@ -6,7 +6,7 @@ Then, for every record of the set before the dream:
 
 - if it is still live, it is unchanged;
 - if it left the set, it was expired (``expires`` before today, importance under 0.8), or every
-  one of its clauses is still said by a live record (:mod:`dreamd.models.offline.plan.clauses`): the
+  one of its clauses is still said by a live record (:mod:`dreamd.models.offline.compare.clauses`): the
   offline dream keeps even an explicitly superseded record's clauses, on the history line of
   the record that replaced it;
 - a merge result says every clause of every one of its sources;
@@ -27,8 +27,13 @@ from hypothesis import strategies as st
 
 from dreamd.config import default_config
 from dreamd.jobs.work import Context, dream
+from dreamd.models.offline.compare.clauses import (
+    clause_units,
+    clauses,
+    said_by,
+    unexplained_history,
+)
 from dreamd.models.offline.model import OfflineModel
-from dreamd.models.offline.plan.clauses import clause_units, clauses, said_by, unexplained_history
 from memory.store.records import Record, make_record
 from memory.store.transaction import Change, MemoryStore
 

@@ -48,15 +48,19 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dreamd.daemon": ("dreamd.console", "dreamd.embeddings", "dreamd.jobs", "dreamd.sync"),  # [ui] enabled: the console's thread
     "dreamd.mcp": ("dreamd.embeddings", "dreamd.hook", "dreamd.jobs", "dreamd.models"),  # the one placement rule; the warm model
     "dreamd.jobs": ("dreamd.embeddings", "dreamd.models", "dreamd.sync"),  # the team lease; a dream reads the vector cache
-    "dreamd.models": ("dreamd.models.offline", "dreamd.models.offline.plan", "dreamd.models.offline.text"),  # retention, supersession
+    "dreamd.models": (  # retention, candidates, supersession: the clause comparisons
+        "dreamd.models.offline", "dreamd.models.offline.compare", "dreamd.models.offline.plan", "dreamd.models.offline.text",
+    ),
     "dreamd.models.offline": ("dreamd.models.offline.extract", "dreamd.models.offline.plan", "dreamd.models.offline.text"),
-    "dreamd.models.offline.extract": (  # corrections read the planner's clause comparisons (issue 23)
-        "dreamd.models.offline.contradiction", "dreamd.models.offline.markers", "dreamd.models.offline.plan",
+    "dreamd.models.offline.extract": (  # corrections and supersession read the clause comparisons
+        "dreamd.models.offline.compare", "dreamd.models.offline.contradiction", "dreamd.models.offline.markers",
         "dreamd.models.offline.text",
     ),
     "dreamd.models.offline.plan": (
-        "dreamd.models.offline.contradiction", "dreamd.models.offline.markers", "dreamd.models.offline.text",
+        "dreamd.models.offline.compare", "dreamd.models.offline.contradiction", "dreamd.models.offline.markers",
+        "dreamd.models.offline.text",
     ),
+    "dreamd.models.offline.compare": ("dreamd.models.offline.markers", "dreamd.models.offline.text"),  # what both halves compare
     "dreamd.models.offline.contradiction": ("dreamd.models.offline.text",),
     "dreamd.models.offline.text": ("dreamd.models.offline.markers",),
     "dreamd.models.offline.markers": (),  # the lexicons of reasons and alternatives, one definition each

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dreamd.models.offline.plan.paraphrase import gist, same_fact, value_kind
+from dreamd.models.offline.compare.paraphrase import gist, same_fact, value_kind
 from dreamd.models.offline.plan.plan import plan
 
 
@@ -211,7 +211,7 @@ def test_a_summary_in_common_does_not_outweigh_a_differing_value() -> None:
 def test_no_stem_or_word_belongs_to_two_equivalence_groups() -> None:
     """The stemmer cuts to six letters, so "directory" and "directly" meet, as "generate" and
     "generally" do: a word in two groups would silently join the wrong one."""
-    from dreamd.models.offline.plan.paraphrase import _EN_SYNONYMS, _ZH_SYNONYMS, _stem
+    from dreamd.models.offline.compare.paraphrase import _EN_SYNONYMS, _ZH_SYNONYMS, _stem
 
     for table, key in ((_EN_SYNONYMS, _stem), (_ZH_SYNONYMS, str)):
         owner: dict[str, str] = {}

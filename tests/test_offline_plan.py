@@ -380,7 +380,7 @@ def test_extracted_records_from_two_sessions_consolidate_cleanly() -> None:
 
 
 def test_a_statement_in_the_description_counts_too() -> None:
-    from dreamd.models.offline.plan.clauses import supersedes
+    from dreamd.models.offline.compare.clauses import supersedes
 
     newer = ("Standup moved to 10:00", "The team standup is at 10:00 on weekdays.\n")
     assert supersedes(newer, ("Standup at 9:30", "The team standup is at 9:30 on weekdays.\n"))
@@ -467,7 +467,7 @@ def test_a_statement_in_the_description_counts_too() -> None:
     ],
 )
 def test_only_an_explicit_newer_statement_supersedes(older: str, newer: str, expected: bool) -> None:
-    from dreamd.models.offline.plan.clauses import supersedes
+    from dreamd.models.offline.compare.clauses import supersedes
 
     assert supersedes(("d", newer), ("d", older)) is expected
     if older != newer:
@@ -512,7 +512,7 @@ def test_a_supersession_is_a_merge_that_keeps_the_replaced_value_as_history() ->
     ],
 )
 def test_a_clause_is_still_said_only_with_every_word_in_order(clause: str, said: str, expected: bool) -> None:
-    from dreamd.models.offline.plan.clauses import clause_units, said_by
+    from dreamd.models.offline.compare.clauses import clause_units, said_by
 
     assert said_by(clause, [clause_units(said)]) is expected
 
@@ -543,7 +543,7 @@ def test_a_partly_superseded_record_keeps_its_other_facts_current() -> None:
 
 
 def test_history_holds_only_what_an_explicit_newer_statement_replaced() -> None:
-    from dreamd.models.offline.plan.clauses import unexplained_history
+    from dreamd.models.offline.compare.clauses import unexplained_history
 
     sources = [
         ("2026-11-05T10:00:00Z", "Standup now at 10:00", "Standup is now at 10:00.\n"),

@@ -162,7 +162,7 @@ def test_the_check_catches_a_quadratic_and_a_cubic_pattern() -> None:
 
 def test_the_two_stalls_of_issue_21_are_linear() -> None:
     from dreamd.models.offline import text
-    from dreamd.models.offline.plan import paraphrase
+    from dreamd.models.offline.compare import paraphrase
 
     assert not superlinear(text._REASON_SPLIT)
     assert not superlinear(paraphrase._ZH_NUMERAL)

@@ -194,7 +194,7 @@ def test_a_dream_supersedes_what_extraction_missed_and_the_log_says_so(tmp_path:
 
 
 def test_a_preference_changed_instead_of_a_one_word_value_is_superseded() -> None:
-    from dreamd.models.offline.plan.clauses import supersedes
+    from dreamd.models.offline.compare.clauses import supersedes
 
     older = ("d", "User prefers tabs for indenting shell scripts.\n")
     assert supersedes(("d", "User now prefers 2 spaces instead of tabs.\n"), older)

@@ -17,10 +17,10 @@ link two records:
   chained, each to the one before, and indexed once (10,000 copies of one line cost 9,999
   links, not 50 million pairs).
 - **Explicit supersession**: a record with an explicit "this replaces that" statement
-  (:func:`dreamd.models.offline.plan.clauses.statements`, the definition the retention gate
+  (:func:`dreamd.models.offline.compare.clauses.statements`, the definition the retention gate
   holds every backend's plan to) is checked against the few older records sharing the most
   of the statement's subject and old value, and linked to those it replaces
-  (:func:`~dreamd.models.offline.plan.clauses.replaced_by`): the two share few words ("the
+  (:func:`~dreamd.models.offline.compare.clauses.replaced_by`): the two share few words ("the
   API no longer uses port 8000" / "the API listens on port 8000, behind the proxy"), so the
   term signal alone misses them.
 - **Embeddings** (optional, issue 25): when the directory has a vector cache
@@ -46,7 +46,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from dreamd.models.offline.plan.clauses import HISTORY, HOW_LEAD, WHY_LEAD, replaced_by, statements
+from dreamd.models.offline.compare.clauses import (
+    HISTORY,
+    HOW_LEAD,
+    WHY_LEAD,
+    replaced_by,
+    statements,
+)
 from memory.retrieval.select import tokenize
 from memory.retrieval.tokens import words
 
@@ -265,7 +271,7 @@ def _supersession_links(
     records: Sequence[_Planned], terms: Sequence[frozenset[str]]
 ) -> list[tuple[float, int, int, str]]:
     """Each explicit statement linked to the older records it replaces a clause of
-    (:func:`~dreamd.models.offline.plan.clauses.replaced_by`). Only the older records that
+    (:func:`~dreamd.models.offline.compare.clauses.replaced_by`). Only the older records that
     share most of the statement's subject and old value (by term weight) are checked, at
     most ``SUPERSESSION_CHECKS`` of them: what a statement replaces names both."""
     df: Counter[str] = Counter(t for ts in terms for t in ts)

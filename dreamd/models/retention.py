@@ -5,7 +5,7 @@ declared, names known, results valid records. A well-formed plan can still delet
 small model merged eight records into one sentence and fact retention fell to 0.31). So
 before any plan is committed it is held to the rule the offline dream is held to by the
 property test (``tests/test_dream_retention.py``) and the torture checker, with the same
-clause functions (:mod:`dreamd.models.offline.plan.clauses`, imported, not copied):
+clause functions (:mod:`dreamd.models.offline.compare.clauses`, imported, not copied):
 
 * every clause of every record the plan removes is still said by its merge result, or by
   another record live once the plan is applied (a kept record or any result);
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from dreamd.models.offline.plan.clauses import (
+from dreamd.models.offline.compare.clauses import (
     Units,
     clause_units,
     clauses,

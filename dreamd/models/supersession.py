@@ -6,12 +6,12 @@ record leaves the set as a merge into the new one (``"superseded": true`` in the
 "superseded" in ``dreamd log``), and what it said that the new one replaces stays, word for
 word, on the result's ``**Previously:**`` line, so nothing is lost and recall finds only the
 current value. Whatever model extracted the record, the test is the same, by structure
-(:mod:`dreamd.models.offline.plan.clauses`), like the retention gate's:
+(:mod:`dreamd.models.offline.compare.clauses`), like the retention gate's:
 
 - an explicit newer statement ("no longer", "instead of", "switched from X to Y", a change
-  word with the older wording kept and one value replaced: :func:`~dreamd.models.offline.plan.clauses.replaced_by`);
+  word with the older wording kept and one value replaced: :func:`~dreamd.models.offline.compare.clauses.replaced_by`);
 - or the older wording said again with one value replaced by another of the same kind, no
-  change word needed (:func:`~dreamd.models.offline.plan.clauses.restated_with_new_value`):
+  change word needed (:func:`~dreamd.models.offline.compare.clauses.restated_with_new_value`):
   read at extraction the newer statement is the user's current word;
 - or the model named the record it supersedes (the gate checked the name is in the set the
   model was shown): then every fact of the old record not still said by the new one is
@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from dreamd.models.offline.plan.clauses import (
+from dreamd.models.offline.compare.clauses import (
     HISTORY,
     clauses,
     fact_clauses,
@@ -36,7 +36,7 @@ from dreamd.models.offline.plan.clauses import (
     restated_with_new_value,
     restates,
 )
-from dreamd.models.offline.plan.paraphrase import gist
+from dreamd.models.offline.compare.paraphrase import gist
 from dreamd.models.offline.plan.plan import Rec, merge_group
 from dreamd.models.offline.text import tokens
 from memory.store.records import Record

@@ -21,7 +21,7 @@ invariant was checked. The invariants (issue 6):
   dream removed is still said by its merge result or another live record of that generation,
   unless the record was expired (``expires`` before the dream's day, importance under 0.8) or
   a strictly newer record of the set it was planned on explicitly superseded it
-  (:mod:`dreamd.models.offline.plan.clauses`). A source whose recorded bytes no copy holds any more was
+  (:mod:`dreamd.models.offline.compare.clauses`). A source whose recorded bytes no copy holds any more was
   edited in place by hand after the dream verified it: the edited version must then be said
   by a live record of a later generation (the store puts it back for adoption). And a merge result's history line (``**Previously:**``)
   holds only what an explicitly superseded source said, or what was history already. A
@@ -458,7 +458,7 @@ def _later_clauses(h: DirHistory, gen: int, clause_units: Any, clauses: Any) -> 
 def check_dream_retention(histories: dict[str, DirHistory], report: Report) -> None:
     """Every clause of every record a dream removed is still said, or expiry or an explicit
     supersession explains its absence (see the module docstring)."""
-    from dreamd.models.offline.plan.clauses import (
+    from dreamd.models.offline.compare.clauses import (
         clause_units,
         clauses,
         said_by,

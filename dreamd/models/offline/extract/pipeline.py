@@ -112,6 +112,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamd.models.offline import markers as lex
+from dreamd.models.offline.compare.clauses import replaced_by, restated_with_new_value
+from dreamd.models.offline.compare.paraphrase import gist, value_kind
 from dreamd.models.offline.contradiction import statements_contradict
 from dreamd.models.offline.extract.clauses import (
     found_in,
@@ -147,8 +149,6 @@ from dreamd.models.offline.extract.structure import (
 from dreamd.models.offline.extract.telegraphic import Labels
 from dreamd.models.offline.extract.trace import Trace
 from dreamd.models.offline.extract.types import Ctx, Found
-from dreamd.models.offline.plan.clauses import replaced_by, restated_with_new_value
-from dreamd.models.offline.plan.paraphrase import gist, value_kind
 from dreamd.models.offline.text import (
     REASON_NEXT,
     absolutize_dates,

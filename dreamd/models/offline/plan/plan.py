@@ -4,7 +4,7 @@ merge duplicates and paraphrases, lose nothing.
 The answer for ``{"task": "consolidate", "today", "records", "recent"}`` is a list of
 operations ``{"source_names": [...], "result": {name, type, description, body} | null}``.
 The rules, applied in this order (clauses, "still said" and supersession are defined in
-:mod:`dreamd.models.offline.plan.clauses`, the paraphrase gist in :mod:`dreamd.models.offline.plan.paraphrase`):
+:mod:`dreamd.models.offline.compare.clauses`, the paraphrase gist in :mod:`dreamd.models.offline.compare.paraphrase`):
 
 1. **Expire** — a record whose ``expires`` date is before ``today`` and whose ``importance``
    is under 0.8 becomes ``{"source_names": [name], "result": null}``. A missing or
@@ -28,7 +28,7 @@ The rules, applied in this order (clauses, "still said" and supersession are def
    (values that agree, however written; no negation one states plainly; not one frame with
    different fillers; enough units shared, fewer when a name, an address or two values pin
    the statement down), compared as wholes and description with description, body with
-   body: see :func:`~dreamd.models.offline.plan.paraphrase.same_fact`.
+   body: see :func:`~dreamd.models.offline.compare.paraphrase.same_fact`.
    A differing value or subject ("the alpha service" and "the bravo service"; "Postgres 14"
    and "Postgres 15"; "use mocks" and "don't use mocks") keeps records apart: without an
    explicit newer statement such records both stay, untouched. Then each superseded record
@@ -60,8 +60,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from dreamd.models.offline.contradiction import negated
-from dreamd.models.offline.plan.clauses import (
+from dreamd.models.offline.compare.clauses import (
     HISTORY,
     HOW_LEAD,
     PLACEHOLDER_REASON,
@@ -77,7 +76,14 @@ from dreamd.models.offline.plan.clauses import (
     statements,
     strip_label,
 )
-from dreamd.models.offline.plan.paraphrase import ANCHORED_SHARED, MIN_SHARED, Gist, gist, same_fact
+from dreamd.models.offline.compare.paraphrase import (
+    ANCHORED_SHARED,
+    MIN_SHARED,
+    Gist,
+    gist,
+    same_fact,
+)
+from dreamd.models.offline.contradiction import negated
 from dreamd.models.offline.text import (
     has_cjk,
     parse_date,

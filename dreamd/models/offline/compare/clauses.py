@@ -24,7 +24,7 @@ the torture checker all hold a dream to the same rule:
   value of the same kind as Y (a number, a proper name, a path or address; in Chinese, a
   place for 迁到 or a value or destination for 改成/改到).
 - Beyond those wordings, the **general test** compares gists
-  (:mod:`dreamd.models.offline.plan.paraphrase`): a clause with a change word ("now", "from now
+  (:mod:`dreamd.models.offline.compare.paraphrase`): a clause with a change word ("now", "from now
   on", "pushed to", "renamed", "现在", "以后", "改用", "调整为" …) and no additive one ("also",
   "也") replaces an older clause whose wording it keeps, adding no word, while it replaces
   one value with another of the same kind (a date, a time, a number, a weekday, an address,
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from dreamd.models.offline import markers as lex
-from dreamd.models.offline.plan.paraphrase import Gist, gist, swapped_in_place, value_kind
+from dreamd.models.offline.compare.paraphrase import Gist, gist, swapped_in_place, value_kind
 from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, tokens
 
 __all__ = [
