@@ -348,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in (args.sizes or ("1000,2000" if args.quick else "1000,10000")).split(",")]
     iterations = args.iterations or (2 if args.quick else 3)
     kinds = ["candidates"] if args.no_baseline else ["baseline", "candidates"]
+    logging_before = structlog.get_config()  # put back at the end: a caller's (or a test's) logging is theirs
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     parent = Path(tempfile.mkdtemp(prefix="dreamd-bench-dream-", dir=args.dir))
     rows: list[dict[str, Any]] = []
@@ -372,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
     finally:
         shutil.rmtree(parent, ignore_errors=True)
+        structlog.configure(**logging_before)
     verdicts = []
     for row in rows:
         if row["batching"] != "candidates" or row["size"] != max(sizes):

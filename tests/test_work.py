@@ -192,6 +192,17 @@ def seed(mdir: Path, names: list[str]) -> MemoryStore:
     return store
 
 
+def seed_twins(mdir: Path, names: list[str]) -> MemoryStore:
+    """:func:`seed`, with tabs-a and tabs-b saying the same thing in the same words, so the
+    dream's candidate index links them (a name alone, "tabs-a" / "tabs-b", says they differ)."""
+    store = MemoryStore(mdir)
+    twin = ("User prefers tabs for indentation", "Indent every file with tabs, never spaces.")
+    store.commit(Change(add=[make_record(n, "user", *(twin if n in ("tabs-a", "tabs-b") else (f"About {n}", f"Body of {n}.")),
+                                         extra={"expires": "2020-01-01"} if n == "stale" else None)
+                             for n in names]))  # fmt: skip
+    return store
+
+
 def merge_plan() -> Completion:
     return ok([
         {"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="User prefers tabs",
@@ -355,10 +366,10 @@ def test_large_sets_are_planned_in_batches_and_applied_in_one_commit(
     (tabs-a and tabs-b say the same) and its expired records (stale); keep, linked to nothing
     and not expired, is sent to no plan call."""
     monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
-    store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
+    store = seed_twins(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
-        ok([{"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="Tabs", body="Body of tabs-a. Body of tabs-b.")}]),
+        ok([{"source_names": ["tabs-a", "tabs-b"], "result": rec("tabs-a", desc="Tabs", body="User prefers tabs for indentation. Indent every file with tabs, never spaces.")}]),
         ok([{"source_names": ["stale"], "result": None}]),
     ])
     assert dream(mdir, ctx_for(model), force=True).status == "applied"
@@ -377,7 +388,7 @@ def test_a_refused_batch_that_cannot_be_split_is_skipped_and_the_others_are_appl
     import dreamd.jobs.work
 
     monkeypatch.setattr(dreamd.jobs.work, "PLAN_BATCH", 2)
-    store = seed(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
+    store = seed_twins(mdir, ["tabs-a", "tabs-b", "stale", "keep"])
     gen = store.read().generation
     model = ScriptedModel([
         Completion(text="[]", stop_reason="max_tokens"),
