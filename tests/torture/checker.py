@@ -373,7 +373,8 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
                       f"hostile {hx.get('case')}: job {hjob} should be in failed/, is "
                       f"{'done' if hjob in done else 'missing'}")
         else:
-            report.ok("hostile-outcome", hjob in done, f"hostile {hx.get('case')}: valid job {hjob} was not applied")
+            report.ok("hostile-outcome", hjob in done or _scripted_permanent(world, str(hjob), failed),
+                      f"hostile {hx.get('case')}: valid job {hjob} was not applied")
     outside = load_history(world.outside)
     report.ok("hostile-outcome", outside.current is not None and outside.current.generation == 0,
               f"the directory outside the roots was written to (generation "
@@ -830,3 +831,15 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _scripted_permanent(world: World, job: str, failed: set[str]) -> bool:
+    """A valid job the fake model answered with its scripted permanent 400 (``fake_model.py``:
+    2 % of calls) is rightly in failed/: a malformed-request answer is not retried."""
+    if job not in failed:
+        return False
+    try:
+        reason = str(json.loads((world.spool / "failed" / f"{job}.error.json").read_bytes()).get("reason", ""))
+    except (OSError, ValueError):
+        return False
+    return "torture: scripted 400" in reason
