@@ -159,18 +159,29 @@ def _header(data: bytes, path: Path, model: str) -> tuple[int, int, int] | None:
 
 def cached_shas(directory: str | os.PathLike[str], model: str) -> set[str] | None:
     """The record hashes the cache holds vectors for (reads the header and hashes only)."""
-    path = cache_path(directory, model)
-    head = _read_capped(Path(directory), model, MAX_HEADER)
+    head = _read_header(directory, model, MAX_HEADER)
     if head is None:
         return None
-    parsed = _header(head, path, model)
-    if parsed is None:
-        return None
-    _dim, count, offset = parsed
+    _head, _dim, count, offset = head
     data = _read_capped(Path(directory), model, offset + 32 * count)
     if data is None or len(data) != offset + 32 * count:
         return None
-    return {data[offset + 32 * i : offset + 32 * (i + 1)].hex() for i in range(count)}
+    return set(_shas(data, offset, count))
+
+
+def _read_header(directory: str | os.PathLike[str], model: str, limit: int | None) -> tuple[bytes, int, int, int] | None:
+    """The cache's first ``limit`` bytes (all when None) and its header's (dim, count, offset),
+    or None when the cache is absent or unusable (logged once)."""
+    data = _read_capped(Path(directory), model, limit)
+    if data is None:
+        return None
+    parsed = _header(data, cache_path(directory, model), model)
+    return None if parsed is None else (data, *parsed)
+
+
+def _shas(data: bytes, offset: int, count: int) -> list[str]:
+    """The ``count`` record hashes stored from ``offset`` on, in row order."""
+    return [data[offset + 32 * i : offset + 32 * (i + 1)].hex() for i in range(count)]
 
 
 class VectorCache:
@@ -227,18 +238,15 @@ def read_cache(directory: str | os.PathLike[str], model: str, dim: int) -> Vecto
     """The directory's cache for ``model``, or None when absent or unusable (logged once)."""
     import numpy as np
 
-    path = cache_path(directory, model)
-    data = _read_capped(Path(directory), model, None)
-    if data is None:
+    got = _read_header(directory, model, None)
+    if got is None:
         return None
-    parsed = _header(data, path, model)
-    if parsed is None:
-        return None
-    got_dim, count, offset = parsed
+    data, got_dim, count, offset = got
     if got_dim != dim or len(data) != offset + count * (32 + 4 * dim):
-        log.warning("embeddings: %s: size or width does not match its header; it will be rebuilt", path)
+        log.warning("embeddings: %s: size or width does not match its header; it will be rebuilt",
+                    cache_path(directory, model))
         return None
-    shas = [data[offset + 32 * i : offset + 32 * (i + 1)].hex() for i in range(count)]
+    shas = _shas(data, offset, count)
     start = offset + 32 * count
     matrix = np.frombuffer(data, dtype="<f4", count=count * dim, offset=start).reshape(count, dim)
     return VectorCache(model, dim, shas, matrix.astype(np.float32, copy=False))
