@@ -11,7 +11,8 @@ session (not in this transcript) can only show whether the new value was kept.
 Run it once at the start and once at the end of a round (like the test split, it is not for
 tuning); read its aggregate tables only.
 
-Usage: ``python benchmarks/bench_hold4.py [--json OUT]``.
+Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5] [--json OUT]``; hold5 is the same kind of
+set, written blind for the second round of issue 23.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from benchmarks.bench_quality import (  # noqa: E402
 )
 
 HOLD4 = QUALITY_DIR / "extraction_hold4.jsonl"
+HOLD5 = QUALITY_DIR / "extraction_hold5.jsonl"
+SETS = {"hold4": HOLD4, "hold5": HOLD5}
 
 
 def _states(term: str, rec: Produced) -> bool:
@@ -79,14 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     from dreamd.models.factory import make_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "hold4.json")
+    parser.add_argument("--set", choices=sorted(SETS), default="hold4",
+                        help="the blind set: hold4 (issue 23's first round) or hold5 (its second)")
+    parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
     args = parser.parse_args(argv)
-    sessions = load_extraction(HOLD4)
+    if args.json is None:
+        args.json = REPO / "benchmarks" / "results" / f"{args.set}.json"
+    sessions = load_extraction(SETS[args.set])
     config = default_config(env={})
     model = make_model(config.model)
     ext = evaluate_extraction(sessions, model, config)
     cor = corrections(sessions, model, config)
-    print(f"hold4: {ext['sessions']} sessions, {ext['user_turns']} user turns")
+    print(f"{args.set}: {ext['sessions']} sessions, {ext['user_turns']} user turns")
     print(f"{'':<8} {'P':>6} {'R':>6} {'F1':>6}")
     for name, c in [("overall", ext["overall"]), *ext["by_lang"].items()]:
         print(f"{name:<8} {c['precision']:>6.3f} {c['recall']:>6.3f} {c['f1']:>6.3f}")
