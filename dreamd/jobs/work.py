@@ -734,10 +734,12 @@ def _batch_losses(
     the results of the ops accepted so far counting as still saying a fact."""
     from dreamd.models.retention import plan_losses
 
-    in_batch = {r.name for r in batch}
-    consumed = {n for op in accepted for n in op.source_names}
-    live = [(r.description, r.body) for r in inputs if r.name not in in_batch and r.name not in consumed]
-    live += [(op.result.description, op.result.body) for op in accepted if op.result is not None]
+    def live() -> list[tuple[str, str]]:
+        in_batch = {r.name for r in batch}
+        consumed = {n for op in accepted for n in op.source_names}
+        out = [(r.description, r.body) for r in inputs if r.name not in in_batch and r.name not in consumed]
+        return out + [(op.result.description, op.result.body) for op in accepted if op.result is not None]
+
     return plan_losses(ops, batch, today=ctx.clock().date(), live=live)
 
 

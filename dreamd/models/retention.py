@@ -21,7 +21,7 @@ re-plans it, and logs ``dream.plan_lost_facts`` with what it would have lost.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -75,13 +75,15 @@ def plan_losses(
     records: Sequence[PlannedRecord],
     *,
     today: date,
-    live: Sequence[tuple[str, str]] = (),
+    live: Callable[[], Iterable[tuple[str, str]]] = tuple,
 ) -> list[Loss]:
     """What applying ``ops`` to ``records`` (the set the plan was made over) would lose.
 
-    ``live`` adds (description, body) of records outside ``records`` that stay live whatever
-    the plan does (the rest of a directory when the plan covers one batch of it). A source
-    name the set does not hold is skipped (the answer gate already refused unknown names).
+    ``live`` gives (description, body) of records outside ``records`` that stay live whatever
+    the plan does (the rest of a directory when the plan covers one batch of it); it is called
+    only when a clause is not said by its own merge result, so a batch whose merges keep every
+    clause never walks the rest of the directory. A source name the set does not hold is
+    skipped (the answer gate already refused unknown names).
     """
     by_name = {r.name: r for r in records}
     consumed = {n for op in ops for n in op.source_names}
@@ -103,7 +105,7 @@ def plan_losses(
             if lost:
                 if pool is None:
                     kept = [(r.description, r.body) for r in records if r.name not in consumed]
-                    pool = _units([*kept, *live, *((r.description, r.body) for r in results)])
+                    pool = _units([*kept, *live(), *((r.description, r.body) for r in results)])
                 lost = [c for c in lost if not said_by(c, pool)]
             if lost:
                 losses.append(Loss(rec.name, result.name if result is not None else None, tuple(lost)))

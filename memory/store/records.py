@@ -127,11 +127,33 @@ def _no_alias_loader() -> Any:
     return _loader[0]
 
 
+def _fast_load(text: str) -> tuple[bool, Any]:
+    """``(True, data)`` when libyaml's C loader could parse ``text`` safely, else
+    ``(False, None)``: the pure-Python loader then decides, with its own errors.
+
+    A frontmatter without ``&`` or ``*`` can hold no anchor and no alias, so the C loader
+    (the same safe constructor and resolver, about ten times faster to scan) needs no alias
+    check; text with either character, text the C loader refuses, and a PyYAML without libyaml
+    all take the checked pure-Python path, so what is accepted and every error are unchanged.
+    """
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is None or "&" in text or "*" in text:
+        return False, None
+    try:
+        return True, yaml.load(text, Loader=fast)
+    except (yaml.YAMLError, RecursionError, ValueError, OverflowError, TypeError):
+        return False, None
+
+
 def load_yaml_mapping(text: str, *, where: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.load(text, Loader=_no_alias_loader())
+        done, data = _fast_load(text)
+        if not done:
+            data = yaml.load(text, Loader=_no_alias_loader())
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RecordError(f"{where}: invalid YAML frontmatter: {first}") from None
