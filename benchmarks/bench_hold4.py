@@ -8,10 +8,10 @@ value) is matched by a record and no record still states an old value outside a
 record still states the old value as current. A correction of a value said in an earlier
 session (not in this transcript) can only show whether the new value was kept.
 
-Run it once at the start and once at the end of a round (like the test split, it is not for
-tuning); read its aggregate tables only.
+hold4 has been scored twice and is spent as a blind set: it is now a development set, and
+``--detail`` prints each correction that was not applied with the records involved.
 
-Usage: ``python benchmarks/bench_hold4.py [--json OUT]``.
+Usage: ``python benchmarks/bench_hold4.py [--json OUT] [--detail]``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def _states(term: str, rec: Produced) -> bool:
     return term_found(term, current)
 
 
-def corrections(sessions: Any, model: Any, config: Any) -> dict[str, Any]:
+def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The corrections' outcome; with ``detail`` (development only: it names each session's
+    sentences), one row per correction that was not applied is appended to it."""
     from memory.errors import DreamdError
 
     out = {"corrections": 0, "applied": 0, "stale": 0, "new_value_missed": 0, "by_lang": {}}
@@ -71,6 +73,13 @@ def corrections(sessions: Any, model: Any, config: Any) -> dict[str, Any]:
                     if kept and not stale:
                         out["applied"] += 1
                         lang["applied"] += 1
+                    elif detail is not None:
+                        detail.append({"session": s.id, "turn": turn.text, "key": fact.key, "supersedes": fact.supersedes,
+                                       "kept": kept,
+                                       "earlier": [t.text for t in s.turns if t is not turn and t.role == "user"
+                                                   and any(term_found(o, t.text) for o in fact.supersedes)],
+                                       "records": [r.text for r in records
+                                                                 if key_match(fact, r) or any(_states(o, r) for o in fact.supersedes)]})
     return out
 
 
@@ -80,12 +89,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "hold4.json")
+    parser.add_argument("--detail", action="store_true",
+                        help="print each correction not applied, with the records involved (development only: hold4 is spent)")
     args = parser.parse_args(argv)
     sessions = load_extraction(HOLD4)
     config = default_config(env={})
     model = make_model(config.model)
     ext = evaluate_extraction(sessions, model, config)
-    cor = corrections(sessions, model, config)
+    detail: list[dict[str, Any]] | None = [] if args.detail else None
+    cor = corrections(sessions, model, config, detail)
     print(f"hold4: {ext['sessions']} sessions, {ext['user_turns']} user turns")
     print(f"{'':<8} {'P':>6} {'R':>6} {'F1':>6}")
     for name, c in [("overall", ext["overall"]), *ext["by_lang"].items()]:
@@ -93,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"date accuracy {ext['date_accuracy']}, reason accuracy {ext['reason_accuracy']}, distractors ignored {ext['distractor_ignored']}")
     print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated, "
           f"{cor['new_value_missed']} new values missed; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
+    for row in detail or ():
+        print(json.dumps(row, ensure_ascii=False, indent=1))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"extraction": {k: v for k, v in ext.items() if k not in ("missed", "spurious")}, "corrections": cor}, indent=2) + "\n")
     print(f"wrote {args.json}")
