@@ -256,6 +256,9 @@ what the clause says now is the rest. Linear in a run of spaces: the second bran
 where a run starts (no match ends inside one) and never gives a run back."""
 
 
+_PART = re.compile(r"\s*(?:[,—–，：]|:(?!\S))\s*")
+
+
 def _general(text: str) -> tuple[Supersession, ...]:
     """The general kinds: a clause with a change word and no additive one ("also", "也")."""
     if not _CHANGE_CUE.search(text) or _ADDITIVE.search(text):
@@ -263,7 +266,12 @@ def _general(text: str) -> tuple[Supersession, ...]:
     rest = _PAST_PART.sub(" ", text)
     rest = _CHANGE_CUE.sub(lambda m: m.group() if _KEEP_CUE.fullmatch(m.group()) else " ", rest)
     kind = "stopped" if _STOP_CUE.search(text) else "change"  # a stop states no new value
-    return (Supersession(kind, frozenset(tokens(rest)), frozenset(), frozenset(), "", frozenset(), clause=rest),)
+    subject = frozenset(tokens(rest))
+    # "the boss called, the board moved it: the launch is on <date> now": one part between
+    # clause boundaries may be the older wording said again, the rest the news of the change
+    segments = [p for p in _PART.split(rest) if clause_units(p)]
+    parts = [rest, *segments] if len(segments) > 1 else [rest]
+    return tuple(Supersession(kind, subject, frozenset(), frozenset(), "", frozenset(), clause=p) for p in parts)
 
 
 @lru_cache(maxsize=8192)
