@@ -41,7 +41,7 @@ from memory.retrieval.tokens import terms, words
 _CODE_NAME = re.compile(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b")
 _NEXT_WEEK_RANGE = re.compile(r"(下周|下週|下星期)([一二三四五六日天])(到|至|-|~)(?:周|週|星期)?(?=[一二三四五六日天])")
 
-_SLUG_DROP_TEXT = """
+_FUNCTION_WORDS_TEXT = """
     a an the and or but if of to in on at by for from with into onto as is are was were be been
     being am do does did done it its this that these those there here then than so such very
     just also too not no yes my me mine we our ours you your yours he she they them their his
@@ -49,8 +49,11 @@ _SLUG_DROP_TEXT = """
     which who whom what when where why how can could should would will shall may might must
     has have had having user users s re ll ve d m please prefer prefers like likes always usually
 """
-_SLUG_DROP: frozenset[str] = frozenset(_SLUG_DROP_TEXT.split())
-"""Words a record name leaves out ("User prefers the …" is named by what follows)."""
+FUNCTION_WORDS: frozenset[str] = frozenset(_FUNCTION_WORDS_TEXT.split())
+"""The words that only hold a phrase together: a record name leaves them out ("User prefers
+the …" is named by what follows), and a reflexive after one is that word's object ("care of
+yourself"). Narrower than the tokenizer's STOPWORDS, which also drops words that match
+everything in recall but are a phrase's content here ("merge anything")."""
 
 NEGATIONS: frozenset[str] = frozenset(
     {"not", "no", "never", "dont", "don't", "avoid", "stop", "without", "nor", "doesnt"}
@@ -122,7 +125,7 @@ def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[s
             continue
         for part in re.split(r"[._+#]+", run):
             part = _ascii(part).strip("-")
-            if not part or (part in _SLUG_DROP and part not in keep_set):
+            if not part or (part in FUNCTION_WORDS and part not in keep_set):
                 continue
             if part not in words:
                 words.append(part)
@@ -695,7 +698,8 @@ def content_ok(text: str, *, min_tokens: int = 2) -> bool:
     """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
     zh = sum(1 for ch in text if has_cjk(ch))
     code = len(_CODE_NAME.findall(text))  # "no `any`": a code name is content even if a stop word
-    return zh >= 3 or len(tokens(text)) + 2 * code >= min_tokens
+    phrase = {w.lower() for w in raw_words(text)} & STOPWORDS - FUNCTION_WORDS  # recall's stopwords, content here ("anything")
+    return zh >= 3 or len(tokens(text)) + len(phrase) + 2 * code >= min_tokens
 
 
 PRONOUN_OBJECT = re.compile(
