@@ -244,44 +244,34 @@ def _count(token: str) -> int:
     return _NUMBERS_EN.get(token) or _NUMBERS_ZH.get(token, 1)
 
 
+_WEEK_OFFSET = {"next2": 14, "next": 7, "this": 0, "last": -7}
+"""Days from this week's Monday to the Monday of the week a "next-…"/"this-…" kind names."""
+
+
 def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
     if kind.startswith("d"):
         return (ref + dt.timedelta(days=int(kind[1:]))).isoformat()
-    if kind == "next-wd":
-        return (_monday(ref) + dt.timedelta(days=7 + _weekday_index(m.group(1)))).isoformat()
-    if kind == "next2-wd":
-        return (_monday(ref) + dt.timedelta(days=14 + _weekday_index(m.group(1)))).isoformat()
-    if kind == "this-wd":
-        return (_monday(ref) + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
-    if kind == "last-wd":
-        return (_monday(ref) - dt.timedelta(days=7 - _weekday_index(m.group(1)))).isoformat()
+    which, _, unit = kind.partition("-")
+    if which in _WEEK_OFFSET and unit in ("wd", "week"):
+        monday = _monday(ref) + dt.timedelta(days=_WEEK_OFFSET[which])
+        if unit == "week":
+            return f"the week of {monday.isoformat()}"
+        return (monday + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
     if kind in ("bare-wd-zh", "bare-wd-zh-past"):
         return (_on_or_before if kind.endswith("past") else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()
     if kind in ("bare-wd", "bare-wd-past"):
         lead = m.group(0)[: m.start(1) - m.start(0)]
         back = kind.endswith("past") and not lead.lower().startswith("this")  # "this coming" looks ahead
         return f"{lead}{(_on_or_before if back else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()}"
-    if kind == "next2-week":
-        return f"the week of {(_monday(ref) + dt.timedelta(days=14)).isoformat()}"
-    if kind == "next-week":
-        return f"the week of {(_monday(ref) + dt.timedelta(days=7)).isoformat()}"
-    if kind == "this-week":
-        return f"the week of {_monday(ref).isoformat()}"
-    if kind == "last-week":
-        return f"the week of {(_monday(ref) - dt.timedelta(days=7)).isoformat()}"
     if kind == "next-month":
         year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
         return f"{year:04d}-{month:02d}"
-    n = _count(m.group(1))
-    unit = m.group(2)
-    days = n * (1 if unit.lower().startswith(("day", "天")) else 7)
-    sign = 1 if kind == "in-n" else -1
-    return (ref + dt.timedelta(days=sign * days)).isoformat()
+    days = _count(m.group(1)) * (1 if m.group(2).lower().startswith(("day", "天")) else 7)
+    return (ref + dt.timedelta(days=days if kind == "in-n" else -days)).isoformat()
 
 
 _MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_ZH_NUM = "一二两兩三四五六七八九十"
 _ORDINAL_EN = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
 _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
@@ -380,6 +370,11 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
         year = int(m.group(5)) if m.group(5) else (ref.year if month >= ref.month else ref.year + 1)
     else:
         year, month = _add_months(ref, 1 if m.group(4).lower() == "next" else 0)
+    return _nth_of_month(year, month, weekday, nth)
+
+
+def _nth_of_month(year: int, month: int, weekday: int, nth: int) -> dt.date | None:
+    """The ``nth`` such weekday of the month (-1: the last)."""
     if nth > 0:
         return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
     last = _month_end(year, month)
@@ -396,12 +391,8 @@ def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
         year = ref.year if month >= ref.month else ref.year + 1
     else:
         year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
-    weekday = _WEEKDAYS_ZH[m.group(4)]
-    if m.group(3).startswith("最"):
-        last = _month_end(year, month)
-        return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
-    nth = "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
-    return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+    nth = -1 if m.group(3).startswith("最") else "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+    return _nth_of_month(year, month, _WEEKDAYS_ZH[m.group(4)], nth)
 
 
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
