@@ -5,7 +5,8 @@ The extraction figures are ``bench_quality``'s (the same runner and scorer). Cor
 scored on the records one session leaves: a correction is **applied** when its fact (the new
 value) is matched by a record and no record still states an old value outside a
 ``**Previously:**`` line (where issue 23 keeps the old value as history); **stale** when a
-record still states the old value as current. A correction of a value said in an earlier
+record still states the old value as current (``stale_elsewhere``: a record that does not also
+hold the new value, so not the correcting record naming what it replaces, "X instead of Y"). A correction of a value said in an earlier
 session (not in this transcript) can only show whether the new value was kept.
 
 hold4 has been scored twice and is spent as a blind set: it is now a development set, and
@@ -51,7 +52,7 @@ def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, A
     sentences), one row per correction that was not applied is appended to it."""
     from memory.errors import DreamdError
 
-    out = {"corrections": 0, "applied": 0, "stale": 0, "new_value_missed": 0, "by_lang": {}}
+    out = {"corrections": 0, "applied": 0, "stale": 0, "stale_elsewhere": 0, "new_value_missed": 0, "by_lang": {}}
     with tempfile.TemporaryDirectory(prefix="dreamd-hold4-") as tmp:
         for s in sessions:
             try:
@@ -69,6 +70,9 @@ def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, A
                     stale = any(_states(old, r) for old in fact.supersedes for r in records)
                     out["stale"] += stale
                     lang["stale"] += stale
+                    # the old value stated by a record that does not also hold the new one: the
+                    # correcting record naming what it replaces ("X instead of Y") is not counted
+                    out["stale_elsewhere"] += any(_states(old, r) and not key_match(fact, r) for old in fact.supersedes for r in records)
                     out["new_value_missed"] += not kept
                     if kept and not stale:
                         out["applied"] += 1
@@ -103,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, c in [("overall", ext["overall"]), *ext["by_lang"].items()]:
         print(f"{name:<8} {c['precision']:>6.3f} {c['recall']:>6.3f} {c['f1']:>6.3f}")
     print(f"date accuracy {ext['date_accuracy']}, reason accuracy {ext['reason_accuracy']}, distractors ignored {ext['distractor_ignored']}")
-    print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated, "
+    print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated "
+          f"({cor['stale_elsewhere']} by a record not holding the new value), "
           f"{cor['new_value_missed']} new values missed; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
     for row in detail or ():
         print(json.dumps(row, ensure_ascii=False, indent=1))
