@@ -106,8 +106,6 @@ def short_hash(text: str, n: int = 8) -> str:
     return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:n]
 
 
-
-
 def _ascii(word: str) -> str:
     """``word`` with accents dropped (``café`` → ``cafe``) and other non-ASCII letters removed:
     record names are ASCII slugs."""

@@ -166,5 +166,4 @@ def is_wellbeing(directive: str) -> bool:
     )
 
 
-
 __all__ = ["about_the_work", "is_everyday", "is_life_advice", "is_wellbeing", "names_the_work"]

@@ -176,5 +176,4 @@ def _old_of_same_shape(new: str, rest: str) -> str | None:
     return None
 
 
-
 __all__ = ["accepts", "correction_of", "proposal_of", "standing_request"]

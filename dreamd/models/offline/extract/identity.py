@@ -379,5 +379,4 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
     return None
 
 
-
 __all__ = ["WORK_NOUN", "rule_identity"]
