@@ -354,3 +354,15 @@ def test_the_users_words_of_a_replaced_value_go_to_history_with_it() -> None:
     assert result is not None
     current, _, history = result.result.body.partition("**Previously:**")
     assert "remind me" not in current and "remind me" in history
+
+
+def test_a_stop_said_again_in_a_sibling_records_quote_supersedes_nothing(tmp_path: Path) -> None:
+    """One sentence gives two records; the second one's quote holds the stop the first states
+    ("不再用 X"): the first is said again there, not replaced, so it stays current."""
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
+    assert execute(_extract_job(mdir, "日志我不再用 Graylog 了，换成 Loki，组里现在统一用这个。"), ctx) == "extracted 2"
+    bodies = [rec.body for _, rec in MemoryStore(mdir).records()]
+    assert not any("**此前：**" in b or "**Previously:**" in b for b in bodies)
+    assert any(b.startswith("日志用户不再用 Graylog 了") for b in bodies)

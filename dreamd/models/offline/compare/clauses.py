@@ -423,6 +423,8 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         return False
     if s.new and s.new <= have:
         return False  # the older clause already says the new value: nothing was replaced
+    if not s.new and any(not o.new and o.old & s.old for o in _patterned(normalize(old_clause))):
+        return False  # the older clause says the same stop ("不再用 X"): said again, not replaced
     if s.old:
         hit = len(s.old & have) / len(s.old)
         if hit < 0.6:
