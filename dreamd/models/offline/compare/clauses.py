@@ -256,7 +256,9 @@ what the clause says now is the rest. Linear in a run of spaces: the second bran
 where a run starts (no match ends inside one) and never gives a run back."""
 
 
-_PART = re.compile(r"\s*(?:[,—–，：]|:(?!\S))\s*")
+_PART = re.compile(r"(?<!\s)\s*+(?:[,—–，：]|:(?!\S))\s*+")
+"""A clause boundary inside a clause. Linear in a run of spaces: a match starts only where a run
+starts and never gives a run back."""
 
 
 def _general(text: str) -> tuple[Supersession, ...]:
