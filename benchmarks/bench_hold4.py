@@ -5,14 +5,18 @@ The extraction figures are ``bench_quality``'s (the same runner and scorer). Cor
 scored on the records one session leaves: a correction is **applied** when its fact (the new
 value) is matched by a record and no record still states an old value outside a
 ``**Previously:**`` line (where issue 23 keeps the old value as history); **stale** when a
-record still states the old value as current. A correction of a value said in an earlier
+record still states the old value as current (``stale_elsewhere``: a record that does not also
+hold the new value, so not the correcting record naming what it replaces, "X instead of Y"). A correction of a value said in an earlier
 session (not in this transcript) can only show whether the new value was kept.
 
-Run it once at the start and once at the end of a round (like the test split, it is not for
-tuning); read its aggregate tables only.
+hold4 has been scored twice and is spent as a blind set: it is now a development set, and
+``--detail`` prints each correction that was not applied with the records involved.
 
-Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5] [--json OUT]``; hold5 is the same kind of
-set, written blind for the second round of issue 23.
+hold5 is the same kind of set, written blind for the second round of issue 23: it is scored
+once at the start and once at the end of that round, its aggregate tables only (never
+``--detail``).
+
+Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5] [--json OUT] [--detail]``.
 """
 
 from __future__ import annotations
@@ -49,10 +53,12 @@ def _states(term: str, rec: Produced) -> bool:
     return term_found(term, current)
 
 
-def corrections(sessions: Any, model: Any, config: Any) -> dict[str, Any]:
+def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The corrections' outcome; with ``detail`` (development only: it names each session's
+    sentences), one row per correction that was not applied is appended to it."""
     from memory.errors import DreamdError
 
-    out = {"corrections": 0, "applied": 0, "stale": 0, "new_value_missed": 0, "by_lang": {}}
+    out = {"corrections": 0, "applied": 0, "stale": 0, "stale_elsewhere": 0, "new_value_missed": 0, "by_lang": {}}
     with tempfile.TemporaryDirectory(prefix="dreamd-hold4-") as tmp:
         for s in sessions:
             try:
@@ -70,10 +76,20 @@ def corrections(sessions: Any, model: Any, config: Any) -> dict[str, Any]:
                     stale = any(_states(old, r) for old in fact.supersedes for r in records)
                     out["stale"] += stale
                     lang["stale"] += stale
+                    # the old value stated by a record that does not also hold the new one: the
+                    # correcting record naming what it replaces ("X instead of Y") is not counted
+                    out["stale_elsewhere"] += any(_states(old, r) and not key_match(fact, r) for old in fact.supersedes for r in records)
                     out["new_value_missed"] += not kept
                     if kept and not stale:
                         out["applied"] += 1
                         lang["applied"] += 1
+                    elif detail is not None:
+                        detail.append({"session": s.id, "turn": turn.text, "key": fact.key, "supersedes": fact.supersedes,
+                                       "kept": kept,
+                                       "earlier": [t.text for t in s.turns if t is not turn and t.role == "user"
+                                                   and any(term_found(o, t.text) for o in fact.supersedes)],
+                                       "records": [r.text for r in records
+                                                                 if key_match(fact, r) or any(_states(o, r) for o in fact.supersedes)]})
     return out
 
 
@@ -85,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", choices=sorted(SETS), default="hold4",
                         help="the blind set: hold4 (issue 23's first round) or hold5 (its second)")
     parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
+    parser.add_argument("--detail", action="store_true",
+                        help="print each correction not applied, with the records involved (development only: hold4 is spent)")
     args = parser.parse_args(argv)
     if args.json is None:
         args.json = REPO / "benchmarks" / "results" / f"{args.set}.json"
@@ -92,14 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     config = default_config(env={})
     model = make_model(config.model)
     ext = evaluate_extraction(sessions, model, config)
-    cor = corrections(sessions, model, config)
+    if args.detail and args.set != "hold4":
+        parser.error("--detail is for hold4 (a development set); a blind set is read by its aggregate tables only")
+    detail: list[dict[str, Any]] | None = [] if args.detail else None
+    cor = corrections(sessions, model, config, detail)
     print(f"{args.set}: {ext['sessions']} sessions, {ext['user_turns']} user turns")
     print(f"{'':<8} {'P':>6} {'R':>6} {'F1':>6}")
     for name, c in [("overall", ext["overall"]), *ext["by_lang"].items()]:
         print(f"{name:<8} {c['precision']:>6.3f} {c['recall']:>6.3f} {c['f1']:>6.3f}")
     print(f"date accuracy {ext['date_accuracy']}, reason accuracy {ext['reason_accuracy']}, distractors ignored {ext['distractor_ignored']}")
-    print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated, "
+    print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated "
+          f"({cor['stale_elsewhere']} by a record not holding the new value), "
           f"{cor['new_value_missed']} new values missed; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
+    for row in detail or ():
+        print(json.dumps(row, ensure_ascii=False, indent=1))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"extraction": {k: v for k, v in ext.items() if k not in ("missed", "spurious")}, "corrections": cor}, indent=2) + "\n")
     print(f"wrote {args.json}")

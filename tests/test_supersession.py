@@ -324,3 +324,45 @@ def test_a_value_said_again_without_a_change_word_supersedes_the_directory_recor
     [(entry, rec)] = MemoryStore(mdir).records()
     assert entry.name != "billing-port" and rec.body.startswith("The billing API listens on port 7002.\n")
     assert rec.body.endswith("**Previously:** The billing API listens on port 7001.\n")
+
+
+def test_a_correction_told_after_its_news_supersedes_the_value_it_restates() -> None:
+    """The changed statement is one part of a longer clause ("…, the board moved it: the
+    launch is on <date> now"): that part is the older wording with a new value."""
+    from dreamd.models import supersession
+
+    old = make_record("o", "project", "The report launch is on 2027-03-04", "The report launch is on 2027-03-04.\n")
+    said = "The boss phoned, the board moved it: the report launch is on 2027-03-09 now"
+    result = supersession.supersede(make_record("n", "project", said, said + ".\n"), old)
+    assert result is not None and result.old == "o"
+    assert result.result.body.endswith("**Previously:** The report launch is on 2027-03-04.\n")
+    other = make_record("x", "project", "The report review is on 2027-03-04", "The report review is on 2027-03-04.\n")
+    assert supersession.supersede(make_record("n", "project", said, said + ".\n"), other) is None
+
+
+def test_the_users_words_of_a_replaced_value_go_to_history_with_it() -> None:
+    """The old record's quote says the replaced statement again; the new record also names the
+    old value (as something else), so only the restatement singles the quote out."""
+    from dreamd.models import supersession
+
+    old = make_record("o", "user", "The rent is paid on the 5th of each month",
+                      "The rent is paid on the 5th of each month.\nIn their words: \"the rent is paid on the 5th of each month, remind me\"\n")
+    new = make_record("n", "user", "The rent is paid on the 9th of each month",
+                      "The rent is paid on the 9th of each month.\n"
+                      "In their words: \"sorry, the rent is paid on the 9th of each month, the 5th is the phone bill\"\n")
+    result = supersession.supersede(new, old)
+    assert result is not None
+    current, _, history = result.result.body.partition("**Previously:**")
+    assert "remind me" not in current and "remind me" in history
+
+
+def test_a_stop_said_again_in_a_sibling_records_quote_supersedes_nothing(tmp_path: Path) -> None:
+    """One sentence gives two records; the second one's quote holds the stop the first states
+    ("不再用 X"): the first is said again there, not replaced, so it stays current."""
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
+    assert execute(_extract_job(mdir, "日志我不再用 Graylog 了，换成 Loki，组里现在统一用这个。"), ctx) == "extracted 2"
+    bodies = [rec.body for _, rec in MemoryStore(mdir).records()]
+    assert not any("**此前：**" in b or "**Previously:**" in b for b in bodies)
+    assert any(b.startswith("日志用户不再用 Graylog 了") for b in bodies)

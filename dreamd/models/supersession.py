@@ -30,11 +30,13 @@ from dataclasses import dataclass
 
 from dreamd.models.offline.compare.clauses import (
     HISTORY,
+    clause_units,
     clauses,
     fact_clauses,
     replaced_by,
     restated_with_new_value,
     restates,
+    said_by,
 )
 from dreamd.models.offline.compare.paraphrase import gist
 from dreamd.models.offline.plan.plan import Rec, merge_group
@@ -60,7 +62,8 @@ def replaced_facts(new: Record, old: Record) -> list[str]:
     The record's own statement (its first fact clause) must be among them: a record whose
     side clause merely shares a word with the new one is about something else. A clause no
     replaced value is named in stays current; one naming a value a replaced clause lost goes
-    with it (the user's own words of the old value, "In their words: …")."""
+    with it (the user's own words of the old value, "In their words: …"), as does one saying a
+    replaced clause again."""
     newer, older = (new.description, new.body), (old.description, old.body)
     old_facts = fact_clauses(*older)
     if not old_facts or not _words(new) & tokens(old_facts[0]):
@@ -75,7 +78,14 @@ def replaced_facts(new: Record, old: Record) -> list[str]:
         return []  # the record's own statement (its first fact) must be what changed, not a side clause
     kept_values = gist("\n".join(fact_clauses(*newer))).values
     lost = {v for c in gone for v in gist(c).values} - kept_values
-    return [c for c in old_facts if c in gone or (lost and gist(c).values & lost)]
+    return [c for c in old_facts if c in gone or (lost and gist(c).values & lost) or _restates_any(c, gone)]
+
+
+def _restates_any(clause: str, gone: Sequence[str]) -> bool:
+    """Whether ``clause`` says a replaced clause again, with more around it (the user's words
+    of the old value, "In their words: …"): the new record may name the old value elsewhere, so
+    the value alone does not single it out."""
+    return any(said_by(g, [clause_units(clause)]) for g in gone)
 
 
 def supersede(new: Record, old: Record, gone: Sequence[str] | None = None) -> Superseding | None:

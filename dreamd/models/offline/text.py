@@ -41,7 +41,7 @@ from memory.retrieval.tokens import terms, words
 _CODE_NAME = re.compile(r"`[^`\s]{1,40}`|(?<!\w)%[a-zA-Z]\b")
 _NEXT_WEEK_RANGE = re.compile(r"(下周|下週|下星期)([一二三四五六日天])(到|至|-|~)(?:周|週|星期)?(?=[一二三四五六日天])")
 
-_SLUG_DROP_TEXT = """
+_FUNCTION_WORDS_TEXT = """
     a an the and or but if of to in on at by for from with into onto as is are was were be been
     being am do does did done it its this that these those there here then than so such very
     just also too not no yes my me mine we our ours you your yours he she they them their his
@@ -49,8 +49,11 @@ _SLUG_DROP_TEXT = """
     which who whom what when where why how can could should would will shall may might must
     has have had having user users s re ll ve d m please prefer prefers like likes always usually
 """
-_SLUG_DROP: frozenset[str] = frozenset(_SLUG_DROP_TEXT.split())
-"""Words a record name leaves out ("User prefers the …" is named by what follows)."""
+FUNCTION_WORDS: frozenset[str] = frozenset(_FUNCTION_WORDS_TEXT.split())
+"""The words that only hold a phrase together: a record name leaves them out ("User prefers
+the …" is named by what follows), and a reflexive after one is that word's object ("care of
+yourself"). Narrower than the tokenizer's STOPWORDS, which also drops words that match
+everything in recall but are a phrase's content here ("merge anything")."""
 
 NEGATIONS: frozenset[str] = frozenset(
     {"not", "no", "never", "dont", "don't", "avoid", "stop", "without", "nor", "doesnt"}
@@ -103,8 +106,6 @@ def short_hash(text: str, n: int = 8) -> str:
     return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:n]
 
 
-
-
 def _ascii(word: str) -> str:
     """``word`` with accents dropped (``café`` → ``cafe``) and other non-ASCII letters removed:
     record names are ASCII slugs."""
@@ -122,7 +123,7 @@ def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[s
             continue
         for part in re.split(r"[._+#]+", run):
             part = _ascii(part).strip("-")
-            if not part or (part in _SLUG_DROP and part not in keep_set):
+            if not part or (part in FUNCTION_WORDS and part not in keep_set):
                 continue
             if part not in words:
                 words.append(part)
@@ -241,44 +242,34 @@ def _count(token: str) -> int:
     return _NUMBERS_EN.get(token) or _NUMBERS_ZH.get(token, 1)
 
 
+_WEEK_OFFSET = {"next2": 14, "next": 7, "this": 0, "last": -7}
+"""Days from this week's Monday to the Monday of the week a "next-…"/"this-…" kind names."""
+
+
 def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
     if kind.startswith("d"):
         return (ref + dt.timedelta(days=int(kind[1:]))).isoformat()
-    if kind == "next-wd":
-        return (_monday(ref) + dt.timedelta(days=7 + _weekday_index(m.group(1)))).isoformat()
-    if kind == "next2-wd":
-        return (_monday(ref) + dt.timedelta(days=14 + _weekday_index(m.group(1)))).isoformat()
-    if kind == "this-wd":
-        return (_monday(ref) + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
-    if kind == "last-wd":
-        return (_monday(ref) - dt.timedelta(days=7 - _weekday_index(m.group(1)))).isoformat()
+    which, _, unit = kind.partition("-")
+    if which in _WEEK_OFFSET and unit in ("wd", "week"):
+        monday = _monday(ref) + dt.timedelta(days=_WEEK_OFFSET[which])
+        if unit == "week":
+            return f"the week of {monday.isoformat()}"
+        return (monday + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
     if kind in ("bare-wd-zh", "bare-wd-zh-past"):
         return (_on_or_before if kind.endswith("past") else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()
     if kind in ("bare-wd", "bare-wd-past"):
         lead = m.group(0)[: m.start(1) - m.start(0)]
         back = kind.endswith("past") and not lead.lower().startswith("this")  # "this coming" looks ahead
         return f"{lead}{(_on_or_before if back else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()}"
-    if kind == "next2-week":
-        return f"the week of {(_monday(ref) + dt.timedelta(days=14)).isoformat()}"
-    if kind == "next-week":
-        return f"the week of {(_monday(ref) + dt.timedelta(days=7)).isoformat()}"
-    if kind == "this-week":
-        return f"the week of {_monday(ref).isoformat()}"
-    if kind == "last-week":
-        return f"the week of {(_monday(ref) - dt.timedelta(days=7)).isoformat()}"
     if kind == "next-month":
         year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
         return f"{year:04d}-{month:02d}"
-    n = _count(m.group(1))
-    unit = m.group(2)
-    days = n * (1 if unit.lower().startswith(("day", "天")) else 7)
-    sign = 1 if kind == "in-n" else -1
-    return (ref + dt.timedelta(days=sign * days)).isoformat()
+    days = _count(m.group(1)) * (1 if m.group(2).lower().startswith(("day", "天")) else 7)
+    return (ref + dt.timedelta(days=days if kind == "in-n" else -days)).isoformat()
 
 
 _MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_ZH_NUM = "一二两兩三四五六七八九十"
 _ORDINAL_EN = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
 _CALENDAR: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
@@ -377,6 +368,11 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
         year = int(m.group(5)) if m.group(5) else (ref.year if month >= ref.month else ref.year + 1)
     else:
         year, month = _add_months(ref, 1 if m.group(4).lower() == "next" else 0)
+    return _nth_of_month(year, month, weekday, nth)
+
+
+def _nth_of_month(year: int, month: int, weekday: int, nth: int) -> dt.date | None:
+    """The ``nth`` such weekday of the month (-1: the last)."""
     if nth > 0:
         return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
     last = _month_end(year, month)
@@ -393,12 +389,8 @@ def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
         year = ref.year if month >= ref.month else ref.year + 1
     else:
         year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
-    weekday = _WEEKDAYS_ZH[m.group(4)]
-    if m.group(3).startswith("最"):
-        last = _month_end(year, month)
-        return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
-    nth = "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
-    return _safe_date(year, month, 1 + (weekday - dt.date(year, month, 1).weekday()) % 7 + 7 * (nth - 1))
+    nth = -1 if m.group(3).startswith("最") else "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+    return _nth_of_month(year, month, _WEEKDAYS_ZH[m.group(4)], nth)
 
 
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
@@ -695,7 +687,8 @@ def content_ok(text: str, *, min_tokens: int = 2) -> bool:
     """Enough substance to be a memory: ``min_tokens`` content words or 3 Chinese chars."""
     zh = sum(1 for ch in text if has_cjk(ch))
     code = len(_CODE_NAME.findall(text))  # "no `any`": a code name is content even if a stop word
-    return zh >= 3 or len(tokens(text)) + 2 * code >= min_tokens
+    phrase = {w.lower() for w in raw_words(text)} & STOPWORDS - FUNCTION_WORDS  # recall's stopwords, content here ("anything")
+    return zh >= 3 or len(tokens(text)) + len(phrase) + 2 * code >= min_tokens
 
 
 PRONOUN_OBJECT = re.compile(

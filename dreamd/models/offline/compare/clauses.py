@@ -256,6 +256,11 @@ what the clause says now is the rest. Linear in a run of spaces: the second bran
 where a run starts (no match ends inside one) and never gives a run back."""
 
 
+_PART = re.compile(r"(?<!\s)\s*+(?:[,—–，：]|:(?!\S))\s*+")
+"""A clause boundary inside a clause. Linear in a run of spaces: a match starts only where a run
+starts and never gives a run back."""
+
+
 def _general(text: str) -> tuple[Supersession, ...]:
     """The general kinds: a clause with a change word and no additive one ("also", "也")."""
     if not _CHANGE_CUE.search(text) or _ADDITIVE.search(text):
@@ -263,7 +268,12 @@ def _general(text: str) -> tuple[Supersession, ...]:
     rest = _PAST_PART.sub(" ", text)
     rest = _CHANGE_CUE.sub(lambda m: m.group() if _KEEP_CUE.fullmatch(m.group()) else " ", rest)
     kind = "stopped" if _STOP_CUE.search(text) else "change"  # a stop states no new value
-    return (Supersession(kind, frozenset(tokens(rest)), frozenset(), frozenset(), "", frozenset(), clause=rest),)
+    subject = frozenset(tokens(rest))
+    # "the boss called, the board moved it: the launch is on <date> now": one part between
+    # clause boundaries may be the older wording said again, the rest the news of the change
+    segments = [p for p in _PART.split(rest) if clause_units(p)]
+    parts = [rest, *segments] if len(segments) > 1 else [rest]
+    return tuple(Supersession(kind, subject, frozenset(), frozenset(), "", frozenset(), clause=p) for p in parts)
 
 
 @lru_cache(maxsize=8192)
@@ -415,6 +425,8 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         return False
     if s.new and s.new <= have:
         return False  # the older clause already says the new value: nothing was replaced
+    if not s.new and any(not o.new and o.old & s.old for o in _patterned(normalize(old_clause))):
+        return False  # the older clause says the same stop ("不再用 X"): said again, not replaced
     if s.old:
         hit = len(s.old & have) / len(s.old)
         if hit < 0.6:

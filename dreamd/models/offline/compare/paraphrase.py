@@ -6,8 +6,8 @@ one word. What separates them is *what* differs. So a record's statement (descri
 fact lines; not the reason, how-to or history lines) is reduced to a :class:`Gist`:
 
 - **content units**, clause by clause and in order: English words without stopwords,
-  British spelling as American ("colour"), stemmed (plural, verb and derivation suffixes
-  cut, the stem truncated to six letters: "deploys", "deployed", "deployment" are one unit)
+  British spelling as American ("colour"), stemmed by the one stemmer (Snowball, as recall:
+  "deploys", "deployed", "deployment" are one unit)
   and mapped through a small table of everyday equivalences ("reply"/"answer",
   "lives in"/"is based in", "learn"/"study"); Chinese characters, function words out ("的",
   "尽量", "都", "每") and equivalent words mapped first ("回复"/"回答", "住在"/"生活在",
@@ -70,6 +70,7 @@ from dreamd.models.offline.text import (
     normalize,
     zh_number,
 )
+from memory.retrieval.tokens import stem
 
 __all__ = ["ANCHORED_SHARED", "MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
 
@@ -215,7 +216,6 @@ _WHEN_WORDS = frozenset((
     "midnight",
 ))
 """Weekdays, months and times of day: values. ("May" is a modal verb too, so not a month here.)"""
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ions", "ion", "ings", "ing", "edly", "ed", "es", "ly", "s")
 _SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$|(?=[\u3400-\u9fff]))|[。！？；：，、\n（）()]+|(?<![^\S\n])\s+(?:but|while|whereas)\s+")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._'-]*[A-Za-z0-9+#]|[A-Za-z]")
 _VALUE_PATTERNS = (
@@ -265,23 +265,10 @@ def _american(word: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    """A crude but consistent stem: British spelling as American, plural, verb and derivation
-    suffixes cut, a doubled final consonant and a final "e" dropped, "y" as "i", at most six
-    letters. Memoised: a dream stems the same few thousand words hundreds of thousands of times."""
-    w = _american(word.lower().replace("'", ""))
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 2 and not w.endswith(("ss", "us", "is")):
-            w = w[: -len(suffix)]
-            break
-    if len(w) > 2 and w.endswith("e"):
-        w = w[:-1]
-    if len(w) >= 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]
-    if w.endswith("y"):
-        w = w[:-1] + "i"
-    return w[:6]
+    """The one stemmer's stem (Snowball, :func:`memory.retrieval.tokens.stem`) of the word in
+    American spelling. Memoised: a dream stems the same few thousand words hundreds of
+    thousands of times."""
+    return stem(_american(word.lower().replace("'", "")))
 
 
 def _table(groups: tuple[str, ...], key: Callable[[str], str]) -> dict[str, str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from dreamd.models.offline.extract.structure import imperative, opens_with_verb
-from dreamd.models.offline.text import STOPWORDS
+from dreamd.models.offline.text import FUNCTION_WORDS
 
 # ----------------------------------------------------------------------------- what a rule is about
 
@@ -150,7 +150,7 @@ def _does_it_yourself(text: str) -> bool:
     said = imperative(text.rstrip(" .!"))
     words = said.split() if said else []
     return (len(words) >= 3 and _REFLEXIVE.fullmatch(words[-1]) is not None
-            and words[-2].lower() not in STOPWORDS and not _REFLEXIVE.search(" ".join(words[:-1])))
+            and words[-2].lower() not in FUNCTION_WORDS and not _REFLEXIVE.search(" ".join(words[:-1])))
 
 
 def is_wellbeing(directive: str) -> bool:
@@ -164,7 +164,6 @@ def is_wellbeing(directive: str) -> bool:
     return (zh != text and bool(_MOOD_ZH.match(zh))) or (
         bool(_ZH_YOU_MUST.match(text)) and bool(_MOOD_ZH.search(text[:8]))
     )
-
 
 
 __all__ = ["about_the_work", "is_everyday", "is_life_advice", "is_wellbeing", "names_the_work"]

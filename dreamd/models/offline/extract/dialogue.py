@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from dreamd.models.offline.text import has_cjk
+
 # ----------------------------------------------------------------------------- proposals accepted
 
 _PROPOSAL = re.compile(
@@ -81,16 +83,12 @@ def standing_request(sentence: str) -> str | None:
                 x = stem + x[g.end() :]
         return x.rstrip(" ?？")
     m = _ASK_ZH.match(s)
-    if m and has_cjk_text(s):
+    if m and has_cjk(s):
         x = (m.group("pre") or "") + (m.group("x") or "") if m.group("x") else (m.group("y") or "")
         if re.search(r"以后|以後", s) and not re.search(r"以后|以後", x):
             x = "以后" + x  # the standing word sat before 能不能
         return x.rstrip(" ?？")
     return None
-
-
-def has_cjk_text(text: str) -> bool:
-    return re.search(r"[\u4e00-\u9fff]", text) is not None
 
 
 # ----------------------------------------------------------------------------- corrections
@@ -176,7 +174,6 @@ def _old_of_same_shape(new: str, rest: str) -> str | None:
         if (re.match(r"\d", other.group(0)) is not None) == kind and other.group(0) != mine.group(0):
             return new[: mine.start()] + other.group(0) + new[mine.end() :]
     return None
-
 
 
 __all__ = ["accepts", "correction_of", "proposal_of", "standing_request"]

@@ -311,7 +311,7 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
                                                                or suffix_role)):
                 continue
             x = re.split(r"(?:,|(?<!\s))\s+so\s+", x)[0]
-        fact = f"User's {third_person(x)}" if verb == "own" else f"User {verb} {third_person(x)}"
+        fact = f"User's {third_person(x)}" if verb in ("own", "valued") else f"User {verb} {third_person(x)}"
         if verb == "named":
             rest = s[m.end() :].strip(" ,.;")
             x = f"{x}, {rest}" if rest else x
@@ -324,12 +324,10 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             fact = f"User {head} {third_person(rest)}".strip()
         if verb == "condition":
             fact = "User has " + third_person(re.split(r",\s*(?:so|and|but)\b", x)[0])
-        if verb in ("kin", "recurring", "their-kin"):
+        if verb in ("kin", "recurring", "their-kin", "named-kin"):
             fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
         if verb in ("has", "ailment"):
             fact = "User has " + third_person(re.split(r"(?:,|(?<!\s))\s+so\s+", x)[0])
-        if verb == "maintains":
-            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "situation":
             fact = "User " + third_person(re.sub(r"^'ve\s+", "has ", x))
         if verb == "home":
@@ -346,16 +344,9 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
             said = x.split(" ", 1)[0]
             said = said if said.lower().endswith("ed") or said.lower() == "got" else verb_3rd(said)
             fact = f"User {said} {third_person(x.partition(' ')[2])}"
-        if verb == "named-kin":
-            fact = sentence_case(third_person(re.sub(r"^my\b", "User's", x, flags=re.I)))
-        if verb == "valued":
-            fact = "User's " + third_person(x)
-        if verb == "weekly":
-            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         if verb == "habitual":
             x = re.split(r",\s*(?:so|and|but)\b", x)[0]
-            fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
-        if verb == "plays":
+        if verb in ("maintains", "weekly", "habitual", "plays"):  # "I walk the dog daily": the verb is in x
             fact = f"User {verb_3rd(x.split(' ', 1)[0])} {third_person(x.partition(' ')[2])}".strip()
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
     if not has_cjk(s):
@@ -377,7 +368,6 @@ def rule_identity(s: str, ctx: Ctx) -> Found | None:
         fact = "用户" + third_person(x) if kind in ("is", "called", "named", "works", "lives") else third_person(x)
         return Found("identity", "user", "user", x, fact, fact, how=HOW["identity"])
     return None
-
 
 
 __all__ = ["WORK_NOUN", "rule_identity"]

@@ -364,7 +364,6 @@ _NAMED_OR_KIN = re.compile(
 )
 _NOT_TO_BE = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+to\s+be\s+[a-z]+(?:ed|en|wn|ne)\b", re.I)
 _SPEAKER = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b|我(?![们們])", re.I)
-_THING = re.compile(r"^(?:the|a|an|this|that|every|each|any|no)\s", re.I)
 
 
 _BARE_SPAN = re.compile(

@@ -266,7 +266,6 @@ def _reference_zh(s: str) -> Found | None:
     return None
 
 
-
 TOOLS = _TOOLS
 """Tools and services a pointer can name (Linear, Jira, Grafana, Notion, 飞书 …)."""
 PATHLIKE = _PATHLIKE

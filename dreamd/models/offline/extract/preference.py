@@ -159,5 +159,4 @@ def _habit(m: re.Match[str]) -> Found | None:
     return Found("preference", "user", "habit", rest, fact, fact, reason=reason, how=HOW["preference"])
 
 
-
 __all__ = ["plain_effort", "rule_preference"]

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from dreamd.models.offline import markers as lex
+from dreamd.models.offline.text import has_cjk
 
 # ----------------------------------------------------------------------------- lead-ins
 
@@ -241,17 +242,13 @@ _EN_IT = re.compile(r"^(?:(?P<sg>it's|it is|it)|(?P<pl>they're|they are|they))\b
 def _about_topic(core: str, topic: str) -> str:
     """The rest of "topic: rest" with the topic as its subject when the rest opens with a pronoun for
     it: "Re the database: it's Postgres 16" → "the database is Postgres 16"."""
-    if _has_cjk(core[:1]):
+    if has_cjk(core[:1]):
         return core  # the topic goes into the record with the user's words; the clause is left as said
     m = _EN_IT.match(core)
     if not m:
         return core
     verb = ("is " if m.group("sg") != "it" else "") if m.group("sg") else ("are " if m.group("pl") != "they" else "")
     return f"{topic} {verb}{core[m.end():]}".strip()
-
-
-def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
 # a list item's number: "2. ", "b) ", "二、", "（3）", "③"

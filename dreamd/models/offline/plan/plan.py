@@ -96,7 +96,6 @@ PARAPHRASE_MISSING = 0.1
 """Share of the smaller record's tokens the larger may lack and still say the same thing."""
 
 
-
 @dataclass(frozen=True)
 class Rec:
     name: str
@@ -145,7 +144,6 @@ class Rec:
     @cached_property
     def statement_clauses(self) -> list[str]:
         return fact_clauses(self.description, self.body)
-
 
 
 def _stamp(item: Mapping[str, Any]) -> str:
