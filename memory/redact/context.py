@@ -36,7 +36,7 @@ _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」
 
 # ---------------------------------------------------------------------------- credential words
 
-_PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
+_PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "psk"})
 _ASSIGN_ONLY = {"auth": "token", "sig": "signature"}
 _SHORT_PASSWORD = frozenset({"pass", "pw"})  # "pass `x`", "pw is x": only with a made-up value
 _SESSION_PARTS = frozenset({"session", "sessionid", "sid", "sess", "jsessionid", "phpsessid"})
@@ -46,7 +46,11 @@ _KEY_OWNERS = frozenset(
         "encryption", "license", "licence", "client", "app", "service", "subscription",
         "shared", "admin", "deploy", "webhook", "consumer", "wandb", "openai", "anthropic",
         "stripe", "aws", "gcp", "azure", "mailgun", "sendgrid", "twilio", "slack", "github",
-        "datadog", "dd", "sentry", "storage", "sas", "hmac", "jwt",
+        "datadog", "dd", "sentry", "storage", "sas", "hmac", "jwt", "server", "fernet",
+        "cipher", "crypt", "crypto", "aes", "enc", "encrypt", "sign", "secure", "root", "session",
+        "cookie", "csrf", "oauth", "bot", "fcm", "gcm", "apns", "sms", "payment", "pay",
+        "merchant", "partner", "developer", "prod", "production", "live", "personal",
+        "integration", "ingest", "ingestion", "management",
     }
 )  # fmt: skip
 _SECRET_KEYS = frozenset(
@@ -65,6 +69,16 @@ _SECRET_KEYS = frozenset(
         "storage",
         "primary",
         "secondary",
+        "fernet",
+        "cipher",
+        "crypt",
+        "crypto",
+        "aes",
+        "enc",
+        "encrypt",
+        "sign",
+        "root",
+        "csrf",
     }
 )
 _CJK_WORDS = {
@@ -81,26 +95,29 @@ _CJK_WORDS = {
     "验证码": "pin",
 }
 _WORD_ANCHORS = (
-    "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
+    "pass", "pwd", "pw", "psk", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
     # a session word or a code word only before its connector: "sessionId" is on every line of
     # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
     "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
     "sid:", 'sid"', "_sess", "code is", "code was", "code:", "code=", "code =", "code：",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
-_KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
+_KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
+_CJK_OWNER = Lazy(r"[\u4e00-\u9fff][\u4e00-\u9fff ]{0,20}$")  # "地图的 key", "支付 key"
 _HASH_BEFORE = Lazy(
     r"\b(?:hash(?:ed)?|sha-?\d*|digest|checksum|md5|fingerprint|length|size|count|hint|salt)"
     r"\s+(?:of\s+)?(?:the\s+|my\s+|your\s+|this\s+|a\s+|an\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
-_NOUN_AFTER = Lazy(r"(?:码|碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
+_NOUN_AFTER = Lazy(r"(?:\s*码|\s*碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
 _SET_BEFORE = Lazy(
     r"(?:set|change|changed|reset|update|updated|rotate|rotated)\b[^.\n]{0,30}$", re.IGNORECASE
 )
 _PROSE = Lazy(
     r"""(?ix)
     (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()-]+){1,5}?)?   # for the admin user
+    (?:\s+(?:that\s+|which\s+)?(?:we|i|you|they|he|she|it)(?:\s+[a-z']+){1,3}?(?=\s+(?:is|was)\b))?
+                                                      # the password we agreed on is X
     (?:
         \s*(?:is|was|are|were|'s|’s)\b
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
@@ -151,6 +168,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     if parts[-2:] == ["amz", "signature"]:  # a presigned URL (a model's "signature" is not)
         return "signature", False
     if last in _SESSION_PARTS:
+        if last == "sid" and len(parts) > 1 and parts[-2] in ("account", "acct", "project"):
+            return None  # a Twilio account SID names the account; its auth token is the secret
         return "session", False
     if last in ("pin", "otp", "totp", "mfa"):  # "the OTP is 492817"
         return "pin", True
@@ -181,7 +200,24 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             return ("secret" if owner in _SECRET_KEYS else "api-key"), True
         if len(parts) == 1 and _WIFI_BEFORE.search(before):  # "wifi is X, key Y"
             return "password", True
+        if len(parts) == 1 and _CJK_OWNER.search(before):  # "地图服务的 key：…"
+            return "api-key", True
+        if len(parts) > 1 and owner not in _PUBLIC_KEY_OWNERS:
+            return _KEY_MATERIAL_KIND, False  # FERNET_KEY = <key material>: by its value
     return None
+
+
+_KEY_MATERIAL_KIND = "key-material"
+"""A ``<word>_key`` whose word says nothing: a secret only when assigned generated material."""
+_PUBLIC_KEY_OWNERS = frozenset(
+    {
+        "public", "pub", "publishable", "cache", "primary", "foreign", "sort", "partition",
+        "idempotency", "object", "route", "lookup", "hash", "row", "index", "unique",
+        "composite", "natural", "surrogate", "dedup", "dedupe", "group", "shard", "bucket",
+        "cursor", "etag", "content", "checksum", "file", "s3", "dict", "map", "cache", "sorting",
+        "ssh", "gpg", "pgp", "host", "known", "verify", "verification", "recipient", "site",
+    }
+)  # fmt: skip
 
 
 _MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
@@ -275,6 +311,9 @@ def _connector(
     """Where the value starts after a credential word ending at ``end`` and whether the
     connector was explicit (``:``, ``=``, "is", "是"); None when nothing connects a value."""
     i = end
+    aside = _ASIDE.match(text, i)  # "密钥（手动输入的那个）：", "password (the new one): "
+    if aside is not None:
+        i = end = aside.end()
     if text.startswith('\\"', i):
         i += 2
     elif text[i : i + 1] in ('"', "'", "`") and not text.startswith("'s ", i):  # password's X
@@ -283,8 +322,9 @@ def _connector(
     while j < len(text) and text[j] in " \t":
         j += 1
     c = text[j : j + 1]
-    if (c in (":", "=", "：") and text[j : j + 2] != "==") or text[j : j + 2] in ("=>", ":="):
-        j += 2 if text[j : j + 2] in ("=>", ":=") else 1
+    arrow = text[j : j + 2] in ("=>", ":=", "->") or c == "→"
+    if (c in (":", "=", "：") and text[j : j + 2] != "==") or arrow:
+        j += 1 if c == "→" or not arrow else 2
         while j < len(text) and text[j] in " \t":
             j += 1
         return j, True
@@ -315,8 +355,11 @@ def _connector(
     return None
 
 
+_ASIDE = Lazy(r"[ \t]*(?:（[^）\n]{1,24}）|\((?!\))[^)\n\\]{1,24}\))")
 _SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
-_CODE_TAIL = Lazy(r"[sS]?\\?[\"'`]?[ \t]*(?:(?i:is|was)\b|[:=：])")
+_CODE_TAIL = Lazy(
+    r"[sS]?\\?[\"'`]?(?:[ \t]+for(?:[ \t]+[\w'-]+){1,4}?)?[ \t]*(?:(?i:is|was)\b|[:=：])"
+)  # "door code: …", "the gate code for the back door is …"
 
 
 def _worth_reading(text: str, pos: int) -> bool:
@@ -383,6 +426,68 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_PIN_FOR = Lazy(r"[ \t]+for(?:[ \t]+[\w'-]+){1,4}?[ \t]+(?P<value>\d{4,8})(?![\w.:/-])")
+_SPACED_DIGITS = Lazy(r"\d{2,4}(?:[ -]\d{2,4}){1,3}(?![\d])")  # "door code: 48 17 93"
+_SPACED_BASE32 = Lazy(r"(?:[a-z2-7]{4}[ -]){3,7}[a-z2-7]{4}(?![a-z0-9])|(?:[A-Z2-7]{4}[ -]){3,7}[A-Z2-7]{4}(?![A-Z0-9])")
+_MIXED_SCRIPT = Lazy(
+    r"(?:[A-Za-z0-9\u4e00-\u9fff]+[-_.@#!+*&%~])+[A-Za-z0-9\u4e00-\u9fff!#@%&*]+"
+)  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
+_PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
+_PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?)\"'`，。；！？]|(?i:and|but|so|when|for|to)\b)")
+_FUNCTION_WORDS = frozenset(
+    {
+        "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "is", "are",
+        "be", "been", "not", "no", "and", "or", "it", "its", "this", "that", "than", "then",
+        "should", "must", "can", "will", "would", "could", "may", "needs", "need", "has", "have",
+        "stored", "saved", "kept", "set", "sent", "wrong", "expired", "required", "same",
+        "different", "there", "here", "what", "which", "who", "where", "how", "too", "very",
+        "still", "already", "now", "ever", "never", "only", "just", "least", "most", "more",
+    }
+)  # fmt: skip
+
+
+def _phrase_ok(phrase: str, *, passphrase: bool) -> bool:
+    """A run of words after "passphrase is"/"password is:" that reads as a phrase someone
+    chose, not as a sentence about it: no function word, no unit ("12 characters"), and for a
+    password (not a passphrase) a digit or a symbol among the words."""
+    words = phrase.lower().split()
+    if not 3 <= len(words) <= 10 or any(w.strip("'!?&-") in _FUNCTION_WORDS for w in words[1:]):
+        return False
+    if words[0] in _FUNCTION_WORDS or reads_as_non_secret(words[0]):
+        return False
+    if any(followed_by_unit(" " + w, 0) for w in words):
+        return False
+    return passphrase or any(not c.isalpha() and not c.isspace() for c in phrase)
+
+
+def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None:
+    """A value longer than one run: digits in groups, a spaced base32 seed, a password of
+    Chinese and Latin parts, a passphrase of several words to the end of its clause."""
+    if kind == "pin":
+        m = _SPACED_DIGITS.match(text, start)
+        if m is not None:
+            return start, m.end(), kind
+        return None
+    m = _SPACED_BASE32.match(text, start)
+    if m is not None and any(c.isdigit() for c in m.group(0)):
+        return start, m.end(), "totp-seed"
+    if kind != "password":
+        return None
+    m = _MIXED_SCRIPT.match(text, start)
+    if m is not None:
+        value = m.group(0)
+        if any("\u4e00" <= c <= "\u9fff" for c in value) and any(
+            c.isascii() and c.isalnum() for c in value
+        ):
+            return start, m.end(), kind
+    m = _PHRASE.match(text, start)
+    if m is not None and _PHRASE_END.match(text, m.end()):
+        passphrase = "phrase" in word or "短语" in word
+        if _phrase_ok(m.group(0), passphrase=passphrase):
+            return start, m.end(), kind
+    return None
+
+
 def _value_after(
     text: str,
     word_start: int,
@@ -399,17 +504,25 @@ def _value_after(
     noun = _NOUN_AFTER.match(text, word_end)
     if noun is not None:  # "PIN code is", "PIN码是", "pass phrase:"
         word_end = noun.end()
-    nxt = text[word_end : word_end + 1]
+    nxt = text[word_end : word_end + 3].lstrip(" ")[:1]
     if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
-        cjk = True  # "token是 …", "API key：…"
+        cjk = True  # "token是 …", "API key：…", "password 是 …"
     if cjk and _CJK_GAP_HASH.search(text, word_end, word_end + 6) is not None:
         return None  # "密码的哈希值是 …", "密码长度为 …"
+    if kind == "pin":
+        m = _PIN_FOR.match(text, word_end)  # "PIN for the alarm 4417"
+        if m is not None:
+            return m.start("value"), m.end("value"), kind
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
     if kind == "session" and (connected is None or not connected[1]):
         return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>
     if connected is None:
         return _random_near(text, word_end, kind)
     at, explicit = connected
+    if explicit or cjk:
+        longer = _longer_value(text, at, kind, word=text[word_start : word_end + 2].lower())
+        if longer is not None:
+            return longer
     query = word_start > 0 and text[word_start - 1] in "?&;"
     found = _value_at(
         text,
@@ -422,6 +535,8 @@ def _value_after(
         return None if kind == "session" else _random_near(text, word_end, kind)
     start, end, quoted = found
     value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
+    if kind == _KEY_MATERIAL_KIND:
+        return (start, end, "secret") if explicit and looks_random(value) else None
     digits_ok = kind in ("password", "pin") and (explicit or cjk)
     if value.isdigit() and followed_by_unit(text, end):
         return None
