@@ -27,8 +27,10 @@ from memory.redact.context import CONTEXT_DETECTORS
 from memory.redact.engine import MARKER, run
 from memory.redact.prose import PROSE_DETECTORS
 from memory.redact.shapes import SHAPE_DETECTORS
+from memory.redact.structure import KEY_FILE_DETECTORS, STRUCTURE_DETECTORS
 
-DETECTORS = (*SHAPE_DETECTORS, *CONTEXT_DETECTORS, *PROSE_DETECTORS)
+DETECTORS = (*SHAPE_DETECTORS, *KEY_FILE_DETECTORS, *CONTEXT_DETECTORS, *PROSE_DETECTORS,
+             *STRUCTURE_DETECTORS)
 """In priority order: a span found earlier is never looked at again."""
 
 

@@ -100,6 +100,7 @@ _WORD_ANCHORS = (
     # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
     "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
     "sid:", 'sid"', "_sess", "code is", "code was", "code:", "code=", "code =", "code：",
+    "code for",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
