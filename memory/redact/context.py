@@ -99,7 +99,7 @@ _WORD_ANCHORS = (
     # a session word or a code word only before its connector: "sessionId" is on every line of
     # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
     "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
-    "sid:", 'sid"', "_sess", "code is", "code was", "code:", "code=", "code =", "code：",
+    "sid:", 'sid"', "_sess", "answer", "code is", "code was", "code:", "code=", "code =", "code：",
     "code for",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -188,6 +188,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return "token", True
     if last in ("credential", "credentials", "creds"):
         return "credential", True
+    if last == "answer" and _SECURITY_BEFORE.search(" ".join([before[-40:], *parts[:-1]])):
+        return _ANSWER_KIND, True  # "the security question answer … is X"
     if last == "id" and parts[-3:] == ["private", "key", "id"]:
         return "secret", False
     if last.endswith("key") and last != "key" and last[:-3] in _KEY_OWNERS:
@@ -208,6 +210,9 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     return None
 
 
+_ANSWER_KIND = "security-answer"
+_SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
+_SECURITY_BEFORE = Lazy(r"(?i)\b(?:security|secret|recovery)(?:[\s_-]+questions?)?[\s_-]*$")
 _KEY_MATERIAL_KIND = "key-material"
 """A ``<word>_key`` whose word says nothing: a secret only when assigned generated material."""
 _PUBLIC_KEY_OWNERS = frozenset(
@@ -375,6 +380,8 @@ def _worth_reading(text: str, pos: int) -> bool:
     if head.startswith("sig"):
         nxt = text[pos + 3 : pos + 4]
         return not nxt.isalpha() or text[max(0, pos - 4) : pos].lower() == "amz-"
+    if head == "answ":  # only a security question's answer
+        return _SECURITY_NEAR.search(text, max(0, pos - 40), pos) is not None
     if head == "code":
         return _CODE_TAIL.match(text, pos + 4) is not None
     return True
@@ -538,6 +545,9 @@ def _value_after(
     value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
     if kind == _KEY_MATERIAL_KIND:
         return (start, end, "secret") if explicit and looks_random(value) else None
+    if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
+        ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
+        return (start, end, "password") if ok and not reads_as_non_secret(value) else None
     digits_ok = kind in ("password", "pin") and (explicit or cjk)
     if value.isdigit() and followed_by_unit(text, end):
         return None
@@ -674,6 +684,15 @@ _SCHEME_TOKEN = Lazy(
 )
 
 
+def _generated_user(user: str) -> bool:
+    """A URL's user part that reads as a generated key, not a name: long, both cases or
+    digits, varied (``deploy``, ``git``, ``jane.doe`` are names)."""
+    if len(user) < 12 or not user.isalnum():
+        return False
+    cases = any(c.isupper() for c in user) and any(c.islower() for c in user)
+    return (cases or looks_random(user)) and entropy(user) >= 3.5 and not user.istitle()
+
+
 def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
     """Passwords in ``scheme://user:pw@host`` (tokens in its user part too) and the
     credentials of ``Authorization`` headers and ``Basic``/``Bearer`` values."""
@@ -686,7 +705,11 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
         value = m.group("value")
         if value is not None:
             if not is_placeholder(value):  # user:password@host in docs stays
-                spans.append((m.start("value"), m.end("value"), "password"))
+                # a generated user name is a token too (a licence key as the user of a gem
+                # source, an access key id as the user of a proxy): both halves go
+                user = m.group("user")
+                first = m.start("user") if _generated_user(user) else m.start("value")
+                spans.append((first, m.end("value"), "password"))
         elif looks_random(m.group("user")):
             spans.append((m.start("user"), m.end("user"), "token"))
     for pos in anchors.positions(("authorization",)):
