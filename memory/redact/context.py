@@ -220,7 +220,7 @@ _PUBLIC_KEY_OWNERS = frozenset(
         "public", "pub", "publishable", "cache", "primary", "foreign", "sort", "partition",
         "idempotency", "object", "route", "lookup", "hash", "row", "index", "unique",
         "composite", "natural", "surrogate", "dedup", "dedupe", "group", "shard", "bucket",
-        "cursor", "etag", "content", "checksum", "file", "s3", "dict", "map", "cache", "sorting",
+        "cursor", "etag", "content", "checksum", "file", "s3", "dict", "map", "sorting",
         "ssh", "gpg", "pgp", "host", "known", "verify", "verification", "recipient", "site",
     }
 )  # fmt: skip

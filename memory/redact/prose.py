@@ -21,6 +21,7 @@ from memory.redact.values import is_secret_value, looks_random, reads_as_non_sec
 _BEFORE_WORDS = ("password", "passphrase", "passcode", "passwd", "pin")
 _TOKEN_WORDS = ("key", "token", "secret")  # "<value> <- that's the API key": generated values only
 _DIGIT_WORDS = frozenset({"pin", "passcode"})
+_PUBLIC = Lazy(r"(?i)\bpub(?:lic|lishable)?\b|公钥|公开")
 _DETERMINERS = frozenset({"the", "my", "our", "your", "his", "her", "their", "a", "an", "its"})
 _LINKS = frozenset({"is", "was", "as", "be", "becomes", "'s", "that's", "that’s", "it's", "it’s", "thats"})
 _ARROWS = frozenset({"<-", "<--", "←", "<=", "-", "—", "--", "="})
@@ -73,6 +74,8 @@ def _value_before(text: str, start: int, said: str) -> Span | None:
         v_start += 1
     value = text[v_start:v_end]
     if said in _TOKEN_WORDS:
+        if _PUBLIC.search(text, v_end, start) is not None:
+            return None  # "<pk_live_…> is a publishable key"
         return (v_start, v_end, "secret") if looks_random(value) else None
     if is_secret_value(value, digits_ok=said in _DIGIT_WORDS, quoted=quoted):
         return v_start, v_end, "pin" if value.isdigit() else "password"
@@ -125,16 +128,16 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
     words = {**_ZH_WORDS, **_ZH_EN_WORDS}
     for pos in anchors.positions(tuple(words)):
         word = next(w for w in words if text[pos : pos + len(w)].lower() == w)
+        after = text[pos + len(word) : pos + len(word) + 1]
         if word.isascii() and (
             (pos and text[pos - 1].isascii() and text[pos - 1].isalnum())
-            or (pos + len(word) < len(text) and text[pos + len(word)].isascii()
-                and text[pos + len(word)].isalnum())
+            or (after.isascii() and after.isalnum())
         ):
             continue
         lo = max(0, pos - 80)
         start = lo
-        for m in _CLAUSE_START.finditer(text, lo, pos):
-            start = m.end()
+        for stop in _CLAUSE_START.finditer(text, lo, pos):
+            start = stop.end()
         clause = text[start:pos]
         if not any("\u4e00" <= c <= "\u9fff" for c in clause):
             continue  # English is read by detect_values_before_their_word

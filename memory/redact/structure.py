@@ -47,7 +47,7 @@ _LINE_HASH = Lazy(
     r"(?i)sha|hash|digest|checksum|fingerprint|commit|public|\bid\b|uuid|request|trace|"
     r"version|哈希|指纹|公钥"
 )
-_SINGLE = Lazy(r"[ \t]*(?P<token>[^\s\"'`\\]{6,256})[ \t]*$")
+_SINGLE = Lazy(r"[ \t]*(?P<token>[^\s\"'`\\]{6,256})[ \t]*(?:$|(?=\\?[\"'`]))")  # or a string's end
 _PIECE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 
 
@@ -136,13 +136,14 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
 
 _PAIR_LABEL = Lazy(
     r"(?i:\b(?:ak|access[ _-]?key(?:[ _-]?id)?|app[ _-]?key|api[ _-]?key|key[ _-]?id|client[ _-]?id"
-    r"|app[ _-]?id|secret[ _-]?id|key|id))\s*(?:/|／|、|&|\+|和|与|跟|(?i:and))\s*$"
+    r"|app[ _-]?id|secret[ _-]?id|key|id))\s*(?:/|／|、|&|\+|和|与|跟|(?i:and))\s*"
+    r"(?i:(?:app|client|api)[ _-]?)?$"
 )
 _PAIR_VALUES = Lazy(
     r"(?i:sk|secret(?:[ _-]?(?:key|access[ _-]?key))?|app[ _-]?secret|client[ _-]?secret)"
     r"(?![A-Za-z])[ \t]*(?:（[^）\n]{0,16}）|\([^)\n]{0,16}\))?[ \t]*"
     r"(?:[:：=]|分别是|分别为|是|为|(?i:are|is)\b)[ \t]*(?:[:：])?[ \t]*"
-    r"(?P<a>[A-Za-z0-9+/=_-]{8,128})[ \t]*(?:/|／|,|，|、|和|与|\||(?i:and))[ \t]*"
+    r"(?P<a>[A-Za-z0-9+/=_-]{8,128}|\[REDACTED:[a-z0-9-]+\])[ \t]*(?:/|／|,|，|、|和|与|\||(?i:and))[ \t]*"
     r"(?P<b>[A-Za-z0-9+/=_-]{8,128}(?![A-Za-z0-9+/=_-])|\[REDACTED:[a-z0-9-]+\])"
 )
 
@@ -172,13 +173,13 @@ def detect_key_pairs(anchors: Anchors) -> list[Span]:
         m = _PAIR_VALUES.match(text, pos)
         if m is None:
             continue
-        second = m.group("b")
-        done = second.startswith("[REDACTED:")  # the secret half was found by its word
-        if not (_generated(m.group("a")) and (done or _generated(second))):
+        halves = [(g, m.group(g)) for g in ("a", "b")]
+        # a half already redacted (its own word found it) counts as generated
+        if not all(v.startswith("[REDACTED:") or _generated(v) for _, v in halves):
             continue
-        spans.append((m.start("a"), m.end("a"), "access-key"))
-        if not done:
-            spans.append((m.start("b"), m.end("b"), "secret"))
+        for g, v in halves:
+            if not v.startswith("[REDACTED:"):
+                spans.append((m.start(g), m.end(g), "access-key" if g == "a" else "secret"))
     return spans
 
 
@@ -304,7 +305,8 @@ def strong_password(token: str) -> bool:
     """Upper and lower case letters, a digit and a symbol such as ``!#$%``: the shape password
     rules ask for, which code, paths, versions and hashes do not have together."""
     core = token.rstrip(".,:;")
-    if len(core) < 8 or reads_as_non_secret(core) or "://" in core or "@" in core[1:-1] and "." in core.split("@")[-1]:
+    email = "@" in core[1:-1] and "." in core.split("@")[-1]
+    if len(core) < 8 or email or "://" in core or reads_as_non_secret(core):
         return False
     if core[0] in "$-%{" or core.startswith(("--", "0x")):
         return False
@@ -321,8 +323,8 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
     start = lo
     for m in _SENTENCE_STOP.finditer(text, lo, pos):
         start = m.end()
-    m = _SENTENCE_STOP.search(text, pos, min(len(text), pos + 160))
-    return start, (m.start() if m is not None else min(len(text), pos + 160))
+    stop = _SENTENCE_STOP.search(text, pos, min(len(text), pos + 160))
+    return start, (stop.start() if stop is not None else min(len(text), pos + 160))
 
 
 def detect_strong_near_words(anchors: Anchors) -> list[Span]:
