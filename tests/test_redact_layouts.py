@@ -330,3 +330,16 @@ def test_pgpass_lines() -> None:
 )
 def test_layout_look_alikes_survive(text: str) -> None:
     _kept(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "next page token:\n" + base64.b64encode(b'{"page": 3, "size": 50}').decode() + "\n",
+        "ROUTING_KEY = '" + base64.b64encode(b"orders.created.v2.eu-west").decode() + "'",
+        "signing_key = arn:aws:kms:eu-west-1:123456789012:key/7dc7f4c4-5b63-2864-b569-e8c99b82cd6b",
+        "db_password: projects/acme-prod/secrets/db-password/versions/latest",
+    ],
+)
+def test_references_and_base64_of_text_survive(text: str) -> None:
+    _kept(text)

@@ -544,7 +544,8 @@ def _value_after(
     start, end, quoted = found
     value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
     if kind == _KEY_MATERIAL_KIND:
-        return (start, end, "secret") if explicit and looks_random(value) else None
+        material = explicit and looks_random(value) and not base64_of_text(value)
+        return (start, end, "secret") if material else None
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
         ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
         return (start, end, "password") if ok and not reads_as_non_secret(value) else None
@@ -566,7 +567,7 @@ def _value_after(
     bare_ok = explicit or made_up or (cjk and value.isdigit() and kind in ("password", "pin"))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
-    if explicit and quoted is False and looks_random(value):
+    if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):
         return start, end, kind
     return _random_near(text, word_end, kind) if not explicit else None
 

@@ -25,7 +25,13 @@ import base64
 import binascii
 
 from memory.redact.engine import Anchors, Lazy, Span, register
-from memory.redact.values import entropy, is_secret_value, looks_random, reads_as_non_secret
+from memory.redact.values import (
+    base64_of_text,
+    entropy,
+    is_secret_value,
+    looks_random,
+    reads_as_non_secret,
+)
 
 _BREAK = Lazy(r"\r?\n|\\n")
 _MARKER = Lazy(r"\[REDACTED:[a-z0-9-]+\]")
@@ -117,7 +123,8 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
             token = m.group("token")
             if reads_as_non_secret(token):
                 break
-            ok = _piece(token) or looks_random(token)
+            # a pagination cursor or a config blob in base64 decodes to text: not a key
+            ok = (_piece(token) or looks_random(token)) and not base64_of_text(token)
             if not found and is_password:
                 ok = ok or is_secret_value(token, digits_ok=False, quoted=False)
             if not ok:

@@ -37,6 +37,8 @@ _NOT_VALUE = Lazy(
       (?:vault|op|ref\+[a-z0-9]+|sm|ssm|secretsmanager|awssm|gcpsm|azkv|keyvault|sops|doppler
        |infisical|bws|secret|secretref|kms):(?://)?[a-z0-9_./#-]+$    # a secret manager's reference
     | 0x[0-9a-f]{40}$                                              # an Ethereum address (public)
+    | arn:aws[a-z-]*:                                              # an AWS resource name
+    | projects/[^/\s]+/secrets/                                    # a GCP Secret Manager name
     | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
     | (?:/|~/|\./|\.\./)                                           # a path
     | [a-z][a-z0-9+.-]*://                                         # a URL
