@@ -109,6 +109,7 @@ _ZH_WORDS = {
 }  # fmt: skip
 _ZH_EN_WORDS = {"password": "password", "passphrase": "password", "pin": "pin",
                 "key": "secret", "token": "secret", "secret": "secret"}  # fmt: skip
+_HAS_CJK = Lazy(r"[\u4e00-\u9fff]")
 _CLAUSE_END = Lazy(r"码?[ \t]*(?:$|[，,。.!！?？；;）)]|\r?\n|\\n|了|吧|呢|哦|啊)")
 _CLAUSE_START = Lazy(r"[，,。！？；;\n]|\\n|[.!?]\s")
 _ZH_VALUE_FIRST = Lazy(
@@ -126,8 +127,8 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
     words = {**_ZH_WORDS, **_ZH_EN_WORDS}
-    for pos in anchors.positions(tuple(words)):
-        word = next(w for w in words if text[pos : pos + len(w)].lower() == w)
+    hits = sorted((pos, word) for word in words for pos in anchors.positions((word,)))
+    for pos, word in hits:
         after = text[pos + len(word) : pos + len(word) + 1]
         if word.isascii() and (
             (pos and text[pos - 1].isascii() and text[pos - 1].isalnum())
@@ -135,6 +136,8 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
         ):
             continue
         lo = max(0, pos - 80)
+        if _HAS_CJK.search(text, lo, pos) is None:
+            continue  # English is read by detect_values_before_their_word
         start = lo
         for stop in _CLAUSE_START.finditer(text, lo, pos):
             start = stop.end()

@@ -92,19 +92,20 @@ def _line_end(text: str, at: int, limit: int) -> tuple[int, int] | None:
 def detect_next_line_values(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
+    hits = sorted((pos, word) for word in _LINE_WORDS for pos in anchors.positions((word,)))
     last = 0
-    for pos in anchors.positions(_LINE_WORDS):
+    for pos, word in hits:
+        end = pos + len(word)
         if pos < last:
             continue
-        word = max((w for w in _LINE_WORDS if text[pos : pos + len(w)].lower() == w), key=len)
-        end = pos + len(word)
-        if word.isascii() and not _whole_word(text, pos, end):
-            continue  # monkey, tokenizer, a base64 line starting "pwD7…"
+        after = text[end : end + 1]
+        if word.isascii() and (not _whole_word(text, pos, end) or after in ("s", "S")):
+            continue  # monkey, tokenizer, "output_tokens", a base64 line starting "pwD7…"
         line = _line_end(text, end, 80)
         if line is None:
             continue
         rest = text[end : line[0]]
-        if not _LINE_REST.rx.fullmatch(rest):
+        if rest.strip() and rest.rstrip()[-1:] not in (":", "：") and not _LINE_REST.rx.fullmatch(rest):
             continue
         head = text[max(0, pos - 60) : pos]
         cut = max(head.rfind("\n"), head.rfind("\\n"))
