@@ -95,7 +95,7 @@ def test_chinese_talk_about_credentials_survives(text: str) -> None:
         ("SecretKey 放在下一行\nLd2HflxsLBZ5kKZba9g6SvsPlluWS1HvxlfeUW0b", ["Ld2HflxsLBZ5kKZba9g6SvsPlluWS1HvxlfeUW0b"]),
         # the same in a JSONL transcript line, where the line breaks are escapes
         ('{"content":"the token, split in two:\\n0SkZtLTLZpK6Y9kK0FJXmF\\nJMBY9r6bos56ZXuERhd"}',
-         ["0SkZtLTLZpK6Y9kK0FJXmF", "JMBY9r6bos56ZXuERhd"]),  # fmt: skip
+         ["0SkZtLTLZpK6Y9kK0FJXmF", "JMBY9r6bos56ZXuERhd"]),
     ],
 )
 def test_values_on_the_lines_after_their_word(text: str, secrets: list[str]) -> None:
