@@ -343,3 +343,32 @@ def test_layout_look_alikes_survive(text: str) -> None:
 )
 def test_references_and_base64_of_text_survive(text: str) -> None:
     _kept(text)
+
+
+def test_app_passwords_in_four_groups() -> None:
+    _gone("the Gmail app password is qzxv mnbt plok wert, for the SMTP relay", "qzxv mnbt plok wert")
+    _kept("the password is used when user logs in")
+
+
+def test_numbered_seed_words() -> None:
+    words = _TWELVE.split()
+    text = "Seed phrase:\n" + "\n".join(f"{i}. {w}" for i, w in enumerate(words, 1)) + "\n"
+    out = _gone(text, *[w for w in words if len(w) >= 6])
+    assert all(f"\n{i}. [REDACTED:" in out for i in range(2, 13))
+    _kept("seed words:\n1. write them down\n2. keep them offline\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("https://chat.example.com/hooks/xk3d9qpz7bnf8e6ym1wj4ha2rc", "xk3d9qpz7bnf8e6ym1wj4ha2rc"),
+        ("POST https://n8n.example.org/webhook/7dc7f4c4-5b63-2864-b569-e8c99b82cd6b",
+         "7dc7f4c4-5b63-2864-b569-e8c99b82cd6b"),
+    ],
+)  # fmt: skip
+def test_self_hosted_webhook_paths(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+def test_named_webhook_paths_survive() -> None:
+    _kept("the route is https://ci.example.com/hooks/github-push and /webhooks/deploy/staging")

@@ -440,6 +440,8 @@ _SPACED_BASE32 = Lazy(r"(?:[a-z2-7]{4}[ -]){3,7}[a-z2-7]{4}(?![a-z0-9])|(?:[A-Z2
 _MIXED_SCRIPT = Lazy(
     r"(?:[A-Za-z0-9\u4e00-\u9fff]+[-_.@#!+*&%~])+[A-Za-z0-9\u4e00-\u9fff!#@%&*]+"
 )  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
+_APP_PASSWORD = Lazy(r"[a-z]{4}(?:[ -][a-z]{4}){3}(?![A-Za-z0-9])")
+_APP_BEFORE = Lazy(r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码")
 _PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
 _PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?)\"'`，。；！？]|(?i:and|but|so|when|for|to)\b)")
 _FUNCTION_WORDS = frozenset(
@@ -481,6 +483,9 @@ def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None
         return start, m.end(), "totp-seed"
     if kind != "password":
         return None
+    m = _APP_PASSWORD.match(text, start)  # Google's and Apple's app passwords: 4 x 4 letters
+    if m is not None and _APP_BEFORE.search(text, max(0, start - 60), start) is not None:
+        return start, m.end(), kind
     m = _MIXED_SCRIPT.match(text, start)
     if m is not None:
         value = m.group(0)

@@ -9,7 +9,7 @@ text keeps every line valid JSON.
 from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, register
-from memory.redact.values import is_placeholder_token
+from memory.redact.values import is_placeholder_token, looks_random
 
 # Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
 _IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
@@ -265,5 +265,32 @@ def _telegram(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_HOOK_PATH = Lazy(r"(?i:web)?hooks?/(?P<rest>(?:[A-Za-z0-9_-]+/){0,3}[A-Za-z0-9_-]+)")
+_UUID_SEGMENT = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _webhook_paths(anchors: Anchors) -> list[Span]:
+    """Any provider's incoming webhook, self-hosted too (Mattermost, Rocket.Chat, Gitea,
+    n8n…): in a URL's ``/hooks/…`` or ``/webhook(s)/…`` path, the segments that look
+    generated (or are UUIDs) are the secret; names such as ``/hooks/deploy`` stay."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("/hooks/", "/hook/", "/webhooks/", "/webhook/")):
+        if text.rfind("://", max(0, pos - 120), pos) == -1:
+            continue  # not in a URL
+        m = _HOOK_PATH.match(text, pos + 1)
+        if m is None:
+            continue
+        at = m.start("rest")
+        for segment in m.group("rest").split("/"):
+            if _UUID_SEGMENT.match(segment) or (
+                looks_random(segment) and not is_placeholder_token(segment)
+            ):
+                spans.append((at, at + len(segment), "webhook-secret"))
+            at += len(segment) + 1
+    return spans
+
+
 register(*(a for pat in PATTERNS for a in pat.anchors), ":aa")
-SHAPE_DETECTORS = (detect_shapes, _telegram)
+register("/hooks/", "/hook/", "/webhooks/", "/webhook/")
+SHAPE_DETECTORS = (detect_shapes, _telegram, _webhook_paths)

@@ -198,6 +198,11 @@ _SEED_WORDS = (
     "secret phrase", "backup phrase", "wallet words", "助记词", "助记符", "恢复短语", "种子短语",
 )  # fmt: skip
 _SEED_RUN = Lazy(r"(?<![A-Za-z])[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}(?![A-Za-z])")
+# the same words one a line or numbered ("1. lunar\n2. orbit", "1) lunar 2) orbit", commas)
+_SEED_ITEM = Lazy(
+    r"(?:[ \t]*(?:\r?\n|\\n|[,，、])?[ \t]*(?:\d{1,2}[.):][ \t]*)?)(?P<word>[a-z]{3,8})(?![A-Za-z])"
+)
+_SEED_LEAD = Lazy(r"[^\n\\]{0,40}?(?:[:：=]|\bis\b|\bare\b)|[^\n\\]{0,40}?(?=\r?\n|\\n)")
 _NOT_SEED = frozenset(
     {
         "the", "and", "that", "for", "with", "this", "from", "have", "are", "was", "were",
@@ -208,6 +213,22 @@ _NOT_SEED = frozenset(
 )  # fmt: skip
 
 
+def _seed_list(text: str, pos: int) -> list[Span]:
+    """12 to 24 seed words one a line, numbered, or separated by commas."""
+    lead = _SEED_LEAD.match(text, pos)
+    if lead is None:
+        return []
+    at = lead.end()
+    found: list[Span] = []
+    while len(found) < 24:
+        m = _SEED_ITEM.match(text, at)
+        if m is None or m.group("word") in _NOT_SEED:
+            break
+        found.append((m.start("word"), m.end("word"), "seed-phrase"))
+        at = m.end()
+    return found if len(found) in (12, 15, 18, 21, 24) else []
+
+
 def detect_seed_phrases(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
@@ -216,13 +237,16 @@ def detect_seed_phrases(anchors: Anchors) -> list[Span]:
         if pos < last:
             continue
         m = _SEED_RUN.search(text, pos, min(len(text), pos + 400))
-        if m is None or m.start() - pos > 80:
-            continue
-        words = m.group(0).split()
-        if len(words) % 3 or any(w in _NOT_SEED for w in words):
-            continue
-        spans.append((m.start(), m.end(), "seed-phrase"))
-        last = m.end()
+        if m is not None and m.start() - pos <= 80:
+            words = m.group(0).split()
+            if not (len(words) % 3 or any(w in _NOT_SEED for w in words)):
+                spans.append((m.start(), m.end(), "seed-phrase"))
+                last = m.end()
+                continue
+        listed = _seed_list(text, pos)
+        if listed:
+            spans.extend(listed)
+            last = listed[-1][1]
     return spans
 
 
