@@ -372,3 +372,24 @@ def test_self_hosted_webhook_paths(text: str, secret: str) -> None:
 
 def test_named_webhook_paths_survive() -> None:
     _kept("the route is https://ci.example.com/hooks/github-push and /webhooks/deploy/staging")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("QQ 邮箱的授权码：wkdhqpzmxnvbltrc，SMTP 用", "wkdhqpzmxnvbltrc"),
+        ("the vault unseal key is 0SkZtLTLZpK6Y9kK0FJXmF7Qa+/ab==", "0SkZtLTLZpK6Y9kK0FJXmF7Qa+/ab=="),
+        ("what's the NAS admin password? it's Quokka!Run77, I think", "Quokka!Run77"),
+        ("garage code 7706, the spare remote is in the car", "7706"),
+    ],
+)
+def test_more_credential_words(text: str, secret: str) -> None:
+    _gone(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["error code 4012 from the upstream", "status code 5031 again", "QR code 2048 pixels wide"],
+)
+def test_codes_that_are_not_pins_survive(text: str) -> None:
+    _kept(text)

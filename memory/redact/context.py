@@ -50,7 +50,8 @@ _KEY_OWNERS = frozenset(
         "cipher", "crypt", "crypto", "aes", "enc", "encrypt", "sign", "secure", "root", "session",
         "cookie", "csrf", "oauth", "bot", "fcm", "gcm", "apns", "sms", "payment", "pay",
         "merchant", "partner", "developer", "prod", "production", "live", "personal",
-        "integration", "ingest", "ingestion", "management",
+        "integration", "ingest", "ingestion", "management", "unseal", "vault", "decryption",
+        "decrypt", "wifi", "wpa", "wpa2", "wpa3", "wep", "network", "psk",
     }
 )  # fmt: skip
 _SECRET_KEYS = frozenset(
@@ -100,7 +101,7 @@ _WORD_ANCHORS = (
     # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
     "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
     "sid:", 'sid"', "_sess", "answer", "code is", "code was", "code:", "code=", "code =", "code：",
-    "code for",
+    "code for", "code ",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
@@ -210,6 +211,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     return None
 
 
+_LOWER_CODE = Lazy(r"[a-z]{16}")
 _ANSWER_KIND = "security-answer"
 _SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
 _SECURITY_BEFORE = Lazy(r"(?i)\b(?:security|secret|recovery)(?:[\s_-]+questions?)?[\s_-]*$")
@@ -365,6 +367,7 @@ _ASIDE = Lazy(r"[ \t]*(?:（[^）\n]{1,24}）|\((?!\))[^)\n\\]{1,24}\))")
 _SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
 _CODE_TAIL = Lazy(
     r"[sS]?\\?[\"'`]?(?:[ \t]+for(?:[ \t]+[\w'-]+){1,4}?)?[ \t]*(?:(?i:is|was)\b|[:=：])"
+    r"|[ \t]+\d{4,8}(?![\w.:/-])"
 )  # "door code: …", "the gate code for the back door is …"
 
 
@@ -554,11 +557,13 @@ def _value_after(
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
         ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
         return (start, end, "password") if ok and not reads_as_non_secret(value) else None
-    digits_ok = kind in ("password", "pin") and (explicit or cjk)
+    digits_ok = kind == "pin" or (kind == "password" and (explicit or cjk))
     if value.isdigit() and followed_by_unit(text, end):
         return None
     if kind == "pin" and not value.isdigit():
         return None
+    if cjk and explicit and kind == "token" and _LOWER_CODE.rx.fullmatch(value):
+        return start, end, kind  # "邮箱授权码：<16 lower-case letters>", SMTP clients' codes
     made_up = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     if kind == "session":
         return (start, end, kind) if explicit and looks_random(value) else None
@@ -569,7 +574,7 @@ def _value_after(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
-    bare_ok = explicit or made_up or (cjk and value.isdigit() and kind in ("password", "pin"))
+    bare_ok = explicit or made_up or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):

@@ -356,6 +356,8 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
     for m in _SENTENCE_STOP.finditer(text, lo, pos):
         start = m.end()
     stop = _SENTENCE_STOP.search(text, pos, min(len(text), pos + 160))
+    if stop is not None and text[stop.start()] == "?":  # "the password? it's X": its answer too
+        stop = _SENTENCE_STOP.search(text, stop.end(), min(len(text), stop.end() + 120))
     return start, (stop.start() if stop is not None else min(len(text), pos + 160))
 
 
