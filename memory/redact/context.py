@@ -443,6 +443,7 @@ _SPACED_BASE32 = Lazy(r"(?:[a-z2-7]{4}[ -]){3,7}[a-z2-7]{4}(?![a-z0-9])|(?:[A-Z2
 _MIXED_SCRIPT = Lazy(
     r"(?:[A-Za-z0-9\u4e00-\u9fff]+[-_.@#!+*&%~])+[A-Za-z0-9\u4e00-\u9fff!#@%&*]+"
 )  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
+_LONGEST = 160
 _APP_PASSWORD = Lazy(r"[a-z]{4}(?:[ -][a-z]{4}){3}(?![A-Za-z0-9])")
 _APP_BEFORE = Lazy(r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码")
 _PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
@@ -475,28 +476,29 @@ def _phrase_ok(phrase: str, *, passphrase: bool) -> bool:
 
 def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None:
     """A value longer than one run: digits in groups, a spaced base32 seed, a password of
-    Chinese and Latin parts, a passphrase of several words to the end of its clause."""
+    Chinese and Latin parts, a passphrase of several words to the end of its clause. Each is
+    read at most :data:`_LONGEST` characters on (a long run repeated stays linear)."""
     if kind == "pin":
-        m = _SPACED_DIGITS.match(text, start)
+        m = _SPACED_DIGITS.match(text, start, start + _LONGEST)
         if m is not None:
             return start, m.end(), kind
         return None
-    m = _SPACED_BASE32.match(text, start)
+    m = _SPACED_BASE32.match(text, start, start + _LONGEST)
     if m is not None and any(c.isdigit() for c in m.group(0)):
         return start, m.end(), "totp-seed"
     if kind != "password":
         return None
-    m = _APP_PASSWORD.match(text, start)  # Google's and Apple's app passwords: 4 x 4 letters
+    m = _APP_PASSWORD.match(text, start, start + _LONGEST)  # app passwords: 4 x 4 letters
     if m is not None and _APP_BEFORE.search(text, max(0, start - 60), start) is not None:
         return start, m.end(), kind
-    m = _MIXED_SCRIPT.match(text, start)
+    m = _MIXED_SCRIPT.match(text, start, start + _LONGEST)
     if m is not None:
         value = m.group(0)
         if any("\u4e00" <= c <= "\u9fff" for c in value) and any(
             c.isascii() and c.isalnum() for c in value
         ):
             return start, m.end(), kind
-    m = _PHRASE.match(text, start)
+    m = _PHRASE.match(text, start, start + _LONGEST)
     if m is not None and _PHRASE_END.match(text, m.end()):
         passphrase = "phrase" in word or "短语" in word
         if _phrase_ok(m.group(0), passphrase=passphrase):

@@ -287,10 +287,14 @@ def detect_base64_private_keys(anchors: Anchors) -> list[Span]:
     ``client-key-data``, a Kubernetes Secret's ``tls.key``, a key in an environment variable."""
     text = anchors.text
     spans: list[Span] = []
+    last = 0
     for pos in anchors.positions(("ls0tls1crudjti",)):
+        if pos < last:
+            continue
         m = _B64_RUN.match(text, pos)
         if m is None:
             continue
+        last = m.end()  # a run is read once, however many times it says "-----BEGIN"
         try:
             head = base64.b64decode(m.group(0)[:72], validate=True)
         except (binascii.Error, ValueError):
