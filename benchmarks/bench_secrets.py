@@ -26,7 +26,11 @@ and none of its 6-character windows remains; recall = caught / secrets. A look-a
 secrets) is a false positive when any of its ``survive`` substrings was altered; FP rate =
 FP items / look-alike items. Targets: recall 1.0 on dev, ≥ 0.98 on blind, FP ≤ 2 %.
 
-Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2] [--points a,b]``.
+Sets: ``dev`` (written with the detector), ``blind`` and ``blind2`` (written blind, both since
+read by the detector's writer: development sets now), ``blind3`` (the held-out set, never read
+by whoever works on the detector; scored by the lead).
+
+Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2|blind3] [--points a,b]``.
 Prints a table (and the misses) and writes ``benchmarks/results/secrets-<split>.json``.
 """
 
