@@ -393,3 +393,11 @@ def test_more_credential_words(text: str, secret: str) -> None:
 )
 def test_codes_that_are_not_pins_survive(text: str) -> None:
     _kept(text)
+
+
+def test_xml_elements_named_for_a_credential() -> None:
+    text = "<server><id>nexus</id><username>ci</username><password>Nx8#vR2qLm</password></server>"
+    out = _gone(text, "Nx8#vR2qLm")
+    assert "<username>ci</username>" in out
+    _gone("<apiKey>0SkZtLTLZpK6Y9kK0FJXmF</apiKey>", "0SkZtLTLZpK6Y9kK0FJXmF")
+    _kept("<password>${env.NEXUS_PASSWORD}</password> <token></token> <keyName>main</keyName>")

@@ -610,6 +610,43 @@ def detect_credentials(anchors: Anchors) -> list[Span]:
     return _credential_spans(anchors)
 
 
+# ---------------------------------------------------------------------------- XML elements
+
+_XML_ANCHORS = ("password>", "passwd>", "passphrase>", "pwd>", "secret>", "token>", "key>")
+_XML_ELEMENT = Lazy(r"<(?P<tag>[A-Za-z_][\w.:-]{0,63})>(?P<value>[^<>\n\"\\]{1,256})</(?P=tag)>")
+
+
+def detect_xml_elements(anchors: Anchors) -> list[Span]:
+    """``<password>X</password>`` (Maven's settings.xml, NuGet, Tomcat users, FileZilla):
+    an element whose tag is a credential word holds its value."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(_XML_ANCHORS):
+        lt = text.rfind("<", max(0, pos - 64), pos)
+        if lt == -1:
+            continue
+        m = _XML_ELEMENT.match(text, lt)
+        if m is None:
+            continue
+        parts = [p.lower() for p in _SPLIT.split(m.group("tag").split(":")[-1]) if p]
+        judged = _kind_of(parts, "") if parts else None
+        value = m.group("value").strip()
+        if judged is None or not value or reads_as_non_secret(value):
+            continue
+        kind = judged[0]
+        if kind == _KEY_MATERIAL_KIND:  # <cacheKey>, <routingKey>: only generated material
+            if not looks_random(value):
+                continue
+            kind = "secret"
+        elif kind == _ANSWER_KIND:
+            kind = "password"
+        elif kind == "pin" and not value.isdigit():
+            continue
+        start = m.start("value") + (len(m.group("value")) - len(m.group("value").lstrip()))
+        spans.append((start, start + len(value), kind))
+    return spans
+
+
 # ---------------------------------------------------------------------------- context words
 
 _CONTEXT_WORDS = {"wandb": "api-key", "twilio": "token", "login": "credential", "apikey": "api-key"}
@@ -797,11 +834,13 @@ register(
     "authorization",
     "basic ",
     "bearer ",
+    *_XML_ANCHORS,
 )
 CONTEXT_DETECTORS = (
     detect_urls_and_headers,
     detect_aws_secrets,
     detect_credentials,
+    detect_xml_elements,
     detect_pairs,
     *COMMAND_DETECTORS,
     detect_context_tokens,
