@@ -21,9 +21,6 @@ Each detector reads a bounded window around its anchors: linear in the text.
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 from memory.redact.engine import Anchors, Lazy, Span, register
 from memory.redact.values import (
     base64_of_text,
@@ -84,9 +81,16 @@ def _whole_word(text: str, pos: int, end: int) -> bool:
 
 
 def _line_end(text: str, at: int, limit: int) -> tuple[int, int] | None:
-    """``(end of the line starting at at, start of the next line)`` within ``limit`` chars."""
-    m = _BREAK.search(text, at, min(len(text), at + limit))
-    return (m.start(), m.end()) if m is not None else None
+    """``(end of the line starting at at, start of the next line)`` within ``limit`` chars:
+    a real line break or a JSON string's ``\\n``."""
+    hi = min(len(text), at + limit)
+    real = text.find("\n", at, hi)
+    escaped = text.find("\\n", at, real if real != -1 else hi)
+    if escaped != -1:
+        return escaped, escaped + 2
+    if real == -1:
+        return None
+    return (real - 1 if real > at and text[real - 1] == "\r" else real), real + 1
 
 
 def detect_next_line_values(anchors: Anchors) -> list[Span]:
@@ -285,6 +289,9 @@ _B64_RUN = Lazy(r"[A-Za-z0-9+/]{40,65536}={0,2}")
 def detect_base64_private_keys(anchors: Anchors) -> list[Span]:
     """Base64 of a PEM private key ("LS0tLS1CRUdJTi" is "-----BEGIN"): kubeconfig
     ``client-key-data``, a Kubernetes Secret's ``tls.key``, a key in an environment variable."""
+    import base64  # here: the hook imports this module on every turn, and few turns need it
+    import binascii
+
     text = anchors.text
     spans: list[Span] = []
     last = 0
