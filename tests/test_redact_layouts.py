@@ -401,3 +401,10 @@ def test_xml_elements_named_for_a_credential() -> None:
     assert "<username>ci</username>" in out
     _gone("<apiKey>0SkZtLTLZpK6Y9kK0FJXmF</apiKey>", "0SkZtLTLZpK6Y9kK0FJXmF")
     _kept("<password>${env.NEXUS_PASSWORD}</password> <token></token> <keyName>main</keyName>")
+
+
+def test_a_marker_is_not_a_credential_word() -> None:
+    text = "连接串 mongodb://admin:Kq8vRz4Qp2Lm@10.1.2.3:27017/?authSource=admin&retryWrites=true"
+    out = _gone(text, "Kq8vRz4Qp2Lm")
+    assert "@10.1.2.3:27017/?authSource=admin&retryWrites=true" in out
+    assert redact(out) == (out, [])

@@ -15,7 +15,7 @@ Both read a bounded window around each anchor: linear in the text.
 
 from __future__ import annotations
 
-from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
 from memory.redact.values import is_secret_value, looks_random, reads_as_non_secret
 
 _BEFORE_WORDS = ("password", "passphrase", "passcode", "passwd", "pin")
@@ -129,6 +129,8 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
     words = {**_ZH_WORDS, **_ZH_EN_WORDS}
     hits = sorted((pos, word) for word in words for pos in anchors.positions((word,)))
     for pos, word in hits:
+        if in_marker(text, pos):
+            continue
         after = text[pos + len(word) : pos + len(word) + 1]
         if word.isascii() and (
             (pos and text[pos - 1].isascii() and text[pos - 1].isalnum())

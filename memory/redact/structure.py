@@ -21,7 +21,7 @@ Each detector reads a bounded window around its anchors: linear in the text.
 
 from __future__ import annotations
 
-from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
 from memory.redact.values import (
     base64_of_text,
     entropy,
@@ -105,6 +105,8 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
         after = text[end : end + 1]
         if word.isascii() and (not _whole_word(text, pos, end) or after in ("s", "S")):
             continue  # monkey, tokenizer, "output_tokens", a base64 line starting "pwD7…"
+        if in_marker(text, pos):
+            continue
         line = _line_end(text, end, 80)
         if line is None:
             continue
@@ -351,8 +353,8 @@ def strong_password(token: str) -> bool:
     email = "@" in core[1:-1] and "." in core.split("@")[-1]
     if len(core) < 8 or email or "://" in core or reads_as_non_secret(core):
         return False
-    if core[0] in "$-%{" or core.startswith(("--", "0x")):
-        return False
+    if core[0] in "$-%{" or core.startswith(("--", "0x")) or "/" in core:
+        return False  # a variable, a flag, a hex number, a path or a URL's part
     return (
         any(c.isupper() for c in core)
         and any(c.islower() for c in core)
@@ -380,7 +382,7 @@ def detect_strong_near_words(anchors: Anchors) -> list[Span]:
         if pos < done:
             continue
         word = max((w for w in _STRONG_WORDS if text[pos : pos + len(w)].lower() == w), key=len)
-        if word.isascii() and not _whole_word(text, pos, pos + len(word)):
+        if (word.isascii() and not _whole_word(text, pos, pos + len(word))) or in_marker(text, pos):
             continue
         start, end = _sentence(text, pos)
         for m in _CANDIDATE.finditer(text, start, end):
