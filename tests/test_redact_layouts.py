@@ -33,9 +33,7 @@ def _kept(text: str) -> None:
 # ---------------------------------------------------------------- Chinese and mixed phrasings
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
+ZH_AFTER = [
         ("预发环境的 password 是 Tq4!nv8Lzw，别外传", "Tq4!nv8Lzw"),  # English word, 是
         ("路由器后台 pwd 为 r7Kp#29xQe", "r7Kp#29xQe"),
         ("那台跳板机的 passphrase 是 amber-kite-lantern-osprey，每次都要输", "amber-kite-lantern-osprey"),
@@ -46,36 +44,38 @@ def _kept(text: str) -> None:
         ("Postgres 的 requirepass 我改成 Hw8&uq3Zr 了", "Hw8&uq3Zr"),
         ("备份盘的密码短语是 长河落日-Kestrel-7731，别忘了", "长河落日-Kestrel-7731"),
         ("VeraCrypt 卷的 passphrase：春风-Otter-2048，挂载时输入", "春风-Otter-2048"),
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize(("text", "secret"), ZH_AFTER)
 def test_chinese_and_mixed_phrasings_after_the_word(text: str, secret: str) -> None:
     _gone(text, secret)
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
+ZH_BEFORE = [
         ("m4Rk9vQe2 就是打印机后台的管理密码，记一下", "m4Rk9vQe2"),
         ("Zx7@pq2Wmn 是 Grafana 的 viewer password，刚重置的", "Zx7@pq2Wmn"),
         ("0SkZtLTLZpK6Y9kK0FJXmF 这个是短信网关的密钥，按量计费", "0SkZtLTLZpK6Y9kK0FJXmF"),
         ("cafe-2031!guest 是二楼会议室的 WiFi 密码", "cafe-2031!guest"),
         ("用 Lumen#4417x 作为密码登录演示账号", "Lumen#4417x"),
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize(("text", "secret"), ZH_BEFORE)
 def test_chinese_value_before_its_word(text: str, secret: str) -> None:
     _gone(text, secret)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
+ZH_TALK = [
         "密码是多少？我忘了",
         "这个是测试环境的密钥，不要用在生产",
         "sha256 是密码的哈希算法，别搞混",
         "用户名是 admin，密码规则是至少 12 位",
         "Redis 的 requirepass 我还没设",
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize("text", ZH_TALK)
 def test_chinese_talk_about_credentials_survives(text: str) -> None:
     _kept(text)
 
@@ -83,9 +83,7 @@ def test_chinese_talk_about_credentials_survives(text: str) -> None:
 # ---------------------------------------------------------------- values on the next lines
 
 
-@pytest.mark.parametrize(
-    ("text", "secrets"),
-    [
+NEXT_LINES = [
         ("jump host\nlogin: ops\npassword\n    Qe5$Lr9!kT\nthen sudo -i", ["Qe5$Lr9!kT"]),
         ("测试库\n账号：qa\n密码：\nWn3#Zp8@Ly\n用完记得退出", ["Wn3#Zp8@Ly"]),
         (
@@ -96,23 +94,25 @@ def test_chinese_talk_about_credentials_survives(text: str) -> None:
         # the same in a JSONL transcript line, where the line breaks are escapes
         ('{"content":"the token, split in two:\\n0SkZtLTLZpK6Y9kK0FJXmF\\nJMBY9r6bos56ZXuERhd"}',
          ["0SkZtLTLZpK6Y9kK0FJXmF", "JMBY9r6bos56ZXuERhd"]),
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize(("text", "secrets"), NEXT_LINES)
 def test_values_on_the_lines_after_their_word(text: str, secrets: list[str]) -> None:
     _gone(text, *secrets)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
+NOT_NEXT_LINES = [
         "password\nreset flow is broken\n",
         "token:\n  type: bearer\n  ttl: 3600\n",
         "commit key:\nf3e364889f42e260d741331624a7fb220a809cae\n",
         "public key:\nEu93VlX+ErpcZxgydl18gVRIvszldyowO6FWUVclUbmqyUvlsJmUrLvO69z5b8Bj\n",
         "password:\n${DB_PASSWORD}\n",
         "Here is the token:\nREADME.md\n",
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize("text", NOT_NEXT_LINES)
 def test_lines_after_a_word_that_are_not_values_survive(text: str) -> None:
     _kept(text)
 
@@ -120,17 +120,17 @@ def test_lines_after_a_word_that_are_not_values_survive(text: str) -> None:
 # ---------------------------------------------------------------- key pairs, URL users
 
 
-@pytest.mark.parametrize(
-    ("text", "secrets"),
-    [
+KEY_PAIRS = [
         ("对象存储的 AK/SK：APY1O7EKH4LSS3K7Y2QA / Ld2HflxsLBZ5kKZba9g6SvsPlluWS1HvxlfeUW0b",
          ["APY1O7EKH4LSS3K7Y2QA", "Ld2HflxsLBZ5kKZba9g6SvsPlluWS1HvxlfeUW0b"]),
         ("合作方的 app key 和 app secret 分别是 f3e364889f42e260 和 0SkZtLTLZpK6Y9kK0FJXmF",
          ["f3e364889f42e260", "0SkZtLTLZpK6Y9kK0FJXmF"]),
         ("the key id and secret are APY1O7EKH4LSS3K7Y2QA and JMBY9r6bos56ZXuERhd",
          ["APY1O7EKH4LSS3K7Y2QA", "JMBY9r6bos56ZXuERhd"]),
-    ],
-)  # fmt: skip
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "secrets"), KEY_PAIRS)
 def test_key_pairs_said_together(text: str, secrets: list[str]) -> None:
     _gone(text, *secrets)
 
@@ -152,22 +152,22 @@ def test_recovery_codes_of_one_layout_go_even_without_digits() -> None:
     _kept("recovery codes: see the runbook, then rotate them")
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
+PINS = [
         ("the gate code for the loading dock is 55 20 71", "55 20 71"),
         ("alarm panel code: 9042-17, and the PIN for the safe 6380", "6380"),
         ("7312 is the PIN of my work phone, the spare is in the drawer", "7312"),
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize(("text", "secret"), PINS)
 def test_pins_and_door_codes(text: str, secret: str) -> None:
     _gone(text, secret)
 
 
-@pytest.mark.parametrize(
-    "text",
-    ["use PIN 13 on the header for the LED", "pin numpy to 1.26.4 for now", "PIN 码是 6 位数字"],
-)
+NOT_PINS = ["use PIN 13 on the header for the LED", "pin numpy to 1.26.4 for now", "PIN 码是 6 位数字"]
+
+
+@pytest.mark.parametrize("text", NOT_PINS)
 def test_pin_look_alikes_survive(text: str) -> None:
     _kept(text)
 
@@ -199,9 +199,7 @@ def test_ordinary_words_after_seed_survive() -> None:
 # ---------------------------------------------------------------- passwords in sentences
 
 
-@pytest.mark.parametrize(
-    ("text", "secrets"),
-    [
+SENTENCES = [
         ("I keep typing Vr5!kq8Mzp and it says that is not the right password", ["Vr5!kq8Mzp"]),
         ("creds are deploy and Hs2#xw9Lq for the staging box", ["Hs2#xw9Lq"]),
         ("log into ops@example.org with Ferry%Dock58 and clear the queue", ["Ferry%Dock58"]),
@@ -212,23 +210,25 @@ def test_ordinary_words_after_seed_survive() -> None:
         ("the passphrase of the backup key is copper lantern meadow thirteen", ["copper lantern meadow thirteen"]),
         ("archive password is: two cats ate 9 pies", ["two cats ate 9 pies"]),
         ("the security question answer for the bank is Marigold-Avenue", ["Marigold-Avenue"]),
-    ],
-)  # fmt: skip
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "secrets"), SENTENCES)
 def test_passwords_in_sentences(text: str, secrets: list[str]) -> None:
     _gone(text, *secrets)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
+NOT_SENTENCES = [
         "the passphrase is stored in the vault for the team",
         "password is: at least 12 characters and one digit",
         "upgraded it from Python3.10 to Python3.11 last week",
         "the security answer is wrong, try again",
         "changed the default from v1.2.3 to v1.3.0",
         "log into the console with SSO and open the billing page",
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize("text", NOT_SENTENCES)
 def test_sentences_about_passwords_survive(text: str) -> None:
     _kept(text)
 
@@ -236,9 +236,7 @@ def test_sentences_about_passwords_survive(text: str) -> None:
 # ---------------------------------------------------------------- provider formats
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
+PROVIDERS = [
         ('飞书机器人 https://open.feishu.cn/open-apis/bot/v2/hook/7dc7f4c4-5b63-2864-b569-e8c99b82cd6b',
          "7dc7f4c4-5b63-2864-b569-e8c99b82cd6b"),
         ("lark: https://open.larksuite.com/open-apis/bot/v2/hook/fdd8f198-81de-2eb9-8dad-a6a951371661",
@@ -259,8 +257,10 @@ def test_sentences_about_passwords_survive(text: str) -> None:
         ("curl https://api.telegram.org/bot9896986290:AA-jQIhU-jHtXZFNjDFL4fYCub7SY5XLj1t/getMe",
          "9896986290:AA-jQIhU-jHtXZFNjDFL4fYCub7SY5XLj1t"),
         ("WIFI\nnetwork={\n  ssid=\"Attic\"\n  psk=\"heron-basil-quartz-17\"\n}", "heron-basil-quartz-17"),
-    ],
-)  # fmt: skip
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "secret"), PROVIDERS)
 def test_provider_formats(text: str, secret: str) -> None:
     _gone(text, secret)
 
@@ -314,9 +314,7 @@ def test_pgpass_lines() -> None:
 # ---------------------------------------------------------------- look-alikes of those shapes
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
+LOOK_ALIKES = [
         "TWILIO_ACCOUNT_SID=ACac6945b276b5380c049c302cb33442dd",
         "db_password: vault:secret/data/app/db#password",
         "api_token: op://Engineering/deploy/token",
@@ -326,8 +324,10 @@ def test_pgpass_lines() -> None:
         "0SkZtLTLZpK6Y9kK0FJXmF is the publishable key, fine to ship in the app",
         "-----BEGIN CERTIFICATE-----\nMIIB\npwD7hdCp5f9cpBZ8Bv3Tl+jwEGAlGoH1cwZEw8J6Wemi1+6japwvM+5NhFZj\n"
         "-----END CERTIFICATE-----",
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
 def test_layout_look_alikes_survive(text: str) -> None:
     _kept(text)
 
@@ -374,15 +374,15 @@ def test_named_webhook_paths_survive() -> None:
     _kept("the route is https://ci.example.com/hooks/github-push and /webhooks/deploy/staging")
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
+MORE_WORDS = [
         ("QQ 邮箱的授权码：wkdhqpzmxnvbltrc，SMTP 用", "wkdhqpzmxnvbltrc"),
         ("the vault unseal key is 0SkZtLTLZpK6Y9kK0FJXmF7Qa+/ab==", "0SkZtLTLZpK6Y9kK0FJXmF7Qa+/ab=="),
         ("what's the NAS admin password? it's Quokka!Run77, I think", "Quokka!Run77"),
         ("garage code 7706, the spare remote is in the car", "7706"),
-    ],
-)
+    ]
+
+
+@pytest.mark.parametrize(("text", "secret"), MORE_WORDS)
 def test_more_credential_words(text: str, secret: str) -> None:
     _gone(text, secret)
 
@@ -408,3 +408,31 @@ def test_a_marker_is_not_a_credential_word() -> None:
     out = _gone(text, "Kq8vRz4Qp2Lm")
     assert "@10.1.2.3:27017/?authSource=admin&retryWrites=true" in out
     assert redact(out) == (out, [])
+
+
+_SECRET_CASES = [
+    (text, [secrets] if isinstance(secrets, str) else secrets)
+    for text, secrets in (
+        *ZH_AFTER, *ZH_BEFORE, *NEXT_LINES, *KEY_PAIRS, *PINS, *SENTENCES, *PROVIDERS, *MORE_WORDS
+    )
+    if not text.startswith('{"')  # already a JSON line
+]
+_KEPT_CASES = [*ZH_TALK, *NOT_NEXT_LINES, *NOT_SENTENCES, *LOOK_ALIKES, *NOT_PINS]
+
+
+@pytest.mark.parametrize(("text", "secrets"), _SECRET_CASES)
+def test_each_form_in_a_jsonl_transcript_line(text: str, secrets: list[str]) -> None:
+    """What the hook redacts is a session file's JSON line: line breaks are ``\\n``, the
+    message starts after a quote. Every form above is caught there too, and the line stays JSON."""
+    import json
+
+    line = json.dumps({"type": "user", "message": {"role": "user", "content": text}}, ensure_ascii=False)
+    out = _gone(line, *(json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets))
+    json.loads(out)
+
+
+@pytest.mark.parametrize("text", _KEPT_CASES)
+def test_each_look_alike_in_a_jsonl_transcript_line(text: str) -> None:
+    import json
+
+    _kept(json.dumps({"type": "user", "message": {"role": "user", "content": text}}, ensure_ascii=False))

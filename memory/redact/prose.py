@@ -110,8 +110,8 @@ _ZH_WORDS = {
 _ZH_EN_WORDS = {"password": "password", "passphrase": "password", "pin": "pin",
                 "key": "secret", "token": "secret", "secret": "secret"}  # fmt: skip
 _HAS_CJK = Lazy(r"[\u4e00-\u9fff]")
-_CLAUSE_END = Lazy(r"码?[ \t]*(?:$|[，,。.!！?？；;）)]|\r?\n|\\n|了|吧|呢|哦|啊)")
-_CLAUSE_START = Lazy(r"[，,。！？；;\n]|\\n|[.!?]\s")
+_CLAUSE_END = Lazy(r"码?[ \t]*(?:$|[，,。.!！?？；;）)\"'\\]|\r?\n|了|吧|呢|哦|啊)")
+_CLAUSE_START = Lazy(r"[，,。！？；;\n\"]|\\n|[.!?]\s")  # a quote: a JSON string's start
 _ZH_VALUE_FIRST = Lazy(
     r"[ \t]*(?P<value>[^\s，。；：、\"'`\\]{4,128})[ \t]*(?:<-+|←|—+)?[ \t]*(?:这个|这|它)?[ \t]*"
     r"(?:就|也|才|都)?[ \t]*是[^，。；！？\n\\]{0,30}"

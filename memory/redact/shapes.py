@@ -115,6 +115,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("tencent-secret-id", r"AKID(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{13,40}", "akid"),
     _token("volcengine-access-key", r"AKLT[A-Za-z0-9_-]{30,60}", "aklt"),
     _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{30,}", "ya29."),
+    _token("google-refresh-token", r"1//0[A-Za-z0-9_-]{40,}", "1//0"),
     _token("square-token", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", "sq0atp-", "sq0csp-"),
     _token("twilio-api-key", r"SK[0-9a-fA-F]{32}", "sk"),
     _token("linear-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}", "lin_api_", "lin_oauth_"),

@@ -70,6 +70,8 @@ def _whole_word(text: str, pos: int, end: int) -> bool:
     """``text[pos:end]`` is a word or a part of an identifier (``SecretKey``, ``DB_PASSWORD``,
     ``passwords``), not letters inside another word or a token."""
     before = text[pos - 1] if pos else " "
+    if before in "nrt" and pos >= 2 and text[pos - 2] == "\\":
+        before = " "  # after a JSON escape ("…\\npassword")
     after = text[end] if end < len(text) else " "
     if before.isascii() and before.isalnum() and not (before.islower() and text[pos].isupper()):
         return False
@@ -128,8 +130,8 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
             if m is None:
                 break
             token = m.group("token")
-            if reads_as_non_secret(token):
-                break
+            if reads_as_non_secret(token) or token.endswith((":", "：")):
+                break  # "valueFrom:" after "- name: DB_PASSWORD": a YAML key, not a value
             # a pagination cursor or a config blob in base64 decodes to text: not a key
             ok = (_piece(token) or looks_random(token)) and not base64_of_text(token)
             if not found and is_password:
@@ -199,6 +201,8 @@ def detect_key_pairs(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- seed phrases
 
+_SEED_KIND = "mnemonic"  # not "seed-phrase": a marker's kind may end up in a record's name, and
+# "phrase" (like most short words) can be one of the seed's own words
 _SEED_WORDS = (
     "seed phrase", "seed words", "seed:", "seed is", "mnemonic", "recovery phrase",
     "secret phrase", "backup phrase", "wallet words", "助记词", "助记符", "恢复短语", "种子短语",
@@ -230,7 +234,7 @@ def _seed_list(text: str, pos: int) -> list[Span]:
         m = _SEED_ITEM.match(text, at)
         if m is None or m.group("word") in _NOT_SEED:
             break
-        found.append((m.start("word"), m.end("word"), "seed-phrase"))
+        found.append((m.start("word"), m.end("word"), _SEED_KIND))
         at = m.end()
     return found if len(found) in (12, 15, 18, 21, 24) else []
 
@@ -246,7 +250,7 @@ def detect_seed_phrases(anchors: Anchors) -> list[Span]:
         if m is not None and m.start() - pos <= 80:
             words = m.group(0).split()
             if not (len(words) % 3 or any(w in _NOT_SEED for w in words)):
-                spans.append((m.start(), m.end(), "seed-phrase"))
+                spans.append((m.start(), m.end(), _SEED_KIND))
                 last = m.end()
                 continue
         listed = _seed_list(text, pos)
@@ -315,7 +319,7 @@ def detect_base64_private_keys(anchors: Anchors) -> list[Span]:
 
 _PGPASS_LINE = Lazy(
     r"(?:^|\r?\n|\\n)[ \t]*(?:[A-Za-z0-9._-]+|\*|\[[0-9a-fA-F:]+\]):(?:\d{1,5}|\*):[^:\s\\]+:"
-    r"[^:\s\\]+:(?P<value>[^\s\\\"']{1,256})(?=$|\r?\n|\\n|[ \t])"
+    r"[^:\s\\]+:(?P<value>[^\s\\\"']{1,256})(?=$|\r?\n|\\n|[ \t\"'])"
 )
 
 
@@ -395,10 +399,10 @@ def detect_strong_near_words(anchors: Anchors) -> list[Span]:
 
 
 _CHANGE_EN = Lazy(
-    r"[^.\n]{0,40}?\bfrom[ \t]+(?P<a>\S{8,64})[ \t]+to[ \t]+(?P<b>\S{8,64})"
+    r"[^.\n]{0,40}?\bfrom[ \t]+(?P<a>[^\s\"'`\\]{8,64})[ \t]+to[ \t]+(?P<b>[^\s\"'`\\]{8,64})"
 )
-_CHANGE_ZH = Lazy(r"从[ \t]*(?P<a>[^\s，。]{8,64})[ \t]*$")
-_CHANGE_ZH_NEW = Lazy(r"了?[ \t]*(?P<b>[^\s，。]{8,64})")
+_CHANGE_ZH = Lazy(r"从[ \t]*(?P<a>[^\s，。\"'`\\]{8,64})[ \t]*$")
+_CHANGE_ZH_NEW = Lazy(r"了?[ \t]*(?P<b>[^\s，。\"'`\\]{8,64})")
 _CHANGE_VERBS = ("changed", "change", "rotated", "updated", "reset", "switched")
 _CHANGE_VERBS_ZH = ("改成", "改为", "换成", "换为", "变成", "更新为", "更新成")
 
