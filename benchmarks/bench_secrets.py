@@ -278,6 +278,8 @@ def score(items: list[dict[str, Any]], point: str) -> dict[str, Any]:
             start = time.perf_counter()
             out = run(item["text"], Path(tmp))
             seconds += time.perf_counter() - start
+        if isinstance(out, str):  # a job names its memory directory: "/tmp/bench-secrets-…"
+            out = out.replace(tmp, "\x00")  # is not six characters of "secret_…" left behind
         for secret in item["secrets"]:
             total += 1
             ok = out if isinstance(out, bool) else caught(secret, out)

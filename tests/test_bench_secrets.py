@@ -32,3 +32,12 @@ def test_the_spent_blind_sets_hold_the_dev_floor_at_the_redactor(split: str) -> 
     row = bench_secrets.score(bench_secrets.load(split), "redactor")
     assert row["secrets"] > 0 and row["lookalikes"] > 0
     assert row["missed"] == [] and row["altered"] == [], row
+
+
+def test_the_work_directory_is_not_counted_as_part_of_a_secret() -> None:
+    # a job names its memory directory, /tmp/bench-secrets-…: six characters of a Notion
+    # token's "secret_" are there whatever the redactor does
+    token = "secret_" + "Zqumpm08hsE8JNpjJOQGa2rb19FlY0mG1ylvuhfJXqI"
+    item = {"id": "t-1", "form": "notion", "text": f"notion token: {token}", "secrets": [token],
+            "survive": []}  # fmt: skip
+    assert bench_secrets.score([item], "remember")["missed"] == []
