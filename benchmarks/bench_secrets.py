@@ -182,7 +182,10 @@ def _read_back(store: Any) -> str:
     for path in sorted(store.path.iterdir()):
         if path.is_file() and path.suffix in (".md", ".json"):
             parts.append(path.name)
-            parts.append(path.read_text(encoding="utf-8"))
+            raw = path.read_text(encoding="utf-8")
+            # the manifest's values (names, actors, hashes), not its keys: "change" is a key
+            # of every manifest and six characters of a password such as "changeme42"
+            parts.append(_json_strings(raw) if path.suffix == ".json" else raw)
     return "\n".join(parts)
 
 

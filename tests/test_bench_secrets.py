@@ -41,3 +41,10 @@ def test_the_work_directory_is_not_counted_as_part_of_a_secret() -> None:
     item = {"id": "t-1", "form": "notion", "text": f"notion token: {token}", "secrets": [token],
             "survive": []}  # fmt: skip
     assert bench_secrets.score([item], "remember")["missed"] == []
+
+
+def test_a_manifest_key_is_not_counted_as_part_of_a_secret() -> None:
+    # every manifest has a "change" key: six characters of a password such as changeme77
+    item = {"id": "t-2", "form": "weak", "text": "the kiosk password is changeme77 for now",
+            "secrets": ["changeme77"], "survive": []}  # fmt: skip
+    assert bench_secrets.score([item], "store")["missed"] == []
