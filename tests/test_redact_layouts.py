@@ -84,7 +84,7 @@ def test_chinese_talk_about_credentials_survives(text: str) -> None:
 
 
 NEXT_LINES = [
-        ("jump host\nlogin: ops\npassword\n    Qe5$Lr9!kT\nthen sudo -i", ["Qe5$Lr9!kT"]),
+        ("bastion box\nlogin: ops\npassword\n    Qe5$Lr9!kT\nthen sudo -i", ["Qe5$Lr9!kT"]),
         ("测试库\n账号：qa\n密码：\nWn3#Zp8@Ly\n用完记得退出", ["Wn3#Zp8@Ly"]),
         (
             "the secret key wrapped when I pasted it:\n0SkZtLTLZpK6Y9kK0FJXmF\nJMBY9r6bos56ZXuERhd\n",
@@ -322,7 +322,7 @@ LOOK_ALIKES = [
         "cache hit for key: npm-f3e364889f42e260-node20",
         "PUBLIC_KEY = 'Eu93VlX+ErpcZxgydl18gVRIvszldyowO6FWUVclUbmqyUvlsJmUrLvO69z5b8Bj'",
         "0SkZtLTLZpK6Y9kK0FJXmF is the publishable key, fine to ship in the app",
-        "-----BEGIN CERTIFICATE-----\nMIIB\npwD7hdCp5f9cpBZ8Bv3Tl+jwEGAlGoH1cwZEw8J6Wemi1+6japwvM+5NhFZj\n"
+        "-----BEGIN CERTIFICATE-----\nMIIB\npwD7VIrxaR7kQfWv52uvEgoqiXnLAC1lIAYJRfza0hW+rdE2oapzzQbkrck/z1iY\n"
         "-----END CERTIFICATE-----",
     ]
 
@@ -338,7 +338,7 @@ def test_layout_look_alikes_survive(text: str) -> None:
         "next page token:\n" + base64.b64encode(b'{"page": 3, "size": 50}').decode() + "\n",
         "ROUTING_KEY = '" + base64.b64encode(b"orders.created.v2.eu-west").decode() + "'",
         "signing_key = arn:aws:kms:eu-west-1:123456789012:key/7dc7f4c4-5b63-2864-b569-e8c99b82cd6b",
-        "db_password: projects/acme-prod/secrets/db-password/versions/latest",
+        "db_password: projects/shop-prod/secrets/orders-db-pass/versions/3",
     ],
 )
 def test_references_and_base64_of_text_survive(text: str) -> None:
