@@ -26,7 +26,11 @@ and none of its 6-character windows remains; recall = caught / secrets. A look-a
 secrets) is a false positive when any of its ``survive`` substrings was altered; FP rate =
 FP items / look-alike items. Targets: recall 1.0 on dev, ≥ 0.98 on blind, FP ≤ 2 %.
 
-Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2] [--points a,b]``.
+Sets: ``dev`` (written with the detector), ``blind`` and ``blind2`` (written blind, both since
+read by the detector's writer: development sets now), ``blind3`` (the held-out set, never read
+by whoever works on the detector; scored by the lead).
+
+Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2|blind3] [--points a,b]``.
 Prints a table (and the misses) and writes ``benchmarks/results/secrets-<split>.json``.
 """
 
@@ -178,7 +182,10 @@ def _read_back(store: Any) -> str:
     for path in sorted(store.path.iterdir()):
         if path.is_file() and path.suffix in (".md", ".json"):
             parts.append(path.name)
-            parts.append(path.read_text(encoding="utf-8"))
+            raw = path.read_text(encoding="utf-8")
+            # the manifest's values (names, actors, hashes), not its keys: "change" is a key
+            # of every manifest and six characters of a password such as "changeme42"
+            parts.append(_json_strings(raw) if path.suffix == ".json" else raw)
     return "\n".join(parts)
 
 
@@ -274,6 +281,8 @@ def score(items: list[dict[str, Any]], point: str) -> dict[str, Any]:
             start = time.perf_counter()
             out = run(item["text"], Path(tmp))
             seconds += time.perf_counter() - start
+        if isinstance(out, str):  # a job names its memory directory: "/tmp/bench-secrets-…"
+            out = out.replace(tmp, "\x00")  # is not six characters of "secret_…" left behind
         for secret in item["secrets"]:
             total += 1
             ok = out if isinstance(out, bool) else caught(secret, out)

@@ -1,7 +1,9 @@
 """benchmarks/bench_secrets.py runs through every entry point and holds its dev-set floor.
 
-The dev set is the one the detector was written against (recall 1.0, no look-alike altered);
-the blind sets are scored once per round by hand, never here."""
+The dev set is the one the detector was written against (recall 1.0, no look-alike altered).
+``blind`` and ``blind2`` were written blind, scored once each as held-out sets, then read by
+the detector's writer: they are development sets now and hold the same floor at the redactor.
+The held-out set of the round (``blind3``) is scored by hand, never here."""
 
 from __future__ import annotations
 
@@ -23,3 +25,26 @@ def test_every_entry_point_catches_the_dev_set_and_alters_no_look_alike(point: s
     row = bench_secrets.score(items[::step], point)
     assert row["secrets"] > 0 and row["lookalikes"] > 0
     assert row["missed"] == [] and row["altered"] == [], row
+
+
+@pytest.mark.parametrize("split", ["blind", "blind2"])
+def test_the_spent_blind_sets_hold_the_dev_floor_at_the_redactor(split: str) -> None:
+    row = bench_secrets.score(bench_secrets.load(split), "redactor")
+    assert row["secrets"] > 0 and row["lookalikes"] > 0
+    assert row["missed"] == [] and row["altered"] == [], row
+
+
+def test_the_work_directory_is_not_counted_as_part_of_a_secret() -> None:
+    # a job names its memory directory, /tmp/bench-secrets-…: six characters of a Notion
+    # token's "secret_" are there whatever the redactor does
+    token = "secret_" + "Zqumpm08hsE8JNpjJOQGa2rb19FlY0mG1ylvuhfJXqI"
+    item = {"id": "t-1", "form": "notion", "text": f"notion token: {token}", "secrets": [token],
+            "survive": []}  # fmt: skip
+    assert bench_secrets.score([item], "remember")["missed"] == []
+
+
+def test_a_manifest_key_is_not_counted_as_part_of_a_secret() -> None:
+    # every manifest has a "change" key: six characters of a password such as changeme77
+    item = {"id": "t-2", "form": "weak", "text": "the kiosk password is changeme77 for now",
+            "secrets": ["changeme77"], "survive": []}  # fmt: skip
+    assert bench_secrets.score([item], "store")["missed"] == []

@@ -30,6 +30,15 @@ UNITS = (
     "-----BEGIN PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\nAAAA",
     "aws ", "aws Ab1/", ":AA", "wifi key ", "login ", "wandb ", "pass", "key", "token", "sess",
     "code is 1234 ", "redis-cli -a ", " -a", "pw for a: ", "passphrase: a-b-c ",
+    # the third round's layouts: next lines, pairs, seeds, key files, sentences, webhooks
+    "password\n", "password\nAb1cdEf2gh3\n", "token:\n", "key:\\nAb1cdEf2gh3Xy\\n",
+    "ak/sk: ", "key and secret are a1b2c3d4e5 and ", "secret ", "seed phrase: ", "seed phrase: abc ",
+    "mnemonic:\n1. abc\n", "abc ", "LS0tLS1CRUdJTi", "Private-Lines: 9\n", "Private-Lines: 9\nAAAA\n",
+    "pgpass\n", "a:1:b:c:d\n", "changed from ", "changed it from Ab1!cdefg to ", "从Ab1!cdefg改成",
+    "Ab1!cdefgh ", "password Ab1!cdefgh ", "/hooks/", "https://a/hooks/Ab1cdEf2gh3Xy/",
+    "密钥：", "是密码，", "用 ab12 作为密码", "密码：中-a", "password: a-中-", "PIN for the a ",
+    "code for ", "code 1234 ", "app password is abcd ", "2xx3 ", "security answer is ", "-> ",
+    "password is: a b ", "passphrase is a b c ", "AK/SK：a1b2c3d4e5 / ",
 )  # fmt: skip
 
 

@@ -36,7 +36,7 @@ _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "「": "」
 
 # ---------------------------------------------------------------------------- credential words
 
-_PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
+_PASSWORD_PARTS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "psk"})
 _ASSIGN_ONLY = {"auth": "token", "sig": "signature"}
 _SHORT_PASSWORD = frozenset({"pass", "pw"})  # "pass `x`", "pw is x": only with a made-up value
 _SESSION_PARTS = frozenset({"session", "sessionid", "sid", "sess", "jsessionid", "phpsessid"})
@@ -46,7 +46,12 @@ _KEY_OWNERS = frozenset(
         "encryption", "license", "licence", "client", "app", "service", "subscription",
         "shared", "admin", "deploy", "webhook", "consumer", "wandb", "openai", "anthropic",
         "stripe", "aws", "gcp", "azure", "mailgun", "sendgrid", "twilio", "slack", "github",
-        "datadog", "dd", "sentry", "storage", "sas", "hmac", "jwt",
+        "datadog", "dd", "sentry", "storage", "sas", "hmac", "jwt", "server", "fernet",
+        "cipher", "crypt", "crypto", "aes", "enc", "encrypt", "sign", "secure", "root", "session",
+        "cookie", "csrf", "oauth", "bot", "fcm", "gcm", "apns", "sms", "payment", "pay",
+        "merchant", "partner", "developer", "prod", "production", "live", "personal",
+        "integration", "ingest", "ingestion", "management", "unseal", "vault", "decryption",
+        "decrypt", "wifi", "wpa", "wpa2", "wpa3", "wep", "network", "psk",
     }
 )  # fmt: skip
 _SECRET_KEYS = frozenset(
@@ -65,6 +70,16 @@ _SECRET_KEYS = frozenset(
         "storage",
         "primary",
         "secondary",
+        "fernet",
+        "cipher",
+        "crypt",
+        "crypto",
+        "aes",
+        "enc",
+        "encrypt",
+        "sign",
+        "root",
+        "csrf",
     }
 )
 _CJK_WORDS = {
@@ -81,26 +96,30 @@ _CJK_WORDS = {
     "验证码": "pin",
 }
 _WORD_ANCHORS = (
-    "pass", "pwd", "pw", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
+    "pass", "pwd", "pw", "psk", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
     # a session word or a code word only before its connector: "sessionId" is on every line of
     # a Claude Code transcript and "code" in most sentences, and every anchor hit costs
     "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
-    "sid:", 'sid"', "_sess", "code is", "code was", "code:", "code=", "code =", "code：",
+    "sid:", 'sid"', "_sess", "answer", "code is", "code was", "code:", "code=", "code =", "code：",
+    "code for", "code ",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
-_KEY_BEFORE = Lazy(r"([A-Za-z]+)[\s_-]?$")
+_KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
+_CJK_OWNER = Lazy(r"[\u4e00-\u9fff][\u4e00-\u9fff ]{0,20}$")  # "地图的 key", "支付 key"
 _HASH_BEFORE = Lazy(
     r"\b(?:hash(?:ed)?|sha-?\d*|digest|checksum|md5|fingerprint|length|size|count|hint|salt)"
     r"\s+(?:of\s+)?(?:the\s+|my\s+|your\s+|this\s+|a\s+|an\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
-_NOUN_AFTER = Lazy(r"(?:码|碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
+_NOUN_AFTER = Lazy(r"(?:\s*码|\s*碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
 _SET_BEFORE = Lazy(
     r"(?:set|change|changed|reset|update|updated|rotate|rotated)\b[^.\n]{0,30}$", re.IGNORECASE
 )
 _PROSE = Lazy(
     r"""(?ix)
     (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()-]+){1,5}?)?   # for the admin user
+    (?:\s+(?:that\s+|which\s+)?(?:we|i|you|they|he|she|it)(?:\s+[a-z']+){1,3}?(?=\s+(?:is|was)\b))?
+                                                      # the password we agreed on is X
     (?:
         \s*(?:is|was|are|were|'s|’s)\b
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
@@ -151,6 +170,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     if parts[-2:] == ["amz", "signature"]:  # a presigned URL (a model's "signature" is not)
         return "signature", False
     if last in _SESSION_PARTS:
+        if last == "sid" and len(parts) > 1 and parts[-2] in ("account", "acct", "project"):
+            return None  # a Twilio account SID names the account; its auth token is the secret
         return "session", False
     if last in ("pin", "otp", "totp", "mfa"):  # "the OTP is 492817"
         return "pin", True
@@ -168,6 +189,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return "token", True
     if last in ("credential", "credentials", "creds"):
         return "credential", True
+    if last == "answer" and _SECURITY_BEFORE.search(" ".join([before[-40:], *parts[:-1]])):
+        return _ANSWER_KIND, True  # "the security question answer … is X"
     if last == "id" and parts[-3:] == ["private", "key", "id"]:
         return "secret", False
     if last.endswith("key") and last != "key" and last[:-3] in _KEY_OWNERS:
@@ -181,7 +204,28 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             return ("secret" if owner in _SECRET_KEYS else "api-key"), True
         if len(parts) == 1 and _WIFI_BEFORE.search(before):  # "wifi is X, key Y"
             return "password", True
+        if len(parts) == 1 and _CJK_OWNER.search(before):  # "地图服务的 key：…"
+            return "api-key", True
+        if len(parts) > 1 and owner not in _PUBLIC_KEY_OWNERS:
+            return _KEY_MATERIAL_KIND, False  # FERNET_KEY = <key material>: by its value
     return None
+
+
+_LOWER_CODE = Lazy(r"[a-z]{16}")
+_ANSWER_KIND = "security-answer"
+_SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
+_SECURITY_BEFORE = Lazy(r"(?i)\b(?:security|secret|recovery)(?:[\s_-]+questions?)?[\s_-]*$")
+_KEY_MATERIAL_KIND = "key-material"
+"""A ``<word>_key`` whose word says nothing: a secret only when assigned generated material."""
+_PUBLIC_KEY_OWNERS = frozenset(
+    {
+        "public", "pub", "publishable", "cache", "primary", "foreign", "sort", "partition",
+        "idempotency", "object", "route", "lookup", "hash", "row", "index", "unique",
+        "composite", "natural", "surrogate", "dedup", "dedupe", "group", "shard", "bucket",
+        "cursor", "etag", "content", "checksum", "file", "s3", "dict", "map", "sorting",
+        "ssh", "gpg", "pgp", "host", "known", "verify", "verification", "recipient", "site",
+    }
+)  # fmt: skip
 
 
 _MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
@@ -275,6 +319,9 @@ def _connector(
     """Where the value starts after a credential word ending at ``end`` and whether the
     connector was explicit (``:``, ``=``, "is", "是"); None when nothing connects a value."""
     i = end
+    aside = _ASIDE.match(text, i)  # "密钥（手动输入的那个）：", "password (the new one): "
+    if aside is not None:
+        i = end = aside.end()
     if text.startswith('\\"', i):
         i += 2
     elif text[i : i + 1] in ('"', "'", "`") and not text.startswith("'s ", i):  # password's X
@@ -283,8 +330,9 @@ def _connector(
     while j < len(text) and text[j] in " \t":
         j += 1
     c = text[j : j + 1]
-    if (c in (":", "=", "：") and text[j : j + 2] != "==") or text[j : j + 2] in ("=>", ":="):
-        j += 2 if text[j : j + 2] in ("=>", ":=") else 1
+    arrow = text[j : j + 2] in ("=>", ":=", "->") or c == "→"
+    if (c in (":", "=", "：") and text[j : j + 2] != "==") or arrow:
+        j += 1 if c == "→" or not arrow else 2
         while j < len(text) and text[j] in " \t":
             j += 1
         return j, True
@@ -315,8 +363,12 @@ def _connector(
     return None
 
 
+_ASIDE = Lazy(r"[ \t]*(?:（[^）\n]{1,24}）|\((?!\))[^)\n\\]{1,24}\))")
 _SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
-_CODE_TAIL = Lazy(r"[sS]?\\?[\"'`]?[ \t]*(?:(?i:is|was)\b|[:=：])")
+_CODE_TAIL = Lazy(
+    r"[sS]?\\?[\"'`]?(?:[ \t]+for(?:[ \t]+[\w'-]+){1,4}?)?[ \t]*(?:(?i:is|was)\b|[:=：])"
+    r"|[ \t]+\d{4,8}(?![\w.:/-])"
+)  # "door code: …", "the gate code for the back door is …"
 
 
 def _worth_reading(text: str, pos: int) -> bool:
@@ -331,6 +383,8 @@ def _worth_reading(text: str, pos: int) -> bool:
     if head.startswith("sig"):
         nxt = text[pos + 3 : pos + 4]
         return not nxt.isalpha() or text[max(0, pos - 4) : pos].lower() == "amz-"
+    if head == "answ":  # only a security question's answer
+        return _SECURITY_NEAR.search(text, max(0, pos - 40), pos) is not None
     if head == "code":
         return _CODE_TAIL.match(text, pos + 4) is not None
     return True
@@ -383,6 +437,75 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_PIN_FOR = Lazy(r"[ \t]+for(?:[ \t]+[\w'-]+){1,4}?[ \t]+(?P<value>\d{4,8})(?![\w.:/-])")
+_SPACED_DIGITS = Lazy(r"\d{2,4}(?:[ -]\d{2,4}){1,3}(?![\d])")  # "door code: 48 17 93"
+_SPACED_BASE32 = Lazy(r"(?:[a-z2-7]{4}[ -]){3,7}[a-z2-7]{4}(?![a-z0-9])|(?:[A-Z2-7]{4}[ -]){3,7}[A-Z2-7]{4}(?![A-Z0-9])")
+_MIXED_SCRIPT = Lazy(
+    r"(?:[A-Za-z0-9\u4e00-\u9fff]+[-_.@#!+*&%~])+[A-Za-z0-9\u4e00-\u9fff!#@%&*]+"
+)  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
+_LONGEST = 160
+_APP_PASSWORD = Lazy(r"[a-z]{4}(?:[ -][a-z]{4}){3}(?![A-Za-z0-9])")
+_APP_BEFORE = Lazy(r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码")
+_PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
+_PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?)\"'`，。；！？]|(?i:and|but|so|when|for|to)\b)")
+_FUNCTION_WORDS = frozenset(
+    {
+        "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "is", "are",
+        "be", "been", "not", "no", "and", "or", "it", "its", "this", "that", "than", "then",
+        "should", "must", "can", "will", "would", "could", "may", "needs", "need", "has", "have",
+        "stored", "saved", "kept", "set", "sent", "wrong", "expired", "required", "same",
+        "different", "there", "here", "what", "which", "who", "where", "how", "too", "very",
+        "still", "already", "now", "ever", "never", "only", "just", "least", "most", "more",
+    }
+)  # fmt: skip
+
+
+def _phrase_ok(phrase: str, *, passphrase: bool) -> bool:
+    """A run of words after "passphrase is"/"password is:" that reads as a phrase someone
+    chose, not as a sentence about it: no function word, no unit ("12 characters"), and for a
+    password (not a passphrase) a digit or a symbol among the words."""
+    words = phrase.lower().split()
+    if not 3 <= len(words) <= 10 or any(w.strip("'!?&-") in _FUNCTION_WORDS for w in words[1:]):
+        return False
+    if words[0] in _FUNCTION_WORDS or reads_as_non_secret(words[0]):
+        return False
+    if any(followed_by_unit(" " + w, 0) for w in words):
+        return False
+    return passphrase or any(not c.isalpha() and not c.isspace() for c in phrase)
+
+
+def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None:
+    """A value longer than one run: digits in groups, a spaced base32 seed, a password of
+    Chinese and Latin parts, a passphrase of several words to the end of its clause. Each is
+    read at most :data:`_LONGEST` characters on (a long run repeated stays linear)."""
+    if kind == "pin":
+        m = _SPACED_DIGITS.match(text, start, start + _LONGEST)
+        if m is not None:
+            return start, m.end(), kind
+        return None
+    m = _SPACED_BASE32.match(text, start, start + _LONGEST)
+    if m is not None and any(c.isdigit() for c in m.group(0)):
+        return start, m.end(), "totp-seed"
+    if kind != "password":
+        return None
+    m = _APP_PASSWORD.match(text, start, start + _LONGEST)  # app passwords: 4 x 4 letters
+    if m is not None and _APP_BEFORE.search(text, max(0, start - 60), start) is not None:
+        return start, m.end(), kind
+    m = _MIXED_SCRIPT.match(text, start, start + _LONGEST)
+    if m is not None:
+        value = m.group(0)
+        if any("\u4e00" <= c <= "\u9fff" for c in value) and any(
+            c.isascii() and c.isalnum() for c in value
+        ):
+            return start, m.end(), kind
+    m = _PHRASE.match(text, start, start + _LONGEST)
+    if m is not None and _PHRASE_END.match(text, m.end()):
+        passphrase = "phrase" in word or "短语" in word
+        if _phrase_ok(m.group(0), passphrase=passphrase):
+            return start, m.end(), kind
+    return None
+
+
 def _value_after(
     text: str,
     word_start: int,
@@ -399,17 +522,25 @@ def _value_after(
     noun = _NOUN_AFTER.match(text, word_end)
     if noun is not None:  # "PIN code is", "PIN码是", "pass phrase:"
         word_end = noun.end()
-    nxt = text[word_end : word_end + 1]
+    nxt = text[word_end : word_end + 3].lstrip(" ")[:1]
     if not cjk and nxt and ("\u4e00" <= nxt <= "\u9fff" or "\uff00" <= nxt <= "\uffef"):
-        cjk = True  # "token是 …", "API key：…"
+        cjk = True  # "token是 …", "API key：…", "password 是 …"
     if cjk and _CJK_GAP_HASH.search(text, word_end, word_end + 6) is not None:
         return None  # "密码的哈希值是 …", "密码长度为 …"
+    if kind == "pin":
+        m = _PIN_FOR.match(text, word_end)  # "PIN for the alarm 4417"
+        if m is not None:
+            return m.start("value"), m.end("value"), kind
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
     if kind == "session" and (connected is None or not connected[1]):
         return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>
     if connected is None:
         return _random_near(text, word_end, kind)
     at, explicit = connected
+    if explicit or cjk:
+        longer = _longer_value(text, at, kind, word=text[word_start : word_end + 2].lower())
+        if longer is not None:
+            return longer
     query = word_start > 0 and text[word_start - 1] in "?&;"
     found = _value_at(
         text,
@@ -422,11 +553,19 @@ def _value_after(
         return None if kind == "session" else _random_near(text, word_end, kind)
     start, end, quoted = found
     value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
-    digits_ok = kind in ("password", "pin") and (explicit or cjk)
+    if kind == _KEY_MATERIAL_KIND:
+        material = explicit and looks_random(value) and not base64_of_text(value)
+        return (start, end, "secret") if material else None
+    if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
+        ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
+        return (start, end, "password") if ok and not reads_as_non_secret(value) else None
+    digits_ok = kind == "pin" or (kind == "password" and (explicit or cjk))
     if value.isdigit() and followed_by_unit(text, end):
         return None
     if kind == "pin" and not value.isdigit():
         return None
+    if cjk and explicit and kind == "token" and _LOWER_CODE.rx.fullmatch(value):
+        return start, end, kind  # "邮箱授权码：<16 lower-case letters>", SMTP clients' codes
     made_up = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     if kind == "session":
         return (start, end, kind) if explicit and looks_random(value) else None
@@ -437,10 +576,10 @@ def _value_after(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
-    bare_ok = explicit or made_up or (cjk and value.isdigit() and kind in ("password", "pin"))
+    bare_ok = explicit or made_up or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
-    if explicit and quoted is False and looks_random(value):
+    if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):
         return start, end, kind
     return _random_near(text, word_end, kind) if not explicit else None
 
@@ -469,6 +608,43 @@ def _random_near(text: str, end: int, kind: str) -> Span | None:
 
 def detect_credentials(anchors: Anchors) -> list[Span]:
     return _credential_spans(anchors)
+
+
+# ---------------------------------------------------------------------------- XML elements
+
+_XML_ANCHORS = ("password>", "passwd>", "passphrase>", "pwd>", "secret>", "token>", "key>")
+_XML_ELEMENT = Lazy(r"<(?P<tag>[A-Za-z_][\w.:-]{0,63})>(?P<value>[^<>\n\"\\]{1,256})</(?P=tag)>")
+
+
+def detect_xml_elements(anchors: Anchors) -> list[Span]:
+    """``<password>X</password>`` (Maven's settings.xml, NuGet, Tomcat users, FileZilla):
+    an element whose tag is a credential word holds its value."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(_XML_ANCHORS):
+        lt = text.rfind("<", max(0, pos - 64), pos)
+        if lt == -1:
+            continue
+        m = _XML_ELEMENT.match(text, lt)
+        if m is None:
+            continue
+        parts = [p.lower() for p in _SPLIT.split(m.group("tag").split(":")[-1]) if p]
+        judged = _kind_of(parts, "") if parts else None
+        value = m.group("value").strip()
+        if judged is None or not value or reads_as_non_secret(value):
+            continue
+        kind = judged[0]
+        if kind == _KEY_MATERIAL_KIND:  # <cacheKey>, <routingKey>: only generated material
+            if not looks_random(value):
+                continue
+            kind = "secret"
+        elif kind == _ANSWER_KIND:
+            kind = "password"
+        elif kind == "pin" and not value.isdigit():
+            continue
+        start = m.start("value") + (len(m.group("value")) - len(m.group("value").lstrip()))
+        spans.append((start, start + len(value), kind))
+    return spans
 
 
 # ---------------------------------------------------------------------------- context words
@@ -558,6 +734,15 @@ _SCHEME_TOKEN = Lazy(
 )
 
 
+def _generated_user(user: str) -> bool:
+    """A URL's user part that reads as a generated key, not a name: long, both cases or
+    digits, varied (``deploy``, ``git``, ``jane.doe`` are names)."""
+    if len(user) < 12 or not user.isalnum():
+        return False
+    cases = any(c.isupper() for c in user) and any(c.islower() for c in user)
+    return (cases or looks_random(user)) and entropy(user) >= 3.5 and not user.istitle()
+
+
 def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
     """Passwords in ``scheme://user:pw@host`` (tokens in its user part too) and the
     credentials of ``Authorization`` headers and ``Basic``/``Bearer`` values."""
@@ -570,7 +755,11 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
         value = m.group("value")
         if value is not None:
             if not is_placeholder(value):  # user:password@host in docs stays
-                spans.append((m.start("value"), m.end("value"), "password"))
+                # a generated user name is a token too (a licence key as the user of a gem
+                # source, an access key id as the user of a proxy): both halves go
+                user = m.group("user")
+                first = m.start("user") if _generated_user(user) else m.start("value")
+                spans.append((first, m.end("value"), "password"))
         elif looks_random(m.group("user")):
             spans.append((m.start("user"), m.end("user"), "token"))
     for pos in anchors.positions(("authorization",)):
@@ -645,11 +834,13 @@ register(
     "authorization",
     "basic ",
     "bearer ",
+    *_XML_ANCHORS,
 )
 CONTEXT_DETECTORS = (
     detect_urls_and_headers,
     detect_aws_secrets,
     detect_credentials,
+    detect_xml_elements,
     detect_pairs,
     *COMMAND_DETECTORS,
     detect_context_tokens,

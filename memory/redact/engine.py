@@ -85,6 +85,14 @@ def _automaton() -> tuple[object, list[str]]:
     return _AUTOMATON[0], _AUTOMATON[1]  # type: ignore[return-value]
 
 
+def in_marker(text: str, pos: int) -> bool:
+    """``pos`` is inside a ``[REDACTED:<kind>]`` marker: its kind names what was there, which
+    some detectors take for context (an AWS marker next to an unlabelled secret key) and
+    none may take for a credential word."""
+    at = text.rfind("[REDACTED:", max(0, pos - 40), pos + 1)
+    return at != -1 and text.find("]", at, pos) == -1
+
+
 class Anchors:
     """Where the registered anchors occur in one text, all found in one pass.
 

@@ -15,12 +15,16 @@ Both read a bounded window around each anchor: linear in the text.
 
 from __future__ import annotations
 
-from memory.redact.engine import Anchors, Lazy, Span, register
-from memory.redact.values import is_secret_value
+from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
+from memory.redact.values import is_secret_value, looks_random, reads_as_non_secret
 
 _BEFORE_WORDS = ("password", "passphrase", "passcode", "passwd", "pin")
+_TOKEN_WORDS = ("key", "token", "secret")  # "<value> <- that's the API key": generated values only
+_DIGIT_WORDS = frozenset({"pin", "passcode"})
+_PUBLIC = Lazy(r"(?i)\bpub(?:lic|lishable)?\b|公钥|公开")
 _DETERMINERS = frozenset({"the", "my", "our", "your", "his", "her", "their", "a", "an", "its"})
-_LINKS = frozenset({"is", "was", "as", "be", "becomes", "'s"})
+_LINKS = frozenset({"is", "was", "as", "be", "becomes", "'s", "that's", "that’s", "it's", "it’s", "thats"})
+_ARROWS = frozenset({"<-", "<--", "←", "<=", "-", "—", "--", "="})
 _ENDS_PHRASE = frozenset(
     {
         "for", "to", "of", "on", "at", "in", "when", "if", "so", "and", "but", "that", "which",
@@ -35,7 +39,7 @@ _BOUNDARY = _QUOTES + "\\"
 _SENTENCE_END = (". ", "! ", "? ", "\n", "\\n", "。")
 
 
-def _value_before(text: str, start: int) -> Span | None:
+def _value_before(text: str, start: int, said: str) -> Span | None:
     lo = max(0, start - 120)
     for stop in _SENTENCE_END:
         at = text.rfind(stop, lo, start)
@@ -54,6 +58,8 @@ def _value_before(text: str, start: int) -> Span | None:
         k -= 1
     if k < 1 or text[tokens[k][0] : tokens[k][1]].lower() not in _LINKS:
         return None
+    if k >= 2 and text[tokens[k - 1][0] : tokens[k - 1][1]] in _ARROWS:
+        k -= 1  # "<value> <- that's the key"
     v_start, v_end = tokens[k - 1]
     while v_end > v_start and text[v_end - 1] in ",;:\\" + _QUOTES:
         v_end -= 1
@@ -67,27 +73,98 @@ def _value_before(text: str, start: int) -> Span | None:
     while v_start < v_end and text[v_start] in _QUOTES:
         v_start += 1
     value = text[v_start:v_end]
-    if is_secret_value(value, digits_ok=False, quoted=quoted):
-        return v_start, v_end, "password"
+    if said in _TOKEN_WORDS:
+        if _PUBLIC.search(text, v_end, start) is not None:
+            return None  # "<pk_live_…> is a publishable key"
+        return (v_start, v_end, "secret") if looks_random(value) else None
+    if is_secret_value(value, digits_ok=said in _DIGIT_WORDS, quoted=quoted):
+        return v_start, v_end, "pin" if value.isdigit() else "password"
     return None
 
 
 def detect_values_before_their_word(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
-    for pos in anchors.positions(_BEFORE_WORDS):
+    for pos in anchors.positions((*_BEFORE_WORDS, *_TOKEN_WORDS)):
         if pos and (text[pos - 1].isalnum() or text[pos - 1] == "_"):
             continue
-        word = next(w for w in _BEFORE_WORDS if text[pos : pos + len(w)].lower() == w)
+        word = next(
+            w for w in (*_BEFORE_WORDS, *_TOKEN_WORDS) if text[pos : pos + len(w)].lower() == w
+        )
         end = pos + len(word)
         if end < len(text) and (text[end].isalnum() or text[end] in "_-"):
             continue  # passwords, password-reset, pinned
         after = _WORD_AFTER.match(text, end)
         if after is not None and after.group(1).lower() not in _ENDS_PHRASE:
             continue  # "X is the password policy"
-        span = _value_before(text, pos)
+        span = _value_before(text, pos, word)
         if span is not None:
             spans.append(span)
+    return spans
+
+
+_ZH_WORDS = {
+    "密码": "password", "密碼": "password", "口令": "password", "密钥": "secret",
+    "秘钥": "secret", "密鑰": "secret", "令牌": "secret",
+}  # fmt: skip
+_ZH_EN_WORDS = {"password": "password", "passphrase": "password", "pin": "pin",
+                "key": "secret", "token": "secret", "secret": "secret"}  # fmt: skip
+_HAS_CJK = Lazy(r"[\u4e00-\u9fff]")
+_CLAUSE_END = Lazy(r"码?[ \t]*(?:$|[，,。.!！?？；;）)\"'\\]|\r?\n|了|吧|呢|哦|啊)")
+_CLAUSE_START = Lazy(r"[，,。！？；;\n\"]|\\n|[.!?]\s")  # a quote: a JSON string's start
+_ZH_VALUE_FIRST = Lazy(
+    r"[ \t]*(?P<value>[^\s，。；：、\"'`\\]{4,128})[ \t]*(?:<-+|←|—+)?[ \t]*(?:这个|这|它)?[ \t]*"
+    r"(?:就|也|才|都)?[ \t]*是[^，。；！？\n\\]{0,30}"
+    r"|[ \t]*用[ \t]*(?P<used>[^\s，。；：、\"'`\\]{4,128})[ \t]*(?:作为|当作|当做|当成|做|当)"
+    r"[^，。；！？\n\\]{0,10}"
+)
+
+
+def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
+    """The value first, in Chinese: "<X> 是 NAS 的登录密码", "<X> 这个是地图服务的密钥",
+    "<X> 是 Jenkins 的 admin password", "用 <X> 作为密码". The word ends its clause (or, after
+    用…作为, starts what is done with it), the value starts it."""
+    text = anchors.text
+    spans: list[Span] = []
+    words = {**_ZH_WORDS, **_ZH_EN_WORDS}
+    hits = sorted((pos, word) for word in words for pos in anchors.positions((word,)))
+    for pos, word in hits:
+        if in_marker(text, pos):
+            continue
+        after = text[pos + len(word) : pos + len(word) + 1]
+        if word.isascii() and (
+            (pos and text[pos - 1].isascii() and text[pos - 1].isalnum())
+            or (after.isascii() and after.isalnum())
+        ):
+            continue
+        lo = max(0, pos - 80)
+        if _HAS_CJK.search(text, lo, pos) is None:
+            continue  # English is read by detect_values_before_their_word
+        start = lo
+        for stop in _CLAUSE_START.finditer(text, lo, pos):
+            start = stop.end()
+        clause = text[start:pos]
+        if not any("\u4e00" <= c <= "\u9fff" for c in clause):
+            continue  # English is read by detect_values_before_their_word
+        m = _ZH_VALUE_FIRST.rx.fullmatch(text, start, pos)
+        if m is None:
+            continue
+        group = "value" if m.group("value") is not None else "used"
+        if group == "value" and _CLAUSE_END.match(text, pos + len(word)) is None:
+            continue  # "X 是…密码规则"
+        value = m.group(group)
+        kind = words[word]
+        if kind == "secret":
+            ok = looks_random(value)
+        else:
+            ok = is_secret_value(value, digits_ok=kind == "pin", quoted=False) or (
+                kind == "password"
+                and any(c.isdigit() for c in value)
+                and any(not c.isalnum() for c in value)
+                and not reads_as_non_secret(value)
+            )
+        if ok:
+            spans.append((m.start(group), m.end(group), kind))
     return spans
 
 
@@ -100,6 +177,10 @@ _CODE_LIST = Lazy(
     r"(?P<code>[A-Za-z0-9]{3,12}+(?:-[A-Za-z0-9]{3,12}+){0,3}+)(?![A-Za-z0-9])"
 )
 _LEAD = Lazy(r"[^\n.。]{0,60}?(?:[:：]|\n|\\n|(?<=\s)(?:are|is)\b)")
+
+
+def _shape(code: str) -> str:
+    return "".join("-" if c == "-" else "x" for c in code)
 
 
 def _code_shaped(code: str) -> bool:
@@ -119,10 +200,18 @@ def detect_code_lists(anchors: Anchors) -> list[Span]:
         lead = _LEAD.match(text, pos)
         at = lead.end() if lead is not None else pos
         found: list[Span] = []
+        shape = ""
         while len(found) < 64:
             m = _CODE_LIST.match(text, at)
-            if m is None or not _code_shaped(m.group("code")):
+            if m is None:
                 break
+            code = m.group("code")
+            # after two codes, one of the same layout counts even without a digit ("QWER-TYUI"
+            # among "AB12-CD34"s) if it is not a word (upper case, or mixed with digits)
+            same = len(found) >= 2 and _shape(code) == shape and (code.isupper() or code.isdigit())
+            if not (same or _code_shaped(code)):
+                break
+            shape = shape or _shape(code)
             found.append((m.start("code"), m.end("code"), "recovery-code"))
             at = m.end()
         if len(found) >= 2 or (found and lead is not None):
@@ -131,5 +220,9 @@ def detect_code_lists(anchors: Anchors) -> list[Span]:
     return spans
 
 
-register(*_BEFORE_WORDS, *_CODE_WORDS)
-PROSE_DETECTORS = (detect_values_before_their_word, detect_code_lists)
+register(*_BEFORE_WORDS, *_TOKEN_WORDS, *_ZH_WORDS, *_CODE_WORDS)
+PROSE_DETECTORS = (
+    detect_values_before_their_word,
+    detect_values_before_chinese_words,
+    detect_code_lists,
+)

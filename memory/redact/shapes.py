@@ -9,7 +9,7 @@ text keeps every line valid JSON.
 from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, register
-from memory.redact.values import is_placeholder_token
+from memory.redact.values import is_placeholder_token, looks_random
 
 # Token start: not inside a longer identifier, except right after a JSON escape (``\n``, ``\t``)
 _IDENT_BEFORE = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
@@ -19,26 +19,44 @@ _IDENT_AFTER = r"(?![A-Za-z0-9_-])"
 class _Pattern:
     """One shape (a plain class: no dataclasses import on the hook path)."""
 
-    __slots__ = ("anchors", "kind", "regex", "value_group")
+    __slots__ = ("anchors", "back", "kind", "regex", "value_group")
 
     def __init__(
-        self, kind: str, regex: str, anchors: tuple[str, ...], value_group: str | None = None
+        self,
+        kind: str,
+        regex: str,
+        anchors: tuple[str, ...],
+        value_group: str | None = None,
+        back: int = 0,
     ) -> None:
         self.kind = kind
         self.regex = Lazy(regex)
         self.anchors = anchors
         self.value_group = value_group
+        self.back = back  # the anchor is inside the token: the match starts up to this far back
 
 
-def _token(kind: str, body: str, *anchors: str) -> _Pattern:
-    return _Pattern(kind, rf"{_IDENT_BEFORE}{body}{_IDENT_AFTER}", anchors)
+def _token(kind: str, body: str, *anchors: str, back: int = 0) -> _Pattern:
+    return _Pattern(kind, rf"{_IDENT_BEFORE}{body}{_IDENT_AFTER}", anchors, back=back)
+
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _token_start(text: str, pos: int, back: int) -> int:
+    start = pos
+    while start > pos - back and start > 0 and text[start - 1] in _TOKEN_CHARS:
+        start -= 1
+    return start
 
 
 # Armour of every private key format: PEM (PKCS#1/#8, EC, DSA, ENCRYPTED), OpenSSH, SSH2 and
 # PGP ("PRIVATE KEY BLOCK"). A block cut off before its END line (a tool output truncated by the
 # hook) is redacted to the end of its base64 run; a bare BEGIN line in prose is not a key.
-_ARMOUR_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-_ARMOUR_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_ARMOUR_BEGIN = (
+    r"-----BEGIN (?:(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----"
+)
+_ARMOUR_END = r"-----END (?:(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----"
 _ARMOUR_BODY_RUN = r"(?:[A-Za-z0-9+/=\s:,.()@<>_-]|\\[nrt])"
 
 PATTERNS: tuple[_Pattern, ...] = (
@@ -66,7 +84,12 @@ PATTERNS: tuple[_Pattern, ...] = (
         "glptt-",
         "glsoat-",
     ),
-    _token("huggingface-token", r"hf_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{30,}", "hf_"),
+    # hf_ and 34 letters and digits: a token may have no digit, but never one case only
+    _token(
+        "huggingface-token",
+        r"hf_(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z0-9])[A-Za-z0-9]{30,}",
+        "hf_",
+    ),
     _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "sk_", "rk_"),
     _token("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
     _token("sendgrid-key", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", "sg."),
@@ -92,6 +115,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("tencent-secret-id", r"AKID(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{13,40}", "akid"),
     _token("volcengine-access-key", r"AKLT[A-Za-z0-9_-]{30,60}", "aklt"),
     _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{30,}", "ya29."),
+    _token("google-refresh-token", r"1//0[A-Za-z0-9_-]{40,}", "1//0"),
     _token("square-token", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", "sq0atp-", "sq0csp-"),
     _token("twilio-api-key", r"SK[0-9a-fA-F]{32}", "sk"),
     _token("linear-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}", "lin_api_", "lin_oauth_"),
@@ -113,6 +137,15 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("rubygems-key", r"rubygems_[a-f0-9]{48}", "rubygems_"),
     _token("planetscale-token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}", "pscale_"),
     _token("atlassian-token", r"ATATT3[A-Za-z0-9_=-]{50,}", "atatt3"),
+    # Terraform Cloud / Enterprise API tokens: <14>.atlasv1.<60+>
+    _token("terraform-token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}", ".atlasv1.", back=14),
+    # Firebase Cloud Messaging legacy server keys: <key id>:APA91b<~134>
+    _token("fcm-server-key", r"[A-Za-z0-9_-]{7,12}:APA91b[A-Za-z0-9_-]{100,}", ":apa91b", back=12),
+    _token("pinecone-key", r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}", "pcsk_"),
+    _token("supabase-token", r"sbp_[a-f0-9]{40}", "sbp_"),
+    _token("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"),
+    _token("newrelic-key", r"NRAK-[A-Z0-9]{27}", "nrak-"),
+    _token("mapbox-secret-token", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", "sk.eyj"),
     # A header and a payload, each base64url JSON ("eyJ" is '{"'): a token cut after its payload
     # (a shortened quote or log line) still holds its claims, so the signature is optional.
     _Pattern(
@@ -124,12 +157,31 @@ PATTERNS: tuple[_Pattern, ...] = (
         "webhook-url",
         r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"
         r"|discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}"
-        r"|outlook\.office\.com/webhook/[A-Za-z0-9@/_-]{20,})",
+        r"|outlook\.office\.com/webhook/[A-Za-z0-9@/_-]{20,}"
+        r"|[a-z0-9.-]*webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{20,}"
+        # Feishu and Lark custom bots: the hook's path segment (a UUID) is the secret
+        r"|open\.(?:feishu\.cn|larksuite\.com|larkoffice\.com)/open-apis/bot/v2/hook/[A-Za-z0-9-]{16,}"
+        # WeCom (企业微信) group bots and DingTalk robots: the key in the query
+        r"|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[A-Za-z0-9-]{16,}"
+        r"|oapi\.dingtalk\.com/robot/send\?access_token=[A-Za-z0-9]{16,}"
+        r"|chat\.googleapis\.com/v1/spaces/[A-Za-z0-9_-]+/messages\?key=[A-Za-z0-9_-]{20,}"
+        r"(?:&token=[A-Za-z0-9_%-]{20,})?"
+        r"|hooks\.zapier\.com/hooks/catch/[0-9]+/[A-Za-z0-9]{4,}"
+        r"|maker\.ifttt\.com/trigger/[A-Za-z0-9_-]+/with/key/[A-Za-z0-9_-]{16,})",
         (
             "hooks.slack.com/",
             "discord.com/api/webhooks/",
             "discordapp.com/api/webhooks/",
             "outlook.office.com/webhook/",
+            "webhook.office.com/webhookb2/",
+            "open.feishu.cn/",
+            "open.larksuite.com/",
+            "open.larkoffice.com/",
+            "qyapi.weixin.qq.com/cgi-bin/webhook/",
+            "oapi.dingtalk.com/robot/send",
+            "chat.googleapis.com/v1/spaces/",
+            "hooks.zapier.com/hooks/catch/",
+            "maker.ifttt.com/trigger/",
         ),
     ),
     _Pattern(
@@ -142,7 +194,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
 )
 
-_KEY_MATERIAL = Lazy(r"[A-Za-z0-9+/]{40}")
+_KEY_MATERIAL = Lazy(r"[A-Za-z0-9+/]{40}|[0-9a-f]{32}(?:\s|\\n)")  # base64, or OpenVPN's hex
 _URL_SCHEME = Lazy(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://$")
 
 
@@ -153,7 +205,7 @@ def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(pat.anchors):
         if pos < last:
             continue
-        m = pat.regex.match(text, pos)
+        m = pat.regex.match(text, _token_start(text, pos, pat.back) if pat.back else pos)
         if m is None:
             continue
         start, end = m.span(pat.value_group) if pat.value_group else m.span()
@@ -186,7 +238,8 @@ def detect_shapes(anchors: Anchors) -> list[Span]:
 
 
 def _telegram(anchors: Anchors) -> list[Span]:
-    """Telegram bot tokens, ``<bot id>:AA<33 chars>``: the bot id goes with the secret."""
+    """Telegram bot tokens, ``<bot id>:AA<33 chars>``, alone or in a Bot API URL
+    (``/bot<token>/``): the bot id goes with the secret."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions((":aa",)):
@@ -195,8 +248,11 @@ def _telegram(anchors: Anchors) -> list[Span]:
         start = pos
         while start > 0 and text[start - 1].isascii() and text[start - 1].isdigit():
             start -= 1
+        # the Bot API puts the token in the path: https://api.telegram.org/bot<token>/getMe
+        after_bot = text[start - 4 : start].lower() == "/bot"
         if not 6 <= pos - start <= 12 or (
             start > 0
+            and not after_bot
             and (text[start - 1].isalnum() and text[start - 2 : start] not in ("\\n", "\\t"))
         ):
             continue
@@ -210,5 +266,32 @@ def _telegram(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_HOOK_PATH = Lazy(r"(?i:web)?hooks?/(?P<rest>(?:[A-Za-z0-9_-]+/){0,3}[A-Za-z0-9_-]+)")
+_UUID_SEGMENT = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _webhook_paths(anchors: Anchors) -> list[Span]:
+    """Any provider's incoming webhook, self-hosted too (Mattermost, Rocket.Chat, Gitea,
+    n8n…): in a URL's ``/hooks/…`` or ``/webhook(s)/…`` path, the segments that look
+    generated (or are UUIDs) are the secret; names such as ``/hooks/deploy`` stay."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("/hooks/", "/hook/", "/webhooks/", "/webhook/")):
+        if text.rfind("://", max(0, pos - 120), pos) == -1:
+            continue  # not in a URL
+        m = _HOOK_PATH.match(text, pos + 1)
+        if m is None:
+            continue
+        at = m.start("rest")
+        for segment in m.group("rest").split("/"):
+            if _UUID_SEGMENT.match(segment) or (
+                looks_random(segment) and not is_placeholder_token(segment)
+            ):
+                spans.append((at, at + len(segment), "webhook-secret"))
+            at += len(segment) + 1
+    return spans
+
+
 register(*(a for pat in PATTERNS for a in pat.anchors), ":aa")
-SHAPE_DETECTORS = (detect_shapes, _telegram)
+register("/hooks/", "/hook/", "/webhooks/", "/webhook/")
+SHAPE_DETECTORS = (detect_shapes, _telegram, _webhook_paths)

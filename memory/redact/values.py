@@ -34,7 +34,11 @@ _PLACEHOLDER = Lazy(
 )  # matched against the lower-cased value: IGNORECASE makes compiling slow on the hook path
 _NOT_VALUE = Lazy(
     r"""(?x)
-      [a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\(?\)?$               # self.password, os.environ
+      (?:vault|op|ref\+[a-z0-9]+|sm|ssm|secretsmanager|awssm|gcpsm|azkv|keyvault|sops|doppler
+       |infisical|bws|secret|secretref|kms):(?://)?[a-z0-9_./#-]+$    # a secret manager's reference
+    | 0x[0-9a-f]{40}$                                              # an Ethereum address (public)
+    | arn:aws[a-z-]*:                                              # an AWS resource name
+    | projects/[^/\s]+/secrets/                                    # a GCP Secret Manager name
     | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
     | (?:/|~/|\./|\.\./)                                           # a path
     | [a-z][a-z0-9+.-]*://                                         # a URL
@@ -47,6 +51,7 @@ _NOT_VALUE = Lazy(
     """
 )  # lower-cased value, as above
 
+_DOTTED = Lazy(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\(?\)?$")  # self.password, os.environ
 _UNIT_AFTER = Lazy(
     r"\s*(?:characters?|chars?|digits?|letters?|symbols?|bytes?|bits?|days?|hours?|minutes?|"
     r"seconds?|weeks?|months?|years?|times|attempts?|tries|retries|words?|%|位|个|次|天|分钟|小时|字符)"
@@ -86,8 +91,16 @@ def is_placeholder_token(token: str) -> bool:
 
 
 def reads_as_non_secret(value: str) -> bool:
-    """A placeholder, code, path, URL, version, date, e-mail address, file name or term."""
-    return is_placeholder(value) or _NOT_VALUE.match(value.lower()) is not None
+    """A placeholder, code, path, URL, version, date, e-mail address, file name or term.
+
+    A dotted value reads as code (``self.password``) unless one of its parts looks generated
+    (``<id>.atlasv1.<secret>``: a token made of dotted parts)."""
+    low = value.lower()
+    if is_placeholder(value) or _NOT_VALUE.match(low) is not None:
+        return True
+    return _DOTTED.match(low) is not None and not any(
+        looks_random(part) for part in value.split(".")
+    )
 
 
 def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int = 6) -> bool:
