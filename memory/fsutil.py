@@ -134,8 +134,12 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words ("a FIFO", "a symbolic link"), from its ``st_mode``."""
     return next((text for test, text in _KINDS if test(mode)), "not a regular file")
+
+
+_kind = file_kind
 
 
 def open_regular(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -334,6 +335,78 @@ def test_a_hard_link_to_an_outside_file_is_not_adopted(tmp_path: Path) -> None:
     assert [f for f, _ in result.malformed] == ["private.md"]
     assert "hard links" in result.malformed[0][1]
     assert "private" not in {e.name for e in MemoryStore(d).read().records}
+
+
+# ----------------------------------------------------------------------------- .history/ keeps regular files only
+
+
+def _regular_only(history: Path) -> None:
+    """Nothing in ``.history/`` is a link, a FIFO or a device: a link kept there would point out
+    of the directory from the archive, a FIFO hang whatever opens it without dreamd's care."""
+    odd = [p.name for p in history.iterdir() if not p.is_file() or p.is_symlink()]
+    assert odd == []
+
+
+def _replace_by(path: Path, kind: str, outside: Path) -> None:
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        outside.write_text("---\nname: outside\ntype: user\ndescription: o\n---\nnot dreamd's\n")
+        os.symlink(outside, path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_forget_of_a_record_whose_file_became_a_fifo_or_link_says_it_is_left_in_place(tmp_path: Path, kind: str) -> None:
+    """The forget used to answer "kept in .history/" while the FIFO or link stayed where it
+    was; the next commit then raised reading it as a leftover, and no commit of the directory
+    ever succeeded again. Now the record leaves the set, its file stays where it is (never
+    opened, never moved: ``.history/`` keeps only regular files), the answer says so in one
+    line, the commits after it go on, and a rollback to a generation that named it says why
+    it cannot bring it back."""
+    d = project(tmp_path, 2)
+    [entry] = [e for e in MemoryStore(d).read().records if e.name == "fact-1"]
+    _replace_by(d / entry.file, kind, tmp_path / "outside.md")
+    before = MemoryStore(d).read().generation
+    proc = dreamd(tmp_path, "forget", str(d), "fact-1", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.splitlines()
+    assert first == f"removed fact-1 (generation {before + 1})"
+    what = "a FIFO" if kind == "fifo" else "a symbolic link"
+    assert second.strip() == (f"{d / entry.file}: is {what}, not a regular file: left in place, not kept in .history/ "
+                              "(which keeps only regular files of ours); remove it by hand")  # fmt: skip
+    assert not stat.S_ISREG(os.lstat(d / entry.file).st_mode)  # where it was, as it was
+    _regular_only(d / ".history")
+    later = remember(tmp_path, d, timeout=30)
+    assert later.returncode == 0, later.stderr
+    assert {e.name for e in MemoryStore(d).read().records} == {"fact-0", "new-fact"}
+    _regular_only(d / ".history")
+    back = dreamd(tmp_path, "rollback", str(d), "--to", str(before), timeout=30)
+    assert back.returncode == 1
+    assert back.stderr.splitlines()[-1] == (
+        f"dreamd: {d}: cannot roll back to generation {before}: {entry.file} (fact-1) is no longer kept (its file "
+        f"is {what}, not a regular file, so .history/ never kept its bytes); nothing was changed"
+    )
+    if kind == "link":
+        assert (tmp_path / "outside.md").read_text().endswith("not dreamd's\n")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_an_orphan_named_like_ours_that_is_a_link_or_fifo_is_never_moved_into_history(tmp_path: Path, kind: str) -> None:
+    """Orphan collection (a file named like ours no manifest names, older than the grace) used
+    ``os.stat``, which follows a link, and moved whatever it found into ``.history/``: a link
+    planted as ``x-0123456789.md`` became ``.history/orphan.x-0123456789.md.hist`` pointing out
+    of the directory. Now it is left in place and named in the commit's ``not_archived``."""
+    d = project(tmp_path)
+    planted = d / "x-0123456789.md"
+    planted.write_text("placeholder")
+    _replace_by(planted, kind, tmp_path / "outside.md")
+    os.utime(planted, (1, 1), follow_symlinks=False)
+    store = MemoryStore(d, orphan_grace=0)
+    result = store.commit(Change(add=[make_record("other", "user", "Other", "Other fact.")]))
+    _regular_only(d / ".history")
+    assert not stat.S_ISREG(os.lstat(planted).st_mode)
+    assert [f for f, _ in result.not_archived] == ["x-0123456789.md"]
 
 
 # ----------------------------------------------------------------------------- FIFOs

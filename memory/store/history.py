@@ -13,13 +13,14 @@ import glob
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreError
-from memory.fsutil import open_checked, open_regular, read_regular_or_none
+from memory.fsutil import file_kind, open_checked, open_regular, read_regular_or_none
 from memory.store.layout import (
     HISTORY,
     MAX_MANIFEST_BYTES,
@@ -439,6 +440,18 @@ def find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     return None
 
 
+def _why_not_kept(path: Path) -> str:
+    """Why ``.history/`` holds no bytes of a record, when its file says: it became a link or a
+    FIFO, which is never read and never archived (DESIGN §2)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    return f" (its file is {file_kind(mode)}, not a regular file, so .history/ never kept its bytes)"
+
+
 def rollback(store: MemoryStore, *, to: int) -> CommitResult:
     """Commit a new generation whose set equals generation ``to``; all or nothing."""
     with store_lock(store.path, store.lock_timeout):
@@ -454,6 +467,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             if data is None:
                 raise StoreError(
                     f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
+                    f"{_why_not_kept(store.path / entry.file)}; nothing was changed"
                 )
             path = store.path / entry.file
             on_disk = read_regular_or_none(path, max_bytes=MAX_RECORD_FILE_BYTES)
