@@ -58,12 +58,20 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def write_temp(
-    directory: Path, data: bytes, *, mode: int = 0o644, prefix: str = TMP_PREFIX, final: Path | None = None
+    directory: Path,
+    data: bytes,
+    *,
+    mode: int = 0o644,
+    prefix: str = TMP_PREFIX,
+    final: Path | None = None,
+    durable: bool = True,
 ) -> Path:
     """Create a fresh temp file in ``directory`` (O_EXCL), write ``data`` and fsync it.
 
     An OSError from writing or syncing (ENOSPC, EIO, EDQUOT) carries no file name of its own;
-    it is raised again naming ``final`` (the name the bytes were meant for), else the temp file.
+    it is raised again naming ``final`` (the name the bytes were meant for), else the temp file,
+    and the temp file is removed. ``durable=False`` skips the fsync: a cache that is rebuilt
+    when lost, or a caller that makes many files durable with one ``syncfs``.
     """
     while True:
         tmp = directory / f"{prefix}{os.urandom(8).hex()}"  # not secrets: it costs the hook path imports
@@ -74,7 +82,8 @@ def write_temp(
         break
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException as exc:
         os.close(fd)
         with contextlib.suppress(OSError):

@@ -305,19 +305,30 @@ def read_conversation(
                 f.seek(max(0, prefix_end - CACHE_CHECK_BYTES))
                 check = _check(f.read(min(prefix_end, CACHE_CHECK_BYTES)))
         header = {"dev": st.st_dev, "ino": st.st_ino, "offset": prefix_end, "check": check}
-        try:
-            cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as c:
-                c.write(json.dumps(header).encode() + b"\n")
-                c.write(
-                    b"".join((b"u " if k == b"user" else b"a ") + ln + b"\n" for k, ln in lines)
-                )
-            os.replace(tmp, cache)
+        body = json.dumps(header).encode() + b"\n" + b"".join((b"u " if k == b"user" else b"a ") + ln + b"\n" for k, ln in lines)
+        try:  # a cache: a full disk costs the next call a full read, never this one's job
+            write_cache(cache, body)
             _prune(cache_dir)
         except OSError:
             pass
     return lines + tail, {"read_bytes": len(data), "reused_bytes": offset}
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Replace the hook's cache file ``path`` (its folder made private when missing): a fresh
+    temp file, not fsynced (a lost cache is rebuilt), renamed over it. A write that fails (a
+    full disk) names ``path`` and leaves no temp file behind (:func:`memory.fsutil.write_temp`);
+    the hook used to leave one partial ``.<name>.<pid>.tmp`` per call."""
+    from memory.fsutil import write_temp
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = write_temp(path.parent, data, mode=0o600, prefix=f".{path.name}.", final=path, durable=False)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def forget_cached(path: Path, cache_dir: Path) -> None:

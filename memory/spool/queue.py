@@ -345,7 +345,7 @@ class Spool:
                 raise JobRejected(
                     f"job for {body.get('memory_dir')} is {len(data)} bytes, over the {max_bytes}-byte limit"
                 )
-            tmp = write_temp(tmp_dir, data, mode=0o600, prefix=f"{job_id}.")
+            tmp = write_temp(tmp_dir, data, mode=0o600, prefix=f"{job_id}.", final=new_dir / f"{job_id}{JOB_SUFFIX}")
             try:
                 os.link(tmp, new_dir / f"{job_id}{JOB_SUFFIX}")
             except FileExistsError:
