@@ -465,6 +465,23 @@ def test_record_names_ending_in_a_newline_are_refused_everywhere(tmp_path: Path,
     assert not [p for p in os.listdir(d) if "\n" in p or "\r" in p]
 
 
+def test_a_manifest_naming_a_record_with_a_line_break_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A ``.memory`` a project repository tracks takes its manifest from ``git pull`` (a
+    fast-forward or the merge driver), so a teammate's manifest names keys too: one ending in
+    a newline was accepted and split MEMORY.md's link lines. Now it is refused like any other
+    manifest dreamd cannot trust, before anything is written."""
+    d = project(tmp_path)
+    m = json.loads((d / "manifest.json").read_text())
+    m["records"][0]["name"] = "fact-0\n"
+    (d / "manifest.json").write_text(json.dumps(m))
+    before, index = sorted(os.listdir(d)), (d / "MEMORY.md").read_bytes()
+    proc = remember(tmp_path, d)
+    assert proc.returncode == 1
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"dreamd: {d / 'manifest.json'}") and "'fact-0\\n' is not a valid name" in line, line
+    assert sorted(os.listdir(d)) == before and (d / "MEMORY.md").read_bytes() == index
+
+
 def test_an_mcp_remember_with_a_newline_name_is_refused() -> None:
     from dreamd.mcp.schema import TOOLS, check_arguments
 
