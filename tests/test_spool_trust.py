@@ -198,3 +198,43 @@ def test_a_hostile_spool_owner_file_never_holds_or_feeds_status(tmp_path: Path, 
     _plant(owner, kind, tmp_path / "outside-owner.json")
     state = _returns_without_blocking(lambda: daemon_status(sp.root, proc=proc), [owner])
     assert state == {"running": True, "pid": os.getpid(), "host": None, "since": None}
+
+
+# ----------------------------------------------------------------- the daemon over hostile directories
+
+
+def test_the_daemon_applies_jobs_beside_a_fifo_last_scan_a_bad_foreign_record_and_a_fifo_manifest(tmp_path: Path) -> None:
+    """Issue 21 §1 through the daemon (``dreamd once``, a child with a timeout): five jobs for
+    a healthy directory whose neighbour has a FIFO ``.last-scan`` (the running daemon processed
+    none of them in 98 s); a job for a directory holding a foreign record YAML cannot hold
+    (``expires: 2026-02-30``: it went to ``failed/`` and the new fact was lost); a job for a
+    directory whose ``manifest.json`` is a FIFO (it sat in ``cur/``). The first two are applied;
+    the third backs off in ``deferred/`` with one line naming the FIFO; nothing waits."""
+    code = tmp_path / "code"
+    healthy, fifo_scan, bad_record, fifo_manifest = (code / n / ".memory" for n in ("ok", "scan", "yaml", "manifest"))
+    for d in (healthy, fifo_scan, bad_record, fifo_manifest):
+        MemoryStore.init(d)
+    os.mkfifo(fifo_scan / ".last-scan")
+    (bad_record / "bad-date.md").write_text("---\nname: d\ntype: user\ndescription: d\nexpires: 2026-02-30\n---\nbody\n")
+    spool = tmp_path / "spool"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{code}/*/.memory"]\n')
+    for i in range(5):
+        remember(healthy, name=f"fact-{i}", type="user", description=f"Fact {i}", body=f"Body {i}.", spool=spool)
+    remember(fifo_scan, name="beside", type="user", description="Beside", body="Beside the FIFO.", spool=spool)
+    remember(bad_record, name="kept", type="user", description="Kept", body="Stored beside a broken file.", spool=spool)
+    stuck = remember(fifo_manifest, name="lost", type="user", description="L", body="Cannot be stored.", spool=spool)
+    (fifo_manifest / "manifest.json").unlink()
+    os.mkfifo(fifo_manifest / "manifest.json")
+    ran = dreamd(tmp_path, "once", "--config", str(config))
+    assert ran.returncode == 0, ran.stderr
+    assert sorted(e.name for e in MemoryStore(healthy).read().records) == [f"fact-{i}" for i in range(5)]
+    assert [e.name for e in MemoryStore(fifo_scan).read().records] == ["beside"]
+    assert [e.name for e in MemoryStore(bad_record).read().records] == ["kept"]
+    assert (bad_record / "bad-date.md").exists()
+    assert os.listdir(spool / "cur") == [] and os.listdir(spool / "new") == []
+    # A directory someone can repair: the job backs off in deferred/ (then failed/ after
+    # max_attempts), its reason the one line that names the FIFO.
+    assert sorted(os.listdir(spool / "deferred")) == sorted([f"{stuck}.json", f".{stuck}.state.json"])
+    state = Spool(spool).attempts(stuck), json.loads((spool / "deferred" / f".{stuck}.state.json").read_text())
+    assert state[0] == 1 and f"{fifo_manifest / 'manifest.json'}: is a FIFO" in state[1]["last_error"]
