@@ -430,6 +430,44 @@ def test_a_fifo_manifest_is_refused_with_one_line_never_waited_on(tmp_path: Path
     assert "manifest.json" in line and "FIFO" in line
 
 
+def test_a_running_daemon_beside_a_fifo_last_scan_applies_jobs_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """The probe exactly: ``mkfifo DIR/.last-scan``, and the running daemon processed 0 of 5
+    jobs for a *healthy* directory in 98 s, logged nothing and ignored SIGTERM. A real
+    ``dreamd run`` here: the five jobs are applied, and SIGTERM ends it with exit 0."""
+    import signal
+    import time
+
+    from memory.client import remember as submit_remember
+
+    code = tmp_path / "code"
+    healthy, hostile = code / "ok" / ".memory", code / "scan" / ".memory"
+    for d in (healthy, hostile):
+        MemoryStore.init(d)
+    os.mkfifo(hostile / ".last-scan")
+    spool = tmp_path / "spool"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{code}/*/.memory"]\nlog_format = "json"\n')
+    jobs = [submit_remember(healthy, name=f"fact-{i}", type="user", description=f"Fact {i}", body=f"Body {i}.", spool=spool)
+            for i in range(5)]  # fmt: skip
+    env = {**_env(tmp_path), "DREAMD_CONFIG": str(config)}
+    env.pop("NOTIFY_SOCKET", None)
+    daemon = subprocess.Popen([sys.executable, "-m", "dreamd", "run", "--config", str(config)], env=env, cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_limit)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all((spool / "done" / f"{j}.json").exists() for j in jobs):
+            time.sleep(0.2)
+        assert sorted(e.name for e in MemoryStore(healthy).read().records) == [f"fact-{i}" for i in range(5)]
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        assert daemon.stdout is not None
+        daemon.stdout.close()
+
+
 def test_a_manifest_symlink_is_never_followed(tmp_path: Path) -> None:
     d = project(tmp_path)
     real = d.parent / "elsewhere.json"
