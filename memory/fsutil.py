@@ -118,9 +118,11 @@ def replace_atomic(
     mode: int = 0o644,
     sync_dir: bool = True,
     before_replace: Callable[[], None] | None = None,
+    durable: bool = True,
 ) -> None:
-    """Atomically replace ``path`` with ``data`` (temp + fsync + os.replace + dir fsync)."""
-    tmp = write_temp(path.parent, data, mode=mode, final=path)
+    """Atomically replace ``path`` with ``data`` (temp + fsync + os.replace + dir fsync);
+    ``durable=False`` and ``sync_dir=False`` for a cache (atomic, not flushed: rebuilt when lost)."""
+    tmp = write_temp(path.parent, data, mode=mode, final=path, durable=durable)
     try:
         if before_replace is not None:
             before_replace()

@@ -191,3 +191,13 @@ def test_the_stop_hook_on_a_full_state_disk_still_queues_the_session_and_leaves_
     assert len(os.listdir(spool / "new")) >= 1
     assert os.listdir(full_tmpfs / "state" / "dreamd" / "hook-transcripts") == []
     assert shutil.disk_usage(full_tmpfs).free < 8192  # it really was full
+
+
+def test_the_mcp_servers_early_answer_cache_on_a_full_disk_leaves_no_partial_file(full_tmpfs: Path) -> None:
+    """``dreamd mcp`` keeps the SDK's first answers for the next start; on a full disk the old
+    write left an empty ``.<cache>.<pid>.tmp`` behind each start. Never raises, leaves nothing."""
+    from dreamd.mcp import early
+
+    cache = full_tmpfs / "state" / "dreamd" / "mcp-early.json"
+    early.remember(cache, "key", "initialize", {"protocolVersion": "2025-06-18", "serverInfo": {"name": "dreamd"}})
+    assert not cache.exists() and sorted(os.listdir(cache.parent)) == ["hook-transcripts"]

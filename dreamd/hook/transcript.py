@@ -315,20 +315,14 @@ def read_conversation(
 
 
 def write_cache(path: Path, data: bytes) -> None:
-    """Replace the hook's cache file ``path`` (its folder made private when missing): a fresh
-    temp file, not fsynced (a lost cache is rebuilt), renamed over it. A write that fails (a
-    full disk) names ``path`` and leaves no temp file behind (:func:`memory.fsutil.write_temp`);
-    the hook used to leave one partial ``.<name>.<pid>.tmp`` per call."""
-    from memory.fsutil import write_temp
+    """Replace the hook's cache file ``path`` (its folder made private when missing), atomic
+    but not fsynced (a lost cache is rebuilt). A write that fails (a full disk) names ``path``
+    and leaves no temp file behind (:func:`memory.fsutil.replace_atomic`); the hook used to
+    leave one partial ``.<name>.<pid>.tmp`` per call."""
+    from memory.fsutil import replace_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = write_temp(path.parent, data, mode=0o600, prefix=f".{path.name}.", final=path, durable=False)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_atomic(path, data, mode=0o600, sync_dir=False, durable=False)
 
 
 def forget_cached(path: Path, cache_dir: Path) -> None:
