@@ -58,12 +58,20 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def write_temp(
-    directory: Path, data: bytes, *, mode: int = 0o644, prefix: str = TMP_PREFIX, final: Path | None = None
+    directory: Path,
+    data: bytes,
+    *,
+    mode: int = 0o644,
+    prefix: str = TMP_PREFIX,
+    final: Path | None = None,
+    durable: bool = True,
 ) -> Path:
     """Create a fresh temp file in ``directory`` (O_EXCL), write ``data`` and fsync it.
 
     An OSError from writing or syncing (ENOSPC, EIO, EDQUOT) carries no file name of its own;
-    it is raised again naming ``final`` (the name the bytes were meant for), else the temp file.
+    it is raised again naming ``final`` (the name the bytes were meant for), else the temp file,
+    and the temp file is removed. ``durable=False`` skips the fsync: a cache that is rebuilt
+    when lost, or a caller that makes many files durable with one ``syncfs``.
     """
     while True:
         tmp = directory / f"{prefix}{os.urandom(8).hex()}"  # not secrets: it costs the hook path imports
@@ -74,7 +82,8 @@ def write_temp(
         break
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -109,9 +118,11 @@ def replace_atomic(
     mode: int = 0o644,
     sync_dir: bool = True,
     before_replace: Callable[[], None] | None = None,
+    durable: bool = True,
 ) -> None:
-    """Atomically replace ``path`` with ``data`` (temp + fsync + os.replace + dir fsync)."""
-    tmp = write_temp(path.parent, data, mode=mode, final=path)
+    """Atomically replace ``path`` with ``data`` (temp + fsync + os.replace + dir fsync);
+    ``durable=False`` and ``sync_dir=False`` for a cache (atomic, not flushed: rebuilt when lost)."""
+    tmp = write_temp(path.parent, data, mode=mode, final=path, durable=durable)
     try:
         if before_replace is not None:
             before_replace()
@@ -134,8 +145,12 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words ("a FIFO", "a symbolic link"), from its ``st_mode``."""
     return next((text for test, text in _KINDS if test(mode)), "not a regular file")
+
+
+_kind = file_kind
 
 
 def open_regular(
@@ -179,6 +194,44 @@ def read_regular_stat(
     """:func:`open_regular` that also returns the file's ``fstat``; with ``unchanged``, the
     bytes are not read (None) when it says the file is one the caller already has (a cache
     keyed on inode, mtime and size)."""
+    where = os.fspath(path)
+    fd, st = open_checked(path, max_bytes=max_bytes, dir_fd=dir_fd, oversize=oversize, single_link=single_link, owned=owned)
+    try:
+        if unchanged is not None and unchanged(st):
+            return st, None
+        chunks: list[bytes] = []
+        left = max_bytes + (1 if oversize == "refuse" else 0)
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), where) from None
+        raise
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise UnsafeFileError(f"{where}: grew over the {max_bytes}-byte limit while read; not read")
+    return st, data
+
+
+def open_checked(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int,
+    dir_fd: int | None = None,
+    oversize: str = "refuse",
+    single_link: bool = False,
+    owned: bool = True,
+) -> tuple[int, os.stat_result]:
+    """A blocking read-only descriptor of the regular file ``path`` and its ``fstat``, after every
+    check of :func:`open_regular` that needs no byte read (link, kind, owner, hard links, size);
+    for a reader that reads only parts of a file (a manifest's head and tail). The caller
+    closes it; UnsafeFileError names the path and the reason."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     where = os.fspath(path)
     try:
@@ -199,27 +252,13 @@ def read_regular_stat(
             )
         if st.st_size > max_bytes and oversize == "refuse":
             raise UnsafeFileError(f"{where}: is {st.st_size} bytes, over the {max_bytes}-byte limit; not read")
-        if unchanged is not None and unchanged(st):
-            return st, None
         os.set_blocking(fd, True)
-        chunks: list[bytes] = []
-        left = max_bytes + (1 if oversize == "refuse" else 0)
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-    except OSError as exc:
-        if exc.filename is None:
+    except BaseException as exc:
+        os.close(fd)
+        if isinstance(exc, OSError) and exc.filename is None:
             raise OSError(exc.errno, exc.strerror or str(exc), where) from None
         raise
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise UnsafeFileError(f"{where}: grew over the {max_bytes}-byte limit while read; not read")
-    return st, data
+    return fd, st
 
 
 def read_regular_or_none(path: str | os.PathLike[str], *, max_bytes: int, oversize: str = "refuse") -> bytes | None:

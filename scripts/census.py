@@ -837,10 +837,203 @@ def embedding_cache_cases(sb: Sandbox) -> list[Row]:
     return rows
 
 
+def _in_child(sb: Sandbox, code: str, *args: str) -> str:
+    """Run ``code`` in a child with a timeout and a 1.5 GiB address space: a read that blocks on
+    a FIFO shows as a hang, an unbounded one as MemoryError, instead of stopping the census."""
+    import resource
+    import subprocess
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024**2, 1536 * 1024**2))
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=30,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, preexec_fn=limit)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return "HANGS (killed after 30 s)"
+    out = proc.stdout.strip() or (proc.stderr.strip().splitlines() or ["(nothing)"])[-1]
+    return sb.norm(out)
+
+
+def edge_file_cases(sb: Sandbox) -> list[Row]:
+    """Files at the edges of a directory (issue 21, second round): git's merge temp files, the
+    spool's small sidecars, archived manifests, a record's file turned into a FIFO or a link, a
+    link named like ours, and a full disk on every write path."""
+    from memory.store.records import make_record
+    from memory.store.transaction import Change, MemoryStore
+
+    rows: list[Row] = []
+    base = sb.base / "edges"
+    base.mkdir()
+
+    # --- git's temp files handed to the merge driver (%O %A %B)
+    driver = ("import sys\nfrom pathlib import Path\nfrom memory.errors import DreamdError\n"
+              "from dreamd.sync.merge_driver import merge_driver\ntry:\n"
+              "    print('merged, exit', merge_driver(*(Path(a) for a in sys.argv[1:])))\n"
+              "except DreamdError as exc:\n    print(f'exit 1: {exc}')\n")  # fmt: skip
+    mem = base / "m" / ".memory"
+    MemoryStore.init(mem).commit(_census_change())
+    good = (mem / "manifest.json").read_bytes()
+
+    def sparse(p: Path) -> None:
+        with open(p, "wb") as f:
+            f.write(good)
+            f.truncate(3 * 1024**3)
+
+    for label, plant in (("a FIFO", os.mkfifo), ("a symlink to a manifest outside", lambda p: os.symlink(mem / "manifest.json", p)),
+                         ("a sparse 3 GiB file", sparse)):  # fmt: skip
+        tmp = base / ("git-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-"))
+        tmp.mkdir()
+        paths = [tmp / f".merge_file_{w}" for w in ("base", "ours", "theirs")]
+        for p in paths[:2]:
+            p.write_bytes(good)
+        plant(paths[2])
+        rows.append(Row("git merge driver", f"`%B` (git's temp file) {label}", _in_child(sb, driver, *map(str, paths)),
+                        "git reports a conflict; `%A` left as it was"))  # fmt: skip
+        if label == "a sparse 3 GiB file":
+            paths[2].unlink()
+
+    # --- the spool's own small files
+    from memory.spool.queue import Spool
+
+    sp = Spool(base / "spool")
+    sp.ensure()
+    job = "20261202T000000.000000Z-0000000001"
+    os.mkfifo(sp.root / "deferred" / f".{job}.state.json")
+    rows.append(Row("spool", "`deferred/.X.state.json` (a job's attempts) a FIFO",
+                    _in_child(sb, "import sys\nfrom memory.spool.queue import Spool\nprint('attempts read as', Spool(sys.argv[1]).attempts(sys.argv[2]))",
+                              str(sp.root), job), "never waited on; replaced at the next defer"))  # fmt: skip
+    (base / "outside-error.json").write_text('{"reason": "planted"}')
+    os.symlink(base / "outside-error.json", sp.root / "failed" / f"{job}.error.json")
+    rows.append(Row("spool", "`failed/X.error.json` a symlink out of the spool",
+                    _in_child(sb, "import sys\nfrom memory.spool.queue import Spool\nprint('failure read as', Spool(sys.argv[1]).failure(sys.argv[2]))",
+                              str(sp.root), job), "never followed"))  # fmt: skip
+    os.mkfifo(sp.root / ".owner")
+    rows.append(Row("spool", "`.owner` a FIFO",
+                    _in_child(sb, "import sys\nfrom dreamd.status.collect import daemon_status\nfrom pathlib import Path\n"
+                                  "print('status: running', daemon_status(Path(sys.argv[1]))['running'])", str(sp.root)),
+                    "`dreamd status` never waits on it"))  # fmt: skip
+
+    # --- archived manifests in .history/
+    log = ("import sys\nfrom pathlib import Path\nfrom memory.store.history import Unreadable, change_summaries\n"
+           "from memory.store.transaction import MemoryStore\nu = []\n"
+           "gens = [g for g, _ in change_summaries(MemoryStore(Path(sys.argv[1])), unreadable=u)]\n"
+           "print(f'dreamd log reads generations {gens}; passed over: ' + '; '.join(x.reason for x in u))\n")  # fmt: skip
+    for label, plant in (("owned by another uid", lambda p: os.chown(p, 12345, 12345)), ("a sparse 3 GiB file", None)):
+        d = _fresh(sb, f"archived manifest {label}")
+        MemoryStore(d).commit(Change(add=[make_record("second", "user", "Second", "Second.")]))
+        path = d / ".history" / "manifest-1.json"
+        if plant is None:
+            path.unlink()
+            with open(path, "wb") as f:
+                f.write(b'{"format":1,"generation":1,"committed_at":"2026-12-01T00:00:00Z","records":[')
+                f.truncate(3 * 1024**3)
+        else:
+            plant(path)
+        rows.append(Row("memory directory", f"`.history/manifest-1.json` {label}", _in_child(sb, log, str(d)),
+                        "left in place; `dreamd log` passes over it"))  # fmt: skip
+        if plant is None:
+            path.unlink()
+
+    # --- a record's file turned into a FIFO or a link, then forgotten; a link named like ours
+    outside = base / "outside-record.md"
+    outside.write_text("---\nname: outside\ntype: user\ndescription: o\n---\nnot dreamd's\n")
+    for label, plant in (("a FIFO", os.mkfifo), ("a symlink out of the directory", lambda p: os.symlink(outside, p))):
+        d = _fresh(sb, f"forget record {label}")
+        [entry] = MemoryStore(d).read().records
+        (d / entry.file).unlink()
+        plant(d / entry.file)
+        forget = MemoryStore(d).commit(Change(remove=[entry.name]))
+        after = _commit_outcome(sb, d)
+        kept = sorted(n for n in os.listdir(d / ".history") if not (d / ".history" / n).is_file() or (d / ".history" / n).is_symlink())
+        rows.append(Row("memory directory", f"`dreamd forget` of a record whose file became {label}",
+                        f"removed (generation {forget.generation}; {sb.norm(forget.archive_note())}); then {after}"
+                        + ("; .history/ HOLDS " + ", ".join(kept) if kept else ""),
+                        "left in place, never opened or moved; rollback says its bytes were never kept"))  # fmt: skip
+    d = _fresh(sb, "orphan link named like ours")
+    os.symlink(outside, d / "x-0123456789.md")
+    os.utime(d / "x-0123456789.md", (1, 1), follow_symlinks=False)
+    result = MemoryStore(d, orphan_grace=0).commit(Change(add=[make_record("new-fact", "user", "A new fact", "Stored.")]))
+    moved = [n for n in os.listdir(d / ".history") if (d / ".history" / n).is_symlink()]
+    rows.append(Row("memory directory", "a symlink named like one of ours (`x-0123456789.md`), past the orphan grace",
+                    f"commit succeeds (generation {result.generation}); " + ("; ".join(sb.norm(r) for _, r in result.not_archived) or "nothing said")
+                    + ("; MOVED INTO .history/" if moved else ""), "left in place, never moved into `.history/`"))  # fmt: skip
+
+    # --- a full disk (ENOSPC injected at os.write for the files under one directory)
+    rows += _full_disk_cases(sb, base)
+    return rows
+
+
+def _full_disk_cases(sb: Sandbox, base: Path) -> list[Row]:
+    import errno
+    import subprocess
+
+    from dreamd.cli.main import main
+    from memory.store.records import make_record
+    from memory.store.transaction import Change, MemoryStore
+
+    real = os.write
+
+    def cli(under: Path, argv: list[str], starting: bytes = b"") -> str:
+        prefix = os.path.realpath(under) + os.sep
+
+        def write(fd: int, data: Any) -> int:
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                target = ""
+            if target.startswith(prefix) and bytes(data[: len(starting)]) == starting:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(fd, data)
+
+        err = io.StringIO()
+        os.write = write  # type: ignore[assignment]
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                code = main(argv)
+        finally:
+            os.write = real
+        text = re.sub(r"/(fact|x)-\d*-?[0-9a-f]{10}\.md", r"/\1-<id>.md", err.getvalue().strip())
+        return f"exit {code}: " + sb.norm(text)
+
+    rows = []
+    d = base / "disk" / ".memory"
+    MemoryStore.init(d)
+    rows.append(Row("full disk", "`dreamd remember` (a record file)", cli(d, ["remember", str(d), "--name", "x", "--type", "user", "--description", "x", "--body", "y"]),
+                    "nothing committed; no temp file left"))  # fmt: skip
+    transcript = base / "disk-t.jsonl"
+    transcript.write_text('{"type":"user","message":{"role":"user","content":"remember: we deploy on Fridays"}}\n')
+    rows.append(Row("full disk", "`dreamd submit` (the spool)",
+                    cli(sb.spool, ["submit", "--config", str(sb.config_path), "--memory-dir", str(sb.mem), str(transcript)]),
+                    "nothing queued; no temp file left"))  # fmt: skip
+    home = base / "git-home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Census\n\temail = census@example.invalid\n")
+    env = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        remote = base / "disk-remote.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True, capture_output=True)
+        src = base / "disk-src" / ".memory"
+        MemoryStore.init(src).commit(Change(add=[make_record(f"fact-{i}", "project", f"Fact {i}", f"Body {i}.") for i in range(20)]))
+        cli(base / "nowhere", ["sync", str(src), "--remote", str(remote)])
+        clone = base / "disk-clone" / ".memory"
+        rows.append(Row("full disk", "first `dreamd sync` clone of 20 records (bulk write)",
+                        cli(clone, ["sync", str(clone), "--remote", str(remote)], starting=b"---\n"), "nothing installed; no temp file left"))  # fmt: skip
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return rows
+
+
 SECTIONS: list[Callable[[Sandbox], list[Row]]] = [
     job_cases, transcript_cases, memory_file_cases, untrusted_dir_cases, config_cases, hook_cases,
     index_hook_cases, spool_cases, answer_cases, model_error_cases, mcp_cases, sync_cases,
-    embedding_cache_cases,
+    embedding_cache_cases, edge_file_cases,
 ]
 
 

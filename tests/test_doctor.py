@@ -224,6 +224,16 @@ def test_world_writable_queue_inside_a_private_spool_fails(tmp_path: Path) -> No
     assert str(spool / "new") in check.detail
 
 
+def test_a_spool_another_user_owns_fails_whatever_its_mode(tmp_path: Path) -> None:
+    """Issue 21 §2: a spool of uid 12345 with mode 0755 (its queues ours) is a FAIL, as the
+    daemon refuses it, not a WARN about its mode."""
+    spool = make_spool(tmp_path, 0o755)
+    os.chown(spool, 12345, 12345)
+    check = check_spool(spool)
+    assert check.status == "FAIL"
+    assert f"{spool} is owned by uid 12345, not by this user" in check.detail
+
+
 def test_spool_that_is_a_file_fails(tmp_path: Path) -> None:
     (tmp_path / "spool").write_text("")
     assert check_spool(tmp_path / "spool").status == "FAIL"

@@ -4,6 +4,9 @@ change_summaries, follow_merges) and dreamd.jobs.work.merged_into over it (issue
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,12 @@ from memory.store.history import (
     log_entries,
     read_change,
 )
-from memory.store.layout import HISTORY, PREVIOUS_INDEX_PREFIX, history_manifest_name
+from memory.store.layout import (
+    HISTORY,
+    MAX_MANIFEST_BYTES,
+    PREVIOUS_INDEX_PREFIX,
+    history_manifest_name,
+)
 from memory.store.manifest import Manifest
 from memory.store.records import Record, make_record
 from memory.store.transaction import Change, MemoryStore
@@ -121,6 +129,41 @@ def test_read_change_refuses_what_the_full_parse_refuses(tmp_path: Path, content
         Manifest.loads(content, where=str(path))
     with pytest.raises(StoreError, match=reason):
         read_change(path)
+
+
+def test_read_change_refuses_an_archived_manifest_another_user_owns(store: MemoryStore) -> None:
+    """The owner check every other read applies (fsutil): a manifest-N.json someone else
+    planted in ``.history/`` never feeds ``dreamd log`` or a forget's "merged into"."""
+    store.commit(Change(add=[rec("a")]))
+    store.commit(Change(add=[rec("b")]))
+    path = archived(store, 1)
+    os.chown(path, 12345, 12345)
+    with pytest.raises(StoreError, match="owned by uid 12345"):
+        read_change(path)
+    unreadable: list[Unreadable] = []
+    assert [g for g, _ in change_summaries(store, unreadable=unreadable)] == [2, 0]
+    assert [u.generation for u in unreadable] == [1]
+
+
+def test_read_change_never_reads_an_archived_manifest_over_the_cap(tmp_path: Path) -> None:
+    """A sparse 3 GiB manifest-N.json with dreamd's head and no ``change`` in its tail: the tail
+    window used to grow to the whole file. Refused on ``fstat`` now, before a byte is read."""
+    path = tmp_path / "manifest-4.json"
+    with open(path, "wb") as f:
+        f.write(b'{"format":1,"generation":4,"committed_at":"2026-12-01T00:00:00Z","records":[')
+        f.truncate(3 * 1024**3)
+    probe = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024 * 1024,) * 2)\n"
+        "from memory.errors import StoreError\n"
+        "from memory.store.history import read_change\n"
+        "try:\n    read_change(sys.argv[1])\nexcept StoreError as exc:\n    print(exc)\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": root}, cwd=root)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == f"{path}: is {3 * 1024**3} bytes, over the {MAX_MANIFEST_BYTES}-byte limit; not read"
 
 
 # ---------------------------------------------------------------- follow_merges (pure)

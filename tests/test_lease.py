@@ -133,6 +133,22 @@ def test_heartbeat_refreshes_in_place_and_keeps_a_holder_from_going_stale(tmp_pa
     assert (tmp_path / LEASE_NAME).stat().st_ino == inode
 
 
+def test_a_heartbeat_on_a_full_disk_names_the_lease_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk names the path it could not write (issue 21): the heartbeat's write and
+    fsync raise with no file name of their own."""
+    import errno
+
+    held = DreamLease.acquire(tmp_path, clock=FakeClock(T0))
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as exc:
+        held.heartbeat()
+    assert exc.value.filename == str(tmp_path / LEASE_NAME) and exc.value.errno == errno.ENOSPC
+
+
 def test_broken_holder_cannot_commit_heartbeat_or_release_the_new_lease(tmp_path: Path) -> None:
     store = MemoryStore.init(tmp_path)
     clock = FakeClock(T0)

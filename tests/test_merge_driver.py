@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import resource
 import shlex
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -123,3 +127,63 @@ def test_a_pushed_union_merge_attribute_is_named_in_the_error_and_reinstall_puts
 
     assert manifest_merge_attribute(mem) is None
     assert (mem / ".gitattributes").read_text().rstrip().endswith("MEMORY.md merge=dreamd-index")
+
+
+def _driver(tmp_path: Path, base: Path, ours: Path, theirs: Path) -> subprocess.CompletedProcess[str]:
+    """``dreamd merge-driver %O %A %B`` as git runs it, in a child with a timeout (a FIFO that
+    blocks fails the test instead of hanging it) and a 1.5 GiB address space (an unbounded read
+    of a 3 GiB file fails with MemoryError instead of eating the machine)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024 * 1024,) * 2)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DREAMD_", "XDG_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_STATE_HOME=str(tmp_path / "state"),
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))  # fmt: skip
+    return subprocess.run([sys.executable, "-m", "dreamd", "merge-driver", str(base), str(ours), str(theirs)],
+                          capture_output=True, text=True, env=env, timeout=60, preexec_fn=limit)  # fmt: skip
+
+
+def _plant_fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _plant_link(p: Path) -> None:
+    (p.parent / "outside.json").write_bytes(p.parent.joinpath("good.json").read_bytes())
+    os.symlink(p.parent / "outside.json", p)
+
+
+def _plant_sparse(p: Path) -> None:
+    with open(p, "wb") as f:
+        f.write(p.parent.joinpath("good.json").read_bytes())
+        f.truncate(3 * 1024**3)
+
+
+@pytest.mark.parametrize(
+    ("which", "plant", "says"),
+    [("base", _plant_fifo, "is a FIFO"), ("theirs", _plant_fifo, "is a FIFO"),
+     ("ours", _plant_link, "is a symbolic link"), ("theirs", _plant_sparse, "-byte limit")],
+    ids=["base-fifo", "theirs-fifo", "ours-link", "theirs-sparse-3gib"],
+)
+def test_the_merge_driver_never_follows_waits_on_or_reads_unbounded_git_temp_files(
+    tmp_path: Path, which: str, plant: Callable[[Path], None], says: str
+) -> None:
+    mem = tmp_path / "m" / ".memory"
+    MemoryStore.init(mem)
+    remember(mem, "base")
+    files = tmp_path / "git-temp"
+    files.mkdir()
+    (files / "good.json").write_bytes((mem / "manifest.json").read_bytes())
+    paths = {w: files / f".merge_file_{w}" for w in ("base", "ours", "theirs")}
+    for w, p in paths.items():
+        if w == which:
+            plant(p)
+        else:
+            p.write_bytes((files / "good.json").read_bytes())
+    ours_before = os.lstat(paths["ours"])
+    proc = _driver(tmp_path, paths["base"], paths["ours"], paths["theirs"])
+    assert proc.returncode == 1, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"dreamd: {paths[which]}: ") and says in line
+    after = os.lstat(paths["ours"])
+    assert (after.st_ino, after.st_mode) == (ours_before.st_ino, ours_before.st_mode)  # %A left as it was

@@ -155,3 +155,24 @@ def test_a_batch_that_loses_a_fact_is_left_out_and_the_faithful_batches_commit(
     assert len(m.records) == 3
     assert "plan would lose facts" in str(m.change.get("note"))
     assert [e["lost"][0]["name"] for e in logs if e["event"] == "dream.plan_lost_facts"] == ["ci"]
+
+
+def test_a_plan_may_drop_a_record_a_strictly_newer_one_supersedes_but_not_the_newer_one(
+    mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic
+) -> None:
+    """The gate's other exception (issue 21 §6): a record a strictly newer record of the set
+    explicitly supersedes may be dropped. The same drop the other way round (the newer record
+    dropped, the older one kept) loses the newer fact and is refused."""
+    from datetime import timedelta
+
+    later = MemoryStore(mdir, clock=lambda: datetime.now(UTC) + timedelta(days=1))
+    later.commit(Change(add=[make_record("deploy-move", "project", "Deploys moved to Thursdays",
+                                         "Deploys moved to Thursdays.\n")]))  # fmt: skip
+    before = _tree(mdir)
+    fake_anthropic.push(message(json.dumps([{"source_names": ["deploy-move"], "result": None}])))
+    refused = dream(mdir, ctx, force=True)
+    assert refused.status == "rejected" and "'deploy-move' (dropped)" in (refused.reason or ""), refused
+    assert _tree(mdir) == before
+    fake_anthropic.push(message(json.dumps([{"source_names": ["deploy-day"], "result": None}])))
+    assert dream(mdir, ctx, force=True).status == "applied"
+    assert {e.name for e in MemoryStore(mdir).read().records} == {"deploy-move", "deploy-owner", "editor", "ci"}

@@ -6,11 +6,14 @@ Tests run as root, so "another user" is a chown to uid 12345."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,111 @@ def test_the_stop_hook_refuses_a_huge_session_by_its_size(tmp_path: Path) -> Non
     assert ran.returncode == 1
     [line] = ran.stderr.strip().splitlines()
     assert str(session) in line and "over the" in line
+
+
+# ----------------------------------------------------------------- the spool's own small files
+
+
+def _returns_without_blocking(call: Callable[[], object], fifos: list[Path]) -> object:
+    """``call()``'s result; fails (instead of hanging the run) when it blocks on a FIFO, which is
+    then opened for writing so the stuck thread can finish."""
+    box: list[object] = []
+    worker = threading.Thread(target=lambda: box.append(call()), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        for fifo in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail(f"blocked on {', '.join(map(str, fifos))}")
+    return box[0]
+
+
+def _plant(path: Path, kind: str, outside: Path) -> None:
+    """What each read would take in if it read it: ``attempts`` 99, ``host`` "planted"."""
+    doc = {"attempts": 99, "reason": "planted", "pid": 1, "host": "planted"}
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link":
+        outside.write_text(json.dumps(doc))
+        os.symlink(outside, path)
+    else:  # valid JSON far over any cap (a 3 GiB one is refused the same way, on fstat)
+        path.write_text(json.dumps({**doc, "pad": "x" * (1 << 20)}))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "oversize"])
+def test_a_jobs_state_and_error_files_are_read_like_every_hostile_file(tmp_path: Path, kind: str) -> None:
+    """``deferred/.X.state.json`` (the attempts count) and ``failed/X.error.json`` (why it
+    failed) were read with ``read_bytes``: a FIFO there stopped the daemon's defer and status,
+    a link was followed, a file of any size read. Now they are fsutil reads: not a regular file
+    of ours under the cap, no state."""
+    sp = Spool(tmp_path / "spool")
+    sp.ensure()
+    job = "20261202T000000.000000Z-0000000001"
+    state = sp.root / "deferred" / f".{job}.state.json"
+    error = sp.root / "failed" / f"{job}.error.json"
+    _plant(state, kind, tmp_path / "outside-state.json")
+    _plant(error, kind, tmp_path / "outside-error.json")
+    assert _returns_without_blocking(lambda: sp.attempts(job), [state]) == 0
+    assert _returns_without_blocking(lambda: sp.failure(job), [error]) == {}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "oversize"])
+def test_a_hostile_spool_owner_file_never_holds_or_feeds_status(tmp_path: Path, kind: str) -> None:
+    """``spool/.owner`` (who the running daemon is) read like every other file: the lock table
+    says a daemon (this process) holds the spool, and status shows its pid, never the planted
+    one's, and never waits on a FIFO there."""
+    from dreamd.status.collect import daemon_status
+
+    sp = Spool(tmp_path / "spool")
+    sp.ensure()
+    (sp.root / ".lock").touch()
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    ino = os.stat(sp.root / ".lock").st_ino
+    (proc / "locks").write_text(f"1: FLOCK  ADVISORY  WRITE {os.getpid()} 00:2a:{ino} 0 EOF\n")
+    owner = sp.root / ".owner"
+    _plant(owner, kind, tmp_path / "outside-owner.json")
+    state = _returns_without_blocking(lambda: daemon_status(sp.root, proc=proc), [owner])
+    assert state == {"running": True, "pid": os.getpid(), "host": None, "since": None}
+
+
+# ----------------------------------------------------------------- the daemon over hostile directories
+
+
+def test_the_daemon_applies_jobs_beside_a_fifo_last_scan_a_bad_foreign_record_and_a_fifo_manifest(tmp_path: Path) -> None:
+    """Issue 21 §1 through the daemon (``dreamd once``, a child with a timeout): five jobs for
+    a healthy directory whose neighbour has a FIFO ``.last-scan`` (the running daemon processed
+    none of them in 98 s); a job for a directory holding a foreign record YAML cannot hold
+    (``expires: 2026-02-30``: it went to ``failed/`` and the new fact was lost); a job for a
+    directory whose ``manifest.json`` is a FIFO (it sat in ``cur/``). The first two are applied;
+    the third backs off in ``deferred/`` with one line naming the FIFO; nothing waits."""
+    code = tmp_path / "code"
+    healthy, fifo_scan, bad_record, fifo_manifest = (code / n / ".memory" for n in ("ok", "scan", "yaml", "manifest"))
+    for d in (healthy, fifo_scan, bad_record, fifo_manifest):
+        MemoryStore.init(d)
+    os.mkfifo(fifo_scan / ".last-scan")
+    (bad_record / "bad-date.md").write_text("---\nname: d\ntype: user\ndescription: d\nexpires: 2026-02-30\n---\nbody\n")
+    spool = tmp_path / "spool"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{code}/*/.memory"]\n')
+    for i in range(5):
+        remember(healthy, name=f"fact-{i}", type="user", description=f"Fact {i}", body=f"Body {i}.", spool=spool)
+    remember(fifo_scan, name="beside", type="user", description="Beside", body="Beside the FIFO.", spool=spool)
+    remember(bad_record, name="kept", type="user", description="Kept", body="Stored beside a broken file.", spool=spool)
+    stuck = remember(fifo_manifest, name="lost", type="user", description="L", body="Cannot be stored.", spool=spool)
+    (fifo_manifest / "manifest.json").unlink()
+    os.mkfifo(fifo_manifest / "manifest.json")
+    ran = dreamd(tmp_path, "once", "--config", str(config))
+    assert ran.returncode == 0, ran.stderr
+    assert sorted(e.name for e in MemoryStore(healthy).read().records) == [f"fact-{i}" for i in range(5)]
+    assert [e.name for e in MemoryStore(fifo_scan).read().records] == ["beside"]
+    assert [e.name for e in MemoryStore(bad_record).read().records] == ["kept"]
+    assert (bad_record / "bad-date.md").exists()
+    assert os.listdir(spool / "cur") == [] and os.listdir(spool / "new") == []
+    # A directory someone can repair: the job backs off in deferred/ (then failed/ after
+    # max_attempts), its reason the one line that names the FIFO.
+    assert sorted(os.listdir(spool / "deferred")) == sorted([f"{stuck}.json", f".{stuck}.state.json"])
+    state = Spool(spool).attempts(stuck), json.loads((spool / "deferred" / f".{stuck}.state.json").read_text())
+    assert state[0] == 1 and f"{fifo_manifest / 'manifest.json'}: is a FIFO" in state[1]["last_error"]

@@ -115,6 +115,10 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda w: add_entry(w, "two\nlines-0123456789.md", b"---\nname: two\ntype: user\ndescription: d\n---\nb\n", name="two"),
         "control characters",
     ),
+    "record name ending in a newline": (
+        lambda w: add_entry(w, "evil-0123456789.md", b"---\nname: evil\ntype: user\ndescription: d\n---\nb\n", name="evil\n"),
+        "is not a valid name",
+    ),
     "change summary of the wrong shape": (
         lambda w: (w / "manifest.json").write_text(
             json.dumps({**json.loads((w / "manifest.json").read_text()), "generation": 99, "change": {"added": 5}})

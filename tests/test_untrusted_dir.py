@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -336,6 +337,78 @@ def test_a_hard_link_to_an_outside_file_is_not_adopted(tmp_path: Path) -> None:
     assert "private" not in {e.name for e in MemoryStore(d).read().records}
 
 
+# ----------------------------------------------------------------------------- .history/ keeps regular files only
+
+
+def _regular_only(history: Path) -> None:
+    """Nothing in ``.history/`` is a link, a FIFO or a device: a link kept there would point out
+    of the directory from the archive, a FIFO hang whatever opens it without dreamd's care."""
+    odd = [p.name for p in history.iterdir() if not p.is_file() or p.is_symlink()]
+    assert odd == []
+
+
+def _replace_by(path: Path, kind: str, outside: Path) -> None:
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        outside.write_text("---\nname: outside\ntype: user\ndescription: o\n---\nnot dreamd's\n")
+        os.symlink(outside, path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_forget_of_a_record_whose_file_became_a_fifo_or_link_says_it_is_left_in_place(tmp_path: Path, kind: str) -> None:
+    """The forget used to answer "kept in .history/" while the FIFO or link stayed where it
+    was; the next commit then raised reading it as a leftover, and no commit of the directory
+    ever succeeded again. Now the record leaves the set, its file stays where it is (never
+    opened, never moved: ``.history/`` keeps only regular files), the answer says so in one
+    line, the commits after it go on, and a rollback to a generation that named it says why
+    it cannot bring it back."""
+    d = project(tmp_path, 2)
+    [entry] = [e for e in MemoryStore(d).read().records if e.name == "fact-1"]
+    _replace_by(d / entry.file, kind, tmp_path / "outside.md")
+    before = MemoryStore(d).read().generation
+    proc = dreamd(tmp_path, "forget", str(d), "fact-1", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.splitlines()
+    assert first == f"removed fact-1 (generation {before + 1})"
+    what = "a FIFO" if kind == "fifo" else "a symbolic link"
+    assert second.strip() == (f"{d / entry.file}: is {what}, not a regular file: left in place, not kept in .history/ "
+                              "(which keeps only regular files of ours); remove it by hand")  # fmt: skip
+    assert not stat.S_ISREG(os.lstat(d / entry.file).st_mode)  # where it was, as it was
+    _regular_only(d / ".history")
+    later = remember(tmp_path, d, timeout=30)
+    assert later.returncode == 0, later.stderr
+    assert {e.name for e in MemoryStore(d).read().records} == {"fact-0", "new-fact"}
+    _regular_only(d / ".history")
+    back = dreamd(tmp_path, "rollback", str(d), "--to", str(before), timeout=30)
+    assert back.returncode == 1
+    assert back.stderr.splitlines()[-1] == (
+        f"dreamd: {d}: cannot roll back to generation {before}: {entry.file} (fact-1) is no longer kept (its file "
+        f"is {what}, not a regular file, so .history/ never kept its bytes); nothing was changed"
+    )
+    if kind == "link":
+        assert (tmp_path / "outside.md").read_text().endswith("not dreamd's\n")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_an_orphan_named_like_ours_that_is_a_link_or_fifo_is_never_moved_into_history(tmp_path: Path, kind: str) -> None:
+    """Orphan collection (a file named like ours no manifest names, older than the grace) used
+    ``os.stat``, which follows a link, and moved whatever it found into ``.history/``: a link
+    planted as ``x-0123456789.md`` became ``.history/orphan.x-0123456789.md.hist`` pointing out
+    of the directory. Now it is left in place and named in the commit's ``not_archived``."""
+    d = project(tmp_path)
+    planted = d / "x-0123456789.md"
+    planted.write_text("placeholder")
+    _replace_by(planted, kind, tmp_path / "outside.md")
+    os.utime(planted, (1, 1), follow_symlinks=False)
+    store = MemoryStore(d, orphan_grace=0)
+    result = store.commit(Change(add=[make_record("other", "user", "Other", "Other fact.")]))
+    _regular_only(d / ".history")
+    assert not stat.S_ISREG(os.lstat(planted).st_mode)
+    assert [f for f, _ in result.not_archived] == ["x-0123456789.md"]
+
+
 # ----------------------------------------------------------------------------- FIFOs
 
 
@@ -355,6 +428,44 @@ def test_a_fifo_manifest_is_refused_with_one_line_never_waited_on(tmp_path: Path
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert "manifest.json" in line and "FIFO" in line
+
+
+def test_a_running_daemon_beside_a_fifo_last_scan_applies_jobs_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """The probe exactly: ``mkfifo DIR/.last-scan``, and the running daemon processed 0 of 5
+    jobs for a *healthy* directory in 98 s, logged nothing and ignored SIGTERM. A real
+    ``dreamd run`` here: the five jobs are applied, and SIGTERM ends it with exit 0."""
+    import signal
+    import time
+
+    from memory.client import remember as submit_remember
+
+    code = tmp_path / "code"
+    healthy, hostile = code / "ok" / ".memory", code / "scan" / ".memory"
+    for d in (healthy, hostile):
+        MemoryStore.init(d)
+    os.mkfifo(hostile / ".last-scan")
+    spool = tmp_path / "spool"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{code}/*/.memory"]\nlog_format = "json"\n')
+    jobs = [submit_remember(healthy, name=f"fact-{i}", type="user", description=f"Fact {i}", body=f"Body {i}.", spool=spool)
+            for i in range(5)]  # fmt: skip
+    env = {**_env(tmp_path), "DREAMD_CONFIG": str(config)}
+    env.pop("NOTIFY_SOCKET", None)
+    daemon = subprocess.Popen([sys.executable, "-m", "dreamd", "run", "--config", str(config)], env=env, cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_limit)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all((spool / "done" / f"{j}.json").exists() for j in jobs):
+            time.sleep(0.2)
+        assert sorted(e.name for e in MemoryStore(healthy).read().records) == [f"fact-{i}" for i in range(5)]
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        assert daemon.stdout is not None
+        daemon.stdout.close()
 
 
 def test_a_manifest_symlink_is_never_followed(tmp_path: Path) -> None:
@@ -390,6 +501,23 @@ def test_record_names_ending_in_a_newline_are_refused_everywhere(tmp_path: Path,
     proc = dreamd(tmp_path, "remember", str(d), "--name", name, "--type", "user", "--description", "d", "--body", "b")
     assert proc.returncode != 0
     assert not [p for p in os.listdir(d) if "\n" in p or "\r" in p]
+
+
+def test_a_manifest_naming_a_record_with_a_line_break_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A ``.memory`` a project repository tracks takes its manifest from ``git pull`` (a
+    fast-forward or the merge driver), so a teammate's manifest names keys too: one ending in
+    a newline was accepted and split MEMORY.md's link lines. Now it is refused like any other
+    manifest dreamd cannot trust, before anything is written."""
+    d = project(tmp_path)
+    m = json.loads((d / "manifest.json").read_text())
+    m["records"][0]["name"] = "fact-0\n"
+    (d / "manifest.json").write_text(json.dumps(m))
+    before, index = sorted(os.listdir(d)), (d / "MEMORY.md").read_bytes()
+    proc = remember(tmp_path, d)
+    assert proc.returncode == 1
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"dreamd: {d / 'manifest.json'}") and "'fact-0\\n' is not a valid name" in line, line
+    assert sorted(os.listdir(d)) == before and (d / "MEMORY.md").read_bytes() == index
 
 
 def test_an_mcp_remember_with_a_newline_name_is_refused() -> None:

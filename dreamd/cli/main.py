@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dreamd: {exc.filename}: permission denied", file=sys.stderr)
         return EXIT_FAILURE
     except OSError as exc:
-        print(f"dreamd: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""  # every dreamd write names its file (fsutil)
+        print(f"dreamd: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130

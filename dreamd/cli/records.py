@@ -68,7 +68,12 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if unknown:
         raise StoreError(f"{store.path}: no record named {', '.join(unknown)}")
     result = store.commit(Change(remove=list(dict.fromkeys(keys[n] for n in args.names))))
-    print(f"removed {', '.join(result.removed)} (generation {result.generation}; kept in .history/)")
+    # A record whose file had become a link or a FIFO leaves the set, but there were no bytes
+    # of it to keep: say so, one line per file, instead of "kept in .history/".
+    kept = "" if result.not_archived else "; kept in .history/"
+    print(f"removed {', '.join(result.removed)} (generation {result.generation}{kept})")
+    for _, line in result.not_archived:
+        print(f"  {line}")
     return EXIT_OK
 
 

@@ -38,7 +38,7 @@ def forget(store: MemoryStore, name: str) -> Outcome:
     if unknown:
         raise StoreError(f"{store.path}: no record named {name}")
     result = store.commit(Change(remove=[keys[name]], note="forgotten in the console"))
-    return Outcome(True, f"removed {', '.join(result.removed)} (kept in .history/)", result.generation)
+    return Outcome(True, f"removed {', '.join(result.removed)} ({result.archive_note()})", result.generation)
 
 
 def edit(store: MemoryStore, name: str, *, description: str, body: str) -> Outcome:

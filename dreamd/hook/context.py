@@ -109,11 +109,10 @@ def load_session(state_dir: Path, session_id: str) -> dict[str, Any]:
 
 def save_session(state_dir: Path, session_id: str, state: dict[str, Any]) -> None:
     """Write the session's state atomically, then keep at most :data:`MAX_SESSIONS` files."""
+    from dreamd.hook.transcript import write_cache
+
     path = _state_file(state_dir, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({k: v for k, v in state.items() if k != "new"}), encoding="utf-8")
-    os.replace(tmp, path)
+    write_cache(path, json.dumps({k: v for k, v in state.items() if k != "new"}).encode("utf-8"))
     _prune(path.parent, MAX_SESSIONS, ".json")
 
 
@@ -307,12 +306,10 @@ def _ranked_set(memory_dir: Path, state_dir: Path) -> tuple[list[tuple[str, ...]
         index = None
     if index is None:
         index = KeywordIndex(docs=[doc(entry) for entry in entries])
-    with contextlib.suppress(OSError):
-        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(marshal.dumps([key, entries, index.state()]))
-        os.replace(tmp, cache)
+    with contextlib.suppress(OSError):  # a cache: a full disk costs the next prompt a rebuild
+        from dreamd.hook.transcript import write_cache
+
+        write_cache(cache, marshal.dumps([key, entries, index.state()]))
         _prune(cache.parent, MAX_INDEXES, ".marshal")
     return entries, index
 

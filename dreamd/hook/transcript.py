@@ -305,19 +305,24 @@ def read_conversation(
                 f.seek(max(0, prefix_end - CACHE_CHECK_BYTES))
                 check = _check(f.read(min(prefix_end, CACHE_CHECK_BYTES)))
         header = {"dev": st.st_dev, "ino": st.st_ino, "offset": prefix_end, "check": check}
-        try:
-            cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as c:
-                c.write(json.dumps(header).encode() + b"\n")
-                c.write(
-                    b"".join((b"u " if k == b"user" else b"a ") + ln + b"\n" for k, ln in lines)
-                )
-            os.replace(tmp, cache)
+        body = json.dumps(header).encode() + b"\n" + b"".join((b"u " if k == b"user" else b"a ") + ln + b"\n" for k, ln in lines)
+        try:  # a cache: a full disk costs the next call a full read, never this one's job
+            write_cache(cache, body)
             _prune(cache_dir)
         except OSError:
             pass
     return lines + tail, {"read_bytes": len(data), "reused_bytes": offset}
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Replace the hook's cache file ``path`` (its folder made private when missing), atomic
+    but not fsynced (a lost cache is rebuilt). A write that fails (a full disk) names ``path``
+    and leaves no temp file behind (:func:`memory.fsutil.replace_atomic`); the hook used to
+    leave one partial ``.<name>.<pid>.tmp`` per call."""
+    from memory.fsutil import replace_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomic(path, data, mode=0o600, sync_dir=False, durable=False)
 
 
 def forget_cached(path: Path, cache_dir: Path) -> None:

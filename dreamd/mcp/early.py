@@ -112,10 +112,11 @@ def remember(cache: Path, key: str, asked: str, result: dict[str, Any]) -> None:
         if results.get(asked) == result:
             return
         results[asked] = result
+        from memory.fsutil import replace_atomic
+
         cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "results": results}, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, cache)
+        data = json.dumps({"key": key, "results": results}, ensure_ascii=False).encode("utf-8")
+        replace_atomic(cache, data, mode=0o600, sync_dir=False, durable=False)  # no partial temp file left
     except Exception:
         pass
 

@@ -431,7 +431,7 @@ class MemoryTools:
         result = store.commit(Change(remove=[name], sources=["mcp"]))
         if name not in result.removed:  # removed by someone else between our read and the lock
             raise self._unknown(store, name)
-        text = f"removed {name} from {path} (generation {result.generation}; the file is kept in .history/)\n"
+        text = f"removed {name} from {path} (generation {result.generation}; {result.archive_note()})\n"
         data = {"memory_dir": str(path), "action": "removed", "name": name, "generation": result.generation}
         return ToolAnswer(text, data)
 

@@ -51,6 +51,7 @@ from dreamd.config import Config
 from dreamd.embeddings.progress import embeddings_status, render_embeddings_status
 from dreamd.jobs.gates import evaluate, is_paused, read_last_scan
 from memory.errors import DreamdError
+from memory.fsutil import open_regular
 from memory.roots import expand_roots
 from memory.spool.queue import Spool
 from memory.store.locks import LEASE_NAME, LeaseInfo
@@ -156,6 +157,8 @@ JOB_HEAD_BYTES = 8192
 """A job names its ``memory_dir`` near the start (``memory.spool.jobformat``): only this much
 of each file is read."""
 MAX_JOBS_READ = 20_000
+OWNER_MAX_BYTES = 4096
+"""``spool/.owner`` is one short JSON line the daemon writes (pid, host, start time)."""
 _DECODER = json.JSONDecoder()
 
 
@@ -261,11 +264,11 @@ def daemon_status(spool: Path, *, proc: Path = Path("/proc")) -> dict[str, Any]:
     """
     holders = _flock_holders(spool / ".lock", proc)
     owner: dict[str, Any] = {}
-    try:
-        raw = json.loads((spool / ".owner").read_text(encoding="utf-8"))
+    try:  # fsutil's read: a FIFO planted as .owner must not hang status, nor a link or /dev/zero fill it
+        raw = json.loads(open_regular(spool / ".owner", max_bytes=OWNER_MAX_BYTES))
         if isinstance(raw, dict):
             owner = raw
-    except (OSError, ValueError):
+    except (OSError, ValueError, DreamdError):
         pass
     running = None if holders is None else bool(holders)
     if not running:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dreamd.sync.git import SyncError
 from memory.errors import StoreError
-from memory.fsutil import TMP_PREFIX, fsync_dir, open_regular, replace_atomic, write_new
+from memory.fsutil import fsync_dir, open_regular, replace_atomic, write_new, write_temp
 from memory.store.index import render_index
 from memory.store.layout import MAX_RECORD_FILE_BYTES
 from memory.store.manifest import Manifest, ManifestEntry
@@ -88,15 +88,9 @@ def write_files(directory: Path, files: dict[str, bytes]) -> list[str]:
         temps: dict[str, Path] = {}
         try:
             for file, data in todo.items():
-                tmp = directory / f"{TMP_PREFIX}{os.urandom(8).hex()}"
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                temps[file] = tmp
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
-                finally:
-                    os.close(fd)
+                # write_temp names the record it could not write (a full disk) and leaves no
+                # temp file behind; durability comes from the one syncfs below.
+                temps[file] = write_temp(directory, data, final=directory / file, durable=False)
             _syncfs(directory)
             for file, tmp in temps.items():
                 os.link(tmp, directory / file)

@@ -17,7 +17,7 @@ from dreamd.sync.flow import GITIGNORE
 from dreamd.sync.git import Git, SyncError
 from memory.fsutil import open_regular, replace_atomic
 from memory.store.index import render_index
-from memory.store.layout import manifest_merge_attribute
+from memory.store.layout import MAX_MANIFEST_BYTES, manifest_merge_attribute
 from memory.store.manifest import Manifest, utcnow_iso
 from memory.store.merge import merge_manifests
 from memory.store.records import sha256_hex
@@ -38,8 +38,12 @@ def merge_driver(base_path: Path, ours_path: Path, theirs_path: Path) -> int:
     merged set renders to; git keeps one side's MEMORY.md (``merge=dreamd-index`` is ``true``),
     which the next reconcile sees as stale and rebuilds.
     """
+
     def load(path: Path, *, allow_empty: bool) -> Manifest | None:
-        data = path.read_bytes()
+        # git's temp files are read like every file of a directory dreamd does not trust: a
+        # link is not followed, a FIFO not waited on, a file over the manifest cap not read
+        # (UnsafeFileError, one line, exit 1: git then reports a conflict).
+        data = open_regular(path, max_bytes=MAX_MANIFEST_BYTES)
         if allow_empty and not data.strip():
             return None
         return Manifest.loads(data, where=str(path))

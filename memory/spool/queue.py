@@ -77,6 +77,8 @@ _HEAD_FIELDS = {
 }
 _MEMORY_DIR_FIELD = re.compile(rb'"memory_dir"\s*:\s*("(?:[^"\\]|\\.)*")')
 ERROR_SUFFIX = ".error.json"
+SIDECAR_MAX_BYTES = 64 * 1024
+"""Cap on reading a job's ``.state.json`` or ``.error.json`` (dreamd writes a few hundred bytes)."""
 DEFAULT_MAX_ATTEMPTS = 5
 DEFAULT_DONE_DAYS = 7.0
 DEFAULT_TMP_STALE_HOURS = 36.0
@@ -343,7 +345,7 @@ class Spool:
                 raise JobRejected(
                     f"job for {body.get('memory_dir')} is {len(data)} bytes, over the {max_bytes}-byte limit"
                 )
-            tmp = write_temp(tmp_dir, data, mode=0o600, prefix=f"{job_id}.")
+            tmp = write_temp(tmp_dir, data, mode=0o600, prefix=f"{job_id}.", final=new_dir / f"{job_id}{JOB_SUFFIX}")
             try:
                 os.link(tmp, new_dir / f"{job_id}{JOB_SUFFIX}")
             except FileExistsError:
@@ -752,9 +754,9 @@ class Spool:
         )
 
     def _read_state(self, job_id: str) -> dict[str, Any]:
-        try:
-            data = json.loads(self._state_path(job_id).read_bytes())
-        except (OSError, ValueError):
+        try:  # a link, a FIFO or a big file under the sidecar's name is no state (fsutil)
+            data = json.loads(open_regular(self._state_path(job_id), max_bytes=SIDECAR_MAX_BYTES))
+        except (OSError, ValueError, DreamdError):
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -809,8 +811,8 @@ class Spool:
     def failure(self, job_id: str) -> dict[str, Any]:
         """The ``failed/X.error.json`` document for a failed job ({} if it has none)."""
         try:
-            data = json.loads((self.root / "failed" / f"{job_id}{ERROR_SUFFIX}").read_bytes())
-        except (OSError, ValueError):
+            data = json.loads(open_regular(self.root / "failed" / f"{job_id}{ERROR_SUFFIX}", max_bytes=SIDECAR_MAX_BYTES))
+        except (OSError, ValueError, DreamdError):
             return {}
         return data if isinstance(data, dict) else {}
 

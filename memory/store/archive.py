@@ -39,6 +39,7 @@ from memory.fsutil import (
     TMP_PREFIX,
     check_dir,
     ensure_dir,
+    file_kind,
     fsync_dir,
     open_regular,
     write_new,
@@ -82,6 +83,10 @@ class Archive:
         self._files: dict[int, frozenset[str]] = {}
         self._migrated = False
         self._previous_indexes: set[str] = set()
+        self.not_archived: list[tuple[str, str]] = []
+        """``(file, reason)`` of each file a move into ``.history/`` left in place because it
+        is not a regular file (or, dropped from the set, could not be verified): the store
+        clears it before a commit's cleanup and reports what it holds after."""
         self.changes: dict[int, tuple[int, dict[str, Any]]] = {}
         """``(generation, change)`` of kept manifests already read, by generation, for
         :func:`memory.store.history.change_summaries`: kept manifests never change once linked
@@ -204,14 +209,23 @@ class Archive:
         return moved
 
     def _move(self, file: str, prefix: str = "") -> Path | None:
-        """Move one file into ``.history/``; where its bytes are now kept, None when it is gone.
-        The caller syncs the two directories.
+        """Move one file into ``.history/``; where its bytes are now kept, None when it is gone
+        or is not a regular file. The caller syncs the two directories.
 
         Always a rename, never an unlink of a copy believed identical: a write landing between
         a comparison and an unlink would be lost; a name already taken gets a random suffix.
+        ``.history/`` keeps only regular files (DESIGN §2, "A directory is not trusted"): a
+        symbolic link, a FIFO, a socket or a device under a record's name holds no record bytes
+        to keep, and a link kept there would point out of the directory from the archive. It is
+        left where it is, never opened, and named in :attr:`not_archived`.
         """
         src = self.root / file
-        if not os.path.lexists(src):
+        try:
+            st = os.lstat(src)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            self._not_archived(file, f"{src}: is {file_kind(st.st_mode)}, not a regular file")
             return None
         hist = self.ensure()
         target = hist / f"{prefix}{file}{ARCHIVE_SUFFIX}"
@@ -219,6 +233,11 @@ class Archive:
             target = hist / f"{prefix}{file}.{os.urandom(6).hex()}{ARCHIVE_SUFFIX}"
         os.rename(src, target)
         return target
+
+    def _not_archived(self, file: str, reason: str) -> None:
+        self.not_archived.append(
+            (file, f"{reason}: left in place, not kept in .history/ (which keeps only regular files of ours); remove it by hand")
+        )
 
     def restore(self, file: str, data: bytes) -> str:
         """Put the bytes of an edited record file back into the directory under a foreign name of
@@ -268,8 +287,18 @@ class Archive:
         for file, sha in expected.items():
             try:
                 before = read_regular(self.root / file)
-            except (OSError, RecordError):
-                continue  # gone, or replaced by a link or a FIFO: moved as it is, never read
+            except FileNotFoundError:
+                continue
+            except (OSError, RecordError) as exc:
+                # A link, a FIFO, a file grown over the cap or another uid's: its bytes cannot be
+                # held to the sha256, so it is never read, never moved, and said so.
+                with contextlib.suppress(OSError):
+                    mode = os.lstat(self.root / file).st_mode
+                    reason = str(exc).removesuffix("; not read")
+                    if not stat.S_ISREG(mode):
+                        reason = f"{self.root / file}: is {file_kind(mode)}, not a regular file"
+                    self._not_archived(file, reason)
+                continue
             if sha256_hex(before) != sha:
                 restored.append((file, self.restore(file, before)))
             kept = self._move(file)
@@ -303,8 +332,8 @@ class Archive:
                 continue
             if not OUR_FILE_RE.match(name):
                 continue
-            with contextlib.suppress(OSError):
-                if os.stat(self.root / name).st_mtime < cutoff:
+            with contextlib.suppress(OSError):  # lstat: a link's target's age is not the link's
+                if os.lstat(self.root / name).st_mtime < cutoff:
                     orphans.append(name)
         if orphans:
             # ORPHAN_PREFIX keeps them out of pruning: a file only *named* like ours may be a

@@ -73,6 +73,16 @@ class CommitResult:
     index_archived: str | None = None
     """Where a MEMORY.md this commit replaced but did not write itself was kept."""
     malformed: list[tuple[str, str]] = field(default_factory=list)
+    not_archived: list[tuple[str, str]] = field(default_factory=list)
+    """``(file, one line)`` for each file this commit left in place instead of keeping it in
+    ``.history/`` (a link, a FIFO, a device where a record's file was): never opened or moved."""
+
+    def archive_note(self) -> str:
+        """Where the files this commit removed went, for a forget's answer: "kept in .history/",
+        or what it left in place instead, one clause per file."""
+        if not self.not_archived:
+            return "kept in .history/"
+        return "; ".join(line for _, line in self.not_archived)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreError
-from memory.fsutil import open_regular, read_regular_or_none
+from memory.fsutil import file_kind, open_checked, open_regular, read_regular_or_none
 from memory.store.layout import (
     HISTORY,
     MAX_MANIFEST_BYTES,
@@ -207,11 +207,10 @@ def read_summary(path: Path) -> tuple[int, str | None, dict[str, Any]]:
     """
     where = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise StoreError(f"{where}: not a regular file; not read")
-        os.set_blocking(fd, True)
+        # The checks of every read (fsutil): no link, FIFO or device, this user's file, at most
+        # the manifest cap on ``fstat`` (the tail window grows to the whole file when it finds
+        # no ``change``, so the cap bounds the fast path as well).
+        fd, _ = open_checked(path, max_bytes=MAX_MANIFEST_BYTES)
         with open(fd, "rb", buffering=0) as f:
             head = f.read(256)
             m = _HEAD.match(head)
@@ -225,20 +224,20 @@ def read_summary(path: Path) -> tuple[int, str | None, dict[str, Any]]:
                 while True:
                     start = max(0, size - window)
                     f.seek(start)
-                    found = _change_in(f.readall())
+                    found = _change_in(f.read(size - start))
                     if found is not None:
                         return generation, committed, found
                     if start == 0:
                         break
                     window *= 8
-            if f.seek(0, 2) > MAX_MANIFEST_BYTES:
-                raise StoreError(f"{where}: over the {MAX_MANIFEST_BYTES}-byte limit; not read")
             f.seek(0)
-            data = f.readall()
+            data = f.read(MAX_MANIFEST_BYTES + 1)
     except FileNotFoundError:
         raise StoreError(f"{where}: manifest is gone (pruned meanwhile)") from None
     except OSError as exc:
         raise StoreError(f"{where}: cannot read manifest ({exc})") from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise StoreError(f"{where}: grew over the {MAX_MANIFEST_BYTES}-byte limit while read; not read")
     manifest = Manifest.loads(data, where=where)
     return manifest.generation, manifest.committed_at, manifest.change
 
@@ -441,6 +440,18 @@ def find_bytes(store: MemoryStore, entry: ManifestEntry) -> bytes | None:
     return None
 
 
+def _why_not_kept(path: Path) -> str:
+    """Why ``.history/`` holds no bytes of a record, when its file says: it became a link or a
+    FIFO, which is never read and never archived (DESIGN §2)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    return f" (its file is {file_kind(mode)}, not a regular file, so .history/ never kept its bytes)"
+
+
 def rollback(store: MemoryStore, *, to: int) -> CommitResult:
     """Commit a new generation whose set equals generation ``to``; all or nothing."""
     with store_lock(store.path, store.lock_timeout):
@@ -456,6 +467,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             if data is None:
                 raise StoreError(
                     f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
+                    f"{_why_not_kept(store.path / entry.file)}; nothing was changed"
                 )
             path = store.path / entry.file
             on_disk = read_regular_or_none(path, max_bytes=MAX_RECORD_FILE_BYTES)

@@ -244,6 +244,10 @@ class DreamLease:
                 os.fsync(fd)
         except ValueError:
             raise LeaseLost(f"{self.path}: dream lease is unreadable") from None
+        except OSError as exc:  # a full disk: the write and the fsync name no file of their own
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror or str(exc), str(self.path)) from None
+            raise
         finally:
             os.close(fd)
 

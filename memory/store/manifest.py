@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from memory.errors import StoreError
+from memory.store.records import NAME_RE
 
 FORMAT = 1
 MAX_APPLIED_JOBS = 1000
@@ -107,8 +108,12 @@ class ManifestEntry:
             sources = [str(s) for s in sources]
         # Recall parses every entry after each commit: no copy of the common, all-known case.
         extra = {} if raw.keys() <= _ENTRY_KEYS else {k: v for k, v in raw.items() if k not in _ENTRY_KEYS}
+        if type(name) is not str or not NAME_RE.match(name):
+            # A key is a slug (records.NAME_RE, ``\Z``): a name pushed or merged in with a line
+            # break would split MEMORY.md's link lines and every listing that shows it.
+            raise StoreError(f"{where}: record name {name!r} is not a valid name (must match {NAME_RE.pattern})")
         return cls(
-            name=name if type(name) is str else str(name),
+            name=name,
             type=type_ if type(type_) is str else str(type_),
             description=str(raw.get("description", "")),
             file=check_file_name(file, where=where),

@@ -290,7 +290,13 @@ def _edited_leftovers(store: ReconcilingStore, ours: list[str], previous: dict[s
             continue
         try:
             data = read_regular(store.path / name)
-        except OSError:
+        except FileNotFoundError:
+            continue
+        except (OSError, RecordError) as exc:
+            # Replaced by a FIFO or a link since (or it grew over the cap): reported, never read
+            # or moved, and never a reason to refuse this commit (it used to raise, and every
+            # later commit of the directory failed naming it).
+            scan.malformed.append((name, str(exc)))
             continue
         if sha256_hex(data) != want:
             present.add(store.archive.restore(name, data))

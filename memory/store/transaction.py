@@ -333,6 +333,7 @@ class MemoryStore:
                 adopted=list(foreign.adopted),
                 index_archived=new.change.get("index_archived"),
                 malformed=list(foreign.malformed),
+                not_archived=list(self.archive.not_archived),
             )
 
     def require_managed(self) -> None:
@@ -438,6 +439,7 @@ class MemoryStore:
         self._named = (new, named)
         self._step("manifest_replaced")
 
+        self.archive.not_archived = []
         if old is not None:
             gone = {e.file: e.sha256 for e in old.records if e.file not in named}
             if gone and verified is not None and verified is not old:
@@ -446,6 +448,7 @@ class MemoryStore:
         if leftovers:
             self.archive_files(leftovers)
         self.collect_orphans(named, listing=listing)
+        self.report_malformed(self.archive.not_archived)
         self.prune_history(new.generation)
         self._step("cleaned")
         return new
