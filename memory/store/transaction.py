@@ -204,11 +204,21 @@ class MemoryStore:
 
     def read_record(self, entry: ManifestEntry) -> Record:
         """The record a manifest entry names; RecordError (file named) if unreadable."""
+        return self.parse_entry(entry, self.read_entry_bytes(entry))
+
+    def read_entry_bytes(self, entry: ManifestEntry) -> bytes:
+        """The bytes of the file a manifest entry names; RecordError (file named) if unreadable."""
         path = self.path / entry.file
         try:
-            data = read_regular(path)
+            return read_regular(path)
         except OSError as exc:
             raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
+
+    def parse_entry(self, entry: ManifestEntry, data: bytes) -> Record:
+        """``data`` (the bytes of ``entry``'s file) as the record ``entry`` names; RecordError
+        (file named) if they do not parse. Split from :meth:`read_record` so a caller that keeps
+        parsed records by the hash of their bytes (recall's cache) parses exactly what it hashed."""
+        path = self.path / entry.file
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
         rec = parse_record(data, where=str(path), stem=stem)
         return dataclasses.replace(rec, name=entry.name)
