@@ -25,7 +25,9 @@ launchd agent, else whether an unsupervised ``dreamd run`` is alive).
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
 configured endpoint. It never prints the key. The hook check appends one line to ``hook.log``
-(the hook's own record of the call, with session id ``dreamd-doctor-…``).
+(the hook's own record of the call, with session id ``dreamd-doctor-…``), and the secret scan
+keeps its verdicts by content hash in ``~/.cache/dreamd/secret-scan.json`` (derived: hashes and
+kind names only, :mod:`dreamd.status.secrets`).
 
 A new check is a function returning a :class:`Check`, added to :func:`run_checks`.
 """
@@ -507,16 +509,17 @@ def check_failed_jobs(spool: Path) -> Check:
     )
 
 
-def check_secrets(managed: Sequence[Path]) -> Check:
+def check_secrets(managed: Sequence[Path], *, cache: Path | None = None) -> Check:
     """Record files that hold a secret (issue 22): written by hand or by another tool and not
-    taken in by a reconcile yet, or written by a dreamd older than the current redactor."""
+    taken in by a reconcile yet, or written by a dreamd older than the current redactor.
+
+    With ``cache`` (:func:`dreamd.status.secrets.cache_path`), a file whose bytes this redactor
+    already judged is not redacted again (:mod:`dreamd.status.secrets`)."""
+    from dreamd.status.secrets import scan_secrets
     from memory.errors import DreamdError
-    from memory.redact import redact
     from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
 
-    found: list[str] = []
-    foreign = False
-    checked = 0
+    files: list[tuple[Path, bytes]] = []
     for directory in managed:
         try:
             names = sorted(n for n in os.listdir(directory) if n.endswith(".md") and n != INDEX and not n.startswith("."))
@@ -524,14 +527,16 @@ def check_secrets(managed: Sequence[Path]) -> Check:
             continue  # unreadable sets are the roots and status checks' business
         for name in names:  # the set's records and files not taken in yet
             try:
-                data = read_regular(directory / name)
+                files.append((directory / name, read_regular(directory / name)))
             except (DreamdError, OSError):
                 continue
-            checked += 1
-            kinds = redact(data.decode("utf-8", "replace"))[1]
-            if kinds:
-                found.append(f"{directory / name} ({', '.join(kinds)})")
-                foreign = foreign or not OUR_FILE_RE.match(name)
+    found: list[str] = []
+    foreign = False
+    for (path, _), kinds in zip(files, scan_secrets(files, cache), strict=True):
+        if kinds:
+            found.append(f"{path} ({', '.join(kinds)})")
+            foreign = foreign or not OUR_FILE_RE.match(path.name)
+    checked = len(files)
     if not found:
         return Check(OK, "secrets", f"none in {checked} record file(s)")
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
@@ -870,6 +875,7 @@ def run_checks(
 ) -> list[Check]:
     from dreamd.models.health import health_path
     from dreamd.setup.service import subprocess_runner
+    from dreamd.status.secrets import cache_path as secret_scan_cache
 
     runner = subprocess_runner(env, timeout=10.0) if runner is None else runner
     managed, _ = discover_dirs(config.daemon.roots)
@@ -887,7 +893,7 @@ def run_checks(
         *([health] if health is not None else []),
         *check_embeddings(config.recall),
         check_failed_jobs(config.daemon.spool),
-        check_secrets(managed),
+        check_secrets(managed, cache=secret_scan_cache(env)),
         check_other_spools(config, env),
         check_claude_hooks(env),
         *([hooks_run] if hooks_run is not None else []),

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
@@ -79,9 +79,10 @@ from memory.store.manifest import (
     set_cursor,
     utcnow_iso,
 )
-from memory.store.reconcile import ReconcileReport, foreign_entry, scan_foreign
-from memory.store.reconcile import reconcile as reconcile_directory
 from memory.store.records import Record, parse_record, sha256_hex, slugify
+
+if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) never reconciles
+    from memory.store.reconcile import ReconcileReport, foreign_entry
 
 log = logging.getLogger("memory.store")
 
@@ -326,6 +327,8 @@ class MemoryStore:
             # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
             # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
             # this change touches is re-read if it was edited (a dream then conflicts).
+            from memory.store.reconcile import scan_foreign
+
             foreign = scan_foreign(self, old, verify=touched_files(old, change))
             base = foreign.manifest(old)
             self._verify(base, change)
@@ -568,6 +571,8 @@ class MemoryStore:
 
     def reconcile(self) -> ReconcileReport:
         """Take in what others did (DESIGN §2.4) in at most one commit."""
+        from memory.store.reconcile import reconcile as reconcile_directory
+
         return reconcile_directory(self)
 
     def scan_malformed(self) -> list[tuple[str, str]]:
@@ -641,3 +646,12 @@ __all__ = [
 """Besides the store itself, :class:`Change` and :class:`CommitResult` (:mod:`memory.store.change`),
 the names of :mod:`memory.store.layout` and the reconcile types are re-exported: callers that import
 them from here keep working."""
+
+
+def __getattr__(name: str) -> Any:
+    """The reconcile types re-exported above, loaded on first use (PEP 562)."""
+    if name in ("ReconcileReport", "foreign_entry"):
+        from memory.store import reconcile
+
+        return getattr(reconcile, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
