@@ -29,6 +29,9 @@ configured endpoint. It never prints the key. The hook check appends one line to
 keeps its verdicts by content hash in ``~/.cache/dreamd/secret-scan.json`` (derived: hashes and
 kind names only, :mod:`dreamd.status.secrets`).
 
+The checks that wait on another process (the model probe, the hook commands, the service
+manager) run in threads while the others read files; the lines come out in the same order.
+
 A new check is a function returning a :class:`Check`, added to :func:`run_checks`.
 """
 
@@ -43,10 +46,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
@@ -878,29 +882,73 @@ def run_checks(
     from dreamd.status.secrets import cache_path as secret_scan_cache
 
     runner = subprocess_runner(env, timeout=10.0) if runner is None else runner
+    spool = config.daemon.spool
+    # The checks that wait on other processes (the model endpoint or CLI, each hook command,
+    # systemctl) run while the ones that only read files do; the lines keep their order.
+    model_bg = _Background(lambda: check_model(config.model, env))
+    hooks_bg = _Background(lambda: check_hooks_run(env))
+    service_bg = _Background(lambda: check_service(spool, env, runner, platform=platform, proc=proc))
     managed, _ = discover_dirs(config.daemon.roots)
-    model = check_model(config.model, env)
-    health = check_model_health(health_path(config.daemon.spool), model)
-    hooks_run = check_hooks_run(env)
-    return [
+    first = [
         check_config(config, env),
         check_roots(config),
         check_memory_files(managed),
-        check_spool(config.daemon.spool),
+        check_spool(spool),
         check_inotify(len(managed), proc=proc),
-        check_daemon(config.daemon.spool, proc=proc),
+        check_daemon(spool, proc=proc),
+    ]
+    embeddings = check_embeddings(config.recall)
+    failed = check_failed_jobs(spool)
+    secrets = check_secrets(managed, cache=secret_scan_cache(env))
+    others = check_other_spools(config, env)
+    hooks = check_claude_hooks(env)
+    mcp = check_mcp(env)
+    placement = _placement_checks(config, env)
+    model = model_bg.result()
+    health = check_model_health(health_path(spool), model)
+    hooks_run = hooks_bg.result()
+    return [
+        *first,
         model,
         *([health] if health is not None else []),
-        *check_embeddings(config.recall),
-        check_failed_jobs(config.daemon.spool),
-        check_secrets(managed, cache=secret_scan_cache(env)),
-        check_other_spools(config, env),
-        check_claude_hooks(env),
+        *embeddings,
+        failed,
+        secrets,
+        others,
+        hooks,
         *([hooks_run] if hooks_run is not None else []),
-        check_mcp(env),
-        check_service(config.daemon.spool, env, runner, platform=platform, proc=proc),
-        *_placement_checks(config, env),
+        mcp,
+        service_bg.result(),
+        *placement,
     ]
+
+
+_T = TypeVar("_T")
+
+
+class _Background(Generic[_T]):
+    """One check run in a thread: what it waits on is another process, so it costs doctor's
+    start-up only what it takes beyond the checks run meanwhile (issue 20). Its exception, if
+    any, is raised by :meth:`result`, as if it had run in line."""
+
+    def __init__(self, check: Callable[[], _T]) -> None:
+        self._check = check
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="dreamd-doctor-check", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._check()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
 
 
 def _placement_checks(config: Config, env: Mapping[str, str]) -> list[Check]:
