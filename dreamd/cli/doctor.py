@@ -96,6 +96,8 @@ INSTANCE_HEADROOM = 16
 
 @dataclass(frozen=True)
 class Check:
+    """One doctor line: status, what was checked, the detail, how to fix it."""
+
     status: str
     name: str
     detail: str

@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
 from memory.store.archive import Archive
-from memory.store.change import ACTORS, Change, CommitResult, Pending, apply_change, touched_files
 from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
 from memory.store.layout import (
     ARCHIVE_SUFFIX,
@@ -81,7 +80,8 @@ from memory.store.manifest import (
 )
 from memory.store.records import Record, parse_record, sha256_hex, slugify
 
-if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) never reconciles
+if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) never commits or reconciles
+    from memory.store.change import ACTORS, Change, CommitResult, Pending
     from memory.store.reconcile import ReconcileReport, foreign_entry
 
 log = logging.getLogger("memory.store")
@@ -296,6 +296,8 @@ class MemoryStore:
             if store.is_managed():
                 return store
             store._refuse_foreign_files()
+            from memory.store.change import Pending
+
             store._write(None, Pending(entries=[], change={"actor": "init"}))
         return store
 
@@ -315,6 +317,8 @@ class MemoryStore:
         Raises ConflictError (nothing written) when ``base`` no longer matches, LeaseLost when
         ``lease`` is no longer ours, LockTimeout when the store lock stays busy.
         """
+        from memory.store.change import ACTORS, CommitResult, apply_change, touched_files
+
         if change.actor not in ACTORS:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
         self.require_managed()
@@ -477,6 +481,8 @@ class MemoryStore:
         build a set themselves (adoption, rollback, reconcile). The caller holds the store lock
         and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
         with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
+        from memory.store.change import Pending
+
         return self._write(
             old, Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
         )
@@ -649,7 +655,12 @@ them from here keep working."""
 
 
 def __getattr__(name: str) -> Any:
-    """The reconcile types re-exported above, loaded on first use (PEP 562)."""
+    """The change and reconcile names re-exported above, loaded on first use (PEP 562): a
+    reader (``dreamd status``, ``recall``, ``doctor``) never pays for the commit's types."""
+    if name in ("ACTORS", "Change", "CommitResult"):
+        from memory.store import change
+
+        return getattr(change, name)
     if name in ("ReconcileReport", "foreign_entry"):
         from memory.store import reconcile
 
