@@ -549,13 +549,15 @@ def load_config(path: Path | None = None, *, env: Mapping[str, str] = os.environ
         except OSError as e:
             raise ConfigError(f"{file}: cannot read config: {e.strerror or e}") from None
         else:
-            import tomllib  # no file, no parser
+            from memory.settings import parse_toml
 
             try:
-                data = tomllib.loads(raw.decode("utf-8"))
+                text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise ConfigError(f"{file}: config is not UTF-8") from None
-            except tomllib.TOMLDecodeError as e:
+            try:
+                data = parse_toml(text, file, env)
+            except ValueError as e:  # tomllib.TOMLDecodeError
                 raise ConfigError(f"{file}: invalid TOML: {e}") from None
             source = file
     return _build(data, origin=str(source) if source else "<defaults>", env=env, source=source)

@@ -33,10 +33,9 @@ MAX_CACHE_BYTES = 8 * 1024 * 1024
 
 def cache_path(env: Mapping[str, str]) -> Path:
     """``$XDG_CACHE_HOME/dreamd/secret-scan.json``, else ``~/.cache/dreamd/secret-scan.json``."""
-    xdg = env.get("XDG_CACHE_HOME", "")
-    home = env.get("HOME") or os.path.expanduser("~")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(home) / ".cache"
-    return base / "dreamd" / CACHE_NAME
+    from memory.settings import cache_home
+
+    return cache_home(env) / CACHE_NAME
 
 
 def redactor_version() -> str | None:
