@@ -109,3 +109,14 @@ def test_the_cache_keeps_only_the_current_set(tmp_path: Path) -> None:
     assert kept == {e.sha256 for e in store.read().records}
     state = recall_index.cached(mdir)
     assert state is not None and state.parsed is not None
+
+
+def test_a_warm_recall_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache is written when the index is (re)built, never by a warm recall: for a set too
+    large to index bodies, rewriting it after every query cost more than the parses it saved."""
+    monkeypatch.setattr(recall_index, "BODY_INDEX_LIMIT", 3)
+    mdir = _set(tmp_path)
+    clear_cache()
+    for query in ("deploy", "script", "care"):
+        assert recall(mdir, query).records
+    assert not (mdir / CACHE_DIR).exists()

@@ -242,8 +242,6 @@ def recall(
         used += size
         records.append(rec)
 
-    if indexed.parsed is not None:
-        indexed.parsed.save(manifest)  # the records read above when the index holds no bodies
     if session is not None:
         with session._lock:
             session.used_bytes += used
