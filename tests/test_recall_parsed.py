@@ -117,6 +117,6 @@ def test_a_warm_recall_writes_nothing(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(recall_index, "BODY_INDEX_LIMIT", 3)
     mdir = _set(tmp_path)
     clear_cache()
-    for query in ("deploy", "script", "care"):
+    for query in ("deploy", "script", "note"):
         assert recall(mdir, query).records
     assert not (mdir / CACHE_DIR).exists()
