@@ -52,6 +52,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DaemonConfig:
+    """``[daemon]``: where jobs arrive, which directories are managed, how the daemon runs."""
+
     spool: Path
     roots: tuple[str, ...]
     """Glob patterns (``~`` expanded) of managed memory directories; also the job allowlist."""
@@ -69,6 +71,8 @@ class DaemonConfig:
 
 @dataclass(frozen=True)
 class GatesConfig:
+    """``[gates]``: when a directory may dream."""
+
     threshold: int
     min_interval: float
     scan_throttle: float
@@ -79,6 +83,8 @@ class GatesConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """``[model]``: the backend that extracts and dreams."""
+
     backend: str
     model: str
     base_url: str
@@ -90,6 +96,8 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class RecallConfig:
+    """``[recall]``: how much recall returns, and whether it fuses embeddings."""
+
     limit: int
     record_bytes: int
     record_lines: int
@@ -100,6 +108,8 @@ class RecallConfig:
 
 @dataclass(frozen=True)
 class RetentionConfig:
+    """``[retention]``: what is kept, and for how long."""
+
     history_generations: int
     done_days: int
     max_attempts: int
@@ -108,6 +118,8 @@ class RetentionConfig:
 
 @dataclass(frozen=True)
 class SyncConfig:
+    """``[sync]``: which directories the daemon syncs with git, and how often."""
+
     dirs: tuple[str, ...]
     """Glob patterns (``~`` expanded) of attached directories the daemon syncs (issue 12)."""
     remotes: dict[str, str]
@@ -124,6 +136,8 @@ DEFAULT_SYNC = SyncConfig(dirs=(), remotes={}, interval=300.0, push_after_commit
 
 @dataclass(frozen=True)
 class UiConfig:
+    """``[ui]``: the daemon's web console."""
+
     enabled: bool
     """The daemon also serves the console (``dreamd ui``), for as long as it runs."""
     host: str
@@ -136,6 +150,8 @@ DEFAULT_UI = UiConfig(enabled=False, host="127.0.0.1", port=0, allow_remote=Fals
 
 @dataclass(frozen=True)
 class Config:
+    """The whole configuration: one value per section, and the file it came from."""
+
     daemon: DaemonConfig
     gates: GatesConfig
     model: ModelConfig
@@ -209,20 +225,31 @@ def _show(value: Any) -> str:
 Validator = Callable[[Any, str, Mapping[str, str]], Any]
 
 
-@dataclass(frozen=True)
 class Key:
-    """One configuration key: the single source for default, validation and docs."""
+    """One configuration key: the single source for default, validation and docs.
 
-    section: str
-    name: str
-    kind: str
-    """Human type name for the reference table (``integer``, ``duration`` …)."""
-    default: Any
-    """The TOML value as a user would write it (``"24h"``, not 86400)."""
-    doc: str
-    convert: Validator
-    example_comment: str | None = None
-    """When set, the example shows the key commented out with this note (env-dependent defaults)."""
+    A plain class, not a dataclass: every command builds the schema's 40 keys, and generating
+    a dataclass costs start-up a millisecond (issue 20)."""
+
+    __slots__ = ("convert", "default", "doc", "example_comment", "kind", "name", "section")
+
+    def __init__(
+        self, section: str, name: str, kind: str, default: Any, doc: str, convert: Validator,
+        example_comment: str | None = None,
+    ) -> None:  # fmt: skip
+        self.section = section
+        self.name = name
+        self.kind = kind
+        """Human type name for the reference table (``integer``, ``duration`` …)."""
+        self.default = default
+        """The TOML value as a user would write it (``"24h"``, not 86400)."""
+        self.doc = doc
+        self.convert = convert
+        self.example_comment = example_comment
+        """When set, the example shows the key commented out with this note (env-dependent defaults)."""
+
+    def __repr__(self) -> str:
+        return f"Key([{self.section}] {self.name})"
 
 
 def _int(minimum: int) -> Validator:
@@ -522,13 +549,15 @@ def load_config(path: Path | None = None, *, env: Mapping[str, str] = os.environ
         except OSError as e:
             raise ConfigError(f"{file}: cannot read config: {e.strerror or e}") from None
         else:
-            import tomllib  # no file, no parser
+            from memory.settings import parse_toml
 
             try:
-                data = tomllib.loads(raw.decode("utf-8"))
+                text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise ConfigError(f"{file}: config is not UTF-8") from None
-            except tomllib.TOMLDecodeError as e:
+            try:
+                data = parse_toml(text, file, env)
+            except ValueError as e:  # tomllib.TOMLDecodeError
                 raise ConfigError(f"{file}: invalid TOML: {e}") from None
             source = file
     return _build(data, origin=str(source) if source else "<defaults>", env=env, source=source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,3 +215,67 @@ def test_default_spool_follows_dreamd_spool_like_the_client(tmp_path: Path) -> N
 
     env = {"HOME": str(tmp_path), "DREAMD_SPOOL": str(tmp_path / "shared-spool")}
     assert load_config(None, env=env).daemon.spool == default_spool_path(env) == tmp_path / "shared-spool"
+
+
+# --------------------------------------------------------------------------- the parsed-config cache (issue 20)
+
+
+def _no_toml_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+
+    def refuse(text: str) -> Any:
+        raise AssertionError("the unchanged config was parsed again")
+
+    monkeypatch.setattr(tomllib, "loads", refuse)
+
+
+def test_an_unchanged_config_is_not_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.settings import cache_home
+
+    path = tmp_path / "config.toml"
+    path.write_text('[gates]\nthreshold = 7\n[daemon]\nroots = ["~/code/*/.memory"]\n')
+    env = {"HOME": str(tmp_path)}
+    first = load_config(path, env=env)
+    [cached] = list(cache_home(env).iterdir())
+    assert cached.stat().st_mode & 0o777 == 0o600 and cache_home(env).stat().st_mode & 0o777 == 0o700
+    with monkeypatch.context() as m:
+        _no_toml_parser(m)
+        assert load_config(path, env=env) == first
+    path.write_text("[gates]\nthreshold = 8\n")
+    assert load_config(path, env=env).gates.threshold == 8  # a changed file is parsed
+    path.write_text("[gates\nthreshold = 8\n")
+    for _ in range(2):  # errors are never cached
+        with pytest.raises(ConfigError, match="invalid TOML"):
+            load_config(path, env=env)
+
+
+def test_a_cache_that_disagrees_with_the_file_or_is_a_link_is_never_believed(tmp_path: Path) -> None:
+    import json
+
+    from memory.settings import cache_home
+
+    path = tmp_path / "config.toml"
+    path.write_text("[gates]\nthreshold = 7\n")
+    env = {"HOME": str(tmp_path)}
+    load_config(path, env=env)
+    [cached] = list(cache_home(env).iterdir())
+    doc = json.loads(cached.read_text())
+    cached.write_text(json.dumps({**doc, "data": {"gates": {"threshold": 99}}, "text": "[gates]\nthreshold = 99\n"}))
+    assert load_config(path, env=env).gates.threshold == 7
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps({**doc, "data": {"gates": {"threshold": 99}}}))
+    cached.unlink()
+    cached.symlink_to(planted)
+    assert load_config(path, env=env).gates.threshold == 7  # never read through a link
+    assert json.loads(planted.read_text())["data"]["gates"]["threshold"] == 99  # nor written through one
+
+
+def test_a_config_with_a_toml_date_is_parsed_every_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.settings import cache_home
+
+    path = tmp_path / "config.toml"
+    path.write_text("[gates]\nthreshold = 1979-05-27\n")
+    env = {"HOME": str(tmp_path)}
+    with pytest.raises(ConfigError, match="threshold"):
+        load_config(path, env=env)
+    assert not cache_home(env).exists() or list(cache_home(env).iterdir()) == []

@@ -28,3 +28,22 @@ def test_readme_set_up_commands_are_exactly_three_and_match_ci() -> None:
     test_command = commands[2].split("&&")[-1].strip()
     assert test_command == ".venv/bin/python -m pytest"
     assert test_command in ci
+
+
+def test_operations_installs_from_this_repository_and_gives_the_five_event_hook_advice() -> None:
+    """Issue 20 item 8: docs/operations.md said ``pipx install dreamd`` (no such package on the
+    index) and gave the old two-event hook advice. Its install lines must install this
+    repository (``.``, what tests/test_install_pipx.py runs), and its hook advice must name every
+    event ``dreamd hook`` answers and the absolute command ``dreamd setup`` writes."""
+    from dreamd.hook.main import HOOK_EVENTS
+
+    ops = (REPO / "docs" / "operations.md").read_text()
+    install = ops.split("## 1. Install", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    lines = [line.split("#", 1)[0].strip() for line in install.strip().splitlines()]
+    assert "pipx install ." in lines
+    for line in lines:
+        words = line.replace("&&", " ").split()
+        assert "install" in words and words[-1] == ".", f"installs something other than this repository: {line}"
+    advice = ops.split("### 1.4 Agents", 1)[1].split("\n## ", 1)[0]
+    assert all(f"`{event}`" in advice for event in HOOK_EVENTS)
+    assert "dreamd setup" in advice and "absolute" in advice

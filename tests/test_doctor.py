@@ -598,6 +598,29 @@ def test_a_hook_command_that_exits_non_zero_or_prints_junk_fails(tmp_path: Path)
     assert check_hooks_run({"HOME": str(tmp_path / "nobody")}) is None
 
 
+def test_the_hook_commands_and_the_service_manager_are_asked_at_the_same_time(tmp_path: Path) -> None:
+    """Doctor's checks that wait on other processes run side by side (issue 20: doctor's
+    start-up): here the hook command only answers once the service manager was asked. Run one
+    after the other, the hook would wait out its 5 s timeout and fail."""
+    MemoryStore.init(tmp_path / "code" / "app" / ".memory")
+    asked = tmp_path / "systemctl-asked"
+    gate = f"i=0; while [ ! -e {shlex.quote(str(asked))} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    write_hooks(tmp_path, {"SessionStart": [{"hooks": [{"type": "command", "command": gate + HOOK, "timeout": 5}]}]})
+    seen_hook_run: list[bool] = []
+
+    def manager(argv: Sequence[str]) -> tuple[int, str]:
+        seen_hook_run.append((tmp_path / "st" / "dreamd" / "hook.log").exists())
+        asked.touch()
+        return no_manager(argv)
+
+    out = io.StringIO()
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(tmp_path / "st")}
+    run_doctor(config_for(tmp_path), env=env, out=out, proc=fake_proc(tmp_path, 65536, 512), runner=manager)
+    [line] = [x for x in out.getvalue().splitlines() if "claude code hooks run" in x]
+    assert line.startswith("OK    claude code hooks run: "), line
+    assert seen_hook_run == [False]  # systemctl was asked while the hook still waited
+
+
 def test_the_plugins_hooks_are_found_and_run_through_its_launcher(tmp_path: Path) -> None:
     import shutil
 

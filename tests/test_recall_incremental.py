@@ -67,13 +67,13 @@ def test_after_a_write_only_the_changed_record_is_read(
     store.commit(Change(add=[make_record(f"n{i}", "project", f"note {i} about {WORDS[i % 16]}", "b") for i in range(200)]))
     assert recall(mdir, "postgres").records
     reads: list[str] = []
-    original = MemoryStore.read_record
+    original = MemoryStore.read_entry_bytes  # every record file recall reads goes through it
 
     def counting(self: MemoryStore, entry: object) -> object:
         reads.append(entry.name)  # type: ignore[attr-defined]
         return original(self, entry)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(MemoryStore, "read_record", counting)
+    monkeypatch.setattr(MemoryStore, "read_entry_bytes", counting)
     recall(mdir, "postgres")
     assert len(reads) <= 5, "a warm recall reads only the selected records"
     reads.clear()

@@ -369,6 +369,45 @@ def test_daemon_holding_the_spool_lock_shows_as_running(tmp_path: Path) -> None:
     assert "daemon: not running" in render_status(collect_status(config, now=NOW))
 
 
+def test_daemon_status_asks_the_owner_pid_before_the_lock_table(tmp_path: Path) -> None:
+    """The pid the daemon wrote to ``spool/.owner`` is checked through its own ``fdinfo``: a
+    running daemon is seen without reading ``/proc/locks`` (whose first read costs a busy
+    machine milliseconds per command, issue 20), and a stale ``.owner`` still falls back to it."""
+    from dreamd.status.collect import daemon_status
+
+    spool = config_for(tmp_path).daemon.spool
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import time\nfrom memory.spool.queue import Spool\n"
+         f"s = Spool({str(spool)!r}); s.acquire_lock()\nprint('locked', flush=True); time.sleep(30)\n"],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    no_table = tmp_path / "proc"  # the holder's /proc entry, and no lock table at all
+    no_table.mkdir()
+    (no_table / str(holder.pid)).symlink_to(f"/proc/{holder.pid}")
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        state = daemon_status(spool, proc=no_table)
+        assert state["running"] is True and state["pid"] == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    assert daemon_status(spool, proc=no_table)["running"] is None  # stale .owner: the table decides
+    assert daemon_status(spool)["running"] is False
+
+
+def test_no_spool_lock_file_means_no_daemon(tmp_path: Path) -> None:
+    from dreamd.status.collect import daemon_status
+
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "locks").write_text("1: FLOCK  ADVISORY  WRITE 4242 fe:00:1 0 EOF\n")
+    assert daemon_status(tmp_path / "spool", proc=proc)["running"] is False
+    assert daemon_status(tmp_path / "spool", proc=tmp_path / "no-proc")["running"] is None
+
+
 def test_daemon_state_unknown_without_a_lock_table(tmp_path: Path) -> None:
     from dreamd.status.collect import daemon_status
 

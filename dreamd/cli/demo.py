@@ -7,8 +7,8 @@ the real pipeline — submit the sample Claude Code session shipped in ``dreamd/
 (``dreamd once``) that extracts memories and commits them, a forced dream, the derived
 ``MEMORY.md`` index, ``dreamd log`` and a recall — and says where every file lives.
 
-Nothing outside that directory is touched: the usage ledger (``XDG_STATE_HOME``) is pointed
-inside it for the duration, the daemon's structured logs go to ``daemon.log`` there instead of
+Nothing outside that directory is touched: the usage ledger (``XDG_STATE_HOME``) and the
+derived caches (``XDG_CACHE_HOME``) are pointed inside it for the duration, the daemon's structured logs go to ``daemon.log`` there instead of
 interleaving with the tour, and the model is the offline backend whatever the user's own config
 says, so no key or network is needed. It changes process-wide state while it runs (the
 environment, ``sys.stdout``, the log configuration), so it is a command, not a library call.
@@ -76,16 +76,19 @@ def _write_config(base: Path, memory_dir: Path) -> Path:
 
 @contextmanager
 def _state_home(base: Path) -> Iterator[None]:
-    """Point ``XDG_STATE_HOME`` (the usage ledger) inside the demo for its duration."""
-    saved = os.environ.get("XDG_STATE_HOME")
+    """Point ``XDG_STATE_HOME`` (the usage ledger) and ``XDG_CACHE_HOME`` (the derived caches:
+    the parsed config, compiled patterns) inside the demo for its duration."""
+    saved = {key: os.environ.get(key) for key in ("XDG_STATE_HOME", "XDG_CACHE_HOME")}
     os.environ["XDG_STATE_HOME"] = str(base / "state")
+    os.environ["XDG_CACHE_HOME"] = str(base / "cache")
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("XDG_STATE_HOME", None)
-        else:
-            os.environ["XDG_STATE_HOME"] = saved
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _seed(store: MemoryStore, today: date) -> None:

@@ -25,7 +25,12 @@ launchd agent, else whether an unsupervised ``dreamd run`` is alive).
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
 configured endpoint. It never prints the key. The hook check appends one line to ``hook.log``
-(the hook's own record of the call, with session id ``dreamd-doctor-…``).
+(the hook's own record of the call, with session id ``dreamd-doctor-…``), and the secret scan
+keeps its verdicts by content hash in ``~/.cache/dreamd/secret-scan.json`` (derived: hashes and
+kind names only, :mod:`dreamd.status.secrets`).
+
+The checks that wait on another process (the model probe, the hook commands, the service
+manager) run in threads while the others read files; the lines come out in the same order.
 
 A new check is a function returning a :class:`Check`, added to :func:`run_checks`.
 """
@@ -41,10 +46,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
@@ -90,6 +96,8 @@ INSTANCE_HEADROOM = 16
 
 @dataclass(frozen=True)
 class Check:
+    """One doctor line: status, what was checked, the detail, how to fix it."""
+
     status: str
     name: str
     detail: str
@@ -507,16 +515,17 @@ def check_failed_jobs(spool: Path) -> Check:
     )
 
 
-def check_secrets(managed: Sequence[Path]) -> Check:
+def check_secrets(managed: Sequence[Path], *, cache: Path | None = None) -> Check:
     """Record files that hold a secret (issue 22): written by hand or by another tool and not
-    taken in by a reconcile yet, or written by a dreamd older than the current redactor."""
+    taken in by a reconcile yet, or written by a dreamd older than the current redactor.
+
+    With ``cache`` (:func:`dreamd.status.secrets.cache_path`), a file whose bytes this redactor
+    already judged is not redacted again (:mod:`dreamd.status.secrets`)."""
+    from dreamd.status.secrets import scan_secrets
     from memory.errors import DreamdError
-    from memory.redact import redact
     from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
 
-    found: list[str] = []
-    foreign = False
-    checked = 0
+    files: list[tuple[Path, bytes]] = []
     for directory in managed:
         try:
             names = sorted(n for n in os.listdir(directory) if n.endswith(".md") and n != INDEX and not n.startswith("."))
@@ -524,14 +533,16 @@ def check_secrets(managed: Sequence[Path]) -> Check:
             continue  # unreadable sets are the roots and status checks' business
         for name in names:  # the set's records and files not taken in yet
             try:
-                data = read_regular(directory / name)
+                files.append((directory / name, read_regular(directory / name)))
             except (DreamdError, OSError):
                 continue
-            checked += 1
-            kinds = redact(data.decode("utf-8", "replace"))[1]
-            if kinds:
-                found.append(f"{directory / name} ({', '.join(kinds)})")
-                foreign = foreign or not OUR_FILE_RE.match(name)
+    found: list[str] = []
+    foreign = False
+    for (path, _), kinds in zip(files, scan_secrets(files, cache), strict=True):
+        if kinds:
+            found.append(f"{path} ({', '.join(kinds)})")
+            foreign = foreign or not OUR_FILE_RE.match(path.name)
+    checked = len(files)
     if not found:
         return Check(OK, "secrets", f"none in {checked} record file(s)")
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
@@ -870,31 +881,76 @@ def run_checks(
 ) -> list[Check]:
     from dreamd.models.health import health_path
     from dreamd.setup.service import subprocess_runner
+    from dreamd.status.secrets import cache_path as secret_scan_cache
 
     runner = subprocess_runner(env, timeout=10.0) if runner is None else runner
+    spool = config.daemon.spool
+    # The checks that wait on other processes (the model endpoint or CLI, each hook command,
+    # systemctl) run while the ones that only read files do; the lines keep their order.
+    model_bg = _Background(lambda: check_model(config.model, env))
+    hooks_bg = _Background(lambda: check_hooks_run(env))
+    service_bg = _Background(lambda: check_service(spool, env, runner, platform=platform, proc=proc))
     managed, _ = discover_dirs(config.daemon.roots)
-    model = check_model(config.model, env)
-    health = check_model_health(health_path(config.daemon.spool), model)
-    hooks_run = check_hooks_run(env)
-    return [
+    first = [
         check_config(config, env),
         check_roots(config),
         check_memory_files(managed),
-        check_spool(config.daemon.spool),
+        check_spool(spool),
         check_inotify(len(managed), proc=proc),
-        check_daemon(config.daemon.spool, proc=proc),
+        check_daemon(spool, proc=proc),
+    ]
+    embeddings = check_embeddings(config.recall)
+    failed = check_failed_jobs(spool)
+    secrets = check_secrets(managed, cache=secret_scan_cache(env))
+    others = check_other_spools(config, env)
+    hooks = check_claude_hooks(env)
+    mcp = check_mcp(env)
+    placement = _placement_checks(config, env)
+    model = model_bg.result()
+    health = check_model_health(health_path(spool), model)
+    hooks_run = hooks_bg.result()
+    return [
+        *first,
         model,
         *([health] if health is not None else []),
-        *check_embeddings(config.recall),
-        check_failed_jobs(config.daemon.spool),
-        check_secrets(managed),
-        check_other_spools(config, env),
-        check_claude_hooks(env),
+        *embeddings,
+        failed,
+        secrets,
+        others,
+        hooks,
         *([hooks_run] if hooks_run is not None else []),
-        check_mcp(env),
-        check_service(config.daemon.spool, env, runner, platform=platform, proc=proc),
-        *_placement_checks(config, env),
+        mcp,
+        service_bg.result(),
+        *placement,
     ]
+
+
+_T = TypeVar("_T")
+
+
+class _Background(Generic[_T]):
+    """One check run in a thread: what it waits on is another process, so it costs doctor's
+    start-up only what it takes beyond the checks run meanwhile (issue 20). Its exception, if
+    any, is raised by :meth:`result`, as if it had run in line."""
+
+    def __init__(self, check: Callable[[], _T]) -> None:
+        self._check = check
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="dreamd-doctor-check", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._check()
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
 
 
 def _placement_checks(config: Config, env: Mapping[str, str]) -> list[Check]:

@@ -11,6 +11,7 @@ anthropic, watchdog or apscheduler.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -47,7 +48,31 @@ COMMANDS: tuple[tuple[str, str, bool, str], ...] = (
 )  # fmt: skip
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil: argparse's formatter
+    asks it for every argument added, and shutil brings zlib, bz2 and lzma (issue 20)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # argparse prints usage and exits 2 on its own
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"dreamd: {message}\n")

@@ -78,6 +78,8 @@ class DirState:
 
 @dataclass(frozen=True)
 class GateResult:
+    """One gate's verdict and why."""
+
     name: str
     open: bool
     reason: str
@@ -88,6 +90,8 @@ class GateResult:
 
 @dataclass(frozen=True)
 class GateDecision:
+    """Every gate's verdict, in order, and the first that closed."""
+
     open: bool
     gates: tuple[GateResult, ...]
     first_closed: str | None

@@ -227,24 +227,13 @@ def _drain(sp: Spool, *, backlog: int) -> dict[str, Any]:
             "drain_per_min": None if rate is None else round(rate, 2), "backlog_eta_s": eta}
 
 
-def _flock_holders(path: Path, proc: Path) -> list[int] | None:
-    """Pids holding a flock on ``path`` per ``/proc/locks`` (None: cannot tell on this system).
-
-    Reading the kernel's lock table answers "is the daemon running?" without touching the
-    lock, so status can never make a starting daemon believe another one holds the spool.
-    """
-    try:
-        table = (proc / "locks").read_text()
-    except OSError:
-        return None
-    try:
-        st = path.stat()
-    except OSError:
-        return []  # no lock file: no daemon has ever held this spool
-    suffix = f":{st.st_ino}"
+def _lock_lines(text: str, ino: int) -> list[int]:
+    """Pids of the FLOCK lines of a lock table (``/proc/locks`` or a ``fdinfo`` file's ``lock:``
+    lines, the same fields) held on inode ``ino``."""
+    suffix = f":{ino}"
     pids = []
-    for line in table.splitlines():
-        fields = line.split()
+    for line in text.splitlines():
+        fields = line.removeprefix("lock:").split()
         if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
             continue
         if fields[5].endswith(suffix):
@@ -255,6 +244,50 @@ def _flock_holders(path: Path, proc: Path) -> list[int] | None:
     return pids
 
 
+def _holds_lock(pid: int, path: Path, st: os.stat_result, proc: Path) -> bool:
+    """Whether process ``pid`` holds a flock on ``path`` through one of its descriptors, per
+    ``/proc/PID/fdinfo`` (False when that cannot be read: the caller then reads the table)."""
+    fds = proc / str(pid) / "fd"
+    try:
+        names = os.listdir(fds)
+    except OSError:
+        return False
+    target = os.path.realpath(path)
+    for fd in names:
+        try:
+            if os.readlink(fds / fd) != target:
+                continue
+            info = (proc / str(pid) / "fdinfo" / fd).read_text()
+        except OSError:
+            continue
+        if _lock_lines(info, st.st_ino):
+            return True
+    return False
+
+
+def _flock_holders(path: Path, proc: Path, *, hint: int | None = None) -> list[int] | None:
+    """Pids holding a flock on ``path`` per ``/proc/locks`` (None: cannot tell on this system).
+
+    Reading the kernel's lock table answers "is the daemon running?" without touching the
+    lock, so status can never make a starting daemon believe another one holds the spool.
+    The table is read only when needed: its first read in a process costs milliseconds on a
+    busy machine (every lock of the system), so a missing lock file answers "none", and the
+    pid the daemon wrote (``hint``) is asked first through its own ``fdinfo``.
+    """
+    table = proc / "locks"
+    try:
+        st = path.stat()
+    except OSError:  # no lock file: no daemon has ever held this spool
+        return [] if table.exists() else None
+    if hint is not None and _holds_lock(hint, path, st, proc):
+        return [hint]
+    try:
+        text = table.read_text()
+    except OSError:
+        return None
+    return _lock_lines(text, st.st_ino)
+
+
 def daemon_status(spool: Path, *, proc: Path = Path("/proc")) -> dict[str, Any]:
     """Whether a daemon holds the spool's single-instance lock, and who it says it is.
 
@@ -262,7 +295,6 @@ def daemon_status(spool: Path, *, proc: Path = Path("/proc")) -> dict[str, Any]:
     ``host`` and ``since`` come from ``spool/.owner``, written by the daemon when it took
     the lock (stale after a crash, hence only shown next to a held lock).
     """
-    holders = _flock_holders(spool / ".lock", proc)
     owner: dict[str, Any] = {}
     try:  # fsutil's read: a FIFO planted as .owner must not hang status, nor a link or /dev/zero fill it
         raw = json.loads(open_regular(spool / ".owner", max_bytes=OWNER_MAX_BYTES))
@@ -270,10 +302,11 @@ def daemon_status(spool: Path, *, proc: Path = Path("/proc")) -> dict[str, Any]:
             owner = raw
     except (OSError, ValueError, DreamdError):
         pass
+    pid = owner.get("pid") if isinstance(owner.get("pid"), int) else None
+    holders = _flock_holders(spool / ".lock", proc, hint=pid)
     running = None if holders is None else bool(holders)
     if not running:
         return {"running": running, "pid": None, "host": None, "since": None}
-    pid = owner.get("pid") if isinstance(owner.get("pid"), int) else None
     if holders and pid not in holders:
         pid = holders[0]
     return {

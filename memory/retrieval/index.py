@@ -29,6 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from memory.errors import RecordError
+from memory.retrieval.parsed import ParsedRecords
 from memory.retrieval.select import Candidate, IndexedDoc, KeywordIndex, index_doc
 from memory.store.manifest import Manifest, ManifestEntry
 from memory.store.transaction import MemoryStore
@@ -71,6 +72,15 @@ class SetIndex:
     docs: dict[tuple[str, str], IndexedDoc] = field(default_factory=dict)
     """Term vectors by (file, sha256): a record whose bytes did not change is not re-read."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    parsed: ParsedRecords | None = None
+    """The directory's parsed-record cache (:mod:`memory.retrieval.parsed`), made on first use."""
+
+    def read_record(self, entry: ManifestEntry) -> tuple[str, float]:
+        """``(body, importance)`` of ``entry``'s record through the parsed-record cache
+        (RecordError as ``store.read_record``)."""
+        if self.parsed is None or self.parsed.store is not self.store:
+            self.parsed = ParsedRecords(self.store)
+        return self.parsed.read(entry)
 
     @property
     def generation(self) -> int:
@@ -142,12 +152,11 @@ def _update(state: SetIndex, manifest: Manifest) -> None:
             body, importance = "", 0.5
             if with_bodies:
                 try:
-                    record = state.store.read_record(entry)
+                    body, importance = state.read_record(entry)
                 except RecordError as exc:
                     log.warning("recall: skipping unreadable record %s: %s", entry.name, exc)
                     state.keyword.remove(entry.name)
                     continue
-                body, importance = record.body, record.importance
             doc = index_doc(Candidate(entry.name, entry.type, entry.description, body, importance))
         if state.keyword.doc(entry.name) is not doc:
             state.keyword.add(doc)
@@ -156,6 +165,8 @@ def _update(state: SetIndex, manifest: Manifest) -> None:
     state.docs, state.entries = docs, entries
     state.order = [name for name in dict.fromkeys(e.name for e in manifest.records) if name in entries]
     state.manifest = manifest
+    if state.parsed is not None:
+        state.parsed.save(manifest)
 
 
 def clear_cache() -> None:

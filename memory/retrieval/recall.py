@@ -193,7 +193,6 @@ def recall(
         record_bytes = settings.record_bytes if record_bytes is None else record_bytes
         record_lines = settings.record_lines if record_lines is None else record_lines
     indexed = set_index(memory_dir, store)
-    store = indexed.store
     selector = "keyword"
     reason: str | None = None
     query_vector = _query_vector(embedder, query)
@@ -230,12 +229,12 @@ def recall(
         if entry is None:
             continue
         try:
-            record = store.read_record(entry)
+            body, _ = indexed.read_record(entry)
         except RecordError as exc:
             log.warning("recall: skipping unreadable record %s: %s", name, exc)
             continue
         path = str(Path(key) / entry.file)
-        text, truncated = cap_text(record.body, path=path, max_lines=record_lines, max_bytes=record_bytes)
+        text, truncated = cap_text(body, path=path, max_lines=record_lines, max_bytes=record_bytes)
         rec = RecalledRecord(entry.name, entry.type, entry.description, path, text, truncated, entry.sha256)
         size = len(render_element(rec).encode("utf-8"))
         if budget is not None and used + size > budget:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from memory.store.layout import record_file_name
 from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry
 from memory.store.records import Record, render_record, sha256_hex, unique_name
-from memory.store.redaction import redact_record
 
 if TYPE_CHECKING:
     from memory.store.locks import DreamLease
@@ -236,6 +235,8 @@ __all__ = ["ACTORS", "Change", "CommitResult", "Pending", "apply_change", "prove
 
 def redact_change(change: Change) -> Change:
     """``change`` with every record it writes redacted (the same object when nothing is)."""
+    from memory.store.redaction import redact_record  # here: readers never load the detectors
+
     add = [redact_record(r)[0] for r in change.add]
     replace = {k: redact_record(r, keep_name=True)[0] for k, r in change.replace.items()}
     merges = [(src, redact_record(r)[0] if r is not None else None) for src, r in change.merges]

@@ -38,6 +38,8 @@ from memory.store.transaction import CommitResult, MemoryStore
 
 @dataclass(frozen=True)
 class LogEntry:
+    """One generation as ``dreamd log`` shows it."""
+
     generation: int
     committed_at: str
     actor: str

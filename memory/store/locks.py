@@ -114,6 +114,8 @@ def pid_alive(pid: int) -> bool:
 
 @dataclass(frozen=True)
 class LeaseInfo:
+    """What a ``.dream.lock`` says about its holder."""
+
     pid: int
     host: str
     start_token: str

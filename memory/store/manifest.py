@@ -58,6 +58,8 @@ def check_file_name(name: Any, *, where: str) -> str:
 
 @dataclass
 class ManifestEntry:
+    """One record of the set, as the manifest names it."""
+
     name: str
     type: str
     description: str
@@ -132,6 +134,8 @@ _ENTRY_KEYS = frozenset(
 
 @dataclass
 class Manifest:
+    """One generation of the set: ``manifest.json`` parsed."""
+
     generation: int = 0
     committed_at: str = ""
     consolidated_at: str | None = None

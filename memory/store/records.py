@@ -67,9 +67,17 @@ class Record:
 
 
 def sha256_hex(data: bytes) -> str:
-    import hashlib  # here: loading OpenSSL costs every command that never hashes a record
+    """The hex sha256 of ``data`` (a record's identity in the manifest).
 
-    return hashlib.sha256(data).hexdigest()
+    CPython's built-in ``_sha256`` first: ``hashlib`` loads OpenSSL, which costs a reading command
+    (``status``, ``recall``, ``doctor``) about 3.5 ms, more than hashing its records (issue 20).
+    Both give the same digest; an interpreter without the built-in module uses hashlib."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - CPython 3.11 always builds it
+        from hashlib import sha256
+    digest: str = sha256(data).hexdigest()
+    return digest
 
 
 def unique_name(name: str, taken: set[str]) -> str:

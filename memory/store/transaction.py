@@ -41,12 +41,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
 from memory.store.archive import Archive
-from memory.store.change import ACTORS, Change, CommitResult, Pending, apply_change, touched_files
 from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
 from memory.store.layout import (
     ARCHIVE_SUFFIX,
@@ -79,9 +78,11 @@ from memory.store.manifest import (
     set_cursor,
     utcnow_iso,
 )
-from memory.store.reconcile import ReconcileReport, foreign_entry, scan_foreign
-from memory.store.reconcile import reconcile as reconcile_directory
 from memory.store.records import Record, parse_record, sha256_hex, slugify
+
+if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) never commits or reconciles
+    from memory.store.change import ACTORS, Change, CommitResult, Pending
+    from memory.store.reconcile import ReconcileReport, foreign_entry
 
 log = logging.getLogger("memory.store")
 
@@ -204,11 +205,21 @@ class MemoryStore:
 
     def read_record(self, entry: ManifestEntry) -> Record:
         """The record a manifest entry names; RecordError (file named) if unreadable."""
+        return self.parse_entry(entry, self.read_entry_bytes(entry))
+
+    def read_entry_bytes(self, entry: ManifestEntry) -> bytes:
+        """The bytes of the file a manifest entry names; RecordError (file named) if unreadable."""
         path = self.path / entry.file
         try:
-            data = read_regular(path)
+            return read_regular(path)
         except OSError as exc:
             raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
+
+    def parse_entry(self, entry: ManifestEntry, data: bytes) -> Record:
+        """``data`` (the bytes of ``entry``'s file) as the record ``entry`` names; RecordError
+        (file named) if they do not parse. Split from :meth:`read_record` so a caller that keeps
+        parsed records by the hash of their bytes (recall's cache) parses exactly what it hashed."""
+        path = self.path / entry.file
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
         rec = parse_record(data, where=str(path), stem=stem)
         return dataclasses.replace(rec, name=entry.name)
@@ -285,6 +296,8 @@ class MemoryStore:
             if store.is_managed():
                 return store
             store._refuse_foreign_files()
+            from memory.store.change import Pending
+
             store._write(None, Pending(entries=[], change={"actor": "init"}))
         return store
 
@@ -304,6 +317,8 @@ class MemoryStore:
         Raises ConflictError (nothing written) when ``base`` no longer matches, LeaseLost when
         ``lease`` is no longer ours, LockTimeout when the store lock stays busy.
         """
+        from memory.store.change import ACTORS, CommitResult, apply_change, touched_files
+
         if change.actor not in ACTORS:
             raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
         self.require_managed()
@@ -316,6 +331,8 @@ class MemoryStore:
             # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
             # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
             # this change touches is re-read if it was edited (a dream then conflicts).
+            from memory.store.reconcile import scan_foreign
+
             foreign = scan_foreign(self, old, verify=touched_files(old, change))
             base = foreign.manifest(old)
             self._verify(base, change)
@@ -467,6 +484,8 @@ class MemoryStore:
         build a set themselves (adoption, rollback, reconcile). The caller holds the store lock
         and has re-read ``old`` under it; ``files`` are the new files' names and bytes, written
         with O_EXCL before the commit point; ``summary`` becomes the manifest's ``change``."""
+        from memory.store.change import Pending
+
         return self._write(
             old, Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
         )
@@ -561,6 +580,8 @@ class MemoryStore:
 
     def reconcile(self) -> ReconcileReport:
         """Take in what others did (DESIGN §2.4) in at most one commit."""
+        from memory.store.reconcile import reconcile as reconcile_directory
+
         return reconcile_directory(self)
 
     def scan_malformed(self) -> list[tuple[str, str]]:
@@ -634,3 +655,17 @@ __all__ = [
 """Besides the store itself, :class:`Change` and :class:`CommitResult` (:mod:`memory.store.change`),
 the names of :mod:`memory.store.layout` and the reconcile types are re-exported: callers that import
 them from here keep working."""
+
+
+def __getattr__(name: str) -> Any:
+    """The change and reconcile names re-exported above, loaded on first use (PEP 562): a
+    reader (``dreamd status``, ``recall``, ``doctor``) never pays for the commit's types."""
+    if name in ("ACTORS", "Change", "CommitResult"):
+        from memory.store import change
+
+        return getattr(change, name)
+    if name in ("ReconcileReport", "foreign_entry"):
+        from memory.store import reconcile
+
+        return getattr(reconcile, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,92 @@
+"""Doctor's secret scan keeps its verdicts by content hash (issue 20: redacting every record was
+most of doctor's own start-up): a file it judged is not redacted again, a changed file or a new
+redactor is, and the cache never holds a secret or is written through a link."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import memory.redact
+from dreamd.cli.doctor import OK, WARN, check_secrets
+from dreamd.status import secrets as scan
+from memory.store.records import make_record
+from memory.store.transaction import Change, MemoryStore
+
+SECRET = "Pz8!mQ4wLr2"
+WITH_SECRET = f"---\nname: staging-access\ndescription: staging db\ntype: reference\n---\n\nThe password for staging is {SECRET} (rotated monthly).\n"
+
+
+def _set(tmp_path: Path) -> Path:
+    directory = tmp_path / "mem"
+    store = MemoryStore.init(directory)
+    store.commit(Change(add=[make_record(f"n{i}", "project", f"note {i}", f"Use tabs {i}.") for i in range(4)]))
+    (directory / "handwritten.md").write_text(WITH_SECRET, encoding="utf-8")
+    return directory
+
+
+def _redactions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    original = memory.redact.redact
+
+    def counting(text: str) -> tuple[str, list[str]]:
+        calls.append(text)
+        return original(text)
+
+    monkeypatch.setattr(memory.redact, "redact", counting)
+    return calls
+
+
+def test_a_second_scan_redacts_nothing_and_reports_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = _set(tmp_path)
+    cache = tmp_path / "cache" / "dreamd" / scan.CACHE_NAME
+    first = check_secrets([directory], cache=cache)
+    assert first.status == WARN and "handwritten.md (password)" in first.detail
+    assert cache.is_file() and cache.stat().st_mode & 0o777 == 0o600
+    assert SECRET not in cache.read_text(encoding="utf-8")  # hashes and kind names only
+    calls = _redactions(monkeypatch)
+    assert check_secrets([directory], cache=cache) == first
+    assert calls == []
+
+
+def test_a_changed_file_and_a_new_redactor_are_scanned_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = _set(tmp_path)
+    cache = tmp_path / "cache" / "dreamd" / scan.CACHE_NAME
+    check_secrets([directory], cache=cache)
+    (directory / "handwritten.md").write_text(WITH_SECRET.replace(SECRET, "a secret I will not write"), encoding="utf-8")
+    calls = _redactions(monkeypatch)
+    assert check_secrets([directory], cache=cache).status == OK
+    assert len(calls) == 1  # only the edited file
+    calls.clear()
+    monkeypatch.setattr(scan, "redactor_version", lambda: "another redactor")
+    assert check_secrets([directory], cache=cache).status == OK
+    assert len(calls) == 5  # every file: the verdicts were another redactor's
+    assert json.loads(cache.read_bytes())["redactor"] == "another redactor"
+
+
+def test_the_cache_is_never_written_through_a_link(tmp_path: Path) -> None:
+    directory = _set(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "dreamd").symlink_to(elsewhere)
+    assert check_secrets([directory], cache=tmp_path / "cache" / "dreamd" / scan.CACHE_NAME).status == WARN
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_bad_cache_file_is_ignored(tmp_path: Path) -> None:
+    directory = _set(tmp_path)
+    cache = tmp_path / "cache" / "dreamd" / scan.CACHE_NAME
+    cache.parent.mkdir(parents=True)
+    for bad in (b"{not json", b"[]", json.dumps({"format": 1, "redactor": scan.redactor_version(), "verdicts": []}).encode()):
+        cache.write_bytes(bad)
+        assert check_secrets([directory], cache=cache).status == WARN
+
+
+def test_doctor_keeps_the_cache_under_xdg_cache_home(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert scan.cache_path(env) == tmp_path / "xdg" / "dreamd" / scan.CACHE_NAME
+    assert scan.cache_path({"HOME": str(tmp_path / "home")}) == tmp_path / "home" / ".cache" / "dreamd" / scan.CACHE_NAME
+    assert check_secrets([], cache=scan.cache_path(env)).status == OK
