@@ -22,9 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-MEMORY_SHARED = (
-    "memory.errors", "memory.settings", "memory.roots", "memory.fsutil", "memory.redact", "memory.textutil", "memory.recache",
-)  # fmt: skip
+MEMORY_SHARED = ("memory.errors", "memory.settings", "memory.roots", "memory.fsutil", "memory.redact", "memory.textutil")
 DREAMD_SHARED = ("dreamd.config", "dreamd.logs", "dreamd.notify")
 """The shared modules at the foot of each package: any unit of the package may import them;
 they import only each other (and, for dreamd's, anything of ``memory/``)."""
@@ -79,10 +77,7 @@ longest unit its dotted name starts with; a shared module is a unit of its own."
 KNOWN_ARROWS: dict[tuple[str, str], str] = {}
 """Imports outside :data:`LAYERS` that exist today, each with who removes it."""
 
-KNOWN_PRIVATE: dict[tuple[str, str], str] = {
-    ("memory.recache", "_code"): "CPython's re compiler, called as re.compile calls it to keep the program it "
-    "builds (issue 20); guarded: any change there falls back to re.compile, and tests/test_recache.py compares the two",
-}
+KNOWN_PRIVATE: dict[tuple[str, str], str] = {}
 """Private names used across modules today, each with who removes it (stale entries fail)."""
 
 

@@ -38,9 +38,8 @@ imported at the first :func:`stem` (~1 ms): ``dreamd hook`` imports this module 
 
 from __future__ import annotations
 
+import re
 import unicodedata
-
-from memory import recache
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook must not pay for importing typing
 if TYPE_CHECKING:
@@ -48,16 +47,15 @@ if TYPE_CHECKING:
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """Chinese characters (CJK Unified Ideographs, Extension A, Compatibility Ideographs)."""
-CJK_RE = recache.compile(rf"[{CJK}]")
+CJK_RE = re.compile(rf"[{CJK}]")
 CONNECTORS = "._'+#-"
 """Characters that join two letter/digit runs into one word."""
 
 _ALNUM = rf"[^\W_{CJK}]"
-_WORD_RE = recache.compile(rf"[{CJK}]++|{_ALNUM}++(?:[._'+#-]{_ALNUM}++)*+(?:\+\+|[+#])?")
+_WORD_RE = re.compile(rf"[{CJK}]++|{_ALNUM}++(?:[._'+#-]{_ALNUM}++)*+(?:\+\+|[+#])?")
 """Possessive quantifiers (Python 3.11+): a run never gives characters back, so a word costs
-one pass however its connectors fall. The three patterns with Chinese classes are compiled through
-:mod:`memory.recache` (their bitmaps cost a cold process more than all the rest of recall)."""
-_PART_RE = recache.compile(rf"{_ALNUM}+")
+one pass however its connectors fall."""
+_PART_RE = re.compile(rf"{_ALNUM}+")
 
 
 def normalize(text: str) -> str:
