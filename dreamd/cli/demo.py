@@ -77,7 +77,7 @@ def _write_config(base: Path, memory_dir: Path) -> Path:
 @contextmanager
 def _state_home(base: Path) -> Iterator[None]:
     """Point ``XDG_STATE_HOME`` (the usage ledger) and ``XDG_CACHE_HOME`` (the derived caches:
-    the parsed config, compiled patterns) inside the demo for its duration."""
+    the parsed config) inside the demo for its duration."""
     saved = {key: os.environ.get(key) for key in ("XDG_STATE_HOME", "XDG_CACHE_HOME")}
     os.environ["XDG_STATE_HOME"] = str(base / "state")
     os.environ["XDG_CACHE_HOME"] = str(base / "cache")
