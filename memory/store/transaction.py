@@ -54,6 +54,7 @@ from memory.store.layout import (
     INDEX,
     MANIFEST,
     MAX_MANIFEST_BYTES,
+    MAX_RECORD_FILE_BYTES,
     ORPHAN_PREFIX,
     OUR_FILE_RE,
     PREVIOUS_INDEX_PREFIX,
@@ -87,6 +88,8 @@ log = logging.getLogger("memory.store")
 
 DEFAULT_ORPHAN_GRACE = 600.0
 DEFAULT_HISTORY_GENERATIONS = 50
+PARSED_RECORDS_KEPT = 4096
+"""Parsed record files a store keeps before it starts again (at most ~80 KiB of text each)."""
 
 FaultHook = Callable[[str], None]
 
@@ -126,6 +129,8 @@ class MemoryStore:
         """The files the manifest this store last committed names (the next commit's scan)."""
         self._reported_malformed: set[tuple[str, int, int]] = set()
         self._titles: dict[tuple[str, str], str | None] = {}
+        self._parsed: dict[str, tuple[tuple[int, int, int, int], Record]] = {}
+        """Parsed record files by file name, with the ``fstat`` key they were parsed at."""
 
     # ------------------------------------------------------------------ reading
 
@@ -203,15 +208,35 @@ class MemoryStore:
         )
 
     def read_record(self, entry: ManifestEntry) -> Record:
-        """The record a manifest entry names; RecordError (file named) if unreadable."""
+        """The record a manifest entry names; RecordError (file named) if unreadable.
+
+        The parse is kept per file, keyed on inode, mtime, ctime and size as the manifest's is
+        (an extraction's supersession check reads the same few live records for every job; the
+        YAML parse was a fifth of a committing job's time), so an edited file is parsed again
+        and a file that became a link or a FIFO is still refused: the ``fstat`` runs each time.
+        """
         path = self.path / entry.file
+        cached = self._parsed.get(entry.file)
+
+        def unchanged(st: os.stat_result) -> bool:
+            return cached is not None and cached[0] == (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
         try:
-            data = read_regular(path)
+            st, data = read_regular_stat(path, max_bytes=MAX_RECORD_FILE_BYTES, unchanged=unchanged)
+        except UnsafeFileError as exc:
+            raise RecordError(str(exc)) from None
         except OSError as exc:
             raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
-        stem = None if OUR_FILE_RE.match(entry.file) else path.stem
-        rec = parse_record(data, where=str(path), stem=stem)
-        return dataclasses.replace(rec, name=entry.name)
+        if data is None:
+            assert cached is not None
+            rec = cached[1]
+        else:
+            stem = None if OUR_FILE_RE.match(entry.file) else path.stem
+            rec = parse_record(data, where=str(path), stem=stem)
+            if len(self._parsed) >= PARSED_RECORDS_KEPT:
+                self._parsed.clear()  # atomic: readers of other threads may share the store
+            self._parsed[entry.file] = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), rec)
+        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
 
     def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
         """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.
