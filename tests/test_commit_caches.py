@@ -9,6 +9,7 @@ follow a link the uncached read refused, or pass a record that still holds a sec
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,44 @@ def test_a_record_found_clean_is_not_scanned_again_but_one_with_a_secret_always_
         out, kinds = redact_record(dirty)
         assert SECRET not in out.body and kinds
     assert len(scans) > 2 * first + 1  # scanned both times
+
+
+def test_the_daemons_usage_ledger_writes_once_per_interval_and_loses_no_call(tmp_path: Path) -> None:
+    """Every extraction job recorded its model call with a whole-file rewrite and two fsyncs;
+    the daemon's ledger now adds calls up and writes at most once per ``flush_after``."""
+    import json
+    import subprocess
+    import sys
+    from datetime import UTC, datetime
+
+    from dreamd.models.usage import UsageLedger
+    from memory.model.llm import Usage
+
+    now = datetime(2026, 12, 2, 3, tzinfo=UTC)
+    path = tmp_path / "usage.json"
+    ledger = UsageLedger(path, flush_after=3600)
+    for _ in range(50):
+        ledger.record("/a", Usage(10, 1), now=now)
+    on_disk = json.loads(path.read_text())["dirs"]["/a"]["totals"]
+    assert on_disk["calls"] == 1  # the first call was written at once, the other 49 wait
+    assert ledger.totals("/a")["calls"] == 50 and ledger.spent_today("/a", now=now) == 550
+    ledger.flush()
+    other = UsageLedger(path)
+    assert other.totals("/a")["calls"] == 50 and other.spent_today("/a", now=now) == 550
+    # a process that exits normally writes what it added up (atexit); a timer writes an idle one
+    code = (
+        "from datetime import datetime, UTC; from dreamd.models.usage import UsageLedger;"
+        "from memory.model.llm import Usage; import sys;"
+        "l = UsageLedger(sys.argv[1], flush_after=3600); now = datetime(2026, 12, 2, 3, tzinfo=UTC)\n"
+        "for _ in range(5): l.record('/b', Usage(1), now=now)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
+    assert UsageLedger(path).totals("/b")["calls"] == 5
+    quick = UsageLedger(path, flush_after=0.2)
+    quick.record("/c", Usage(1), now=now)
+    quick.record("/c", Usage(1), now=now)
+    assert UsageLedger(path).totals("/c")["calls"] == 1
+    deadline = time.monotonic() + 30
+    while UsageLedger(path).totals("/c")["calls"] != 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert UsageLedger(path).totals("/c")["calls"] == 2
