@@ -88,8 +88,10 @@ log = logging.getLogger("memory.store")
 
 DEFAULT_ORPHAN_GRACE = 600.0
 DEFAULT_HISTORY_GENERATIONS = 50
-PARSED_RECORDS_KEPT = 4096
-"""Parsed record files a store keeps before it starts again (at most ~80 KiB of text each)."""
+PARSED_BYTES_KEPT = 1 << 20
+"""Bytes of record files a store keeps parsed before it starts again (a record is at most
+80 KiB): the daemon keeps one store per directory, so each directory holds at most this much
+beyond its manifest, and a directory of small records (the common case) all of them."""
 
 FaultHook = Callable[[str], None]
 
@@ -131,6 +133,7 @@ class MemoryStore:
         self._titles: dict[tuple[str, str], str | None] = {}
         self._parsed: dict[str, tuple[tuple[int, int, int, int], Record]] = {}
         """Parsed record files by file name, with the ``fstat`` key they were parsed at."""
+        self._parsed_bytes = 0
 
     # ------------------------------------------------------------------ reading
 
@@ -233,8 +236,10 @@ class MemoryStore:
         else:
             stem = None if OUR_FILE_RE.match(entry.file) else path.stem
             rec = parse_record(data, where=str(path), stem=stem)
-            if len(self._parsed) >= PARSED_RECORDS_KEPT:
+            self._parsed_bytes += len(data)
+            if self._parsed_bytes > PARSED_BYTES_KEPT:
                 self._parsed.clear()  # atomic: readers of other threads may share the store
+                self._parsed_bytes = len(data)
             self._parsed[entry.file] = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), rec)
         return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
 
