@@ -126,18 +126,19 @@ def _words(record: Record) -> frozenset[str]:
 
 # One new record is held against up to MAX_CANDIDATES live ones, and a live record against every
 # new record of every job that names its words: the clauses and words of a (description, body)
-# are computed once, not per pair (they were most of an extraction's supersession check).
-@functools.lru_cache(maxsize=4096)
+# are computed once, not per pair (they were most of an extraction's supersession check). Bounded
+# by entries: a body is at most 64 KiB, and most are a few hundred bytes.
+@functools.lru_cache(maxsize=1024)
 def _facts(description: str, body: str) -> tuple[str, ...]:
     return tuple(fact_clauses(description, body))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _text_words(description: str, body: str) -> frozenset[str]:
     return frozenset(tokens(description + "\n" + "\n".join(_facts(description, body))))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _statement_words(description: str, body: str) -> frozenset[str]:
     facts = _facts(description, body)
     return frozenset(tokens(facts[0])) if facts else frozenset()
