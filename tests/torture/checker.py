@@ -186,17 +186,29 @@ def _in_history(path: Path, file: str) -> bool:
     return bool(_archived_versions(path, file))
 
 
-@functools.lru_cache(maxsize=64)
+_HISTORY_INDEX: dict[Path, tuple[int, dict[str, list[str]]]] = {}
+
+
 def _history_index(directory: Path) -> dict[str, list[str]]:
-    """``.history/`` listed once per directory, its names by the record file they archive (the
-    part up to the first ``.md.``; other names under their own): the checker runs after the
-    drain, so nothing changes under it, and listing ~7,600 names again for every record read
-    was 70 % of a 20-minute run's check (py-spy), which then took longer than the run."""
+    """``.history/`` listed once per directory (again only when its mtime moved: a checker's
+    own tests change a directory between two checks), its names by the record file they archive
+    (the part up to the first ``.md.``; other names under their own). Listing ~7,600 names
+    again for every record read was 70 % of a 20-minute run's check (py-spy), which then took
+    longer than the run."""
+    hist = directory / ".history"
+    try:
+        mtime = os.stat(hist).st_mtime_ns
+    except FileNotFoundError:
+        return {}
+    cached = _HISTORY_INDEX.get(directory)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
     index: dict[str, list[str]] = {}
     with contextlib.suppress(FileNotFoundError):
-        for n in os.listdir(directory / ".history"):
+        for n in os.listdir(hist):
             cut = n.find(".md.")
             index.setdefault(n[: cut + 3] if cut >= 0 else n, []).append(n)
+    _HISTORY_INDEX[directory] = (mtime, index)
     return index
 
 
