@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 log: EventLogger = get_logger("dreamd.work")
 
 EXTRACT_MAX_CHARS = 60_000
+USAGE_FLUSH_SECONDS = 1.0
+"""How often the daemon's usage ledger is written (:class:`dreamd.models.usage.UsageLedger`)."""
 
 
 class ModelOutcome(Protocol):
@@ -108,7 +110,7 @@ class Context:
         return cls(
             config=config,
             model=model or make_model(dataclasses.asdict(config.model)),
-            ledger=UsageLedger(default_ledger_path()),
+            ledger=UsageLedger(default_ledger_path(), flush_after=USAGE_FLUSH_SECONDS),
             health=ModelHealth(health_path(config.daemon.spool)),
         )
 

@@ -24,6 +24,7 @@ facts, the ones no replaced value is named in, stay current in the result.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -65,18 +66,18 @@ def replaced_facts(new: Record, old: Record) -> list[str]:
     with it (the user's own words of the old value, "In their words: …"), as does one saying a
     replaced clause again."""
     newer, older = (new.description, new.body), (old.description, old.body)
-    old_facts = fact_clauses(*older)
-    if not old_facts or not _words(new) & tokens(old_facts[0]):
+    old_facts = _facts(*older)
+    if not old_facts or not _words(new) & _statement_words(*older):
         return []  # no word of the old statement said again: another subject
     gone = replaced_by(newer, older)
     if not gone:
-        new_facts = fact_clauses(*newer)
-        if restates(new_facts, old_facts):
+        new_facts = list(_facts(*newer))
+        if restates(new_facts, list(old_facts)):
             return []
         gone = [c for c in old_facts if any(restated_with_new_value(n, c) for n in new_facts)]
     if not gone or gone[0] != old_facts[0]:
         return []  # the record's own statement (its first fact) must be what changed, not a side clause
-    kept_values = gist("\n".join(fact_clauses(*newer))).values
+    kept_values = gist("\n".join(_facts(*newer))).values
     lost = {v for c in gone for v in gist(c).values} - kept_values
     return [c for c in old_facts if c in gone or (lost and gist(c).values & lost) or _restates_any(c, gone)]
 
@@ -130,7 +131,27 @@ class LiveIndex:
 
 
 def _words(record: Record) -> frozenset[str]:
-    return frozenset(tokens(record.description + "\n" + "\n".join(fact_clauses(record.description, record.body))))
+    return _text_words(record.description, record.body)
+
+
+# One new record is held against up to MAX_CANDIDATES live ones, and a live record against every
+# new record of every job that names its words: the clauses and words of a (description, body)
+# are computed once, not per pair (they were most of an extraction's supersession check). Bounded
+# by entries: a body is at most 64 KiB, and most are a few hundred bytes.
+@functools.lru_cache(maxsize=1024)
+def _facts(description: str, body: str) -> tuple[str, ...]:
+    return tuple(fact_clauses(description, body))
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_words(description: str, body: str) -> frozenset[str]:
+    return frozenset(tokens(description + "\n" + "\n".join(_facts(description, body))))
+
+
+@functools.lru_cache(maxsize=1024)
+def _statement_words(description: str, body: str) -> frozenset[str]:
+    facts = _facts(description, body)
+    return frozenset(tokens(facts[0])) if facts else frozenset()
 
 
 def named(new: Record, old: Record) -> Superseding | None:

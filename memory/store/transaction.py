@@ -53,6 +53,7 @@ from memory.store.layout import (
     INDEX,
     MANIFEST,
     MAX_MANIFEST_BYTES,
+    MAX_RECORD_FILE_BYTES,
     ORPHAN_PREFIX,
     OUR_FILE_RE,
     PREVIOUS_INDEX_PREFIX,
@@ -88,6 +89,10 @@ log = logging.getLogger("memory.store")
 
 DEFAULT_ORPHAN_GRACE = 600.0
 DEFAULT_HISTORY_GENERATIONS = 50
+PARSED_BYTES_KEPT = 1 << 20
+"""Bytes of record files a store keeps parsed before it starts again (a record is at most
+80 KiB): the daemon keeps one store per directory, so each directory holds at most this much
+beyond its manifest, and a directory of small records (the common case) all of them."""
 
 FaultHook = Callable[[str], None]
 
@@ -127,6 +132,9 @@ class MemoryStore:
         """The files the manifest this store last committed names (the next commit's scan)."""
         self._reported_malformed: set[tuple[str, int, int]] = set()
         self._titles: dict[tuple[str, str], str | None] = {}
+        self._parsed: dict[str, tuple[tuple[int, int, int, int], Record]] = {}
+        """Parsed record files by file name, with the ``fstat`` key they were parsed at."""
+        self._parsed_bytes = 0
 
     # ------------------------------------------------------------------ reading
 
@@ -204,8 +212,36 @@ class MemoryStore:
         )
 
     def read_record(self, entry: ManifestEntry) -> Record:
-        """The record a manifest entry names; RecordError (file named) if unreadable."""
-        return self.parse_entry(entry, self.read_entry_bytes(entry))
+        """The record a manifest entry names; RecordError (file named) if unreadable.
+
+        The parse is kept per file, keyed on inode, mtime, ctime and size as the manifest's is
+        (an extraction's supersession check reads the same few live records for every job; the
+        YAML parse was a fifth of a committing job's time), so an edited file is parsed again
+        and a file that became a link or a FIFO is still refused: the ``fstat`` runs each time.
+        """
+        path = self.path / entry.file
+        cached = self._parsed.get(entry.file)
+
+        def unchanged(st: os.stat_result) -> bool:
+            return cached is not None and cached[0] == (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+        try:
+            st, data = read_regular_stat(path, max_bytes=MAX_RECORD_FILE_BYTES, unchanged=unchanged)
+        except UnsafeFileError as exc:
+            raise RecordError(str(exc)) from None
+        except OSError as exc:
+            raise RecordError(f"{path}: cannot read ({exc.strerror})") from None
+        if data is None:
+            assert cached is not None
+            rec = cached[1]
+        else:
+            rec = self.parse_entry(entry, data)
+            self._parsed_bytes += len(data)
+            if self._parsed_bytes > PARSED_BYTES_KEPT:
+                self._parsed.clear()  # atomic: readers of other threads may share the store
+                self._parsed_bytes = len(data)
+            self._parsed[entry.file] = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), rec)
+        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
 
     def read_entry_bytes(self, entry: ManifestEntry) -> bytes:
         """The bytes of the file a manifest entry names; RecordError (file named) if unreadable."""
@@ -222,7 +258,7 @@ class MemoryStore:
         path = self.path / entry.file
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
         rec = parse_record(data, where=str(path), stem=stem)
-        return dataclasses.replace(rec, name=entry.name)
+        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
 
     def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
         """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.

@@ -183,9 +183,44 @@ def _in_history(path: Path, file: str) -> bool:
     hist = path / ".history"
     if (hist / file).exists():
         return True
+    return bool(_archived_versions(path, file))
+
+
+_HISTORY_INDEX: dict[Path, tuple[int, dict[str, list[str]]]] = {}
+
+
+def _history_index(directory: Path) -> dict[str, list[str]]:
+    """``.history/`` listed once per directory (again only when its mtime moved: a checker's
+    own tests change a directory between two checks), its names by the record file they archive
+    (the part up to the first ``.md.``; other names under their own). Listing ~7,600 names
+    again for every record read was 70 % of a 20-minute run's check (py-spy), which then took
+    longer than the run."""
+    hist = directory / ".history"
+    try:
+        mtime = os.stat(hist).st_mtime_ns
+    except FileNotFoundError:
+        return {}
+    cached = _HISTORY_INDEX.get(directory)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    index: dict[str, list[str]] = {}
     with contextlib.suppress(FileNotFoundError):
-        return any(n.startswith(file + ".") for n in os.listdir(hist))
-    return False
+        for n in os.listdir(hist):
+            cut = n.find(".md.")
+            index.setdefault(n[: cut + 3] if cut >= 0 else n, []).append(n)
+    _HISTORY_INDEX[directory] = (mtime, index)
+    return index
+
+
+def _archived_versions(directory: Path, file: str) -> list[str]:
+    """The names in ``.history/`` that start with ``file + "."``, sorted."""
+    index = _history_index(directory)
+    cut = file.find(".md.")
+    if file.endswith(".md") and cut < 0:
+        names = index.get(file, [])
+    else:  # not a name the index keys on: every name, as before
+        names = [n for group in index.values() for n in group]
+    return sorted(n for n in names if n.startswith(file + "."))
 
 
 def _log_events(path: Path) -> list[dict[str, Any]]:
@@ -352,7 +387,7 @@ def check_history(world: World, histories: dict[str, DirHistory], ledger: Ledger
             report.ok("accepted-accounted", not gens,
                       f"{kind} job {job} is in failed/ but was committed in {key} at generations {gens}")
         if kind == "remember" and where == "done" and len(gens) == 1:
-            _check_remember(histories[key], gens[0], str(e["name"]), ledger, key, report)
+            _check_remember(histories[key], gens[0], _stored_name(e), ledger, key, report)
     report.jobs = {"accepted": len(accepted), "applied": applied,
                    "done": sum(1 for e in accepted if e["job_id"] in done),
                    "failed": sum(1 for e in accepted if e["job_id"] in failed)}
@@ -420,9 +455,7 @@ def _read_record(directory: Path, file: str) -> Any:
     from memory.store.records import parse_record
 
     hist = directory / ".history"
-    candidates = [directory / file, hist / file]
-    with contextlib.suppress(FileNotFoundError):
-        candidates += sorted(hist / n for n in os.listdir(hist) if n.startswith(file + "."))
+    candidates = [directory / file, hist / file] + [hist / n for n in _archived_versions(directory, file)]
     for path in candidates:
         with contextlib.suppress(OSError, DreamdError, ValueError):
             return parse_record(path.read_bytes(), where=str(path), stem=Path(file).stem)
@@ -434,9 +467,7 @@ def _has_version(directory: Path, file: str, sha: str) -> bool:
     from memory.store.records import sha256_hex
 
     hist = directory / ".history"
-    candidates = [directory / file, hist / file]
-    with contextlib.suppress(FileNotFoundError):
-        candidates += [hist / n for n in os.listdir(hist) if n.startswith(file + ".")]
+    candidates = [directory / file, hist / file] + [hist / n for n in _archived_versions(directory, file)]
     for path in candidates:
         with contextlib.suppress(OSError):
             if sha256_hex(path.read_bytes()) == sha:
@@ -587,11 +618,26 @@ def forget_outcomes(histories: dict[str, DirHistory], ledger: Ledger) -> dict[st
     return dict(sorted(out.items()))
 
 
-def _check_remember(h: DirHistory, gen: int, name: str, ledger: Ledger, key: str, report: Report) -> None:
+def _stored_name(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """A remember's name, and the name the store gives it: a name part sharing four characters
+    with a secret the job carries is dropped (``memory.redact.safe_name``, issue 22), so
+    ``c1-11-58`` with the key ``xoxb-8938115871…`` in its body is stored as ``c1``."""
+    from memory.redact import safe_name
+
+    name = str(entry["name"])
+    return name, safe_name(name, *(str(s) for s in entry.get("secrets") or ()))
+
+
+def _check_remember(h: DirHistory, gen: int, names: tuple[str, str], ledger: Ledger, key: str,
+                    report: Report) -> None:
     change = h.gens[gen].change
     touched = list(change.get("added", [])) + list(change.get("updated", []))
-    report.ok("remember-present", name in touched,
-              f"{key}: remember of {name!r} committed at generation {gen} touched {touched} instead")
+    asked, redacted = names
+    stored = [t for t in touched if t == asked or (redacted != asked and re.fullmatch(
+        re.escape(redacted) + r"(-\d+)?", t))]
+    report.ok("remember-present", bool(stored),
+              f"{key}: remember of {asked!r} committed at generation {gen} touched {touched} instead")
+    name = stored[0] if stored else asked
     current = h.current
     assert current is not None
     if name in h.gens[current.generation].names:
@@ -829,10 +875,6 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if report.violations else 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def _scripted_permanent(world: World, job: str, failed: set[str]) -> bool:
     """A valid job the fake model answered with its scripted permanent 400 (``fake_model.py``:
     2 % of calls) is rightly in failed/: a malformed-request answer is not retried."""
@@ -843,3 +885,7 @@ def _scripted_permanent(world: World, job: str, failed: set[str]) -> bool:
     except (OSError, ValueError):
         return False
     return "torture: scripted 400" in reason
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
