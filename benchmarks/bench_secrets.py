@@ -316,6 +316,8 @@ def main() -> int:
     parser.add_argument("--path", type=Path, help="the set's file (default benchmarks/secrets/<split>.jsonl)")
     args = parser.parse_args()
     items = load(args.split, args.path)
+    if args.path is not None:  # the set is named by its file: --path blind3.jsonl scores "blind3", not "dev"
+        args.split = args.path.stem
     forms = {it["form"] for it in items if it["secrets"]}
     rows = [score(items, p) for p in args.points.split(",")]
     print(
