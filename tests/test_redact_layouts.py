@@ -436,3 +436,15 @@ def test_each_look_alike_in_a_jsonl_transcript_line(text: str) -> None:
     import json
 
     _kept(json.dumps({"type": "user", "message": {"role": "user", "content": text}}, ensure_ascii=False))
+
+
+def test_a_generated_token_with_a_chance_run_of_x_is_still_redacted() -> None:
+    # A random token now and then holds "x" then "XXX" (four x's read case-blind) or "XXXX": a
+    # placeholder is mostly filler, a generated token only by chance and for a sliver of it.
+    for token in ("ghp_Qw7erTy2UiopAsxXXXdfGhJkl9ZxcVbnM3q", "AKIA7QXXXXR2M4T9WB6Z",
+                  "sk-ant-api03-" + "Lm3Np8Qr2StXXXXuVw9Yz4Ab7Cd1Ef6Gh0Ij5Kl8Mn2Op4Qr6St"):
+        out, kinds = redact(f"the staging deploy uses {token} for now")
+        assert token[-12:] not in out and kinds, (token, out)
+    for example in ("AKIAXXXXXXXXXXXXXXXX", "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-ant-xxxx…"):
+        out, _ = redact(f"set it to {example} in the template")
+        assert example in out, out

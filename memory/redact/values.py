@@ -75,19 +75,27 @@ def is_placeholder(value: str) -> bool:
     return (
         low in PLACEHOLDERS
         or _PLACEHOLDER.match(low) is not None
-        or _FILLED.search(low) is not None  # sk-ant-xxxx…, ghp_****, ghp_0000…, token-...
+        or _filled(value)  # sk-ant-xxxx…, ghp_****, ghp_0000…, token-...
     )
 
 
-_FILLED = Lazy(r"x{4}|\*{3}|\.{3}|…|0{8}")
-_FILLER = Lazy(r"x{4}|\*{3}|\.{3}|0{8}|your|placeholder|redacted|dummy|<|\{")
+_FILL = Lazy(r"x{4,}|X{4,}|\*{3,}|\.{3,}|…|0{8,}")
+_FILLER_WORD = Lazy(r"your|placeholder|redacted|dummy|<|\{")
+
+
+def _filled(value: str) -> bool:
+    """Written with filler: runs of one ``x`` or ``X``, ``*``, dots or zeros that make up more
+    than a fifth of the value. A generated token holds such a run by chance now and then
+    (``…BgxXXXgnq…`` of a random ``ghp_`` token: ``x`` then ``XXX``, read case-blind as four
+    x's, was taken for an example and left in the clear), never that much of its length."""
+    return 5 * sum(len(m.group()) for m in _FILL.finditer(value)) > len(value)
 
 
 def is_placeholder_token(token: str) -> bool:
     """A vendor-shaped token written as an example: ``AKIAXXXXXXXXXXXXXXXX``,
     ``sk-ant-xxxxxxxx…``, ``ghp_your_token_here``, ``ghp_0000…``. A run of another letter
     (``sk-ant-api03-AAAA…``) is taken for a made-up key: tests and demos use them as keys."""
-    return _FILLER.search(token.lower()) is not None
+    return _filled(token) or _FILLER_WORD.search(token.lower()) is not None
 
 
 def reads_as_non_secret(value: str) -> bool:
