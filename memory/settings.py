@@ -151,24 +151,32 @@ def _read_parsed_config(cache: Path, text: str) -> dict[str, Any] | None:
 
 
 def _write_parsed_config(cache: Path, text: str, data: dict[str, Any]) -> None:
-    import stat
-
-    from memory.fsutil import replace_atomic
-
     try:
         blob = json.dumps({"format": PARSED_CONFIG_FORMAT, "text": text, "data": data}, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError):  # a TOML date or time: JSON cannot hold it exactly
         return
     if len(blob) > MAX_PARSED_CONFIG_BYTES:
         return
+    write_user_cache(cache, blob)
+
+
+def write_user_cache(path: Path, data: bytes) -> None:
+    """Best-effort write of a derived cache file under the user's cache folder: the folder
+    is made 0700 (its parent too), a folder that is a link or a file is never written through,
+    the file is replaced atomically with mode 0600, and any OSError leaves things as they were
+    (a cache that cannot be written is recomputed next time)."""
+    import stat
+
+    from memory.fsutil import replace_atomic
+
     try:
-        os.makedirs(cache.parent.parent, mode=0o700, exist_ok=True)
+        os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)
         try:
-            os.mkdir(cache.parent, 0o700)
+            os.mkdir(path.parent, 0o700)
         except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(cache.parent).st_mode):
+            if not stat.S_ISDIR(os.lstat(path.parent).st_mode):
                 return  # a symlink or a file is never written through
-        replace_atomic(cache, blob, mode=0o600, sync_dir=False)
+        replace_atomic(path, data, mode=0o600, sync_dir=False)
     except OSError:
         return
 

@@ -72,23 +72,11 @@ def _read(path: Path, version: str) -> dict[str, list[str]]:
 
 
 def _write(path: Path, version: str, verdicts: Mapping[str, list[str]]) -> None:
-    import stat
-
-    from memory.fsutil import replace_atomic
+    from memory.settings import write_user_cache
 
     data = json.dumps({"format": FORMAT, "redactor": version, "verdicts": verdicts}).encode()
-    if len(data) > MAX_CACHE_BYTES:
-        return
-    try:
-        os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)
-        try:
-            os.mkdir(path.parent, 0o700)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(path.parent).st_mode):
-                return  # a symlink or file is never written through
-        replace_atomic(path, data, mode=0o600, sync_dir=False)
-    except OSError:
-        return
+    if len(data) <= MAX_CACHE_BYTES:
+        write_user_cache(path, data)
 
 
 def scan_secrets(files: Sequence[tuple[Path, bytes]], cache: Path | None) -> list[list[str]]:
