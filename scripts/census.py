@@ -77,6 +77,15 @@ class Sandbox:
 JOB_ID = "20261129T000000.{:06d}Z-00000000{:02d}"
 
 
+
+def _restore_env(saved: dict[str, str | None]) -> None:
+    """Put back the environment variables a case set (None: it was unset)."""
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
 def _job(sb: Sandbox, n: int, **over: Any) -> dict[str, Any]:
     job: dict[str, Any] = {
         "format": 1,
@@ -711,11 +720,7 @@ def sync_cases(sb: Sandbox) -> list[Row]:
             rows.append(Row("git remote", label, outcome, "`dreamd sync` exit 1; nothing applied; `dreamd status` shows it"))
         rows += _sync_local_cases(sb, base)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _restore_env(saved)
     return rows
 
 
@@ -1022,11 +1027,7 @@ def _full_disk_cases(sb: Sandbox, base: Path) -> list[Row]:
         rows.append(Row("full disk", "first `dreamd sync` clone of 20 records (bulk write)",
                         cli(clone, ["sync", str(clone), "--remote", str(remote)], starting=b"---\n"), "nothing installed; no temp file left"))  # fmt: skip
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _restore_env(saved)
     return rows
 
 
