@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,13 @@ SHARED_DATA = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" /
 # an audit hook records any open of its files by anything, which fails the session.
 TEST_SPLIT = tuple(REPO / "benchmarks" / "quality" / n for n in ("extraction_test.jsonl", "consolidation_test.jsonl"))
 os.environ["DREAMD_NO_TEST_SPLIT"] = "1"
+
+# dreamd's derived user caches ($XDG_CACHE_HOME/dreamd: the parsed config, doctor's secret-scan
+# verdicts) go to a folder of this run's own, which subprocesses inherit: a run neither reads
+# what this machine cached before nor leaves a file per test config in the developer's home.
+_USER_CACHE = tempfile.mkdtemp(prefix="dreamd-test-xdg-cache-")
+os.environ["XDG_CACHE_HOME"] = _USER_CACHE
+atexit.register(shutil.rmtree, _USER_CACHE, ignore_errors=True)
 test_split_opens: list[str] = []
 
 
