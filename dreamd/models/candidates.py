@@ -44,7 +44,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from dreamd.models.offline.compare.clauses import (
     HISTORY,
@@ -53,6 +53,7 @@ from dreamd.models.offline.compare.clauses import (
     replaced_by,
     statements,
 )
+from dreamd.models.prompts import PlanInput, plan_stamp
 from memory.retrieval.select import tokenize
 from memory.retrieval.tokens import words
 
@@ -97,28 +98,6 @@ SUPERSESSION_CHECKS = 8
 of its subject and old value."""
 
 
-class _Planned(Protocol):
-    """What the index reads of a record (``PlanRecord`` has it)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def type(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def body(self) -> str: ...
-
-    @property
-    def created_at(self) -> str | None: ...
-
-    @property
-    def updated_at(self) -> str | None: ...
-
-
 @dataclass
 class Grouping:
     """The index's answer: groups of record positions (each of two or more, at most the
@@ -132,14 +111,10 @@ class Grouping:
         return sum(len(g) for g in self.groups)
 
 
-def _statement_text(rec: _Planned) -> str:
+def _statement_text(rec: PlanInput) -> str:
     """The description and the body's fact lines: what the record states."""
     lines = [ln for ln in rec.body.splitlines() if not (WHY_LEAD.match(ln) or HOW_LEAD.match(ln) or HISTORY.match(ln))]
     return rec.description + "\n" + "\n".join(lines)
-
-
-def _stamp(rec: _Planned) -> str:
-    return rec.updated_at or rec.created_at or ""
 
 
 class _Groups:
@@ -172,7 +147,7 @@ class _Groups:
 
 
 def candidate_groups(
-    records: Sequence[_Planned],
+    records: Sequence[PlanInput],
     *,
     limit: int,
     vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
@@ -214,7 +189,7 @@ def candidate_groups(
     return out
 
 
-def _terms(rec: _Planned) -> frozenset[str]:
+def _terms(rec: PlanInput) -> frozenset[str]:
     """Statement terms: recall's search terms, plus every word holding a digit ("8080",
     "v1.2", "2026-12-05"; recall drops the short ones), since a value tells facts apart."""
     text = _statement_text(rec)
@@ -268,7 +243,7 @@ def _term_links(reps: Sequence[int], terms: Sequence[frozenset[str]]) -> list[tu
 
 
 def _supersession_links(
-    records: Sequence[_Planned], terms: Sequence[frozenset[str]]
+    records: Sequence[PlanInput], terms: Sequence[frozenset[str]]
 ) -> list[tuple[float, int, int, str]]:
     """Each explicit statement linked to the older records it replaces a clause of
     (:func:`~dreamd.models.offline.compare.clauses.replaced_by`). Only the older records that
@@ -283,7 +258,7 @@ def _supersession_links(
             postings.setdefault(t, []).append(i)
     out: list[tuple[float, int, int, str]] = []
     for i, rec in enumerate(records):
-        stamp = _stamp(rec)
+        stamp = plan_stamp(rec)
         if not stamp:
             continue
         stated = statements(rec.description, rec.body)
@@ -299,7 +274,7 @@ def _supersession_links(
                 if j != i:
                     score[j] = score.get(j, 0.0) + weight[t]
         newer = (rec.description, rec.body)
-        ranked = sorted((j for j in score if (_stamp(records[j]) or stamp) < stamp), key=lambda j: (-score[j], j))
+        ranked = sorted((j for j in score if (plan_stamp(records[j]) or stamp) < stamp), key=lambda j: (-score[j], j))
         for j in ranked[:SUPERSESSION_CHECKS]:
             older = records[j]
             if replaced_by(newer, (older.description, older.body)):
@@ -308,7 +283,7 @@ def _supersession_links(
 
 
 def _embedding_links(
-    records: Sequence[_Planned], vectors: Mapping[str, npt.NDArray[np.float32]]
+    records: Sequence[PlanInput], vectors: Mapping[str, npt.NDArray[np.float32]]
 ) -> list[tuple[float, int, int, str]]:
     """Nearest neighbours by cosine (unit vectors), at least ``EMBEDDING_SIMILARITY``."""
     import numpy as np

@@ -89,6 +89,12 @@ class PlanInput(IndexEntry, Protocol):
     def expires(self) -> str | None: ...
 
 
+def plan_stamp(rec: PlanInput) -> str:
+    """When a planned record last changed (its creation when never updated; "" when unknown):
+    what "strictly newer" compares."""
+    return rec.updated_at or rec.created_at or ""
+
+
 class _Timestamps(Protocol):
     @property
     def created_at(self) -> str: ...

@@ -33,7 +33,7 @@ from dreamd.models.offline.compare.clauses import (
     supersedes,
     unexplained_history,
 )
-from dreamd.models.prompts import PlanInput
+from dreamd.models.prompts import PlanInput, plan_stamp
 from memory.model.answer_gate import PlanOp
 
 __all__ = ["Loss", "PlannedRecord", "describe", "plan_losses"]
@@ -60,10 +60,6 @@ class Loss:
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "into": self.into, "clauses": list(self.clauses[:5]),
                 "demoted": self.demoted}
-
-
-def _stamp(rec: PlannedRecord) -> str:
-    return rec.updated_at or rec.created_at or ""
 
 
 def _units(texts: Iterable[tuple[str, str]]) -> list[Units]:
@@ -111,7 +107,7 @@ def plan_losses(
                 losses.append(Loss(rec.name, result.name if result is not None else None, tuple(lost)))
         if result is not None and sources:
             demoted = unexplained_history(
-                (result.description, result.body), [(_stamp(r), r.description, r.body) for r in sources]
+                (result.description, result.body), [(plan_stamp(r), r.description, r.body) for r in sources]
             )
             if demoted:
                 losses.append(Loss(sources[0].name if len(sources) == 1 else ",".join(op.source_names),
@@ -121,10 +117,10 @@ def plan_losses(
 
 def _superseded(rec: PlannedRecord, records: Sequence[PlannedRecord]) -> bool:
     """Whether a strictly newer record of the set explicitly supersedes ``rec``."""
-    stamp = _stamp(rec)
+    stamp = plan_stamp(rec)
     older = (rec.description, rec.body)
     return any(
-        other.name != rec.name and _stamp(other) > stamp and supersedes((other.description, other.body), older)
+        other.name != rec.name and plan_stamp(other) > stamp and supersedes((other.description, other.body), older)
         for other in records
     )
 
