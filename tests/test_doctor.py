@@ -148,7 +148,7 @@ def test_any_fail_makes_exit_1(tmp_path: Path) -> None:
     MemoryStore.init(tmp_path / "code" / "app" / ".memory")
     make_spool(tmp_path, mode=0o777)
     out = io.StringIO()
-    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    code = run_doctor(config_for(tmp_path), env={"HOME": str(tmp_path)}, out=out, proc=fake_proc(tmp_path, 65536, 512))
     assert code == 1
     [spool_line] = [line for line in out.getvalue().splitlines() if "spool:" in line]
     assert spool_line.startswith("FAIL  spool: group- or world-writable: ")
@@ -157,7 +157,7 @@ def test_any_fail_makes_exit_1(tmp_path: Path) -> None:
 
 def test_warnings_alone_exit_0(tmp_path: Path) -> None:
     out = io.StringIO()
-    code = run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    code = run_doctor(config_for(tmp_path), env={"HOME": str(tmp_path)}, out=out, proc=fake_proc(tmp_path, 65536, 512))
     lines = out.getvalue().splitlines()
     assert code == 0
     assert lines[1].startswith("WARN  roots: no memory directories found under ")
@@ -190,7 +190,7 @@ def test_unmanaged_dirs_warn_with_adopt_fix(tmp_path: Path) -> None:
     legacy.mkdir(parents=True)
     (legacy / "user_role.md").write_text("---\nname: Role\ndescription: d\n---\nbody\n")
     out = io.StringIO()
-    run_doctor(config_for(tmp_path), env={}, out=out, proc=fake_proc(tmp_path, 65536, 512))
+    run_doctor(config_for(tmp_path), env={"HOME": str(tmp_path)}, out=out, proc=fake_proc(tmp_path, 65536, 512))
     roots = out.getvalue().splitlines()[1]
     assert roots.startswith("WARN  roots: 0 managed, 1 unmanaged dirs under ")
     assert roots.endswith(f"(fix: dreamd adopt {legacy})")

@@ -29,7 +29,7 @@ def load_config_text(text: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.toml"
         path.write_text(text)
-        return load_config(path, env={}).recall.embeddings
+        return load_config(path, env={"HOME": tmp}).recall.embeddings
 
 
 def _config(tmp_path: Path, body: str) -> Path:
@@ -41,13 +41,13 @@ def _config(tmp_path: Path, body: str) -> Path:
 def test_key_defaults_to_off_and_takes_the_packaged_model(tmp_path: Path) -> None:
     assert load_config(None, env={"XDG_CONFIG_HOME": str(tmp_path / "none")}).recall.embeddings == ""
     path = _config(tmp_path, f'[recall]\nembeddings = "{MODEL}"\n')
-    assert load_config(path, env={}).recall.embeddings == MODEL
+    assert load_config(path, env={"HOME": str(tmp_path)}).recall.embeddings == MODEL
 
 
 def test_unknown_model_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
     path = _config(tmp_path, '[recall]\nembeddings = "bert-large"\n')
     with pytest.raises(ConfigError, match=r"embeddings.*bert-large"):
-        load_config(path, env={})
+        load_config(path, env={"HOME": str(tmp_path)})
 
 
 def test_doctor_says_nothing_when_the_key_is_unset(tmp_path: Path) -> None:
@@ -57,14 +57,14 @@ def test_doctor_says_nothing_when_the_key_is_unset(tmp_path: Path) -> None:
 
 def test_doctor_ok_line_when_the_model_is_installed(tmp_path: Path) -> None:
     embedder()
-    config = load_config(_config(tmp_path, f'[recall]\nembeddings = "{MODEL}"\n'), env={})
+    config = load_config(_config(tmp_path, f'[recall]\nembeddings = "{MODEL}"\n'), env={"HOME": str(tmp_path)})
     [check] = check_embeddings(config.recall)
     assert check.status == OK and MODEL in check.detail
 
 
 def test_doctor_one_fail_line_when_the_model_package_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MODELS, MODEL, dataclasses.replace(MODELS[MODEL], weights_dist="dreamd-absent-weights"))
-    config = load_config(_config(tmp_path, f'[recall]\nembeddings = "{MODEL}"\n'), env={})
+    config = load_config(_config(tmp_path, f'[recall]\nembeddings = "{MODEL}"\n'), env={"HOME": str(tmp_path)})
     [check] = check_embeddings(config.recall)
     assert check.status == FAIL
     assert "\n" not in check.line() and "dreamd-absent-weights" in check.line()

@@ -125,7 +125,7 @@ def test_payload_without_cwd_or_project_env_enqueues_nothing(
     payload["transcript_path"] = str(tmp_path / "t.jsonl")
     (tmp_path / "t.jsonl").write_text(TRANSCRIPT)
     assert (
-        run_hook(json.dumps(payload).encode(), spool=tmp_path / "spool", projects={}, env={})
+        run_hook(json.dumps(payload).encode(), spool=tmp_path / "spool", projects={}, env={"HOME": str(tmp_path)})
         is None
     )
     assert _jobs(tmp_path / "spool") == []
@@ -190,7 +190,7 @@ def test_session_ids_that_do_not_fit_the_job_shape_get_a_stable_substitute(tmp_p
 )
 def test_garbage_payload_raises_one_line(tmp_path: Path, stdin: bytes, message: str) -> None:
     with pytest.raises(DreamdError) as info:
-        run_hook(stdin, spool=tmp_path / "spool", projects={}, env={})
+        run_hook(stdin, spool=tmp_path / "spool", projects={}, env={"HOME": str(tmp_path)})
     assert message in str(info.value)
     assert "\n" not in str(info.value)
 
