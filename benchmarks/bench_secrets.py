@@ -26,11 +26,12 @@ and none of its 6-character windows remains; recall = caught / secrets. A look-a
 secrets) is a false positive when any of its ``survive`` substrings was altered; FP rate =
 FP items / look-alike items. Targets: recall 1.0 on dev, ≥ 0.98 on blind, FP ≤ 2 %.
 
-Sets: ``dev`` (written with the detector), ``blind`` and ``blind2`` (written blind, both since
-read by the detector's writer: development sets now), ``blind3`` (the held-out set, never read
-by whoever works on the detector; scored by the lead).
+Sets: ``dev`` (written with the detector), ``blind``, ``blind2`` and ``blind3`` (written blind,
+each scored held-out for one round and since read by the detector's writer: development sets
+now), ``blind4`` (the held-out set, never read by whoever works on the detector; scored by the
+lead).
 
-Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2|blind3] [--points a,b]``.
+Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2|blind3|blind4] [--points a,b]``.
 Prints a table (and the misses) and writes ``benchmarks/results/secrets-<split>.json``.
 """
 

@@ -3,7 +3,8 @@
 The dev set is the one the detector was written against (recall 1.0, no look-alike altered).
 ``blind`` and ``blind2`` were written blind, scored once each as held-out sets, then read by
 the detector's writer: they are development sets now and hold the same floor at the redactor.
-The held-out set of the round (``blind3``) is scored by hand, never here."""
+``blind3`` was scored held-out last round and is a development set now too. The held-out set of
+the round (``blind4``) is scored by hand, never here."""
 
 from __future__ import annotations
 
