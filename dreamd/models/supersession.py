@@ -38,8 +38,9 @@ from dreamd.models.offline.compare.clauses import (
     restated_with_new_value,
     restates,
     said_by,
+    supersessions,
 )
-from dreamd.models.offline.compare.paraphrase import gist
+from dreamd.models.offline.compare.paraphrase import gist, value_kind
 from dreamd.models.offline.plan.plan import Rec, merge_group
 from dreamd.models.offline.text import tokens
 from memory.store.records import Record
@@ -74,12 +75,26 @@ def replaced_facts(new: Record, old: Record) -> list[str]:
         new_facts = list(_facts(*newer))
         if restates(new_facts, list(old_facts)):
             return []
-        gone = [c for c in old_facts if any(restated_with_new_value(n, c) for n in new_facts)]
+        gone = [c for c in old_facts if any(restated_with_new_value(n, c) or changes_value_of(n, c) for n in new_facts)]
     if not gone or gone[0] != old_facts[0]:
         return []  # the record's own statement (its first fact) must be what changed, not a side clause
     kept_values = gist("\n".join(_facts(*newer))).values
     lost = {v for c in gone for v in gist(c).values} - kept_values
     return [c for c in old_facts if c in gone or (lost and gist(c).values & lost) or _restates_any(c, gone)]
+
+
+def changes_value_of(new_clause: str, old_clause: str) -> bool:
+    """A newer clause that says it is a change (a change word: :func:`~dreamd.models.offline.compare.clauses.supersessions`)
+    and says every word of the older clause again, one of the older clause's values replaced by
+    one of its kind ("the handover is 2027-01-03" / "the landlord says the handover moved to
+    2027-01-08"): the news around the restated subject ("the landlord says") is not a subject
+    of its own. The older clause must hold the value replaced: a clause that does not is never
+    rewritten."""
+    old, new = gist(old_clause), gist(new_clause)
+    if not old.content or not old.content <= new.content or not supersessions(new_clause):
+        return False
+    gone, came = old.values - new.values, (new.values - new.negated_values) - old.values
+    return bool({value_kind(v) for v in gone} & {value_kind(v) for v in came})
 
 
 def _restates_any(clause: str, gone: Sequence[str]) -> bool:

@@ -138,7 +138,7 @@ from dreamd.models.offline.extract.distractors import (
 )
 from dreamd.models.offline.extract.facts import URL
 from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
-from dreamd.models.offline.extract.statement import answer_to, last_question
+from dreamd.models.offline.extract.statement import answer_to, change_statement, last_question
 from dreamd.models.offline.extract.structure import (
     Peeled,
     announces_rules,
@@ -632,6 +632,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
                                   frozenset(tokens(desc)), desc))
     answer = _Answer(index)
+    heard = set().union(*(i.tokens for i in index))  # what the user said before, and the directory's records
     position = last_user = before = 0
     offered: str | None = None
     question: str | None = None
@@ -761,6 +762,12 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 stage = "directive"
                 ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
                 founds = [ruled] if ruled is not None else []
+            if not founds and role == "user" and not accepted:
+                stage = "change"
+                changed = change_statement(core, ctx, heard)  # "it's X now, not Y" after "we use Y"
+                founds = [changed] if changed is not None else []
+            if role == "user":
+                heard |= tokens(core)
             if not founds:
                 refuse("no-rule")
             for found in founds:
