@@ -25,6 +25,7 @@ type comes from :func:`dreamd.models.offline.extract.kinds.statement_type`.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from dreamd.models.offline.compare.clauses import supersessions
@@ -161,13 +162,17 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if kind == "project" and not future_dates(clause, ctx.day) and not _CONCRETE.search(clause[1:]):
         return None  # "the build system is a bit much": the state of the work is kept when it names a value
+    return _stated("statement", kind, clause, ctx.day)
+
+
+def _stated(rule: str, kind: str, clause: str, day: dt.date) -> Found:
+    """A statement rule's record: the clause's fact, its reason, the third person, the how-to of its type."""
     fact, reason = split_reason(clause)
     if reason is None and kind == "project":
         fact, reason = clause_reason(fact)
-    shown = third_person(fact) if zh else sentence_case(third_person(fact))
-    dated = kind == "project" and bool(future_dates(fact, ctx.day))
-    how = HOW["deadline"] if dated else TYPE_HOW.get(kind, REMEMBER_HOW)
-    return Found("statement", kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+    shown = third_person(fact) if mostly_chinese(clause) else sentence_case(third_person(fact))
+    how = HOW["deadline"] if kind == "project" and future_dates(fact, day) else TYPE_HOW.get(kind, REMEMBER_HOW)
+    return Found(rule, kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
 
 
 _HOW_CHANGES_ARE_SAID = frozenset({"deictic", "vague subject", "interjection", "fragment"})
@@ -193,11 +198,7 @@ def change_statement(s: str, ctx: Ctx, heard: frozenset[str] | set[str]) -> Foun
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
     if not set().union(*(st.subject for st in changes)) & heard:
         return None
-    kind = statement_type(clause, ctx.day) or "project"
-    fact, reason = split_reason(clause)
-    shown = third_person(fact) if zh else sentence_case(third_person(fact))
-    how = HOW["deadline"] if kind == "project" and future_dates(fact, ctx.day) else TYPE_HOW.get(kind, REMEMBER_HOW)
-    return Found("change", kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+    return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)
 
 
 # ----------------------------------------------------------------------------- answers
