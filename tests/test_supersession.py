@@ -397,3 +397,24 @@ def test_a_change_said_the_way_no_rule_takes_is_kept_when_it_restates_an_earlier
         "The expiry on acme-builds is 60 days these days, not 14 days"]
     alone = extract_from_turns([{"role": "user", "text": "hi"}, reply, change], today="2026-11-20")
     assert not [r for r in alone if "60 days" in r["description"]]
+
+
+def test_a_newer_clause_denying_what_the_older_states_supersedes_it_only_on_its_subject() -> None:
+    """ "it's X now, not Y" after "the linter is Y": the older record's value denied, a word of
+    its subject said again and a new word beside it. A denial of something an unrelated record
+    says ("not Cypress" after "we deploy with Helm"), a denial sharing no other word, or a stop
+    that names no new value, supersedes nothing; without a change word the denied value must be
+    of the kind the newer one gives ("the 16th, not the 15th")."""
+    from dreamd.models import supersession
+
+    def sup(old: str, new: str) -> bool:
+        return bool(supersession.replaced_facts(make_record("n", "project", new, new + "\n"),
+                                                make_record("o", "project", old, old + "\n")))
+
+    assert sup("The linter is flake8", "The linter is ruff now, not flake8")
+    assert sup("Lint config is strict, the linter is pyflakes", "It's the ruff linter now, not pyflakes")
+    assert sup("评审截止是 2026-12-15，还剩不到两周", "评审截止是 2026-12-16不是 2026-12-15")
+    assert not sup("The linter is flake8", "The formatter is ruff now, not black")
+    assert not sup("We deploy with Helm", "It's Playwright btw, not Cypress")
+    assert not sup("Spaces in YAML files", "We use tabs now, not spaces")
+    assert not sup("安卓打包用的是 Gradle，脚本都在 android/ 里", "决定：不再支持安卓 9 了")

@@ -88,13 +88,30 @@ def changes_value_of(new_clause: str, old_clause: str) -> bool:
     and says every word of the older clause again, one of the older clause's values replaced by
     one of its kind ("the handover is 2027-01-03" / "the landlord says the handover moved to
     2027-01-08"): the news around the restated subject ("the landlord says") is not a subject
-    of its own. The older clause must hold the value replaced: a clause that does not is never
-    rewritten."""
+    of its own; or that denies what the older clause states, beside a word of its subject and a
+    new word or value ("formatting is black" / "it's ruff format now, not black"; without a change
+    word, a value of the kind it gives: "the deadline is the 16th, not the 15th"). The older
+    clause must hold the value replaced: a clause that does not is never rewritten."""
     old, new = gist(old_clause), gist(new_clause)
-    if not old.content or not old.content <= new.content or not supersessions(new_clause):
+    if not old.content:
         return False
-    gone, came = old.values - new.values, (new.values - new.negated_values) - old.values
-    return bool({value_kind(v) for v in gone} & {value_kind(v) for v in came})
+    current = new.values - new.negated_values
+    came = {value_kind(v) for v in current - old.values}
+    changed = bool(supersessions(new_clause))
+    if (changed and not any(old.negated) and old.content <= new.content
+            and {value_kind(v) for v in old.values - current} & came):
+        return True
+    # "it's X now, not Y" after "… is Y …": what the older clause states, the newer denies, beside
+    # a word of the older's subject and something new of its own; without a change word naming a
+    # new value (a stop names none) the denied value must be of the kind the newer gives ("the
+    # 16th, not the 15th")
+    stated = (old.values - old.negated_values) | (old.content - set().union(*old.negated))
+    denied = (new.negated_values | set().union(*new.negated)) & stated
+    said = new.content - set().union(*new.negated) - denied
+    if not denied or not said & old.content:
+        return False
+    named = any(st.kind not in ("stopped", "no-longer", "zh-no-longer", "anymore") for st in supersessions(new_clause))
+    return (named and bool(came or said - old.content)) or bool({value_kind(v) for v in denied & old.values} & came)
 
 
 def _restates_any(clause: str, gone: Sequence[str]) -> bool:
