@@ -913,3 +913,14 @@ def test_a_never_with_a_verb_of_its_own_after_a_statement_is_a_second_rule() -> 
                        "turns": [{"role": "user", "text": "we use tabs in the Go code, never commit generated files"}]})
     assert [(r["type"], r["description"]) for r in records] == [
         ("project", "We use tabs in the Go code"), ("feedback", "Never commit generated files")]
+
+
+def test_what_follows_a_request_for_now_in_one_sentence_is_about_that_task() -> None:
+    """ "先…" opening a request to the assistant binds the sentence to the task at hand: the limit
+    and the don't after it are for that run, not standing rules; the same don't said for good is."""
+    def said(text: str) -> list[tuple[str, str]]:
+        turns = [{"role": "user", "text": text}]
+        return [(r["type"], r["description"]) for r in extract({"task": "extract", "today": "2026-11-20", "turns": turns})]
+
+    assert said("先在测试环境把报表重算一下，只算 10 月 5 号到 7 号这三天，别动线上的表。") == []
+    assert said("以后重算报表别动线上的表。") != []

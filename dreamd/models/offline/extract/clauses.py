@@ -284,6 +284,11 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+def _for_now(clause: str) -> bool:
+    """A request to the assistant that opens bound to now or this thing ("先…", "这次…"): a task."""
+    return distractor(clause) == "addressed" and NOW_OR_THIS_ZH.match(clause.strip()) is not None
+
+
 def _said_both_ways(before: str, after: str) -> bool:
     """A don't after a statement of how things are done, the same rule from the other side: a
     "never" with no verb of its own ("…, never plain strings" borrows the verb before it), or a
@@ -344,6 +349,8 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
             return several if found is None else [found]
     if not all_rules:
         return []
+    if parts and _for_now(parts[0]) and not is_standing(core):
+        return []  # "先在 dev 上跑一下，只跑这三天，别跑全量": what follows a request for now is about that task
     # small talk in any part of the sentence ("一切都会好的，别担心") makes none of its clauses a statement
     chat = distractor(core) in _CHAT
     each = _by_clause(parts, ctx, statements=not chat)
