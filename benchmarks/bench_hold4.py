@@ -4,7 +4,7 @@ Chinese, written blind before any change, with corrections labelled ``supersedes
 The extraction figures are ``bench_quality``'s (the same runner and scorer). Corrections are
 scored on the records one session leaves: a correction is **applied** when its fact (the new
 value) is matched by a record and no record still states an old value outside a
-``**Previously:**`` line (where issue 23 keeps the old value as history); **stale** when a
+``**Previously:**`` line (``**此前：**`` in Chinese; where issue 23 keeps the old value as history); **stale** when a
 record still states the old value as current (``stale_elsewhere``: a record that does not also
 hold the new value, so not the correcting record naming what it replaces, "X instead of Y"). A correction of a value said in an earlier
 session (not in this transcript) can only show whether the new value was kept.
@@ -50,8 +50,11 @@ SPENT = {"hold4", "hold5"}  # scored blind before and after their round: develop
 
 
 def _states(term: str, rec: Produced) -> bool:
-    """The record states ``term`` as current: outside any ``**Previously:**`` line."""
-    current = "\n".join(line for line in rec.text.splitlines() if "previously:" not in line.lower())
+    """The record states ``term`` as current: outside any history line (``**Previously:**``,
+    in Chinese ``**此前：**``: the store's one pattern for it)."""
+    from dreamd.models.offline.compare.clauses import HISTORY
+
+    current = "\n".join(line for line in rec.text.splitlines() if not HISTORY.match(line))
     return term_found(term, current)
 
 

@@ -894,3 +894,33 @@ def test_a_setting_for_this_run_only_is_no_record(said: str) -> None:
 
 def test_what_the_team_uses_now_is_still_the_state_of_the_work() -> None:
     assert [i["type"] for i in run([user("我们现在用 Postgres 16。")])] == ["project"]
+
+
+@pytest.mark.parametrize("said, rule", [
+    ("responses go out as JSON:API documents, never bare arrays", "Responses go out as JSON:API documents, never bare arrays"),
+    ("接口文档用 OpenAPI 3.1 写，别用 Word 文档。", "接口文档用 OpenAPI 3.1 写，别用 Word 文档"),
+])
+def test_a_way_of_working_said_from_the_other_side_too_is_one_rule(said: str, rule: str) -> None:
+    """A don't after a statement of how the work is done, with no verb of its own ("…, never bare
+    arrays") or a Chinese don't after a do, is the same rule said both ways: one feedback record,
+    not a project statement and a fragment of a rule."""
+    records = extract({"task": "extract", "today": "2026-11-20", "turns": [{"role": "user", "text": said}]})
+    assert [(r["type"], r["description"]) for r in records] == [("feedback", rule)]
+
+
+def test_a_never_with_a_verb_of_its_own_after_a_statement_is_a_second_rule() -> None:
+    records = extract({"task": "extract", "today": "2026-11-20",
+                       "turns": [{"role": "user", "text": "we use tabs in the Go code, never commit generated files"}]})
+    assert [(r["type"], r["description"]) for r in records] == [
+        ("project", "We use tabs in the Go code"), ("feedback", "Never commit generated files")]
+
+
+def test_what_follows_a_request_for_now_in_one_sentence_is_about_that_task() -> None:
+    """ "先…" opening a request to the assistant binds the sentence to the task at hand: the limit
+    and the don't after it are for that run, not standing rules; the same don't said for good is."""
+    def said(text: str) -> list[tuple[str, str]]:
+        turns = [{"role": "user", "text": text}]
+        return [(r["type"], r["description"]) for r in extract({"task": "extract", "today": "2026-11-20", "turns": turns})]
+
+    assert said("先在测试环境把报表重算一下，只算 10 月 5 号到 7 号这三天，别动线上的表。") == []
+    assert said("以后重算报表别动线上的表。") != []

@@ -366,3 +366,55 @@ def test_a_stop_said_again_in_a_sibling_records_quote_supersedes_nothing(tmp_pat
     bodies = [rec.body for _, rec in MemoryStore(mdir).records()]
     assert not any("**此前：**" in b or "**Previously:**" in b for b in bodies)
     assert any(b.startswith("日志用户不再用 Graylog 了") for b in bodies)
+
+
+def test_a_change_restating_the_whole_older_wording_with_news_around_it_supersedes_it() -> None:
+    """The older record's every word said again, its date replaced, and a change word: the news
+    around it ("the landlord says") does not make it another subject. A newer clause missing an
+    older word, or an older record without a value of the kind, is left alone."""
+    from dreamd.models import supersession
+
+    def sup(old: str, new: str) -> bool:
+        return bool(supersession.replaced_facts(make_record("n", "project", new, new + "\n"),
+                                                make_record("o", "project", old, old + "\n")))
+
+    assert sup("Handover of the flat is 2027-01-03", "Landlord says the handover of the flat got pushed to 2027-01-08")
+    assert sup("2027-02-01交钥匙", "中介说交钥匙推迟到 2027-02-09")
+    assert not sup("Handover of the flat is 2027-01-03", "Landlord says the flat viewing got pushed to 2027-01-08")
+    assert not sup("Handover of the flat is at the agency", "Landlord says the handover of the flat got pushed to 2027-01-08")
+    assert not sup("Handover of the flat is 2027-01-03",
+                   "Landlord says the handover of the flat is 2027-01-08 and the keys are at the agency")
+
+
+def test_a_change_said_the_way_no_rule_takes_is_kept_when_it_restates_an_earlier_subject() -> None:
+    """ "… is X these days, not Y" after the user named the thing: the new value, although a
+    deictic "these days" alone makes no statement; without the earlier mention, nothing."""
+    said_before = {"role": "user", "text": "our artifacts go to s3://acme-builds"}
+    change = {"role": "user", "text": "and the expiry on acme-builds is 60 days these days, not 14 days."}
+    reply = {"role": "assistant", "text": "Ok."}
+    records = extract_from_turns([said_before, reply, change], today="2026-11-20")
+    assert [r["description"] for r in records if "60 days" in r["description"]] == [
+        "The expiry on acme-builds is 60 days these days, not 14 days"]
+    alone = extract_from_turns([{"role": "user", "text": "hi"}, reply, change], today="2026-11-20")
+    assert not [r for r in alone if "60 days" in r["description"]]
+
+
+def test_a_newer_clause_denying_what_the_older_states_supersedes_it_only_on_its_subject() -> None:
+    """ "it's X now, not Y" after "the linter is Y": the older record's value denied, a word of
+    its subject said again and a new word beside it. A denial of something an unrelated record
+    says ("not Cypress" after "we deploy with Helm"), a denial sharing no other word, or a stop
+    that names no new value, supersedes nothing; without a change word the denied value must be
+    of the kind the newer one gives ("the 16th, not the 15th")."""
+    from dreamd.models import supersession
+
+    def sup(old: str, new: str) -> bool:
+        return bool(supersession.replaced_facts(make_record("n", "project", new, new + "\n"),
+                                                make_record("o", "project", old, old + "\n")))
+
+    assert sup("The linter is flake8", "The linter is ruff now, not flake8")
+    assert sup("Lint config is strict, the linter is pyflakes", "It's the ruff linter now, not pyflakes")
+    assert sup("评审截止是 2026-12-15，还剩不到两周", "评审截止是 2026-12-16不是 2026-12-15")
+    assert not sup("The linter is flake8", "The formatter is ruff now, not black")
+    assert not sup("We deploy with Helm", "It's Playwright btw, not Cypress")
+    assert not sup("Spaces in YAML files", "We use tabs now, not spaces")
+    assert not sup("安卓打包用的是 Gradle，脚本都在 android/ 里", "决定：不再支持安卓 9 了")

@@ -38,8 +38,9 @@ from dreamd.models.offline.compare.clauses import (
     restated_with_new_value,
     restates,
     said_by,
+    supersessions,
 )
-from dreamd.models.offline.compare.paraphrase import gist
+from dreamd.models.offline.compare.paraphrase import gist, value_kind
 from dreamd.models.offline.plan.plan import Rec, merge_group
 from dreamd.models.offline.text import tokens
 from memory.store.records import Record
@@ -74,12 +75,43 @@ def replaced_facts(new: Record, old: Record) -> list[str]:
         new_facts = list(_facts(*newer))
         if restates(new_facts, list(old_facts)):
             return []
-        gone = [c for c in old_facts if any(restated_with_new_value(n, c) for n in new_facts)]
+        gone = [c for c in old_facts if any(restated_with_new_value(n, c) or changes_value_of(n, c) for n in new_facts)]
     if not gone or gone[0] != old_facts[0]:
         return []  # the record's own statement (its first fact) must be what changed, not a side clause
     kept_values = gist("\n".join(_facts(*newer))).values
     lost = {v for c in gone for v in gist(c).values} - kept_values
     return [c for c in old_facts if c in gone or (lost and gist(c).values & lost) or _restates_any(c, gone)]
+
+
+def changes_value_of(new_clause: str, old_clause: str) -> bool:
+    """A newer clause that says it is a change (a change word: :func:`~dreamd.models.offline.compare.clauses.supersessions`)
+    and says every word of the older clause again, one of the older clause's values replaced by
+    one of its kind ("the handover is 2027-01-03" / "the landlord says the handover moved to
+    2027-01-08"): the news around the restated subject ("the landlord says") is not a subject
+    of its own; or that denies what the older clause states, beside a word of its subject and a
+    new word or value ("formatting is black" / "it's ruff format now, not black"; without a change
+    word, a value of the kind it gives: "the deadline is the 16th, not the 15th"). The older
+    clause must hold the value replaced: a clause that does not is never rewritten."""
+    old, new = gist(old_clause), gist(new_clause)
+    if not old.content:
+        return False
+    current = new.values - new.negated_values
+    came = {value_kind(v) for v in current - old.values}
+    changed = bool(supersessions(new_clause))
+    if (changed and not any(old.negated) and old.content <= new.content
+            and {value_kind(v) for v in old.values - current} & came):
+        return True
+    # "it's X now, not Y" after "… is Y …": what the older clause states, the newer denies, beside
+    # a word of the older's subject and something new of its own; without a change word naming a
+    # new value (a stop names none) the denied value must be of the kind the newer gives ("the
+    # 16th, not the 15th")
+    stated = (old.values - old.negated_values) | (old.content - set().union(*old.negated))
+    denied = (new.negated_values | set().union(*new.negated)) & stated
+    said = new.content - set().union(*new.negated) - denied
+    if not denied or not said & old.content:
+        return False
+    named = any(st.kind not in ("stopped", "no-longer", "zh-no-longer", "anymore") for st in supersessions(new_clause))
+    return (named and bool(came or said - old.content)) or bool({value_kind(v) for v in denied & old.values} & came)
 
 
 def _restates_any(clause: str, gone: Sequence[str]) -> bool:

@@ -159,14 +159,9 @@ _NUMBERS_ZH = {"一": 1, "两": 2, "兩": 2, "二": 2, "三": 3, "四": 4, "五"
 
 
 def parse_date(value: object) -> dt.date | None:
-    """The date at the start of an ISO-ish string (``2026-11-29``, ``2026-11-29T10:00:00Z``)."""
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if not isinstance(value, str):
-        return None
-    m = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", value)
+    """The date at the start of an ISO-ish string (``2026-11-29``, ``2026-11-29T10:00:00Z``); a
+    payload is JSON, so anything else is no date."""
+    m = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", value) if isinstance(value, str) else None
     if not m:
         return None
     try:

@@ -26,9 +26,9 @@ import re
 from dataclasses import replace
 
 from dreamd.models.offline import markers as lex
-from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor
+from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor, other_side
 from dreamd.models.offline.extract.facts import RULES, rule_remember
-from dreamd.models.offline.extract.rules import accepted_feedback
+from dreamd.models.offline.extract.rules import HOW, accepted_feedback
 from dreamd.models.offline.extract.statement import rule_statement, statement_distractor
 from dreamd.models.offline.extract.structure import (
     NOW_OR_THIS_ZH,
@@ -45,6 +45,7 @@ from dreamd.models.offline.text import (
     absolutize_dates,
     has_cjk,
     has_relative_date,
+    sentence_case,
     split_reason,
     tidy,
 )
@@ -283,6 +284,20 @@ def _other_side(before: str, after: str) -> bool:
     return bool((_ALWAYS.match(tail) and _NEVER.match(after)) or (_NEVER.match(tail) and _ALWAYS.match(after)))
 
 
+def _for_now(clause: str) -> bool:
+    """A request to the assistant that opens bound to now or this thing ("先…", "这次…"): a task."""
+    return distractor(clause) == "addressed" and NOW_OR_THIS_ZH.match(clause.strip()) is not None
+
+
+def _said_both_ways(before: str, after: str) -> bool:
+    """A don't after a statement of how things are done, the same rule from the other side: a
+    "never" with no verb of its own ("…, never plain strings" borrows the verb before it), or a
+    Chinese don't after a do (:func:`~dreamd.models.offline.extract.distractors.other_side`)."""
+    if _NEVER.match(after):
+        return not opens_with_verb(_NEVER.sub("", after, count=1)) and not _NEVER.match(before)
+    return other_side(before, after)
+
+
 _NOT_ASPECT = re.compile(r"[超通經经]过|[超通經经]過")
 _CHAT = frozenset({"feeling", "interjection", "exclamation", "encouragement", "evaluation"})
 _NOT_A_RULE = frozenset({"reported", "past event", "feeling", "interjection", "secret"})
@@ -334,6 +349,8 @@ def found_in(core: str, ctx: Ctx, *, accepted: str | None, remember: bool, all_r
             return several if found is None else [found]
     if not all_rules:
         return []
+    if parts and _for_now(parts[0]) and not is_standing(core):
+        return []  # "先在 dev 上跑一下，只跑这三天，别跑全量": what follows a request for now is about that task
     # small talk in any part of the sentence ("一切都会好的，别担心") makes none of its clauses a statement
     chat = distractor(core) in _CHAT
     each = _by_clause(parts, ctx, statements=not chat)
@@ -524,6 +541,14 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
                 and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])
                 and not is_standing(bare)):
             found = None  # "we move on March 6, so keep that weekend clear": for that date, not a standing rule
+        if (found is not None and found.type == "feedback" and previous is not None and each and each[-1] is previous
+                and previous.kind == "statement" and previous.type == "project" and _said_both_ways(parts[i - 1], bare)):
+            # "errors go out as problem+json, never plain strings", "单测用 AssertJ，别用 Hamcrest": the way
+            # the work is done, said from the other side too, is one rule
+            joined = f"{previous.fact}{'，' if has_cjk(bare) else ', '}{bare}"
+            previous.kind, previous.type, previous.name_prefix, previous.how = "both-ways", "feedback", "rule", HOW["feedback-pos"]
+            previous.fact = previous.description = joined if has_cjk(joined) else sentence_case(joined)
+            continue
         if found is not None:
             each.append(found)
         previous = found

@@ -108,7 +108,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dreamd.models.offline import markers as lex
@@ -138,7 +138,7 @@ from dreamd.models.offline.extract.distractors import (
 )
 from dreamd.models.offline.extract.facts import URL
 from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
-from dreamd.models.offline.extract.statement import answer_to, last_question
+from dreamd.models.offline.extract.statement import answer_to, change_statement, last_question
 from dreamd.models.offline.extract.structure import (
     Peeled,
     announces_rules,
@@ -384,10 +384,6 @@ def _corrects(new: str, old: str) -> bool:
     return bool(old) and (statements_contradict(new, old) or bool(replaced_by((new, ""), (old, ""))) or restated_with_new_value(new, old))
 
 
-def _turn_day(turn: Mapping[str, Any], today: dt.date) -> dt.date:
-    return parse_date(turn.get("timestamp")) or today
-
-
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date;
     # in what the record tells as past ("it crashed on Friday") it is the last one, not the next.
@@ -397,13 +393,9 @@ def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     def dated(text: str) -> str:
         return absolutize_dates(text, day, weekdays=weekdays, past=bool(past))
 
-    fact = dated(found.fact)
     desc = one_line(dated(found.description))
-    reason = dated(found.reason) if found.reason else None
-    shaped = Found(found.kind, found.type, found.name_prefix, found.slug_source, fact, desc,
-                   reason=reason, how=found.how, priority=found.priority,
-                   extra_lines=[dated(x) for x in found.extra_lines],
-                   said=dated(found.said) if found.said else None)
+    shaped = replace(found, fact=dated(found.fact), description=desc, reason=found.reason and dated(found.reason),
+                     extra_lines=[dated(x) for x in found.extra_lines], said=found.said and dated(found.said))
     slug_src = re.sub(r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", " ", URL.sub(" ", dated(found.slug_source)))
     name = make_name(found.name_prefix, slug_src, fallback=found.type)
     return {"name": name, "type": found.type, "description": desc, "body": _body(shaped, day)}
@@ -632,6 +624,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
                                   frozenset(tokens(desc)), desc))
     answer = _Answer(index)
+    heard = set().union(*(i.tokens for i in index))  # what the user said before, and the directory's records
     position = last_user = before = 0
     offered: str | None = None
     question: str | None = None
@@ -658,7 +651,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             labels.user_turn()
         asked_q, question = (question, None) if role == "user" else (None, question)
         proposal, offered = (offered, None) if role == "user" else (None, offered)
-        day = _turn_day(turn, today)
+        day = parse_date(turn.get("timestamp")) or today
         sents = sentences(cleaned)
         previous: str | None = None
         rules_follow = carry
@@ -761,6 +754,12 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 stage = "directive"
                 ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
                 founds = [ruled] if ruled is not None else []
+            if not founds and role == "user" and not accepted:
+                stage = "change"
+                changed = change_statement(core, ctx, heard)  # "it's X now, not Y" after "we use Y"
+                founds = [changed] if changed is not None else []
+            if role == "user":
+                heard |= tokens(core)
             if not founds:
                 refuse("no-rule")
             for found in founds:

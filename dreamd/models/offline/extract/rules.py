@@ -373,21 +373,21 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
     if m and opens_with_verb(m.group("rule")) and not re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         # "I'm often wiped out after shifts, keep dinner ideas quick": the user's circumstance, then what to do
         # about it — a directive with its reason, so a standing one
-        inner = rule_feedback(m.group("rule"), Ctx(ctx.role, ctx.day, None, True, ctx.remember))
+        inner = _with_its_reason(m, ctx)
         if inner is not None:
-            inner.reason = inner.reason or tidy(m.group("why"))
             return inner
     m = _SO_DIRECTIVE.match(s) or _ZH_SO.match(s)
     if m and re.match(r"^i\b", m.group("why"), re.I) and re.search(r"\b(?:me|my)\b", m.group("rule"), re.I):
         return None  # "I work late, so don't expect replies from me early": a fact about the user
-    if m:
-        inner = rule_feedback(m.group("rule"), Ctx(ctx.role, ctx.day, None, True, ctx.remember))
-        if inner is not None:
-            inner.reason = inner.reason or tidy(m.group("why"))
-            return inner
-    if has_cjk(s):
-        return _feedback_zh(s, ctx)
-    return _feedback_en(s, ctx)
+    return (m and _with_its_reason(m, ctx)) or _principle(s, ctx) or (_feedback_zh if has_cjk(s) else _feedback_en)(s, ctx)
+
+
+def _with_its_reason(m: re.Match[str], ctx: Ctx) -> Found | None:
+    """The directive of a "why, then rule" sentence, standing, its reason the part before it."""
+    inner = rule_feedback(m.group("rule"), Ctx(ctx.role, ctx.day, None, True, ctx.remember))
+    if inner is not None:
+        inner.reason = inner.reason or tidy(m.group("why"))
+    return inner
 
 
 def _principle(s: str, ctx: Ctx) -> Found | None:
@@ -421,9 +421,6 @@ def _plain_rule(body: str) -> bool:
 
 
 def _feedback_en(s: str, ctx: Ctx) -> Found | None:
-    principle = _principle(s, ctx)
-    if principle is not None:
-        return principle
     rule, reason = _split_all_reasons(s)
     main = rule
     cond = _CONDITION_EN.match(rule)
@@ -497,9 +494,6 @@ def _feedback_en(s: str, ctx: Ctx) -> Found | None:
 
 
 def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
-    principle = _principle(s, ctx)
-    if principle is not None:
-        return principle
     rule, reason = _split_all_reasons(s)
     why = _ZH_WHY_FIRST.match(rule)
     if why and reason is None:

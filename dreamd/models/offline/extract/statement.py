@@ -25,14 +25,18 @@ type comes from :func:`dreamd.models.offline.extract.kinds.statement_type`.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
+from dreamd.models.offline.compare.clauses import supersessions
+from dreamd.models.offline.compare.paraphrase import gist
 from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor, mostly_chinese
 from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type, subject_of
 from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW
 from dreamd.models.offline.extract.structure import NOW_OR_THIS_ZH, clause_reason, opens_with_verb
 from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
+    content_ok,
     has_cjk,
     sentence_case,
     split_reason,
@@ -158,13 +162,43 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
         return None
     if kind == "project" and not future_dates(clause, ctx.day) and not _CONCRETE.search(clause[1:]):
         return None  # "the build system is a bit much": the state of the work is kept when it names a value
+    return _stated("statement", kind, clause, ctx.day)
+
+
+def _stated(rule: str, kind: str, clause: str, day: dt.date) -> Found:
+    """A statement rule's record: the clause's fact, its reason, the third person, the how-to of its type."""
     fact, reason = split_reason(clause)
     if reason is None and kind == "project":
         fact, reason = clause_reason(fact)
-    shown = third_person(fact) if zh else sentence_case(third_person(fact))
-    dated = kind == "project" and bool(future_dates(fact, ctx.day))
-    how = HOW["deadline"] if dated else TYPE_HOW.get(kind, REMEMBER_HOW)
-    return Found("statement", kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+    shown = third_person(fact) if mostly_chinese(clause) else sentence_case(third_person(fact))
+    how = HOW["deadline"] if kind == "project" and future_dates(fact, day) else TYPE_HOW.get(kind, REMEMBER_HOW)
+    return Found(rule, kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+
+
+_HOW_CHANGES_ARE_SAID = frozenset({"deictic", "vague subject", "interjection", "fragment"})
+"""The distractor tests a change statement passes: how a change is said trips them ("… these days",
+"it's X now", "sorry, no - …", "scratch that, X now"), and the restated subject says what it is about."""
+
+
+def change_statement(s: str, ctx: Ctx, heard: frozenset[str] | set[str]) -> Found | None:
+    """A change of something said before, that no rule took (issue 23): the clause says it is a
+    change (a change or correction word: :func:`~dreamd.models.offline.compare.clauses.supersessions`)
+    and its subject, the change words aside, shares a word with what the user said earlier in the
+    transcript or with a record of the directory (``heard``). "it's X now, not Y" after "we use Y"
+    is the new value however it is worded; the record's supersession of the old one is decided
+    where every record's is (:mod:`dreamd.models.supersession`)."""
+    clause = _UP_FRONT.sub("", tidy(s))
+    if ctx.role != "user" or _QUESTION_END.search(clause) or not content_ok(clause):
+        return None
+    zh = mostly_chinese(clause)
+    if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
+        return None  # "move the module to X": a task, not the state of the work
+    if statement_distractor(clause) not in _HOW_CHANGES_ARE_SAID or not gist(clause).values:
+        return None  # a change names its new value; other distractors hold for it as for any clause
+    changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
+    if not set().union(*(st.subject for st in changes)) & heard:
+        return None
+    return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)
 
 
 # ----------------------------------------------------------------------------- answers
@@ -244,4 +278,4 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     return found
 
 
-__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "rule_statement", "statement_distractor"]
+__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "change_statement", "distractor", "last_question", "rule_statement", "statement_distractor"]

@@ -35,6 +35,7 @@ STAGES: dict[str, str] = {
     "telegraphic": "a fact said without a full sentence",
     "answer": "a short answer to the assistant's question",
     "directive": "a standing directive said in passing",
+    "change": "a change of something said before, no other rule taking it",
 }
 """Every stage name a decision can carry, with what it means (a kept record's ``stage`` is the
 stage that produced it and its ``rule`` the rule inside it)."""
