@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from memory.redact.context import CONTEXT_DETECTORS
 from memory.redact.engine import MARKER, run
+from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
 from memory.redact.prose import PROSE_DETECTORS
 from memory.redact.shapes import SHAPE_DETECTORS
 from memory.redact.structure import KEY_FILE_DETECTORS, STRUCTURE_DETECTORS
@@ -35,8 +36,10 @@ DETECTORS = (
     *SHAPE_DETECTORS,
     *KEY_FILE_DETECTORS,
     *CONTEXT_DETECTORS,
+    *LITERAL_DETECTORS,
     *PROSE_DETECTORS,
     *STRUCTURE_DETECTORS,
+    *WRAP_DETECTORS,
 )
 """In priority order: a span found earlier is never looked at again."""
 
