@@ -203,7 +203,7 @@ def detect_auth_command_tokens(anchors: Anchors) -> list[Span]:
             continue
         value = m.group("value")
         if (_UUID.match(value) or looks_random(value)) and not reads_as_non_secret(value):
-            spans.append((m.start("value"), m.end("value"), "token"))
+            spans.append((m.start("value"), m.end("value"), "api-key"))
     return spans
 
 

@@ -107,7 +107,7 @@ _WORD_ANCHORS = (
     # a personal access token ("ASANA_PAT=", "the PAT is"), a SIM's PUK, an SNMP community,
     # the AK/SK of Chinese clouds (only as a word of its own: "task", "desk" are not), key
     # stores by their file kind (APPLE_P12_BASE64=)
-    "_pat", "pat ", "pat=", "pat:", "puk", "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
+    "_pat", "pat ", "pat=", "pat:", "puk", "keypad", "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
@@ -126,18 +126,20 @@ _PROSE = Lazy(
     (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()/-]+){1,5}?)?   # for the admin user
     (?:\s+(?:that\s+|which\s+)?(?:we|i|you|they|he|she|it)(?:\s+[a-z']+){1,3}?(?=\s+(?:is|was)\b))?
                                                       # the password we agreed on is X
+    (?:\s*,[^,.\n]{1,30},)?                           # the password, if you need it, is X
     (?:
-        \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
+        \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,4})\s*:   # is still the same one: X
+      | \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
         \s*:?
       | \s+(?:set|changed|reset|updated|rotated)\s+to\s*:?
-      | \s+(?:to)(?=\s)
+      | \s+to(?:\s+be)?(?=\s)
       | \s*[:=](?!=)                                  # for jenkins: X
     )\s*
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|设成|改为|改成了?|换成了?|变成了?|用的是|用的|用)\s*[：:=]?"
+    r"\s*(?:(?:就是|都是|是|为|為|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用)\s*[：:=]?"
     r"|[：:=])\s*"
 )
 # "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
@@ -206,7 +208,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         if last == "sid" and len(parts) > 1 and parts[-2] in ("account", "acct", "project"):
             return None  # a Twilio account SID names the account; its auth token is the secret
         return "session", False
-    if last in ("pin", "otp", "totp", "mfa", "puk"):  # "the OTP is 492817"
+    if last in ("pin", "otp", "totp", "mfa", "puk", "keypad"):  # "the OTP is 492817"
         return "pin", True
     if last == "code":  # "the door code is 4471", "verification code: 552910" (digits only)
         owner = parts[-2] if len(parts) > 1 else None
@@ -243,6 +245,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             return "api-key", True
         if len(parts) > 1 and owner not in _PUBLIC_KEY_OWNERS:
             return _KEY_MATERIAL_KIND, False  # FERNET_KEY = <key material>: by its value
+        if len(parts) == 1 and owner and owner not in _PUBLIC_KEY_OWNERS | _NOT_OWNERS:
+            return _KEY_MATERIAL_KIND, True  # "my Mistral key <key>": a service's key, by its value
     return None
 
 
@@ -254,11 +258,26 @@ def credential_kind(parts: list[str]) -> str | None:
 
 
 _LOWER_CODE = Lazy(r"[a-z]{16}")
+_HEX_VALUE = Lazy(r"[0-9a-fA-F-]+")
 _KEYPAD = Lazy(r"(?=(?:[#*]*[0-9]){4})(?=[0-9]*[#*])[0-9#*]{5,12}")  # 4+ digits and a # or *
 _ONE_DIGIT = Lazy(r"(\d)\1{5,}")
 _ANSWER_KIND = "security-answer"
 _SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
 _SECURITY_BEFORE = Lazy(r"(?i)\b(?:security|secret|recovery)(?:[\s_-]+questions?)?[\s_-]*$")
+_NOT_OWNERS = frozenset(
+    {
+        "for", "the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this",
+        "that", "of", "with", "to", "by", "and", "or", "same", "new", "old", "one", "which",
+        "what", "any", "each", "every", "no", "is", "as", "by", "on", "in", "at", "from",
+        "sort", "dict", "map", "lookup", "hash", "cache", "registry", "translation", "i18n",
+        "primary", "foreign", "unique", "composite", "partition", "config", "settings", "json",
+        "yaml", "toml", "env", "arrow", "enter", "escape", "esc", "tab", "shift", "ctrl", "alt",
+        "space", "return", "backspace", "delete", "hot", "short", "cut", "music", "major",
+        "minor", "answer", "legend", "piano", "room", "house", "car", "door", "spare",
+    }
+)  # fmt: skip
+"""Words before "key" that do not name whose key it is ("for key:", "the arrow key", "a
+dict key", "in the key of C"): the next word is no service's key."""
 _KEY_MATERIAL_KIND = "key-material"
 """A ``<word>_key`` whose word says nothing: a secret only when assigned generated material."""
 _PUBLIC_KEY_OWNERS = frozenset(
@@ -408,7 +427,7 @@ def _connector(
     m = _PROSE.match(text, i)
     if m is not None:
         said = m.group(0).strip().lower()
-        if said != "to" or _SET_BEFORE.search(before):
+        if said not in ("to", "to be") or _SET_BEFORE.search(before):
             return m.end(), True
     if j > i:
         return j, False
@@ -419,7 +438,7 @@ _ASIDE = Lazy(r"[ \t]*(?:（[^）\n]{1,24}）|\((?!\))[^)\n\\]{1,24}\))")
 _SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
 _CODE_TAIL = Lazy(
     r"[sS]?\\?[\"'`]?(?:[ \t]+for(?:[ \t]+[\w'-]+){1,4}?)?[ \t]*(?:(?i:is|was)\b|[:=：])"
-    r"|[ \t]+\d{4,8}(?![\w.:/-])"
+    r"|[ \t]+[#*]?\d{4,8}[#*]?(?![\w.:/-])"
 )  # "door code: …", "the gate code for the back door is …"
 
 
@@ -625,12 +644,17 @@ def _value_after(
     if firebase_web_key(text, start, end):
         return None
     if kind == _KEY_MATERIAL_KIND:
-        material = explicit and looks_random(value) and not base64_of_text(value)
+        # without a connector only generated material that is not a hash (hex): "the Pinecone
+        # key <key>", "AK <id> SK <secret>"
+        bare = not _HEX_VALUE.rx.fullmatch(value) and len(value) >= 20
+        material = (explicit or bare) and looks_random(value) and not base64_of_text(value)
         return (start, end, "secret") if material else None
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
         ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
         return (start, end, "password") if ok and not reads_as_non_secret(value) else None
     digits_ok = kind == "pin" or (kind == "password" and (explicit or cjk))
+    if text[word_start:word_end].lower() == "community":
+        digits_ok = False  # "the community is 4000 strong"
     if value.isdigit() and followed_by_unit(text, end):
         return None
     keypad = _KEYPAD.rx.fullmatch(value) is not None and kind in ("pin", "password")
@@ -758,7 +782,7 @@ _PAIR_EN = Lazy(
 )
 _PAIR_ZH = Lazy(
     r"(?:登录|登陆|登入|账号|帐号|帳號|账户|用户名)(?:名|信息|凭据)?[^\n。；;\"\\]{0,10}?(?:是|为|：|:|=|用|\s)\s*"
-    r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
+    r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||和|跟|与|，?\s*密码\s*(?:是|为|：|:)?)\s*"
     + _PAIR_VALUE
 )
 

@@ -154,6 +154,7 @@ _NOT_CLIENT_CALLS = Lazy(
 )
 _CLIENT_CALLS = Lazy(r"(?i)client|auth|login|connect|credential|session|api|key|token|secret|init|run|search")
 _SYMBOLS = frozenset("!@#$%^&*?~")
+_OBJECT_ID = Lazy(r"[a-z]{2,12}_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{8,}$")  # price_1Mo…, cus_…: ids
 
 
 def _strong(value: str) -> bool:
@@ -197,11 +198,18 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
         last = close
         if not literals or _NOT_CLIENT_CALLS.search(callee):
             continue
-        clientish = _CLIENT_CALLS.search(callee) is not None
+        name = callee.rsplit(".", 1)[-1]
+        # a client's constructor or a login (``ClientV2(``, ``Auth(``, ``client.run(``,
+        # ``algoliasearch(``), not any call: ``retrieve('price_…')`` takes an id
+        clientish = _CLIENT_CALLS.search(name) is not None or name[:1].isupper()
         for start, end, value in literals:
             hexish = all(c in "0123456789abcdefABCDEF" for c in value)
-            random = looks_random(value) and not base64_of_text(value) and (
-                clientish or (not hexish and "/" not in value and "+" not in value)
+            random = (
+                clientish
+                and looks_random(value)
+                and not base64_of_text(value)
+                and _OBJECT_ID.match(value) is None
+                and (not hexish or _CLIENT_CALLS.search(name) is not None)
             )
             if random and not reads_as_non_secret(value) and len(value) >= 24:
                 spans.append((start, end, "token"))
