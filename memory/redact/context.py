@@ -107,7 +107,7 @@ _WORD_ANCHORS = (
     # a personal access token ("ASANA_PAT=", "the PAT is"), a SIM's PUK, an SNMP community,
     # the AK/SK of Chinese clouds (only as a word of its own: "task", "desk" are not), key
     # stores by their file kind (APPLE_P12_BASE64=)
-    "_pat", "pat ", "pat=", "pat:", "puk", "keypad", "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
+    "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
@@ -182,7 +182,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     if len(parts) > 1 and parts[-2] + parts[-1] in _PASSWORD_PARTS:  # pass_phrase, pass-code
         parts = [*parts[:-2], parts[-2] + parts[-1]]
     last = parts[-1]
-    if any(p in _PUBLIC_PARTS for p in parts[:-1]) and last not in _PASSWORD_PARTS:
+    if len(parts) > 1 and not _PUBLIC_PARTS.isdisjoint(parts[:-1]) and last not in _PASSWORD_PARTS:
         return None
     if last in _KEY_STORE_PARTS:  # APPLE_P12_BASE64=<base64 of a key store>: by its value
         return _KEY_MATERIAL_KIND, False
@@ -268,7 +268,7 @@ _NOT_OWNERS = frozenset(
     {
         "for", "the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this",
         "that", "of", "with", "to", "by", "and", "or", "same", "new", "old", "one", "which",
-        "what", "any", "each", "every", "no", "is", "as", "by", "on", "in", "at", "from",
+        "what", "any", "each", "every", "no", "is", "as", "on", "in", "at", "from",
         "sort", "dict", "map", "lookup", "hash", "cache", "registry", "translation", "i18n",
         "primary", "foreign", "unique", "composite", "partition", "config", "settings", "json",
         "yaml", "toml", "env", "arrow", "enter", "escape", "esc", "tab", "shift", "ctrl", "alt",
@@ -479,8 +479,11 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
     done: set[int] = set()
     last = 0
     for pos in anchors.positions(_WORD_ANCHORS):
-        if pos and text[pos : pos + 2].lower() in ("ak", "sk") and text[pos - 1].isalnum():
-            continue  # "task", "speak": AK and SK only as words or identifier parts
+        if text[pos] in "aAsS" and text[pos + 1 : pos + 2] in ("k", "K") and (
+            (pos and text[pos - 1].isalnum())
+            or (text[pos + 2 : pos + 3].isascii() and text[pos + 2 : pos + 3].isalpha())
+        ):
+            continue  # "task", "skip": AK and SK only as words or identifier parts
         if pos < last or not _worth_reading(text, pos):
             continue
         word_start, word_end = _identifier(text, pos, 1)

@@ -108,8 +108,8 @@ def detect_csv_columns(anchors: Anchors) -> list[Span]:
             continue
         start = text.rfind("\n", max(0, pos - 300), pos) + 1
         end = text.find("\n", pos, pos + 300)
-        if end == -1:
-            continue
+        if end == -1 or (start == 0 and pos > 300):
+            continue  # a line this long is no CSV header
         line = text[start:end]
         if "," not in line or any(c in line for c in '"{}:=\\'):
             continue  # a CSV header is plain cells (not JSON, a key = value line, a sentence)
@@ -145,15 +145,21 @@ def detect_csv_columns(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- call arguments
 
-_CALL = Lazy(r"(?P<callee>[A-Za-z_][\w.]{0,80})\([ \t]*$")
+_CALLEE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
 _ARGS = Lazy(r"""[ \t]*(?:[^()"'\n]{0,200}?)?(?P<q>\\?["'])(?P<value>[^"'\\\n]{6,512})(?P=q)""")
-_NOT_CLIENT_CALLS = Lazy(
-    r"(?i)decode|b64|base64|hash|sha|md5|digest|uuid|hex|crc|checksum|compile|(?<![a-z])(?:match|search)\b"
-    r"|split|replace|format|print|log|assert|equal|test|fixture|sample|example|commit|checkout"
-    r"|revision|fetch|image|icon|font"
-)
-_CLIENT_CALLS = Lazy(r"(?i)client|auth|login|connect|credential|session|api|key|token|secret|init|run|search")
+_NOT_CLIENT_CALLS = (
+    "decode", "b64", "base64", "hash", "sha", "md5", "digest", "uuid", "hex", "crc", "checksum",
+    "compile", "split", "replace", "format", "print", "log", "assert", "equal", "test",
+    "fixture", "sample", "example", "commit", "checkout", "revision", "fetch", "image", "icon",
+    "font",
+)  # fmt: skip
+"""Calls whose literals are data, not credentials (a hash, a decoder, a test's expectation)."""
+_CLIENT_CALLS = (
+    "client", "auth", "login", "connect", "credential", "session", "api", "key", "token",
+    "secret", "init", "run", "search",
+)  # fmt: skip
 _SYMBOLS = frozenset("!@#$%^&*?~")
+_SYMBOL = Lazy(r"[!@#$%^&*?~]")
 _OBJECT_ID = Lazy(r"[a-z]{2,12}_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{8,}$")  # price_1Mo…, cus_…: ids
 
 
@@ -180,12 +186,28 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(('("', "('", '(\\"')):
         if pos < last:
             continue
-        m = _CALL.search(text, max(0, pos - 80), pos + 1)
-        if m is None:
+        at = pos
+        lo = max(0, pos - 80)
+        while at > lo and (text[at - 1] in _CALLEE_CHARS):
+            at -= 1
+        callee = text[at:pos].lstrip(".0123456789")
+        if not callee:
             continue
-        callee = m.group("callee")
-        close = text.find(")", pos, pos + 1200)
+        name = callee.rsplit(".", 1)[-1]
+        # a client's constructor or a login (``ClientV2(``, ``Auth(``, ``client.run(``,
+        # ``algoliasearch(``), not any call: ``retrieve('price_…')`` takes an id
+        low = name.lower()
+        named = any(w in low for w in _CLIENT_CALLS)
+        clientish = named or name[:1].isupper()
+        close = text.find(")", pos, pos + 600)
         if close == -1:
+            continue
+        if not clientish and _SYMBOL.search(text, pos, close) is None:
+            continue  # no literal here can be a generated key or a strong password
+        low_callee = callee.lower()
+        if any(w in low_callee for w in _NOT_CLIENT_CALLS) or low_callee.endswith(
+            ("re.match", "re.search")
+        ):
             continue
         at = pos + 1
         literals: list[tuple[int, int, str]] = []
@@ -196,12 +218,6 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
             literals.append((a.start("value"), a.end("value"), a.group("value")))
             at = a.end()
         last = close
-        if not literals or _NOT_CLIENT_CALLS.search(callee):
-            continue
-        name = callee.rsplit(".", 1)[-1]
-        # a client's constructor or a login (``ClientV2(``, ``Auth(``, ``client.run(``,
-        # ``algoliasearch(``), not any call: ``retrieve('price_…')`` takes an id
-        clientish = _CLIENT_CALLS.search(name) is not None or name[:1].isupper()
         for start, end, value in literals:
             hexish = all(c in "0123456789abcdefABCDEF" for c in value)
             random = (
@@ -209,7 +225,7 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
                 and looks_random(value)
                 and not base64_of_text(value)
                 and _OBJECT_ID.match(value) is None
-                and (not hexish or _CLIENT_CALLS.search(name) is not None)
+                and (not hexish or named)
             )
             if random and not reads_as_non_secret(value) and len(value) >= 24:
                 spans.append((start, end, "token"))
