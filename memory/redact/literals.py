@@ -353,7 +353,48 @@ def detect_wrapped_rest(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_KEY_ID_MARKER = Lazy(
+    r"\[REDACTED:(?:aws-access-key|aliyun-access-key|tencent-secret-id|volcengine-access-key"
+    r"|access-key)\]"
+    r"[ \t]*(?:[/|,，:：;]|\r?\n|\\n|和|与|(?i:and))?[ \t]*(?:\r?\n|\\n)?[ \t]*"
+    r"(?P<value>[A-Za-z0-9+/_-]{24,64})(?![A-Za-z0-9+/=_-])"
+)
+
+
+def detect_secret_after_key_id(anchors: Anchors) -> list[Span]:
+    """The secret said right after its access key id, with no label ("AKID… / <secret>",
+    the id on one line and the secret on the next): a generated token there is the pair's
+    secret half."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("[redacted:",)):
+        m = _KEY_ID_MARKER.match(text, pos)
+        if m is None:
+            continue
+        value = m.group("value")
+        if (looks_random(value) or _piece(value)) and not reads_as_non_secret(value):
+            spans.append((m.start("value"), m.end("value"), "secret"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- JDBC thin
+
+_THIN = Lazy(r":thin:(?P<user>[A-Za-z0-9._$#-]{1,64})/(?P<value>[^\s/@\"'\\`]{1,256})@")
+
+
+def detect_jdbc_thin(anchors: Anchors) -> list[Span]:
+    """``jdbc:oracle:thin:<user>/<password>@host``."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((":thin:",)):
+        m = _THIN.match(text, pos)
+        if m is not None and not reads_as_non_secret(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
 register(
+    ":thin:",
     "name",
     *_CSV_HEADER_WORDS,
     '("', "('", '(\\"',
@@ -366,10 +407,11 @@ LITERAL_DETECTORS = (
     detect_armour_literals,
     detect_jwk_private_members,
     detect_dsn_userinfo,
+    detect_jdbc_thin,
     detect_name_value_pairs,
     detect_csv_columns,
     detect_call_literals,
 )
 """After the context detectors (a literal its word already found is a marker by then)."""
-WRAP_DETECTORS = (detect_wrapped_rest,)
+WRAP_DETECTORS = (detect_secret_after_key_id, detect_wrapped_rest)
 """Last: it reads the markers the others left."""

@@ -107,6 +107,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb.", "hvr."),
     _token("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?", "dapi"),
     _token("mailgun-key", r"key-[0-9a-z]{32}", "key-"),
+    _token("mailchimp-key", r"[0-9a-f]{32}-us[0-9]{1,2}", "-us", back=32),
     _token("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-"),
     _token("docker-token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", "dckr_"),
     # Chinese clouds: Alibaba Cloud AccessKey ids (LTAI), Tencent Cloud SecretIds (AKID),
