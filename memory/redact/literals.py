@@ -146,7 +146,7 @@ def detect_csv_columns(anchors: Anchors) -> list[Span]:
 # ---------------------------------------------------------------------------- call arguments
 
 _CALLEE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
-_ARGS = Lazy(r"""[ \t]*(?:[^()"'\n]{0,200}?)?(?P<q>\\?["'])(?P<value>[^"'\\\n]{6,512})(?P=q)""")
+_ARGS = Lazy(r"""[ \t]*(?:[^()"'\n]{0,200}?)?(?P<q>\\?["'])(?P<value>[^"'\\\n]{1,512})(?P=q)""")
 _NOT_CLIENT_CALLS = (
     "decode", "b64", "base64", "hash", "sha", "md5", "digest", "uuid", "hex", "crc", "checksum",
     "compile", "split", "replace", "format", "print", "log", "assert", "equal", "test",

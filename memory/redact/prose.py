@@ -198,7 +198,6 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
 
 
 _POINTS_UP = Lazy(r"[ \t]*(?:这个|这|它|上面的?|上面这个)[ \t]*(?:就|也|才)?[ \t]*是[^，。；！？\n\\]{0,30}$")
-_LINE_TOKEN = Lazy(r"[ \t⎿│>$#*-]*(?P<value>[^\s\"'`\\]{4,128})[ \t]*$")
 
 
 def _line_above(text: str, start: int, pos: int, word: str) -> Span | None:
@@ -207,26 +206,18 @@ def _line_above(text: str, start: int, pos: int, word: str) -> Span | None:
     output pasted, then said what it was)."""
     if _POINTS_UP.rx.fullmatch(text, start, pos) is None:
         return None
-    if text.startswith("\\n", start - 2):
-        end = start - 2
-    elif text[start - 1 : start] == "\n":
-        end = start - 1 - (text[start - 2 : start - 1] == "\r")
-    else:
+    if _CLAUSE_END.match(text, pos + len(word)) is None:
         return None
-    lo = max(text.rfind("\n", max(0, end - 200), end), text.rfind("\\n", max(0, end - 200), end))
-    if lo == -1:
+    above = _token_above(text, start)
+    if above is None:
         return None
-    lo += 2 if text.startswith("\\n", lo) else 1
-    m = _LINE_TOKEN.rx.fullmatch(text, lo, end)
-    if m is None or _CLAUSE_END.match(text, pos + len(word)) is None:
-        return None
-    value = m.group("value")
+    value = text[above[0] : above[1]]
     kind = _ZH_WORDS.get(word, "password")
     if kind == "secret":
         ok = looks_random(value)
     else:
         ok = is_secret_value(value, digits_ok=False, quoted=False) and not reads_as_non_secret(value)
-    return (m.start("value"), m.end("value"), kind) if ok else None
+    return (above[0], above[1], kind) if ok else None
 
 
 _CODE_WORDS = (
