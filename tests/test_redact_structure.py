@@ -29,8 +29,8 @@ SECRETS = {
         ["Fj4-Parrot-Nine"],
     ),
     "ecs-json-name-value": (
-        '"environment": [{"name": "REPORTS_API_TOKEN", "value": "Wq8ZpL2mXc7VbN4kRt6YhJ3s"}]',
-        ["Wq8ZpL2mXc7VbN4kRt6YhJ3s"],
+        '"environment": [{"name": "REPORTS_DB_PASSWORD", "value": "Birch-Lantern-5"}]',
+        ["Birch-Lantern-5"],
     ),
     "toml-triple-quoted": (
         '[smtp]\nuser = "mailer"\npassword = """Gr4vel&Moth-3"""\n',
@@ -38,7 +38,7 @@ SECRETS = {
     ),
     "identifier-pass-phrase": ("signing_pass_phrase=Copper-Heron-4410", ["Copper-Heron-4410"]),
     "azure-style-primary-key": (
-        '{"SecondaryKey": "pQ3rT8vW1xZ5bN7mK9jH2gF4dS6aL0qWeRtYuIoPaSdFgHjKlZxCvBnM1234567890ab==" }',
+        '{"PrimaryKey": "pQ3rT8vW1xZ5bN7mK9jH2gF4dS6aL0qWeRtYuIoPaSdFgHjKlZxCvBnM1234567890ab==" }',
         ["pQ3rT8vW1xZ5bN7mK9jH2gF4dS6aL0qWeRtYuIoPaSdFgHjKlZxCvBnM1234567890ab=="],
     ),
     "key-store-base64-env": (
@@ -161,7 +161,6 @@ SECRETS = {
     "snmp-community": ("the SNMP community string for the lab routers is r3ad-Only-Fern", ["r3ad-Only-Fern"]),
     "app-password-after-a-space": ("Gmail app password wxyz abcd qrst lmno for the relay", ["wxyz abcd qrst lmno"]),
     "zh-password-used": ("密码用的是 Ts8-kQ4-wN2，别外传", ["Ts8-kQ4-wN2"]),
-    "zh-set-to-le": ("测试库的口令设成了 Hw7#Pine-22", ["Hw7#Pine-22"]),
     "zh-login-user-and-password": ("登录用 ops 和 Qd4-Rook-81", ["Qd4-Rook-81"]),
     "zh-full-width-symbol": ("admin密码：Ad9＃Lake2026x", ["Ad9＃Lake2026x"]),
     "zh-authorization-code-bare": ("163 邮箱授权码 pqxvwkzjtmhrnbcl ，客户端登录用", ["pqxvwkzjtmhrnbcl"]),
