@@ -188,7 +188,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return _KEY_MATERIAL_KIND, False
     if last in _ACCESS_KEY_PARTS:
         return _KEY_MATERIAL_KIND, True
-    if last == "pat" and (len(parts) > 1 or before[-1:] in ("", " ", "\t", "\n")):
+    if last == "pat" and (len(parts) > 1 or not before[-1:].isalnum()):
         return "token", True  # a personal access token
     if last == "certificate":  # an app certificate signs tokens (Agora); a TLS one is public
         said = _KEY_BEFORE.search(before)
