@@ -172,6 +172,17 @@ SECRETS = {
     "sim-puk": ("SIM 的 PUK 是 40917362", ["40917362"]),
     "keypad": ("shed keypad: 2846", ["2846"]),
     "gate-code-hash-prefix": ("gate code #7315", ["7315"]),
+    "lock-combination": ("the bike lock combination is 31-07-26", ["31-07-26"]),
+    "disarm-code": ("alarm disarm code: 6158", ["6158"]),
+    # passwords given to a command as a plain argument
+    "sql-identified-by": ("CREATE USER 'etl'@'%' IDENTIFIED BY 'Pylon#Sage31';", ["Pylon#Sage31"]),
+    "htpasswd-batch": ("htpasswd -bc /etc/nginx/.htpasswd ops Grove-Tinder-12", ["Grove-Tinder-12"]),
+    "rabbitmq-add-user": ("rabbitmqctl add_user billing Flint-Meadow-63", ["Flint-Meadow-63"]),
+    "net-use-user": ("net use S: \\\\nas\\media /user:home\\kim Cedar-Gull-27", ["Cedar-Gull-27"]),
+    "echo-to-password-stdin": (
+        "echo 'Ridge-Falcon-52' | podman login -u ci --password-stdin quay.example",
+        ["Ridge-Falcon-52"],
+    ),
 }
 
 
@@ -212,6 +223,8 @@ LOOK_ALIKES = {
     "password-policy-on-the-line-above": "deploy finished\nthat's the password policy we agreed",
     "wrapped-after-marker-prose": "ghp_Zr8Xm2Lq7Vb4Nc9Ks1Jd6Hf3Ga5Tw0Ye\nrelease notes follow",
     "go-dsn-with-placeholder": 'dsn := "app:${DB_PASS}@tcp(db:3306)/app"',
+    "sql-identified-by-placeholder": "ALTER USER app IDENTIFIED BY '<new password>';",
+    "combination-in-prose": "the combination of both flags is what breaks it",
     "json-value-word": '{"use":"sig","alg":"RS256","n":"sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1Wl"}',
 }
 

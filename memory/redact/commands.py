@@ -230,7 +230,47 @@ def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_POSITIONAL = Lazy(
+    r"""(?ix)
+      htpasswd\s+-[a-z]*b[a-z]*\s+\S+\s+\S+\s+        # htpasswd -b <file> <user> <password>
+    | rabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+
+    | net\s+use\s[^\n]{0,120}?/user:\S+\s+         # net use Z: \\host\share /user:dom\u <password>
+    | identified\s+by\s+(?:password\s+)?            # SQL: CREATE USER … IDENTIFIED BY '<password>'
+    """
+)
+_POSITIONAL_VALUE = Lazy(r"(?P<q>\\?[\"'`]?)(?P<value>[^\s\"'`\\;]{1,256})(?P=q)")
+_STDIN_VALUE = Lazy(
+    r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?P<q>\\?[\"']?)(?P<value>[^\s\"'`|\\]{4,256})(?P=q)[ \t]*\|"
+    r"[^|\n]{0,200}?--password-stdin"
+)
+
+
+def detect_positional_passwords(anchors: Anchors) -> list[Span]:
+    """A password where a command takes it as a plain argument: ``htpasswd -b file user pw``,
+    ``rabbitmqctl add_user user pw``, ``net use … /user:u pw``, SQL's ``IDENTIFIED BY 'pw'``,
+    and ``echo pw | … --password-stdin``."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("htpasswd", "rabbitmqctl", "net use", "identified by")):
+        m = _POSITIONAL.match(text, pos)
+        if m is None:
+            continue
+        v = _POSITIONAL_VALUE.match(text, m.end())
+        if v is not None and not is_placeholder(v.group("value")) and not reads_as_non_secret(
+            v.group("value")
+        ):
+            spans.append((v.start("value"), v.end("value"), "password"))
+    for pos in anchors.positions(("echo ", "printf ")):
+        if text.find("--password-stdin", pos, pos + 300) == -1:
+            continue
+        m = _STDIN_VALUE.match(text, pos)
+        if m is not None and not is_placeholder(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
 register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
+register("htpasswd", "rabbitmqctl", "net use", "identified by", "printf ")
 register("auth ", "login ", "authenticate ", "echo ")
 COMMAND_DETECTORS = (
     detect_cli_passwords,
@@ -241,4 +281,5 @@ COMMAND_DETECTORS = (
     detect_plaintext_secure_strings,
     detect_auth_command_tokens,
     detect_echo_to_key_files,
+    detect_positional_passwords,
 )

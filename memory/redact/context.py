@@ -107,7 +107,8 @@ _WORD_ANCHORS = (
     # a personal access token ("ASANA_PAT=", "the PAT is"), a SIM's PUK, an SNMP community,
     # the AK/SK of Chinese clouds (only as a word of its own: "task", "desk" are not), key
     # stores by their file kind (APPLE_P12_BASE64=)
-    "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
+    "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "combination",
+    "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
@@ -153,7 +154,8 @@ _CODE_OWNERS = frozenset(
     {
         "verification", "security", "access", "door", "alarm", "gate", "entry", "lock", "unlock",
         "sms", "otp", "mfa", "auth", "authentication", "login", "confirmation", "passcode",
-        "garage", "safe", "keypad",
+        "garage", "safe", "keypad", "disarm", "arming", "locker", "padlock", "vault", "building",
+        "lobby", "elevator", "apartment", "mailbox", "storage", "bike", "cabinet",
     }
 )  # fmt: skip
 _ENCODING_SUFFIX = frozenset(
@@ -208,7 +210,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         if last == "sid" and len(parts) > 1 and parts[-2] in ("account", "acct", "project"):
             return None  # a Twilio account SID names the account; its auth token is the secret
         return "session", False
-    if last in ("pin", "otp", "totp", "mfa", "puk", "keypad"):  # "the OTP is 492817"
+    if last in ("pin", "otp", "totp", "mfa", "puk", "keypad", "combination"):  # "the OTP is 492817"
         return "pin", True
     if last == "code":  # "the door code is 4471", "verification code: 552910" (digits only)
         owner = parts[-2] if len(parts) > 1 else None
