@@ -151,6 +151,14 @@ SECRETS = {
     ),
     "ak-in-a-query": ("https://api.maps.example.cn/geocode?ak=Xq7Lm2Nc8Zp4Rt1Yh6Jk3Wd9Sf5Ga0Bv&city=1", ["Xq7Lm2Nc8Zp4Rt1Yh6Jk3Wd9Sf5Ga0Bv"]),
     "ak-sk-bare": ("华为云 AK ZXWQ7TLR2MNB9KVC4HJD SK Nq7Lm2Xc8Zp4Rt1Yh6Jk3Wd9Sf5Ga0BvQw2Er3Ty", ["Nq7Lm2Xc8Zp4Rt1Yh6Jk3Wd9Sf5Ga0BvQw2Er3Ty"]),
+    "cloud-cli-flags": (
+        "ossutil config -i QPWOEIRUTY5ALSKDJFHG -k Lq7Vb4Nc9Ks1Jd6Hf3Ga5Tw0YeZr8Xm2Rt6",
+        ["QPWOEIRUTY5ALSKDJFHG", "Lq7Vb4Nc9Ks1Jd6Hf3Ga5Tw0YeZr8Xm2Rt6"],
+    ),
+    "cloud-pair-unlabelled": (
+        "金山云的一对：ZMXNCBVLAKSJ2DHFGQ7W  Tw0YeZr8Xm2Lq7Vb4Nc9Ks1Jd6Hf3Ga5P",
+        ["ZMXNCBVLAKSJ2DHFGQ7W", "Tw0YeZr8Xm2Lq7Vb4Nc9Ks1Jd6Hf3Ga5P"],
+    ),
     "app-certificate": ("App Certificate: 5e8b2d7f1a4c9e3b6d0f8a2c5e7b1d4f", ["5e8b2d7f1a4c9e3b6d0f8a2c5e7b1d4f"]),
     # rarer phrasings of a password, in either language
     "password-with-an-aside": ("the password, in case you lose it, is Tarn-Violet-38", ["Tarn-Violet-38"]),
@@ -225,6 +233,8 @@ LOOK_ALIKES = {
     "go-dsn-with-placeholder": 'dsn := "app:${DB_PASS}@tcp(db:3306)/app"',
     "sql-identified-by-placeholder": "ALTER USER app IDENTIFIED BY '<new password>';",
     "combination-in-prose": "the combination of both flags is what breaks it",
+    "cloud-names-without-keys": "阿里云 OSS 的 bucket 是 media-assets-2026-prod，地域 oss-cn-shanghai，SDK 版本 3.18.1",
+    "cloud-project-id": "华为云 region cn-north-4, project id 0a1b2c3d4e5f60718293a4b5c6d7e8f9",
     "json-value-word": '{"use":"sig","alg":"RS256","n":"sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1Wl"}',
 }
 

@@ -934,6 +934,52 @@ def detect_aws_secrets(anchors: Anchors) -> list[Span]:
     return sorted(spans)
 
 
+_CLOUD_CONTEXT = (
+    "华为云", "huawei", "myhuaweicloud", "obsutil", "七牛", "qiniu", "qshell", "百度云", "百度智能云",
+    "baidubce", "bce", "金山云", "ksyun", "ucloud", "京东云", "jdcloud", "阿里云", "aliyun", "ossutil",
+    "腾讯云", "tencentcloud", "coscli", "火山引擎", "volcengine", "天翼云", "ctyun", "移动云",
+)  # fmt: skip
+"""Chinese clouds (and their CLIs): where an unlabelled 20-character access key id or a 30–40
+character secret key is a cloud key pair."""
+_CLOUD_KEY_ID = Lazy(r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Z0-9]{20}(?![A-Za-z0-9/+=_-])")
+_CLOUD_SECRET = Lazy(
+    r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt])|(?<==))[A-Za-z0-9/+_-]{30,40}(?![A-Za-z0-9/+=_-])"
+)
+
+
+def detect_cloud_keys(anchors: Anchors) -> list[Span]:
+    """Access key ids and secrets of Chinese clouds said without a label, near the cloud's
+    name or CLI ("华为云 OBS：<id> <secret>", "obsutil config -i=<id> -k=<secret>"): an id of 20
+    upper-case letters and digits (both, varied), a secret of 30–40 characters that reads as
+    generated and not as base64 of text."""
+    text = anchors.text
+    spans: set[Span] = set()
+    reach = 0
+    for pos in anchors.positions(_CLOUD_CONTEXT):
+        lo = max(pos - 200, reach)
+        hi = min(len(text), pos + 400)
+        if lo >= hi:
+            continue
+        for m in _CLOUD_KEY_ID.finditer(text, lo, hi):
+            token = m.group(0)
+            digits = sum(c.isdigit() for c in token)
+            if 1 <= digits <= 16 and entropy(token) >= 3.6:
+                spans.add((m.start(), m.end(), "access-key"))
+        for m in _CLOUD_SECRET.finditer(text, lo, hi):
+            token = m.group(0)
+            if (
+                any(c.isupper() for c in token)
+                and any(c.islower() for c in token)
+                and any(c.isdigit() for c in token)
+                and entropy(token) >= 4.0
+                and not base64_of_text(token)
+                and not reads_as_non_secret(token)
+            ):
+                spans.add((m.start(), m.end(), "secret"))
+        reach = hi - 40
+    return sorted(spans)
+
+
 register(
     *_WORD_ANCHORS,
     *_CJK_WORDS,
@@ -941,6 +987,7 @@ register(
     *_PAIR_EN_WORDS,
     *_PAIR_ZH_WORDS,
     *_AWS_CONTEXT,
+    *_CLOUD_CONTEXT,
     "://",
     "authorization",
     "basic ",
@@ -950,6 +997,7 @@ register(
 CONTEXT_DETECTORS = (
     detect_urls_and_headers,
     detect_aws_secrets,
+    detect_cloud_keys,
     detect_credentials,
     detect_xml_elements,
     detect_pairs,
