@@ -182,6 +182,10 @@ SECRETS = {
     "gate-code-hash-prefix": ("gate code #7315", ["7315"]),
     "lock-combination": ("the bike lock combination is 31-07-26", ["31-07-26"]),
     "disarm-code": ("alarm disarm code: 6158", ["6158"]),
+    "changed-from-the-default": (
+        "camera admin UI: changed it from the factory default to Ember!Sloth-8 tonight",
+        ["Ember!Sloth-8"],
+    ),
     # passwords given to a command as a plain argument
     "sql-identified-by": ("CREATE USER 'etl'@'%' IDENTIFIED BY 'Pylon#Sage31';", ["Pylon#Sage31"]),
     "htpasswd-batch": ("htpasswd -bc /etc/nginx/.htpasswd ops Grove-Tinder-12", ["Grove-Tinder-12"]),
@@ -235,6 +239,7 @@ LOOK_ALIKES = {
     "combination-in-prose": "the combination of both flags is what breaks it",
     "cloud-names-without-keys": "阿里云 OSS 的 bucket 是 media-assets-2026-prod，地域 oss-cn-shanghai，SDK 版本 3.18.1",
     "cloud-project-id": "华为云 region cn-north-4, project id 0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+    "changed-theme-from-the-default": "changed the theme from the default to Solarized-Dark2",
     "json-value-word": '{"use":"sig","alg":"RS256","n":"sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1Wl"}',
 }
 
