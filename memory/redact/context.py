@@ -936,11 +936,12 @@ def detect_aws_secrets(anchors: Anchors) -> list[Span]:
 
 _CLOUD_CONTEXT = (
     "华为云", "huawei", "myhuaweicloud", "obsutil", "七牛", "qiniu", "qshell", "百度云", "百度智能云",
-    "baidubce", "bce", "金山云", "ksyun", "ucloud", "京东云", "jdcloud", "阿里云", "aliyun", "ossutil",
+    "baidubce", "金山云", "ksyun", "ucloud", "京东云", "jdcloud", "阿里云", "aliyun", "ossutil",
     "腾讯云", "tencentcloud", "coscli", "火山引擎", "volcengine", "天翼云", "ctyun", "移动云",
 )  # fmt: skip
 """Chinese clouds (and their CLIs): where an unlabelled 20-character access key id or a 30–40
 character secret key is a cloud key pair."""
+_PREFIXED_ID = Lazy(r"[a-z]{2,12}_")  # toolu_…, msg_…, price_…: an object's id, not a key
 _CLOUD_KEY_ID = Lazy(r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Z0-9]{20}(?![A-Za-z0-9/+=_-])")
 _CLOUD_SECRET = Lazy(
     r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt])|(?<==))[A-Za-z0-9/+_-]{30,40}(?![A-Za-z0-9/+=_-])"
@@ -956,6 +957,8 @@ def detect_cloud_keys(anchors: Anchors) -> list[Span]:
     spans: set[Span] = set()
     reach = 0
     for pos in anchors.positions(_CLOUD_CONTEXT):
+        if pos and text[pos - 1].isascii() and text[pos - 1].isalnum():
+            continue  # inside an id or a longer word
         lo = max(pos - 200, reach)
         hi = min(len(text), pos + 400)
         if lo >= hi:
@@ -974,6 +977,7 @@ def detect_cloud_keys(anchors: Anchors) -> list[Span]:
                 and entropy(token) >= 4.0
                 and not base64_of_text(token)
                 and not reads_as_non_secret(token)
+                and _PREFIXED_ID.match(token) is None
             ):
                 spans.add((m.start(), m.end(), "secret"))
         reach = hi - 40
