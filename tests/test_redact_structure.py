@@ -251,3 +251,26 @@ def test_the_look_alike_survives_the_structure_rules(form: str) -> None:
         assert redact(text)[0].endswith("\nrelease notes follow")
         return
     assert redact(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    "form",
+    ["jwk-private-members", "wrapped-token-rest", "echo-into-key-file", "toml-triple-quoted"],
+)
+def test_the_structure_is_read_inside_a_jsonl_string_too(form: str) -> None:
+    # the hook redacts Claude Code's JSONL lines as they are: quotes escaped, lines as \n
+    import json
+
+    text, secrets = SECRETS[form]
+    line = json.dumps({"type": "user", "message": {"role": "user", "content": text}})
+    out, _kinds = redact(line)
+    json.loads(out)
+    for secret in secrets:
+        assert gone(secret, out), out
+
+
+def test_a_json_value_word_inside_a_jsonl_string_is_no_credential_word() -> None:
+    import json
+
+    line = json.dumps({"content": LOOK_ALIKES["json-value-word"]})
+    assert redact(line)[0] == line

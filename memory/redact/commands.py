@@ -209,7 +209,7 @@ def detect_auth_command_tokens(anchors: Anchors) -> list[Span]:
 
 _ECHO_TO_KEY = Lazy(
     r"echo[ \t]+(?:-n[ \t]+)?(?P<q>[\"']?)(?P<value>[^\s\"'`|>]{8,512})(?P=q)[ \t]*>>?[ \t]*"
-    r"(?P<file>[^\s|;&]{1,200})"
+    r"(?P<file>[^\s|;&\"'\\]{1,200})"
 )
 _KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|credentials?)(?:\.[a-z0-9]{1,5})?$")
 

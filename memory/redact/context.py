@@ -338,12 +338,16 @@ def _value_at(
     n = len(text)
     if i >= n:
         return None
-    if text.startswith(('"""', "'''"), i):  # TOML's and Python's triple-quoted strings
-        close3 = text.find(text[i : i + 3], i + 3, min(n, i + 3 + _MAX_VALUE))
-        value = text[i + 3 : close3]
-        if close3 == -1 or not value or "\n" in value or (not spaces and " " in value):
-            return None
-        return i + 3, close3, True
+    for triple in ('"""', "'''", '\\"\\"\\"'):  # TOML's and Python's, also inside a JSONL string
+        if text.startswith(triple, i):
+            k = len(triple)
+            close3 = text.find(triple, i + k, min(n, i + k + _MAX_VALUE))
+            value = text[i + k : close3]
+            if close3 == -1 or not value or "\n" in value or "\\" in value:
+                return None
+            if not spaces and " " in value:
+                return None
+            return i + k, close3, True
     escaped = text.startswith('\\"', i)
     opener = '"' if escaped else text[i]
     close = _QUOTES.get(opener)
@@ -466,12 +470,14 @@ def _worth_reading(text: str, pos: int) -> bool:
 def _json_value_word(text: str, start: int, end: int) -> bool:
     """The word is a JSON string value of its own (``"use":"sig"``, ``"type": "token"``), not a
     key: what follows it is the next member, not its value."""
-    if text[start - 1 : start] != '"' or text[end : end + 1] != '"':
+    escaped = text[start - 2 : start] == '\\"'  # the same inside a JSONL string: \"use\":\"sig\"
+    if text[start - 1 : start] != '"' or text[end : end + 1 + escaped] != '\\' * escaped + '"':
         return False
-    i = start - 2
+    i = start - 2 - escaped
     while i >= 0 and text[i] in " \t":
         i -= 1
-    return i >= 0 and text[i] == ":" and text[end + 1 : end + 2] in (",", "}", "]", "")
+    after = end + 1 + escaped
+    return i >= 0 and text[i] == ":" and text[after : after + 1] in (",", "}", "]", "")
 
 
 def _credential_spans(anchors: Anchors) -> list[Span]:

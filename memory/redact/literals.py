@@ -263,14 +263,16 @@ def detect_armour_literals(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- JSON Web Keys
 
-_JWK_PRIVATE = Lazy(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"(?P<value>[A-Za-z0-9_-]{16,4096})\"")
+_JWK_PRIVATE = Lazy(
+    r"\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"[ \t]*:[ \t]*\\?\"(?P<value>[A-Za-z0-9_-]{16,4096})\\?\""
+)  # also inside a JSONL string (\"d\":\"…\")
 
 
 def detect_jwk_private_members(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
     last = 0
-    for pos in anchors.positions(('"kty"',)):
+    for pos in anchors.positions(('"kty"', 'kty\\"')):
         lo = max(last, text.rfind("{", max(0, pos - 2000), pos) + 1)
         hi = text.find("}", pos, pos + 8192)
         if hi == -1:
@@ -311,7 +313,7 @@ def detect_dsn_userinfo(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- wrapped tokens
 
-_PIECE_LINE = Lazy(r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|$)")
+_PIECE_LINE = Lazy(r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|\\?[\"']|$)")
 
 
 def _piece(token: str) -> bool:
@@ -398,7 +400,7 @@ register(
     "name",
     *_CSV_HEADER_WORDS,
     '("', "('", '(\\"',
-    '"kty"',
+    '"kty"', 'kty\\"',
     "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
     "sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl",
     "[redacted:",
