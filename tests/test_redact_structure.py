@@ -107,7 +107,7 @@ SECRETS = {
     "jdbc-thin": ("url=jdbc:oracle:thin:etl/Marsh4Gable@ora1:1521/ETL", ["Marsh4Gable"]),
     # a token wrapped onto the next line; the secret right after its key id
     "wrapped-token-rest": (
-        "the terminal cut it:\nghp_Zr8Xm2Lq7Vb4Nc9Ks1Jd6Hf3Ga5Tw0Ye\nPz8Xc3Vb7Nm2Lk6Jh1Gf5\n",
+        "the terminal cut it:\nghp_Zr8Xm2Lq7Vb4Nc9Ks1Jd6Hf3Ga5Tw0Ye\nPz8Xc3Vb7Nm2Lk6Jh1Gf5",
         ["Pz8Xc3Vb7Nm2Lk6Jh1Gf5"],
     ),
     "secret-after-its-key-id": (
