@@ -215,7 +215,7 @@ _KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?
 
 
 def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
-    """``echo <value> > config/master.key``: what is written to a file named for a secret."""
+    """``echo <value> > <dir>/secret.key``: what is written to a file named for a secret."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(("echo ",)):
