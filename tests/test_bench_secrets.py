@@ -3,7 +3,8 @@
 The dev set is the one the detector was written against (recall 1.0, no look-alike altered).
 ``blind`` and ``blind2`` were written blind, scored once each as held-out sets, then read by
 the detector's writer: they are development sets now and hold the same floor at the redactor.
-``blind3`` was scored held-out last round and is a development set now too. The held-out set of
+``blind3`` was scored held-out last round and is a development set now too: it holds a floor
+at what the fourth round reached (recall 0.990, no look-alike altered). The held-out set of
 the round (``blind4``) is scored by hand, never here."""
 
 from __future__ import annotations
@@ -33,6 +34,18 @@ def test_the_spent_blind_sets_hold_the_dev_floor_at_the_redactor(split: str) -> 
     row = bench_secrets.score(bench_secrets.load(split), "redactor")
     assert row["secrets"] > 0 and row["lookalikes"] > 0
     assert row["missed"] == [] and row["altered"] == [], row
+
+
+BLIND3_MISSED_AT_MOST = 8
+"""blind3 at the redactor after the fourth round: 801 of 809 (0.990), no look-alike altered.
+The 8 left are said with no structure a rule could read without reading one sentence (a
+typo fixed in passing, a password cut in two halves, an answer after a colon…)."""
+
+
+def test_the_spent_third_blind_set_holds_its_floor_at_the_redactor() -> None:
+    row = bench_secrets.score(bench_secrets.load("blind3"), "redactor")
+    assert row["secrets"] == 809 and row["lookalikes"] == 247
+    assert len(row["missed"]) <= BLIND3_MISSED_AT_MOST and row["altered"] == [], row
 
 
 def test_the_work_directory_is_not_counted_as_part_of_a_secret() -> None:

@@ -39,6 +39,16 @@ UNITS = (
     "密钥：", "是密码，", "用 ab12 作为密码", "密码：中-a", "password: a-中-", "PIN for the a ",
     "code for ", "code 1234 ", "app password is abcd ", "2xx3 ", "security answer is ", "-> ",
     "password is: a b ", "passphrase is a b c ", "AK/SK：a1b2c3d4e5 / ",
+    # the fourth round's structure: name/value pairs, CSV headers, call literals, armour in
+    # literals, JSON Web Keys, DSNs without ://, wrapped rests, headers and commands
+    "name", "- name: A_PASSWORD\n  value: ", "name: a\nvalue: ", "token,", "a,secret\n",
+    "a,password\nb,Ab1cdEf2gh3\n", "Client(", 'Client("', "Auth('Ab1cdEf2gh3Xy4', '", "f('a', 'Ab1!cdefg', ",
+    '"-----BEGIN PRIVATE KEY-----\\n"\n', '"AAAA\\n"\n', '"kty"', '{"kty":"a","d":"', "@tcp(",
+    "a:b@tcp(", "@//", "a/b@//", "sqlplus a/b ", ":thin:", "[REDACTED:token]\n", "[REDACTED:aws-access-key] / ",
+    "Ab1cdEf2gh3Xy4Zw\n", "Authorization: Xyz ", " -w ", "ldapsearch -w a ", "ConvertTo-SecureString 'a' ",
+    "auth ", "login Ab1cdEf2gh3Xy4Zw5V ", "echo a > a.key ", "ak ", "sk ", " AK 是 ", "?ak=", "_pat=",
+    "PAT 是 ", "keypad ", "puk ", "community ", "App Certificate: ", "FlyV1 ", "-us1", "这个就是密码\n",
+    "a\nthat's the password\n", "password, if a, is ", "password is the a: ", "\"\"\"", "password = \"\"\"a",
 )  # fmt: skip
 
 

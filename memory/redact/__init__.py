@@ -12,8 +12,11 @@ kind, webhook URLs, bot tokens) and by context (:mod:`memory.redact.context`: a 
 in English or Chinese followed by a value in any phrasing, user/password pairs, credentials in
 URLs, ``Authorization`` headers, AWS secret keys near AWS context, random-looking tokens near a
 credential word), and by layout (:mod:`memory.redact.structure`: values on the lines after
-their word, key pairs, seed phrases, key files, strong passwords in a credential sentence), with
-the value judged by :mod:`memory.redact.values`. A secret becomes
+their word, key pairs, seed phrases, key files, strong passwords in a credential sentence), and
+by the structure of code and config (:mod:`memory.redact.literals`: name/value pairs, CSV
+columns, literals given to a client, key armour in string literals, JSON Web Keys, DSNs
+without ``://``, the rest of a wrapped token), with the value judged by
+:mod:`memory.redact.values`. A secret becomes
 ``[REDACTED:<kind>]`` and nothing of its value stays: no prefix, no suffix, and no part of it
 in a record's name (:func:`safe_name`). For ``key = value`` shapes only the value is replaced,
 so the text still says what was there.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 from memory.redact.context import CONTEXT_DETECTORS
 from memory.redact.engine import MARKER, run
+from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
 from memory.redact.prose import PROSE_DETECTORS
 from memory.redact.shapes import SHAPE_DETECTORS
 from memory.redact.structure import KEY_FILE_DETECTORS, STRUCTURE_DETECTORS
@@ -35,8 +39,10 @@ DETECTORS = (
     *SHAPE_DETECTORS,
     *KEY_FILE_DETECTORS,
     *CONTEXT_DETECTORS,
+    *LITERAL_DETECTORS,
     *PROSE_DETECTORS,
     *STRUCTURE_DETECTORS,
+    *WRAP_DETECTORS,
 )
 """In priority order: a span found earlier is never looked at again."""
 

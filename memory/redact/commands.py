@@ -10,7 +10,14 @@ passphrase), ``redis-cli`` for ``-a``. The line is looked at back to its start, 
 from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, register
-from memory.redact.values import is_placeholder, is_secret_value, reads_as_non_secret
+from memory.redact.values import (
+    is_placeholder,
+    is_secret_value,
+    looks_random,
+    reads_as_non_secret,
+)
+
+_UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 _LINE_BACK = 400
 
@@ -135,10 +142,144 @@ def detect_redis_passwords(anchors: Anchors) -> list[Span]:
     return spans
 
 
-register(" -p", " -u", "--user", "--proxy-user", " -n", " -a")
+_LDAP_CONTEXT = Lazy(r"\bldap[a-z]*\b")
+_LDAP_PASSWORD = Lazy(
+    r"-w\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
+    r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
+)
+
+
+def detect_ldap_passwords(anchors: Anchors) -> list[Span]:
+    """``ldapsearch … -w <bind password>`` (ldapadd, ldapmodify, ldapwhoami…; ``-W`` prompts)."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _LDAP_CONTEXT)
+    for pos in anchors.positions((" -w",)):
+        at = pos + 1
+        if text[at + 1 : at + 2] != "w" or not context.before(at):
+            continue
+        m = _LDAP_PASSWORD.match(text, at)
+        if m is None:
+            continue
+        group = "quoted" if m.group("quoted") is not None else "bare"
+        value = m.group(group)
+        if not is_placeholder(value) and not reads_as_non_secret(value):
+            spans.append((m.start(group), m.end(group), "password"))
+    return spans
+
+
+_SECURE_STRING = Lazy(
+    r"(?i:convertto-securestring)\s+(?:-String\s+)?(?P<q>[\"'])(?P<value>[^\"'\n]{1,256})(?P=q)"
+    r"(?=[^\n]{0,40}-AsPlainText)"
+)
+
+
+def detect_plaintext_secure_strings(anchors: Anchors) -> list[Span]:
+    """PowerShell's ``ConvertTo-SecureString '<password>' -AsPlainText``: a password in clear."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("convertto-securestring",)):
+        m = _SECURE_STRING.match(text, pos)
+        if m is not None and not is_placeholder(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+_AUTH_ARG = Lazy(
+    r"(?:auth|login|authenticate)[ \t]+(?:--?[a-z-]+[ \t]+)?(?P<value>[A-Za-z0-9_-]{20,256})(?![\w.:/-])"
+)
+
+
+def detect_auth_command_tokens(anchors: Anchors) -> list[Span]:
+    """``<tool> auth <token>``, ``<tool> login <key>``: a CLI given its API token as the
+    argument of its auth or login command; a UUID counts there (snyk, and others)."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("auth ", "login ", "authenticate ")):
+        if pos and text[pos - 1] not in " \t":
+            continue
+        m = _AUTH_ARG.match(text, pos)
+        if m is None:
+            continue
+        value = m.group("value")
+        if (_UUID.match(value) or looks_random(value)) and not reads_as_non_secret(value):
+            spans.append((m.start("value"), m.end("value"), "api-key"))
+    return spans
+
+
+_ECHO_TO_KEY = Lazy(
+    r"echo[ \t]+(?:-n[ \t]+)?(?P<q>[\"']?)(?P<value>[^\s\"'`|>]{8,512})(?P=q)[ \t]*>>?[ \t]*"
+    r"(?P<file>[^\s|;&\"'\\]{1,200})"
+)
+_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|credentials?)(?:\.[a-z0-9]{1,5})?$")
+
+
+def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
+    """``echo <value> > <dir>/secret.key``: what is written to a file named for a secret."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("echo ",)):
+        m = _ECHO_TO_KEY.match(text, pos)
+        if m is None or _KEY_FILE.search(m.group("file")) is None:
+            continue
+        value = m.group("value")
+        if (looks_random(value) or is_secret_value(value, digits_ok=False, quoted=True)) and not (
+            reads_as_non_secret(value)
+        ):
+            spans.append((m.start("value"), m.end("value"), "secret"))
+    return spans
+
+
+_POSITIONAL = Lazy(
+    r"""(?ix)
+      htpasswd\s+-[a-z]*b[a-z]*\s+\S+\s+\S+\s+        # htpasswd -b <file> <user> <password>
+    | rabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+
+    | net\s+use\s[^\n]{0,120}?/user:\S+\s+         # net use Z: \\host\share /user:dom\u <password>
+    | identified\s+by\s+(?:password\s+)?            # SQL: CREATE USER … IDENTIFIED BY '<password>'
+    """
+)
+_POSITIONAL_VALUE = Lazy(r"(?P<q>\\?[\"'`]?)(?P<value>[^\s\"'`\\;]{1,256})(?P=q)")
+_STDIN_VALUE = Lazy(
+    r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?P<q>\\?[\"']?)(?P<value>[^\s\"'`|\\]{4,256})(?P=q)[ \t]*\|"
+    r"[^|\n]{0,200}?--password-stdin"
+)
+
+
+def detect_positional_passwords(anchors: Anchors) -> list[Span]:
+    """A password where a command takes it as a plain argument: ``htpasswd -b file user pw``,
+    ``rabbitmqctl add_user user pw``, ``net use … /user:u pw``, SQL's ``IDENTIFIED BY 'pw'``,
+    and ``echo pw | … --password-stdin``."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("htpasswd", "rabbitmqctl", "net use", "identified by")):
+        m = _POSITIONAL.match(text, pos)
+        if m is None:
+            continue
+        v = _POSITIONAL_VALUE.match(text, m.end())
+        if v is not None and not is_placeholder(v.group("value")) and not reads_as_non_secret(
+            v.group("value")
+        ):
+            spans.append((v.start("value"), v.end("value"), "password"))
+    for pos in anchors.positions(("echo ", "printf ")):
+        if text.find("--password-stdin", pos, pos + 300) == -1:
+            continue
+        m = _STDIN_VALUE.match(text, pos)
+        if m is not None and not is_placeholder(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
+register("htpasswd", "rabbitmqctl", "net use", "identified by", "printf ")
+register("auth ", "login ", "authenticate ", "echo ")
 COMMAND_DETECTORS = (
     detect_cli_passwords,
     detect_user_passwords,
     detect_passphrases,
     detect_redis_passwords,
+    detect_ldap_passwords,
+    detect_plaintext_secure_strings,
+    detect_auth_command_tokens,
+    detect_echo_to_key_files,
+    detect_positional_passwords,
 )

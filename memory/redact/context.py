@@ -19,10 +19,12 @@ import re
 
 from memory.redact.commands import COMMAND_DETECTORS
 from memory.redact.engine import Anchors, Lazy, Span, register
+from memory.redact.shapes import firebase_web_key
 from memory.redact.values import (
     base64_of_text,
     entropy,
     followed_by_unit,
+    generated_one_case,
     is_placeholder,
     is_secret_value,
     looks_random,
@@ -102,6 +104,11 @@ _WORD_ANCHORS = (
     "sessionid=", "sessionid:", "sessid", "sess=", "sess:", "session=", "session:", "sid=",
     "sid:", 'sid"', "_sess", "answer", "code is", "code was", "code:", "code=", "code =", "code：",
     "code for", "code ",
+    # a personal access token ("ASANA_PAT=", "the PAT is"), a SIM's PUK, an SNMP community,
+    # the AK/SK of Chinese clouds (only as a word of its own: "task", "desk" are not), key
+    # stores by their file kind (APPLE_P12_BASE64=)
+    "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "combination",
+    "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
@@ -111,27 +118,29 @@ _HASH_BEFORE = Lazy(
     r"\s+(?:of\s+)?(?:the\s+|my\s+|your\s+|this\s+|a\s+|an\s+)?(?:[\w-]+\s+)?$",
     re.IGNORECASE,
 )
-_NOUN_AFTER = Lazy(r"(?:\s*码|\s*碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord)\b)")
+_NOUN_AFTER = Lazy(r"(?:\s*码|\s*碼|\s+(?:[Cc]ode|[Nn]umber|[Pp]hrase|[Ww]ord|[Ss]tring)\b)")
 _SET_BEFORE = Lazy(
     r"(?:set|change|changed|reset|update|updated|rotate|rotated)\b[^.\n]{0,30}$", re.IGNORECASE
 )
 _PROSE = Lazy(
     r"""(?ix)
-    (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()-]+){1,5}?)?   # for the admin user
+    (?:\s+(?:for|of|on|at|in|from|to|with)(?:\s+[\w@.'()/-]+){1,5}?)?   # for the admin user
     (?:\s+(?:that\s+|which\s+)?(?:we|i|you|they|he|she|it)(?:\s+[a-z']+){1,3}?(?=\s+(?:is|was)\b))?
                                                       # the password we agreed on is X
+    (?:\s*,[^,.\n]{1,30},)?                           # the password, if you need it, is X
     (?:
-        \s*(?:is|was|are|were|'s|’s)\b
+        \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,4})\s*:   # is still the same one: X
+      | \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
         \s*:?
       | \s+(?:set|changed|reset|updated|rotated)\s+to\s*:?
-      | \s+(?:to)(?=\s)
+      | \s+to(?:\s+be)?(?=\s)
       | \s*[:=](?!=)                                  # for jenkins: X
     )\s*
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:(?:就是|都是|是|为|為|设为|设置为|设置成|设成|改为|改成了?|换成了?|变成了?|用)\s*[：:=]?"
+    r"\s*(?:(?:就是|都是|是|为|為|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用)\s*[：:=]?"
     r"|[：:=])\s*"
 )
 # "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
@@ -145,12 +154,24 @@ _CODE_OWNERS = frozenset(
     {
         "verification", "security", "access", "door", "alarm", "gate", "entry", "lock", "unlock",
         "sms", "otp", "mfa", "auth", "authentication", "login", "confirmation", "passcode",
-        "garage", "safe", "keypad",
+        "garage", "safe", "keypad", "disarm", "arming", "locker", "padlock", "vault", "building",
+        "lobby", "elevator", "apartment", "mailbox", "storage", "bike", "cabinet",
     }
 )  # fmt: skip
 _ENCODING_SUFFIX = frozenset(
-    {"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str"}
-)
+    {"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext", "cleartext", "str",
+     "accessor", "data"}
+)  # fmt: skip
+_NOT_CREDENTIAL_TOKENS = frozenset(
+    {"page", "next", "continuation", "pagination", "cursor", "resume", "sync", "offset",
+     "start", "marker", "nextpage", "pageblob"}
+)  # fmt: skip
+"""``page_token``, ``nextPageToken``, ``continuation_token``: where a list resumes, no secret."""
+_PUBLIC_PARTS = frozenset({"public", "publishable", "pub", "anon"})
+"""``STRIPE_PUBLISHABLE_KEY``, ``NEXT_PUBLIC_…``, ``mapboxPublicToken``: public by design."""
+_KEY_STORE_PARTS = frozenset({"p12", "pfx", "pkcs12", "keystore", "jks"})
+_ACCESS_KEY_PARTS = frozenset({"ak", "sk"})
+"""The AK/SK pair of Chinese clouds (Baidu, Huawei, Qiniu, Volcengine…): judged by the value."""
 
 
 def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
@@ -160,7 +181,23 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     takes only a made-up value (letters with digits): "pass the test" is not a password."""
     if len(parts) > 1 and parts[-1] in _ENCODING_SUFFIX:  # SECRET_KEY_BASE, token_value
         parts = parts[:-1]
+    if len(parts) > 1 and parts[-2] + parts[-1] in _PASSWORD_PARTS:  # pass_phrase, pass-code
+        parts = [*parts[:-2], parts[-2] + parts[-1]]
     last = parts[-1]
+    if len(parts) > 1 and not _PUBLIC_PARTS.isdisjoint(parts[:-1]) and last not in _PASSWORD_PARTS:
+        return None
+    if last in _KEY_STORE_PARTS:  # APPLE_P12_BASE64=<base64 of a key store>: by its value
+        return _KEY_MATERIAL_KIND, False
+    if last in _ACCESS_KEY_PARTS:
+        return _KEY_MATERIAL_KIND, True
+    if last == "pat" and (len(parts) > 1 or not before[-1:].isalnum()):
+        return "token", True  # a personal access token
+    if last == "certificate":  # an app certificate signs tokens (Agora); a TLS one is public
+        said = _KEY_BEFORE.search(before)
+        app = parts[-2] if len(parts) > 1 else (said.group(1).lower() if said else "")
+        return (_KEY_MATERIAL_KIND, True) if app == "app" else None
+    if last == "community" and len(parts) == 1:  # SNMP's community string is its password
+        return "password", True
     if last in _PASSWORD_PARTS or (last.endswith(("password", "passwd")) and len(last) <= 16):
         return "password", True
     if last in _SHORT_PASSWORD:
@@ -173,7 +210,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         if last == "sid" and len(parts) > 1 and parts[-2] in ("account", "acct", "project"):
             return None  # a Twilio account SID names the account; its auth token is the secret
         return "session", False
-    if last in ("pin", "otp", "totp", "mfa"):  # "the OTP is 492817"
+    if last in ("pin", "otp", "totp", "mfa", "puk", "keypad", "combination"):  # "the OTP is 492817"
         return "pin", True
     if last == "code":  # "the door code is 4471", "verification code: 552910" (digits only)
         owner = parts[-2] if len(parts) > 1 else None
@@ -186,6 +223,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
         return "secret", True
     if last == "token" or (last.endswith("token") and len(last) <= 14):
+        if (len(parts) > 1 and parts[-2] in _NOT_CREDENTIAL_TOKENS) or last[:-5] in _NOT_CREDENTIAL_TOKENS:
+            return None
         return "token", True
     if last in ("credential", "credentials", "creds"):
         return "credential", True
@@ -208,18 +247,44 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             return "api-key", True
         if len(parts) > 1 and owner not in _PUBLIC_KEY_OWNERS:
             return _KEY_MATERIAL_KIND, False  # FERNET_KEY = <key material>: by its value
+        if len(parts) == 1 and owner and owner not in _PUBLIC_KEY_OWNERS | _NOT_OWNERS:
+            return _KEY_MATERIAL_KIND, True  # "my Mistral key <key>": a service's key, by its value
     return None
 
 
+def credential_kind(parts: list[str]) -> str | None:
+    """The kind of secret a setting's name (split in lower-case parts) says its value is;
+    ``key-material`` when only a generated value would make it one."""
+    judged = _kind_of(parts, "")
+    return judged[0] if judged is not None else None
+
+
 _LOWER_CODE = Lazy(r"[a-z]{16}")
+_HEX_VALUE = Lazy(r"[0-9a-fA-F-]+")
+_KEYPAD = Lazy(r"(?=(?:[#*]*[0-9]){4})(?=[0-9]*[#*])[0-9#*]{5,12}")  # 4+ digits and a # or *
+_ONE_DIGIT = Lazy(r"(\d)\1{5,}")
 _ANSWER_KIND = "security-answer"
 _SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
 _SECURITY_BEFORE = Lazy(r"(?i)\b(?:security|secret|recovery)(?:[\s_-]+questions?)?[\s_-]*$")
+_NOT_OWNERS = frozenset(
+    {
+        "for", "the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this",
+        "that", "of", "with", "to", "by", "and", "or", "same", "new", "old", "one", "which",
+        "what", "any", "each", "every", "no", "is", "as", "on", "in", "at", "from",
+        "sort", "dict", "map", "lookup", "hash", "cache", "registry", "translation", "i18n",
+        "primary", "foreign", "unique", "composite", "partition", "config", "settings", "json",
+        "yaml", "toml", "env", "arrow", "enter", "escape", "esc", "tab", "shift", "ctrl", "alt",
+        "space", "return", "backspace", "delete", "hot", "short", "cut", "music", "major",
+        "minor", "answer", "legend", "piano", "room", "house", "car", "door", "spare",
+    }
+)  # fmt: skip
+"""Words before "key" that do not name whose key it is ("for key:", "the arrow key", "a
+dict key", "in the key of C"): the next word is no service's key."""
 _KEY_MATERIAL_KIND = "key-material"
 """A ``<word>_key`` whose word says nothing: a secret only when assigned generated material."""
 _PUBLIC_KEY_OWNERS = frozenset(
     {
-        "public", "pub", "publishable", "cache", "primary", "foreign", "sort", "partition",
+        "public", "pub", "publishable", "cache", "foreign", "sort", "partition",
         "idempotency", "object", "route", "lookup", "hash", "row", "index", "unique",
         "composite", "natural", "surrogate", "dedup", "dedupe", "group", "shard", "bucket",
         "cursor", "etag", "content", "checksum", "file", "s3", "dict", "map", "sorting",
@@ -233,8 +298,10 @@ _WORDS_PHRASE = Lazy(r"[A-Za-z]{2,16}+(?:[- ][A-Za-z]{2,16}+){2,7}+")
 _JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
 
 
-_RUN_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]")
-_QUERY_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uffef\u4e00-\u9fff&#]")
+_RUN_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uff02\uff07-\uff09\uff0c\uff0e\uff1a-\uff1f\uff3b-\uff3e\uff40\uff5b-\uffef\u4e00-\u9fff]")
+_QUERY_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uff02\uff07-\uff09\uff0c\uff0e\uff1a-\uff1f\uff3b-\uff3e\uff40\uff5b-\uffef\u4e00-\u9fff&#]")
+# full-width symbols (＠＃＄％＆＊＋－＿) and letters are part of a value ("Ro0t＠2026"); full-width
+# punctuation (，：！？（）) ends it
 
 
 class _Runs:
@@ -271,6 +338,16 @@ def _value_at(
     n = len(text)
     if i >= n:
         return None
+    for triple in ('"""', "'''", '\\"\\"\\"'):  # TOML's and Python's, also inside a JSONL string
+        if text.startswith(triple, i):
+            k = len(triple)
+            close3 = text.find(triple, i + k, min(n, i + k + _MAX_VALUE))
+            value = text[i + k : close3]
+            if close3 == -1 or not value or "\n" in value or "\\" in value:
+                return None
+            if not spaces and " " in value:
+                return None
+            return i + k, close3, True
     escaped = text.startswith('\\"', i)
     opener = '"' if escaped else text[i]
     close = _QUOTES.get(opener)
@@ -356,7 +433,7 @@ def _connector(
     m = _PROSE.match(text, i)
     if m is not None:
         said = m.group(0).strip().lower()
-        if said != "to" or _SET_BEFORE.search(before):
+        if said not in ("to", "to be") or _SET_BEFORE.search(before):
             return m.end(), True
     if j > i:
         return j, False
@@ -367,7 +444,7 @@ _ASIDE = Lazy(r"[ \t]*(?:（[^）\n]{1,24}）|\((?!\))[^)\n\\]{1,24}\))")
 _SESSION_TAIL = Lazy(r"(?:ion(?:id)?|ION(?:ID)?|id|ID)?(?![A-Za-z0-9])")
 _CODE_TAIL = Lazy(
     r"[sS]?\\?[\"'`]?(?:[ \t]+for(?:[ \t]+[\w'-]+){1,4}?)?[ \t]*(?:(?i:is|was)\b|[:=：])"
-    r"|[ \t]+\d{4,8}(?![\w.:/-])"
+    r"|[ \t]+[#*]?\d{4,8}[#*]?(?![\w.:/-])"
 )  # "door code: …", "the gate code for the back door is …"
 
 
@@ -390,6 +467,19 @@ def _worth_reading(text: str, pos: int) -> bool:
     return True
 
 
+def _json_value_word(text: str, start: int, end: int) -> bool:
+    """The word is a JSON string value of its own (``"use":"sig"``, ``"type": "token"``), not a
+    key: what follows it is the next member, not its value."""
+    escaped = text[start - 2 : start] == '\\"'  # the same inside a JSONL string: \"use\":\"sig\"
+    if text[start - 1 : start] != '"' or text[end : end + 1 + escaped] != '\\' * escaped + '"':
+        return False
+    i = start - 2 - escaped
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    after = end + 1 + escaped
+    return i >= 0 and text[i] == ":" and text[after : after + 1] in (",", "}", "]", "")
+
+
 def _credential_spans(anchors: Anchors) -> list[Span]:
     text = anchors.text
     runs = _Runs(text)
@@ -397,6 +487,11 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
     done: set[int] = set()
     last = 0
     for pos in anchors.positions(_WORD_ANCHORS):
+        if text[pos] in "aAsS" and text[pos + 1 : pos + 2] in ("k", "K") and (
+            (pos and text[pos - 1].isalnum())
+            or (text[pos + 2 : pos + 3].isascii() and text[pos + 2 : pos + 3].isalpha())
+        ):
+            continue  # "task", "skip": AK and SK only as words or identifier parts
         if pos < last or not _worth_reading(text, pos):
             continue
         word_start, word_end = _identifier(text, pos, 1)
@@ -404,7 +499,7 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
             continue
         done.add(word_start)
         ident = text[word_start:word_end]
-        if not ident or len(ident) > 64:
+        if not ident or len(ident) > 64 or _json_value_word(text, word_start, word_end):
             continue
         parts = [p.lower() for p in _SPLIT.split(ident) if p]
         if not parts:
@@ -537,6 +632,10 @@ def _value_after(
     if connected is None:
         return _random_near(text, word_end, kind)
     at, explicit = connected
+    if not explicit and kind == "password":  # "app password abcd efgh ijkl mnop"
+        m = _APP_PASSWORD.match(text, at, at + _LONGEST)
+        if m is not None and _APP_BEFORE.search(text, max(0, at - 60), at) is not None:
+            return at, m.end(), kind
     if explicit or cjk:
         longer = _longer_value(text, at, kind, word=text[word_start : word_end + 2].lower())
         if longer is not None:
@@ -553,18 +652,30 @@ def _value_after(
         return None if kind == "session" else _random_near(text, word_end, kind)
     start, end, quoted = found
     value = text[start : min(end, start + _JUDGED)]  # the span is whole; judged by its head
+    if firebase_web_key(text, start, end):
+        return None
     if kind == _KEY_MATERIAL_KIND:
-        material = explicit and looks_random(value) and not base64_of_text(value)
+        # without a connector only generated material that is not a hash (hex): "the Pinecone
+        # key <key>", "AK <id> SK <secret>"
+        bare = not _HEX_VALUE.rx.fullmatch(value) and len(value) >= 20
+        material = (explicit or bare) and looks_random(value) and not base64_of_text(value)
         return (start, end, "secret") if material else None
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
         ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
         return (start, end, "password") if ok and not reads_as_non_secret(value) else None
     digits_ok = kind == "pin" or (kind == "password" and (explicit or cjk))
+    if text[word_start:word_end].lower() == "community":
+        digits_ok = False  # "the community is 4000 strong"
     if value.isdigit() and followed_by_unit(text, end):
         return None
+    keypad = _KEYPAD.rx.fullmatch(value) is not None and kind in ("pin", "password")
+    if keypad and (kind == "pin" or cjk or explicit):
+        return start, end, kind  # "door code is 47#912", "门禁密码 8830#": a keypad's # and *
     if kind == "pin" and not value.isdigit():
         return None
-    if cjk and explicit and kind == "token" and _LOWER_CODE.rx.fullmatch(value):
+    if value.isdigit() and _ONE_DIGIT.rx.fullmatch(value):
+        return None  # 000000, 111111: a fixed code of a test setup, not someone's PIN
+    if cjk and kind == "token" and _LOWER_CODE.rx.fullmatch(value) and entropy(value) >= 3.0:
         return start, end, kind  # "邮箱授权码：<16 lower-case letters>", SMTP clients' codes
     made_up = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     if kind == "session":
@@ -581,6 +692,8 @@ def _value_after(
         return start, end, kind
     if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):
         return start, end, kind
+    if explicit and kind in ("token", "api-key", "secret") and generated_one_case(value):
+        return start, end, kind  # sk-<48 lower-case letters>, a base32 PAT: one case, long
     return _random_near(text, word_end, kind) if not explicit else None
 
 
@@ -601,7 +714,7 @@ def _random_near(text: str, end: int, kind: str) -> Span | None:
     m = _WINDOW_TOKEN.search(window)
     if m is None or _HASH_WORDS.search(window[: m.start()]) or not looks_random(m.group(0)):
         return None
-    if reads_as_non_secret(m.group(0)):
+    if reads_as_non_secret(m.group(0)) or firebase_web_key(text, end + m.start(), end + m.end()):
         return None
     return end + m.start(), end + m.end(), kind
 
@@ -680,7 +793,7 @@ _PAIR_EN = Lazy(
 )
 _PAIR_ZH = Lazy(
     r"(?:登录|登陆|登入|账号|帐号|帳號|账户|用户名)(?:名|信息|凭据)?[^\n。；;\"\\]{0,10}?(?:是|为|：|:|=|用|\s)\s*"
-    r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||，?\s*密码\s*(?:是|为|：|:)?)\s*"
+    r"(?P<user>[A-Za-z0-9._@+-]{1,64}?)\s*(?:/|／|:|：|\||和|跟|与|，?\s*密码\s*(?:是|为|：|:)?)\s*"
     + _PAIR_VALUE
 )
 
@@ -726,12 +839,16 @@ _URL_CREDS = Lazy(
 )
 _AUTH_HEADER = Lazy(
     r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
-    r"(?:(?P<scheme>(?i:basic|bearer|token|digest|apikey|api-key|key|sso-key|negotiate|ntlm|otp))\s+)?"
+    r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,24})\s+)?"  # any scheme: Bearer, SSWS, GenieKey, Splunk
     r"(?P<value>[A-Za-z0-9._~+/=:-]{8,})"
 )
 _SCHEME_TOKEN = Lazy(
     r"(?i:(?P<scheme>basic|bearer))\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})(?![A-Za-z0-9._~+/=-])"
 )
+
+
+_SENTRY_INGEST = Lazy(r"(?:o\d+\.)?ingest\.(?:[a-z]{2}\.)?sentry\.io/")
+"""A Sentry DSN's key is public by design (browsers send it); a secret one has a ``:``."""
 
 
 def _generated_user(user: str) -> bool:
@@ -760,7 +877,7 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
                 user = m.group("user")
                 first = m.start("user") if _generated_user(user) else m.start("value")
                 spans.append((first, m.end("value"), "password"))
-        elif looks_random(m.group("user")):
+        elif looks_random(m.group("user")) and _SENTRY_INGEST.match(text, m.end()) is None:
             spans.append((m.start("user"), m.end("user"), "token"))
     for pos in anchors.positions(("authorization",)):
         m = _AUTH_HEADER.match(text, pos)
@@ -823,6 +940,56 @@ def detect_aws_secrets(anchors: Anchors) -> list[Span]:
     return sorted(spans)
 
 
+_CLOUD_CONTEXT = (
+    "华为云", "huawei", "myhuaweicloud", "obsutil", "七牛", "qiniu", "qshell", "百度云", "百度智能云",
+    "baidubce", "金山云", "ksyun", "ucloud", "京东云", "jdcloud", "阿里云", "aliyun", "ossutil",
+    "腾讯云", "tencentcloud", "coscli", "火山引擎", "volcengine", "天翼云", "ctyun", "移动云",
+)  # fmt: skip
+"""Chinese clouds (and their CLIs): where an unlabelled 20-character access key id or a 30–40
+character secret key is a cloud key pair."""
+_PREFIXED_ID = Lazy(r"[a-z]{2,12}_")  # toolu_…, msg_…, price_…: an object's id, not a key
+_CLOUD_KEY_ID = Lazy(r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt]))[A-Z0-9]{20}(?![A-Za-z0-9/+=_-])")
+_CLOUD_SECRET = Lazy(
+    r"(?:(?<![A-Za-z0-9/+_-])|(?<=\\[nrt])|(?<==))[A-Za-z0-9/+_-]{30,40}(?![A-Za-z0-9/+=_-])"
+)
+
+
+def detect_cloud_keys(anchors: Anchors) -> list[Span]:
+    """Access key ids and secrets of Chinese clouds said without a label, near the cloud's
+    name or CLI ("华为云 OBS：<id> <secret>", "obsutil config -i=<id> -k=<secret>"): an id of 20
+    upper-case letters and digits (both, varied), a secret of 30–40 characters that reads as
+    generated and not as base64 of text."""
+    text = anchors.text
+    spans: set[Span] = set()
+    reach = 0
+    for pos in anchors.positions(_CLOUD_CONTEXT):
+        if pos and text[pos - 1].isascii() and text[pos - 1].isalnum():
+            continue  # inside an id or a longer word
+        lo = max(pos - 200, reach)
+        hi = min(len(text), pos + 400)
+        if lo >= hi:
+            continue
+        for m in _CLOUD_KEY_ID.finditer(text, lo, hi):
+            token = m.group(0)
+            digits = sum(c.isdigit() for c in token)
+            if 1 <= digits <= 16 and entropy(token) >= 3.6:
+                spans.add((m.start(), m.end(), "access-key"))
+        for m in _CLOUD_SECRET.finditer(text, lo, hi):
+            token = m.group(0)
+            if (
+                any(c.isupper() for c in token)
+                and any(c.islower() for c in token)
+                and any(c.isdigit() for c in token)
+                and entropy(token) >= 4.0
+                and not base64_of_text(token)
+                and not reads_as_non_secret(token)
+                and _PREFIXED_ID.match(token) is None
+            ):
+                spans.add((m.start(), m.end(), "secret"))
+        reach = hi - 40
+    return sorted(spans)
+
+
 register(
     *_WORD_ANCHORS,
     *_CJK_WORDS,
@@ -830,6 +997,7 @@ register(
     *_PAIR_EN_WORDS,
     *_PAIR_ZH_WORDS,
     *_AWS_CONTEXT,
+    *_CLOUD_CONTEXT,
     "://",
     "authorization",
     "basic ",
@@ -839,6 +1007,7 @@ register(
 CONTEXT_DETECTORS = (
     detect_urls_and_headers,
     detect_aws_secrets,
+    detect_cloud_keys,
     detect_credentials,
     detect_xml_elements,
     detect_pairs,

@@ -39,6 +39,26 @@ _BOUNDARY = _QUOTES + "\\"
 _SENTENCE_END = (". ", "! ", "? ", "\n", "\\n", "。")
 
 
+_POINTING = frozenset({"that's", "that’s", "thats", "it's", "it’s"})
+_ABOVE = Lazy(r"[ \t⎿│>$#*-]*(?P<value>[^\s\"'`\\]{4,128})[ \t]*")
+
+
+def _token_above(text: str, at: int) -> tuple[int, int] | None:
+    """The single token of the line that ends right before ``at`` (a line break there)."""
+    if text.startswith("\\n", at - 2):
+        end = at - 2
+    elif text[at - 1 : at] == "\n":
+        end = at - 1 - (text[at - 2 : at - 1] == "\r")
+    else:
+        return None
+    lo = max(text.rfind("\n", max(0, end - 200), end), text.rfind("\\n", max(0, end - 200), end))
+    lo = 0 if lo == -1 and end <= 200 else lo + (2 if text.startswith("\\n", lo) else 1)
+    if lo <= 0 and end > 200:
+        return None
+    m = _ABOVE.rx.fullmatch(text, lo, end)
+    return (m.start("value"), m.end("value")) if m is not None else None
+
+
 def _value_before(text: str, start: int, said: str) -> Span | None:
     lo = max(0, start - 120)
     for stop in _SENTENCE_END:
@@ -56,6 +76,12 @@ def _value_before(text: str, start: int, said: str) -> Span | None:
         qualifiers += 1
     if k >= 0 and text[tokens[k][0] : tokens[k][1]].lower() in _DETERMINERS:
         k -= 1
+    if k == 0 and text[tokens[0][0] : tokens[0][1]].lower() in _POINTING and lo == tokens[0][0]:
+        above = _token_above(text, lo)  # "<value>" on its own line, then "that's the password"
+        if above is None:
+            return None
+        tokens = [above, *tokens]
+        k = 1
     if k < 1 or text[tokens[k][0] : tokens[k][1]].lower() not in _LINKS:
         return None
     if k >= 2 and text[tokens[k - 1][0] : tokens[k - 1][1]] in _ARROWS:
@@ -148,6 +174,9 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
             continue  # English is read by detect_values_before_their_word
         m = _ZH_VALUE_FIRST.rx.fullmatch(text, start, pos)
         if m is None:
+            above = _line_above(text, start, pos, word)
+            if above is not None:
+                spans.append(above)
             continue
         group = "value" if m.group("value") is not None else "used"
         if group == "value" and _CLAUSE_END.match(text, pos + len(word)) is None:
@@ -166,6 +195,29 @@ def detect_values_before_chinese_words(anchors: Anchors) -> list[Span]:
         if ok:
             spans.append((m.start(group), m.end(group), kind))
     return spans
+
+
+_POINTS_UP = Lazy(r"[ \t]*(?:这个|这|它|上面的?|上面这个)[ \t]*(?:就|也|才)?[ \t]*是[^，。；！？\n\\]{0,30}$")
+
+
+def _line_above(text: str, start: int, pos: int, word: str) -> Span | None:
+    """"<value>" on a line of its own, then "这个就是 root 密码" on the next: a clause that
+    points up ("这个", "上面的") at the start of its line names the line above it (a command's
+    output pasted, then said what it was)."""
+    if _POINTS_UP.rx.fullmatch(text, start, pos) is None:
+        return None
+    if _CLAUSE_END.match(text, pos + len(word)) is None:
+        return None
+    above = _token_above(text, start)
+    if above is None:
+        return None
+    value = text[above[0] : above[1]]
+    kind = _ZH_WORDS.get(word, "password")
+    if kind == "secret":
+        ok = looks_random(value)
+    else:
+        ok = is_secret_value(value, digits_ok=False, quoted=False) and not reads_as_non_secret(value)
+    return (above[0], above[1], kind) if ok else None
 
 
 _CODE_WORDS = (

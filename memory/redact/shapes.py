@@ -107,6 +107,7 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb.", "hvr."),
     _token("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?", "dapi"),
     _token("mailgun-key", r"key-[0-9a-z]{32}", "key-"),
+    _token("mailchimp-key", r"[0-9a-f]{32}-us[0-9]{1,2}", "-us", back=32),
     _token("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-"),
     _token("docker-token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}", "dckr_"),
     # Chinese clouds: Alibaba Cloud AccessKey ids (LTAI), Tencent Cloud SecretIds (AKID),
@@ -133,6 +134,8 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("figma-token", r"figd_[A-Za-z0-9_-]{40,}", "figd_"),
     _token("netlify-token", r"nfp_[A-Za-z0-9]{36,}", "nfp_"),
     _token("flyio-token", r"fo1_[A-Za-z0-9_-]{40,}", "fo1_"),
+    _Pattern("flyio-token", r"FlyV1 fm[12][ar]?_[A-Za-z0-9+/=_-]{20,}", ("flyv1 ",)),
+    _token("honeycomb-key", r"hc[ax][im]k_[A-Za-z0-9]{40,}", "hcaik_", "hcxik_", "hcamk_", "hcxmk_"),
     _token("heroku-key", r"HRKU-[A-Za-z0-9_-]{30,}", "hrku-"),
     _token("rubygems-key", r"rubygems_[a-f0-9]{48}", "rubygems_"),
     _token("planetscale-token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}", "pscale_"),
@@ -194,6 +197,15 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
 )
 
+_FIREBASE_WEB = Lazy(r"(?i)authDomain|firebaseapp\.com")
+
+
+def firebase_web_key(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` is a Google API key in a Firebase web config (next to its
+    ``authDomain``): it ships in every page that uses Firebase, public by design."""
+    return text.startswith("AIza", start) and _FIREBASE_WEB.search(
+        text, max(0, start - 400), min(len(text), end + 400)
+    ) is not None
 _KEY_MATERIAL = Lazy(r"[A-Za-z0-9+/]{40}|[0-9a-f]{32}(?:\s|\\n)")  # base64, or OpenVPN's hex
 _URL_SCHEME = Lazy(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://$")
 
@@ -213,7 +225,7 @@ def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:
             if _KEY_MATERIAL.search(text, start, end) is None:
                 last = end  # "-----BEGIN PRIVATE KEY-----\n...\n-----END …" in docs
                 continue
-        elif pat.value_group is None and is_placeholder_token(text[start:end]):
+        elif (pat.value_group is None and is_placeholder_token(text[start:end])) or (pat.kind == "google-api-key" and firebase_web_key(text, start, end)):
             last = end
             continue
         if pat.kind == "webhook-url":  # the scheme goes too: the marker stands for the URL

@@ -403,6 +403,10 @@ _CHANGE_EN = Lazy(
 )
 _CHANGE_ZH = Lazy(r"从[ \t]*(?P<a>[^\s，。\"'`\\]{8,64})[ \t]*$")
 _CHANGE_ZH_NEW = Lazy(r"了?[ \t]*(?P<b>[^\s，。\"'`\\]{8,64})")
+_CHANGE_FROM_DEFAULT = Lazy(
+    r"[^.\n]{0,40}?\bfrom[ \t]+(?:the[ \t]+)?(?:factory[ \t]+)?(?:default|old[ \t]+one|stock|"
+    r"preset|original)[ \t]+to[ \t]+(?P<b>[^\s\"'`\\]{8,64})"
+)
 _CHANGE_VERBS = ("changed", "change", "rotated", "updated", "reset", "switched")
 _CHANGE_VERBS_ZH = ("改成", "改为", "换成", "换为", "变成", "更新为", "更新成")
 
@@ -419,6 +423,11 @@ def detect_password_changes(anchors: Anchors) -> list[Span]:
             for g in ("a", "b"):
                 core = m.group(g).rstrip(".,:;")
                 spans.append((m.start(g), m.start(g) + len(core), "password"))
+            continue
+        m = _CHANGE_FROM_DEFAULT.match(text, pos)  # "changed it from the default to <new>"
+        if m is not None and strong_password(m.group("b")):
+            core = m.group("b").rstrip(".,:;")
+            spans.append((m.start("b"), m.start("b") + len(core), "password"))
     for pos in anchors.positions(_CHANGE_VERBS_ZH):
         if text.find("从", max(0, pos - 70), pos) == -1:
             continue

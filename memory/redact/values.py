@@ -37,6 +37,7 @@ _NOT_VALUE = Lazy(
       (?:vault|op|ref\+[a-z0-9]+|sm|ssm|secretsmanager|awssm|gcpsm|azkv|keyvault|sops|doppler
        |infisical|bws|secret|secretref|kms):(?://)?[a-z0-9_./#-]+$    # a secret manager's reference
     | 0x[0-9a-f]{40}$                                              # an Ethereum address (public)
+    | pk\.ey | pk_(?:live|test)_ | phc_ | pk-lf-                   # publishable keys (public)
     | arn:aws[a-z-]*:                                              # an AWS resource name
     | projects/[^/\s]+/secrets/                                    # a GCP Secret Manager name
     | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
@@ -161,6 +162,22 @@ def looks_random(token: str) -> bool:
         )
     )
     return classes >= 2 and any(c.isdigit() for c in token) and entropy(token) >= 3.5
+
+
+_SEGMENTS = Lazy(r"[A-Za-z0-9]+")
+
+
+def generated_one_case(token: str) -> bool:
+    """A long token of one letter case that reads as generated: a run of 20 or more letters
+    and digits with no vowel rhythm of a word (entropy >= 4 bits a character), as keys in
+    base32 or lower-case base36 are (``sk-`` and 48 lower-case letters, an Azure DevOps PAT).
+    :func:`looks_random` wants two character classes and a digit; these may have neither."""
+    if len(token) < 24 or len(token) > 256 or not token.isascii() or _UUID.match(token):
+        return False
+    if any(not (c.isalnum() or c in "-_") for c in token) or _HEX.match(token):
+        return False
+    longest = max((m.group() for m in _SEGMENTS.finditer(token)), key=len, default="")
+    return len(longest) >= 20 and entropy(longest) >= 4.0
 
 
 def base64_of_text(token: str) -> bool:

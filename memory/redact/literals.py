@@ -1,0 +1,419 @@
+"""Secrets recognised by the structure of code and config around them, not by a word before them.
+
+* **Name–value pairs**: a Kubernetes ``env`` entry (``- name: DB_PASSWORD`` then ``value: …``),
+  an ECS task definition's ``{"name": "API_TOKEN", "value": "…"}``: the name says what the
+  value is, as a ``key = value`` line would.
+* **CSV columns**: a header row naming a credential (``Secret Access Key``, ``password``,
+  ``token``, ``Access Key Id``) and the cells of that column in the rows under it (the
+  ``credentials.csv`` a cloud console hands out).
+* **String literals passed to a call**: a random-looking literal given to a client
+  (``Client("…")``, ``Auth('<ak>', '<sk>')``, ``client.run('<bot token>')``), or a literal with
+  the shape of a strong password among a call's arguments (``PDO(dsn, 'user', 'Pw#2026')``).
+* **Key armour split over string literals**: ``"-----BEGIN … PRIVATE KEY-----\\n"`` and then one
+  quoted base64 line after another (Python, JS and Java concatenation).
+* **JSON Web Keys**: the private members (``d``, ``p``, ``q``, ``dp``, ``dq``, ``qi``, ``k``) of an
+  object with a ``kty``.
+* **Connection strings without ``://``**: Go's ``user:password@tcp(host)`` DSN, Oracle's
+  ``user/password@//host`` (and ``sqlplus user/password@db``).
+* **The rest of a wrapped token**: a line holding one random-looking piece right after a line
+  that ends with a redacted token (a key wrapped by a terminal or a chat client).
+
+Each reads a bounded window around its anchors: linear in the text.
+"""
+
+from __future__ import annotations
+
+from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
+from memory.redact.values import (
+    base64_of_text,
+    entropy,
+    generated_one_case,
+    is_secret_value,
+    looks_random,
+    reads_as_non_secret,
+)
+
+_SPLIT = Lazy(r"[._\s-]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _credential_name(name: str) -> str | None:
+    """The kind a name of a setting says its value is (``QUEUE_PASSWORD`` → password)."""
+    from memory.redact.context import credential_kind
+
+    parts = [p.lower() for p in _SPLIT.split(name) if p]
+    return credential_kind(parts) if parts else None
+
+
+def _judge(kind: str, value: str) -> bool:
+    if not value or reads_as_non_secret(value):
+        return False
+    if kind in ("password", "pin"):
+        return is_secret_value(value, digits_ok=True, quoted=True, min_len=4)
+    return looks_random(value) or generated_one_case(value) or (
+        kind != "key-material" and is_secret_value(value, digits_ok=False, quoted=True)
+    )
+
+
+# ---------------------------------------------------------------------------- name / value
+
+_NAME_VALUE = Lazy(
+    r"""name["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z_][\w.-]{1,63})["']?[ \t]*"""
+    r"""(?:,[ \t]*|\r?\n[ \t]*|\\n[ \t]*)(?:-[ \t]+)?"""
+    r"""["']?value["']?[ \t]*[:=][ \t]*(?P<q>\\?["']?)(?P<value>[^\s"'\\,}]{1,4096})(?P=q)"""
+)
+
+
+def detect_name_value_pairs(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("name",)):
+        if pos and (text[pos - 1].isalnum() or text[pos - 1] == "_"):
+            continue  # hostname:, username=
+        if text.find("value", pos + 6, pos + 160) == -1:
+            continue
+        m = _NAME_VALUE.match(text, pos)
+        if m is None:
+            continue
+        kind = _credential_name(m.group("name"))
+        if kind is not None and _judge(kind, m.group("value")):
+            spans.append((m.start("value"), m.end("value"), _marker_kind(kind)))
+    return spans
+
+
+def _marker_kind(kind: str) -> str:
+    return "secret" if kind in ("key-material", "security-answer") else kind
+
+
+# ---------------------------------------------------------------------------- CSV columns
+
+_CSV_HEADER_WORDS = ("access key", "secret", "password", "token", "passwd")
+_ACCESS_KEY_ID = frozenset({("access", "key", "id"), ("access", "key"), ("accesskey", "id")})
+
+
+def _column_kind(cell: str) -> str | None:
+    parts = tuple(p.lower() for p in _SPLIT.split(cell.strip().strip('"')) if p)
+    if not parts or len(parts) > 4:
+        return None
+    if parts[-3:] in _ACCESS_KEY_ID or parts[-2:] in _ACCESS_KEY_ID:
+        return "access-key"
+    return _credential_name(cell.strip().strip('"'))
+
+
+def detect_csv_columns(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(_CSV_HEADER_WORDS):
+        if pos < last:
+            continue
+        start = text.rfind("\n", max(0, pos - 300), pos) + 1
+        end = text.find("\n", pos, pos + 300)
+        if end == -1 or (start == 0 and pos > 300):
+            continue  # a line this long is no CSV header
+        line = text[start:end]
+        if "," not in line or any(c in line for c in '"{}:=\\'):
+            continue  # a CSV header is plain cells (not JSON, a key = value line, a sentence)
+        header = line.rstrip("\r").split(",")
+        if len(header) < 2:
+            continue
+        columns = {i: k for i, c in enumerate(header) if (k := _column_kind(c)) is not None}
+        if not columns:
+            continue
+        at = end + 1
+        for _ in range(50):  # rows
+            stop = text.find("\n", at, at + 2000)
+            row_end = stop if stop != -1 else min(len(text), at + 2000)
+            cells = text[at:row_end].rstrip("\r").split(",")
+            if len(cells) != len(header):
+                break
+            offset = at
+            for i, cell in enumerate(cells):
+                kind = columns.get(i)
+                value = cell.strip().strip('"')
+                if kind is not None and value:
+                    ok = looks_random(value) if kind == "access-key" else _judge(kind, value)
+                    if ok:
+                        begin = offset + cell.index(value)
+                        spans.append((begin, begin + len(value), _marker_kind(kind)))
+                offset += len(cell) + 1
+            if stop == -1:
+                break
+            at = stop + 1
+        last = at
+    return spans
+
+
+# ---------------------------------------------------------------------------- call arguments
+
+_CALLEE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
+_ARGS = Lazy(r"""[ \t]*(?:[^()"'\n]{0,200}?)?(?P<q>\\?["'])(?P<value>[^"'\\\n]{1,512})(?P=q)""")
+_NOT_CLIENT_CALLS = (
+    "decode", "b64", "base64", "hash", "sha", "md5", "digest", "uuid", "hex", "crc", "checksum",
+    "compile", "split", "replace", "format", "print", "log", "assert", "equal", "test",
+    "fixture", "sample", "example", "commit", "checkout", "revision", "fetch", "image", "icon",
+    "font",
+)  # fmt: skip
+"""Calls whose literals are data, not credentials (a hash, a decoder, a test's expectation)."""
+_CLIENT_CALLS = (
+    "client", "auth", "login", "connect", "credential", "session", "api", "key", "token",
+    "secret", "init", "run", "search",
+)  # fmt: skip
+_SYMBOLS = frozenset("!@#$%^&*?~")
+_SYMBOL = Lazy(r"[!@#$%^&*?~]")
+_OBJECT_ID = Lazy(r"[a-z]{2,12}_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{8,}$")  # price_1Mo…, cus_…: ids
+
+
+def _strong(value: str) -> bool:
+    return (
+        8 <= len(value) <= 64
+        and " " not in value
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and any(c in _SYMBOLS for c in value)
+        and not reads_as_non_secret(value)
+        and not value.startswith(("%", "{", "$", "^"))
+    )
+
+
+def detect_call_literals(anchors: Anchors) -> list[Span]:
+    """String literals given to a call: a generated one to a client constructor or a login
+    (not to a hash, a decoder, a test helper), a strong-password-shaped one to any call with
+    two literal arguments or more (``PDO(dsn, 'user', '<password>')``)."""
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(('("', "('", '(\\"')):
+        if pos < last:
+            continue
+        at = pos
+        lo = max(0, pos - 80)
+        while at > lo and (text[at - 1] in _CALLEE_CHARS):
+            at -= 1
+        callee = text[at:pos].lstrip(".0123456789")
+        if not callee:
+            continue
+        name = callee.rsplit(".", 1)[-1]
+        # a client's constructor or a login (``ClientV2(``, ``Auth(``, ``client.run(``,
+        # ``algoliasearch(``), not any call: ``retrieve('price_…')`` takes an id
+        low = name.lower()
+        named = any(w in low for w in _CLIENT_CALLS)
+        clientish = named or name[:1].isupper()
+        close = text.find(")", pos, pos + 600)
+        if close == -1:
+            continue
+        if not clientish and _SYMBOL.search(text, pos, close) is None:
+            continue  # no literal here can be a generated key or a strong password
+        low_callee = callee.lower()
+        if any(w in low_callee for w in _NOT_CLIENT_CALLS) or low_callee.endswith(
+            ("re.match", "re.search")
+        ):
+            continue
+        at = pos + 1
+        literals: list[tuple[int, int, str]] = []
+        while at < close:
+            a = _ARGS.match(text, at, close)
+            if a is None:
+                break
+            literals.append((a.start("value"), a.end("value"), a.group("value")))
+            at = a.end()
+        last = close
+        for start, end, value in literals:
+            hexish = all(c in "0123456789abcdefABCDEF" for c in value)
+            random = (
+                clientish
+                and looks_random(value)
+                and not base64_of_text(value)
+                and _OBJECT_ID.match(value) is None
+                and (not hexish or named)
+            )
+            if random and not reads_as_non_secret(value) and len(value) >= 24:
+                spans.append((start, end, "token"))
+            elif len(literals) >= 2 and _strong(value):
+                spans.append((start, end, "password"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- key armour in literals
+
+_ARMOUR_LITERAL = Lazy(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\\n)?[\"'][ \t]*[+,]?[ \t]*\r?\n"
+)
+_B64_LITERAL = Lazy(
+    r"[ \t]*(?:[+,][ \t]*)?[bru]?[\"'](?P<b>[A-Za-z0-9+/=]{4,128})(?:\\n)?[\"'][ \t]*[+,]?[ \t]*\r?\n"
+)
+
+
+def detect_armour_literals(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("-----begin ",)):
+        m = _ARMOUR_LITERAL.match(text, pos)
+        if m is None:
+            continue
+        at = m.end()
+        for _ in range(200):
+            line = _B64_LITERAL.match(text, at)
+            if line is None:
+                break
+            spans.append((line.start("b"), line.end("b"), "private-key"))
+            at = line.end()
+    return spans
+
+
+# ---------------------------------------------------------------------------- JSON Web Keys
+
+_JWK_PRIVATE = Lazy(
+    r"\\?\"(?:d|p|q|dp|dq|qi|k)\\?\"[ \t]*:[ \t]*\\?\"(?P<value>[A-Za-z0-9_-]{16,4096})\\?\""
+)  # also inside a JSONL string (\"d\":\"…\")
+
+
+def detect_jwk_private_members(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(('"kty"', 'kty\\"')):
+        lo = max(last, text.rfind("{", max(0, pos - 2000), pos) + 1)
+        hi = text.find("}", pos, pos + 8192)
+        if hi == -1:
+            continue
+        for m in _JWK_PRIVATE.finditer(text, lo, hi):
+            spans.append((m.start("value"), m.end("value"), "private-key"))
+        last = hi
+    return spans
+
+
+# ---------------------------------------------------------------------------- DSNs without ://
+
+_GO_DSN = Lazy(r"(?P<user>[A-Za-z0-9._$-]{1,64}):(?P<value>[^\s:@/\"'\\`]{1,256})$")
+_ORACLE = Lazy(r"(?P<user>[A-Za-z0-9._$#-]{1,64})/(?P<value>[^\s/@\"'\\`]{1,256})$")
+_ORACLE_CMD = Lazy(
+    r"(?i)\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|sqlcl|sql)[ \t]+(?:-[A-Za-z]+[ \t]+)*"
+    r"(?P<user>[A-Za-z0-9._$#-]{1,64})/(?P<value>[^\s/@\"'\\`]{1,256})(?=@|[ \t]|$)"
+)
+
+
+def detect_dsn_userinfo(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(")):
+        m = _GO_DSN.search(text, max(0, pos - 330), pos)
+        if m is not None and not reads_as_non_secret(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    for pos in anchors.positions(("@//",)):
+        m = _ORACLE.search(text, max(0, pos - 330), pos)
+        if m is not None and not reads_as_non_secret(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    for pos in anchors.positions(("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl")):
+        m = _ORACLE_CMD.match(text, pos)
+        if m is not None and not reads_as_non_secret(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- wrapped tokens
+
+_PIECE_LINE = Lazy(r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|\\?[\"']|$)")
+
+
+def _piece(token: str) -> bool:
+    return (
+        (looks_random(token) or (entropy(token) >= 3.5 and any(c.isdigit() for c in token)))
+        and any(c.isalpha() for c in token)
+        and not base64_of_text(token)
+    )
+
+
+def detect_wrapped_rest(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("[redacted:",)):
+        close = text.find("]", pos, pos + 40)
+        if close == -1 or in_marker(text, pos - 1):
+            continue
+        at = close + 1
+        if text.startswith("\r\n", at):
+            at += 2
+        elif text.startswith("\n", at):
+            at += 1
+        elif text.startswith("\\n", at):
+            at += 2
+        else:
+            continue
+        for _ in range(3):
+            m = _PIECE_LINE.match(text, at)
+            if m is None or not _piece(m.group("piece")):
+                break
+            spans.append((m.start("piece"), m.end("piece"), "secret"))
+            at = m.end()
+            if text.startswith("\\n", at) or text.startswith("\r\n", at):
+                at += 2
+            elif text.startswith("\n", at):
+                at += 1
+            else:
+                break
+    return spans
+
+
+_KEY_ID_MARKER = Lazy(
+    r"\[REDACTED:(?:aws-access-key|aliyun-access-key|tencent-secret-id|volcengine-access-key"
+    r"|access-key)\]"
+    r"[ \t]*(?:[/|,，:：;]|\r?\n|\\n|和|与|(?i:and))?[ \t]*(?:\r?\n|\\n)?[ \t]*"
+    r"(?P<value>[A-Za-z0-9+/_-]{24,64})(?![A-Za-z0-9+/=_-])"
+)
+
+
+def detect_secret_after_key_id(anchors: Anchors) -> list[Span]:
+    """The secret said right after its access key id, with no label ("AKID… / <secret>",
+    the id on one line and the secret on the next): a generated token there is the pair's
+    secret half."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("[redacted:",)):
+        m = _KEY_ID_MARKER.match(text, pos)
+        if m is None:
+            continue
+        value = m.group("value")
+        if (looks_random(value) or _piece(value)) and not reads_as_non_secret(value):
+            spans.append((m.start("value"), m.end("value"), "secret"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- JDBC thin
+
+_THIN = Lazy(r":thin:(?P<user>[A-Za-z0-9._$#-]{1,64})/(?P<value>[^\s/@\"'\\`]{1,256})@")
+
+
+def detect_jdbc_thin(anchors: Anchors) -> list[Span]:
+    """``jdbc:oracle:thin:<user>/<password>@host``."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((":thin:",)):
+        m = _THIN.match(text, pos)
+        if m is not None and not reads_as_non_secret(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+register(
+    ":thin:",
+    "name",
+    *_CSV_HEADER_WORDS,
+    '("', "('", '(\\"',
+    '"kty"', 'kty\\"',
+    "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
+    "sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl",
+    "[redacted:",
+)  # fmt: skip
+LITERAL_DETECTORS = (
+    detect_armour_literals,
+    detect_jwk_private_members,
+    detect_dsn_userinfo,
+    detect_jdbc_thin,
+    detect_name_value_pairs,
+    detect_csv_columns,
+    detect_call_literals,
+)
+"""After the context detectors (a literal its word already found is a marker by then)."""
+WRAP_DETECTORS = (detect_secret_after_key_id, detect_wrapped_rest)
+"""Last: it reads the markers the others left."""
