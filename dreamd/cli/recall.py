@@ -17,9 +17,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     config = config_of(args)
     model = None
     if config.model.backend == "offline":
-        import logging  # memory.* logs through stdlib logging; structlog is the model path's cost
+        # memory.* logs through stdlib logging (structlog is the model path's cost), which is
+        # itself imported only if a line is written (memory.lazylog)
+        from memory.lazylog import configure_at_first_use
 
-        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd: %(levelname)s: %(message)s")
+        configure_at_first_use(_plain_warnings)
     else:
         import dataclasses
 
@@ -49,6 +51,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(result.block + ("\n" if result.block and not result.block.endswith("\n") else ""))
     return EXIT_OK
+
+
+def _plain_warnings() -> None:
+    import logging
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd: %(levelname)s: %(message)s")
 
 
 def _recall(sp: argparse.ArgumentParser) -> None:

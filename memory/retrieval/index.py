@@ -22,13 +22,13 @@ Client path: stdlib + ``memory`` only.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from memory.errors import RecordError
+from memory.lazylog import get_logger
 from memory.retrieval.parsed import ParsedRecords
 from memory.retrieval.select import Candidate, IndexedDoc, KeywordIndex, index_doc
 from memory.store.manifest import Manifest, ManifestEntry
@@ -45,7 +45,7 @@ __all__ = [
     "set_index",
 ]
 
-log = logging.getLogger("memory.recall")
+log = get_logger("memory.recall")
 
 INDEX_CACHE_SIZE = 8
 """Memory directories whose keyword index one process keeps (an agent rarely uses more)."""

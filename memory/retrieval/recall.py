@@ -27,7 +27,6 @@ Client path: stdlib + ``memory`` only (no anthropic, watchdog, apscheduler, stru
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Collection
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import RecordError
+from memory.lazylog import get_logger
 from memory.retrieval.block import (
     bounded_index,
     cap_text,
@@ -71,7 +71,7 @@ __all__ = [
     "truncation_note",
 ]
 
-log = logging.getLogger("memory.recall")
+log = get_logger("memory.recall")
 
 DEFAULT_RECORD_BYTES = 4096
 DEFAULT_RECORD_LINES = 200
