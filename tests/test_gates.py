@@ -82,7 +82,7 @@ def test_count_opens_at_threshold() -> None:
 
 def test_sessions_gate_off_by_default_and_opens_at_min_sessions() -> None:
     assert _gate(replace(OPEN, sessions_since=0), "sessions") == (True, "off")
-    cfg = replace(CFG, min_sessions=5)
+    cfg = CFG.replace(min_sessions=5)
     assert _gate(replace(OPEN, sessions_since=4), "sessions", cfg=cfg) == (
         False, "4 of 5 sessions since the last dream")
     assert _gate(replace(OPEN, sessions_since=5), "sessions", cfg=cfg)[0] is True
@@ -90,7 +90,7 @@ def test_sessions_gate_off_by_default_and_opens_at_min_sessions() -> None:
 
 def test_budget_closes_when_spent_and_says_when_it_reopens() -> None:
     assert _gate(replace(OPEN, spent_today=10**9), "budget") == (True, "unlimited")
-    cfg = replace(CFG, daily_token_budget=1000)
+    cfg = CFG.replace(daily_token_budget=1000)
     assert _gate(replace(OPEN, spent_today=999), "budget", cfg=cfg) == (True, "999 of 1000 tokens spent today")
     assert _gate(replace(OPEN, spent_today=1000), "budget", cfg=cfg) == (
         False, "1000 of 1000 tokens spent today, reopens in 14h")

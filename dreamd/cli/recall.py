@@ -23,12 +23,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
         configure_at_first_use(_plain_warnings)
     else:
-        import dataclasses
-
         from dreamd.models.factory import make_model
 
         quiet_logs(args)
-        model = make_model(dataclasses.asdict(config.model))
+        model = make_model(config.model.to_dict())
     embedder = None
     if config.recall.embeddings:
         from dreamd.embeddings.model import EmbeddingsUnavailable, load
