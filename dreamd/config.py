@@ -72,7 +72,7 @@ class DaemonConfig(FrozenValue):
         self, spool: Path, roots: tuple[str, ...], projects: dict[Path, Path], workers: int, tick: float,
         log_format: str, job_budget: float = 600.0, job_budget_per_kib: float = 5.0, mcp_dirs: tuple[str, ...] = (),
     ) -> None:  # fmt: skip
-        self._init(
+        self.set_fields(
             spool=spool, roots=roots, projects=projects, workers=workers, tick=tick, log_format=log_format,
             job_budget=job_budget, job_budget_per_kib=job_budget_per_kib, mcp_dirs=mcp_dirs,
         )  # fmt: skip
@@ -93,7 +93,7 @@ class GatesConfig(FrozenValue):
         self, threshold: int, min_interval: float, scan_throttle: float, min_sessions: int,
         lock_stale_after: float, daily_token_budget: int,
     ) -> None:  # fmt: skip
-        self._init(
+        self.set_fields(
             threshold=threshold, min_interval=min_interval, scan_throttle=scan_throttle, min_sessions=min_sessions,
             lock_stale_after=lock_stale_after, daily_token_budget=daily_token_budget,
         )  # fmt: skip
@@ -115,7 +115,7 @@ class ModelConfig(FrozenValue):
         self, backend: str, model: str, base_url: str, timeout: float, max_retries: int, max_tokens: int,
         claude_path: str = "",
     ) -> None:  # fmt: skip
-        self._init(
+        self.set_fields(
             backend=backend, model=model, base_url=base_url, timeout=timeout, max_retries=max_retries,
             max_tokens=max_tokens, claude_path=claude_path,
         )  # fmt: skip
@@ -133,7 +133,7 @@ class RecallConfig(FrozenValue):
     """A packaged embedding model fused with keyword selection ("" = keyword selection only)."""
 
     def __init__(self, limit: int, record_bytes: int, record_lines: int, session_bytes: int, embeddings: str = "") -> None:
-        self._init(limit=limit, record_bytes=record_bytes, record_lines=record_lines, session_bytes=session_bytes, embeddings=embeddings)
+        self.set_fields(limit=limit, record_bytes=record_bytes, record_lines=record_lines, session_bytes=session_bytes, embeddings=embeddings)
 
 
 class RetentionConfig(FrozenValue):
@@ -146,7 +146,7 @@ class RetentionConfig(FrozenValue):
     max_job_bytes: int
 
     def __init__(self, history_generations: int, done_days: int, max_attempts: int, max_job_bytes: int) -> None:
-        self._init(history_generations=history_generations, done_days=done_days, max_attempts=max_attempts, max_job_bytes=max_job_bytes)
+        self.set_fields(history_generations=history_generations, done_days=done_days, max_attempts=max_attempts, max_job_bytes=max_job_bytes)
 
 
 class SyncConfig(FrozenValue):
@@ -167,7 +167,7 @@ class SyncConfig(FrozenValue):
         self, dirs: tuple[str, ...], remotes: dict[str, str], interval: float, push_after_commit: bool,
         debounce: float, max_backoff: float,
     ) -> None:  # fmt: skip
-        self._init(
+        self.set_fields(
             dirs=dirs, remotes=remotes, interval=interval, push_after_commit=push_after_commit, debounce=debounce,
             max_backoff=max_backoff,
         )  # fmt: skip
@@ -187,7 +187,7 @@ class UiConfig(FrozenValue):
     allow_remote: bool
 
     def __init__(self, enabled: bool, host: str, port: int, allow_remote: bool) -> None:
-        self._init(enabled=enabled, host=host, port=port, allow_remote=allow_remote)
+        self.set_fields(enabled=enabled, host=host, port=port, allow_remote=allow_remote)
 
 
 DEFAULT_UI = UiConfig(enabled=False, host="127.0.0.1", port=0, allow_remote=False)
@@ -211,7 +211,7 @@ class Config(FrozenValue):
         self, daemon: DaemonConfig, gates: GatesConfig, model: ModelConfig, recall: RecallConfig,
         retention: RetentionConfig, source: Path | None, sync: SyncConfig = DEFAULT_SYNC, ui: UiConfig = DEFAULT_UI,
     ) -> None:  # fmt: skip
-        self._init(daemon=daemon, gates=gates, model=model, recall=recall, retention=retention, source=source, sync=sync, ui=ui)
+        self.set_fields(daemon=daemon, gates=gates, model=model, recall=recall, retention=retention, source=source, sync=sync, ui=ui)
 
 
 # --------------------------------------------------------------------------- durations

@@ -4,7 +4,7 @@
 its module is imported: about a millisecond a class, and ``dreamd status``, ``recall`` and
 ``doctor`` build the config's eight sections on every run (issue 20: each command within 3×
 ``python -c pass``). A :class:`FrozenValue` subclass names its fields in ``__slots__`` (in
-order, hence ``noqa: RUF023``) and stores them from a typed ``__init__`` with :meth:`FrozenValue._init`; equality,
+order, hence ``noqa: RUF023``) and stores them from a typed ``__init__`` with :meth:`FrozenValue.set_fields`; equality,
 hashing, ``repr``, :meth:`~FrozenValue.replace` and :meth:`~FrozenValue.to_dict` are derived
 from those fields as a frozen dataclass derives them. ``dataclasses.replace``/``asdict`` do not
 apply to these classes: use the methods.
@@ -24,13 +24,15 @@ class FrozenError(AttributeError):
 
 
 class FrozenValue:
-    """Base of a frozen value: fields in ``__slots__``, set once by :meth:`_init`."""
+    """Base of a frozen value: fields in ``__slots__``, set once by :meth:`set_fields`."""
 
     __slots__: tuple[str, ...] = ()
 
-    def _init(self, **values: Any) -> None:
-        """Store every field (all of ``__slots__``, no other name) once, from ``__init__``."""
+    def set_fields(self, **values: Any) -> None:
+        """Store every field (all of ``__slots__``, no other name), once: from ``__init__``."""
         fields = type(self).__slots__
+        if fields and hasattr(self, fields[0]):
+            raise FrozenError(f"{type(self).__name__} is frozen: its fields are set once")
         if set(values) != set(fields):
             raise TypeError(f"{type(self).__name__}: fields {sorted(fields)}, got {sorted(values)}")
         for name in fields:

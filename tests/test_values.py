@@ -37,3 +37,10 @@ def test_replace_and_to_dict_are_dataclasses_replace_and_asdict_of_a_section(tmp
         config.model.replace(no_such_field=1)
     assert repr(ModelConfig("offline", "m", "", 1.0, 0, 10)).startswith("ModelConfig(backend='offline', model='m',")
     assert isinstance(changed, Config)
+
+
+def test_set_fields_cannot_change_a_value_once_built() -> None:
+    model = ModelConfig("offline", "m", "", 1.0, 0, 10)
+    with pytest.raises(FrozenError):
+        model.set_fields(**{**model.to_dict(), "model": "other"})
+    assert model.model == "m"

@@ -102,7 +102,7 @@ class Check(FrozenValue):
     fix: str | None
 
     def __init__(self, status: str, name: str, detail: str, fix: str | None = None) -> None:
-        self._init(status=status, name=name, detail=detail, fix=fix)
+        self.set_fields(status=status, name=name, detail=detail, fix=fix)
 
     def line(self) -> str:
         text = f"{self.status:<4}  {self.name}: {self.detail}"
@@ -628,7 +628,7 @@ class HookCommand(FrozenValue):
     def __init__(
         self, command: str, events: tuple[str, ...], timeout: float, source: str, plugin_root: Path | None = None
     ) -> None:
-        self._init(command=command, events=events, timeout=timeout, source=source, plugin_root=plugin_root)
+        self.set_fields(command=command, events=events, timeout=timeout, source=source, plugin_root=plugin_root)
 
 
 def configured_hook_commands(env: Mapping[str, str]) -> list[HookCommand]:

@@ -82,7 +82,7 @@ class DirState(FrozenValue):
         self, enabled: bool, consolidated_at: datetime | None, last_scan_at: datetime | None, record_count: int,
         sessions_since: int, spent_today: int, lease: str, lease_holder: str | None = None,
     ) -> None:  # fmt: skip
-        self._init(
+        self.set_fields(
             enabled=enabled, consolidated_at=consolidated_at, last_scan_at=last_scan_at, record_count=record_count,
             sessions_since=sessions_since, spent_today=spent_today, lease=lease, lease_holder=lease_holder,
         )  # fmt: skip
@@ -97,7 +97,7 @@ class GateResult(FrozenValue):
     reason: str
 
     def __init__(self, name: str, open: bool, reason: str) -> None:
-        self._init(name=name, open=open, reason=reason)
+        self.set_fields(name=name, open=open, reason=reason)
 
     def __str__(self) -> str:
         return f"{self.name}: {self.reason}"
@@ -112,7 +112,7 @@ class GateDecision(FrozenValue):
     first_closed: str | None
 
     def __init__(self, open: bool, gates: tuple[GateResult, ...], first_closed: str | None) -> None:
-        self._init(open=open, gates=gates, first_closed=first_closed)
+        self.set_fields(open=open, gates=gates, first_closed=first_closed)
 
     @property
     def reason(self) -> str:

@@ -64,7 +64,7 @@ class Manager(FrozenValue):
     detail: str
 
     def __init__(self, kind: str, detail: str = "") -> None:
-        self._init(kind=kind, detail=detail)
+        self.set_fields(kind=kind, detail=detail)
 
 
 def detect_manager(runner: Runner, *, platform: str = sys.platform) -> Manager:
