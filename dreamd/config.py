@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from dreamd.values import FrozenValue
 from memory.errors import ConfigError
+from memory.values import FrozenValue
 
 __all__ = [
     "SCHEMA",

@@ -1,4 +1,4 @@
-"""FrozenValue (dreamd.values): what a frozen dataclass gave the config sections, kept."""
+"""FrozenValue (memory.values): what a frozen dataclass gave the config sections, kept."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dreamd.config import Config, ModelConfig, default_config, load_config
-from dreamd.values import FrozenError
+from memory.values import FrozenError
 
 
 def test_a_config_section_is_a_frozen_value_compared_and_hashed_by_its_fields(tmp_path: Path) -> None:

@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
-from dreamd.values import FrozenValue
 from memory.errors import ConfigError
+from memory.values import FrozenValue
 
 if TYPE_CHECKING:
     from dreamd.setup.service import Runner

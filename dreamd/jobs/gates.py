@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamd.config import GatesConfig, format_duration
-from dreamd.values import FrozenValue
 from memory.errors import StoreError
 from memory.fsutil import open_regular, replace_atomic
+from memory.values import FrozenValue
 
 if TYPE_CHECKING:
     from dreamd.logs import EventLogger

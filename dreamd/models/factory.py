@@ -12,9 +12,9 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from dreamd.values import FrozenValue
 from memory.errors import ConfigError
 from memory.model.llm import Model
+from memory.values import FrozenValue
 
 BACKENDS = ("offline", "anthropic", "claude-code")
 

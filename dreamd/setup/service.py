@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from dreamd.values import FrozenValue
+from memory.values import FrozenValue
 
 Runner = Callable[[Sequence[str]], tuple[int, str]]
 """Runs one command: ``(exit code, stdout and stderr)``; exit 127 when it is not found."""
