@@ -21,11 +21,11 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory.errors import ConfigError
+from memory.values import FrozenValue
 
 __all__ = [
     "SCHEMA",
@@ -50,10 +50,10 @@ __all__ = [
 # --------------------------------------------------------------------------- sections
 
 
-@dataclass(frozen=True)
-class DaemonConfig:
+class DaemonConfig(FrozenValue):
     """``[daemon]``: where jobs arrive, which directories are managed, how the daemon runs."""
 
+    __slots__ = ("spool", "roots", "projects", "workers", "tick", "log_format", "job_budget", "job_budget_per_kib", "mcp_dirs")  # noqa: RUF023 (field order)
     spool: Path
     roots: tuple[str, ...]
     """Glob patterns (``~`` expanded) of managed memory directories; also the job allowlist."""
@@ -62,17 +62,26 @@ class DaemonConfig:
     workers: int
     tick: float
     log_format: str
-    job_budget: float = 600.0
+    job_budget: float
     """Seconds of work every spool job may take, plus ``job_budget_per_kib`` per KiB of it."""
-    job_budget_per_kib: float = 5.0
-    mcp_dirs: tuple[str, ...] = ()
+    job_budget_per_kib: float
+    mcp_dirs: tuple[str, ...]
     """Glob patterns of memory directories ``dreamd mcp`` serves besides its project's own."""
 
+    def __init__(
+        self, spool: Path, roots: tuple[str, ...], projects: dict[Path, Path], workers: int, tick: float,
+        log_format: str, job_budget: float = 600.0, job_budget_per_kib: float = 5.0, mcp_dirs: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            spool=spool, roots=roots, projects=projects, workers=workers, tick=tick, log_format=log_format,
+            job_budget=job_budget, job_budget_per_kib=job_budget_per_kib, mcp_dirs=mcp_dirs,
+        )  # fmt: skip
 
-@dataclass(frozen=True)
-class GatesConfig:
+
+class GatesConfig(FrozenValue):
     """``[gates]``: when a directory may dream."""
 
+    __slots__ = ("threshold", "min_interval", "scan_throttle", "min_sessions", "lock_stale_after", "daily_token_budget")  # noqa: RUF023 (field order)
     threshold: int
     min_interval: float
     scan_throttle: float
@@ -80,46 +89,70 @@ class GatesConfig:
     lock_stale_after: float
     daily_token_budget: int
 
+    def __init__(
+        self, threshold: int, min_interval: float, scan_throttle: float, min_sessions: int,
+        lock_stale_after: float, daily_token_budget: int,
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            threshold=threshold, min_interval=min_interval, scan_throttle=scan_throttle, min_sessions=min_sessions,
+            lock_stale_after=lock_stale_after, daily_token_budget=daily_token_budget,
+        )  # fmt: skip
 
-@dataclass(frozen=True)
-class ModelConfig:
+
+class ModelConfig(FrozenValue):
     """``[model]``: the backend that extracts and dreams."""
 
+    __slots__ = ("backend", "model", "base_url", "timeout", "max_retries", "max_tokens", "claude_path")  # noqa: RUF023 (field order)
     backend: str
     model: str
     base_url: str
     timeout: float
     max_retries: int
     max_tokens: int
-    claude_path: str = ""
+    claude_path: str
+
+    def __init__(
+        self, backend: str, model: str, base_url: str, timeout: float, max_retries: int, max_tokens: int,
+        claude_path: str = "",
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            backend=backend, model=model, base_url=base_url, timeout=timeout, max_retries=max_retries,
+            max_tokens=max_tokens, claude_path=claude_path,
+        )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class RecallConfig:
+class RecallConfig(FrozenValue):
     """``[recall]``: how much recall returns, and whether it fuses embeddings."""
 
+    __slots__ = ("limit", "record_bytes", "record_lines", "session_bytes", "embeddings")  # noqa: RUF023 (field order)
     limit: int
     record_bytes: int
     record_lines: int
     session_bytes: int
-    embeddings: str = ""
+    embeddings: str
     """A packaged embedding model fused with keyword selection ("" = keyword selection only)."""
 
+    def __init__(self, limit: int, record_bytes: int, record_lines: int, session_bytes: int, embeddings: str = "") -> None:
+        self.set_fields(limit=limit, record_bytes=record_bytes, record_lines=record_lines, session_bytes=session_bytes, embeddings=embeddings)
 
-@dataclass(frozen=True)
-class RetentionConfig:
+
+class RetentionConfig(FrozenValue):
     """``[retention]``: what is kept, and for how long."""
 
+    __slots__ = ("history_generations", "done_days", "max_attempts", "max_job_bytes")  # noqa: RUF023 (field order)
     history_generations: int
     done_days: int
     max_attempts: int
     max_job_bytes: int
 
+    def __init__(self, history_generations: int, done_days: int, max_attempts: int, max_job_bytes: int) -> None:
+        self.set_fields(history_generations=history_generations, done_days=done_days, max_attempts=max_attempts, max_job_bytes=max_job_bytes)
 
-@dataclass(frozen=True)
-class SyncConfig:
+
+class SyncConfig(FrozenValue):
     """``[sync]``: which directories the daemon syncs with git, and how often."""
 
+    __slots__ = ("dirs", "remotes", "interval", "push_after_commit", "debounce", "max_backoff")  # noqa: RUF023 (field order)
     dirs: tuple[str, ...]
     """Glob patterns (``~`` expanded) of attached directories the daemon syncs (issue 12)."""
     remotes: dict[str, str]
@@ -130,28 +163,40 @@ class SyncConfig:
     debounce: float
     max_backoff: float
 
+    def __init__(
+        self, dirs: tuple[str, ...], remotes: dict[str, str], interval: float, push_after_commit: bool,
+        debounce: float, max_backoff: float,
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            dirs=dirs, remotes=remotes, interval=interval, push_after_commit=push_after_commit, debounce=debounce,
+            max_backoff=max_backoff,
+        )  # fmt: skip
+
 
 DEFAULT_SYNC = SyncConfig(dirs=(), remotes={}, interval=300.0, push_after_commit=True, debounce=30.0, max_backoff=3600.0)
 
 
-@dataclass(frozen=True)
-class UiConfig:
+class UiConfig(FrozenValue):
     """``[ui]``: the daemon's web console."""
 
+    __slots__ = ("enabled", "host", "port", "allow_remote")  # noqa: RUF023 (field order)
     enabled: bool
     """The daemon also serves the console (``dreamd ui``), for as long as it runs."""
     host: str
     port: int
     allow_remote: bool
 
+    def __init__(self, enabled: bool, host: str, port: int, allow_remote: bool) -> None:
+        self.set_fields(enabled=enabled, host=host, port=port, allow_remote=allow_remote)
+
 
 DEFAULT_UI = UiConfig(enabled=False, host="127.0.0.1", port=0, allow_remote=False)
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(FrozenValue):
     """The whole configuration: one value per section, and the file it came from."""
 
+    __slots__ = ("daemon", "gates", "model", "recall", "retention", "source", "sync", "ui")
     daemon: DaemonConfig
     gates: GatesConfig
     model: ModelConfig
@@ -159,8 +204,14 @@ class Config:
     retention: RetentionConfig
     source: Path | None
     """The file the values came from; ``None`` when everything is a default."""
-    sync: SyncConfig = DEFAULT_SYNC
-    ui: UiConfig = DEFAULT_UI
+    sync: SyncConfig
+    ui: UiConfig
+
+    def __init__(
+        self, daemon: DaemonConfig, gates: GatesConfig, model: ModelConfig, recall: RecallConfig,
+        retention: RetentionConfig, source: Path | None, sync: SyncConfig = DEFAULT_SYNC, ui: UiConfig = DEFAULT_UI,
+    ) -> None:  # fmt: skip
+        self.set_fields(daemon=daemon, gates=gates, model=model, recall=recall, retention=retention, source=source, sync=sync, ui=ui)
 
 
 # --------------------------------------------------------------------------- durations

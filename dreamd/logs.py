@@ -16,11 +16,11 @@ the code emits is in it, and :func:`render_event_table` produces the README tabl
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+
     from structlog.types import Processor
 
 __all__ = ["EVENTS", "EventLogger", "configure", "get_logger", "render_event_table"]
@@ -151,15 +151,18 @@ def _timestamper() -> Processor:
     return structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp")
 
 
-def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level: int = logging.INFO) -> None:
+def configure(log_format: str = "auto", stream: IO[str] | None = None, *, level: int = 20) -> None:
     """Route structlog and stdlib logging to ``stream`` as JSON lines or console text.
 
     structlog is imported here and at a logger's first call (:func:`get_logger`), never at
     import: a command that logs nothing (status, log, recall) does not pay for it.
 
-    ``log_format``: ``auto`` (console when ``stream`` is a terminal), ``json`` or ``console``.
-    Safe to call again (e.g. on SIGHUP); the last call wins.
+    ``log_format``: ``auto`` (console when ``stream`` is a terminal), ``json`` or ``console``;
+    ``level`` a stdlib level (20 = ``logging.INFO``: :mod:`logging` too is imported here, not
+    at import). Safe to call again (e.g. on SIGHUP); the last call wins.
     """
+    import logging
+
     import structlog
 
     out = stream if stream is not None else sys.stdout

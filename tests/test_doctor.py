@@ -679,3 +679,48 @@ def test_no_service_manager_and_no_daemon_says_how_to_start_it(tmp_path: Path) -
     assert check.status == "WARN" and "no dreamd run alive" in check.detail
     assert check.fix is not None and check.fix.startswith("nohup ") and " run >> " in check.fix
     assert os.path.isabs(shlex.split(check.fix)[1])
+
+
+def test_doctor_runs_distinct_hook_commands_at_once_and_each_only_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two hook commands (say the user settings' and the plugin's) run concurrently, so doctor
+    waits for the slower, not for their sum; a command listed twice with the same environment
+    runs once, and both listings report its outcome (issue 20)."""
+    from dreamd.cli import doctor
+
+    root = Path("/plugin-root")
+    hooks = [
+        doctor.HookCommand("/a/dreamd hook", ("SessionStart",), 60.0, "settings.json"),
+        doctor.HookCommand("/b/dreamd hook", ("SessionStart",), 60.0, "plugin dreamd@x", root),
+        doctor.HookCommand("/a/dreamd hook", ("Stop",), 30.0, "other.json"),
+    ]
+    started: list[str] = []
+    both = threading.Barrier(2, timeout=5)
+    lock = threading.Lock()
+
+    def run(hook: Any, env: Any) -> tuple[int, str, str]:
+        with lock:
+            started.append(hook.command)
+        both.wait()  # sequential runs would never meet here: BrokenBarrierError after 5 s
+        return 0, "", ""
+
+    monkeypatch.setattr(doctor, "configured_hook_commands", lambda env: hooks)
+    monkeypatch.setattr(doctor, "run_hook_command", run)
+    check = doctor.check_hooks_run({})
+    assert check is not None and check.status == "OK", check
+    assert sorted(started) == ["/a/dreamd hook", "/b/dreamd hook"]
+    assert check.detail.count("`/a/dreamd hook`") == 2
+
+
+def test_doctor_runs_a_repeated_hook_command_with_its_shortest_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamd.cli import doctor
+
+    hooks = [
+        doctor.HookCommand("/a/dreamd hook", ("SessionStart",), 60.0, "settings.json"),
+        doctor.HookCommand("/a/dreamd hook", ("Stop",), 5.0, "other.json"),
+    ]
+    seen: list[float] = []
+    monkeypatch.setattr(doctor, "configured_hook_commands", lambda env: hooks)
+    monkeypatch.setattr(doctor, "run_hook_command", lambda hook, env: (seen.append(hook.timeout), (0, "", ""))[1])
+    check = doctor.check_hooks_run({})
+    assert check is not None and check.status == "OK"
+    assert seen == [5.0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ def test_all_open_state_opens_and_lists_every_gate_in_cost_order() -> None:
 
 
 def test_all_gates_are_evaluated_even_after_the_first_closes() -> None:
-    state = replace(OPEN, enabled=False, record_count=3, lease="held", lease_holder="pid 123 on host x")
+    state = OPEN.replace(enabled=False, record_count=3, lease="held", lease_holder="pid 123 on host x")
     d = evaluate(state, CFG, NOW)
     assert d.open is False and d.first_closed == "enabled"
     closed = [str(g) for g in d.gates if not g.open]
@@ -57,54 +56,54 @@ def test_all_gates_are_evaluated_even_after_the_first_closes() -> None:
 
 def test_interval_opens_exactly_at_min_interval() -> None:
     last = NOW - timedelta(hours=24)
-    state = replace(OPEN, consolidated_at=last)
+    state = OPEN.replace(consolidated_at=last)
     assert _gate(state, "interval") == (True, "last dream 1d ago")
     assert _gate(state, "interval", NOW - timedelta(microseconds=1)) == (False, "next in 0s")
     assert _gate(state, "interval", NOW - timedelta(hours=3, minutes=12, seconds=30)) == (False, "next in 3h12m")
-    assert _gate(replace(OPEN, consolidated_at=None), "interval") == (True, "never dreamed")
+    assert _gate(OPEN.replace(consolidated_at=None), "interval") == (True, "never dreamed")
 
 
 def test_naive_timestamps_are_taken_as_utc() -> None:
-    state = replace(OPEN, consolidated_at=datetime(2026, 11, 28, 10, 0, 0))
+    state = OPEN.replace(consolidated_at=datetime(2026, 11, 28, 10, 0, 0))
     assert _gate(state, "interval", datetime(2026, 11, 29, 10, 0, 0))[0] is True
 
 
 def test_scan_throttle_opens_exactly_at_window_end() -> None:
-    state = replace(OPEN, last_scan_at=NOW - timedelta(minutes=10))
+    state = OPEN.replace(last_scan_at=NOW - timedelta(minutes=10))
     assert _gate(state, "scan")[0] is True
     assert _gate(state, "scan", NOW - timedelta(seconds=1)) == (False, "scanned recently, next scan in 1s")
 
 
 def test_count_opens_at_threshold() -> None:
-    assert _gate(replace(OPEN, record_count=9), "count") == (False, "9 of 10 records")
-    assert _gate(replace(OPEN, record_count=10), "count") == (True, "10 of 10 records")
+    assert _gate(OPEN.replace(record_count=9), "count") == (False, "9 of 10 records")
+    assert _gate(OPEN.replace(record_count=10), "count") == (True, "10 of 10 records")
 
 
 def test_sessions_gate_off_by_default_and_opens_at_min_sessions() -> None:
-    assert _gate(replace(OPEN, sessions_since=0), "sessions") == (True, "off")
-    cfg = replace(CFG, min_sessions=5)
-    assert _gate(replace(OPEN, sessions_since=4), "sessions", cfg=cfg) == (
+    assert _gate(OPEN.replace(sessions_since=0), "sessions") == (True, "off")
+    cfg = CFG.replace(min_sessions=5)
+    assert _gate(OPEN.replace(sessions_since=4), "sessions", cfg=cfg) == (
         False, "4 of 5 sessions since the last dream")
-    assert _gate(replace(OPEN, sessions_since=5), "sessions", cfg=cfg)[0] is True
+    assert _gate(OPEN.replace(sessions_since=5), "sessions", cfg=cfg)[0] is True
 
 
 def test_budget_closes_when_spent_and_says_when_it_reopens() -> None:
-    assert _gate(replace(OPEN, spent_today=10**9), "budget") == (True, "unlimited")
-    cfg = replace(CFG, daily_token_budget=1000)
-    assert _gate(replace(OPEN, spent_today=999), "budget", cfg=cfg) == (True, "999 of 1000 tokens spent today")
-    assert _gate(replace(OPEN, spent_today=1000), "budget", cfg=cfg) == (
+    assert _gate(OPEN.replace(spent_today=10**9), "budget") == (True, "unlimited")
+    cfg = CFG.replace(daily_token_budget=1000)
+    assert _gate(OPEN.replace(spent_today=999), "budget", cfg=cfg) == (True, "999 of 1000 tokens spent today")
+    assert _gate(OPEN.replace(spent_today=1000), "budget", cfg=cfg) == (
         False, "1000 of 1000 tokens spent today, reopens in 14h")
 
 
 def test_lock_gate_free_stale_held() -> None:
     assert _gate(OPEN, "lock") == (True, "free")
-    assert _gate(replace(OPEN, lease="stale", lease_holder="pid 9 on host y"), "lock") == (
+    assert _gate(OPEN.replace(lease="stale", lease_holder="pid 9 on host y"), "lock") == (
         True, "stale lease by pid 9 on host y will be recovered")
-    assert _gate(replace(OPEN, lease="held"), "lock") == (False, "held")
+    assert _gate(OPEN.replace(lease="held"), "lock") == (False, "held")
 
 
 def test_decision_names_first_closed_gate_in_order() -> None:
-    state = replace(OPEN, record_count=1, consolidated_at=NOW)
+    state = OPEN.replace(record_count=1, consolidated_at=NOW)
     d = evaluate(state, CFG, NOW)
     assert d.first_closed == "interval"
     assert d.reason == "interval: next in 1d"
@@ -176,8 +175,8 @@ class ListLog:
 def test_gate_tracker_logs_only_changes() -> None:
     log = ListLog()
     tracker = GateTracker(log)
-    closed = evaluate(replace(OPEN, record_count=3), CFG, NOW)
-    closed_later = evaluate(replace(OPEN, record_count=4), CFG, NOW)
+    closed = evaluate(OPEN.replace(record_count=3), CFG, NOW)
+    closed_later = evaluate(OPEN.replace(record_count=4), CFG, NOW)
     opened = evaluate(OPEN, CFG, NOW)
     assert tracker.observe("/m", closed) is True
     assert tracker.observe("/m", closed_later) is False  # same gate closed: not a change

@@ -22,7 +22,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-MEMORY_SHARED = ("memory.errors", "memory.settings", "memory.roots", "memory.fsutil", "memory.redact", "memory.textutil")
+MEMORY_SHARED = ("memory.errors", "memory.settings", "memory.roots", "memory.fsutil", "memory.redact", "memory.textutil", "memory.lazylog", "memory.values")
 DREAMD_SHARED = ("dreamd.config", "dreamd.logs", "dreamd.notify")
 """The shared modules at the foot of each package: any unit of the package may import them;
 they import only each other (and, for dreamd's, anything of ``memory/``)."""

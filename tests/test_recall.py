@@ -430,3 +430,21 @@ def test_recall_meets_a_query_word_in_another_form_in_the_record(tmp_path: Path)
     )
     assert [r.name for r in recall(memdir, "how should I indent?", limit=1).records] == ["style-width"]
     assert [r.name for r in recall(memdir, "how do we deploy", limit=1).records] == ["helm-charts"]
+
+
+def test_dreamd_recall_says_which_record_it_skipped_in_one_plain_line(tmp_path: Path) -> None:
+    """The command's stderr keeps its ``dreamd: WARNING: …`` line though stdlib logging is set
+    up only when a line is written (memory.lazylog, issue 20)."""
+    memdir, store = make_store(tmp_path, rec("good-note", "Notes on coffee"), rec("bad-note", "More notes on coffee"))
+    _corrupt(entry_path(store, "bad-note"))
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\nroots = ["{memdir}"]\nspool = "{tmp_path / "spool"}"\n', encoding="utf-8")
+    env = {**os.environ, "DREAMD_CONFIG": str(config), "HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "dreamd", "recall", str(memdir), "coffee"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert 'name="good-note"' in out.stdout and "bad-note" not in out.stdout
+    lines = [line for line in out.stderr.splitlines() if "bad-note" in line]
+    assert len(lines) == 1 and lines[0].startswith("dreamd: WARNING: recall: skipping unreadable record bad-note")

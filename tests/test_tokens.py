@@ -124,3 +124,23 @@ def test_the_offline_models_tokens_are_recalls_terms(text: str) -> None:
     """One tokenizer: every token the offline model compares is a term recall ranks by (recall
     leaves out the two-character ones)."""
     assert {t for t in tokens(text) if len(t) >= 3 or is_cjk(t)} <= set(tokenize(text))
+
+
+_FULL_WORD = re.compile(rf"[{CJK}]++|[^\W_{CJK}]++(?:[._'+#-][^\W_{CJK}]++)*+(?:\+\+|[+#])?")
+"""The one definition of a word, over any text; :func:`words` takes a cheaper pattern for ASCII."""
+
+ascii_text = st.text(alphabet=st.sampled_from([*"abzAZ09_ .-'+#/@:,\t\n!~"]), max_size=60) | st.text(
+    alphabet=st.characters(max_codepoint=127), max_size=60
+)
+
+
+@given(ascii_text)
+def test_ascii_text_gives_the_words_and_parts_the_full_definition_gives(text: str) -> None:
+    assert words(text) == _FULL_WORD.findall(normalize(text))
+    for word in _FULL_WORD.findall(text):  # parts() of words not lowercased, too
+        assert parts(word) == _ALNUM_RUN.findall(word)
+
+
+@given(st.text(max_size=3) | st.sampled_from(["\u3400", "\u4dbf", "\u4e00", "\u9fff", "\uf900", "\ufaff", "\u33ff", "\u4dc0", "\ua000", "\ufb00"]))
+def test_is_cjk_is_a_match_of_the_cjk_class(word: str) -> None:
+    assert is_cjk(word) == (re.match(rf"[{CJK}]", word) is not None)

@@ -88,7 +88,7 @@ def mdir(tmp_path: Path) -> Path:
 def ctx_for(model: Any, **gates: Any) -> Context:
     cfg = default_config(env={"HOME": "/nonexistent"})
     if gates:
-        cfg = dataclasses.replace(cfg, gates=dataclasses.replace(cfg.gates, **gates))
+        cfg = cfg.replace(gates=cfg.gates.replace(**gates))
     return Context(config=cfg, model=model, ledger=None)
 
 

@@ -41,20 +41,18 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
 from memory.errors import ConfigError
+from memory.values import FrozenValue
 
 if TYPE_CHECKING:
     from dreamd.setup.service import Runner
@@ -94,14 +92,17 @@ WATCH_HEADROOM = 1024
 INSTANCE_HEADROOM = 16
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(FrozenValue):
     """One doctor line: status, what was checked, the detail, how to fix it."""
 
+    __slots__ = ("status", "name", "detail", "fix")  # noqa: RUF023 (field order)
     status: str
     name: str
     detail: str
-    fix: str | None = None
+    fix: str | None
+
+    def __init__(self, status: str, name: str, detail: str, fix: str | None = None) -> None:
+        self.set_fields(status=status, name=name, detail=detail, fix=fix)
 
     def line(self) -> str:
         text = f"{self.status:<4}  {self.name}: {self.detail}"
@@ -614,15 +615,20 @@ def dreamd_plugin(env: Mapping[str, str]) -> tuple[str, Path] | None:
     return None
 
 
-@dataclass(frozen=True)
-class HookCommand:
+class HookCommand(FrozenValue):
     """One hook command Claude Code would run for dreamd, and where it is configured."""
 
+    __slots__ = ("command", "events", "timeout", "source", "plugin_root")  # noqa: RUF023 (field order)
     command: str
     events: tuple[str, ...]
     timeout: float
     source: str
-    plugin_root: Path | None = None
+    plugin_root: Path | None
+
+    def __init__(
+        self, command: str, events: tuple[str, ...], timeout: float, source: str, plugin_root: Path | None = None
+    ) -> None:
+        self.set_fields(command=command, events=events, timeout=timeout, source=source, plugin_root=plugin_root)
 
 
 def configured_hook_commands(env: Mapping[str, str]) -> list[HookCommand]:
@@ -661,6 +667,8 @@ def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, st
     run_env = dict(env)
     if hook.plugin_root is not None:
         run_env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
+    import tempfile  # only a configured hook needs it (random, hashlib: start-up, issue 20)
+
     with tempfile.TemporaryDirectory(prefix="dreamd-doctor-") as cwd:
         payload = {
             "hook_event_name": "SessionStart",
@@ -682,14 +690,41 @@ def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, st
     return proc.returncode, proc.stdout, proc.stderr
 
 
+HOOK_CHECK_CONCURRENCY = 4
+"""Hook commands doctor runs at once (each is one short-lived process)."""
+
+
+def _run_distinct(hooks: Sequence[HookCommand], env: Mapping[str, str]) -> dict[tuple[str, Path | None], tuple[int, str, str]]:
+    """Each distinct hook command run once, up to :data:`HOOK_CHECK_CONCURRENCY` at a time.
+
+    Claude Code runs a command the same way whichever event or file names it: the payload is
+    the same SessionStart, the environment differs only by ``CLAUDE_PLUGIN_ROOT`` (part of the
+    key). Of the timeouts of one command, the shortest applies, as if it ran for each entry."""
+    distinct: dict[tuple[str, Path | None], HookCommand] = {}
+    for hook in hooks:
+        key = (hook.command, hook.plugin_root)
+        seen = distinct.get(key)
+        if seen is None or hook.timeout < seen.timeout:
+            distinct[key] = hook
+    if len(distinct) == 1:
+        ((key, hook),) = distinct.items()
+        return {key: run_hook_command(hook, env)}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(HOOK_CHECK_CONCURRENCY, len(distinct)), thread_name_prefix="dreamd-doctor-hook") as pool:
+        futures = {key: pool.submit(run_hook_command, hook, env) for key, hook in distinct.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
 def check_hooks_run(env: Mapping[str, str]) -> Check | None:
     """Each configured dreamd hook command, run the way Claude Code runs it (None: none set)."""
     hooks = configured_hook_commands(env)
     if not hooks:
         return None
+    results = _run_distinct(hooks, env)
     ran: list[str] = []
     for hook in hooks:
-        code, out, err = run_hook_command(hook, env)
+        code, out, err = results[(hook.command, hook.plugin_root)]
         said = " ".join((err or out).split())[:300]
         where = f"{hook.source} ({', '.join(hook.events)})"
         if code == 127:
@@ -745,6 +780,8 @@ def check_mcp(env: Mapping[str, str]) -> Check:
     if os.sep in command:
         found = os.path.isfile(command) and os.access(command, os.X_OK)
     else:
+        import shutil  # only a registered server's bare command name needs it (bz2, lzma)
+
         found = shutil.which(command, path=env.get("PATH", "")) is not None
     if not found:
         return Check(

@@ -17,16 +17,16 @@ def cmd_recall(args: argparse.Namespace) -> int:
     config = config_of(args)
     model = None
     if config.model.backend == "offline":
-        import logging  # memory.* logs through stdlib logging; structlog is the model path's cost
+        # memory.* logs through stdlib logging (structlog is the model path's cost), which is
+        # itself imported only if a line is written (memory.lazylog)
+        from memory.lazylog import configure_at_first_use
 
-        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd: %(levelname)s: %(message)s")
+        configure_at_first_use(_plain_warnings)
     else:
-        import dataclasses
-
         from dreamd.models.factory import make_model
 
         quiet_logs(args)
-        model = make_model(dataclasses.asdict(config.model))
+        model = make_model(config.model.to_dict())
     embedder = None
     if config.recall.embeddings:
         from dreamd.embeddings.model import EmbeddingsUnavailable, load
@@ -49,6 +49,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(result.block + ("\n" if result.block and not result.block.endswith("\n") else ""))
     return EXIT_OK
+
+
+def _plain_warnings() -> None:
+    import logging
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="dreamd: %(levelname)s: %(message)s")
 
 
 def _recall(sp: argparse.ArgumentParser) -> None:

@@ -494,9 +494,7 @@ def log_recovered(spool: Spool, recovered: list[str]) -> None:
 
 
 def _with_daemon(config: Config, **changes: Any) -> Config:
-    import dataclasses
-
-    return dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, **changes))
+    return config.replace(daemon=config.daemon.replace(**changes))
 
 
 def _new_daemon(

@@ -21,7 +21,6 @@ import json
 import os
 import threading
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from dreamd.config import GatesConfig, format_duration
 from memory.errors import StoreError
 from memory.fsutil import open_regular, replace_atomic
+from memory.values import FrozenValue
 
 if TYPE_CHECKING:
     from dreamd.logs import EventLogger
@@ -60,10 +60,13 @@ MAX_STAMP_BYTES = 64 * 1024
 scan throttle and the ``scan`` gate that ``dreamd status`` shows. Hidden, so never reconciled."""
 
 
-@dataclass(frozen=True)
-class DirState:
+class DirState(FrozenValue):
     """What the gates need to know about one directory, gathered by the caller."""
 
+    __slots__ = (  # noqa: RUF023 (field order)
+        "enabled", "consolidated_at", "last_scan_at", "record_count", "sessions_since", "spent_today", "lease",
+        "lease_holder",
+    )  # fmt: skip
     enabled: bool
     consolidated_at: datetime | None
     last_scan_at: datetime | None
@@ -72,29 +75,44 @@ class DirState:
     spent_today: int
     lease: str
     """``"free"`` | ``"held"`` | ``"stale"`` (the ``.dream.lock`` lease)."""
-    lease_holder: str | None = None
+    lease_holder: str | None
     """For the reason text: ``"pid 123 on host x"`` when the lease is held or stale."""
 
+    def __init__(
+        self, enabled: bool, consolidated_at: datetime | None, last_scan_at: datetime | None, record_count: int,
+        sessions_since: int, spent_today: int, lease: str, lease_holder: str | None = None,
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            enabled=enabled, consolidated_at=consolidated_at, last_scan_at=last_scan_at, record_count=record_count,
+            sessions_since=sessions_since, spent_today=spent_today, lease=lease, lease_holder=lease_holder,
+        )  # fmt: skip
 
-@dataclass(frozen=True)
-class GateResult:
+
+class GateResult(FrozenValue):
     """One gate's verdict and why."""
 
+    __slots__ = ("name", "open", "reason")
     name: str
     open: bool
     reason: str
+
+    def __init__(self, name: str, open: bool, reason: str) -> None:
+        self.set_fields(name=name, open=open, reason=reason)
 
     def __str__(self) -> str:
         return f"{self.name}: {self.reason}"
 
 
-@dataclass(frozen=True)
-class GateDecision:
+class GateDecision(FrozenValue):
     """Every gate's verdict, in order, and the first that closed."""
 
+    __slots__ = ("open", "gates", "first_closed")  # noqa: RUF023 (field order)
     open: bool
     gates: tuple[GateResult, ...]
     first_closed: str | None
+
+    def __init__(self, open: bool, gates: tuple[GateResult, ...], first_closed: str | None) -> None:
+        self.set_fields(open=open, gates=gates, first_closed=first_closed)
 
     @property
     def reason(self) -> str:

@@ -109,7 +109,7 @@ class Context:
 
         return cls(
             config=config,
-            model=model or make_model(dataclasses.asdict(config.model)),
+            model=model or make_model(config.model.to_dict()),
             ledger=UsageLedger(default_ledger_path(), flush_after=USAGE_FLUSH_SECONDS),
             health=ModelHealth(health_path(config.daemon.spool)),
         )

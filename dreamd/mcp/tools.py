@@ -200,7 +200,7 @@ class MemoryTools:
             default_dir,
             default_reason=how if default_dir is None else "",
             adopt_default=default_dir is not None and how == AUTO_MEMORY,
-            model_section=dataclasses.asdict(config.model) if config.model.backend != "offline" else None,
+            model_section=config.model.to_dict() if config.model.backend != "offline" else None,
             warm=warm,
         )
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from memory.errors import ConfigError
 from memory.model.llm import Model
+from memory.values import FrozenValue
 
 BACKENDS = ("offline", "anthropic", "claude-code")
 
@@ -21,12 +22,14 @@ BACKENDS = ("offline", "anthropic", "claude-code")
 def make_model(section: Mapping[str, Any] | Any, *, env: Mapping[str, str] | None = None) -> Model:
     """The backend named by ``section["backend"]`` (default ``offline``).
 
-    ``section`` is the ``[model]`` mapping, or a ``dreamd.config.ModelConfig`` dataclass.
+    ``section`` is the ``[model]`` mapping, or a ``dreamd.config.ModelConfig``.
     ``env`` (default ``os.environ``) is where the Anthropic backend finds its credential and the
     claude-code backend its ``PATH`` (and what its child process inherits).
     Raises ConfigError for an unknown backend or a missing key.
     """
-    if dataclasses.is_dataclass(section) and not isinstance(section, type):
+    if isinstance(section, FrozenValue):  # a ModelConfig
+        section = section.to_dict()
+    elif dataclasses.is_dataclass(section) and not isinstance(section, type):
         section = dataclasses.asdict(section)
     if not isinstance(section, Mapping):
         raise ConfigError(f"[model]: expected a table, got {type(section).__name__}")

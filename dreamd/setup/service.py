@@ -19,8 +19,9 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from memory.values import FrozenValue
 
 Runner = Callable[[Sequence[str]], tuple[int, str]]
 """Runs one command: ``(exit code, stdout and stderr)``; exit 127 when it is not found."""
@@ -55,12 +56,15 @@ def template(name: str) -> str:
     return resources.files("dreamd.setup").joinpath("units", name).read_text(encoding="utf-8")
 
 
-@dataclass(frozen=True)
-class Manager:
+class Manager(FrozenValue):
     """Which service manager runs here: ``systemd``, ``launchd`` or ``none`` (and why)."""
 
+    __slots__ = ("kind", "detail")  # noqa: RUF023 (field order)
     kind: str
-    detail: str = ""
+    detail: str
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        self.set_fields(kind=kind, detail=detail)
 
 
 def detect_manager(runner: Runner, *, platform: str = sys.platform) -> Manager:

@@ -29,7 +29,6 @@ embeddings`` is set: the hook and a plain ``memory.recall`` never load this modu
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from collections.abc import Collection, Mapping
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.fsutil import replace_atomic
+from memory.lazylog import get_logger
 from memory.retrieval.tokens import CJK_RE
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ __all__ = [
     "write_cache",
 ]
 
-log = logging.getLogger("memory.recall")
+log = get_logger("memory.recall")
 
 CACHE_DIR = ".embeddings"
 MAGIC = b"dreamd-embeddings 2 "

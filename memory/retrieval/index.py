@@ -22,13 +22,12 @@ Client path: stdlib + ``memory`` only.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 
 from memory.errors import RecordError
+from memory.lazylog import get_logger
 from memory.retrieval.parsed import ParsedRecords
 from memory.retrieval.select import Candidate, IndexedDoc, KeywordIndex, index_doc
 from memory.store.manifest import Manifest, ManifestEntry
@@ -45,7 +44,7 @@ __all__ = [
     "set_index",
 ]
 
-log = logging.getLogger("memory.recall")
+log = get_logger("memory.recall")
 
 INDEX_CACHE_SIZE = 8
 """Memory directories whose keyword index one process keeps (an agent rarely uses more)."""
@@ -54,26 +53,39 @@ BODY_INDEX_LIMIT = 2000
 first recall in a fresh process never has to open thousands of files."""
 
 
-@dataclass
 class SetIndex:
     """One directory's recall state: a long-lived store (its manifest cache survives between
     recalls) and the keyword index of the set it last saw, updated from each commit's change.
     ``lock`` guards the index, ``entries`` and ``order`` together, so one recall always sees
-    one generation."""
+    one generation. A plain class, not a dataclass: recall's start-up (issue 20)."""
 
     store: MemoryStore
-    manifest: Manifest | None = None
+    manifest: Manifest | None
     """The snapshot the index reflects (the store hands out a new object only when the file changed)."""
-    with_bodies: bool = True
-    entries: dict[str, ManifestEntry] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)
+    with_bodies: bool
+    entries: dict[str, ManifestEntry]
+    order: list[str]
     """Names in manifest order: what a model is shown, the same in every process."""
-    keyword: KeywordIndex = field(default_factory=KeywordIndex)
-    docs: dict[tuple[str, str], IndexedDoc] = field(default_factory=dict)
+    keyword: KeywordIndex
+    docs: dict[tuple[str, str], IndexedDoc]
     """Term vectors by (file, sha256): a record whose bytes did not change is not re-read."""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    parsed: ParsedRecords | None = None
+    lock: threading.Lock
+    parsed: ParsedRecords | None
     """The directory's parsed-record cache (:mod:`memory.retrieval.parsed`), made on first use."""
+
+    def __init__(self, store: MemoryStore, manifest: Manifest | None = None, with_bodies: bool = True) -> None:
+        self.store = store
+        self.manifest = manifest
+        self.with_bodies = with_bodies
+        self.entries = {}
+        self.order = []
+        self.keyword = KeywordIndex()
+        self.docs = {}
+        self.lock = threading.Lock()
+        self.parsed = None
+
+    def __repr__(self) -> str:
+        return f"SetIndex({self.store.path}, generation {self.generation})"
 
     def read_record(self, entry: ManifestEntry) -> tuple[str, float]:
         """``(body, importance)`` of ``entry``'s record through the parsed-record cache

@@ -26,7 +26,6 @@ Client path: stdlib + ``memory`` only.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import stat
 import threading
@@ -34,13 +33,14 @@ from pathlib import Path
 
 from memory.errors import UnsafeFileError
 from memory.fsutil import open_regular, replace_atomic
+from memory.lazylog import get_logger
 from memory.store.manifest import Manifest, ManifestEntry
 from memory.store.records import sha256_hex
 from memory.store.transaction import MemoryStore
 
 __all__ = ["CACHE_DIR", "CACHE_FILE", "MAX_CACHE_BYTES", "ParsedRecords"]
 
-log = logging.getLogger("memory.recall")
+log = get_logger("memory.recall")
 
 CACHE_DIR = ".recall"
 CACHE_FILE = "parsed.json"

@@ -27,15 +27,14 @@ Client path: stdlib + ``memory`` only (no anthropic, watchdog, apscheduler, stru
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import RecordError
+from memory.lazylog import get_logger
 from memory.retrieval.block import (
     bounded_index,
     cap_text,
@@ -49,6 +48,7 @@ from memory.settings import recall_settings
 from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from memory.store.manifest import Manifest
 from memory.store.transaction import INDEX, MemoryStore
+from memory.values import FrozenValue
 
 if TYPE_CHECKING:
     from memory.model.llm import Model
@@ -71,7 +71,7 @@ __all__ = [
     "truncation_note",
 ]
 
-log = logging.getLogger("memory.recall")
+log = get_logger("memory.recall")
 
 DEFAULT_RECORD_BYTES = 4096
 DEFAULT_RECORD_LINES = 200
@@ -81,10 +81,10 @@ DEFAULT_SESSION_BYTES = 61440
 # ----------------------------------------------------------------------------- values
 
 
-@dataclass(frozen=True)
-class RecalledRecord:
+class RecalledRecord(FrozenValue):
     """One selected record as shown to the agent; ``text`` is the capped body."""
 
+    __slots__ = ("name", "type", "description", "file", "text", "truncated", "sha256")  # noqa: RUF023 (field order)
     name: str
     type: str
     description: str
@@ -92,7 +92,12 @@ class RecalledRecord:
     """Absolute path of the record file (where the full text is)."""
     text: str
     truncated: bool
-    sha256: str = ""
+    sha256: str
+
+    def __init__(
+        self, name: str, type: str, description: str, file: str, text: str, truncated: bool, sha256: str = ""
+    ) -> None:
+        self.set_fields(name=name, type=type, description=description, file=file, text=text, truncated=truncated, sha256=sha256)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,15 +110,18 @@ class RecalledRecord:
         }
 
 
-@dataclass(frozen=True)
-class RecallResult:
+class RecallResult(FrozenValue):
     """What one recall returns. ``selector`` is ``"model"`` only when the model's answer was
     used; ``fallback_reason`` says why it was not (None when no model was asked)."""
 
+    __slots__ = ("records", "selector", "fallback_reason", "block")  # noqa: RUF023 (field order)
     records: list[RecalledRecord]
     selector: str
     fallback_reason: str | None
     block: str
+
+    def __init__(self, records: list[RecalledRecord], selector: str, fallback_reason: str | None, block: str) -> None:
+        self.set_fields(records=records, selector=selector, fallback_reason=fallback_reason, block=block)
 
     def to_json(self) -> dict[str, Any]:
         """The stable ``dreamd recall --json`` shape."""
@@ -125,7 +133,6 @@ class RecallResult:
         }
 
 
-@dataclass
 class RecallSession:
     """What one agent session has already been shown, and how much.
 
@@ -136,10 +143,27 @@ class RecallSession:
     config the environment names, else 60 KiB).
     """
 
-    budget_bytes: int = field(default_factory=lambda: recall_settings().session_bytes)
-    used_bytes: int = 0
-    surfaced: set[tuple[str, str, str]] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    budget_bytes: int
+    used_bytes: int
+    surfaced: set[tuple[str, str, str]]
+
+    def __init__(
+        self, budget_bytes: int | None = None, used_bytes: int = 0, surfaced: set[tuple[str, str, str]] | None = None
+    ) -> None:
+        self.budget_bytes = recall_settings().session_bytes if budget_bytes is None else budget_bytes
+        self.used_bytes = used_bytes
+        self.surfaced = set() if surfaced is None else surfaced
+        self._lock = threading.Lock()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecallSession):
+            return NotImplemented
+        return (self.budget_bytes, self.used_bytes, self.surfaced) == (other.budget_bytes, other.used_bytes, other.surfaced)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"RecallSession(budget_bytes={self.budget_bytes}, used_bytes={self.used_bytes}, surfaced={self.surfaced!r})"
 
     @property
     def remaining_bytes(self) -> int:

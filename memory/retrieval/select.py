@@ -30,10 +30,10 @@ import threading
 from collections.abc import Collection, Iterable, Sequence
 
 from memory.retrieval.tokens import (
-    CJK_RE,
     STOPWORDS,
     TERMS_VERSION,
     cjk_grams,
+    is_cjk,
     parts,
     stem,
     terms,
@@ -71,7 +71,7 @@ def _raw_tokens(text: str) -> Iterable[str]:
     for word in words(text):
         if not word.isalnum():  # a compound word: its parts (a Chinese run is alphanumeric)
             yield from (part for part in parts(word) if len(part) >= 3)
-        elif CJK_RE.match(word):
+        elif is_cjk(word):
             yield from cjk_grams(word)
         elif len(word) >= 3:
             yield word
@@ -88,7 +88,7 @@ def tokenize(text: str) -> list[str]:
     dropped, compounds whole and in parts, Chinese character bigrams) of 3+ characters, and
     every Chinese one. A two-character term ("go", "tv", "10") matches too many records to rank
     by; the offline model keeps them, where "use Go" is a whole rule."""
-    return [t for t in terms(text) if len(t) >= 3 or CJK_RE.match(t)]
+    return [t for t in terms(text) if len(t) >= 3 or is_cjk(t)]
 
 
 def _with_pairs(tokens: list[str]) -> list[str]:
@@ -98,7 +98,7 @@ def _with_pairs(tokens: list[str]) -> list[str]:
     """
     pairs = []
     for a, b in itertools.pairwise(tokens):
-        if not CJK_RE.match(a) and not CJK_RE.match(b):
+        if not is_cjk(a) and not is_cjk(b):
             pairs.append(a + " " + b)
     return pairs
 

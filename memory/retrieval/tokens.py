@@ -47,15 +47,41 @@ if TYPE_CHECKING:
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """Chinese characters (CJK Unified Ideographs, Extension A, Compatibility Ideographs)."""
-CJK_RE = re.compile(rf"[{CJK}]")
+_CJK_SPANS = (("\u3400", "\u4dbf"), ("\u4e00", "\u9fff"), ("\uf900", "\ufaff"))
+""":data:`CJK` as (first, last) pairs: :func:`is_cjk` compares characters instead of matching."""
 CONNECTORS = "._'+#-"
 """Characters that join two letter/digit runs into one word."""
 
 _ALNUM = rf"[^\W_{CJK}]"
-_WORD_RE = re.compile(rf"[{CJK}]++|{_ALNUM}++(?:[._'+#-]{_ALNUM}++)*+(?:\+\+|[+#])?")
+_WORD = rf"[{CJK}]++|{_ALNUM}++(?:[._'+#-]{_ALNUM}++)*+(?:\+\+|[+#])?"
 """Possessive quantifiers (Python 3.11+): a run never gives characters back, so a word costs
 one pass however its connectors fall."""
-_PART_RE = re.compile(rf"{_ALNUM}+")
+_ASCII_WORD = r"[a-z0-9]++(?:[._'+#-][a-z0-9]++)*+(?:\+\+|[+#])?"
+""":data:`_WORD` for normalised ASCII text, where a letter/digit of any script other than
+Chinese is ``[a-z0-9]`` (lowercased, no ``_``) and no Chinese run can occur: the same words."""
+
+_patterns: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    """``re.compile(source)``, at its first use. The patterns over :data:`CJK` cost 1–3 ms each
+    to compile (the character class is filled one code point at a time), which every command
+    that imports this module paid at import (issue 20); ASCII text never needs them."""
+    pattern = _patterns.get(source)
+    if pattern is None:
+        pattern = _patterns[source] = re.compile(source)
+    return pattern
+
+
+def __getattr__(name: str) -> object:
+    """:data:`CJK_RE` (``[CJK]``, for ``.match``/``.search``), compiled at its first use."""
+    if name == "CJK_RE":
+        return _pattern(rf"[{CJK}]")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    CJK_RE: re.Pattern[str]
 
 
 def normalize(text: str) -> str:
@@ -65,18 +91,25 @@ def normalize(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The words of ``text`` in order (see the module docstring)."""
-    return _WORD_RE.findall(normalize(text))
+    text = normalize(text)
+    return _pattern(_ASCII_WORD if text.isascii() else _WORD).findall(text)
 
 
 def is_cjk(word: str) -> bool:
-    """Whether ``word`` (one of :func:`words`) is a run of Chinese characters."""
-    return CJK_RE.match(word) is not None
+    """Whether ``word`` (one of :func:`words`) is a run of Chinese characters (whether it starts
+    with one, as ``CJK_RE.match``)."""
+    first = word[:1]
+    return any(low <= first <= high for low, high in _CJK_SPANS)
 
 
 def parts(word: str) -> list[str]:
     """The letter/digit runs a word is made of (``node-18`` → ``node``, ``18``; a simple word
     is its own only part). Not for Chinese runs: see :func:`cjk_grams`."""
-    return [word] if word.isalnum() else _PART_RE.findall(word)
+    return [word] if word.isalnum() else _part_runs(word)
+
+
+def _part_runs(word: str) -> list[str]:
+    return _pattern("[A-Za-z0-9]+" if word.isascii() else rf"{_ALNUM}+").findall(word)
 
 
 def cjk_grams(run: str) -> list[str]:
@@ -165,7 +198,7 @@ def terms(text: str, *, compound_parts: bool = True) -> list[str]:
         else:
             out.append(word)
             if compound_parts:
-                out.extend(stem(p) for p in _PART_RE.findall(word) if len(p) >= 3 and p not in STOPWORDS)
+                out.extend(stem(p) for p in _part_runs(word) if len(p) >= 3 and p not in STOPWORDS)
     return out
 
 

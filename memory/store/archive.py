@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import logging
 import os
 import stat
 import sys
@@ -45,6 +44,7 @@ from memory.fsutil import (
     write_new,
     write_temp,
 )
+from memory.lazylog import get_logger
 from memory.store.layout import (
     ARCHIVE_SUFFIX,
     HISTORY,
@@ -61,7 +61,7 @@ from memory.store.layout import (
 )
 from memory.store.records import sha256_hex
 
-log = logging.getLogger("memory.store")
+log = get_logger("memory.store")
 
 
 def _restore_name(root: Path, file: str) -> str:

@@ -31,9 +31,12 @@ from memory.store.layout import (
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import Manifest, ManifestEntry
-from memory.store.reconcile import scan_foreign
 from memory.store.records import sha256_hex, unique_name
-from memory.store.transaction import CommitResult, MemoryStore
+from memory.store.transaction import MemoryStore
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING (same value): see the rest of memory.store
+if TYPE_CHECKING:
+    from memory.store.change import CommitResult
 
 
 @dataclass(frozen=True)
@@ -456,6 +459,10 @@ def _why_not_kept(path: Path) -> str:
 
 def rollback(store: MemoryStore, *, to: int) -> CommitResult:
     """Commit a new generation whose set equals generation ``to``; all or nothing."""
+    # here, not at import: `dreamd log` reads history and never reconciles or commits (issue 20)
+    from memory.store.change import CommitResult
+    from memory.store.reconcile import scan_foreign
+
     with store_lock(store.path, store.lock_timeout):
         current = store.read()
         if to == current.generation:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import logging
 import os
 import stat
 import threading
@@ -31,9 +30,10 @@ from typing import Any
 
 from memory.errors import LeaseLost, LockError, LockTimeout, UnsafeFileError
 from memory.fsutil import ensure_dir, fsync_dir, read_regular_stat, write_new
+from memory.lazylog import get_logger
 from memory.store.manifest import parse_iso, utcnow_iso
 
-log = logging.getLogger("memory.locks")
+log = get_logger("memory.locks")
 
 LOCK_NAME = ".lock"
 LEASE_NAME = ".dream.lock"

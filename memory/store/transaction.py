@@ -35,7 +35,6 @@ This module is the protocol; its parts live beside it, each behind a public path
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -45,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
+from memory.lazylog import get_logger
 from memory.store.archive import Archive
 from memory.store.index import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, render_index
 from memory.store.layout import (
@@ -85,7 +85,7 @@ if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) neve
     from memory.store.change import ACTORS, Change, CommitResult, Pending
     from memory.store.reconcile import ReconcileReport, foreign_entry
 
-log = logging.getLogger("memory.store")
+log = get_logger("memory.store")
 
 DEFAULT_ORPHAN_GRACE = 600.0
 DEFAULT_HISTORY_GENERATIONS = 50

@@ -1,0 +1,46 @@
+"""FrozenValue (memory.values): what a frozen dataclass gave the config sections, kept."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from pathlib import Path
+
+import pytest
+
+from dreamd.config import Config, ModelConfig, default_config, load_config
+from memory.values import FrozenError
+
+
+def test_a_config_section_is_a_frozen_value_compared_and_hashed_by_its_fields(tmp_path: Path) -> None:
+    a, b = default_config(env={"HOME": str(tmp_path)}), default_config(env={"HOME": str(tmp_path)})
+    assert a == b and a is not b and a.model == b.model and hash(a.model) == hash(b.model)
+    assert a.model != a.model.replace(model="other") and a.model != a.gates
+    with pytest.raises(FrozenError):
+        a.model.model = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del a.gates.threshold  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(a)) == a and copy.copy(a.model) == a.model
+
+
+def test_replace_and_to_dict_are_dataclasses_replace_and_asdict_of_a_section(tmp_path: Path) -> None:
+    file = tmp_path / "c.toml"
+    file.write_text('[model]\nmodel = "m1"\n[gates]\nthreshold = 3\n', encoding="utf-8")
+    config = load_config(file, env={"HOME": str(tmp_path)})
+    assert config.model.to_dict() == {
+        "backend": "offline", "model": "m1", "base_url": "", "timeout": 60.0, "max_retries": 2,
+        "max_tokens": 4096, "claude_path": "",
+    }  # fmt: skip
+    changed = config.replace(gates=config.gates.replace(threshold=9))
+    assert changed.gates.threshold == 9 and config.gates.threshold == 3 and changed.model is config.model
+    with pytest.raises(TypeError):
+        config.model.replace(no_such_field=1)
+    assert repr(ModelConfig("offline", "m", "", 1.0, 0, 10)).startswith("ModelConfig(backend='offline', model='m',")
+    assert isinstance(changed, Config)
+
+
+def test_set_fields_cannot_change_a_value_once_built() -> None:
+    model = ModelConfig("offline", "m", "", 1.0, 0, 10)
+    with pytest.raises(FrozenError):
+        model.set_fields(**{**model.to_dict(), "model": "other"})
+    assert model.model == "m"
