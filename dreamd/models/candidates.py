@@ -193,7 +193,13 @@ def _terms(rec: PlanInput) -> frozenset[str]:
     """Statement terms: recall's search terms, plus every word holding a digit ("8080",
     "v1.2", "2026-12-05"; recall drops the short ones), since a value tells facts apart."""
     text = _statement_text(rec)
-    return frozenset(tokenize(text)) | {w for w in words(text) if any(ch.isdigit() for ch in w)}
+    return frozenset(tokenize(text)) | _digit_words(text)
+
+
+def _digit_words(text: str) -> set[str]:
+    """The words of ``text`` holding a digit (a word of letters only holds none: the test
+    that skips most words without looking at their characters)."""
+    return {w for w in words(text) if not w.isalpha() and any(ch.isdigit() for ch in w)}
 
 
 def _term_links(reps: Sequence[int], terms: Sequence[frozenset[str]]) -> list[tuple[float, int, int, str]]:
@@ -265,7 +271,7 @@ def _supersession_links(
         if not stated:
             continue
         said = " ".join(w for s in stated for w in sorted(s.subject | s.old))
-        keys = (frozenset(tokenize(said)) | {w for w in words(said) if any(ch.isdigit() for ch in w)}) & terms[i]
+        keys = (frozenset(tokenize(said)) | _digit_words(said)) & terms[i]
         score: dict[int, float] = {}
         for t in sorted(keys, key=lambda t: (df[t], t)):
             if len(score) >= MAX_PROBE:

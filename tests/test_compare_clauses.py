@@ -1,0 +1,63 @@
+"""The supersession cue of ``dreamd.models.offline.compare.clauses`` is a prefilter, not a rule:
+a clause it turns away is one none of the worded patterns would have matched."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dreamd.models.offline.compare import clauses as cl
+
+FRAGMENTS = (
+    "the api", "the staging db", "port 8080", "postgres 15", "Linear", "Jira", "we", "it", "is", "are", "has been",
+    "was", "were", "got", "just", "now", "all", "over", "to", "onto", "from", "with", "by", "for", "in",
+    "switched", "switching", "switch", "moved", "moving", "migrated", "migrating", "changed", "changing", "went",
+    "gone", "upgraded", "upgrading", "relocated", "relocating", "instead of", "instead", "replaced", "replacing",
+    "superseded", "no longer", "not", "n't", "never", "anymore", "any more", "uses", "use",
+    "被", "让", "取代", "替代", "替换", "代替", "用", "了", "掉", "从", "由", "改成", "换成", "改为", "换为", "迁到",
+    "迁移到了", "搬到", "切到", "切换到", "改到", "不再", "已经", "已", "都", "数据库", "端口", "我们",
+)
+
+texts = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=9).flatmap(
+    lambda parts: st.sampled_from([" ", ""]).map(lambda sep: sep.join(parts))
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts)
+def test_a_clause_any_worded_pattern_matches_has_the_cue(text: str) -> None:
+    low = cl.normalize(text).lower()
+    if any(pattern.search(low) for _, pattern in cl._PATTERNS):
+        assert cl._PATTERN_CUE.search(low), text
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "The API no longer uses port 8000; it moved to port 8443",
+        "We switched the tracker from Jira to Linear",
+        "Use pnpm instead of npm in the frontend repo",
+        "Jenkins was replaced by GitHub Actions",
+        "we are not on Heroku any more",
+        "数据库从 MySQL 改成了 Postgres",
+        "部署已迁到新机房",
+        "不再用 Jenkins",
+        "Jira 已经被 Linear 取代了",
+        "用 pnpm 代替 npm",
+        "The standup is at 9:30 on weekdays",
+    ],
+)
+def test_the_cue_changes_no_clause_s_supersessions(clause: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_cue = cl._patterned(cl.normalize(clause))
+    monkeypatch.setattr(cl, "_PATTERN_CUE", re.compile(""))
+    assert cl._patterned(cl.normalize(clause)) == with_cue
+
+
+def test_statements_are_memoised_but_each_caller_gets_its_own_list() -> None:
+    first = cl.statements("The API no longer uses port 8000", "The API no longer uses port 8000.\n")
+    assert first and first[0].kind == "no-longer"
+    first.clear()
+    assert cl.statements("The API no longer uses port 8000", "The API no longer uses port 8000.\n")
