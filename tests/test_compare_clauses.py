@@ -61,3 +61,39 @@ def test_statements_are_memoised_but_each_caller_gets_its_own_list() -> None:
     assert first and first[0].kind == "no-longer"
     first.clear()
     assert cl.statements("The API no longer uses port 8000", "The API no longer uses port 8000.\n")
+
+
+def test_the_one_search_for_either_cue_needs_no_ignorecase() -> None:
+    """``_ANY_CUE`` reads lowercased text without ``re.I``: sound only while both cues' patterns
+    are written in lowercase (an uppercase escape such as ``\\S`` would fail this too)."""
+    assert cl._PATTERN_CUE.pattern == cl._PATTERN_CUE.pattern.lower()
+    assert cl._CHANGE_CUE.pattern == cl._CHANGE_CUE.pattern.lower()
+
+
+@pytest.mark.parametrize(
+    ("description", "body"),
+    [
+        ("Deploys  no longer   use Helm", "Deploys no\nlonger use Helm.\n"),
+        ("Standup", "**Note:**moved to 10:00 on Fridays.\n**Why:** the team asked.\n"),
+        ("Metrics", "- metrics go to Prometheus now.\n"),
+        ("The API listens on port 8000", "The API listens on port 8000, behind the proxy.\n"),
+        ("部署", "部署已迁到新机房。\n"),
+        ("Ｔhe ＡＰＩ ｎｏ ｌｏｎｇｅｒ uses port 8000", "Ｔhe ＡＰＩ ｎｏ ｌｏｎｇｅｒ uses port 8000.\n"),
+    ],
+)
+def test_a_record_the_whole_text_cue_turns_away_states_nothing(
+    description: str, body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    got = cl.statements(description, body)
+    cl._statements.cache_clear()
+    monkeypatch.setattr(cl, "_may_state_a_change", lambda d, b: True)
+    assert cl.statements(description, body) == got
+    cl._statements.cache_clear()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*(f for f in FRAGMENTS if f.isascii()), ".", ";", "\n", "**Why:**", "- ", "  "]), min_size=1, max_size=12))
+def test_the_whole_text_cue_never_hides_a_clause_s_statement(parts: list[str]) -> None:
+    body = " ".join(parts)
+    if not cl._may_state_a_change("", body):
+        assert not [s for c in cl.fact_clauses("", body) + cl.line_clauses("") for s in cl.supersessions(c)]

@@ -485,9 +485,28 @@ def statements(description: str, body: str) -> list[Supersession]:
 def _statements(description: str, body: str) -> tuple[Supersession, ...]:
     """:func:`statements`, memoised by text: a dream's candidate index reads every record's,
     and the planner the same records' again, batch by batch."""
+    if not _may_state_a_change(description, body):
+        return ()
     facts = fact_clauses(description, body)
     extra = [c for c in line_clauses(description) if c not in facts]
     return tuple(s for c in facts + extra for s in supersessions(c))
+
+
+_ANY_CUE = re.compile(f"(?:{_PATTERN_CUE.pattern})|(?:{_CHANGE_CUE.pattern})")
+"""Either cue in one search, for lowercased text (the two patterns' words are lowercase, so
+no ``re.I``, which costs this search half its time)."""
+
+
+def _may_state_a_change(description: str, body: str) -> bool:
+    """False only when no clause of the record can hold a statement: an ASCII text (where
+    :func:`normalize` only collapses spaces) with neither cue anywhere. Every clause is a piece of
+    the text cut at a line break, a sentence end or a label, so a cue in a clause is a cue in
+    the whole text, the cut a word boundary as the clause's own end is; the Chinese and the
+    non-ASCII text go the whole way, clause by clause."""
+    text = description + "\n" + body
+    if not text.isascii():
+        return True
+    return _ANY_CUE.search(" ".join(text.split()).lower()) is not None
 
 
 def replaced_by(newer: tuple[str, str], older: tuple[str, str]) -> list[str]:
