@@ -55,7 +55,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -196,7 +196,13 @@ def paraphrase(a: Rec, b: Rec) -> bool:
         or _inside(set(a.fact_tokens), set(b.fact_tokens))
     ):
         return True
-    return same_fact(a.gist, b.gist, views=zip(a.views, b.views, strict=True))
+    return same_fact(a.gist, b.gist, views=_views(a, b))
+
+
+def _views(a: Rec, b: Rec) -> Iterator[tuple[Gist, Gist]]:
+    """The two records' views side by side, made only when :func:`same_fact` reads them (when
+    the whole gists differ in a value, it never does)."""
+    yield from zip(a.views, b.views, strict=True)
 
 
 def _said_within(a: Rec, b: Rec) -> bool:
