@@ -4,6 +4,7 @@ a clause it turns away is one none of the worded patterns would have matched."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -97,3 +98,41 @@ def test_the_whole_text_cue_never_hides_a_clause_s_statement(parts: list[str]) -
     body = " ".join(parts)
     if not cl._may_state_a_change("", body):
         assert not [s for c in cl.fact_clauses("", body) + cl.line_clauses("") for s in cl.supersessions(c)]
+
+
+ENGLISH = st.lists(
+    st.sampled_from([
+        "the", "API", "moved", "to", "port", "8080", "v2.3", "k8s", "on", "Dec", "15th", "2026-12-15", "at",
+        "2pm", "10:30", "two", "PRs", "need", "approvals", "Dana", "owns", "https://x.example.com/a", "#infra",
+        "`make test`", "a@b.io", "src/app.py", "don't", "never", "use", "mocks", "weekly", "Friday", "12 of May",
+        ",", ".", ";", ":", "\n", "but", "instead", "of", "Postgres", "15", "no", "longer",
+    ]),
+    min_size=1, max_size=14,
+).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ENGLISH)
+def test_an_english_gist_is_the_same_without_the_chinese_patterns(text: str) -> None:
+    from dreamd.models.offline.compare import paraphrase
+
+    fast = paraphrase.gist.__wrapped__(text)
+    original = paraphrase._chinese
+    paraphrase._chinese = lambda t: True  # every Chinese pattern tried, as before the guard
+    try:
+        assert paraphrase.gist.__wrapped__(text) == fast
+    finally:
+        paraphrase._chinese = original
+
+
+def test_real_record_files_have_the_same_gists_without_the_chinese_patterns(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd.models.offline.compare import paraphrase
+
+    texts = [p.read_text(encoding="utf-8", errors="replace")[:20_000]
+             for p in sorted((shared_data / "memory_dirs").glob("*/*.md"))]
+    assert texts
+    fast = [paraphrase.gist.__wrapped__(t) for t in texts]
+    monkeypatch.setattr(paraphrase, "_chinese", lambda t: True)
+    assert [paraphrase.gist.__wrapped__(t) for t in texts] == fast
