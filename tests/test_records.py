@@ -235,3 +235,38 @@ def valid_records(draw: st.DrawFn) -> Record:
 @given(valid_records())
 def test_render_then_strict_parse_gives_the_record_back(rec: Record) -> None:
     assert parse_record(render_record(rec), where="roundtrip", strict=True) == rec
+
+
+FRONTMATTERS = [
+    "name: r-000003\ndescription: Always run the rulo queue before pushing\ntype: feedback\n",
+    "name: a\ndescription: 'quoted: yes'\ntype: project\nexpires: '2026-11-20'\n",
+    "name: a\ndescription: d\ntype: project\nexpires: 2026-11-20\nimportance: 0.8\n",
+    "name: a\ndescription: d\ntype: user\ncreated: 2026-11-20T10:00:00Z\nflag: yes\nnothing: null\nn: 12\n",
+    "name: a\nmetadata:\n  type: user\n  tags: [x, y]\n",
+    "name: !!str 12\ndescription: !!str 2026-01-01\ntype: \"feedback\"\n",
+    "<<: {type: user}\nname: a\n",
+    "=: value\nname: a\n",
+    "name: first\nname: second\n",
+    "? [complex, key]\n: value\n",
+    "- a\n- b\n",
+    "plain scalar\n",
+    "",
+    "name: a\ndescription: |\n  two\n  lines\n",
+    "12: twelve\nname: a\n",
+]
+
+
+@pytest.mark.parametrize("text", FRONTMATTERS)
+def test_the_flat_loader_reads_every_frontmatter_as_the_safe_c_loader_does(text: str) -> None:
+    import yaml
+
+    from memory.store.records import _flat_loader
+
+    def outcome(loader: object) -> object:
+        try:
+            data = yaml.load(text, Loader=loader)  # type: ignore[arg-type]
+        except yaml.YAMLError as exc:
+            return type(exc), str(exc)
+        return type(data), data
+
+    assert outcome(_flat_loader()) == outcome(yaml.CSafeLoader)

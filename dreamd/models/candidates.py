@@ -20,7 +20,8 @@ link two records:
   (:func:`dreamd.models.offline.compare.clauses.statements`, the definition the retention gate
   holds every backend's plan to) is checked against the few older records sharing the most
   of the statement's subject and old value, and linked to those it replaces
-  (:func:`~dreamd.models.offline.compare.clauses.replaced_by`): the two share few words ("the
+  (:func:`~dreamd.models.offline.compare.clauses.replaced_by`, its parts of the newer record
+  made once): the two share few words ("the
   API no longer uses port 8000" / "the API listens on port 8000, behind the proxy"), so the
   term signal alone misses them.
 - **Embeddings** (optional, issue 25): when the directory has a vector cache
@@ -50,7 +51,11 @@ from dreamd.models.offline.compare.clauses import (
     HISTORY,
     HOW_LEAD,
     WHY_LEAD,
-    replaced_by,
+    clause_units,
+    clauses,
+    fact_clauses,
+    replaced_clauses,
+    restates,
     statements,
 )
 from dreamd.models.prompts import PlanInput, plan_stamp
@@ -193,7 +198,13 @@ def _terms(rec: PlanInput) -> frozenset[str]:
     """Statement terms: recall's search terms, plus every word holding a digit ("8080",
     "v1.2", "2026-12-05"; recall drops the short ones), since a value tells facts apart."""
     text = _statement_text(rec)
-    return frozenset(tokenize(text)) | {w for w in words(text) if any(ch.isdigit() for ch in w)}
+    return frozenset(tokenize(text)) | _digit_words(text)
+
+
+def _digit_words(text: str) -> set[str]:
+    """The words of ``text`` holding a digit (a word of letters only holds none: the test
+    that skips most words without looking at their characters)."""
+    return {w for w in words(text) if not w.isalpha() and any(ch.isdigit() for ch in w)}
 
 
 def _term_links(reps: Sequence[int], terms: Sequence[frozenset[str]]) -> list[tuple[float, int, int, str]]:
@@ -265,7 +276,7 @@ def _supersession_links(
         if not stated:
             continue
         said = " ".join(w for s in stated for w in sorted(s.subject | s.old))
-        keys = (frozenset(tokenize(said)) | {w for w in words(said) if any(ch.isdigit() for ch in w)}) & terms[i]
+        keys = (frozenset(tokenize(said)) | _digit_words(said)) & terms[i]
         score: dict[int, float] = {}
         for t in sorted(keys, key=lambda t: (df[t], t)):
             if len(score) >= MAX_PROBE:
@@ -273,11 +284,13 @@ def _supersession_links(
             for j in postings[t]:
                 if j != i:
                     score[j] = score.get(j, 0.0) + weight[t]
-        newer = (rec.description, rec.body)
+        # replaced_by's parts of the newer record, made once for all the older ones it is checked against
+        new_facts = fact_clauses(rec.description, rec.body)
+        pool = [clause_units(c) for c in clauses(rec.description, rec.body)]
         ranked = sorted((j for j in score if (plan_stamp(records[j]) or stamp) < stamp), key=lambda j: (-score[j], j))
         for j in ranked[:SUPERSESSION_CHECKS]:
-            older = records[j]
-            if replaced_by(newer, (older.description, older.body)):
+            old_facts = fact_clauses(records[j].description, records[j].body)
+            if not restates(new_facts, old_facts) and replaced_clauses(stated, pool, old_facts):
                 out.append((2.0, min(i, j), max(i, j), "supersedes"))
     return out
 

@@ -135,6 +135,38 @@ def _no_alias_loader() -> Any:
     return _loader[0]
 
 
+_flat: list[Any] = []
+
+
+def _flat_loader() -> Any:
+    """libyaml's ``CSafeLoader`` that builds a flat mapping of strings (what every record
+    dreamd writes has: ``name``, ``description``, ``type``) straight from the composed nodes:
+    the safe constructor would make each one ``node.value`` too, through four calls a scalar.
+    Any other document (a number, a date, a list, a merge key, a tag) is constructed as
+    ``CSafeLoader`` does; None without libyaml."""
+    if not _flat:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", None)
+        if base is None:
+            _flat.append(None)
+            return None
+        string, mapping = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map"
+
+        class _FlatLoader(base):  # type: ignore[misc, valid-type]
+            def construct_document(self, node: Any) -> Any:
+                if isinstance(node, yaml.MappingNode) and node.tag == mapping and all(
+                    isinstance(k, yaml.ScalarNode) and k.tag == string
+                    and isinstance(v, yaml.ScalarNode) and v.tag == string
+                    for k, v in node.value
+                ):  # fmt: skip
+                    return {k.value: v.value for k, v in node.value}
+                return super().construct_document(node)
+
+        _flat.append(_FlatLoader)
+    return _flat[0]
+
+
 def _fast_load(text: str) -> tuple[bool, Any]:
     """``(True, data)`` when libyaml's C loader could parse ``text`` safely, else
     ``(False, None)``: the pure-Python loader then decides, with its own errors.
@@ -146,7 +178,7 @@ def _fast_load(text: str) -> tuple[bool, Any]:
     """
     import yaml
 
-    fast = getattr(yaml, "CSafeLoader", None)
+    fast = _flat_loader()
     if fast is None or "&" in text or "*" in text:
         return False, None
     try:

@@ -182,6 +182,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("zh-no-longer", re.compile(r"^(?P<subj>.*?)不再(?P<old>.+)$")),
     ("zh-to", re.compile(rf"^(?P<subj>.+?)(?:已经|已|都)?(?P<verb>{_ZH_TO})(?P<new>.+)$")),
 )
+_PATTERN_CUE = re.compile(rf"{_CHANGE_EN}|instead of|replac|superseded|取代|替代|替换|代替|no longer|any\s?more|不再|{_ZH_TO}")
+"""What every one of :data:`_PATTERNS` needs somewhere in the lowered clause (a change verb,
+"instead of", "replac…"/"superseded", 取代/替代/替换/代替, "no longer", "any more", 不再, or a
+Chinese "to" verb): one search that tells most clauses, which state no change, from the
+thirteen; not a wording of its own (``tests/test_compare_clauses.py`` holds it to the patterns)."""
 _MARKER_WORDS = token_set(
     ["switch", "switched", "switching", "moved", "moving", "migrated", "migrating", "changed", "changing", "went", "gone", "upgraded", "upgrading", "relocated", "relocating", "instead", "longer", "anymore", "now"]
 )
@@ -276,7 +281,7 @@ def _general(text: str) -> tuple[Supersession, ...]:
     return tuple(Supersession(kind, subject, frozenset(), frozenset(), "", frozenset(), clause=p) for p in parts)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def supersessions(clause: str) -> tuple[Supersession, ...]:
     """The explicit supersession statements in one clause (usually none)."""
     text = normalize(clause)
@@ -285,6 +290,8 @@ def supersessions(clause: str) -> tuple[Supersession, ...]:
 
 def _patterned(text: str) -> tuple[Supersession, ...]:
     low = text.lower()
+    if not _PATTERN_CUE.search(low):
+        return ()
     for kind, pattern in _PATTERNS:
         m = pattern.search(low)
         if not m:
@@ -471,9 +478,35 @@ def statements(description: str, body: str) -> list[Supersession]:
     """The explicit supersession statements of a record: in its fact clauses, and in its
     description (a one-line summary often carries the "moved to" its body leaves out: "Standup
     moved to 10:00" over "The team standup is at 10:00 on weekdays")."""
+    return list(_statements(description, body))
+
+
+@lru_cache(maxsize=65536)
+def _statements(description: str, body: str) -> tuple[Supersession, ...]:
+    """:func:`statements`, memoised by text: a dream's candidate index reads every record's,
+    and the planner the same records' again, batch by batch."""
+    if not _may_state_a_change(description, body):
+        return ()
     facts = fact_clauses(description, body)
     extra = [c for c in line_clauses(description) if c not in facts]
-    return [s for c in facts + extra for s in supersessions(c)]
+    return tuple(s for c in facts + extra for s in supersessions(c))
+
+
+_ANY_CUE = re.compile(f"(?:{_PATTERN_CUE.pattern})|(?:{_CHANGE_CUE.pattern})")
+"""Either cue in one search, for lowercased text (the two patterns' words are lowercase, so
+no ``re.I``, which costs this search half its time)."""
+
+
+def _may_state_a_change(description: str, body: str) -> bool:
+    """False only when no clause of the record can hold a statement: an ASCII text (where
+    :func:`normalize` only collapses spaces) with neither cue anywhere. Every clause is a piece of
+    the text cut at a line break, a sentence end or a label, so a cue in a clause is a cue in
+    the whole text, the cut a word boundary as the clause's own end is; the Chinese and the
+    non-ASCII text go the whole way, clause by clause."""
+    text = description + "\n" + body
+    if not text.isascii():
+        return True
+    return _ANY_CUE.search(" ".join(text.split()).lower()) is not None
 
 
 def replaced_by(newer: tuple[str, str], older: tuple[str, str]) -> list[str]:

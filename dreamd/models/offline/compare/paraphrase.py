@@ -380,15 +380,23 @@ def _times(text: str) -> str:
             value = _clock(hour, int(m.group("m") or 0))
         return m.group() if value is None else f" {value} "
 
-    return _EN_TIME.sub(en, _ZH_TIME.sub(zh, text))
+    return _EN_TIME.sub(en, _ZH_TIME.sub(zh, text) if _chinese(text) else text)
+
+
+def _chinese(text: str) -> bool:
+    """Whether the Chinese patterns (numerals, weekdays, times of day, 月/日 dates, negations)
+    can match: each needs a Chinese character, which ASCII text has none of. Skipping them
+    there is a third of an English gist's time and changes nothing."""
+    return not text.isascii()
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _EN_MONTH = r"(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _ZH_DAY = r"\d{1,2}|[一二三四五六七八九十]{1,3}"
+_ZH_DATE = re.compile(rf"(?:(?P<y>\d{{4}})\s*年\s*)?(?P<m>{_ZH_DAY})\s*月\s*(?P<d>{_ZH_DAY})\s*[日号號]")
 _DATES = (
     re.compile(r"(?<![\d-])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?![\d-])"),
-    re.compile(rf"(?:(?P<y>\d{{4}})\s*年\s*)?(?P<m>{_ZH_DAY})\s*月\s*(?P<d>{_ZH_DAY})\s*[日号號]"),
+    _ZH_DATE,
     re.compile(rf"\b{_EN_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}})\b)?", re.I),
     re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}(?:,?\s+(?P<y>\d{{4}})\b)?", re.I),
 )
@@ -409,8 +417,10 @@ def _dates(text: str) -> str:
             return m.group()
         return f" {groups['y']}-{month:02d}-{day:02d} " if groups.get("y") else f" {month:02d}-{day:02d} "
 
+    chinese = _chinese(text)
     for pattern in _DATES:
-        text = pattern.sub(one, text)
+        if chinese or pattern is not _ZH_DATE:
+            text = pattern.sub(one, text)
     return text
 
 
@@ -448,19 +458,23 @@ def _slotted(text: str) -> list[str]:
 def _values(text: str) -> tuple[set[str], str]:
     """The values of a segment, and the segment with them blanked out."""
     found: set[str] = set()
-    for m in _ZH_WEEKDAY.finditer(text):
-        found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
-    text = _ZH_WEEKDAY.sub(_BLANK, text)
+    chinese = _chinese(text)
+    if chinese:
+        for m in _ZH_WEEKDAY.finditer(text):
+            found.add("周" + ("日" if m.group(1) == "天" else m.group(1)))
+        text = _ZH_WEEKDAY.sub(_BLANK, text)
     for m in _MIXED.finditer(text):
         found.add(re.sub(r"^v(?=\d)", "", m.group().lower()))  # "v2.3" is version 2.3
     text = _MIXED.sub(_BLANK, text)
-    text = _ZH_NUMERAL.sub(lambda m: _zh_numeral(m, found), text)
+    if chinese:
+        text = _ZH_NUMERAL.sub(lambda m: _zh_numeral(m, found), text)
     for pattern in _VALUE_PATTERNS:
         for m in pattern.finditer(text):
             found.add(_SCHEME.sub("", m.group().lower().strip("`").rstrip("./")))
         text = pattern.sub(_BLANK, text)
-    found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
-    text = _ZH_WHEN.sub(_BLANK, text)
+    if chinese:
+        found.update(_ZH_WHEN_SAME.get(w, w) for w in _ZH_WHEN.findall(text))
+        text = _ZH_WHEN.sub(_BLANK, text)
     cjk = bool(CJK_RE.search(text))
     for m in _EN_WORD.finditer(text):
         word = m.group()
@@ -597,7 +611,7 @@ def _negation_at(segment: str) -> int:
     """Where the first negation of a segment starts (its length when there is none): what
     follows it is negated ("likes brief replies without preamble" negates only the preamble)."""
     at = len(segment)
-    m = _ZH_NEGATION.search(segment)
+    m = _ZH_NEGATION.search(segment) if _chinese(segment) else None
     if m:
         at = m.start()
     for w in _EN_WORD.finditer(segment[:at]):

@@ -55,7 +55,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -196,7 +196,13 @@ def paraphrase(a: Rec, b: Rec) -> bool:
         or _inside(set(a.fact_tokens), set(b.fact_tokens))
     ):
         return True
-    return same_fact(a.gist, b.gist, views=zip(a.views, b.views, strict=True))
+    return same_fact(a.gist, b.gist, views=_views(a, b))
+
+
+def _views(a: Rec, b: Rec) -> Iterator[tuple[Gist, Gist]]:
+    """The two records' views side by side, made only when :func:`same_fact` reads them (when
+    the whole gists differ in a value, it never does)."""
+    yield from zip(a.views, b.views, strict=True)
 
 
 def _said_within(a: Rec, b: Rec) -> bool:
@@ -234,6 +240,17 @@ def _least_in_gist(a: Rec, b: Rec) -> float:
     """Gist units two records must share for :func:`same_fact` to hold."""
     size = min(len(g.content | g.values) for g in (a.gist, b.gist, a.views[0], b.views[0]))
     return max(2.0, min(MIN_SHARED, ANCHORED_SHARED) * size - 1e-9)
+
+
+def _shares_gist(a: Rec, b: Rec, shared: int) -> bool:
+    """``shared >= _least_in_gist(a, b)``, the descriptions' gists made only when the whole
+    ones leave it open: a view can only lower the bar, so a pair past the bar of the whole
+    gists is past the real one too (most pairs of one batch are, and the views of a record
+    are two more gists to make)."""
+    if shared < 2:
+        return False
+    whole = min(len(g.content | g.values) for g in (a.gist, b.gist))
+    return shared >= max(2.0, min(MIN_SHARED, ANCHORED_SHARED) * whole - 1e-9) or shared >= _least_in_gist(a, b)
 
 
 def _has_digit(toks: set[str]) -> bool:
@@ -369,8 +386,7 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             in_gist.update(by_unit.get((rec.type, k), ()))
         candidates = sorted(
             {g for g, n in shared.items() if n >= _least_shared(rec, groups[g][0])}
-            # every bar is at least 2 units: test that before the gists the bar is made of
-            | {g for g, n in in_gist.items() if n >= 2 and n >= _least_in_gist(rec, groups[g][0])}
+            | {g for g, n in in_gist.items() if _shares_gist(rec, groups[g][0], n)}
         )
         for g in candidates:
             if paraphrase(groups[g][0], rec):
