@@ -598,6 +598,47 @@ def test_a_hook_command_that_exits_non_zero_or_prints_junk_fails(tmp_path: Path)
     assert check_hooks_run({"HOME": str(tmp_path / "nobody")}) is None
 
 
+def test_a_dreamd_hook_command_that_hides_its_exit_or_never_runs_dreamd_fails(tmp_path: Path) -> None:
+    """A probe found doctor passing hooks that cannot work: ``<dreamd> hook; exit 3`` was not
+    taken for a dreamd hook at all (a WARN, exit 0), and ``/nonexistent/dreamd hook || true``
+    exited 0, so doctor said OK although dreamd never ran. Every dreamd hook command is run, and
+    only dreamd hook's own answer to the probe counts as having run."""
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(tmp_path / "st")}
+    settings = tmp_path / ".claude" / "settings.json"
+
+    def hooks(command: str) -> None:
+        write_hooks(tmp_path, {e: [{"hooks": [dict(g[0]["hooks"][0], command=command)]}] for e, g in HOOKS_SNIPPET.items()})
+
+    hooks(f"{HOOK}; exit 3")
+    assert check_claude_hooks(env).status == "OK"
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "FAIL" and f"`{HOOK}; exit 3` from {settings}" in check.detail
+    assert " exited 3" in check.detail
+    hooks("/nonexistent/bin/dreamd hook || true")
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "FAIL", check
+    assert check.detail.startswith(f"`/nonexistent/bin/dreamd hook || true` from {settings} (SessionStart")
+    assert "exited 0 but dreamd hook never answered" in check.detail and "not found" in check.detail
+    hooks(f"{HOOK} > /dev/null")
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "FAIL" and "never answered (no output)" in check.detail
+    hooks(HOOK)
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "OK", check
+
+
+def test_a_hook_that_runs_but_fails_inside_is_named_by_doctor(tmp_path: Path) -> None:
+    """A SessionStart hook swallows its own errors (Claude Code must not show them); doctor's
+    probe gets the error back and fails with it."""
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(tmp_path / "st"),
+           "DREAMD_CONFIG": str(tmp_path / "bad.toml")}  # fmt: skip
+    (tmp_path / "bad.toml").write_text("[daemon\nroots = 3\n")
+    write_hooks(tmp_path, {"SessionStart": [{"hooks": [{"type": "command", "command": HOOK, "timeout": 30}]}]})
+    check = check_hooks_run(env)
+    assert check is not None and check.status == "FAIL", check
+    assert "ran, and dreamd hook failed: " in check.detail
+
+
 def test_the_hook_commands_and_the_service_manager_are_asked_at_the_same_time(tmp_path: Path) -> None:
     """Doctor's checks that wait on other processes run side by side (issue 20: doctor's
     start-up): here the hook command only answers once the service manager was asked. Run one
@@ -701,7 +742,7 @@ def test_doctor_runs_distinct_hook_commands_at_once_and_each_only_once(monkeypat
         with lock:
             started.append(hook.command)
         both.wait()  # sequential runs would never meet here: BrokenBarrierError after 5 s
-        return 0, "", ""
+        return 0, json.dumps({doctor.PROBE_KEY: doctor.probe_token()}), ""
 
     monkeypatch.setattr(doctor, "configured_hook_commands", lambda env: hooks)
     monkeypatch.setattr(doctor, "run_hook_command", run)
@@ -720,7 +761,8 @@ def test_doctor_runs_a_repeated_hook_command_with_its_shortest_timeout(monkeypat
     ]
     seen: list[float] = []
     monkeypatch.setattr(doctor, "configured_hook_commands", lambda env: hooks)
-    monkeypatch.setattr(doctor, "run_hook_command", lambda hook, env: (seen.append(hook.timeout), (0, "", ""))[1])
+    answer = json.dumps({doctor.PROBE_KEY: doctor.probe_token()})
+    monkeypatch.setattr(doctor, "run_hook_command", lambda hook, env: (seen.append(hook.timeout), (0, answer, ""))[1])
     check = doctor.check_hooks_run({})
     assert check is not None and check.status == "OK"
     assert seen == [5.0]

@@ -582,9 +582,18 @@ def _dreamd_hook_commands(settings: Mapping[str, object], event: str) -> list[di
         entries = group.get("hooks") if isinstance(group, dict) else None
         for entry in entries if isinstance(entries, list) else []:
             command = entry.get("command") if isinstance(entry, dict) else None
-            if isinstance(command, str) and "dreamd" in command and "hook" in command.split():
+            if isinstance(command, str) and _runs_dreamd_hook(command):
                 found.append(entry)
     return found
+
+
+def _runs_dreamd_hook(command: str) -> bool:
+    """A command that names dreamd and its ``hook`` word, however the shell line goes on
+    (``dreamd hook; exit 3``, ``dreamd hook || true``: both still a dreamd hook to check)."""
+    if "dreamd" not in command:
+        return False
+    words = command.replace(";", " ").replace("|", " ").replace("&", " ").replace(")", " ").split()
+    return "hook" in words
 
 
 def _this_dreamd(*words: str) -> str:
@@ -672,9 +681,10 @@ def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, st
     with tempfile.TemporaryDirectory(prefix="dreamd-doctor-") as cwd:
         payload = {
             "hook_event_name": "SessionStart",
-            "session_id": f"dreamd-doctor-{os.getpid()}",
+            "session_id": probe_token(),
             "cwd": cwd,
             "source": "startup",
+            PROBE_KEY: probe_token(),
         }
         run_env["CLAUDE_PROJECT_DIR"] = cwd
         try:
@@ -688,6 +698,26 @@ def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, st
         except OSError as exc:
             return 126, "", str(exc)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+PROBE_KEY = "dreamd_probe"
+"""A payload field only doctor sends: ``dreamd hook`` echoes it in its answer, so an exit 0
+that never ran dreamd (``… || true``, a wrapper that swallows a missing command) is told
+apart from a hook that ran (dreamd.hook.main.handle)."""
+
+
+def probe_token() -> str:
+    """The token doctor's probe payload carries (also its session id)."""
+    return f"dreamd-doctor-{os.getpid()}"
+
+
+def answered_probe(out: str) -> bool:
+    """Whether a hook's stdout is dreamd hook's answer to doctor's probe."""
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        return False
+    return isinstance(answer, dict) and answer.get(PROBE_KEY) == probe_token()
 
 
 HOOK_CHECK_CONCURRENCY = 4
@@ -752,6 +782,21 @@ def check_hooks_run(env: Mapping[str, str]) -> Check | None:
                     "claude code hooks run",
                     f"`{hook.command}` from {where} printed something that is not hook JSON: {out[:120]!r}",
                 )
+        if answered_probe(out) and isinstance(error := json.loads(out).get("dreamd_error"), str):
+            return Check(
+                FAIL,
+                "claude code hooks run",
+                f"`{hook.command}` from {where} ran, and dreamd hook failed: {error[:300]}",
+                "every SessionStart and UserPromptSubmit of Claude Code meets this error (hook.log has it too)",
+            )
+        if not answered_probe(out):
+            return Check(
+                FAIL,
+                "claude code hooks run",
+                f"`{hook.command}` from {where} exited 0 but dreamd hook never answered "
+                f"({said or 'no output'}): the command does not run dreamd, or hides its answer",
+                f"{_this_dreamd('setup')} (writes a plain `<dreamd> hook` command into the hooks)",
+            )
         ran.append(f"`{hook.command}`")
     return Check(OK, "claude code hooks run", f"{', '.join(ran)} ran (sh -c, this PATH) and exited 0")
 

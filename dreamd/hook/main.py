@@ -445,6 +445,7 @@ def _end_session(payload: Mapping[str, Any], settings: Settings, env: Mapping[st
 def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[int, str, str]:
     """One hook call: ``(exit code, stdout, stderr)``; ``log`` is filled with the decision."""
     event: Any = None
+    payload: Any = None
     try:
         payload = _payload(stdin)
         event = payload.get("hook_event_name")
@@ -457,7 +458,7 @@ def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[i
         if event in CONTEXT_EVENTS:
             out = context(event, payload, settings, env, log)
             log["outcome"] = "context" if out else "nothing"
-            return 0, (out + "\n") if out else "", ""
+            return 0, _answer_probe(payload, (out + "\n") if out else ""), ""
         if event is not None and event not in ENQUEUE_EVENTS:
             log.update(outcome="nothing", reason=f"event {event} needs nothing")
             return 0, "", ""
@@ -475,8 +476,32 @@ def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[i
         message = _one_line(exc)
         log.update(outcome="error", error=message)
         if event in CONTEXT_EVENTS:
-            return 0, "", ""
+            return 0, _answer_probe(payload, "", message), ""
         return 1, "", f"dreamd hook: {message}\n"
+
+
+PROBE_KEY = "dreamd_probe"
+"""doctor's probe field (dreamd.cli.doctor.PROBE_KEY): echoed back so doctor sees dreamd ran."""
+
+
+def _answer_probe(payload: Any, out: str, error: str | None = None) -> str:
+    """``out`` with doctor's probe token added, and the error a context event swallowed (a
+    payload without a token: ``out`` unchanged)."""
+    if not isinstance(payload, dict):
+        return out
+    token = payload.get(PROBE_KEY)
+    if not isinstance(token, str) or len(token) > 100:
+        return out
+    try:
+        answer = json.loads(out) if out.strip() else {}
+    except ValueError:
+        return out
+    if not isinstance(answer, dict):
+        return out
+    answer[PROBE_KEY] = token
+    if error is not None:
+        answer["dreamd_error"] = error
+    return json.dumps(answer, ensure_ascii=False) + "\n"
 
 
 def main() -> int:
