@@ -51,6 +51,7 @@ from memory.store.locks import store_lock
 from memory.store.manifest import Manifest, ManifestEntry, check_file_name, utcnow_iso
 from memory.store.merge import THEIRS, merge_manifests
 from memory.store.records import sha256_hex
+from memory.store.redaction import redact_words
 from memory.store.transaction import INDEX, MANIFEST, MemoryStore, record_file_name
 
 REMOTE = "origin"
@@ -576,7 +577,7 @@ class Repo:
     def _refusal(self, leaks: Sequence[tuple[str, bool]]) -> str:
         """The refused push's one line, naming the command that gets out: ``--squash-unpushed``
         once the current set no longer holds the secret (first forget or redact what does)."""
-        shown = redact("; ".join(text for text, _ in leaks[:5]))[0]  # a file's name may be the secret
+        shown = redact_words("; ".join(text for text, _ in leaks[:5]))  # a file's name may be the secret
         recover = f"dreamd sync {self.dir} --squash-unpushed"
         still = [text for text, now in leaks if now]
         if still:
