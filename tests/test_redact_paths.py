@@ -136,3 +136,18 @@ def test_mcp_tool_errors_never_echo_a_secret() -> None:
     text = _error_text(RecordError(f"remember: name 'tok-{GH}' must match ^[a-z0-9][a-z0-9_-]{{0,63}}$"))
     assert _nothing_of(GH[4:], text) and "[REDACTED:github-token]" in text
     assert GH not in _error_text(ValueError(f"boom {GH}"))
+
+
+def test_the_dry_run_shows_the_plan_as_it_would_be_committed_redacted(store_dir: Path) -> None:
+    from dreamd.jobs.preview import render_plan
+    from memory.model.answer_gate import PlanOp
+    from memory.store.records import make_record
+
+    result = make_record(
+        f"ci-{GH[4:20].lower()}", "reference", f"CI token {GH}",
+        f"The CI token is {GH}.\nThe key is {ANT}.\nmy password is Tr0ub4dor&3x\n",
+    )  # fmt: skip
+    shown = render_plan(store_dir, [PlanOp(("a", "b"), result), PlanOp(("c",), None)])
+    assert _nothing_of(GH[4:], shown) and ANT[13:40] not in shown and "Tr0ub4dor" not in shown
+    assert "merge a, b -> ci-token [reference]" in shown and "[REDACTED:anthropic-key]" in shown
+    assert "drop c" in shown
