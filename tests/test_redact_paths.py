@@ -151,3 +151,59 @@ def test_the_dry_run_shows_the_plan_as_it_would_be_committed_redacted(store_dir:
     assert _nothing_of(GH[4:], shown) and ANT[13:40] not in shown and "Tr0ub4dor" not in shown
     assert "merge a, b -> ci-token [reference]" in shown and "[REDACTED:anthropic-key]" in shown
     assert "drop c" in shown
+
+
+@pytest.mark.parametrize("at", [700, 760, 766, 1004, 1010, 1020, 1023, 1030])
+def test_the_hook_redacts_a_tool_output_before_cutting_it(tmp_path: Path, at: int) -> None:
+    from dreamd.hook.transcript import TOOL_TEXT_KEEP, read_conversation
+
+    records = [
+        {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "read the env file"}},
+        {"type": "user", "uuid": "u2", "sessionId": "s", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "x" * at + " " + GH + " and " + ANT + " " + "y" * 900},
+        ]}},
+        {"type": "assistant", "uuid": "a1", "sessionId": "s", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "z" * at + " " + ANT + " " + "w" * 900}},
+        ]}},
+    ]  # fmt: skip
+    session = tmp_path / "s.jsonl"
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    cache = tmp_path / "cache"
+    lines, _ = read_conversation(session, cache)
+    kept = b"\n".join(line for _, line in lines).decode()
+    cached = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in cache.iterdir()) if cache.exists() else ""
+    for text in (kept, cached):
+        assert GH[4:12] not in text and ANT[13:21] not in text and "ghp_" not in text and "sk-ant" not in text
+    blocks = [b for line in lines for b in json.loads(line[1])["message"]["content"] if isinstance(b, dict)]
+    assert all(len(b.get("content", "")) <= TOOL_TEXT_KEEP for b in blocks)
+    assert all(len(b["input"]["command"]) <= TOOL_TEXT_KEEP for b in blocks if b.get("type") == "tool_use")
+
+
+def test_a_session_id_that_is_a_secret_is_replaced_by_its_hash_in_the_job(tmp_path: Path) -> None:
+    from memory.client import submit
+    from memory.spool.jobs import validate_job
+
+    spool = tmp_path / "spool"
+    mdir = str(tmp_path / "proj" / ".memory")
+    submit("user: hi", memory_dir=mdir, session_id=GH, format="text", spool=spool)
+    submit("user: hi again", memory_dir=mdir, session_id=GH, format="text", spool=spool)
+    submit("user: plain", memory_dir=mdir, session_id="5e7c1b9a-2f4d-4c1e-9a7b-3d2e1f0c9b8a", format="text", spool=spool)
+    jobs = [json.loads(p.read_bytes()) for p in sorted((spool / "new").iterdir())]
+    ids = sorted(j["session_id"] for j in jobs)
+    assert ids[0] == "5e7c1b9a-2f4d-4c1e-9a7b-3d2e1f0c9b8a"
+    assert ids[1] == ids[2] and ids[1].startswith("redacted-") and _nothing_of(GH[4:], ids[1])
+    # A job another writer put in the spool is read the same way by the daemon.
+    raw = {**jobs[0], "session_id": GH}
+    parsed = validate_job(json.dumps(raw).encode(), roots=(str(tmp_path),))
+    assert parsed.session_id is not None and parsed.session_id.startswith("redacted-")
+
+
+def test_a_stop_hook_log_line_is_redacted(tmp_path: Path) -> None:
+    import memory.redact  # noqa: F401  (a Stop hook has loaded it: then its log line is redacted)
+    from dreamd.hook.main import write_log
+
+    log = tmp_path / "hook.log"
+    write_log(log, {"event": "Stop", "memory_dir": f"/home/u/{GH}/.memory", "error": f"bad transcript_path token {ANT}"})
+    text = log.read_text(encoding="utf-8")
+    assert GH not in text and ANT[13:30] not in text
+    assert json.loads(text)["event"] == "Stop"
