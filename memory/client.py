@@ -28,6 +28,7 @@ from memory.spool.jobformat import (
     TRANSCRIPT_FORMATS,
     build_job,
     new_job_id,
+    safe_session_id,
 )
 from memory.spool.queue import Spool
 
@@ -58,8 +59,8 @@ def _memory_dir(memory_dir: str | os.PathLike[str]) -> str:
 
 def _session(session_id: str | None) -> str | None:
     if session_id is not None and not SESSION_ID_RE.match(session_id):
-        raise JobRejected(f"session_id {session_id[:40]!r} must match {SESSION_ID_RE.pattern}")
-    return session_id
+        raise JobRejected(f"session_id {redact(session_id[:40])[0]!r} must match {SESSION_ID_RE.pattern}")
+    return None if session_id is None else safe_session_id(session_id)
 
 
 def read_transcript(path: Path, max_bytes: int) -> bytes:

@@ -76,7 +76,7 @@ def test_extraction_result_with_a_secret_in_its_name_is_renamed(tmp_path: Path) 
     rec = _redact_record(
         make_record("project-login-admin-s3cr3tpass", "project", text, text + "\n", where="t")
     )
-    assert rec.name == "project-login-admin"
+    assert rec.name == "the-login-is-admin"  # made from the redacted description: no part of the old name stays
     store = MemoryStore.init(tmp_path / "mem")
     store.commit(Change(add=[rec], actor="job"))
     assert "s3cr3t" not in _on_disk(tmp_path / "mem").lower()

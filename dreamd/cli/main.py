@@ -75,7 +75,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # argparse prints usage and exits 2 on its own
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"dreamd: {message}\n")
+        self.exit(EXIT_USAGE, f"dreamd: {_redacted(message)}\n")
+
+
+def _redacted(message: str) -> str:
+    """An error line as it may be shown: errors quote what they were given, which may hold a
+    secret (``--name ci-token-<token>``), so it goes through the redactor first (issue 22)."""
+    from memory.store.redaction import redact_words
+
+    return redact_words(message)
+
+
+def _fail(message: str) -> None:
+    print(f"dreamd: {_redacted(message)}", file=sys.stderr)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -110,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
         return code
     except DreamdError as exc:
-        print(f"dreamd: {exc}", file=sys.stderr)
+        _fail(str(exc))
         return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILURE
     except BrokenPipeError:
         # `dreamd status --json | head`: the reader left; that is not our failure.
@@ -119,14 +131,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except FileNotFoundError as exc:
-        print(f"dreamd: {exc.filename}: no such file or directory", file=sys.stderr)
+        _fail(f"{exc.filename}: no such file or directory")
         return EXIT_FAILURE
     except PermissionError as exc:
-        print(f"dreamd: {exc.filename}: permission denied", file=sys.stderr)
+        _fail(f"{exc.filename}: permission denied")
         return EXIT_FAILURE
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""  # every dreamd write names its file (fsutil)
-        print(f"dreamd: {where}{exc.strerror or exc}", file=sys.stderr)
+        _fail(f"{where}{exc.strerror or exc}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130

@@ -18,26 +18,31 @@ if TYPE_CHECKING:
 def cmd_remember(args: argparse.Namespace) -> int:
     from memory.redact import redact
     from memory.store.records import make_record
+    from memory.store.redaction import clean_name
     from memory.store.transaction import Change
 
     if args.body_file:
         body = sys.stdin.read() if args.body_file == "-" else Path(args.body_file).read_text(encoding="utf-8")
     else:
         body = args.body
+    # The name is checked against the text before it is redacted: only there is the secret a
+    # name may share a part with (issue 22).
+    name = clean_name(args.name, args.description, body)
     rec = make_record(
-        args.name, args.type, redact(args.description)[0], redact(body)[0], where="remember",
+        name, args.type, redact(args.description)[0], redact(body)[0], where="remember",
         importance=args.importance, expires=args.expires,
     )  # fmt: skip
     store = open_store_of(args)
     keys, _ = store.resolve([rec.name])  # the key, or a record's own frontmatter name
-    exists = rec.name in keys
+    exists = rec.name in keys and name == args.name  # a renamed record never replaces another
     if exists:
         rec = _keep_options(store, keys[rec.name], rec)
     change = Change(replace={keys[rec.name]: rec}) if exists else Change(add=[rec])
     result = store.commit(change)
     verb = "updated" if exists else "added"
+    renamed = "; renamed: the name given held part of a secret" if name != args.name else ""
     name = (result.updated or result.added or [rec.name])[0]
-    print(f"{verb} {name} (generation {result.generation})")
+    print(f"{verb} {name} (generation {result.generation}{renamed})")
     return EXIT_OK
 
 

@@ -414,6 +414,10 @@ def write_log(path: Path, entry: Mapping[str, Any]) -> None:
         except FileNotFoundError:
             pass
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        if "memory.redact" in sys.modules:  # loaded by this call (a Stop): redacting the line is free
+            from memory.redact import redact
+
+            line = redact(line)[0]  # a path or an error may quote a secret (issue 22); never spans a quote
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "replace"))

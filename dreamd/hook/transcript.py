@@ -45,17 +45,77 @@ def _text_of(value: Any) -> str:
     return text_of(value)
 
 
-def _shrink_input(value: Any) -> Any:
-    if isinstance(value, str):
-        return value[:TOOL_TEXT_KEEP]
+KEEP_LOOKAHEAD = 256
+"""Characters past :data:`TOOL_TEXT_KEEP` the redactor sees before a tool text is cut: a token
+that starts before the cut is found whole (a private key block by its armour line)."""
+
+_SEPARATOR = '\n"\n'
+"""Between the tool texts redacted together: no replacement spans a quote (memory.redact)."""
+
+
+class _Cuts:
+    """Tool texts longer than :data:`TOOL_TEXT_KEEP`, redacted BEFORE they are cut.
+
+    Cut first, a token starting near the end lost its tail, and the redactor no longer knew
+    the 20-character head it left (issue 22). Each long text is held at the kept part and
+    :data:`KEEP_LOOKAHEAD` more, and the last ``2 * KEEP_LOOKAHEAD`` characters of all of them
+    (around the cut: tool outputs are most of a 30 MB session) are redacted in one pass when
+    the records are done (one call per whole text cost a cold Stop 68 % more), then cut; a
+    marker the cut would halve goes whole. The line's redaction does the rest.
+    """
+
+    def __init__(self) -> None:
+        self.slots: list[tuple[Any, Any]] = []
+
+    def put(self, container: Any, key: Any, text: str) -> None:
+        if len(text) <= TOOL_TEXT_KEEP:
+            container[key] = text
+            return
+        container[key] = text[: TOOL_TEXT_KEEP + KEEP_LOOKAHEAD]
+        self.slots.append((container, key))
+
+    def finish(self) -> None:
+        if not self.slots:
+            return
+        from memory.redact import redact
+
+        head = TOOL_TEXT_KEEP - KEEP_LOOKAHEAD
+        # Only the end of each text needs it now: a secret wholly in the first part is found by
+        # the redaction of the line, which sees it whole (one split by the window's start too).
+        texts = [container[key][head:] for container, key in self.slots]
+        out, kinds = redact(_SEPARATOR.join(texts))
+        parts = out.split(_SEPARATOR) if kinds else texts
+        if len(parts) != len(texts):  # a text held the separator: one by one instead
+            parts = [redact(t)[0] for t in texts]
+        for (container, key), tail in zip(self.slots, parts, strict=True):
+            text = container[key][:head] + tail
+            cut = text[:TOOL_TEXT_KEEP]
+            marker = cut.rfind("[REDACTED:")
+            container[key] = cut[:marker] if marker >= 0 and "]" not in cut[marker:] else cut
+        self.slots = []
+
+
+def _shrink_input(value: Any, cuts: _Cuts) -> Any:
     if isinstance(value, dict):
-        return {k: _shrink_input(v) for k, v in value.items()}
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if isinstance(v, str):
+                cuts.put(out, k, v)
+            else:
+                out[k] = _shrink_input(v, cuts)
+        return out
     if isinstance(value, list):
-        return [_shrink_input(v) for v in value[:64]]
+        items: list[Any] = [None] * min(len(value), 64)
+        for i, v in enumerate(value[:64]):
+            if isinstance(v, str):
+                cuts.put(items, i, v)
+            else:
+                items[i] = _shrink_input(v, cuts)
+        return items
     return value
 
 
-def _shrink_block(block: Any) -> Any:
+def _shrink_block(block: Any, cuts: _Cuts) -> Any:
     if not isinstance(block, dict):
         return block
     kind = block.get("type")
@@ -63,11 +123,15 @@ def _shrink_block(block: Any) -> Any:
         return None
     if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
         small = dict(block)
-        small["content"] = _text_of(block.get("content"))[:TOOL_TEXT_KEEP]
+        cuts.put(small, "content", _text_of(block.get("content")))
         return small
     if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         small = dict(block)
-        small["input"] = _shrink_input(block.get("input"))
+        raw = block.get("input")
+        if isinstance(raw, str):
+            cuts.put(small, "input", raw)
+        else:
+            small["input"] = _shrink_input(raw, cuts)
         return small
     if kind in _MEDIA:
         return {"type": kind}
@@ -79,13 +143,13 @@ KEPT_KEYS = ("type", "uuid", "sessionId", "timestamp", "isSidechain", "isMeta", 
 MESSAGE_KEYS = ("role", "id", "content")
 
 
-def _minimal(record: dict[str, Any]) -> dict[str, Any]:
+def _minimal(record: dict[str, Any], cuts: _Cuts) -> dict[str, Any]:
     out = {k: record[k] for k in KEPT_KEYS if k in record}
     message = record.get("message")
     if isinstance(message, dict):
         slim = {k: message[k] for k in MESSAGE_KEYS if k in message}
         if isinstance(slim.get("content"), list):
-            blocks = [_shrink_block(b) for b in slim["content"]]
+            blocks = [_shrink_block(b, cuts) for b in slim["content"]]
             slim["content"] = [b for b in blocks if b is not None]
         out["message"] = slim
     elif "message" in record:
@@ -136,7 +200,8 @@ def conversation_lines(
     parser skips them too); records of other types are skipped without being decoded. Only
     ``data[begin:stop]`` is read (no copy of a 30 MB buffer is made to look at part of it).
     """
-    kept: list[tuple[bytes, bytes]] = []
+    kept: list[tuple[bytes, dict[str, Any]]] = []
+    cuts = _Cuts()
     find = data.find
     pos, size = begin, len(data) if stop is None else stop
     loads, dumps = (
@@ -168,8 +233,9 @@ def conversation_lines(
             continue
         if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
             continue
-        kept.append((record["type"].encode(), dumps(_minimal(record))))
-    return kept
+        kept.append((record["type"].encode(), _minimal(record, cuts)))
+    cuts.finish()
+    return [(kind, dumps(minimal)) for kind, minimal in kept]
 
 
 def escaped_size(line: bytes) -> int:

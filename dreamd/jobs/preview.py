@@ -3,6 +3,7 @@ preview show it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,16 +13,21 @@ __all__ = ["render_plan"]
 
 
 def render_plan(memory_dir: Path, plan: Sequence[PlanOp]) -> str:
-    """A consolidation plan as a readable diff (``dreamd consolidate --dry-run``)."""
+    """A consolidation plan as a readable diff (``dreamd consolidate --dry-run``): each result as
+    the commit would write it, redacted, so a preview never shows what a record never holds."""
     from memory.store.transaction import MemoryStore
 
     store = MemoryStore(memory_dir)
     by_name = {e.name: e for e in store.read().records}
     if not plan:
         return "no changes: the set is already consolidated\n"
+    from memory.store.redaction import redact_record
+
     lines: list[str] = []
     for op in plan:
         sources = list(op.source_names)
+        if op.result is not None:  # what the commit would write: the model's answer redacted (issue 22)
+            op = dataclasses.replace(op, result=redact_record(op.result)[0])
         if op.result is None:
             lines.append(f"drop {', '.join(sources)}")
             for n in sources:

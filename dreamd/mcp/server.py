@@ -47,6 +47,13 @@ RESOURCE_PAGE = 500
 
 
 def _error_text(exc: BaseException) -> str:
+    """The one sentence a failed call answers, redacted: errors quote their input (issue 22)."""
+    from memory.store.redaction import redact_words
+
+    return redact_words(_error_sentence(exc))
+
+
+def _error_sentence(exc: BaseException) -> str:
     if isinstance(exc, DreamdError):
         return " ".join(str(exc).split())
     if isinstance(exc, OSError):

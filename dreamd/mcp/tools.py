@@ -383,6 +383,7 @@ class MemoryTools:
     def _tool_remember(self, args: dict[str, Any]) -> ToolAnswer:
         from memory.redact import redact
         from memory.store.records import make_record, slugify, unique_name
+        from memory.store.redaction import clean_name
         from memory.store.transaction import Change
 
         path = self.directory(args.get("memory_dir"))
@@ -391,7 +392,14 @@ class MemoryTools:
         body, body_kinds = redact(args["body"])
         kinds += [k for k in body_kinds if k not in kinds]
         names = {e.name for e in store.snapshot().records}
-        name = args.get("name") or unique_name(slugify(description), names)
+        given = args.get("name") or slugify(description)
+        # Checked against the unredacted text, where the secret a name may share a part with is.
+        name = clean_name(given, args["description"], args["body"])
+        renamed = name != given and bool(args.get("name"))
+        if renamed or not args.get("name"):
+            name = unique_name(name, names)  # a renamed record never replaces another
+        if renamed and "name" not in kinds:
+            kinds.append("name")
         record = make_record(name, args["type"], description, body, where="remember")
         exists = record.name in names
         change = (

@@ -40,6 +40,7 @@ from typing import Any
 
 from dreamd.sync.git import Git, SyncError, SyncTransient, first_line, git_blob_id
 from dreamd.sync.install import install, locate
+from dreamd.sync.outgoing import file_secrets, message_secrets
 from dreamd.sync.remote import RemoteSet, fetch_records, manifest_at, read_remote_set
 from memory.errors import DreamdError, StoreError
 from memory.fsutil import open_regular, replace_atomic
@@ -50,6 +51,7 @@ from memory.store.locks import store_lock
 from memory.store.manifest import Manifest, ManifestEntry, check_file_name, utcnow_iso
 from memory.store.merge import THEIRS, merge_manifests
 from memory.store.records import sha256_hex
+from memory.store.redaction import redact_words
 from memory.store.transaction import INDEX, MANIFEST, MemoryStore, record_file_name
 
 REMOTE = "origin"
@@ -336,7 +338,7 @@ class Repo:
             tree = git.run("write-tree", env=self.private_index).stdout.decode().strip()
             commit = git.run(
                 *git.identity(), "commit-tree", tree, *parent_args,
-                input=_message(m, folded=folded, note=note if i == len(gens) - 1 else "").encode(),
+                input=redact(_message(m, folded=folded, note=note if i == len(gens) - 1 else ""))[0].encode(),
                 env={"GIT_AUTHOR_DATE": m.committed_at or utcnow_iso()},
             ).stdout.decode().strip()
             parent_args = ["-p", commit]
@@ -547,11 +549,16 @@ class Repo:
         found: list[tuple[str, bool]] = []
         current: set[str] | None = None
         for oid, data in git.blobs(blob_ids).items():
-            kinds = redact(data.decode("utf-8", "replace"))[1]
+            kinds = file_secrets(names.get(oid, ""), data)
             if kinds:
                 if current is None:
                     current = {item[2] for item in git.tree(head).values()}
                 found.append((f"{names.get(oid, oid[:12])} ({', '.join(kinds)})", oid in current))
+        # A message is rewritten by --squash-unpushed, so it never counts as in the current set.
+        for commit, _, message in (c.strip().partition("\n") for c in git.out("log", "--format=%H%n%B%x00", *spec).split("\0")):
+            kinds = message_secrets(message)
+            if kinds and commit.strip():
+                found.append((f"the message of commit {commit.strip()[:12]} ({', '.join(kinds)})", False))
         return sorted(found)
 
     def push(self) -> bool:
@@ -570,7 +577,7 @@ class Repo:
     def _refusal(self, leaks: Sequence[tuple[str, bool]]) -> str:
         """The refused push's one line, naming the command that gets out: ``--squash-unpushed``
         once the current set no longer holds the secret (first forget or redact what does)."""
-        shown = "; ".join(text for text, _ in leaks[:5])
+        shown = redact_words("; ".join(text for text, _ in leaks[:5]))  # a file's name may be the secret
         recover = f"dreamd sync {self.dir} --squash-unpushed"
         still = [text for text, now in leaks if now]
         if still:

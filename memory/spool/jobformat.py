@@ -35,6 +35,24 @@ KINDS: tuple[str, ...] = ("extract", "remember", "forget", "consolidate")
 TRANSCRIPT_FORMATS: tuple[str, ...] = ("auto", "claude-code", "anthropic", "openai", "text")
 MAX_JOB_BYTES = 32 * 1024 * 1024
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
+
+
+def safe_session_id(sid: str) -> str:
+    """``sid``, or when the redactor finds a secret in it, ``redacted-<16 hex>`` (a hash of it).
+
+    A session id is written to the job, the manifest's sources and cursors, every log and
+    ``dreamd log`` ("added by session …"), so one that is a token would be published by all of
+    them (issue 22). Replaced, not refused: the transcript is still kept, and the same id
+    always maps to the same replacement, so a session's cursor still follows it."""
+    from memory.redact import redact
+
+    if not redact(sid.replace("-", " "))[1] and not redact(sid)[1]:
+        return sid
+    import hashlib
+
+    return "redacted-" + hashlib.sha256(sid.encode("utf-8", "replace")).hexdigest()[:16]
+
+
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")  # == memory.store.records.NAME_RE, without YAML
 

@@ -39,6 +39,7 @@ from memory.spool.jobformat import (
     build_job,
     encode_job,
     new_job_id,
+    safe_session_id,
     utc_iso,
 )
 
@@ -117,8 +118,8 @@ def _session_id(value: Any) -> str | None:
         return None
     sid = _text(value, "session_id", max_chars=128)
     if not SESSION_ID_RE.match(sid):
-        raise JobRejected(f"session_id {sid[:40]!r} must match {SESSION_ID_RE.pattern}")
-    return sid
+        raise JobRejected(f"session_id {redact(sid[:40])[0]!r} must match {SESSION_ID_RE.pattern}")
+    return safe_session_id(sid)
 
 
 def _memory_dir(value: Any, roots: Sequence[str]) -> Path:

@@ -457,6 +457,44 @@ def _why_not_kept(path: Path) -> str:
     return f" (its file is {file_kind(mode)}, not a regular file, so .history/ never kept its bytes)"
 
 
+def _redacted_restore(entry: ManifestEntry, data: bytes, names: set[str]) -> tuple[ManifestEntry, bytes] | None:
+    """The entry ``entry`` becomes, and its new file's bytes, when its bytes ``data`` hold a
+    secret (a generation from before a redaction: an adopted hand-written file, a record an
+    older dreamd wrote), else None.
+
+    The restored record is redacted like every record write (:func:`memory.store.redaction.redact_record`,
+    name included: a name that held part of the secret is replaced, in ``names`` too) and gets
+    a new file, so the secret never comes back live."""
+    from memory.errors import RecordError
+    from memory.redact import redact
+    from memory.store.records import parse_record, render_record
+    from memory.store.redaction import redact_record
+    from memory.store.transaction import record_file_name
+
+    text = data.decode("utf-8", "replace")
+    if not redact(text)[1]:
+        return None
+    try:
+        rec = parse_record(data, where=entry.file, stem=Path(entry.file).stem)
+    except RecordError:
+        rec = None
+    if rec is None:  # not a record any more: its text, redacted
+        clean_bytes = redact(text)[0].encode("utf-8")
+        name, description = entry.name, redact(entry.description)[0]
+    else:
+        clean, _ = redact_record(dataclasses.replace(rec, name=entry.name))
+        name = entry.name
+        if clean.name != entry.name:
+            names.discard(entry.name)
+            name = unique_name(clean.name, names)
+            names.add(name)
+        clean_bytes = render_record(dataclasses.replace(clean, name=name))
+        description = clean.description
+    file = record_file_name(name)
+    new = dataclasses.replace(entry, name=name, description=description, file=file, sha256=sha256_hex(clean_bytes))
+    return new, clean_bytes
+
+
 def rollback(store: MemoryStore, *, to: int) -> CommitResult:
     """Commit a new generation whose set equals generation ``to``; all or nothing."""
     # here, not at import: `dreamd log` reads history and never reconciles or commits (issue 20)
@@ -471,6 +509,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
         store.migrate_history()
         entries: list[ManifestEntry] = []
         files: list[tuple[str, bytes]] = []
+        names = {e.name for e in target.records}
         for entry in target.records:
             data = find_bytes(store, entry)
             if data is None:
@@ -478,6 +517,11 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
                     f"{store.path}: cannot roll back to generation {to}: {entry.file} ({entry.name}) is no longer kept"
                     f"{_why_not_kept(store.path / entry.file)}; nothing was changed"
                 )
+            redacted = _redacted_restore(entry, data, names)
+            if redacted is not None:  # the same redaction as every record write (issue 22)
+                entries.append(redacted[0])
+                files.append((redacted[0].file, redacted[1]))
+                continue
             path = store.path / entry.file
             on_disk = read_regular_or_none(path, max_bytes=MAX_RECORD_FILE_BYTES)
             if on_disk is None and os.path.lexists(path):

@@ -117,6 +117,9 @@ class ForeignScan:
     secrets: dict[str, Record] = field(default_factory=dict)
     """Files written outside dreamd that hold a secret, by key (found by a full scan): reconcile
     commits them redacted as the next generation; the originals go to the archive (issue 22)."""
+    renamed: list[str] = field(default_factory=list)
+    """Adopted files whose name held part of a secret, by the name they were given instead
+    (:func:`memory.store.redaction.clean_name`; the old one is never written anywhere)."""
 
     @property
     def changed(self) -> bool:
@@ -182,9 +185,14 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
             # commit's cleanup instead of bringing a forgotten record back.
             scan.leftovers.append(name)
             continue
+        renamed = _clean_name(rec)
+        if renamed is not None:
+            rec = dataclasses.replace(rec, name=renamed)
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
         scan.entries.append(entry)
         scan.adopted.append(entry.name)
+        if renamed is not None:
+            scan.renamed.append(entry.name)
         note_secret(scan.secrets, entry.name, data, rec)
     store.report_malformed(scan.malformed)
     return scan
@@ -240,6 +248,15 @@ def _scan_named(
         )
         scan.updated.append(entry.name)
         note_secret(scan.secrets, entry.name, data, rec)
+
+
+def _clean_name(rec: Record) -> str | None:
+    """The name an adopted record takes instead of its own when that held part of a secret
+    (checked against the file's unredacted text, issue 22), else None."""
+    from memory.store.redaction import clean_name
+
+    name = clean_name(rec.name, rec.description, rec.body, rec.title or "")
+    return None if name == rec.name else name
 
 
 def note_secret(
@@ -351,7 +368,10 @@ def reconcile(store: ReconcilingStore) -> ReconcileReport:
     if scan.secrets:  # the next generation holds them redacted
         from memory.store.change import Change
 
-        generation = store.commit(Change(replace=dict(scan.secrets), actor="reconcile", note="redacted secrets")).generation
+        note = "redacted secrets"
+        if scan.renamed:  # one line in dreamd log; the old names held part of a secret, so never shown
+            note += f"; renamed {len(scan.renamed)} adopted file(s) whose name held part of one: now {', '.join(scan.renamed)}"
+        generation = store.commit(Change(replace=dict(scan.secrets), actor="reconcile", note=note)).generation
     return ReconcileReport(
         generation=generation,
         adopted=scan.adopted,

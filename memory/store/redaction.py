@@ -9,16 +9,19 @@ of :mod:`memory.redact` so the hook, which only redacts text, does not import ``
 from __future__ import annotations
 
 import dataclasses
+import re
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory.redact import redact_found, safe_name, scrub_fragments
+from memory.redact import found_secrets, redact_found, safe_name, scrub_fragments
 
 if TYPE_CHECKING:
     from memory.store.records import Record
 
 R = TypeVar("R", bound="Record")
+
+_MARKER_RE = re.compile(r"\[REDACTED:[^\]]*\]")
 
 _CLEAN: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 """Records this module found clean, by identity (frozen, so still clean): extraction redacts its records and the
@@ -34,6 +37,39 @@ def _walk(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [_walk(v, change) for v in value]
     return value
+
+
+def redact_words(text: str) -> str:
+    """``text`` redacted, a value joined to a word by "-" included.
+
+    The redactor reads ``tok-ghp_…`` as one word; record and file names join their words so,
+    and error lines quote them ("name 'tok-ghp_…' must match …"), so those are looked for with
+    "-" read as a space too, and every part of what is found goes (issue 22)."""
+    out, _kinds, found = redact_found(text)
+    joined = found_secrets(text.replace("-", " "))
+    return scrub_fragments(out, found + joined)[0] if joined else out
+
+
+def clean_name(name: str, description: str, *texts: str) -> str:
+    """``name``, or when a part of it held a secret, a name made from the redacted description.
+
+    ``description`` and ``texts`` are the record's UNREDACTED text: only there can the check
+    see the secret a name shares a part with (issue 22). Dropping the parts that match
+    (:func:`memory.redact.safe_name`) can keep a value's short tail ("admin-pw-tr0ub4dor-3x"
+    became "admin-pw-3x"), so no part of such a name stays; ``redacted-secret`` when the
+    description leaves nothing either.
+    """
+    from memory.store.records import slugify
+
+    if safe_name(name, description, *texts) == name:
+        return name
+    secrets = [s for t in (description, *texts, name) for s in redact_found(t)[2]]
+    plain, _ = scrub_fragments(redact_found(description)[0], secrets)
+    words = " ".join(_MARKER_RE.sub(" ", plain).split())
+    slug = slugify(words) if words else "redacted-secret"
+    if safe_name(slug, description, *texts, name) != slug:
+        return "redacted-secret"
+    return slug
 
 
 def redact_record(rec: R, *, keep_name: bool = False) -> tuple[R, list[str]]:
@@ -66,7 +102,7 @@ def redact_record(rec: R, *, keep_name: bool = False) -> tuple[R, list[str]]:
         _walk(value, first_pass)
     description, body, title, extra = (_walk(v, second_pass) for v in fields)
     name = (
-        rec.name if keep_name else safe_name(rec.name, rec.description, rec.body, rec.title or "")
+        rec.name if keep_name else clean_name(rec.name, rec.description, rec.body, rec.title or "")
     )
     if not kinds and name == rec.name:
         if not keep_name:  # a kept name was not checked: such a record is clean only as a replace
