@@ -232,6 +232,10 @@ def test_a_spool_another_user_owns_fails_whatever_its_mode(tmp_path: Path) -> No
     check = check_spool(spool)
     assert check.status == "FAIL"
     assert f"{spool} is owned by uid 12345, not by this user" in check.detail
+    for queue in spool.iterdir():  # `chown -R`: the spool is named, not its first queue
+        os.chown(queue, 12345, 12345)
+    check = check_spool(spool)
+    assert check.status == "FAIL" and check.detail.startswith(f"{spool} is owned by uid 12345"), check.detail
 
 
 def test_spool_that_is_a_file_fails(tmp_path: Path) -> None:

@@ -229,6 +229,25 @@ def test_unreadable_spool_is_reported_not_raised(
     assert f"spool {spool}: cannot read it: {spool}: Permission denied" in text
 
 
+def test_a_spool_the_daemon_refuses_is_said_to_be_refused(tmp_path: Path) -> None:
+    """A probe found `dreamd status` printing "backlog 1, not draining" for a spool another uid
+    owns, while once, submit, run and every hook refused it with one line: status now makes
+    the daemon's own check and says the spool is refused."""
+    spool = tmp_path / "spool"
+    for q in ("tmp", "new", "cur", "deferred", "done", "failed"):
+        (spool / q).mkdir(parents=True, mode=0o700)
+    spool.chmod(0o755)
+    (spool / "new" / "20261120T000000.000000Z-aa.json").write_text("{}")
+    for path in (spool, *spool.iterdir()):
+        os.chown(path, 12345, 12345)
+    sp = spool_status(spool)
+    assert sp["new"] == 1
+    assert sp["refused"].startswith(f"spool {spool} is owned by uid 12345, not by this user")
+    text = render_status(collect_status(config_for(tmp_path), now=NOW))
+    assert f"  REFUSED: spool {spool} is owned by uid 12345" in text
+    assert "not draining" not in text and "backlog" not in text
+
+
 def test_spool_not_created_yet(tmp_path: Path) -> None:
     sp = spool_status(tmp_path / "spool")
     assert sp["exists"] is False

@@ -193,6 +193,13 @@ def check_spool(spool: Path) -> Check:
             f"{spool} is not a directory",
             "move it away; the spool must be a directory",
         )
+    if st.st_uid != os.geteuid():  # named before its queues: theirs follows from it
+        return Check(
+            FAIL,
+            "spool",
+            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); the daemon refuses it",
+            f"chown -R $USER {spool}",
+        )
     loose = [spool] if st.st_mode & 0o022 else []
     unwritable = [] if os.access(spool, os.W_OK | os.X_OK) else [spool]
     for queue in ("tmp", "new", "cur", "deferred", "done", "failed"):
@@ -226,13 +233,6 @@ def check_spool(spool: Path) -> Check:
         where = ", ".join(str(p) for p in unwritable)
         return Check(
             FAIL, "spool", f"not writable by this user: {where}", f"chown -R $USER {spool}"
-        )
-    if st.st_uid != os.geteuid():
-        return Check(
-            FAIL,
-            "spool",
-            f"{spool} is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); the daemon refuses it",
-            f"chown -R $USER {spool}",
         )
     if mode & 0o077:
         return Check(

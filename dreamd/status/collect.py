@@ -145,6 +145,11 @@ def spool_status(spool: Path, *, last: int = FAILURES_SHOWN) -> dict[str, Any]:
         return out
     for queue in SPOOL_QUEUES:
         out[queue] = getattr(counts, queue)
+    if out["exists"]:
+        try:  # the check the daemon, `dreamd once` and every hook make before using it
+            sp.check_permissions()
+        except DreamdError as exc:
+            out["refused"] = str(exc)
     failures.sort(key=lambda f: (f["failed_at"] or "", f["job"]), reverse=True)
     out["failures"] = failures[:last]
     out.update(_drain(sp, backlog=counts.new + counts.deferred))
@@ -623,7 +628,10 @@ def render_status(status: dict[str, Any]) -> str:
     elif sp["exists"]:
         depths = " · ".join(f"{q} {sp[q]}" for q in ("new", "cur", "deferred", "failed"))
         lines.append(f"spool {sp['path']}: {depths}")
-        lines.append("  " + _render_drain(sp))
+        if sp.get("refused"):
+            lines.append(f"  REFUSED: {sp['refused']} (the daemon, dreamd once, submit and every hook refuse this spool: no job in it is applied)")
+        else:
+            lines.append("  " + _render_drain(sp))
     else:
         lines.append(f"spool {sp['path']}: not created yet")
     for f in sp["failures"]:
