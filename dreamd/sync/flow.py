@@ -208,7 +208,9 @@ def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "",
 
     e = log_entry(m)
     if against_parent:
-        e = dataclasses.replace(e, merged=[], foreign={}, index_archived=None, **_changes(parent, m))
+        added, updated, removed = _changes(parent, m)
+        e = dataclasses.replace(e, added=added, updated=updated, removed=removed, merged=[], foreign={},
+                                index_archived=None)
     counts = f"+{len(e.added)} ~{len(e.updated)} -{len(e.removed)}"
     who = e.actor + (f" job {e.job_id}" if e.job_id else "")
     lines = [f"dreamd generation {m.generation}: {who} ({counts}, {e.records} records)", "", render_log([e]).rstrip()]
@@ -219,15 +221,12 @@ def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "",
     return "\n".join(lines) + "\n"
 
 
-def _changes(old: Manifest | None, new: Manifest) -> dict[str, list[str]]:
+def _changes(old: Manifest | None, new: Manifest) -> tuple[list[str], list[str], list[str]]:
     """The record names ``new`` adds, updates (other bytes) and removes against ``old``."""
     before = {e.name: e.sha256 for e in old.records} if old is not None else {}
     after = {e.name: e.sha256 for e in new.records}
-    return {
-        "added": [n for n in after if n not in before],
-        "updated": [n for n in after if n in before and before[n] != after[n]],
-        "removed": [n for n in before if n not in after],
-    }
+    return ([n for n in after if n not in before], [n for n in after if n in before and before[n] != after[n]],
+            [n for n in before if n not in after])
 
 
 class Repo:
