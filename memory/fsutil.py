@@ -233,12 +233,17 @@ def open_checked(
     for a reader that reads only parts of a file (a manifest's head and tail). The caller
     closes it; UnsafeFileError names the path and the reason."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    where = os.fspath(path)
+    where = printable(path)
     try:
         fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnsafeFileError(f"{where}: is a symbolic link; dreamd does not follow links here") from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket (or a device) cannot be opened
+            with contextlib.suppress(OSError):
+                mode = os.lstat(path, dir_fd=dir_fd).st_mode
+                if not stat.S_ISREG(mode):
+                    raise UnsafeFileError(f"{where}: is {_kind(mode)}, not a regular file; left alone") from None
         raise
     try:
         st = os.fstat(fd)
@@ -267,6 +272,42 @@ def read_regular_or_none(path: str | os.PathLike[str], *, max_bytes: int, oversi
         return open_regular(path, max_bytes=max_bytes, oversize=oversize)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+TEXT_MAX_REPLACEMENTS = 3
+"""Invalid UTF-8 a text may hold and still be text: a cut at a byte cap splits one sequence."""
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` (decoded with ``errors="replace"``) is not text to put before a model, or
+    None: NUL bytes, other control characters (tab, line breaks and form feed are text), or more
+    than :data:`TEXT_MAX_REPLACEMENTS` invalid UTF-8 sequences. A file dreamd did not write may
+    be a binary or a terminal escape planted to steer the agent (DESIGN §2)."""
+    import re
+
+    if "\0" in text:
+        return f"holds {min(text.count(chr(0)), 10**6)} NUL byte(s), not text"
+    control = re.search(r"[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f]", text)
+    if control is not None:
+        return f"holds control character U+{ord(control.group()):04X}, not text"
+    bad = text.count("\ufffd")
+    if bad > TEXT_MAX_REPLACEMENTS:
+        return f"is not valid UTF-8 ({bad} invalid sequences), not text"
+    return None
+
+
+def printable(name: object) -> str:
+    """``name`` for a message line: control characters escaped (``\\n``, ``\\x1b``), so a file
+    name holding a line break still prints as one line; no quotes, no ``PosixPath(...)``."""
+    text = os.fspath(name) if isinstance(name, os.PathLike) else str(name)
+    if text.isprintable():
+        return text
+    with contextlib.suppress(UnicodeError):  # bytes that are not UTF-8 as ``\\xe9``
+        text = os.fsencode(text).decode("utf-8", "backslashreplace")
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for ch in text
+    )
 
 
 def check_dir(path: str | os.PathLike[str], *, private: bool = False, owned: bool = True) -> bool:

@@ -47,3 +47,27 @@ def test_operations_installs_from_this_repository_and_gives_the_five_event_hook_
     advice = ops.split("### 1.4 Agents", 1)[1].split("\n## ", 1)[0]
     assert all(f"`{event}`" in advice for event in HOOK_EVENTS)
     assert "dreamd setup" in advice and "absolute" in advice
+
+
+def _code_lines(text: str) -> list[str]:
+    """Every command line of the fenced code blocks of ``text``, comments dropped."""
+    blocks = [b.split("```", 1)[0] for b in text.split("```")[1::2]]
+    return [line.split("#", 1)[0].strip() for block in blocks for line in block.splitlines()[1:] if line.strip()]
+
+
+def test_no_install_line_is_one_pep_668_refuses_on_a_stock_debian_or_macos() -> None:
+    """Probe finding 7 (2026-12-02): docs/operations.md offered ``pip install --user .``, which
+    Debian's and Homebrew's Python refuse (PEP 668, externally-managed-environment). Every
+    install line offered in a code block of the README or operations.md installs into a venv or
+    through a tool that makes one (pipx, uv tool), and both name pipx and uv."""
+    for doc in ("README.md", "docs/operations.md"):
+        text = (REPO / doc).read_text()
+        for line in _code_lines(text):
+            words = line.replace("&&", " ").split()
+            installers = [w for w in words if w in ("pip", "pip3", "pipx", "uv") or w.endswith(("/pip", "/pip3"))]
+            if "install" not in words or not installers or words[0] in ("sudo", "brew"):
+                continue
+            user_site = "--user" in words or "--break-system-packages" in words
+            assert not user_site, f"{doc}: {line}"
+            assert words[0] in ("pipx", "uv") or "venv" in line or "/bin/pip" in line, f"{doc}: {line}"
+        assert "pipx install ." in text and "uv tool install ." in text, doc

@@ -390,3 +390,31 @@ def test_a_job_that_changes_no_record_makes_no_git_commit(tmp_path: Path, remote
     assert sync(a).commits_created == 1
     subjects = git(Path(remote), "log", "--format=%s", "main").splitlines()
     assert len(subjects) == 3
+
+
+def test_the_squashed_commit_says_what_it_changes_on_the_remote_not_what_the_last_local_generation_did(
+    tmp_path: Path, remote: str
+) -> None:
+    """Probe finding 9 (2026-12-02): after ``--squash-unpushed`` the published commit read
+    ``manual (+0 ~0 -1, 2 records)`` — the local forget of a record the remote never had —
+    though against its parent it only adds ``mine``."""
+    from dreamd.sync.flow import SyncError
+
+    secret = "sk-ant-api03-" + "Q7" * 45
+    a = machine(tmp_path, "a")
+    MemoryStore.init(a)
+    remember(a, "shared")
+    sync(a, remote=remote)
+    (a / "leaky.md").write_text(f"---\nname: leaky\ntype: project\ndescription: about leaky\n---\nthe key is {secret}\n")
+    remember(a, "mine")
+    with pytest.raises(SyncError, match=r"--squash-unpushed"):
+        sync(a)
+    forget(a, "leaky")
+    assert sync(a, squash_unpushed=True).pushed
+    message = git(Path(remote), "log", "-1", "--format=%B", "main")
+    subject = message.splitlines()[0]
+    generation = MemoryStore(a).read().generation
+    assert subject == f"dreamd generation {generation}: manual (+1 ~0 -0, 2 records)", message
+    assert "added    mine" in message and "leaky" not in message.split("Publishes")[0], message
+    changed = git(Path(remote), "diff", "--name-status", "main~1", "main").split()
+    assert any(n.startswith("mine") for n in changed) and not any(n.startswith("leaky") for n in changed), changed

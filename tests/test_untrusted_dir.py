@@ -224,14 +224,16 @@ def test_the_session_start_hook_never_blocks_or_reads_without_bound(tmp_path: Pa
     assert "MEMORY.md" in hook_log(tmp_path)[-1]["error"]
 
 
-def test_a_sparse_3_gib_memory_md_gives_the_hook_its_bounded_first_part(tmp_path: Path) -> None:
+def test_a_sparse_3_gib_memory_md_is_read_bounded_and_refused_as_not_text(tmp_path: Path) -> None:
+    """Only its first 25,000 bytes are read; they end in NULs, so none of it reaches the model
+    (probe finding 6 of 2026-12-02: 25,000 NULs went into ``additionalContext``)."""
     d = project(tmp_path)
     with open(d / "MEMORY.md", "r+b") as f:
         f.truncate(GIB3)
     proc = session_start(tmp_path, timeout=30)
-    assert proc.returncode == 0, proc.stderr
-    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("# Memory index") and len(context.encode()) <= 25_000
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    error = hook_log(tmp_path)[-1]["error"]
+    assert error.startswith(f"{d / 'MEMORY.md'}: holds ") and "NUL byte(s), not text" in error
 
 
 def test_memory_md_as_a_directory_does_not_stop_commits(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

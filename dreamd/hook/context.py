@@ -377,12 +377,15 @@ def relevant_memories(
     record_bytes: int = 4096,
     record_lines: int = 200,
     session_bytes: int = 61440,
+    refused: list[str] | None = None,
 ) -> tuple[str, list[str]]:
     """The ``<relevant_memories>`` block for ``prompt`` and the names it shows.
 
-    Updates ``state`` (the session's surfaced records and bytes) in place.
+    Updates ``state`` (the session's surfaced records and bytes) in place. A chosen record
+    whose body is not text (:func:`memory.retrieval.block.body_problem`) is left out and its
+    one-line reason appended to ``refused`` (the hook logs it).
     """
-    from memory.retrieval.block import cap_text, render_block, render_element
+    from memory.retrieval.block import body_problem, cap_text, render_block, render_element
 
     real = os.path.realpath(memory_dir)
     entries, index = _ranked_set(memory_dir, state_dir)
@@ -395,6 +398,8 @@ def relevant_memories(
     if names is None:
         names = index.select(prompt, limit, exclude=exclude)
     remaining = max(0, session_bytes - state["used_bytes"])
+    if refused is None:
+        refused = []
     shown: list[_Shown] = []
     used = 0
     for name in names:
@@ -403,8 +408,13 @@ def relevant_memories(
         data = _read_regular(path)
         if data is None:
             continue
+        body = _body(data)
+        problem = body_problem(body, path)
+        if problem is not None:
+            refused.append(problem)
+            continue
         text, _cut = cap_text(
-            _body(data), path=path, max_lines=record_lines, max_bytes=record_bytes
+            body, path=path, max_lines=record_lines, max_bytes=record_bytes
         )
         rec = _Shown(name, type_, description, path, text, sha256)
         size = len(render_element(rec).encode("utf-8"))

@@ -49,6 +49,8 @@ from dreamd.hook.placement import (
     DEFAULT_ROOTS,
     Target,
     configured_dir,
+    has_manifest,
+    manifest_problem,
     memory_dir_for,
     note_unplaced,
     place,
@@ -306,8 +308,12 @@ def context(
         return None
     memory_dir = target.memory_dir
     log.update(memory_dir=str(memory_dir), source=target.source)
-    if not (memory_dir / "manifest.json").is_file():
+    if not has_manifest(memory_dir):
         log["reason"] = "memory directory not managed yet (adopted on the first job)"
+        return None
+    problem = manifest_problem(memory_dir)
+    if problem is not None:
+        log["reason"] = f"memory directory unusable: {problem}"
         return None
     from dreamd.hook import context as hook_context
 
@@ -335,6 +341,7 @@ def context(
         seeded = hook_context.seed_conversation(state, Path(_expand(transcript, env)), memory_dir)
         if seeded:
             log["shown_before"] = seeded
+    refused: list[str] = []
     block, names = hook_context.relevant_memories(
         memory_dir,
         prompt,
@@ -344,9 +351,12 @@ def context(
         record_bytes=settings.record_bytes,
         record_lines=settings.record_lines,
         session_bytes=settings.session_bytes,
+        refused=refused,
     )
     hook_context.save_session(settings.state_dir, sid, state)
     log["recalled"] = names
+    if refused:
+        log["refused"] = refused[:5]
     if not block:
         log["reason"] = "nothing relevant and not shown before"
         return None

@@ -4,7 +4,10 @@ One rule for the hook, ``dreamd mcp`` and every CLI command run without a direct
 so one project feeds one directory wherever in it an agent starts. First match wins:
 
 1. the nearest managed ``.memory`` (one holding ``manifest.json``) from the working directory up
-   to the git root (only the working directory itself outside a repository);
+   to the git root (only the working directory itself outside a repository). A ``manifest.json``
+   that is there but unusable (a FIFO, a directory, a link to a device or out of the directory)
+   still marks the project's directory: the session goes there and its job is deferred and
+   reported naming the manifest (:func:`manifest_problem`), never to another directory;
 2. ``[daemon] projects``: the entry for the working directory or its nearest configured ancestor;
 3. Claude Code's own auto-memory directory of the project (:mod:`dreamd.hook.claude_paths`:
    keyed by the git root, so ``webapp/src`` and ``webapp`` share it), when it lies inside the
@@ -63,14 +66,56 @@ def _expand(path: str, env: Mapping[str, str]) -> str:
     return os.path.expanduser(claude_paths.expand_home(path, env))
 
 
+def has_manifest(memory_dir: Path) -> bool:
+    """Whether ``memory_dir`` holds a ``manifest.json`` entry of any kind (not followed, never
+    opened: a FIFO or a link to ``/dev/zero`` is seen without blocking or reading)."""
+    try:
+        os.lstat(memory_dir / MANIFEST)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def manifest_problem(memory_dir: Path) -> str | None:
+    """Why ``memory_dir``'s ``manifest.json`` cannot be read as the store's manifest (one line
+    naming it), or None when it is a regular file (or a link to one inside the directory; what
+    it says is the store's to check)."""
+    import stat
+
+    path = memory_dir / MANIFEST
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return f"{path} is missing"
+    except OSError as exc:
+        return f"{path} cannot be examined ({exc.strerror or exc})"
+    except ValueError as exc:  # a NUL in the path
+        return f"{path} cannot be examined ({exc})"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.path.realpath(path)
+            st = os.stat(path)
+        except OSError:
+            return f"{path} is a dangling symbolic link"
+        if os.path.dirname(target) != os.path.realpath(memory_dir):
+            return f"{path} is a symbolic link out of the directory (to {target})"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        return f"{path} is {kind}, not a regular file"
+    return None
+
+
 def nearest_dot_memory(start: str) -> Path | None:
     """The nearest managed ``.memory`` from ``start`` up to its git root (``start`` only outside
-    a repository); a symlinked ``.memory`` counts only when it has a manifest like any other."""
+    a repository); a symlinked ``.memory`` counts only when it has a manifest like any other,
+    and a manifest that is unusable still counts (:func:`has_manifest`)."""
     current = os.path.normpath(start)
     stop = claude_paths.git_root(current) or current
     while True:
         candidate = Path(current) / DOT_MEMORY
-        if (candidate / MANIFEST).is_file():
+        if has_manifest(candidate):
             return candidate
         if current == stop:
             return None

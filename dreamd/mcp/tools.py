@@ -508,4 +508,10 @@ class MemoryTools:
                 data = read_regular(Path(directory) / path.name)
             except FileNotFoundError:
                 raise StoreError(f"resource {uri[:200]!r}: the file is gone (the set changed; list again)") from None
-        return data.decode("utf-8", errors="replace")
+        from memory.retrieval.block import body_problem
+
+        text = data.decode("utf-8", errors="replace")
+        problem = body_problem(text, Path(directory) / path.name)
+        if problem is not None:
+            raise StoreError(problem)
+        return text

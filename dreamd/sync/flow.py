@@ -197,10 +197,22 @@ def render_sync_status(s: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- the directory side
 
 
-def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "") -> str:
+def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "",
+             parent: Manifest | None = None, against_parent: bool = False) -> str:
+    """A generation's commit message. With ``against_parent`` (a commit whose parents are
+    not the previous local generation: the set after ``--squash-unpushed``, a merge, the
+    remote's set on an unborn HEAD) the counts and lines say what the commit changes against
+    its first parent's set (``parent``; None: the empty tree), not what the local generation
+    changed against the local one before it, which that parent may never have held."""
+    import dataclasses
+
     from memory.store.history import log_entry, render_log
 
     e = log_entry(m)
+    if against_parent:
+        added, updated, removed = _changes(parent, m)
+        e = dataclasses.replace(e, added=added, updated=updated, removed=removed, merged=[], foreign={},
+                                index_archived=None)
     counts = f"+{len(e.added)} ~{len(e.updated)} -{len(e.removed)}"
     who = e.actor + (f" job {e.job_id}" if e.job_id else "")
     lines = [f"dreamd generation {m.generation}: {who} ({counts}, {e.records} records)", "", render_log([e]).rstrip()]
@@ -209,6 +221,14 @@ def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "") -> str:
     if note:
         lines += ["", note]
     return "\n".join(lines) + "\n"
+
+
+def _changes(old: Manifest | None, new: Manifest) -> tuple[list[str], list[str], list[str]]:
+    """The record names ``new`` adds, updates (other bytes) and removes against ``old``."""
+    before = {e.name: e.sha256 for e in old.records} if old is not None else {}
+    after = {e.name: e.sha256 for e in new.records}
+    return ([n for n in after if n not in before], [n for n in after if n in before and before[n] != after[n]],
+            [n for n in before if n not in after])
 
 
 class Repo:
@@ -338,7 +358,9 @@ class Repo:
             tree = git.run("write-tree", env=self.private_index).stdout.decode().strip()
             commit = git.run(
                 *git.identity(), "commit-tree", tree, *parent_args,
-                input=redact(_message(m, folded=folded, note=note if i == len(gens) - 1 else ""))[0].encode(),
+                input=redact(_message(m, folded=folded, note=note if i == len(gens) - 1 else "",
+                                      parent=self.manifest_at(base) if parents is not None and base else None,
+                                      against_parent=parents is not None))[0].encode(),
                 env={"GIT_AUTHOR_DATE": m.committed_at or utcnow_iso()},
             ).stdout.decode().strip()
             parent_args = ["-p", commit]

@@ -79,6 +79,17 @@ def cap_text(body: str, *, path: str, max_lines: int, max_bytes: int) -> tuple[s
     return (head + "\n" + note) if head else note, True
 
 
+def body_problem(text: str, path: str | Path) -> str | None:
+    """One line naming ``path`` when ``text`` (its content, decoded with replacement) is not
+    text to put in a model's context (:func:`memory.fsutil.text_problem`), else None. The one
+    check for MEMORY.md and record bodies, wherever they reach a model: the hook's context,
+    ``memory.recall`` and the MCP server."""
+    from memory.fsutil import printable, text_problem
+
+    problem = text_problem(text)
+    return None if problem is None else f"{printable(path)}: {problem}; not put in the model's context"
+
+
 def render_element(rec: Shown) -> str:
     """One ``<memory>`` element: description line, blank line, capped body."""
     inner = _neutralise(rec.description)
@@ -107,13 +118,19 @@ def bounded_index(path: str | Path, *, max_lines: int, max_bytes: int) -> str:
 
     Only its first ``max_bytes`` are ever read, and only from a regular file: a MEMORY.md that
     is a symbolic link (to a private key, say), a FIFO or a directory raises UnsafeFileError
-    naming it, and nothing of it reaches the model (DESIGN §2, "A directory is not trusted")."""
+    naming it, and nothing of it reaches the model (DESIGN §2, "A directory is not trusted");
+    so does one that is not text (NUL or control bytes, invalid UTF-8: :func:`body_problem`)."""
     from memory.fsutil import read_regular_or_none
 
     data = read_regular_or_none(path, max_bytes=max_bytes, oversize="truncate")
     if data is None:
         return ""
     text = data.decode("utf-8", errors="replace")
+    problem = body_problem(text, path)
+    if problem is not None:
+        from memory.errors import UnsafeFileError
+
+        raise UnsafeFileError(problem)
     lines = text.splitlines(keepends=True)[:max_lines]
     out = "".join(lines)
     encoded = out.encode("utf-8")

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from memory.errors import RecordError
 from memory.lazylog import get_logger
 from memory.retrieval.block import (
+    body_problem,
     bounded_index,
     cap_text,
     render_block,
@@ -258,6 +259,10 @@ def recall(
             log.warning("recall: skipping unreadable record %s: %s", name, exc)
             continue
         path = str(Path(key) / entry.file)
+        problem = body_problem(body, path)
+        if problem is not None:
+            log.warning("recall: skipping record %s: %s", name, problem)
+            continue
         text, truncated = cap_text(body, path=path, max_lines=record_lines, max_bytes=record_bytes)
         rec = RecalledRecord(entry.name, entry.type, entry.description, path, text, truncated, entry.sha256)
         size = len(render_element(rec).encode("utf-8"))

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from memory.errors import RecordError, UnsafeFileError
-from memory.fsutil import open_regular
+from memory.fsutil import open_regular, printable
 
 MANIFEST = "manifest.json"
 INDEX = "MEMORY.md"
@@ -77,7 +77,7 @@ def bad_file_name(directory: Path, name: str) -> str | None:
     except UnicodeEncodeError:
         return f"{directory / shown_name(name)}: file name is not valid UTF-8; rename it to take it in"
     if "\n" in name or "\r" in name:
-        return f"{directory / name!r}: file name holds a line break; rename it to take it in"
+        return f"{printable(directory / name)}: file name holds a line break; rename it to take it in"
     return None
 
 
