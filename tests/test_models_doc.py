@@ -52,7 +52,7 @@ def load(tmp_path: Path, text: str) -> dict[str, object]:
     path = tmp_path / "config.toml"
     path.write_text(text)
     config = load_config(path, env={"HOME": str(tmp_path)})
-    return dict(vars(config.model))
+    return config.model.to_dict()
 
 
 @pytest.mark.parametrize(

@@ -226,7 +226,7 @@ def test_a_record_name_derived_from_a_secret_does_not_carry_it() -> None:
     assert safe_name(slugify(text), text) == "the-login-is-admin"
     rec = make_record("project-login-admin-s3cr3tpass", "project", text, text + "\n", where="t")
     clean, kinds = redact_record(rec)
-    assert clean.name == "project-login-admin" and "name" in kinds
+    assert clean.name == "the-login-is-admin" and "name" in kinds  # named from the redacted description
     assert "S3cr3tPass" not in clean.description + clean.body
     assert safe_name("deploy-checklist", text) == "deploy-checklist"
     assert (
@@ -244,7 +244,7 @@ def test_every_commit_redacts_names_descriptions_and_bodies(tmp_path: Path) -> N
     text = "the password for the admin user is hunter2Secret!"
     rec = make_record("admin-password-hunter2secret", "project", text, text + "\n", where="t")
     result = store.commit(Change(add=[rec]))
-    assert result.added == ["admin-password"]
+    assert result.added == ["the-password-for-the-admin-user-is"]  # from the redacted description
     on_disk = "".join(
         p.name + p.read_text(encoding="utf-8") for p in (tmp_path / "mem").iterdir() if p.is_file()
     )

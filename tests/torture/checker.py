@@ -619,13 +619,15 @@ def forget_outcomes(histories: dict[str, DirHistory], ledger: Ledger) -> dict[st
 
 
 def _stored_name(entry: Mapping[str, Any]) -> tuple[str, str]:
-    """A remember's name, and the name the store gives it: a name part sharing four characters
-    with a secret the job carries is dropped (``memory.redact.safe_name``, issue 22), so
-    ``c1-11-58`` with the key ``xoxb-8938115871…`` in its body is stored as ``c1``."""
-    from memory.redact import safe_name
+    """A remember's name, and the name the store gives it: a name with a part sharing four
+    characters with a secret the job carries is replaced by one made from the redacted
+    description (``memory.store.redaction.clean_name``, issue 22), so ``c1-11-58`` with the key
+    ``xoxb-8938115871…`` in its body is stored as ``deploys-go-through-staging``."""
+    from memory.store.redaction import clean_name
 
     name = str(entry["name"])
-    return name, safe_name(name, *(str(s) for s in entry.get("secrets") or ()))
+    secrets = [str(s) for s in entry.get("secrets") or ()]
+    return name, clean_name(name, str(entry.get("description") or ""), *secrets)
 
 
 def _check_remember(h: DirHistory, gen: int, names: tuple[str, str], ledger: Ledger, key: str,

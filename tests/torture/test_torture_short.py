@@ -291,20 +291,21 @@ def test_forget_outcomes_tell_a_merged_away_name_from_a_removed_one(tmp_path: Pa
 
 def test_a_remember_stored_under_its_redacted_name_is_present_and_another_name_is_not(tmp_path: Path) -> None:
     """The 20-minute run (seed 12, session 24): ``c1-11-58`` carried the key
-    ``xoxb-8938115871…``; redaction dropped the name parts sharing four characters with it and
-    stored ``c1`` (issue 22), and the checker reported the remembered record lost."""
+    ``xoxb-8938115871…``; the store names such a record from its redacted description (issue
+    22: no part of a name that held part of a secret stays), and the checker must find it there."""
     key = "xoxb-893811587156-inDTUHf8F4mJN70nEHqcI5RF"
     t = Tiny(tmp_path)
     job = "20261129T100000.000007Z-dddddddddd"
     t.store.commit(Change(add=[make_record("c1-11-58", "user", description="Deploys go through staging",
                                            body=f"The staging API key is {key}.")], actor="job", job_id=job))
-    assert "c1" in {e.name for e in t.store.read().records}  # the store renamed it
+    assert "deploys-go-through-staging" in {e.name for e in t.store.read().records}  # the store renamed it
     t._done(job, {"kind": "remember"})
-    t.ledger.write("accepted", kind="remember", job_id=job, memory_dir=str(t.d0), name="c1-11-58", secrets=[key])
+    t.ledger.write("accepted", kind="remember", job_id=job, memory_dir=str(t.d0), name="c1-11-58",
+                   description="Deploys go through staging", secrets=[key])
     assert t.check().violations == []
     other = "20261129T100000.000008Z-eeeeeeeeee"
     t.store.commit(Change(add=[make_record("c3", "user", description="Something else", body="Body.")],
                           actor="job", job_id=other))
     t._done(other, {"kind": "remember"})
     t.ledger.write("accepted", kind="remember", job_id=other, memory_dir=str(t.d0), name="c2-11-58", secrets=[key])
-    assert "remember-present" in _tags(t.check())  # redacted, it would be 'c2', not 'c3'.
+    assert "remember-present" in _tags(t.check())  # renamed, it would be 'redacted-secret', not 'c3'.
