@@ -123,16 +123,16 @@ def detect_passphrases(anchors: Anchors) -> list[Span]:
     return spans
 
 
-def detect_redis_passwords(anchors: Anchors) -> list[Span]:
-    """``redis-cli -a <password>``."""
+def _flag_passwords(anchors: Anchors, flag: str, context: Lazy, password: Lazy) -> list[Span]:
+    """The value after `` -<flag>`` (quoted or bare) of a command ``context`` names before it."""
     text = anchors.text
     spans: list[Span] = []
-    context = _Context(text, _REDIS_CONTEXT)
-    for pos in anchors.positions((" -a",)):
+    named = _Context(text, context)
+    for pos in anchors.positions((f" -{flag}",)):
         at = pos + 1
-        if text[at + 1 : at + 2] != "a" or not context.before(at):
+        if text[at + 1 : at + 2] != flag or not named.before(at):
             continue
-        m = _REDIS_PASSWORD.match(text, at)
+        m = password.match(text, at)
         if m is None:
             continue
         group = "quoted" if m.group("quoted") is not None else "bare"
@@ -140,6 +140,11 @@ def detect_redis_passwords(anchors: Anchors) -> list[Span]:
         if not is_placeholder(value) and not reads_as_non_secret(value):
             spans.append((m.start(group), m.end(group), "password"))
     return spans
+
+
+def detect_redis_passwords(anchors: Anchors) -> list[Span]:
+    """``redis-cli -a <password>``."""
+    return _flag_passwords(anchors, "a", _REDIS_CONTEXT, _REDIS_PASSWORD)
 
 
 _LDAP_CONTEXT = Lazy(r"\bldap[a-z]*\b")
@@ -151,21 +156,7 @@ _LDAP_PASSWORD = Lazy(
 
 def detect_ldap_passwords(anchors: Anchors) -> list[Span]:
     """``ldapsearch … -w <bind password>`` (ldapadd, ldapmodify, ldapwhoami…; ``-W`` prompts)."""
-    text = anchors.text
-    spans: list[Span] = []
-    context = _Context(text, _LDAP_CONTEXT)
-    for pos in anchors.positions((" -w",)):
-        at = pos + 1
-        if text[at + 1 : at + 2] != "w" or not context.before(at):
-            continue
-        m = _LDAP_PASSWORD.match(text, at)
-        if m is None:
-            continue
-        group = "quoted" if m.group("quoted") is not None else "bare"
-        value = m.group(group)
-        if not is_placeholder(value) and not reads_as_non_secret(value):
-            spans.append((m.start(group), m.end(group), "password"))
-    return spans
+    return _flag_passwords(anchors, "w", _LDAP_CONTEXT, _LDAP_PASSWORD)
 
 
 _SECURE_STRING = Lazy(
