@@ -18,8 +18,8 @@ clause functions (:mod:`dreamd.models.offline.compare.clauses`, imported, not co
 after a negation the clause does not have ("It is not true that deploys happen on Tuesdays",
 "部署不在周二") is contradicted, not kept; and text that does not render (an HTML comment, a
 ``<script>``/``<style>``/``<template>`` element, a link reference definition) says nothing
-(:func:`_rendered`). The negation cues are the offline engine's (``text.NEGATIONS``,
-``text.ZH_NEGATIONS``, and English ``n't``), not a list of this module's.
+(:func:`_rendered`). The negation cues are the offline engine's (those its gists read,
+:mod:`dreamd.models.offline.compare.paraphrase`), not a list of this module's.
 
 Pure: plan and records in, the :class:`Loss` list out (empty = the plan keeps every fact).
 What to do with a loss is the caller's: ``dreamd.jobs.work`` refuses the batch, splits and
@@ -40,7 +40,8 @@ from dreamd.models.offline.compare.clauses import (
     supersedes,
     unexplained_history,
 )
-from dreamd.models.offline.text import CJK_RE, NEGATIONS, ZH_NEGATIONS, normalize
+from dreamd.models.offline.compare.paraphrase import _EN_NEG, _SEGMENT, _ZH_NEGATION
+from dreamd.models.offline.text import CJK_RE, normalize
 from dreamd.models.prompts import PlanInput, plan_stamp
 from memory.model.answer_gate import PlanOp
 
@@ -88,19 +89,13 @@ def _clauses(description: str, body: str) -> list[str]:
     return clauses(_rendered(description), _rendered(body))
 
 
-_ZH_NEGATION = re.compile("|".join(re.escape(n) for n in sorted(ZH_NEGATIONS, key=len, reverse=True)))
-_SEGMENT = re.compile(r"[.!?;:,]+(?:\s+|$|(?=[\u3400-\u9fff]))|[。！？；：，、\n（）()]+")
-"""Where a negation's reach ends: a comma, colon, semicolon or sentence end (punctuation only,
-as the engine's gist segments are cut; no words)."""
-
-
 def _negation_marks(clause: str, units: Units) -> frozenset[int]:
     """The positions of ``units`` (the clause's) that are a negation cue, as the offline
-    engine reads one: a word of its ``NEGATIONS`` or one ending in ``n't``, or the characters
-    of one of its ``ZH_NEGATIONS``."""
+    engine reads one (:func:`dreamd.models.offline.compare.paraphrase._negation_at`): an
+    English negation word or a word ending in ``n't``, or the characters of a Chinese one."""
     text = normalize(clause)
     words = {w.lower().replace("'", "") for w in re.findall(r"[\w']+", text)
-             if w.lower().replace("'", "") in NEGATIONS or w.lower().endswith("n't")}
+             if w.lower().replace("'", "") in _EN_NEG or w.lower().endswith("n't")}
     marks = {i for i, u in enumerate(units) if u in words}
     if any(len(u) == 1 and CJK_RE.match(u) for u in units):
         joined = "".join(u if len(u) == 1 else "\0" for u in units)
@@ -111,8 +106,8 @@ def _negation_marks(clause: str, units: Units) -> frozenset[int]:
 @dataclass(frozen=True)
 class Said:
     """One clause of a text that may still say a fact: its units, which of them are negation
-    cues, and where each unit's segment starts (a negation reaches to the next comma, colon
-    or sentence end, not past it: :data:`_SEGMENT`)."""
+    cues, and where each unit's segment starts (the engine's gist segments: a negation
+    reaches to the next comma, "but", or sentence end, not past it)."""
 
     units: Units
     marks: frozenset[int]
