@@ -112,8 +112,6 @@ class Said:
     units: Units
     marks: frozenset[int]
     segment_start: tuple[int, ...]
-    unit_set: frozenset[str]
-    """``units`` as a set: the cheap first test of every clause against every pool clause."""
 
 
 def _said(clause: str) -> Said:
@@ -128,7 +126,7 @@ def _said(clause: str) -> Said:
         marks.update(at + i for i in _negation_marks(segment, seg_units))
         units.extend(seg_units)
         starts.extend([at] * len(seg_units))
-    return Said(tuple(units), frozenset(marks), tuple(starts), frozenset(units))
+    return Said(tuple(units), frozenset(marks), tuple(starts))
 
 
 def _units(texts: Iterable[tuple[str, str]]) -> list[Said]:
@@ -147,7 +145,7 @@ def _said_plainly(clause: str, pool: Iterable[Said]) -> bool:
         return True
     wanted = set(units)
     for other in pool:
-        if not wanted <= other.unit_set:
+        if not wanted.issubset(other.units):
             continue
         for first in (i for i, u in enumerate(other.units) if u == units[0]):
             matched = _match(units, other.units, first)
