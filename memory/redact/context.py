@@ -21,6 +21,7 @@ from memory.redact.commands import COMMAND_DETECTORS
 from memory.redact.engine import Anchors, Lazy, Span, register
 from memory.redact.shapes import firebase_web_key
 from memory.redact.values import (
+    all_classes,
     base64_of_text,
     entropy,
     followed_by_unit,
@@ -929,9 +930,7 @@ def detect_aws_secrets(anchors: Anchors) -> list[Span]:
             if m.end() < len(text) and text[m.end()] in _B64_CHARS:
                 continue  # cut by the window's end: part of a longer run
             if (
-                any(c.isupper() for c in token)
-                and any(c.islower() for c in token)
-                and any(c.isdigit() for c in token)
+                all_classes(token)
                 and entropy(token) >= 4.0
                 and not base64_of_text(token)
             ):
@@ -977,9 +976,7 @@ def detect_cloud_keys(anchors: Anchors) -> list[Span]:
         for m in _CLOUD_SECRET.finditer(text, lo, hi):
             token = m.group(0)
             if (
-                any(c.isupper() for c in token)
-                and any(c.islower() for c in token)
-                and any(c.isdigit() for c in token)
+                all_classes(token)
                 and entropy(token) >= 4.0
                 and not base64_of_text(token)
                 and not reads_as_non_secret(token)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
 from memory.redact.values import (
+    all_classes,
     base64_of_text,
     entropy,
     generated_one_case,
@@ -167,9 +168,7 @@ def _strong(value: str) -> bool:
     return (
         8 <= len(value) <= 64
         and " " not in value
-        and any(c.isupper() for c in value)
-        and any(c.islower() for c in value)
-        and any(c.isdigit() for c in value)
+        and all_classes(value)
         and any(c in _SYMBOLS for c in value)
         and not reads_as_non_secret(value)
         and not value.startswith(("%", "{", "$", "^"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
 from memory.redact.values import (
+    all_classes,
     base64_of_text,
     entropy,
     is_secret_value,
@@ -58,12 +59,7 @@ def _piece(token: str) -> bool:
     """A piece of a generated key: base62/base64 characters, both cases and digits, varied."""
     if len(token) < 12 or any(c not in _PIECE_CHARS for c in token):
         return False
-    return (
-        any(c.isupper() for c in token)
-        and any(c.islower() for c in token)
-        and any(c.isdigit() for c in token)
-        and entropy(token) >= 3.2
-    )
+    return all_classes(token) and entropy(token) >= 3.2
 
 
 def _whole_word(text: str, pos: int, end: int) -> bool:

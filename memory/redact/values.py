@@ -164,6 +164,12 @@ def looks_random(token: str) -> bool:
     return classes >= 2 and any(c.isdigit() for c in token) and entropy(token) >= 3.5
 
 
+def all_classes(token: str) -> bool:
+    """Upper-case letters, lower-case letters and digits, all three: a generated key's
+    base62/base64 alphabet, as a hand-typed word or a hash rarely mixes them."""
+    return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
+
+
 _SEGMENTS = Lazy(r"[A-Za-z0-9]+")
 
 
