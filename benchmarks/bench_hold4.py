@@ -13,10 +13,11 @@ hold4 has been scored twice and is spent as a blind set: it is now a development
 ``--detail`` prints each correction that was not applied with the records involved.
 
 hold5, written blind for the second round of issue 23, was scored at its start and end and is
-spent too. hold6 is the same kind of set, written blind for the third round: it is scored once
-at the start and once at the end of that round, its aggregate tables only (never ``--detail``).
+spent too, and so is hold6 (the third round's). hold7 is the same kind of set, written blind for
+the fourth round: it is scored once at the start and once at the end of that round, its aggregate
+tables only (never ``--detail``).
 
-Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6] [--json OUT] [--detail]``.
+Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7] [--json OUT] [--detail]``.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ from benchmarks.bench_quality import (  # noqa: E402
 HOLD4 = QUALITY_DIR / "extraction_hold4.jsonl"
 HOLD5 = QUALITY_DIR / "extraction_hold5.jsonl"
 HOLD6 = QUALITY_DIR / "extraction_hold6.jsonl"
-SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6}
-SPENT = {"hold4", "hold5"}  # scored blind before and after their round: development sets now
+HOLD7 = QUALITY_DIR / "extraction_hold7.jsonl"
+SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6, "hold7": HOLD7}
+SPENT = {"hold4", "hold5", "hold6"}  # scored blind before and after their round: development sets now
 
 
 def _states(term: str, rec: Produced) -> bool:
@@ -104,10 +106,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="hold4",
-                        help="hold4 or hold5 (issue 23's first two rounds, spent) or hold6 (the third round's blind set)")
+                        help="hold4, hold5 or hold6 (issue 23's first three rounds, spent) or hold7 (the fourth round's blind set)")
     parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
     parser.add_argument("--detail", action="store_true",
-                        help="print each correction not applied, with the records involved (development only: hold4 and hold5 are spent)")
+                        help="print each correction not applied, with the records involved (development only: hold4, hold5 and hold6 are spent)")
     args = parser.parse_args(argv)
     if args.json is None:
         args.json = REPO / "benchmarks" / "results" / f"{args.set}.json"
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     model = make_model(config.model)
     ext = evaluate_extraction(sessions, model, config)
     if args.detail and args.set not in SPENT:
-        parser.error("--detail is for a spent set (hold4, hold5); a blind set is read by its aggregate tables only")
+        parser.error("--detail is for a spent set (hold4, hold5, hold6); a blind set is read by its aggregate tables only")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     cor = corrections(sessions, model, config, detail)
     print(f"{args.set}: {ext['sessions']} sessions, {ext['user_turns']} user turns")
