@@ -46,7 +46,7 @@ HOLD4 = QUALITY_DIR / "extraction_hold4.jsonl"
 HOLD5 = QUALITY_DIR / "extraction_hold5.jsonl"
 HOLD6 = QUALITY_DIR / "extraction_hold6.jsonl"
 SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6}
-SPENT = {"hold4", "hold5"}  # scored blind before and after their round: development sets now
+SPENT = {"hold4", "hold5", "hold6"}  # scored blind before and after their round: development sets now
 
 
 def _states(term: str, rec: Produced) -> bool:

@@ -21,6 +21,7 @@ from dreamd.jobs.work import Context, execute
 from dreamd.models.anthropic_backend import AnthropicModel
 from dreamd.models.offline.extract.pipeline import extract_from_turns
 from dreamd.models.offline.model import OfflineModel
+from dreamd.models.offline.plan.plan import plan
 from memory.errors import TransientError
 from memory.spool.jobs import Job, Transcript
 from memory.store.change import Change, apply_change
@@ -109,6 +110,25 @@ def test_two_facts_about_one_subject_or_a_repeat_supersede_nothing() -> None:
     assert not sup("The billing API listens on port 7001.", "The billing API is written in Kotlin.")
     assert not sup("The billing API listens on port 7001.", "The billing API listens on port 7001.")
     assert not sup("The billing API listens on port 7001.", "The ledger API listens on port 7001.")
+
+
+def test_a_worded_old_value_of_one_subject_leaves_another_subjects_record_alone() -> None:
+    from dreamd.models import supersession
+
+    newer = make_record("n", "project", "The kestrel worker no longer uses port 9421",
+                        "The kestrel worker no longer uses port 9421.\n")
+    other = make_record("o", "feedback", "Start the marlin proxy on port 9421",
+                        "Start the marlin proxy on port 9421 before running tests.\n")
+    same = make_record("s", "project", "The kestrel worker listens on port 9421",
+                       "The kestrel worker listens on port 9421.\n")
+    assert supersession.supersede(newer, other) is None
+    assert supersession.supersede(newer, same) is not None
+    # in a dream: the planner merges only the record of the same subject into the newer one
+    records = [{"name": r.name, "type": "project", "description": r.description, "body": r.body,
+                "created_at": f"2026-11-{d}T10:00:00Z", "updated_at": f"2026-11-{d}T10:00:00Z"}
+               for r, d in ((other, "02"), (same, "03"), (newer, "09"))]
+    ops = plan({"task": "consolidate", "today": "2026-11-20", "records": records, "recent": []})
+    assert [op["source_names"] for op in ops] == [["n", "s"]]
 
 
 def test_the_old_records_other_facts_stay_current() -> None:

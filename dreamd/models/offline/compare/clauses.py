@@ -422,7 +422,10 @@ _USER_SUBJECT = "<user>"
 """The subject "the user" / "用户" / "我", which tokens drop as a stopword."""
 
 
-def _replaces(s: Supersession, old_clause: str) -> bool:
+def _replaces(s: Supersession, old_clause: str, said: frozenset[str] = frozenset()) -> bool:
+    """``said``: the words of the newer record. A worded old value of a named subject ("the
+    lodax queue no longer uses port 81") replaces only an older clause sharing some other word
+    with the newer record, never one that holds the value for a subject of its own."""
     if s.kind in ("change", "stopped"):
         return _changed(s, old_clause)
     have = set(_clause_tokens(old_clause))
@@ -436,7 +439,7 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         return False  # the older clause says the same stop ("不再用 X"): said again, not replaced
     if s.old:
         hit = len(s.old & have) / len(s.old)
-        if hit < 0.6:
+        if hit < 0.6 or (s.subject and said and not have & (said - s.old) and not CJK_RE.search(old_clause)):
             return False
         # one word replaced: the older clause shares a word of the context or of the newer side
         return len(s.old) > 1 or bool((s.context | s.new) & have) or len(have) <= 2
@@ -528,7 +531,8 @@ def replaced_clauses(stated: Sequence[Supersession], pool: Sequence[Units], old_
     :func:`_changed`): a worded pattern ("instead of X") is too loose to single out one
     clause of a longer record."""
     if replaces_all(stated, pool, old_clauses):
-        return [c for c in old_clauses if any(_replaces(s, c) for s in stated)]
+        said = _pool_words(pool)
+        return [c for c in old_clauses if any(_replaces(s, c, said) for s in stated)]
     general = [s for s in stated if s.kind in ("change", "stopped")]
     return [c for c in old_clauses if any(_replaces(s, c) for s in general)]
 
@@ -558,12 +562,17 @@ def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clau
     if not stated or not old_clauses:
         return False
     replaced = False
+    said = _pool_words(pool)
     for clause in old_clauses:
-        if any(_replaces(s, clause) for s in stated):
+        if any(_replaces(s, clause, said) for s in stated):
             replaced = True
         elif not said_by(clause, pool):
             return False
     return replaced
+
+
+def _pool_words(pool: Sequence[Units]) -> frozenset[str]:
+    return _clause_tokens(" ".join(u for units in pool for u in units if not CJK_RE.match(u)))
 
 
 def unexplained_history(result: tuple[str, str], sources: Sequence[tuple[str, str, str]]) -> list[str]:
