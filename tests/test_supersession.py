@@ -131,6 +131,24 @@ def test_a_worded_old_value_of_one_subject_leaves_another_subjects_record_alone(
     assert [op["source_names"] for op in ops] == [["n", "s"]]
 
 
+def test_a_change_naming_the_older_subject_and_a_value_of_its_kind_supersedes_it() -> None:
+    from dreamd.models import supersession
+
+    def sup(old: str, new: str) -> bool:
+        return supersession.supersede(make_record("n", "project", new, new + "\n"),
+                                      make_record("o", "project", old, old + "\n")) is not None
+
+    # the older wording is not said again whole; its subject (the words before its value) is
+    assert sup("发版日是 2026-12-09，发版前要把文档补齐。", "刚开完会，发版推迟了，改成 2026-12-16。")
+    assert sup("The kickoff meeting is on 2026-12-09, bring the slides.", "The kickoff meeting got pushed to 2026-12-16.")
+    # another subject, or no change word in the record's own statement, replaces nothing
+    assert not sup("The kickoff meeting is on 2026-12-09, bring the slides.", "The review meeting got pushed to 2026-12-16.")
+    assert not sup("发版日是 2026-12-09。", "客户演示推迟了，改成 2026-12-16。")
+    assert not sup("发版日是 2026-12-09。", "发版日 2026-12-16 大家都在。")
+    quoted = make_record("n", "project", "2026-12-16 发版日大家都在", "2026-12-16 发版日大家都在。\n原话：“提前说一下”\n")
+    assert supersession.supersede(quoted, make_record("o", "project", "发版日是 2026-12-09", "发版日是 2026-12-09。\n")) is None
+
+
 def test_the_old_records_other_facts_stay_current() -> None:
     from dreamd.models import supersession
 
