@@ -124,14 +124,14 @@ def moves_value_of(new_clause: str, old_clause: str) -> bool:
     another): every word in English, in Chinese (characters, no word segmentation) half of them
     and two in a row."""
     old, new = gist(old_clause), gist(new_clause)
-    frame = old.frames[0] if old.frames else ()
-    if any(old.negated) or VALUE_SLOT not in frame or not supersessions(new_clause):
+    units = old.frames[0] if old.frames else ()
+    if any(old.negated) or VALUE_SLOT not in units or not supersessions(new_clause):
         return False
     current = new.values - new.negated_values
     if not {value_kind(v) for v in old.values - current} & {value_kind(v) for v in current - old.values}:
         return False
-    last = len(frame) - 1 - frame[::-1].index(VALUE_SLOT)
-    subject = [u for u in frame[:last] if u != VALUE_SLOT]
+    last = len(units) - 1 - units[::-1].index(VALUE_SLOT)
+    subject = [u for u in units[:last] if u != VALUE_SLOT]
     if not any(CJK_RE.match(u) for u in subject):
         return bool(subject) and set(subject) <= new.content
     said = {pair for clause in new.clauses for pair in itertools.pairwise(clause)}
