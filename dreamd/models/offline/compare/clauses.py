@@ -51,29 +51,10 @@ from dreamd.models.offline.compare.paraphrase import Gist, gist, swapped_in_plac
 from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, tokens
 
 __all__ = [
-    "HISTORY",
-    "HOW_LABEL",
-    "HOW_LEAD",
-    "PLACEHOLDER_REASON",
-    "WHY_LABEL",
-    "WHY_LEAD",
-    "Supersession",
-    "Units",
-    "clause_units",
-    "clauses",
-    "fact_clauses",
-    "line_clauses",
-    "replaced_by",
-    "replaced_clauses",
-    "replaces_all",
-    "restated_with_new_value",
-    "restates",
-    "said_by",
-    "statements",
-    "strip_label",
-    "supersedes",
-    "supersessions",
-    "unexplained_history",
+    "HISTORY", "HOW_LABEL", "HOW_LEAD", "PLACEHOLDER_REASON", "WHY_LABEL", "WHY_LEAD",
+    "Supersession", "Units", "clause_units", "clauses", "fact_clauses", "line_clauses",
+    "replaced_by", "replaced_clauses", "replaces_all", "restated_with_new_value", "restates",
+    "said_by", "statements", "strip_label", "supersedes", "supersessions", "unexplained_history"
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
