@@ -281,20 +281,3 @@ def test_a_statement_that_ends_in_an_instruction_is_about_how_to_work(clause: st
 
 def test_a_statement_with_but_and_no_instruction_is_not_a_rule() -> None:
     assert statement_type("I love hiking but my knees are bad", DAY) == "user"
-
-
-@pytest.mark.parametrize(
-    ("text", "kind", "when"),
-    [
-        # the speaker's own state for a while, by a copula: who the user is, not the work
-        ("I'm on jury duty from monday the 14th until the 18th.", "user", "2026-12-14"),
-        ("I'm a visiting researcher at the Lisbon lab until March 31st.", "user", "2027-03-31"),
-        ("I'm out on Thursday for a dentist appointment.", "user", "2026-12-10"),
-        # a verb of doing: the work's plan
-        ("I'm presenting the migration plan to the board on Thursday.", "project", "2026-12-10"),
-    ],
-)
-def test_the_speakers_own_dated_state_is_the_user_and_keeps_its_date(text: str, kind: str, when: str) -> None:
-    [rec] = extract({"today": "2026-12-07", "turns": [{"role": "user", "text": text, "timestamp": None}], "index": []})
-    assert rec["type"] == kind
-    assert when in rec["body"]

@@ -293,9 +293,10 @@ _ZH_IMPERATIVE = re.compile(r"^(?:请|請)?(?:把|给|給|发|發|写|寫|做|�
 _PERSONAL_DATE = re.compile(
     r"\b(?:birthday|anniversary)\b(?!\s+(?:trip|party|dinner|celebration|getaway|vacation|holiday|plans?))|"
     r"(?:生日|纪念日|紀念日|结婚[^，,。]{0,6}周年|結婚[^，,。]{0,6}週年)(?!旅行|旅游|聚会|聚會|派对|派對|晚宴|晚餐)|"
-    # the speaker's own state for a while, said with a copula and no verb of doing ("I'm a contractor on
-    # this until March", "I'm away from the 23rd", "on-call 轮到我，到 15 号"): who the user is, not the work
-    r"^(?:i'm|i am|im)\s+(?!\w+ing\b)|(?:轮到|輪到)我|^我(?:值班|轮值|輪值)",
+    # the speaker's role or duty until a date ("I'm a contractor on this until March", "on-call 轮到我，到 15 号"):
+    # who the user is for a while, not an event of the work
+    r"^(?:i'm|i am|im)\s+(?:a|an|the)\s+[\w -]{2,30}?\b(?:until|till|through|thru)\b|"
+    r"^(?:i'm|i am|im)\s+(?:the\s+)?on[- ]?call\b|(?:轮到|輪到)我|^我(?:值班|轮值|輪值)",
     re.I,
 )
 _GOAL_EN = re.compile(

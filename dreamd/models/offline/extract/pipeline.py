@@ -385,10 +385,9 @@ def _corrects(new: str, old: str) -> bool:
 
 
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
-    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date; in a
-    # dated record of any type ("they're out on Friday") it is one day, in what the record tells as
-    # past ("it crashed on Friday") the last one, not the next.
-    weekdays = found.type == "project" or found.kind == "deadline"
+    # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date;
+    # in what the record tells as past ("it crashed on Friday") it is the last one, not the next.
+    weekdays = found.type == "project"
     past = (TESTS_ZH if has_cjk(found.fact) else TESTS_EN)["past event"](found.fact)
 
     def dated(text: str) -> str:
