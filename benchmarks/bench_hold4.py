@@ -13,8 +13,9 @@ hold4 has been scored twice and is spent as a blind set: it is now a development
 ``--detail`` prints each correction that was not applied with the records involved.
 
 hold5, written blind for the second round of issue 23, was scored at its start and end and is
-spent too. hold6 is the same kind of set, written blind for the third round: it is scored once
-at the start and once at the end of that round, its aggregate tables only (never ``--detail``).
+spent too. hold6 is the same kind of set, written blind for the third round: it was scored once
+at the start and once at the end of that round, its aggregate tables only, and is spent now too
+(a development set, read with ``--detail``).
 
 Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6] [--json OUT] [--detail]``.
 """
@@ -104,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="hold4",
-                        help="hold4 or hold5 (issue 23's first two rounds, spent) or hold6 (the third round's blind set)")
+                        help="hold4, hold5 or hold6 (issue 23's first three rounds' blind sets, all spent)")
     parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
     parser.add_argument("--detail", action="store_true",
-                        help="print each correction not applied, with the records involved (development only: hold4 and hold5 are spent)")
+                        help="print each correction not applied, with the records involved (development only: a spent set)")
     args = parser.parse_args(argv)
     if args.json is None:
         args.json = REPO / "benchmarks" / "results" / f"{args.set}.json"
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     model = make_model(config.model)
     ext = evaluate_extraction(sessions, model, config)
     if args.detail and args.set not in SPENT:
-        parser.error("--detail is for a spent set (hold4, hold5); a blind set is read by its aggregate tables only")
+        parser.error("--detail is for a spent set; a blind set is read by its aggregate tables only")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     cor = corrections(sessions, model, config, detail)
     print(f"{args.set}: {ext['sessions']} sessions, {ext['user_turns']} user turns")
