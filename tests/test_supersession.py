@@ -456,3 +456,15 @@ def test_a_newer_clause_denying_what_the_older_states_supersedes_it_only_on_its_
     assert not sup("We deploy with Helm", "It's Playwright btw, not Cypress")
     assert not sup("Spaces in YAML files", "We use tabs now, not spaces")
     assert not sup("安卓打包用的是 Gradle，脚本都在 android/ 里", "决定：不再支持安卓 9 了")
+
+
+def test_a_change_to_an_address_said_as_a_fragment_is_kept_and_supersedes_the_old_one() -> None:
+    from dreamd.models import supersession
+
+    out = _run("docs preview is at docs-old.example.dev, have a look.",
+               "docs preview moved to docs.example.dev when we changed hosts")
+    new = next(r for r in out if "docs.example.dev" in r["description"])
+    old = next(r for r in out if "docs-old.example.dev" in r["description"])
+    done = supersession.supersede(make_record("n", new["type"], new["description"], new["body"]),
+                                  make_record("o", old["type"], old["description"], old["body"]))
+    assert done is not None and "docs-old.example.dev" in done.result.body.split("**Previously:**")[1]

@@ -53,7 +53,7 @@ from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, 
 __all__ = [
     "HISTORY", "HOW_LABEL", "HOW_LEAD", "PLACEHOLDER_REASON", "WHY_LABEL", "WHY_LEAD",
     "Supersession", "Units", "clause_units", "clauses", "fact_clauses", "line_clauses",
-    "replaced_by", "replaced_clauses", "replaces_all", "restated_with_new_value", "restates",
+    "names_a_value", "replaced_by", "replaced_clauses", "replaces_all", "restated_with_new_value", "restates",
     "said_by", "statements", "strip_label", "supersedes", "supersessions", "unexplained_history"
 ]
 
@@ -321,6 +321,11 @@ def _address(text: str) -> bool:
 def _names_something(value: str) -> bool:
     """A new value that is a name: it has a capital letter ("Loki", "GitHub Actions")."""
     return bool(re.search(r"[A-Z]", value))
+
+
+def names_a_value(s: Supersession) -> bool:
+    """A worded change to a new value that is a number, an address or a name ("moved to app.example.dev")."""
+    return bool(s.new) and (_digit(s.new) or _address(s.new_text) or _names_something(s.new_text))
 
 
 def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
