@@ -924,3 +924,23 @@ def test_what_follows_a_request_for_now_in_one_sentence_is_about_that_task() -> 
 
     assert said("先在测试环境把报表重算一下，只算 10 月 5 号到 7 号这三天，别动线上的表。") == []
     assert said("以后重算报表别动线上的表。") != []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "never run helm rollback yourself.",
+        "不要自己去合并发布分支。",
+        "改完配置你别自己 kubectl apply，等我确认。",
+    ],
+)
+def test_a_rule_about_who_does_the_work_is_kept(text: str) -> None:
+    """The assistant doing the work itself ("… yourself", 自己 before the work it does) is a rule of the
+    work, not advice to the listener about their own self."""
+    out = extract({"today": "2026-12-01", "turns": [{"role": "user", "text": text, "timestamp": None}], "index": []})
+    assert [r["type"] for r in out] == ["feedback"]
+
+
+@pytest.mark.parametrize("text", ["别太累了，照顾好自己。", "don't be so hard on yourself."])
+def test_the_listeners_own_self_is_still_no_rule(text: str) -> None:
+    assert extract({"today": "2026-12-01", "turns": [{"role": "user", "text": text, "timestamp": None}], "index": []}) == []

@@ -21,6 +21,7 @@ from dreamd.jobs.work import Context, execute
 from dreamd.models.anthropic_backend import AnthropicModel
 from dreamd.models.offline.extract.pipeline import extract_from_turns
 from dreamd.models.offline.model import OfflineModel
+from dreamd.models.offline.plan.plan import plan
 from memory.errors import TransientError
 from memory.spool.jobs import Job, Transcript
 from memory.store.change import Change, apply_change
@@ -109,6 +110,43 @@ def test_two_facts_about_one_subject_or_a_repeat_supersede_nothing() -> None:
     assert not sup("The billing API listens on port 7001.", "The billing API is written in Kotlin.")
     assert not sup("The billing API listens on port 7001.", "The billing API listens on port 7001.")
     assert not sup("The billing API listens on port 7001.", "The ledger API listens on port 7001.")
+
+
+def test_a_worded_old_value_of_one_subject_leaves_another_subjects_record_alone() -> None:
+    from dreamd.models import supersession
+
+    newer = make_record("n", "project", "The kestrel worker no longer uses port 9421",
+                        "The kestrel worker no longer uses port 9421.\n")
+    other = make_record("o", "feedback", "Start the marlin proxy on port 9421",
+                        "Start the marlin proxy on port 9421 before running tests.\n")
+    same = make_record("s", "project", "The kestrel worker listens on port 9421",
+                       "The kestrel worker listens on port 9421.\n")
+    assert supersession.supersede(newer, other) is None
+    assert supersession.supersede(newer, same) is not None
+    # in a dream: the planner merges only the record of the same subject into the newer one
+    records = [{"name": r.name, "type": "project", "description": r.description, "body": r.body,
+                "created_at": f"2026-11-{d}T10:00:00Z", "updated_at": f"2026-11-{d}T10:00:00Z"}
+               for r, d in ((other, "02"), (same, "03"), (newer, "09"))]
+    ops = plan({"task": "consolidate", "today": "2026-11-20", "records": records, "recent": []})
+    assert [op["source_names"] for op in ops] == [["n", "s"]]
+
+
+def test_a_change_naming_the_older_subject_and_a_value_of_its_kind_supersedes_it() -> None:
+    from dreamd.models import supersession
+
+    def sup(old: str, new: str) -> bool:
+        return supersession.supersede(make_record("n", "project", new, new + "\n"),
+                                      make_record("o", "project", old, old + "\n")) is not None
+
+    # the older wording is not said again whole; its subject (the words before its value) is
+    assert sup("发版日是 2026-12-09，发版前要把文档补齐。", "刚开完会，发版推迟了，改成 2026-12-16。")
+    assert sup("The kickoff meeting is on 2026-12-09, bring the slides.", "The kickoff meeting got pushed to 2026-12-16.")
+    # another subject, or no change word in the record's own statement, replaces nothing
+    assert not sup("The kickoff meeting is on 2026-12-09, bring the slides.", "The review meeting got pushed to 2026-12-16.")
+    assert not sup("发版日是 2026-12-09。", "客户演示推迟了，改成 2026-12-16。")
+    assert not sup("发版日是 2026-12-09。", "发版日 2026-12-16 大家都在。")
+    quoted = make_record("n", "project", "2026-12-16 发版日大家都在", "2026-12-16 发版日大家都在。\n原话：“提前说一下”\n")
+    assert supersession.supersede(quoted, make_record("o", "project", "发版日是 2026-12-09", "发版日是 2026-12-09。\n")) is None
 
 
 def test_the_old_records_other_facts_stay_current() -> None:
@@ -418,3 +456,15 @@ def test_a_newer_clause_denying_what_the_older_states_supersedes_it_only_on_its_
     assert not sup("We deploy with Helm", "It's Playwright btw, not Cypress")
     assert not sup("Spaces in YAML files", "We use tabs now, not spaces")
     assert not sup("安卓打包用的是 Gradle，脚本都在 android/ 里", "决定：不再支持安卓 9 了")
+
+
+def test_a_change_to_an_address_said_as_a_fragment_is_kept_and_supersedes_the_old_one() -> None:
+    from dreamd.models import supersession
+
+    out = _run("docs preview is at docs-old.example.dev, have a look.",
+               "docs preview moved to docs.example.dev when we changed hosts")
+    new = next(r for r in out if "docs.example.dev" in r["description"])
+    old = next(r for r in out if "docs-old.example.dev" in r["description"])
+    done = supersession.supersede(make_record("n", new["type"], new["description"], new["body"]),
+                                  make_record("o", old["type"], old["description"], old["body"]))
+    assert done is not None and "docs-old.example.dev" in done.result.body.split("**Previously:**")[1]

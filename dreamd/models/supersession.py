@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,9 +41,9 @@ from dreamd.models.offline.compare.clauses import (
     said_by,
     supersessions,
 )
-from dreamd.models.offline.compare.paraphrase import gist, value_kind
+from dreamd.models.offline.compare.paraphrase import VALUE_SLOT, gist, value_kind
 from dreamd.models.offline.plan.plan import Rec, merge_group
-from dreamd.models.offline.text import tokens
+from dreamd.models.offline.text import CJK_RE, tokens
 from memory.store.records import Record
 
 MAX_CANDIDATES = 40
@@ -75,7 +76,8 @@ def replaced_facts(new: Record, old: Record) -> list[str]:
         new_facts = list(_facts(*newer))
         if restates(new_facts, list(old_facts)):
             return []
-        gone = [c for c in old_facts if any(restated_with_new_value(n, c) or changes_value_of(n, c) for n in new_facts)]
+        gone = [c for c in old_facts if any(restated_with_new_value(n, c) or changes_value_of(n, c) for n in new_facts)
+                or (new_facts and moves_value_of(new_facts[0], c))]
     if not gone or gone[0] != old_facts[0]:
         return []  # the record's own statement (its first fact) must be what changed, not a side clause
     kept_values = gist("\n".join(_facts(*newer))).values
@@ -112,6 +114,28 @@ def changes_value_of(new_clause: str, old_clause: str) -> bool:
         return False
     named = any(st.kind not in ("stopped", "no-longer", "zh-no-longer", "anymore") for st in supersessions(new_clause))
     return (named and bool(came or said - old.content)) or bool({value_kind(v) for v in denied & old.values} & came)
+
+
+def moves_value_of(new_clause: str, old_clause: str) -> bool:
+    """A newer statement (a record's own first clause, not the user's words quoted under it)
+    with a change word that replaces a value of the older clause by one of its kind and names
+    the older clause's subject, the words before its last value ("代码冻结是 <date>，…" / "冻结提前
+    了，改成 <date>"; "the launch deadline is <date>" / "the beta deadline moved to <date>" names
+    another): every word in English, in Chinese (characters, no word segmentation) half of them
+    and two in a row."""
+    old, new = gist(old_clause), gist(new_clause)
+    units = old.frames[0] if old.frames else ()
+    if any(old.negated) or VALUE_SLOT not in units or not supersessions(new_clause):
+        return False
+    current = new.values - new.negated_values
+    if not {value_kind(v) for v in old.values - current} & {value_kind(v) for v in current - old.values}:
+        return False
+    last = len(units) - 1 - units[::-1].index(VALUE_SLOT)
+    subject = [u for u in units[:last] if u != VALUE_SLOT]
+    if not any(CJK_RE.match(u) for u in subject):
+        return bool(subject) and set(subject) <= new.content
+    said = {pair for clause in new.clauses for pair in itertools.pairwise(clause)}
+    return 2 * len(set(subject) & new.content) >= len(set(subject)) and not said.isdisjoint(itertools.pairwise(subject))
 
 
 def _restates_any(clause: str, gone: Sequence[str]) -> bool:
@@ -203,4 +227,4 @@ def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
     return bool(history(result.body) - had)
 
 
-__all__ = ["MAX_CANDIDATES", "LiveIndex", "Superseding", "is_supersession", "named", "replaced_facts", "supersede"]
+__all__ = ["MAX_CANDIDATES", "LiveIndex", "Superseding", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]

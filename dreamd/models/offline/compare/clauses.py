@@ -51,29 +51,10 @@ from dreamd.models.offline.compare.paraphrase import Gist, gist, swapped_in_plac
 from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, tokens
 
 __all__ = [
-    "HISTORY",
-    "HOW_LABEL",
-    "HOW_LEAD",
-    "PLACEHOLDER_REASON",
-    "WHY_LABEL",
-    "WHY_LEAD",
-    "Supersession",
-    "Units",
-    "clause_units",
-    "clauses",
-    "fact_clauses",
-    "line_clauses",
-    "replaced_by",
-    "replaced_clauses",
-    "replaces_all",
-    "restated_with_new_value",
-    "restates",
-    "said_by",
-    "statements",
-    "strip_label",
-    "supersedes",
-    "supersessions",
-    "unexplained_history",
+    "HISTORY", "HOW_LABEL", "HOW_LEAD", "PLACEHOLDER_REASON", "WHY_LABEL", "WHY_LEAD",
+    "Supersession", "Units", "clause_units", "clauses", "fact_clauses", "line_clauses",
+    "names_a_value", "replaced_by", "replaced_clauses", "replaces_all", "restated_with_new_value", "restates",
+    "said_by", "statements", "strip_label", "supersedes", "supersessions", "unexplained_history"
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
@@ -342,6 +323,11 @@ def _names_something(value: str) -> bool:
     return bool(re.search(r"[A-Z]", value))
 
 
+def names_a_value(s: Supersession) -> bool:
+    """A worded change to a new value that is a number, an address or a name ("moved to app.example.dev")."""
+    return bool(s.new) and (_digit(s.new) or _address(s.new_text) or _names_something(s.new_text))
+
+
 def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
     """Whether the older clause states a value of the kind the move or change replaces.
 
@@ -422,7 +408,10 @@ _USER_SUBJECT = "<user>"
 """The subject "the user" / "用户" / "我", which tokens drop as a stopword."""
 
 
-def _replaces(s: Supersession, old_clause: str) -> bool:
+def _replaces(s: Supersession, old_clause: str, said: frozenset[str] = frozenset()) -> bool:
+    """``said``: the words of the newer record. A worded old value of a named subject ("the
+    lodax queue no longer uses port 81") replaces only an older clause sharing some other word
+    with the newer record, never one that holds the value for a subject of its own."""
     if s.kind in ("change", "stopped"):
         return _changed(s, old_clause)
     have = set(_clause_tokens(old_clause))
@@ -436,7 +425,7 @@ def _replaces(s: Supersession, old_clause: str) -> bool:
         return False  # the older clause says the same stop ("不再用 X"): said again, not replaced
     if s.old:
         hit = len(s.old & have) / len(s.old)
-        if hit < 0.6:
+        if hit < 0.6 or (s.subject and said and not have & (said - s.old) and not CJK_RE.search(old_clause)):
             return False
         # one word replaced: the older clause shares a word of the context or of the newer side
         return len(s.old) > 1 or bool((s.context | s.new) & have) or len(have) <= 2
@@ -528,7 +517,8 @@ def replaced_clauses(stated: Sequence[Supersession], pool: Sequence[Units], old_
     :func:`_changed`): a worded pattern ("instead of X") is too loose to single out one
     clause of a longer record."""
     if replaces_all(stated, pool, old_clauses):
-        return [c for c in old_clauses if any(_replaces(s, c) for s in stated)]
+        said = _pool_words(pool)
+        return [c for c in old_clauses if any(_replaces(s, c, said) for s in stated)]
     general = [s for s in stated if s.kind in ("change", "stopped")]
     return [c for c in old_clauses if any(_replaces(s, c) for s in general)]
 
@@ -558,12 +548,17 @@ def replaces_all(stated: Sequence[Supersession], pool: Sequence[Units], old_clau
     if not stated or not old_clauses:
         return False
     replaced = False
+    said = _pool_words(pool)
     for clause in old_clauses:
-        if any(_replaces(s, clause) for s in stated):
+        if any(_replaces(s, clause, said) for s in stated):
             replaced = True
         elif not said_by(clause, pool):
             return False
     return replaced
+
+
+def _pool_words(pool: Sequence[Units]) -> frozenset[str]:
+    return _clause_tokens(" ".join(u for units in pool for u in units if not CJK_RE.match(u)))
 
 
 def unexplained_history(result: tuple[str, str], sources: Sequence[tuple[str, str, str]]) -> list[str]:

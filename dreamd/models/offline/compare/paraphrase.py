@@ -72,7 +72,7 @@ from dreamd.models.offline.text import (
 )
 from memory.retrieval.tokens import stem
 
-__all__ = ["ANCHORED_SHARED", "MIN_SHARED", "MORE_SHARED", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
+__all__ = ["ANCHORED_SHARED", "MIN_SHARED", "MORE_SHARED", "VALUE_SLOT", "Gist", "gist", "same_fact", "swapped_in_place", "value_kind"]
 
 MIN_SHARED = 0.6
 """Share of the smaller gist's content units the other must have."""

@@ -144,9 +144,13 @@ _MOOD_ZH = re.compile(
 _ZH_YOU_MUST = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")
 
 
-def _does_it_yourself(text: str) -> bool:
+def does_it_yourself(text: str) -> bool:
     """"never apply anything yourself": a reflexive closing an imperative after its object says who does
-    the work, not that the listener's self is the object ("take care of yourself", "treat yourself")."""
+    the work, not that the listener's self is the object ("take care of yourself", "treat yourself"); in
+    Chinese 自己 before the work it does ("别自己去删 namespace"), not the object ("照顾好自己")."""
+    zh = re.search(r"自己(?!的)", text)
+    if zh:
+        return names_the_work(text[zh.end() :])
     said = imperative(text.rstrip(" .!"))
     words = said.split() if said else []
     return (len(words) >= 3 and _REFLEXIVE.fullmatch(words[-1]) is not None
@@ -156,7 +160,7 @@ def _does_it_yourself(text: str) -> bool:
 def is_wellbeing(directive: str) -> bool:
     """True when a directive's object is the listener's own self or mood, not the work."""
     text = directive.strip()
-    if _REFLEXIVE.search(text) and not _does_it_yourself(text):
+    if _REFLEXIVE.search(text) and not does_it_yourself(text):
         return True
     if _MOOD_EN.match(text) or _MOOD_ZH.match(text):
         return True
@@ -166,4 +170,4 @@ def is_wellbeing(directive: str) -> bool:
     )
 
 
-__all__ = ["about_the_work", "is_everyday", "is_life_advice", "is_wellbeing", "names_the_work"]
+__all__ = ["about_the_work", "does_it_yourself", "is_everyday", "is_life_advice", "is_wellbeing", "names_the_work"]

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dreamd.models.offline import markers as lex
 from dreamd.models.offline.extract.audience import (
     about_the_work,
+    does_it_yourself,
     is_everyday,
     is_wellbeing,
     names_the_work,
@@ -851,7 +852,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     or _PASTED_OUTPUT.match(sentence.strip()),
     "life advice": lambda sentence, core, before: _life_advice(core)
     or _TELLS_OTHERS.match(core)
-    or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)),
+    or (_IMPERATIVE_ADVICE.match(core) and is_everyday(core) and not names_the_work(core) and not _OUTPUT.search(core)
+        and not does_it_yourself(core)),  # "never run the migration yourself": the assistant does the work
     "quoted": lambda sentence, core, before: _open_quote(before) or _ADVICE_NEXT.search(before),
     "past event": lambda sentence, core, before: _EPISODE.match(core) or _past_lead(core) or _just_did(core)
     or _previous_job(core),

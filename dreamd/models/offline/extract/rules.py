@@ -538,14 +538,6 @@ def _feedback_zh(s: str, ctx: Ctx) -> Found | None:
 
 
 __all__ = [
-    "HOW",
-    "HOW_KEY",
-    "HOW_ZH",
-    "REMEMBER_HOW",
-    "TODAY",
-    "WHY_NONE",
-    "WHY_NONE_ZH",
-    "accepted_feedback",
-    "make_feedback",
-    "rule_feedback",
+    "HOW", "HOW_KEY", "HOW_ZH", "REMEMBER_HOW", "TODAY", "WHY_NONE", "WHY_NONE_ZH",
+    "accepted_feedback", "make_feedback", "rule_feedback"
 ]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from dreamd.models.offline.compare.clauses import supersessions
+from dreamd.models.offline.compare.clauses import names_a_value, supersessions
 from dreamd.models.offline.compare.paraphrase import gist
 from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor, mostly_chinese
 from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type, subject_of
@@ -193,9 +193,9 @@ def change_statement(s: str, ctx: Ctx, heard: frozenset[str] | set[str]) -> Foun
     zh = mostly_chinese(clause)
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None  # "move the module to X": a task, not the state of the work
-    if statement_distractor(clause) not in _HOW_CHANGES_ARE_SAID or not gist(clause).values:
-        return None  # a change names its new value; other distractors hold for it as for any clause
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
+    if statement_distractor(clause) not in _HOW_CHANGES_ARE_SAID or not (gist(clause).values or any(map(names_a_value, changes))):
+        return None  # a change names its new value; other distractors hold for it as for any clause
     if not set().union(*(st.subject for st in changes)) & heard:
         return None
     return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)

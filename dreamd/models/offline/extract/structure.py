@@ -507,23 +507,8 @@ def clause_reason(text: str) -> tuple[str, str | None]:
 
 
 __all__ = [
-    "HYPOTHETICAL",
-    "IMPERATIVE_VERBS",
-    "NEGATION_EN",
-    "NOW_OR_THIS_ZH",
-    "ONE_OFF_EDIT",
-    "PAST_STATEMENT",
-    "SPATIAL",
-    "STANDING",
-    "TEMPORARY",
-    "Peeled",
-    "announces_rules",
-    "clause_reason",
-    "imperative",
-    "is_hypothetical",
-    "is_standing",
-    "is_temporary",
-    "opens_with_imperative",
-    "opens_with_verb",
-    "peel",
+    "HYPOTHETICAL", "IMPERATIVE_VERBS", "NEGATION_EN", "NOW_OR_THIS_ZH", "ONE_OFF_EDIT",
+    "PAST_STATEMENT", "SPATIAL", "STANDING", "TEMPORARY", "Peeled", "announces_rules",
+    "clause_reason", "imperative", "is_hypothetical", "is_standing", "is_temporary",
+    "opens_with_imperative", "opens_with_verb", "peel"
 ]

@@ -803,16 +803,6 @@ def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
 
 
 __all__ = [
-    "Label",
-    "Labels",
-    "announced",
-    "bare_constraint",
-    "is_topic",
-    "items",
-    "label_items",
-    "label_type",
-    "labelled",
-    "plan",
-    "telegraphic",
-    "verbless_intro",
+    "Label", "Labels", "announced", "bare_constraint", "is_topic", "items", "label_items",
+    "label_type", "labelled", "plan", "telegraphic", "verbless_intro"
 ]
