@@ -33,11 +33,15 @@ NEVER = (
 )  # fmt: skip
 """Modules none of the four commands needs here (a prefix covers its submodules)."""
 
+NO_DATACLASSES = ("dataclasses", "inspect", "ast", "dis")
+"""The store's ``Record``, ``ManifestEntry``, ``Manifest`` and ``LeaseInfo`` and the config are
+:mod:`memory.values` classes: a reader builds no dataclass (``log`` still does: its history)."""
+
 ALSO_NEVER = {
-    "status": ("memory.retrieval.tokens", "memory.retrieval"),
+    "status": ("memory.retrieval.tokens", "memory.retrieval", *NO_DATACLASSES),
     "log": ("memory.retrieval", "tomllib", "hashlib", "dreamd.status"),
-    "doctor": ("memory.retrieval.tokens", "memory.retrieval"),
-    "recall": ("dreamd.status", "dreamd.jobs"),
+    "doctor": ("memory.retrieval.tokens", "memory.retrieval", *NO_DATACLASSES),
+    "recall": ("dreamd.status", "dreamd.jobs", *NO_DATACLASSES),
 }
 """Per command: what it in particular does not load (``log`` reads no config and hashes nothing;
 ``recall`` parses no record it parsed before: its parsed-record cache spares it PyYAML). No

@@ -627,9 +627,7 @@ class Repo:
 
 
 def _with_file(entry: ManifestEntry, file: str) -> ManifestEntry:
-    import dataclasses
-
-    return dataclasses.replace(entry, file=check_file_name(file, where="merge"))
+    return entry.replace(file=check_file_name(file, where="merge"))
 
 
 @contextlib.contextmanager

@@ -482,16 +482,16 @@ def _redacted_restore(entry: ManifestEntry, data: bytes, names: set[str]) -> tup
         clean_bytes = redact(text)[0].encode("utf-8")
         name, description = entry.name, redact(entry.description)[0]
     else:
-        clean, _ = redact_record(dataclasses.replace(rec, name=entry.name))
+        clean, _ = redact_record(rec.replace(name=entry.name))
         name = entry.name
         if clean.name != entry.name:
             names.discard(entry.name)
             name = unique_name(clean.name, names)
             names.add(name)
-        clean_bytes = render_record(dataclasses.replace(clean, name=name))
+        clean_bytes = render_record(clean.replace(name=name))
         description = clean.description
     file = record_file_name(name)
-    new = dataclasses.replace(entry, name=name, description=description, file=file, sha256=sha256_hex(clean_bytes))
+    new = entry.replace(name=name, description=description, file=file, sha256=sha256_hex(clean_bytes))
     return new, clean_bytes
 
 
@@ -527,11 +527,11 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             if on_disk is None and os.path.lexists(path):
                 on_disk = b""  # a link or a FIFO holds the name: the restored file gets a new one
             if on_disk is not None and sha256_hex(on_disk) == entry.sha256:
-                entries.append(dataclasses.replace(entry))
+                entries.append(entry.replace())
                 continue
             file = entry.file if on_disk is None else record_file_name(entry.name)
             files.append((file, data))
-            entries.append(dataclasses.replace(entry, file=file))
+            entries.append(entry.replace(file=file))
         # A file someone wrote since the last commit belongs to no generation: it joins the
         # rolled-back set instead of being passed over (or archived as if we had removed it).
         foreign = scan_foreign(store, current)
@@ -540,7 +540,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
         adopted_names = set(foreign.adopted)
         for e in foreign.entries:
             if e.name in adopted_names and e.file not in restored:
-                entries.append(dataclasses.replace(e, name=unique_name(e.name, taken)))
+                entries.append(e.replace(name=unique_name(e.name, taken)))
                 taken.add(entries[-1].name)
         before = {e.name: e.sha256 for e in current.records}
         after = {e.name: e.sha256 for e in entries}

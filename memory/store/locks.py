@@ -23,7 +23,6 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from memory.errors import LeaseLost, LockError, LockTimeout, UnsafeFileError
 from memory.fsutil import ensure_dir, fsync_dir, read_regular_stat, write_new
 from memory.lazylog import get_logger
 from memory.store.manifest import parse_iso, utcnow_iso
+from memory.values import FrozenValue
 
 log = get_logger("memory.locks")
 
@@ -112,10 +112,11 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class LeaseInfo:
-    """What a ``.dream.lock`` says about its holder."""
+class LeaseInfo(FrozenValue):
+    """What a ``.dream.lock`` says about its holder (a :class:`~memory.values.FrozenValue`, not
+    a dataclass: issue 20)."""
 
+    __slots__ = ("pid", "host", "start_token", "started_at", "heartbeat_at", "token", "inode")  # noqa: RUF023 (field order)
     pid: int
     host: str
     start_token: str
@@ -123,6 +124,14 @@ class LeaseInfo:
     heartbeat_at: str
     token: str
     inode: int
+
+    def __init__(
+        self, pid: int, host: str, start_token: str, started_at: str, heartbeat_at: str, token: str, inode: int
+    ) -> None:
+        self.set_fields(
+            pid=pid, host=host, start_token=start_token, started_at=started_at, heartbeat_at=heartbeat_at,
+            token=token, inode=inode,
+        )  # fmt: skip
 
     @classmethod
     def read(cls, path: Path) -> LeaseInfo | None:

@@ -34,7 +34,6 @@ This module is the protocol; its parts live beside it, each behind a public path
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -201,9 +200,8 @@ class MemoryStore:
 
     @staticmethod
     def _copy(m: Manifest) -> Manifest:
-        return dataclasses.replace(
-            m,
-            records=[dataclasses.replace(e, sources=list(e.sources), extra=dict(e.extra)) for e in m.records],
+        return m.replace(
+            records=[e.replace(sources=list(e.sources), extra=dict(e.extra)) for e in m.records],
             applied_jobs=list(m.applied_jobs),
             sessions_since_consolidation=list(m.sessions_since_consolidation),
             cursors=dict(m.cursors),
@@ -241,7 +239,7 @@ class MemoryStore:
                 self._parsed.clear()  # atomic: readers of other threads may share the store
                 self._parsed_bytes = len(data)
             self._parsed[entry.file] = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), rec)
-        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
+        return rec if rec.name == entry.name else rec.replace(name=entry.name)
 
     def read_entry_bytes(self, entry: ManifestEntry) -> bytes:
         """The bytes of the file a manifest entry names; RecordError (file named) if unreadable."""
@@ -258,7 +256,7 @@ class MemoryStore:
         path = self.path / entry.file
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
         rec = parse_record(data, where=str(path), stem=stem)
-        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
+        return rec if rec.name == entry.name else rec.replace(name=entry.name)
 
     def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
         """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.
