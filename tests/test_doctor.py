@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -667,8 +668,6 @@ def test_the_hook_commands_and_the_service_manager_are_asked_at_the_same_time(tm
 
 
 def test_the_plugins_hooks_are_found_and_run_through_its_launcher(tmp_path: Path) -> None:
-    import shutil
-
     repo = Path(__file__).resolve().parents[1]
     root = tmp_path / ".claude" / "plugins" / "cache" / "dreamd" / "dreamd" / "0.1.0"
     shutil.copytree(repo / "plugin", root)
@@ -724,6 +723,62 @@ def test_no_service_manager_and_no_daemon_says_how_to_start_it(tmp_path: Path) -
     assert check.status == "WARN" and "no dreamd run alive" in check.detail
     assert check.fix is not None and check.fix.startswith("nohup ") and " run >> " in check.fix
     assert os.path.isabs(shlex.split(check.fix)[1])
+
+
+def _asked(calls: list[list[str]]) -> Any:
+    def runner(argv: Sequence[str]) -> tuple[int, str]:
+        calls.append(list(argv))
+        return no_manager(argv)
+
+    return runner
+
+
+def test_no_systemctl_is_started_where_no_user_manager_can_answer_it(tmp_path: Path) -> None:
+    """Issue 20 (doctor's start-up): with no session bus address and no socket of a user manager
+    (``$XDG_RUNTIME_DIR/systemd/private`` or ``bus``, nor in ``/run/user/UID``), doctor does not
+    start ``systemctl --user``; the verdict is the one systemctl's failure gives."""
+    run_user, runtime = tmp_path / "run-user", tmp_path / "runtime"
+    runtime.mkdir()
+    spool, proc = make_spool(tmp_path), fake_proc(tmp_path, 1, 1)
+    for env in ({"HOME": str(tmp_path)}, {"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime)}):
+        calls: list[list[str]] = []
+        check = check_service(spool, env, _asked(calls), platform="linux", proc=proc, run_user=run_user)
+        assert calls == [], calls
+        asked = check_service(spool, env, no_manager, platform="linux", proc=proc)
+        assert (check.status, check.fix) == (asked.status, asked.fix) and check.status == "WARN"
+        assert check.detail.startswith("no service manager here (systemctl --user: no user manager to connect to (")
+        assert check.detail.endswith("and no dreamd run alive: jobs wait in the spool")
+        assert f"{run_user / str(os.getuid()) / 'bus'}" in check.detail
+
+
+@pytest.mark.parametrize("where", ["private", "bus", "run-user", "dbus"])
+def test_systemctl_is_asked_wherever_a_user_manager_might_answer(tmp_path: Path, where: str) -> None:
+    run_user, runtime = tmp_path / "run-user", tmp_path / "runtime"
+    env = {"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime)}
+    socket_at = {"private": runtime / "systemd" / "private", "bus": runtime / "bus",
+                 "run-user": run_user / str(os.getuid()) / "bus"}.get(where)  # fmt: skip
+    if socket_at is None:
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+    else:
+        socket_at.parent.mkdir(parents=True)
+        os.symlink("/nonexistent/socket", socket_at)  # looked at, never followed: a dangling link counts
+    calls: list[list[str]] = []
+    check_service(make_spool(tmp_path), env, _asked(calls), platform="linux", proc=fake_proc(tmp_path, 1, 1), run_user=run_user)
+    assert calls == [["systemctl", "--user", "show-environment"]]
+
+
+@pytest.mark.skipif(shutil.which("systemctl") is None, reason="no systemctl here")
+def test_where_doctor_skips_systemctl_the_real_systemctl_cannot_connect(tmp_path: Path) -> None:
+    """The shortcut is only taken where the real ``systemctl --user`` fails too."""
+    from dreamd.setup.service import RUN_USER, no_user_manager, subprocess_runner
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    for env in ({"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, {"PATH": os.environ.get("PATH", ""), "XDG_RUNTIME_DIR": str(runtime)}):
+        if no_user_manager(env, run_user=RUN_USER) is None:
+            pytest.skip("a user manager's socket exists on this machine")
+        code, said = subprocess_runner(env)(["systemctl", "--user", "show-environment"])
+        assert code != 0, said
 
 
 def test_doctor_runs_distinct_hook_commands_at_once_and_each_only_once(monkeypatch: pytest.MonkeyPatch) -> None:

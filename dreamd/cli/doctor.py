@@ -42,7 +42,6 @@ import json
 import os
 import shlex
 import stat
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -418,6 +417,8 @@ def check_claude_code(model: ModelConfig, env: Mapping[str, str]) -> Check:
             str(exc),
             "npm install -g @anthropic-ai/claude-code, or set [model] claude_path",
         )
+    import subprocess  # here: only this backend and a configured hook run a process (start-up, issue 20)
+
     try:
         proc = subprocess.run(
             [str(exe), "auth", "status"], env=dict(env), capture_output=True, text=True,
@@ -676,6 +677,7 @@ def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, st
     run_env = dict(env)
     if hook.plugin_root is not None:
         run_env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
+    import subprocess
     import tempfile  # only a configured hook needs it (random, hashlib: start-up, issue 20)
 
     with tempfile.TemporaryDirectory(prefix="dreamd-doctor-") as cwd:
@@ -840,9 +842,13 @@ def check_mcp(env: Mapping[str, str]) -> Check:
 
 def check_service(
     spool: Path, env: Mapping[str, str], runner: Runner, *, platform: str = sys.platform,
-    proc: Path = Path("/proc"),
+    proc: Path = Path("/proc"), run_user: Path | None = None,
 ) -> Check:  # fmt: skip
-    """Who restarts the daemon: the systemd user unit, the launchd agent, or no one."""
+    """Who restarts the daemon: the systemd user unit, the launchd agent, or no one.
+
+    With ``run_user`` (``/run/user`` when ``runner`` runs the real commands), ``systemctl --user``
+    is not started where it could reach no user manager (:func:`dreamd.setup.service.no_user_manager`):
+    the same verdict, without a process (start-up, issue 20)."""
     from dreamd.setup.service import (
         AGENT_LABEL,
         UNIT_NAME,
@@ -852,7 +858,10 @@ def check_service(
         unit_path,
     )
 
-    manager = detect_manager(runner, platform=platform)
+    if run_user is None:
+        manager = detect_manager(runner, platform=platform)
+    else:
+        manager = detect_manager(runner, platform=platform, env=env, run_user=run_user)
     if manager.kind == "systemd":
         path = unit_path(env)
         _, active = runner(["systemctl", "--user", "is-active", UNIT_NAME])
@@ -962,16 +971,21 @@ def run_checks(
     platform: str = sys.platform,
 ) -> list[Check]:
     from dreamd.models.health import health_path
-    from dreamd.setup.service import subprocess_runner
+    from dreamd.setup.service import RUN_USER, subprocess_runner
     from dreamd.status.secrets import cache_path as secret_scan_cache
 
+    # The real commands: systemctl is then not run where no user manager can answer it. A
+    # runner given (tests) answers for systemctl itself and is always asked.
+    run_user = RUN_USER if runner is None else None
     runner = subprocess_runner(env, timeout=10.0) if runner is None else runner
     spool = config.daemon.spool
     # The checks that wait on other processes (the model endpoint or CLI, each hook command,
     # systemctl) run while the ones that only read files do; the lines keep their order.
     model_bg = _Background(lambda: check_model(config.model, env))
     hooks_bg = _Background(lambda: check_hooks_run(env))
-    service_bg = _Background(lambda: check_service(spool, env, runner, platform=platform, proc=proc))
+    service_bg = _Background(
+        lambda: check_service(spool, env, runner, platform=platform, proc=proc, run_user=run_user)
+    )
     managed, _ = discover_dirs(config.daemon.roots)
     first = [
         check_config(config, env),
