@@ -825,3 +825,39 @@ def test_doctor_runs_a_repeated_hook_command_with_its_shortest_timeout(monkeypat
     check = doctor.check_hooks_run({})
     assert check is not None and check.status == "OK"
     assert seen == [5.0]
+
+
+def test_doctor_reads_each_record_file_once_for_its_two_file_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readable check and the secret scan used to read every record twice (issue 20):
+    now the scan takes the bytes the readable check read, and reads only what it did not (a
+    file named like dreamd's own but in no manifest); their verdicts are as before."""
+    import memory.store.layout as layout
+    from memory.store.records import make_record
+    from memory.store.transaction import Change
+
+    directory = tmp_path / "code" / "app" / ".memory"
+    MemoryStore.init(directory).commit(Change(add=[make_record(f"n{i}", "project", f"note {i}", f"Body {i}.") for i in range(3)]))
+    (directory / "handwritten.md").write_text(
+        "---\nname: staging\ndescription: staging db\ntype: reference\n---\n\nThe password for staging is Pz8!mQ4wLr2.\n"
+    )
+    (directory / "project_orphan.md").write_text("---\nname: orphan\ndescription: d\ntype: project\n---\n\nx\n")
+    (directory / "broken.md").write_bytes(b"---\nname: [\n---\n")
+    reads: list[str] = []
+    real = layout.open_regular
+
+    def counting(path: Any, **kwargs: Any) -> bytes:
+        if str(path).endswith(".md") and Path(path).parent == directory:
+            reads.append(Path(path).name)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(layout, "open_regular", counting)
+    out = io.StringIO()
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    run_doctor(config_for(tmp_path), env=env, out=out, proc=fake_proc(tmp_path, 65536, 512), runner=no_manager)
+    files = sorted(p.name for p in directory.glob("*.md") if p.name != "MEMORY.md")
+    assert sorted(reads) == files, reads  # each once, the orphan by the scan alone
+    lines = out.getvalue().splitlines()
+    [memory_files] = [x for x in lines if x.startswith("WARN  memory files: ")]
+    assert "broken.md" in memory_files and "1 file(s) left in place" in memory_files
+    [secrets] = [x for x in lines if " secrets: " in x]
+    assert secrets.startswith("WARN  secrets: 1 record file(s) hold a secret: ") and "handwritten.md (password)" in secrets

@@ -146,19 +146,23 @@ def check_roots(config: Config) -> Check:
     return Check(OK, "roots", detail)
 
 
-def check_memory_files(managed: Sequence[Path]) -> Check:
+def check_memory_files(managed: Sequence[Path], read: dict[Path, bytes] | None = None) -> Check:
     """Files in the managed directories dreamd leaves alone (malformed or unsafe records, a
     ``.history`` link, a ``MEMORY.md`` directory): each stays in place and blocks nothing, but
-    a person should look (DESIGN §2, "A directory is not trusted")."""
+    a person should look (DESIGN §2, "A directory is not trusted"). With ``read``, the bytes of
+    each record file read are kept there by path, for :func:`check_secrets`."""
     from memory.errors import DreamdError
     from memory.store.transaction import MemoryStore
 
     found: list[str] = []
     for directory in managed:
+        got: dict[str, bytes] = {}
         try:
-            found += [reason for _, reason in MemoryStore(directory).scan_malformed()]
+            found += [reason for _, reason in MemoryStore(directory).scan_malformed(read=got)]
         except (DreamdError, OSError) as exc:
             found.append(f"{directory}: {exc}")
+        if read is not None:
+            read.update((directory / name, data) for name, data in got.items())
     if not found:
         return Check(OK, "memory files", f"every file in {len(managed)} managed dir(s) is readable")
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
@@ -517,12 +521,16 @@ def check_failed_jobs(spool: Path) -> Check:
     )
 
 
-def check_secrets(managed: Sequence[Path], *, cache: Path | None = None) -> Check:
+def check_secrets(
+    managed: Sequence[Path], *, cache: Path | None = None, read: Mapping[Path, bytes] | None = None
+) -> Check:
     """Record files that hold a secret (issue 22): written by hand or by another tool and not
     taken in by a reconcile yet, or written by a dreamd older than the current redactor.
 
     With ``cache`` (:func:`dreamd.status.secrets.cache_path`), a file whose bytes this redactor
-    already judged is not redacted again (:mod:`dreamd.status.secrets`)."""
+    already judged is not redacted again (:mod:`dreamd.status.secrets`). ``read`` holds bytes
+    :func:`check_memory_files` read in this run (each file is read once, issue 20); any other
+    file is read here."""
     from dreamd.status.secrets import scan_secrets
     from memory.errors import DreamdError
     from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
@@ -534,8 +542,9 @@ def check_secrets(managed: Sequence[Path], *, cache: Path | None = None) -> Chec
         except OSError:
             continue  # unreadable sets are the roots and status checks' business
         for name in names:  # the set's records and files not taken in yet
+            data = read.get(directory / name) if read else None
             try:
-                files.append((directory / name, read_regular(directory / name)))
+                files.append((directory / name, read_regular(directory / name) if data is None else data))
             except (DreamdError, OSError):
                 continue
     found: list[str] = []
@@ -987,17 +996,18 @@ def run_checks(
         lambda: check_service(spool, env, runner, platform=platform, proc=proc, run_user=run_user)
     )
     managed, _ = discover_dirs(config.daemon.roots)
+    read: dict[Path, bytes] = {}  # record files' bytes, read once for both file checks
     first = [
         check_config(config, env),
         check_roots(config),
-        check_memory_files(managed),
+        check_memory_files(managed, read),
         check_spool(spool),
         check_inotify(len(managed), proc=proc),
         check_daemon(spool, proc=proc),
     ]
     embeddings = check_embeddings(config.recall)
     failed = check_failed_jobs(spool)
-    secrets = check_secrets(managed, cache=secret_scan_cache(env))
+    secrets = check_secrets(managed, cache=secret_scan_cache(env), read=read)
     others = check_other_spools(config, env)
     hooks = check_claude_hooks(env)
     mcp = check_mcp(env)

@@ -618,8 +618,12 @@ class MemoryStore:
 
         return reconcile_directory(self)
 
-    def scan_malformed(self) -> list[tuple[str, str]]:
-        """Files in the directory that cannot be read as records (read-only check)."""
+    def scan_malformed(self, *, read: dict[str, bytes] | None = None) -> list[tuple[str, str]]:
+        """Files in the directory that cannot be read as records (read-only check).
+
+        With ``read``, the bytes of every record file this scan read are kept there by file
+        name, for a caller that reads the same files next (doctor's secret scan reads each
+        file once, issue 20)."""
         try:
             manifest = self.read()
             by_file = {e.file: e for e in manifest.records}
@@ -645,6 +649,8 @@ class MemoryStore:
                 continue
             try:
                 data = read_regular(path, single_link=entry is None)
+                if read is not None:
+                    read[path.name] = data
                 if entry is not None and sha256_hex(data) == entry.sha256:
                     continue
                 parse_record(data, where=str(path), stem=path.stem)
