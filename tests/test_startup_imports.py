@@ -35,12 +35,12 @@ NEVER = (
 """Modules none of the four commands needs here (a prefix covers its submodules)."""
 
 NO_DATACLASSES = ("dataclasses", "inspect", "ast", "dis")
-"""The store's ``Record``, ``ManifestEntry``, ``Manifest`` and ``LeaseInfo`` and the config are
-:mod:`memory.values` classes: a reader builds no dataclass (``log`` still does: its history)."""
+"""The store's ``Record``, ``ManifestEntry``, ``Manifest`` and ``LeaseInfo``, the history's
+``LogEntry`` and the config are :mod:`memory.values` classes: a reader builds no dataclass."""
 
 ALSO_NEVER = {
     "status": ("memory.retrieval.tokens", "memory.retrieval", *NO_DATACLASSES),
-    "log": ("memory.retrieval", "tomllib", "hashlib", "dreamd.status"),
+    "log": ("memory.retrieval", "tomllib", "hashlib", "dreamd.status", *NO_DATACLASSES),
     "doctor": ("memory.retrieval.tokens", "memory.retrieval", *NO_DATACLASSES),
     "recall": ("dreamd.status", "dreamd.jobs", *NO_DATACLASSES),
 }

@@ -77,3 +77,20 @@ def test_the_stores_records_and_manifest_keep_what_their_dataclasses_gave() -> N
     with pytest.raises(TypeError):
         entry.replace(no_such_field=1)
     assert repr(entry).startswith("ManifestEntry(name='a', type='user',")
+
+
+def test_a_log_entrys_json_is_the_dataclass_one_and_a_copy() -> None:
+    """``LogEntry.to_json`` as ``dataclasses.asdict`` gave it: every field in order, then the
+    summary and who; the lists and dicts copied all the way down."""
+    from memory.store.history import LogEntry
+
+    entry = LogEntry(4, "2026-12-02T10:00:00Z", "job", 3, added=["a"], merged=[{"into": "b", "from": ["c", "d"]}],
+                     job_id="j-1", session_id="s-1", foreign={"adopted": ["e"]})  # fmt: skip
+    doc = entry.to_json()
+    assert list(doc) == [*LogEntry.__slots__, "summary", "by"]
+    assert doc["summary"] == "1 added, 1 merged, 1 adopted" and doc["by"] == "session s-1 (job j-1)"
+    assert doc["records"] == 3 and doc["updated"] == [] and doc["titles"] == {}
+    doc["merged"][0]["from"].append("x")
+    doc["foreign"]["adopted"].clear()
+    assert entry.merged == [{"into": "b", "from": ["c", "d"]}] and entry.foreign == {"adopted": ["e"]}
+    assert entry.replace(added=[]).summary() == "1 merged, 1 adopted" and entry.changed
