@@ -29,6 +29,7 @@ NEVER = (
     "anthropic", "apscheduler", "watchdog.observers", "mcp", "pydantic", "starlette", "uvicorn",
     "structlog", "filelock", "numpy", "onnxruntime", "tokenizers", "yaml",
     "importlib.metadata", "email", "socket", "secrets", "difflib", "plistlib", "zipfile", "tomllib", "logging",
+    "typing",
     "memory.retrieval.embed", "dreamd.embeddings.model", "memory.model.llm",
     "dreamd.jobs.work", "dreamd.models.factory", "dreamd.models.offline", "dreamd.daemon",
 )  # fmt: skip

@@ -46,14 +46,16 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
 from memory.errors import ConfigError
 from memory.values import FrozenValue
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from dreamd.setup.service import Runner
 
 __all__ = [
@@ -1012,7 +1014,7 @@ def run_checks(
     hooks = check_claude_hooks(env)
     mcp = check_mcp(env)
     placement = _placement_checks(config, env)
-    model = model_bg.result()
+    model = model_bg.line()
     health = check_model_health(health_path(spool), model)
     hooks_run = hooks_bg.result()
     return [
@@ -1026,22 +1028,20 @@ def run_checks(
         hooks,
         *([hooks_run] if hooks_run is not None else []),
         mcp,
-        service_bg.result(),
+        service_bg.line(),
         *placement,
     ]
 
 
-_T = TypeVar("_T")
-
-
-class _Background(Generic[_T]):
+class _Background:
     """One check run in a thread: what it waits on is another process, so it costs doctor's
     start-up only what it takes beyond the checks run meanwhile (issue 20). Its exception, if
-    any, is raised by :meth:`result`, as if it had run in line."""
+    any, is raised by :meth:`result`, as if it had run in line. (Not a ``Generic``: doctor does
+    not import typing at run time.)"""
 
-    def __init__(self, check: Callable[[], _T]) -> None:
+    def __init__(self, check: Callable[[], Check | None]) -> None:
         self._check = check
-        self._value: _T | None = None
+        self._value: Check | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="dreamd-doctor-check", daemon=True)
         self._thread.start()
@@ -1052,11 +1052,18 @@ class _Background(Generic[_T]):
         except BaseException as exc:  # handed to the caller by result()
             self._error = exc
 
-    def result(self) -> _T:
+    def result(self) -> Check | None:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value  # type: ignore[return-value]
+        return self._value
+
+    def line(self) -> Check:
+        """:meth:`result` of a check that always gives a line (the model, the service)."""
+        found = self.result()
+        if found is None:
+            raise RuntimeError("a doctor check that always gives a line gave none")
+        return found
 
 
 def _placement_checks(config: Config, env: Mapping[str, str]) -> list[Check]:

@@ -15,7 +15,6 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from memory.errors import StoreError
 from memory.fsutil import file_kind, open_checked, open_regular, read_regular_or_none
@@ -35,6 +34,8 @@ from memory.values import FrozenValue
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING (same value): see the rest of memory.store
 if TYPE_CHECKING:
+    from typing import Any
+
     from memory.store.change import CommitResult
 
 

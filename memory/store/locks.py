@@ -25,13 +25,16 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from memory.errors import LeaseLost, LockError, LockTimeout, UnsafeFileError
 from memory.fsutil import ensure_dir, fsync_dir, read_regular_stat, write_new
 from memory.lazylog import get_logger
 from memory.store.manifest import parse_iso, utcnow_iso
 from memory.values import FrozenValue
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 log = get_logger("memory.locks")
 

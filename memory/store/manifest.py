@@ -12,11 +12,14 @@ import json
 import re
 from datetime import UTC, datetime
 from operator import attrgetter
-from typing import Any
 
 from memory.errors import StoreError
 from memory.store.records import NAME_RE
 from memory.values import Value
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 MAX_APPLIED_JOBS = 1000
@@ -273,7 +276,7 @@ class Manifest(Value):
         )
 
 
-FragmentCache = dict[int, tuple[ManifestEntry, tuple[Any, ...], str]]
+FragmentCache = dict[int, tuple[ManifestEntry, "tuple[Any, ...]", str]]  # quoted: typing is not imported at run time
 """id(entry) -> (entry, its fields when encoded, encoded JSON); see :meth:`Manifest.dumps`."""
 
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any
 
 from memory.errors import RecordError
 from memory.values import FrozenValue
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")

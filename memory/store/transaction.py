@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
@@ -80,7 +79,10 @@ from memory.store.manifest import (
 )
 from memory.store.records import Record, parse_record, sha256_hex, slugify
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) never commits or reconciles
+    from typing import Any
+
     from memory.store.change import ACTORS, Change, CommitResult, Pending
     from memory.store.reconcile import ReconcileReport, foreign_entry
 
