@@ -48,7 +48,6 @@ Usage: ``python benchmarks/bench_dream.py [--quick] [--sizes 1000,10000] [--iter
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import os
@@ -179,7 +178,7 @@ def records(size: int, seed: int = 7) -> tuple[list[Record], Planted]:
     order = list(range(len(recs)))
     rng.shuffle(order)
     rename = {r.name: f"r-{order[k]:06d}" for k, r in enumerate(recs)}
-    recs = [dataclasses.replace(r, name=rename[r.name]) for r in recs]
+    recs = [r.replace(name=rename[r.name]) for r in recs]
     planted.pairs = [(kind, rename[a], rename[b]) for kind, a, b in planted.pairs if a in rename]
     return recs, planted
 

@@ -22,10 +22,13 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from memory.errors import ConfigError
 from memory.values import FrozenValue
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "SCHEMA",
@@ -273,7 +276,7 @@ def _show(value: Any) -> str:
 
 # --------------------------------------------------------------------------- the schema
 
-Validator = Callable[[Any, str, Mapping[str, str]], Any]
+Validator = Callable[["Any", str, Mapping[str, str]], "Any"]  # quoted: typing is not imported at run time
 
 
 class Key:

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -667,8 +668,6 @@ def test_the_hook_commands_and_the_service_manager_are_asked_at_the_same_time(tm
 
 
 def test_the_plugins_hooks_are_found_and_run_through_its_launcher(tmp_path: Path) -> None:
-    import shutil
-
     repo = Path(__file__).resolve().parents[1]
     root = tmp_path / ".claude" / "plugins" / "cache" / "dreamd" / "dreamd" / "0.1.0"
     shutil.copytree(repo / "plugin", root)
@@ -726,6 +725,62 @@ def test_no_service_manager_and_no_daemon_says_how_to_start_it(tmp_path: Path) -
     assert os.path.isabs(shlex.split(check.fix)[1])
 
 
+def _asked(calls: list[list[str]]) -> Any:
+    def runner(argv: Sequence[str]) -> tuple[int, str]:
+        calls.append(list(argv))
+        return no_manager(argv)
+
+    return runner
+
+
+def test_no_systemctl_is_started_where_no_user_manager_can_answer_it(tmp_path: Path) -> None:
+    """Issue 20 (doctor's start-up): with no session bus address and no socket of a user manager
+    (``$XDG_RUNTIME_DIR/systemd/private`` or ``bus``, nor in ``/run/user/UID``), doctor does not
+    start ``systemctl --user``; the verdict is the one systemctl's failure gives."""
+    run_user, runtime = tmp_path / "run-user", tmp_path / "runtime"
+    runtime.mkdir()
+    spool, proc = make_spool(tmp_path), fake_proc(tmp_path, 1, 1)
+    for env in ({"HOME": str(tmp_path)}, {"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime)}):
+        calls: list[list[str]] = []
+        check = check_service(spool, env, _asked(calls), platform="linux", proc=proc, run_user=run_user)
+        assert calls == [], calls
+        asked = check_service(spool, env, no_manager, platform="linux", proc=proc)
+        assert (check.status, check.fix) == (asked.status, asked.fix) and check.status == "WARN"
+        assert check.detail.startswith("no service manager here (systemctl --user: no user manager to connect to (")
+        assert check.detail.endswith("and no dreamd run alive: jobs wait in the spool")
+        assert f"{run_user / str(os.getuid()) / 'bus'}" in check.detail
+
+
+@pytest.mark.parametrize("where", ["private", "bus", "run-user", "dbus"])
+def test_systemctl_is_asked_wherever_a_user_manager_might_answer(tmp_path: Path, where: str) -> None:
+    run_user, runtime = tmp_path / "run-user", tmp_path / "runtime"
+    env = {"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(runtime)}
+    socket_at = {"private": runtime / "systemd" / "private", "bus": runtime / "bus",
+                 "run-user": run_user / str(os.getuid()) / "bus"}.get(where)  # fmt: skip
+    if socket_at is None:
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+    else:
+        socket_at.parent.mkdir(parents=True)
+        os.symlink("/nonexistent/socket", socket_at)  # looked at, never followed: a dangling link counts
+    calls: list[list[str]] = []
+    check_service(make_spool(tmp_path), env, _asked(calls), platform="linux", proc=fake_proc(tmp_path, 1, 1), run_user=run_user)
+    assert calls == [["systemctl", "--user", "show-environment"]]
+
+
+@pytest.mark.skipif(shutil.which("systemctl") is None, reason="no systemctl here")
+def test_where_doctor_skips_systemctl_the_real_systemctl_cannot_connect(tmp_path: Path) -> None:
+    """The shortcut is only taken where the real ``systemctl --user`` fails too."""
+    from dreamd.setup.service import RUN_USER, no_user_manager, subprocess_runner
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    for env in ({"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, {"PATH": os.environ.get("PATH", ""), "XDG_RUNTIME_DIR": str(runtime)}):
+        if no_user_manager(env, run_user=RUN_USER) is None:
+            pytest.skip("a user manager's socket exists on this machine")
+        code, said = subprocess_runner(env)(["systemctl", "--user", "show-environment"])
+        assert code != 0, said
+
+
 def test_doctor_runs_distinct_hook_commands_at_once_and_each_only_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two hook commands (say the user settings' and the plugin's) run concurrently, so doctor
     waits for the slower, not for their sum; a command listed twice with the same environment
@@ -770,3 +825,39 @@ def test_doctor_runs_a_repeated_hook_command_with_its_shortest_timeout(monkeypat
     check = doctor.check_hooks_run({})
     assert check is not None and check.status == "OK"
     assert seen == [5.0]
+
+
+def test_doctor_reads_each_record_file_once_for_its_two_file_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The readable check and the secret scan used to read every record twice (issue 20):
+    now the scan takes the bytes the readable check read, and reads only what it did not (a
+    file named like dreamd's own but in no manifest); their verdicts are as before."""
+    import memory.store.layout as layout
+    from memory.store.records import make_record
+    from memory.store.transaction import Change
+
+    directory = tmp_path / "code" / "app" / ".memory"
+    MemoryStore.init(directory).commit(Change(add=[make_record(f"n{i}", "project", f"note {i}", f"Body {i}.") for i in range(3)]))
+    (directory / "handwritten.md").write_text(
+        "---\nname: staging\ndescription: staging db\ntype: reference\n---\n\nThe password for staging is Pz8!mQ4wLr2.\n"
+    )
+    (directory / "project_orphan.md").write_text("---\nname: orphan\ndescription: d\ntype: project\n---\n\nx\n")
+    (directory / "broken.md").write_bytes(b"---\nname: [\n---\n")
+    reads: list[str] = []
+    real = layout.open_regular
+
+    def counting(path: Any, **kwargs: Any) -> bytes:
+        if str(path).endswith(".md") and Path(path).parent == directory:
+            reads.append(Path(path).name)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(layout, "open_regular", counting)
+    out = io.StringIO()
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    run_doctor(config_for(tmp_path), env=env, out=out, proc=fake_proc(tmp_path, 65536, 512), runner=no_manager)
+    files = sorted(p.name for p in directory.glob("*.md") if p.name != "MEMORY.md")
+    assert sorted(reads) == files, reads  # each once, the orphan by the scan alone
+    lines = out.getvalue().splitlines()
+    [memory_files] = [x for x in lines if x.startswith("WARN  memory files: ")]
+    assert "broken.md" in memory_files and "1 file(s) left in place" in memory_files
+    [secrets] = [x for x in lines if " secrets: " in x]
+    assert secrets.startswith("WARN  secrets: 1 record file(s) hold a secret: ") and "handwritten.md (password)" in secrets

@@ -62,8 +62,36 @@ def test_a_changed_file_and_a_new_redactor_are_scanned_again(tmp_path: Path, mon
     calls.clear()
     monkeypatch.setattr(scan, "redactor_version", lambda: "another redactor")
     assert check_secrets([directory], cache=cache).status == OK
+    assert calls == []  # the redactor's sources are as they were: its version is the one kept
+    stamp = scan.source_stamp()
+    assert stamp is not None and stamp == json.loads(cache.read_bytes())["sources"]
+    edited = [[*entry[:3], int(entry[3]) + 1, entry[4]] for entry in stamp]  # a new ctime: edited or replaced
+    monkeypatch.setattr(scan, "source_stamp", lambda: edited)
+    assert check_secrets([directory], cache=cache).status == OK
     assert len(calls) == 5  # every file: the verdicts were another redactor's
     assert json.loads(cache.read_bytes())["redactor"] == "another redactor"
+    assert json.loads(cache.read_bytes())["sources"] == edited
+
+
+def test_the_redactors_sources_are_hashed_only_when_their_stamp_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing ``memory/redact``'s ~140 KB was ~7 M instructions of every doctor (issue 20)."""
+    directory = _set(tmp_path)
+    cache = tmp_path / "cache" / "dreamd" / scan.CACHE_NAME
+    hashed: list[str | None] = []
+    real = scan.redactor_version
+
+    def counting() -> str | None:
+        hashed.append(real())
+        return hashed[-1]
+
+    monkeypatch.setattr(scan, "redactor_version", counting)
+    first = check_secrets([directory], cache=cache)
+    assert len(hashed) == 1 and hashed[0] is not None and json.loads(cache.read_bytes())["redactor"] == hashed[0]
+    assert check_secrets([directory], cache=cache) == first and len(hashed) == 1
+    monkeypatch.setattr(scan, "source_stamp", lambda: None)  # sources that cannot be listed: hashed
+    assert check_secrets([directory], cache=cache) == first and len(hashed) == 2
 
 
 def test_the_cache_is_never_written_through_a_link(tmp_path: Path) -> None:

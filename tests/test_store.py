@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -469,7 +468,7 @@ def test_log_passes_over_old_generations_that_changed_nothing(store: MemoryStore
     store.commit(Change(add=[rec("b")], actor="job", session_id="s-2"))
     hist = store.path / HISTORY
     old = store.read_generation(1)
-    noise = dataclasses.replace(old, change={"actor": "job", "job_id": "j-x", "session_id": "s-1", "note": "no new turns"})
+    noise = old.replace(change={"actor": "job", "job_id": "j-x", "session_id": "s-1", "note": "no new turns"})
     (hist / "manifest-1.json").unlink()
     (hist / "manifest-1.json").write_bytes(noise.dumps())
     assert [e.generation for e in log_entries(store)] == [2, 0]

@@ -223,14 +223,13 @@ def test_a_restore_is_not_repeated_after_a_crash(tmp_path: Path, monkeypatch: py
 def test_sync_install_puts_back_an_edit_made_during_the_fetch(tmp_path: Path) -> None:
     """Sync installs a remote set after a network fetch made outside the store lock; a file the
     remote set drops but a person edited meanwhile is put back, not archived unseen."""
-    import dataclasses
 
     from dreamd.sync.install import install
     from memory.store.locks import store_lock
 
     store, files, _ = _setup(tmp_path)
     old = store.read()
-    new = dataclasses.replace(old, generation=old.generation + 1,
+    new = old.replace(generation=old.generation + 1,
                               records=[e for e in old.records if e.name != "alpha"])
     path = tmp_path / files["alpha"]
     path.write_text(path.read_text(encoding="utf-8") + f"\n{EDIT}\n", encoding="utf-8")

@@ -44,3 +44,53 @@ def test_set_fields_cannot_change_a_value_once_built() -> None:
     with pytest.raises(FrozenError):
         model.set_fields(**{**model.to_dict(), "model": "other"})
     assert model.model == "m"
+
+
+def test_the_stores_records_and_manifest_keep_what_their_dataclasses_gave() -> None:
+    """Record and LeaseInfo are frozen values, ManifestEntry and Manifest mutable ones (issue 20):
+    equality by fields, ``replace`` (shallow, a new default container each), pickling, weak
+    references (the redactor's clean-record cache holds records weakly), and a mutable value is
+    unhashable as a dataclass with ``eq`` and without ``frozen`` is."""
+    import weakref
+
+    from memory.store.locks import LeaseInfo
+    from memory.store.manifest import Manifest, ManifestEntry
+    from memory.store.records import Record
+
+    rec = Record("a", "user", "d", "b")
+    assert rec.extra == {} and rec.title is None and rec.extra is not Record("x", "user", "d", "b").extra
+    assert rec == Record("a", "user", "d", "b") and rec != rec.replace(name="c") and rec.replace().extra is rec.extra
+    assert weakref.ref(rec)() is rec and pickle.loads(pickle.dumps(rec)) == rec and copy.deepcopy(rec) == rec
+    with pytest.raises(FrozenError):
+        rec.name = "c"  # type: ignore[misc]
+    lease = LeaseInfo(1, "h", "s", "t0", "t1", "tok", 7)
+    assert hash(lease) == hash(lease.replace()) and lease.to_dict()["inode"] == 7
+    entry = ManifestEntry("a", "user", "d", "a.md", "0" * 64, "t", "t")
+    manifest = Manifest(generation=1, records=[entry])
+    assert Manifest().records == [] and Manifest().records is not Manifest().records and entry.sources == []
+    copied = manifest.replace(generation=2)
+    assert copied.generation == 2 and manifest.generation == 1 and copied.records is manifest.records
+    manifest.generation = 3  # mutable, as the commit and sync update it in place
+    assert manifest != copied and manifest == manifest.replace() and pickle.loads(pickle.dumps(manifest)) == manifest
+    with pytest.raises(TypeError):
+        hash(manifest)
+    with pytest.raises(TypeError):
+        entry.replace(no_such_field=1)
+    assert repr(entry).startswith("ManifestEntry(name='a', type='user',")
+
+
+def test_a_log_entrys_json_is_the_dataclass_one_and_a_copy() -> None:
+    """``LogEntry.to_json`` as ``dataclasses.asdict`` gave it: every field in order, then the
+    summary and who; the lists and dicts copied all the way down."""
+    from memory.store.history import LogEntry
+
+    entry = LogEntry(4, "2026-12-02T10:00:00Z", "job", 3, added=["a"], merged=[{"into": "b", "from": ["c", "d"]}],
+                     job_id="j-1", session_id="s-1", foreign={"adopted": ["e"]})  # fmt: skip
+    doc = entry.to_json()
+    assert list(doc) == [*LogEntry.__slots__, "summary", "by"]
+    assert doc["summary"] == "1 added, 1 merged, 1 adopted" and doc["by"] == "session s-1 (job j-1)"
+    assert doc["records"] == 3 and doc["updated"] == [] and doc["titles"] == {}
+    doc["merged"][0]["from"].append("x")
+    doc["foreign"]["adopted"].clear()
+    assert entry.merged == [{"into": "b", "from": ["c", "d"]}] and entry.foreign == {"adopted": ["e"]}
+    assert entry.replace(added=[]).summary() == "1 merged, 1 adopted" and entry.changed

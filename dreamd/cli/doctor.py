@@ -42,19 +42,20 @@ import json
 import os
 import shlex
 import stat
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from dreamd.config import Config, ModelConfig, RecallConfig, find_config_file, load_config
 from dreamd.status.collect import daemon_status, discover_dirs, spool_status
 from memory.errors import ConfigError
 from memory.values import FrozenValue
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from dreamd.setup.service import Runner
 
 __all__ = [
@@ -147,19 +148,23 @@ def check_roots(config: Config) -> Check:
     return Check(OK, "roots", detail)
 
 
-def check_memory_files(managed: Sequence[Path]) -> Check:
+def check_memory_files(managed: Sequence[Path], read: dict[Path, bytes] | None = None) -> Check:
     """Files in the managed directories dreamd leaves alone (malformed or unsafe records, a
     ``.history`` link, a ``MEMORY.md`` directory): each stays in place and blocks nothing, but
-    a person should look (DESIGN §2, "A directory is not trusted")."""
+    a person should look (DESIGN §2, "A directory is not trusted"). With ``read``, the bytes of
+    each record file read are kept there by path, for :func:`check_secrets`."""
     from memory.errors import DreamdError
     from memory.store.transaction import MemoryStore
 
     found: list[str] = []
     for directory in managed:
+        got: dict[str, bytes] = {}
         try:
-            found += [reason for _, reason in MemoryStore(directory).scan_malformed()]
+            found += [reason for _, reason in MemoryStore(directory).scan_malformed(read=got)]
         except (DreamdError, OSError) as exc:
             found.append(f"{directory}: {exc}")
+        if read is not None:
+            read.update((directory / name, data) for name, data in got.items())
     if not found:
         return Check(OK, "memory files", f"every file in {len(managed)} managed dir(s) is readable")
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
@@ -418,6 +423,8 @@ def check_claude_code(model: ModelConfig, env: Mapping[str, str]) -> Check:
             str(exc),
             "npm install -g @anthropic-ai/claude-code, or set [model] claude_path",
         )
+    import subprocess  # here: only this backend and a configured hook run a process (start-up, issue 20)
+
     try:
         proc = subprocess.run(
             [str(exe), "auth", "status"], env=dict(env), capture_output=True, text=True,
@@ -516,12 +523,16 @@ def check_failed_jobs(spool: Path) -> Check:
     )
 
 
-def check_secrets(managed: Sequence[Path], *, cache: Path | None = None) -> Check:
+def check_secrets(
+    managed: Sequence[Path], *, cache: Path | None = None, read: Mapping[Path, bytes] | None = None
+) -> Check:
     """Record files that hold a secret (issue 22): written by hand or by another tool and not
     taken in by a reconcile yet, or written by a dreamd older than the current redactor.
 
     With ``cache`` (:func:`dreamd.status.secrets.cache_path`), a file whose bytes this redactor
-    already judged is not redacted again (:mod:`dreamd.status.secrets`)."""
+    already judged is not redacted again (:mod:`dreamd.status.secrets`). ``read`` holds bytes
+    :func:`check_memory_files` read in this run (each file is read once, issue 20); any other
+    file is read here."""
     from dreamd.status.secrets import scan_secrets
     from memory.errors import DreamdError
     from memory.store.layout import INDEX, OUR_FILE_RE, read_regular
@@ -533,8 +544,9 @@ def check_secrets(managed: Sequence[Path], *, cache: Path | None = None) -> Chec
         except OSError:
             continue  # unreadable sets are the roots and status checks' business
         for name in names:  # the set's records and files not taken in yet
+            data = read.get(directory / name) if read else None
             try:
-                files.append((directory / name, read_regular(directory / name)))
+                files.append((directory / name, read_regular(directory / name) if data is None else data))
             except (DreamdError, OSError):
                 continue
     found: list[str] = []
@@ -676,6 +688,7 @@ def run_hook_command(hook: HookCommand, env: Mapping[str, str]) -> tuple[int, st
     run_env = dict(env)
     if hook.plugin_root is not None:
         run_env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
+    import subprocess
     import tempfile  # only a configured hook needs it (random, hashlib: start-up, issue 20)
 
     with tempfile.TemporaryDirectory(prefix="dreamd-doctor-") as cwd:
@@ -840,9 +853,13 @@ def check_mcp(env: Mapping[str, str]) -> Check:
 
 def check_service(
     spool: Path, env: Mapping[str, str], runner: Runner, *, platform: str = sys.platform,
-    proc: Path = Path("/proc"),
+    proc: Path = Path("/proc"), run_user: Path | None = None,
 ) -> Check:  # fmt: skip
-    """Who restarts the daemon: the systemd user unit, the launchd agent, or no one."""
+    """Who restarts the daemon: the systemd user unit, the launchd agent, or no one.
+
+    With ``run_user`` (``/run/user`` when ``runner`` runs the real commands), ``systemctl --user``
+    is not started where it could reach no user manager (:func:`dreamd.setup.service.no_user_manager`):
+    the same verdict, without a process (start-up, issue 20)."""
     from dreamd.setup.service import (
         AGENT_LABEL,
         UNIT_NAME,
@@ -852,7 +869,10 @@ def check_service(
         unit_path,
     )
 
-    manager = detect_manager(runner, platform=platform)
+    if run_user is None:
+        manager = detect_manager(runner, platform=platform)
+    else:
+        manager = detect_manager(runner, platform=platform, env=env, run_user=run_user)
     if manager.kind == "systemd":
         path = unit_path(env)
         _, active = runner(["systemctl", "--user", "is-active", UNIT_NAME])
@@ -962,33 +982,39 @@ def run_checks(
     platform: str = sys.platform,
 ) -> list[Check]:
     from dreamd.models.health import health_path
-    from dreamd.setup.service import subprocess_runner
+    from dreamd.setup.service import RUN_USER, subprocess_runner
     from dreamd.status.secrets import cache_path as secret_scan_cache
 
+    # The real commands: systemctl is then not run where no user manager can answer it. A
+    # runner given (tests) answers for systemctl itself and is always asked.
+    run_user = RUN_USER if runner is None else None
     runner = subprocess_runner(env, timeout=10.0) if runner is None else runner
     spool = config.daemon.spool
     # The checks that wait on other processes (the model endpoint or CLI, each hook command,
     # systemctl) run while the ones that only read files do; the lines keep their order.
     model_bg = _Background(lambda: check_model(config.model, env))
     hooks_bg = _Background(lambda: check_hooks_run(env))
-    service_bg = _Background(lambda: check_service(spool, env, runner, platform=platform, proc=proc))
+    service_bg = _Background(
+        lambda: check_service(spool, env, runner, platform=platform, proc=proc, run_user=run_user)
+    )
     managed, _ = discover_dirs(config.daemon.roots)
+    read: dict[Path, bytes] = {}  # record files' bytes, read once for both file checks
     first = [
         check_config(config, env),
         check_roots(config),
-        check_memory_files(managed),
+        check_memory_files(managed, read),
         check_spool(spool),
         check_inotify(len(managed), proc=proc),
         check_daemon(spool, proc=proc),
     ]
     embeddings = check_embeddings(config.recall)
     failed = check_failed_jobs(spool)
-    secrets = check_secrets(managed, cache=secret_scan_cache(env))
+    secrets = check_secrets(managed, cache=secret_scan_cache(env), read=read)
     others = check_other_spools(config, env)
     hooks = check_claude_hooks(env)
     mcp = check_mcp(env)
     placement = _placement_checks(config, env)
-    model = model_bg.result()
+    model = model_bg.line()
     health = check_model_health(health_path(spool), model)
     hooks_run = hooks_bg.result()
     return [
@@ -1002,22 +1028,20 @@ def run_checks(
         hooks,
         *([hooks_run] if hooks_run is not None else []),
         mcp,
-        service_bg.result(),
+        service_bg.line(),
         *placement,
     ]
 
 
-_T = TypeVar("_T")
-
-
-class _Background(Generic[_T]):
+class _Background:
     """One check run in a thread: what it waits on is another process, so it costs doctor's
     start-up only what it takes beyond the checks run meanwhile (issue 20). Its exception, if
-    any, is raised by :meth:`result`, as if it had run in line."""
+    any, is raised by :meth:`result`, as if it had run in line. (Not a ``Generic``: doctor does
+    not import typing at run time.)"""
 
-    def __init__(self, check: Callable[[], _T]) -> None:
+    def __init__(self, check: Callable[[], Check | None]) -> None:
         self._check = check
-        self._value: _T | None = None
+        self._value: Check | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="dreamd-doctor-check", daemon=True)
         self._thread.start()
@@ -1028,11 +1052,18 @@ class _Background(Generic[_T]):
         except BaseException as exc:  # handed to the caller by result()
             self._error = exc
 
-    def result(self) -> _T:
+    def result(self) -> Check | None:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value  # type: ignore[return-value]
+        return self._value
+
+    def line(self) -> Check:
+        """:meth:`result` of a check that always gives a line (the model, the service)."""
+        found = self.result()
+        if found is None:
+            raise RuntimeError("a doctor check that always gives a line gave none")
+        return found
 
 
 def _placement_checks(config: Config, env: Mapping[str, str]) -> list[Check]:

@@ -15,9 +15,12 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
-from typing import Any
 
 from dreamd.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PLACED_COMMANDS, place_dir
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMANDS: tuple[tuple[str, str, bool, str], ...] = (
     # (command, group module, takes --config, help), in the order `dreamd --help` lists them

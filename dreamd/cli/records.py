@@ -48,8 +48,6 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 def _keep_options(store: MemoryStore, key: str, rec: Record) -> Record:
     """An update keeps the record's ``importance``/``expires`` unless the command sets them."""
-    import dataclasses
-
     from memory.errors import RecordError
     from memory.store.records import OPTIONAL_FIELDS
 
@@ -61,7 +59,7 @@ def _keep_options(store: MemoryStore, key: str, rec: Record) -> Record:
     except RecordError:
         return rec
     kept = {k: old.extra[k] for k in OPTIONAL_FIELDS if k in old.extra and k not in rec.extra}
-    return dataclasses.replace(rec, extra={**kept, **rec.extra}) if kept else rec
+    return rec.replace(extra={**kept, **rec.extra}) if kept else rec
 
 
 def cmd_forget(args: argparse.Namespace) -> int:

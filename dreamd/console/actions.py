@@ -4,7 +4,6 @@ calls the CLI makes; the console adds nothing of its own to the formats."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +51,7 @@ def edit(store: MemoryStore, name: str, *, description: str, body: str) -> Outco
         raise StoreError(f"{store.path}: no record named {name}")
     old = store.read_record(entry)
     fresh = make_record(name, old.type, redact(description)[0], redact(body)[0], where="console edit")
-    rec = dataclasses.replace(fresh, extra={**old.extra, **fresh.extra})
+    rec = fresh.replace(extra={**old.extra, **fresh.extra})
     result = store.commit(Change(replace={name: rec}, note="edited in the console"))
     return Outcome(True, f"updated {name}", result.generation)
 

@@ -29,16 +29,19 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic
+from typing import TYPE_CHECKING, Generic
 
 from dreamd.config import Config
 from dreamd.daemon.pool import Task, WorkerPool
 from dreamd.jobs.budget import Budget, Deadlines, attach, budget_seconds
 from dreamd.jobs.protocol import C, Work
-from dreamd.logs import EventLogger, get_logger
+from dreamd.logs import get_logger
 from memory.errors import PermanentError, TransientError
 from memory.spool.jobs import Job
 from memory.spool.queue import Spool
+
+if TYPE_CHECKING:
+    from dreamd.logs import EventLogger
 
 __all__ = ["MAX_CLAIMED", "JobDispatcher", "log_task_crash"]
 

@@ -23,14 +23,16 @@ import threading
 from collections.abc import Callable, Hashable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dreamd.config import GatesConfig, format_duration
 from memory.errors import StoreError
 from memory.fsutil import open_regular, replace_atomic
 from memory.values import FrozenValue
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Any
+
     from dreamd.logs import EventLogger
 
 __all__ = [

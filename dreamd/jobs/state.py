@@ -10,29 +10,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from dreamd.jobs.gates import DirState, is_paused
 from memory.store.locks import LEASE_NAME, LeaseInfo
 from memory.store.manifest import parse_iso
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from dreamd.config import Config
     from memory.store.transaction import MemoryStore
 
 __all__ = ["StateSource", "dir_state", "lease_state"]
 
 
-class StateSource(Protocol):
-    """What :func:`dir_state` reads through: the job context, or status's read-only stand-in."""
+if TYPE_CHECKING:  # a protocol for the type checker only: typing is not imported at run time
 
-    @property
-    def config(self) -> Config: ...
-    @property
-    def clock(self) -> Callable[[], datetime]: ...
+    class StateSource(Protocol):
+        """What :func:`dir_state` reads through: the job context, or status's read-only stand-in."""
 
-    def store(self, memory_dir: str | Path) -> MemoryStore: ...
-    def spent_today(self, memory_dir: str | Path) -> int: ...
+        @property
+        def config(self) -> Config: ...
+        @property
+        def clock(self) -> Callable[[], datetime]: ...
+
+        def store(self, memory_dir: str | Path) -> MemoryStore: ...
+        def spent_today(self, memory_dir: str | Path) -> int: ...
 
 
 def lease_state(memory_dir: Path, *, stale_after: float, now: datetime) -> tuple[str, str | None]:

@@ -32,7 +32,7 @@ from dreamd.jobs import state as _state
 from dreamd.jobs.budget import check as check_budget
 from dreamd.jobs.budget import commit_guard
 from dreamd.jobs.gates import DirState, GateDecision, evaluate
-from dreamd.logs import EventLogger, get_logger
+from dreamd.logs import get_logger
 from memory.errors import (
     ConflictError,
     LeaseLost,
@@ -59,6 +59,7 @@ from memory.store.records import Record, validate_fields
 from memory.store.transaction import Change, FaultHook, MemoryStore
 
 if TYPE_CHECKING:
+    from dreamd.logs import EventLogger
     from dreamd.models.health import ModelHealth
     from dreamd.models.prompts import PlanRecord
     from dreamd.models.retention import Loss

@@ -19,7 +19,6 @@ Invariants:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import threading
@@ -138,7 +137,7 @@ def _caching_store(path: Path, **kwargs: Any) -> MemoryStore:
             hit = self._records.get(entry.file)
             if hit is not None and hit[0] == stamp:
                 self._records.move_to_end(entry.file)
-                return hit[1] if hit[1].name == entry.name else dataclasses.replace(hit[1], name=entry.name)
+                return hit[1] if hit[1].name == entry.name else hit[1].replace(name=entry.name)
             record = super().read_record(entry)
             self._records[entry.file] = (stamp, record)
             while len(self._records) > RECORD_CACHE_SIZE:

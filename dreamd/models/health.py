@@ -26,10 +26,13 @@ import json
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from dreamd.logs import get_logger
 from memory.fsutil import replace_atomic
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FILE_NAME", "ModelHealth", "health_path", "read_health"]
 

@@ -23,7 +23,6 @@ facts, the ones no replaced value is named in, stay current in the result.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 from collections import Counter
@@ -156,7 +155,7 @@ def supersede(new: Record, old: Record, gone: Sequence[str] | None = None) -> Su
     result, held = merge_group(group, {old.name: gone})
     if len(held) < 2:
         return None  # the old record's words would push the body past the size cap: leave both
-    return Superseding(old.name, dataclasses.replace(new, description=result["description"], body=result["body"]))
+    return Superseding(old.name, new.replace(description=result["description"], body=result["body"]))
 
 
 def _rec(record: Record, stamp: str) -> Rec:

@@ -33,13 +33,15 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dreamd.logs import get_logger
 from memory.errors import LockTimeout
 from memory.fsutil import replace_atomic
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Any
+
     from memory.model.llm import Usage
 
 KEEP_DAYS = 7

@@ -12,9 +12,12 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from dreamd.hook.claude_paths import expand_home
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 SERVER = "dreamd"
 MAX_BYTES = 16 * 1024 * 1024

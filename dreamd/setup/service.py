@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,8 +33,14 @@ DEFAULT_RW_PREFIXES = ("~/.claude/projects", "~/code")
 -%h/code``)."""
 
 
+RUN_USER = Path("/run/user")
+"""Where systemd puts each user's runtime directory (``/run/user/UID``, ``$XDG_RUNTIME_DIR``)."""
+
+
 def subprocess_runner(env: Mapping[str, str], *, timeout: float = 60.0) -> Runner:
     def run(argv: Sequence[str]) -> tuple[int, str]:
+        import subprocess  # here: doctor imports this module, and may run nothing (start-up, issue 20)
+
         try:
             proc = subprocess.run(
                 list(argv), env=dict(env), capture_output=True, text=True, timeout=timeout,
@@ -67,12 +72,39 @@ class Manager(FrozenValue):
         self.set_fields(kind=kind, detail=detail)
 
 
-def detect_manager(runner: Runner, *, platform: str = sys.platform) -> Manager:
+def no_user_manager(env: Mapping[str, str], *, run_user: Path = RUN_USER) -> str | None:
+    """Why ``systemctl --user`` cannot reach a user manager in ``env``, judged without running it;
+    None when it might (then only asking it tells).
+
+    ``systemctl --user`` connects to the manager's private socket
+    ``$XDG_RUNTIME_DIR/systemd/private``, else to the session bus: ``$DBUS_SESSION_BUS_ADDRESS``,
+    else ``$XDG_RUNTIME_DIR/bus``. With no bus address and none of those sockets there (nor in
+    ``/run/user/UID``, where a newer systemd looks when ``$XDG_RUNTIME_DIR`` is unset), it can
+    only fail to connect. Paths are looked at with ``lstat``: nothing is opened or followed."""
+    if env.get("DBUS_SESSION_BUS_ADDRESS", "").strip():
+        return None
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    dirs = [Path(runtime)] if runtime else []
+    dirs.append(run_user / str(os.getuid()))
+    sockets = [d / name for d in dirs for name in ("systemd/private", "bus")]
+    if any(os.path.lexists(s) for s in sockets):
+        return None
+    unset = "$DBUS_SESSION_BUS_ADDRESS" + ("" if runtime else " and $XDG_RUNTIME_DIR") + " unset"
+    return f"no user manager to connect to ({unset}; nothing at {', '.join(map(str, dict.fromkeys(sockets)))})"
+
+
+def detect_manager(
+    runner: Runner, *, platform: str = sys.platform, env: Mapping[str, str] | None = None, run_user: Path = RUN_USER
+) -> Manager:
+    """The service manager here. With ``env`` (the real runner's case: doctor), ``systemctl`` is
+    not even started when :func:`no_user_manager` shows it could reach none."""
     if platform == "darwin":
         code, out = runner(["launchctl", "version"])
         if code != 127:
             return Manager("launchd")
         return Manager("none", "launchctl not found")
+    if env is not None and (unreachable := no_user_manager(env, run_user=run_user)) is not None:
+        return Manager("none", f"systemctl --user: {unreachable}")
     code, out = runner(["systemctl", "--user", "show-environment"])
     if code == 0:
         return Manager("systemd")

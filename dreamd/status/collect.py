@@ -45,7 +45,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dreamd.config import Config
 from dreamd.embeddings.progress import embeddings_status, render_embeddings_status
@@ -57,7 +56,10 @@ from memory.spool.queue import Spool
 from memory.store.locks import LEASE_NAME, LeaseInfo
 from memory.store.transaction import MANIFEST, MemoryStore
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Any
+
     from dreamd.jobs.state import StateSource
 
 __all__ = [

@@ -7,7 +7,10 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["STATE_FILE", "clear_state", "read_state", "state_path", "write_state"]
 

@@ -4,12 +4,17 @@ Redacting every record file of every managed directory was most of doctor's own 
 20). A verdict (the kinds of secret :func:`memory.redact.redact` finds in a file's text) is a
 function of the file's bytes and of the redactor's code, so
 ``$XDG_CACHE_HOME/dreamd/secret-scan.json`` (default ``~/.cache/dreamd``) keeps
-``sha256 -> kinds`` under a version that is the hash of ``memory/redact``'s sources.
+``sha256 -> kinds`` under a version that is the hash of ``memory/redact``'s sources. Hashing
+those sources (~140 KB) is itself ~7 M instructions, so the file also keeps what they were
+(name, inode, mtime, ctime and size of each, :func:`source_stamp`): while every one is as it was,
+the version kept with them is used without hashing them again (the manifest cache's rule).
 
 Invariants:
 
 - Derived and rebuildable, never authoritative: every file is still read and hashed; a hash
   not in the cache, or a cache written by another redactor, means the file is redacted again.
+  A source of the redactor replaced or edited changes its stamp (a new ctime at least), and
+  then the sources are hashed again.
   Deleting the file costs the next doctor its scans, nothing else.
 - The file holds hashes and kind names only, never a value or any text of a record.
 - Never read or written through a symlink, never read over :data:`MAX_CACHE_BYTES` or when
@@ -24,7 +29,11 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["CACHE_NAME", "MAX_CACHE_BYTES", "cache_path", "redactor_version", "scan_secrets"]
+TYPE_CHECKING = False  # not typing's: doctor's start-up (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["CACHE_NAME", "MAX_CACHE_BYTES", "cache_path", "redactor_version", "scan_secrets", "source_stamp"]
 
 CACHE_NAME = "secret-scan.json"
 FORMAT = 1
@@ -38,12 +47,29 @@ def cache_path(env: Mapping[str, str]) -> Path:
     return cache_home(env) / CACHE_NAME
 
 
+def _redact_folder() -> Path:
+    import memory
+
+    return Path(memory.__file__).parent / "redact"
+
+
+def source_stamp() -> list[list[int | str]] | None:
+    """``[name, inode, mtime_ns, ctime_ns, size]`` of each of the redactor's sources, as the
+    version hashes them (None when they cannot be listed: then the version is hashed)."""
+    folder = _redact_folder()
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        stats = [(n, os.stat(folder / n)) for n in names]
+    except OSError:
+        return None
+    return [[n, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size] for n, st in stats]
+
+
 def redactor_version() -> str | None:
     """A hash of the redactor's sources (None when they cannot be read: then nothing is cached)."""
-    import memory
     from memory.store.records import sha256_hex
 
-    folder = Path(memory.__file__).parent / "redact"
+    folder = _redact_folder()
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
         parts = [n.encode() + b"\0" + (folder / n).read_bytes() for n in names]
@@ -52,7 +78,7 @@ def redactor_version() -> str | None:
     return sha256_hex(b"\0".join(parts)) if parts else None
 
 
-def _read(path: Path, version: str) -> dict[str, list[str]]:
+def _load(path: Path) -> dict[str, Any]:
     from memory.errors import DreamdError
     from memory.fsutil import open_regular
 
@@ -60,7 +86,19 @@ def _read(path: Path, version: str) -> dict[str, list[str]]:
         doc = json.loads(open_regular(path, max_bytes=MAX_CACHE_BYTES))
     except (OSError, ValueError, DreamdError):
         return {}
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("redactor") != version:
+    return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else {}
+
+
+def _version(doc: Mapping[str, Any], stamp: list[list[int | str]] | None) -> str | None:
+    """The redactor's version: the one ``doc`` keeps when its sources' ``stamp`` is unchanged, else hashed."""
+    kept = doc.get("redactor")
+    if stamp is not None and isinstance(kept, str) and doc.get("sources") == stamp:
+        return kept
+    return redactor_version()
+
+
+def _verdicts(doc: Mapping[str, Any], version: str) -> dict[str, list[str]]:
+    if doc.get("redactor") != version:
         return {}
     verdicts = doc.get("verdicts")
     if not isinstance(verdicts, dict):
@@ -71,10 +109,13 @@ def _read(path: Path, version: str) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def _write(path: Path, version: str, verdicts: Mapping[str, list[str]]) -> None:
+def _write(
+    path: Path, version: str, stamp: list[list[int | str]] | None, verdicts: Mapping[str, list[str]]
+) -> None:
     from memory.settings import write_user_cache
 
-    data = json.dumps({"format": FORMAT, "redactor": version, "verdicts": verdicts}).encode()
+    doc = {"format": FORMAT, "redactor": version, "sources": stamp, "verdicts": verdicts}
+    data = json.dumps(doc).encode()
     if len(data) <= MAX_CACHE_BYTES:
         write_user_cache(path, data)
 
@@ -84,8 +125,10 @@ def scan_secrets(files: Sequence[tuple[Path, bytes]], cache: Path | None) -> lis
     files whose bytes the cache at ``cache`` (None: no cache) has no verdict for."""
     from memory.store.records import sha256_hex
 
-    version = redactor_version() if cache is not None else None
-    known = _read(cache, version) if cache is not None and version is not None else {}
+    doc = _load(cache) if cache is not None else {}
+    stamp = source_stamp() if cache is not None else None
+    version = _version(doc, stamp) if cache is not None else None
+    known = _verdicts(doc, version) if version is not None else {}
     out: list[list[str]] = []
     seen: dict[str, list[str]] = {}
     for _, data in files:
@@ -97,6 +140,6 @@ def scan_secrets(files: Sequence[tuple[Path, bytes]], cache: Path | None) -> lis
             kinds = redact(data.decode("utf-8", "replace"))[1]
         seen[sha] = kinds
         out.append(kinds)
-    if cache is not None and version is not None and seen != known:
-        _write(cache, version, seen)
+    if cache is not None and version is not None and (seen != known or doc.get("sources") != stamp):
+        _write(cache, version, stamp, seen)
     return out

@@ -204,15 +204,12 @@ def _message(m: Manifest, *, folded: Sequence[int] = (), note: str = "",
     remote's set on an unborn HEAD) the counts and lines say what the commit changes against
     its first parent's set (``parent``; None: the empty tree), not what the local generation
     changed against the local one before it, which that parent may never have held."""
-    import dataclasses
-
     from memory.store.history import log_entry, render_log
 
     e = log_entry(m)
     if against_parent:
         added, updated, removed = _changes(parent, m)
-        e = dataclasses.replace(e, added=added, updated=updated, removed=removed, merged=[], foreign={},
-                                index_archived=None)
+        e = e.replace(added=added, updated=updated, removed=removed, merged=[], foreign={}, index_archived=None)
     counts = f"+{len(e.added)} ~{len(e.updated)} -{len(e.removed)}"
     who = e.actor + (f" job {e.job_id}" if e.job_id else "")
     lines = [f"dreamd generation {m.generation}: {who} ({counts}, {e.records} records)", "", render_log([e]).rstrip()]
@@ -627,9 +624,7 @@ class Repo:
 
 
 def _with_file(entry: ManifestEntry, file: str) -> ManifestEntry:
-    import dataclasses
-
-    return dataclasses.replace(entry, file=check_file_name(file, where="merge"))
+    return entry.replace(file=check_file_name(file, where="merge"))
 
 
 @contextlib.contextmanager

@@ -31,7 +31,6 @@ import os
 import threading
 from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memory.errors import RecordError
 from memory.lazylog import get_logger
@@ -51,7 +50,10 @@ from memory.store.manifest import Manifest
 from memory.store.transaction import INDEX, MemoryStore
 from memory.values import FrozenValue
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:
+    from typing import Any
+
     from memory.model.llm import Model
     from memory.retrieval.embed import QueryEmbedder
 

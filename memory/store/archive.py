@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from memory.errors import RecordError, StoreError, UnsafeFileError
 from memory.fsutil import (
@@ -60,6 +59,10 @@ from memory.store.layout import (
     read_regular,
 )
 from memory.store.records import sha256_hex
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 log = get_logger("memory.store")
 

@@ -165,7 +165,7 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
         created = min((e.created_at for e in gone if e.created_at), default=now)
         prov = [s for e in gone for s in e.sources] + sources_of_change
         name = unique_name(result.name, set(entries))
-        rec = dataclasses.replace(result, name=name)
+        rec = result.replace(name=name)
         entries[name] = new_entry(rec, created_at=created, sources=prov)
         order.append(name)
         removed.extend(e.name for e in gone if e.name != name)
@@ -179,7 +179,7 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
     to_add = list(change.add)
     for name, rec in change.replace.items():
         prev = entries.get(name)
-        rec = dataclasses.replace(rec, name=name)
+        rec = rec.replace(name=name)
         if prev is None:
             # Replaced under us (no base given): keep the new content rather than drop it.
             to_add.append(rec)
@@ -192,7 +192,7 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
 
     for rec in to_add:
         name = unique_name(rec.name, set(entries))
-        rec = dataclasses.replace(rec, name=name)
+        rec = rec.replace(name=name)
         entries[name] = new_entry(rec, created_at=now, sources=sources_of_change)
         order.append(name)
         added.append(name)

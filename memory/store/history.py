@@ -8,16 +8,13 @@ applied stay applied).
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import json
 import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from memory.errors import StoreError
 from memory.fsutil import file_kind, open_checked, open_regular, read_regular_or_none
@@ -33,36 +30,70 @@ from memory.store.locks import store_lock
 from memory.store.manifest import Manifest, ManifestEntry
 from memory.store.records import sha256_hex, unique_name
 from memory.store.transaction import MemoryStore
+from memory.values import FrozenValue
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING (same value): see the rest of memory.store
 if TYPE_CHECKING:
+    from typing import Any
+
     from memory.store.change import CommitResult
 
 
-@dataclass(frozen=True)
-class LogEntry:
-    """One generation as ``dreamd log`` shows it."""
+class LogEntry(FrozenValue):
+    """One generation as ``dreamd log`` shows it (a :class:`~memory.values.FrozenValue`, not a
+    dataclass: ``dreamd log`` imports no dataclasses, issue 20).
 
+    ``records``: how many records the generation holds; None in :func:`summary_entries` for
+    generations before the current one (counting them would mean parsing their whole record
+    list). ``foreign``: what the commit took in that others did: ``adopted``, ``updated`` (hand
+    edits) and ``dropped`` (hand deletions) record names. ``titles``: frontmatter names of the
+    records named above whose files call them otherwise (``feedback_db_tests`` →
+    ``feedback-db-tests``), so the log reads with either name. The lists and dicts not given
+    are new empty ones."""
+
+    __slots__ = (  # noqa: RUF023 (field order)
+        "generation", "committed_at", "actor", "records", "added", "updated", "removed", "merged", "job_id",
+        "session_id", "note", "foreign", "index_archived", "titles",
+    )  # fmt: skip
     generation: int
     committed_at: str
     actor: str
     records: int | None
-    """How many records the generation holds; None in :func:`summary_entries` for generations
-    before the current one (counting them would mean parsing their whole record list)."""
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    merged: list[dict[str, Any]] = field(default_factory=list)
-    job_id: str | None = None
-    session_id: str | None = None
-    note: str | None = None
-    foreign: dict[str, list[str]] = field(default_factory=dict)
-    """What the commit took in that others did: ``adopted``, ``updated`` (hand edits) and
-    ``dropped`` (hand deletions) record names."""
-    index_archived: str | None = None
-    titles: dict[str, str] = field(default_factory=dict)
-    """Frontmatter names of the records named above whose files call them otherwise
-    (``feedback_db_tests`` → ``feedback-db-tests``), so the log reads with either name."""
+    added: list[str]
+    updated: list[str]
+    removed: list[str]
+    merged: list[dict[str, Any]]
+    job_id: str | None
+    session_id: str | None
+    note: str | None
+    foreign: dict[str, list[str]]
+    index_archived: str | None
+    titles: dict[str, str]
+
+    def __init__(
+        self,
+        generation: int,
+        committed_at: str,
+        actor: str,
+        records: int | None,
+        added: list[str] | None = None,
+        updated: list[str] | None = None,
+        removed: list[str] | None = None,
+        merged: list[dict[str, Any]] | None = None,
+        job_id: str | None = None,
+        session_id: str | None = None,
+        note: str | None = None,
+        foreign: dict[str, list[str]] | None = None,
+        index_archived: str | None = None,
+        titles: dict[str, str] | None = None,
+    ) -> None:
+        self.set_fields(
+            generation=generation, committed_at=committed_at, actor=actor, records=records,
+            added=[] if added is None else added, updated=[] if updated is None else updated,
+            removed=[] if removed is None else removed, merged=[] if merged is None else merged,
+            job_id=job_id, session_id=session_id, note=note, foreign={} if foreign is None else foreign,
+            index_archived=index_archived, titles={} if titles is None else titles,
+        )  # fmt: skip
 
     @property
     def changed(self) -> bool:
@@ -107,7 +138,16 @@ class LogEntry:
         return who + (f" of session {self.session_id}" if self.session_id and self.actor != "job" else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "summary": self.summary(), "by": self.who()}
+        return {**_plain(self.to_dict()), "summary": self.summary(), "by": self.who()}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every list and dict copied, all the way down (``dataclasses.asdict``'s copy)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def log_entry(m: Manifest) -> LogEntry:
@@ -182,12 +222,15 @@ _WS = b" \t\r\n"
 _DECODER = json.JSONDecoder()
 
 
-@dataclass(frozen=True)
-class Unreadable:
+class Unreadable(FrozenValue):
     """An archived manifest the history readers passed over, and why."""
 
+    __slots__ = ("generation", "reason")
     generation: int
     reason: str
+
+    def __init__(self, generation: int, reason: str) -> None:
+        self.set_fields(generation=generation, reason=reason)
 
 
 def read_change(path: Path) -> tuple[int, dict[str, Any]]:
@@ -482,16 +525,16 @@ def _redacted_restore(entry: ManifestEntry, data: bytes, names: set[str]) -> tup
         clean_bytes = redact(text)[0].encode("utf-8")
         name, description = entry.name, redact(entry.description)[0]
     else:
-        clean, _ = redact_record(dataclasses.replace(rec, name=entry.name))
+        clean, _ = redact_record(rec.replace(name=entry.name))
         name = entry.name
         if clean.name != entry.name:
             names.discard(entry.name)
             name = unique_name(clean.name, names)
             names.add(name)
-        clean_bytes = render_record(dataclasses.replace(clean, name=name))
+        clean_bytes = render_record(clean.replace(name=name))
         description = clean.description
     file = record_file_name(name)
-    new = dataclasses.replace(entry, name=name, description=description, file=file, sha256=sha256_hex(clean_bytes))
+    new = entry.replace(name=name, description=description, file=file, sha256=sha256_hex(clean_bytes))
     return new, clean_bytes
 
 
@@ -527,11 +570,11 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
             if on_disk is None and os.path.lexists(path):
                 on_disk = b""  # a link or a FIFO holds the name: the restored file gets a new one
             if on_disk is not None and sha256_hex(on_disk) == entry.sha256:
-                entries.append(dataclasses.replace(entry))
+                entries.append(entry.replace())
                 continue
             file = entry.file if on_disk is None else record_file_name(entry.name)
             files.append((file, data))
-            entries.append(dataclasses.replace(entry, file=file))
+            entries.append(entry.replace(file=file))
         # A file someone wrote since the last commit belongs to no generation: it joins the
         # rolled-back set instead of being passed over (or archived as if we had removed it).
         foreign = scan_foreign(store, current)
@@ -540,7 +583,7 @@ def rollback(store: MemoryStore, *, to: int) -> CommitResult:
         adopted_names = set(foreign.adopted)
         for e in foreign.entries:
             if e.name in adopted_names and e.file not in restored:
-                entries.append(dataclasses.replace(e, name=unique_name(e.name, taken)))
+                entries.append(e.replace(name=unique_name(e.name, taken)))
                 taken.add(entries[-1].name)
         before = {e.name: e.sha256 for e in current.records}
         after = {e.name: e.sha256 for e in entries}

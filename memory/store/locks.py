@@ -23,15 +23,18 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from memory.errors import LeaseLost, LockError, LockTimeout, UnsafeFileError
 from memory.fsutil import ensure_dir, fsync_dir, read_regular_stat, write_new
 from memory.lazylog import get_logger
 from memory.store.manifest import parse_iso, utcnow_iso
+from memory.values import FrozenValue
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 log = get_logger("memory.locks")
 
@@ -112,10 +115,11 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class LeaseInfo:
-    """What a ``.dream.lock`` says about its holder."""
+class LeaseInfo(FrozenValue):
+    """What a ``.dream.lock`` says about its holder (a :class:`~memory.values.FrozenValue`, not
+    a dataclass: issue 20)."""
 
+    __slots__ = ("pid", "host", "start_token", "started_at", "heartbeat_at", "token", "inode")  # noqa: RUF023 (field order)
     pid: int
     host: str
     start_token: str
@@ -123,6 +127,14 @@ class LeaseInfo:
     heartbeat_at: str
     token: str
     inode: int
+
+    def __init__(
+        self, pid: int, host: str, start_token: str, started_at: str, heartbeat_at: str, token: str, inode: int
+    ) -> None:
+        self.set_fields(
+            pid=pid, host=host, start_token=start_token, started_at=started_at, heartbeat_at=heartbeat_at,
+            token=token, inode=inode,
+        )  # fmt: skip
 
     @classmethod
     def read(cls, path: Path) -> LeaseInfo | None:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from operator import attrgetter
-from typing import Any
 
 from memory.errors import StoreError
 from memory.store.records import NAME_RE
+from memory.values import Value
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 MAX_APPLIED_JOBS = 1000
@@ -56,10 +59,13 @@ def check_file_name(name: Any, *, where: str) -> str:
     return name
 
 
-@dataclass
-class ManifestEntry:
-    """One record of the set, as the manifest names it."""
+class ManifestEntry(Value):
+    """One record of the set, as the manifest names it (a mutable
+    :class:`~memory.values.Value`, not a dataclass: ``entry.replace(…)``; issue 20)."""
 
+    __slots__ = (  # noqa: RUF023 (field order)
+        "name", "type", "description", "file", "sha256", "created_at", "updated_at", "sources", "extra",
+    )  # fmt: skip
     name: str
     type: str
     description: str
@@ -67,8 +73,17 @@ class ManifestEntry:
     sha256: str
     created_at: str
     updated_at: str
-    sources: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    sources: list[str]
+    extra: dict[str, Any]
+
+    def __init__(
+        self, name: str, type: str, description: str, file: str, sha256: str,
+        created_at: str, updated_at: str, sources: list[str] | None = None, extra: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            name=name, type=type, description=description, file=file, sha256=sha256, created_at=created_at,
+            updated_at=updated_at, sources=[] if sources is None else sources, extra={} if extra is None else extra,
+        )  # fmt: skip
 
     @property
     def title(self) -> str | None:
@@ -132,20 +147,50 @@ _ENTRY_KEYS = frozenset(
 )
 
 
-@dataclass
-class Manifest:
-    """One generation of the set: ``manifest.json`` parsed."""
+class Manifest(Value):
+    """One generation of the set: ``manifest.json`` parsed (a mutable
+    :class:`~memory.values.Value`, not a dataclass: ``manifest.replace(…)``; issue 20)."""
 
-    generation: int = 0
-    committed_at: str = ""
-    consolidated_at: str | None = None
-    records: list[ManifestEntry] = field(default_factory=list)
-    applied_jobs: list[str] = field(default_factory=list)
-    sessions_since_consolidation: list[str] = field(default_factory=list)
-    cursors: dict[str, int] = field(default_factory=dict)
-    index_sha256: str = ""
-    change: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (  # noqa: RUF023 (field order)
+        "generation", "committed_at", "consolidated_at", "records", "applied_jobs",
+        "sessions_since_consolidation", "cursors", "index_sha256", "change", "extra",
+    )  # fmt: skip
+    generation: int
+    committed_at: str
+    consolidated_at: str | None
+    records: list[ManifestEntry]
+    applied_jobs: list[str]
+    sessions_since_consolidation: list[str]
+    cursors: dict[str, int]
+    index_sha256: str
+    change: dict[str, Any]
+    extra: dict[str, Any]
+
+    def __init__(
+        self,
+        generation: int = 0,
+        committed_at: str = "",
+        consolidated_at: str | None = None,
+        records: list[ManifestEntry] | None = None,
+        applied_jobs: list[str] | None = None,
+        sessions_since_consolidation: list[str] | None = None,
+        cursors: dict[str, int] | None = None,
+        index_sha256: str = "",
+        change: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.set_fields(
+            generation=generation,
+            committed_at=committed_at,
+            consolidated_at=consolidated_at,
+            records=[] if records is None else records,
+            applied_jobs=[] if applied_jobs is None else applied_jobs,
+            sessions_since_consolidation=[] if sessions_since_consolidation is None else sessions_since_consolidation,
+            cursors={} if cursors is None else cursors,
+            index_sha256=index_sha256,
+            change={} if change is None else change,
+            extra={} if extra is None else extra,
+        )
 
     def by_name(self) -> dict[str, ManifestEntry]:
         return {e.name: e for e in self.records}
@@ -231,7 +276,7 @@ class Manifest:
         )
 
 
-FragmentCache = dict[int, tuple[ManifestEntry, tuple[Any, ...], str]]
+FragmentCache = dict[int, tuple[ManifestEntry, "tuple[Any, ...]", str]]  # quoted: typing is not imported at run time
 """id(entry) -> (entry, its fields when encoded, encoded JSON); see :meth:`Manifest.dumps`."""
 
 

@@ -153,7 +153,7 @@ def merge_manifests(base: Manifest | None, ours: Manifest, theirs: Manifest, *, 
     for name, _first, (side, entry) in conflicts:
         new_name = unique_name(name, taken)  # name is taken: always suffixed
         taken.add(new_name)
-        kept[new_name] = (side, dataclasses.replace(entry, name=new_name, sources=[*entry.sources, f"merge:{name}"]))
+        kept[new_name] = (side, entry.replace(name=new_name, sources=[*entry.sources, f"merge:{name}"]))
         renamed.append(Renamed(name=name, to=new_name, side=side))
         extra_names.append(new_name)
 

@@ -24,7 +24,6 @@ hashes every file and commits the edit.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -127,7 +126,7 @@ class ForeignScan:
 
     def manifest(self, old: Manifest) -> Manifest:
         """``old`` with these changes applied (``old`` itself when there are none)."""
-        return dataclasses.replace(old, records=self.entries) if self.changed else old
+        return old.replace(records=self.entries) if self.changed else old
 
     def annotate(self, summary: dict[str, Any]) -> None:
         """Record in a commit's ``change`` what it took in besides its own change."""
@@ -187,7 +186,7 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
             continue
         renamed = _clean_name(rec)
         if renamed is not None:
-            rec = dataclasses.replace(rec, name=renamed)
+            rec = rec.replace(name=renamed)
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
         scan.entries.append(entry)
         scan.adopted.append(entry.name)
@@ -236,8 +235,7 @@ def _scan_named(
             scan.entries.append(entry)
             continue
         scan.entries.append(
-            dataclasses.replace(
-                entry,
+            entry.replace(
                 type=rec.type,
                 description=rec.description,
                 sha256=sha,
@@ -272,7 +270,7 @@ def note_secret(
             rec = parse_record(data, where=where, stem=stem)
         except RecordError:
             return
-    secrets[name] = dataclasses.replace(rec, name=name)
+    secrets[name] = rec.replace(name=name)
 
 
 def _sources(sources: list[str]) -> list[str]:

@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from memory.errors import RecordError
+from memory.values import FrozenValue
+
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
+if TYPE_CHECKING:
+    from typing import Any
 
 TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
@@ -31,18 +34,30 @@ OPTIONAL_FIELDS = ("importance", "expires")
 """What a person or program may add when writing a record (not a model: its answers stay strict)."""
 
 
-@dataclass(frozen=True)
-class Record:
-    """One memory. ``name`` is the manifest key (always a valid slug)."""
+class Record(FrozenValue):
+    """One memory. ``name`` is the manifest key (always a valid slug).
 
+    ``extra``: frontmatter keys other than name/type/description, kept as they were (a new
+    empty dict when not given). ``title``: the file's own ``name:`` when it is free text
+    (foreign files), for display. A :class:`~memory.values.FrozenValue`, not a dataclass
+    (start-up, issue 20): ``rec.replace(name=…)`` for ``dataclasses.replace``."""
+
+    __slots__ = ("name", "type", "description", "body", "extra", "title")  # noqa: RUF023 (field order)
     name: str
     type: str
     description: str
     body: str
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    """Frontmatter keys other than name/type/description, kept as they were."""
-    title: str | None = None
-    """The file's own ``name:`` when it is free text (foreign files), for display."""
+    extra: Mapping[str, Any]
+    title: str | None
+
+    def __init__(
+        self, name: str, type: str, description: str, body: str,
+        extra: Mapping[str, Any] | None = None, title: str | None = None,
+    ) -> None:  # fmt: skip
+        self.set_fields(
+            name=name, type=type, description=description, body=body,
+            extra={} if extra is None else extra, title=title,
+        )  # fmt: skip
 
     @property
     def importance(self) -> float:

@@ -3,12 +3,11 @@
 The store calls :func:`memory.store.change.redact_change` on every commit (``memory.store.change.apply_change``), so
 no write path (extraction, remember from the CLI, the library or MCP, dream results) can put a
 secret in a record file, its name or a MEMORY.md line, whatever its caller did first. Kept out
-of :mod:`memory.redact` so the hook, which only redacts text, does not import ``dataclasses``.
+of :mod:`memory.redact` so the hook, which only redacts text, does not import the store.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import weakref
 from collections.abc import Callable
@@ -110,6 +109,4 @@ def redact_record(rec: R, *, keep_name: bool = False) -> tuple[R, list[str]]:
         return rec, []
     if name != rec.name and "name" not in kinds:
         kinds.append("name")
-    return dataclasses.replace(
-        rec, name=name, description=description, body=body, title=title, extra=extra
-    ), kinds
+    return rec.replace(name=name, description=description, body=body, title=title, extra=extra), kinds

@@ -34,13 +34,11 @@ This module is the protocol; its parts live beside it, each behind a public path
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
@@ -81,7 +79,10 @@ from memory.store.manifest import (
 )
 from memory.store.records import Record, parse_record, sha256_hex, slugify
 
+TYPE_CHECKING = False  # not typing's: importing typing is a start-up cost (issue 20)
 if TYPE_CHECKING:  # imported where used: a reader (status, recall, doctor) never commits or reconciles
+    from typing import Any
+
     from memory.store.change import ACTORS, Change, CommitResult, Pending
     from memory.store.reconcile import ReconcileReport, foreign_entry
 
@@ -201,9 +202,8 @@ class MemoryStore:
 
     @staticmethod
     def _copy(m: Manifest) -> Manifest:
-        return dataclasses.replace(
-            m,
-            records=[dataclasses.replace(e, sources=list(e.sources), extra=dict(e.extra)) for e in m.records],
+        return m.replace(
+            records=[e.replace(sources=list(e.sources), extra=dict(e.extra)) for e in m.records],
             applied_jobs=list(m.applied_jobs),
             sessions_since_consolidation=list(m.sessions_since_consolidation),
             cursors=dict(m.cursors),
@@ -241,7 +241,7 @@ class MemoryStore:
                 self._parsed.clear()  # atomic: readers of other threads may share the store
                 self._parsed_bytes = len(data)
             self._parsed[entry.file] = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), rec)
-        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
+        return rec if rec.name == entry.name else rec.replace(name=entry.name)
 
     def read_entry_bytes(self, entry: ManifestEntry) -> bytes:
         """The bytes of the file a manifest entry names; RecordError (file named) if unreadable."""
@@ -258,7 +258,7 @@ class MemoryStore:
         path = self.path / entry.file
         stem = None if OUR_FILE_RE.match(entry.file) else path.stem
         rec = parse_record(data, where=str(path), stem=stem)
-        return rec if rec.name == entry.name else dataclasses.replace(rec, name=entry.name)
+        return rec if rec.name == entry.name else rec.replace(name=entry.name)
 
     def resolve(self, names: Iterable[str], manifest: Manifest | None = None) -> tuple[dict[str, str], list[str]]:
         """Map names to manifest keys: a key itself, or a record's own frontmatter ``name``.
@@ -620,8 +620,12 @@ class MemoryStore:
 
         return reconcile_directory(self)
 
-    def scan_malformed(self) -> list[tuple[str, str]]:
-        """Files in the directory that cannot be read as records (read-only check)."""
+    def scan_malformed(self, *, read: dict[str, bytes] | None = None) -> list[tuple[str, str]]:
+        """Files in the directory that cannot be read as records (read-only check).
+
+        With ``read``, the bytes of every record file this scan read are kept there by file
+        name, for a caller that reads the same files next (doctor's secret scan reads each
+        file once, issue 20)."""
         try:
             manifest = self.read()
             by_file = {e.file: e for e in manifest.records}
@@ -647,6 +651,8 @@ class MemoryStore:
                 continue
             try:
                 data = read_regular(path, single_link=entry is None)
+                if read is not None:
+                    read[path.name] = data
                 if entry is not None and sha256_hex(data) == entry.sha256:
                     continue
                 parse_record(data, where=str(path), stem=path.stem)
