@@ -4,8 +4,9 @@ The dev set is the one the detector was written against (recall 1.0, no look-ali
 ``blind`` and ``blind2`` were written blind, scored once each as held-out sets, then read by
 the detector's writer: they are development sets now and hold the same floor at the redactor.
 ``blind3`` was scored held-out last round and is a development set now too: it holds a floor
-at what the fourth round reached (recall 0.990, no look-alike altered). The held-out set of
-the round (``blind4``) is scored by hand, never here."""
+at what the fourth round reached (recall 0.990, no look-alike altered). ``blind4`` was the
+fourth round's held-out set (scored by the lead) and is a development set now as well. The
+held-out set of this round (``blind5``) is scored by hand by the lead, never here."""
 
 from __future__ import annotations
 
