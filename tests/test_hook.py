@@ -354,3 +354,33 @@ def test_settings_without_a_config_file_equal_the_config_defaults(tmp_path: Path
     got = hook_settings(env_xdg)
     assert (got.spool, got.projects, got.max_job_bytes) == (tmp_path / "s2", {}, 1000)
     assert hook_settings({**env_xdg, "DREAMD_SPOOL": "/elsewhere"}).spool == Path("/elsewhere")
+
+
+def test_a_fast_path_log_line_passes_the_redactor(tmp_path: Path) -> None:
+    """``UserPromptSubmit`` never loads the redactor for its own work, yet its log line carries
+    the payload's cwd, session id and event name (issue 22): what is not plain is redacted,
+    and a plain line still costs no redactor import."""
+    token = "ghp_" + "Vb7Nq2Lx9Mz4Kc8Wr1Ty6Pd3Hs5Jf0Ga2Ue"
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "DREAMD_SPOOL": str(tmp_path / "spool"),
+    }
+    said = "import sys\nprint('redactor loaded' if 'memory.redact' in sys.modules else 'not loaded')"
+    hostile = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "password is Wq4-Tide-Lamp",
+        "cwd": f"/home/u/{token}/proj",
+        "prompt": "hello",
+    }
+    proc = _run_main(json.dumps(hostile).encode(), env, extra=said)
+    assert proc.returncode == 0, proc.stderr
+    line = (tmp_path / "state" / "dreamd" / "hook.log").read_text(encoding="utf-8")
+    assert token[4:20] not in line and "Wq4-Tide-Lamp" not in line, line
+    assert json.loads(line)["hook"] == "UserPromptSubmit"
+    plain = {**hostile, "session_id": "5e7c1b9a-2f4d-4c1e-9a7b-3d2e1f0c9b8a", "cwd": str(tmp_path / "proj")}
+    proc = _run_main(json.dumps(plain).encode(), env, extra=said)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("not loaded"), proc
+    last = _log(tmp_path / "state")[-1]
+    assert last["session_id"] == plain["session_id"] and last["cwd"] == plain["cwd"]
