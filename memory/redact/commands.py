@@ -202,7 +202,7 @@ _ECHO_TO_KEY = Lazy(
     r"echo[ \t]+(?:-n[ \t]+)?(?P<q>[\"']?)(?P<value>[^\s\"'`|>]{8,512})(?P=q)[ \t]*>>?[ \t]*"
     r"(?P<file>[^\s|;&\"'\\]{1,200})"
 )
-_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|credentials?)(?:\.[a-z0-9]{1,5})?$")
+_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|pass|credentials?)(?:\.[a-z0-9]{1,5})?$")
 
 
 def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
@@ -223,7 +223,7 @@ def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
 
 _POSITIONAL = Lazy(
     r"""(?ix)
-      htpasswd\s+-[a-z]*b[a-z]*\s+\S+\s+\S+\s+        # htpasswd -b <file> <user> <password>
+      htpasswd(?:\s+-[a-z]+)*?\s+-[a-z]*b[a-z]*(?:\s+-[a-z]+)*\s+\S+\s+\S+\s+   # htpasswd -b [-c] <file> <user> <pw>
     | rabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+
     | net\s+use\s[^\n]{0,120}?/user:\S+\s+         # net use Z: \\host\share /user:dom\u <password>
     | identified\s+by\s+(?:password\s+)?            # SQL: CREATE USER … IDENTIFIED BY '<password>'
