@@ -64,6 +64,20 @@ def redact_found(text: str) -> tuple[str, list[str], list[tuple[str, str]]]:
     return out, kinds, found
 
 
+def _readings(name: str) -> tuple[str, str, str]:
+    """A name as it is, with its hyphens as spaces (``deploy-ghp_…``: a token starts after a
+    space, not inside a longer identifier) and with its underscores too (``admin-pw-Tr0ub4dor``:
+    "admin pw Tr0ub4dor")."""
+    hyphens = name.replace("-", " ")
+    return name, hyphens, hyphens.replace("_", " ")
+
+
+def name_kinds(name: str) -> list[str]:
+    """The kinds of secret a file or record name holds, in any of its :func:`_readings` (one
+    redaction of the three, a line each: a name holds no line break)."""
+    return redact("\n".join(_readings(name.replace("\n", " "))))[1]
+
+
 def found_secrets(text: str) -> list[tuple[str, str]]:
     """``(value, kind)`` of each substring :func:`redact` would replace."""
     return redact_found(text)[2]
@@ -144,9 +158,7 @@ def safe_name(name: str, *texts: str) -> str:
     dropped ("project-login-admin-s3cr3tpass" → "project-login-admin"). A name with nothing
     left becomes ``redacted-secret``.
     """
-    secrets = [
-        s for t in (*texts, name.replace("-", " ").replace("_", " ")) for s in secret_values(t)
-    ]
+    secrets = [s for t in (*texts, *_readings(name)) for s in secret_values(t)]
     keys = [k for k in (_alnum(s) for s in secrets) if len(k) >= 2]
     if not keys:
         return name
@@ -171,6 +183,7 @@ __all__ = [
     "FRAGMENT",
     "MARKER",
     "found_secrets",
+    "name_kinds",
     "redact",
     "redact_found",
     "safe_name",
