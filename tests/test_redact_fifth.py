@@ -129,3 +129,59 @@ def test_the_look_alike_survives(text: str) -> None:
 def test_a_setting_on_the_line_after_a_credential_word_is_judged_as_a_setting() -> None:
     text = "# 启动时传入主密码\napp.datasource.password=ENC(${DB_PASSWORD_CIPHER})"
     assert redact(text)[0] == text
+
+
+# ---------------------------------------------------------------------------- escaped quotes
+
+ESCAPED = [
+    ('password = "Tq\\"rn8!Lo"', 'Tq\\"rn8!Lo'),
+    ('APP_PASSWORD="Ve4\\"Pl\\\\9x"', 'Ve4\\"Pl\\\\9x'),
+    ("passwd = 'Kb7\\'Wn#2u'", "Kb7\\'Wn#2u"),
+    ('{"db_password": "Mo3\\"Xe\\\\Qa8"}', 'Mo3\\"Xe\\\\Qa8'),
+    ('my password is "Fr\\"ost9Vale"', 'Fr\\"ost9Vale'),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), ESCAPED)
+def test_a_quoted_value_holding_escaped_quotes_and_backslashes_goes_whole(text: str, secret: str) -> None:
+    import json
+
+    out = redact(text)[0]
+    assert gone(secret, out) and out.count('"') == text.count('"') - secret.count('"'), out
+    line = json.dumps({"content": text})  # the same text inside a JSONL transcript line
+    assert gone(secret[:6], json.loads(redact(line)[0])["content"]) or "'" in secret
+
+
+@pytest.mark.parametrize(
+    "text", ['secret: "C:\\\\keys\\\\prod.pem"', 'msg = "say \\"hello\\" 42 times"', 'token = "\\\\\\\\srv\\\\share"']
+)
+def test_escapes_in_a_path_or_a_sentence_are_left_alone(text: str) -> None:
+    assert redact(text)[0] == text
+
+
+# ---------------------------------------------------------------------------- across turns
+
+
+def test_a_secret_split_across_two_turns_is_redacted_in_the_second() -> None:
+    from memory.redact import redact_turns
+
+    turns = ["the staging vpn password is", "go on", "Xr8-Moth-Lamp!", "thanks"]
+    out = redact_turns(turns, ["user", "assistant", "user", "assistant"])
+    assert out[2] == "[REDACTED:password]" and out[:2] == turns[:2] and out[3] == "thanks"
+    # a generated value alone is no secret by its shape: the word before it, a turn earlier, says so
+    assert redact_turns(["my deploy token:", "Qz4Lm8Vx2Nc6Wt0Kp3Za7Yd1Bs5Ju9Fe4Gq2R"])[1] == "[REDACTED:token]"
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        ["what is the password policy", "Twelve characters minimum, rotated every 90 days"],
+        ["the password reset flow is broken", "yes, v2.3.1 fixed it"],
+        ["where is the password?", "In the vault, ask Dana"],
+        ["rotate the api token today", "Done: commit 3f9c2a1b7d4e8f0a6c5b2e9d1f3a7c4b8e6d0f2a"],
+    ],
+)
+def test_turns_that_only_mention_a_credential_are_left_alone(turns: list[str]) -> None:
+    from memory.redact import redact_turns
+
+    assert redact_turns(turns) == turns

@@ -28,6 +28,8 @@ both sides on a labelled set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memory.redact.context import CONTEXT_DETECTORS
 from memory.redact.engine import MARKER, run
 from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
@@ -86,6 +88,45 @@ def found_secrets(text: str) -> list[tuple[str, str]]:
 def secret_values(text: str) -> list[str]:
     """The substrings :func:`redact` would replace (for checks; never write them anywhere)."""
     return [value for value, _kind in found_secrets(text)]
+
+
+_TURN_TAIL = 160
+_TURN_HEAD = 240
+_TURN_REACH = 40
+"""A secret said across two turns starts within this many characters of the second one."""
+
+
+def redact_turns(texts: Sequence[str], roles: Sequence[str] | None = None) -> list[str]:
+    """Each turn of a conversation redacted, and a secret split across two turns as well.
+
+    "the staging password is" in one turn and the value alone in the next (or in the same
+    speaker's next turn, after the other side's "go ahead"): each redacted alone, neither holds
+    a secret. The end of a turn and the start of the next one of the same ``roles`` entry (the
+    next turn at all without ``roles``) are redacted joined by a space; what that finds near
+    the start of the second (within :data:`_TURN_REACH` characters) is replaced there."""
+    out = [redact(t)[0] for t in texts]
+    for i in range(len(out)):
+        j = i + 1
+        if roles is not None:
+            j = next((k for k in range(i + 1, len(out)) if roles[k] == roles[i]), len(out))
+        if j >= len(out) or not out[i].strip() or not out[j].strip():
+            continue
+        tail = out[i][-_TURN_TAIL:]
+        second = out[j]
+        cut = min(len(second), _TURN_HEAD)
+        while cut < len(second) and cut < 2 * _TURN_HEAD and not second[cut].isspace():
+            cut += 1  # never inside a token
+        head = second[:cut]
+        joined = redact(tail + " " + head)[0]
+        if not joined.startswith(tail + " "):
+            continue  # what joining found lies in the first turn: its own redaction decided
+        new_head = joined[len(tail) + 1 :]
+        if new_head == head:
+            continue
+        first = next(k for k, (a, b) in enumerate(zip(head, new_head, strict=False)) if a != b)
+        if first <= _TURN_REACH + len(head) - len(head.lstrip()):
+            out[j] = new_head + second[cut:]
+    return out
 
 
 FRAGMENT = 8
@@ -186,6 +227,7 @@ __all__ = [
     "name_kinds",
     "redact",
     "redact_found",
+    "redact_turns",
     "safe_name",
     "scrub_fragments",
     "secret_values",

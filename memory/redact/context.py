@@ -363,7 +363,13 @@ def _value_at(
         start = i + (2 if escaped else 1)
         end = start
         limit = min(n, start + _MAX_VALUE)
-        while end < limit and text[end] != close and text[end] not in '\\\n"':
+        while end < limit and text[end] != close and text[end] not in '\n"':
+            if text[end] == "\\":  # an escape inside the literal: part of the value, whole
+                step = _escape(text, end, close, jsonl=escaped)
+                if step == 0:
+                    break
+                end += step
+                continue
             end += 1
         if end >= limit or (text[end] != close and not (escaped and text.startswith('\\"', end))):
             return None
@@ -374,6 +380,26 @@ def _value_at(
     while end > i and text[end - 1] in ".:?(":
         end -= 1
     return (i, end, False) if end > i else None
+
+
+def _escape(text: str, at: int, close: str, *, jsonl: bool) -> int:
+    """How many characters the escape at ``at`` (a backslash) inside a quoted value takes, or 0
+    when it ends the value.
+
+    In plain text ``\\"``, ``\\'`` and ``\\\\`` are a quote and a backslash of the value
+    (``password = "Ab\\"c9"``). Inside a JSONL string (the literal opened with ``\\"``) the
+    source's backslash is ``\\\\``, so ``\\\\\\"`` is an escaped quote of the value and
+    ``\\"`` alone closes it; a line break (``\\n``) ends it. Whole escapes go with the value,
+    so a marker never leaves half of one."""
+    nxt = text[at + 1 : at + 2]
+    if not jsonl:
+        return 2 if nxt in (close, '"', "'", "\\") else 0
+    if nxt != "\\":
+        return 0  # \" closes the literal, \n ends the line
+    after = text[at + 2 : at + 4]
+    if after in ('\\"', "\\\\"):
+        return 4
+    return 3 if text[at + 2 : at + 3] in ("'", close) else 0
 
 
 def _identifier(text: str, pos: int, length: int) -> tuple[int, int]:

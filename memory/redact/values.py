@@ -42,6 +42,7 @@ _NOT_VALUE = Lazy(
     | projects/[^/\s]+/secrets/                                    # a GCP Secret Manager name
     | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
     | (?:/|~/|\./|\.\./)(?![a-z0-9+/]{15,}=+$)                      # a path, not base64 ("/xM…+…==")
+    | [a-z]:[\\/] | \\\\                                            # C:\keys, \\host\share
     | [a-z][a-z0-9+.-]*://                                         # a URL
     | v?\d+(?:\.\d+)+(?:[-+][0-9a-z.-]+)?$                         # a version
     | \d{1,4}(?:[-/:]\d{1,4})+$                                    # a date or time
