@@ -185,3 +185,26 @@ def test_turns_that_only_mention_a_credential_are_left_alone(turns: list[str]) -
     from memory.redact import redact_turns
 
     assert redact_turns(turns) == turns
+
+
+# ---------------------------------------------------------------------------- inside a JSONL line
+
+IN_JSONL = [
+    ("# 先登上去\nredis-cli -h 10.9.8.7 -p 6390 -a Qe!t#77rw INFO", "Qe!t#77rw"),
+    ("$s = ConvertTo-SecureString \"Tarn-Pike-2093\" -AsPlainText -Force", "Tarn-Pike-2093"),
+    ("box = Fernet(b\"Vb6Mx4Cs9Qz2Ln7Wr0Ej5Ko3Ui8Ay6Rk3Hd8Pw5Ty1=\")", "Vb6Mx4Cs9Qz2Ln7Wr0Ej5Ko3Ui8Ay6Rk3Hd8Pw5Ty1="),
+    ("Unseal Key 1: Wb3Yh6Jc1Lp4Xs7Ga0Fe2Nu8Zq8Lm2Vn5Tq9/Rk3Hd8P\nUnseal Key 2: Lp4Xs7Ga0Fe2Nu8Zq8Lm2Vn5Tq9Wb3Yh6Jc1/Hd8PwR3k", "Lp4Xs7Ga0Fe2Nu8Zq8Lm2Vn5Tq9Wb3Yh6Jc1/Hd8PwR3k"),
+    ("ssh-keygen -p -f ~/.ssh/id_ed25519\nldapsearch -x -D cn=admin -w Lq9#Vent2 -b dc=x", "Lq9#Vent2"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), IN_JSONL)
+def test_a_form_after_a_json_escape_is_found_in_a_transcript_line(text: str, secret: str) -> None:
+    """In a JSONL line a command or a label follows ``\\n``, two characters: ``\\b`` sees no
+    word start after its ``n`` ("nredis-cli"), and "nUnseal" is no key's owner."""
+    import json
+
+    assert gone(secret, redact(text)[0])
+    line = json.dumps({"message": {"role": "user", "content": text}}, ensure_ascii=False)
+    out = redact(line)[0]
+    assert gone(secret, json.loads(out)["message"]["content"]), out

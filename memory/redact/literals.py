@@ -182,7 +182,7 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
     last = 0
-    for pos in anchors.positions(('("', "('", '(\\"', '(b"', "(b'")):  # b"…": a bytes literal
+    for pos in anchors.positions(('("', "('", '(\\"', '(b"', "(b'", '(b\\"')):  # b"…": a bytes literal
         if pos < last:
             continue
         at = pos
@@ -413,7 +413,7 @@ register(
     ":thin:",
     "name",
     *_CSV_HEADER_WORDS,
-    '("', "('", '(\\"', '(b"', "(b'",
+    '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',
     "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
     "sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl",
