@@ -22,7 +22,9 @@ _UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 _LINE_BACK = 400
 
 _CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
-_CLI_CONTEXT = Lazy(r"(?i)(?:(?<=\\[nrt])|\b)login\b|(?:(?<=\\[nrt])|\b)mysql\w*|(?:(?<=\\[nrt])|\b)sshpass\b|(?:(?<=\\[nrt])|\b)psql\b|(?<![\w-])-u\s*\S+")
+_CLI_CONTEXT = Lazy(r"(?i)(?:(?<=\\[nrt])|\b)(?:login\b|mysql\w*|sshpass\b|psql\b)|(?<![\w-])-u\s*\S+")
+# (?<=\\[nrt]): a command after a JSON escape ("…\nredis-cli -a …" in a transcript line), where
+# \b sees no word start after the escape's letter
 _USER_PASSWORD = Lazy(
     r"(?:-u|--user|--proxy-user)(?:\s+|=)?+(?P<q>\\?[\"']?)"
     r"(?P<user>[^\s:\"'\\`]{1,64}+):(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"

@@ -547,7 +547,8 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if not parts:
             continue
         before = text[max(0, word_start - 40) : word_start]
-        if _ARN_BEFORE.search(text, max(0, word_start - 100), word_start) or (
+        arn = text.find("arn:", max(0, word_start - 100), word_start) != -1
+        if (arn and _ARN_BEFORE.search(text, max(0, word_start - 100), word_start)) or (
             before.endswith("${") and text.startswith(":?", word_end)
         ):
             continue  # arn:aws:secretsmanager:…:secret:<name>; ${SECRET_KEY:?message if unset}
