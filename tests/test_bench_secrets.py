@@ -63,3 +63,17 @@ def test_a_manifest_key_is_not_counted_as_part_of_a_secret() -> None:
     item = {"id": "t-2", "form": "weak", "text": "the kiosk password is changeme77 for now",
             "secrets": ["changeme77"], "survive": []}  # fmt: skip
     assert bench_secrets.score([item], "store")["missed"] == []
+
+
+BLIND4_MISSED_AT_MOST = 8
+BLIND4_ALTERED_AT_MOST = 2
+"""blind4 at the redactor after the fifth round: 506 of 514 (0.984), 2 of 247 look-alikes altered
+(0.946 and 6 before it). What is left is said with no structure a rule could read without
+reading that one sentence, or hinges on a vendor's own split of public and secret keys."""
+
+
+def test_the_spent_fourth_blind_set_holds_its_floor_at_the_redactor() -> None:
+    row = bench_secrets.score(bench_secrets.load("blind4"), "redactor")
+    assert row["secrets"] == 514 and row["lookalikes"] == 247
+    assert len(row["missed"]) <= BLIND4_MISSED_AT_MOST, row
+    assert len(row["altered"]) <= BLIND4_ALTERED_AT_MOST, row
