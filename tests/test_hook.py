@@ -384,3 +384,15 @@ def test_a_fast_path_log_line_passes_the_redactor(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.strip().endswith("not loaded"), proc
     last = _log(tmp_path / "state")[-1]
     assert last["session_id"] == plain["session_id"] and last["cwd"] == plain["cwd"]
+
+
+def test_an_unplaced_session_is_noted_without_a_secret_of_its_payload(tmp_path: Path) -> None:
+    from dreamd.hook.placement import note_unplaced, read_unplaced
+
+    token = "ghp_" + "Ns2Kx7Vb3Zr9Tm4Hc6Jp1Fy0Ga3QeLq5Wd8R"
+    for _ in range(2):  # the same session twice is counted once
+        note_unplaced(tmp_path, reason=f"project /w/{token} is not placed", cwd=f"/w/{token}",
+                      session_id=f"s-{token}", event="Stop")  # fmt: skip
+    raw = (tmp_path / "unplaced.json").read_text(encoding="utf-8")
+    assert token[4:20] not in raw and "[REDACTED:github-token]" in raw
+    assert read_unplaced(tmp_path)["count"] == 1
