@@ -396,3 +396,30 @@ def test_an_unplaced_session_is_noted_without_a_secret_of_its_payload(tmp_path: 
     raw = (tmp_path / "unplaced.json").read_text(encoding="utf-8")
     assert token[4:20] not in raw and "[REDACTED:github-token]" in raw
     assert read_unplaced(tmp_path)["count"] == 1
+
+
+def _prompt_line(i: int, role: str, text: str) -> str:
+    return json.dumps({
+        "type": role, "uuid": f"p{i}", "sessionId": "s-split", "timestamp": "2026-11-20T10:00:00Z",
+        "message": {"role": role, "content": text},
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_secret_said_across_two_prompts_never_reaches_the_job_or_the_cache(tmp_path: Path, warm: bool) -> None:
+    """ "the rsync password is" in one prompt and the value alone in the next (issue 22): each
+    line, redacted alone, holds no secret. Cold, both prompts are read in one call; warm, the
+    first is in the hook's prefix cache when the next Stop brings the value."""
+    from dreamd.hook.transcript import read_conversation
+
+    session, cache = tmp_path / "session.jsonl", tmp_path / "cache"
+    first = [_prompt_line(0, "user", "for the nightly backups the rsync password is"), _prompt_line(1, "assistant", "go ahead")]
+    second = [_prompt_line(2, "user", "Wq4-Harbor-Fern!"), _prompt_line(3, "assistant", "saved")]
+    if warm:
+        session.write_text("\n".join(first) + "\n", encoding="utf-8")
+        read_conversation(session, cache)
+    session.write_text("\n".join(first + second) + "\n", encoding="utf-8")
+    lines, _cost = read_conversation(session, cache)
+    seen = b"\n".join(line for _, line in lines).decode() + "".join(p.read_text() for p in cache.glob("*.cache"))
+    assert "Wq4-Harbor" not in seen and "[REDACTED:password]" in seen
+    assert [json.loads(line)["type"] for _, line in lines] == ["user", "assistant", "user", "assistant"]

@@ -96,15 +96,27 @@ _TURN_REACH = 40
 """A secret said across two turns starts within this many characters of the second one."""
 
 
-def redact_turns(texts: Sequence[str], roles: Sequence[str] | None = None) -> list[str]:
+def _says_a_credential(text: str) -> bool:
+    """``text`` holds a credential word (the context detectors' anchors, either language) or
+    a login word: only then can joining it to the next turn find something new."""
+    from memory.redact.context import _CJK_WORDS, _PAIR_EN_WORDS, _PAIR_ZH_WORDS, _WORD_ANCHORS
+    from memory.redact.engine import Anchors
+
+    return bool(Anchors(text).positions((*_WORD_ANCHORS, *_CJK_WORDS, *_PAIR_EN_WORDS, *_PAIR_ZH_WORDS)))
+
+
+def redact_turns(
+    texts: Sequence[str], roles: Sequence[str] | None = None, *, redacted: bool = False
+) -> list[str]:
     """Each turn of a conversation redacted, and a secret split across two turns as well.
 
     "the staging password is" in one turn and the value alone in the next (or in the same
     speaker's next turn, after the other side's "go ahead"): each redacted alone, neither holds
     a secret. The end of a turn and the start of the next one of the same ``roles`` entry (the
     next turn at all without ``roles``) are redacted joined by a space; what that finds near
-    the start of the second (within :data:`_TURN_REACH` characters) is replaced there."""
-    out = [redact(t)[0] for t in texts]
+    the start of the second (within :data:`_TURN_REACH` characters) is replaced there.
+    ``redacted``: each text is redacted already (the hook's lines), only the joins are read."""
+    out = list(texts) if redacted else [redact(t)[0] for t in texts]
     for i in range(len(out)):
         j = i + 1
         if roles is not None:
@@ -112,6 +124,8 @@ def redact_turns(texts: Sequence[str], roles: Sequence[str] | None = None) -> li
         if j >= len(out) or not out[i].strip() or not out[j].strip():
             continue
         tail = out[i][-_TURN_TAIL:]
+        if not _says_a_credential(tail):
+            continue
         second = out[j]
         cut = min(len(second), _TURN_HEAD)
         while cut < len(second) and cut < 2 * _TURN_HEAD and not second[cut].isspace():
