@@ -4,8 +4,9 @@ The dev set is the one the detector was written against (recall 1.0, no look-ali
 ``blind`` and ``blind2`` were written blind, scored once each as held-out sets, then read by
 the detector's writer: they are development sets now and hold the same floor at the redactor.
 ``blind3`` was scored held-out last round and is a development set now too: it holds a floor
-at what the fourth round reached (recall 0.990, no look-alike altered). The held-out set of
-the round (``blind4``) is scored by hand, never here."""
+at what the fourth round reached (recall 0.990, no look-alike altered). ``blind4`` was the
+fourth round's held-out set (scored by the lead) and is a development set now as well. The
+held-out set of this round (``blind5``) is scored by hand by the lead, never here."""
 
 from __future__ import annotations
 
@@ -62,3 +63,17 @@ def test_a_manifest_key_is_not_counted_as_part_of_a_secret() -> None:
     item = {"id": "t-2", "form": "weak", "text": "the kiosk password is changeme77 for now",
             "secrets": ["changeme77"], "survive": []}  # fmt: skip
     assert bench_secrets.score([item], "store")["missed"] == []
+
+
+BLIND4_MISSED_AT_MOST = 8
+BLIND4_ALTERED_AT_MOST = 2
+"""blind4 at the redactor after the fifth round: 506 of 514 (0.984), 2 of 247 look-alikes altered
+(0.946 and 6 before it). What is left is said with no structure a rule could read without
+reading that one sentence, or hinges on a vendor's own split of public and secret keys."""
+
+
+def test_the_spent_fourth_blind_set_holds_its_floor_at_the_redactor() -> None:
+    row = bench_secrets.score(bench_secrets.load("blind4"), "redactor")
+    assert row["secrets"] == 514 and row["lookalikes"] == 247
+    assert len(row["missed"]) <= BLIND4_MISSED_AT_MOST, row
+    assert len(row["altered"]) <= BLIND4_ALTERED_AT_MOST, row

@@ -68,7 +68,7 @@ def test_a_changed_file_and_a_new_redactor_are_scanned_again(tmp_path: Path, mon
     edited = [[*entry[:3], int(entry[3]) + 1, entry[4]] for entry in stamp]  # a new ctime: edited or replaced
     monkeypatch.setattr(scan, "source_stamp", lambda: edited)
     assert check_secrets([directory], cache=cache).status == OK
-    assert len(calls) == 5  # every file: the verdicts were another redactor's
+    assert len(calls) == 6  # every file, and the one name not of dreamd's: another redactor's verdicts
     assert json.loads(cache.read_bytes())["redactor"] == "another redactor"
     assert json.loads(cache.read_bytes())["sources"] == edited
 
@@ -92,6 +92,19 @@ def test_the_redactors_sources_are_hashed_only_when_their_stamp_changed(
     assert check_secrets([directory], cache=cache) == first and len(hashed) == 1
     monkeypatch.setattr(scan, "source_stamp", lambda: None)  # sources that cannot be listed: hashed
     assert check_secrets([directory], cache=cache) == first and len(hashed) == 2
+
+
+def test_a_name_verdict_is_kept_by_hash_and_never_the_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = _set(tmp_path)
+    token = "ghp_" + "Tn6Aa2Bb8Rb4Yc7Hd2Jf9Lm5Sx0Wv3Kp8Qz1"
+    (directory / f"ci-{token}.md").write_text("---\ndescription: ci\ntype: reference\n---\n\nci\n", encoding="utf-8")
+    cache = tmp_path / "cache" / "dreamd" / scan.CACHE_NAME
+    first = check_secrets([directory], cache=cache)
+    assert "whose name holds one (github-token)" in first.detail and token[4:12] not in first.detail
+    assert token[4:12] not in cache.read_text(encoding="utf-8")
+    calls = _redactions(monkeypatch)
+    assert check_secrets([directory], cache=cache) == first
+    assert calls == []
 
 
 def test_the_cache_is_never_written_through_a_link(tmp_path: Path) -> None:

@@ -354,3 +354,72 @@ def test_settings_without_a_config_file_equal_the_config_defaults(tmp_path: Path
     got = hook_settings(env_xdg)
     assert (got.spool, got.projects, got.max_job_bytes) == (tmp_path / "s2", {}, 1000)
     assert hook_settings({**env_xdg, "DREAMD_SPOOL": "/elsewhere"}).spool == Path("/elsewhere")
+
+
+def test_a_fast_path_log_line_passes_the_redactor(tmp_path: Path) -> None:
+    """``UserPromptSubmit`` never loads the redactor for its own work, yet its log line carries
+    the payload's cwd, session id and event name (issue 22): what is not plain is redacted,
+    and a plain line still costs no redactor import."""
+    token = "ghp_" + "Vb7Nq2Lx9Mz4Kc8Wr1Ty6Pd3Hs5Jf0Ga2Ue"
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "DREAMD_SPOOL": str(tmp_path / "spool"),
+    }
+    said = "import sys\nprint('redactor loaded' if 'memory.redact' in sys.modules else 'not loaded')"
+    hostile = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "password is Wq4-Tide-Lamp",
+        "cwd": f"/home/u/{token}/proj",
+        "prompt": "hello",
+    }
+    proc = _run_main(json.dumps(hostile).encode(), env, extra=said)
+    assert proc.returncode == 0, proc.stderr
+    line = (tmp_path / "state" / "dreamd" / "hook.log").read_text(encoding="utf-8")
+    assert token[4:20] not in line and "Wq4-Tide-Lamp" not in line, line
+    assert json.loads(line)["hook"] == "UserPromptSubmit"
+    plain = {**hostile, "session_id": "5e7c1b9a-2f4d-4c1e-9a7b-3d2e1f0c9b8a", "cwd": str(tmp_path / "proj")}
+    proc = _run_main(json.dumps(plain).encode(), env, extra=said)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("not loaded"), proc
+    last = _log(tmp_path / "state")[-1]
+    assert last["session_id"] == plain["session_id"] and last["cwd"] == plain["cwd"]
+
+
+def test_an_unplaced_session_is_noted_without_a_secret_of_its_payload(tmp_path: Path) -> None:
+    from dreamd.hook.placement import note_unplaced, read_unplaced
+
+    token = "ghp_" + "Ns2Kx7Vb3Zr9Tm4Hc6Jp1Fy0Ga3QeLq5Wd8R"
+    for _ in range(2):  # the same session twice is counted once
+        note_unplaced(tmp_path, reason=f"project /w/{token} is not placed", cwd=f"/w/{token}",
+                      session_id=f"s-{token}", event="Stop")  # fmt: skip
+    raw = (tmp_path / "unplaced.json").read_text(encoding="utf-8")
+    assert token[4:20] not in raw and "[REDACTED:github-token]" in raw
+    assert read_unplaced(tmp_path)["count"] == 1
+
+
+def _prompt_line(i: int, role: str, text: str) -> str:
+    return json.dumps({
+        "type": role, "uuid": f"p{i}", "sessionId": "s-split", "timestamp": "2026-11-20T10:00:00Z",
+        "message": {"role": role, "content": text},
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_secret_said_across_two_prompts_never_reaches_the_job_or_the_cache(tmp_path: Path, warm: bool) -> None:
+    """ "the rsync password is" in one prompt and the value alone in the next (issue 22): each
+    line, redacted alone, holds no secret. Cold, both prompts are read in one call; warm, the
+    first is in the hook's prefix cache when the next Stop brings the value."""
+    from dreamd.hook.transcript import read_conversation
+
+    session, cache = tmp_path / "session.jsonl", tmp_path / "cache"
+    first = [_prompt_line(0, "user", "for the nightly backups the rsync password is"), _prompt_line(1, "assistant", "go ahead")]
+    second = [_prompt_line(2, "user", "Wq4-Harbor-Fern!"), _prompt_line(3, "assistant", "saved")]
+    if warm:
+        session.write_text("\n".join(first) + "\n", encoding="utf-8")
+        read_conversation(session, cache)
+    session.write_text("\n".join(first + second) + "\n", encoding="utf-8")
+    lines, _cost = read_conversation(session, cache)
+    seen = b"\n".join(line for _, line in lines).decode() + "".join(p.read_text() for p in cache.glob("*.cache"))
+    assert "Wq4-Harbor" not in seen and "[REDACTED:password]" in seen
+    assert [json.loads(line)["type"] for _, line in lines] == ["user", "assistant", "user", "assistant"]

@@ -118,9 +118,11 @@ def test_rollback_to_a_generation_from_before_a_redaction_restores_the_record_re
 
 def test_cli_errors_never_echo_a_secret(store_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["remember", str(store_dir), "--type", "project", "--description", "x", "--body", "y"]
-    assert main([*base, "--name", f"tok-{GH}"]) == 1
-    err = capsys.readouterr().err
-    assert "must match" in err and _nothing_of(GH[4:], err) and "[REDACTED:github-token]" in err
+    # a name holding a token is renamed before it is checked (the token after "-" is found
+    # since the fifth round): nothing of it in the output or the record
+    assert main([*base, "--name", f"tok-{GH}"]) == 0
+    said = capsys.readouterr()
+    assert _nothing_of(GH[4:], said.out + said.err) and _nothing_of(GH[4:], _everything(store_dir))
     assert main([*base, "--name", "ok", "--expires", GH]) == 1
     err = capsys.readouterr().err
     assert "expires must be a date" in err and GH not in err

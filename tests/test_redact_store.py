@@ -104,3 +104,43 @@ def test_mcp_remember_redacts_my_password_is(tmp_path: Path) -> None:
         "Hx7#kkP2qz".lower() not in (answer.text + str(answer.data) + _on_disk(store.path)).lower()
     )
     assert answer.data["redacted"] == ["password"]
+
+
+NAMED_TOKEN = "ghp_" + "Lq5Wd8Ns2Kx7Vb3Zr9Tm4Hc6Jp1Fy0Ga3Qe"
+NAMED_FILES = {
+    f"release-{NAMED_TOKEN}.md": "---\ndescription: the release token for CI\ntype: reference\n---\n\nCI releases with it.\n",
+    "router-admin-pw-Kx4quill-9z.md": "---\ndescription: how to reach the router\ntype: reference\n---\n\nLog in as admin.\n",
+}
+
+
+def _names_on_disk(directory: Path) -> str:
+    live = [p for p in directory.iterdir() if p.is_file()]
+    return "\n".join(p.name for p in live) + (directory / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_a_file_named_for_a_secret_is_reported_without_its_name_and_renamed_in_the_next_generation(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "mem"
+    store = MemoryStore.init(directory)
+    for name, body in NAMED_FILES.items():
+        (directory / name).write_text(body, encoding="utf-8")
+    check = check_secrets([directory])
+    assert check.status == WARN and "github-token" in check.detail and "password" in check.detail
+    assert NAMED_TOKEN[4:12] not in check.detail and "Kx4quill" not in check.detail
+    store.reconcile()
+    shown = _names_on_disk(directory)
+    assert NAMED_TOKEN[4:12].lower() not in shown.lower() and "kx4quill" not in shown.lower(), shown
+    assert len(store.read().records) == 2
+    assert check_secrets([directory]).status == OK
+
+
+def test_adopting_a_directory_renames_a_file_named_for_a_secret(tmp_path: Path) -> None:
+    directory = tmp_path / "mem"
+    directory.mkdir()
+    for name, body in NAMED_FILES.items():
+        (directory / name).write_text(body, encoding="utf-8")
+    adopt(directory)
+    shown = _names_on_disk(directory)
+    assert NAMED_TOKEN[4:12].lower() not in shown.lower() and "kx4quill" not in shown.lower(), shown
+    assert check_secrets([directory]).status == OK

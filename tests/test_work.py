@@ -417,3 +417,20 @@ def test_when_every_batch_is_refused_the_dream_is_rejected_and_nothing_changes(
     assert result.status == "rejected" and "truncated" in (result.reason or "")
     assert store.read().generation == gen
     assert len(store.read().records) == 4
+
+
+def test_a_secret_said_across_two_turns_never_reaches_the_model(mdir: Path) -> None:
+    """ "the password is" in one user turn, the value alone in the next (issue 22): each turn
+    redacted alone holds no secret, so the model saw the value."""
+    said = ["for the nightly backups the rsync password is", "ok, send it", "Wq4-Harbor-Fern!", "got it"]
+    lines = [
+        json.dumps({
+            "type": role, "uuid": f"s{i}", "sessionId": "sess-1", "timestamp": "2026-11-20T10:00:00Z",
+            "message": {"role": role, "content": text},
+        })
+        for i, (role, text) in enumerate(zip(["user", "assistant"] * 2, said, strict=True))
+    ]  # fmt: skip
+    model = ScriptedModel([ok([])])
+    execute(extract_job(mdir, "job-1", "\n".join(lines) + "\n"), ctx_for(model))
+    seen = json.dumps(model.payloads)
+    assert model.payloads and "Wq4-Harbor" not in seen and "[REDACTED:password]" in seen

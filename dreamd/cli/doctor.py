@@ -526,8 +526,9 @@ def check_failed_jobs(spool: Path) -> Check:
 def check_secrets(
     managed: Sequence[Path], *, cache: Path | None = None, read: Mapping[Path, bytes] | None = None
 ) -> Check:
-    """Record files that hold a secret (issue 22): written by hand or by another tool and not
-    taken in by a reconcile yet, or written by a dreamd older than the current redactor.
+    """Record files that hold a secret (issue 22), in their bytes or in their name: written by
+    hand or by another tool and not taken in by a reconcile yet, or written by a dreamd older
+    than the current redactor. A file named for a secret is reported without its name.
 
     With ``cache`` (:func:`dreamd.status.secrets.cache_path`), a file whose bytes this redactor
     already judged is not redacted again (:mod:`dreamd.status.secrets`). ``read`` holds bytes
@@ -551,10 +552,12 @@ def check_secrets(
                 continue
     found: list[str] = []
     foreign = False
-    for (path, _), kinds in zip(files, scan_secrets(files, cache), strict=True):
-        if kinds:
+    for (path, _), (kinds, named) in zip(files, scan_secrets(files, cache), strict=True):
+        if named:  # the name is never shown: it holds the secret
+            found.append(f"a file in {path.parent} whose name holds one ({', '.join(dict.fromkeys([*named, *kinds]))})")
+        elif kinds:
             found.append(f"{path} ({', '.join(kinds)})")
-            foreign = foreign or not OUR_FILE_RE.match(path.name)
+        foreign = foreign or (bool(kinds or named) and not OUR_FILE_RE.match(path.name))
     checked = len(files)
     if not found:
         return Check(OK, "secrets", f"none in {checked} record file(s)")

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -46,7 +47,10 @@ from pathlib import Path
 
 from dreamd.hook import claude_paths
 from dreamd.hook.placement import (
+    AUTO_MEMORY,
+    CONFIGURED,
     DEFAULT_ROOTS,
+    DOT_SOURCE,
     Target,
     configured_dir,
     has_manifest,
@@ -424,10 +428,14 @@ def write_log(path: Path, entry: Mapping[str, Any]) -> None:
         except FileNotFoundError:
             pass
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-        if "memory.redact" in sys.modules:  # loaded by this call (a Stop): redacting the line is free
-            from memory.redact import redact
+        if "memory.redact" in sys.modules or not _plain(entry):
+            from memory.redact import redact_found, scrub_fragments
 
-            line = redact(line)[0]  # a path or an error may quote a secret (issue 22); never spans a quote
+            # a path or an error may quote a secret (issue 22); a marker never spans a quote.
+            # The auto-memory directory is the cwd with "_" made "-": "ghp-…" is no token by
+            # its shape any more, so what was found elsewhere in the line goes there too.
+            line, _kinds, found = redact_found(line)
+            line = scrub_fragments(line, found)[0]
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
@@ -435,6 +443,47 @@ def write_log(path: Path, entry: Mapping[str, Any]) -> None:
             os.close(fd)
     except Exception:
         pass
+
+
+_PLAIN = re.compile(r"(?![\s\S]*[A-Za-z0-9]{16})[A-Za-z0-9._/~+:-]{0,4096}")
+"""A value no detector could take for a secret: no space, quote, ``=``, ``@`` or non-ASCII
+letter to give it context, and no letter-digit run long enough to be a token by its shape. A
+session id (a UUID), a time and most working directories are plain."""
+
+_SAID = frozenset(
+    {
+        "no transcript_path",
+        "transcript has no conversation records yet",
+        "memory directory not managed yet (adopted on the first job)",
+        "Claude Code loads and recalls its auto-memory itself",
+        "empty index",
+        "no prompt",
+        "nothing relevant and not shown before",
+        "no working directory (no cwd in the payload and no CLAUDE_PROJECT_DIR)",
+        DOT_SOURCE,
+        CONFIGURED,
+        *(f"{AUTO_MEMORY} ({how})" for how in ("cwd", "git root", "transcript folder", "autoMemoryDirectory")),
+    }
+)
+"""Reasons the hook writes as they are, holding nothing from the payload."""
+
+
+def _plain(value: Any) -> bool:
+    """``value`` (a log entry) holds nothing the redactor could change (issue 22).
+
+    ``UserPromptSubmit`` and ``SessionStart`` never load :mod:`memory.redact` (~30 ms of
+    imports, a tenth of the hook's budget), yet their log line carries the payload's ``cwd``,
+    ``session_id`` and event name, and reasons and errors that quote them: any string that is
+    neither plain (:data:`_PLAIN`) nor one of the hook's own reasons sends the line through
+    the redactor."""
+    if isinstance(value, str):
+        known = value in _SAID or value in CONTEXT_EVENTS or value in ENQUEUE_EVENTS
+        return known or _PLAIN.fullmatch(value) is not None
+    if isinstance(value, Mapping):
+        return all(_plain(v) for v in value.values())  # the keys are the hook's own
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, bool | int | float)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -222,12 +222,27 @@ def read_unplaced(state_dir: Path) -> dict[str, Any]:
     return value
 
 
+def _redacted(value: str) -> str:
+    """A payload value with its secrets replaced (issue 22; an unplaced session is rare, so the
+    redactor's import is affordable here); one that holds a token only as a part of a longer
+    identifier (``s-ghp_…``, which the shapes do not start inside) is replaced whole."""
+    from memory.redact import MARKER, name_kinds, redact
+
+    out = redact(value)[0]
+    if out == value:
+        kinds = name_kinds(value)
+        if kinds:
+            return MARKER.format(kind=kinds[0])
+    return out
+
+
 def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: object, event: object) -> None:
     """Count one session the hook could not place, keeping the latest few with their reason
     (a session already among the latest is moved to the end, not counted again).
 
     Read-modify-write without a lock: two hooks at the same instant may count one; the file is
-    always whole (rename), and the latest reason is what the user needs. Never raises.
+    always whole (rename), and the latest reason is what the user needs. The payload's values
+    (cwd, session id, event, a reason quoting them) are written redacted. Never raises.
     """
     try:
         state = read_unplaced(state_dir)
@@ -239,6 +254,7 @@ def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: obje
             "session_id": str(session_id)[:128] if session_id else None,
             "hook": str(event)[:64] if event else None,
         }
+        entry = {k: _redacted(v) if isinstance(v, str) else v for k, v in entry.items()}
         recent = state.get("recent", [])
         again = bool(session_id) and any(r.get("session_id") == entry["session_id"] for r in recent)
         out = {

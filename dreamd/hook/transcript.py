@@ -290,6 +290,51 @@ def _redacted(lines: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     return [(kind, line) for (kind, _), line in zip(lines, out, strict=True)]
 
 
+def _prompt(line: bytes) -> str | None:
+    """The text of a user prompt line (its content a string), else None (a tool result, an
+    assistant line)."""
+    try:
+        record = _stdlib_loads(line)
+    except (ValueError, RecursionError):
+        return None
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else None
+
+
+def _across_turns(
+    cached: list[tuple[bytes, bytes]], fresh: list[tuple[bytes, bytes]]
+) -> list[tuple[bytes, bytes]]:
+    """``fresh`` with a secret said across two of the user's prompts redacted in the second
+    ("the rsync password is" in one prompt, the value alone in the next: each line, redacted
+    alone, holds none). The last cached prompt is the first of a pair when the session's
+    next Stop brings the value; cached lines themselves are never rewritten."""
+    prompts: list[tuple[int, str]] = []  # (index in fresh, or -1 for the cached one), text
+    for kind, line in reversed(cached):
+        if kind == b"user" and b"tool_result" not in line:
+            text = _prompt(line)
+            if text is not None:
+                prompts.append((-1, text))
+                break
+    for i, (kind, line) in enumerate(fresh):
+        if kind == b"user" and b"tool_result" not in line:
+            text = _prompt(line)
+            if text is not None:
+                prompts.append((i, text))
+    if len(prompts) < 2 or all(i < 0 for i, _ in prompts[1:]):
+        return fresh
+    from memory.redact import redact_turns
+
+    texts = redact_turns([t for _, t in prompts], redacted=True)
+    out = list(fresh)
+    for (i, before), after in zip(prompts, texts, strict=True):
+        if i >= 0 and after != before:
+            record = _stdlib_loads(out[i][1])
+            record["message"]["content"] = after
+            out[i] = (out[i][0], _stdlib_dumps(record))
+    return out
+
+
 def _cache_file(cache_dir: Path, path: Path) -> Path:
     import zlib
 
@@ -360,6 +405,7 @@ def read_conversation(
     complete = data.rfind(b"\n") + 1
     fresh = _redacted(conversation_lines(data, 0, complete))
     tail = _redacted(conversation_lines(data, complete))
+    fresh = _across_turns(cached, fresh)
     lines = cached + fresh
     if cache is not None and cache_dir is not None and complete:
         prefix_end = offset + complete

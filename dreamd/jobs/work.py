@@ -45,7 +45,7 @@ from memory.errors import (
 )
 from memory.model.answer_gate import PlanOp
 from memory.model.llm import Model, Usage
-from memory.redact import redact
+from memory.redact import redact_turns
 from memory.spool.jobs import Job
 from memory.store.locks import HEARTBEAT_EVERY, DreamLease
 from memory.store.manifest import (
@@ -284,7 +284,9 @@ def _extract(job: Job, ctx: Context) -> str:
         with commit_guard():
             store.commit(Change(actor="job", job_id=job.id, session_id=session, cursor=(session, end), note="no new turns"))
         return "nothing-new"
-    redacted = [dataclasses.replace(t, text=redact(t.text)[0]) for t in fresh]
+    # each turn, and a secret split across two turns ("the password is" / the value alone)
+    texts = redact_turns([t.text for t in fresh], [t.role for t in fresh])
+    redacted = [dataclasses.replace(t, text=text) for t, text in zip(fresh, texts, strict=True)]
     cut = windows(redacted, cursor, EXTRACT_MAX_CHARS)
     bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
     added: list[str] = []

@@ -120,18 +120,23 @@ def _write(
         write_user_cache(path, data)
 
 
-def scan_secrets(files: Sequence[tuple[Path, bytes]], cache: Path | None) -> list[list[str]]:
-    """The kinds of secret in each ``(path, bytes)`` (an empty list: none), redacting only the
-    files whose bytes the cache at ``cache`` (None: no cache) has no verdict for."""
+def scan_secrets(
+    files: Sequence[tuple[Path, bytes]], cache: Path | None
+) -> list[tuple[list[str], list[str]]]:
+    """The kinds of secret in each ``(path, bytes)``: in its bytes, and in its name when that
+    is not one dreamd made (``<name>-<10 hex>.md``); empty lists: none. Only files whose bytes
+    (or names) the cache at ``cache`` (None: no cache) has no verdict for are redacted; a
+    name's verdict is kept under the hash of ``name:<stem>``, so the cache holds no name."""
+    from memory.store.layout import OUR_FILE_RE
     from memory.store.records import sha256_hex
 
     doc = _load(cache) if cache is not None else {}
     stamp = source_stamp() if cache is not None else None
     version = _version(doc, stamp) if cache is not None else None
     known = _verdicts(doc, version) if version is not None else {}
-    out: list[list[str]] = []
+    out: list[tuple[list[str], list[str]]] = []
     seen: dict[str, list[str]] = {}
-    for _, data in files:
+    for path, data in files:
         sha = sha256_hex(data)
         kinds = known.get(sha)
         if kinds is None:
@@ -139,7 +144,16 @@ def scan_secrets(files: Sequence[tuple[Path, bytes]], cache: Path | None) -> lis
 
             kinds = redact(data.decode("utf-8", "replace"))[1]
         seen[sha] = kinds
-        out.append(kinds)
+        named: list[str] = []
+        if not OUR_FILE_RE.match(path.name):
+            key = sha256_hex(b"name:" + path.stem.encode("utf-8", "surrogateescape"))
+            found = known.get(key)
+            if found is None:
+                from memory.redact import name_kinds
+
+                found = name_kinds(path.stem)
+            seen[key] = named = found
+        out.append((kinds, named))
     if cache is not None and version is not None and (seen != known or doc.get("sources") != stamp):
         _write(cache, version, stamp, seen)
     return out

@@ -28,6 +28,8 @@ both sides on a labelled set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memory.redact.context import CONTEXT_DETECTORS
 from memory.redact.engine import MARKER, run
 from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
@@ -64,6 +66,20 @@ def redact_found(text: str) -> tuple[str, list[str], list[tuple[str, str]]]:
     return out, kinds, found
 
 
+def _readings(name: str) -> tuple[str, str, str]:
+    """A name as it is, with its hyphens as spaces (``deploy-ghp_…``: a token starts after a
+    space, not inside a longer identifier) and with its underscores too (``admin-pw-Tr0ub4dor``:
+    "admin pw Tr0ub4dor")."""
+    hyphens = name.replace("-", " ")
+    return name, hyphens, hyphens.replace("_", " ")
+
+
+def name_kinds(name: str) -> list[str]:
+    """The kinds of secret a file or record name holds, in any of its :func:`_readings` (one
+    redaction of the three, a line each: a name holds no line break)."""
+    return redact("\n".join(_readings(name.replace("\n", " "))))[1]
+
+
 def found_secrets(text: str) -> list[tuple[str, str]]:
     """``(value, kind)`` of each substring :func:`redact` would replace."""
     return redact_found(text)[2]
@@ -72,6 +88,59 @@ def found_secrets(text: str) -> list[tuple[str, str]]:
 def secret_values(text: str) -> list[str]:
     """The substrings :func:`redact` would replace (for checks; never write them anywhere)."""
     return [value for value, _kind in found_secrets(text)]
+
+
+_TURN_TAIL = 160
+_TURN_HEAD = 240
+_TURN_REACH = 40
+"""A secret said across two turns starts within this many characters of the second one."""
+
+
+def _says_a_credential(text: str) -> bool:
+    """``text`` holds a credential word (the context detectors' anchors, either language) or
+    a login word: only then can joining it to the next turn find something new."""
+    from memory.redact.context import _CJK_WORDS, _PAIR_EN_WORDS, _PAIR_ZH_WORDS, _WORD_ANCHORS
+    from memory.redact.engine import Anchors
+
+    return bool(Anchors(text).positions((*_WORD_ANCHORS, *_CJK_WORDS, *_PAIR_EN_WORDS, *_PAIR_ZH_WORDS)))
+
+
+def redact_turns(
+    texts: Sequence[str], roles: Sequence[str] | None = None, *, redacted: bool = False
+) -> list[str]:
+    """Each turn of a conversation redacted, and a secret split across two turns as well.
+
+    "the staging password is" in one turn and the value alone in the next (or in the same
+    speaker's next turn, after the other side's "go ahead"): each redacted alone, neither holds
+    a secret. The end of a turn and the start of the next one of the same ``roles`` entry (the
+    next turn at all without ``roles``) are redacted joined by a space; what that finds near
+    the start of the second (within :data:`_TURN_REACH` characters) is replaced there.
+    ``redacted``: each text is redacted already (the hook's lines), only the joins are read."""
+    out = list(texts) if redacted else [redact(t)[0] for t in texts]
+    for i in range(len(out)):
+        j = i + 1
+        if roles is not None:
+            j = next((k for k in range(i + 1, len(out)) if roles[k] == roles[i]), len(out))
+        if j >= len(out) or not out[i].strip() or not out[j].strip():
+            continue
+        tail = out[i][-_TURN_TAIL:]
+        if not _says_a_credential(tail):
+            continue
+        second = out[j]
+        cut = min(len(second), _TURN_HEAD)
+        while cut < len(second) and cut < 2 * _TURN_HEAD and not second[cut].isspace():
+            cut += 1  # never inside a token
+        head = second[:cut]
+        joined = redact(tail + " " + head)[0]
+        if not joined.startswith(tail + " "):
+            continue  # what joining found lies in the first turn: its own redaction decided
+        new_head = joined[len(tail) + 1 :]
+        if new_head == head:
+            continue
+        first = next(k for k, (a, b) in enumerate(zip(head, new_head, strict=False)) if a != b)
+        if first <= _TURN_REACH + len(head) - len(head.lstrip()):
+            out[j] = new_head + second[cut:]
+    return out
 
 
 FRAGMENT = 8
@@ -144,9 +213,7 @@ def safe_name(name: str, *texts: str) -> str:
     dropped ("project-login-admin-s3cr3tpass" → "project-login-admin"). A name with nothing
     left becomes ``redacted-secret``.
     """
-    secrets = [
-        s for t in (*texts, name.replace("-", " ").replace("_", " ")) for s in secret_values(t)
-    ]
+    secrets = [s for t in (*texts, *_readings(name)) for s in secret_values(t)]
     keys = [k for k in (_alnum(s) for s in secrets) if len(k) >= 2]
     if not keys:
         return name
@@ -171,8 +238,10 @@ __all__ = [
     "FRAGMENT",
     "MARKER",
     "found_secrets",
+    "name_kinds",
     "redact",
     "redact_found",
+    "redact_turns",
     "safe_name",
     "scrub_fragments",
     "secret_values",

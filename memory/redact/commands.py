@@ -22,18 +22,20 @@ _UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 _LINE_BACK = 400
 
 _CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
-_CLI_CONTEXT = Lazy(r"(?i)\blogin\b|\bmysql\w*|\bsshpass\b|\bpsql\b|(?<![\w-])-u\s*\S+")
+_CLI_CONTEXT = Lazy(r"(?i)(?:(?<=\\[nrt])|\b)(?:login\b|mysql\w*|sshpass\b|psql\b)|(?<![\w-])-u\s*\S+")
+# (?<=\\[nrt]): a command after a JSON escape ("…\nredis-cli -a …" in a transcript line), where
+# \b sees no word start after the escape's letter
 _USER_PASSWORD = Lazy(
     r"(?:-u|--user|--proxy-user)(?:\s+|=)?+(?P<q>\\?[\"']?)"
     r"(?P<user>[^\s:\"'\\`]{1,64}+):(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
 )
-_USER_CONTEXT = Lazy(r"(?i)\b(?:curl|wget|https?|xh|httpie|aria2c|lftp|ftp|svn)\b")
+_USER_CONTEXT = Lazy(r"(?i)(?:(?<=\\[nrt])|\b)(?:curl|wget|https?|xh|httpie|aria2c|lftp|ftp|svn)\b")
 _PASSPHRASE = Lazy(
     r"-[NP]\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
     r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
 )
-_PASSPHRASE_CONTEXT = Lazy(r"\bssh-keygen\b")
-_REDIS_CONTEXT = Lazy(r"\bredis-cli\b")
+_PASSPHRASE_CONTEXT = Lazy(r"(?:(?<=\\[nrt])|\b)ssh-keygen\b")
+_REDIS_CONTEXT = Lazy(r"(?:(?<=\\[nrt])|\b)redis-cli\b")
 _REDIS_PASSWORD = Lazy(
     r"-a\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
     r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
@@ -147,7 +149,7 @@ def detect_redis_passwords(anchors: Anchors) -> list[Span]:
     return _flag_passwords(anchors, "a", _REDIS_CONTEXT, _REDIS_PASSWORD)
 
 
-_LDAP_CONTEXT = Lazy(r"\bldap[a-z]*\b")
+_LDAP_CONTEXT = Lazy(r"(?:(?<=\\[nrt])|\b)ldap[a-z]*\b")
 _LDAP_PASSWORD = Lazy(
     r"-w\s++(?:(?P<quote>\\?[\"'])(?P<quoted>[^\"'\\\n]{1,200}+)(?P=quote)"
     r"|(?P<bare>[^\s\"'\\`-][^\s\"'\\`]{0,199}+))"
@@ -160,7 +162,7 @@ def detect_ldap_passwords(anchors: Anchors) -> list[Span]:
 
 
 _SECURE_STRING = Lazy(
-    r"(?i:convertto-securestring)\s+(?:-String\s+)?(?P<q>[\"'])(?P<value>[^\"'\n]{1,256})(?P=q)"
+    r"(?i:convertto-securestring)\s+(?:-String\s+)?(?P<q>\\?[\"'])(?P<value>[^\"'\\\n]{1,256})(?P=q)"
     r"(?=[^\n]{0,40}-AsPlainText)"
 )
 
@@ -202,7 +204,7 @@ _ECHO_TO_KEY = Lazy(
     r"echo[ \t]+(?:-n[ \t]+)?(?P<q>[\"']?)(?P<value>[^\s\"'`|>]{8,512})(?P=q)[ \t]*>>?[ \t]*"
     r"(?P<file>[^\s|;&\"'\\]{1,200})"
 )
-_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|credentials?)(?:\.[a-z0-9]{1,5})?$")
+_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|pass|credentials?)(?:\.[a-z0-9]{1,5})?$")
 
 
 def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
@@ -223,7 +225,7 @@ def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
 
 _POSITIONAL = Lazy(
     r"""(?ix)
-      htpasswd\s+-[a-z]*b[a-z]*\s+\S+\s+\S+\s+        # htpasswd -b <file> <user> <password>
+      htpasswd(?:\s+-[a-z]+)*?\s+-[a-z]*b[a-z]*(?:\s+-[a-z]+)*\s+\S+\s+\S+\s+   # htpasswd -b [-c] <file> <user> <pw>
     | rabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+
     | net\s+use\s[^\n]{0,120}?/user:\S+\s+         # net use Z: \\host\share /user:dom\u <password>
     | identified\s+by\s+(?:password\s+)?            # SQL: CREATE USER … IDENTIFIED BY '<password>'

@@ -109,10 +109,10 @@ _WORD_ANCHORS = (
     # the AK/SK of Chinese clouds (only as a word of its own: "task", "desk" are not), key
     # stores by their file kind (APPLE_P12_BASE64=)
     "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "combination",
-    "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate",
+    "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate", "dockerc",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
-_KEY_BEFORE = Lazy(r"([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"
+_KEY_BEFORE = Lazy(r"(?:(?<=\\[nrt])|(?<![A-Za-z\\]))([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"; not the n of \n
 _CJK_OWNER = Lazy(r"[\u4e00-\u9fff][\u4e00-\u9fff ]{0,20}$")  # "地图的 key", "支付 key"
 _HASH_BEFORE = Lazy(
     r"\b(?:hash(?:ed)?|sha-?\d*|digest|checksum|md5|fingerprint|length|size|count|hint|salt)"
@@ -130,6 +130,8 @@ _PROSE = Lazy(
                                                       # the password we agreed on is X
     (?:\s*,[^,.\n]{1,30},)?                           # the password, if you need it, is X
     (?:
+        \s*,\s*(?:it|that)(?:'s|’s|\s+is|\s+was)\s*:?      # a passphrase, it's "X"
+      |
         \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,4})\s*:   # is still the same one: X
       | \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
@@ -141,10 +143,12 @@ _PROSE = Lazy(
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:(?:就是|都是|是|为|為|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用)\s*[：:=]?"
+    r"\s*(?:[，,]?\s*(?:就是|都是|是|为|為|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用|输入|输|填写|填入|填)\s*[：:=]?"
     r"|[：:=])\s*"
 )
 # "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
+_ARN_BEFORE = Lazy(r"\barn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{0,12}:$")  # a resource's name
+_CJK_VERB = Lazy(r"[，,]\s*[\u4e00-\u9fff]")  # "，输 X", not ", is"
 _CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|成了|成)\s*[：:]?\s*")
 _CJK_GAP_HASH = Lazy(r"哈希|散列|摘要|校验|长度|位数|提示|规则|策略|要求")
 _WIFI_BEFORE = Lazy(r"(?i)\b(?:wi-?fi|wlan|wpa2?|ssid|hotspot)\b[^.\n]{0,40}$")
@@ -207,6 +211,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return _ASSIGN_ONLY[last], False
     if parts[-2:] == ["amz", "signature"]:  # a presigned URL (a model's "signature" is not)
         return "signature", False
+    if parts == ["signature"] and before[-1:] in ("?", "&"):  # ?…&Signature=…: a signed URL's query
+        return "signature", False
     if last in _SESSION_PARTS:
         if last == "sid" and len(parts) > 1 and parts[-2] in ("account", "acct", "project"):
             return None  # a Twilio account SID names the account; its auth token is the secret
@@ -219,7 +225,7 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             m = _KEY_BEFORE.search(before)
             owner = m.group(1).lower() if m else None
         return ("pin", True) if owner in _CODE_OWNERS else None
-    if last.endswith("pass") and 8 <= len(last) <= 12 and last not in _NOT_PASS:  # requirepass
+    if last.endswith("pass") and 8 <= len(last) <= 14 and last not in _NOT_PASS:  # requirepass, deststorepass
         return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
         return "secret", True
@@ -227,7 +233,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         if (len(parts) > 1 and parts[-2] in _NOT_CREDENTIAL_TOKENS) or last[:-5] in _NOT_CREDENTIAL_TOKENS:
             return None
         return "token", True
-    if last in ("credential", "credentials", "creds"):
+    if last in ("credential", "credentials", "creds", "dockerconfigjson", "dockercfg"):
+        # a pull secret's .dockerconfigjson: base64 of {"auths": {host: {"auth": …}}}
         return "credential", True
     if last == "answer" and _SECURITY_BEFORE.search(" ".join([before[-40:], *parts[:-1]])):
         return _ANSWER_KIND, True  # "the security question answer … is X"
@@ -356,7 +363,13 @@ def _value_at(
         start = i + (2 if escaped else 1)
         end = start
         limit = min(n, start + _MAX_VALUE)
-        while end < limit and text[end] != close and text[end] not in '\\\n"':
+        while end < limit and text[end] != close and text[end] not in '\n"':
+            if text[end] == "\\":  # an escape inside the literal: part of the value, whole
+                step = _escape(text, end, close, jsonl=escaped)
+                if step == 0:
+                    break
+                end += step
+                continue
             end += 1
         if end >= limit or (text[end] != close and not (escaped and text.startswith('\\"', end))):
             return None
@@ -367,6 +380,26 @@ def _value_at(
     while end > i and text[end - 1] in ".:?(":
         end -= 1
     return (i, end, False) if end > i else None
+
+
+def _escape(text: str, at: int, close: str, *, jsonl: bool) -> int:
+    """How many characters the escape at ``at`` (a backslash) inside a quoted value takes, or 0
+    when it ends the value.
+
+    In plain text ``\\"``, ``\\'`` and ``\\\\`` are a quote and a backslash of the value
+    (``password = "Ab\\"c9"``). Inside a JSONL string (the literal opened with ``\\"``) the
+    source's backslash is ``\\\\``, so ``\\\\\\"`` is an escaped quote of the value and
+    ``\\"`` alone closes it; a line break (``\\n``) ends it. Whole escapes go with the value,
+    so a marker never leaves half of one."""
+    nxt = text[at + 1 : at + 2]
+    if not jsonl:
+        return 2 if nxt in (close, '"', "'", "\\") else 0
+    if nxt != "\\":
+        return 0  # \" closes the literal, \n ends the line
+    after = text[at + 2 : at + 4]
+    if after in ('\\"', "\\\\"):
+        return 4
+    return 3 if text[at + 2 : at + 3] in ("'", close) else 0
 
 
 def _identifier(text: str, pos: int, length: int) -> tuple[int, int]:
@@ -426,6 +459,10 @@ def _connector(
         return None
     if not prose:
         return None
+    if c in ("，", ","):  # "passphrase，输 X": a word said in a Chinese sentence
+        m = _CJK_CONNECTOR.match(text, j) if _CJK_VERB.match(text, j) is not None else None
+        if m is not None:
+            return m.end(), True
     if c in ("—", "–") or (c == "-" and j > i and text[j + 1 : j + 2] == " "):
         j += 1  # "the unseal pass — X —"
         while j < len(text) and text[j] in " \t":
@@ -460,7 +497,11 @@ def _worth_reading(text: str, pos: int) -> bool:
         return not text[pos + 3 : pos + 4].isalnum()
     if head.startswith("sig"):
         nxt = text[pos + 3 : pos + 4]
-        return not nxt.isalpha() or text[max(0, pos - 4) : pos].lower() == "amz-"
+        return (
+            not nxt.isalpha()
+            or text[max(0, pos - 4) : pos].lower() == "amz-"
+            or (text[pos - 1 : pos] in ("?", "&") and text[pos : pos + 10].lower() == "signature=")
+        )
     if head == "answ":  # only a security question's answer
         return _SECURITY_NEAR.search(text, max(0, pos - 40), pos) is not None
     if head == "code":
@@ -506,6 +547,11 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if not parts:
             continue
         before = text[max(0, word_start - 40) : word_start]
+        arn = text.find("arn:", max(0, word_start - 100), word_start) != -1
+        if (arn and _ARN_BEFORE.search(text, max(0, word_start - 100), word_start)) or (
+            before.endswith("${") and text.startswith(":?", word_end)
+        ):
+            continue  # arn:aws:secretsmanager:…:secret:<name>; ${SECRET_KEY:?message if unset}
         judged = _kind_of(parts, before)
         if judged is None:
             continue
@@ -715,9 +761,14 @@ def _random_near(text: str, end: int, kind: str) -> Span | None:
     m = _WINDOW_TOKEN.search(window)
     if m is None or _HASH_WORDS.search(window[: m.start()]) or not looks_random(m.group(0)):
         return None
-    if reads_as_non_secret(m.group(0)) or firebase_web_key(text, end + m.start(), end + m.end()):
+    start, stop_at = end + m.start(), end + m.end()
+    if m.end() == len(window) and stop is None:  # the window cut it: the whole token goes
+        whole = _WINDOW_TOKEN.match(text, start, start + 256)
+        if whole is not None:
+            stop_at = whole.end()
+    if reads_as_non_secret(m.group(0)) or firebase_web_key(text, start, stop_at):
         return None
-    return end + m.start(), end + m.end(), kind
+    return start, stop_at, kind
 
 
 def detect_credentials(anchors: Anchors) -> list[Span]:
@@ -836,7 +887,8 @@ def detect_pairs(anchors: Anchors) -> list[Span]:
 # ---------------------------------------------------------------------------- URLs and headers
 
 _URL_CREDS = Lazy(
-    r"://(?P<user>[^\s:/@\"'\\<>]{0,128})(?::(?P<value>[^\s/@\"'\\<>]{1,256}))?@(?=[A-Za-z0-9\[._-])"
+    r"://(?P<user>[^\s:/@\"'\\<>]{0,128})(?::(?P<value>[^\s/@\"'\\<>][^\s/\"'\\<>]{0,255}))?"
+    r"@(?=[A-Za-z0-9\[._-])"  # the password runs to the last "@" before the host: "pw@@@host"
 )
 _AUTH_HEADER = Lazy(
     r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"

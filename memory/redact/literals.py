@@ -182,7 +182,7 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
     last = 0
-    for pos in anchors.positions(('("', "('", '(\\"')):
+    for pos in anchors.positions(('("', "('", '(\\"', '(b"', "(b'", '(b\\"')):  # b"…": a bytes literal
         if pos < last:
             continue
         at = pos
@@ -323,7 +323,16 @@ def _piece(token: str) -> bool:
     )
 
 
+_NEXT_LITERAL = Lazy(
+    r"(?P<q>\\?[\"'])[ \t]*(?P<op>\+|,)[ \t]*(?P=q)(?P<piece>[A-Za-z0-9+/=_-]{12,256})(?P=q)"
+)
+
+
 def detect_wrapped_rest(anchors: Anchors) -> list[Span]:
+    """The rest of a token a detector found cut: the lines after it (a key wrapped in a
+    terminal or a PEM-like block), the next string literal of a concatenation (``"ghp_…" +
+    "…"``, cut so that a scanner does not see it) and the literal after a key id in a pair
+    (``auth=("<key id>", "<secret>")``)."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(("[redacted:",)):
@@ -331,6 +340,12 @@ def detect_wrapped_rest(anchors: Anchors) -> list[Span]:
         if close == -1 or in_marker(text, pos - 1):
             continue
         at = close + 1
+        literal = _NEXT_LITERAL.match(text, at)
+        if literal is not None:
+            piece = literal.group("piece")
+            if _piece(piece) if literal.group("op") == "+" else looks_random(piece):
+                spans.append((literal.start("piece"), literal.end("piece"), "secret"))
+            continue
         if text.startswith("\r\n", at):
             at += 2
         elif text.startswith("\n", at):
@@ -398,7 +413,7 @@ register(
     ":thin:",
     "name",
     *_CSV_HEADER_WORDS,
-    '("', "('", '(\\"',
+    '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',
     "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
     "sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl",

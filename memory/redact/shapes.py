@@ -148,6 +148,21 @@ PATTERNS: tuple[_Pattern, ...] = (
     _token("supabase-token", r"sbp_[a-f0-9]{40}", "sbp_"),
     _token("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"),
     _token("newrelic-key", r"NRAK-[A-Z0-9]{27}", "nrak-"),
+    # Entra ID (Azure AD) client secrets: 3 characters, a digit, "Q~", then 31-34 of the same
+    # alphabet (letters, digits, "_~.-"), 40 in all
+    _Pattern(
+        "azure-client-secret",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        ("q~",),
+        back=4,
+    ),
+    # The Wi-Fi QR code payload (WIFI:T:WPA;S:<ssid>;P:<password>;;), fields in any order
+    _Pattern(
+        "password",
+        r"WIFI:(?:[A-Za-z]:(?:[^;\\\n]|\\.){0,64};)*?P:(?P<value>(?:[^;\\\n]|\\.){1,63});",
+        ("wifi:",),
+        value_group="value",
+    ),
     _token("mapbox-secret-token", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", "sk.eyj"),
     # A header and a payload, each base64url JSON ("eyJ" is '{"'): a token cut after its payload
     # (a shortened quote or log line) still holds its claims, so the signature is optional.
@@ -197,6 +212,10 @@ PATTERNS: tuple[_Pattern, ...] = (
     ),
 )
 
+_PUBLIC_NAME = Lazy(
+    r"(?i:public|publishable|anon)[A-Za-z0-9_]{0,40}\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?$"
+)
+"""``NEXT_PUBLIC_SUPABASE_ANON_KEY=<jwt>``: a token its name says is given to every browser."""
 _FIREBASE_WEB = Lazy(r"(?i)authDomain|firebaseapp\.com")
 
 
@@ -225,7 +244,11 @@ def _detect(pat: _Pattern, anchors: Anchors) -> list[Span]:
             if _KEY_MATERIAL.search(text, start, end) is None:
                 last = end  # "-----BEGIN PRIVATE KEY-----\n...\n-----END …" in docs
                 continue
-        elif (pat.value_group is None and is_placeholder_token(text[start:end])) or (pat.kind == "google-api-key" and firebase_web_key(text, start, end)):
+        elif (
+            (pat.value_group is None and is_placeholder_token(text[start:end]))
+            or (pat.kind == "google-api-key" and firebase_web_key(text, start, end))
+            or (pat.kind == "jwt" and _PUBLIC_NAME.search(text, max(0, start - 80), start))
+        ):
             last = end
             continue
         if pat.kind == "webhook-url":  # the scheme goes too: the marker stands for the URL

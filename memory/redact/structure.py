@@ -91,6 +91,9 @@ def _line_end(text: str, at: int, limit: int) -> tuple[int, int] | None:
     return (real - 1 if real > at and text[real - 1] == "\r" else real), real + 1
 
 
+_SETTING = Lazy(r"[A-Za-z_][\w.-]{0,63}=(?!=)")
+
+
 def detect_next_line_values(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
@@ -126,8 +129,9 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
             if m is None:
                 break
             token = m.group("token")
-            if reads_as_non_secret(token) or token.endswith((":", "：")):
-                break  # "valueFrom:" after "- name: DB_PASSWORD": a YAML key, not a value
+            if reads_as_non_secret(token) or token.endswith((":", "：")) or _SETTING.match(token):
+                break  # "valueFrom:" after "- name: DB_PASSWORD": a YAML key, not a value;
+                # "spring.x.password=…" after "…主密码": a setting of its own, judged as one
             # a pagination cursor or a config blob in base64 decodes to text: not a key
             ok = (_piece(token) or looks_random(token)) and not base64_of_text(token)
             if not found and is_password:
@@ -205,6 +209,8 @@ _SEED_WORDS = (
 )  # fmt: skip
 _SEED_RUN = Lazy(r"(?<![A-Za-z])[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}(?![A-Za-z])")
 # the same words one a line or numbered ("1. lunar\n2. orbit", "1) lunar 2) orbit", commas)
+_SEED_RUN_ZH = Lazy(r"(?<![\u4e00-\u9fff])[\u4e00-\u9fff](?:[ \t\u3000]+[\u4e00-\u9fff]){11,23}(?![\u4e00-\u9fff])")
+"""A Chinese BIP-39 mnemonic: its words are single characters, written with spaces between."""
 _SEED_ITEM = Lazy(
     r"(?:[ \t]*(?:\r?\n|\\n|[,，、])?[ \t]*(?:\d{1,2}[.):][ \t]*)?)(?P<word>[a-z]{3,8})(?![A-Za-z])"
 )
@@ -243,6 +249,8 @@ def detect_seed_phrases(anchors: Anchors) -> list[Span]:
         if pos < last:
             continue
         m = _SEED_RUN.search(text, pos, min(len(text), pos + 400))
+        if m is None or m.start() - pos > 80:
+            m = _SEED_RUN_ZH.search(text, pos, min(len(text), pos + 200))
         if m is not None and m.start() - pos <= 80:
             words = m.group(0).split()
             if not (len(words) % 3 or any(w in _NOT_SEED for w in words)):
@@ -260,10 +268,12 @@ def detect_seed_phrases(anchors: Anchors) -> list[Span]:
 
 _PPK_LINES = Lazy(r"Private-Lines:[ \t]*(?P<n>\d{1,3})[ \t]*(?:\r?\n|\\n)")
 _B64_LINE = Lazy(r"[A-Za-z0-9+/=]{4,128}")
+_PPK_MAC = Lazy(r"Private-MAC:[ \t]*(?P<mac>[0-9a-fA-F]{40,128})(?![0-9a-zA-Z])")
 
 
 def detect_ppk_private_lines(anchors: Anchors) -> list[Span]:
-    """The ``Private-Lines: N`` body of a PuTTY key file: the N base64 lines after it."""
+    """The ``Private-Lines: N`` body of a PuTTY key file: the N base64 lines after it, and
+    the ``Private-MAC`` that follows them."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(("private-lines:",)):
@@ -282,6 +292,9 @@ def detect_ppk_private_lines(anchors: Anchors) -> list[Span]:
             at = br.end()
         if end > m.end():
             spans.append((m.end(), end, "private-key"))
+            mac = _PPK_MAC.match(text, at)  # the key's MAC, computed over the private lines
+            if mac is not None:
+                spans.append((mac.start("mac"), mac.end("mac"), "private-key"))
     return spans
 
 

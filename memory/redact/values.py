@@ -41,7 +41,8 @@ _NOT_VALUE = Lazy(
     | arn:aws[a-z-]*:                                              # an AWS resource name
     | projects/[^/\s]+/secrets/                                    # a GCP Secret Manager name
     | [a-z_][a-z0-9_.]*\(.* | [(\[{]                                # a call, a bracket
-    | (?:/|~/|\./|\.\./)                                           # a path
+    | (?:/|~/|\./|\.\./)(?![a-z0-9+/]{15,}=+$)                      # a path, not base64 ("/xM…+…==")
+    | [a-z]:[\\/] | \\\\                                            # C:\keys, \\host\share
     | [a-z][a-z0-9+.-]*://                                         # a URL
     | v?\d+(?:\.\d+)+(?:[-+][0-9a-z.-]+)?$                         # a version
     | \d{1,4}(?:[-/:]\d{1,4})+$                                    # a date or time
@@ -130,11 +131,42 @@ def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int =
         return True
     if has_digit and any(c.isalpha() for c in value):
         return True
+    if made_up_letters(value):
+        return True
     # P@ssword, hunter!!, but not a hyphenated-word or snake_case name
     return (
         has_symbol
         and any(c.isalnum() for c in value)
         and not value.replace("-", "").replace("_", "").isalpha()
+    )
+
+
+_VOWELS = frozenset("aeiouy")
+_CONSONANT_RUN = Lazy(r"[bcdfghjklmnpqrstvwxz]{4}")
+
+
+def made_up_letters(value: str) -> bool:
+    """Twelve or more letters of one case that no language spells: a mail provider's
+    authorisation code (sixteen capitals), an app password without its spaces. A word, or
+    words run together, keeps a vowel in every few letters; random letters have a vowel one
+    time in five and four consonants in a row somewhere. Capitals are held to a vowel in four
+    letters at most (a code is written in capitals, a word rarely is), lower case to fewer than
+    one in five and fourteen letters ("craftsmanship" is a word)."""
+    if len(value) < 12 or not value.isascii() or not value.isalpha():
+        return False
+    low = value.lower()
+    vowels = sum(c in _VOWELS for c in low)
+    if value.isupper():
+        few = 4 * vowels <= len(low)
+    elif value.islower():
+        few = len(low) >= 14 and 5 * vowels < len(low)
+    else:
+        return False
+    return (
+        few
+        and len(set(low)) >= 9
+        and _CONSONANT_RUN.search(low) is not None
+        and entropy(low) >= 3.2
     )
 
 

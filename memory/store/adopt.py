@@ -10,6 +10,7 @@ archived into ``.history/`` before the derived index replaces it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from memory.store.layout import (
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import ManifestEntry, utcnow_iso
-from memory.store.reconcile import foreign_entry, note_secret
+from memory.store.reconcile import clean_adopted_name, foreign_entry, note_secret
 from memory.store.records import (
     MAX_BODY_BYTES,
     Record,
@@ -113,8 +114,11 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
             except (RecordError, OSError) as exc:
                 malformed.append((path.name, str(exc)))
                 continue
+            renamed = clean_adopted_name(rec)  # a name holding part of a secret is never kept
+            if renamed is not None:
+                rec = dataclasses.replace(rec, name=renamed)
             entries.append(foreign_entry(path.name, data, rec, taken, now=now, source="adopted"))
-            note_secret(secrets, entries[-1].name, data, rec)
+            note_secret(secrets, entries[-1].name, data, rec, file=path.name)
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX

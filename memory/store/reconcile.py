@@ -184,7 +184,7 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
             # commit's cleanup instead of bringing a forgotten record back.
             scan.leftovers.append(name)
             continue
-        renamed = _clean_name(rec)
+        renamed = clean_adopted_name(rec)
         if renamed is not None:
             rec = rec.replace(name=renamed)
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
@@ -192,7 +192,7 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
         scan.adopted.append(entry.name)
         if renamed is not None:
             scan.renamed.append(entry.name)
-        note_secret(scan.secrets, entry.name, data, rec)
+        note_secret(scan.secrets, entry.name, data, rec, file=name)
     store.report_malformed(scan.malformed)
     return scan
 
@@ -226,7 +226,7 @@ def _scan_named(
         if sha == entry.sha256:
             scan.entries.append(entry)
             if full and not OUR_FILE_RE.match(entry.file):  # adopted before it was checked
-                note_secret(scan.secrets, entry.name, data, None, where=str(path), stem=path.stem)
+                note_secret(scan.secrets, entry.name, data, None, where=str(path), stem=path.stem, file=entry.file)
             continue
         try:
             rec = parse_record(data, where=str(path), stem=path.stem)
@@ -245,10 +245,10 @@ def _scan_named(
             )
         )
         scan.updated.append(entry.name)
-        note_secret(scan.secrets, entry.name, data, rec)
+        note_secret(scan.secrets, entry.name, data, rec, file=entry.file)
 
 
-def _clean_name(rec: Record) -> str | None:
+def clean_adopted_name(rec: Record) -> str | None:
     """The name an adopted record takes instead of its own when that held part of a secret
     (checked against the file's unredacted text, issue 22), else None."""
     from memory.store.redaction import clean_name
@@ -258,12 +258,22 @@ def _clean_name(rec: Record) -> str | None:
 
 
 def note_secret(
-    secrets: dict[str, Record], name: str, data: bytes, rec: Record | None, *, where: str = "", stem: str | None = None
+    secrets: dict[str, Record],
+    name: str,
+    data: bytes,
+    rec: Record | None,
+    *,
+    where: str = "",
+    stem: str | None = None,
+    file: str | None = None,
 ) -> None:
-    """Add ``name`` to ``secrets`` when its file (``data``, parsed as ``rec``) holds a secret."""
-    from memory.redact import redact
+    """Add ``name`` to ``secrets`` when its file (``data``, parsed as ``rec``) holds a secret,
+    in its bytes or in its ``file`` name: the next generation writes it redacted under a
+    name of dreamd's, and the file named for the secret goes to the archive."""
+    from memory.redact import name_kinds, redact
 
-    if not redact(data.decode("utf-8", "replace"))[1]:
+    in_name = file is not None and not OUR_FILE_RE.match(file) and bool(name_kinds(Path(file).stem))
+    if not in_name and not redact(data.decode("utf-8", "replace"))[1]:
         return
     if rec is None:
         try:
