@@ -10,7 +10,6 @@ archived into ``.history/`` before the derived index replaces it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,7 +115,7 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
                 continue
             renamed = clean_adopted_name(rec)  # a name holding part of a secret is never kept
             if renamed is not None:
-                rec = dataclasses.replace(rec, name=renamed)
+                rec = rec.replace(name=renamed)
             entries.append(foreign_entry(path.name, data, rec, taken, now=now, source="adopted"))
             note_secret(secrets, entries[-1].name, data, rec, file=path.name)
         files: list[tuple[str, bytes]] = []
