@@ -76,7 +76,7 @@ BAD_PLANS: dict[str, tuple[list[dict[str, Any]], str, str]] = {
                                                 "The platform team owns deploys.")}],
                  "deploy-day", "Deploys happen on Tuesdays"),
     "link-definition": ([{"source_names": ["deploy-day", "deploy-owner"],
-                          "result": _result("deploys", "Deploys happen on Tuesdays.\n"
+                          "result": _result("deploys", "Deploys happen on Tuesdays.\n\n"
                                                        "[note]: # (The platform team owns deploys.)")}],
                         "deploy-owner", "The platform team owns deploys"),
     "demote": ([{"source_names": ["deploy-day", "deploy-owner"],
@@ -226,13 +226,20 @@ def _losses(sources: dict[str, str], result: str, days: dict[str, int] | None = 
     ({"a": "Use tabs for indentation."}, "[//]: # (Use tabs for indentation.)\nNothing here.", "Use tabs for indentation"),
     ({"a": "Use tabs for indentation."}, "<style>Use tabs for indentation.</style>", "Use tabs for indentation"),
     ({"a": "周会在周一。"}, "周会不再在周一。", "周会在周一"),
+    ({"a": "Use tabs for indentation."}, "Nothing here.\n\n[x]: /u\n'Use tabs for indentation.'", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "- Nothing here.\n- [x]: /u\n  (Use tabs for indentation.)", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "> [x]:\n> /u 'Use tabs for indentation.'\n> Nothing here.", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "[x]: Use tabs for indentation.", None),
+    ({"a": "Use tabs for indentation."}, "Some notes.\n[x]: /u\n'Use tabs for indentation.'", None),
     ({"a": "The build uses Bazel."}, "The build uses Bazel? It isn't so: the build uses Make.", None),
     ({"a": "部署在周二。"}, "部署在周二，不在周五。", None),
     ({"a": "Don't use tabs.", "b": "Use spaces."}, "Don't use tabs, use spaces.", None),
     ({"a": "Deploys happen on Tuesdays."}, "Deploys happen on Tuesdays, not Mondays.", None),
     ({"a": "Never force-push to main."}, "Never force-push to main.", None),
     ({"a": "Use tabs for indentation."}, "Use tabs for indentation <!-- since 2024 -->.", None),
-], ids=["zh-negated", "zh-negated-before", "en-never", "link-reference", "style", "zh-no-longer", "restated-plainly",
+], ids=["zh-negated", "zh-negated-before", "en-never", "link-reference", "style", "zh-no-longer",
+        "link-title-next-line", "link-in-list-item", "link-in-quote", "not-a-link-definition",
+        "definition-cannot-interrupt-a-paragraph", "restated-plainly",
         "zh-negation-after", "negation-in-another-segment", "negation-after", "negation-kept", "comment-aside"])
 def test_a_clause_is_still_said_only_plainly_not_negated_or_hidden(
     sources: dict[str, str], result: str, lost: str | None

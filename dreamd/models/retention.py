@@ -17,7 +17,8 @@ clause functions (:mod:`dreamd.models.offline.compare.clauses`, imported, not co
 "Still said" means said plainly (:func:`_said_plainly`): a clause whose words reappear only
 after a negation the clause does not have ("It is not true that deploys happen on Tuesdays",
 "部署不在周二") is contradicted, not kept; and text that does not render (an HTML comment, a
-``<script>``/``<style>``/``<template>`` element, a link reference definition) says nothing
+``<script>``/``<style>``/``<template>`` element, a link reference definition as CommonMark
+reads one) says nothing
 (:func:`_rendered`). The negation cues are the offline engine's (``text.NEGATIONS``,
 ``text.ZH_NEGATIONS``, and English ``n't``), not a list of this module's.
 
@@ -80,16 +81,32 @@ class Loss:
 
 _HIDDEN = re.compile(
     r"<!--.*?(?:-->|\Z)"  # an HTML comment, or one left open to the end
-    r"|<(script|style|template)\b[^>]*+>.*?(?:</\1\s*+>|\Z)"
-    r"|^[ ]{0,3}\[[^\]\n]++\]:[^\n]*+$",  # a link reference definition ("[//]: # (note)")
-    re.S | re.I | re.M,
+    r"|<(script|style|template)\b[^>]*+>.*?(?:</\1\s*+>|\Z)",
+    re.S | re.I,
 )
-"""Markdown and HTML a reader of the record never sees: what it holds is not said."""
+"""HTML a reader of the record never sees: what it holds is not said."""
+
+_SHOWN = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr"})
+"""The CommonMark blocks whose lines a reader sees; a line in none of them (and not blank) is
+part of a link reference definition, which renders as nothing."""
 
 
 def _rendered(text: str) -> str:
-    """``text`` without what does not render (:data:`_HIDDEN`)."""
-    return _HIDDEN.sub(" ", text) if "<" in text or "]:" in text else text
+    """``text`` without what does not render: :data:`_HIDDEN`, and every link reference
+    definition as a CommonMark parser reads one (``[//]: # (note)``, one in a list item or a
+    quote, a title on the next line), its lines left blank."""
+    if "<" in text:
+        text = _HIDDEN.sub(" ", text)
+    if "]:" not in text:
+        return text
+    from markdown_it import MarkdownIt  # the dream's gate only, and only text that may hold one
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # the parser's line breaks, counted as its map
+    shown: set[int] = set()
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type in _SHOWN and token.map:
+            shown.update(range(*token.map))
+    return "\n".join(ln if i in shown else "" for i, ln in enumerate(text.split("\n")))
 
 
 def _clauses(description: str, body: str) -> list[str]:
