@@ -79,6 +79,13 @@ BAD_PLANS: dict[str, tuple[list[dict[str, Any]], str, str]] = {
                           "result": _result("deploys", "Deploys happen on Tuesdays.\n\n"
                                                        "[note]: # (The platform team owns deploys.)")}],
                         "deploy-owner", "The platform team owns deploys"),
+    "style": ([{"source_names": ["deploy-day", "deploy-owner"],
+                "result": _result("deploys", "<style>/* Deploys happen on Tuesdays. */</style>\n"
+                                             "The platform team owns deploys.")}],
+              "deploy-day", "Deploys happen on Tuesdays"),
+    "never": ([{"source_names": ["deploy-day", "deploy-owner"],
+                "result": _result("deploys", "Deploys never happen on Tuesdays. The platform team owns deploys.")}],
+              "deploy-day", "Deploys happen on Tuesdays"),
     "demote": ([{"source_names": ["deploy-day", "deploy-owner"],
                  "result": _result("deploys", "The platform team owns deploys.\n"
                                               "**Previously:** Deploys happen on Tuesdays.")}],
@@ -206,6 +213,31 @@ def test_a_plan_may_drop_a_record_a_strictly_newer_one_supersedes_but_not_the_ne
     fake_anthropic.push(message(json.dumps([{"source_names": ["deploy-day"], "result": None}])))
     assert dream(mdir, ctx, force=True).status == "applied"
     assert {e.name for e in MemoryStore(mdir).read().records} == {"deploy-move", "deploy-owner", "editor", "ci"}
+
+
+def test_a_merge_may_say_a_clause_as_a_strictly_newer_record_stopped_it(
+    mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic
+) -> None:
+    """The newer record's own words ("no longer") keep the older clause they stop (design §7):
+    the merge into the newer record commits; the same merge with the stop written the day
+    before the older record is refused, and changes nothing."""
+    from datetime import timedelta
+
+    stop = make_record("deploy-stop", "project", "Deploys stopped on Tuesdays", "Deploys no longer happen on Tuesdays.\n")
+    plan = [{"source_names": ["deploy-stop", "deploy-day"],
+             "result": _result("deploy-stop", "Deploys no longer happen on Tuesdays.")}]
+    earlier = mdir.parent / "earlier"
+    MemoryStore.init(earlier, clock=lambda: datetime.now(UTC) - timedelta(days=1)).commit(Change(add=[stop]))
+    MemoryStore(earlier).commit(Change(add=[make_record(n, "project", d, b) for n, (d, b) in RECORDS.items()]))
+    before = _tree(earlier)
+    fake_anthropic.push(message(json.dumps(plan)))
+    refused = dream(earlier, ctx, force=True)
+    assert refused.status == "rejected" and "'deploy-day'" in (refused.reason or ""), refused
+    assert _tree(earlier) == before
+    MemoryStore(mdir, clock=lambda: datetime.now(UTC) + timedelta(days=1)).commit(Change(add=[stop]))
+    fake_anthropic.push(message(json.dumps(plan)))
+    assert dream(mdir, ctx, force=True).status == "applied"
+    assert "deploy-day" not in {e.name for e in MemoryStore(mdir).read().records}
 
 
 def _rec(name: str, body: str, day: int = 1) -> PlanRecord:
