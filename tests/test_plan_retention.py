@@ -258,6 +258,7 @@ def _losses(sources: dict[str, str], result: str, days: dict[str, int] | None = 
     ({"a": "Use tabs for indentation."}, "[//]: # (Use tabs for indentation.)\nNothing here.", "Use tabs for indentation"),
     ({"a": "Use tabs for indentation."}, "<style>Use tabs for indentation.</style>", "Use tabs for indentation"),
     ({"a": "周会在周一。"}, "周会不再在周一。", "周会在周一"),
+    ({"a": "Use tabs for indentation."}, "Nothing here. <template Use tabs for indentation.", "Use tabs for indentation"),
     ({"a": "Use tabs for indentation."}, "Nothing here.\n\n[x]: /u\n'Use tabs for indentation.'", "Use tabs for indentation"),
     ({"a": "Use tabs for indentation."}, "- Nothing here.\n- [x]: /u\n  (Use tabs for indentation.)", "Use tabs for indentation"),
     ({"a": "Use tabs for indentation."}, "> [x]:\n> /u 'Use tabs for indentation.'\n> Nothing here.", "Use tabs for indentation"),
@@ -269,7 +270,7 @@ def _losses(sources: dict[str, str], result: str, days: dict[str, int] | None = 
     ({"a": "Deploys happen on Tuesdays."}, "Deploys happen on Tuesdays, not Mondays.", None),
     ({"a": "Never force-push to main."}, "Never force-push to main.", None),
     ({"a": "Use tabs for indentation."}, "Use tabs for indentation <!-- since 2024 -->.", None),
-], ids=["zh-negated", "zh-negated-before", "en-never", "link-reference", "style", "zh-no-longer",
+], ids=["zh-negated", "zh-negated-before", "en-never", "link-reference", "style", "zh-no-longer", "tag-left-open",
         "link-title-next-line", "link-in-list-item", "link-in-quote", "not-a-link-definition",
         "definition-cannot-interrupt-a-paragraph", "restated-plainly",
         "zh-negation-after", "negation-in-another-segment", "negation-after", "negation-kept", "comment-aside"])

@@ -81,7 +81,7 @@ class Loss:
 
 _HIDDEN = re.compile(
     r"<!--.*?(?:-->|\Z)"  # an HTML comment, or one left open to the end
-    r"|<(script|style|template)\b[^>]*+>.*?(?:</\1\s*+>|\Z)",
+    r"|<(script|style|template)\b[^>]*+(?:>|\Z).*?(?:</\1\s*+>|\Z)",  # (a tag left open hides the rest too)
     re.S | re.I,
 )
 """HTML a reader of the record never sees: what it holds is not said."""
