@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dreamd.config import default_config
@@ -94,8 +94,23 @@ def _commit_in_day_order(store: MemoryStore, items: list[tuple[Record, int]]) ->
         store.commit(Change(add=[r for r, d in items if d == day]))
 
 
+def _said(name: str, body: str) -> Record:
+    return make_record(name, "project", body.split(".")[0], body + "\n", extra={"importance": 0.5})
+
+
+_STOPPED = "The staging database no longer pages the SRE channel."
+_PAGES = "The staging database pages the SRE channel."
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record_sets())
+# counterexamples to the retention gate's first negation check (issue 21 §6): a record saying a
+# clause and its negation, merged with a restatement of the negation; a newer record stopping
+# what an older one said, of the staging database and (worded "not ... anymore") of a team
+@example([(_said("r0", f"{_STOPPED} {_PAGES}"), 1), (_said("r1", _STOPPED), 2)])
+@example([(_said("r0", _STOPPED), 2), (_said("r1", _STOPPED), 1), (_said("r2", _PAGES), 1)])
+@example([(_said("r0", "Our on-call rotation is not owned by the data team anymore."), 2),
+          (_said("r1", "Our on-call rotation is owned by the data team."), 1)])
 def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_superseded(
     items: list[tuple[Record, int]],
 ) -> None:

@@ -177,3 +177,28 @@ def test_every_engine_pattern_is_linear_in_its_text() -> None:
     assert not failures, "superlinear patterns:\n" + "\n".join(
         f"  {name}: {', '.join(slow)}" for name, slow in sorted(failures.items())
     )
+
+
+MARKUP_UNITS = ("<script ", "<script", "<style a=\"", "<template '", "<!--", "<!-- -->", "]:", "[x]: ", "不再")
+
+
+def test_the_retention_gates_patterns_are_linear_in_a_plans_text() -> None:
+    """The retention gate (``dreamd/models/retention.py``) runs its patterns over a model's plan,
+    which is untrusted text too: each is linear in every unit above and in repeated markup
+    (``'<script '`` over and over took time quadratic in its length before the open tag could
+    end the text)."""
+    from dreamd.models import retention
+
+    patterns = {name: value for name, value in vars(retention).items() if isinstance(value, re.Pattern)}
+    assert {"_HIDDEN", "_SEGMENT", "_ZH_NEGATION"} <= set(patterns)
+    units = UNITS + MARKUP_UNITS
+    failures = {}
+    for name, pattern in sorted(patterns.items()):
+        slow = []
+        for unit in units:
+            first = growth(pattern, unit, ("", ""))
+            if first and all(growth(pattern, unit, ("", ""), runs=3) for _ in range(2)):
+                slow.append(f"{unit!r} (x{first[1]:.0f} at {first[0]})")
+        if slow:
+            failures[name] = slow
+    assert not failures, failures

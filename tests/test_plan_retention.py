@@ -21,6 +21,9 @@ from structlog.testing import capture_logs
 from dreamd.config import default_config
 from dreamd.jobs.work import Context, dream
 from dreamd.models.anthropic_backend import AnthropicModel
+from dreamd.models.prompts import PlanRecord
+from dreamd.models.retention import plan_losses
+from memory.model.answer_gate import PlanOp
 from memory.store.records import make_record
 from memory.store.transaction import Change, MemoryStore
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
@@ -49,6 +52,40 @@ BAD_PLANS: dict[str, tuple[list[dict[str, Any]], str, str]] = {
     "rewrite": ([{"source_names": ["deploy-day", "deploy-owner"],
                   "result": _result("deploys", "Deploys happen on Thursdays. The platform team owns deploys.")}],
                 "deploy-day", "Deploys happen on Tuesdays"),
+    "negate": ([{"source_names": ["deploy-day", "deploy-owner"],
+                 "result": _result("deploys", "It is not true that deploys happen on Tuesdays.\n"
+                                              "The platform team owns deploys.")}],
+               "deploy-day", "Deploys happen on Tuesdays"),
+    "negate-inside": ([{"source_names": ["deploy-day", "deploy-owner"],
+                        "result": _result("deploys", "Deploys don't happen on Tuesdays. The platform team owns deploys.")}],
+                      "deploy-day", "Deploys happen on Tuesdays"),
+    "html-comment": ([{"source_names": ["deploy-day", "deploy-owner"],
+                       "result": _result("deploys", "<!-- Deploys happen on Tuesdays. The platform team owns deploys. -->\n"
+                                                    "Nothing to note.")}],
+                     "deploy-owner", "The platform team owns deploys"),
+    "no-longer": ([{"source_names": ["deploy-day", "deploy-owner"],
+                    "result": _result("deploys", "Deploys no longer happen on Tuesdays.\n"
+                                                 "The platform team owns deploys.")}],
+                  "deploy-day", "Deploys happen on Tuesdays"),
+    "script": ([{"source_names": ["deploy-day", "deploy-owner"],
+                 "result": _result("deploys", "Deploys happen on Tuesdays.\n"
+                                              "<script>The platform team owns deploys.</script>")}],
+               "deploy-owner", "The platform team owns deploys"),
+    "template": ([{"source_names": ["deploy-day", "deploy-owner"],
+                   "result": _result("deploys", "<template>\nDeploys happen on Tuesdays.\n</template>\n"
+                                                "The platform team owns deploys.")}],
+                 "deploy-day", "Deploys happen on Tuesdays"),
+    "link-definition": ([{"source_names": ["deploy-day", "deploy-owner"],
+                          "result": _result("deploys", "Deploys happen on Tuesdays.\n\n"
+                                                       "[note]: # (The platform team owns deploys.)")}],
+                        "deploy-owner", "The platform team owns deploys"),
+    "style": ([{"source_names": ["deploy-day", "deploy-owner"],
+                "result": _result("deploys", "<style>/* Deploys happen on Tuesdays. */</style>\n"
+                                             "The platform team owns deploys.")}],
+              "deploy-day", "Deploys happen on Tuesdays"),
+    "never": ([{"source_names": ["deploy-day", "deploy-owner"],
+                "result": _result("deploys", "Deploys never happen on Tuesdays. The platform team owns deploys.")}],
+              "deploy-day", "Deploys happen on Tuesdays"),
     "demote": ([{"source_names": ["deploy-day", "deploy-owner"],
                  "result": _result("deploys", "The platform team owns deploys.\n"
                                               "**Previously:** Deploys happen on Tuesdays.")}],
@@ -176,3 +213,104 @@ def test_a_plan_may_drop_a_record_a_strictly_newer_one_supersedes_but_not_the_ne
     fake_anthropic.push(message(json.dumps([{"source_names": ["deploy-day"], "result": None}])))
     assert dream(mdir, ctx, force=True).status == "applied"
     assert {e.name for e in MemoryStore(mdir).read().records} == {"deploy-move", "deploy-owner", "editor", "ci"}
+
+
+def test_a_merge_may_say_a_clause_as_a_strictly_newer_record_stopped_it(
+    mdir: Path, ctx: Context, fake_anthropic: FakeAnthropic
+) -> None:
+    """The newer record's own words ("no longer") keep the older clause they stop (design §7):
+    the merge into the newer record commits; the same merge with the stop written the day
+    before the older record is refused, and changes nothing."""
+    from datetime import timedelta
+
+    stop = make_record("deploy-stop", "project", "Deploys stopped on Tuesdays", "Deploys no longer happen on Tuesdays.\n")
+    plan = [{"source_names": ["deploy-stop", "deploy-day"],
+             "result": _result("deploy-stop", "Deploys no longer happen on Tuesdays.")}]
+    earlier = mdir.parent / "earlier"
+    MemoryStore.init(earlier, clock=lambda: datetime.now(UTC) - timedelta(days=1)).commit(Change(add=[stop]))
+    MemoryStore(earlier).commit(Change(add=[make_record(n, "project", d, b) for n, (d, b) in RECORDS.items()]))
+    before = _tree(earlier)
+    fake_anthropic.push(message(json.dumps(plan)))
+    refused = dream(earlier, ctx, force=True)
+    assert refused.status == "rejected" and "'deploy-day'" in (refused.reason or ""), refused
+    assert _tree(earlier) == before
+    MemoryStore(mdir, clock=lambda: datetime.now(UTC) + timedelta(days=1)).commit(Change(add=[stop]))
+    fake_anthropic.push(message(json.dumps(plan)))
+    assert dream(mdir, ctx, force=True).status == "applied"
+    assert "deploy-day" not in {e.name for e in MemoryStore(mdir).read().records}
+
+
+def _rec(name: str, body: str, day: int = 1) -> PlanRecord:
+    stamp = f"2026-11-{day:02d}T10:00:00Z"
+    return PlanRecord(name, "project", body.split(".")[0], body, created_at=stamp, updated_at=stamp)
+
+
+def _losses(sources: dict[str, str], result: str, days: dict[str, int] | None = None) -> list[str]:
+    records = [_rec(n, b, (days or {}).get(n, 1)) for n, b in sources.items()]
+    op = PlanOp(tuple(sources), make_record("merged", "project", "Merged", result))
+    return [c for loss in plan_losses([op], records, today=TODAY.date()) for c in loss.clauses]
+
+
+@pytest.mark.parametrize(("sources", "result", "lost"), [
+    ({"a": "部署在周二。"}, "部署不在周二。", "部署在周二"),
+    ({"a": "部署在周二。"}, "别以为部署在周二。", "部署在周二"),
+    ({"a": "Use tabs for indentation."}, "Never use tabs for indentation.", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "[//]: # (Use tabs for indentation.)\nNothing here.", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "<style>Use tabs for indentation.</style>", "Use tabs for indentation"),
+    ({"a": "周会在周一。"}, "周会不再在周一。", "周会在周一"),
+    ({"a": "Use tabs for indentation."}, "Nothing here. <template Use tabs for indentation.", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "Nothing here.\n\n[x]: /u\n'Use tabs for indentation.'", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "- Nothing here.\n- [x]: /u\n  (Use tabs for indentation.)", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "> [x]:\n> /u 'Use tabs for indentation.'\n> Nothing here.", "Use tabs for indentation"),
+    ({"a": "Use tabs for indentation."}, "[x]: Use tabs for indentation.", None),
+    ({"a": "Use tabs for indentation."}, "Some notes.\n[x]: /u\n'Use tabs for indentation.'", None),
+    ({"a": "The build uses Bazel."}, "The build uses Bazel? It isn't so: the build uses Make.", None),
+    ({"a": "部署在周二。"}, "部署在周二，不在周五。", None),
+    ({"a": "Don't use tabs.", "b": "Use spaces."}, "Don't use tabs, use spaces.", None),
+    ({"a": "Deploys happen on Tuesdays."}, "Deploys happen on Tuesdays, not Mondays.", None),
+    ({"a": "Never force-push to main."}, "Never force-push to main.", None),
+    ({"a": "Use tabs for indentation."}, "Use tabs for indentation <!-- since 2024 -->.", None),
+], ids=["zh-negated", "zh-negated-before", "en-never", "link-reference", "style", "zh-no-longer", "tag-left-open",
+        "link-title-next-line", "link-in-list-item", "link-in-quote", "not-a-link-definition",
+        "definition-cannot-interrupt-a-paragraph", "restated-plainly",
+        "zh-negation-after", "negation-in-another-segment", "negation-after", "negation-kept", "comment-aside"])
+def test_a_clause_is_still_said_only_plainly_not_negated_or_hidden(
+    sources: dict[str, str], result: str, lost: str | None
+) -> None:
+    losses = _losses(sources, result)
+    if lost is None:
+        assert losses == []
+    else:
+        assert any(lost in c for c in losses), losses
+
+
+SELF = "The billing service no longer pages the SRE channel. The billing service pages the SRE channel."
+PAGES, STOPPED = "The billing service pages the SRE channel.", "The billing service no longer pages the SRE channel."
+
+
+@pytest.mark.parametrize(("sources", "days", "result", "lost"), [
+    # the record contradicts itself: its plain clause is held to its own negation, kept
+    ({"a": SELF}, {}, STOPPED, None),
+    ({"a": SELF, "b": STOPPED}, {"b": 2}, STOPPED, None),
+    # ... but not to a negation the record never says
+    ({"a": SELF}, {}, "The billing service never pages the SRE channel.", "no longer pages"),
+    ({"a": "The billing service pages the SRE channel. The billing service keeps logs."}, {},
+     "The billing service never pages the SRE channel. The billing service keeps logs.", "pages the SRE"),
+    # a strictly newer record explicitly replaces the clause: the merge may say it the newer way
+    ({"a": PAGES, "b": STOPPED}, {"b": 2}, STOPPED, None),
+    # an older record, or one of the same time, replaces nothing: the newer fact is contradicted
+    ({"a": PAGES, "b": STOPPED}, {"a": 2}, STOPPED, "pages the SRE"),
+    ({"a": PAGES, "b": STOPPED}, {}, STOPPED, "pages the SRE"),
+], ids=["self", "self-and-restated", "self-other-negation", "plain-negated", "newer-replaces",
+        "older-replaces-nothing", "tie-replaces-nothing"])
+def test_a_clause_the_set_itself_negates_is_held_to_that_negation(
+    sources: dict[str, str], days: dict[str, int], result: str, lost: str | None
+) -> None:
+    """What the offline dream does with a record that says a clause and its negation, or with
+    one a newer record stops (issue 21 §6, the property test's counterexamples): the result
+    says the negation the set says, and that is not a loss; any other negation still is."""
+    losses = _losses(sources, result, days)
+    if lost is None:
+        assert losses == []
+    else:
+        assert any(lost in c for c in losses), losses
