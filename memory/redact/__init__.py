@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.redact.context import CONTEXT_DETECTORS
+from memory.redact.context import CONTEXT_DETECTORS, says_a_credential
 from memory.redact.engine import MARKER, run
 from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
 from memory.redact.prose import PROSE_DETECTORS
@@ -96,15 +96,6 @@ _TURN_REACH = 40
 """A secret said across two turns starts within this many characters of the second one."""
 
 
-def _says_a_credential(text: str) -> bool:
-    """``text`` holds a credential word (the context detectors' anchors, either language) or
-    a login word: only then can joining it to the next turn find something new."""
-    from memory.redact.context import _CJK_WORDS, _PAIR_EN_WORDS, _PAIR_ZH_WORDS, _WORD_ANCHORS
-    from memory.redact.engine import Anchors
-
-    return bool(Anchors(text).positions((*_WORD_ANCHORS, *_CJK_WORDS, *_PAIR_EN_WORDS, *_PAIR_ZH_WORDS)))
-
-
 def redact_turns(
     texts: Sequence[str], roles: Sequence[str] | None = None, *, redacted: bool = False
 ) -> list[str]:
@@ -124,7 +115,7 @@ def redact_turns(
         if j >= len(out) or not out[i].strip() or not out[j].strip():
             continue
         tail = out[i][-_TURN_TAIL:]
-        if not _says_a_credential(tail):
+        if not says_a_credential(tail):
             continue
         second = out[j]
         cut = min(len(second), _TURN_HEAD)

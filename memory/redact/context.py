@@ -864,6 +864,13 @@ _PAIR_EN_WORDS = (
 _PAIR_ZH_WORDS = ("登录", "登陆", "登入", "账号", "帐号", "帳號", "账户", "用户名")
 
 
+def says_a_credential(text: str) -> bool:
+    """``text`` holds a credential word (the context detectors' anchors, either language) or a
+    login word (:func:`memory.redact.redact_turns`: only then can joining it to the next turn
+    find something new)."""
+    return bool(Anchors(text).positions((*_WORD_ANCHORS, *_CJK_WORDS, *_PAIR_EN_WORDS, *_PAIR_ZH_WORDS)))
+
+
 def detect_pairs(anchors: Anchors) -> list[Span]:
     """The password half of a user/password pair said together."""
     text = anchors.text
