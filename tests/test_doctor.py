@@ -677,13 +677,16 @@ def test_the_plugins_hooks_are_found_and_run_through_its_launcher(tmp_path: Path
     assert check_claude_hooks(env).line() == "OK    claude code hooks: plugin dreamd@dreamd runs dreamd hook for all 5 events"
     failed = check_hooks_run(env)
     assert failed is not None and failed.status == "FAIL" and "dreamd plugin: no dreamd command found" in failed.detail
+    assert failed.fix is not None and "setup --plugin (records the dreamd the plugin's launcher runs)" in failed.fix
     (tmp_path / "st" / "dreamd").mkdir(parents=True)
     (tmp_path / "st" / "dreamd" / "plugin-command").write_text(f"{sys.executable}\n-m\ndreamd\n")
     ran = check_hooks_run(env)
     assert ran is not None and ran.status == "OK", ran.line()
     assert check_mcp(env).line() == f"OK    mcp server: served by plugin dreamd@dreamd ({root / '.mcp.json'})"
     write_hooks(tmp_path, HOOKS_SNIPPET)
-    assert check_claude_hooks(env).detail.endswith("run dreamd hook: every session is sent twice")
+    both = check_claude_hooks(env)
+    assert both.detail.endswith("run dreamd hook: every session is sent twice")
+    assert both.fix is not None and "setup --plugin takes the dreamd hooks out of" in both.fix and "--undo" not in both.fix
 
 
 def test_mcp_registration_missing_or_pointing_at_nothing(tmp_path: Path) -> None:

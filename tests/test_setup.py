@@ -284,6 +284,43 @@ def test_plugin_mode_records_the_command_for_the_launcher_instead_of_hooks(tmp_p
     assert not (state / "plugin-command").exists()
 
 
+def _installed_plugin(env: dict[str, str]) -> None:
+    plugins = Path(env["HOME"], ".claude", "plugins")
+    plugins.mkdir(parents=True, exist_ok=True)
+    (plugins / "installed_plugins.json").write_text(json.dumps(
+        {"version": 2, "plugins": {"dreamd@dreamd": [{"scope": "user", "installPath": "/p"}]}}))  # fmt: skip
+
+
+def test_plugin_mode_takes_the_settings_hooks_out_and_undo_puts_the_file_back_byte_for_byte(tmp_path: Path) -> None:
+    """Plain setup, then the plugin: ``setup --plugin`` is the one command that leaves one set of
+    hooks (doctor's fix for "sent twice"); undo restores settings.json as it was before both."""
+    env = home_env(tmp_path)
+    settings = Path(env["HOME"], ".claude", "settings.json")
+    settings.parent.mkdir(parents=True)
+    original = (json.dumps(OTHER, indent=4) + "\n").encode()
+    settings.write_bytes(original)
+    run_setup(env, FakeRunner("none"))
+    assert hook_command(DREAMD) in settings.read_text()
+    _installed_plugin(env)
+    out = run_setup(env, FakeRunner("none"), plugin=True)
+    assert "the dreamd hooks there are taken out (the plugin runs them)" in out
+    kept = json.loads(settings.read_text())
+    assert kept["hooks"] == OTHER["hooks"] and kept["model"] == "opus"
+    again = run_setup(env, FakeRunner("none"), plugin=True)
+    assert "taken out" not in again  # a second run changes nothing
+    assert undo_main(env=env, runner=FakeRunner("none"), out=io.StringIO()) == 0
+    assert settings.read_bytes() == original
+    assert not Path(env["HOME"], ".local", "state", "dreamd", "plugin-command").exists()
+
+
+def test_plain_setup_with_the_plugin_installed_says_sessions_would_be_sent_twice(tmp_path: Path) -> None:
+    env = home_env(tmp_path)
+    _installed_plugin(env)
+    out = run_setup(env, FakeRunner("none"))
+    assert "the dreamd plugin is installed and runs these hooks too: every session would be sent twice" in out
+    assert "setup --plugin keeps the plugin's only" in out
+
+
 def test_the_command_is_the_script_that_runs_or_python_dash_m() -> None:
     assert dreamd_argv("/home/me/.local/bin/dreamd", "/usr/bin/python3") == ["/home/me/.local/bin/dreamd"]
     assert dreamd_argv("/src/dreamd/__main__.py", "/venv/bin/python") == ["/venv/bin/python", "-m", "dreamd"]

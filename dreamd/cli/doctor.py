@@ -762,6 +762,14 @@ def _run_distinct(hooks: Sequence[HookCommand], env: Mapping[str, str]) -> dict[
         return {key: future.result() for key, future in futures.items()}
 
 
+def _setup_fix(hook: HookCommand, what: str) -> str:
+    """The setup that repairs ``hook``: a plugin's hook runs the launcher, which needs the command
+    ``setup --plugin`` records (plain ``setup`` would add a second set of hooks instead)."""
+    if hook.plugin_root is not None:
+        return f"{_this_dreamd('setup', '--plugin')} (records the dreamd the plugin's launcher runs)"
+    return f"{_this_dreamd('setup')} {what}"
+
+
 def check_hooks_run(env: Mapping[str, str]) -> Check | None:
     """Each configured dreamd hook command, run the way Claude Code runs it (None: none set)."""
     hooks = configured_hook_commands(env)
@@ -779,7 +787,7 @@ def check_hooks_run(env: Mapping[str, str]) -> Check | None:
                 "claude code hooks run",
                 f"`{hook.command}` from {where}: not found on Claude Code's PATH ({said or 'exit 127'}); "
                 "every session is lost",
-                f"{_this_dreamd('setup')} (writes the absolute path of dreamd into the hooks)",
+                _setup_fix(hook, "(writes the absolute path of dreamd into the hooks)"),
             )
         if code != 0:
             return Check(
@@ -787,7 +795,7 @@ def check_hooks_run(env: Mapping[str, str]) -> Check | None:
                 "claude code hooks run",
                 f"`{hook.command}` from {where} exited {code}: {said or 'no output'}",
                 "run it by hand with a SessionStart payload on stdin to see why; "
-                f"{_this_dreamd('setup')} repoints the hooks at this dreamd",
+                + _setup_fix(hook, "repoints the hooks at this dreamd"),
             )
         if out.strip():
             try:
@@ -811,7 +819,7 @@ def check_hooks_run(env: Mapping[str, str]) -> Check | None:
                 "claude code hooks run",
                 f"`{hook.command}` from {where} exited 0 but dreamd hook never answered "
                 f"({said or 'no output'}): the command does not run dreamd, or hides its answer",
-                f"{_this_dreamd('setup')} (writes a plain `<dreamd> hook` command into the hooks)",
+                _setup_fix(hook, "(writes a plain `<dreamd> hook` command into the hooks)"),
             )
         ran.append(f"`{hook.command}`")
     return Check(OK, "claude code hooks run", f"{', '.join(ran)} ran (sh -c, this PATH) and exited 0")
@@ -937,7 +945,8 @@ def check_claude_hooks(env: Mapping[str, str]) -> Check:
                 WARN,
                 "claude code hooks",
                 f"both plugin {plugin[0]} and {path} run dreamd hook: every session is sent twice",
-                f"{_this_dreamd('setup', '--undo')}, or remove the dreamd hooks from {path}",
+                f"{_this_dreamd('setup', '--plugin')} takes the dreamd hooks out of {path} (the plugin's stay); "
+                "or claude plugin uninstall dreamd@dreamd to keep those",
             )
         if missing:
             return Check(WARN, "claude code hooks", f"plugin {plugin[0]} misses {', '.join(missing)}", "claude plugin update dreamd")

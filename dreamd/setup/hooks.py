@@ -11,6 +11,7 @@ indented by two spaces; a file with nothing to change is returned byte for byte.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from dreamd.setup.command import HOOK_TIMEOUTS
@@ -91,6 +92,16 @@ def merge_hooks(data: bytes | None, command: str, *, where: str) -> bytes:
 def remove_hooks(data: bytes, command: str, *, where: str) -> bytes:
     """``settings.json`` without the entries running ``command`` (an undo after the file was
     changed since setup): groups and events left empty go too, everything else stays."""
+    return _without(data, lambda c: c == command, where=where)
+
+
+def remove_dreamd_hooks(data: bytes, *, where: str) -> bytes:
+    """``settings.json`` without any entry that runs some ``dreamd hook`` (setup ``--plugin``:
+    the plugin brings the hooks, and a second set would send every session twice)."""
+    return _without(data, runs_dreamd_hook, where=where)
+
+
+def _without(data: bytes, drop: Callable[[object], bool], *, where: str) -> bytes:
     settings = parse_settings(data, where)
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
@@ -106,7 +117,7 @@ def remove_hooks(data: bytes, command: str, *, where: str) -> bytes:
             if not isinstance(entries, list):
                 kept_groups.append(group)
                 continue
-            kept = [e for e in entries if not (isinstance(e, dict) and e.get("command") == command)]
+            kept = [e for e in entries if not (isinstance(e, dict) and drop(e.get("command")))]
             if len(kept) != len(entries):
                 changed = True
             if kept:

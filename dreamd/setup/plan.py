@@ -18,7 +18,11 @@ from typing import Any
 
 from dreamd.setup import mcp, state
 from dreamd.setup.command import HOOK_TIMEOUTS, hook_command
-from dreamd.setup.hooks import merge_hooks, parse_settings, remove_hooks, runs_dreamd_hook
+from dreamd.setup.hooks import (
+    merge_hooks,
+    remove_dreamd_hooks,
+    remove_hooks,
+)
 from dreamd.setup.roots import DEFAULT_ROOTS, merge_roots, wanted_roots
 from dreamd.setup.service import (
     AGENT_LABEL,
@@ -132,6 +136,12 @@ def plan_hooks(opts: Options, env: Mapping[str, str]) -> Step:
     after = merge_hooks(before, command, where=str(path))
     step = Step("hooks", files=[FileChange(path, "settings", before, after)])
     step.unchanged = f"{path} already runs {command} for all {len(HOOK_TIMEOUTS)} events"
+    if _plugin_installed(env):
+        step.notes.append(
+            "the dreamd plugin is installed and runs these hooks too: every session would be sent "
+            f"twice; {shlex.join([*opts.argv, 'setup', '--plugin'])} keeps the plugin's only, "
+            "`claude plugin uninstall dreamd@dreamd` keeps these"
+        )
     return step
 
 
@@ -172,22 +182,21 @@ def plan_config(opts: Options, env: Mapping[str, str]) -> Step:
 
 
 def plan_plugin(opts: Options, env: Mapping[str, str]) -> Step:
+    """The command the plugin's launcher runs; and ``settings.json`` without the dreamd hooks a
+    plain setup (or a hand edit) put there: the plugin brings all five, and both would send
+    every session twice. Other tools' hooks stay; ``--undo`` puts the file back as it was."""
     path = state_dir_of(env) / PLUGIN_COMMAND
     before = read_file(path)
     after = ("\n".join(opts.argv) + "\n").encode("utf-8")
     step = Step("plugin", files=[FileChange(path, "plugin-command", before, after)])
     step.unchanged = f"{path} already names {shlex.join(opts.argv)} for the plugin's launcher"
-    settings = parse_settings(read_file(_claude_settings(env)), str(_claude_settings(env)))
-    if any(
-        runs_dreamd_hook(e.get("command"))
-        for groups in (settings.get("hooks") or {}).values() if isinstance(groups, list)
-        for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-        for e in g["hooks"] if isinstance(e, dict)
-    ):  # fmt: skip
-        step.notes.append(
-            f"{_claude_settings(env)} also runs dreamd hook: with the plugin every session "
-            "would be sent twice; `dreamd setup --undo` removes what setup wrote there"
-        )
+    settings_path = _real(_claude_settings(env))
+    settings = read_file(settings_path)
+    if settings is not None:
+        without = remove_dreamd_hooks(settings, where=str(settings_path))
+        if without != settings:
+            step.files.append(FileChange(settings_path, "settings", settings, without))
+            step.notes.append(f"{settings_path}: the dreamd hooks there are taken out (the plugin runs them)")
     if not _plugin_installed(env):
         where = _repo_root()
         source = shlex.quote(str(where)) if where else "<path to the dreamd repository>"
