@@ -197,12 +197,15 @@ def transcript_cases(sb: Sandbox) -> list[Row]:
     from memory.errors import DreamdError
     from memory.transcripts import parse_transcript
 
-    edge = REPO.parent / "shared" / "data" / "claude_code" / "daaain__claude-code-log__edge_cases.jsonl"
+    shared = Path(os.environ.get("DREAMD_SHARED_DATA", REPO.parent / "shared" / "data"))
+    edge = shared / "claude_code" / "daaain__claude-code-log__edge_cases.jsonl"
+    if not edge.is_file():  # an empty stand-in would change the row without a word
+        raise SystemExit(f"census: the real-data corpus file {edge} is missing (set DREAMD_SHARED_DATA)")
     cases: list[tuple[str, bytes, str]] = [
         ("random binary bytes", bytes(range(256)) * 4, "auto"),
         ("empty transcript", b"", "auto"),
         ("Claude Code file forced as `openai`", b'{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}\n', "openai"),
-        ("JSONL with non-object lines and typo keys (real edge-case file)", edge.read_bytes() if edge.exists() else b"", "auto"),
+        ("JSONL with non-object lines and typo keys (real edge-case file)", edge.read_bytes(), "auto"),
         ("unclosed `<system-reminder>` repeated 20,000 times", b"<system-reminder>" * 20_000, "auto"),
         ("secret in a turn", b"User: my key is sk-ant-api03-" + b"B" * 90, "auto"),
     ]
