@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import stat
 import subprocess
 import sys
 import time
@@ -502,7 +503,8 @@ def test_resolution_follows_the_hook_rules(setup: Setup, tmp_path: Path) -> None
         tmp_path / "mapped",
         "[daemon] projects",
     )
-    assert resolve_memory_dir(None, cwd=str(project), projects={}, roots=roots, env=env)[0] is None
+    # no .memory, no projects entry: Claude Code's auto-memory directory, made by the first remember
+    assert resolve_memory_dir(None, cwd=str(project), projects={}, roots=roots, env=env)[1] == AUTO_MEMORY
     MemoryStore.init(project / ".memory")
     assert resolve_memory_dir(None, cwd=str(project), projects={}, roots=roots, env=env) == (
         project / ".memory",
@@ -510,7 +512,7 @@ def test_resolution_follows_the_hook_rules(setup: Setup, tmp_path: Path) -> None
     )
     # the nearest managed .memory wins over a configured directory, up to the git root only
     assert resolve_memory_dir(None, cwd=str(project), projects=mapped, roots=roots, env=env)[0] == project / ".memory"
-    assert resolve_memory_dir(None, cwd=str(project / "src"), projects={}, roots=roots, env=env)[0] is None
+    assert resolve_memory_dir(None, cwd=str(project / "src"), projects={}, roots=roots, env=env)[1] == AUTO_MEMORY
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     assert resolve_memory_dir(None, cwd=str(project / "src"), projects={}, roots=roots, env=env)[0] == project / ".memory"
     other = tmp_path / "code" / "other_app"
@@ -533,6 +535,21 @@ def test_claude_code_auto_memory_directory_is_adopted_on_first_use(setup: Setup)
     assert "- user_role [user]: The user is a data engineer" in listed.text
     assert (auto / "manifest.json").is_file()
     assert (auto / "user_role.md").read_text(encoding="utf-8").startswith("---\nname: User role\n")
+
+
+def test_a_projects_first_remember_makes_its_auto_memory_directory_and_a_read_before_says_none_yet(
+    setup: Setup,
+) -> None:
+    """A new project: Claude Code has not made its auto-memory directory yet, and the user's first
+    ``/dreamd:remember`` must still land there (it failed with "does not exist yet")."""
+    auto = setup.root / "roots" / "cc" / "fresh" / ".memory"
+    tools = _tools(setup, auto, adopt=True)
+    with pytest.raises(DreamdError, match=r": no memories yet \(the first remember or session makes the directory\)$"):
+        tools.call("recall", {"query": "port"})
+    assert not auto.parent.exists()  # a read makes nothing
+    said = tools.call("remember", {"type": "project", "description": "Staging listens on 6543", "body": "Port 6543."})
+    assert said.data["generation"] == 1 and stat.S_IMODE(auto.stat().st_mode) == 0o700
+    assert "Port 6543." in tools.call("recall", {"query": "staging port"}).text
 
 
 def test_remember_without_a_name_never_replaces_an_existing_record(setup: Setup) -> None:

@@ -78,6 +78,7 @@ class User:
         self.project.mkdir()
         self.dreamd = dreamd
         self.state = self.home.home / ".local" / "state" / "dreamd"
+        self.extra_env: dict[str, str] = {}
 
     @property
     def settings(self) -> Path:
@@ -90,6 +91,7 @@ class User:
     def env(self) -> dict[str, str]:
         env = self.home.env()
         env["PATH"] = f"{self.exe.parent}:/usr/bin:/bin"  # no dreamd on it
+        env.update(self.extra_env)
         return env
 
     def run(self, *argv: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -241,3 +243,54 @@ def test_the_install_line_gives_a_dreamd_that_sets_up_a_fresh_home(installed: Pa
     )  # fmt: skip
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.startswith(str(installed.parents[1])), "imported from the checkout"
+
+
+def _slash_responder(req: Request) -> ScriptItem:
+    """A model that does what each dreamd slash command asks: one call of the plugin's MCP tool
+    the command names (found among the request's tools by its suffix), then one line."""
+    messages = req.body.get("messages") or []
+    tools = [t["name"] for t in req.body.get("tools") or []]
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    if any(b.get("type") == "tool_result" for b in blocks):
+        said = " ".join(json.dumps(b.get("content")) for b in blocks if b.get("type") == "tool_result")
+        return message(f"Done: {said}")
+    text = json.dumps(messages, ensure_ascii=False).replace("\\n", " ")  # the command's expansion: in any block
+    calls = {
+        "`remember` tool": ("__remember", {"type": "project", "description": "The staging database listens on port 6543",
+                                           "body": "Staging Postgres: port 6543.", "name": "staging-db-port"}),
+        "`recall` tool": ("__recall", {"query": "staging database port"}),
+        "Call `forget`": ("__forget", {"name": "staging-db-port"}),
+    }  # fmt: skip
+    for cue, (suffix, tool_input) in calls.items():
+        if cue in text and req.body.get("tools"):
+            [name] = [t for t in tools if t.startswith("mcp__") and "dreamd" in t and t.endswith(suffix)]
+            return message(None, stop_reason="tool_use", tool_use=[(name, tool_input)])
+    return _plain(req)
+
+
+def test_the_plugins_remember_recall_and_forget_commands_run_its_mcp_tools_in_a_real_session(user: User) -> None:
+    """Each slash command of the plugin, run in a real headless session: the prompt it expands to
+    makes the model call the plugin's MCP server, which writes, finds and forgets the record."""
+    assert user.run(user.exe, "plugin", "marketplace", "add", REPO).returncode == 0
+    assert user.run(user.exe, "plugin", "install", "dreamd@dreamd").returncode == 0
+    setup = user.run(user.dreamd, "setup", "--plugin")
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    user.fake.responder = _slash_responder
+    user.extra_env["ENABLE_TOOL_SEARCH"] = "false"  # the MCP tools in every request, not behind ToolSearch
+
+    said = user.claude("/dreamd:remember the staging database listens on port 6543")
+    assert said.returncode == 0, said.stderr
+    assert "staging-db-port" in said.stdout and "generation" in said.stdout, said.stdout + said.stderr
+    manifest = json.loads((user.memdir / "manifest.json").read_text())
+    assert [r["name"] for r in manifest["records"]] == ["staging-db-port"]
+
+    found = user.claude("/dreamd:recall staging database port")
+    assert found.returncode == 0, found.stderr
+    assert "Staging Postgres: port 6543." in found.stdout, found.stdout + found.stderr
+
+    gone = user.claude("/dreamd:forget staging-db-port")
+    assert gone.returncode == 0, gone.stderr
+    assert json.loads((user.memdir / "manifest.json").read_text())["records"] == []
+    assert any(p.name.startswith("staging-db-port") for p in (user.memdir / ".history").iterdir())

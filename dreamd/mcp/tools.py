@@ -83,8 +83,8 @@ def resolve_memory_dir(
 ) -> tuple[Path | None, str]:
     """The start-up directory and how it was found: ``--memory-dir``, else the one rule of the
     hook and the CLI (:func:`dreamd.hook.placement.place`): the nearest managed ``.memory`` up to
-    the git root, ``[daemon] projects``, Claude Code's auto-memory directory when it exists
-    inside the roots (adopted on first use). ``(None, reason)`` when none applies: the server
+    the git root, ``[daemon] projects``, Claude Code's auto-memory directory inside the roots
+    (adopted on first use; created by the first ``remember`` when it does not exist yet). ``(None, reason)`` when none applies: the server
     still starts and serves nothing until it is started elsewhere or with ``--memory-dir``.
     """
     from dreamd.hook.placement import place
@@ -94,12 +94,7 @@ def resolve_memory_dir(
     target, why = place(cwd, projects=projects, roots=tuple(roots), env=env, check_roots=True)
     if target is None:
         return None, f"no memory directory for {cwd} ({why})"
-    if target.adopt:
-        if not target.memory_dir.is_dir():
-            return None, (
-                f"no memory directory for {cwd} (no managed .memory up to the git root, no "
-                f"[daemon] projects entry, and {target.memory_dir} does not exist yet)"
-            )
+    if target.adopt:  # made by the first remember if Claude Code has not made it yet
         return target.memory_dir, AUTO_MEMORY
     return target.memory_dir, target.source
 
@@ -247,8 +242,12 @@ class MemoryTools:
             )
         return path
 
-    def store(self, path: Path) -> MemoryStore:
-        """The store of a served directory (UnmanagedError when it has no manifest)."""
+    def store(self, path: Path, *, create: bool = False) -> MemoryStore:
+        """The store of a served directory (UnmanagedError when it has no manifest).
+
+        Claude Code's auto-memory directory (the default one) is adopted on first use; when it
+        does not exist yet (a project's first session), ``create`` (a write) makes it, 0700,
+        as the daemon's first job for it would, and a read says there is nothing yet."""
         key = os.path.realpath(path)
         store = self._stores.get(key)
         if store is None:
@@ -256,6 +255,11 @@ class MemoryTools:
             if not store.is_managed() and self.adopt_default and path == self.default_dir:
                 from memory.store.adopt import adopt
 
+                if not os.path.lexists(path):
+                    if not create:
+                        raise StoreError(f"{path}: no memories yet (the first remember or session makes the directory)")
+                    path.mkdir(mode=0o700, parents=True)
+                    log.warning("created %s for its first record", path)
                 adopt(path, history_generations=self.config.retention.history_generations)
                 log.warning("adopted %s on first use", path)
             store.snapshot()
@@ -386,7 +390,7 @@ class MemoryTools:
         from memory.store.transaction import Change
 
         path = self.directory(args.get("memory_dir"))
-        store = self.store(path)
+        store = self.store(path, create=True)
         description, kinds = redact(args["description"])
         body, body_kinds = redact(args["body"])
         kinds += [k for k in body_kinds if k not in kinds]
