@@ -35,7 +35,7 @@ def _log(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("dir", metavar="DIR", nargs="?", help=DIR_HELP)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--limit", type=int, default=None, metavar="N")
-    sp.add_argument("--all", action="store_true", help="also generations that changed no record (stores written before 0.x)")
+    sp.add_argument("--all", action="store_true", help="also generations that changed no record (kept by stores from before such commits stopped making one)")
 
 
 def _rollback(sp: argparse.ArgumentParser) -> None:
