@@ -17,7 +17,7 @@ spent too, and so is hold6 (the third round's). hold7 is the same kind of set, w
 the fourth round: it is scored once at the start and once at the end of that round, its aggregate
 tables only (never ``--detail``).
 
-Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7] [--json OUT] [--detail]``.
+Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7] [--json OUT] [--detail] [--types]``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,22 @@ def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, A
     return out
 
 
+def print_type_confusions(missed: list[dict[str, Any]], spurious: list[dict[str, Any]]) -> None:
+    """Each missed fact that an unmatched record of its session would match but for its type
+    (every key term in the record's description), then the count per (labelled, produced) pair:
+    where precision and recall are lost to typing alone."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    for fact in missed:
+        for rec in spurious:
+            if (rec["session"] == fact["session"] and rec["type"] != fact["type"]
+                    and all(term_found(term, rec["description"]) for term in fact["key"])):
+                pairs[(fact["type"], rec["type"])] += 1
+                print(f"type {fact['type']} <- {rec['type']}: {rec['session']}: {rec['description'][:120]}")
+                break
+    print("type confusions (labelled <- produced):", ", ".join(f"{a} <- {b} {n}" for (a, b), n in pairs.most_common()),
+          f"(total {sum(pairs.values())})")
+
+
 def main(argv: list[str] | None = None) -> int:
     from dreamd.config import default_config
     from dreamd.models.factory import make_model
@@ -110,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
     parser.add_argument("--detail", action="store_true",
                         help="print each correction not applied, with the records involved (development only: hold4, hold5 and hold6 are spent)")
+    parser.add_argument("--types", action="store_true",
+                        help="print each fact missed for its type alone: a record of the session holding every key term "
+                             "with another type, counted by (labelled, produced) type (development only: a spent set)")
     args = parser.parse_args(argv)
     if args.json is None:
         args.json = REPO / "benchmarks" / "results" / f"{args.set}.json"
@@ -117,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     config = default_config(env={})
     model = make_model(config.model)
     ext = evaluate_extraction(sessions, model, config)
-    if args.detail and args.set not in SPENT:
-        parser.error("--detail is for a spent set (hold4, hold5, hold6); a blind set is read by its aggregate tables only")
+    if (args.detail or args.types) and args.set not in SPENT:
+        parser.error("--detail and --types are for a spent set; a blind set is read by its aggregate tables only")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     cor = corrections(sessions, model, config, detail)
     print(f"{args.set}: {ext['sessions']} sessions, {ext['user_turns']} user turns")
@@ -131,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{cor['new_value_missed']} new values missed; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
     for row in detail or ():
         print(json.dumps(row, ensure_ascii=False, indent=1))
+    if args.types:
+        print_type_confusions(ext["missed"], ext["spurious"])
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"extraction": {k: v for k, v in ext.items() if k not in ("missed", "spurious")}, "corrections": cor}, indent=2) + "\n")
     print(f"wrote {args.json}")
