@@ -124,8 +124,10 @@ def _negation_marks(clause: str, units: Units) -> frozenset[int]:
     engine reads one: a word of its ``NEGATIONS`` or one ending in ``n't``, or the characters
     of one of its ``ZH_NEGATIONS``."""
     text = normalize(clause)
-    words = {w.lower().replace("'", "") for w in re.findall(r"[\w']+", text)
-             if w.lower().replace("'", "") in NEGATIONS or w.lower().endswith("n't")}
+    words = {
+        key for word in re.findall(r"[\w']+", text)
+        if (key := word.lower().replace("'", "")) in NEGATIONS or word.lower().endswith("n't")
+    }  # fmt: skip
     marks = {i for i, u in enumerate(units) if u in words}
     if any(len(u) == 1 and CJK_RE.match(u) for u in units):
         joined = "".join(u if len(u) == 1 else "\0" for u in units)

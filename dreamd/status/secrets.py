@@ -47,18 +47,20 @@ def cache_path(env: Mapping[str, str]) -> Path:
     return cache_home(env) / CACHE_NAME
 
 
-def _redact_folder() -> Path:
+def _sources() -> tuple[Path, list[str]]:
+    """The redactor's folder and its source files' names, sorted (OSError when unlistable):
+    what :func:`source_stamp` and :func:`redactor_version` both read."""
     import memory
 
-    return Path(memory.__file__).parent / "redact"
+    folder = Path(memory.__file__).parent / "redact"
+    return folder, sorted(n for n in os.listdir(folder) if n.endswith(".py"))
 
 
 def source_stamp() -> list[list[int | str]] | None:
     """``[name, inode, mtime_ns, ctime_ns, size]`` of each of the redactor's sources, as the
     version hashes them (None when they cannot be listed: then the version is hashed)."""
-    folder = _redact_folder()
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        folder, names = _sources()
         stats = [(n, os.stat(folder / n)) for n in names]
     except OSError:
         return None
@@ -69,9 +71,8 @@ def redactor_version() -> str | None:
     """A hash of the redactor's sources (None when they cannot be read: then nothing is cached)."""
     from memory.store.records import sha256_hex
 
-    folder = _redact_folder()
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        folder, names = _sources()
         parts = [n.encode() + b"\0" + (folder / n).read_bytes() for n in names]
     except OSError:
         return None
