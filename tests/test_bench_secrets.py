@@ -5,8 +5,8 @@ The dev set is the one the detector was written against (recall 1.0, no look-ali
 the detector's writer: they are development sets now and hold the same floor at the redactor.
 ``blind3`` was scored held-out last round and is a development set now too: it holds a floor
 at what the fourth round reached (recall 0.990, no look-alike altered). ``blind4`` was the
-fourth round's held-out set (scored by the lead) and is a development set now as well. The
-held-out set of this round (``blind5``) is scored by hand by the lead, never here."""
+fourth round's held-out set (scored by the lead) and is a development set now as well, and so is
+``blind5``, the fifth round's (a floor at what that round reached). The held-out set of this round (``blind6``) is scored by hand by the lead, never here."""
 
 from __future__ import annotations
 
@@ -77,3 +77,14 @@ def test_the_spent_fourth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert row["secrets"] == 514 and row["lookalikes"] == 247
     assert len(row["missed"]) <= BLIND4_MISSED_AT_MOST, row
     assert len(row["altered"]) <= BLIND4_ALTERED_AT_MOST, row
+
+
+BLIND5_MISSED_AT_MOST = 8
+"""blind5 at the redactor after the sixth round: 393 of 401 (0.980), no look-alike altered (0.968
+before it); the hook caught 392. Scored held-out by the lead before and after that round."""
+
+
+def test_the_spent_fifth_blind_set_holds_its_floor_at_the_redactor() -> None:
+    row = bench_secrets.score(bench_secrets.load("blind5"), "redactor")
+    assert row["secrets"] == 401 and row["lookalikes"] == 235
+    assert len(row["missed"]) <= BLIND5_MISSED_AT_MOST and row["altered"] == [], row
