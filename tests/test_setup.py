@@ -187,6 +187,27 @@ def test_systemd_setup_is_idempotent_and_undo_restores_everything_byte_for_byte(
     assert not (home / ".local" / "state" / "dreamd" / "setup.json").exists()
 
 
+def test_undo_on_a_fresh_home_takes_out_the_directories_setup_made_and_keeps_one_holding_anything_else(
+    tmp_path: Path,
+) -> None:
+    env = home_env(tmp_path)
+    home = Path(env["HOME"])
+    (home / ".config").mkdir()
+    run_setup(env, FakeRunner("systemd"))
+    assert (home / ".config" / "dreamd" / "config.toml").is_file()
+    assert (home / ".config" / "systemd" / "user" / "dreamd.service").is_file()
+    (home / ".config" / "systemd" / "user" / "other.service").write_text("[Unit]\n")
+    out = io.StringIO()
+    assert undo_main(env=env, runner=FakeRunner("systemd", running=True), out=out) == 0, out.getvalue()
+    said = out.getvalue()
+    assert not (home / ".config" / "dreamd").exists(), said
+    assert f"removed {home}/.config/dreamd/ (setup created it)" in said
+    # setup made systemd/user for its unit, but the user has put another unit there since
+    assert (home / ".config" / "systemd" / "user" / "other.service").is_file()
+    assert not (home / ".config" / "systemd" / "user" / "dreamd.service").exists()
+    assert (home / ".config").is_dir()  # there before setup
+
+
 def test_undo_after_claude_code_changed_the_settings_takes_out_only_dreamds_hooks(
     tmp_path: Path,
 ) -> None:

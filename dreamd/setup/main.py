@@ -59,6 +59,31 @@ def _write(change: FileChange, state_dir: Path, stamp: str) -> str:
     return ("wrote " if change.before is not None else "created ") + str(change.path) + note
 
 
+def _missing_dirs(directory: Path) -> list[str]:
+    """The directories a write to a file in ``directory`` creates, deepest first."""
+    made: list[str] = []
+    while not directory.exists() and directory != directory.parent:
+        made.append(str(directory))
+        directory = directory.parent
+    return made
+
+
+def _remove_made_dirs(made: Sequence[str]) -> list[str]:
+    """Remove what setup created (``made_dirs``, deepest first) while it is empty; a directory
+    that now holds anything else, or was replaced by a link, stays."""
+    removed: list[str] = []
+    for name in made:
+        path = Path(name)
+        if path.is_symlink() or not path.is_dir():
+            break
+        try:
+            path.rmdir()
+        except OSError:  # not empty: someone keeps something there
+            break
+        removed.append(name)
+    return removed
+
+
 def _run(runner: Runner, command: Sequence[str], out: TextIO) -> bool:
     code, said = runner(command)
     if code == 0:
@@ -117,6 +142,10 @@ def setup_main(
                 continue
             key = str(change.path)
             entry = files.get(key) or {"what": change.what, "before": state.encode(change.before)}
+            if key not in files and change.before is None:
+                made = _missing_dirs(change.path.parent)
+                if made:  # taken out again by --undo once they are empty
+                    entry["made_dirs"] = made
             entry["after"] = state.digest(change.after or b"")
             files[key] = entry
             state.save(state_dir, merged)
@@ -167,6 +196,10 @@ def undo_main(*, env: Mapping[str, str], runner: Runner, out: TextIO, dry_run: b
         for change in step.files:
             if change.changed:
                 out.write(f"{step.name:<8} {_write(change, state_dir, stamp + '-undo')}\n")
+            if change.after is None:
+                made = ((recorded.get("files") or {}).get(str(change.path)) or {}).get("made_dirs") or []
+                for name in _remove_made_dirs([str(m) for m in made]):
+                    out.write(f"{step.name:<8} removed {name}/ (setup created it)\n")
         for command in step.post_commands:
             ok = _run(runner, command, out) and ok
         for note in step.notes:

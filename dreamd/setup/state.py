@@ -1,10 +1,12 @@
 """What setup changed, so ``--undo`` can put it back: ``<state>/setup.json`` (mode 0600).
 
 ``{"format": 1, "argv": [...], "files": {path: {"what": …, "before": base64 | null,
-"after": sha256}}, "mcp": {"previous": entry | null} | null, "service": {"manager": …,
+"after": sha256, "made_dirs": [dir, …]}}, "mcp": {"previous": entry | null} | null, "service": {"manager": …,
 "path": …} | null}``. ``before`` is what the file held before the *first* setup that touched
 it (null: there was no file), ``after`` the digest of what the latest setup wrote, so undo can
-tell a file left as setup wrote it from one changed since.
+tell a file left as setup wrote it from one changed since. ``made_dirs`` (optional) are the
+directories the first write of a new file created, deepest first: undo removes each while it is
+empty, so a fresh home is left as it was.
 """
 
 from __future__ import annotations
