@@ -163,11 +163,21 @@ def test_a_session_the_hook_cannot_place_shows_in_status_and_doctor(tmp_path: Pa
     assert f"Claude Code auto-memory {moved} is outside [daemon] roots" in unplaced["recent"][-1]["reason"]
     text = dreamd(tmp_path, "status").stdout
     assert "hook: 1 session(s) the hook could not place" in text and str(project) in text
+    transcript = tmp_path / "s1.jsonl"
+    assert unplaced["recent"][-1]["transcript"] == str(transcript)
+    assert f"hand it in with dreamd submit {transcript} --memory-dir DIR" in text
 
     doctor = dreamd(tmp_path, "doctor")
     [line] = [x for x in doctor.stdout.splitlines() if x[6:].startswith("placement:")]
     assert line.startswith("FAIL") and "outside [daemon] roots" in line
     assert doctor.returncode == 1
+
+    # the way back it names works: the session's fact reaches a directory inside the roots
+    inside = tmp_path / "code" / "proj" / ".memory"
+    assert dreamd(tmp_path, "init", str(inside)).returncode == 0
+    assert dreamd(tmp_path, "submit", str(transcript), "--memory-dir", str(inside)).returncode == 0
+    assert dreamd(tmp_path, "once").returncode == 0
+    assert any("tabs" in record.body for _entry, record in MemoryStore(inside).records())
 
     # a second session counts too; the state file stays small whatever happens
     assert _stop(tmp_path, project, session="s2").returncode == 0

@@ -530,7 +530,7 @@ def handle(stdin: bytes, env: Mapping[str, str], log: dict[str, Any]) -> tuple[i
         if log.get("unplaced"):
             note_unplaced(
                 settings.state_dir, reason=log["reason"], cwd=payload.get("cwd"),
-                session_id=payload.get("session_id"), event=event,
+                session_id=payload.get("session_id"), event=event, transcript=payload.get("transcript_path"),
             )  # fmt: skip
         if event == "SessionEnd":
             _end_session(payload, settings, env)

@@ -236,13 +236,16 @@ def _redacted(value: str) -> str:
     return out
 
 
-def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: object, event: object) -> None:
+def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: object, event: object,
+                  transcript: object = None) -> None:
     """Count one session the hook could not place, keeping the latest few with their reason
     (a session already among the latest is moved to the end, not counted again).
 
     Read-modify-write without a lock: two hooks at the same instant may count one; the file is
     always whole (rename), and the latest reason is what the user needs. The payload's values
-    (cwd, session id, event, a reason quoting them) are written redacted. Never raises.
+    (cwd, session id, event, transcript path, a reason quoting them) are written redacted. The
+    transcript's path is kept so the session can be handed in again once it can be placed
+    (:func:`describe_unplaced` says how). Never raises.
     """
     try:
         state = read_unplaced(state_dir)
@@ -253,6 +256,7 @@ def note_unplaced(state_dir: Path, *, reason: str, cwd: object, session_id: obje
             "cwd": str(cwd)[:1000] if cwd else None,
             "session_id": str(session_id)[:128] if session_id else None,
             "hook": str(event)[:64] if event else None,
+            "transcript": str(transcript)[:4096] if transcript else None,
         }
         entry = {k: _redacted(v) if isinstance(v, str) else v for k, v in entry.items()}
         recent = state.get("recent", [])
@@ -285,7 +289,14 @@ def describe_unplaced(state: Mapping[str, Any]) -> str | None:
     recent = state.get("recent") or [{}]
     last = recent[-1] if isinstance(recent[-1], dict) else {}
     where = f" (cwd {last['cwd']})" if last.get("cwd") else ""
+    again = ""
+    if isinstance(last.get("transcript"), str):
+        import shlex
+
+        again = (f"; Claude Code keeps its transcript: once it can be placed, hand it in with "
+                 f"dreamd submit {shlex.quote(last['transcript'])} --memory-dir DIR "
+                 f"(status --json lists the latest {UNPLACED_RECENT})")
     return (
         f"{count} session(s) the hook could not place since {state.get('first_at', '?')}; "
-        f"last at {state.get('last_at', '?')}: {last.get('reason', '?')}{where}"
+        f"last at {state.get('last_at', '?')}: {last.get('reason', '?')}{where}{again}"
     )
