@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory.redact.clause import CLAUSE_DETECTORS
 from memory.redact.context import CONTEXT_DETECTORS, says_a_credential
 from memory.redact.engine import MARKER, run
 from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
@@ -44,6 +45,7 @@ DETECTORS = (
     *LITERAL_DETECTORS,
     *PROSE_DETECTORS,
     *STRUCTURE_DETECTORS,
+    *CLAUSE_DETECTORS,
     *WRAP_DETECTORS,
 )
 """In priority order: a span found earlier is never looked at again."""
