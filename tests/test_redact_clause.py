@@ -66,3 +66,56 @@ def test_value_anywhere_in_a_credential_clause_is_redacted(text: str, secret: st
 )
 def test_lookalikes_in_a_credential_clause_survive(text: str) -> None:
     assert redact(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("login for the grafana instance is ops-lead / Qu1etRiver!", "Qu1etRiver!"),
+        ("login for grafana is ops / Qu1etRiver!", "Qu1etRiver!"),
+    ],
+)
+def test_user_password_pair_after_a_login_said_for_something(text: str, secret: str) -> None:
+    out, _ = redact(text)
+    assert secret not in out and "ops" in out  # the password goes, the user stays
+
+
+def test_passphrase_ends_where_its_clause_goes_on() -> None:
+    out, _ = redact(
+        "the passphrase on my ssh key is correct pony staple battery 9 if the agent asks"
+    )
+    assert out == "the passphrase on my ssh key is [REDACTED:password] if the agent asks"
+    out, _ = redact("passphrase: Blue Whale Sings Loud so keep it")
+    assert out == "passphrase: [REDACTED:password] so keep it"
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        (
+            "the token wrapped in my terminal, it's\nghp_ESQI54zy8GgyNXN7Mj\nj3xRYxQh3v4XOnXT8H\n(join the two lines)",
+            ["ghp_ESQI54zy8GgyNXN7Mj", "j3xRYxQh3v4XOnXT8H"],
+        ),
+        (
+            "api key (hyphen-wrapped by the mail client): Qm8xLw2Zp9Kd-\nR7vB4nT3yHs0F\nthanks",
+            ["Qm8xLw2Zp9Kd", "R7vB4nT3yHs0F"],
+        ),
+    ],
+)
+def test_value_cut_over_line_breaks_next_to_its_word_is_one_value(
+    text: str, pieces: list[str]
+) -> None:
+    out, _ = redact(text)
+    assert all(p not in out for p in pieces), out
+    assert "thanks" in out or "thanks" not in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token hashes:\nd41d8cd98f00b204e9800998ecf8427e\n9e107d9d372bb6826bd81d3542a419d6",
+        "password reset log\nuser123456\nadmin654321",
+    ],
+)
+def test_lines_after_a_credential_word_that_join_to_nothing_survive(text: str) -> None:
+    assert redact(text)[0] == text

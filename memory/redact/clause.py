@@ -23,9 +23,10 @@ the other detectors already read, and the value's test is its shape.
 
 from __future__ import annotations
 
-from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
+from memory.redact.engine import Anchors, Lazy, Span, in_marker, register, run
+from memory.redact.shapes import SHAPE_DETECTORS
 from memory.redact.structure import strong_password
-from memory.redact.values import looks_random, reads_as_non_secret
+from memory.redact.values import all_classes, entropy, looks_random, reads_as_non_secret
 
 _WORDS = {
     "password": "password", "passwd": "password", "passphrase": "password", "passcode": "password",
@@ -144,5 +145,66 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
     return spans
 
 
+_BREAK = Lazy(r"\r?\n|\\n")
+_LAST_PIECE = Lazy(r"(?<![^\s:=：])([A-Za-z0-9+/=_-]{6,256})[ \t]*$")
+_PIECE_LINE = Lazy(r"[ \t]*([A-Za-z0-9+/=_-]{6,256})[ \t]*")
+_WRAPS = 4
+
+
+def _one_secret(joined: str, pieces: int) -> bool:
+    """``joined`` is one secret: a vendor shape covers it whole, or it reads as generated
+    (not as hex, which lines of hashes make)."""
+    out, kinds = run(joined, SHAPE_DETECTORS)
+    if kinds and out.startswith("[REDACTED:") and out.endswith("]") and out.count("[") == 1:
+        return True
+    return pieces >= 2 and all_classes(joined) and entropy(joined) >= 4.0 and looks_random(joined)
+
+
+def detect_wrapped_values(anchors: Anchors) -> list[Span]:
+    """A value cut over line breaks next to a credential word: the last token of the word's
+    line and the single-token lines after it ("the token wrapped in my terminal:" and two
+    lines of one ``ghp_`` token), or a piece ending in a hyphen-wrap (``…Xk7q-`` then
+    ``9Lm…``), when joined they are one secret. Each piece goes."""
+    text = anchors.text
+    spans: list[Span] = []
+    done = -1
+    for pos in anchors.positions(tuple(_WORDS)):
+        if pos < done or in_marker(text, pos) or _word_at(text, pos) is None:
+            continue
+        brk = _BREAK.search(text, pos, min(len(text), pos + _REACH))
+        if brk is None:
+            continue
+        start, _stop = _clause(text, pos, pos + 1)
+        if _SAYS_WHAT.search(text, start, brk.start()) is not None:
+            continue
+        pieces: list[tuple[int, int]] = []
+        last = _LAST_PIECE.search(text, pos + 1, brk.start())
+        if last is not None and not in_marker(text, last.start(1)):
+            pieces.append((last.start(1), last.end(1)))
+        at = brk.end()
+        for _ in range(_WRAPS):
+            nxt = _BREAK.search(text, at, min(len(text), at + 260))
+            line_end = nxt.start() if nxt is not None else min(len(text), at + 260)
+            m = _PIECE_LINE.rx.fullmatch(text, at, line_end)
+            if m is None or not any(c.isdigit() for c in m.group(1)):
+                break  # a word ("thanks"), a blank line: the value ended
+            pieces.append((m.start(1), m.end(1)))
+            if nxt is None:
+                break
+            at = nxt.end()
+        done = at
+        if len(pieces) < 2:
+            continue
+        parts = [text[a:b] for a, b in pieces]
+        unwrapped = "".join(p[:-1] if p.endswith("-") else p for p in parts[:-1]) + parts[-1]
+        for count in range(len(parts), 1, -1):  # the longest run of pieces that is one secret
+            if _one_secret("".join(parts[:count]), count) or (
+                count == len(parts) and _one_secret(unwrapped, count)
+            ):
+                spans.extend((a, b, "token") for a, b in pieces[:count])
+                break
+    return spans
+
+
 register(*_WORDS)
-CLAUSE_DETECTORS = (detect_clause_values,)
+CLAUSE_DETECTORS = (detect_clause_values, detect_wrapped_values)
