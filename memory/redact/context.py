@@ -112,9 +112,7 @@ _WORD_ANCHORS = (
     "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate", "dockerc",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
-_KEY_BEFORE = Lazy(
-    r"(?:(?<=\\[nrt])|(?<![A-Za-z\\]))([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$"
-)  # "API v3 key"; not the n of \n
+_KEY_BEFORE = Lazy(r"(?:(?<=\\[nrt])|(?<![A-Za-z\\]))([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"; not the n of \n
 _CJK_OWNER = Lazy(r"[\u4e00-\u9fff][\u4e00-\u9fff ]{0,20}$")  # "地图的 key", "支付 key"
 _HASH_BEFORE = Lazy(
     r"\b(?:hash(?:ed)?|sha-?\d*|digest|checksum|md5|fingerprint|length|size|count|hint|salt)"
@@ -227,16 +225,12 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             m = _KEY_BEFORE.search(before)
             owner = m.group(1).lower() if m else None
         return ("pin", True) if owner in _CODE_OWNERS else None
-    if (
-        last.endswith("pass") and 8 <= len(last) <= 14 and last not in _NOT_PASS
-    ):  # requirepass, deststorepass
+    if last.endswith("pass") and 8 <= len(last) <= 14 and last not in _NOT_PASS:  # requirepass, deststorepass
         return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
         return "secret", True
     if last == "token" or (last.endswith("token") and len(last) <= 14):
-        if (len(parts) > 1 and parts[-2] in _NOT_CREDENTIAL_TOKENS) or last[
-            :-5
-        ] in _NOT_CREDENTIAL_TOKENS:
+        if (len(parts) > 1 and parts[-2] in _NOT_CREDENTIAL_TOKENS) or last[:-5] in _NOT_CREDENTIAL_TOKENS:
             return None
         return "token", True
     if last in ("credential", "credentials", "creds", "dockerconfigjson", "dockercfg"):
@@ -312,12 +306,8 @@ _WORDS_PHRASE = Lazy(r"[A-Za-z]{2,16}+(?:[- ][A-Za-z]{2,16}+){2,7}+")
 _JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
 
 
-_RUN_STOP = Lazy(
-    r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uff02\uff07-\uff09\uff0c\uff0e\uff1a-\uff1f\uff3b-\uff3e\uff40\uff5b-\uffef\u4e00-\u9fff]"
-)
-_QUERY_STOP = Lazy(
-    r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uff02\uff07-\uff09\uff0c\uff0e\uff1a-\uff1f\uff3b-\uff3e\uff40\uff5b-\uffef\u4e00-\u9fff&#]"
-)
+_RUN_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uff02\uff07-\uff09\uff0c\uff0e\uff1a-\uff1f\uff3b-\uff3e\uff40\uff5b-\uffef\u4e00-\u9fff]")
+_QUERY_STOP = Lazy(r"[ \t\r\n\"'`\\,;)\[\]}>，。；：、）】」』“”‘’\u3000-\u303f\uff00-\uff02\uff07-\uff09\uff0c\uff0e\uff1a-\uff1f\uff3b-\uff3e\uff40\uff5b-\uffef\u4e00-\u9fff&#]")
 # full-width symbols (＠＃＄％＆＊＋－＿) and letters are part of a value ("Ro0t＠2026"); full-width
 # punctuation (，：！？（）) ends it
 
@@ -523,7 +513,7 @@ def _json_value_word(text: str, start: int, end: int) -> bool:
     """The word is a JSON string value of its own (``"use":"sig"``, ``"type": "token"``), not a
     key: what follows it is the next member, not its value."""
     escaped = text[start - 2 : start] == '\\"'  # the same inside a JSONL string: \"use\":\"sig\"
-    if text[start - 1 : start] != '"' or text[end : end + 1 + escaped] != "\\" * escaped + '"':
+    if text[start - 1 : start] != '"' or text[end : end + 1 + escaped] != '\\' * escaped + '"':
         return False
     i = start - 2 - escaped
     while i >= 0 and text[i] in " \t":
@@ -539,13 +529,9 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
     done: set[int] = set()
     last = 0
     for pos in anchors.positions(_WORD_ANCHORS):
-        if (
-            text[pos] in "aAsS"
-            and text[pos + 1 : pos + 2] in ("k", "K")
-            and (
-                (pos and text[pos - 1].isalnum())
-                or (text[pos + 2 : pos + 3].isascii() and text[pos + 2 : pos + 3].isalpha())
-            )
+        if text[pos] in "aAsS" and text[pos + 1 : pos + 2] in ("k", "K") and (
+            (pos and text[pos - 1].isalnum())
+            or (text[pos + 2 : pos + 3].isascii() and text[pos + 2 : pos + 3].isalpha())
         ):
             continue  # "task", "skip": AK and SK only as words or identifier parts
         if pos < last or not _worth_reading(text, pos):
@@ -595,17 +581,13 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
 
 _PIN_FOR = Lazy(r"[ \t]+for(?:[ \t]+[\w'-]+){1,4}?[ \t]+(?P<value>\d{4,8})(?![\w.:/-])")
 _SPACED_DIGITS = Lazy(r"\d{2,4}(?:[ -]\d{2,4}){1,3}(?![\d])")  # "door code: 48 17 93"
-_SPACED_BASE32 = Lazy(
-    r"(?:[a-z2-7]{4}[ -]){3,7}[a-z2-7]{4}(?![a-z0-9])|(?:[A-Z2-7]{4}[ -]){3,7}[A-Z2-7]{4}(?![A-Z0-9])"
-)
+_SPACED_BASE32 = Lazy(r"(?:[a-z2-7]{4}[ -]){3,7}[a-z2-7]{4}(?![a-z0-9])|(?:[A-Z2-7]{4}[ -]){3,7}[A-Z2-7]{4}(?![A-Z0-9])")
 _MIXED_SCRIPT = Lazy(
     r"(?:[A-Za-z0-9\u4e00-\u9fff]+[-_.@#!+*&%~])+[A-Za-z0-9\u4e00-\u9fff!#@%&*]+"
 )  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
 _LONGEST = 160
 _APP_PASSWORD = Lazy(r"[a-z]{4}(?:[ -][a-z]{4}){3}(?![A-Za-z0-9])")
-_APP_BEFORE = Lazy(
-    r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码"
-)
+_APP_BEFORE = Lazy(r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码")
 _PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
 _PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?)\"'`，。；！？]|(?i:and|but|so|when|for|to)\b)")
 _FUNCTION_WORDS = frozenset(
@@ -766,9 +748,7 @@ def _value_after(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
-    bare_ok = (
-        explicit or made_up or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
-    )
+    bare_ok = explicit or made_up or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):
@@ -902,9 +882,7 @@ def says_a_credential(text: str) -> bool:
     """``text`` holds a credential word (the context detectors' anchors, either language) or a
     login word (:func:`memory.redact.redact_turns`: only then can joining it to the next turn
     find something new)."""
-    return bool(
-        Anchors(text).positions((*_WORD_ANCHORS, *_CJK_WORDS, *_PAIR_EN_WORDS, *_PAIR_ZH_WORDS))
-    )
+    return bool(Anchors(text).positions((*_WORD_ANCHORS, *_CJK_WORDS, *_PAIR_EN_WORDS, *_PAIR_ZH_WORDS)))
 
 
 def detect_pairs(anchors: Anchors) -> list[Span]:
@@ -1024,7 +1002,11 @@ def detect_aws_secrets(anchors: Anchors) -> list[Span]:
             token = m.group(0)
             if m.end() < len(text) and text[m.end()] in _B64_CHARS:
                 continue  # cut by the window's end: part of a longer run
-            if all_classes(token) and entropy(token) >= 4.0 and not base64_of_text(token):
+            if (
+                all_classes(token)
+                and entropy(token) >= 4.0
+                and not base64_of_text(token)
+            ):
                 spans.add((m.start(), m.end(), "aws-secret-key"))
         reach = hi - 40
     return sorted(spans)
