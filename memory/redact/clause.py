@@ -102,6 +102,8 @@ def _made_up(token: str) -> bool:
 
 
 def _value_kind(token: str, near: bool) -> bool:
+    if not any(c.isdigit() for c in token):
+        return False  # every shape taken here holds a digit: the cheap test first
     if reads_as_non_secret(token) or token.isdigit() or token.lower().startswith("0x"):
         return False
     if any(c in ":=" for c in token.rstrip("=")) or _HEXISH.rx.fullmatch(token):
@@ -123,6 +125,9 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             continue
         end = pos + len(word)
         start, stop = _clause(text, pos, end)
+        if not any(c.isdigit() for c in text[start:stop]):
+            done = stop
+            continue  # no value of any shape taken here
         if _SAYS_WHAT.search(text, start, stop) is not None or _NEGATED.search(
             text, max(start, pos - 24), pos
         ):
