@@ -12,7 +12,9 @@ kind, webhook URLs, bot tokens) and by context (:mod:`memory.redact.context`: a 
 in English or Chinese followed by a value in any phrasing, user/password pairs, credentials in
 URLs, ``Authorization`` headers, AWS secret keys near AWS context, random-looking tokens near a
 credential word), and by layout (:mod:`memory.redact.structure`: values on the lines after
-their word, key pairs, seed phrases, key files, strong passwords in a credential sentence), and
+their word, key pairs, seed phrases, key files, strong passwords in a credential sentence), by
+the clause (:mod:`memory.redact.clause`: a made-up or generated value anywhere in a clause that
+names a credential, a value cut over line breaks next to its word), and
 by the structure of code and config (:mod:`memory.redact.literals`: name/value pairs, CSV
 columns, literals given to a client, key armour in string literals, JSON Web Keys, DSNs
 without ``://``, the rest of a wrapped token), with the value judged by
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory.redact.clause import CLAUSE_DETECTORS
 from memory.redact.context import CONTEXT_DETECTORS, says_a_credential
 from memory.redact.engine import MARKER, run
 from memory.redact.literals import LITERAL_DETECTORS, WRAP_DETECTORS
@@ -44,6 +47,7 @@ DETECTORS = (
     *LITERAL_DETECTORS,
     *PROSE_DETECTORS,
     *STRUCTURE_DETECTORS,
+    *CLAUSE_DETECTORS,
     *WRAP_DETECTORS,
 )
 """In priority order: a span found earlier is never looked at again."""

@@ -598,8 +598,12 @@ _FUNCTION_WORDS = frozenset(
         "stored", "saved", "kept", "set", "sent", "wrong", "expired", "required", "same",
         "different", "there", "here", "what", "which", "who", "where", "how", "too", "very",
         "still", "already", "now", "ever", "never", "only", "just", "least", "most", "more",
+        "if", "unless",
     }
 )  # fmt: skip
+
+
+_NONSPACE_RUN = Lazy(r"\S+")
 
 
 def _phrase_ok(phrase: str, *, passphrase: bool) -> bool:
@@ -641,10 +645,20 @@ def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None
         ):
             return start, m.end(), kind
     m = _PHRASE.match(text, start, start + _LONGEST)
-    if m is not None and _PHRASE_END.match(text, m.end()):
-        passphrase = "phrase" in word or "短语" in word
-        if _phrase_ok(m.group(0), passphrase=passphrase):
-            return start, m.end(), kind
+    if m is None:
+        return None
+    passphrase = "phrase" in word or "短语" in word
+    if _PHRASE_END.match(text, m.end()) and _phrase_ok(m.group(0), passphrase=passphrase):
+        return start, m.end(), kind
+    # the clause goes on after the value ("… battery 9 if the agent asks"): the phrase is the
+    # shortest run of three or more words that ends where the clause could (a function word
+    # or a phrase end next) and still reads as one
+    words = list(_NONSPACE_RUN.finditer(text, start, m.end()))
+    for k in range(3, len(words)):
+        nxt = words[k].group().lower()
+        boundary = nxt in _FUNCTION_WORDS or _PHRASE_END.match(text, words[k - 1].end())
+        if boundary and _phrase_ok(text[start : words[k - 1].end()], passphrase=passphrase):
+            return start, words[k - 1].end(), kind
     return None
 
 
@@ -835,7 +849,7 @@ _PAIR_VALUE = r"(?P<value>[^\s\"'\\`,;)\u0080-\uffff]{3,200})"  # non-ASCII ends
 _PAIR_EN = Lazy(
     r"""(?x)
     (?i:log(?:-|\s)?in|logon|sign(?:-|\s)?in|credentials?|creds|account)
-    (?:\s+(?i:for|to|of|on|at)\s+(?:[\w.@'-]+\s+){0,4}?)?
+    (?:\s+(?i:for|to|of|on|at)(?:\s+[\w.@'-]+){1,4}?)?   # for the grafana instance
     (?:\s+(?i:is|are|was|were)\s*:?\s*|\s*[:=]\s*|\s+(?i:with|using|as)\s+|\s+)
     (?:(?i:user(?:name)?|u)\s*[:=]?\s*)?
     (?P<user>[A-Za-z0-9._@+-]{1,64}?)

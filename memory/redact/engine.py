@@ -172,8 +172,48 @@ def run(
     """
     kinds: list[str] = []
     anchors = Anchors(text)
+    found: list[tuple[str, str]] = []
     for detect in detectors:
         spans = detect(anchors)
         if spans:
-            _rebuild(anchors, spans, kinds, values)
+            _rebuild(anchors, spans, kinds, found)
+    if found:
+        again = repeated_values(anchors.text, found)
+        if again:
+            _rebuild(anchors, again, kinds, None)
+    if values is not None:
+        values.extend(found)
     return anchors.text, kinds
+
+
+REPEAT_MIN = 6
+"""A value found as a secret this long or longer goes at every other place it occurs."""
+
+
+def repeated_values(text: str, found: Sequence[tuple[str, str]]) -> list[Span]:
+    """Spans of ``text`` where a value already found as a secret (``(value, kind)`` pairs,
+    as :func:`run` collects them) occurs again.
+
+    A password said once after its word ("the password is Xq7!bt2kk") is no less a secret
+    where it is repeated without one ("I typed Xq7!bt2kk and it worked"): what one detector
+    proved about the value holds for the whole text. A value shorter than
+    :data:`REPEAT_MIN` is not looked for, one under eight characters only as a token of its
+    own (not inside a longer word). Linear in the text per distinct value."""
+    spans: list[Span] = []
+    seen: set[str] = set()
+    for value, kind in found:
+        value = value.strip()
+        if len(value) < REPEAT_MIN or value in seen:
+            continue
+        seen.add(value)
+        bounded = len(value) < 8
+        at = text.find(value)
+        while at != -1:
+            end = at + len(value)
+            inside = bounded and (
+                (at > 0 and text[at - 1].isalnum()) or (end < len(text) and text[end].isalnum())
+            )
+            if not inside and not in_marker(text, at):
+                spans.append((at, end, kind))
+            at = text.find(value, end)
+    return spans

@@ -1,0 +1,215 @@
+"""A value anywhere in a clause that names a credential, whatever the phrasing.
+
+The credential-word detectors (:mod:`memory.redact.context`) find a value through a connector
+after the word ("is", ":", "为"…), the prose ones (:mod:`memory.redact.prose`) a value said
+first in a few fixed orders. People say it every other way too: "change the ftp pw (currently
+goldfish44)", "try logging into the router with Ferrous+Bramble+61 — that's what I set", "the
+token I pasted earlier, ghp_…, expired". So this reads the clause itself: from a credential
+word (either language, a word of its own, not part of an identifier) out to the clause's ends
+on both sides (a sentence stop, a line break, a semicolon, a JSON string's edge; at most
+:data:`_REACH` characters), every token in it is judged by its shape alone:
+
+* **generated**: long, mixed classes, high entropy (:func:`memory.redact.values.looks_random`)
+  or a strong password (upper, lower, digit and a symbol): anywhere in the clause;
+* **made up**: letters with digits (or symbols), eight characters or more, that is no word, no
+  identifier (``snake_case``, ``dotted.name``, ``kebab-case``), no version, path, URL, e-mail,
+  hash, UUID, placeholder or technical term (``bcrypt12``, ``1Password``): only within
+  :data:`_NEAR` words of the credential word, since a clause may also name the box it is for.
+
+A clause that says what the tokens are instead (a hash, a digest, a commit, an id, an
+example) is left alone. No word or sentence list is added: the words are the credential words
+the other detectors already read, and the value's test is its shape.
+"""
+
+from __future__ import annotations
+
+from memory.redact.engine import Anchors, Lazy, Span, in_marker, register, run
+from memory.redact.shapes import SHAPE_DETECTORS
+from memory.redact.structure import strong_password
+from memory.redact.values import all_classes, entropy, looks_random, reads_as_non_secret
+
+_WORDS = {
+    "password": "password", "passwd": "password", "passphrase": "password", "passcode": "password",
+    "pwd": "password", "pw": "password", "pin": "pin", "secret": "secret", "token": "token",
+    "api key": "api-key", "apikey": "api-key", "login": "password", "creds": "password",
+    "credentials": "password", "密码": "password", "密碼": "password", "口令": "password",
+    "密钥": "secret", "秘钥": "secret", "令牌": "token", "登录": "password", "登陆": "password",
+}  # fmt: skip
+"""The credential words the context detectors already read, each with the kind it names."""
+
+_REACH = 160
+_NEAR = 4
+_CLAUSE_STOP = Lazy(r"[.!?](?=\s|$)|\r?\n|\\n|[;。！？；]|\",\"|\":\"|\"}|\{\"")
+_TOKEN = Lazy(r"(?<![^\s(\[{,:：，、（“‘])[^\s\"'`\\,;()\[\]{}<>，。；：、（）“”‘’]{6,64}")
+_SAYS_WHAT = Lazy(
+    r"(?i)\b(?:sha\d*|hash(?:ed|es)?|digest|checksum|md5|commit|revision|etag|uuid|"
+    r"request[ _-]?id|trace|build|example|e\.g|sample|fingerprint)\b|哈希|摘要|示例|例如"
+)
+_ENDS_TOKEN = Lazy(r"[\s\"'`\\,;()\[\]{}<>，。；：、（）“”‘’]")
+_ASIDE = Lazy(r"[(（][^()（）]{0,60}[)）]")
+_HEXISH = Lazy(r"[0-9a-fA-F-]+")
+_NEGATED = Lazy(r"(?i)(?:\bnot|n't|\bno|不是|并非|非)\s*(?:an?\s+|the\s+)?(?:\w+\s+)?$")
+_BRAND = Lazy(r"\d+[A-Z][a-z]+")  # 1Password, 7Zip: a name, not a value
+_STRIP = ".,:!?"
+_OWNER_SLOT = frozenset({"for", "of", "on", "at", "to", "in", "into", "onto", "from"})
+"""The word before a token that says what the credential is for ("the password for
+postgres16 is …"): that token names the thing, the value comes elsewhere."""
+
+
+def _word_at(text: str, pos: int) -> str | None:
+    """The credential word starting at ``pos`` as a word of its own, or None."""
+    low = text[pos : pos + 11].lower()
+    word = max((w for w in _WORDS if low.startswith(w)), key=len, default=None)
+    if word is None or not word.isascii():
+        return word
+    if word == "pin" and text[pos : pos + 3].islower():
+        return None  # "pin the version": the verb; a PIN is written PIN or Pin
+    before = text[pos - 1] if pos else " "
+    if pos >= 2 and text[pos - 2] == "\\" and before in "nrt":
+        before = " "  # after a JSON escape ("…\\npassword")
+    after = text[pos + len(word) : pos + len(word) + 2].ljust(2)
+    if after[0] in "sS" and word in ("password", "passphrase", "token", "secret"):
+        after = after[1]  # plurals: "the tokens"
+    after = after[0]
+    if (before.isalnum() or before in "_-.$") or (after.isalnum() or after in "_-=.("):
+        return None  # inside an identifier, a word or code: the context detectors read those
+    return word
+
+
+def _clause(text: str, pos: int, end: int) -> tuple[int, int]:
+    lo = max(0, pos - _REACH)
+    start = lo
+    for m in _CLAUSE_STOP.finditer(text, lo, pos):
+        start = m.end()
+    stop = _CLAUSE_STOP.search(text, end, min(len(text), end + _REACH))
+    return start, (stop.start() if stop is not None else min(len(text), end + _REACH))
+
+
+def _made_up(token: str) -> bool:
+    """Letters with digits, eight or more, that read as a chosen value, not a name."""
+    if len(token) < 8 or not any(c.isalpha() for c in token):
+        return False
+    if not any(c.isdigit() for c in token) or not token.isascii():
+        return False
+    if any(c in "_./=:\\" for c in token) or token.startswith(("-", "#", "0x")):
+        return False  # an identifier, a path, a setting, a flag, a colour, a hex number
+    if "-" in token and not any(not c.isalnum() and c != "-" for c in token):
+        return False  # kebab-case: pw-reset-v3, gpt-4o-mini
+    if "@" in token[1:-1] and "." in token.split("@")[-1]:
+        return False
+    hexadecimal = all(c in "0123456789abcdefABCDEF" for c in token)
+    return not hexadecimal and _BRAND.rx.fullmatch(token) is None
+
+
+def _value_kind(token: str, near: bool) -> bool:
+    if not any(c.isdigit() for c in token):
+        return False  # every shape taken here holds a digit: the cheap test first
+    if reads_as_non_secret(token) or token.isdigit() or token.lower().startswith("0x"):
+        return False
+    if any(c in ":=" for c in token.rstrip("=")) or _HEXISH.rx.fullmatch(token):
+        return False  # a setting (the context detectors read those), a hash, an address
+    if looks_random(token) or strong_password(token):
+        return True
+    return near and _made_up(token)
+
+
+def detect_clause_values(anchors: Anchors) -> list[Span]:
+    text = anchors.text
+    spans: list[Span] = []
+    done = -1
+    for pos in anchors.positions(tuple(_WORDS)):
+        if pos < done or in_marker(text, pos):
+            continue
+        word = _word_at(text, pos)
+        if word is None:
+            continue
+        end = pos + len(word)
+        start, stop = _clause(text, pos, end)
+        if not any(c.isdigit() for c in text[start:stop]):
+            done = stop
+            continue  # no value of any shape taken here
+        if _SAYS_WHAT.search(text, start, stop) is not None or _NEGATED.search(
+            text, max(start, pos - 24), pos
+        ):
+            done = stop
+            continue
+        for m in _TOKEN.finditer(text, start, stop):
+            if m.end() < stop and not _ENDS_TOKEN.rx.match(text, m.end()):
+                continue  # cut at 64 characters: part of a longer run
+            if m.start() < end and m.end() > pos:
+                continue  # the word itself
+            token = m.group(0).rstrip(_STRIP)
+            if "[REDACTED:" in token or in_marker(text, m.start()):
+                continue
+            between = text[m.end() : pos] if m.end() <= pos else text[end : m.start()]
+            words = _ASIDE.rx.sub(" ", between).split()  # "(the one on the note)" is an aside
+            owner = m.end() > pos and bool(words) and words[-1].lower() in _OWNER_SLOT
+            if _value_kind(token, len(words) <= _NEAR and not owner):
+                spans.append((m.start(), m.start() + len(token), _WORDS[word]))
+        done = stop
+    return spans
+
+
+_BREAK = Lazy(r"\r?\n|\\n")
+_LAST_PIECE = Lazy(r"(?<![^\s:=：])([A-Za-z0-9+/=_-]{6,256})[ \t]*$")
+_PIECE_LINE = Lazy(r"[ \t]*([A-Za-z0-9+/=_-]{6,256})[ \t]*")
+_WRAPS = 4
+
+
+def _one_secret(joined: str, pieces: int) -> bool:
+    """``joined`` is one secret: a vendor shape covers it whole, or it reads as generated
+    (not as hex, which lines of hashes make)."""
+    out, kinds = run(joined, SHAPE_DETECTORS)
+    if kinds and out.startswith("[REDACTED:") and out.endswith("]") and out.count("[") == 1:
+        return True
+    return pieces >= 2 and all_classes(joined) and entropy(joined) >= 4.0 and looks_random(joined)
+
+
+def detect_wrapped_values(anchors: Anchors) -> list[Span]:
+    """A value cut over line breaks next to a credential word: the last token of the word's
+    line and the single-token lines after it ("the token wrapped in my terminal:" and two
+    lines of one ``ghp_`` token), or a piece ending in a hyphen-wrap (``…Xk7q-`` then
+    ``9Lm…``), when joined they are one secret. Each piece goes."""
+    text = anchors.text
+    spans: list[Span] = []
+    done = -1
+    for pos in anchors.positions(tuple(_WORDS)):
+        if pos < done or in_marker(text, pos) or _word_at(text, pos) is None:
+            continue
+        brk = _BREAK.search(text, pos, min(len(text), pos + _REACH))
+        if brk is None:
+            continue
+        start, _stop = _clause(text, pos, pos + 1)
+        if _SAYS_WHAT.search(text, start, brk.start()) is not None:
+            continue
+        pieces: list[tuple[int, int]] = []
+        last = _LAST_PIECE.search(text, pos + 1, brk.start())
+        if last is not None and not in_marker(text, last.start(1)):
+            pieces.append((last.start(1), last.end(1)))
+        at = brk.end()
+        for _ in range(_WRAPS):
+            nxt = _BREAK.search(text, at, min(len(text), at + 260))
+            line_end = nxt.start() if nxt is not None else min(len(text), at + 260)
+            m = _PIECE_LINE.rx.fullmatch(text, at, line_end)
+            if m is None or not any(c.isdigit() for c in m.group(1)):
+                break  # a word ("thanks"), a blank line: the value ended
+            pieces.append((m.start(1), m.end(1)))
+            if nxt is None:
+                break
+            at = nxt.end()
+        done = at
+        if len(pieces) < 2:
+            continue
+        parts = [text[a:b] for a, b in pieces]
+        unwrapped = "".join(p[:-1] if p.endswith("-") else p for p in parts[:-1]) + parts[-1]
+        for count in range(len(parts), 1, -1):  # the longest run of pieces that is one secret
+            if _one_secret("".join(parts[:count]), count) or (
+                count == len(parts) and _one_secret(unwrapped, count)
+            ):
+                spans.extend((a, b, "token") for a, b in pieces[:count])
+                break
+    return spans
+
+
+register(*_WORDS)
+CLAUSE_DETECTORS = (detect_clause_values, detect_wrapped_values)
