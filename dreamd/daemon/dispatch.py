@@ -218,7 +218,7 @@ class JobDispatcher(Generic[C]):
         for job_id in self._listing:
             if self._stopping or queued >= free:
                 break
-            if job_id in claimed:
+            if job_id in claimed or job_id in gone:  # gone: a group of this pass took it
                 continue
             target = self._peek(job_id)
             if target is not None and (target in taken or target in busy or self._holding(target)):
