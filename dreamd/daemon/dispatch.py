@@ -339,7 +339,7 @@ class JobDispatcher(Generic[C]):
         after: tuple[str, Job, int] | None = None
         if followers is not None and self._groups and job.kind in GROUPED_KINDS and not self.spool.attempted(job_id):
             after = self._group(members, followers(Path(os.path.realpath(key))), set() if gone is None else gone)
-        if size and job.kind == "consolidate":  # a dream's work grows with its directory, not its job
+        if job.kind == "consolidate":  # a dream's work grows with its directory, not its job
             with contextlib.suppress(OSError):
                 size += os.lstat(key / "manifest.json").st_size
                 members[0] = (job_id, job, size)

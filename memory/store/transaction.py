@@ -16,6 +16,11 @@ Invariants this module keeps, whatever crashes when:
 * Nothing under ``.history/`` ends in ``.md`` (:data:`ARCHIVE_SUFFIX`): Claude Code reads every
   ``*.md`` below its memory directory as a live memory.
 
+:meth:`MemoryStore.commit_all` is the batch form (a group commit, DESIGN §3): several changes
+under one lock, one scan, one index write and one manifest rename, each change still its own
+generation (those made and replaced inside the group are written into ``.history/`` before the
+one rename); :meth:`MemoryStore.commit` is a group of one.
+
 The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
 ``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
 ``"cleaned"``) so crash tests can stop a real process exactly there.
