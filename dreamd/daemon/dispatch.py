@@ -6,7 +6,9 @@
 
 * Claim only what a worker is about to run (``new/`` → ``cur/``, the claim recorded *before*
   the rename so ``cur/`` never holds a claim this process does not know); a job whose
-  directory already has work stays in ``new/``.
+  directory already has work stays in ``new/``. The jobs of that directory already waiting
+  behind the one claimed join it as a group commit (DESIGN §3, §5; never waiting for more):
+  they run one after another and commit in one store transaction, each filed by its outcome.
 * Validate, queue under the job's memory directory, run through ``work.execute`` and move to
   ``done/``, ``deferred/`` or ``failed/`` by the error class: TransientError/LockTimeout →
   defer, PermanentError → fail, anything else → logged with its traceback and deferred (the
@@ -50,7 +52,7 @@ __all__ = ["MAX_CLAIMED", "JobDispatcher", "log_task_crash"]
 log = get_logger("dreamd.daemon")
 
 MAX_CLAIMED = 256
-"""A backstop on claimed-but-not-finished jobs (normally at most one per worker)."""
+"""A backstop on claimed-but-not-finished jobs (normally at most one group per worker)."""
 PEEK_SLACK = 1024
 """Cached job directories of jobs no longer in new/ are dropped past this many."""
 LISTING_TTL = 1.0
