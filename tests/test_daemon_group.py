@@ -12,14 +12,18 @@ with its two records.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
+import types
 from pathlib import Path
+from typing import Any
 
 from memory.client import submit
 from memory.store.transaction import MemoryStore
@@ -144,3 +148,64 @@ def test_a_daemon_killed_at_every_step_of_a_group_commit_applies_every_job_exact
         assert not history.broken, step
         by_job = history.commits_by_job()
         assert all(len(by_job.get(j, [])) == 1 for j in jobs), (step, by_job)
+
+
+class Recorder:
+    """A work module (the test stand-in's jobs) that records which jobs ran as one group and
+    which alone."""
+
+    def __init__(self) -> None:
+        import tests.test_daemon_stub as stub
+
+        self.stub = stub
+        self.runs: list[list[str]] = []
+        self.lock = threading.Lock()
+        self.module = types.SimpleNamespace(Context=stub.Context, dir_state=stub.dir_state, dream=stub.dream,
+                                            execute=self.execute, execute_group=self.execute_group)
+
+    def execute(self, job: Any, ctx: Any) -> str:
+        with self.lock:
+            self.runs.append([job.id])
+        return str(self.stub.execute(job, ctx))
+
+    def execute_group(self, jobs: Any, ctx: Any, *, running: Any = None) -> list[Any]:
+        with self.lock:
+            self.runs.append([j.id for j in jobs])
+        return [str(self.stub.execute(j, ctx)) for j in jobs]
+
+
+def test_a_group_takes_only_jobs_already_waiting_and_stops_before_a_forget_and_a_retried_job(tmp_path: Path) -> None:
+    from dreamd.config import load_config
+    from dreamd.daemon.supervisor import Daemon
+    from dreamd.logs import configure
+    from memory.client import forget
+
+    cfg = tmp_path / "config.toml"
+    spool = tmp_path / "spool"
+    cfg.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path}/mem/*"]\nworkers = 2\n'
+                   "[gates]\nthreshold = 1000\n")
+    config = load_config(cfg, env={"HOME": str(tmp_path)})
+    mem = tmp_path / "mem" / "a"
+    MemoryStore.init(mem)
+    e = [submit(f"user: fact {i}\n", memory_dir=mem, session_id=f"s{i}", spool=spool) for i in range(3)]
+    f = forget(mem, ["nothing"], spool=spool)
+    e += [submit(f"user: fact {i}\n", memory_dir=mem, session_id=f"s{i}", spool=spool) for i in range(3, 6)]
+    (spool / "deferred" / f".{e[4]}.state.json").write_text('{"attempts": 1}')  # it ran before
+    recorder = Recorder()
+    configure("json", io.StringIO())
+    daemon = Daemon(config, work=recorder.module, watch=False, env={"HOME": str(tmp_path)})
+    daemon.pool.start()
+    try:
+        daemon.dirs.managed.add(mem.resolve())
+        deadline = time.monotonic() + 30
+        while len(_ids(spool, "done")) < 7 and time.monotonic() < deadline:
+            daemon.jobs.scan_spool()
+            daemon.pool.wait_idle(5)
+        late = submit("user: fact late\n", memory_dir=mem, session_id="late", spool=spool)
+        daemon.jobs.invalidate_listing()
+        daemon.jobs.scan_spool()
+        daemon.pool.wait_idle(5)
+    finally:
+        daemon.pool.close()
+    assert recorder.runs == [[e[0], e[1], e[2]], [f], [e[3]], [e[4]], [e[5]], [late]], recorder.runs
+    assert _ids(spool, "done") == {*e, f, late}
