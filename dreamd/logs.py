@@ -45,7 +45,10 @@ EVENTS: dict[str, str] = {
     "spool.pruned": "Old done/ entries were removed (count).",
     "spool.error": "A spool maintenance step failed (step, error).",
     "job.claimed": "A job was claimed from new/ (job_id, memory_dir, kind).",
-    "job.done": "A job finished and moved to done/ (job_id, memory_dir, session_id, outcome, duration_ms).",
+    "job.done": "A job finished and moved to done/ (job_id, memory_dir, session_id, outcome, duration_ms; group: "
+                "how many jobs it was committed with, when it ran in a group commit).",
+    "group.committed": "A group commit of one directory's queued jobs (memory_dir, jobs, changes, committed, "
+                       "retried_alone: jobs whose change no longer applied and ran again alone, commit_ms).",
     "job.deferred": "A job failed transiently and goes to deferred/ with backoff (job_id, memory_dir, error, attempt).",
     "job.failed": "A job failed permanently and moved to failed/ (job_id, memory_dir, reason).",
     "job.over_budget": "A job was still running when its work budget ran out: moved to failed/ with the reason, its directory's next job starts (job_id, memory_dir, budget_s, size_bytes, reason).",

@@ -9,6 +9,8 @@
     ├── StoreError                   a memory directory cannot be used as asked
     │   ├── UnmanagedError           directory has no manifest (run ``dreamd adopt``)
     │   ├── ConflictError            the base changed underneath: re-plan later
+    │   │   └── NotApplied           a group commit left this change out after an earlier
+    │   │                            one of the group failed: apply it again, alone
     │   └── UnsafeFileError          a path is a link, a FIFO, a device, too large, or
     │                                someone else's: refused, never followed (memory.fsutil)
     ├── LockError                    a lock or lease could not be taken
@@ -50,6 +52,11 @@ class UnmanagedError(StoreError):
 
 class ConflictError(StoreError):
     pass
+
+
+class NotApplied(ConflictError):
+    """A change of a group commit (``MemoryStore.commit_all(stop_at_failure=True)``) that was
+    not applied because an earlier change of the group failed: nothing of it was written."""
 
 
 class UnsafeFileError(StoreError):

@@ -36,10 +36,12 @@ from memory.store.transaction import (
     ORPHAN_PREFIX,
     OUR_FILE_RE,
     Change,
+    CommitResult,
     MemoryStore,
 )
 from tests.helpers import commit_child
-from tests.helpers.commit_child import DREAM_SOURCES, STEPS
+from tests.helpers.commit_child import DREAM_SOURCES, GROUP_JOBS, STEPS, group_changes
+from tests.torture.checker import load_history
 
 CHILD = Path(commit_child.__file__)
 REPO = Path(__file__).resolve().parents[1]
@@ -113,7 +115,7 @@ def check_after_kill(directory: Path, seen: Seen) -> Manifest:
     orphans = unreferenced_ours(directory, manifest)
     # Files the last commit replaced but, killed after its commit point, did not move away: the
     # next commit finishes that cleanup under their normal archive name (issue 21 §5).
-    previous = _files_of(directory, manifest.generation - 1)
+    previous = _dropped_by_last_commit(directory, manifest)
     replaced = {n: (directory / n).read_bytes() for n in orphans if n in previous
                 and sha256_hex((directory / n).read_bytes()) == previous[n]}
     store = MemoryStore(directory, orphan_grace=0, history_generations=10**6)
@@ -141,6 +143,25 @@ def _files_of(directory: Path, generation: int) -> dict[str, str]:
     if generation < 0 or not path.exists():
         return {}
     return {e.file: e.sha256 for e in Manifest.loads(path.read_bytes(), where=str(path)).records}
+
+
+def _dropped_by_last_commit(directory: Path, manifest: Manifest) -> dict[str, str]:
+    """file -> sha256 of what the commit that made ``manifest`` may have dropped: the generation
+    before it and, for a group commit, every generation of the group (they share
+    ``committed_at``) and the one the group started from."""
+    out: dict[str, str] = {}
+    generation = manifest.generation - 1
+    while generation >= 0:
+        path = directory / HISTORY / f"manifest-{generation}.json"
+        if not path.exists():
+            break
+        kept = Manifest.loads(path.read_bytes(), where=str(path))
+        for e in kept.records:
+            out.setdefault(e.file, e.sha256)
+        if kept.committed_at != manifest.committed_at:
+            break
+        generation -= 1
+    return out
 
 
 def fork_loop(directory: Path, prefix: str) -> tuple[int, int]:
@@ -374,3 +395,56 @@ def test_a_dream_killed_after_its_commit_point_leaves_its_sources_where_rollback
     rollback(store, to=before.generation)
     back = {e.name: store.read_record(e).body for e in store.read().records}
     assert {n: back.get(n) for n in sources} == {n: f"{DREAM_SOURCES[n]}.\n" for n in sources}
+
+
+def test_group_commit_killed_at_every_step_applies_every_job_once_or_none(tmp_path: Path) -> None:
+    """A group commit (``commit_all``: five jobs, four generations, a record added and merged
+    away inside the group) SIGKILLed at every step: all of its jobs are applied or none, every
+    manifest is valid, readers see no generation the group did not commit, the next commit
+    finishes its cleanup under the normal archive names, and running the group again (as the
+    daemon does with jobs whose commit it never saw) applies each job exactly once."""
+    group = set(GROUP_JOBS)
+    procs = {}
+    for step in STEPS:
+        d = tmp_path / step
+        store = MemoryStore.init(d)
+        store.commit(Change(add=[make_record("a", "user", "Fact a", "Body a.")], actor="job", job_id="seed-a"))
+        store.commit(Change(add=[make_record("b", "user", "Fact b", "Body b.")], actor="job", job_id="seed-b"))
+        procs[step] = (d, spawn([str(d), "--group", "--fault", step]))
+    for step, (d, proc) in procs.items():
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL, (step, proc.returncode)
+        assert out == b"", step  # killed inside the one commit: no outcome returned
+        manifest = MemoryStore(d).read()
+        committed = step not in NOT_COMMITTED
+        assert group & set(manifest.applied_jobs) == (group if committed else set()), step
+        names = {e.name for e in manifest.records}
+        assert names == ({"a", "b", "g-0b", "g-1", "g-2"} if committed else {"a", "b"}), step
+        assert manifest.generation == (6 if committed else 2), step
+        assert manifest.cursors.get("h") == (5 if committed else None), step
+        history = load_history(d)
+        assert not history.broken, (step, history.broken)
+        assert MemoryStore(d).history_manifests() == list(range(manifest.generation)), step
+        by_job = {j: g for j, g in history.commits_by_job().items() if j in group}
+        want = {"g-job-0": [3], "g-job-1": [4], "g-merge": [5], "g-job-2": [6]}
+        assert by_job == (want if committed else {}), step
+
+        seen = Seen(last_generation=manifest.generation, added=set(names))
+        after = check_after_kill(d, seen)  # orphans and leftovers, the index, one more commit
+
+        again = MemoryStore(d).commit_all(group_changes())
+        assert all(isinstance(o, CommitResult) and o.duplicate == committed for o in again), (step, again)
+        final = MemoryStore(d).read()
+        assert sorted(j for j in final.applied_jobs if j in group) == sorted(group), step
+        assert len(final.applied_jobs) == len(set(final.applied_jobs)), step
+        assert {"a", "b", "g-0b", "g-1", "g-2"} <= {e.name for e in final.records}, step
+        assert "g-0" not in {e.name for e in final.records}, step
+        history = load_history(d)
+        assert not history.broken, step
+        made = [g for j, gens in history.commits_by_job().items() if j == "g-job-0" for g in gens]
+        assert len(made) == 1, (step, made)
+        g0 = history.gens[made[0]].files["g-0"]
+        assert (d / HISTORY / f"{g0}{ARCHIVE_SUFFIX}").exists(), step  # where rollback and the checker look
+        assert not (d / HISTORY / f"{ORPHAN_PREFIX}{g0}{ARCHIVE_SUFFIX}").exists(), step
+        assert not (d / g0).exists(), step
+        assert after.generation < final.generation or committed, step

@@ -6,7 +6,9 @@
 
 * Claim only what a worker is about to run (``new/`` → ``cur/``, the claim recorded *before*
   the rename so ``cur/`` never holds a claim this process does not know); a job whose
-  directory already has work stays in ``new/``.
+  directory already has work stays in ``new/``. The jobs of that directory already waiting
+  behind the one claimed join it as a group commit (DESIGN §3, §5; never waiting for more):
+  they run one after another and commit in one store transaction, each filed by its outcome.
 * Validate, queue under the job's memory directory, run through ``work.execute`` and move to
   ``done/``, ``deferred/`` or ``failed/`` by the error class: TransientError/LockTimeout →
   defer, PermanentError → fail, anything else → logged with its traceback and deferred (the
@@ -22,11 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic
@@ -34,9 +37,10 @@ from typing import TYPE_CHECKING, Generic
 from dreamd.config import Config
 from dreamd.daemon.pool import Task, WorkerPool
 from dreamd.jobs.budget import Budget, Deadlines, attach, budget_seconds
+from dreamd.jobs.group import GROUP_MAX_BYTES, GROUP_MAX_JOBS, GROUPED_KINDS
 from dreamd.jobs.protocol import C, Work
 from dreamd.logs import get_logger
-from memory.errors import PermanentError, TransientError
+from memory.errors import ConflictError, PermanentError, TransientError
 from memory.spool.jobs import Job
 from memory.spool.queue import Spool
 
@@ -48,7 +52,7 @@ __all__ = ["MAX_CLAIMED", "JobDispatcher", "log_task_crash"]
 log = get_logger("dreamd.daemon")
 
 MAX_CLAIMED = 256
-"""A backstop on claimed-but-not-finished jobs (normally at most one per worker)."""
+"""A backstop on claimed-but-not-finished jobs (normally at most one group per worker)."""
 PEEK_SLACK = 1024
 """Cached job directories of jobs no longer in new/ are dropped past this many."""
 LISTING_TTL = 1.0
@@ -129,6 +133,8 @@ class JobDispatcher(Generic[C]):
         self._lock = threading.Lock()
         self._scan_lock = threading.Lock()
         self._deadlines = Deadlines()
+        self._groups = hasattr(work, "execute_group")
+        """Whether the work module runs group commits (a test's stand-in may not)."""
 
     def reconfigure(self, config: Config, ctx: C) -> None:
         """Take a reloaded config (and the context built from it) from the next job on."""
@@ -214,7 +220,7 @@ class JobDispatcher(Generic[C]):
         for job_id in self._listing:
             if self._stopping or queued >= free:
                 break
-            if job_id in claimed:
+            if job_id in claimed or job_id in gone:  # gone: a group of this pass took it
                 continue
             target = self._peek(job_id)
             if target is not None and (target in taken or target in busy or self._holding(target)):
@@ -229,13 +235,27 @@ class JobDispatcher(Generic[C]):
                     self.claimed.discard(job_id)
                 continue
             self._peeked.pop(job_id, None)
-            key = self._dispatch(job_id)
+            key = self._dispatch(job_id, followers=functools.partial(self._followers, job_id, claimed=claimed, gone=gone),
+                                 gone=gone)
             if key is not None:
                 queued += 1
                 taken.add(key)
         if gone:
             self._listing = [j for j in self._listing if j not in gone]
         return queued
+
+    def _followers(self, lead: str, target: Path, *, claimed: set[str], gone: set[str]) -> Iterator[str]:
+        """Jobs after ``lead`` in the listing that a peek places in ``target``, oldest first (the
+        candidates of its group; each is claimed only when the group takes it)."""
+        after = False
+        for job_id in self._listing:
+            if job_id == lead:
+                after = True
+                continue
+            if not after or job_id in claimed or job_id in gone:
+                continue
+            if self._peek(job_id) == target:
+                yield job_id
 
     def _holding(self, directory: Path) -> bool:
         held = self._held.get(directory)
@@ -285,8 +305,9 @@ class JobDispatcher(Generic[C]):
             self.invalidate_listing()
             self._hint_spool()
 
-    def _dispatch(self, job_id: str) -> Path | None:
-        """Validate a claimed job and queue it; its directory, or None if it was not queued."""
+    def _validate(self, job_id: str) -> tuple[Job, int] | None:
+        """A claimed job, validated, and its size; None when it was filed instead (refused:
+        ``failed/``; unreadable: back to ``new/``)."""
         from memory.spool.jobs import validate_job
 
         cfg = self.config
@@ -303,20 +324,79 @@ class JobDispatcher(Generic[C]):
             log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")
             self._finish(job_id, lambda: self._unclaim(job_id))
             return None
+        log.info("job.claimed", job_id=job_id, memory_dir=str(job.memory_dir), kind=job.kind, session_id=job.session_id)
+        return job, len(raw)
+
+    def _dispatch(self, job_id: str, *, followers: Callable[[Path], Iterator[str]] | None = None,
+                  gone: set[str] | None = None) -> Path | None:
+        """Validate a claimed job and queue it, with the group it leads when jobs of its
+        directory are already waiting behind it (:meth:`_group`); its directory, or None if it
+        was not queued."""
+        found = self._validate(job_id)
+        if found is None:
+            return None
+        job, size = found
         key = Path(job.memory_dir)
-        log.info("job.claimed", job_id=job_id, memory_dir=str(key), kind=job.kind, session_id=job.session_id)
-        size = len(raw)
+        members = [(job_id, job, size)]
+        after: tuple[str, Job, int] | None = None
+        if followers is not None and self._groups and job.kind in GROUPED_KINDS and not self.spool.attempted(job_id):
+            after = self._group(members, followers(Path(os.path.realpath(key))), set() if gone is None else gone)
         if job.kind == "consolidate":  # a dream's work grows with its directory, not its job
             with contextlib.suppress(OSError):
                 size += os.lstat(key / "manifest.json").st_size
-        daemon = cfg.daemon
-        task = Task(key=key, run=lambda: None, label=job_id, payload=job,
-                    budget=budget_seconds(daemon.job_budget, daemon.job_budget_per_kib, size))
-        task.run = lambda: self._run_job(job_id, job, task, size)
-        if not self._pool.submit(task):
-            self._finish(job_id, lambda: self._unclaim(job_id))
-            return None
+                members[0] = (job_id, job, size)
+        for unit in ([members] if after is None else [members, [after]]):
+            if not self._submit(Path(unit[0][1].memory_dir), unit):
+                return None
         return key
+
+    def _group(
+        self, members: list[tuple[str, Job, int]], candidates: Iterator[str], gone: set[str]
+    ) -> tuple[str, Job, int] | None:
+        """Claim the jobs already waiting in ``new/`` for the lead's directory into its group,
+        oldest first, never waiting for more: up to :data:`GROUP_MAX_JOBS` jobs and
+        :data:`GROUP_MAX_BYTES`, stopping at a job that ran before (it runs alone, after the
+        group) and at a kind a group does not take (returned: it runs right after the group)."""
+        total = members[0][2]
+        for job_id in candidates:
+            if len(members) >= GROUP_MAX_JOBS or self._stopping or self.spool.attempted(job_id):
+                break
+            with self._lock:
+                if len(self.claimed) >= MAX_CLAIMED:
+                    break
+                self.claimed.add(job_id)
+            gone.add(job_id)  # it leaves new/ (or was gone already): the listing drops it
+            if self.spool.claim(job_id) is None:
+                with self._lock:
+                    self.claimed.discard(job_id)
+                continue
+            self._peeked.pop(job_id, None)
+            found = self._validate(job_id)
+            if found is None:
+                continue
+            job, size = found
+            if job.memory_dir != members[0][1].memory_dir or job.kind not in GROUPED_KINDS or total + size > GROUP_MAX_BYTES:
+                return job_id, job, size
+            members.append((job_id, job, size))
+            total += size
+        return None
+
+    def _submit(self, key: Path, members: list[tuple[str, Job, int]]) -> bool:
+        daemon = self.config.daemon
+        size = sum(m[2] for m in members)
+        seconds = sum(budget_seconds(daemon.job_budget, daemon.job_budget_per_kib, m[2]) for m in members)
+        job_id, job, _ = members[0]
+        task = Task(key=key, run=lambda: None, label=job_id if len(members) == 1 else f"{job_id}+{len(members) - 1}",
+                    payload=job, budget=seconds, job_ids=[m[0] for m in members])
+        if len(members) == 1:
+            task.run = lambda: self._run_job(job_id, job, task, size)
+        else:
+            task.run = lambda: self._run_group(members, task, size)
+        if not self._pool.submit(task):
+            for m in members:
+                self._finish(m[0], functools.partial(self._unclaim, m[0]))
+            return False
+        return True
 
     def _finish(self, job_id: str, move: Callable[[], object]) -> None:
         try:
@@ -359,6 +439,76 @@ class JobDispatcher(Generic[C]):
                        error=f"{type(error).__name__}: {error}" if error else None)
             return
         try:
+            if self._file(bound, job_id, job, error):
+                self._finish(job_id, lambda: self.spool.complete(job_id))
+                self._done(bound, job, outcome, started)
+        finally:
+            self._after_job(Path(job.memory_dir))
+
+    def _run_group(self, members: list[tuple[str, Job, int]], task: Task, size: int) -> None:
+        """A group commit (DESIGN §5): the jobs run one after another over what the ones before
+        them staged and commit together (:func:`dreamd.jobs.work.execute_group`); each is then
+        filed by its own outcome, and the finished ones reach ``done/`` with one fsync. The
+        group has one budget, the sum of its jobs'; when it runs out, the job running then goes
+        to ``failed/`` and the others back to ``new/`` (nothing of the group was committed)."""
+        jobs = [m[1] for m in members]
+        memory_dir = str(jobs[0].memory_dir)
+        started = time.monotonic()
+        if self._stopping and not self._once:
+            for job_id, _, _ in members:
+                self._finish(job_id, functools.partial(self._unclaim, job_id))
+            return
+        budget = Budget(task.budget, size)
+        now = [0]
+        token = self._deadlines.add(budget.seconds, lambda: self._group_over_budget(members, task, budget, now))
+        outcomes: list[str | Exception] = []
+        attach(budget)
+        try:
+            execute_group = self._work.execute_group  # type: ignore[attr-defined]
+            outcomes = execute_group(jobs, self.ctx, running=lambda i: now.__setitem__(0, i))
+        except Exception as exc:
+            outcomes = [exc] * len(jobs)
+        finally:
+            attach(None)
+            self._deadlines.cancel(token)
+        if not budget.finish():
+            log.info("job.overran_returned", job_id=members[now[0]][0], memory_dir=memory_dir,
+                     elapsed_s=round(budget.elapsed(), 1), group=len(members))
+            return
+        done: list[tuple[str, Job, str]] = []
+        try:
+            for (job_id, job, _), outcome in zip(members, outcomes, strict=True):
+                bound = log.bind(job_id=job_id, memory_dir=memory_dir, session_id=job.session_id)
+                if self._file(bound, job_id, job, outcome if isinstance(outcome, Exception) else None):
+                    done.append((job_id, job, str(outcome)))
+            if done:
+                ids = [d[0] for d in done]
+                try:
+                    self.spool.complete_all(ids)
+                except OSError as exc:
+                    log.error("spool.error", step="move", job_id=ids[0], error=str(exc), group=len(ids))
+                finally:
+                    with self._lock:
+                        self.claimed.difference_update(ids)
+                for job_id, job, outcome in done:
+                    self._done(log.bind(job_id=job_id, memory_dir=memory_dir, session_id=job.session_id),
+                               job, outcome, started, group=len(members))
+        finally:
+            self._after_job(Path(memory_dir))
+
+    def _done(self, bound: EventLogger, job: Job, outcome: str, started: float, *, group: int = 0) -> None:
+        self.counts.done += 1
+        if self._held:
+            with self._lock:
+                self._held.pop(Path(job.memory_dir), None)
+        extra = {"group": group} if group else {}
+        bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1), **extra)
+
+    def _file(self, bound: EventLogger, job_id: str, job: Job, error: Exception | None) -> bool:
+        """File a job that failed by its error class (DESIGN §5); True when it succeeded and
+        is the caller's to move to ``done/``."""
+        memory_dir = str(job.memory_dir)
+        try:
             if error is not None:
                 raise error
         except TransientError as exc:  # LockTimeout is one
@@ -368,6 +518,8 @@ class JobDispatcher(Generic[C]):
             bound.warning("job.failed", reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
             self.counts.failed += 1
+        except ConflictError as exc:  # a group's change that no longer applied, if its retry raised it
+            self._defer(bound, job_id, f"conflict: {exc}")
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
@@ -379,14 +531,32 @@ class JobDispatcher(Generic[C]):
             bound.error("job.error", error=f"{type(exc).__name__}: {exc}", exc_info=True)
             self._defer(bound, job_id, f"{type(exc).__name__}: {exc}")
         else:
-            self._finish(job_id, lambda: self.spool.complete(job_id))
-            self.counts.done += 1
-            if self._held:
-                with self._lock:
-                    self._held.pop(Path(job.memory_dir), None)
-            bound.info("job.done", outcome=outcome, duration_ms=round((time.monotonic() - started) * 1000, 1))
+            return True
+        return False
+
+    def _group_over_budget(self, members: list[tuple[str, Job, int]], task: Task, budget: Budget, now: list[int]) -> None:
+        """A group's budget ran out: the job running then is filed in ``failed/``, the others go
+        back to ``new/`` (the commit guard keeps the abandoned thread from committing any of
+        them), and the directory goes to a fresh worker."""
+        if not budget.abandon():
+            if budget.in_commit:
+                self._deadlines.add(COMMIT_RECHECK, lambda: self._group_over_budget(members, task, budget, now))
+            return
+        self._pool.abandon(task)
+        reason = budget.reason()
+        culprit = members[min(now[0], len(members) - 1)]
+        log.warning("job.over_budget", job_id=culprit[0], memory_dir=str(culprit[1].memory_dir),
+                    session_id=culprit[1].session_id, budget_s=round(budget.seconds, 1),
+                    size_bytes=budget.size_bytes, reason=reason, group=len(members))
+        self._finish(culprit[0], lambda: self.spool.fail(culprit[0], reason))
+        self.counts.failed += 1
+        for job_id, _, _ in members:
+            if job_id != culprit[0]:
+                self._finish(job_id, functools.partial(self._unclaim, job_id))
+        try:
+            self._after_job(Path(culprit[1].memory_dir))
         finally:
-            self._after_job(Path(job.memory_dir))
+            self._hint_spool()
 
     def _arm(self, seconds: float, job_id: str, job: Job, task: Task, budget: Budget) -> int:
         return self._deadlines.add(seconds, lambda: self._over_budget(job_id, job, task, budget))

@@ -38,6 +38,8 @@ class Task:
     """What the task is, for logs and shutdown (e.g. the spool job name)."""
     payload: Job | None = None
     """The spool job a job task runs (None for reconciles, scans and syncs): shutdown puts it back."""
+    job_ids: list[str] = field(default_factory=list)
+    """The spool jobs a job task runs: its own, or every job of its group commit."""
     started_at: float | None = field(default=None, compare=False)
     budget: float = 0.0
     """Seconds a job task may run before it is abandoned (0: not a job); the hung-worker limit

@@ -471,12 +471,14 @@ class Daemon(Generic[C]):
             self.watcher.stop()
         for task in self.pool.close():
             if task.payload is not None:
-                self.jobs.requeue(task.label)
+                for job_id in task.job_ids or [task.label]:
+                    self.jobs.requeue(job_id)
         if not self.pool.wait_idle(SHUTDOWN_GRACE if code == 0 else 1.0):
             for task in self.pool.running():
                 if task.payload is not None:
-                    log.warning("job.requeued", job_id=task.label, memory_dir=str(task.key))
-                    self.jobs.requeue(task.label)
+                    for job_id in task.job_ids or [task.label]:
+                        log.warning("job.requeued", job_id=job_id, memory_dir=str(task.key))
+                        self.jobs.requeue(job_id)
         with contextlib.suppress(Exception):
             self.spool.release_lock()
         log.info("daemon.stopped", exit_code=code, jobs_done=self.jobs.counts.done, dreams=self.dirs.dreams)

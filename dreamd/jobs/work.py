@@ -59,6 +59,7 @@ from memory.store.records import Record, validate_fields
 from memory.store.transaction import Change, FaultHook, MemoryStore
 
 if TYPE_CHECKING:
+    from dreamd.jobs.group import StoreView
     from dreamd.logs import EventLogger
     from dreamd.models.health import ModelHealth
     from dreamd.models.prompts import PlanRecord
@@ -197,6 +198,68 @@ def execute(job: Job, ctx: Context) -> str:
         raise PermanentError(f"{exc}; then 'dreamd retry {job.id}'") from None
 
 
+def execute_group(jobs: Sequence[Job], ctx: Context, *, running: Callable[[int], None] | None = None) -> list[str | Exception]:
+    """Run several validated jobs of one directory as one group commit (DESIGN §3, §5); the
+    outcome of each, in order: its outcome word, or the exception it would have raised alone.
+
+    Each job runs over the set the ones before it staged (:class:`dreamd.jobs.group.StagedStore`)
+    and all their changes commit in one :meth:`MemoryStore.commit_all`. A change that no longer
+    applies there (a conflict, and every change after it, which was prepared over it) is not
+    written: those jobs run again at once, alone, as :func:`execute` runs any job. An error of
+    the whole commit (the lock, a full disk) is the outcome of every job that staged a change.
+    ``running(i)`` is called as job ``i`` starts (the dispatcher's budget names the culprit).
+    """
+    from dreamd.jobs.group import GROUPED_KINDS, StagedStore
+
+    if not jobs:
+        return []
+    directory = Path(jobs[0].memory_dir)
+    if any(j.memory_dir != jobs[0].memory_dir or j.kind not in GROUPED_KINDS for j in jobs):
+        raise PermanentError(f"{directory}: a group holds extract and remember jobs of one directory only")
+    try:
+        if any(j.adopt for j in jobs):
+            adopt_on_first_use(directory)
+        view = StagedStore(ctx.store(directory), clock=ctx.clock)
+    except UnmanagedError as exc:
+        return [PermanentError(f"{exc}; then 'dreamd retry {j.id}'") for j in jobs]
+    outcomes: list[str | Exception] = []
+    for i, job in enumerate(jobs):
+        if running is not None:
+            running(i)
+        view.job = i
+        try:
+            check_budget()
+            outcomes.append(_extract(job, ctx, view) if job.kind == "extract" else _remember(job, ctx, view))
+        except UnmanagedError as exc:
+            outcomes.append(PermanentError(f"{exc}; then 'dreamd retry {job.id}'"))
+        except Exception as exc:
+            outcomes.append(exc)
+    if not view.changes:
+        return outcomes
+    staged = set(view.owners)
+    prepared = time.monotonic()
+    try:
+        with commit_guard():
+            results = ctx.store(directory).commit_all(view.changes, stop_at_failure=True)
+    except Exception as exc:
+        return [exc if i in staged and not isinstance(o, Exception) else o for i, o in enumerate(outcomes)]
+    again: list[int] = []
+    for owner, result in zip(view.owners, results, strict=True):
+        if isinstance(result, Exception) and owner not in again:
+            again.append(owner)
+    for i in sorted(again):  # retried alone, in order: what they staged was not written
+        if running is not None:
+            running(i)
+        try:
+            outcomes[i] = execute(jobs[i], ctx)
+        except Exception as exc:
+            outcomes[i] = exc
+    committed = {o for o, r in zip(view.owners, results, strict=True) if not isinstance(r, Exception)}
+    log.info("group.committed", memory_dir=str(directory), jobs=len(jobs), changes=len(view.changes),
+             committed=len(committed), retried_alone=len(again), commit_ms=round((time.monotonic() - prepared) * 1000, 1))
+    return outcomes
+
+
 def _execute(job: Job, ctx: Context) -> str:
     kind = job.kind
     if kind == "extract":
@@ -249,7 +312,7 @@ def adopt_on_first_use(memory_dir: Path) -> str | None:
     return f"adopted {len(report.adopted)}"
 
 
-def _extract(job: Job, ctx: Context) -> str:
+def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
     """Extract a session's new turns, window by window, oldest first (DESIGN §5).
 
     Each window that ends on a turn boundary is committed with its records and the cursor
@@ -261,9 +324,9 @@ def _extract(job: Job, ctx: Context) -> str:
     from dreamd.models import ops
     from memory.transcripts import new_turns, parse_transcript, source_ids
 
-    if job.adopt:
+    if job.adopt and view is None:
         adopt_on_first_use(Path(job.memory_dir))
-    store = ctx.store(job.memory_dir)
+    store = view if view is not None else ctx.store(job.memory_dir)
     manifest = store.snapshot()  # read-only here: read()'s copy of every entry cost ~1 ms a job
     if job.id in manifest.applied_jobs:
         return "duplicate"
@@ -365,7 +428,7 @@ def _extract(job: Job, ctx: Context) -> str:
 
 
 def _superseding(
-    store: MemoryStore, manifest: Manifest, records: Sequence[Record], named: dict[str, str]
+    store: StoreView, manifest: Manifest, records: Sequence[Record], named: dict[str, str]
 ) -> tuple[list[Record], list[tuple[list[str], Record | None]], set[str]]:
     """Split newly extracted records into plain additions and supersessions of live records
     (:mod:`dreamd.models.supersession`): the record a model named (the gate checked it was in
@@ -439,8 +502,8 @@ def _today(turns: Sequence[Turn], ctx: Context) -> date:
     return ctx.clock().date()
 
 
-def _remember(job: Job, ctx: Context) -> str:
-    store = ctx.store(job.memory_dir)
+def _remember(job: Job, ctx: Context, view: StoreView | None = None) -> str:
+    store = view if view is not None else ctx.store(job.memory_dir)
     manifest = store.read()
     if job.id in manifest.applied_jobs:
         return "duplicate"
@@ -503,7 +566,7 @@ def _forget(job: Job, ctx: Context) -> str:
     return "duplicate" if result.duplicate else f"forgot {len(result.removed)}"
 
 
-def _resolve(store: MemoryStore, names: list[str], manifest: Manifest) -> tuple[dict[str, str], list[str]]:
+def _resolve(store: StoreView, names: list[str], manifest: Manifest) -> tuple[dict[str, str], list[str]]:
     """:meth:`MemoryStore.resolve`; a name several records answer to fails the job for good."""
     try:
         return store.resolve(names, manifest)

@@ -673,6 +673,32 @@ class Spool:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._state_path(job_id))
 
+    def complete_all(self, job_ids: Sequence[str]) -> list[str]:
+        """:meth:`complete` for several claimed jobs with one fsync of ``done/`` (a group commit's
+        jobs, DESIGN §5); the ids moved (one no longer in ``cur/`` is passed over)."""
+        now_ns = int(self.clock() * 1e9)
+        moved: list[str] = []
+        for job_id in job_ids:
+            src = self._path("cur", job_id)
+            try:
+                os.utime(src, ns=(now_ns, now_ns))
+                os.rename(src, self._path("done", job_id))
+            except FileNotFoundError:
+                continue
+            moved.append(job_id)
+        if moved:
+            fsync_dir(self.root / "done")
+        for job_id in moved:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._state_path(job_id))
+        return moved
+
+    def attempted(self, job_id: str) -> bool:
+        """Whether the job ran before without finishing (deferred, or recovered after a crash):
+        its state sidecar exists. One ``lstat``; the daemon runs such a job alone, never in a
+        group, so a job that kills its daemon takes no other job's attempts with it."""
+        return os.path.lexists(self._state_path(job_id))
+
     def attempts(self, job_id: str) -> int:
         return int(self._read_state(job_id).get("attempts", 0))
 

@@ -40,6 +40,7 @@ from memory.fsutil import (
     file_kind,
     fsync_dir,
     open_regular,
+    replace_atomic,
     write_new,
     write_temp,
 )
@@ -85,6 +86,8 @@ class Archive:
         self.path = root / HISTORY
         self._files: dict[int, frozenset[str]] = {}
         self._migrated = False
+        self._oldest: int | None = None
+        """The oldest kept generation the last listing saw (:meth:`prune`)."""
         self._previous_indexes: set[str] = set()
         self.not_archived: list[tuple[str, str]] = []
         """``(file, reason)`` of each file a move into ``.history/`` left in place because it
@@ -118,11 +121,29 @@ class Archive:
         try:
             os.link(manifest_path, target)
         except FileExistsError:
-            # A crashed attempt at this same commit linked it already: same generation, keep it.
-            return
+            # A crashed attempt at this same commit linked it already: same generation, keep it;
+            # unless it is another file, which a group commit killed before its commit point
+            # wrote there for a generation that never was (DESIGN §3, "Group commit").
+            with contextlib.suppress(OSError):
+                if os.path.samefile(manifest_path, target):
+                    return
+            tmp = hist / f"{TMP_PREFIX}{history_manifest_name(generation)}.{os.getpid()}"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            try:
+                os.link(manifest_path, tmp)
+            except FileNotFoundError:
+                return
+            os.replace(tmp, target)
         except FileNotFoundError:
             return
         fsync_dir(hist)
+
+    def write_manifest(self, generation: int, data: bytes) -> None:
+        """Keep ``data`` as ``manifest-<generation>.json``, a generation a group commit made and
+        replaced before its commit point (replacing what a killed group left there); the file is
+        fsynced, its directory is the caller's to fsync."""
+        replace_atomic(self.ensure() / history_manifest_name(generation), data, sync_dir=False)
 
     def generations(self) -> list[int]:
         """Generations whose manifests are kept, oldest first."""
@@ -165,8 +186,14 @@ class Archive:
         """Keep the last ``keep`` manifests and the files they name (batched to stay cheap).
         Nothing is deleted silently: a prune is logged as ``store.history_pruned`` with every
         generation and file it removed."""
-        gens = self.generations()
         keep_from = current_generation - keep
+        # Listing a large .history/ on every commit was 8 % of a torture drain. Kept manifests
+        # are only ever added above the ones there (a commit keeps the generation it replaces),
+        # so while the oldest one seen leaves fewer than 10 below the window none can be due.
+        if self._oldest is not None and keep_from - self._oldest < 10:
+            return
+        gens = self.generations()
+        self._oldest = gens[0] if gens else current_generation
         if len([g for g in gens if g < keep_from]) < 10:
             return
         pruned: list[int] = []
@@ -179,7 +206,9 @@ class Archive:
             del self._files[g]
         # Membership per candidate, not one big union: a kept set of 10,000 records times 50
         # generations would be half a million insertions on every prune.
-        kept = [self.files_of(g) for g in self.generations()]
+        left = self.generations()
+        self._oldest = left[0] if left else current_generation
+        kept = [self.files_of(g) for g in left]
         removed: list[str] = []
         with os.scandir(self.path) as it:
             for de in it:

@@ -16,7 +16,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory.store.layout import record_file_name
-from memory.store.manifest import MAX_SOURCES, Manifest, ManifestEntry
+from memory.store.manifest import (
+    BOOKKEPT_KEY,
+    EXTRACTED_KEY,
+    MAX_APPLIED_JOBS,
+    MAX_SESSIONS,
+    MAX_SOURCES,
+    Manifest,
+    ManifestEntry,
+    bounded_append,
+    merge_extracted,
+    set_cursor,
+)
 from memory.store.records import Record, render_record, sha256_hex, unique_name
 
 if TYPE_CHECKING:
@@ -220,6 +231,59 @@ def apply_change(old: Manifest, change: Change, *, now: str) -> Pending:
     return Pending(entries=ordered, files=files, change=summary)
 
 
+def same_set(old: Manifest, pending: Pending, archived: str | None = None) -> bool:
+    """True when a commit leaves the record set as it was: no file written, no foreign
+    MEMORY.md archived, every entry equal (a bookkeeping commit, made in place)."""
+    return not pending.files and archived is None and pending.entries == old.records
+
+
+def advance(
+    old: Manifest | None, pending: Pending, change: Change | None, *, now: str, index_sha256: str,
+    archived: str | None = None,
+) -> Manifest:
+    """The manifest a commit of ``pending`` (``change`` applied over ``old``) makes, pure.
+
+    A commit that changes no record rewrites the current generation in place (same number,
+    same ``committed_at`` and ``change``; ``bookkept`` names the job), any other makes the next
+    generation (DESIGN §3). The bookkeeping a change carries (its job id, cursor, extracted
+    message ids, session) joins either way. A group commit folds its changes through this one
+    after another, so each of them is the generation it would have been committed alone.
+    """
+    bookkeeping = old is not None and same_set(old, pending, archived)
+    new = Manifest(
+        generation=(old.generation + (0 if bookkeeping else 1)) if old is not None else 0,
+        committed_at=old.committed_at if bookkeeping and old is not None else now,
+        consolidated_at=old.consolidated_at if old else None,
+        records=pending.entries,
+        applied_jobs=list(old.applied_jobs) if old else [],
+        sessions_since_consolidation=list(old.sessions_since_consolidation) if old else [],
+        cursors=dict(old.cursors) if old else {},
+        index_sha256=index_sha256,
+        change=dict(old.change) if bookkeeping and old is not None else pending.change,
+        extra=dict(old.extra) if old else {},
+    )
+    if bookkeeping:
+        last = {k: pending.change[k] for k in ("actor", "job_id", "session_id", "note") if pending.change.get(k)}
+        new.extra[BOOKKEPT_KEY] = {"at": now, **last}
+    else:
+        new.extra.pop(BOOKKEPT_KEY, None)
+    if change is not None:
+        if change.job_id:
+            new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
+        if change.cursor is not None:
+            new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
+        if change.extracted:
+            new.extra[EXTRACTED_KEY] = merge_extracted(new.extra.get(EXTRACTED_KEY), change.extracted)
+        if change.session_id and change.actor == "job" and not change.consolidated:
+            new.sessions_since_consolidation = bounded_append(
+                new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
+            )
+        if change.consolidated:
+            new.consolidated_at = new.committed_at
+            new.sessions_since_consolidation = []
+    return new
+
+
 def _dedup(items: Sequence[str]) -> list[str]:
     seen: set[str] = set()
     out = []
@@ -230,7 +294,10 @@ def _dedup(items: Sequence[str]) -> list[str]:
     return out
 
 
-__all__ = ["ACTORS", "Change", "CommitResult", "Pending", "apply_change", "provenance", "redact_change", "touched_files"]
+__all__ = [
+    "ACTORS", "Change", "CommitResult", "Pending", "advance", "apply_change", "provenance", "redact_change", "same_set",
+    "touched_files",
+]
 
 
 def redact_change(change: Change) -> Change:

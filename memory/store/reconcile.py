@@ -329,14 +329,27 @@ def _edited_leftovers(store: ReconcilingStore, ours: list[str], previous: dict[s
 
 
 def _previous_files(store: ReconcilingStore, current: Manifest) -> dict[str, str]:
-    """file -> sha256 of the generation before ``current`` (empty when not kept)."""
-    path = store.archive.manifest_path(current.generation - 1)
-    try:
-        store.archive.check()
-        previous = Manifest.loads(open_regular(path, max_bytes=MAX_MANIFEST_BYTES), where=str(path))
-    except (OSError, StoreError):
-        return {}
-    return {e.file: e.sha256 for e in previous.records}
+    """file -> sha256 of every file the commit that made ``current`` dropped could have named:
+    the generation before ``current`` (empty when not kept) and, after a group commit, every
+    generation of the group and the one it started from. A group's generations share their
+    ``committed_at`` (DESIGN §3, "Group commit"): a record an early change of the group added
+    and a later one merged away is named only by the group's own generations, and must be
+    archived under its normal name too, not collected as an orphan."""
+    files: dict[str, str] = {}
+    generation = current.generation - 1
+    while generation >= 0:
+        path = store.archive.manifest_path(generation)
+        try:
+            store.archive.check()
+            previous = Manifest.loads(open_regular(path, max_bytes=MAX_MANIFEST_BYTES), where=str(path))
+        except (OSError, StoreError):
+            break
+        for e in previous.records:
+            files.setdefault(e.file, e.sha256)
+        if previous.committed_at != current.committed_at:
+            break
+        generation -= 1
+    return files
 
 
 def reconcile(store: ReconcilingStore) -> ReconcileReport:

@@ -16,6 +16,11 @@ Invariants this module keeps, whatever crashes when:
 * Nothing under ``.history/`` ends in ``.md`` (:data:`ARCHIVE_SUFFIX`): Claude Code reads every
   ``*.md`` below its memory directory as a live memory.
 
+:meth:`MemoryStore.commit_all` is the batch form (a group commit, DESIGN §3): several changes
+under one lock, one scan, one index write and one manifest rename, each change still its own
+generation (those made and replaced inside the group are written into ``.history/`` before the
+one rename); :meth:`MemoryStore.commit` is a group of one.
+
 The steps of a commit are announced to an optional ``fault`` hook (``"locked"``, ``"verified"``,
 ``"files_written"``, ``"index_written"``, ``"history_linked"``, ``"manifest_replaced"``,
 ``"cleaned"``) so crash tests can stop a real process exactly there.
@@ -40,7 +45,16 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory.errors import ConflictError, RecordError, StoreError, UnmanagedError, UnsafeFileError
+from memory.errors import (
+    ConflictError,
+    DreamdError,
+    LockError,
+    NotApplied,
+    RecordError,
+    StoreError,
+    UnmanagedError,
+    UnsafeFileError,
+)
 from memory.fsutil import fsync_dir, open_regular, read_regular_stat, replace_atomic, write_new
 from memory.lazylog import get_logger
 from memory.store.archive import Archive
@@ -64,17 +78,10 @@ from memory.store.layout import (
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import (
-    BOOKKEPT_KEY,
-    EXTRACTED_KEY,
-    MAX_APPLIED_JOBS,
-    MAX_SESSIONS,
     MAX_SOURCES,
     FragmentCache,
     Manifest,
     ManifestEntry,
-    bounded_append,
-    merge_extracted,
-    set_cursor,
     utcnow_iso,
 )
 from memory.store.records import Record, parse_record, sha256_hex, slugify
@@ -334,7 +341,7 @@ class MemoryStore:
             store._refuse_foreign_files()
             from memory.store.change import Pending
 
-            store._write(None, Pending(entries=[], change={"actor": "init"}))
+            store._write(None, [(Pending(entries=[], change={"actor": "init"}), None)])
         return store
 
     def _refuse_foreign_files(self) -> None:
@@ -353,41 +360,100 @@ class MemoryStore:
         Raises ConflictError (nothing written) when ``base`` no longer matches, LeaseLost when
         ``lease`` is no longer ours, LockTimeout when the store lock stays busy.
         """
+        outcome = self.commit_all([change])[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def commit_all(self, changes: Sequence[Change], *, stop_at_failure: bool = False) -> list[CommitResult | DreamdError]:
+        """A group commit: ``changes`` applied in order under one lock, one scan of what others
+        did, one MEMORY.md write, one manifest rename and one set of directory fsyncs (DESIGN §3,
+        "Group commit"); one outcome per change, in order.
+
+        Each change is the generation it would have been committed alone (a bookkeeping one
+        folds into the current generation in place), so ``dreamd log``, rollback, sync and the
+        torture checker see every job's change under its own job id. A change whose job was
+        already applied (before, or earlier in the group) is a duplicate no-op. A change that
+        fails — ConflictError, LeaseLost, StoreError, RecordError — is that change's outcome
+        and writes nothing; the others commit (``stop_at_failure``: the changes after it are
+        not applied either and come back as :class:`~memory.errors.NotApplied`, for a caller
+        whose later changes were prepared over the failed one's result). An error of the whole
+        commit (the lock, the disk, an unsafe manifest) raises and leaves every change unapplied.
+        """
         from memory.store.change import ACTORS, CommitResult, apply_change, touched_files
 
-        if change.actor not in ACTORS:
-            raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
+        for change in changes:
+            if change.actor not in ACTORS:
+                raise StoreError(f"{self.path}: unknown actor {change.actor!r}")
+        if not changes:
+            return []
         self.require_managed()
         with store_lock(self.path, self.lock_timeout):
             self._step("locked")
             old = self._load()
-            if change.job_id and change.job_id in old.applied_jobs:
-                return CommitResult(generation=old.generation, duplicate=True)
+            outcomes: list[CommitResult | DreamdError | None] = [None] * len(changes)
+            live: list[int] = []
+            seen_jobs: set[str] = set()
+            for i, change in enumerate(changes):
+                if change.job_id and (change.job_id in old.applied_jobs or change.job_id in seen_jobs):
+                    outcomes[i] = CommitResult(generation=old.generation, duplicate=True)
+                else:
+                    live.append(i)
+                    if change.job_id:
+                        seen_jobs.add(change.job_id)
+            if not live:
+                return [o for o in outcomes if o is not None]
             self.migrate_history()
             # What others did since the last commit joins this one (DESIGN §2.4): a file Claude
             # Code wrote a moment ago is adopted, a hand-deleted file leaves the set, and a file
-            # this change touches is re-read if it was edited (a dream then conflicts).
+            # a change touches is re-read if it was edited (a dream then conflicts).
             from memory.store.reconcile import scan_foreign
 
-            foreign = scan_foreign(self, old, verify=touched_files(old, change))
+            touched: set[str] = set()
+            for i in live:
+                touched |= touched_files(old, changes[i])
+            foreign = scan_foreign(self, old, verify=touched)
             base = foreign.manifest(old)
-            self._verify(base, change)
+            now = utcnow_iso(self.clock())
+            steps: list[tuple[Pending, Change]] = []
+            applied: list[int] = []
+            current = base
+            stopped = False
+            for i in live:
+                change = changes[i]
+                if stopped:
+                    outcomes[i] = NotApplied(f"{self.path}: not applied: an earlier change of its group commit failed")
+                    continue
+                try:
+                    self._verify(current, change)
+                    pending = apply_change(current, change, now=now)
+                except (StoreError, RecordError, LockError) as exc:  # LeaseLost is a LockError
+                    outcomes[i] = exc
+                    stopped = stop_at_failure
+                    continue
+                if not steps:
+                    foreign.annotate(pending.change)
+                steps.append((pending, change))
+                applied.append(i)
+                current = current.replace(records=pending.entries)
             self._step("verified")
-            pending = apply_change(base, change, now=utcnow_iso(self.clock()))
-            foreign.annotate(pending.change)
-            new = self._write(old, pending, change=change, leftovers=foreign.leftovers, listing=foreign.listing,
-                              verified=base)
-            c = pending.change
-            return CommitResult(
-                generation=new.generation,
-                added=list(c.get("added", [])),
-                updated=list(c.get("updated", [])),
-                removed=list(c.get("removed", [])),
-                adopted=list(foreign.adopted),
-                index_archived=new.change.get("index_archived"),
-                malformed=list(foreign.malformed),
-                not_archived=list(self.archive.not_archived),
-            )
+            if not steps:
+                return [o for o in outcomes if o is not None]
+            written = self._write(old, steps, leftovers=foreign.leftovers, listing=foreign.listing, verified=base)
+            not_archived = list(self.archive.not_archived)
+            for n, (i, (pending, _)) in enumerate(zip(applied, steps, strict=True)):
+                c = pending.change
+                outcomes[i] = CommitResult(
+                    generation=written[n].generation,
+                    added=list(c.get("added", [])),
+                    updated=list(c.get("updated", [])),
+                    removed=list(c.get("removed", [])),
+                    adopted=list(foreign.adopted) if n == 0 else [],
+                    index_archived=c.get("index_archived"),
+                    malformed=list(foreign.malformed) if n == 0 else [],
+                    not_archived=not_archived,
+                )
+            return [o for o in outcomes if o is not None]
 
     def require_managed(self) -> None:
         """UnmanagedError *before* taking the lock: taking it would create ``.lock`` (and, with
@@ -410,14 +476,21 @@ class MemoryStore:
     def _write(
         self,
         old: Manifest | None,
-        pending: Pending,
+        steps: Sequence[tuple[Pending, Change | None]],
         *,
-        change: Change | None = None,
         leftovers: Sequence[str] = (),
         listing: Sequence[str] | None = None,
         verified: Manifest | None = None,
-    ) -> Manifest:
-        """Steps 4–7 of the protocol. Caller holds the store lock.
+    ) -> list[Manifest]:
+        """Steps 4–7 of the protocol for one commit or a group of them; the manifest each of
+        ``steps`` made, in order (the last is the one now current). Caller holds the store lock.
+
+        Every step's record files are written before the one directory fsync, MEMORY.md is
+        rendered once for the last set, and the generations before the last are kept in
+        ``.history/`` (written there, fsynced) before the one ``manifest.json`` rename that
+        commits them all. A kept manifest whose generation is not below the current one's is
+        the leftover of a group killed before its commit point: readers pass over it
+        (:meth:`history_manifests`) and the next commit of that generation replaces it.
 
         ``verified`` is the set the caller checked the files against, when it is not ``old`` (a
         commit's scan re-reads an edited file it touches, so a forget of a record edited a moment
@@ -427,59 +500,53 @@ class MemoryStore:
         move away yet; ``listing`` is the directory listing the caller already took (reused to
         look for orphans instead of listing a large directory twice).
         """
-        for file, data in pending.files:
+        from memory.store.change import advance
+
+        files = [f for pending, _ in steps for f in pending.files]
+        for file, data in files:
             write_new(self.path / file, data, sync_dir=False)
-        if pending.files:
+        if files:
             fsync_dir(self.path)
         self._step("files_written")
 
-        index = render_index(pending.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
+        last = steps[-1][0]
+        index = render_index(last.entries, max_lines=self.index_max_lines, max_bytes=self.index_max_bytes)
         archived = self.replace_index(index, expected=old.index_sha256 if old is not None else "")
         if archived is not None:
-            pending.change["index_archived"] = archived
+            steps[0][0].change["index_archived"] = archived
         self._step("index_written")
 
-        # A commit that changes no record (only a cursor, an applied job id, the sessions
-        # count: bookkeeping) rewrites the current generation in place instead of making a new
-        # one, so `dreamd log`, the rollback window and sync count changes, not cursors. The
-        # replace below is still the commit point; only the history link is skipped, because
-        # the generation it would keep is the one still current (DESIGN §3).
-        bookkeeping = old is not None and _same_set(old, pending, archived)
         now = utcnow_iso(self.clock())
-        new = Manifest(
-            generation=(old.generation + (0 if bookkeeping else 1)) if old is not None else 0,
-            committed_at=old.committed_at if bookkeeping and old is not None else now,
-            consolidated_at=old.consolidated_at if old else None,
-            records=pending.entries,
-            applied_jobs=list(old.applied_jobs) if old else [],
-            sessions_since_consolidation=list(old.sessions_since_consolidation) if old else [],
-            cursors=dict(old.cursors) if old else {},
-            index_sha256=sha256_hex(index),
-            change=dict(old.change) if bookkeeping and old is not None else pending.change,
-            extra=dict(old.extra) if old else {},
-        )
-        if bookkeeping:
-            last = {k: pending.change[k] for k in ("actor", "job_id", "session_id", "note") if pending.change.get(k)}
-            new.extra[BOOKKEPT_KEY] = {"at": now, **last}
-        else:
-            new.extra.pop(BOOKKEPT_KEY, None)
-        if change is not None:
-            if change.job_id:
-                new.applied_jobs = bounded_append(new.applied_jobs, change.job_id, MAX_APPLIED_JOBS)
-            if change.cursor is not None:
-                new.cursors = set_cursor(new.cursors, change.cursor[0], change.cursor[1])
-            if change.extracted:
-                new.extra[EXTRACTED_KEY] = merge_extracted(new.extra.get(EXTRACTED_KEY), change.extracted)
-            if change.session_id and change.actor == "job" and not change.consolidated:
-                new.sessions_since_consolidation = bounded_append(
-                    new.sessions_since_consolidation, change.session_id, MAX_SESSIONS
-                )
-            if change.consolidated:
-                new.consolidated_at = new.committed_at
-                new.sessions_since_consolidation = []
+        made: list[Manifest] = []
+        prev = old
+        for n, (pending, change) in enumerate(steps):
+            if n == len(steps) - 1:
+                index_sha = sha256_hex(index)
+            else:  # the index this generation would have had: what a rollback to it renders
+                index_sha = sha256_hex(render_index(pending.entries, max_lines=self.index_max_lines,
+                                                    max_bytes=self.index_max_bytes))
+            prev = advance(prev, pending, change, now=now, index_sha256=index_sha,
+                           archived=archived if n == 0 else None)
+            made.append(prev)
+        new = made[-1]
 
-        if old is not None and not bookkeeping:
-            self.link_history_manifest(old.generation)
+        # Keep every generation the group leaves behind, as it stood when the next one replaced
+        # it: the old manifest by a link (as a single commit does), a generation made and
+        # replaced inside the group by writing it.
+        if old is not None:
+            kept: dict[int, Manifest] = {}
+            for m in [old, *made[:-1]]:
+                if m.generation != new.generation:
+                    kept[m.generation] = m
+            wrote = False
+            for generation, m in kept.items():
+                if m is old:
+                    self.link_history_manifest(old.generation)
+                else:
+                    self.archive.write_manifest(generation, m.dumps(fragments=self._fragments))
+                    wrote = True
+            if wrote:
+                fsync_dir(self.history_path)
         self._step("history_linked")
 
         replace_atomic(self.manifest_path, new.dumps(fragments=self._fragments))
@@ -487,14 +554,19 @@ class MemoryStore:
         # commit of this process need not parse it back.
         st = os.stat(self.manifest_path)
         self._cache = ((st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size), new)
+        for m in made:
+            self.archive.remember(m.generation, frozenset(e.file for e in m.records))
         named = frozenset(e.file for e in new.records)
-        self.archive.remember(new.generation, named)
         self._named = (new, named)
         self._step("manifest_replaced")
 
         self.archive.not_archived = []
         if old is not None:
-            gone = {e.file: e.sha256 for e in old.records if e.file not in named}
+            # every file a generation of the group named and the last one does not, held to the
+            # sha256 it had when it left (a record added and superseded inside the group too)
+            gone: dict[str, str] = {}
+            for m in [old, *made[:-1]]:
+                gone.update((e.file, e.sha256) for e in m.records if e.file not in named)
             if gone and verified is not None and verified is not old:
                 gone.update((e.file, e.sha256) for e in verified.records if e.file in gone)
             self.archive_replaced(gone)
@@ -504,7 +576,7 @@ class MemoryStore:
         self.report_malformed(self.archive.not_archived)
         self.prune_history(new.generation)
         self._step("cleaned")
-        return new
+        return made
 
     def write_set(
         self,
@@ -523,8 +595,9 @@ class MemoryStore:
         from memory.store.change import Pending
 
         return self._write(
-            old, Pending(entries=entries, files=list(files), change=summary), leftovers=leftovers, listing=listing
-        )
+            old, [(Pending(entries=entries, files=list(files), change=summary), None)], leftovers=leftovers,
+            listing=listing,
+        )[-1]
 
     def link_history_manifest(self, generation: int) -> None:
         """Keep the current manifest (of ``generation``) in ``.history/`` before it is replaced
@@ -595,8 +668,11 @@ class MemoryStore:
         self.archive.prune(current_generation, keep=self.history_generations)
 
     def history_manifests(self) -> list[int]:
-        """Generations whose manifests are kept in ``.history/``, oldest first."""
-        return self.archive.generations()
+        """Generations whose manifests are kept in ``.history/``, oldest first: those below the
+        current one (one at or above it is what a group commit killed before its commit point
+        left there, a generation that never was)."""
+        current = self.read().generation
+        return [g for g in self.archive.generations() if g < current]
 
     def read_generation(self, generation: int) -> Manifest:
         current = self.read()
@@ -659,12 +735,6 @@ class MemoryStore:
             except (RecordError, OSError) as exc:
                 out.append((path.name, str(exc)))
         return out
-
-
-def _same_set(old: Manifest, pending: Pending, archived: str | None) -> bool:
-    """True when a commit leaves the record set as it was: no file written, no foreign
-    MEMORY.md archived, every entry equal (a bookkeeping commit, made in place)."""
-    return not pending.files and archived is None and pending.entries == old.records
 
 
 def open_store(path: str | os.PathLike[str], **kwargs: Any) -> MemoryStore:

@@ -12,7 +12,8 @@ exactly which commits a SIGKILL can no longer take back::
 STEP of the next commit (through the store's ``fault`` hook), so a test can stop a real process
 at every step deterministically. ``--consolidate`` runs one consolidation-style commit (lease,
 base, merges) instead of the add loop; ``--bookkeeping`` one commit that changes no record (a
-cursor and a job id, made in place). :func:`run_loop` is the same loop for callers that fork.
+cursor and a job id, made in place); ``--group`` one group commit of five jobs
+(:func:`run_group`). :func:`run_loop` is the same loop for callers that fork.
 """
 
 from __future__ import annotations
@@ -146,6 +147,35 @@ def run_bookkeeping(directory: Path, *, emit: Emit = stdout_emit, fault: Callabl
     emit(f"{result.generation} cursor 7")
 
 
+GROUP_JOBS = ("g-job-0", "g-cursor", "g-job-1", "g-merge", "g-job-2")
+"""The jobs of :func:`run_group`'s one group commit, in order."""
+
+
+def group_changes() -> list[Change]:
+    """One group: an add, a bookkeeping change (cursor only), an add, a merge of the first add
+    (a record added and superseded inside the group) and an add; five jobs, four generations."""
+    def add(i: int, job: str) -> Change:
+        rec = make_record(f"g-{i}", "project", f"Group fact {i}", f"Body of group fact {i}.")
+        return Change(add=[rec], actor="job", job_id=job, session_id="g", cursor=("g", i + 1))
+
+    newer = make_record("g-0b", "project", "Group fact 0, corrected", "Body of group fact 0, corrected.")
+    return [
+        add(0, "g-job-0"),
+        Change(actor="job", job_id="g-cursor", session_id="h", cursor=("h", 5), note="no new turns"),
+        add(1, "g-job-1"),
+        Change(merges=[(["g-0"], newer)], superseded={"g-0"}, actor="job", job_id="g-merge", session_id="g"),
+        add(2, "g-job-2"),
+    ]
+
+
+def run_group(directory: Path, *, emit: Emit = stdout_emit, fault: Callable[[str], None] | None = None) -> None:
+    """One group commit (``MemoryStore.commit_all``) of :func:`group_changes`."""
+    store = MemoryStore(directory, fault=fault)
+    for outcome in store.commit_all(group_changes()):
+        assert not isinstance(outcome, BaseException), outcome
+        emit(f"{outcome.generation} group {'duplicate' if outcome.duplicate else ','.join(outcome.added) or '-'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("directory", type=Path)
@@ -156,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--after", type=int, default=0, help="commits let through before the fault")
     parser.add_argument("--consolidate", action="store_true")
     parser.add_argument("--bookkeeping", action="store_true")
+    parser.add_argument("--group", action="store_true", help="one group commit (run_group)")
     parser.add_argument("--start-at", type=float, default=0.0, help="time.time() to start at (a barrier)")
     args = parser.parse_args(argv)
     fault = kill_at(args.fault, after=args.after) if args.fault else None
@@ -165,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         run_dream(args.directory, fault=fault)
     elif args.bookkeeping:
         run_bookkeeping(args.directory, fault=fault)
+    elif args.group:
+        run_group(args.directory, fault=fault)
     else:
         run_loop(args.directory, prefix=args.prefix, count=args.count, tally_every=args.tally_every, fault=fault)
     return 0

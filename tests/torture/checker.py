@@ -170,6 +170,10 @@ def load_history(path: Path) -> DirHistory:
         except (OSError, DreamdError, ValueError) as exc:
             broken.append(f"{f}: {exc}")
             continue
+        if f.name != "manifest.json" and current is not None and m.generation >= current.generation:
+            # a group commit killed before its commit point kept generations that never were
+            # (DESIGN §3, "Group commit"): dreamd's readers pass over them, and so does this
+            continue
         files_by_name = {e.name: e.file for e in m.records}
         change = m.change if isinstance(m.change, dict) else {}
         gens[m.generation] = Gen(frozenset(files_by_name), files_by_name, change)

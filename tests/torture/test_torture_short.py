@@ -199,9 +199,9 @@ def test_a_job_applied_in_place_into_a_generation_now_in_history_is_accounted(
     jobs push its id out of the current manifest's bounded applied_jobs, only the manifest of
     that generation, kept in .history/, names it. The 20-minute run (seed 12) reported 715
     such jobs as "done but committed 0 times"."""
-    import memory.store.transaction as transaction
+    import memory.store.change as change  # where a commit's bookkeeping is applied (advance)
 
-    monkeypatch.setattr(transaction, "MAX_APPLIED_JOBS", 3)
+    monkeypatch.setattr(change, "MAX_APPLIED_JOBS", 3)
     t = Tiny(tmp_path)
     quiet = "20261129T100000.000004Z-eeeeeeeeee"
     t.store.commit(Change(actor="job", job_id=quiet, session_id="s", cursor=("s", 1), note="no new turns"))
