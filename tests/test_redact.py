@@ -204,3 +204,27 @@ def test_redacting_a_large_transcript_is_fast(shared_data: Path) -> None:
     elapsed = time.perf_counter() - start
     assert out == text
     assert elapsed < 2.0  # ~0.1 s for 3 MB on an idle core; generous for a shared CI box
+
+
+def test_a_chinese_credential_before_an_english_one_is_still_read() -> None:
+    """The English words' loop left its last value's end behind for the Chinese words: every
+    Chinese word before it was skipped, so a whole transcript (the hook's lines) kept "密码为 X"
+    that the turn alone lost (issue 22)."""
+    text = "数据库的密码为 Xk29dLq8z，别告诉别人。\nDB_PASSWORD=hunter22xyz\n"
+    out, _kinds = redact(text)
+    assert "Xk29dLq8z" not in out and "hunter22xyz" not in out
+
+
+def test_a_token_longer_than_a_cloud_secret_is_not_cut_at_the_context_window() -> None:
+    """A cloud secret is read within 400 characters of the cloud's name; a longer run the
+    window's end cut in two was taken for one (33 characters of a 43-character ``aesKey``),
+    leaving its tail in the text and the rest of it unread."""
+    key = "CJ8mn1UtqQqq7Y2PdcgpMseMmZXwBfJ5e7W0sedIsfy"
+    head = "阿里云 OSS for the uploads.\n"
+    label = "    aesKey: "
+    filler = "note " * ((400 - 33 - len(head) - len(label)) // 5)
+    filler += " " * (400 - 33 - len(head) - len(label) - len(filler))
+    text = f"{head}{filler}{label}{key}\n"
+    assert text.index(key) == 400 - 33  # the window ends inside the key
+    out, _kinds = redact(text)
+    assert not any(key[i : i + 6] in out for i in range(len(key) - 5)), out[-80:]

@@ -95,3 +95,17 @@ def test_the_check_catches_a_quadratic_redactor(monkeypatch: pytest.MonkeyPatch)
 def test_redaction_is_linear_in_a_repeated_unit(unit: str) -> None:
     slow = superlinear(unit)
     assert slow is None, f"{unit!r} repeated: x{slow[1]:.0f} at {slow[0]} characters"
+
+
+CARRIED_UNITS = ('"', '\\"', '"a\\n', '\\\\', '"\\u00', '\\u7ed9', '"password: \\"', '"\\n"', "a\\", '{"a": "b\\n', '"\\d')
+
+
+@pytest.mark.parametrize("unit", CARRIED_UNITS)
+def test_reading_escaped_literals_is_linear_in_a_repeated_unit(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's path (:func:`memory.redact.carried.redact_carried`) finds and decodes every
+    escaped JSON literal of a text: a wall of quotes or backslashes must not stall it."""
+    from memory.redact.carried import redact_carried
+
+    monkeypatch.setitem(globals(), "redact", redact_carried)
+    slow = superlinear(unit)
+    assert slow is None, f"{unit!r} repeated: x{slow[1]:.0f} at {slow[0]} characters"

@@ -209,3 +209,74 @@ def test_a_stop_hook_log_line_is_redacted(tmp_path: Path) -> None:
     text = log.read_text(encoding="utf-8")
     assert GH not in text and ANT[13:30] not in text
     assert json.loads(text)["event"] == "Stop"
+
+
+def _names_and_fields(d: Path) -> list[str]:
+    """Every file name under ``d`` (``.history/`` included), every key and string of every
+    manifest (the live one and those kept for rollback) and every index, live or kept."""
+    import os
+
+    out: list[str] = []
+    for root, dirs, files in os.walk(d):
+        out += dirs + files
+        for name in files:
+            path = Path(root) / name
+            if name == "manifest.json" or (name.startswith("manifest-") and name.endswith(".json")):
+                out += _strings(json.loads(path.read_text(encoding="utf-8")))
+            elif name == "MEMORY.md" or name.startswith("MEMORY."):
+                out.append(path.read_text(encoding="utf-8"))
+    return out
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (str(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _leaks(secret: str, texts: list[str]) -> list[str]:
+    """The texts holding any six characters of ``secret`` in a row."""
+    return [t[:80] for t in texts if any(secret[i : i + 6] in t for i in range(len(secret) - 5))]
+
+
+LEAKY_FILES = {
+    f"deploy-{GH}.md": "---\ndescription: the deploy token\ntype: reference\n---\nIt is in the vault.\n",
+    f"admin-pw-{PW}.md": f"---\ndescription: admin login\ntype: reference\n---\nthe admin password is {PW}\n",
+    "ops.md": f"---\nname: ops {ANT}\ndescription: ops notes\ntype: project\n---\nRunbook lives in the wiki.\n",
+}
+
+
+@pytest.mark.parametrize("how", ["adopt", "reconcile"])
+def test_no_part_of_a_secret_in_an_adopted_files_name_survives_in_any_name_or_manifest(
+    tmp_path: Path, how: str
+) -> None:
+    """The file was renamed in the next generation, but its name stayed in the first one's
+    manifest (kept in .history/ for rollback), in the index it rendered and as the archived
+    file's ``<name>.md.hist``. A file named for a secret is renamed before any manifest names
+    it; a frontmatter name holding one is no title."""
+    from memory.store.adopt import adopt
+    from memory.store.transaction import Change
+
+    d = tmp_path / "mem"
+    if how == "reconcile":
+        assert main(["init", str(d)]) == 0
+    else:
+        d.mkdir()
+    for name, text in LEAKY_FILES.items():
+        (d / name).write_text(text, encoding="utf-8")
+    if how == "adopt":
+        adopt(d)
+    else:
+        reconcile(MemoryStore(d))
+    store = MemoryStore(d)
+    names = sorted(e.name for e in store.read().records)
+    assert len(names) == 3 and not any((d / n).exists() for n in LEAKY_FILES if n != "ops.md")
+    store.commit(Change(remove=names[:2], actor="manual"))  # their files go to .history/
+    seen = _names_and_fields(d)
+    assert any(".hist" in s for s in seen)
+    for secret in (GH, PW, ANT):
+        assert _leaks(secret, seen) == [], secret[:4]

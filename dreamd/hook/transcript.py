@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    Slot = tuple[Any, Any, str | None]
+    """Where a group of pieces goes back: the container, its key, and the joiner the pieces
+    were stored with (None: one piece per container, as a run of text blocks)."""
+
 CONVERSATION = (b"user", b"assistant")
 TOOL_TEXT_KEEP = 1024
 """Characters of a tool output or tool input kept: enough for the one line extraction shows."""
@@ -66,6 +70,9 @@ class _Cuts:
 
     def __init__(self) -> None:
         self.slots: list[tuple[Any, Any]] = []
+        self.pieces: dict[int, list[int]] = {}
+        """A tool result's content joined from several pieces: their lengths (by the block's
+        id), so :func:`_redact_carried` reads them joined as they were written."""
 
     def put(self, container: Any, key: Any, text: str) -> None:
         if len(text) <= TOOL_TEXT_KEEP:
@@ -123,7 +130,11 @@ def _shrink_block(block: Any, cuts: _Cuts) -> Any:
         return None
     if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
         small = dict(block)
-        cuts.put(small, "content", _text_of(block.get("content")))
+        content = block.get("content")
+        pieces = [t for t in (_text_of(item) for item in content) if t] if isinstance(content, list) else []
+        cuts.put(small, "content", "\n".join(pieces) if pieces else _text_of(content))
+        if len(pieces) > 1:
+            cuts.pieces[id(small)] = [len(t) for t in pieces]
         return small
     if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         small = dict(block)
@@ -193,12 +204,15 @@ def _fast_codec() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
 
 
 def conversation_lines(
-    data: bytes, begin: int = 0, stop: int | None = None
+    data: bytes, begin: int = 0, stop: int | None = None, *, read: list[bool] | None = None
 ) -> list[tuple[bytes, bytes]]:
     """``(type, line)`` for the file's ``user``/``assistant`` records, rebuilt with only what
-    the parser reads (module docstring). Lines that are not JSON objects are dropped (the
-    parser skips them too); records of other types are skipped without being decoded. Only
+    the parser reads (module docstring), every text in them redacted as the text it is
+    (:func:`_redact_carried`). Lines that are not JSON objects are dropped (the parser skips
+    them too); records of other types are skipped without being decoded. Only
     ``data[begin:stop]`` is read (no copy of a 30 MB buffer is made to look at part of it).
+    ``read``, when given, receives for each line whether all its strings were read as text
+    (:func:`read_as_text`), so that its redaction as JSON text can skip it.
     """
     kept: list[tuple[bytes, dict[str, Any]]] = []
     cuts = _Cuts()
@@ -235,7 +249,136 @@ def conversation_lines(
             continue
         kept.append((record["type"].encode(), _minimal(record, cuts)))
     cuts.finish()
+    _redact_carried([minimal for _kind, minimal in kept], cuts.pieces)
+    if read is not None:
+        read.extend(read_as_text(minimal) for _kind, minimal in kept)
     return [(kind, dumps(minimal)) for kind, minimal in kept]
+
+
+_TEXT_BLOCK_KEYS = frozenset({"type", "text", "cache_control"})
+_RESULT_BLOCK_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
+
+
+def read_as_text(record: dict[str, Any]) -> bool:
+    """Every string of the kept ``record`` that is not an id, a type or a flag is a text
+    :func:`_redact_carried` read (a prompt, text blocks, a tool result's content): its line's
+    redaction as JSON text would read nothing more. A tool input (its keys are context:
+    ``{"password": …}``) or a block of any other shape is not."""
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return message is None
+    content = message.get("content")
+    if isinstance(content, str) or content is None:
+        return True
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if not isinstance(block, dict):
+            return False
+        kind = block.get("type")
+        if kind == "text":
+            if not block.keys() <= _TEXT_BLOCK_KEYS or not isinstance(block.get("text"), str):
+                return False
+        elif kind == "tool_result":
+            if not block.keys() <= _RESULT_BLOCK_KEYS or not isinstance(block.get("content"), str):
+                return False
+        elif kind not in _MEDIA or len(block) != 1:
+            return False
+    return True
+
+
+def _carriers(content: Any, pieces: dict[int, list[int]], groups: list[list[str]], slots: list[list[Slot]]) -> None:
+    """The texts of one message's content, each as the pieces it is carried in: consecutive
+    text blocks together, a tool result's pieces together, each string of a tool input alone."""
+    run: list[Slot] = []
+
+    def close() -> None:
+        if run:
+            groups.append([c[k] for c, k, _j in run])
+            slots.append(list(run))
+            run.clear()
+
+    for i, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            run.append((block, "text", None))
+            continue
+        close()
+        if not isinstance(block, dict):
+            if isinstance(block, str):
+                groups.append([block])
+                slots.append([(content, i, None)])
+            continue
+        text = block.get("content")
+        if isinstance(text, str) and "content" in block and block.get("type") != "text":
+            lengths = pieces.get(id(block))
+            parts = _split_joined(text, lengths) if lengths else [text]
+            groups.append(parts)
+            slots.append([(block, "content", "\n" if lengths else None)])
+        elif isinstance(text, list):
+            _carriers(text, pieces, groups, slots)
+        raw = block.get("input")
+        if raw is not None:
+            _strings_of(block, "input", groups, slots)
+    close()
+
+
+def _split_joined(text: str, lengths: list[int]) -> list[str]:
+    """``text`` (pieces of these lengths joined by line breaks, maybe cut) as its pieces."""
+    parts: list[str] = []
+    at = 0
+    for n in lengths:
+        if at > len(text):
+            break
+        parts.append(text[at : at + n])
+        at += n + 1
+    return parts
+
+
+def _strings_of(container: Any, key: Any, groups: list[list[str]], slots: list[list[Slot]]) -> None:
+    value = container[key]
+    if isinstance(value, str):
+        groups.append([value])
+        slots.append([(container, key, None)])
+    elif isinstance(value, dict):
+        for k in value:
+            _strings_of(value, k, groups, slots)
+    elif isinstance(value, list):
+        for k in range(len(value)):
+            _strings_of(value, k, groups, slots)
+
+
+def _redact_carried(records: list[dict[str, Any]], pieces: dict[int, list[int]]) -> None:
+    """Every text of the records redacted as the text it is (:mod:`memory.redact.carried`):
+    decoded from the file's JSON, a message's consecutive text blocks and a tool result's
+    pieces joined as they were written, JSON-escaped literals inside decoded. The lines'
+    own redaction after this reads the records as JSON (a tool input's ``"password": …``);
+    together the hook removes at least what the redactor removes from the text itself."""
+    groups: list[list[str]] = []
+    slots: list[list[Slot]] = []
+    for record in records:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            groups.append([content])
+            slots.append([(message, "content", None)])
+        elif isinstance(content, list):
+            _carriers(content, pieces, groups, slots)
+    if not groups:
+        return
+    from memory.redact.carried import redact_groups
+
+    out, kinds = redact_groups(groups)
+    if not kinds:
+        return
+    for where, before, after in zip(slots, groups, out, strict=True):
+        if after == before:
+            continue
+        if len(where) == 1:
+            container, key, joiner = where[0]
+            container[key] = (joiner or "").join(after)
+        else:
+            for (container, key, _joiner), text in zip(where, after, strict=True):
+                container[key] = text
 
 
 def escaped_size(line: bytes) -> int:
@@ -272,22 +415,66 @@ MAX_READ_BYTES = 128 * 1024 * 1024
 """The most of a session file one hook call reads (what is new since the cached prefix)."""
 
 
-def _redacted(lines: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """The lines with known secret shapes replaced (``memory.redact``), in one pass.
+def _redacted(
+    lines: list[tuple[bytes, bytes]], read: list[bool] | None = None
+) -> list[tuple[bytes, bytes]]:
+    """The lines redacted as JSON text too (``memory.redact``), in one pass, but for those
+    ``read`` says were read whole as text already (:func:`read_as_text`): a tool input's
+    ``"password": "…"`` is a credential only with its key.
 
     Redaction never spans a quote, so it never joins two JSONL records: the line count holds.
+    A line the replacement left unparsable (a value read across a string's closing quote)
+    gets :func:`_scrubbed` instead: the daemon's parser would skip it, turn and all.
     """
-    if not lines:
+    which = [i for i in range(len(lines)) if read is None or not read[i]]
+    if not which:
         return lines
     from memory.redact import redact
 
-    text, kinds = redact(b"\n".join(line for _, line in lines).decode("utf-8", "replace"))
+    text, kinds = redact(b"\n".join(lines[i][1] for i in which).decode("utf-8", "replace"))
     if not kinds:
         return lines
-    out = text.encode("utf-8", "replace").split(b"\n")
-    if len(out) != len(lines):  # defensive: redact line by line instead
-        out = [redact(line.decode("utf-8", "replace"))[0].encode() for _, line in lines]
-    return [(kind, line) for (kind, _), line in zip(lines, out, strict=True)]
+    redone = text.encode("utf-8", "replace").split(b"\n")
+    if len(redone) != len(which):  # defensive: redact line by line instead
+        redone = [redact(lines[i][1].decode("utf-8", "replace"))[0].encode() for i in which]
+    out = list(lines)
+    for i, after in zip(which, redone, strict=True):
+        kind, before = lines[i]
+        if after != before:
+            try:
+                _stdlib_loads(after)
+            except (ValueError, RecursionError):
+                after = _scrubbed(before)
+            out[i] = (kind, after)
+    return out
+
+
+def _scrubbed(line: bytes) -> bytes:
+    """``line`` with what its redaction as JSON text found taken out of its decoded strings:
+    for a replacement that broke the line's JSON (a value read across a string's closing
+    quote into the next block), which the daemon's parser would skip, turn and all."""
+    from memory.redact import redact_found, scrub_fragments
+
+    found = redact_found(line.decode("utf-8", "replace"))[2]
+    values = []
+    for value, kind in found:
+        try:
+            values.append((_stdlib_loads(b'"' + value.encode() + b'"'), kind))
+        except (ValueError, RecursionError):
+            values.append((value, kind))
+        for part in value.replace("\\n", "\n").split("\\"):  # each side of an escape
+            values.append((part, kind))
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub_fragments(value, values)[0]
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return _stdlib_dumps(scrub(_stdlib_loads(line)))
 
 
 def _prompt(line: bytes) -> str | None:
@@ -403,8 +590,10 @@ def read_conversation(
         f.seek(offset)
         data = f.read(max_read + 1)
     complete = data.rfind(b"\n") + 1
-    fresh = _redacted(conversation_lines(data, 0, complete))
-    tail = _redacted(conversation_lines(data, complete))
+    read: list[bool] = []
+    fresh = _redacted(conversation_lines(data, 0, complete, read=read), read)
+    read = []
+    tail = _redacted(conversation_lines(data, complete, read=read), read)
     fresh = _across_turns(cached, fresh)
     lines = cached + fresh
     if cache is not None and cache_dir is not None and complete:

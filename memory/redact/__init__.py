@@ -23,6 +23,10 @@ without ``://``, the rest of a wrapped token), with the value judged by
 in a record's name (:func:`safe_name`). For ``key = value`` shapes only the value is replaced,
 so the text still says what was there.
 
+A text a transcript carries in pieces or JSON-escaped (text blocks, a tool result in pieces or
+that is itself JSON) is redacted as the text it is by :mod:`memory.redact.carried`, which puts
+each replacement back where the pieces and escapes were: the hook's path.
+
 Commit SHAs, UUIDs, content hashes, versions, base64 in code and ordinary words after
 "password" ("password reset flow") are left alone; ``benchmarks/bench_secrets.py`` measures
 both sides on a labelled set.

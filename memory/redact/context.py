@@ -16,6 +16,7 @@ punctuation ("密码：abc12345，记得改" ends at the comma).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from memory.redact.commands import COMMAND_DETECTORS
 from memory.redact.engine import Anchors, Lazy, Span, register
@@ -562,8 +563,15 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if span is not None:
             spans.append(span)
             last = span[1]
+    # Each loop skips the words inside its own last value; a Chinese word before an English
+    # one's value is read all the same ("密码为 X" then "DB_PASSWORD=Y": the shared ``last``
+    # skipped every Chinese word before the last English value, so a whole transcript's
+    # redaction missed what each turn's redaction caught).
+    starts = [start for start, _end, _kind in spans]  # in order, apart
+    last = 0
     for pos in anchors.positions(tuple(_CJK_WORDS)):
-        if pos < last:
+        inside = bisect_right(starts, pos) - 1
+        if pos < last or (inside >= 0 and pos < spans[inside][1]):
             continue
         word = next(w for w in _CJK_WORDS if text.startswith(w, pos))
         end = pos + len(word)
@@ -1026,6 +1034,12 @@ _CLOUD_SECRET = Lazy(
 )
 
 
+def _cut_at_window(text: str, end: int) -> bool:
+    """A match ending at ``end`` was cut by its window's end: the run goes on (a 43-character
+    ``aesKey`` read as a 33-character cloud secret left its last ten characters behind)."""
+    return end < len(text) and (text[end].isascii() and (text[end].isalnum() or text[end] in "/+=_-"))
+
+
 def detect_cloud_keys(anchors: Anchors) -> list[Span]:
     """Access key ids and secrets of Chinese clouds said without a label, near the cloud's
     name or CLI ("华为云 OBS：<id> <secret>", "obsutil config -i=<id> -k=<secret>"): an id of 20
@@ -1043,11 +1057,15 @@ def detect_cloud_keys(anchors: Anchors) -> list[Span]:
             continue
         for m in _CLOUD_KEY_ID.finditer(text, lo, hi):
             token = m.group(0)
+            if _cut_at_window(text, m.end()):
+                continue
             digits = sum(c.isdigit() for c in token)
             if 1 <= digits <= 16 and entropy(token) >= 3.6:
                 spans.add((m.start(), m.end(), "access-key"))
         for m in _CLOUD_SECRET.finditer(text, lo, hi):
             token = m.group(0)
+            if _cut_at_window(text, m.end()):
+                continue
             if (
                 all_classes(token)
                 and entropy(token) >= 4.0

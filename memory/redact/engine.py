@@ -140,23 +140,70 @@ class Anchors:
         return hits
 
 
+Mark = tuple[int, int, int, int, str]
+"""A marker in the current text, ``(start, end)``, the span of the original it replaced and
+its kind."""
+
+
+def _to_origin(marks: list[Mark], pos: int, *, end: bool) -> int:
+    """``pos`` of the current text in the original's coordinates; inside a marker, the start
+    (or, for an ``end``, the end) of what it replaced."""
+    shift = 0
+    for start, stop, o_start, o_end, _kind in marks:
+        if stop <= pos:
+            shift = o_end - stop
+        elif start < pos:
+            return o_end if end else o_start
+        else:
+            break
+    return pos + shift
+
+
 def _rebuild(
-    anchors: Anchors, spans: list[Span], kinds: list[str], values: list[tuple[str, str]] | None
+    anchors: Anchors,
+    spans: list[Span],
+    kinds: list[str],
+    values: list[tuple[str, str]] | None,
+    marks: list[Mark] | None = None,
 ) -> None:
     text = anchors.text
     pieces: list[str] = []
     last = 0
+    size = 0  # of the new text so far
+    new_marks: list[Mark] = []
+    old = iter(marks or ())
+    pending = next(old, None)
     for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
         if start < last or end <= start:
             continue
+        marker = MARKER.format(kind=kind)
+        if marks is not None:
+            while pending is not None and pending[0] < start:  # kept before this span
+                if pending[1] <= start:
+                    shift = size + (pending[0] - last)
+                    new_marks.append((shift, shift + pending[1] - pending[0], *pending[2:]))
+                pending = next(old, None)
+            while pending is not None and pending[0] < end:  # taken into this span
+                pending = next(old, None)
+            origin = (_to_origin(marks, start, end=False), _to_origin(marks, end, end=True))
+            at = size + start - last
+            new_marks.append((at, at + len(marker), *origin, kind))
         pieces.append(text[last:start])
-        pieces.append(MARKER.format(kind=kind))
+        pieces.append(marker)
+        size += start - last + len(marker)
         if values is not None:
             values.append((text[start:end], kind))
         last = end
         if kind not in kinds:
             kinds.append(kind)
     pieces.append(text[last:])
+    if marks is not None:
+        while pending is not None:
+            if pending[0] >= last:
+                shift = size + (pending[0] - last)
+                new_marks.append((shift, shift + pending[1] - pending[0], *pending[2:]))
+            pending = next(old, None)
+        marks[:] = new_marks
     anchors.reset("".join(pieces))
 
 
@@ -164,25 +211,32 @@ def run(
     text: str,
     detectors: Sequence[Callable[[Anchors], list[Span]]],
     values: list[tuple[str, str]] | None = None,
+    located: list[Span] | None = None,
 ) -> tuple[str, list[str]]:
     """``text`` with every span the detectors find replaced, and the kinds found (in order).
 
     ``values``, when given, receives ``(replaced substring, kind)`` pairs (for the name and
-    fragment checks; never logged or written).
+    fragment checks; never logged or written). ``located``, when given, receives the spans
+    replaced as ``(start, end, kind)`` of ``text`` itself, in order (a detector that runs
+    after another sees its markers; a span that takes a marker in covers what it replaced):
+    for a text made of pieces carried apart, which :mod:`memory.redact.carried` puts back.
     """
     kinds: list[str] = []
     anchors = Anchors(text)
     found: list[tuple[str, str]] = []
+    marks: list[Mark] | None = [] if located is not None else None
     for detect in detectors:
         spans = detect(anchors)
         if spans:
-            _rebuild(anchors, spans, kinds, found)
+            _rebuild(anchors, spans, kinds, found, marks)
     if found:
         again = repeated_values(anchors.text, found)
         if again:
-            _rebuild(anchors, again, kinds, None)
+            _rebuild(anchors, again, kinds, None, marks)
     if values is not None:
         values.extend(found)
+    if located is not None and marks:
+        located.extend((o_start, o_end, kind) for _s, _e, o_start, o_end, kind in marks)
     return anchors.text, kinds
 
 

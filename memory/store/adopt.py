@@ -28,7 +28,12 @@ from memory.store.layout import (
 )
 from memory.store.locks import store_lock
 from memory.store.manifest import ManifestEntry, utcnow_iso
-from memory.store.reconcile import clean_adopted_name, foreign_entry, note_secret
+from memory.store.reconcile import (
+    clean_adopted_name,
+    foreign_entry,
+    note_secret,
+    rename_secret_file,
+)
 from memory.store.records import (
     MAX_BODY_BYTES,
     Record,
@@ -114,10 +119,11 @@ def adopt(path: str | Path, **store_kwargs: object) -> AdoptReport:
                 malformed.append((path.name, str(exc)))
                 continue
             renamed = clean_adopted_name(rec)  # a name holding part of a secret is never kept
+            file = rename_secret_file(store.path, path.name, rec)  # nor a file name
             if renamed is not None:
                 rec = rec.replace(name=renamed)
-            entries.append(foreign_entry(path.name, data, rec, taken, now=now, source="adopted"))
-            note_secret(secrets, entries[-1].name, data, rec, file=path.name)
+            entries.append(foreign_entry(file, data, rec, taken, now=now, source="adopted"))
+            note_secret(secrets, entries[-1].name, data, rec, file=file)
         files: list[tuple[str, bytes]] = []
         notes: list[str] = []
         index_path = store.path / INDEX

@@ -185,6 +185,7 @@ def scan_foreign(store: ReconcilingStore, manifest: Manifest, *, verify: Iterabl
             scan.leftovers.append(name)
             continue
         renamed = clean_adopted_name(rec)
+        name = rename_secret_file(store.path, name, rec)
         if renamed is not None:
             rec = rec.replace(name=renamed)
         entry = foreign_entry(name, data, rec, taken, now=now, source="reconcile")
@@ -255,6 +256,45 @@ def clean_adopted_name(rec: Record) -> str | None:
 
     name = clean_name(rec.name, rec.description, rec.body, rec.title or "")
     return None if name == rec.name else name
+
+
+def file_name_holds_secret(file: str, rec: Record) -> bool:
+    """``file`` (a record file someone else wrote, parsed as ``rec``) has a name that holds a
+    secret by itself (``deploy-ghp_….md``: :func:`memory.redact.name_kinds`) or shares a part
+    with one in the file's UNREDACTED text (``admin-pw-<pw>.md``)."""
+    from memory.redact import name_kinds
+    from memory.store.redaction import clean_name
+
+    stem = Path(file).stem
+    if name_kinds(stem):
+        return True
+    return clean_name(stem, rec.description, rec.body, rec.title or "") != stem
+
+
+def rename_secret_file(root: Path, file: str, rec: Record) -> str:
+    """``file``, or the name it now has: a file whose name holds a secret
+    (:func:`file_name_holds_secret`) is renamed in place to ``<its clean record name>.md``
+    BEFORE any manifest names it, so no manifest (kept in ``.history/`` for rollback), no
+    archived file, no index line and no ``dreamd log`` ever carries the old name (issue 22).
+    Its bytes are not touched (a secret in them is redacted in the next generation). The
+    caller holds the store lock; a name taken gets ``-2``, ``-3`` …"""
+    if not file_name_holds_secret(file, rec):
+        return file
+    from memory.fsutil import fsync_dir
+    from memory.store.redaction import clean_name
+
+    base = clean_name(rec.name, rec.description, rec.body, rec.title or "", Path(file).stem)
+    n = 1
+    while True:
+        new = f"{base}.md" if n == 1 else f"{base}-{n}.md"
+        n += 1
+        if new == INDEX or OUR_FILE_RE.match(new) or os.path.lexists(root / new):
+            continue
+        # One rename: a crash leaves the file under one name or the other, never both (a hard
+        # link first would leave two links, which the next scan refuses to read).
+        os.rename(root / file, root / new)
+        fsync_dir(root)
+        return new
 
 
 def note_secret(
@@ -425,8 +465,19 @@ def foreign_entry(
         created_at=now,
         updated_at=now,
         sources=[source],
-        extra={"title": rec.title} if rec.title else {},
+        extra={"title": rec.title} if rec.title and not _holds_secret(rec.title) else {},
     )
 
 
-__all__ = ["ForeignScan", "ReconcileReport", "ReconcilingStore", "foreign_entry", "reconcile", "scan_foreign"]
+def _holds_secret(text: str) -> bool:
+    """``text`` (a frontmatter name kept as the entry's ``title``) holds a secret: the title
+    would carry it into the manifest and every kept copy of it."""
+    from memory.redact import name_kinds
+
+    return bool(name_kinds(text))
+
+
+__all__ = [
+    "ForeignScan", "ReconcileReport", "ReconcilingStore", "file_name_holds_secret", "foreign_entry", "reconcile",
+    "rename_secret_file", "scan_foreign",
+]  # fmt: skip
