@@ -121,10 +121,13 @@ def moves_value_of(new_clause: str, old_clause: str) -> bool:
     the older clause's subject, the words before its last value ("代码冻结是 <date>，…" / "冻结提前
     了，改成 <date>"; "the launch deadline is <date>" / "the beta deadline moved to <date>" names
     another): every word in English, in Chinese (characters, no word segmentation) half of them
-    and two in a row."""
+    and two in a row. Without a change word the newer statement must have the older one's shape,
+    its subject then its value, nothing after it ("最低支持到 iOS 15" / "最低版本提到 iOS 16"): one
+    going on past the value ("发版日 <date> 大家都在") tells what happens on it, not a new value."""
     old, new = gist(old_clause), gist(new_clause)
     units = old.frames[0] if old.frames else ()
-    if any(old.negated) or VALUE_SLOT not in units or not supersessions(new_clause):
+    ends_on_value = bool(new.frames) and new.frames[0][-1:] == (VALUE_SLOT,)
+    if any(old.negated) or VALUE_SLOT not in units or not (ends_on_value or supersessions(new_clause)):
         return False
     current = new.values - new.negated_values
     if not {value_kind(v) for v in old.values - current} & {value_kind(v) for v in current - old.values}:
