@@ -497,3 +497,6 @@ def test_a_restated_subject_without_a_change_word_needs_the_older_shape() -> Non
     assert sup("安卓最低支持到 API 24", "安卓最低版本抬到 API 26")
     assert not sup("安卓最低支持到 API 24", "安卓最低版本 API 26 的机器都要测")
     assert not sup("The staging box runs Postgres 14", "The prod box runs Postgres 16")
+    # the newer naming its subject with fewer of the older's words, and nothing else
+    assert sup("The code freeze for the spring release is 2027-03-10", "Freeze is 2027-03-08")
+    assert not sup("The code freeze for the spring release is 2027-03-10", "The beta freeze is 2027-03-08")
