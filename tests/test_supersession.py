@@ -500,3 +500,19 @@ def test_a_restated_subject_without_a_change_word_needs_the_older_shape() -> Non
     # the newer naming its subject with fewer of the older's words, and nothing else
     assert sup("The code freeze for the spring release is 2027-03-10", "Freeze is 2027-03-08")
     assert not sup("The code freeze for the spring release is 2027-03-10", "The beta freeze is 2027-03-08")
+
+
+def test_a_correction_led_in_before_a_colon_is_kept_and_supersedes_what_it_corrects(tmp_path: Path) -> None:
+    """A few words leading in, with no fact of their own, then a colon: the statement after it
+    is read like any other, so the corrected value is kept and the one it replaces, said earlier
+    in the same transcript, goes to the record's history."""
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
+    execute(_extract_job(mdir, "the cache runs Redis 6.", "Noted.", "oops, my mistake: the cache runs Redis 7.", "Ok."), ctx)
+    bodies = [rec.body for _, rec in MemoryStore(mdir).records()]
+    assert len(bodies) == 1 and "Redis 7" in bodies[0].split("**Previously:**")[0]
+    assert "Redis 6" in bodies[0].split("**Previously:**")[1]
+    # the words before the colon are a rule of their own: they are not a lead-in
+    out = _run("never touch the cluster yourself: print the command and I'll run it")
+    assert not [r for r in out if r["description"].startswith("Print the command")]
