@@ -467,8 +467,6 @@ _GENERIC_ADVICE = re.compile(
     r"^(?:大家|人人|每个人|每個人)(?:都)?(?:应该|應該|要|得|必须|必須)",
     re.I,
 )
-# Wisdom about how a thing of life goes: "the trick with puppies is …" (not "the key to our release process is …").
-_KNACK = re.compile(r"^(?:the|a|one|my) (?:trick|secret|key|knack)(?: with| to| for| of| in) (?P<what>[^,:：]{1,40}?) is\b", re.I)
 # Someone else's advice told as speech without quotes: "my dad always told me to never …", "X used to
 # say never …", "我妈总跟我说出门一定要…", "朋友劝我别…".
 _TOLD_ADVICE = re.compile(
@@ -525,17 +523,6 @@ _ADVICE_NEXT = re.compile(
     r"(?:^|[.!?]\s+)(?:(?:here's|here is)\s+)?(?:my|one|a|some)\s+(?:advice|tip|piece of advice|two cents)\s*[?:.!]\s*$",
     re.I,
 )
-# A lead that hands the listener a piece of living wisdom: "Rule number one of camping: …", "我跟你讲，…", "你听我的，…".
-_WISDOM_LEAD = re.compile(
-    r"^rule (?:number |no\.? ?|#)?(?:one|1) (?:of|in|for|when) (?!(?:this|our|my|the) (?:repo|project|codebase|team|company|office)\b)"
-    r"[^:：]{1,30}[:：]\s*|^(?:我跟你讲|我跟你講|我跟你说|我跟你說|你听我的|你聽我的|听我说|聽我說)[，,：:！!]\s*",
-    re.I,
-)
-
-
-def _wisdom(sentence: str) -> bool:
-    m = _WISDOM_LEAD.match(sentence.strip())
-    return m is not None and not names_the_work(sentence.strip()[m.end():])
 # An episode of the past told as such: "Back when I was at the bank, …", "In my old job, …".
 _EPISODE = re.compile(
     r"^(?:back when|back in (?:the day|\d{4})|back then|when i was (?:at|in|with|a|an|still)|in my (?:last|old|previous|first) "
@@ -729,18 +716,8 @@ def _just_did(core: str) -> bool:
     )
 
 
-# Wisdom from the speaker's experience: "In my experience, …", "One thing I've learned: …", "我的经验是，…",
-# "…, trust me". What follows is advice between people unless it names the work ("One thing I learned the hard
-# way: never reindex more than one shard at once" is a rule for the assistant).
-_EXPERIENCE_LEAD = re.compile(
-    r"^(?:in my experience|from (?:my )?experience|speaking from experience|(?:one|a) (?:thing|lesson) i(?:'ve| have)? learn(?:ed|t)"
-    r"(?: the hard way)?|lesson learn(?:ed|t)|pro (?:tip|move))\b(?: is(?: to)?)?\s*[:：,—–-]?\s*|"
-    r"^(?:根据|根據|按照|凭|憑|以|据|據)?我的(?:经验|經驗)(?:来看|來看|来说|來說|是|就是)?[，,：:]?\s*|^(?:经验告诉我|經驗告訴我)[，,：:]?\s*",
-    re.I,
-)
+# "…, trust me": wisdom from the speaker's experience, advice between people unless it names the work.
 _TRUST_ME = re.compile(r"[,;—–-]\s*(?:trust me|take it from me|believe me|相信我|听我的|聽我的)[.!。！]*$", re.I)
-# Advice to the listener after a condition of their own: "If you ever go to Lisbon, you have to try …".
-_YOU_HAVE_TO = re.compile(r"[,，]\s*you (?:should|must|have to|need to|gotta|got to|ought to)\b", re.I)
 
 
 def _advice_to_you(sentence: str, core: str) -> bool:
@@ -749,20 +726,6 @@ def _advice_to_you(sentence: str, core: str) -> bool:
         return False
     rest = _ADVICE_TO_YOU.sub("", core)
     return _CODE_WORDS.search(rest) is None if mostly_chinese(rest) else not names_the_work(rest)
-
-
-def _you_have_to(core: str) -> bool:
-    return _YOU_HAVE_TO.search(core) is not None and not names_the_work(core) and not is_pointer(core)
-
-
-def _experience(core: str) -> bool:
-    m = _EXPERIENCE_LEAD.match(core)
-    if m is None or m.end() == 0:
-        return False
-    rest = core[m.end():]
-    if not rest or (_IMPERATIVE_ADVICE.match(rest) and not mostly_chinese(rest)):
-        return False  # "One thing I learned the hard way: never reindex …": a rule the user sets, told with its origin
-    return mostly_chinese(core) or not about_the_work(rest)
 
 
 def _care(core: str) -> bool:
@@ -812,11 +775,6 @@ _OUTPUT = re.compile(
 )
 
 
-def _knack(core: str) -> bool:
-    m = _KNACK.match(core)
-    return m is not None and not names_the_work(m.group("what"))
-
-
 def _life_advice(core: str) -> bool:
     """A directive in the form of advice (always/never/you should/一定要) that names nothing of the
     work, read with and without its head ("Always show amounts in pounds" names "show …")."""
@@ -839,14 +797,10 @@ def _open_quote(before: str) -> bool:
 
 SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "advice": lambda sentence, core, before: _ADVICE_LEAD.search(sentence)
-    or _experience(core)
-    or _wisdom(sentence)
     or (_TRUST_ME.search(sentence) and not names_the_work(_TRUST_ME.sub("", core)) and not is_pointer(_TRUST_ME.sub("", core)))
-    or _you_have_to(core)
     or _advice_to_you(sentence, core)
     or _TOLD_THIRD.search(sentence)
     or _GENERIC_ADVICE.match(core)
-    or _knack(core)
     or _TOLD_ADVICE.search(core),
     "reported": lambda sentence, core, before: _WORDS_OF.search(sentence) or _PASSED_ON.search(sentence)
     or _PASTED_OUTPUT.match(sentence.strip()),

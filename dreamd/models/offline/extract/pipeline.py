@@ -758,6 +758,11 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 stage = "change"
                 changed = change_statement(core, ctx, heard)  # "it's X now, not Y" after "we use Y"
                 founds = [changed] if changed is not None else []
+            # "oops, my mistake: the cache runs Redis 7": a few words leading in, with no fact of their own
+            lead, _, after = core.partition(": ") if ": " in core else core.partition("：")
+            if (not founds and role == "user" and after and len(tokens(lead)) <= 3 and re.fullmatch(r"[^\W\d_][\w ,']*", lead)
+                    and not found_in(lead, ctx, accepted=None, remember=False, all_rules=True)):
+                stage, founds = "rules", found_in(after, ctx, accepted=None, remember=peeled.remember, all_rules=not answer.full())
             if role == "user":
                 heard |= tokens(core)
             if not founds:

@@ -547,20 +547,12 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
         return []
     text = tidy(core)
     if mostly_chinese(text):
-        m = re.match(r"^(?:我)?本人(?:是)?", text)
-        if m and len(text) > m.end() + 1:  # "本人律师，在重庆" / "我本人是律师": 本人 is 我
-            return _as_self("我是" + text[m.end():], ctx, text)
         first = re.split(r"[，,；;。]", text, maxsplit=1)[0]  # "业余在玩攀岩，想这几天练练": the intro is the first clause
         if not _ZH_SELF_INTRO.match(text) or _ZH_REQUEST_WORD.search(first) or distractor(first) in _BLOCKING:
             return []
         if any(distractor(p) in _MOOD for p in re.split(r"[，,；;。]", text)):
             return []  # "一直在加班，好累": a mood, not who they are
         return _as_self("我" + text, ctx, text)
-    named = re.match(r"^(?-i:[A-Z][a-z]+)\s+here\s*[,—–-]\s*(?P<role>[^,.;]{3,60})", text)
-    if named and not opens_with_verb(named.group("role")):  # "Priya here, tech lead for payments"
-        found = _as_self(f"I'm {named.group('role')}", ctx, text)
-        if found:
-            return found[:1]
     for pattern in (_ROLE_HERE, _ROLE_YEARS):
         m = pattern.match(text)
         # "Use a bigger timeout here" is an instruction; a role is a noun phrase without articles inside
@@ -603,12 +595,6 @@ _NO_THING = re.compile(
     r"(?:after|before)\s+\d[^,;]*))?(?:\s*[,;.]\s*(?P<why>.+?))?[.!]?$",
     re.I,
 )
-_MINIMUM = re.compile(
-    r"^(?P<x>[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,2}?)\s+(?:minimum|min|maximum|max|at minimum|at most|at least)\s+"
-    r"(?:on|for|in|across)\s+(?:every|everything|all|any|each)\b.*$",
-    re.I,
-)
-_ZH_ONLY = re.compile(r"^(?:(?:统一|統一|一律|全部|都)?只(?:用|要|做|接受|考虑|考慮))\s*(?P<x>[^，,。；;]{1,20})(?:[，,；;]\s*(?P<why>.+))?$")
 
 
 _IDIOM = re.compile(
@@ -648,8 +634,6 @@ _STICK = re.compile(r"(?:^|[,;]\s*|\bso\s+)(?:let's|lets|let us|we'll|we will|we
                     re.I)
 
 
-_ZH_WHEN_YOU_CAN = re.compile(r"^能(?:用|写|寫|做)?[^，,。；;]{1,15}就(?:别|別|不要|不用|尽量|盡量|不|用|写|寫)[^，,。；;]{1,15}$")
-_ZH_REQUIRED = re.compile(r"^(?P<x>[^，,。；;]{2,16}?)(?:必填|必须有|必須有|不能少|是必须的|是必須的)(?:[，,；;]\s*(?P<why>.+))?$")
 _ZH_NOT_WITH_REASON = re.compile(
     r"^(?:不要|别|別|不准|不許|不许|禁止)(?:再)?(?P<x>[^，,。；;]{2,20})[，,；;]\s*(?P<why>[^，,。；;]{3,})$"
 )
@@ -665,12 +649,6 @@ _WHEN_OR_WHO = re.compile(
     r"^\S*\d|,\s*(?:not|never)\s+\S*\d",
     re.I,
 )
-_REQUIRED = re.compile(
-    r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not|no)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
-    r"\s+(?:(?:is|are)\s+)?(?:required|mandatory|compulsory|a must|non-negotiable|forbidden|banned|not allowed|"
-    r"off[- ]limits)(?:\s+(?:everywhere|always|in (?:every|all|any)\s+\w+))?(?:\s*[,;]\s*(?P<why>.+))?$",
-    re.I,
-)
 _NP_ALWAYS = re.compile(
     r"^(?P<x>(?!(?:i|we|you|it|this|that|they|he|she|there|just|not)\b)[\w`'./+#-]+(?:\s+[\w`'./+#-]+){0,3}?)"
     r"(?:\s*,\s*|\s+)(?:always|everywhere|throughout|across the board|by default|at all times|no exceptions|"
@@ -679,7 +657,6 @@ _NP_ALWAYS = re.compile(
     r"(?:for|in|on|across)\s+(?:all|every|everything|any|each)\b[^,;]{0,40})[.!]?$",
     re.I,
 )
-_MAX = re.compile(r"^(?:max|maximum|min|minimum)\.?\s+\S*\d\S*\s+\w+.*\b(?:per|each|every|a|an)\s+\w+", re.I)
 
 
 _DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)(?<![^—–;]{3}\s)\s*(?:\s[—–-]+\s|;\s)\s*(?P<why>[^—–;]{6,})$")
@@ -687,7 +664,7 @@ _DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)(?<![^—–;]{3}\s)\s*(
 
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
-    "no inline styles anywhere", "Rust or nothing", "AA minimum on everything", "只用 pnpm")."""
+    "no inline styles anywhere", "Rust or nothing", "别用 lodash，包太大")."""
     if ctx.role != "user":
         return None
     text = tidy(core).rstrip(" .。!！")
@@ -700,35 +677,21 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
         if found is not None and found.reason is None and distractor(said.group("why")) not in _BLOCKING:
             found.reason = tidy(said.group("why"))
         return found
-    m = _ZH_ONLY.match(text)
-    if m:
-        return _bare(m.group("x"), m.group("why"), text, ctx)
     m = _ZH_NOT_WITH_REASON.match(text)
     if (m and not _ZH_PRONOUN_ITEM.match(m.group("x")) and not re.search(r"你|您", m.group("why"))
             and distractor(m.group("why")) not in _BLOCKING and distractor(text) not in _BLOCKING
             and not is_wellbeing(text) and not is_life_advice(text)):
         # "别用 lodash，包太大": a prohibition given with its reason is standing
         return _bare(m.group("x"), m.group("why"), text, ctx)
-    if _ZH_WHEN_YOU_CAN.match(text) and distractor(text) not in _BLOCKING and not is_wellbeing(text):
-        return _bare(text, None, text, ctx)  # "能用 SQL 就别用 pandas": whenever it can be, it is
-    m = _ZH_REQUIRED.match(text)
-    if m and mostly_chinese(text) and distractor(m.group("x")) not in _BLOCKING:
-        return _bare(m.group("x"), m.group("why"), text, ctx)  # "PR 描述必填"
     if mostly_chinese(text):
         return None
     m = _NOT_Y.match(text)
     if (m and not opens_with_verb(text) and not _reply(m.group("x")) and not _WHEN_OR_WHO.search(text)
             and distractor(m.group("x")) in (None, "fragment")):
         return _bare(m.group("x"), None, text, ctx)  # "pnpm, not npm": one thing of the work over another
-    m = _REQUIRED.match(text)
-    if m and not opens_with_verb(text) and distractor(m.group("x")) in (None, "fragment"):
-        why = m.group("why")  # "console.log banned, use the logger": the alternative, part of the rule
-        return _bare(m.group("x"), why if why and _why_ok(why) else None, text, ctx)
     m = _NP_ALWAYS.match(text)
     if m and not opens_with_verb(text) and not _reply(m.group("x")) and distractor(m.group("x")) in (None, "fragment"):
         return _bare(m.group("x"), None, text, ctx)  # "UTC everywhere", "metric units, always"
-    if _MAX.match(text):
-        return _bare(text, None, text, ctx)  # "max 3 bullet points per answer"
     m = _FLOOR.match(text)
     if m:  # "go version floor is 1.21 so nothing newer": a limit the work must keep to
         tail = m.group("tail").strip(" ,;")
@@ -753,12 +716,8 @@ def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     m = _NO_THING.match(text)
     if m and _IDIOM.match(m.group("x")):
         return None  # "no worries", "no idea, sorry": an idiom, not a constraint
-    if m and m.group("why") and re.search(r"\b(?:instead|rather)\b", m.group("why"), re.I):
-        return _bare(m.group("x"), None, text, ctx)  # "no classes, functions instead": the rule and its alternative
     if m and (m.group("scope") or (m.group("why") and _why_ok(m.group("why"))) or ctx.standing):
         return _bare(m.group("x"), m.group("why"), text, ctx)
-    if _MINIMUM.match(text):
-        return _bare(text, None, text, ctx)
     return None
 
 
