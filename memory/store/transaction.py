@@ -307,10 +307,12 @@ class MemoryStore:
                 self._titles[key] = None
         return self._titles[key]
 
-    def records(self) -> list[tuple[ManifestEntry, Record]]:
-        """Every readable record of the current set (malformed files are skipped)."""
+    def records(self, manifest: Manifest | None = None) -> list[tuple[ManifestEntry, Record]]:
+        """Every readable record of the current set, or of ``manifest`` (one :meth:`read`
+        already gave: the records of that generation, without copying it again); malformed
+        files are skipped."""
         out = []
-        for entry in self.read().records:
+        for entry in (manifest if manifest is not None else self.read()).records:
             try:
                 out.append((entry, self.read_record(entry)))
             except RecordError as exc:
