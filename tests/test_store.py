@@ -493,3 +493,13 @@ def test_a_commit_that_leaves_the_index_as_it_is_does_not_rewrite_memory_md(tmp_
     assert sha256_hex(index.read_bytes()) == store.read().index_sha256
     kept = [p for p in store.history_path.iterdir() if p.name.startswith("MEMORY-")]
     assert [p.read_text() for p in kept] == ["# my own notes\n"]
+
+
+def test_records_of_a_manifest_read_before_are_that_generations_set(store: MemoryStore) -> None:
+    """A dream plans over the records of the snapshot its commit is based on: a record a later
+    commit added is not among them, while ``records()`` reads the current set."""
+    store.commit(Change(add=[rec("first")]))
+    snapshot = store.read()
+    store.commit(Change(add=[rec("second")]))
+    assert [e.name for e, _ in store.records(snapshot)] == ["first"]
+    assert sorted(e.name for e, _ in store.records()) == ["first", "second"]
