@@ -39,7 +39,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
 from dreamd.models.offline.compare.clauses import (
     Units,
@@ -149,11 +148,7 @@ class Said:
     """``units`` as a set: the cheap first test of every clause against every pool clause."""
 
 
-@lru_cache(maxsize=65536)
 def _said(clause: str) -> Said:
-    """One clause's :class:`Said`, memoised by text: a dream checks each batch's plan and then
-    the whole plan, so every result and source clause is read twice, and the rest of the
-    directory once per batch that needs it."""
     units: list[str] = []
     marks: set[int] = set()
     starts: list[int] = []
