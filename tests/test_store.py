@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -493,3 +494,34 @@ def test_a_commit_that_leaves_the_index_as_it_is_does_not_rewrite_memory_md(tmp_
     assert sha256_hex(index.read_bytes()) == store.read().index_sha256
     kept = [p for p in store.history_path.iterdir() if p.name.startswith("MEMORY-")]
     assert [p.read_text() for p in kept] == ["# my own notes\n"]
+
+
+def test_records_of_a_manifest_read_before_are_that_generations_set(store: MemoryStore) -> None:
+    """A dream plans over the records of the snapshot its commit is based on: a record a later
+    commit added is not among them, while ``records()`` reads the current set."""
+    store.commit(Change(add=[rec("first")]))
+    snapshot = store.read()
+    store.commit(Change(add=[rec("second")]))
+    assert [e.name for e, _ in store.records(snapshot)] == ["first"]
+    assert sorted(e.name for e, _ in store.records()) == ["first", "second"]
+
+
+def test_a_set_of_several_megabytes_is_parsed_once_per_store(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon keeps one store per directory and dreams over every record: a set larger than
+    the parse cache would be parsed whole on every read (the cache emptied part way through)."""
+    body = "A line that says something about the deploy script and its flags. " * 40  # ~2.7 KB
+    store.commit(Change(add=[rec(f"note-{i}", body=f"{i}: {body}") for i in range(1100)]))  # ~3 MB of files
+    first = store.records()
+    parsed: list[str] = []
+    original = MemoryStore.parse_entry
+
+    def counting(self: MemoryStore, entry: Any, data: bytes) -> Record:
+        parsed.append(entry.name)
+        return original(self, entry, data)
+
+    monkeypatch.setattr(MemoryStore, "parse_entry", counting)
+    again = store.records()
+    assert parsed == []
+    assert [(e.name, r.body) for e, r in again] == [(e.name, r.body) for e, r in first]

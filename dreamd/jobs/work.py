@@ -902,7 +902,7 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
         ctx.step("lease_taken")
         store = ctx.store(memory_dir)
         snapshot = store.read()
-        pairs = store.records()
+        pairs = store.records(snapshot)  # the records of the generation the plan is based on
         inputs = [PlanRecord.of(rec, e) for e, rec in pairs]  # a record read from the store has its entry's name
         recent = [
             e.name

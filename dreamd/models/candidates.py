@@ -267,9 +267,10 @@ def _supersession_links(
     for i, ts in enumerate(terms):
         for t in ts:
             postings.setdefault(t, []).append(i)
+    stamps = [plan_stamp(r) for r in records]  # once per record, not once per record a statement scores
     out: list[tuple[float, int, int, str]] = []
     for i, rec in enumerate(records):
-        stamp = plan_stamp(rec)
+        stamp = stamps[i]
         if not stamp:
             continue
         stated = statements(rec.description, rec.body)
@@ -287,7 +288,7 @@ def _supersession_links(
         # replaced_by's parts of the newer record, made once for all the older ones it is checked against
         new_facts = fact_clauses(rec.description, rec.body)
         pool = [clause_units(c) for c in clauses(rec.description, rec.body)]
-        ranked = sorted((j for j in score if (plan_stamp(records[j]) or stamp) < stamp), key=lambda j: (-score[j], j))
+        ranked = sorted((j for j in score if (stamps[j] or stamp) < stamp), key=lambda j: (-score[j], j))
         for j in ranked[:SUPERSESSION_CHECKS]:
             old_facts = fact_clauses(records[j].description, records[j].body)
             if not restates(new_facts, old_facts) and replaced_clauses(stated, pool, old_facts):

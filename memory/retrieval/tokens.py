@@ -91,8 +91,12 @@ def normalize(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The words of ``text`` in order (see the module docstring)."""
-    text = normalize(text)
-    return _pattern(_ASCII_WORD if text.isascii() else _WORD).findall(text)
+    return _words_of(normalize(text))
+
+
+def _words_of(normal: str) -> list[str]:
+    """:func:`words` of a text already normalised."""
+    return _pattern(_ASCII_WORD if normal.isascii() else _WORD).findall(normal)
 
 
 def is_cjk(word: str) -> bool:
@@ -186,8 +190,10 @@ def terms(text: str, *, compound_parts: bool = True) -> list[str]:
     ``a.example.com`` and ``b.example.com`` share no term then, while their parts would make
     the two values look mostly alike."""
     out: list[str] = []
-    for word in words(text):
-        if is_cjk(word):
+    normal = normalize(text)
+    chinese = not normal.isascii()  # an ASCII text has no Chinese run: no word is looked at for one
+    for word in _words_of(normal):
+        if chinese and is_cjk(word):
             out.extend(gram for gram in cjk_grams(word) if gram not in STOPWORDS)
             continue
         if "'" in word:
