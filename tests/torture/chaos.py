@@ -65,6 +65,8 @@ class Hostile:
     kind: str | None = None
     memory_dir: str | None = None
     name: str | None = None
+    description: str | None = None
+    """A remember's description: with ``secrets``, what the checker derives the stored name from."""
     secrets: tuple[str, ...] = ()
 
 
@@ -145,7 +147,8 @@ def hostile_cases(
         "name": name, "type": "reference", "description": f"The staging key is {s3}",
         "body": f"Use {s3} for staging deploys."}])
     out.append(Hostile("secret-raw-remember", f"{job_id}.json", _enc(job), "done", job_id=job_id,
-                       kind="remember", memory_dir=d, name=name, secrets=(s3,)))
+                       kind="remember", memory_dir=d, name=name, description=f"The staging key is {s3}",
+                       secrets=(s3,)))
 
     job_id = new_job_id()
     out.append(Hostile("non-utf8", f"{job_id}.json",

@@ -15,7 +15,7 @@ Line shapes (all carry ``t``, wall-clock seconds, and ``who``)::
 
     {"op": "accepted", "kind": "extract"|"remember"|"forget"|"consolidate", "job_id", "memory_dir",
      "name"?, "names"?, "secrets"?: [str], "session_id"?}
-    {"op": "hostile", "case", "job_id"?, "file", "expect": "failed"|"done"|"ignored", "secrets"?}
+    {"op": "hostile", "case", "job_id"?, "file", "expect": "failed"|"done"|"ignored", "name"?, "description"?, "secrets"?}
     {"op": "kill_daemon", "incarnation", "pid", "cur", "leases": [dir]}
     {"op": "kill_client", "client", "pid"}
     {"op": "hand_create"|"hand_edit"|"hand_delete", "memory_dir", "file"}

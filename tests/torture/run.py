@@ -452,7 +452,8 @@ def run(opts: Options) -> tuple[Report, dict[str, Any]]:
                     rng.shuffle(hostile_queue)
                 for h in hostile_queue[-2:]:
                     ledger.write("hostile", case=h.case, job_id=h.job_id, file=h.file, expect=h.expect,
-                                 kind=h.kind, memory_dir=h.memory_dir, name=h.name, secrets=list(h.secrets))
+                                 kind=h.kind, memory_dir=h.memory_dir, name=h.name, description=h.description,
+                                 secrets=list(h.secrets))
                     chaos.drop(world.spool / "new", world.spool / "tmp", h)
                     counters.fault("hostile-" + h.case)
                 del hostile_queue[-2:]

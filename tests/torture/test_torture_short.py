@@ -309,3 +309,29 @@ def test_a_remember_stored_under_its_redacted_name_is_present_and_another_name_i
     t._done(other, {"kind": "remember"})
     t.ledger.write("accepted", kind="remember", job_id=other, memory_dir=str(t.d0), name="c2-11-58", secrets=[key])
     assert "remember-present" in _tags(t.check())  # renamed, it would be 'redacted-secret', not 'c3'.
+
+
+def test_a_hostile_remember_tells_the_checker_the_description_its_stored_name_comes_from(tmp_path: Path) -> None:
+    """The 20-minute run (seed 12, session 27): the planted remember ``hostile-secret-<n>``
+    shared five digits with its key, so the store named it from its description; the ledger's
+    hostile entry carried no description, so the checker expected ``redacted-secret`` and called
+    the record lost (two violations). Every remember the harness plants carries what its job's
+    record does."""
+    import random
+
+    from tests.torture import chaos
+    from tests.torture.checker import _stored_name
+
+    managed = [tmp_path / "d0"]
+    cases = chaos.hostile_cases(random.Random(12), mem_root=tmp_path, managed=managed, outside=tmp_path / "out",
+                                max_job_bytes=1 << 20)
+    remembers = [h for h in cases if h.kind == "remember" and h.expect == "done" and h.secrets]
+    assert remembers
+    for h in remembers:
+        assert h.data is not None
+        (record,) = json.loads(h.data)["records"]
+        assert h.description == record["description"]
+        entry = {"name": h.name, "description": h.description, "secrets": list(h.secrets)}
+        # a name sharing a part with the key: what the store would call it is what the checker expects
+        entry["name"] = "hostile-secret-" + h.secrets[0][-5:]
+        assert _stored_name(entry)[1] != "redacted-secret"
