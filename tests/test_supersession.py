@@ -470,38 +470,6 @@ def test_a_change_to_an_address_said_as_a_fragment_is_kept_and_supersedes_the_ol
     assert done is not None and "docs-old.example.dev" in done.result.body.split("**Previously:**")[1]
 
 
-def test_one_session_restating_a_subject_with_a_value_of_its_kind_supersedes_the_earlier_record(tmp_path: Path) -> None:
-    """One transcript states a value early and later says the same subject with a new value of
-    the kind, in the older statement's shape (subject, then the value) and without a change word:
-    the job keeps one record, the new value current and the old one on its history line."""
-    mdir = tmp_path / "mem"
-    MemoryStore.init(mdir)
-    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
-    job = _extract_job(mdir, "我们做的那个阅读器，最低支持到 Android 10", "好的。", "跟产品对完了，最低版本提到 Android 12。", "明白。")
-    execute(job, ctx)
-    bodies = [rec.body for _, rec in MemoryStore(mdir).records()]
-    current = [b.split("**此前：**")[0] for b in bodies]
-    assert len(bodies) == 1 and "Android 12" in current[0] and "Android 10" not in current[0]
-    assert "Android 10" in bodies[0].split("**此前：**")[1]
-
-
-def test_a_restated_subject_without_a_change_word_needs_the_older_shape() -> None:
-    """Without a change word the newer statement must end on its value, as the older one does;
-    one going on past it tells what happens then, and English still names every subject word."""
-    from dreamd.models import supersession
-
-    def sup(old: str, new: str) -> bool:
-        return supersession.supersede(make_record("n", "project", new, new + "\n"),
-                                      make_record("o", "project", old, old + "\n")) is not None
-
-    assert sup("安卓最低支持到 API 24", "安卓最低版本抬到 API 26")
-    assert not sup("安卓最低支持到 API 24", "安卓最低版本 API 26 的机器都要测")
-    assert not sup("The staging box runs Postgres 14", "The prod box runs Postgres 16")
-    # the newer naming its subject with fewer of the older's words, and nothing else
-    assert sup("The code freeze for the spring release is 2027-03-10", "Freeze is 2027-03-08")
-    assert not sup("The code freeze for the spring release is 2027-03-10", "The beta freeze is 2027-03-08")
-
-
 def test_a_correction_led_in_before_a_colon_is_kept_and_supersedes_what_it_corrects(tmp_path: Path) -> None:
     """A few words leading in, with no fact of their own, then a colon: the statement after it
     is read like any other, so the corrected value is kept and the one it replaces, said earlier

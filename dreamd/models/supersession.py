@@ -120,33 +120,21 @@ def moves_value_of(new_clause: str, old_clause: str) -> bool:
     with a change word that replaces a value of the older clause by one of its kind and names
     the older clause's subject, the words before its last value ("代码冻结是 <date>，…" / "冻结提前
     了，改成 <date>"; "the launch deadline is <date>" / "the beta deadline moved to <date>" names
-    another): every word in English (or the newer names its subject with fewer of the older's
-    words: "code freeze for the release is <date>" / "freeze is <date>"), in Chinese (characters,
-    no word segmentation) half of them and two in a row. Without a change word the newer statement must have the older one's shape,
-    its subject then its value, nothing after it ("最低支持到 iOS 15" / "最低版本提到 iOS 16"): one
-    going on past the value ("发版日 <date> 大家都在") tells what happens on it, not a new value."""
+    another): every word in English, in Chinese (characters, no word segmentation) half of them
+    and two in a row."""
     old, new = gist(old_clause), gist(new_clause)
     units = old.frames[0] if old.frames else ()
-    ends_on_value = bool(new.frames) and new.frames[0][-1:] == (VALUE_SLOT,)
-    if any(old.negated) or VALUE_SLOT not in units or not (ends_on_value or supersessions(new_clause)):
+    if any(old.negated) or VALUE_SLOT not in units or not supersessions(new_clause):
         return False
     current = new.values - new.negated_values
     if not {value_kind(v) for v in old.values - current} & {value_kind(v) for v in current - old.values}:
         return False
-    subject = _subject(units)
+    last = len(units) - 1 - units[::-1].index(VALUE_SLOT)
+    subject = [u for u in units[:last] if u != VALUE_SLOT]
     if not any(CJK_RE.match(u) for u in subject):
-        named = _subject(new.frames[0]) if new.frames else []
-        return bool(subject) and (set(subject) <= new.content or (bool(named) and set(named) <= set(subject)))
+        return bool(subject) and set(subject) <= new.content
     said = {pair for clause in new.clauses for pair in itertools.pairwise(clause)}
     return 2 * len(set(subject) & new.content) >= len(set(subject)) and not said.isdisjoint(itertools.pairwise(subject))
-
-
-def _subject(frame: Sequence[str]) -> list[str]:
-    """The words of a clause's frame before its last value (none without a value)."""
-    if VALUE_SLOT not in frame:
-        return []
-    last = len(frame) - 1 - list(frame)[::-1].index(VALUE_SLOT)
-    return [u for u in frame[:last] if u != VALUE_SLOT]
 
 
 def _restates_any(clause: str, gone: Sequence[str]) -> bool:
