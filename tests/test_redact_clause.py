@@ -119,3 +119,14 @@ def test_value_cut_over_line_breaks_next_to_its_word_is_one_value(
 )
 def test_lines_after_a_credential_word_that_join_to_nothing_survive(text: str) -> None:
     assert redact(text)[0] == text
+
+
+def test_a_path_in_a_clause_that_names_a_secret_is_not_its_value() -> None:
+    """``dreamd sync`` names the command that recovers a refused push, with the directory's path,
+    in the same sentence as "look(s) like a secret"; a path is never the value (a test's tmp
+    directory, named after the test, ended the line as ``pytest-[REDACTED:secret]``)."""
+    line = ("/srv/m: refusing to push: a.md (password) look(s) like a secret, held by unpushed "
+            "generations; Run 'dreamd sync /tmp/pytest-of-root/pytest-99/test_push_for_a_secr0/mem "
+            "--squash-unpushed' to publish")
+    assert redact(line) == (line, [])
+    assert redact("my secret dir is ~/vault7/keys2/prod")[0] == "my secret dir is ~/vault7/keys2/prod"

@@ -108,6 +108,8 @@ def _value_kind(token: str, near: bool) -> bool:
         return False
     if any(c in ":=" for c in token.rstrip("=")) or _HEXISH.rx.fullmatch(token):
         return False  # a setting (the context detectors read those), a hash, an address
+    if token.count("/") >= 2 or token.startswith(("/", "~", "./")):
+        return False  # a path ("…/pytest-99/test_a_secret0/mem" in an error that names a command)
     if looks_random(token) or strong_password(token):
         return True
     return near and _made_up(token)
