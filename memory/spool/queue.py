@@ -664,14 +664,11 @@ class Spool:
             os.close(fd)
 
     def complete(self, job_id: str) -> None:
-        """``cur/X`` → ``done/X``; its mtime becomes the completion time (for pruning)."""
-        src = self._path("cur", job_id)
-        now_ns = int(self.clock() * 1e9)
-        os.utime(src, ns=(now_ns, now_ns))
-        os.rename(src, self._path("done", job_id))
-        fsync_dir(self.root / "done")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._state_path(job_id))
+        """``cur/X`` → ``done/X``; its mtime becomes the completion time (for pruning).
+        FileNotFoundError when the job is not in ``cur/``."""
+        if not self.complete_all([job_id]):
+            src = self._path("cur", job_id)
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(src))
 
     def complete_all(self, job_ids: Sequence[str]) -> list[str]:
         """:meth:`complete` for several claimed jobs with one fsync of ``done/`` (a group commit's
