@@ -46,17 +46,30 @@ def locate(store: MemoryStore, entry: ManifestEntry) -> Path | None:
 BULK_FILES = 16
 
 
-def _syncfs(directory: Path) -> None:
-    """Flush the file system holding ``directory`` (Linux ``syncfs``; elsewhere ``sync``)."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        import ctypes
+def _syncfs(directory: Path, files: list[Path]) -> None:
+    """Make ``files`` (all in ``directory``) durable: one Linux ``syncfs`` of the file system
+    holding them, else an ``fsync`` of each.
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        if getattr(libc, "syncfs", None) is None or libc.syncfs(fd) != 0:
-            os.sync()
-    except OSError:
-        os.sync()
+    A ``syncfs`` that fails raises its error: ``sync(2)`` reports none, so falling back to it
+    would let a write error (EIO, a full thin volume) pass as durable and the files' names
+    appear over bytes that never reached the disk."""
+    import ctypes
+    import errno
+
+    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    if syncfs is None:  # not Linux: one fsync per file, each one's error raised
+        for path in files:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        return
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno() or errno.EIO
+            raise OSError(err, f"syncfs: {os.strerror(err)}", str(directory))
     finally:
         os.close(fd)
 
@@ -91,7 +104,7 @@ def write_files(directory: Path, files: dict[str, bytes]) -> list[str]:
                 # write_temp names the record it could not write (a full disk) and leaves no
                 # temp file behind; durability comes from the one syncfs below.
                 temps[file] = write_temp(directory, data, final=directory / file, durable=False)
-            _syncfs(directory)
+            _syncfs(directory, list(temps.values()))
             for file, tmp in temps.items():
                 os.link(tmp, directory / file)
         finally:
