@@ -481,6 +481,36 @@ def _superseding(
     return adds, merges, taken
 
 
+def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequence[tuple[Any, Record]],
+                    *, today: date) -> list[PlanOp]:
+    """A dream's supersessions (whichever model planned them) with the result's own statement
+    stating the current value (:func:`dreamd.models.supersession.current_value`): the words of
+    it naming the replaced value moved to the history line beside what the merge moved there.
+    An op the retention gate would refuse so rewritten is kept as planned."""
+    from dreamd.models.offline.compare.clauses import HISTORY, clauses
+    from dreamd.models.retention import plan_losses
+    from dreamd.models.supersession import current_value, is_supersession
+
+    def history(body: str) -> list[str]:
+        return [c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)]
+
+    by_name = {rec.name: rec for _, rec in pairs}
+    out: list[PlanOp] = []
+    for op in plan:
+        sources = [by_name[n] for n in op.source_names if n in by_name]
+        result = op.result
+        if result is not None and is_supersession(result, sources):
+            had = {c for s in sources for c in history(s.body)}
+            gone = [c for c in history(result.body) if c not in had]
+            description, body = current_value(result.description, result.body, gone)
+            if body != result.body:
+                moved = PlanOp(op.source_names, result.replace(description=description or result.description, body=body))
+                if not plan_losses([moved], inputs, today=today):
+                    op = moved
+        out.append(op)
+    return out
+
+
 def _superseded_in(plan: Sequence[PlanOp], pairs: Sequence[tuple[Any, Record]]) -> set[str]:
     """The sources of a dream's merges that supersede them (:func:`dreamd.models.supersession.is_supersession`)."""
     from dreamd.models.supersession import is_supersession
@@ -929,7 +959,7 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
             reason = planned.refused[0][1]
             bound.warning("dream.rejected", reason=reason, refused_records=sum(len(n) for n, _ in planned.refused))
             return DreamResult("rejected", reason)
-        plan = planned.ops
+        plan = _current_values(planned.ops, inputs, pairs, today=ctx.clock().date())
         losses = plan_losses(plan, inputs, today=ctx.clock().date())
         if losses:  # each batch kept its facts, together they do not (one dropped what another said)
             reason = describe_losses(losses)

@@ -198,6 +198,8 @@ class Supersession:
     or time: what it replaces is a location."""
     clause: str = ""
     """For the general kinds (``change``, ``stopped``): the newer clause, its change words out."""
+    spans: tuple[tuple[str, int, int], ...] = ()
+    """For the patterned kinds: where each group (``subj``, ``old``, ``new``) the pattern matched lies in the clause."""
 
 
 def _cut(text: str) -> str:
@@ -298,7 +300,8 @@ def _patterned(text: str) -> tuple[Supersession, ...]:
             continue
         context = frozenset(tokens(low) - old - new - _MARKER_WORDS)
         place = bool(_PLACE_VERB.search(groups.get("verb") or "")) and not _WHEN.search(new_text)
-        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context, place),)
+        spans = tuple((g, *m.span(g)) for g in ("subj", "old", "new") if groups.get(g) is not None)
+        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context, place, spans=spans),)
     return ()
 
 
