@@ -177,3 +177,15 @@ def test_dreamd_once_supersedes_the_directory_record_and_states_the_current_valu
     assert entry.name in recall.stdout and "Quasar" in recall.stdout
     found = memory.recall(memory_dir, "dashboard components")
     assert [r.name for r in found.records] == [entry.name]
+
+
+def test_a_plain_change_no_distractor_test_refuses_is_kept_when_its_subject_was_heard(tmp_path: Path) -> None:
+    # no rule takes "<subject> uses X instead of Y … now" and no distractor test refuses it: the
+    # change stage keeps it when its subject names a directory record, and it supersedes that record
+    said = "the dashboard uses Quasar instead of Vuetify for components now."
+    assert _extract(tmp_path / "a", said, None) == []  # a subject nothing said before: not a change of it
+    old = make_record("ui-kit", "project", "The dashboard uses Vuetify for components",
+                      "The dashboard uses Vuetify for components.\n")
+    [rec] = _extract(tmp_path / "b", said, old)
+    assert rec.body.splitlines()[0] == "The dashboard uses Quasar for components now."
+    assert _history(rec.body) == "**Previously:** The dashboard uses Vuetify for components — instead of Vuetify."
