@@ -12,6 +12,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 import memory
 from dreamd.config import default_config
 from dreamd.jobs.work import Context, dream, execute
@@ -23,6 +25,9 @@ from memory.store.change import Change
 from memory.store.history import log_entries, render_log
 from memory.store.records import Record, make_record
 from memory.store.transaction import MemoryStore
+from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
+
+__all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -189,3 +194,27 @@ def test_a_plain_change_no_distractor_test_refuses_is_kept_when_its_subject_was_
     [rec] = _extract(tmp_path / "b", said, old)
     assert rec.body.splitlines()[0] == "The dashboard uses Quasar for components now."
     assert _history(rec.body) == "**Previously:** The dashboard uses Vuetify for components — instead of Vuetify."
+
+
+def test_a_model_backend_s_supersession_states_the_current_value_the_same_way(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd.models.anthropic_backend import AnthropicModel
+
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir).commit(Change(add=[make_record(
+        "queue-broker", "project", "Background jobs go through RabbitMQ", "Background jobs go through RabbitMQ.\n")],
+        actor="manual"))
+    fake_anthropic.push(message(json.dumps([{
+        "name": "queue-broker-nats", "type": "project", "description": "Background jobs go through NATS instead of RabbitMQ",
+        "body": "Background jobs go through NATS instead of RabbitMQ.\n", "supersedes": "queue-broker"}])))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    model = AnthropicModel(model="claude-test-model", base_url=fake_anthropic.url, timeout=5.0, max_retries=0)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=model, ledger=None)
+    job = Job(id="job-1", kind="extract", memory_dir=mdir, session_id="s1", submitted_at="2026-11-20T10:00:00Z",
+              transcript=Transcript(format="auto", content="User: the job queue is NATS now, not RabbitMQ\nAssistant: ok\n"))
+    assert execute(job, ctx) == "extracted 1"
+    [(_, rec)] = MemoryStore(mdir).records()
+    assert (rec.name, rec.description) == ("queue-broker-nats", "Background jobs go through NATS")
+    assert rec.body == ("Background jobs go through NATS.\n"
+                        "**Previously:** Background jobs go through RabbitMQ — instead of RabbitMQ.\n")
