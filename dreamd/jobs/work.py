@@ -487,26 +487,15 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
     stating the current value (:func:`dreamd.models.supersession.current_value`): the words of
     it naming the replaced value moved to the history line beside what the merge moved there.
     An op the retention gate would refuse so rewritten is kept as planned."""
-    from dreamd.models.offline.compare.clauses import HISTORY, clauses
     from dreamd.models.retention import plan_losses
-    from dreamd.models.supersession import current_value, is_supersession
-
-    def history(body: str) -> list[str]:
-        return [c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)]
+    from dreamd.models.supersession import current_merge
 
     by_name = {rec.name: rec for _, rec in pairs}
     out: list[PlanOp] = []
     for op in plan:
-        sources = [by_name[n] for n in op.source_names if n in by_name]
-        result = op.result
-        if result is not None and is_supersession(result, sources):
-            had = {c for s in sources for c in history(s.body)}
-            gone = [c for c in history(result.body) if c not in had]
-            description, body = current_value(result.description, result.body, gone)
-            if body != result.body:
-                moved = PlanOp(op.source_names, result.replace(description=description or result.description, body=body))
-                if not plan_losses([moved], inputs, today=today):
-                    op = moved
+        current = current_merge(op.result, [by_name[n] for n in op.source_names if n in by_name]) if op.result else None
+        if current is not None and not plan_losses([moved := PlanOp(op.source_names, current)], inputs, today=today):
+            op = moved
         out.append(op)
     return out
 

@@ -34,8 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dreamd.models.offline.compare.clauses import (
-    _PART,
     HISTORY,
+    PART,
     Supersession,
     clause_units,
     clauses,
@@ -291,10 +291,10 @@ def _closed(clause: str) -> str:
 
 
 def _parts(text: str) -> list[tuple[int, str]]:
-    """The parts of a clause between clause boundaries (:data:`~dreamd.models.offline.compare.clauses._PART`), with their offsets."""
+    """The parts of a clause between clause boundaries (:data:`~dreamd.models.offline.compare.clauses.PART`), with their offsets."""
     out: list[tuple[int, str]] = []
     start = 0
-    for m in _PART.finditer(text):
+    for m in PART.finditer(text):
         if m.start() > start:
             out.append((start, text[start:m.start()]))
         start = m.end()
@@ -371,15 +371,28 @@ def named(new: Record, old: Record) -> Superseding | None:
     return supersede(new, old, fact_clauses(old.description, old.body))
 
 
+def current_merge(result: Record, sources: Sequence[Record]) -> Record | None:
+    """A dream's merge result that supersedes its sources (:func:`is_supersession`) with its
+    statement stating the current value (:func:`current_value`, the clauses the merge moved to
+    the history line being what it replaced); None when it supersedes nothing or nothing moves."""
+    had = {c for s in sources for c in _history(s.body)}
+    gone = [c for c in _history(result.body) if c not in had]
+    if not gone:
+        return None
+    description, body = current_value(result.description, result.body, gone)
+    return None if body == result.body else result.replace(description=description or result.description, body=body)
+
+
+def _history(body: str) -> list[str]:
+    return [c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)]
+
+
 def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
     """Whether a merge into ``result`` supersedes its sources: its history line holds a clause
     no source's history line held (a dream's plan moved a replaced value there), so the log
     can say "superseded" whichever model planned it."""
-    def history(body: str) -> set[str]:
-        return {c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)}
-
-    had = set().union(*(history(s.body) for s in sources)) if sources else set()
-    return bool(history(result.body) - had)
+    had = {c for s in sources for c in _history(s.body)}
+    return bool(set(_history(result.body)) - had)
 
 
-__all__ = ["MAX_CANDIDATES", "MOVED", "LiveIndex", "Superseding", "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]
+__all__ = ["MAX_CANDIDATES", "MOVED", "LiveIndex", "Superseding", "current_merge", "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]
