@@ -242,20 +242,21 @@ def _replaced_span(statement: str, replaced_clauses: Sequence[str]) -> tuple[int
             if span is not None:
                 return start + span[0], start + span[1]
     for i, (start, part) in enumerate(parts if len(parts) > 1 else []):
+        # a part saying a value of the replaced clauses is gone: a stop, or a denial of one
         g = gist(part)
-        denied = g.negated_values | set().union(*g.negated)
-        gone_here = any(st.kind in _STOPS for st in supersessions(part)) or bool(denied & (older.values | older.content))
+        stop = any(st.kind in _STOPS for st in supersessions(part))
+        gone_values = older.values if stop else (g.negated_values | set().union(*g.negated)) & older.values
         others = {t for j, (_, p) in enumerate(parts) if j != i for t in tokens(p)}
-        values = (denied & older.values) if not any(st.kind in _STOPS for st in supersessions(part)) else older.values
-        # every word of the old statement only this part says is the value it says is gone
-        # (a part holding the subject too, "<subject> 不叫 <old>", would take the subject away)
+        # every word of the replaced clauses only this part says is such a value (a part holding
+        # the subject too, "<subject> 不叫 <old>", would take the subject away), and the other
+        # parts say something the replaced clauses do not (the new value)
         only_here = [m.group().lower() for m in _WORD.finditer(part) if (tokens(m.group()) & replaced) - others]
-        if not only_here or any(not any(v in w for v in g.values & values) for w in only_here):
+        if (not only_here or any(not any(v in w for v in g.values & gone_values) for w in only_here)
+                or not others - replaced - tokens(part)):
             continue
-        if gone_here and others - replaced - tokens(part):
-            end = parts[i + 1][0] if i + 1 < len(parts) else len(statement)
-            begin = start if i + 1 < len(parts) else parts[i - 1][0] + len(parts[i - 1][1])
-            return begin, end
+        if i + 1 < len(parts):
+            return start, parts[i + 1][0]  # the part and the boundary after it
+        return parts[i - 1][0] + len(parts[i - 1][1]), len(statement)  # the boundary before it and the part
     return None
 
 
