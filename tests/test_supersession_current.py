@@ -45,7 +45,17 @@ def _supersede(old: tuple[str, str], new: tuple[str, str]) -> Record:
     newer = make_record("newer", "project", new[0], new[1])
     found = supersession.supersede(newer, older)
     assert found is not None and found.old == "older"
+    _no_word_lost(new[1].splitlines()[0], found.result.body)
     return found.result
+
+
+def _no_word_lost(statement: str, body: str) -> None:
+    """Every word of the statement as said is still in the record: in the statement now, or
+    moved to the history line after " — "."""
+    now = body.splitlines()[0]
+    moved = [part.split(" — ", 1)[1] for part in _history(body).split("\n") if " — " in part]
+    kept = [u for text in (now, *moved) for u in clause_units(text)]
+    assert sorted(clause_units(statement)) == sorted(kept) or now == statement
 
 
 def test_the_words_naming_the_replaced_value_move_to_history_and_the_rest_stays() -> None:
