@@ -483,6 +483,25 @@ def _superseding(
     return adds, merges, taken
 
 
+def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequence[tuple[Any, Record]],
+                    *, today: date) -> list[PlanOp]:
+    """A dream's supersessions (whichever model planned them) with the result's own statement
+    stating the current value (:func:`dreamd.models.supersession.current_value`): the words of
+    it naming the replaced value moved to the history line beside what the merge moved there.
+    An op the retention gate would refuse so rewritten is kept as planned."""
+    from dreamd.models.retention import plan_losses
+    from dreamd.models.supersession import current_merge
+
+    by_name = {rec.name: rec for _, rec in pairs}
+    out: list[PlanOp] = []
+    for op in plan:
+        current = current_merge(op.result, [by_name[n] for n in op.source_names if n in by_name]) if op.result else None
+        if current is not None and not plan_losses([moved := PlanOp(op.source_names, current)], inputs, today=today):
+            op = moved
+        out.append(op)
+    return out
+
+
 def _superseded_in(plan: Sequence[PlanOp], pairs: Sequence[tuple[Any, Record]]) -> set[str]:
     """The sources of a dream's merges that supersede them (:func:`dreamd.models.supersession.is_supersession`)."""
     from dreamd.models.supersession import is_supersession
@@ -964,7 +983,7 @@ def _consolidate(memory_dir: Path, ctx: Context, bound: Any, decision: GateDecis
             reason = planned.refused[0][1]
             bound.warning("dream.rejected", reason=reason, refused_records=sum(len(n) for n, _ in planned.refused))
             return DreamResult("rejected", reason)
-        plan = planned.ops
+        plan = _current_values(planned.ops, inputs, pairs, today=ctx.clock().date())
         losses = plan_losses(plan, inputs, today=ctx.clock().date())
         if losses:  # each batch kept its facts, together they do not (one dropped what another said)
             reason = describe_losses(losses)

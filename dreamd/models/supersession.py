@@ -17,6 +17,9 @@ current value. Whatever model extracted the record, the test is the same, by str
   model was shown): then every fact of the old record not still said by the new one is
   history.
 
+The new record's own statement then states the current value: its words naming the replaced
+value move to the history line too (:func:`current_value`).
+
 The same statement said again replaces nothing (it is a duplicate). The old record's other
 facts, the ones no replaced value is named in, stay current in the result.
 """
@@ -25,12 +28,15 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dreamd.models.offline.compare.clauses import (
     HISTORY,
+    PART,
+    Supersession,
     clause_units,
     clauses,
     fact_clauses,
@@ -42,7 +48,7 @@ from dreamd.models.offline.compare.clauses import (
 )
 from dreamd.models.offline.compare.paraphrase import VALUE_SLOT, gist, value_kind
 from dreamd.models.offline.plan.plan import Rec, merge_group
-from dreamd.models.offline.text import CJK_RE, tokens
+from dreamd.models.offline.text import CJK_RE, normalize, tokens
 from memory.store.records import Record
 
 MAX_CANDIDATES = 40
@@ -155,7 +161,158 @@ def supersede(new: Record, old: Record, gone: Sequence[str] | None = None) -> Su
     result, held = merge_group(group, {old.name: gone})
     if len(held) < 2:
         return None  # the old record's words would push the body past the size cap: leave both
-    return Superseding(old.name, new.replace(description=result["description"], body=result["body"]))
+    description, body = current_value(result["description"], result["body"], gone)
+    return Superseding(old.name, new.replace(description=description, body=body))
+
+
+# ----------------------------------------------------------------------------- the current value
+
+_NEW_THEN_OLD = frozenset({"instead", "zh-instead", "from-to"})
+"""The supersession kinds (:func:`~dreamd.models.offline.compare.clauses.supersessions`) whose
+pattern may hold the old value after the new one ("X instead of Y", "用 X 代替 Y", "to X from
+Y"): the words from the new value's end to the old value's are the ones naming it."""
+_OLD_THEN_NEW = frozenset({"from-to", "zh-from-to"})
+"""The kinds that may hold it between a joining word and the new value ("from Y to X", "从 Y 改成
+X"): the joining word and the old value name it."""
+_STOPS = frozenset({"no-longer", "zh-no-longer", "anymore", "stopped"})
+"""The kinds that say a value is gone and give none in its place."""
+_CLOSE = ".!?;。！？；"
+MOVED = " — "
+"""On a history line, between the replaced clause and the words moved out of the current
+statement that named what it replaced."""
+
+
+def current_value(description: str, body: str, gone: Sequence[str]) -> tuple[str, str]:
+    """A superseding record with its own statement stating the current value (issue 23): the
+    words of its first fact clause that name the replaced value — the old value the supersession
+    reading matched as replaced ("… instead of <old>", "from <old> to …", "从 <old> 改成 …"),
+    or a part of the statement between clause boundaries that says only that the old value is
+    gone ("不叫 <old>，叫 <new>") — move, word for word, onto the history line beside the first
+    clause replaced (the old record's statement), and out of the description when it holds
+    them; nothing else changes (the name, the "In their words" quote). ``gone`` are the old
+    record's clauses the history line holds: the replaced value is a word of theirs. Unchanged
+    when no such words are found, or when the statement would keep nothing new."""
+    facts = fact_clauses(description, body)
+    lines = body.splitlines()
+    if not facts or not gone:
+        return description, body
+    statement = facts[0]
+    at = next((i for i, ln in enumerate(lines) if statement in ln and not HISTORY.match(ln)), None)
+    replaced = frozenset(tokens(" ".join(gone)))
+    span = _replaced_span(statement, gone) if at is not None else None
+    if at is None or span is None:
+        return description, body
+    moved = statement[span[0]:span[1]].strip(" ,，:：" + _CLOSE)
+    rest = _cut_out(statement, *span)
+    if statement[-1] in _CLOSE and rest[-1:] not in tuple(_CLOSE):
+        rest += statement[-1]  # a last part moved takes none of the sentence's end mark with it
+    if not tokens(rest) - replaced or not clause_units(rest):
+        return description, body  # the statement would say nothing new: leave it as said
+    lines[at] = lines[at].replace(statement, rest, 1)
+    at_history = next((i for i, ln in enumerate(lines) if HISTORY.match(ln)), None)
+    if at_history is None or gone[0] not in lines[at_history]:
+        # the new statement said the old one again word for word ("use X instead of <old> for …"
+        # says "use <old> for …"): with its words moved, the old statement goes to history
+        label = "**此前：**" if CJK_RE.search(gone[0]) else "**Previously:**"
+        lines.append(f"{label} {_closed(gone[0])}")
+        at_history = len(lines) - 1
+    first = gone[0].rstrip(_CLOSE)
+    lines[at_history] = lines[at_history].replace(first, f"{first}{MOVED}{moved}", 1)
+    cut = statement[span[0]:span[1]].rstrip(_CLOSE)
+    if (where := description.find(statement.rstrip(_CLOSE))) >= 0:
+        description = description[:where] + rest.rstrip(_CLOSE) + description[where + len(statement.rstrip(_CLOSE)):]
+    elif (where := description.find(cut)) >= 0 or (where := description.find(moved)) >= 0:
+        length = len(cut) if description.startswith(cut, where) else len(moved)
+        description = _cut_out(description, where, where + length)
+    return description, "\n".join(lines) + ("\n" if body.endswith("\n") else "")
+
+
+def _replaced_span(statement: str, replaced_clauses: Sequence[str]) -> tuple[int, int] | None:
+    """Where the statement names the replaced value: a patterned supersession's old value (in
+    the whole statement or one part of it), else a part that says a value is gone beside one
+    that does not."""
+    if len(normalize(statement)) != len(statement) or len(statement.lower()) != len(statement):
+        return None  # the patterns' offsets are those of the normalised (NFKC: "，" is ","), lowered clause
+    replaced = frozenset(tokens(" ".join(replaced_clauses)))
+    parts = _parts(statement)
+    older = gist(" ".join(replaced_clauses))
+    for start, part in [(0, statement), *(parts if len(parts) > 1 else [])]:
+        for st in supersessions(part):
+            span = _old_value_span(part, st, replaced)
+            if span is not None:
+                return start + span[0], start + span[1]
+    for i, (start, part) in enumerate(parts if len(parts) > 1 else []):
+        # a part saying a value of the replaced clauses is gone: a stop, or a denial of one
+        g = gist(part)
+        stop = any(st.kind in _STOPS for st in supersessions(part))
+        gone_values = older.values if stop else (g.negated_values | set().union(*g.negated)) & older.values
+        others = {t for j, (_, p) in enumerate(parts) if j != i for t in tokens(p)}
+        # every word of the replaced clauses only this part says is such a value (a part holding
+        # the subject too, "<subject> 不叫 <old>", would take the subject away), and the other
+        # parts say something the replaced clauses do not (the new value)
+        only_here = [m.group().lower() for m in _WORD.finditer(part) if (tokens(m.group()) & replaced) - others]
+        if (not only_here or any(not any(v in w for v in g.values & gone_values) for w in only_here)
+                or not others - replaced - tokens(part)):
+            continue
+        if i + 1 < len(parts):
+            return start, parts[i + 1][0]  # the part and the boundary after it
+        return parts[i - 1][0] + len(parts[i - 1][1]), len(statement)  # the boundary before it and the part
+    return None
+
+
+def _old_value_span(part: str, st: Supersession, replaced: frozenset[str]) -> tuple[int, int] | None:
+    spans = {g: (a, b) for g, a, b in st.spans}
+    if "old" not in spans or "new" not in spans:
+        return None
+    (oa, ob), (na, nb) = spans["old"], spans["new"]
+    # the old value: the first run of the old group's words that are words of the replaced
+    # clauses (the rest of the group is the context that stays: "… instead of <old> for the app")
+    ends: list[int] = []
+    for m in _WORD.finditer(part, oa, ob):
+        words = tokens(m.group())
+        if words and words <= replaced:
+            ends.append(m.end())
+        elif ends:
+            break
+    if not ends:
+        return None
+    if st.kind in _NEW_THEN_OLD and nb <= oa:
+        return nb, ends[-1]
+    if st.kind in _OLD_THEN_NEW and ob <= na:
+        gap = list(_WORD.finditer(part, spans["subj"][1] if "subj" in spans else 0, oa))
+        return (gap[-1].start(), ends[-1]) if gap else None
+    return None
+
+
+_WORD = re.compile(r"[^\s,，:：.!?;。！？；]+")
+
+
+def _closed(clause: str) -> str:
+    return clause if clause[-1] in _CLOSE else clause + ("。" if CJK_RE.search(clause) else ".")
+
+
+def _parts(text: str) -> list[tuple[int, str]]:
+    """The parts of a clause between clause boundaries (:data:`~dreamd.models.offline.compare.clauses.PART`), with their offsets."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    for m in PART.finditer(text):
+        if m.start() > start:
+            out.append((start, text[start:m.start()]))
+        start = m.end()
+    if start < len(text):
+        out.append((start, text[start:]))
+    return out
+
+
+def _cut_out(text: str, a: int, b: int) -> str:
+    """``text`` without ``text[a:b]``, the words either side joined as they would be written."""
+    before, after = text[:a].rstrip(), text[b:].lstrip()
+    if not before:
+        after = after.lstrip(" ,，:：")
+        return after[:1].upper() + after[1:] if after[:1].isascii() and text[:1].isupper() else after
+    if not after or after[0] in _CLOSE + ",，:：" or CJK_RE.match(before[-1]) or CJK_RE.match(after[0]):
+        return before + after
+    return f"{before} {after}"
 
 
 def _rec(record: Record, stamp: str) -> Rec:
@@ -215,15 +372,28 @@ def named(new: Record, old: Record) -> Superseding | None:
     return supersede(new, old, fact_clauses(old.description, old.body))
 
 
+def current_merge(result: Record, sources: Sequence[Record]) -> Record | None:
+    """A dream's merge result that supersedes its sources (:func:`is_supersession`) with its
+    statement stating the current value (:func:`current_value`, the clauses the merge moved to
+    the history line being what it replaced); None when it supersedes nothing or nothing moves."""
+    had = {c for s in sources for c in _history(s.body)}
+    gone = [c for c in _history(result.body) if c not in had]
+    if not gone:
+        return None
+    description, body = current_value(result.description, result.body, gone)
+    return None if body == result.body else result.replace(description=description or result.description, body=body)
+
+
+def _history(body: str) -> list[str]:
+    return [c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)]
+
+
 def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
     """Whether a merge into ``result`` supersedes its sources: its history line holds a clause
     no source's history line held (a dream's plan moved a replaced value there), so the log
     can say "superseded" whichever model planned it."""
-    def history(body: str) -> set[str]:
-        return {c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)}
-
-    had = set().union(*(history(s.body) for s in sources)) if sources else set()
-    return bool(history(result.body) - had)
+    had = {c for s in sources for c in _history(s.body)}
+    return bool(set(_history(result.body)) - had)
 
 
-__all__ = ["MAX_CANDIDATES", "LiveIndex", "Superseding", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]
+__all__ = ["MAX_CANDIDATES", "MOVED", "LiveIndex", "Superseding", "current_merge", "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]

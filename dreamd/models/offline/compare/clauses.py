@@ -51,7 +51,7 @@ from dreamd.models.offline.compare.paraphrase import Gist, gist, swapped_in_plac
 from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, tokens
 
 __all__ = [
-    "HISTORY", "HOW_LABEL", "HOW_LEAD", "PLACEHOLDER_REASON", "WHY_LABEL", "WHY_LEAD",
+    "HISTORY", "HOW_LABEL", "HOW_LEAD", "PART", "PLACEHOLDER_REASON", "WHY_LABEL", "WHY_LEAD",
     "Supersession", "Units", "clause_units", "clauses", "fact_clauses", "line_clauses",
     "names_a_value", "replaced_by", "replaced_clauses", "replaces_all", "restated_with_new_value", "restates",
     "said_by", "statements", "strip_label", "supersedes", "supersessions", "unexplained_history"
@@ -198,6 +198,8 @@ class Supersession:
     or time: what it replaces is a location."""
     clause: str = ""
     """For the general kinds (``change``, ``stopped``): the newer clause, its change words out."""
+    spans: tuple[tuple[str, int, int], ...] = ()
+    """For the patterned kinds: where each group (``subj``, ``old``, ``new``) the pattern matched lies in the clause."""
 
 
 def _cut(text: str) -> str:
@@ -242,7 +244,7 @@ what the clause says now is the rest. Linear in a run of spaces: the second bran
 where a run starts (no match ends inside one) and never gives a run back."""
 
 
-_PART = re.compile(r"(?<!\s)\s*+(?:[,—–，：]|:(?!\S))\s*+")
+PART = re.compile(r"(?<!\s)\s*+(?:[,—–，：]|:(?!\S))\s*+")
 """A clause boundary inside a clause. Linear in a run of spaces: a match starts only where a run
 starts and never gives a run back."""
 
@@ -257,7 +259,7 @@ def _general(text: str) -> tuple[Supersession, ...]:
     subject = frozenset(tokens(rest))
     # "the boss called, the board moved it: the launch is on <date> now": one part between
     # clause boundaries may be the older wording said again, the rest the news of the change
-    segments = [p for p in _PART.split(rest) if clause_units(p)]
+    segments = [p for p in PART.split(rest) if clause_units(p)]
     parts = [rest, *segments] if len(segments) > 1 else [rest]
     return tuple(Supersession(kind, subject, frozenset(), frozenset(), "", frozenset(), clause=p) for p in parts)
 
@@ -298,7 +300,8 @@ def _patterned(text: str) -> tuple[Supersession, ...]:
             continue
         context = frozenset(tokens(low) - old - new - _MARKER_WORDS)
         place = bool(_PLACE_VERB.search(groups.get("verb") or "")) and not _WHEN.search(new_text)
-        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context, place),)
+        spans = tuple((g, *m.span(g)) for g in ("subj", "old", "new") if groups.get(g) is not None)
+        return (Supersession(kind, frozenset(subject), frozenset(old), new, new_text, context, place, spans=spans),)
     return ()
 
 

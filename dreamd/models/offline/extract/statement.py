@@ -194,8 +194,8 @@ def change_statement(s: str, ctx: Ctx, heard: frozenset[str] | set[str]) -> Foun
     if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
         return None  # "move the module to X": a task, not the state of the work
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
-    if statement_distractor(clause) not in _HOW_CHANGES_ARE_SAID or not (gist(clause).values or any(map(names_a_value, changes))):
-        return None  # a change names its new value; other distractors hold for it as for any clause
+    if ((kind := statement_distractor(clause)) is not None and kind not in _HOW_CHANGES_ARE_SAID) or not (gist(clause).values or any(map(names_a_value, changes))):
+        return None  # a change names its new value; other distractors hold for it as for any clause (none: a plain statement)
     if not set().union(*(st.subject for st in changes)) & heard:
         return None
     return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)
