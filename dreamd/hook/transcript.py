@@ -525,16 +525,60 @@ def _scrubbed(line: bytes) -> bytes:
     return _stdlib_dumps(scrub(_stdlib_loads(line)))
 
 
-def _prompt(line: bytes) -> str | None:
-    """The text of a user prompt line (its content a string), else None (a tool result, an
-    assistant line)."""
+def _prompt_parts(record: Any) -> list[str] | None:
+    """The text of a user prompt record as Claude Code writes it: its content a string (one
+    part) or a list of ``{"type": "text", "text": …}`` parts (images or documents between
+    them are skipped); None for anything else (a tool result, a line without text)."""
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind not in _MEDIA:
+            return None
+    return parts or None
+
+
+def _prompt(line: bytes) -> tuple[Any, list[str]] | None:
+    """A user prompt line's record and the parts of its text (:func:`_prompt_parts`)."""
     try:
         record = _stdlib_loads(line)
     except (ValueError, RecursionError):
         return None
-    message = record.get("message") if isinstance(record, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    return content if isinstance(content, str) else None
+    parts = _prompt_parts(record)
+    return None if parts is None else (record, parts)
+
+
+def _replaced(parts: list[str], before: str, after: str) -> list[str]:
+    """``parts`` (``before`` in pieces) made ``after``: what changed (between the longest
+    common head and tail) goes in the part where it starts and is taken out of every part it
+    covers, as :func:`memory.redact.carried.apply_spans` puts a marker back; the rest stays."""
+    head = 0
+    limit = min(len(before), len(after))
+    while head < limit and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    start, end, new = head, len(before) - tail, after[head : len(after) - tail]
+    out: list[str] = []
+    at = 0
+    for i, part in enumerate(parts):
+        stop = at + len(part)
+        last = i == len(parts) - 1
+        if stop < start or (stop == start and not last) or at > end:
+            out.append(part)  # wholly before or after the change
+        else:
+            here = part[: max(0, start - at)] + (new if at <= start else "")
+            out.append(here + part[max(0, end - at) :] if end <= stop else here)
+        at = stop
+    return out
 
 
 def _across_turns(
@@ -542,31 +586,40 @@ def _across_turns(
 ) -> list[tuple[bytes, bytes]]:
     """``fresh`` with a secret said across two of the user's prompts redacted in the second
     ("the rsync password is" in one prompt, the value alone in the next: each line, redacted
-    alone, holds none). The last cached prompt is the first of a pair when the session's
-    next Stop brings the value; cached lines themselves are never rewritten."""
-    prompts: list[tuple[int, str]] = []  # (index in fresh, or -1 for the cached one), text
+    alone, holds none), whether a prompt's content is a string or a list of text parts (its
+    parts read joined end to end, the change put back in the parts it covers). The last
+    cached prompt is the first of a pair when the session's next Stop brings the value;
+    cached lines themselves are never rewritten."""
+    prompts: list[tuple[int, Any, list[str]]] = []  # index in fresh (-1: cached), record, parts
     for kind, line in reversed(cached):
         if kind == b"user" and b"tool_result" not in line:
-            text = _prompt(line)
-            if text is not None:
-                prompts.append((-1, text))
+            found = _prompt(line)
+            if found is not None:
+                prompts.append((-1, *found))
                 break
     for i, (kind, line) in enumerate(fresh):
         if kind == b"user" and b"tool_result" not in line:
-            text = _prompt(line)
-            if text is not None:
-                prompts.append((i, text))
-    if len(prompts) < 2 or all(i < 0 for i, _ in prompts[1:]):
+            found = _prompt(line)
+            if found is not None:
+                prompts.append((i, *found))
+    if len(prompts) < 2 or all(i < 0 for i, _r, _p in prompts[1:]):
         return fresh
     from memory.redact import redact_turns
 
-    texts = redact_turns([t for _, t in prompts], redacted=True)
+    befores = ["".join(parts) for _i, _r, parts in prompts]
+    texts = redact_turns(befores, redacted=True)
     out = list(fresh)
-    for (i, before), after in zip(prompts, texts, strict=True):
-        if i >= 0 and after != before:
-            record = _stdlib_loads(out[i][1])
-            record["message"]["content"] = after
-            out[i] = (out[i][0], _stdlib_dumps(record))
+    for (i, record, parts), before, after in zip(prompts, befores, texts, strict=True):
+        if i < 0 or after == before:
+            continue
+        message = record["message"]
+        if isinstance(message["content"], str):
+            message["content"] = after
+        else:
+            blocks = [b for b in message["content"] if isinstance(b, dict) and b.get("type") == "text"]
+            for block, text in zip(blocks, _replaced(parts, before, after), strict=True):
+                block["text"] = text
+        out[i] = (out[i][0], _stdlib_dumps(record))
     return out
 
 
