@@ -188,8 +188,21 @@ def _minimal(record: dict[str, Any], cuts: _Cuts, texts: _Texts) -> tuple[dict[s
                 slots += (block, "text")
             else:
                 texts.runs.setdefault(run, [slots[2 * run]]).append(block)
-            if whole and not block.keys() <= _TEXT_BLOCK_KEYS:
+            if whole and len(block) != 2 and not block.keys() <= _TEXT_BLOCK_KEYS:
                 whole = False
+            continue
+        if kind == "tool_result":  # the commonest other block, as :meth:`_Texts.block` reads it
+            small = _shrink_block(block, kind, cuts)
+            blocks.append(small)
+            run = -1
+            lengths = texts.pieces.get(id(small))
+            if lengths:
+                texts.joined[len(slots) >> 1] = lengths
+            slots += (small, "content")
+            if whole and not small.keys() <= _RESULT_BLOCK_KEYS:
+                whole = False
+            if small.get("input") is not None:
+                texts.strings(small, "input")
             continue
         inputs: list[Any] | None = None
         if kind in _TOOL_USE:
