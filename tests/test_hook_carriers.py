@@ -1,7 +1,7 @@
 """The hook is never weaker than the redactor, however a transcript carries a text (issue 22).
 
-Every secret item of the development sets (``benchmarks/secrets``: dev, blind … blind5; never
-the held-out set) goes through ``memory.redact.redact`` and, in each carrier below, through a
+Every secret item of the development sets (``benchmarks/secrets``: dev, blind … blind6; never
+a held-out set) goes through ``memory.redact.redact`` and, in each carrier below, through a
 real ``dreamd hook`` Stop on a Claude Code session file: the job it writes and its transcript
 cache are read back, and every secret the redactor removed from the text must be gone from
 what the hook kept of it (no 6-character window of it left, as ``bench_secrets`` scores).
@@ -28,8 +28,8 @@ from memory.redact import redact
 
 REPO = Path(__file__).resolve().parents[1]
 SETS = REPO / "benchmarks" / "secrets"
-DEV_SPLITS = ("dev", "blind", "blind2", "blind3", "blind4", "blind5")
-"""Development sets only: blind6 is held out (never read here)."""
+DEV_SPLITS = ("dev", "blind", "blind2", "blind3", "blind4", "blind5", "blind6")
+"""Development sets only (blind6 is spent: a development set since d0144a1); never a held-out set."""
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
@@ -230,3 +230,67 @@ def test_one_secret_per_carrier_is_gone_from_the_job_and_the_cache(
     )
     assert "[REDACTED:" in kept
     assert [s[:4] for s in item["secrets"] if not caught(s, kept)] == []
+
+
+# A secret said across two prompts (issue 22): Claude Code writes a prompt's content as a
+# string or as a list of text parts (images between them when some are attached).
+PROMPT_FORMS = ("string", "text part", "two text parts", "image then text")
+SAID, VALUE = "for the nightly backups the rsync password is", "Tq7-Lantern-Moss!"
+
+
+def _prompt(form: str, text: str) -> Any:
+    if form == "string":
+        return text
+    if form == "text part":
+        return [{"type": "text", "text": text}]
+    if form == "two text parts":
+        half = len(text) // 2
+        return [{"type": "text", "text": text[:half]}, {"type": "text", "text": text[half:]}]
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    return [image, {"type": "text", "text": text}]
+
+
+def _two_prompts(first: str, second: str) -> list[dict[str, Any]]:
+    answer = [{"type": "text", "text": "go ahead"}]
+    return [
+        _record(0, "user", _prompt(first, SAID)), _record(0, "assistant", answer),
+        _record(1, "user", _prompt(second, VALUE)), _record(1, "assistant", [{"type": "text", "text": "saved"}]),
+    ]  # fmt: skip
+
+
+FORM_PAIRS = [(a, b) for a in PROMPT_FORMS for b in PROMPT_FORMS]
+
+
+@pytest.mark.parametrize(("first", "second"), FORM_PAIRS)
+def test_a_secret_said_across_two_prompts_is_gone_whatever_form_their_content_has(
+    first: str, second: str, tmp_path: Path
+) -> None:
+    """A real ``dreamd hook`` Stop on a session file where the value comes in the prompt
+    after "… the rsync password is": neither line alone holds a secret for the redactor."""
+    assert redact(SAID)[1] == [] and redact(VALUE)[1] == []
+    kept = run_stop(tmp_path, _two_prompts(first, second))
+    second_prompt = "\n".join(kept["item-1-user"])
+    assert "[REDACTED:password]" in second_prompt
+    everything = "\n".join(s for strings in kept.values() for s in strings)
+    assert caught(VALUE, everything), second_prompt
+    assert not any("[REDACTED" in s for s in kept["item-0-user"])  # the first is left as it was
+
+
+@pytest.mark.parametrize(("first", "second"), [("text part", "two text parts"), ("string", "image then text")])
+def test_the_first_prompt_in_the_cache_pairs_with_the_next_stops_value(
+    first: str, second: str, tmp_path: Path
+) -> None:
+    """Warm: the first prompt is in the hook's prefix cache when the next Stop brings the value."""
+    from dreamd.hook.transcript import read_conversation
+
+    session, cache = tmp_path / "session.jsonl", tmp_path / "cache"
+    records = _two_prompts(first, second)
+    lines = [json.dumps(r) + "\n" for r in records]
+    session.write_text("".join(lines[:2]), encoding="utf-8")
+    read_conversation(session, cache)
+    session.write_text("".join(lines), encoding="utf-8")
+    out, cost = read_conversation(session, cache)
+    assert cost["reused_bytes"] > 0
+    kept = "\n".join(s for _, line in out for s in _strings(json.loads(line)))
+    assert caught(VALUE, kept) and "[REDACTED:password]" in kept
+    assert [json.loads(line)["uuid"] for _, line in out] == [r["uuid"] for r in records]

@@ -24,6 +24,7 @@ import errno
 import json
 import os
 import stat
+from operator import getitem
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -31,15 +32,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    Slot = tuple[Any, Any, str | None]
-    """Where a group of pieces goes back: the container, its key, and the joiner the pieces
-    were stored with (None: one piece per container, as a run of text blocks)."""
-
 CONVERSATION = (b"user", b"assistant")
 TOOL_TEXT_KEEP = 1024
 """Characters of a tool output or tool input kept: enough for the one line extraction shows."""
 _TYPE = b'"type":"'
 _THINKING = ("thinking", "redacted_thinking", "reasoning")
+_TOOL_USE = ("tool_use", "server_tool_use", "mcp_tool_use")
 _MEDIA = ("image", "document", "file", "input_image", "input_file", "input_audio")
 
 
@@ -72,7 +70,7 @@ class _Cuts:
         self.slots: list[tuple[Any, Any]] = []
         self.pieces: dict[int, list[int]] = {}
         """A tool result's content joined from several pieces: their lengths (by the block's
-        id), so :func:`_redact_carried` reads them joined as they were written."""
+        id), so :meth:`_Texts.redact` reads them joined as they were written."""
 
     def put(self, container: Any, key: Any, text: str) -> None:
         if len(text) <= TOOL_TEXT_KEEP:
@@ -102,30 +100,32 @@ class _Cuts:
         self.slots = []
 
 
-def _shrink_input(value: Any, cuts: _Cuts) -> Any:
+def _shrink_input(value: Any, cuts: _Cuts, slots: list[Any]) -> Any:
+    """A tool input with every string held by ``cuts``, each one's place appended to
+    ``slots`` (container, key: a text of its own, :class:`_Texts`)."""
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for k, v in value.items():
             if isinstance(v, str):
                 cuts.put(out, k, v)
+                slots += (out, k)
             else:
-                out[k] = _shrink_input(v, cuts)
+                out[k] = _shrink_input(v, cuts, slots)
         return out
     if isinstance(value, list):
         items: list[Any] = [None] * min(len(value), 64)
         for i, v in enumerate(value[:64]):
             if isinstance(v, str):
                 cuts.put(items, i, v)
+                slots += (items, i)
             else:
-                items[i] = _shrink_input(v, cuts)
+                items[i] = _shrink_input(v, cuts, slots)
         return items
     return value
 
 
-def _shrink_block(block: Any, cuts: _Cuts) -> Any:
-    if not isinstance(block, dict):
-        return block
-    kind = block.get("type")
+def _shrink_block(block: dict[str, Any], kind: Any, cuts: _Cuts) -> Any:
+    """A block that is not text nor a tool's input (:func:`_minimal`) as extraction reads it."""
     if kind in _THINKING:
         return None
     if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
@@ -136,14 +136,6 @@ def _shrink_block(block: Any, cuts: _Cuts) -> Any:
         if len(pieces) > 1:
             cuts.pieces[id(small)] = [len(t) for t in pieces]
         return small
-    if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
-        small = dict(block)
-        raw = block.get("input")
-        if isinstance(raw, str):
-            cuts.put(small, "input", raw)
-        else:
-            small["input"] = _shrink_input(raw, cuts)
-        return small
     if kind in _MEDIA:
         return {"type": kind}
     return block
@@ -152,20 +144,211 @@ def _shrink_block(block: Any, cuts: _Cuts) -> Any:
 KEPT_KEYS = ("type", "uuid", "sessionId", "timestamp", "isSidechain", "isMeta", "isCompactSummary")
 """Top-level fields the Claude Code parser reads besides ``message``; the rest is bookkeeping."""
 MESSAGE_KEYS = ("role", "id", "content")
+_TEXT_BLOCK_KEYS = frozenset({"type", "text", "cache_control"})
+_RESULT_BLOCK_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
 
 
-def _minimal(record: dict[str, Any], cuts: _Cuts) -> dict[str, Any]:
+def _minimal(record: dict[str, Any], cuts: _Cuts, texts: _Texts) -> tuple[dict[str, Any], bool]:
+    """The record with only what the parser reads, its texts registered in ``texts`` (one walk
+    does both); and whether every string of it that is not an id, a type or a flag is one of
+    those texts (a prompt, text blocks, a tool result's content), so that its line's
+    redaction as JSON text would read nothing more. A tool input (its keys are context:
+    ``{"password": …}``) or a block of any other shape is not."""
     out = {k: record[k] for k in KEPT_KEYS if k in record}
     message = record.get("message")
-    if isinstance(message, dict):
-        slim = {k: message[k] for k in MESSAGE_KEYS if k in message}
-        if isinstance(slim.get("content"), list):
-            blocks = [_shrink_block(b, cuts) for b in slim["content"]]
-            slim["content"] = [b for b in blocks if b is not None]
-        out["message"] = slim
-    elif "message" in record:
-        out["message"] = message
-    return out
+    if not isinstance(message, dict):
+        if "message" in record:
+            out["message"] = message
+        return out, message is None
+    slim = {k: message[k] for k in MESSAGE_KEYS if k in message}
+    out["message"] = slim
+    content = slim.get("content")
+    slots = texts.slots
+    if isinstance(content, str):
+        slots += (slim, "content")
+        return out, True
+    if not isinstance(content, list):
+        return out, content is None
+    blocks: list[Any] = []
+    slim["content"] = blocks
+    run = -1  # the text of the text blocks in a row (its index), -1 when not in one
+    whole = True
+    for block in content:
+        if not isinstance(block, dict):
+            blocks.append(block)
+            run, whole = -1, False
+            if isinstance(block, str):
+                slots += (blocks, len(blocks) - 1)
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            blocks.append(block)
+            if run < 0:
+                run = len(slots) >> 1
+                slots += (block, "text")
+            else:
+                texts.runs.setdefault(run, [slots[2 * run]]).append(block)
+            if whole and len(block) != 2 and not block.keys() <= _TEXT_BLOCK_KEYS:
+                whole = False
+            continue
+        if kind == "tool_result":  # the commonest other block, as :meth:`_Texts.block` reads it
+            small = _shrink_block(block, kind, cuts)
+            blocks.append(small)
+            run = -1
+            lengths = texts.pieces.get(id(small))
+            if lengths:
+                texts.joined[len(slots) >> 1] = lengths
+            slots += (small, "content")
+            if whole and not small.keys() <= _RESULT_BLOCK_KEYS:
+                whole = False
+            if small.get("input") is not None:
+                texts.strings(small, "input")
+            continue
+        inputs: list[Any] | None = None
+        if kind in _TOOL_USE:
+            small = dict(block)
+            raw = block.get("input")
+            # a tool input's strings come after the block's content (:meth:`_Texts.block`)
+            inputs = [] if "content" in block else slots
+            if isinstance(raw, str):
+                cuts.put(small, "input", raw)
+                inputs += (small, "input")
+            else:
+                small["input"] = _shrink_input(raw, cuts, inputs)
+        else:
+            small = _shrink_block(block, kind, cuts)
+            if small is None:
+                continue
+        blocks.append(small)
+        run = -1
+        if not texts.block(small, kind, whole) and whole:
+            whole = False
+        if inputs is None:
+            if small.get("input") is not None:
+                texts.strings(small, "input")
+        elif inputs is not slots:
+            slots += inputs
+    return out, whole
+
+
+class _Texts:
+    """The texts of the kept records, each as the pieces it is carried in, registered while
+    the records are shrunk: a message's consecutive text blocks together, a tool result's
+    pieces together, each string of a tool input alone. A text is at a slot (container, key,
+    in ``slots`` two by two), the first of its pieces for a run of text blocks (``runs``: all
+    of them, by the text's index) or the pieces joined by line breaks for a tool result in
+    pieces (``joined``: their lengths). The texts are read when all records are in and the
+    long tool texts are cut (:class:`_Cuts`), and redacted in one go (:meth:`redact`); only
+    those with something to replace cost more than a list entry (a 30 MB session holds
+    thousands of them)."""
+
+    __slots__ = ("joined", "pieces", "runs", "slots")
+
+    def __init__(self, pieces: dict[int, list[int]]) -> None:
+        self.slots: list[Any] = []
+        self.runs: dict[int, list[dict[str, Any]]] = {}
+        self.joined: dict[int, list[int]] = {}
+        self.pieces = pieces
+
+    def content(self, blocks: list[Any]) -> None:
+        """Registers the texts of a list of blocks nested in a block (as :func:`_minimal`
+        does for a message's content, nothing shrunk)."""
+        slots = self.slots
+        run = -1
+        for i, block in enumerate(blocks):
+            if not isinstance(block, dict):
+                run = -1
+                if isinstance(block, str):
+                    slots += (blocks, i)
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                if run < 0:
+                    run = len(slots) >> 1
+                    slots += (block, "text")
+                else:
+                    self.runs.setdefault(run, [slots[2 * run]]).append(block)
+                continue
+            run = -1
+            self.block(block, kind, False)
+            if block.get("input") is not None:
+                self.strings(block, "input")
+
+    def block(self, block: dict[str, Any], kind: Any, whole: bool) -> bool:
+        """Registers the texts of a block that is not a text block, but for its input's
+        strings (the caller's); whether it holds no string but those texts, ids, types and
+        flags (``whole``: False when the caller needs not know)."""
+        inner = block.get("content")
+        if isinstance(inner, str):
+            if kind != "text":
+                lengths = self.pieces.get(id(block))
+                if lengths:
+                    self.joined[len(self.slots) >> 1] = lengths
+                self.slots += (block, "content")
+            return whole and kind == "tool_result" and block.keys() <= _RESULT_BLOCK_KEYS
+        if isinstance(inner, list):
+            self.content(inner)
+        return whole and kind in _MEDIA and len(block) == 1
+
+    def strings(self, container: Any, key: Any) -> None:
+        value = container[key]
+        if isinstance(value, str):
+            self.slots += (container, key)
+        elif isinstance(value, dict):
+            for k in value:
+                self.strings(value, k)
+        elif isinstance(value, list):
+            for k in range(len(value)):
+                self.strings(value, k)
+
+    def _pieces(self, i: int, text: str) -> list[str]:
+        """The pieces of text ``i`` (``text``: what its slot holds)."""
+        if i in self.runs:
+            return [block["text"] for block in self.runs[i]]
+        if i in self.joined:
+            return _split_joined(text, self.joined[i])
+        return [text]
+
+    def redact(self) -> None:
+        """Every text redacted as the text it is (:mod:`memory.redact.carried`): decoded from
+        the file's JSON, a message's consecutive text blocks and a tool result's pieces joined
+        as they were written, JSON-escaped literals inside decoded; each replacement put back
+        in the pieces it spans. The lines' own redaction after this reads the records as JSON
+        (a tool input's ``"password": …``); together the hook removes at least what the
+        redactor removes from the text itself."""
+        slots = self.slots
+        if not slots:
+            return
+        containers, keys = slots[0::2], slots[1::2]
+        texts: list[str] = list(map(getitem, containers, keys))
+        for i in (*self.runs, *self.joined):
+            texts[i] = "".join(self._pieces(i, texts[i]))
+        from memory.redact.carried import apply_spans, find_spans
+
+        found, _kinds = find_spans(texts)
+        for i, spans in found.items():
+            container, key = containers[i], keys[i]
+            before = self._pieces(i, container[key])
+            after = apply_spans(before, spans)
+            if after == before:
+                continue
+            if i in self.runs:
+                for block, text in zip(self.runs[i], after, strict=True):
+                    block["text"] = text
+            else:
+                container[key] = "\n".join(after)  # one piece, or a tool result's pieces
+
+
+def _split_joined(text: str, lengths: list[int]) -> list[str]:
+    """``text`` (pieces of these lengths joined by line breaks, maybe cut) as its pieces."""
+    parts: list[str] = []
+    at = 0
+    for n in lengths:
+        if at > len(text):
+            break
+        parts.append(text[at : at + n])
+        at += n + 1
+    return parts
 
 
 FAST_JSON_BYTES = 1024 * 1024
@@ -208,14 +391,16 @@ def conversation_lines(
 ) -> list[tuple[bytes, bytes]]:
     """``(type, line)`` for the file's ``user``/``assistant`` records, rebuilt with only what
     the parser reads (module docstring), every text in them redacted as the text it is
-    (:func:`_redact_carried`). Lines that are not JSON objects are dropped (the parser skips
+    (:meth:`_Texts.redact`). Lines that are not JSON objects are dropped (the parser skips
     them too); records of other types are skipped without being decoded. Only
     ``data[begin:stop]`` is read (no copy of a 30 MB buffer is made to look at part of it).
     ``read``, when given, receives for each line whether all its strings were read as text
-    (:func:`read_as_text`), so that its redaction as JSON text can skip it.
+    (:func:`_minimal`), so that its redaction as JSON text can skip it.
     """
     kept: list[tuple[bytes, dict[str, Any]]] = []
+    whole: list[bool] = []
     cuts = _Cuts()
+    texts = _Texts(cuts.pieces)
     find = data.find
     pos, size = begin, len(data) if stop is None else stop
     loads, dumps = (
@@ -247,138 +432,14 @@ def conversation_lines(
             continue
         if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
             continue
-        kept.append((record["type"].encode(), _minimal(record, cuts)))
+        minimal, all_read = _minimal(record, cuts, texts)
+        kept.append((record["type"].encode(), minimal))
+        whole.append(all_read)
     cuts.finish()
-    _redact_carried([minimal for _kind, minimal in kept], cuts.pieces)
+    texts.redact()
     if read is not None:
-        read.extend(read_as_text(minimal) for _kind, minimal in kept)
+        read.extend(whole)
     return [(kind, dumps(minimal)) for kind, minimal in kept]
-
-
-_TEXT_BLOCK_KEYS = frozenset({"type", "text", "cache_control"})
-_RESULT_BLOCK_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
-
-
-def read_as_text(record: dict[str, Any]) -> bool:
-    """Every string of the kept ``record`` that is not an id, a type or a flag is a text
-    :func:`_redact_carried` read (a prompt, text blocks, a tool result's content): its line's
-    redaction as JSON text would read nothing more. A tool input (its keys are context:
-    ``{"password": …}``) or a block of any other shape is not."""
-    message = record.get("message")
-    if not isinstance(message, dict):
-        return message is None
-    content = message.get("content")
-    if isinstance(content, str) or content is None:
-        return True
-    if not isinstance(content, list):
-        return False
-    for block in content:
-        if not isinstance(block, dict):
-            return False
-        kind = block.get("type")
-        if kind == "text":
-            if not block.keys() <= _TEXT_BLOCK_KEYS or not isinstance(block.get("text"), str):
-                return False
-        elif kind == "tool_result":
-            if not block.keys() <= _RESULT_BLOCK_KEYS or not isinstance(block.get("content"), str):
-                return False
-        elif kind not in _MEDIA or len(block) != 1:
-            return False
-    return True
-
-
-def _carriers(content: Any, pieces: dict[int, list[int]], groups: list[list[str]], slots: list[list[Slot]]) -> None:
-    """The texts of one message's content, each as the pieces it is carried in: consecutive
-    text blocks together, a tool result's pieces together, each string of a tool input alone."""
-    run: list[Slot] = []
-
-    def close() -> None:
-        if run:
-            groups.append([c[k] for c, k, _j in run])
-            slots.append(list(run))
-            run.clear()
-
-    for i, block in enumerate(content):
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            run.append((block, "text", None))
-            continue
-        close()
-        if not isinstance(block, dict):
-            if isinstance(block, str):
-                groups.append([block])
-                slots.append([(content, i, None)])
-            continue
-        text = block.get("content")
-        if isinstance(text, str) and "content" in block and block.get("type") != "text":
-            lengths = pieces.get(id(block))
-            parts = _split_joined(text, lengths) if lengths else [text]
-            groups.append(parts)
-            slots.append([(block, "content", "\n" if lengths else None)])
-        elif isinstance(text, list):
-            _carriers(text, pieces, groups, slots)
-        raw = block.get("input")
-        if raw is not None:
-            _strings_of(block, "input", groups, slots)
-    close()
-
-
-def _split_joined(text: str, lengths: list[int]) -> list[str]:
-    """``text`` (pieces of these lengths joined by line breaks, maybe cut) as its pieces."""
-    parts: list[str] = []
-    at = 0
-    for n in lengths:
-        if at > len(text):
-            break
-        parts.append(text[at : at + n])
-        at += n + 1
-    return parts
-
-
-def _strings_of(container: Any, key: Any, groups: list[list[str]], slots: list[list[Slot]]) -> None:
-    value = container[key]
-    if isinstance(value, str):
-        groups.append([value])
-        slots.append([(container, key, None)])
-    elif isinstance(value, dict):
-        for k in value:
-            _strings_of(value, k, groups, slots)
-    elif isinstance(value, list):
-        for k in range(len(value)):
-            _strings_of(value, k, groups, slots)
-
-
-def _redact_carried(records: list[dict[str, Any]], pieces: dict[int, list[int]]) -> None:
-    """Every text of the records redacted as the text it is (:mod:`memory.redact.carried`):
-    decoded from the file's JSON, a message's consecutive text blocks and a tool result's
-    pieces joined as they were written, JSON-escaped literals inside decoded. The lines'
-    own redaction after this reads the records as JSON (a tool input's ``"password": …``);
-    together the hook removes at least what the redactor removes from the text itself."""
-    groups: list[list[str]] = []
-    slots: list[list[Slot]] = []
-    for record in records:
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            groups.append([content])
-            slots.append([(message, "content", None)])
-        elif isinstance(content, list):
-            _carriers(content, pieces, groups, slots)
-    if not groups:
-        return
-    from memory.redact.carried import redact_groups
-
-    out, kinds = redact_groups(groups)
-    if not kinds:
-        return
-    for where, before, after in zip(slots, groups, out, strict=True):
-        if after == before:
-            continue
-        if len(where) == 1:
-            container, key, joiner = where[0]
-            container[key] = (joiner or "").join(after)
-        else:
-            for (container, key, _joiner), text in zip(where, after, strict=True):
-                container[key] = text
 
 
 def escaped_size(line: bytes) -> int:
@@ -419,7 +480,7 @@ def _redacted(
     lines: list[tuple[bytes, bytes]], read: list[bool] | None = None
 ) -> list[tuple[bytes, bytes]]:
     """The lines redacted as JSON text too (``memory.redact``), in one pass, but for those
-    ``read`` says were read whole as text already (:func:`read_as_text`): a tool input's
+    ``read`` says were read whole as text already (:func:`_minimal`): a tool input's
     ``"password": "…"`` is a credential only with its key.
 
     Redaction never spans a quote, so it never joins two JSONL records: the line count holds.
@@ -477,16 +538,60 @@ def _scrubbed(line: bytes) -> bytes:
     return _stdlib_dumps(scrub(_stdlib_loads(line)))
 
 
-def _prompt(line: bytes) -> str | None:
-    """The text of a user prompt line (its content a string), else None (a tool result, an
-    assistant line)."""
+def _prompt_parts(record: Any) -> list[str] | None:
+    """The text of a user prompt record as Claude Code writes it: its content a string (one
+    part) or a list of ``{"type": "text", "text": …}`` parts (images or documents between
+    them are skipped); None for anything else (a tool result, a line without text)."""
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind not in _MEDIA:
+            return None
+    return parts or None
+
+
+def _prompt(line: bytes) -> tuple[Any, list[str]] | None:
+    """A user prompt line's record and the parts of its text (:func:`_prompt_parts`)."""
     try:
         record = _stdlib_loads(line)
     except (ValueError, RecursionError):
         return None
-    message = record.get("message") if isinstance(record, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    return content if isinstance(content, str) else None
+    parts = _prompt_parts(record)
+    return None if parts is None else (record, parts)
+
+
+def _replaced(parts: list[str], before: str, after: str) -> list[str]:
+    """``parts`` (``before`` in pieces) made ``after``: what changed (between the longest
+    common head and tail) goes in the part where it starts and is taken out of every part it
+    covers, as :func:`memory.redact.carried.apply_spans` puts a marker back; the rest stays."""
+    head = 0
+    limit = min(len(before), len(after))
+    while head < limit and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    start, end, new = head, len(before) - tail, after[head : len(after) - tail]
+    out: list[str] = []
+    at = 0
+    for i, part in enumerate(parts):
+        stop = at + len(part)
+        last = i == len(parts) - 1
+        if stop < start or (stop == start and not last) or at > end:
+            out.append(part)  # wholly before or after the change
+        else:
+            here = part[: max(0, start - at)] + (new if at <= start else "")
+            out.append(here + part[max(0, end - at) :] if end <= stop else here)
+        at = stop
+    return out
 
 
 def _across_turns(
@@ -494,31 +599,40 @@ def _across_turns(
 ) -> list[tuple[bytes, bytes]]:
     """``fresh`` with a secret said across two of the user's prompts redacted in the second
     ("the rsync password is" in one prompt, the value alone in the next: each line, redacted
-    alone, holds none). The last cached prompt is the first of a pair when the session's
-    next Stop brings the value; cached lines themselves are never rewritten."""
-    prompts: list[tuple[int, str]] = []  # (index in fresh, or -1 for the cached one), text
+    alone, holds none), whether a prompt's content is a string or a list of text parts (its
+    parts read joined end to end, the change put back in the parts it covers). The last
+    cached prompt is the first of a pair when the session's next Stop brings the value;
+    cached lines themselves are never rewritten."""
+    prompts: list[tuple[int, Any, list[str]]] = []  # index in fresh (-1: cached), record, parts
     for kind, line in reversed(cached):
         if kind == b"user" and b"tool_result" not in line:
-            text = _prompt(line)
-            if text is not None:
-                prompts.append((-1, text))
+            found = _prompt(line)
+            if found is not None:
+                prompts.append((-1, *found))
                 break
     for i, (kind, line) in enumerate(fresh):
         if kind == b"user" and b"tool_result" not in line:
-            text = _prompt(line)
-            if text is not None:
-                prompts.append((i, text))
-    if len(prompts) < 2 or all(i < 0 for i, _ in prompts[1:]):
+            found = _prompt(line)
+            if found is not None:
+                prompts.append((i, *found))
+    if len(prompts) < 2 or all(i < 0 for i, _r, _p in prompts[1:]):
         return fresh
     from memory.redact import redact_turns
 
-    texts = redact_turns([t for _, t in prompts], redacted=True)
+    befores = ["".join(parts) for _i, _r, parts in prompts]
+    texts = redact_turns(befores, redacted=True)
     out = list(fresh)
-    for (i, before), after in zip(prompts, texts, strict=True):
-        if i >= 0 and after != before:
-            record = _stdlib_loads(out[i][1])
-            record["message"]["content"] = after
-            out[i] = (out[i][0], _stdlib_dumps(record))
+    for (i, record, parts), before, after in zip(prompts, befores, texts, strict=True):
+        if i < 0 or after == before:
+            continue
+        message = record["message"]
+        if isinstance(message["content"], str):
+            message["content"] = after
+        else:
+            blocks = [b for b in message["content"] if isinstance(b, dict) and b.get("type") == "text"]
+            for block, text in zip(blocks, _replaced(parts, before, after), strict=True):
+                block["text"] = text
+        out[i] = (out[i][0], _stdlib_dumps(record))
     return out
 
 

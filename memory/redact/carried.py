@@ -25,6 +25,8 @@ it is removed from that text however a transcript carries it.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate, repeat
+from operator import add
 
 from memory.redact.engine import MARKER, Lazy, Span, run
 
@@ -123,40 +125,50 @@ def _literals(text: str) -> list[_Decoded]:
     return found
 
 
-def _spans_of(texts: Sequence[str], depth: int) -> tuple[list[list[Span]], list[str]]:
-    """For each text, the spans the redactor finds in it as it is and in its escaped literals
-    decoded (to ``depth`` levels), in the text's own offsets; and the kinds found."""
+def _offsets(texts: Sequence[str]) -> list[int]:
+    """Where each text starts in ``SEPARATOR.join(texts)`` (computed in C: a session holds
+    thousands of texts and most of them hold nothing to look at)."""
+    return list(accumulate(map(add, map(len, texts), repeat(len(SEPARATOR))), initial=0))
+
+
+def _spans_of(texts: Sequence[str], depth: int) -> tuple[dict[int, list[Span]], list[str]]:
+    """For each text the redactor finds something in, as it is or in its escaped literals
+    decoded (to ``depth`` levels), the spans in the text's own offsets (by the text's index);
+    and the kinds found. Only the texts with a span or a backslash cost a step of their own."""
     located: list[Span] = []
     from memory.redact import DETECTORS
 
-    _out, kinds = run(SEPARATOR.join(texts), DETECTORS, None, located)
-    spans: list[list[Span]] = [[] for _ in texts]
+    joined = SEPARATOR.join(texts)
+    _out, kinds = run(joined, DETECTORS, None, located)
+    spans: dict[int, list[Span]] = {}
+    escaped = depth > 0 and "\\" in joined
+    if not located and not escaped:
+        return spans, kinds
+    starts = _offsets(texts)
     if located:
         located.sort()
-        starts = []
-        offset = 0
-        for text in texts:
-            starts.append(offset)
-            offset += len(text) + len(SEPARATOR)
         for s, e, kind in located:
             i = bisect_right(starts, s) - 1
             base = starts[i]
-            spans[i].append((s - base, min(e - base, len(texts[i])), kind))
-    if depth > 0:
+            spans.setdefault(i, []).append((s - base, min(e - base, len(texts[i])), kind))
+    if escaped:
         owners: list[int] = []
         literals: list[_Decoded] = []
-        for i, text in enumerate(texts):
-            if "\\" in text:
-                for lit in _literals(text):
-                    owners.append(i)
-                    literals.append(lit)
+        at = joined.find("\\")
+        while at >= 0:  # each text with a backslash, once
+            i = bisect_right(starts, at) - 1
+            for lit in _literals(texts[i]):
+                owners.append(i)
+                literals.append(lit)
+            at = joined.find("\\", starts[i + 1])
         if literals:
             inner, more = _spans_of([lit.decoded for lit in literals], depth - 1)
             kinds += [k for k in more if k not in kinds]
-            for i, lit, found in zip(owners, literals, inner, strict=True):
-                spans[i] += [
+            for j, found in sorted(inner.items()):
+                lit = literals[j]
+                spans.setdefault(owners[j], []).extend(
                     (lit.to_text(s, end=False), lit.to_text(e, end=True), k) for s, e, k in found
-                ]
+                )
     return spans, kinds
 
 
@@ -170,7 +182,7 @@ def _merged(spans: list[Span]) -> list[Span]:
     return out
 
 
-def _apply(pieces: Sequence[str], spans: list[Span]) -> list[str]:
+def apply_spans(pieces: Sequence[str], spans: list[Span]) -> list[str]:
     """``pieces`` with the spans (offsets of their joined text) replaced: the marker in the
     piece where a span starts, the rest of it taken out of every piece it covers."""
     out: list[str] = []
@@ -194,14 +206,22 @@ def _apply(pieces: Sequence[str], spans: list[Span]) -> list[str]:
     return out
 
 
+def find_spans(texts: Sequence[str]) -> tuple[dict[int, list[Span]], list[str]]:
+    """The spans to replace in each text, read as it is and with its escaped literals decoded
+    (module docstring), merged, by the index of the text; texts with none are left out. And
+    the kinds found."""
+    spans, kinds = _spans_of(texts, DEPTH)
+    return {i: _merged(found) for i, found in spans.items()}, kinds
+
+
 def redact_groups(groups: Sequence[Sequence[str]]) -> tuple[list[list[str]], list[str]]:
     """Each group's pieces redacted as the one text they make, read as it is and with its
     escaped literals decoded (module docstring); the kinds found. Pieces and groups are never
     merged: the caller puts each piece back where it came from."""
-    spans, kinds = _spans_of(["".join(group) for group in groups], DEPTH)
+    found, kinds = find_spans(["".join(group) for group in groups])
     out = [
-        _apply(group, _merged(found)) if found else list(group)
-        for group, found in zip(groups, spans, strict=True)
+        apply_spans(group, found[i]) if i in found else list(group)
+        for i, group in enumerate(groups)
     ]
     return out, kinds
 
@@ -212,4 +232,4 @@ def redact_carried(text: str) -> tuple[str, list[str]]:
     return out, kinds
 
 
-__all__ = ["DEPTH", "SEPARATOR", "redact_carried", "redact_groups"]
+__all__ = ["DEPTH", "SEPARATOR", "apply_spans", "find_spans", "redact_carried", "redact_groups"]
