@@ -30,6 +30,7 @@ from memory.redact.values import (
     is_placeholder,
     is_secret_value,
     looks_random,
+    made_up_letters,
     reads_as_non_secret,
 )
 
@@ -756,7 +757,12 @@ def _value_after(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
-    bare_ok = explicit or made_up or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
+    bare_ok = (
+        explicit
+        or made_up
+        or made_up_letters(value)
+        or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
+    )
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):
