@@ -112,6 +112,7 @@ _WORD_ANCHORS = (
     # stores by their file kind (APPLE_P12_BASE64=)
     "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "combination",
     "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate", "dockerc",
+    "seed",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"(?:(?<=\\[nrt])|(?<![A-Za-z\\]))([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"; not the n of \n
@@ -240,8 +241,10 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return "credential", True
     if last == "answer" and _SECURITY_BEFORE.search(" ".join([before[-40:], *parts[:-1]])):
         return _ANSWER_KIND, True  # "the security question answer … is X"
-    if last == "id" and parts[-3:] == ["private", "key", "id"]:
-        return "secret", False
+    if last == "id" and (parts[-3:] == ["private", "key", "id"] or parts[-2:-1] == ["secret"]):
+        return "secret", False  # an id whose name says it is the secret (an AppRole secret_id)
+    if last == "seed":  # a TOTP seed, a wallet's seed: only generated material ("seed: 42" is not)
+        return _KEY_MATERIAL_KIND, True
     if last.endswith("key") and last != "key" and last[:-3] in _KEY_OWNERS:
         return ("secret" if last[:-3] in _SECRET_KEYS else "api-key"), False
     if last == "key":
@@ -911,7 +914,8 @@ def detect_pairs(anchors: Anchors) -> list[Span]:
             if m is None:
                 continue
             value = m.group("value").rstrip(".:?")
-            if reads_as_non_secret(value) or not (
+            said = text[m.start("user") : m.start("value") + len(value)]
+            if reads_as_non_secret(value) or reads_as_non_secret(said) or not (
                 any(not c.isalpha() for c in value) or any(c.isupper() for c in value)
             ):
                 continue
