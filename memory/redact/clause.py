@@ -34,6 +34,7 @@ _WORDS = {
     "api key": "api-key", "apikey": "api-key", "login": "password", "creds": "password",
     "credentials": "password", "密码": "password", "密碼": "password", "口令": "password",
     "密钥": "secret", "秘钥": "secret", "令牌": "token", "登录": "password", "登陆": "password",
+    "log in": "password", "sign in": "password",
 }  # fmt: skip
 """The credential words the context detectors already read, each with the kind it names."""
 
@@ -76,11 +77,24 @@ def _word_at(text: str, pos: int) -> str | None:
     return word
 
 
+_RUN_BEFORE = Lazy(r"\S{1,64}$")
+
+
+def _ends_a_value(text: str, stop: int) -> bool:
+    """The ``!`` or ``?`` at ``stop`` is the last character of a made-up value
+    (``Biscuit1998!``), not the end of a sentence."""
+    if text[stop] not in "!?" or not stop or not text[stop - 1].isalnum():
+        return False
+    run = _RUN_BEFORE.search(text, max(0, stop - 64), stop)
+    return run is not None and _made_up(run.group() + text[stop])
+
+
 def _clause(text: str, pos: int, end: int) -> tuple[int, int]:
     lo = max(0, pos - _REACH)
     start = lo
     for m in _CLAUSE_STOP.finditer(text, lo, pos):
-        start = m.end()
+        if not _ends_a_value(text, m.start()):
+            start = m.end()
     stop = _CLAUSE_STOP.search(text, end, min(len(text), end + _REACH))
     return start, (stop.start() if stop is not None else min(len(text), end + _REACH))
 
@@ -91,14 +105,48 @@ def _made_up(token: str) -> bool:
         return False
     if not any(c.isdigit() for c in token) or not token.isascii():
         return False
-    if any(c in "_./=:\\" for c in token) or token.startswith(("-", "#", "0x")):
-        return False  # an identifier, a path, a setting, a flag, a colour, a hex number
-    if "-" in token and not any(not c.isalnum() and c != "-" for c in token):
-        return False  # kebab-case: pw-reset-v3, gpt-4o-mini
+    if any(c in "./=:\\" for c in token) or token.startswith(("-", "#", "0x")):
+        return False  # a path, a setting, a flag, a colour, a hex number
+    if ("_" in token or "-" in token) and not _chosen_words(token):
+        other = any(not c.isalnum() and c not in "-_" for c in token)
+        if "_" in token or not other:
+            return False  # snake_case, kebab-case: pw-reset-v3, gpt-4o-mini, test_user_2
     if "@" in token[1:-1] and "." in token.split("@")[-1]:
         return False
     hexadecimal = all(c in "0123456789abcdefABCDEF" for c in token)
     return not hexadecimal and _BRAND.rx.fullmatch(token) is None
+
+
+_JOINT = Lazy(r"[-_]")
+_LEET = Lazy(r"[A-Za-z]*[a-z][0-9][a-z][A-Za-z]*")
+
+
+def _chosen_words(token: str) -> bool:
+    """Words joined by hyphens or underscores the way a password is made, not a name: both
+    letter cases and three parts or more (``Walrus-Mint-9``, ``Datum_Prism_48``), or a word
+    spelled with a digit for a letter (``bi0s-L0ck``). Names in code and products keep one case
+    (``test_user_2``, ``gpt-4o-mini``) or are a word and a number (``Fedora-39``)."""
+    parts = _JOINT.split(token)
+    if len(parts) < 2 or not all(parts) or not all(p.isalnum() for p in parts):
+        return False
+    if not (any(c.isupper() for c in token) and any(c.islower() for c in token)):
+        return False
+    return len(parts) >= 3 or any(_LEET.rx.fullmatch(p) for p in parts)
+
+
+_SHAPE_CLASS = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "A" * 26 + "a" * 26 + "9" * 10,
+)
+
+
+def _shape(token: str) -> str:
+    """``Bill-Rot-0936-Qx`` → ``Aa-Aa-9-Aa``: the runs of character classes."""
+    out: list[str] = []
+    for c in token.translate(_SHAPE_CLASS):
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
 
 
 def _value_kind(token: str, near: bool) -> bool:
@@ -135,6 +183,8 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
         ):
             done = stop
             continue
+        found: set[str] = set()
+        rest: list[tuple[int, str]] = []
         for m in _TOKEN.finditer(text, start, stop):
             if m.end() < stop and not _ENDS_TOKEN.rx.match(text, m.end()):
                 continue  # cut at 64 characters: part of a longer run
@@ -148,6 +198,14 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             owner = m.end() > pos and bool(words) and words[-1].lower() in _OWNER_SLOT
             if _value_kind(token, len(words) <= _NEAR and not owner):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
+                found.add(_shape(token))
+            elif not owner:
+                rest.append((m.start(), token))
+        # a list of values said together ("billing → <value>, search → <value>"): a token of
+        # the same shape as a value taken, in the same clause, is one more of them
+        for at, token in rest:
+            if found and _shape(token) in found and _value_kind(token, True):
+                spans.append((at, at + len(token), _WORDS[word]))
         done = stop
     return spans
 
