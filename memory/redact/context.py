@@ -674,6 +674,27 @@ def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None
     return None
 
 
+_LITERAL_PAIR = Lazy(r"""["'][ \t]*,[ \t]*(?=["'])""")
+_PAIR_LITERAL = Lazy(
+    r"""[(\[][ \t]*(?P<q>["'])[^"'\\\n]{1,64}(?P=q)[ \t]*,[ \t]*"""
+    r"""(?P<r>["'])(?P<value>[^"'\\\s]{1,256})(?P=r)[ \t]*[)\]]"""
+)
+
+
+_A_NAME = Lazy(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _made_up_literal(value: str, *, digits_ok: bool) -> bool:
+    """A literal next to another that reads as a made-up value: letters with digits, letters
+    no language spells, not a field's or a setting's name (``refresh_token``, ``API_KEY_V2``,
+    as a list of names holds them) nor a media type (``application/json``)."""
+    if _A_NAME.rx.fullmatch(value) is not None:
+        return False
+    if not (any(c.isdigit() for c in value) or made_up_letters(value)):
+        return False
+    return is_secret_value(value, digits_ok=digits_ok, quoted=False)
+
+
 def _value_after(
     text: str,
     word_start: int,
@@ -699,7 +720,26 @@ def _value_after(
         m = _PIN_FOR.match(text, word_end)  # "PIN for the alarm 4417"
         if m is not None:
             return m.start("value"), m.end("value"), kind
+    pair = _LITERAL_PAIR.match(text, word_end) if before[-1:] in ("'", '"') else None
+    if pair is not None and before[-1] == text[word_end]:
+        # the name given as a literal, its value as the next one: define('DB_PASSWORD', '…'),
+        # env.put("API_TOKEN", "…"); lists of field names too ("password", "username"), so
+        # only a made-up value, not a word or a name
+        found = _value_at(text, pair.end(), query=False)
+        if found is None:
+            return None
+        value = text[found[0] : found[1]]
+        made = _made_up_literal(value, digits_ok=kind in ("pin", "password"))
+        return (found[0], found[1], kind) if made else None
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
+    if connected is not None and text[connected[0] : connected[0] + 1] in ("(", "["):
+        # a user and a password given as a pair to a credential name: auth=("svc", "…")
+        duo = _PAIR_LITERAL.match(text, connected[0])
+        if duo is None:
+            return None
+        value = duo.group("value")
+        made = _made_up_literal(value, digits_ok=True)
+        return (duo.start("value"), duo.end("value"), kind) if made else None
     if kind == "session" and (connected is None or not connected[1]):
         return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>
     if connected is None:
