@@ -969,6 +969,10 @@ _URL_CREDS = Lazy(
     r"://(?P<user>[^\s:/@\"'\\<>]{0,128})(?::(?P<value>[^\s/@\"'\\<>][^\s/\"'\\<>]{0,255}))?"
     r"@(?=[A-Za-z0-9\[._-])"  # the password runs to the last "@" before the host: "pw@@@host"
 )
+_URL_CREDS_WRAPPED = Lazy(
+    r"://[^\s:/@\"'\\<>]{1,128}:(?P<a>[^\s/@\"'\\<>]{1,255})(?:\r?\n|\\n)[ \t]*"
+    r"(?P<b>[^\s/@\"'\\<>:]{1,255})@(?=[A-Za-z0-9\[._-])"
+)  # a password cut over a line break: both pieces, up to the host's "@"
 _AUTH_HEADER = Lazy(
     r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
     r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,24})\s+)?"  # any scheme: Bearer, SSWS, GenieKey, Splunk
@@ -1000,6 +1004,14 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(("://",)):
         m = _URL_CREDS.match(text, pos)
         if m is None:
+            wrapped = _URL_CREDS_WRAPPED.match(text, pos, pos + 700)
+            if (
+                wrapped is not None
+                and not wrapped.group("a").isdigit()  # a port, and an e-mail address below it
+                and not is_placeholder(wrapped.group("a") + wrapped.group("b"))
+            ):
+                spans.append((wrapped.start("a"), wrapped.end("a"), "password"))
+                spans.append((wrapped.start("b"), wrapped.end("b"), "password"))
             continue
         value = m.group("value")
         if value is not None:

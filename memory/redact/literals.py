@@ -312,12 +312,23 @@ def detect_dsn_userinfo(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- wrapped tokens
 
-_PIECE_LINE = Lazy(r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|\\?[\"']|$)")
+_PIECE_LINE = Lazy(
+    r"[ \t]*(?:[\u4e00-\u9fff]{1,8}[ \t]*[：:]?|[A-Za-z]{1,12}[ \t]*[0-9]?[ \t]*:)?"  # 后半段, part 2:
+    r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|\\?[\"']|$)"
+)
 
 
 def _piece(token: str) -> bool:
+    """A piece of a generated token: random-looking, or varied with a digit, or varied in both
+    letter cases (the rest of a key cut in two may hold no digit)."""
+    both_cases = any(c.isupper() for c in token) and any(c.islower() for c in token)
+    varied = entropy(token)
     return (
-        (looks_random(token) or (entropy(token) >= 3.5 and any(c.isdigit() for c in token)))
+        (
+            looks_random(token)
+            or (varied >= 3.5 and any(c.isdigit() for c in token))
+            or (both_cases and varied >= 3.8)
+        )
         and any(c.isalpha() for c in token)
         and not base64_of_text(token)
     )
