@@ -34,7 +34,9 @@ _WORDS = {
     "api key": "api-key", "apikey": "api-key", "login": "password", "creds": "password",
     "credentials": "password", "密码": "password", "密碼": "password", "口令": "password",
     "密钥": "secret", "秘钥": "secret", "令牌": "token", "登录": "password", "登陆": "password",
-    "log in": "password", "sign in": "password",
+    "log in": "password", "log into": "password", "logging in": "password",
+    "logging into": "password", "signing into": "password",
+    "sign in": "password", "sign into": "password", "signing in": "password",
 }  # fmt: skip
 """The credential words the context detectors already read, each with the kind it names."""
 
@@ -59,7 +61,7 @@ postgres16 is …"): that token names the thing, the value comes elsewhere."""
 
 def _word_at(text: str, pos: int) -> str | None:
     """The credential word starting at ``pos`` as a word of its own, or None."""
-    low = text[pos : pos + 11].lower()
+    low = text[pos : pos + 12].lower()
     word = max((w for w in _WORDS if low.startswith(w)), key=len, default=None)
     if word is None or not word.isascii():
         return word

@@ -133,7 +133,7 @@ _PROSE = Lazy(
                                                       # the password we agreed on is X
     (?:\s*,[^,.\n]{1,30},)?                           # the password, if you need it, is X
     (?:
-        \s*,\s*(?:it|that)(?:'s|’s|\s+is|\s+was)\s*:?      # a passphrase, it's "X"
+        \s*[,?]\s*(?:it|that)(?:'s|’s|\s+is|\s+was)\s*:?   # a passphrase, it's "X"; the passphrase? it's "X"
       |
         \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,4})\s*:   # is still the same one: X
       | \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
@@ -146,13 +146,13 @@ _PROSE = Lazy(
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:[，,]?\s*(?:就是|都是|是|为|為|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用|输入|输|填写|填入|填)\s*[：:=]?"
+    r"\s*(?:[，,]?\s*(?:就是|都是|是|为|為|等于|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用|输入|输|填写|填入|填)\s*[：:=]?"
     r"|[：:=])\s*"
 )
 # "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
 _ARN_BEFORE = Lazy(r"\barn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{0,12}:$")  # a resource's name
 _CJK_VERB = Lazy(r"[，,]\s*[\u4e00-\u9fff]")  # "，输 X", not ", is"
-_CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|成了|成)\s*[：:]?\s*")
+_CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|等于|成了|成)\s*[：:]?\s*")
 _CJK_GAP_HASH = Lazy(r"哈希|散列|摘要|校验|长度|位数|提示|规则|策略|要求")
 _WIFI_BEFORE = Lazy(r"(?i)\b(?:wi-?fi|wlan|wpa2?|ssid|hotspot)\b[^.\n]{0,40}$")
 
