@@ -345,7 +345,24 @@ def detect_pgpass(anchors: Anchors) -> list[Span]:
             if value != "*" and not reads_as_non_secret(value):
                 spans.append((m.start("value"), m.end("value"), "password"))
         reach = hi
+    # a line of the file's own shape with no file named: the wildcard field or PostgreSQL's
+    # port marks it, and the last field must then read as made up, not a word
+    taken = {start for start, _end, _kind in spans}
+    for pos in anchors.positions(_PGPASS_MARKS):
+        if pos < reach:
+            continue
+        line = max(text.rfind("\n", 0, pos), text.rfind("\\n", 0, pos), 0)
+        m = _PGPASS_LINE.match(text, line)
+        if m is None or m.start("value") in taken or m.start("value") < pos:
+            continue
+        value = m.group("value")
+        if is_secret_value(value, digits_ok=False, quoted=False):
+            spans.append((m.start("value"), m.end("value"), "password"))
+            taken.add(m.start("value"))
     return spans
+
+
+_PGPASS_MARKS = (":*:", ":5432:")
 
 
 # ---------------------------------------------------------------------------- strong passwords
@@ -459,6 +476,7 @@ register(
     "private-lines:",
     "ls0tls1crudjti",
     "pgpass",
+    *_PGPASS_MARKS,
     *_STRONG_WORDS,
     *_CHANGE_VERBS,
     *_CHANGE_VERBS_ZH,
