@@ -352,13 +352,12 @@ def detect_pgpass(anchors: Anchors) -> list[Span]:
         if pos < reach:
             continue
         line = max(text.rfind("\n", 0, pos), text.rfind("\\n", 0, pos), 0)
-        m = _PGPASS_LINE.match(text, line)
-        if m is None or m.start("value") in taken or m.start("value") < pos:
+        row = _PGPASS_LINE.match(text, line)
+        if row is None or row.start("value") in taken or row.start("value") < pos:
             continue
-        value = m.group("value")
-        if is_secret_value(value, digits_ok=False, quoted=False):
-            spans.append((m.start("value"), m.end("value"), "password"))
-            taken.add(m.start("value"))
+        if is_secret_value(row.group("value"), digits_ok=False, quoted=False):
+            spans.append((row.start("value"), row.end("value"), "password"))
+            taken.add(row.start("value"))
     return spans
 
 
