@@ -224,7 +224,7 @@ def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
 
 
 _PRINT_FILE = Lazy(
-    r"(?:cat|type|head|tail|more|less|bat|Get-Content|gc)[ \t]+(?:-[A-Za-z0-9]+[ \t]+)*"
+    r"(?:cat|type|head|tail|Get-Content)[ \t]+(?:-[A-Za-z0-9]+[ \t]+)*"
     r"(?P<q>[\"']?)(?P<file>[^\s|;&<>\"'\\]{1,200})(?P=q)[ \t]*(?:\r?\n|\\n)"
 )
 _PRINTED_LINE = Lazy(r"[ \t]*(?P<value>[^\s\"'`\\]{4,256})[ \t]*(?=\r?\n|\\n|$)")
@@ -239,8 +239,8 @@ def detect_printed_key_files(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(_PRINT_COMMANDS):
-        if pos and (text[pos - 1].isalnum() or text[pos - 1] in "_-"):
-            continue
+        if _COMMAND_START.search(text, max(0, pos - 4), pos) is None:
+            continue  # a command starts a line or follows a prompt: "cat" in a sentence does not
         m = _PRINT_FILE.match(text, pos)
         if m is None or _KEY_FILE.search(m.group("file")) is None:
             continue
@@ -261,7 +261,8 @@ def detect_printed_key_files(anchors: Anchors) -> list[Span]:
     return spans
 
 
-_PRINT_COMMANDS = ("cat ", "type ", "head ", "tail ", "more ", "less ", "bat ", "get-content ", "gc ")
+_PRINT_COMMANDS = ("cat ", "type ", "head ", "tail ", "get-content ")
+_COMMAND_START = Lazy(r"(?:^|\n|\\n|[$#>%] |`)[ \t]*$")
 
 
 _ECHO_LINE = Lazy(
