@@ -59,10 +59,15 @@ _OWNER_SLOT = frozenset({"for", "of", "on", "at", "to", "in", "into", "onto", "f
 postgres16 is …"): that token names the thing, the value comes elsewhere."""
 
 
+_BY_HEAD: dict[str, tuple[str, ...]] = {}
+for _w in sorted(_WORDS, key=len, reverse=True):  # the longest first: "logging into", "login"
+    _BY_HEAD[_w[:2]] = (*_BY_HEAD.get(_w[:2], ()), _w)
+
+
 def _word_at(text: str, pos: int) -> str | None:
     """The credential word starting at ``pos`` as a word of its own, or None."""
     low = text[pos : pos + 12].lower()
-    word = max((w for w in _WORDS if low.startswith(w)), key=len, default=None)
+    word = next((w for w in _BY_HEAD.get(low[:2], ()) if low.startswith(w)), None)
     if word is None or not word.isascii():
         return word
     if word == "pin" and text[pos : pos + 3].islower():
