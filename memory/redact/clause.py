@@ -14,11 +14,16 @@ on both sides (a sentence stop, a line break, a semicolon, a JSON string's edge;
 * **made up**: letters with digits (or symbols), eight characters or more, that is no word, no
   identifier (``snake_case``, ``dotted.name``, ``kebab-case``), no version, path, URL, e-mail,
   hash, UUID, placeholder or technical term (``bcrypt12``, ``1Password``): only within
-  :data:`_NEAR` words of the credential word, since a clause may also name the box it is for.
+  :data:`_NEAR` words of the credential word, since a clause may also name the box it is for;
+  words joined by hyphens or underscores count when they are no name (both letter cases and
+  three parts, or a leet word: ``Walrus-Lamp-9``);
+* **one of a list**: a token of the same class shape (``Aa-Aa-9-Aa``) as one taken in the
+  same clause ("wiki → <value>, mail → <value>").
 
 A clause that says what the tokens are instead (a hash, a digest, a commit, an id, an
-example) is left alone. No word or sentence list is added: the words are the credential words
-the other detectors already read, and the value's test is its shape.
+example) is left alone. No word or sentence list is added: the words are the credential and
+login words the other detectors already read (the login verb in its inflections too: "logging
+into"), and the value's test is its shape.
 """
 
 from __future__ import annotations

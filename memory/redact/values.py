@@ -102,12 +102,12 @@ def is_placeholder_token(token: str) -> bool:
 
 
 _CASE_TAIL = Lazy(
-    r"[A-Za-z]+\d+(?!(?:[A-Z][a-z]+)+$)(?=[A-Za-z]*[a-z])(?=[A-Za-z]*[A-Z])[A-Za-z]{2,}"
+    r"[A-Za-z]+\d+(?!(?:[A-Z][a-z]*[aeiouy][a-z]*)+$)(?=[A-Za-z]*[a-z])(?=[A-Za-z]*[A-Z])[A-Za-z]{2,}"
 )
-"""Letters, digits, then letters of both cases that are not capitalised words:
-``x3TuYeoUcGYb``. A term's tail after its number is one case (``sha256sum``, ``SHA256``) or
-words (``Base64Encoder``): read case-blind, the term pattern took a generated value that starts
-with a letter and a digit for one."""
+"""Letters, digits, then letters of both cases that are not capitalised words (each with a
+vowel): ``x3TuYeoUcGYb``. A term's tail after its number is one case (``sha256sum``,
+``SHA256``) or words (``Base64Encoder``): read case-blind, the term pattern took a generated
+value that starts with a letter and a digit for one."""
 _LEET = Lazy(r"[A-Za-z]*[a-z][0-9][a-z][A-Za-z]*")  # Cinnam0n, p4ss: a digit for a letter
 _SAME_HALVES = Lazy(r"(?P<a>[^/\s]{1,32})[ \t]*/[ \t]*(?P=a)$")
 
