@@ -14,7 +14,9 @@ value is copied), on both sides: what must go and what the same rule must leave.
   made-up value, a list of values of one shape, the login verb's other forms;
 * layouts: a webhook's generated segment whatever its other segments hold, a URL password cut
   over a line break, the rest of a wrapped token after a short label, a ``.pgpass`` line alone,
-  what ``cat`` of a file named for a secret printed, an echoed credential variable's output.
+  what ``cat`` of a file named for a secret printed, an echoed credential variable's output;
+* code and other languages: a name and its value as an XML element's attributes, R's ``<-``,
+  the password word of other languages with an explicit connector.
 """
 
 from __future__ import annotations
@@ -63,6 +65,14 @@ SECRETS = [
     ("cache.local:5432:*:svc:Zq8wLm3nRt5yP", "Zq8wLm3nRt5yP"),
     ("$ cat ~/vpn/auth.txt\njdoe\nV4pn-Heron-77\n$ ls", "V4pn-Heron-77"),
     ('$ echo "pushing with $API_TOKEN now"\npushing with Zq81LmNo0pRt6YuVwX2aBc3 now', "Zq81LmNo0pRt6YuVwX2aBc3"),
+    # a name and its value as attributes of one element; R's assignment; other languages' word
+    ('<add key="SmtpPassword" value="Fw8kLq3Zr7Vm" />', "Fw8kLq3Zr7Vm"),
+    ('<property name="api.token" value="Yn4Rt8Kw2Lp6Qs"/>', "Yn4Rt8Kw2Lp6Qs"),
+    ('db_password <- "Kc5Wm9Rt3Lq7"', "Kc5Wm9Rt3Lq7"),
+    ("Passwort: Ub6Nm2Qx8Ws4", "Ub6Nm2Qx8Ws4"),
+    ("mot de passe = Vd3Lp7Xk1Rz5", "Vd3Lp7Xk1Rz5"),
+    ("Пароль: Ge9Tw4Mn6Hb2", "Ge9Tw4Mn6Hb2"),
+    ("パスワード：Jy2Ks8Pf5Qc7", "Jy2Ks8Pf5Qc7"),
 ]  # fmt: skip
 
 LOOK_ALIKES = [
@@ -90,6 +100,9 @@ LOOK_ALIKES = [
     "I cat ~/vpn/auth.txt\nV4pn-Heron-77",
     '$ echo "home is $HOME"\nhome is /home/bob',
     '$ echo "t=${GH_TOKEN}"\nt=***',
+    '<add key="PageSize" value="50"/> <add key="ApiKey" value="${API_KEY}"/>',
+    "Passwortänderung: bis Montag erledigen",
+    "senha: obrigatória",
 ]
 
 

@@ -100,6 +100,18 @@ _CJK_WORDS = {
     "授权码": "token",
     "验证码": "pin",
 }
+_OTHER_WORDS = {
+    "passwort": "password", "kennwort": "password", "mot de passe": "password",
+    "contraseña": "password", "contrasena": "password", "senha": "password",
+    "wachtwoord": "password", "hasło": "password", "haslo": "password", "heslo": "password",
+    "şifre": "password", "lösenord": "password", "passord": "password", "adgangskode": "password",
+    "salasana": "password", "jelszó": "password", "пароль": "password", "パスワード": "password",
+    "비밀번호": "password", "mật khẩu": "password", "トークン": "token", "토큰": "token",
+}  # fmt: skip
+"""The password (and token) word of other languages: read only with an explicit connector
+(``Passwort: …``, ``пароль = …``); a sentence in those languages is not read."""
+_OTHER_ANCHORS = tuple({*_OTHER_WORDS, *(w[:1].upper() + w[1:] for w in _OTHER_WORDS)})
+"""Lower-casing before the anchor search is ASCII's: a capital outside it is its own anchor."""
 _WORD_ANCHORS = (
     "pass", "pwd", "pw", "psk", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
     # a session word or a code word only before its connector: "sessionId" is on every line of
@@ -446,7 +458,7 @@ def _connector(
     while j < len(text) and text[j] in " \t":
         j += 1
     c = text[j : j + 1]
-    arrow = text[j : j + 2] in ("=>", ":=", "->") or c == "→"
+    arrow = text[j : j + 2] in ("=>", ":=", "->", "<-") or c == "→"  # <-: R's assignment
     if (c in (":", "=", "：") and text[j : j + 2] != "==") or arrow:
         j += 1 if c == "→" or not arrow else 2
         while j < len(text) and text[j] in " \t":
@@ -567,6 +579,21 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if span is not None:
             spans.append(span)
             last = span[1]
+    for pos in anchors.positions(_OTHER_ANCHORS):
+        if (pos and text[pos - 1].isalpha()) or any(s <= pos < e for s, e, _k in spans):
+            continue
+        low = text[pos : pos + 12].lower()
+        word = next((w for w in _OTHER_WORDS if low.startswith(w)), None)
+        if word is None or text[pos + len(word) : pos + len(word) + 1].isalpha():
+            continue  # inside a longer word: Passwortänderung
+        before = text[max(0, pos - 40) : pos]
+        span = _value_after(
+            text, pos, pos + len(word), _OTHER_WORDS[word], prose=False, cjk=False,
+            before=before, runs=runs,
+        )  # fmt: skip
+        if span is not None:
+            spans.append(span)
+    spans.sort()
     # Each loop skips the words inside its own last value; a Chinese word before an English
     # one's value is read all the same ("密码为 X" then "DB_PASSWORD=Y": the shared ``last``
     # skipped every Chinese word before the last English value, so a whole transcript's
@@ -1143,6 +1170,7 @@ def detect_cloud_keys(anchors: Anchors) -> list[Span]:
 register(
     *_WORD_ANCHORS,
     *_CJK_WORDS,
+    *_OTHER_ANCHORS,
     *_CONTEXT_WORDS,
     *_PAIR_EN_WORDS,
     *_PAIR_ZH_WORDS,

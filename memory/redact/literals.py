@@ -58,16 +58,19 @@ def _judge(kind: str, value: str) -> bool:
 # ---------------------------------------------------------------------------- name / value
 
 _NAME_VALUE = Lazy(
-    r"""name["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z_][\w.-]{1,63})["']?[ \t]*"""
-    r"""(?:,[ \t]*|\r?\n[ \t]*|\\n[ \t]*)(?:-[ \t]+)?"""
+    r"""(?:name|key)["']?[ \t]*[:=][ \t]*(?P<nq>\\?["']?)(?P<name>[A-Za-z_][\w.-]{1,63})(?P=nq)[ \t]*"""
+    r"""(?:,[ \t]*|\r?\n[ \t]*|\\n[ \t]*|(?<=["'])[ \t]+)(?:-[ \t]+)?"""
     r"""["']?value["']?[ \t]*[:=][ \t]*(?P<q>\\?["']?)(?P<value>[^\s"'\\,}]{1,4096})(?P=q)"""
 )
+"""A name and its value as two members: a Kubernetes ``env`` entry, an ECS ``{"name": …,
+"value": …}``, and the attributes of one XML element (``<add key="ApiKey" value="…"/>``,
+``<property name="password" value="…"/>``)."""
 
 
 def detect_name_value_pairs(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
-    for pos in anchors.positions(("name",)):
+    for pos in anchors.positions(("name", "key=", "key =", "key\":", "key:")):
         if pos and (text[pos - 1].isalnum() or text[pos - 1] == "_"):
             continue  # hostname:, username=
         if text.find("value", pos + 6, pos + 160) == -1:
@@ -423,6 +426,7 @@ def detect_jdbc_thin(anchors: Anchors) -> list[Span]:
 register(
     ":thin:",
     "name",
+    "key=", "key =", 'key":', "key:",
     *_CSV_HEADER_WORDS,
     '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',
