@@ -72,6 +72,7 @@ SECRETS = [
     ("Passwort: Ub6Nm2Qx8Ws4", "Ub6Nm2Qx8Ws4"),
     ("mot de passe = Vd3Lp7Xk1Rz5", "Vd3Lp7Xk1Rz5"),
     ("Пароль: Ge9Tw4Mn6Hb2", "Ge9Tw4Mn6Hb2"),
+    ("the kiosk password is the same as the one before: Heron_Dusk_27", "Heron_Dusk_27"),
     ("パスワード：Jy2Ks8Pf5Qc7", "Jy2Ks8Pf5Qc7"),
 ]  # fmt: skip
 
@@ -103,6 +104,8 @@ LOOK_ALIKES = [
     '<add key="PageSize" value="50"/> <add key="ApiKey" value="${API_KEY}"/>',
     "Passwortänderung: bis Montag erledigen",
     "senha: obrigatória",
+    "the token is read from vault:kv/data/app#token at start-up",
+    "Gr33n&Apple is the usual example of a password people think is strong",
 ]
 
 

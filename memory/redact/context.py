@@ -147,7 +147,8 @@ _PROSE = Lazy(
     (?:
         \s*[,?]\s*(?:it|that)(?:'s|’s|\s+is|\s+was)\s*:?   # a passphrase, it's "X"; the passphrase? it's "X"
       |
-        \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,4})\s*:   # is still the same one: X
+        \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,6})\s*:(?=[ \t]|$)   # is still the same one: X
+                                                      # (not vault:secret/…: a colon in a token)
       | \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
         \s*:?

@@ -403,6 +403,11 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
     return start, (stop.start() if stop is not None else min(len(text), pos + 160))
 
 
+_EXAMPLE = Lazy(
+    r"(?i)(?<![@.\w/-])(?:examples?|e\.g|sample|for instance)(?!\w|\.\w)|示例|例如|比如|举例"
+)  # a word of the sentence, not a host (example.org) nor a path
+
+
 def detect_strong_near_words(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
@@ -414,6 +419,9 @@ def detect_strong_near_words(anchors: Anchors) -> list[Span]:
         if (word.isascii() and not _whole_word(text, pos, pos + len(word))) or in_marker(text, pos):
             continue
         start, end = _sentence(text, pos)
+        if _EXAMPLE.search(text, start, end) is not None:
+            done = end
+            continue  # "Tr0ub4dor&3 is the classic example of a bad password": said as one
         for m in _CANDIDATE.finditer(text, start, end):
             token = m.group(0)
             if strong_password(token):
