@@ -106,7 +106,16 @@ LOOK_ALIKES = [
     "senha: obrigatória",
     "the token is read from vault:kv/data/app#token at start-up",
     "Gr33n&Apple is the usual example of a password people think is strong",
+    "the login fixture signs in with password 'Fixt9ure42' for a fake user",
+    "示例配置：password: Shili2024x，照着改成你自己的",
 ]
+
+
+def test_a_sentence_that_says_example_spares_only_its_own_value() -> None:
+    # the next sentence gives a real one: "example" does not reach it
+    text = "the docs use password 'Docs7Sample' as an example. The real password is Wq8Lm3Zp7Rk"
+    out, _ = redact(text)
+    assert "Docs7Sample" in out and "Wq8Lm3Zp7Rk" not in out
 
 
 @pytest.mark.parametrize(("text", "secret"), SECRETS)

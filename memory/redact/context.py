@@ -723,7 +723,47 @@ def _made_up_literal(value: str, *, digits_ok: bool) -> bool:
     return is_secret_value(value, digits_ok=digits_ok, quoted=False)
 
 
+_SAYS_EXAMPLE = Lazy(
+    r"(?i)(?<![@.\w/-])(?:fake|dummy|fixture|placeholder|examples?|sample|e\.g|not (?:a )?real)"
+    r"(?!\w|\.\w)|示例|例如|比如|举例|假的"
+)
+_SENTENCE_STOP = Lazy(r"[.!?](?=\s|$)|\r?\n|\\n|[。！？；;]")
+_SENTENCE_REACH = 120
+
+
+def says_an_example(text: str, start: int, end: int) -> bool:
+    """The sentence around ``text[start:end]`` says its value is an example, a fixture, a
+    placeholder or fake ("the test fixture logs in with password 'x'", "示例密码"): such a
+    value is shown, not given. Words of the sentence only (not a host such as example.org)."""
+    lo = max(0, start - _SENTENCE_REACH)
+    begin = lo
+    for m in _SENTENCE_STOP.finditer(text, lo, start):
+        begin = m.end()
+    stop = _SENTENCE_STOP.search(text, end, min(len(text), end + _SENTENCE_REACH))
+    finish = stop.start() if stop is not None else min(len(text), end + _SENTENCE_REACH)
+    return _SAYS_EXAMPLE.search(text, begin, finish) is not None
+
+
 def _value_after(
+    text: str,
+    word_start: int,
+    word_end: int,
+    kind: str,
+    *,
+    prose: bool,
+    cjk: bool,
+    before: str,
+    runs: _Runs | None = None,
+) -> Span | None:
+    span = _value_after_word(
+        text, word_start, word_end, kind, prose=prose, cjk=cjk, before=before, runs=runs
+    )
+    if span is not None and says_an_example(text, word_start, span[1]):
+        return None
+    return span
+
+
+def _value_after_word(
     text: str,
     word_start: int,
     word_end: int,
