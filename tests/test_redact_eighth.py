@@ -73,6 +73,13 @@ SECRETS = [
     ("mot de passe = Vd3Lp7Xk1Rz5", "Vd3Lp7Xk1Rz5"),
     ("Пароль: Ge9Tw4Mn6Hb2", "Ge9Tw4Mn6Hb2"),
     ("the kiosk password is the same as the one before: Heron_Dusk_27", "Heron_Dusk_27"),
+    # the clause: a dash or a comma is no word; a colon right before the value reaches further;
+    # six words either side; the next sentence when the word ends its own
+    ("the NAS password, if you ever need it again: Quartz-Vole-58", "Quartz-Vole-58"),
+    ("credentials for the wiki — editor : Basalt-Gnat-36", "Basalt-Gnat-36"),
+    ("Tundra4Maple is what we set as the password", "Tundra4Maple"),
+    ("Kiosk password rotated. New: Larch#Pond6", "Larch#Pond6"),
+    ("I'll send you the password... actually it's Osprey-Coil-73", "Osprey-Coil-73"),
     ("パスワード：Jy2Ks8Pf5Qc7", "Jy2Ks8Pf5Qc7"),
 ]  # fmt: skip
 
@@ -107,6 +114,8 @@ LOOK_ALIKES = [
     "the token is read from vault:kv/data/app#token at start-up",
     "Gr33n&Apple is the usual example of a password people think is strong",
     "the login fixture signs in with password 'Fixt9ure42' for a fake user",
+    "I forgot my password. Can you reset it for user carl42xyz?",
+    "Reset the password. Build 4f2a9c81x failed after that",
     "示例配置：password: Shili2024x，照着改成你自己的",
 ]
 

@@ -46,7 +46,8 @@ _WORDS = {
 """The credential words the context detectors already read, each with the kind it names."""
 
 _REACH = 160
-_NEAR = 4
+_NEAR = 6
+_NEAR_COLON = 8
 _CLAUSE_STOP = Lazy(r"[.!?](?=\s|$)|\r?\n|\\n|[;。！？；]|\",\"|\":\"|\"}|\{\"")
 _TOKEN = Lazy(r"(?<![^\s(\[{,:：，、（“‘])[^\s\"'`\\,;()\[\]{}<>，。；：、（）“”‘’]{6,64}")
 _SAYS_WHAT = Lazy(
@@ -84,6 +85,8 @@ def _word_at(text: str, pos: int) -> str | None:
     if after[0] in "sS" and word in ("password", "passphrase", "token", "secret"):
         after = after[1]  # plurals: "the tokens"
     after = after[0]
+    if after == "." and text[pos + len(word) + 1 : pos + len(word) + 2] in ("", " ", ".", "\n"):
+        after = " "  # the end of a sentence ("the password."), an ellipsis: not password.reset
     if (before.isalnum() or before in "_-.$") or (after.isalnum() or after in "_-=.("):
         return None  # inside an identifier, a word or code: the context detectors read those
     return word
@@ -189,6 +192,7 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
         start, stop = _clause(text, pos, end)
         if not any(c.isdigit() for c in text[start:stop]):
             done = stop
+            spans.extend(_in_next_sentence(text, (start, end, stop), _WORDS[word]))
             continue  # no value of any shape taken here
         if _SAYS_WHAT.search(text, start, stop) is not None or _NEGATED.search(
             text, max(start, pos - 24), pos
@@ -206,9 +210,13 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             if "[REDACTED:" in token or in_marker(text, m.start()):
                 continue
             between = text[m.end() : pos] if m.end() <= pos else text[end : m.start()]
-            words = _ASIDE.rx.sub(" ", between).split()  # "(the one on the note)" is an aside
+            words = [  # "(the one on the note)" is an aside; a dash or a comma is no word
+                w for w in _ASIDE.rx.sub(" ", between).split() if any(c.isalnum() for c in w)
+            ]
             owner = m.end() > pos and bool(words) and words[-1].lower() in _OWNER_SLOT
-            if _value_kind(token, len(words) <= _NEAR and not owner):
+            # a colon right before the value introduces it: "password, in case you forgot: X"
+            reach = _NEAR_COLON if m.end() > pos and between.rstrip()[-1:] in (":", "：") else _NEAR
+            if _value_kind(token, len(words) <= reach and not owner):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
             elif not owner:
@@ -218,8 +226,49 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
         for at, token in rest:
             if found and _shape(token) in found and _value_kind(token, True):
                 spans.append((at, at + len(token), _WORDS[word]))
+        if not found:
+            spans.extend(_in_next_sentence(text, (start, end, stop), _WORDS[word]))
         done = stop
     return spans
+
+
+_SENTENCE_END = Lazy(r"(?:[.!?]+|[。！？]+)(?=\s|$|[^\x00-\x7f])")
+_LAST_WORDS = 3
+_NEXT_NEAR = 3
+
+
+def _in_next_sentence(text: str, clause: tuple[int, int, int], kind: str) -> list[Span]:
+    """A value said in the sentence after the one that ends on its credential word ("Password
+    changed. New: X", "I'll send the password... actually it's X"), when the word is among the
+    last words of its own sentence, that sentence gave no value and ends with a stop (not a
+    line break); the value must come within :data:`_NEXT_NEAR` words of the new sentence's
+    start ("New:", "actually it's"), not after "for"/"of"… (which names what it is for)."""
+    start, end, stop = clause  # the clause, and where its credential word ends
+    tail = text[end:stop]
+    if (
+        "[REDACTED:" in text[start:stop]
+        or len([w for w in tail.split() if any(c.isalnum() for c in w)]) > _LAST_WORDS
+    ):
+        return []  # the sentence gave its value already, or goes on about something else
+    dot = _SENTENCE_END.match(text, stop)
+    if dot is None:
+        return []
+    begin = dot.end()
+    _start, finish = _clause(text, begin + 1, begin + 1)
+    if _SAYS_WHAT.search(text, begin, finish) is not None:
+        return []
+    for m in _TOKEN.finditer(text, begin, finish):
+        if m.end() < finish and not _ENDS_TOKEN.rx.match(text, m.end()):
+            continue
+        token = m.group(0).rstrip(_STRIP)
+        if "[REDACTED:" in token or in_marker(text, m.start()):
+            continue
+        words = [w for w in text[begin : m.start()].split() if any(c.isalnum() for c in w)]
+        if len(words) > _NEXT_NEAR or (words and words[-1].lower() in _OWNER_SLOT):
+            break
+        if _value_kind(token, True):
+            return [(m.start(), m.start() + len(token), kind)]
+    return []
 
 
 _BREAK = Lazy(r"\r?\n|\\n")
