@@ -80,6 +80,7 @@ SECRETS = [
     ("Tundra4Maple is what we set as the password", "Tundra4Maple"),
     ("Kiosk password rotated. New: Larch#Pond6", "Larch#Pond6"),
     ("I'll send you the password... actually it's Osprey-Coil-73", "Osprey-Coil-73"),
+    ("key：Zr4Tq8Lm2Wx6Np0Ks3Vb（不要外传）", "Zr4Tq8Lm2Wx6Np0Ks3Vb"),
     ("パスワード：Jy2Ks8Pf5Qc7", "Jy2Ks8Pf5Qc7"),
 ]  # fmt: skip
 
@@ -115,6 +116,8 @@ LOOK_ALIKES = [
     "Gr33n&Apple is the usual example of a password people think is strong",
     "the login fixture signs in with password 'Fixt9ure42' for a fake user",
     "I forgot my password. Can you reset it for user carl42xyz?",
+    "key: 7c1e9a3b5d2f4e6a8b0c1d2e3f4a5b6c",
+    '{"key": "uploads/2026/03/report.pdf", "key2": "value"}',
     "Reset the password. Build 4f2a9c81x failed after that",
     "示例配置：password: Shili2024x，照着改成你自己的",
 ]

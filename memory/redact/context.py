@@ -275,6 +275,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             return _KEY_MATERIAL_KIND, False  # FERNET_KEY = <key material>: by its value
         if len(parts) == 1 and owner and owner not in _PUBLIC_KEY_OWNERS | _NOT_OWNERS:
             return _KEY_MATERIAL_KIND, True  # "my Mistral key <key>": a service's key, by its value
+        if len(parts) == 1 and owner is None:
+            return _KEY_MATERIAL_KIND, False  # "key: <generated>": by its value, with a connector
     return None
 
 
@@ -838,7 +840,11 @@ def _value_after_word(
     if kind == _KEY_MATERIAL_KIND:
         # without a connector only generated material that is not a hash (hex): "the Pinecone
         # key <key>", "AK <id> SK <secret>"
-        bare = not _HEX_VALUE.rx.fullmatch(value) and len(value) >= 20
+        hexadecimal = _HEX_VALUE.rx.fullmatch(value) is not None
+        bare = not hexadecimal and len(value) >= 20
+        alone = text[word_start:word_end].lower() == "key" and _KEY_BEFORE.search(before) is None
+        if hexadecimal and alone:
+            return None  # "key: <hex>": a cache key, a JS API key, a hash; no owner says more
         material = (explicit or bare) and looks_random(value) and not base64_of_text(value)
         return (start, end, "secret") if material else None
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
