@@ -845,7 +845,12 @@ def _value_after_word(
         alone = text[word_start:word_end].lower() == "key" and _KEY_BEFORE.search(before) is None
         if hexadecimal and alone:
             return None  # "key: <hex>": a cache key, a JS API key, a hash; no owner says more
-        material = (explicit or bare) and looks_random(value) and not base64_of_text(value)
+        material = (
+            (explicit or bare)
+            and looks_random(value)
+            and not base64_of_text(value)
+            and not reads_as_non_secret(value)  # a path, a URL, a reference
+        )
         return (start, end, "secret") if material else None
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
         ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())

@@ -49,6 +49,7 @@ _NOT_VALUE = Lazy(
     | \d{1,4}(?:[-/:]\d{1,4})+$                                    # a date or time
     | [^@\s]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+$                         # an e-mail address
     | [\w.-]+\.(?:txt|pem|key|json|ya?ml|toml|env|ini|cfg|conf|md|py|js|ts|sh|crt|p12|pfx|gpg)$
+    | [\w-]+(?:/[\w.-]+)+\.[a-z][a-z0-9]{0,4}$                      # a relative path to a file
     | (?:sha|md|base|bcrypt|utf|argon|scrypt|pbkdf|aes|rsa|hmac|crc|blake|ed|x|oauth|tls|ssl
        |ipv|ucs|latin|iso|http|totp|hotp|fido|u2f|pkcs)\d+[a-z]*(?:[-_][a-z]+\d*)*$   # sha256-hashed
     """
