@@ -114,15 +114,16 @@ def _clause(text: str, pos: int, end: int) -> tuple[int, int]:
     return start, (stop.start() if stop is not None else min(len(text), end + _REACH))
 
 
-def _made_up(token: str) -> bool:
-    """Letters with digits, eight or more, that read as a chosen value, not a name."""
+def _made_up(token: str, *, introduced: bool = False) -> bool:
+    """Letters with digits, eight or more, that read as a chosen value, not a name.
+    ``introduced``: a connector comes right before it (:func:`_introduced`)."""
     if len(token) < 8 or not any(c.isalpha() for c in token):
         return False
     if not any(c.isdigit() for c in token) or not token.isascii():
         return False
     if any(c in "./=:\\" for c in token) or token.startswith(("-", "#", "0x")):
         return False  # a path, a setting, a flag, a colour, a hex number
-    if ("_" in token or "-" in token) and not _chosen_words(token):
+    if ("_" in token or "-" in token) and not _chosen_words(token, introduced=introduced):
         other = any(not c.isalnum() and c not in "-_" for c in token)
         if "_" in token or not other:
             return False  # snake_case, kebab-case: pw-reset-v3, gpt-4o-mini, test_user_2
@@ -134,19 +135,45 @@ def _made_up(token: str) -> bool:
 
 _JOINT = Lazy(r"[-_]")
 _LEET = Lazy(r"[A-Za-z]*[a-z][0-9][a-z][A-Za-z]*")
+_VERSION_PART = Lazy(r"[vV]\d+")
 
 
-def _chosen_words(token: str) -> bool:
-    """Words joined by hyphens or underscores the way a password is made, not a name: both
-    letter cases and three parts or more (``Walrus-Mint-9``, ``Datum_Prism_48``), or a word
-    spelled with a digit for a letter (``bi0s-L0ck``). Names in code and products keep one case
-    (``test_user_2``, ``gpt-4o-mini``) or are a word and a number (``Fedora-39``)."""
+def _chosen_words(token: str, *, introduced: bool) -> bool:
+    """Words joined by hyphens or underscores the way a password is made, not a name: a word
+    spelled with a digit for a letter (``bi0s-L0ck``), or both letter cases and three parts or
+    more (``Walrus-Mint-9``, ``Datum_Prism_48``) right after a connector ("is", "with", "type",
+    ":", "是"…). Names in code and products keep one case (``test_user_2``, ``gpt-4o-mini``), are
+    a word and a number (``Fedora-39``), and the ones in both cases (``Windows-11-Pro``,
+    ``Build-Agent-07``) are named in passing ("flagged X", "policy X"), not given."""
     parts = _JOINT.split(token)
     if len(parts) < 2 or not all(parts) or not all(p.isalnum() for p in parts):
         return False
     if not (any(c.isupper() for c in token) and any(c.islower() for c in token)):
         return False
-    return len(parts) >= 3 or any(_LEET.rx.fullmatch(p) for p in parts)
+    if any(_VERSION_PART.rx.fullmatch(p) for p in parts):
+        return False  # Policy-Strong-v2: a name with its version
+    if any(_LEET.rx.fullmatch(p) for p in parts):
+        return True
+    return introduced and len(parts) >= 3
+
+
+_INTRO_WORDS = frozenset(
+    {"is", "was", "are", "were", "be", "it's", "it’s", "that's", "to", "with", "type", "enter",
+     "use", "using", "as"}
+)  # fmt: skip
+_INTRO_CJK = Lazy(r"(?:是|为|為|成了?|用|输入|填)[ \t]*$")
+
+
+def _introduced(text: str, at: int) -> bool:
+    """A connector right before ``text[at]``: ``:``, ``→``, ``=``, one of the copulas and verbs
+    the context detectors read as connectors ("is", "with", "type"…), or 是/为/成/用/输入."""
+    before = text[max(0, at - 24) : at].rstrip(" \t`'\"")
+    if before[-1:] in (":", "：", "→", "="):
+        return True
+    if _INTRO_CJK.search(before) is not None:
+        return True
+    last = before.rsplit(None, 1)[-1:] if before else []
+    return bool(last) and last[0].lower() in _INTRO_WORDS
 
 
 _SHAPE_CLASS = str.maketrans(
@@ -164,7 +191,7 @@ def _shape(token: str) -> str:
     return "".join(out)
 
 
-def _value_kind(token: str, near: bool) -> bool:
+def _value_kind(token: str, near: bool, *, introduced: bool = False) -> bool:
     if not any(c.isdigit() for c in token):
         return False  # every shape taken here holds a digit: the cheap test first
     if reads_as_non_secret(token) or token.isdigit() or token.lower().startswith("0x"):
@@ -175,7 +202,7 @@ def _value_kind(token: str, near: bool) -> bool:
         return False  # a path ("…/pytest-99/test_a_secret0/mem" in an error that names a command)
     if looks_random(token) or strong_password(token):
         return True
-    return near and _made_up(token)
+    return near and _made_up(token, introduced=introduced)
 
 
 def detect_clause_values(anchors: Anchors) -> list[Span]:
@@ -216,7 +243,8 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             owner = m.end() > pos and bool(words) and words[-1].lower() in _OWNER_SLOT
             # a colon right before the value introduces it: "password, in case you forgot: X"
             reach = _NEAR_COLON if m.end() > pos and between.rstrip()[-1:] in (":", "：") else _NEAR
-            if _value_kind(token, len(words) <= reach and not owner):
+            intro = m.start() >= end and _introduced(text, m.start())
+            if _value_kind(token, len(words) <= reach and not owner, introduced=intro):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
             elif not owner:
@@ -224,7 +252,7 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
         # a list of values said together ("billing → <value>, search → <value>"): a token of
         # the same shape as a value taken, in the same clause, is one more of them
         for at, token in rest:
-            if found and _shape(token) in found and _value_kind(token, True):
+            if found and _shape(token) in found and _value_kind(token, True, introduced=True):
                 spans.append((at, at + len(token), _WORDS[word]))
         if not found:
             spans.extend(_in_next_sentence(text, (start, end, stop), _WORDS[word]))
@@ -266,7 +294,7 @@ def _in_next_sentence(text: str, clause: tuple[int, int, int], kind: str) -> lis
         words = [w for w in text[begin : m.start()].split() if any(c.isalnum() for c in w)]
         if len(words) > _NEXT_NEAR or (words and words[-1].lower() in _OWNER_SLOT):
             break
-        if _value_kind(token, True):
+        if _value_kind(token, True, introduced=_introduced(text, m.start())):
             return [(m.start(), m.start() + len(token), kind)]
     return []
 

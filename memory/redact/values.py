@@ -121,6 +121,11 @@ def _word_parts(value: str) -> list[str] | None:
     return parts
 
 
+_HOST = Lazy(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,12}$")
+"""A host name in lower case: ``<id>.apps.googleusercontent.com``, ``db-1.internal.example.org``
+(a JWT or a dotted token holds capitals)."""
+
+
 def reads_as_non_secret(value: str) -> bool:
     """A placeholder, code, path, URL, version, date, e-mail address, file name or term.
 
@@ -132,6 +137,8 @@ def reads_as_non_secret(value: str) -> bool:
     (``admin/admin``) is a documented default, and hides nothing its first half does not say."""
     low = value.lower()
     if is_placeholder(value) or _SAME_HALVES.match(value) is not None:
+        return True
+    if _HOST.rx.fullmatch(value) is not None:
         return True
     parts = _word_parts(value)
     if parts is not None and any(p in PLACEHOLDERS or p == "fake" for p in parts):
