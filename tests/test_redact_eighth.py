@@ -81,6 +81,8 @@ SECRETS = [
     ("Kiosk password rotated. New: Larch#Pond6", "Larch#Pond6"),
     ("I'll send you the password... actually it's Osprey-Coil-73", "Osprey-Coil-73"),
     ("key：Zr4Tq8Lm2Wx6Np0Ks3Vb（不要外传）", "Zr4Tq8Lm2Wx6Np0Ks3Vb"),
+    ("the kiosk password (Cedar-Gull-45) works on both floors", "Cedar-Gull-45"),
+    ("use Pebble-Lynx-29 to log in to the front desk", "Pebble-Lynx-29"),
     ("パスワード：Jy2Ks8Pf5Qc7", "Jy2Ks8Pf5Qc7"),
 ]  # fmt: skip
 

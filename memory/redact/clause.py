@@ -165,10 +165,10 @@ _INTRO_CJK = Lazy(r"(?:是|为|為|成了?|用|输入|填)[ \t]*$")
 
 
 def _introduced(text: str, at: int) -> bool:
-    """A connector right before ``text[at]``: ``:``, ``→``, ``=``, one of the copulas and verbs
+    """A connector right before ``text[at]``: ``:``, ``→``, ``=``, ``(``, one of the copulas and verbs
     the context detectors read as connectors ("is", "with", "type"…), or 是/为/成/用/输入."""
     before = text[max(0, at - 24) : at].rstrip(" \t`'\"")
-    if before[-1:] in (":", "：", "→", "="):
+    if before[-1:] in (":", "：", "→", "=", "(", "（"):
         return True
     if _INTRO_CJK.search(before) is not None:
         return True
@@ -243,7 +243,7 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             owner = m.end() > pos and bool(words) and words[-1].lower() in _OWNER_SLOT
             # a colon right before the value introduces it: "password, in case you forgot: X"
             reach = _NEAR_COLON if m.end() > pos and between.rstrip()[-1:] in (":", "：") else _NEAR
-            intro = m.start() >= end and _introduced(text, m.start())
+            intro = _introduced(text, m.start())  # "password (X)", "use X to log in"
             if _value_kind(token, len(words) <= reach and not owner, introduced=intro):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
