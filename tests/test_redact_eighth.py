@@ -126,6 +126,12 @@ LOOK_ALIKES = [
     "the password must not contain the username or Company-Name-2024",
     "the password policy ID is Pol-Strong-2024-v2",
     "sign in with Google, the client id is 123456789012-abc123def456.apps.googleusercontent.com",
+    # a made-up token after a noun names a thing: it is not given
+    "the password reset ticket INC0042173 is closed",
+    "password expiry job ran on node worker7b yesterday at noon",
+    "login attempts from host srv2024a were blocked by the firewall rule fw88",
+    "the secret rotation for cluster prod5east finished at 03:00",
+    "密码重置之后 订单 ORD20240315 还是失败",
     "key: 7c1e9a3b5d2f4e6a8b0c1d2e3f4a5b6c",
     '{"key": "uploads/2026/03/report.pdf", "key2": "value"}',
     "Reset the password. Build 4f2a9c81x failed after that",

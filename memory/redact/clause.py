@@ -48,6 +48,7 @@ _WORDS = {
 _REACH = 160
 _NEAR = 6
 _NEAR_COLON = 8
+_BARE_NEAR = 1
 _CLAUSE_STOP = Lazy(r"[.!?](?=\s|$)|\r?\n|\\n|[;。！？；]|\",\"|\":\"|\"}|\{\"")
 _TOKEN = Lazy(r"(?<![^\s(\[{,:：，、（“‘])[^\s\"'`\\,;()\[\]{}<>，。；：、（）“”‘’]{6,64}")
 _SAYS_WHAT = Lazy(
@@ -244,7 +245,10 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             # a colon right before the value introduces it: "password, in case you forgot: X"
             reach = _NEAR_COLON if m.end() > pos and between.rstrip()[-1:] in (":", "：") else _NEAR
             intro = _introduced(text, m.start())  # "password (X)", "use X to log in"
-            if _value_kind(token, len(words) <= reach and not owner, introduced=intro):
+            # after its word, a value is given (a connector before it) or said right there
+            # ("pw goldfish44"); a token after a noun names a thing: "ticket INC0042173"
+            given = m.end() <= pos or intro or len(words) <= _BARE_NEAR
+            if _value_kind(token, len(words) <= reach and not owner and given, introduced=intro):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
             elif not owner:
