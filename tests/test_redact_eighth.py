@@ -132,6 +132,7 @@ LOOK_ALIKES = [
     "login attempts from host srv2024a were blocked by the firewall rule fw88",
     "the secret rotation for cluster prod5east finished at 03:00",
     "密码重置之后 订单 ORD20240315 还是失败",
+    "ticket INC0042173 about the password reset got closed",
     "key: 7c1e9a3b5d2f4e6a8b0c1d2e3f4a5b6c",
     '{"key": "uploads/2026/03/report.pdf", "key2": "value"}',
     "Reset the password. Build 4f2a9c81x failed after that",

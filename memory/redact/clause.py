@@ -165,6 +165,16 @@ _INTRO_WORDS = frozenset(
 _INTRO_CJK = Lazy(r"(?:是|为|為|成了?|用|输入|填)[ \t]*$")
 
 
+_AS_CJK = Lazy(r"是|为|為|作为|当作")
+
+
+def _said_as(between: str) -> bool:
+    """The words between a value said first and its credential word say it is one ("is",
+    "that's", "as", "是"): "ticket INC0042173 about the password" names a thing."""
+    words = {w.strip(".,;:!?—-").lower() for w in between.split()}
+    return not words.isdisjoint(_INTRO_WORDS) or _AS_CJK.search(between) is not None
+
+
 def _introduced(text: str, at: int) -> bool:
     """A connector right before ``text[at]``: ``:``, ``→``, ``=``, ``(``, one of the copulas and verbs
     the context detectors read as connectors ("is", "with", "type"…), or 是/为/成/用/输入."""
@@ -247,7 +257,10 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             intro = _introduced(text, m.start())  # "password (X)", "use X to log in"
             # after its word, a value is given (a connector before it) or said right there
             # ("pw goldfish44"); a token after a noun names a thing: "ticket INC0042173"
-            given = m.end() <= pos or intro or len(words) <= _BARE_NEAR
+            if m.end() <= pos:  # said first: "X is the password", "X — that's the password"
+                given = len(words) <= _BARE_NEAR or _said_as(between)
+            else:
+                given = intro or len(words) <= _BARE_NEAR
             if _value_kind(token, len(words) <= reach and not owner and given, introduced=intro):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
