@@ -76,6 +76,7 @@ SECRETS = [
     # the clause: a dash or a comma is no word; a colon right before the value reaches further;
     # six words either side; the next sentence when the word ends its own
     ("the NAS password, if you ever need it again: Quartz-Vole-58", "Quartz-Vole-58"),
+    ("机房的密码，我抄在这里：Jifang_Chao_27", "Jifang_Chao_27"),
     ("credentials for the wiki — editor : Basalt-Gnat-36", "Basalt-Gnat-36"),
     ("Tundra4Maple is what we set as the password", "Tundra4Maple"),
     ("Kiosk password rotated. New: Larch#Pond6", "Larch#Pond6"),
@@ -133,6 +134,7 @@ LOOK_ALIKES = [
     "the secret rotation for cluster prod5east finished at 03:00",
     "密码重置之后 订单 ORD20240315 还是失败",
     "ticket INC0042173 about the password reset got closed",
+    "密钥轮换周期 90 天，负责人是 Sec-Team-4",
     "key: 7c1e9a3b5d2f4e6a8b0c1d2e3f4a5b6c",
     '{"key": "uploads/2026/03/report.pdf", "key2": "value"}',
     "Reset the password. Build 4f2a9c81x failed after that",

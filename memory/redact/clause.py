@@ -261,7 +261,13 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
                 given = len(words) <= _BARE_NEAR or _said_as(between)
             else:
                 given = intro or len(words) <= _BARE_NEAR
-            if _value_kind(token, len(words) <= reach and not owner and given, introduced=intro):
+            # joined words after a comma are given only by a colon: "密钥轮换…，负责人是
+            # Ops-Team-3" names the owner, "密码，我记下来：Xx_Yy_12" gives the value
+            joined_ok = intro and (
+                not any(c in between for c in ",，") or between.rstrip()[-1:] in (":", "：")
+            )
+            near = len(words) <= reach and not owner and given
+            if _value_kind(token, near, introduced=joined_ok):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
             elif not owner:
