@@ -38,10 +38,11 @@ def test_the_spent_blind_sets_hold_the_dev_floor_at_the_redactor(split: str) -> 
     assert row["missed"] == [] and row["altered"] == [], row
 
 
-BLIND3_MISSED_AT_MOST = 8
-"""blind3 at the redactor after the fourth round: 801 of 809 (0.990), no look-alike altered.
-The 8 left are said with no structure a rule could read without reading one sentence (a
-typo fixed in passing, a password cut in two halves, an answer after a colon…)."""
+BLIND3_MISSED_AT_MOST = 7
+"""blind3 at the redactor after the eighth round: 802 of 809 (0.991), no look-alike altered (801
+after the fourth). The 7 left are said with no structure a rule could read without reading one
+sentence (a typo fixed in passing, a password cut in two six-character halves, an answer after
+a colon…)."""
 
 
 def test_the_spent_third_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -66,11 +67,12 @@ def test_a_manifest_key_is_not_counted_as_part_of_a_secret() -> None:
     assert bench_secrets.score([item], "store")["missed"] == []
 
 
-BLIND4_MISSED_AT_MOST = 8
+BLIND4_MISSED_AT_MOST = 5
 BLIND4_ALTERED_AT_MOST = 2
 """blind4 at the redactor after the fifth round: 506 of 514 (0.984), 2 of 247 look-alikes altered
-(0.946 and 6 before it). What is left is said with no structure a rule could read without
-reading that one sentence, or hinges on a vendor's own split of public and secret keys."""
+(0.946 and 6 before it); 509 (0.990) after the eighth. What is left is said with no structure a
+rule could read without reading that one sentence, or hinges on a vendor's own split of public
+and secret keys."""
 
 
 def test_the_spent_fourth_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -80,9 +82,10 @@ def test_the_spent_fourth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND4_ALTERED_AT_MOST, row
 
 
-BLIND5_MISSED_AT_MOST = 8
+BLIND5_MISSED_AT_MOST = 1
 """blind5 at the redactor after the sixth round: 393 of 401 (0.980), no look-alike altered (0.968
-before it); the hook caught 392. Scored held-out by the lead before and after that round."""
+before it); the hook caught 392. Scored held-out by the lead before and after that round. 400
+(0.998) after the eighth round."""
 
 
 def test_the_spent_fifth_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -91,10 +94,11 @@ def test_the_spent_fifth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["missed"]) <= BLIND5_MISSED_AT_MOST and row["altered"] == [], row
 
 
-BLIND6_MISSED_AT_MOST = 25
-BLIND6_ALTERED_AT_MOST = 3
+BLIND6_MISSED_AT_MOST = 3
+BLIND6_ALTERED_AT_MOST = 0
 """blind6 at the redactor after the seventh round: 403 of 428 (0.942), 3 of 170 look-alikes
-altered (0.932 and 3 before it). Scored held-out by the lead before and after that round."""
+altered (0.932 and 3 before it). Scored held-out by the lead before and after that round. After
+the eighth (a development set then): 425 (0.993), no look-alike altered."""
 
 
 def test_the_spent_sixth_blind_set_holds_its_floor_at_the_redactor() -> None:

@@ -575,6 +575,18 @@ def test_remember_redacts_secrets_and_says_so(setup: Setup) -> None:
     assert "[REDACTED:anthropic-key]" in on_disk
 
 
+def test_remember_scrubs_from_the_description_what_only_the_body_shows_whole(setup: Setup) -> None:
+    # the description is the body's first line: alone it holds half of a URL password that the
+    # whole body shows cut over a line break; redacted apart, the store saw neither half whole
+    tools = _tools(setup, setup.memory_dir)
+    body = "the link wrapped: redis://svc:Wrapped_Half_\nOther_Half_7731@cache.local:6379/0"
+    answer = tools.call("remember", {"type": "reference", "description": body.split("\n")[0], "body": body})
+    on_disk = Path(answer.data["file"]).read_text(encoding="utf-8")
+    index = (setup.memory_dir / "MEMORY.md").read_text(encoding="utf-8")
+    for half in ("Wrapped_Half_", "Other_Half_7731"):
+        assert half not in on_disk and half not in index and half not in answer.text
+
+
 # ---------------------------------------------------------------------------- import weight
 
 

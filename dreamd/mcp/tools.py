@@ -384,16 +384,24 @@ class MemoryTools:
     # ------------------------------------------------------------------ write tools
 
     def _tool_remember(self, args: dict[str, Any]) -> ToolAnswer:
-        from memory.redact import redact
+        from memory.redact import redact_found, scrub_fragments
         from memory.store.records import make_record, slugify, unique_name
         from memory.store.redaction import clean_name
         from memory.store.transaction import Change
 
         path = self.directory(args.get("memory_dir"))
         store = self.store(path, create=True)
-        description, kinds = redact(args["description"])
-        body, body_kinds = redact(args["body"])
+        description, kinds, found = redact_found(args["description"])
+        body, body_kinds, body_found = redact_found(args["body"])
         kinds += [k for k in body_kinds if k not in kinds]
+        # a secret found in one field goes from the other too: a description that is the
+        # body's first line may hold half of a value only the whole body shows (a password cut
+        # over a line break); redacted here, the store's commit no longer sees it whole
+        secrets = found + body_found
+        if secrets:
+            description, cut = scrub_fragments(description, secrets)
+            body, body_cut = scrub_fragments(body, secrets)
+            kinds += [k for k in (*cut, *body_cut) if k not in kinds]
         names = {e.name for e in store.snapshot().records}
         given = args.get("name") or slugify(description)
         # Checked against the unredacted text, where the secret a name may share a part with is.

@@ -14,11 +14,16 @@ on both sides (a sentence stop, a line break, a semicolon, a JSON string's edge;
 * **made up**: letters with digits (or symbols), eight characters or more, that is no word, no
   identifier (``snake_case``, ``dotted.name``, ``kebab-case``), no version, path, URL, e-mail,
   hash, UUID, placeholder or technical term (``bcrypt12``, ``1Password``): only within
-  :data:`_NEAR` words of the credential word, since a clause may also name the box it is for.
+  :data:`_NEAR` words of the credential word, since a clause may also name the box it is for;
+  words joined by hyphens or underscores count when they are no name (both letter cases and
+  three parts, or a leet word: ``Walrus-Lamp-9``);
+* **one of a list**: a token of the same class shape (``Aa-Aa-9-Aa``) as one taken in the
+  same clause ("wiki → <value>, mail → <value>").
 
 A clause that says what the tokens are instead (a hash, a digest, a commit, an id, an
-example) is left alone. No word or sentence list is added: the words are the credential words
-the other detectors already read, and the value's test is its shape.
+example) is left alone. No word or sentence list is added: the words are the credential and
+login words the other detectors already read (the login verb in its inflections too: "logging
+into"), and the value's test is its shape.
 """
 
 from __future__ import annotations
@@ -34,11 +39,16 @@ _WORDS = {
     "api key": "api-key", "apikey": "api-key", "login": "password", "creds": "password",
     "credentials": "password", "密码": "password", "密碼": "password", "口令": "password",
     "密钥": "secret", "秘钥": "secret", "令牌": "token", "登录": "password", "登陆": "password",
+    "log in": "password", "log into": "password", "logging in": "password",
+    "logging into": "password", "signing into": "password",
+    "sign in": "password", "sign into": "password", "signing in": "password",
 }  # fmt: skip
 """The credential words the context detectors already read, each with the kind it names."""
 
 _REACH = 160
-_NEAR = 4
+_NEAR = 6
+_NEAR_COLON = 8
+_BARE_NEAR = 1
 _CLAUSE_STOP = Lazy(r"[.!?](?=\s|$)|\r?\n|\\n|[;。！？；]|\",\"|\":\"|\"}|\{\"")
 _TOKEN = Lazy(r"(?<![^\s(\[{,:：，、（“‘])[^\s\"'`\\,;()\[\]{}<>，。；：、（）“”‘’]{6,64}")
 _SAYS_WHAT = Lazy(
@@ -56,10 +66,15 @@ _OWNER_SLOT = frozenset({"for", "of", "on", "at", "to", "in", "into", "onto", "f
 postgres16 is …"): that token names the thing, the value comes elsewhere."""
 
 
+_BY_HEAD: dict[str, tuple[str, ...]] = {}
+for _w in sorted(_WORDS, key=len, reverse=True):  # the longest first: "logging into", "login"
+    _BY_HEAD[_w[:2]] = (*_BY_HEAD.get(_w[:2], ()), _w)
+
+
 def _word_at(text: str, pos: int) -> str | None:
     """The credential word starting at ``pos`` as a word of its own, or None."""
-    low = text[pos : pos + 11].lower()
-    word = max((w for w in _WORDS if low.startswith(w)), key=len, default=None)
+    low = text[pos : pos + 12].lower()
+    word = next((w for w in _BY_HEAD.get(low[:2], ()) if low.startswith(w)), None)
     if word is None or not word.isascii():
         return word
     if word == "pin" and text[pos : pos + 3].islower():
@@ -71,37 +86,123 @@ def _word_at(text: str, pos: int) -> str | None:
     if after[0] in "sS" and word in ("password", "passphrase", "token", "secret"):
         after = after[1]  # plurals: "the tokens"
     after = after[0]
+    if after == "." and text[pos + len(word) + 1 : pos + len(word) + 2] in ("", " ", ".", "\n"):
+        after = " "  # the end of a sentence ("the password."), an ellipsis: not password.reset
     if (before.isalnum() or before in "_-.$") or (after.isalnum() or after in "_-=.("):
         return None  # inside an identifier, a word or code: the context detectors read those
     return word
+
+
+_RUN_BEFORE = Lazy(r"\S{1,64}$")
+
+
+def _ends_a_value(text: str, stop: int) -> bool:
+    """The ``!`` or ``?`` at ``stop`` is the last character of a made-up value
+    (``Biscuit1998!``), not the end of a sentence."""
+    if text[stop] not in "!?" or not stop or not text[stop - 1].isalnum():
+        return False
+    run = _RUN_BEFORE.search(text, max(0, stop - 64), stop)
+    return run is not None and _made_up(run.group() + text[stop])
 
 
 def _clause(text: str, pos: int, end: int) -> tuple[int, int]:
     lo = max(0, pos - _REACH)
     start = lo
     for m in _CLAUSE_STOP.finditer(text, lo, pos):
-        start = m.end()
+        if not _ends_a_value(text, m.start()):
+            start = m.end()
     stop = _CLAUSE_STOP.search(text, end, min(len(text), end + _REACH))
     return start, (stop.start() if stop is not None else min(len(text), end + _REACH))
 
 
-def _made_up(token: str) -> bool:
-    """Letters with digits, eight or more, that read as a chosen value, not a name."""
+def _made_up(token: str, *, introduced: bool = False) -> bool:
+    """Letters with digits, eight or more, that read as a chosen value, not a name.
+    ``introduced``: a connector comes right before it (:func:`_introduced`)."""
     if len(token) < 8 or not any(c.isalpha() for c in token):
         return False
     if not any(c.isdigit() for c in token) or not token.isascii():
         return False
-    if any(c in "_./=:\\" for c in token) or token.startswith(("-", "#", "0x")):
-        return False  # an identifier, a path, a setting, a flag, a colour, a hex number
-    if "-" in token and not any(not c.isalnum() and c != "-" for c in token):
-        return False  # kebab-case: pw-reset-v3, gpt-4o-mini
+    if any(c in "./=:\\" for c in token) or token.startswith(("-", "#", "0x")):
+        return False  # a path, a setting, a flag, a colour, a hex number
+    if ("_" in token or "-" in token) and not _chosen_words(token, introduced=introduced):
+        other = any(not c.isalnum() and c not in "-_" for c in token)
+        if "_" in token or not other:
+            return False  # snake_case, kebab-case: pw-reset-v3, gpt-4o-mini, test_user_2
     if "@" in token[1:-1] and "." in token.split("@")[-1]:
         return False
     hexadecimal = all(c in "0123456789abcdefABCDEF" for c in token)
     return not hexadecimal and _BRAND.rx.fullmatch(token) is None
 
 
-def _value_kind(token: str, near: bool) -> bool:
+_JOINT = Lazy(r"[-_]")
+_LEET = Lazy(r"[A-Za-z]*[a-z][0-9][a-z][A-Za-z]*")
+_VERSION_PART = Lazy(r"[vV]\d+")
+
+
+def _chosen_words(token: str, *, introduced: bool) -> bool:
+    """Words joined by hyphens or underscores the way a password is made, not a name: a word
+    spelled with a digit for a letter (``bi0s-L0ck``), or both letter cases and three parts or
+    more (``Walrus-Mint-9``, ``Datum_Prism_48``) right after a connector ("is", "with", "type",
+    ":", "是"…). Names in code and products keep one case (``test_user_2``, ``gpt-4o-mini``), are
+    a word and a number (``Fedora-39``), and the ones in both cases (``Windows-11-Pro``,
+    ``Build-Agent-07``) are named in passing ("flagged X", "policy X"), not given."""
+    parts = _JOINT.split(token)
+    if len(parts) < 2 or not all(parts) or not all(p.isalnum() for p in parts):
+        return False
+    if not (any(c.isupper() for c in token) and any(c.islower() for c in token)):
+        return False
+    if any(_VERSION_PART.rx.fullmatch(p) for p in parts):
+        return False  # Policy-Strong-v2: a name with its version
+    if any(_LEET.rx.fullmatch(p) for p in parts):
+        return True
+    return introduced and len(parts) >= 3
+
+
+_INTRO_WORDS = frozenset(
+    {"is", "was", "are", "were", "be", "it's", "it’s", "that's", "to", "with", "type", "enter",
+     "use", "using", "as"}
+)  # fmt: skip
+_INTRO_CJK = Lazy(r"(?:是|为|為|成了?|用|输入|填)[ \t]*$")
+
+
+_AS_CJK = Lazy(r"是|为|為|作为|当作")
+
+
+def _said_as(between: str) -> bool:
+    """The words between a value said first and its credential word say it is one ("is",
+    "that's", "as", "是"): "ticket INC0042173 about the password" names a thing."""
+    words = {w.strip(".,;:!?—-").lower() for w in between.split()}
+    return not words.isdisjoint(_INTRO_WORDS) or _AS_CJK.search(between) is not None
+
+
+def _introduced(text: str, at: int) -> bool:
+    """A connector right before ``text[at]``: ``:``, ``→``, ``=``, ``(``, one of the copulas and verbs
+    the context detectors read as connectors ("is", "with", "type"…), or 是/为/成/用/输入."""
+    before = text[max(0, at - 24) : at].rstrip(" \t`'\"")
+    if before[-1:] in (":", "：", "→", "=", "(", "（"):
+        return True
+    if _INTRO_CJK.search(before) is not None:
+        return True
+    last = before.rsplit(None, 1)[-1:] if before else []
+    return bool(last) and last[0].lower() in _INTRO_WORDS
+
+
+_SHAPE_CLASS = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "A" * 26 + "a" * 26 + "9" * 10,
+)
+
+
+def _shape(token: str) -> str:
+    """``Bill-Rot-0936-Qx`` → ``Aa-Aa-9-Aa``: the runs of character classes."""
+    out: list[str] = []
+    for c in token.translate(_SHAPE_CLASS):
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def _value_kind(token: str, near: bool, *, introduced: bool = False) -> bool:
     if not any(c.isdigit() for c in token):
         return False  # every shape taken here holds a digit: the cheap test first
     if reads_as_non_secret(token) or token.isdigit() or token.lower().startswith("0x"):
@@ -112,7 +213,7 @@ def _value_kind(token: str, near: bool) -> bool:
         return False  # a path ("…/pytest-99/test_a_secret0/mem" in an error that names a command)
     if looks_random(token) or strong_password(token):
         return True
-    return near and _made_up(token)
+    return near and _made_up(token, introduced=introduced)
 
 
 def detect_clause_values(anchors: Anchors) -> list[Span]:
@@ -129,12 +230,15 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
         start, stop = _clause(text, pos, end)
         if not any(c.isdigit() for c in text[start:stop]):
             done = stop
+            spans.extend(_in_next_sentence(text, (start, end, stop), _WORDS[word]))
             continue  # no value of any shape taken here
         if _SAYS_WHAT.search(text, start, stop) is not None or _NEGATED.search(
             text, max(start, pos - 24), pos
         ):
             done = stop
             continue
+        found: set[str] = set()
+        rest: list[tuple[int, str]] = []
         for m in _TOKEN.finditer(text, start, stop):
             if m.end() < stop and not _ENDS_TOKEN.rx.match(text, m.end()):
                 continue  # cut at 64 characters: part of a longer run
@@ -144,12 +248,78 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             if "[REDACTED:" in token or in_marker(text, m.start()):
                 continue
             between = text[m.end() : pos] if m.end() <= pos else text[end : m.start()]
-            words = _ASIDE.rx.sub(" ", between).split()  # "(the one on the note)" is an aside
+            words = [  # "(the one on the note)" is an aside; a dash or a comma is no word
+                w for w in _ASIDE.rx.sub(" ", between).split() if any(c.isalnum() for c in w)
+            ]
             owner = m.end() > pos and bool(words) and words[-1].lower() in _OWNER_SLOT
-            if _value_kind(token, len(words) <= _NEAR and not owner):
+            # a colon right before the value introduces it: "password, in case you forgot: X"
+            reach = _NEAR_COLON if m.end() > pos and between.rstrip()[-1:] in (":", "：") else _NEAR
+            intro = _introduced(text, m.start())  # "password (X)", "use X to log in"
+            # after its word, a value is given (a connector before it) or said right there
+            # ("pw goldfish44"); a token after a noun names a thing: "ticket INC0042173"
+            if m.end() <= pos:  # said first: "X is the password", "X — that's the password"
+                given = len(words) <= _BARE_NEAR or _said_as(between)
+            else:
+                given = intro or len(words) <= _BARE_NEAR
+            # joined words after a comma are given only by a colon: "密钥轮换…，负责人是
+            # Ops-Team-3" names the owner, "密码，我记下来：Xx_Yy_12" gives the value
+            joined_ok = intro and (
+                not any(c in between for c in ",，") or between.rstrip()[-1:] in (":", "：")
+            )
+            near = len(words) <= reach and not owner and given
+            if _value_kind(token, near, introduced=joined_ok):
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
+                found.add(_shape(token))
+            elif not owner:
+                rest.append((m.start(), token))
+        # a list of values said together ("billing → <value>, search → <value>"): a token of
+        # the same shape as a value taken, in the same clause, is one more of them
+        for at, token in rest:
+            if found and _shape(token) in found and _value_kind(token, True, introduced=True):
+                spans.append((at, at + len(token), _WORDS[word]))
+        if not found:
+            spans.extend(_in_next_sentence(text, (start, end, stop), _WORDS[word]))
         done = stop
     return spans
+
+
+_SENTENCE_END = Lazy(r"(?:[.!?]+|[。！？]+)(?=\s|$|[^\x00-\x7f])")
+_LAST_WORDS = 3
+_NEXT_NEAR = 3
+
+
+def _in_next_sentence(text: str, clause: tuple[int, int, int], kind: str) -> list[Span]:
+    """A value said in the sentence after the one that ends on its credential word ("Password
+    changed. New: X", "I'll send the password... actually it's X"), when the word is among the
+    last words of its own sentence, that sentence gave no value and ends with a stop (not a
+    line break); the value must come within :data:`_NEXT_NEAR` words of the new sentence's
+    start ("New:", "actually it's"), not after "for"/"of"… (which names what it is for)."""
+    start, end, stop = clause  # the clause, and where its credential word ends
+    tail = text[end:stop]
+    if (
+        "[REDACTED:" in text[start:stop]
+        or len([w for w in tail.split() if any(c.isalnum() for c in w)]) > _LAST_WORDS
+    ):
+        return []  # the sentence gave its value already, or goes on about something else
+    dot = _SENTENCE_END.match(text, stop)
+    if dot is None:
+        return []
+    begin = dot.end()
+    _start, finish = _clause(text, begin + 1, begin + 1)
+    if _SAYS_WHAT.search(text, begin, finish) is not None:
+        return []
+    for m in _TOKEN.finditer(text, begin, finish):
+        if m.end() < finish and not _ENDS_TOKEN.rx.match(text, m.end()):
+            continue
+        token = m.group(0).rstrip(_STRIP)
+        if "[REDACTED:" in token or in_marker(text, m.start()):
+            continue
+        words = [w for w in text[begin : m.start()].split() if any(c.isalnum() for c in w)]
+        if len(words) > _NEXT_NEAR or (words and words[-1].lower() in _OWNER_SLOT):
+            break
+        if _value_kind(token, True, introduced=_introduced(text, m.start())):
+            return [(m.start(), m.start() + len(token), kind)]
+    return []
 
 
 _BREAK = Lazy(r"\r?\n|\\n")

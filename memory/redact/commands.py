@@ -204,7 +204,7 @@ _ECHO_TO_KEY = Lazy(
     r"echo[ \t]+(?:-n[ \t]+)?(?P<q>[\"']?)(?P<value>[^\s\"'`|>]{8,512})(?P=q)[ \t]*>>?[ \t]*"
     r"(?P<file>[^\s|;&\"'\\]{1,200})"
 )
-_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|pass|credentials?)(?:\.[a-z0-9]{1,5})?$")
+_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|pass|auth|credentials?)(?:\.[a-z0-9]{1,5})?$")
 
 
 def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
@@ -220,6 +220,94 @@ def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
             reads_as_non_secret(value)
         ):
             spans.append((m.start("value"), m.end("value"), "secret"))
+    return spans
+
+
+_PRINT_FILE = Lazy(
+    r"(?:cat|type|head|tail|Get-Content)[ \t]+(?:-[A-Za-z0-9]+[ \t]+)*"
+    r"(?P<q>[\"']?)(?P<file>[^\s|;&<>\"'\\]{1,200})(?P=q)[ \t]*(?:\r?\n|\\n)"
+)
+_PRINTED_LINE = Lazy(r"[ \t]*(?P<value>[^\s\"'`\\]{4,256})[ \t]*(?=\r?\n|\\n|$)")
+_PRINTED_LINES = 6
+_SOURCE_FILE = Lazy(r"(?i)\.(?:py|js|ts|go|rb|rs|java|kt|c|h|cc|cpp|cs|php|sh|md|rst|html?|css)$")
+
+
+def detect_printed_key_files(anchors: Anchors) -> list[Span]:
+    """``cat auth.txt`` (``type``, ``head``, ``Get-Content``…) of a file named for a secret and
+    the lines it printed: each line of one made-up or generated token is what the file keeps
+    (a user name or a word on its own line is not)."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(_PRINT_COMMANDS):
+        if _COMMAND_START.search(text, max(0, pos - 4), pos) is None:
+            continue  # a command starts a line or follows a prompt: "cat" in a sentence does not
+        m = _PRINT_FILE.match(text, pos)
+        if m is None or _KEY_FILE.search(m.group("file")) is None:
+            continue
+        if _SOURCE_FILE.search(m.group("file")) is not None:
+            continue  # auth.py, token.go: code about a credential, not one
+        at = m.end()
+        for _ in range(_PRINTED_LINES):
+            line = _PRINTED_LINE.match(text, at)
+            if line is None:
+                break  # a blank line, a prompt, a sentence: the output ended
+            value = line.group("value")
+            if (looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)) and (
+                not reads_as_non_secret(value)
+            ):
+                spans.append((line.start("value"), line.end("value"), "secret"))
+            at = line.end()
+            at += 2 if text.startswith(("\r\n", "\\n"), at) else 1
+    return spans
+
+
+_PRINT_COMMANDS = ("cat ", "type ", "head ", "tail ", "get-content ")
+_COMMAND_START = Lazy(r"(?:^|\n|\\n|[$#>%] |`)[ \t]*$")
+
+
+_ECHO_LINE = Lazy(
+    r"echo[ \t]+(?:-[ne][ \t]+)?(?P<q>[\"']?)(?P<tmpl>[^\n\"'`\\]{1,200})(?P=q)[ \t]*(?:\r?\n|\\n)"
+)
+_SHELL_VAR = Lazy(r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63})\}?")
+_NAME_PARTS = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def detect_echoed_variables(anchors: Anchors) -> list[Span]:
+    """``echo "deploy with $DEPLOY_KEY"`` and the line it printed, ``deploy with <value>``:
+    the text around a variable named for a credential, found again on the next line, says
+    where its value is (a CI log that printed a secret)."""
+    from memory.redact.context import credential_kind
+
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("echo ",)):
+        m = _ECHO_LINE.match(text, pos)
+        if m is None or "$" not in m.group("tmpl"):
+            continue
+        tmpl = m.group("tmpl")
+        for var in _SHELL_VAR.finditer(tmpl):
+            parts = [p.lower() for p in _NAME_PARTS.split(var.group("name")) if p]
+            if not parts or credential_kind(parts) is None:
+                continue
+            head, tail = tmpl[: var.start()], tmpl[var.end() :].split("$", 1)[0]
+            at = m.end()
+            while at < len(text) and text[at] in " \t":
+                at += 1
+            if "$" in head or not text.startswith(head, at):
+                break
+            start = at + len(head)
+            stop = start
+            limit = min(len(text), start + 512)
+            while stop < limit and not text[stop].isspace() and text[stop] not in "\"'\\":
+                stop += 1
+            if tail.strip() and text.find(tail.strip()[:1], start, stop) > start:
+                stop = text.find(tail.strip()[:1], start, stop)
+            value = text[start:stop]
+            if value and (
+                looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)
+            ) and not reads_as_non_secret(value):
+                spans.append((start, stop, "secret"))
+            break
     return spans
 
 
@@ -264,7 +352,7 @@ def detect_positional_passwords(anchors: Anchors) -> list[Span]:
 
 register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
 register("htpasswd", "rabbitmqctl", "net use", "identified by", "printf ")
-register("auth ", "login ", "authenticate ", "echo ")
+register("auth ", "login ", "authenticate ", "echo ", *_PRINT_COMMANDS)
 COMMAND_DETECTORS = (
     detect_cli_passwords,
     detect_user_passwords,
@@ -275,4 +363,6 @@ COMMAND_DETECTORS = (
     detect_auth_command_tokens,
     detect_echo_to_key_files,
     detect_positional_passwords,
+    detect_printed_key_files,
+    detect_echoed_variables,
 )

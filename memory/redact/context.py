@@ -30,6 +30,7 @@ from memory.redact.values import (
     is_placeholder,
     is_secret_value,
     looks_random,
+    made_up_letters,
     reads_as_non_secret,
 )
 
@@ -99,6 +100,18 @@ _CJK_WORDS = {
     "授权码": "token",
     "验证码": "pin",
 }
+_OTHER_WORDS = {
+    "passwort": "password", "kennwort": "password", "mot de passe": "password",
+    "contraseña": "password", "contrasena": "password", "senha": "password",
+    "wachtwoord": "password", "hasło": "password", "haslo": "password", "heslo": "password",
+    "şifre": "password", "lösenord": "password", "passord": "password", "adgangskode": "password",
+    "salasana": "password", "jelszó": "password", "пароль": "password", "パスワード": "password",
+    "비밀번호": "password", "mật khẩu": "password", "トークン": "token", "토큰": "token",
+}  # fmt: skip
+"""The password (and token) word of other languages: read only with an explicit connector
+(``Passwort: …``, ``пароль = …``); a sentence in those languages is not read."""
+_OTHER_ANCHORS = tuple({*_OTHER_WORDS, *(w[:1].upper() + w[1:] for w in _OTHER_WORDS)})
+"""Lower-casing before the anchor search is ASCII's: a capital outside it is its own anchor."""
 _WORD_ANCHORS = (
     "pass", "pwd", "pw", "psk", "pin", "secret", "token", "key", "auth", "sig", "cred", "otp", "mfa",
     # a session word or a code word only before its connector: "sessionId" is on every line of
@@ -111,6 +124,7 @@ _WORD_ANCHORS = (
     # stores by their file kind (APPLE_P12_BASE64=)
     "_pat=", "_pat:", "_pat ", '_pat"', "pat ", "pat=", "pat:", "puk", "keypad", "combination",
     "community", "ak", "sk", "p12", "pfx", "pkcs12", "keystore", "certificate", "dockerc",
+    "seed",
 )  # fmt: skip
 _SPLIT = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
 _KEY_BEFORE = Lazy(r"(?:(?<=\\[nrt])|(?<![A-Za-z\\]))([A-Za-z]+)(?:[\s_-]v?\d{1,2})?[\s_-]?$")  # "API v3 key"; not the n of \n
@@ -131,9 +145,10 @@ _PROSE = Lazy(
                                                       # the password we agreed on is X
     (?:\s*,[^,.\n]{1,30},)?                           # the password, if you need it, is X
     (?:
-        \s*,\s*(?:it|that)(?:'s|’s|\s+is|\s+was)\s*:?      # a passphrase, it's "X"
+        \s*[,?]\s*(?:it|that)(?:'s|’s|\s+is|\s+was)\s*:?   # a passphrase, it's "X"; the passphrase? it's "X"
       |
-        \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,4})\s*:   # is still the same one: X
+        \s*(?<![A-Za-z])(?:is|was)(?-i:(?:\s+[a-z']+){1,6})\s*:(?=[ \t]|$)   # is still the same one: X
+                                                      # (not vault:secret/…: a colon in a token)
       | \s*(?:(?<![A-Za-z])(?:is|was|are|were)|'s|’s)\b   # "is" alone: "this" ends in it
         (?:\s+(?:now|still|just|actually|currently|simply|literally|both|all|set\s+to|changed\s+to|reset\s+to))?
         \s*:?
@@ -144,13 +159,13 @@ _PROSE = Lazy(
     """
 )
 _CJK_CONNECTOR = Lazy(
-    r"\s*(?:[，,]?\s*(?:就是|都是|是|为|為|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用|输入|输|填写|填入|填)\s*[：:=]?"
+    r"\s*(?:[，,]?\s*(?:就是|都是|是|为|為|等于|设置?[为成]了?|改为|改成了?|换成了?|变成了?|用的是|用的|用|输入|输|填写|填入|填)\s*[：:=]?"
     r"|[：:=])\s*"
 )
 # "密码昨天改成了 X", "密码我刚改了，新的是 X": a few words of the same sentence, then a connector
 _ARN_BEFORE = Lazy(r"\barn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{0,12}:$")  # a resource's name
 _CJK_VERB = Lazy(r"[，,]\s*[\u4e00-\u9fff]")  # "，输 X", not ", is"
-_CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|成了|成)\s*[：:]?\s*")
+_CJK_GAP = Lazy(r"[\u4e00-\u9fff，、 ]{1,12}?(?:是|为|為|等于|成了|成)\s*[：:]?\s*")
 _CJK_GAP_HASH = Lazy(r"哈希|散列|摘要|校验|长度|位数|提示|规则|策略|要求")
 _WIFI_BEFORE = Lazy(r"(?i)\b(?:wi-?fi|wlan|wpa2?|ssid|hotspot)\b[^.\n]{0,40}$")
 
@@ -239,8 +254,10 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return "credential", True
     if last == "answer" and _SECURITY_BEFORE.search(" ".join([before[-40:], *parts[:-1]])):
         return _ANSWER_KIND, True  # "the security question answer … is X"
-    if last == "id" and parts[-3:] == ["private", "key", "id"]:
-        return "secret", False
+    if last == "id" and (parts[-3:] == ["private", "key", "id"] or parts[-2:-1] == ["secret"]):
+        return "secret", False  # an id whose name says it is the secret (an AppRole secret_id)
+    if last == "seed":  # a TOTP seed, a wallet's seed: only generated material ("seed: 42" is not)
+        return _KEY_MATERIAL_KIND, True
     if last.endswith("key") and last != "key" and last[:-3] in _KEY_OWNERS:
         return ("secret" if last[:-3] in _SECRET_KEYS else "api-key"), False
     if last == "key":
@@ -258,6 +275,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
             return _KEY_MATERIAL_KIND, False  # FERNET_KEY = <key material>: by its value
         if len(parts) == 1 and owner and owner not in _PUBLIC_KEY_OWNERS | _NOT_OWNERS:
             return _KEY_MATERIAL_KIND, True  # "my Mistral key <key>": a service's key, by its value
+        if len(parts) == 1 and owner is None:
+            return _KEY_MATERIAL_KIND, False  # "key: <generated>": by its value, with a connector
     return None
 
 
@@ -442,7 +461,7 @@ def _connector(
     while j < len(text) and text[j] in " \t":
         j += 1
     c = text[j : j + 1]
-    arrow = text[j : j + 2] in ("=>", ":=", "->") or c == "→"
+    arrow = text[j : j + 2] in ("=>", ":=", "->", "<-") or c == "→"  # <-: R's assignment
     if (c in (":", "=", "：") and text[j : j + 2] != "==") or arrow:
         j += 1 if c == "→" or not arrow else 2
         while j < len(text) and text[j] in " \t":
@@ -563,6 +582,21 @@ def _credential_spans(anchors: Anchors) -> list[Span]:
         if span is not None:
             spans.append(span)
             last = span[1]
+    for pos in anchors.positions(_OTHER_ANCHORS):
+        if (pos and text[pos - 1].isalpha()) or any(s <= pos < e for s, e, _k in spans):
+            continue
+        low = text[pos : pos + 12].lower()
+        word = next((w for w in _OTHER_WORDS if low.startswith(w)), None)
+        if word is None or text[pos + len(word) : pos + len(word) + 1].isalpha():
+            continue  # inside a longer word: Passwortänderung
+        before = text[max(0, pos - 40) : pos]
+        span = _value_after(
+            text, pos, pos + len(word), _OTHER_WORDS[word], prose=False, cjk=False,
+            before=before, runs=runs,
+        )  # fmt: skip
+        if span is not None:
+            spans.append(span)
+    spans.sort()
     # Each loop skips the words inside its own last value; a Chinese word before an English
     # one's value is read all the same ("密码为 X" then "DB_PASSWORD=Y": the shared ``last``
     # skipped every Chinese word before the last English value, so a whole transcript's
@@ -670,7 +704,68 @@ def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None
     return None
 
 
+_LITERAL_PAIR = Lazy(r"""["'][ \t]*,[ \t]*(?=["'])""")
+_PAIR_LITERAL = Lazy(
+    r"""[(\[][ \t]*(?P<q>["'])[^"'\\\n]{1,64}(?P=q)[ \t]*,[ \t]*"""
+    r"""(?P<r>["'])(?P<value>[^"'\\\s]{1,256})(?P=r)[ \t]*[)\]]"""
+)
+
+
+_A_NAME = Lazy(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _made_up_literal(value: str, *, digits_ok: bool) -> bool:
+    """A literal next to another that reads as a made-up value: letters with digits, letters
+    no language spells, not a field's or a setting's name (``refresh_token``, ``API_KEY_V2``,
+    as a list of names holds them) nor a media type (``application/json``)."""
+    if _A_NAME.rx.fullmatch(value) is not None:
+        return False
+    if not (any(c.isdigit() for c in value) or made_up_letters(value)):
+        return False
+    return is_secret_value(value, digits_ok=digits_ok, quoted=False)
+
+
+_SAYS_EXAMPLE = Lazy(
+    r"(?i)(?<![@.\w/-])(?:fake|dummy|fixture|placeholder|examples?|sample|e\.g|not (?:a )?real)"
+    r"(?!\w|\.\w)|示例|例如|比如|举例|假的"
+)
+_SENTENCE_STOP = Lazy(r"[.!?](?=\s|$)|\r?\n|\\n|[。！？；;]")
+_SENTENCE_REACH = 120
+
+
+def says_an_example(text: str, start: int, end: int) -> bool:
+    """The sentence around ``text[start:end]`` says its value is an example, a fixture, a
+    placeholder or fake ("the test fixture logs in with password 'x'", "示例密码"): such a
+    value is shown, not given. Words of the sentence only (not a host such as example.org)."""
+    lo = max(0, start - _SENTENCE_REACH)
+    begin = lo
+    for m in _SENTENCE_STOP.finditer(text, lo, start):
+        begin = m.end()
+    stop = _SENTENCE_STOP.search(text, end, min(len(text), end + _SENTENCE_REACH))
+    finish = stop.start() if stop is not None else min(len(text), end + _SENTENCE_REACH)
+    return _SAYS_EXAMPLE.search(text, begin, finish) is not None
+
+
 def _value_after(
+    text: str,
+    word_start: int,
+    word_end: int,
+    kind: str,
+    *,
+    prose: bool,
+    cjk: bool,
+    before: str,
+    runs: _Runs | None = None,
+) -> Span | None:
+    span = _value_after_word(
+        text, word_start, word_end, kind, prose=prose, cjk=cjk, before=before, runs=runs
+    )
+    if span is not None and says_an_example(text, word_start, span[1]):
+        return None
+    return span
+
+
+def _value_after_word(
     text: str,
     word_start: int,
     word_end: int,
@@ -695,7 +790,26 @@ def _value_after(
         m = _PIN_FOR.match(text, word_end)  # "PIN for the alarm 4417"
         if m is not None:
             return m.start("value"), m.end("value"), kind
+    pair = _LITERAL_PAIR.match(text, word_end) if before[-1:] in ("'", '"') else None
+    if pair is not None and before[-1] == text[word_end]:
+        # the name given as a literal, its value as the next one: define('DB_PASSWORD', '…'),
+        # env.put("API_TOKEN", "…"); lists of field names too ("password", "username"), so
+        # only a made-up value, not a word or a name
+        found = _value_at(text, pair.end(), query=False)
+        if found is None:
+            return None
+        value = text[found[0] : found[1]]
+        made = _made_up_literal(value, digits_ok=kind in ("pin", "password"))
+        return (found[0], found[1], kind) if made else None
     connected = _connector(text, word_end, prose=prose, cjk=cjk, before=before)
+    if connected is not None and text[connected[0] : connected[0] + 1] in ("(", "["):
+        # a user and a password given as a pair to a credential name: auth=("svc", "…")
+        duo = _PAIR_LITERAL.match(text, connected[0])
+        if duo is None:
+            return None
+        value = duo.group("value")
+        made = _made_up_literal(value, digits_ok=True)
+        return (duo.start("value"), duo.end("value"), kind) if made else None
     if kind == "session" and (connected is None or not connected[1]):
         return None  # "Session 2026-03-15", "session folder: /home/…": only sessionid=<random>
     if connected is None:
@@ -726,8 +840,17 @@ def _value_after(
     if kind == _KEY_MATERIAL_KIND:
         # without a connector only generated material that is not a hash (hex): "the Pinecone
         # key <key>", "AK <id> SK <secret>"
-        bare = not _HEX_VALUE.rx.fullmatch(value) and len(value) >= 20
-        material = (explicit or bare) and looks_random(value) and not base64_of_text(value)
+        hexadecimal = _HEX_VALUE.rx.fullmatch(value) is not None
+        bare = not hexadecimal and len(value) >= 20
+        alone = text[word_start:word_end].lower() == "key" and _KEY_BEFORE.search(before) is None
+        if hexadecimal and alone:
+            return None  # "key: <hex>": a cache key, a JS API key, a hash; no owner says more
+        material = (
+            (explicit or bare)
+            and looks_random(value)
+            and not base64_of_text(value)
+            and not reads_as_non_secret(value)  # a path, a URL, a reference
+        )
         return (start, end, "secret") if material else None
     if kind == _ANSWER_KIND:  # an answer is a name or a word, often capitalised
         ok = explicit and len(value) >= 3 and (value[0].isupper() or quoted or not value.isalpha())
@@ -756,7 +879,12 @@ def _value_after(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
-    bare_ok = explicit or made_up or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
+    bare_ok = (
+        explicit
+        or made_up
+        or made_up_letters(value)
+        or (value.isdigit() and (kind == "pin" or (cjk and kind == "password")))
+    )
     if bare_ok and is_secret_value(value, digits_ok=digits_ok, quoted=quoted):
         return start, end, kind
     if explicit and quoted is False and looks_random(value) and not reads_as_non_secret(value):
@@ -905,7 +1033,8 @@ def detect_pairs(anchors: Anchors) -> list[Span]:
             if m is None:
                 continue
             value = m.group("value").rstrip(".:?")
-            if reads_as_non_secret(value) or not (
+            said = text[m.start("user") : m.start("value") + len(value)]
+            if reads_as_non_secret(value) or reads_as_non_secret(said) or not (
                 any(not c.isalpha() for c in value) or any(c.isupper() for c in value)
             ):
                 continue
@@ -919,6 +1048,10 @@ _URL_CREDS = Lazy(
     r"://(?P<user>[^\s:/@\"'\\<>]{0,128})(?::(?P<value>[^\s/@\"'\\<>][^\s/\"'\\<>]{0,255}))?"
     r"@(?=[A-Za-z0-9\[._-])"  # the password runs to the last "@" before the host: "pw@@@host"
 )
+_URL_CREDS_WRAPPED = Lazy(
+    r"://[^\s:/@\"'\\<>]{1,128}:(?P<a>[^\s/@\"'\\<>]{1,255})(?:\r?\n|\\n)[ \t]*"
+    r"(?P<b>[^\s/@\"'\\<>:]{1,255})@(?=[A-Za-z0-9\[._-])"
+)  # a password cut over a line break: both pieces, up to the host's "@"
 _AUTH_HEADER = Lazy(
     r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
     r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,24})\s+)?"  # any scheme: Bearer, SSWS, GenieKey, Splunk
@@ -950,6 +1083,14 @@ def detect_urls_and_headers(anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(("://",)):
         m = _URL_CREDS.match(text, pos)
         if m is None:
+            wrapped = _URL_CREDS_WRAPPED.match(text, pos, pos + 700)
+            if (
+                wrapped is not None
+                and not wrapped.group("a").isdigit()  # a port, and an e-mail address below it
+                and not is_placeholder(wrapped.group("a") + wrapped.group("b"))
+            ):
+                spans.append((wrapped.start("a"), wrapped.end("a"), "password"))
+                spans.append((wrapped.start("b"), wrapped.end("b"), "password"))
             continue
         value = m.group("value")
         if value is not None:
@@ -1081,6 +1222,7 @@ def detect_cloud_keys(anchors: Anchors) -> list[Span]:
 register(
     *_WORD_ANCHORS,
     *_CJK_WORDS,
+    *_OTHER_ANCHORS,
     *_CONTEXT_WORDS,
     *_PAIR_EN_WORDS,
     *_PAIR_ZH_WORDS,

@@ -59,6 +59,8 @@ Span = tuple[int, int, str]
 
 
 _REGISTERED: dict[str, int] = {}
+_DECLARED: set[tuple[str, ...]] = set()
+"""Anchor tuples already checked against :data:`_REGISTERED` (detectors pass constants)."""
 _AUTOMATON: list[object] = []
 
 
@@ -112,14 +114,22 @@ class Anchors:
         self._hits: dict[str, list[int]] | None = None
 
     def positions(self, anchors: Sequence[str]) -> list[int]:
-        if any(a not in _REGISTERED for a in anchors):  # not declared: found all the same
-            register(*anchors)
-            self._hits = None
+        """Where any of ``anchors`` occurs, sorted, each position once. Most calls (one per
+        pattern of every detector, for every text) find nothing: that case costs a dictionary
+        look-up per anchor, and one anchor's hits are already in order."""
+        key = anchors if isinstance(anchors, tuple) else tuple(anchors)
+        if key not in _DECLARED:
+            if any(a not in _REGISTERED for a in key):  # not declared: found all the same
+                register(*key)
+                self._hits = None
+            _DECLARED.add(key)
         hits = self._hits if self._hits is not None else self._scan()
-        found: set[int] = set()
-        for anchor in anchors:
-            found.update(hits.get(anchor, ()))
-        return sorted(found)
+        lists = [hits[a] for a in anchors if a in hits]
+        if not lists:
+            return []
+        if len(lists) == 1:
+            return list(lists[0])
+        return sorted({p for found in lists for p in found})
 
     def _scan(self) -> dict[str, list[int]]:
         automaton, names = _automaton()

@@ -58,16 +58,19 @@ def _judge(kind: str, value: str) -> bool:
 # ---------------------------------------------------------------------------- name / value
 
 _NAME_VALUE = Lazy(
-    r"""name["']?[ \t]*[:=][ \t]*["']?(?P<name>[A-Za-z_][\w.-]{1,63})["']?[ \t]*"""
-    r"""(?:,[ \t]*|\r?\n[ \t]*|\\n[ \t]*)(?:-[ \t]+)?"""
+    r"""(?:name|key)["']?[ \t]*[:=][ \t]*(?P<nq>\\?["']?)(?P<name>[A-Za-z_][\w.-]{1,63})(?P=nq)[ \t]*"""
+    r"""(?:,[ \t]*|\r?\n[ \t]*|\\n[ \t]*|(?<=["'])[ \t]+)(?:-[ \t]+)?"""
     r"""["']?value["']?[ \t]*[:=][ \t]*(?P<q>\\?["']?)(?P<value>[^\s"'\\,}]{1,4096})(?P=q)"""
 )
+"""A name and its value as two members: a Kubernetes ``env`` entry, an ECS ``{"name": …,
+"value": …}``, and the attributes of one XML element (``<add key="ApiKey" value="…"/>``,
+``<property name="password" value="…"/>``)."""
 
 
 def detect_name_value_pairs(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
-    for pos in anchors.positions(("name",)):
+    for pos in anchors.positions(("name", "key=", "key =", "key\":", "key:")):
         if pos and (text[pos - 1].isalnum() or text[pos - 1] == "_"):
             continue  # hostname:, username=
         if text.find("value", pos + 6, pos + 160) == -1:
@@ -312,12 +315,23 @@ def detect_dsn_userinfo(anchors: Anchors) -> list[Span]:
 
 # ---------------------------------------------------------------------------- wrapped tokens
 
-_PIECE_LINE = Lazy(r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|\\?[\"']|$)")
+_PIECE_LINE = Lazy(
+    r"[ \t]*(?:[\u4e00-\u9fff]{1,8}[ \t]*[：:]?|[A-Za-z]{1,12}[ \t]*[0-9]?[ \t]*:)?"  # 后半段, part 2:
+    r"[ \t]*(?P<piece>[A-Za-z0-9+/=_-]{12,256})[ \t]*(?=\r?\n|\\n|\\?[\"']|$)"
+)
 
 
 def _piece(token: str) -> bool:
+    """A piece of a generated token: random-looking, or varied with a digit, or varied in both
+    letter cases (the rest of a key cut in two may hold no digit)."""
+    both_cases = any(c.isupper() for c in token) and any(c.islower() for c in token)
+    varied = entropy(token)
     return (
-        (looks_random(token) or (entropy(token) >= 3.5 and any(c.isdigit() for c in token)))
+        (
+            looks_random(token)
+            or (varied >= 3.5 and any(c.isdigit() for c in token))
+            or (both_cases and varied >= 3.8)
+        )
         and any(c.isalpha() for c in token)
         and not base64_of_text(token)
     )
@@ -412,6 +426,7 @@ def detect_jdbc_thin(anchors: Anchors) -> list[Span]:
 register(
     ":thin:",
     "name",
+    "key=", "key =", 'key":', "key:",
     *_CSV_HEADER_WORDS,
     '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',

@@ -301,32 +301,41 @@ def _telegram(anchors: Anchors) -> list[Span]:
     return spans
 
 
-_HOOK_PATH = Lazy(r"(?i:web)?hooks?/(?P<rest>(?:[A-Za-z0-9_-]+/){0,3}[A-Za-z0-9_-]+)")
+_SEGMENT = r"[^\s/?#\"'`<>\\]+"
+_HOOK_PATH = Lazy(rf"(?i:web)?hooks?/(?P<rest>(?:{_SEGMENT}/){{0,3}}{_SEGMENT})")
+_HOOK_HOST = Lazy(rf"hooks\.[a-z0-9-]+(?:\.[a-z0-9-]+)+/(?P<rest>(?:{_SEGMENT}/){{0,3}}{_SEGMENT})")
+_SEGMENT_END = ".,;:!?)]}"
 _UUID_SEGMENT = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
 def _webhook_paths(anchors: Anchors) -> list[Span]:
     """Any provider's incoming webhook, self-hosted too (Mattermost, Rocket.Chat, Gitea,
-    n8n…): in a URL's ``/hooks/…`` or ``/webhook(s)/…`` path, the segments that look
-    generated (or are UUIDs) are the secret; names such as ``/hooks/deploy`` stay."""
+    n8n…): in a URL's ``/hooks/…`` or ``/webhook(s)/…`` path, or the path on a ``hooks.``
+    host, the segments that look generated (or are UUIDs) are the secret, whatever the others
+    hold (an id written as a template, ``{id}``); names such as ``/hooks/deploy`` stay."""
     text = anchors.text
     spans: list[Span] = []
-    for pos in anchors.positions(("/hooks/", "/hook/", "/webhooks/", "/webhook/")):
-        if text.rfind("://", max(0, pos - 120), pos) == -1:
+    for pos in anchors.positions(("/hooks/", "/hook/", "/webhooks/", "/webhook/", "//hooks.")):
+        if text.startswith("//hooks.", pos):
+            m = _HOOK_HOST.match(text, pos + 2)
+        elif text.rfind("://", max(0, pos - 120), pos) == -1:
             continue  # not in a URL
-        m = _HOOK_PATH.match(text, pos + 1)
+        else:
+            m = _HOOK_PATH.match(text, pos + 1)
         if m is None:
             continue
         at = m.start("rest")
         for segment in m.group("rest").split("/"):
+            whole = len(segment)
+            segment = segment.rstrip(_SEGMENT_END)
             if _UUID_SEGMENT.match(segment) or (
                 looks_random(segment) and not is_placeholder_token(segment)
             ):
                 spans.append((at, at + len(segment), "webhook-secret"))
-            at += len(segment) + 1
+            at += whole + 1
     return spans
 
 
 register(*(a for pat in PATTERNS for a in pat.anchors), ":aa")
-register("/hooks/", "/hook/", "/webhooks/", "/webhook/")
+register("/hooks/", "/hook/", "/webhooks/", "/webhook/", "//hooks.")
 SHAPE_DETECTORS = (detect_shapes, _telegram, _webhook_paths)

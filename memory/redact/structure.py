@@ -345,7 +345,23 @@ def detect_pgpass(anchors: Anchors) -> list[Span]:
             if value != "*" and not reads_as_non_secret(value):
                 spans.append((m.start("value"), m.end("value"), "password"))
         reach = hi
+    # a line of the file's own shape with no file named: the wildcard field or PostgreSQL's
+    # port marks it, and the last field must then read as made up, not a word
+    taken = {start for start, _end, _kind in spans}
+    for pos in anchors.positions(_PGPASS_MARKS):
+        if pos < reach:
+            continue
+        line = max(text.rfind("\n", 0, pos), text.rfind("\\n", 0, pos), 0)
+        row = _PGPASS_LINE.match(text, line)
+        if row is None or row.start("value") in taken or row.start("value") < pos:
+            continue
+        if is_secret_value(row.group("value"), digits_ok=False, quoted=False):
+            spans.append((row.start("value"), row.end("value"), "password"))
+            taken.add(row.start("value"))
     return spans
+
+
+_PGPASS_MARKS = (":*:", ":5432:")
 
 
 # ---------------------------------------------------------------------------- strong passwords
@@ -387,6 +403,11 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
     return start, (stop.start() if stop is not None else min(len(text), pos + 160))
 
 
+_EXAMPLE = Lazy(
+    r"(?i)(?<![@.\w/-])(?:examples?|e\.g|sample|for instance)(?!\w|\.\w)|示例|例如|比如|举例"
+)  # a word of the sentence, not a host (example.org) nor a path
+
+
 def detect_strong_near_words(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
@@ -398,6 +419,9 @@ def detect_strong_near_words(anchors: Anchors) -> list[Span]:
         if (word.isascii() and not _whole_word(text, pos, pos + len(word))) or in_marker(text, pos):
             continue
         start, end = _sentence(text, pos)
+        if _EXAMPLE.search(text, start, end) is not None:
+            done = end
+            continue  # "Tr0ub4dor&3 is the classic example of a bad password": said as one
         for m in _CANDIDATE.finditer(text, start, end):
             token = m.group(0)
             if strong_password(token):
@@ -459,6 +483,7 @@ register(
     "private-lines:",
     "ls0tls1crudjti",
     "pgpass",
+    *_PGPASS_MARKS,
     *_STRONG_WORDS,
     *_CHANGE_VERBS,
     *_CHANGE_VERBS_ZH,

@@ -11,6 +11,7 @@ connector are judged by character classes and Shannon entropy.
 
 from __future__ import annotations
 
+import re
 from math import log2
 
 from memory.redact.engine import Lazy
@@ -48,6 +49,7 @@ _NOT_VALUE = Lazy(
     | \d{1,4}(?:[-/:]\d{1,4})+$                                    # a date or time
     | [^@\s]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+$                         # an e-mail address
     | [\w.-]+\.(?:txt|pem|key|json|ya?ml|toml|env|ini|cfg|conf|md|py|js|ts|sh|crt|p12|pfx|gpg)$
+    | [\w-]+(?:/[\w.-]+)+\.[a-z][a-z0-9]{0,4}$                      # a relative path to a file
     | (?:sha|md|base|bcrypt|utf|argon|scrypt|pbkdf|aes|rsa|hmac|crc|blake|ed|x|oauth|tls|ssl
        |ipv|ucs|latin|iso|http|totp|hotp|fido|u2f|pkcs)\d+[a-z]*(?:[-_][a-z]+\d*)*$   # sha256-hashed
     """
@@ -100,17 +102,54 @@ def is_placeholder_token(token: str) -> bool:
     return _filled(token) or _FILLER_WORD.search(token.lower()) is not None
 
 
+_CASE_TAIL = Lazy(
+    r"[A-Za-z]+\d+(?!(?:[A-Z][a-z]*[aeiouy][a-z]*)+$)(?=[A-Za-z]*[a-z])(?=[A-Za-z]*[A-Z])[A-Za-z]{2,}"
+)
+"""Letters, digits, then letters of both cases that are not capitalised words (each with a
+vowel): ``x3TuYeoUcGYb``. A term's tail after its number is one case (``sha256sum``,
+``SHA256``) or words (``Base64Encoder``): read case-blind, the term pattern took a generated
+value that starts with a letter and a digit for one."""
+_LEET = Lazy(r"[A-Za-z]*[a-z][0-9][a-z][A-Za-z]*")  # Cinnam0n, p4ss: a digit for a letter
+_SAME_HALVES = Lazy(r"(?P<a>[^/\s]{1,32})[ \t]*/[ \t]*(?P=a)$")
+
+
+def _word_parts(value: str) -> list[str] | None:
+    """The parts of a ``kebab-case``/``snake_case`` value of lower-case words, or None."""
+    parts = re.split(r"[-_]", value)
+    if len(parts) < 3 or not all(p.isascii() and p.isalpha() and p.islower() for p in parts):
+        return None
+    return parts
+
+
+_HOST = Lazy(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,12}$")
+"""A host name in lower case: ``<id>.apps.googleusercontent.com``, ``db-1.internal.example.org``
+(a JWT or a dotted token holds capitals)."""
+
+
 def reads_as_non_secret(value: str) -> bool:
     """A placeholder, code, path, URL, version, date, e-mail address, file name or term.
 
     A dotted value reads as code (``self.password``) unless one of its parts looks generated
-    (``<id>.atlasv1.<secret>``: a token made of dotted parts)."""
+    (``<id>.atlasv1.<secret>``: a token made of dotted parts) or is a word spelled with a digit
+    for a letter and the value has a capital (``Cinnam0n.Rolls``: names in code do neither).
+    Lower-case words joined by hyphens or underscores, one of them a placeholder word
+    (``test-token-not-real``), say what the value is not. The same value twice around a slash
+    (``admin/admin``) is a documented default, and hides nothing its first half does not say."""
     low = value.lower()
-    if is_placeholder(value) or _NOT_VALUE.match(low) is not None:
+    if is_placeholder(value) or _SAME_HALVES.match(value) is not None:
         return True
-    return _DOTTED.match(low) is not None and not any(
-        looks_random(part) for part in value.split(".")
-    )
+    if _HOST.rx.fullmatch(value) is not None:
+        return True
+    parts = _word_parts(value)
+    if parts is not None and any(p in PLACEHOLDERS or p == "fake" for p in parts):
+        return True
+    if _NOT_VALUE.match(low) is not None:
+        return _CASE_TAIL.rx.fullmatch(value) is None
+    if _DOTTED.match(low) is None:
+        return False
+    pieces = value.split(".")
+    leet = any(c.isupper() for c in value) and any(_LEET.rx.fullmatch(p) for p in pieces)
+    return not leet and not any(looks_random(part) for part in pieces)
 
 
 def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int = 6) -> bool:
@@ -152,8 +191,10 @@ def made_up_letters(value: str) -> bool:
     time in five and four consonants in a row somewhere. Capitals are held to a vowel in four
     letters at most (a code is written in capitals, a word rarely is), lower case to fewer than
     one in five and fourteen letters ("craftsmanship" is a word)."""
-    if len(value) < 12 or not value.isascii() or not value.isalpha():
+    if len(value) < 12 or not value.isascii():
         return False
+    if not value.isalpha():
+        return _made_up_identifier(value)
     low = value.lower()
     vowels = sum(c in _VOWELS for c in low)
     if value.isupper():
@@ -161,13 +202,34 @@ def made_up_letters(value: str) -> bool:
     elif value.islower():
         few = len(low) >= 14 and 5 * vowels < len(low)
     else:
-        return False
+        return _made_up_identifier(value)
     return (
         few
         and len(set(low)) >= 9
         and _CONSONANT_RUN.search(low) is not None
         and entropy(low) >= 3.2
     )
+
+
+_CAMEL = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _made_up_identifier(value: str) -> bool:
+    """Letters of both cases (an underscore or a hyphen between them at most) in pieces no
+    language spells: ``InitGnfIvPfr``, ``Kefu_fzsNwHKl``. A name in code is made of words and
+    abbreviations, each piece with a vowel (``getUserName``) or an acronym in capitals
+    (``HTTPServer``), with one short abbreviation now and then (``srcDir``); two or more pieces
+    of two letters or more without a vowel, in mixed case, are typed at random."""
+    if not all(c.isalpha() or c in "-_" for c in value):
+        return False
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    bare = sum(
+        1
+        for m in _CAMEL.finditer(value)
+        if len(m.group()) >= 2 and not m.group().isupper() and not set(m.group().lower()) & _VOWELS
+    )
+    return bare >= 2
 
 
 def followed_by_unit(text: str, end: int) -> bool:
