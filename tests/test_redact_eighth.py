@@ -192,3 +192,29 @@ def test_positions_are_sorted_and_once_each_for_one_anchor_or_several() -> None:
     assert anchors.positions(("token",)) == [30]
     assert anchors.positions(("nothing-here-anchor",)) == []
     assert anchors.positions(["token"]) == [30]  # a list is accepted as a tuple is
+
+
+@pytest.mark.parametrize("text", [
+    "clone https://[REDACTED:password]@git.internal.example/team/repo.git",
+    "DATABASE_URL=postgres://[REDACTED:secret]@db.example:5432/app",
+    "ftp://[REDACTED:password]@files.example/pub and https://ops:[REDACTED:token]@ci.example",
+])
+def test_a_marker_in_a_url_s_user_part_is_left_whole(text: str) -> None:
+    """A text already redacted once (a job read back, a record adopted) holds markers where a
+    URL's user and password were: no detector may cut one in half."""
+    assert redact(text)[0] == text
+
+
+def test_redacting_twice_changes_nothing_for_a_url_password() -> None:
+    once = redact("push to https://deploy:Vq7rT2mZx9Lp4Ws@git.example/r.git")[0]
+    assert "Vq7rT2mZx9Lp4Ws" not in once
+    assert redact(once)[0] == once
+
+
+def test_a_pgpass_line_printed_inside_a_json_string_is_read_as_its_line() -> None:
+    import json
+
+    line = "warehouse.example:5432:*:etl:Qm8vTz2Lw5Rx9Kp"
+    out = redact(json.dumps({"stdout": line, "exit_code": 0}))[0]
+    assert "Qm8vTz2Lw5Rx9Kp" not in out and "warehouse.example:5432:*:etl:" in out
+    assert redact(json.dumps({"note": "ports 5432:*:x are open"}))[0] == json.dumps({"note": "ports 5432:*:x are open"})

@@ -169,6 +169,27 @@ def _to_origin(marks: list[Mark], pos: int, *, end: bool) -> int:
     return pos + shift
 
 
+_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+def _markers(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _MARKER_RE.finditer(text)]
+
+
+def _outside_markers(markers: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    """A span cut back to whole markers: one that starts or ends inside a marker (a detector
+    reading ``[REDACTED:password]@host`` as a URL's user and password) would leave half a
+    marker, ``[REDACTED:[REDACTED:password]``. A span taking a whole marker in is kept."""
+    for m_start, m_end in markers:
+        if m_start >= end:
+            break
+        if m_start < start < m_end:
+            start = m_end
+        if m_start < end < m_end:
+            end = m_start
+    return start, end
+
+
 def _rebuild(
     anchors: Anchors,
     spans: list[Span],
@@ -183,7 +204,10 @@ def _rebuild(
     new_marks: list[Mark] = []
     old = iter(marks or ())
     pending = next(old, None)
+    inside = _markers(text) if "[REDACTED:" in text else None
     for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if inside:
+            start, end = _outside_markers(inside, start, end)
         if start < last or end <= start:
             continue
         marker = MARKER.format(kind=kind)

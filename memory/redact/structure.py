@@ -327,7 +327,7 @@ def detect_base64_private_keys(anchors: Anchors) -> list[Span]:
 
 
 _PGPASS_LINE = Lazy(
-    r"(?:^|\r?\n|\\n)[ \t]*(?:[A-Za-z0-9._-]+|\*|\[[0-9a-fA-F:]+\]):(?:\d{1,5}|\*):[^:\s\\]+:"
+    r"(?:^|\r?\n|\\n|\")[ \t]*(?:[A-Za-z0-9._-]+|\*|\[[0-9a-fA-F:]+\]):(?:\d{1,5}|\*):[^:\s\\]+:"
     r"[^:\s\\]+:(?P<value>[^\s\\\"']{1,256})(?=$|\r?\n|\\n|[ \t\"'])"
 )
 
@@ -351,7 +351,8 @@ def detect_pgpass(anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(_PGPASS_MARKS):
         if pos < reach:
             continue
-        line = max(text.rfind("\n", 0, pos), text.rfind("\\n", 0, pos), 0)
+        # a line, or a JSON string holding one (a tool result printed as JSON)
+        line = max(text.rfind("\n", 0, pos), text.rfind("\\n", 0, pos), text.rfind('"', 0, pos), 0)
         row = _PGPASS_LINE.match(text, line)
         if row is None or row.start("value") in taken or row.start("value") < pos:
             continue
