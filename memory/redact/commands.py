@@ -265,52 +265,6 @@ _PRINT_COMMANDS = ("cat ", "type ", "head ", "tail ", "get-content ")
 _COMMAND_START = Lazy(r"(?:^|\n|\\n|[$#>%] |`)[ \t]*$")
 
 
-_ECHO_LINE = Lazy(
-    r"echo[ \t]+(?:-[ne][ \t]+)?(?P<q>[\"']?)(?P<tmpl>[^\n\"'`\\]{1,200})(?P=q)[ \t]*(?:\r?\n|\\n)"
-)
-_SHELL_VAR = Lazy(r"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63})\}?")
-_NAME_PARTS = Lazy(r"[._-]+|(?<=[a-z0-9])(?=[A-Z])")
-
-
-def detect_echoed_variables(anchors: Anchors) -> list[Span]:
-    """``echo "deploy with $DEPLOY_KEY"`` and the line it printed, ``deploy with <value>``:
-    the text around a variable named for a credential, found again on the next line, says
-    where its value is (a CI log that printed a secret)."""
-    from memory.redact.context import credential_kind
-
-    text = anchors.text
-    spans: list[Span] = []
-    for pos in anchors.positions(("echo ",)):
-        m = _ECHO_LINE.match(text, pos)
-        if m is None or "$" not in m.group("tmpl"):
-            continue
-        tmpl = m.group("tmpl")
-        for var in _SHELL_VAR.finditer(tmpl):
-            parts = [p.lower() for p in _NAME_PARTS.split(var.group("name")) if p]
-            if not parts or credential_kind(parts) is None:
-                continue
-            head, tail = tmpl[: var.start()], tmpl[var.end() :].split("$", 1)[0]
-            at = m.end()
-            while at < len(text) and text[at] in " \t":
-                at += 1
-            if "$" in head or not text.startswith(head, at):
-                break
-            start = at + len(head)
-            stop = start
-            limit = min(len(text), start + 512)
-            while stop < limit and not text[stop].isspace() and text[stop] not in "\"'\\":
-                stop += 1
-            if tail.strip() and text.find(tail.strip()[:1], start, stop) > start:
-                stop = text.find(tail.strip()[:1], start, stop)
-            value = text[start:stop]
-            if value and (
-                looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)
-            ) and not reads_as_non_secret(value):
-                spans.append((start, stop, "secret"))
-            break
-    return spans
-
-
 _POSITIONAL = Lazy(
     r"""(?ix)
       htpasswd(?:\s+-[a-z]+)*?\s+-[a-z]*b[a-z]*(?:\s+-[a-z]+)*\s+\S+\s+\S+\s+   # htpasswd -b [-c] <file> <user> <pw>
@@ -364,5 +318,4 @@ COMMAND_DETECTORS = (
     detect_echo_to_key_files,
     detect_positional_passwords,
     detect_printed_key_files,
-    detect_echoed_variables,
 )
