@@ -218,3 +218,11 @@ def test_a_pgpass_line_printed_inside_a_json_string_is_read_as_its_line() -> Non
     out = redact(json.dumps({"stdout": line, "exit_code": 0}))[0]
     assert "Qm8vTz2Lw5Rx9Kp" not in out and "warehouse.example:5432:*:etl:" in out
     assert redact(json.dumps({"note": "ports 5432:*:x are open"}))[0] == json.dumps({"note": "ports 5432:*:x are open"})
+
+
+def test_a_pgpass_line_before_a_later_mention_of_pgpass_is_still_read() -> None:
+    """The lines after a named ``.pgpass`` are read for 2,000 characters; a line standing alone
+    before such a mention was skipped as if inside that window."""
+    line = "replica.example:5432:*:ops:Hv4nQz8Rt2Lw6Xp"
+    out = redact(f"{line}\nlater on: the PGPASSFILE points at ~/.pgpass\n")[0]
+    assert "Hv4nQz8Rt2Lw6Xp" not in out

@@ -348,9 +348,7 @@ def detect_pgpass(anchors: Anchors) -> list[Span]:
     # a line of the file's own shape with no file named: the wildcard field or PostgreSQL's
     # port marks it, and the last field must then read as made up, not a word
     taken = {start for start, _end, _kind in spans}
-    for pos in anchors.positions(_PGPASS_MARKS):
-        if pos < reach:
-            continue
+    for pos in anchors.positions(_PGPASS_MARKS):  # before a named file too: `taken` skips its lines
         # a line, or a JSON string holding one (a tool result printed as JSON)
         line = max(text.rfind("\n", 0, pos), text.rfind("\\n", 0, pos), text.rfind('"', 0, pos), 0)
         row = _PGPASS_LINE.match(text, line)
