@@ -6,9 +6,6 @@ user said it, and a dream rewrites only what the retention gate still passes."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,10 +23,10 @@ from memory.store.history import log_entries, render_log
 from memory.store.records import Record, make_record
 from memory.store.transaction import MemoryStore
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
+from tests.test_supersession import _dreamd
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _current(body: str) -> str:
@@ -152,18 +149,6 @@ def test_a_dream_moves_the_words_only_when_every_clause_is_still_said(tmp_path: 
                        "We moved the build cache from Memcached to Valkey.\n")
     [rec], log = _dream_over(tmp_path / "bare", old, bare)
     assert "superseded" in log and rec.body.splitlines()[0] == "We moved the build cache from Memcached to Valkey."
-
-
-def _dreamd(tmp_path: Path, spool: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(REPO),
-        "DREAMD_SPOOL": str(spool), "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-    }  # fmt: skip
-    return subprocess.run(
-        [sys.executable, "-m", "dreamd", *args], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
 
 
 def test_dreamd_once_supersedes_the_directory_record_and_states_the_current_value(tmp_path: Path) -> None:
