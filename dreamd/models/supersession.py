@@ -198,9 +198,11 @@ def current_value(description: str, body: str, gone: Sequence[str]) -> tuple[str
         return description, body
     statement = facts[0]
     at = next((i for i, ln in enumerate(lines) if statement in ln and not HISTORY.match(ln)), None)
+    if at is None:
+        return description, body
     replaced = frozenset(tokens(" ".join(gone)))
-    span = _replaced_span(statement, gone) if at is not None else None
-    if at is None or span is None:
+    span = _replaced_span(statement, gone, replaced)
+    if span is None:
         return description, body
     moved = statement[span[0]:span[1]].strip(" ,，:：" + _CLOSE)
     rest = _cut_out(statement, *span)
@@ -227,13 +229,12 @@ def current_value(description: str, body: str, gone: Sequence[str]) -> tuple[str
     return description, "\n".join(lines) + ("\n" if body.endswith("\n") else "")
 
 
-def _replaced_span(statement: str, replaced_clauses: Sequence[str]) -> tuple[int, int] | None:
-    """Where the statement names the replaced value: a patterned supersession's old value (in
-    the whole statement or one part of it), else a part that says a value is gone beside one
-    that does not."""
+def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: frozenset[str]) -> tuple[int, int] | None:
+    """Where the statement names the replaced value (``replaced``: the words of
+    ``replaced_clauses``): a patterned supersession's old value (in the whole statement or one
+    part of it), else a part that says a value is gone beside one that does not."""
     if len(normalize(statement)) != len(statement) or len(statement.lower()) != len(statement):
         return None  # the patterns' offsets are those of the normalised (NFKC: "，" is ","), lowered clause
-    replaced = frozenset(tokens(" ".join(replaced_clauses)))
     parts = _parts(statement)
     older = gist(" ".join(replaced_clauses))
     for start, part in [(0, statement), *(parts if len(parts) > 1 else [])]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_left
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,24 +170,21 @@ def _to_origin(marks: list[Mark], pos: int, *, end: bool) -> int:
     return pos + shift
 
 
-_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+MARKER_RE = Lazy(r"\[REDACTED:[a-z0-9-]+\]")
+"""A marker as :data:`MARKER` writes it."""
 
 
-def _markers(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _MARKER_RE.finditer(text)]
-
-
-def _outside_markers(markers: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
-    """A span cut back to whole markers: one that starts or ends inside a marker (a detector
-    reading ``[REDACTED:password]@host`` as a URL's user and password) would leave half a
-    marker, ``[REDACTED:[REDACTED:password]``. A span taking a whole marker in is kept."""
-    for m_start, m_end in markers:
-        if m_start >= end:
-            break
-        if m_start < start < m_end:
-            start = m_end
-        if m_start < end < m_end:
-            end = m_start
+def _outside_markers(markers: list[tuple[int, int]], starts: list[int], start: int, end: int) -> tuple[int, int]:
+    """A span cut back to whole markers (``markers`` in order, ``starts`` their starts): one
+    that starts or ends inside a marker (a detector reading ``[REDACTED:password]@host`` as a
+    URL's user and password) would leave half a marker, ``[REDACTED:[REDACTED:password]``. A
+    span taking a whole marker in is kept."""
+    i = bisect_left(starts, start) - 1  # the one marker that can hold ``start``
+    if i >= 0 and start < markers[i][1]:
+        start = markers[i][1]
+    i = bisect_left(starts, end) - 1
+    if i >= 0 and end < markers[i][1]:
+        end = markers[i][0]
     return start, end
 
 
@@ -204,10 +202,11 @@ def _rebuild(
     new_marks: list[Mark] = []
     old = iter(marks or ())
     pending = next(old, None)
-    inside = _markers(text) if "[REDACTED:" in text else None
+    inside = [m.span() for m in MARKER_RE.finditer(text)] if "[REDACTED:" in text else []
+    starts = [m[0] for m in inside]
     for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
         if inside:
-            start, end = _outside_markers(inside, start, end)
+            start, end = _outside_markers(inside, starts, start, end)
         if start < last or end <= start:
             continue
         marker = MARKER.format(kind=kind)

@@ -21,7 +21,7 @@ Each detector reads a bounded window around its anchors: linear in the text.
 
 from __future__ import annotations
 
-from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
+from memory.redact.engine import MARKER_RE, Anchors, Lazy, Span, in_marker, register
 from memory.redact.values import (
     all_classes,
     base64_of_text,
@@ -32,7 +32,6 @@ from memory.redact.values import (
 )
 
 _BREAK = Lazy(r"\r?\n|\\n")
-_MARKER = Lazy(r"\[REDACTED:[a-z0-9-]+\]")
 _CJK_RANGE = ("\u4e00", "\u9fff")
 
 # ---------------------------------------------------------------------------- next lines
@@ -116,7 +115,7 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
             continue
         head = text[max(0, pos - 60) : pos]
         cut = max(head.rfind("\n"), head.rfind("\\n"))
-        said = _MARKER.rx.sub("", head[cut + 1 :]) + rest
+        said = MARKER_RE.rx.sub("", head[cut + 1 :]) + rest
         if _LINE_HASH.search(said) or "[REDACTED:" in rest:
             continue
         is_password = word in _PASSWORD_LINE_WORDS
