@@ -166,3 +166,21 @@ def test_dreamd_once_supersedes_states_the_current_value_in_the_quote_too_and_ke
                      "--config", str(config))
     assert recall.returncode == 0, recall.stderr
     assert quasar.name in recall.stdout and "Quasar" in recall.stdout
+
+
+def test_the_dream_reads_a_denied_old_value_as_extraction_does(tmp_path: Path) -> None:
+    from tests.test_supersession_current import _dream_over
+
+    old = make_record("ci", "project", "CI runs on Woodpecker", "CI runs on Woodpecker.\n")
+    new = make_record("ci-now", "project", "CI runs on Drone now, not Woodpecker", "CI runs on Drone now, not Woodpecker.\n")
+    at_extraction = supersession.supersede(new, old)
+    assert at_extraction is not None and _history(at_extraction.result.body).startswith("CI runs on Woodpecker")
+    [rec], log = _dream_over(tmp_path / "dream", old, new)
+    assert "superseded ci-now, ci -> ci-now" in log  # a supersession in the dream too, not a plain merge
+    assert _history(rec.body) == "CI runs on Woodpecker."
+    # the stored statement is a clause the gate holds the result to: it stays whole (no quote says it)
+    assert rec.body.splitlines()[0] == "CI runs on Drone now, not Woodpecker."
+    # the same statement said twice is a duplicate: merged, nothing on a history line
+    twin = make_record("ci-twin", "project", "CI runs on Woodpecker", "CI runs on Woodpecker.\n")
+    [rec], log = _dream_over(tmp_path / "twin", old, twin)
+    assert "superseded" not in log and not _history(rec.body)

@@ -501,17 +501,28 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
     The quote (the user's words under the statement) elides them too when the retention gate
     still passes the op so rewritten; else the statement alone is rewritten, and an op the gate
     would refuse either way is kept as planned."""
+    from dreamd.models.prompts import plan_stamp
     from dreamd.models.retention import plan_losses
-    from dreamd.models.supersession import current_merge
+    from dreamd.models.supersession import current_merge, superseding_merge
 
     by_name = {rec.name: rec for _, rec in pairs}
+    stamps = {rec.name: plan_stamp(rec) for rec in inputs}
     out: list[PlanOp] = []
     for op in plan:
+        if op.result is None:
+            out.append(op)
+            continue
         sources = [by_name[n] for n in op.source_names if n in by_name]
-        for quote in (True, False):  # the quote eliding the moved words too, else the statement alone
-            current = current_merge(op.result, sources, quote=quote) if op.result else None
-            if current is not None and not plan_losses([moved := PlanOp(op.source_names, current)], inputs, today=today):
-                op = moved
+        read = superseding_merge(op.result, [(stamps.get(r.name, ""), r) for r in sources])
+        # the merge as extraction reads it (a replaced statement on the history line), then as
+        # planned; each with the moved words out of the statement and the quote, of the statement
+        # alone, or neither: the first the retention gate passes
+        for base in ([read] if read is not None else []) + [op.result]:
+            tried = [current_merge(base, sources, quote=True), current_merge(base, sources, quote=False), base]
+            found = next((PlanOp(op.source_names, c) for c in tried if c is not None
+                          and (c is op.result or not plan_losses([PlanOp(op.source_names, c)], inputs, today=today))), None)
+            if found is not None:
+                op = found
                 break
         out.append(op)
     return out

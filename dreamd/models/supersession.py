@@ -540,6 +540,34 @@ def current_merge(result: Record, sources: Sequence[Record], *, quote: bool = Tr
     return None if body == result.body else result.replace(description=description or result.description, body=body)
 
 
+def superseding_merge(result: Record, sources: Sequence[tuple[str, Record]]) -> Record | None:
+    """A dream's merge that the plan made plain (its history line holds nothing new) over a
+    source whose statement a strictly newer source replaces, read as extraction reads it
+    (:func:`replaced_facts`: "CI runs on Buildkite now, not Jenkins" over "CI runs on Jenkins"):
+    the result with the replaced clauses on its history line and out of its current lines, so
+    the dream and extraction read one change one way. ``sources`` are (stamp, record); None
+    when the merge supersedes already, or no source is replaced. Whether the history line may
+    hold them is the retention gate's (an explicit newer statement naming them)."""
+    records = [r for _, r in sources]
+    if len(sources) < 2 or is_supersession(result, records):
+        return None
+    gone: list[str] = []
+    for stamp, old in sources:
+        newer = (new for at, new in sources if at > stamp)
+        replaced = next((g for new in newer if (g := replaced_facts(new, old))), [])
+        gone += [c for c in replaced if c not in gone]
+    if not gone:
+        return None
+    lines = [ln for ln in result.body.splitlines() if HISTORY.match(ln) or ln.strip() not in {*gone, *map(_closed, gone)}]
+    said = " ".join(_closed(c) for c in gone)
+    at = next((i for i, ln in enumerate(lines) if HISTORY.match(ln)), None)
+    if at is None:
+        lines.append(f"{'**此前：**' if CJK_RE.search(gone[0]) else '**Previously:**'} {said}")
+    else:
+        lines[at] = f"{lines[at].rstrip()} {said}"
+    return result.replace(body="\n".join(lines) + "\n")
+
+
 def _history(body: str) -> list[str]:
     return [c for line in body.splitlines() if HISTORY.match(line) for c in clauses("", line)]
 
@@ -553,4 +581,4 @@ def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
 
 
 __all__ = ["ELIDED", "MAX_CANDIDATES", "MOVED", "Heard", "LiveIndex", "Superseding", "carried_history", "current_merge",
-           "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]
+           "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede", "superseding_merge"]
