@@ -109,6 +109,16 @@ def test_the_rewrite_reads_the_statement_s_structure_not_a_word_list() -> None:
     # the value only in a later turn, or in no turn at all: not the user's earlier value
     assert supersession.carried_history(new, supersession.Heard(["store uploads in MinIO instead of S3", "S3 is full"])) is None
     assert supersession.carried_history(new, supersession.Heard(["store uploads in MinIO instead of S3"])) is None
+    # a denied part is the value whole: one of its words said before in another sense is not it
+    rule = make_record("r", "feedback", "Generate the schema with Alembic, not hand-rolled SQL",
+                       "Generate the schema with Alembic, not hand-rolled SQL.\n")
+    correction = "generate the schema with Alembic, not hand-rolled SQL"
+    assert supersession.carried_history(rule, supersession.Heard(["never run SQL on the replica by hand", correction])) is None
+    bare = make_record("b", "feedback", "Generate the schema with Alembic, not Liquibase",
+                       "Generate the schema with Alembic, not Liquibase.\n")
+    carried = supersession.carried_history(bare, supersession.Heard(["the Liquibase changelog is in db/",
+                                                                      "generate the schema with Alembic, not Liquibase"]))
+    assert carried is not None and carried.body == "Generate the schema with Alembic.\n**Previously:** not Liquibase.\n"
     # a statement naming no replaced value: nothing to move, whatever was said before
     plain = make_record("p", "feedback", "Store uploads in MinIO", "Store uploads in MinIO.\n")
     assert supersession.carried_history(plain, heard) is None

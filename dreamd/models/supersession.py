@@ -368,15 +368,19 @@ def _carried_span(statement: str, said: Sequence[tuple[frozenset[str], str]]) ->
     words all in one of them."""
     if not said:
         return None
-    found = _replaced_span(statement, [text for _, text in said], frozenset().union(*(w for w, _ in said)))
+    found = _replaced_span(statement, [text for _, text in said], frozenset().union(*(w for w, _ in said)), whole=True)
     return found if found is not None and any(found[2] <= w for w, _ in said) else None
 
 
-def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: frozenset[str]) -> tuple[int, int, frozenset[str]] | None:
+def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: frozenset[str], *,
+                   whole: bool = False) -> tuple[int, int, frozenset[str]] | None:
     """Where the statement names the replaced value (``replaced``: the words of
     ``replaced_clauses``): a patterned supersession's old value (in the whole statement or one
     part of it), else a part that says a value is gone beside one that does not; with the words
-    of the replaced value itself (the span's other words join it: "instead of", "not")."""
+    of the replaced value itself (the span's other words join it: "instead of", "not"). With
+    ``whole`` a gone part's value is every word of it in Latin letters but a stop's cue ("not
+    hand-written DDL" is the value "hand-written DDL", not "DDL" alone): no older clause says
+    which of its words it replaces."""
     if len(normalize(statement)) != len(statement) or len(statement.lower()) != len(statement):
         return None  # the patterns' offsets are those of the normalised (NFKC: "，" is ","), lowered clause
     parts = _parts(statement)
@@ -400,6 +404,10 @@ def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: fr
                 or not others - replaced - tokens(part)):
             continue
         value = frozenset(tokens(" ".join(only_here)))
+        if whole:
+            stops = [st for st in supersessions(part) if st.kind in _STOPS]
+            latin = stops[0].old if stops else tokens(" ".join(w for w in _WORD.findall(part) if not CJK_RE.search(w)))
+            value |= latin
         if i + 1 < len(parts):
             return start, parts[i + 1][0], value  # the part and the boundary after it
         return parts[i - 1][0] + len(parts[i - 1][1]), len(statement), value  # the boundary before it and the part
