@@ -90,6 +90,14 @@ def test_a_part_denying_the_old_value_moves_whole_but_one_holding_the_subject_st
     assert _current(kept.body).startswith("测试库不叫 qa-east-1，叫 qa-apac-2。")
 
 
+def test_a_denied_word_of_the_replaced_clause_moves_like_a_denied_value() -> None:
+    # "yapf" is no value (no capital, digit or address): a word of the replaced clause the part denies
+    result = _supersede(("Formatting is yapf", "Formatting is yapf.\n"),
+                        ("It's ruff format now, not yapf", "It's ruff format now, not yapf.\n"))
+    assert result.body == "It's ruff format now.\n**Previously:** Formatting is yapf — not yapf.\n"
+    assert result.description == "It's ruff format now"
+
+
 def test_the_users_quote_elides_the_words_moved_to_history_and_loses_none() -> None:
     said = "ok so use Bulma instead of Bootstrap for the admin layout, it is lighter"
     result = _supersede(("Use Bootstrap for the admin layout", "Use Bootstrap for the admin layout.\n"),

@@ -394,13 +394,18 @@ def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: fr
         # a part saying a value of the replaced clauses is gone: a stop, or a denial of one
         g = gist(part)
         stop = any(st.kind in _STOPS for st in supersessions(part))
-        gone_values = older.values if stop else (g.negated_values | set().union(*g.negated)) & older.values
+        denied = g.negated_values | set().union(*g.negated)
+        # a denied value of the replaced clauses, or a denied word of theirs in Latin letters
+        # ("…, not black" after "formatting is black"; a Chinese run may hold the subject)
+        gone_values = older.values if stop else denied & older.values | {
+            w for w in denied & older.content if not CJK_RE.search(w)}
+        named = g.values | (set() if stop else denied)
         others = {t for j, (_, p) in enumerate(parts) if j != i for t in tokens(p)}
         # every word of the replaced clauses only this part says is such a value (a part holding
         # the subject too, "<subject> 不叫 <old>", would take the subject away), and the other
         # parts say something the replaced clauses do not (the new value)
         only_here = [m.group().lower() for m in _WORD.finditer(part) if (tokens(m.group()) & replaced) - others]
-        if (not only_here or any(not any(v in w for v in g.values & gone_values) for w in only_here)
+        if (not only_here or any(not any(v in w for v in named & gone_values) for w in only_here)
                 or not others - replaced - tokens(part)):
             continue
         value = frozenset(tokens(" ".join(only_here)))
