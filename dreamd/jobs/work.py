@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from dreamd.models.health import ModelHealth
     from dreamd.models.prompts import PlanRecord
     from dreamd.models.retention import Loss
+    from dreamd.models.supersession import Heard
     from dreamd.models.usage import UsageLedger
     from memory.transcripts import Turn
 
@@ -323,7 +324,7 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
     once); earlier ones name the job in the records' sources.
     """
     from dreamd.jobs.batches import windows
-    from dreamd.models import ops
+    from dreamd.models import ops, supersession
     from memory.transcripts import new_turns, parse_transcript, source_ids
 
     if job.adopt and view is None:
@@ -356,7 +357,7 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
     # the session's user turns, the new ones as redacted: where a correction's replaced value
     # may have been the user's earlier one (dreamd.models.supersession.carried_history)
     by_id = {t.message_id: t.text for t in redacted}
-    said = [by_id.get(t.message_id, t.text) for t in transcript.turns if t.role == "user"]
+    said = supersession.Heard([by_id.get(t.message_id, t.text) for t in transcript.turns if t.role == "user"])
     bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
     added: list[str] = []
     held: list[Record] = []
@@ -434,7 +435,7 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
 
 
 def _superseding(
-    store: StoreView, manifest: Manifest, records: Sequence[Record], named: dict[str, str], said: Sequence[str] = ()
+    store: StoreView, manifest: Manifest, records: Sequence[Record], named: dict[str, str], said: Heard | None = None
 ) -> tuple[list[Record], list[tuple[list[str], Record | None]], set[str]]:
     """Split newly extracted records into plain additions and supersessions of live records
     (:mod:`dreamd.models.supersession`): the record a model named (the gate checked it was in
@@ -485,7 +486,7 @@ def _superseding(
                         break
         if found is None:
             if heard is None:
-                heard = supersession.Heard(said, index)
+                heard = (said or supersession.Heard(())).with_records(index)
             adds.append(supersession.carried_history(rec, heard) or rec)
             continue
         taken.add(found.old)

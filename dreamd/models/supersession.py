@@ -296,6 +296,12 @@ class Heard:
         self.turns = [frozenset(tokens(t)) for t in turns]
         self.index = records
 
+    def with_records(self, records: LiveIndex | None) -> Heard:
+        """The same turns (read once per job) with a commit's live records."""
+        out = Heard((), records)
+        out.texts, out.turns = self.texts, self.turns
+        return out
+
     def records(self, words: frozenset[str]) -> list[tuple[frozenset[str], str]]:
         """The live descriptions sharing a word with ``words`` (at most :data:`MAX_CANDIDATES`), with their words."""
         if self.index is None:
@@ -344,12 +350,12 @@ def carried_history(new: Record, heard: Heard) -> Record | None:
     words = frozenset(tokens(statement))
     records = heard.records(words)
     whole = [(t, text) for t, text in heard.turns_until(len(heard.turns), words) if not words <= t]
-    found = _carried_span(statement, whole + records)
+    found = _carried_span(statement, whole + records, words)
     if found is None:
         return None
     a, b, value = found
     at = heard.correction(words, frozenset(tokens(statement[a:b])), words - frozenset(tokens(statement[a:b])), value)
-    found = _carried_span(statement, (heard.turns_until(at, words) if at is not None else []) + records)
+    found = _carried_span(statement, (heard.turns_until(at, words) if at is not None else []) + records, words)
     if found is None:
         return None
     moved = _moved(new.description, new.body, statement, found, found[2])
@@ -363,12 +369,21 @@ def carried_history(new: Record, heard: Heard) -> Record | None:
     return new.replace(description=description or new.description, body=body)
 
 
-def _carried_span(statement: str, said: Sequence[tuple[frozenset[str], str]]) -> tuple[int, int, frozenset[str]] | None:
+CARRIED_CONTEXT = 20
+"""What a correction's gone part is compared with (its values, :func:`_replaced_span`): the turns
+and records sharing the most words with the statement. Every one of them still counts for the
+words of the replaced value."""
+
+
+def _carried_span(statement: str, said: Sequence[tuple[frozenset[str], str]],
+                  words: frozenset[str]) -> tuple[int, int, frozenset[str]] | None:
     """:func:`_replaced_span` against what was ``said`` (words and text), the replaced value's
-    words all in one of them."""
+    words all in one of them; ``words`` are the statement's."""
     if not said:
         return None
-    found = _replaced_span(statement, [text for _, text in said], frozenset().union(*(w for w, _ in said)), whole=True)
+    closest = sorted(range(len(said)), key=lambda i: -len(said[i][0] & words))[:CARRIED_CONTEXT]
+    found = _replaced_span(statement, [said[i][1] for i in sorted(closest)], frozenset().union(*(w for w, _ in said)),
+                           whole=True)
     return found if found is not None and any(found[2] <= w for w, _ in said) else None
 
 
