@@ -194,3 +194,20 @@ def test_the_dream_reads_a_denied_old_value_as_extraction_does(tmp_path: Path) -
     twin = make_record("ci-twin", "project", "CI runs on Woodpecker", "CI runs on Woodpecker.\n")
     [rec], log = _dream_over(tmp_path / "twin", old, twin)
     assert "superseded" not in log and not _history(rec.body)
+
+
+def test_the_claude_code_backend_s_correction_carries_its_history_the_same_way(tmp_path: Path) -> None:
+    from tests.test_claude_code_backend import result, scripted
+
+    answer = [{"name": "uploads-minio", "type": "project", "description": "Uploads are stored in MinIO instead of S3",
+               "body": "Uploads are stored in MinIO instead of S3.\n"}]
+    model = scripted(tmp_path, result(result=json.dumps(answer)))
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=model, ledger=None)
+    content = "User: is the S3 bucket nearly full?\nAssistant: yes\nUser: uploads live in MinIO from today\nAssistant: ok\n"
+    job = Job(id="job-1", kind="extract", memory_dir=mdir, session_id="s1", submitted_at="2026-11-20T10:00:00Z",
+              transcript=Transcript(format="auto", content=content))
+    assert execute(job, ctx) == "extracted 1"
+    [(_, rec)] = MemoryStore(mdir).records()
+    assert (rec.description, rec.body) == ("Uploads are stored in MinIO", "Uploads are stored in MinIO.\n**Previously:** instead of S3.\n")
