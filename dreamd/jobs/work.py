@@ -500,8 +500,10 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
     stating the current value (:func:`dreamd.models.supersession.current_value`): the words of
     it naming the replaced value moved to the history line beside what the merge moved there.
     The quote (the user's words under the statement) elides them too when the retention gate
-    still passes the op so rewritten; else the statement alone is rewritten, and an op the gate
-    would refuse either way is kept as planned."""
+    still passes the op so rewritten; else the statement alone is rewritten. A merge planned
+    plain over a source a newer one replaces by extraction's reading is first tried as that
+    supersession (:func:`dreamd.models.supersession.superseding_merge`); an op the gate would
+    refuse every way is kept as planned."""
     from dreamd.models.prompts import plan_stamp
     from dreamd.models.retention import plan_losses
     from dreamd.models.supersession import current_merge, superseding_merge
