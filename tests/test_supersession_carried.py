@@ -211,3 +211,27 @@ def test_the_claude_code_backend_s_correction_carries_its_history_the_same_way(t
     assert execute(job, ctx) == "extracted 1"
     [(_, rec)] = MemoryStore(mdir).records()
     assert (rec.description, rec.body) == ("Uploads are stored in MinIO", "Uploads are stored in MinIO.\n**Previously:** instead of S3.\n")
+
+
+def test_a_model_s_plain_merge_over_a_replaced_statement_is_read_as_a_supersession(
+    tmp_path: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamd.jobs.work import dream
+    from dreamd.models.anthropic_backend import AnthropicModel
+
+    clock = iter([datetime(2026, 11, d, 9, tzinfo=UTC) for d in range(1, 20)])
+    store = MemoryStore.init(tmp_path / "m", clock=lambda: next(clock))
+    store.commit(Change(add=[make_record("ci", "project", "CI runs on Woodpecker", "CI runs on Woodpecker.\n")], actor="manual"))
+    store.commit(Change(add=[make_record("ci-now", "project", "CI runs on Drone now, not Woodpecker",
+                                         "CI runs on Drone now, not Woodpecker.\n")], actor="manual"))
+    fake_anthropic.push(message(json.dumps([{"source_names": ["ci", "ci-now"], "result": {
+        "name": "ci-now", "type": "project", "description": "CI runs on Drone now, not Woodpecker",
+        "body": "CI runs on Drone now, not Woodpecker.\n"}}])))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    model = AnthropicModel(model="claude-test-model", base_url=fake_anthropic.url, timeout=5.0, max_retries=0)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=model, ledger=None,
+                  clock=lambda: datetime(2026, 11, 20, tzinfo=UTC))
+    assert dream(tmp_path / "m", ctx, force=True).status == "applied"
+    [(_, rec)] = MemoryStore(tmp_path / "m").records()
+    assert rec.body == "CI runs on Drone now, not Woodpecker.\n**Previously:** CI runs on Woodpecker.\n"
+    assert "superseded ci, ci-now -> ci-now" in render_log(log_entries(store))
