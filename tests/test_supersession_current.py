@@ -90,13 +90,35 @@ def test_a_part_denying_the_old_value_moves_whole_but_one_holding_the_subject_st
     assert _current(kept.body).startswith("测试库不叫 qa-east-1，叫 qa-apac-2。")
 
 
-def test_the_users_quote_stays_word_for_word() -> None:
-    quote = 'In their words: "ok so use Bulma instead of Bootstrap for the admin layout, it is lighter"'
+def test_a_denied_word_of_the_replaced_clause_moves_like_a_denied_value() -> None:
+    # "yapf" is no value (no capital, digit or address): a word of the replaced clause the part denies
+    result = _supersede(("Formatting is yapf", "Formatting is yapf.\n"),
+                        ("It's ruff format now, not yapf", "It's ruff format now, not yapf.\n"))
+    assert result.body == "It's ruff format now.\n**Previously:** Formatting is yapf — not yapf.\n"
+    assert result.description == "It's ruff format now"
+
+
+def test_the_users_quote_elides_the_words_moved_to_history_and_loses_none() -> None:
+    said = "ok so use Bulma instead of Bootstrap for the admin layout, it is lighter"
     result = _supersede(("Use Bootstrap for the admin layout", "Use Bootstrap for the admin layout.\n"),
                         ("Use Bulma instead of Bootstrap for the admin layout",
-                         f"Use Bulma instead of Bootstrap for the admin layout.\n{quote}\n"))
+                         f'Use Bulma instead of Bootstrap for the admin layout.\nIn their words: "{said}"\n'))
     assert result.body.splitlines()[0] == "Use Bulma for the admin layout."
-    assert quote in result.body.splitlines()
+    [quote] = [ln for ln in result.body.splitlines() if ln.startswith("In their words:")]
+    assert quote == 'In their words: "ok so use Bulma … for the admin layout, it is lighter"'
+    assert "Bootstrap" not in _current(result.body)
+    # the words elided are the ones on the history line: put back, the quote is the user's sentence
+    moved = _history(result.body).split(supersession.MOVED, 1)[1].rstrip(".")
+    assert quote.replace(supersession.ELIDED, moved) == f'In their words: "{said}"'
+
+
+def test_a_quote_not_holding_the_moved_words_word_for_word_stays_as_said() -> None:
+    said = "ok so Bulma, not Bootstrap, for the admin layout"
+    result = _supersede(("Use Bootstrap for the admin layout", "Use Bootstrap for the admin layout.\n"),
+                        ("Use Bulma instead of Bootstrap for the admin layout",
+                         f'Use Bulma instead of Bootstrap for the admin layout.\nIn their words: "{said}"\n'))
+    assert result.body.splitlines()[0] == "Use Bulma for the admin layout."
+    assert f'In their words: "{said}"' in result.body.splitlines()
 
 
 def _extract(tmp: Path, text: str, old: Record | None) -> list[Record]:

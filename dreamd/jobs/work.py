@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from dreamd.models.health import ModelHealth
     from dreamd.models.prompts import PlanRecord
     from dreamd.models.retention import Loss
+    from dreamd.models.supersession import Heard
     from dreamd.models.usage import UsageLedger
     from memory.transcripts import Turn
 
@@ -323,7 +324,7 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
     once); earlier ones name the job in the records' sources.
     """
     from dreamd.jobs.batches import windows
-    from dreamd.models import ops
+    from dreamd.models import ops, supersession
     from memory.transcripts import new_turns, parse_transcript, source_ids
 
     if job.adopt and view is None:
@@ -353,6 +354,10 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
     texts = redact_turns([t.text for t in fresh], [t.role for t in fresh])
     redacted = [dataclasses.replace(t, text=text) for t, text in zip(fresh, texts, strict=True)]
     cut = windows(redacted, cursor, EXTRACT_MAX_CHARS)
+    # the session's user turns, the new ones as redacted: where a correction's replaced value
+    # may have been the user's earlier one (dreamd.models.supersession.carried_history)
+    by_id = {t.message_id: t.text for t in redacted}
+    said = supersession.Heard([by_id.get(t.message_id, t.text) for t in transcript.turns if t.role == "user"])
     bound = log.bind(job_id=job.id, memory_dir=str(job.memory_dir), session_id=session)
     added: list[str] = []
     held: list[Record] = []
@@ -395,7 +400,7 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
         )
         if window.end is None:
             continue  # a slice of a long turn: its records wait for the turn's last slice
-        fresh_records, merges, superseded = _superseding(store, manifest, held, named)
+        fresh_records, merges, superseded = _superseding(store, manifest, held, named, said)
         change = Change(
             add=fresh_records,
             merges=merges,
@@ -430,14 +435,17 @@ def _extract(job: Job, ctx: Context, view: StoreView | None = None) -> str:
 
 
 def _superseding(
-    store: StoreView, manifest: Manifest, records: Sequence[Record], named: dict[str, str]
+    store: StoreView, manifest: Manifest, records: Sequence[Record], named: dict[str, str], said: Heard | None = None
 ) -> tuple[list[Record], list[tuple[list[str], Record | None]], set[str]]:
     """Split newly extracted records into plain additions and supersessions of live records
     (:mod:`dreamd.models.supersession`): the record a model named (the gate checked it was in
     the set shown; it must still be live), else one whose value the new record replaces by
     structure. A record replacing an earlier one of the same batch takes its place, the earlier
     one's replaced words on its history line. Each live record is superseded once per commit;
-    one that cannot be read is passed over (a hostile file stops nothing)."""
+    one that cannot be read is passed over (a hostile file stops nothing). A plain addition
+    whose statement names the value it replaces, that value being the user's earlier one (in
+    ``said``, the session's user turns, before the correction, or in a live record), carries
+    its own history (:func:`dreamd.models.supersession.carried_history`); no other record changes."""
     from dreamd.models import supersession
 
     live = sorted(manifest.records, key=lambda e: (e.updated_at or e.created_at or "", e.name), reverse=True)
@@ -446,6 +454,7 @@ def _superseding(
     adds: list[Record] = []
     merges: list[tuple[list[str], Record | None]] = []
     taken: set[str] = set()
+    heard: supersession.Heard | None = None
 
     def read(name: str) -> Record | None:
         try:
@@ -476,7 +485,9 @@ def _superseding(
                     if found is not None:
                         break
         if found is None:
-            adds.append(rec)
+            if heard is None:
+                heard = (said or supersession.Heard(())).with_records(index)
+            adds.append(supersession.carried_history(rec, heard) or rec)
             continue
         taken.add(found.old)
         merges.append(([found.old], found.result))
@@ -488,16 +499,34 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
     """A dream's supersessions (whichever model planned them) with the result's own statement
     stating the current value (:func:`dreamd.models.supersession.current_value`): the words of
     it naming the replaced value moved to the history line beside what the merge moved there.
-    An op the retention gate would refuse so rewritten is kept as planned."""
+    The quote (the user's words under the statement) elides them too when the retention gate
+    still passes the op so rewritten; else the statement alone is rewritten. A merge planned
+    plain over a source a newer one replaces by extraction's reading is first tried as that
+    supersession (:func:`dreamd.models.supersession.superseding_merge`); an op the gate would
+    refuse every way is kept as planned."""
+    from dreamd.models.prompts import plan_stamp
     from dreamd.models.retention import plan_losses
-    from dreamd.models.supersession import current_merge
+    from dreamd.models.supersession import current_merge, superseding_merge
 
     by_name = {rec.name: rec for _, rec in pairs}
+    stamps = {rec.name: plan_stamp(rec) for rec in inputs}
     out: list[PlanOp] = []
     for op in plan:
-        current = current_merge(op.result, [by_name[n] for n in op.source_names if n in by_name]) if op.result else None
-        if current is not None and not plan_losses([moved := PlanOp(op.source_names, current)], inputs, today=today):
-            op = moved
+        if op.result is None:
+            out.append(op)
+            continue
+        sources = [by_name[n] for n in op.source_names if n in by_name]
+        read = superseding_merge(op.result, [(stamps.get(r.name, ""), r) for r in sources])
+        # the merge as extraction reads it (a replaced statement on the history line), then as
+        # planned; each with the moved words out of the statement and the quote, of the statement
+        # alone, or neither: the first the retention gate passes
+        for base in ([read] if read is not None else []) + [op.result]:
+            tried = [current_merge(base, sources, quote=True), current_merge(base, sources, quote=False), base]
+            found = next((PlanOp(op.source_names, c) for c in tried if c is not None
+                          and (c is op.result or not plan_losses([PlanOp(op.source_names, c)], inputs, today=today))), None)
+            if found is not None:
+                op = found
+                break
         out.append(op)
     return out
 

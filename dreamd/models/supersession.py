@@ -18,7 +18,11 @@ current value. Whatever model extracted the record, the test is the same, by str
   history.
 
 The new record's own statement then states the current value: its words naming the replaced
-value move to the history line too (:func:`current_value`).
+value move to the history line too, and its quote elides them (:func:`current_value`). A new
+record superseding nothing whose statement names the value it replaces, that value being the
+user's earlier one (said in an earlier turn of the session, or held by a live record), is
+written the same way with only those words on its history line (:func:`carried_history`); said
+once, "use X, not Y" stays as said.
 
 The same statement said again replaces nothing (it is a duplicate). The old record's other
 facts, the ones no replaced value is named in, stay current in the result.
@@ -182,35 +186,29 @@ MOVED = " — "
 statement that named what it replaced."""
 
 
-def current_value(description: str, body: str, gone: Sequence[str]) -> tuple[str, str]:
+def current_value(description: str, body: str, gone: Sequence[str], *, quote: bool = True) -> tuple[str, str]:
     """A superseding record with its own statement stating the current value (issue 23): the
     words of its first fact clause that name the replaced value — the old value the supersession
     reading matched as replaced ("… instead of <old>", "from <old> to …", "从 <old> 改成 …"),
     or a part of the statement between clause boundaries that says only that the old value is
     gone ("不叫 <old>，叫 <new>") — move, word for word, onto the history line beside the first
     clause replaced (the old record's statement), and out of the description when it holds
-    them; nothing else changes (the name, the "In their words" quote). ``gone`` are the old
-    record's clauses the history line holds: the replaced value is a word of theirs. Unchanged
-    when no such words are found, or when the statement would keep nothing new."""
+    them; with ``quote``, out of every other current line that holds them word for word too (the
+    "In their words" quote), an ellipsis in their place (:func:`_elided`); the name stays.
+    ``gone`` are the old record's clauses the history line holds: the replaced value is a word
+    of theirs. Unchanged when no such words are found, or when the statement would keep nothing
+    new."""
     facts = fact_clauses(description, body)
-    lines = body.splitlines()
     if not facts or not gone:
         return description, body
-    statement = facts[0]
-    at = next((i for i, ln in enumerate(lines) if statement in ln and not HISTORY.match(ln)), None)
-    if at is None:
-        return description, body
     replaced = frozenset(tokens(" ".join(gone)))
-    span = _replaced_span(statement, gone, replaced)
-    if span is None:
+    found = _replaced_span(facts[0], gone, replaced)
+    if found is None:
         return description, body
-    moved = statement[span[0]:span[1]].strip(" ,，:：" + _CLOSE)
-    rest = _cut_out(statement, *span)
-    if statement[-1] in _CLOSE and rest[-1:] not in tuple(_CLOSE):
-        rest += statement[-1]  # a last part moved takes none of the sentence's end mark with it
-    if not tokens(rest) - replaced or not clause_units(rest):
-        return description, body  # the statement would say nothing new: leave it as said
-    lines[at] = lines[at].replace(statement, rest, 1)
+    moved = _moved(description, body, facts[0], found, replaced)
+    if moved is None:
+        return description, body
+    lines, at, rest, words = moved
     at_history = next((i for i, ln in enumerate(lines) if HISTORY.match(ln)), None)
     if at_history is None or gone[0] not in lines[at_history]:
         # the new statement said the old one again word for word ("use X instead of <old> for …"
@@ -219,20 +217,185 @@ def current_value(description: str, body: str, gone: Sequence[str]) -> tuple[str
         lines.append(f"{label} {_closed(gone[0])}")
         at_history = len(lines) - 1
     first = gone[0].rstrip(_CLOSE)
-    lines[at_history] = lines[at_history].replace(first, f"{first}{MOVED}{moved}", 1)
-    cut = statement[span[0]:span[1]].rstrip(_CLOSE)
+    lines[at_history] = lines[at_history].replace(first, f"{first}{MOVED}{words}", 1)
+    return _finish(description, body, lines, facts[0], found, rest, words, quote=quote, keep={at, at_history})
+
+
+def _moved(description: str, body: str, statement: str, found: tuple[int, int, frozenset[str]],
+           replaced: frozenset[str]) -> tuple[list[str], int, str, str] | None:
+    """The body's lines with the statement's line rewritten to the statement without the words
+    at ``found`` (the line's index, the rest of the statement, the words moved); None when the
+    statement is not on a line of its own making or would say nothing new without them."""
+    lines = body.splitlines()
+    at = next((i for i, ln in enumerate(lines) if statement in ln and not HISTORY.match(ln)), None)
+    if at is None:
+        return None
+    a, b, _ = found
+    words = statement[a:b].strip(" ,，:：" + _CLOSE)
+    rest = _cut_out(statement, a, b)
+    if statement[-1] in _CLOSE and rest[-1:] not in tuple(_CLOSE):
+        rest += statement[-1]  # a last part moved takes none of the sentence's end mark with it
+    if not tokens(rest) - replaced or not clause_units(rest):
+        return None  # the statement would say nothing new: leave it as said
+    lines[at] = lines[at].replace(statement, rest, 1)
+    return lines, at, rest, words
+
+
+def _finish(description: str, body: str, lines: list[str], statement: str, found: tuple[int, int, frozenset[str]],
+            rest: str, words: str, *, quote: bool, keep: set[int]) -> tuple[str, str]:
+    """The description without the moved words, and (``quote``) every current line but ``keep``
+    (the statement's, the history line) with them elided (:func:`_elided`)."""
+    if quote:
+        lines = [ln if i in keep or HISTORY.match(ln) else _elided(ln, words) for i, ln in enumerate(lines)]
+    cut = statement[found[0]:found[1]].rstrip(_CLOSE)
     if (where := description.find(statement.rstrip(_CLOSE))) >= 0:
         description = description[:where] + rest.rstrip(_CLOSE) + description[where + len(statement.rstrip(_CLOSE)):]
-    elif (where := description.find(cut)) >= 0 or (where := description.find(moved)) >= 0:
-        length = len(cut) if description.startswith(cut, where) else len(moved)
+    elif (where := description.find(cut)) >= 0 or (where := description.find(words)) >= 0:
+        length = len(cut) if description.startswith(cut, where) else len(words)
         description = _cut_out(description, where, where + length)
     return description, "\n".join(lines) + ("\n" if body.endswith("\n") else "")
 
 
-def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: frozenset[str]) -> tuple[int, int] | None:
+ELIDED = "…"
+"""In a superseding record's current lines other than its statement (the "In their words"
+quote), in place of the words moved to the history line: the quote keeps the user's sentence,
+the words naming the replaced value said once, where they are past."""
+
+
+def _elided(line: str, words: str) -> str:
+    """``line`` with ``words`` (the words the statement moved to the history line), where it holds
+    them word for word between word boundaries, replaced by :data:`ELIDED`."""
+    at = line.find(words)
+    while at >= 0 and not _bounded(line, at, at + len(words)):
+        at = line.find(words, at + 1)
+    if at < 0 or not words:
+        return line
+    before, after = line[:at].rstrip(), line[at + len(words):].lstrip()
+    if CJK_RE.search(words):
+        return before + ELIDED + after
+    gap = "" if not after or not after[0].isalnum() else " "
+    return f"{before} {ELIDED}{gap}{after}" if before else f"{ELIDED}{gap}{after}"
+
+
+def _bounded(text: str, a: int, b: int) -> bool:
+    return (a == 0 or not text[a - 1].isalnum() or CJK_RE.match(text[a - 1]) is not None) and (
+        b == len(text) or not text[b].isalnum() or CJK_RE.match(text[b]) is not None)
+
+
+# ----------------------------------------------------------------------------- a correction carrying its own history
+
+
+class Heard:
+    """What the user said before a correction, and what the directory's records hold: where
+    :func:`carried_history` looks for the value a new record's statement says it replaces.
+    ``turns`` are the session's user turns in order (the whole transcript, not only the job's new
+    turns); ``records`` the live records' descriptions (the commit's :class:`LiveIndex`)."""
+
+    def __init__(self, turns: Sequence[str], records: LiveIndex | None = None) -> None:
+        self.texts = list(turns)
+        self.turns = [frozenset(tokens(t)) for t in turns]
+        self.index = records
+
+    def with_records(self, records: LiveIndex | None) -> Heard:
+        """The same turns (read once per job) with a commit's live records."""
+        out = Heard((), records)
+        out.texts, out.turns = self.texts, self.turns
+        return out
+
+    def records(self, words: frozenset[str]) -> list[tuple[frozenset[str], str]]:
+        """The live descriptions sharing a word with ``words`` (at most :data:`MAX_CANDIDATES`), with their words."""
+        if self.index is None:
+            return []
+        texts = [self.index.descriptions[n] for n in self.index.sharing(words)[:MAX_CANDIDATES]]
+        return [(frozenset(tokens(t)), t) for t in texts]
+
+    def turns_until(self, at: int, words: frozenset[str]) -> list[tuple[frozenset[str], str]]:
+        """The user turns before ``at`` sharing a word with ``words``, with their words."""
+        return [(t, text) for t, text in zip(self.turns[:at], self.texts[:at], strict=True) if t & words]
+
+    def correction(self, statement: frozenset[str], said: frozenset[str], rest: frozenset[str],
+                   value: frozenset[str]) -> int | None:
+        """The user turn that says the correction: the first holding every word of the statement
+        (the sentence an offline record is made of), else the first holding the words moved
+        (``said``) and a word of the ``rest``, else (a model's own wording) the first holding a
+        word of the rest that no turn holding the replaced ``value`` holds."""
+        at = next((i for i, t in enumerate(self.turns) if statement <= t), None)
+        if at is None:
+            at = next((i for i, t in enumerate(self.turns) if said <= t and t & rest), None)
+        if at is None:
+            value_turns = [t for t in self.turns if value <= t]
+            new = rest.difference(*value_turns)
+            at = next((i for i, t in enumerate(self.turns) if t & new), None)
+        return at
+
+
+def carried_history(new: Record, heard: Heard) -> Record | None:
+    """A new record superseding no record whose own statement names a value and the value it
+    replaces (the span :func:`current_value` moves, found the same way), the replaced value being
+    the user's earlier one — every word of it in one user turn before the turn saying the
+    correction (:meth:`Heard.correction`), or in one live record's description — written as a
+    superseding record: its statement states the current value, its history line holds the
+    replaced words, word for word (``**Previously:** instead of <old>.``), and its quote elides
+    them. None — the record stays as said — when the statement names no replaced value, or the
+    value was not the user's earlier one ("use X, not Y" said once is a rule with its rejected
+    alternative, not a change). The span is read twice: against everything the session and the
+    directory said but the correction's own turn, to find that turn, then against what came
+    before it."""
+    facts = fact_clauses(new.description, new.body)
+    if not facts:
+        return None
+    statement = facts[0]
+    if not supersessions(statement) and len(_parts(statement)) < 2:
+        return None  # no structure naming a replaced value: the common case, decided cheaply
+    words = frozenset(tokens(statement))
+    records = heard.records(words)
+    whole = [(t, text) for t, text in heard.turns_until(len(heard.turns), words) if not words <= t]
+    found = _carried_span(statement, whole + records, words)
+    if found is None:
+        return None
+    a, b, value = found
+    at = heard.correction(words, frozenset(tokens(statement[a:b])), words - frozenset(tokens(statement[a:b])), value)
+    found = _carried_span(statement, (heard.turns_until(at, words) if at is not None else []) + records, words)
+    if found is None:
+        return None
+    moved = _moved(new.description, new.body, statement, found, found[2])
+    if moved is None:
+        return None
+    lines, at_line, rest, cut = moved
+    label = "**此前：**" if CJK_RE.search(cut) else "**Previously:**"
+    lines.append(f"{label} {_closed(cut)}")
+    description, body = _finish(new.description, new.body, lines, statement, found, rest, cut, quote=True,
+                                keep={at_line, len(lines) - 1})
+    return new.replace(description=description or new.description, body=body)
+
+
+CARRIED_CONTEXT = 20
+"""What a correction's gone part is compared with (its values, :func:`_replaced_span`): the turns
+and records sharing the most words with the statement. Every one of them still counts for the
+words of the replaced value."""
+
+
+def _carried_span(statement: str, said: Sequence[tuple[frozenset[str], str]],
+                  words: frozenset[str]) -> tuple[int, int, frozenset[str]] | None:
+    """:func:`_replaced_span` against what was ``said`` (words and text), the replaced value's
+    words all in one of them; ``words`` are the statement's."""
+    if not said:
+        return None
+    closest = sorted(range(len(said)), key=lambda i: -len(said[i][0] & words))[:CARRIED_CONTEXT]
+    found = _replaced_span(statement, [said[i][1] for i in sorted(closest)], frozenset().union(*(w for w, _ in said)),
+                           whole=True)
+    return found if found is not None and any(found[2] <= w for w, _ in said) else None
+
+
+def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: frozenset[str], *,
+                   whole: bool = False) -> tuple[int, int, frozenset[str]] | None:
     """Where the statement names the replaced value (``replaced``: the words of
     ``replaced_clauses``): a patterned supersession's old value (in the whole statement or one
-    part of it), else a part that says a value is gone beside one that does not."""
+    part of it), else a part that says a value is gone beside one that does not; with the words
+    of the replaced value itself (the span's other words join it: "instead of", "not"). With
+    ``whole`` a gone part's value is every word of it in Latin letters but a stop's cue ("not
+    hand-written DDL" is the value "hand-written DDL", not "DDL" alone): no older clause says
+    which of its words it replaces."""
     if len(normalize(statement)) != len(statement) or len(statement.lower()) != len(statement):
         return None  # the patterns' offsets are those of the normalised (NFKC: "，" is ","), lowered clause
     parts = _parts(statement)
@@ -241,27 +404,37 @@ def _replaced_span(statement: str, replaced_clauses: Sequence[str], replaced: fr
         for st in supersessions(part):
             span = _old_value_span(part, st, replaced)
             if span is not None:
-                return start + span[0], start + span[1]
+                return start + span[0], start + span[1], span[2]
     for i, (start, part) in enumerate(parts if len(parts) > 1 else []):
         # a part saying a value of the replaced clauses is gone: a stop, or a denial of one
         g = gist(part)
         stop = any(st.kind in _STOPS for st in supersessions(part))
-        gone_values = older.values if stop else (g.negated_values | set().union(*g.negated)) & older.values
+        denied = g.negated_values | set().union(*g.negated)
+        # a denied value of the replaced clauses, or a denied word of theirs in Latin letters
+        # ("…, not black" after "formatting is black"; a Chinese run may hold the subject)
+        gone_values = older.values if stop else denied & older.values | {
+            w for w in denied & older.content if not CJK_RE.search(w)}
+        named = g.values | (set() if stop else denied)
         others = {t for j, (_, p) in enumerate(parts) if j != i for t in tokens(p)}
         # every word of the replaced clauses only this part says is such a value (a part holding
         # the subject too, "<subject> 不叫 <old>", would take the subject away), and the other
         # parts say something the replaced clauses do not (the new value)
         only_here = [m.group().lower() for m in _WORD.finditer(part) if (tokens(m.group()) & replaced) - others]
-        if (not only_here or any(not any(v in w for v in g.values & gone_values) for w in only_here)
+        if (not only_here or any(not any(v in w for v in named & gone_values) for w in only_here)
                 or not others - replaced - tokens(part)):
             continue
+        value = frozenset(tokens(" ".join(only_here)))
+        if whole:
+            stops = [st for st in supersessions(part) if st.kind in _STOPS]
+            latin = stops[0].old if stops else tokens(" ".join(w for w in _WORD.findall(part) if not CJK_RE.search(w)))
+            value |= latin
         if i + 1 < len(parts):
-            return start, parts[i + 1][0]  # the part and the boundary after it
-        return parts[i - 1][0] + len(parts[i - 1][1]), len(statement)  # the boundary before it and the part
+            return start, parts[i + 1][0], value  # the part and the boundary after it
+        return parts[i - 1][0] + len(parts[i - 1][1]), len(statement), value  # the boundary before it and the part
     return None
 
 
-def _old_value_span(part: str, st: Supersession, replaced: frozenset[str]) -> tuple[int, int] | None:
+def _old_value_span(part: str, st: Supersession, replaced: frozenset[str]) -> tuple[int, int, frozenset[str]] | None:
     spans = {g: (a, b) for g, a, b in st.spans}
     if "old" not in spans or "new" not in spans:
         return None
@@ -269,19 +442,21 @@ def _old_value_span(part: str, st: Supersession, replaced: frozenset[str]) -> tu
     # the old value: the first run of the old group's words that are words of the replaced
     # clauses (the rest of the group is the context that stays: "… instead of <old> for the app")
     ends: list[int] = []
+    value: set[str] = set()
     for m in _WORD.finditer(part, oa, ob):
         words = tokens(m.group())
         if words and words <= replaced:
             ends.append(m.end())
+            value |= words
         elif ends:
             break
     if not ends:
         return None
     if st.kind in _NEW_THEN_OLD and nb <= oa:
-        return nb, ends[-1]
+        return nb, ends[-1], frozenset(value)
     if st.kind in _OLD_THEN_NEW and ob <= na:
         gap = list(_WORD.finditer(part, spans["subj"][1] if "subj" in spans else 0, oa))
-        return (gap[-1].start(), ends[-1]) if gap else None
+        return (gap[-1].start(), ends[-1], frozenset(value)) if gap else None
     return None
 
 
@@ -328,19 +503,26 @@ class LiveIndex:
         """``live`` is ``(name, description)``, newest first."""
         self.order: dict[str, int] = {}
         self.postings: dict[str, list[str]] = {}
+        self.descriptions: dict[str, str] = {}
         for i, (name, description) in enumerate(live):
             self.order[name] = i
+            self.descriptions[name] = description
             for t in tokens(description):
                 self.postings.setdefault(t, []).append(name)
 
     def candidates(self, new: Record) -> list[str]:
         """Names of the live records worth reading for ``new``: those whose description shares
         a word with it, most shared first (then newest), at most :data:`MAX_CANDIDATES`."""
+        return self.sharing(_words(new))[:MAX_CANDIDATES]
+
+    def sharing(self, words: Iterable[str]) -> list[str]:
+        """Names of the live records whose description shares a word of ``words``, most shared
+        first, then newest."""
         shared: Counter[str] = Counter()
-        for t in _words(new):
+        for t in words:
             shared.update(self.postings.get(t, ()))
-        ranked = sorted(shared.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))
-        return [name for name, _ in ranked[:MAX_CANDIDATES]]
+        return [name for name, _ in sorted(shared.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))]
+
 
 
 def _words(record: Record) -> frozenset[str]:
@@ -373,16 +555,45 @@ def named(new: Record, old: Record) -> Superseding | None:
     return supersede(new, old, fact_clauses(old.description, old.body))
 
 
-def current_merge(result: Record, sources: Sequence[Record]) -> Record | None:
+def current_merge(result: Record, sources: Sequence[Record], *, quote: bool = True) -> Record | None:
     """A dream's merge result that supersedes its sources (:func:`is_supersession`) with its
     statement stating the current value (:func:`current_value`, the clauses the merge moved to
-    the history line being what it replaced); None when it supersedes nothing or nothing moves."""
+    the history line being what it replaced; ``quote``: its quote eliding them too); None when it
+    supersedes nothing or nothing moves."""
     had = {c for s in sources for c in _history(s.body)}
     gone = [c for c in _history(result.body) if c not in had]
     if not gone:
         return None
-    description, body = current_value(result.description, result.body, gone)
+    description, body = current_value(result.description, result.body, gone, quote=quote)
     return None if body == result.body else result.replace(description=description or result.description, body=body)
+
+
+def superseding_merge(result: Record, sources: Sequence[tuple[str, Record]]) -> Record | None:
+    """A dream's merge that the plan made plain (its history line holds nothing new) over a
+    source whose statement a strictly newer source replaces, read as extraction reads it
+    (:func:`replaced_facts`: "CI runs on Buildkite now, not Jenkins" over "CI runs on Jenkins"):
+    the result with the replaced clauses on its history line and out of its current lines, so
+    the dream and extraction read one change one way. ``sources`` are (stamp, record); None
+    when the merge supersedes already, or no source is replaced. Whether the history line may
+    hold them is the retention gate's (an explicit newer statement naming them)."""
+    records = [r for _, r in sources]
+    if len(sources) < 2 or is_supersession(result, records):
+        return None
+    gone: list[str] = []
+    for stamp, old in sources:
+        newer = (new for at, new in sources if at > stamp)
+        replaced = next((g for new in newer if (g := replaced_facts(new, old))), [])
+        gone += [c for c in replaced if c not in gone]
+    if not gone:
+        return None
+    lines = [ln for ln in result.body.splitlines() if HISTORY.match(ln) or ln.strip() not in {*gone, *map(_closed, gone)}]
+    said = " ".join(_closed(c) for c in gone)
+    at = next((i for i, ln in enumerate(lines) if HISTORY.match(ln)), None)
+    if at is None:
+        lines.append(f"{'**此前：**' if CJK_RE.search(gone[0]) else '**Previously:**'} {said}")
+    else:
+        lines[at] = f"{lines[at].rstrip()} {said}"
+    return result.replace(body="\n".join(lines) + "\n")
 
 
 def _history(body: str) -> list[str]:
@@ -397,4 +608,5 @@ def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
     return bool(set(_history(result.body)) - had)
 
 
-__all__ = ["MAX_CANDIDATES", "MOVED", "LiveIndex", "Superseding", "current_merge", "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede"]
+__all__ = ["ELIDED", "MAX_CANDIDATES", "MOVED", "Heard", "LiveIndex", "Superseding", "carried_history", "current_merge",
+           "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede", "superseding_merge"]
