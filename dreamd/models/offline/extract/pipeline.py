@@ -140,7 +140,6 @@ from dreamd.models.offline.extract.facts import URL
 from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
 from dreamd.models.offline.extract.statement import (
     answer_to,
-    change_statement,
     last_question,
     restated_value,
 )
@@ -762,10 +761,6 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 stage = "directive"
                 ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
                 founds = [ruled] if ruled is not None else []
-            if not founds and role == "user" and not accepted:
-                stage = "change"
-                changed = change_statement(core, ctx, earlier)  # "it's X now, not Y" after "we use Y"
-                founds = [changed] if changed is not None else []
             # "oops, my mistake: the cache runs Redis 7": a few words leading in, with no fact of their own
             lead, _, after = core.partition(": ") if ": " in core else core.partition("：")
             if (not founds and role == "user" and after and len(tokens(lead)) <= 3 and re.fullmatch(r"[^\W\d_][\w ,']*", lead)
