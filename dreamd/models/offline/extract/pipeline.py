@@ -138,7 +138,11 @@ from dreamd.models.offline.extract.distractors import (
 )
 from dreamd.models.offline.extract.facts import URL
 from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
-from dreamd.models.offline.extract.statement import answer_to, change_statement, last_question
+from dreamd.models.offline.extract.statement import (
+    answer_to,
+    last_question,
+    restated_value,
+)
 from dreamd.models.offline.extract.structure import (
     Peeled,
     announces_rules,
@@ -624,7 +628,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
                                   frozenset(tokens(desc)), desc))
     answer = _Answer(index)
-    heard = set().union(*(i.tokens for i in index))  # what the user said before, and the directory's records
+    earlier = [i.description for i in index]  # the directory's records, then what the user says and what is kept of it
     position = last_user = before = 0
     offered: str | None = None
     question: str | None = None
@@ -653,6 +657,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
         proposal, offered = (offered, None) if role == "user" else (None, offered)
         day = parse_date(turn.get("timestamp")) or today
         sents = sentences(cleaned)
+        marked = role == "user" and any(_CORRECTION_LEAD.match(x) or correction_of(x) or restated(x) for x in sents)
         previous: str | None = None
         rules_follow = carry
         for k, s in enumerate(sents):
@@ -709,7 +714,10 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             elif peeled.reported or not core:
                 refuse("reported" if peeled.reported else "empty")
                 continue
-            if peeled.reported or not_memory(s, core, " ".join(sents[:k])):
+            fix = (correction_of(s) or restated(s)) if role == "user" else None
+            restates = restated_value((_CORRECTION_LEAD.sub("", core, count=1) if fix else "") or core, Ctx(str(role), day, None),
+                                      earlier, sents, marked) if role == "user" and whole is None and not is_question(s) else None  # not "if we ever …", nor asked
+            if (peeled.reported or not_memory(s, core, " ".join(sents[:k]))) and restates is None:
                 refuse("reported" if peeled.reported else "not-memory")
                 continue  # someone else's words, advice between people, a past episode … (see not_memory)
             nxt = sents[k + 1] if k + 1 < len(sents) else None
@@ -720,7 +728,6 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 break
             # Once the cap is reached by earlier records, only a remember-request can still
             # displace one, so the other rules (and their dedup work) are skipped.
-            fix = (correction_of(s) or restated(s)) if role == "user" else None
             corrected = answer.correct(fix[0], fix[1], day, before) if fix else None
             corrected = corrected or (answer.correct_known(fix[0], fix[1], day, position) if fix else None)
             if corrected:
@@ -754,23 +761,22 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 stage = "directive"
                 ruled = standing_directive(core, ctx)  # "we never pipe curl into sh, on any machine"
                 founds = [ruled] if ruled is not None else []
-            if not founds and role == "user" and not accepted:
-                stage = "change"
-                changed = change_statement(core, ctx, heard)  # "it's X now, not Y" after "we use Y"
-                founds = [changed] if changed is not None else []
             # "oops, my mistake: the cache runs Redis 7": a few words leading in, with no fact of their own
             lead, _, after = core.partition(": ") if ": " in core else core.partition("：")
             if (not founds and role == "user" and after and len(tokens(lead)) <= 3 and re.fullmatch(r"[^\W\d_][\w ,']*", lead)
                     and not found_in(lead, ctx, accepted=None, remember=False, all_rules=True)):
                 stage, founds = "rules", found_in(after, ctx, accepted=None, remember=peeled.remember, all_rules=not answer.full())
+            if not founds and restates is not None:
+                stage, founds = "change", [restates]
             if role == "user":
-                heard |= tokens(core)
+                earlier.append(core)
             if not founds:
                 refuse("no-rule")
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 outcome, name = answer.admit(found, position, day, nxt)
                 if outcome == "kept" and name is not None:
+                    earlier.append(found.description)
                     trace.keep(turn_no, str(role), s, stage, found.kind, name)
                 else:
                     trace.refuse(turn_no, str(role), s, outcome, rule=found.kind, detail=name)

@@ -29,14 +29,13 @@ import datetime as dt
 import re
 
 from dreamd.models.offline.compare.clauses import names_a_value, supersessions
-from dreamd.models.offline.compare.paraphrase import gist
+from dreamd.models.offline.compare.paraphrase import gist, value_kind
 from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor, mostly_chinese
 from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type, subject_of
 from dreamd.models.offline.extract.rules import HOW, REMEMBER_HOW
 from dreamd.models.offline.extract.structure import NOW_OR_THIS_ZH, clause_reason, opens_with_verb
 from dreamd.models.offline.extract.types import Ctx, Found
 from dreamd.models.offline.text import (
-    content_ok,
     has_cjk,
     sentence_case,
     split_reason,
@@ -175,30 +174,25 @@ def _stated(rule: str, kind: str, clause: str, day: dt.date) -> Found:
     return Found(rule, kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
 
 
-_HOW_CHANGES_ARE_SAID = frozenset({"deictic", "vague subject", "interjection", "fragment"})
-"""The distractor tests a change statement passes: how a change is said trips them ("… these days",
-"it's X now", "sorry, no - …", "scratch that, X now"), and the restated subject says what it is about."""
-
-
-def change_statement(s: str, ctx: Ctx, heard: frozenset[str] | set[str]) -> Found | None:
-    """A change of something said before, that no rule took (issue 23): the clause says it is a
-    change (a change or correction word: :func:`~dreamd.models.offline.compare.clauses.supersessions`)
-    and its subject, the change words aside, shares a word with what the user said earlier in the
-    transcript or with a record of the directory (``heard``). "it's X now, not Y" after "we use Y"
-    is the new value however it is worded; the record's supersession of the old one is decided
-    where every record's is (:mod:`dreamd.models.supersession`)."""
-    clause = _UP_FRONT.sub("", tidy(s))
-    if ctx.role != "user" or _QUESTION_END.search(clause) or not content_ok(clause):
-        return None
-    zh = mostly_chinese(clause)
-    if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
-        return None  # "move the module to X": a task, not the state of the work
+def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], marked: bool) -> Found | None:
+    """A change of something said before (issue 23): an ``earlier`` statement (the user's, or a directory
+    record) holds the subject of a change marker of ``clause`` that names a value; or it shares a word with
+    ``clause`` besides their values, holds a value of a kind ``clause`` newly names, and the turn says it is
+    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value."""
+    if (kind := statement_distractor(clause)) in ("code", "evaluation"):
+        return None  # pasted output, a judgement: no change is told that way
+    new, words = gist(clause), tokens(clause)
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
-    if ((kind := statement_distractor(clause)) is not None and kind not in _HOW_CHANGES_ARE_SAID) or not (gist(clause).values or any(map(names_a_value, changes))):
-        return None  # a change names its new value; other distractors hold for it as for any clause (none: a plain statement)
-    if not set().union(*(st.subject for st in changes)) & heard:
-        return None
-    return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)
+    subject = set().union(*(st.subject for st in changes)) if (new.values or any(map(names_a_value, changes))) and kind in (
+        None, "deictic", "vague subject", "interjection", "fragment") else set()  # the tests how a change is said trips
+    for said in reversed(earlier):
+        old = gist(said)
+        added = new.values - old.values - new.negated_values
+        if subject & tokens(said) or ({value_kind(v) for v in added} & {value_kind(v) for v in old.values}
+                and (marked or old.values & new.negated_values or any(map(supersessions, turn)))
+                and (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))):
+            return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)
+    return None
 
 
 # ----------------------------------------------------------------------------- answers
@@ -278,4 +272,4 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     return found
 
 
-__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "change_statement", "distractor", "last_question", "rule_statement", "statement_distractor"]
+__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "restated_value", "rule_statement", "statement_distractor"]
