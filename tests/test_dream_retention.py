@@ -100,6 +100,7 @@ def _said(name: str, body: str) -> Record:
 
 _STOPPED = "The staging database no longer pages the SRE channel."
 _PAGES = "The staging database pages the SRE channel."
+_SWITCHED = "The staging database uses Buildkite instead of Jenkins."
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -111,6 +112,15 @@ _PAGES = "The staging database pages the SRE channel."
 @example([(_said("r0", _STOPPED), 2), (_said("r1", _STOPPED), 1), (_said("r2", _PAGES), 1)])
 @example([(_said("r0", "Our on-call rotation is not owned by the data team anymore."), 2),
           (_said("r1", "Our on-call rotation is owned by the data team."), 1)])
+# a merge of restatements (one also saying "switched from ... to ...") whose current-value
+# rewrite moved a clause only another record still said, while the plan dropped that record
+# (expired) or kept it (another type): the rewrite is checked against the op's own sources
+@example([(_said("r0", f"{_SWITCHED} The staging database switched from Jenkins to Buildkite."), 1),
+          (_said("r1", _SWITCHED), 2), (_said("r2", _SWITCHED), 1),
+          (Record("r3", "project", _SWITCHED[:-1], _SWITCHED + "\n", {"importance": 0.5, "expires": "2026-11-01"}), 1)])
+@example([(_said("r0", f"{_SWITCHED} The staging database switched from Jenkins to Buildkite."), 1),
+          (_said("r1", _SWITCHED), 2), (_said("r2", _SWITCHED), 1),
+          (Record("r3", "reference", _SWITCHED[:-1], _SWITCHED + "\n", {"importance": 0.5}), 1)])
 def test_every_dream_keeps_every_fact_that_is_not_expired_or_explicitly_superseded(
     items: list[tuple[Record, int]],
 ) -> None:

@@ -503,7 +503,11 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
     still passes the op so rewritten; else the statement alone is rewritten. A merge planned
     plain over a source a newer one replaces by extraction's reading is first tried as that
     supersession (:func:`dreamd.models.supersession.superseding_merge`); an op the gate would
-    refuse every way is kept as planned."""
+    refuse every way is kept as planned.
+
+    A rewrite is checked against the op's own sources alone: a clause it moves out of the
+    statement must be said by the op's result (or moved there by a newer statement), never kept
+    only by a record outside the op, which another op of the plan may drop or merge."""
     from dreamd.models.prompts import plan_stamp
     from dreamd.models.retention import plan_losses
     from dreamd.models.supersession import current_merge, superseding_merge
@@ -516,6 +520,7 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
             out.append(op)
             continue
         sources = [by_name[n] for n in op.source_names if n in by_name]
+        own = [rec for rec in inputs if rec.name in op.source_names]
         read = superseding_merge(op.result, [(stamps.get(r.name, ""), r) for r in sources])
         # the merge as extraction reads it (a replaced statement on the history line), then as
         # planned; each with the moved words out of the statement and the quote, of the statement
@@ -523,7 +528,7 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
         for base in ([read] if read is not None else []) + [op.result]:
             tried = [current_merge(base, sources, quote=True), current_merge(base, sources, quote=False), base]
             found = next((PlanOp(op.source_names, c) for c in tried if c is not None
-                          and (c is op.result or not plan_losses([PlanOp(op.source_names, c)], inputs, today=today))), None)
+                          and (c is op.result or not plan_losses([PlanOp(op.source_names, c)], own, today=today))), None)
             if found is not None:
                 op = found
                 break
