@@ -8,8 +8,8 @@ sides: what must go and what the same rule must leave.
   the line), unless its sentence says it is an example, a placeholder, fake or banned; with no
   credential context it stays;
 * config and shell blocks: the same shape assigned to any key, known or not, in a config or
-  shell block (a text that starts with one, after a fence, a config file's name, a line ending
-  with a colon, ``export``/``setx``/``$env:``);
+  shell block (a text that starts with one, after a fence, after a config file's name, at
+  ``export``/``setx``/``$env:``);
 * a hex of a SHA's length (7–12, 40, 64) after a credential word is a value only when an
   assignment or a copula ties it to the word, never after a preposition or a verb of change.
 """
@@ -87,7 +87,7 @@ def test_the_strong_shape_is_upper_lower_digit_and_symbol_ascii_8_to_64() -> Non
 CONFIG = [
     ("FROB_SEED=Plum!Tiger84\nPORT=8080", "Plum!Tiger84"),
     ('```toml\n[widget]\nmode = "Qz7&harbor_Lm"\n```', "Qz7&harbor_Lm"),
-    ("here is what I have:\nHOST=db.internal\nUNLOCK=Vb5$toastEr9\n# end", "Vb5$toastEr9"),
+    ("Read /srv/app/settings.ini\n[core]\n; local only\nunlock = Vb5$toastEr9", "Vb5$toastEr9"),
     ("cat services/app.env\nZETA_PHRASE=Orca#2231Lk", "Orca#2231Lk"),
     ("$ export ZETA=Mn8^castleRq && make deploy", "Mn8^castleRq"),
     ("  1\tAPP_MODE=prod\n  2\tAPP_UNLOCK=Yt6*lanternPq", "Yt6*lanternPq"),

@@ -20,7 +20,7 @@
 * **Config and shell assignments**: a strong-password-shaped value (upper, lower, digit and a
   symbol) assigned to any key, known or not, in a config or shell block: ``KEY=value``,
   ``key = "value"``, ``key: value`` lines at a text's start, after a code fence, after a
-  config file's name or a line ending with a colon, and ``export``/``setx``/``$env:`` lines.
+  config file's name, and ``export``/``setx``/``$env:`` lines.
 
 Each reads a bounded window around its anchors: linear in the text.
 """
@@ -429,7 +429,9 @@ _SKIPPED_LINE = Lazy(
 _BLOCK_LINES = 60
 _SHELL_ANCHORS = ("export ", "setx ", "$env:")
 _CONFIG_FILES = (".env", ".ini", ".properties", ".toml", ".conf", ".cfg", ".yaml", ".yml")
-_OPENERS = ("```", ":\n", ":\\n", "：\n")
+_OPENERS = ("```",)
+_BLOCK_ANCHORS = (*_OPENERS, *_CONFIG_FILES)
+_A_SYMBOL = Lazy(r"[!#$%&*?@^~]")  # one of the strong shape's symbols
 
 
 def _next_line(text: str, at: int) -> tuple[int, int, int]:
@@ -451,6 +453,8 @@ def _config_block(text: str, at: int, spans: list[Span]) -> int:
         if at >= len(text):
             break
         start, end, nxt = _next_line(text, at)
+        if nxt == end and end < len(text):
+            break  # no line break within 1,024 characters: no config line (a JSON record)
         m = _CONFIG_LINE.rx.fullmatch(text, start, end)
         if m is None:
             if _SKIPPED_LINE.rx.fullmatch(text, start, end) is None:
@@ -473,16 +477,18 @@ def _config_block(text: str, at: int, spans: list[Span]) -> int:
 def detect_config_assignments(anchors: Anchors) -> list[Span]:
     """An assignment's value of the strong-password shape in a config or shell block, whatever
     its key (``WIDGET_SEED=…``, ``export X=…``, ``mode: …``): a block starts at a text's start,
-    after a code fence, after a line naming a config file or ending with a colon, and at an
-    ``export``/``setx``/``$env:`` command."""
+    after a code fence, after a line naming a config file, and at an ``export``/``setx``/
+    ``$env:`` command."""
     text = anchors.text
     spans: list[Span] = []
+    if _A_SYMBOL.search(text) is None:
+        return spans  # the cheap test first: a strong value holds a symbol
     done = _config_block(text, 0, spans)
-    for pos in anchors.positions(_OPENERS + _CONFIG_FILES):
+    for pos in anchors.positions(_BLOCK_ANCHORS):
         if pos < done:
             continue
         _start, end, nxt = _next_line(text, pos)
-        if nxt > end and (text.startswith(_OPENERS, pos) or end - pos <= 48):
+        if nxt > end and (text.startswith("```", pos) or end - pos <= 48):
             done = _config_block(text, nxt, spans)  # the file's name ends its line
     for pos in anchors.positions(_SHELL_ANCHORS):
         if pos < done:

@@ -11,10 +11,10 @@
 * **Key files by their layout**: the private lines of a PuTTY ``.ppk`` (``Private-Lines: N``),
   base64 of a PEM private key (a kubeconfig ``client-key-data``, a Kubernetes Secret), the
   password field of ``.pgpass`` lines (``host:port:db:user:password``).
-* **Strong passwords in a credential sentence**: a token with upper and lower case letters,
-  digits and a symbol, in the same sentence as a password or login word ("I typed X correctly,
-  that's the right password", "creds are root and X"), and both sides of a password change
-  ("changed it from X to Y").
+* **Password changes**: both sides of one ("changed it from X to Y", "从 X 改成 Y") when both
+  have the strong-password shape (:func:`strong_password`: upper and lower case letters,
+  digits and a symbol), which the line reading (:mod:`memory.redact.clause`) and config blocks
+  (:mod:`memory.redact.literals`) test too.
 
 Each detector reads a bounded window around its anchors: linear in the text.
 """
