@@ -157,3 +157,33 @@ def test_sha_shaped_is_hex_of_a_commit_or_digest_length() -> None:
     assert not sha_shaped("4be1c09a7d3f5")  # 13
     assert not sha_shaped("12345678")  # digits: a number
     assert not sha_shaped("abcdefab")  # letters only
+
+
+ACCOUNT_PAIRS = [
+    ("the BMC in bay 7 takes root with Harbor-Quill-73", "Harbor-Quill-73"),
+    ("printer web UI: admin and Lumen8Gravel", "Lumen8Gravel"),
+    ("psql as postgres / Tq8#velvetRo then run the migration", "Tq8#velvetRo"),
+    ("the appliance ships as administrator:Cobalt-Fern-4417", "Cobalt-Fern-4417"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), ACCOUNT_PAIRS)
+def test_a_made_up_value_paired_with_a_system_account_goes(text: str, secret: str) -> None:
+    out = redact(text)[0]
+    assert gone(secret, out), out
+
+
+ACCOUNT_SURVIVES = [
+    "the root cause was a stale admin panel cache",
+    "log in as admin with 2FA enabled",
+    "sudo -u postgres psql -c 'select 1'",
+    "root:x:0:0:root:/root:/bin/bash",
+    "the admin, Marta, approved it",
+    "mount it under /root/data and chown root:root",
+    "admin / settings / Billing2024 is where the invoices live",  # a menu path, said as one
+]
+
+
+@pytest.mark.parametrize("text", ACCOUNT_SURVIVES)
+def test_an_account_word_without_a_made_up_value_stays(text: str) -> None:
+    assert redact(text)[0] == text
