@@ -38,9 +38,9 @@ def test_the_spent_blind_sets_hold_the_dev_floor_at_the_redactor(split: str) -> 
     assert row["missed"] == [] and row["altered"] == [], row
 
 
-BLIND3_MISSED_AT_MOST = 7
+BLIND3_MISSED_AT_MOST = 6
 """blind3 at the redactor after the eighth round: 802 of 809 (0.991), no look-alike altered (801
-after the fourth). The 7 left are said with no structure a rule could read without reading one
+after the fourth); 803 after the ninth (a system account paired with a made-up value). The 7 left are said with no structure a rule could read without reading one
 sentence (a typo fixed in passing, a password cut in two six-character halves, an answer after
 a colon…)."""
 
@@ -94,11 +94,11 @@ def test_the_spent_fifth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["missed"]) <= BLIND5_MISSED_AT_MOST and row["altered"] == [], row
 
 
-BLIND6_MISSED_AT_MOST = 3
+BLIND6_MISSED_AT_MOST = 2
 BLIND6_ALTERED_AT_MOST = 0
 """blind6 at the redactor after the seventh round: 403 of 428 (0.942), 3 of 170 look-alikes
 altered (0.932 and 3 before it). Scored held-out by the lead before and after that round. After
-the eighth (a development set then): 425 (0.993), no look-alike altered."""
+the eighth (a development set then): 425 (0.993), no look-alike altered; 426 after the ninth."""
 
 
 def test_the_spent_sixth_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -108,10 +108,12 @@ def test_the_spent_sixth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND6_ALTERED_AT_MOST, row
 
 
-BLIND7_MISSED_AT_MOST = 38
-BLIND7_ALTERED_AT_MOST = 1
+BLIND7_MISSED_AT_MOST = 34
+BLIND7_ALTERED_AT_MOST = 0
 """blind7 at the redactor after the eighth round: 402 of 440 (0.914), 1 of 197 look-alikes
-altered (398 and 1 before it). Scored held-out by the lead before and after that round."""
+altered (398 and 1 before it). Scored held-out by the lead before and after that round. The
+ninth round held it out of its own work (built from dev … blind6, scored once at the end): 406
+(0.923), no look-alike altered."""
 
 
 def test_the_spent_seventh_blind_set_holds_its_floor_at_the_redactor() -> None:

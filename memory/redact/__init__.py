@@ -12,12 +12,14 @@ kind, webhook URLs, bot tokens) and by context (:mod:`memory.redact.context`: a 
 in English or Chinese followed by a value in any phrasing, user/password pairs, credentials in
 URLs, ``Authorization`` headers, AWS secret keys near AWS context, random-looking tokens near a
 credential word), and by layout (:mod:`memory.redact.structure`: values on the lines after
-their word, key pairs, seed phrases, key files, strong passwords in a credential sentence), by
-the clause (:mod:`memory.redact.clause`: a made-up or generated value anywhere in a clause that
-names a credential, a value cut over line breaks next to its word), and
+their word, key pairs, seed phrases, key files, both sides of a password change), by
+the clause (:mod:`memory.redact.clause`: a strong-password-shaped token anywhere on a line that
+names a credential, a made-up or generated value anywhere in a clause that names one, a value
+cut over line breaks next to its word), and
 by the structure of code and config (:mod:`memory.redact.literals`: name/value pairs, CSV
 columns, literals given to a client, key armour in string literals, JSON Web Keys, DSNs
-without ``://``, the rest of a wrapped token), with the value judged by
+without ``://``, the rest of a wrapped token, strong-password-shaped values in config and shell
+blocks whatever their key), with the value judged by
 :mod:`memory.redact.values`. A secret becomes
 ``[REDACTED:<kind>]`` and nothing of its value stays: no prefix, no suffix, and no part of it
 in a record's name (:func:`safe_name`). For ``key = value`` shapes only the value is replaced,

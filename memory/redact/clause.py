@@ -9,8 +9,9 @@ word (either language, a word of its own, not part of an identifier) out to the 
 on both sides (a sentence stop, a line break, a semicolon, a JSON string's edge; at most
 :data:`_REACH` characters), every token in it is judged by its shape alone:
 
-* **generated**: long, mixed classes, high entropy (:func:`memory.redact.values.looks_random`)
-  or a strong password (upper, lower, digit and a symbol): anywhere in the clause;
+* **generated**: long, mixed classes, high entropy (:func:`memory.redact.values.looks_random`):
+  anywhere in the clause (a strong password — upper, lower, digit and a symbol — anywhere on
+  the word's line is taken first, by :func:`detect_strong_in_credential_lines`);
 * **made up**: letters with digits (or symbols), eight characters or more, that is no word, no
   identifier (``snake_case``, ``dotted.name``, ``kebab-case``), no version, path, URL, e-mail,
   hash, UUID, placeholder or technical term (``bcrypt12``, ``1Password``): only within
@@ -28,10 +29,19 @@ into"), and the value's test is its shape.
 
 from __future__ import annotations
 
+import re
+
+from memory.redact.context import shown_not_given
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register, run
 from memory.redact.shapes import SHAPE_DETECTORS
-from memory.redact.structure import strong_password
-from memory.redact.values import all_classes, entropy, looks_random, reads_as_non_secret
+from memory.redact.structure import STRONG_SYMBOLS, strong_password, whole_word
+from memory.redact.values import (
+    all_classes,
+    entropy,
+    looks_random,
+    made_up_letters,
+    reads_as_non_secret,
+)
 
 _WORDS = {
     "password": "password", "passwd": "password", "passphrase": "password", "passcode": "password",
@@ -211,7 +221,7 @@ def _value_kind(token: str, near: bool, *, introduced: bool = False) -> bool:
         return False  # a setting (the context detectors read those), a hash, an address
     if token.count("/") >= 2 or token.startswith(("/", "~", "./")):
         return False  # a path ("…/pytest-99/test_a_secret0/mem" in an error that names a command)
-    if looks_random(token) or strong_password(token):
+    if looks_random(token):
         return True
     return near and _made_up(token, introduced=introduced)
 
@@ -268,6 +278,8 @@ def detect_clause_values(anchors: Anchors) -> list[Span]:
             )
             near = len(words) <= reach and not owner and given
             if _value_kind(token, near, introduced=joined_ok):
+                if shown_not_given(text, m.start(), m.start() + len(token)):
+                    continue  # "… is banned", "placeholder: …": said as a rule's instance
                 spans.append((m.start(), m.start() + len(token), _WORDS[word]))
                 found.add(_shape(token))
             elif not owner:
@@ -383,5 +395,150 @@ def detect_wrapped_values(anchors: Anchors) -> list[Span]:
     return spans
 
 
-register(*_WORDS)
-CLAUSE_DETECTORS = (detect_clause_values, detect_wrapped_values)
+# ---------------------------------------------------------------------------- strong passwords
+
+_LINE_WORDS = tuple(
+    dict.fromkeys(
+        (*_WORDS, "credential", "api_key", "api-key", "access key", "access_key", "凭据", "凭证", "授权码")
+    )
+)
+"""The clause's credential words, and the few that name one only as a line's context (a
+credential, 凭据/凭证, a mail provider's 授权码): never a value's connector here."""
+_LINE_REACH = 200
+_LINE_BREAK = Lazy(r"\r?\n|\\n")
+_TOKEN_CHARS = r"[!#$%&*+\-./0-9?@A-Z^_a-z|~]"
+"""The printable ASCII a strong password is made of, without quotes, brackets and the
+separators of code (``,;:=``): a Chinese character next to a value ends it ("密码是Kx9!…"),
+and an ASCII class compiles in microseconds (a class of Unicode ranges takes milliseconds,
+which a cold hook pays)."""
+_STRONG_TOKEN = Lazy(r"(?<!" + _TOKEN_CHARS + ")" + _TOKEN_CHARS + r"{8,64}+(?!" + _TOKEN_CHARS + ")")
+"""Whole: never the first 64 characters of a longer run."""
+_A_SYMBOL = Lazy("[" + re.escape("".join(sorted(STRONG_SYMBOLS))) + "]")
+_PERCENT_CODE = Lazy(r"%[0-9A-Fa-f]{2}")
+
+
+def _line(text: str, pos: int) -> tuple[int, int]:
+    """The line around ``pos`` (a real line break or a JSON string's ``\\n``), at most
+    :data:`_LINE_REACH` characters each way."""
+    lo = max(0, pos - _LINE_REACH)
+    hi = min(len(text), pos + _LINE_REACH)
+    real, escaped = text.rfind("\n", lo, pos), text.rfind("\\n", lo, pos)
+    start = max(real + 1 if real != -1 else lo, escaped + 2 if escaped != -1 else lo)
+    real, escaped = text.find("\n", pos, hi), text.find("\\n", pos, hi)
+    stop = min(real if real != -1 else hi, escaped if escaped != -1 else hi)
+    if stop > pos and text[stop - 1] == "\r":
+        stop -= 1
+    return start, stop
+
+
+_LINE_BY_HEAD: dict[str, tuple[str, ...]] = {}
+for _w in sorted(_LINE_WORDS, key=len, reverse=True):
+    _LINE_BY_HEAD[_w[:2]] = (*_LINE_BY_HEAD.get(_w[:2], ()), _w)
+
+
+def _line_word_at(text: str, pos: int) -> str | None:
+    """A credential word at ``pos``, a word of its own or a part of an identifier
+    (``DB_PASSWORD``, ``apiToken``): on a line, either says what the line is about."""
+    low = text[pos : pos + 12].lower()
+    word = next((w for w in _LINE_BY_HEAD.get(low[:2], ()) if low.startswith(w)), None)
+    if word is None:
+        return None
+    if word.isascii() and not whole_word(text, pos, pos + len(word)):
+        return None
+    if word == "pin" and text[pos : pos + 3].islower():
+        return None  # "pin the version": the verb
+    return word
+
+
+def detect_strong_in_credential_lines(anchors: Anchors) -> list[Span]:
+    """Weak context: a token of the strong-password shape (upper, lower, digit and a symbol,
+    8–64 characters, no space) on the same line as a credential word, in either language,
+    wherever the word stands (a word of its own or an identifier's part) and whatever the
+    phrasing; not when its sentence says it is an example, a placeholder, fake or banned."""
+    text = anchors.text
+    spans: list[Span] = []
+    if _A_SYMBOL.search(text) is None:
+        return spans  # the cheap test first: every strong token holds a symbol
+    done = -1
+    for pos in anchors.positions(_LINE_WORDS):
+        if pos < done or (text[pos - 1 : pos] == "_" and text[pos : pos + 6].lower() == "tokens"):
+            continue  # input_tokens, max_tokens: a count (every usage line of a transcript)
+        start, stop = _line(text, pos)
+        if _A_SYMBOL.search(text, start, stop) is None:
+            done = stop
+            continue  # the cheap test first: every strong token holds one
+        if in_marker(text, pos) or _line_word_at(text, pos) is None:
+            continue
+        done = stop
+        for m in _STRONG_TOKEN.finditer(text, start, stop):
+            core = m.group(0).rstrip(".,:;")
+            if not strong_password(core) or in_marker(text, m.start()):
+                continue
+            if _PERCENT_CODE.search(core) is not None:
+                continue  # URL-encoded text (%2F, %20), not a chosen value
+            end = m.start() + len(core)
+            if not shown_not_given(text, m.start(), end):
+                spans.append((m.start(), end, "password"))
+    return spans
+
+
+# ---------------------------------------------------------------------------- account pairs
+
+_ACCOUNTS = ("root", "admin", "administrator", "superuser", "sysadmin", "postgres", "ubuntu", "oracle")
+"""The accounts every system ships with: named in a pair, they say a login is being given."""
+_JOIN_CHARS = " \t/／:：,，`'\"+"
+_ACCOUNT_BY_HEAD: dict[str, tuple[str, ...]] = {}
+for _a in sorted(_ACCOUNTS, key=len, reverse=True):  # the longest first: administrator, admin
+    _ACCOUNT_BY_HEAD[_a[:2]] = (*_ACCOUNT_BY_HEAD.get(_a[:2], ()), _a)
+_PAIR_JOIN = Lazy(
+    r"[`'\"]?(?:[ \t]*[/／:：][ \t]*|[ \t]+(?:and|with|using|\+)[ \t]+|[ \t]*[,，][ \t]*)[`'\"]?"
+    r"(?P<value>[^\s\"'`\\,;()\[\]{}<>，。；：、（）]{6,64})"
+)
+
+
+def detect_account_pairs(anchors: Anchors) -> list[Span]:
+    """A user/password pair whose user is an account every system has ("root with X", "admin
+    and X", "postgres / X", "admin:X"): the account names the login, the value is made up
+    (letters with digits that are no name, words joined the way a password is, a code of
+    letters no language spells) or of the strong-password shape."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(_ACCOUNTS):
+        low = text[pos : pos + 13].lower()
+        account = next(a for a in _ACCOUNT_BY_HEAD[low[:2]] if low.startswith(a))
+        end = pos + len(account)
+        if text[end : end + 1] not in _JOIN_CHARS:
+            continue  # the cheap test first: admin_url, rootfs, /root/
+        before = text[pos - 1 : pos]
+        if before and (before.isalnum() or before in "_-./@$"):
+            continue  # part of a name, a path, an address: /root, sysroot, $root
+        span = _pair_value(text, end)
+        if span is not None:
+            spans.append(span)
+    return spans
+
+
+def _pair_value(text: str, end: int) -> Span | None:
+    m = _PAIR_JOIN.match(text, end)
+    if m is None or in_marker(text, m.start("value")):
+        return None
+    raw = m.group("value")
+    value = raw.rstrip(".,:;") if strong_password(raw) else raw.rstrip(".,:;!?")
+    if reads_as_non_secret(value) or not (
+        strong_password(value) or _made_up(value, introduced=True) or made_up_letters(value)
+    ):
+        return None
+    start = m.start("value")
+    if shown_not_given(text, start, start + len(value)):
+        return None
+    return start, start + len(value), "password"
+
+
+register(*_WORDS, *_LINE_WORDS, *_ACCOUNTS)
+CLAUSE_DETECTORS = (
+    detect_strong_in_credential_lines,
+    detect_clause_values,
+    detect_wrapped_values,
+    detect_account_pairs,
+)
+

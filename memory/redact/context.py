@@ -746,6 +746,27 @@ def says_an_example(text: str, start: int, end: int) -> bool:
     return _SAYS_EXAMPLE.search(text, begin, finish) is not None
 
 
+_BANNED = Lazy(
+    r"(?i)(?<![\w-])(?:banned|blocklist(?:ed)?|blacklist(?:ed)?|denylist(?:ed)?|forbidden|"
+    r"disallowed|not allowed)(?![\w-])|禁用|禁止使用|不允许|不能用"
+)
+
+
+def shown_not_given(text: str, start: int, end: int) -> bool:
+    """:func:`says_an_example`, or the sentence says the value is banned ("X is on the
+    blocklist", "X 这种密码禁止使用"): a value said as a rule's instance, not given. Not
+    "rejected": a password typed and rejected was given all the same."""
+    if says_an_example(text, start, end):
+        return True
+    lo = max(0, start - _SENTENCE_REACH)
+    begin = lo
+    for m in _SENTENCE_STOP.finditer(text, lo, start):
+        begin = m.end()
+    stop = _SENTENCE_STOP.search(text, end, min(len(text), end + _SENTENCE_REACH))
+    finish = stop.start() if stop is not None else min(len(text), end + _SENTENCE_REACH)
+    return _BANNED.search(text, begin, finish) is not None
+
+
 def _value_after(
     text: str,
     word_start: int,
@@ -762,7 +783,36 @@ def _value_after(
     )
     if span is not None and says_an_example(text, word_start, span[1]):
         return None
+    if span is not None and sha_shaped(text[span[0] : span[1]]) and not _tied(text, word_end, span[0]):
+        return None  # "the password policy changed in <sha>": a commit named after the word
     return span
+
+
+_SHA_LENGTHS = frozenset({7, 8, 9, 10, 11, 12, 40, 64})
+_TIE = Lazy(
+    r"(?i)(?:^|(?:[:=：]|=>|->|(?<![a-z])(?:is|was|are|were)|'s|’s|是|为|為|等于)"
+    r"(?:\s+(?:now|still|just|actually|currently))?)[\s\"'`]*$"
+)
+
+
+def sha_shaped(value: str) -> bool:
+    """Hex of a commit's or a digest's length (a short SHA of 7–12, SHA-1's 40, SHA-256's 64),
+    with a letter in it (a run of digits is a number, not a digest)."""
+    return (
+        len(value) in _SHA_LENGTHS
+        and _HEX_VALUE.rx.fullmatch(value) is not None
+        and "-" not in value
+        and any(c in "abcdefABCDEF" for c in value)
+        and any(c.isdigit() for c in value)
+    )
+
+
+def _tied(text: str, word_end: int, start: int) -> bool:
+    """Nothing but an assignment or a copula ("is", "为", ``:``, ``=``) between a credential
+    word and its value: a hex of a SHA's length is a value only so tied to its word, never
+    after a preposition or a verb of change ("changed in", "updated by", "moved to")."""
+    between = _ASIDE.rx.sub(" ", text[word_end:start])
+    return _TIE.search(between.rstrip(" \t\"'`")) is not None
 
 
 def _value_after_word(

@@ -17,15 +17,20 @@
   ``user/password@//host`` (and ``sqlplus user/password@db``).
 * **The rest of a wrapped token**: a line holding one random-looking piece right after a line
   that ends with a redacted token (a key wrapped by a terminal or a chat client).
+* **Config and shell assignments**: a strong-password-shaped value (upper, lower, digit and a
+  symbol) assigned to any key, known or not, in a config or shell block: ``KEY=value``,
+  ``key = "value"``, ``key: value`` lines at a text's start, after a code fence, after a
+  config file's name, and ``export``/``setx``/``$env:`` lines.
 
 Each reads a bounded window around its anchors: linear in the text.
 """
 
 from __future__ import annotations
 
+from memory.redact.context import shown_not_given
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
+from memory.redact.structure import strong_password
 from memory.redact.values import (
-    all_classes,
     base64_of_text,
     entropy,
     generated_one_case,
@@ -162,20 +167,8 @@ _CLIENT_CALLS = (
     "client", "auth", "login", "connect", "credential", "session", "api", "key", "token",
     "secret", "init", "run", "search",
 )  # fmt: skip
-_SYMBOLS = frozenset("!@#$%^&*?~")
 _SYMBOL = Lazy(r"[!@#$%^&*?~]")
 _OBJECT_ID = Lazy(r"[a-z]{2,12}_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{8,}$")  # price_1Mo…, cus_…: ids
-
-
-def _strong(value: str) -> bool:
-    return (
-        8 <= len(value) <= 64
-        and " " not in value
-        and all_classes(value)
-        and any(c in _SYMBOLS for c in value)
-        and not reads_as_non_secret(value)
-        and not value.startswith(("%", "{", "$", "^"))
-    )
 
 
 def detect_call_literals(anchors: Anchors) -> list[Span]:
@@ -231,7 +224,7 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
             )
             if random and not reads_as_non_secret(value) and len(value) >= 24:
                 spans.append((start, end, "token"))
-            elif len(literals) >= 2 and _strong(value):
+            elif len(literals) >= 2 and strong_password(value):
                 spans.append((start, end, "password"))
     return spans
 
@@ -423,7 +416,93 @@ def detect_jdbc_thin(anchors: Anchors) -> list[Span]:
     return spans
 
 
+# ---------------------------------------------------------------------------- config blocks
+
+_CONFIG_LINE = Lazy(
+    r"[ \t]*(?:\d{1,6}(?:\t|→)[ \t]*)?(?:-[ \t]+)?(?:(?:export|set|setx|ENV|ARG)[ \t]+|\$env:)?"
+    r"(?P<key>[A-Za-z_][\w.-]{0,63})[ \t]*(?:=|:(?=[ \t]))[ \t]*"
+    r"(?P<q>[\"']?)(?P<value>[^\s\"'`\\]{1,256})(?P=q)[ \t]*(?:(?:[ \t]#|&&|;|\|).*)?"
+)  # a comment, or the rest of a command line after it
+_SKIPPED_LINE = Lazy(
+    r"[ \t]*(?:\d{1,6}(?:\t|→)[ \t]*)?(?:(?:#|;|//).*|\[[^\]\n]{1,64}\]|[A-Za-z_][\w.-]{0,63}:|```\w*)?[ \t]*"
+)  # blank, a comment, an INI section, a YAML parent key, a fence
+_BLOCK_LINES = 60
+_SHELL_ANCHORS = ("export ", "setx ", "$env:")
+_CONFIG_FILES = (".env", ".ini", ".properties", ".toml", ".conf", ".cfg", ".yaml", ".yml")
+_OPENERS = ("```",)
+_BLOCK_ANCHORS = (*_OPENERS, *_CONFIG_FILES)
+_A_SYMBOL = Lazy(r"[!#$%&*?@^~]")  # one of the strong shape's symbols
+
+
+def _next_line(text: str, at: int) -> tuple[int, int, int]:
+    """``(start, end, next start)`` of the line at ``at``: a real line break or ``\\n``."""
+    real = text.find("\n", at, at + 1024)
+    escaped = text.find("\\n", at, real if real != -1 else at + 1024)
+    if escaped != -1:
+        return at, escaped, escaped + 2
+    if real == -1:
+        end = min(len(text), at + 1024)
+        return at, end, end
+    return at, (real - 1 if real > at and text[real - 1] == "\r" else real), real + 1
+
+
+def _config_block(text: str, at: int, spans: list[Span]) -> int:
+    """The assignment lines from ``at`` on (blank lines, comments and section headers
+    between them): each strong-password-shaped value goes. Returns where the block ended."""
+    for _ in range(_BLOCK_LINES):
+        if at >= len(text):
+            break
+        start, end, nxt = _next_line(text, at)
+        if nxt == end and end < len(text):
+            break  # no line break within 1,024 characters: no config line (a JSON record)
+        m = _CONFIG_LINE.rx.fullmatch(text, start, end)
+        if m is None:
+            if _SKIPPED_LINE.rx.fullmatch(text, start, end) is None:
+                break  # a line of prose or code: the block ended
+        else:
+            value = m.group("value")
+            if (
+                strong_password(value)
+                and value == value.rstrip(".,:;")
+                and not in_marker(text, m.start("value"))
+                and not shown_not_given(text, m.start("value"), m.end("value"))
+            ):
+                spans.append((m.start("value"), m.end("value"), "password"))
+        if nxt <= at:
+            break
+        at = nxt
+    return at
+
+
+def detect_config_assignments(anchors: Anchors) -> list[Span]:
+    """An assignment's value of the strong-password shape in a config or shell block, whatever
+    its key (``WIDGET_SEED=…``, ``export X=…``, ``mode: …``): a block starts at a text's start,
+    after a code fence, after a line naming a config file, and at an ``export``/``setx``/
+    ``$env:`` command."""
+    text = anchors.text
+    spans: list[Span] = []
+    if _A_SYMBOL.search(text) is None:
+        return spans  # the cheap test first: a strong value holds a symbol
+    done = _config_block(text, 0, spans)
+    for pos in anchors.positions(_BLOCK_ANCHORS):
+        if pos < done:
+            continue
+        _start, end, nxt = _next_line(text, pos)
+        if nxt > end and (text.startswith("```", pos) or end - pos <= 48):
+            done = _config_block(text, nxt, spans)  # the file's name ends its line
+    for pos in anchors.positions(_SHELL_ANCHORS):
+        if pos < done:
+            continue
+        before = text[max(0, pos - 2) : pos]
+        if pos == 0 or before[-1:] in ("\n", " ", "\t", ";", "`", "&", "|", "(") or before == "\\n":
+            done = _config_block(text, pos, spans)
+    return spans
+
+
 register(
+    *_OPENERS,
+    *_CONFIG_FILES,
+    *_SHELL_ANCHORS,
     ":thin:",
     "name",
     "key=", "key =", 'key":', "key:",
@@ -442,6 +521,7 @@ LITERAL_DETECTORS = (
     detect_name_value_pairs,
     detect_csv_columns,
     detect_call_literals,
+    detect_config_assignments,
 )
 """After the context detectors (a literal its word already found is a marker by then)."""
 WRAP_DETECTORS = (detect_secret_after_key_id, detect_wrapped_rest)

@@ -11,10 +11,10 @@
 * **Key files by their layout**: the private lines of a PuTTY ``.ppk`` (``Private-Lines: N``),
   base64 of a PEM private key (a kubeconfig ``client-key-data``, a Kubernetes Secret), the
   password field of ``.pgpass`` lines (``host:port:db:user:password``).
-* **Strong passwords in a credential sentence**: a token with upper and lower case letters,
-  digits and a symbol, in the same sentence as a password or login word ("I typed X correctly,
-  that's the right password", "creds are root and X"), and both sides of a password change
-  ("changed it from X to Y").
+* **Password changes**: both sides of one ("changed it from X to Y", "从 X 改成 Y") when both
+  have the strong-password shape (:func:`strong_password`: upper and lower case letters,
+  digits and a symbol), which the line reading (:mod:`memory.redact.clause`) and config blocks
+  (:mod:`memory.redact.literals`) test too.
 
 Each detector reads a bounded window around its anchors: linear in the text.
 """
@@ -61,7 +61,7 @@ def _piece(token: str) -> bool:
     return all_classes(token) and entropy(token) >= 3.2
 
 
-def _whole_word(text: str, pos: int, end: int) -> bool:
+def whole_word(text: str, pos: int, end: int) -> bool:
     """``text[pos:end]`` is a word or a part of an identifier (``SecretKey``, ``DB_PASSWORD``,
     ``passwords``), not letters inside another word or a token."""
     before = text[pos - 1] if pos else " "
@@ -103,7 +103,7 @@ def detect_next_line_values(anchors: Anchors) -> list[Span]:
         if pos < last:
             continue
         after = text[end : end + 1]
-        if word.isascii() and (not _whole_word(text, pos, end) or after in ("s", "S")):
+        if word.isascii() and (not whole_word(text, pos, end) or after in ("s", "S")):
             continue  # monkey, tokenizer, "output_tokens", a base64 line starting "pwD7…"
         if in_marker(text, pos):
             continue
@@ -364,69 +364,24 @@ _PGPASS_MARKS = (":*:", ":5432:")
 
 # ---------------------------------------------------------------------------- strong passwords
 
-_STRONG_WORDS = (
-    "password", "passwd", "passphrase", "pwd", "creds", "credentials", "log in", "log into",
-    "login", "sign in", "密码", "密碼", "口令", "登录", "登陆",
-)  # fmt: skip
-_SENTENCE_STOP = Lazy(r"[.!?](?:\s|$)|\r?\n|\\n|[。！？]")
-_CANDIDATE = Lazy(r"(?<![^\s(\[{,;:：，、（])[^\s\"'`\\,;()\[\]{}<>，。；：、（）]{8,64}")
-_SYMBOLS = frozenset("!@#$%^&*?~")  # not + / = (base64), . - _ (names, versions)
+STRONG_SYMBOLS = frozenset("!@#$%^&*?~")  # not + / = (base64), . - _ (names, versions)
 
 
 def strong_password(token: str) -> bool:
     """Upper and lower case letters, a digit and a symbol such as ``!#$%``: the shape password
     rules ask for, which code, paths, versions and hashes do not have together."""
     core = token.rstrip(".,:;")
-    email = "@" in core[1:-1] and "." in core.split("@")[-1]
-    if len(core) < 8 or email or "://" in core or reads_as_non_secret(core):
-        return False
-    if core[0] in "$-%{" or core.startswith(("--", "0x")) or "/" in core:
-        return False  # a variable, a flag, a hex number, a path or a URL's part
-    return (
-        any(c.isupper() for c in core)
-        and any(c.islower() for c in core)
+    if not 8 <= len(core) <= 64 or not core.isascii() or not (
+        any(c in STRONG_SYMBOLS for c in core)
         and any(c.isdigit() for c in core)
-        and any(c in _SYMBOLS for c in core)
-    )
-
-
-def _sentence(text: str, pos: int) -> tuple[int, int]:
-    lo = max(0, pos - 160)
-    start = lo
-    for m in _SENTENCE_STOP.finditer(text, lo, pos):
-        start = m.end()
-    stop = _SENTENCE_STOP.search(text, pos, min(len(text), pos + 160))
-    if stop is not None and text[stop.start()] == "?":  # "the password? it's X": its answer too
-        stop = _SENTENCE_STOP.search(text, stop.end(), min(len(text), stop.end() + 120))
-    return start, (stop.start() if stop is not None else min(len(text), pos + 160))
-
-
-_EXAMPLE = Lazy(
-    r"(?i)(?<![@.\w/-])(?:examples?|e\.g|sample|for instance)(?!\w|\.\w)|示例|例如|比如|举例"
-)  # a word of the sentence, not a host (example.org) nor a path
-
-
-def detect_strong_near_words(anchors: Anchors) -> list[Span]:
-    text = anchors.text
-    spans: list[Span] = []
-    done = -1
-    for pos in anchors.positions(_STRONG_WORDS):
-        if pos < done:
-            continue
-        word = max((w for w in _STRONG_WORDS if text[pos : pos + len(w)].lower() == w), key=len)
-        if (word.isascii() and not _whole_word(text, pos, pos + len(word))) or in_marker(text, pos):
-            continue
-        start, end = _sentence(text, pos)
-        if _EXAMPLE.search(text, start, end) is not None:
-            done = end
-            continue  # "Tr0ub4dor&3 is the classic example of a bad password": said as one
-        for m in _CANDIDATE.finditer(text, start, end):
-            token = m.group(0)
-            if strong_password(token):
-                core = token.rstrip(".,:;")
-                spans.append((m.start(), m.start() + len(core), "password"))
-        done = end
-    return spans
+        and any(c.isupper() for c in core)
+        and any(c.islower() for c in core)
+    ):
+        return False  # the cheap tests first
+    if core[0] in "$-%{^" or core.startswith(("--", "0x")) or "/" in core or " " in core:
+        return False  # a variable, a flag, a hex number, a path or a URL's part
+    email = "@" in core[1:-1] and "." in core.split("@")[-1]
+    return not email and "://" not in core and not reads_as_non_secret(core)
 
 
 _CHANGE_EN = Lazy(
@@ -482,7 +437,6 @@ register(
     "ls0tls1crudjti",
     "pgpass",
     *_PGPASS_MARKS,
-    *_STRONG_WORDS,
     *_CHANGE_VERBS,
     *_CHANGE_VERBS_ZH,
 )
@@ -494,5 +448,4 @@ STRUCTURE_DETECTORS = (
     detect_key_pairs,
     detect_next_line_values,
     detect_password_changes,
-    detect_strong_near_words,
 )
