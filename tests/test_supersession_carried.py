@@ -24,6 +24,7 @@ from memory.store.records import Record, make_record
 from memory.store.transaction import MemoryStore
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
 from tests.test_supersession import _dreamd
+from tests.test_supersession_current import _once_over_vuetify
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
@@ -149,20 +150,9 @@ def test_a_model_backend_s_correction_carries_its_history_the_same_way(
 def test_dreamd_once_supersedes_states_the_current_value_in_the_quote_too_and_keeps_a_rule_as_said(
     tmp_path: Path,
 ) -> None:
-    memory_dir = tmp_path / "code" / "app" / ".memory"
-    store = MemoryStore.init(memory_dir)
-    store.commit(Change(add=[make_record("ui-kit", "feedback", "Use Vuetify for the dashboard components",
-                                         "Use Vuetify for the dashboard components.\n")], actor="manual"))
-    spool = tmp_path / "spool"
-    config = tmp_path / "config.toml"
-    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
-    session = tmp_path / "s.txt"
-    session.write_text("User: for the settings page: use Quasar instead of Vuetify for the dashboard components, "
-                       "the bundle is half the size.\nAssistant: Noted.\n"
-                       "User: use pytest for the tests, not nose.\nAssistant: Noted.\n")
-    assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
-    once = _dreamd(tmp_path, spool, "once", "--config", str(config), "--log-format", "json")
-    assert once.returncode == 0, once.stderr
+    memory_dir, spool, config, _ = _once_over_vuetify(
+        tmp_path, "User: for the settings page: use Quasar instead of Vuetify for the dashboard components, "
+        "the bundle is half the size.\nAssistant: Noted.\nUser: use pytest for the tests, not nose.\nAssistant: Noted.\n")
     records = {rec.name: rec for _, rec in MemoryStore(memory_dir).records()}
     [quasar] = [r for r in records.values() if "Quasar" in r.body]
     assert "Vuetify" not in _current(quasar.body)  # the statement and the quote state the current value

@@ -6,6 +6,7 @@ user said it, and a dream rewrites only what the retention gate still passes."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -173,7 +174,9 @@ def test_a_dream_moves_the_words_only_when_every_clause_is_still_said(tmp_path: 
     assert "superseded" in log and rec.body.splitlines()[0] == "We moved the build cache from Memcached to Valkey."
 
 
-def test_dreamd_once_supersedes_the_directory_record_and_states_the_current_value(tmp_path: Path) -> None:
+def _once_over_vuetify(tmp_path: Path, transcript: str) -> tuple[Path, Path, Path, subprocess.CompletedProcess[str]]:
+    """A managed directory holding "Use Vuetify for the dashboard components", ``transcript``
+    submitted for it and a real ``dreamd once``: the directory, spool, config and the run."""
     memory_dir = tmp_path / "code" / "app" / ".memory"
     store = MemoryStore.init(memory_dir)
     store.commit(Change(add=[make_record("ui-kit", "feedback", "Use Vuetify for the dashboard components",
@@ -182,10 +185,16 @@ def test_dreamd_once_supersedes_the_directory_record_and_states_the_current_valu
     config = tmp_path / "config.toml"
     config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
     session = tmp_path / "s.txt"
-    session.write_text("User: changed my mind: use Quasar instead of Vuetify for the dashboard components.\nAssistant: Noted.\n")
+    session.write_text(transcript)
     assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
     once = _dreamd(tmp_path, spool, "once", "--config", str(config), "--log-format", "json")
     assert once.returncode == 0, once.stderr
+    return memory_dir, spool, config, once
+
+
+def test_dreamd_once_supersedes_the_directory_record_and_states_the_current_value(tmp_path: Path) -> None:
+    memory_dir, spool, config, once = _once_over_vuetify(
+        tmp_path, "User: changed my mind: use Quasar instead of Vuetify for the dashboard components.\nAssistant: Noted.\n")
     [(entry, rec)] = MemoryStore(memory_dir).records()
     assert "Quasar" in _current(rec.body) and "Vuetify" not in _current(rec.body) and "Vuetify" not in rec.description
     assert "Use Vuetify for the dashboard components — instead of Vuetify." in _history(rec.body)

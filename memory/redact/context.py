@@ -737,13 +737,18 @@ def says_an_example(text: str, start: int, end: int) -> bool:
     """The sentence around ``text[start:end]`` says its value is an example, a fixture, a
     placeholder or fake ("the test fixture logs in with password 'x'", "示例密码"): such a
     value is shown, not given. Words of the sentence only (not a host such as example.org)."""
+    return _SAYS_EXAMPLE.search(text, *_sentence_of(text, start, end)) is not None
+
+
+def _sentence_of(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the sentence around ``text[start:end]``, at most ``_SENTENCE_REACH``
+    characters each way."""
     lo = max(0, start - _SENTENCE_REACH)
     begin = lo
     for m in _SENTENCE_STOP.finditer(text, lo, start):
         begin = m.end()
     stop = _SENTENCE_STOP.search(text, end, min(len(text), end + _SENTENCE_REACH))
-    finish = stop.start() if stop is not None else min(len(text), end + _SENTENCE_REACH)
-    return _SAYS_EXAMPLE.search(text, begin, finish) is not None
+    return begin, (stop.start() if stop is not None else min(len(text), end + _SENTENCE_REACH))
 
 
 _BANNED = Lazy(
@@ -756,15 +761,8 @@ def shown_not_given(text: str, start: int, end: int) -> bool:
     """:func:`says_an_example`, or the sentence says the value is banned ("X is on the
     blocklist", "X 这种密码禁止使用"): a value said as a rule's instance, not given. Not
     "rejected": a password typed and rejected was given all the same."""
-    if says_an_example(text, start, end):
-        return True
-    lo = max(0, start - _SENTENCE_REACH)
-    begin = lo
-    for m in _SENTENCE_STOP.finditer(text, lo, start):
-        begin = m.end()
-    stop = _SENTENCE_STOP.search(text, end, min(len(text), end + _SENTENCE_REACH))
-    finish = stop.start() if stop is not None else min(len(text), end + _SENTENCE_REACH)
-    return _BANNED.search(text, begin, finish) is not None
+    begin, finish = _sentence_of(text, start, end)
+    return _SAYS_EXAMPLE.search(text, begin, finish) is not None or _BANNED.search(text, begin, finish) is not None
 
 
 def _value_after(
