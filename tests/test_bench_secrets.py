@@ -123,9 +123,11 @@ def test_the_spent_seventh_blind_set_holds_its_floor_at_the_redactor() -> None:
 
 
 BLIND8_MISSED_AT_MOST = 67
-BLIND8_ALTERED_AT_MOST = 6
+BLIND8_ALTERED_AT_MOST = 1
 """blind8 at the redactor after the ninth round: 417 of 484 (0.862), 6 of 198 look-alikes
-altered (409 and 6 before it). Scored held-out by the lead before and after that round."""
+altered (409 and 6 before it). Scored held-out by the lead before and after that round; after
+the tenth round (structure reading: URL paths, a JWT header alone, example files, namespaced
+keys) 1 of 198 altered."""
 
 
 def test_the_spent_eighth_blind_set_holds_its_floor_at_the_redactor() -> None:

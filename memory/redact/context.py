@@ -289,6 +289,9 @@ def credential_kind(parts: list[str]) -> str | None:
 
 _LOWER_CODE = Lazy(r"[a-z]{16}")
 _HEX_VALUE = Lazy(r"[0-9a-fA-F-]+")
+_NAMESPACED = Lazy(r"(?:[a-z][a-z0-9_.-]{0,31}:){2,}(?:[0-9a-fA-F-]{4,}|\d+|[a-z][a-z0-9_-]*)")
+"""An identifier of namespace parts, ``<name>:<name>:<hex>`` (``page:v3:<digest>``): a cache or
+store key, each part a lower-case name, the last a hex digest, a number or a name."""
 _KEYPAD = Lazy(r"(?=(?:[#*]*[0-9]){4})(?=[0-9]*[#*])[0-9#*]{5,12}")  # 4+ digits and a # or *
 _ONE_DIGIT = Lazy(r"(\d)\1{5,}")
 _ANSWER_KIND = "security-answer"
@@ -765,6 +768,41 @@ def shown_not_given(text: str, start: int, end: int) -> bool:
     return _SAYS_EXAMPLE.search(text, begin, finish) is not None or _BANNED.search(text, begin, finish) is not None
 
 
+_EXAMPLE_FILE = Lazy(
+    r"(?i)(?<![\w@])[\w.-]*\.(?:example|sample|template|tmpl|tpl|dist)(?:\.(?:_CONF))?(?![\w.-])"
+    r"|(?<![\w.@-])(?:example|sample|template)\.(?:_CONF)(?![\w.-])"
+    .replace("_CONF", "env|ya?ml|json|toml|ini|conf|cfg|properties|xml|php|py|js|ts")
+)
+"""A file name that marks its file as an example (``.env.example``, ``config.sample.yml``,
+``settings.py.dist``, ``template.env``), not a host (``mail.example.com``)."""
+_BLOCK_START = Lazy(r"\n[ \t]*\n|\\n[ \t]*\\n|```")
+_BLOCK_REACH = 2000
+_SPELLED_PART = Lazy(r"[a-z]+|[A-Z]+|\d{1,4}")
+_PART_SEP = Lazy(r"[-_. ]")
+
+
+def spelled_out(value: str) -> bool:
+    """``value`` is words (and short numbers) spelled out, not generated: every part between
+    ``-``, ``_``, ``.`` or a space is one-case letters or up to four digits, and one part is a
+    word of three or more letters (``replace-with-32-random-bytes``, ``CHANGE_ME``, ``changeme``).
+    """
+    parts = _PART_SEP.split(value)
+    return all(_SPELLED_PART.rx.fullmatch(p) for p in parts) and any(
+        len(p) >= 3 and p.isalpha() and not made_up_letters(p) for p in parts
+    )
+
+
+def in_example_file(text: str, pos: int) -> bool:
+    """``pos`` lies in a block (back to a blank line or a code fence, at most
+    ``_BLOCK_REACH`` characters) that names an example file before it (``# .env.example —
+    copy to .env``): what such a file holds is what to fill in, not a value."""
+    lo = max(0, pos - _BLOCK_REACH)
+    begin = lo
+    for m in _BLOCK_START.finditer(text, lo, pos):
+        begin = m.end() if m.group() != "```" else m.start()
+    return _EXAMPLE_FILE.search(text, begin, pos) is not None
+
+
 def _value_after(
     text: str,
     word_start: int,
@@ -781,6 +819,8 @@ def _value_after(
     )
     if span is not None and says_an_example(text, word_start, span[1]):
         return None
+    if span is not None and spelled_out(text[span[0] : span[1]]) and in_example_file(text, word_start):
+        return None  # JWT_SECRET=replace-with-32-random-bytes in a .env.example
     if span is not None and sha_shaped(text[span[0] : span[1]]) and not _tied(text, word_end, span[0]):
         return None  # "the password policy changed in <sha>": a commit named after the word
     return span
@@ -893,6 +933,8 @@ def _value_after_word(
         alone = text[word_start:word_end].lower() == "key" and _KEY_BEFORE.search(before) is None
         if hexadecimal and alone:
             return None  # "key: <hex>": a cache key, a JS API key, a hash; no owner says more
+        if text[word_start:word_end].lower() == "key" and _NAMESPACED.rx.fullmatch(value):
+            return None  # "key=page:v2:<hex>": a store's key of namespace parts, an id
         material = (
             (explicit or bare)
             and looks_random(value)
@@ -1015,12 +1057,31 @@ def detect_xml_elements(anchors: Anchors) -> list[Span]:
 _CONTEXT_WORDS = {"wandb": "api-key", "twilio": "token", "login": "credential", "apikey": "api-key"}
 
 
+_HOST_LABEL = Lazy(r"\.[a-z0-9-]+(?:\.[a-z0-9-]+)*(?:[/:?#]|$)")
+
+
+def _in_url(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` is part of a URL's host or path: its run of non-space characters
+    has ``://`` before it, a ``/`` right before it, or the word goes on as a host
+    (``wandb.ai/…``). What follows there is the URL's own path, whose structure (userinfo, a
+    query parameter named for a credential) the URL detectors read; a service's name in it
+    says nothing about a token."""
+    lo = start
+    while lo > 0 and start - lo < 256 and not text[lo - 1].isspace():
+        lo -= 1
+    if text.find("://", lo, start) != -1 or (start > lo and text[start - 1] == "/"):
+        return True
+    return end < len(text) and text[end] == "." and _HOST_LABEL.match(text, end) is not None
+
+
 def detect_context_tokens(anchors: Anchors) -> list[Span]:
     """Random-looking tokens right after a service or login word ("wandb login <key>")."""
     text = anchors.text
     spans: list[Span] = []
     for word, kind in _CONTEXT_WORDS.items():
         for pos in anchors.positions((word,)):
+            if _in_url(text, pos, pos + len(word)):
+                continue
             span = _random_near(text, pos + len(word), kind)
             if span is not None:
                 spans.append(span)
@@ -1080,6 +1141,9 @@ def detect_pairs(anchors: Anchors) -> list[Span]:
             m = regex.match(text, pos)
             if m is None:
                 continue
+            sep = text[m.end("user") : m.start("value")]
+            if sep.strip() in ("/", "／") and sep[0].isspace() and not sep[-1].isspace():
+                continue  # "POST /api/session": a slash that opens a path, not one between two
             value = m.group("value").rstrip(".:?")
             said = text[m.start("user") : m.start("value") + len(value)]
             if reads_as_non_secret(value) or reads_as_non_secret(said) or not (
