@@ -142,6 +142,25 @@ def test_the_example_file_covers_its_block_only() -> None:
     assert "put-a-48-char-secret-here" not in out
 
 
+def test_an_example_file_named_in_another_text_redacted_with_it_does_not_cover_it() -> None:
+    """The hook redacts a transcript's JSONL records joined by line breaks, and decoded texts
+    joined by lines holding one quote: a file one text names is not the next text's file."""
+    from memory.redact.carried import SEPARATOR, redact_groups
+
+    named = "copy config.sample.env to config.env before the first run"
+    real = "MAIL_PASSWORD=lantern-harbor-42"
+    records = [json.dumps({"type": "user", "message": {"content": [{"type": "text", "text": t}]}}) for t in (named, real)]
+    joined = "\n".join(records)
+    assert not in_example_file(joined, joined.index("MAIL_PASSWORD"))
+    assert "lantern-harbor-42" not in redact(joined)[0]
+    together = named + SEPARATOR + real
+    assert not in_example_file(together, together.index("MAIL_PASSWORD"))
+    [[_], [out]], _kinds = redact_groups([[named], [real]])
+    assert "lantern-harbor-42" not in out
+    assert redact(real)[0] == "MAIL_PASSWORD=[REDACTED:password]"  # caught alone
+    assert redact(named + "\n" + real) == (named + "\n" + real, [])  # one text: its own file
+
+
 def test_a_host_named_example_is_not_an_example_file() -> None:
     text = "smtp host is mail.example.com\nMAIL_PASSWORD=ask-the-ops-channel"
     assert not in_example_file(text, text.index("MAIL_PASSWORD"))

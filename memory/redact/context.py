@@ -775,7 +775,7 @@ _EXAMPLE_FILE = Lazy(
 )
 """A file name that marks its file as an example (``.env.example``, ``config.sample.yml``,
 ``settings.py.dist``, ``template.env``), not a host (``mail.example.com``)."""
-_BLOCK_START = Lazy(r"\n[ \t]*\n|\\n[ \t]*\\n|```")
+_BLOCK_START = Lazy(r"\n[ \t]*\n|\\n[ \t]*\\n|```|\n(?=\{\")|\n\"\n")
 _BLOCK_REACH = 2000
 _SPELLED_PART = Lazy(r"[a-z]+|[A-Z]+|\d{1,4}")
 _PART_SEP = Lazy(r"[-_. ]")
@@ -793,9 +793,11 @@ def spelled_out(value: str) -> bool:
 
 
 def in_example_file(text: str, pos: int) -> bool:
-    """``pos`` lies in a block (back to a blank line or a code fence, at most
-    ``_BLOCK_REACH`` characters) that names an example file before it (``# .env.example —
-    copy to .env``): what such a file holds is what to fill in, not a value."""
+    """``pos`` lies in a block (back to a blank line, a code fence, the start of a JSON line
+    or a line holding one quote — texts redacted together are joined so, a transcript's JSONL
+    records by the hook and decoded texts by :mod:`memory.redact.carried`, and another text's
+    file is not this one's — at most ``_BLOCK_REACH`` characters) that names an example file before it
+    (``# .env.example — copy to .env``): what such a file holds is what to fill in, not a value."""
     lo = max(0, pos - _BLOCK_REACH)
     begin = lo
     for m in _BLOCK_START.finditer(text, lo, pos):
