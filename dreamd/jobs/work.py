@@ -463,6 +463,12 @@ def _superseding(
             return None
 
     for rec in records:
+        target = named.get(rec.name)
+        # the earlier record of the batch the new one names (the statement it changes, by identity)
+        mine = next((i for i, r in enumerate(adds) if r.name == target), None)
+        if mine is not None and (by_id := supersession.linked(rec, adds[mine])) is not None:
+            adds[mine] = by_id.result
+            continue
         # a later record of the same batch replacing an earlier one (one session said both):
         # the earlier leaves the commit, its replaced words on the later one's history line
         earlier = next(((i, s) for i, r in enumerate(adds) if (s := supersession.supersede(rec, r)) is not None), None)
@@ -475,7 +481,6 @@ def _superseding(
             merges[within[0]] = (merges[within[0]][0], within[1].result)
             continue
         found: supersession.Superseding | None = None
-        target = named.get(rec.name)
         if target in by_name and target not in taken and (old := read(target)) is not None:
             found = supersession.named(rec, old)
         if found is None:

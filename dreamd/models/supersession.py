@@ -555,6 +555,18 @@ def named(new: Record, old: Record) -> Superseding | None:
     return supersede(new, old, fact_clauses(old.description, old.body))
 
 
+def linked(new: Record, old: Record) -> Superseding | None:
+    """``new`` superseding the earlier record of its own batch it names (one session stated a value,
+    then changed it, and the extractor matched the statement changed by identity): the facts of
+    ``old`` holding a value of a kind ``new`` names that ``new`` does not hold go to history, the
+    rest stay current; None when no fact of ``old`` holds one (nothing is rewritten)."""
+    said = gist(new.description + "\n" + "\n".join(fact_clauses(new.description, new.body)))
+    kinds = {value_kind(v) for v in said.values}
+    gone = [c for c in fact_clauses(old.description, old.body)
+            if any(value_kind(v) in kinds and v not in said.values for v in gist(c).values)]
+    return supersede(new, old, gone) if gone else None
+
+
 def current_merge(result: Record, sources: Sequence[Record], *, quote: bool = True) -> Record | None:
     """A dream's merge result that supersedes its sources (:func:`is_supersession`) with its
     statement stating the current value (:func:`current_value`, the clauses the merge moved to
@@ -609,4 +621,4 @@ def is_supersession(result: Record, sources: Sequence[Record]) -> bool:
 
 
 __all__ = ["ELIDED", "MAX_CANDIDATES", "MOVED", "Heard", "LiveIndex", "Superseding", "carried_history", "current_merge",
-           "current_value", "is_supersession", "moves_value_of", "named", "replaced_facts", "supersede", "superseding_merge"]
+           "current_value", "is_supersession", "linked", "moves_value_of", "named", "replaced_facts", "supersede", "superseding_merge"]

@@ -169,8 +169,9 @@ def check_extracted(
     Every item has exactly name/type/description/body, each valid
     (:func:`memory.store.records.validate_fields`), and optionally ``supersedes``: the name of
     the record of ``existing_names`` whose value this one replaces (a changed preference, a
-    corrected value). That name must be in ``existing_names`` (a supersession of a record the
-    directory does not hold is refused: it would be a rewrite of nothing, or of a record the
+    corrected value), or of an earlier item of the same answer (one session stated the value, then
+    changed it). That name must be in ``existing_names`` or the batch before it (a supersession of
+    a record neither holds is refused: it would be a rewrite of nothing, or of a record the
     model was never shown) and may be named by one item only. Names are unique within the
     batch and do not reuse a name from ``existing_names`` (the index the model was shown: it
     was asked to skip what is already known and to pick fresh names, so a reused name means a
@@ -190,8 +191,8 @@ def check_extracted(
         if isinstance(item, dict) and SUPERSEDES in item:
             if not isinstance(target, str):
                 raise AnswerRejected(f"{where}: supersedes must be a string, got {_json_type(target)}")
-            if target not in existing:
-                raise AnswerRejected(f"{where}: supersedes {_clip(target)!r}, which is not in the memory set")
+            if target not in existing and target not in seen:
+                raise AnswerRejected(f"{where}: supersedes {_clip(target)!r}, which is not in the memory set (nor an earlier item)")
             if target in superseded:
                 raise AnswerRejected(f"{where}: supersedes {target!r}, which another item already supersedes")
             superseded.add(target)

@@ -346,13 +346,8 @@ def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
         return bool(_ZH_AT_PLACE.search(old_clause))
     if s.place and not _EN_PLACE.search(old_clause.lower()):
         return False
-    if _digit(rest) and _digit(s.new):
-        return True
-    if _address(old_clause) and _address(s.new_text):
-        return True
-    if _proper(old_clause) and _names_something(s.new_text):
-        return True
-    return cjk and bool(_ZH_VALUE.search(old_clause))
+    return ((_digit(rest) and _digit(s.new)) or (_address(old_clause) and _address(s.new_text))
+            or (_proper(old_clause) and _names_something(s.new_text)) or (cjk and bool(_ZH_VALUE.search(old_clause))))
 
 
 @lru_cache(maxsize=65536)

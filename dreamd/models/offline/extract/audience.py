@@ -160,9 +160,7 @@ def does_it_yourself(text: str) -> bool:
 def is_wellbeing(directive: str) -> bool:
     """True when a directive's object is the listener's own self or mood, not the work."""
     text = directive.strip()
-    if _REFLEXIVE.search(text) and not does_it_yourself(text):
-        return True
-    if _MOOD_EN.match(text) or _MOOD_ZH.match(text):
+    if (_REFLEXIVE.search(text) and not does_it_yourself(text)) or _MOOD_EN.match(text) or _MOOD_ZH.match(text):
         return True
     zh = re.sub(r"^(?:别|別|不要|千万别|千萬別|永远不要|永遠不要)", "", text)
     return (zh != text and bool(_MOOD_ZH.match(zh))) or (

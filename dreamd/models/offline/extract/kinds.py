@@ -248,9 +248,7 @@ _ID_IN_TOOL = re.compile(
 
 def is_pointer(clause: str) -> bool:
     """Whether the clause says where something lives or who to ask (a ``reference``)."""
-    if _ID_IN_TOOL.match(clause.strip().rstrip("。.")):
-        return True
-    if URL.search(clause) or PATHLIKE.search(" " + clause) or HOST_OR_HANDLE.search(clause) or _CONTACT.search(clause):
+    if _ID_IN_TOOL.match(clause.strip().rstrip("。.")) or URL.search(clause) or PATHLIKE.search(" " + clause) or HOST_OR_HANDLE.search(clause) or _CONTACT.search(clause):
         return True
     if has_cjk(clause):
         return bool(_ZH_LOCATED.search(clause) or _ZH_ASK_SOMEONE.search(clause) or _ZH_HANDLER.search(clause))

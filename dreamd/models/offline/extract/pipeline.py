@@ -574,8 +574,9 @@ class _Answer:
         return name
 
     def records(self) -> list[dict[str, str]]:
-        best = sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS]
-        return [r for _, _, r in sorted(best, key=lambda p: p[1])]
+        best = [r for _, _, r in sorted(sorted(self.picked, key=lambda p: (p[0], p[1]))[:MAX_RECORDS], key=lambda p: p[1])]
+        names = {r["name"] for r in best} | {e.name for e in self.index}  # a record named as superseded must be given
+        return [{k: v for k, v in r.items() if k != "supersedes" or v in names} for r in best]
 
 
 _ANAPHOR = re.compile(
@@ -629,6 +630,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                                   frozenset(tokens(desc)), desc))
     answer = _Answer(index)
     earlier = [i.description for i in index]  # the directory's records, then what the user says and what is kept of it
+    kept_from = dict(enumerate(i.name for i in index))  # an ``earlier`` statement → the record it is, or was kept from it
     position = last_user = before = 0
     offered: str | None = None
     question: str | None = None
@@ -767,7 +769,7 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                     and not found_in(lead, ctx, accepted=None, remember=False, all_rules=True)):
                 stage, founds = "rules", found_in(after, ctx, accepted=None, remember=peeled.remember, all_rules=not answer.full())
             if not founds and restates is not None:
-                stage, founds = "change", [restates]
+                stage, founds = "change", [restates[0]]
             if role == "user":
                 earlier.append(core)
             if not founds:
@@ -775,7 +777,13 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             for found in founds:
                 found.said = found.said or (said if role == "user" else None)
                 outcome, name = answer.admit(found, position, day, nxt)
-                if outcome == "kept" and name is not None:
+                if outcome == "kept" and name is not None and answer.last is not None:
+                    # the statement the change matched, by identity, names the record superseded (issue 23): one of its type
+                    replaced = kept_from.get(restates[1]) if restates is not None and restates[1] is not None else None
+                    if replaced in {e.name for e in (*answer.index, *answer.seen) if e.type == found.type} - {r.get("supersedes") for _, _, r in answer.picked}:
+                        answer.last[2]["supersedes"] = str(replaced)
+                    kept_from.setdefault(len(earlier) - (role == "user"), name)  # the user's sentence, then the record
+                    kept_from[len(earlier)] = name
                     earlier.append(found.description)
                     trace.keep(turn_no, str(role), s, stage, found.kind, name)
                 else:

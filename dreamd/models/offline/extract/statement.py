@@ -150,14 +150,9 @@ def rule_statement(s: str, ctx: Ctx) -> Found | None:
     clause = _UP_FRONT.sub("", tidy(s))
     zh = mostly_chinese(clause)
     size = sum(map(has_cjk, clause)) + len(re.findall(r"[A-Za-z0-9]+", clause)) if zh else len(tokens(clause))
-    if size < (5 if zh else 2 if _SELF_HAS.match(clause) or is_pointer(clause) else 3):
-        return None
-    if _DIRECTIVE.match(clause) or (not zh and opens_with_verb(clause)):
-        return None
-    if statement_distractor(clause) or (zh and _action_for_now(clause)):
-        return None
-    kind = statement_type(clause, ctx.day)
-    if kind is None:
+    if (size < (5 if zh else 2 if _SELF_HAS.match(clause) or is_pointer(clause) else 3) or _DIRECTIVE.match(clause)
+            or (not zh and opens_with_verb(clause)) or statement_distractor(clause) or (zh and _action_for_now(clause))
+            or (kind := statement_type(clause, ctx.day)) is None):
         return None
     if kind == "project" and not future_dates(clause, ctx.day) and not _CONCRETE.search(clause[1:]):
         return None  # "the build system is a bit much": the state of the work is kept when it names a value
@@ -174,24 +169,27 @@ def _stated(rule: str, kind: str, clause: str, day: dt.date) -> Found:
     return Found(rule, kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
 
 
-def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], marked: bool) -> Found | None:
+def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], marked: bool) -> tuple[Found, int | None] | None:
     """A change of something said before (issue 23): an ``earlier`` statement (the user's, or a directory
     record) holds the subject of a change marker of ``clause`` that names a value; or it shares a word with
     ``clause`` besides their values, holds a value of a kind ``clause`` newly names, and the turn says it is
-    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value."""
+    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value. With it, the
+    index of the statement it replaces if that holds the replaced value (one named as replaced, or one of a kind newly named)."""
     if (kind := statement_distractor(clause)) in ("code", "evaluation"):
         return None  # pasted output, a judgement: no change is told that way
     new, words = gist(clause), tokens(clause)
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
     subject = set().union(*(st.subject for st in changes)) if (new.values or any(map(names_a_value, changes))) and kind in (
         None, "deictic", "vague subject", "interjection", "fragment") else set()  # the tests how a change is said trips
-    for said in reversed(earlier):
+    gone = set(tokens(" ".join(new.negated_values))).union(*(st.old for st in supersessions(clause)))  # named as replaced
+    for at, said in reversed(list(enumerate(earlier))):
         old = gist(said)
         added = new.values - old.values - new.negated_values
-        if subject & tokens(said) or ({value_kind(v) for v in added} & {value_kind(v) for v in old.values}
-                and (marked or old.values & new.negated_values or any(map(supersessions, turn)))
+        kinds, denied = {value_kind(v) for v in added} & {value_kind(v) for v in old.values}, old.values & new.negated_values
+        if subject & tokens(said) or (kinds and (marked or denied or any(map(supersessions, turn)))
                 and (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))):
-            return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day)
+            holds = gone & set(tokens(" ".join(old.values))) if gone else {v for v in old.values - new.values if value_kind(v) in kinds}
+            return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day), (at if holds else None)
     return None
 
 

@@ -480,9 +480,7 @@ class Labels:
                 f.extra_lines.append(("问：" if has_cjk(self.current.text) else "Asked: ") + self.current.text)
             return found
         label = label or self.current
-        if label is None:
-            return []
-        if not single and label.type != "feedback" and len(items(rest)) < 2:
+        if label is None or (not single and label.type != "feedback" and len(items(rest)) < 2):
             return []
         if label.type == "feedback" and self._scoped(ctx):
             return []  # "today's session only. rules: …": scoped to now by the sentence beside it
