@@ -13,8 +13,8 @@ hold4 has been scored twice and is spent as a blind set: it is now a development
 ``--detail`` prints each correction that was not applied with the records involved.
 
 hold5, written blind for the second round of issue 23, was scored at its start and end and is
-spent too, and so are hold6 to hold10 (the third to seventh rounds'). Each round's new blind set
-of the same kind (hold11, the seventh round's second) is scored once at the start and once at the end of its
+spent too, and so are hold6 to hold11 (the third to seventh rounds'). Each round's new blind set
+of the same kind is scored once at the start and once at the end of its
 round, its aggregate tables only (never ``--detail``).
 
 Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7|hold8|hold9|hold10|hold11] [--json OUT] [--detail] [--types]``.
@@ -53,7 +53,7 @@ HOLD9 = QUALITY_DIR / "extraction_hold9.jsonl"
 HOLD10 = QUALITY_DIR / "extraction_hold10.jsonl"
 HOLD11 = QUALITY_DIR / "extraction_hold11.jsonl"
 SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6, "hold7": HOLD7, "hold8": HOLD8, "hold9": HOLD9, "hold10": HOLD10, "hold11": HOLD11}
-SPENT = {"hold4", "hold5", "hold6", "hold7", "hold8", "hold9", "hold10"}  # scored blind before and after their round: development sets now
+SPENT = {"hold4", "hold5", "hold6", "hold7", "hold8", "hold9", "hold10", "hold11"}  # scored blind before and after their round: development sets now
 
 
 def _states(term: str, rec: Produced) -> bool:
@@ -127,10 +127,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="hold4",
-                        help="hold4 to hold10 (issue 23's first seven rounds, spent) or hold11 (the seventh round's second blind set)")
+                        help="hold4 to hold11 (issue 23's first seven rounds, spent)")
     parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
     parser.add_argument("--detail", action="store_true",
-                        help="print each correction not applied, with the records involved (development only: hold4 to hold10 are spent)")
+                        help="print each correction not applied, with the records involved (development only: hold4 to hold11 are spent)")
     parser.add_argument("--types", action="store_true",
                         help="print each fact missed for its type alone: a record of the session holding every key term "
                              "with another type, counted by (labelled, produced) type (development only: a spent set)")
