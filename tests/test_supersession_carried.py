@@ -16,7 +16,6 @@ from dreamd.config import default_config
 from dreamd.jobs.work import Context, execute
 from dreamd.models import supersession
 from dreamd.models.offline.compare.clauses import HISTORY, clause_units
-from dreamd.models.offline.model import OfflineModel
 from memory.spool.jobs import Job, Transcript
 from memory.store.change import Change
 from memory.store.history import log_entries, render_log
@@ -24,7 +23,7 @@ from memory.store.records import Record, make_record
 from memory.store.transaction import MemoryStore
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
 from tests.test_supersession import _dreamd
-from tests.test_supersession_current import _once_over_vuetify
+from tests.test_supersession_current import _extract_turns, _once_over_vuetify
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
@@ -38,17 +37,8 @@ def _history(body: str) -> str:
 
 
 def _extract(tmp: Path, turns: list[str], old: Record | None = None) -> tuple[list[Record], str]:
-    mdir = tmp / "m"
-    store = MemoryStore.init(mdir)
-    if old is not None:
-        store.commit(Change(add=[old], actor="manual"))
-    ctx = Context(config=default_config(env={"HOME": str(tmp)}), model=OfflineModel(), ledger=None,
-                  clock=lambda: datetime(2026, 11, 20, 12, tzinfo=UTC))
-    content = "".join(f"User: {t}\nAssistant: Noted.\n" for t in turns)
-    job = Job(id="j1", kind="extract", memory_dir=mdir, session_id=None, submitted_at="2026-11-20T12:00:00Z",
-              transcript=Transcript(format="auto", content=content))
-    execute(job, ctx)
-    return [rec for _, rec in MemoryStore(mdir).records()], render_log(log_entries(MemoryStore(mdir)))
+    records = _extract_turns(tmp, turns, old)
+    return records, render_log(log_entries(MemoryStore(tmp / "m")))
 
 
 def _words_kept(said: str, rec: Record) -> None:

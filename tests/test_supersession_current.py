@@ -122,17 +122,24 @@ def test_a_quote_not_holding_the_moved_words_word_for_word_stays_as_said() -> No
     assert f'In their words: "{said}"' in result.body.splitlines()
 
 
-def _extract(tmp: Path, text: str, old: Record | None) -> list[Record]:
+def _extract_turns(tmp: Path, turns: list[str], old: Record | None = None) -> list[Record]:
+    """A real offline extraction of the user's ``turns`` (each answered "Noted.") into a fresh
+    directory holding ``old``; the directory's records after it."""
     mdir = tmp / "m"
     store = MemoryStore.init(mdir)
     if old is not None:
         store.commit(Change(add=[old], actor="manual"))
     ctx = Context(config=default_config(env={"HOME": str(tmp)}), model=OfflineModel(), ledger=None,
                   clock=lambda: datetime(2026, 11, 20, 12, tzinfo=UTC))
+    content = "".join(f"User: {t}\nAssistant: Noted.\n" for t in turns)
     job = Job(id="j1", kind="extract", memory_dir=mdir, session_id=None, submitted_at="2026-11-20T12:00:00Z",
-              transcript=Transcript(format="auto", content=f"User: {text}\nAssistant: Noted.\n"))
+              transcript=Transcript(format="auto", content=content))
     execute(job, ctx)
     return [rec for _, rec in MemoryStore(mdir).records()]
+
+
+def _extract(tmp: Path, text: str, old: Record | None) -> list[Record]:
+    return _extract_turns(tmp, [text], old)
 
 
 def test_with_no_record_holding_the_old_value_the_statement_stays_as_said(tmp_path: Path) -> None:
