@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dreamd.models.offline.extract.pipeline import extract_from_turns
 from memory.store.transaction import MemoryStore
-from tests.test_supersession import _dreamd
+from tests.test_supersession import _dreamd, _managed
 
 
 def _run(*texts: str) -> list[str]:
@@ -40,11 +40,7 @@ def test_a_question_about_the_value_is_not_a_change() -> None:
 
 
 def test_dreamd_once_keeps_the_value_changed_later_in_the_session(tmp_path: Path) -> None:
-    memory_dir = tmp_path / "code" / "app" / ".memory"
-    MemoryStore.init(memory_dir)
-    spool = tmp_path / "spool"
-    config = tmp_path / "config.toml"
-    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
+    _store, memory_dir, spool, config = _managed(tmp_path)
     session = tmp_path / "s.jsonl"
     texts = ["the upload worker's queue depth limit is 200 jobs, please check the config matches.", "Checked, it is 200.",
              "actually make the queue depth limit 350.", "Done."]

@@ -48,15 +48,22 @@ def _dreamd(tmp_path: Path, spool: Path, *args: str) -> subprocess.CompletedProc
     )  # fmt: skip
 
 
-def test_a_changed_preference_through_the_spool_supersedes_the_live_record(tmp_path: Path) -> None:
+def _managed(tmp_path: Path) -> tuple[MemoryStore, Path, Path, Path]:
+    """A managed directory under ``tmp_path/code`` (its store), the spool and a config naming
+    both (no dream gate opens on its own): the store, the directory, the spool, the config."""
     memory_dir = tmp_path / "code" / "app" / ".memory"
     store = MemoryStore.init(memory_dir)
-    old = make_record("yaml-indent-2", "user", "User prefers 2-space indentation in YAML files",
-                      "User prefers 2-space indentation in YAML files.\n")
-    store.commit(Change(add=[old], actor="manual"))
     spool = tmp_path / "spool"
     config = tmp_path / "config.toml"
     config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
+    return store, memory_dir, spool, config
+
+
+def test_a_changed_preference_through_the_spool_supersedes_the_live_record(tmp_path: Path) -> None:
+    store, memory_dir, spool, config = _managed(tmp_path)
+    old = make_record("yaml-indent-2", "user", "User prefers 2-space indentation in YAML files",
+                      "User prefers 2-space indentation in YAML files.\n")
+    store.commit(Change(add=[old], actor="manual"))
     session = tmp_path / "s.txt"
     session.write_text("User: I prefer 4-space indentation in YAML files now.\nAssistant: Noted.\n")
 

@@ -24,7 +24,7 @@ from memory.store.history import log_entries, render_log
 from memory.store.records import Record, make_record
 from memory.store.transaction import MemoryStore
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
-from tests.test_supersession import _dreamd
+from tests.test_supersession import _dreamd, _managed
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
@@ -184,13 +184,9 @@ def test_a_dream_moves_the_words_only_when_every_clause_is_still_said(tmp_path: 
 def _once_over_vuetify(tmp_path: Path, transcript: str) -> tuple[Path, Path, Path, subprocess.CompletedProcess[str]]:
     """A managed directory holding "Use Vuetify for the dashboard components", ``transcript``
     submitted for it and a real ``dreamd once``: the directory, spool, config and the run."""
-    memory_dir = tmp_path / "code" / "app" / ".memory"
-    store = MemoryStore.init(memory_dir)
+    store, memory_dir, spool, config = _managed(tmp_path)
     store.commit(Change(add=[make_record("ui-kit", "feedback", "Use Vuetify for the dashboard components",
                                          "Use Vuetify for the dashboard components.\n")], actor="manual"))
-    spool = tmp_path / "spool"
-    config = tmp_path / "config.toml"
-    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
     session = tmp_path / "s.txt"
     session.write_text(transcript)
     assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0

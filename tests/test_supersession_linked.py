@@ -20,7 +20,7 @@ from memory.model.answer_gate import AnswerRejected, check_extracted
 from memory.model.llm import Completion
 from memory.store.records import make_record
 from memory.store.transaction import MemoryStore
-from tests.test_supersession import _dreamd, _extract_job
+from tests.test_supersession import _dreamd, _extract_job, _managed
 
 DEMO = "The sprint demo happens every Friday afternoon."
 REVIEW = "The design review happens every Thursday with Priyanka."
@@ -84,11 +84,7 @@ def test_one_job_supersedes_the_named_record_and_leaves_the_other_alone(tmp_path
 
 
 def test_dreamd_once_later_in_the_same_session_logs_the_named_record_superseded(tmp_path: Path) -> None:
-    memory_dir = tmp_path / "code" / "app" / ".memory"
-    MemoryStore.init(memory_dir)
-    spool = tmp_path / "spool"
-    config = tmp_path / "config.toml"
-    config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
+    _store, memory_dir, spool, config = _managed(tmp_path)
     session = tmp_path / "s.txt"
     said = "".join(f"{'User' if i % 2 == 0 else 'Assistant'}: {t}\n" for i, t in enumerate(STAGING))
     for text in (said.split("User: We bumped")[0], said):  # the session goes on: the value is changed later

@@ -518,14 +518,15 @@ def _current_values(plan: Sequence[PlanOp], inputs: Sequence[Any], pairs: Sequen
     from dreamd.models.supersession import current_merge, superseding_merge
 
     by_name = {rec.name: rec for _, rec in pairs}
-    stamps = {rec.name: plan_stamp(rec) for rec in inputs}
+    planned = {rec.name: rec for rec in inputs}
+    stamps = {name: plan_stamp(rec) for name, rec in planned.items()}
     out: list[PlanOp] = []
     for op in plan:
         if op.result is None:
             out.append(op)
             continue
         sources = [by_name[n] for n in op.source_names if n in by_name]
-        own = [rec for rec in inputs if rec.name in op.source_names]
+        own = [planned[n] for n in op.source_names if n in planned]
         read = superseding_merge(op.result, [(stamps.get(r.name, ""), r) for r in sources])
         # the merge as extraction reads it (a replaced statement on the history line), then as
         # planned; each with the moved words out of the statement and the quote, of the statement

@@ -213,8 +213,7 @@ def current_value(description: str, body: str, gone: Sequence[str], *, quote: bo
     if at_history is None or gone[0] not in lines[at_history]:
         # the new statement said the old one again word for word ("use X instead of <old> for …"
         # says "use <old> for …"): with its words moved, the old statement goes to history
-        label = "**此前：**" if CJK_RE.search(gone[0]) else "**Previously:**"
-        lines.append(f"{label} {_closed(gone[0])}")
+        lines.append(f"{_history_label(gone[0])} {_closed(gone[0])}")
         at_history = len(lines) - 1
     first = gone[0].rstrip(_CLOSE)
     lines[at_history] = lines[at_history].replace(first, f"{first}{MOVED}{words}", 1)
@@ -291,16 +290,22 @@ class Heard:
     ``turns`` are the session's user turns in order (the whole transcript, not only the job's new
     turns); ``records`` the live records' descriptions (the commit's :class:`LiveIndex`)."""
 
-    def __init__(self, turns: Sequence[str], records: LiveIndex | None = None) -> None:
+    def __init__(self, turns: Sequence[str], records: LiveIndex | None = None, *, words: Heard | None = None) -> None:
         self.texts = list(turns)
-        self.turns = [frozenset(tokens(t)) for t in turns]
         self.index = records
+        self._words = words  # the Heard whose turns' words these are (read once per job)
+
+    @functools.cached_property
+    def turns(self) -> list[frozenset[str]]:
+        """Each user turn's words: read the first time a new record names a replaced value."""
+        if self._words is not None:
+            return self._words.turns
+        return [frozenset(tokens(t)) for t in self.texts]
 
     def with_records(self, records: LiveIndex | None) -> Heard:
-        """The same turns (read once per job) with a commit's live records."""
-        out = Heard((), records)
-        out.texts, out.turns = self.texts, self.turns
-        return out
+        """The same turns (their words read once per job, when first needed) with a commit's
+        live records."""
+        return Heard(self.texts, records, words=self._words or self)
 
     def records(self, words: frozenset[str]) -> list[tuple[frozenset[str], str]]:
         """The live descriptions sharing a word with ``words`` (at most :data:`MAX_CANDIDATES`), with their words."""
@@ -362,8 +367,7 @@ def carried_history(new: Record, heard: Heard) -> Record | None:
     if moved is None:
         return None
     lines, at_line, rest, cut = moved
-    label = "**此前：**" if CJK_RE.search(cut) else "**Previously:**"
-    lines.append(f"{label} {_closed(cut)}")
+    lines.append(f"{_history_label(cut)} {_closed(cut)}")
     description, body = _finish(new.description, new.body, lines, statement, found, rest, cut, quote=True,
                                 keep={at_line, len(lines) - 1})
     return new.replace(description=description or new.description, body=body)
@@ -524,7 +528,6 @@ class LiveIndex:
         return [name for name, _ in sorted(shared.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))]
 
 
-
 def _words(record: Record) -> frozenset[str]:
     return _text_words(record.description, record.body)
 
@@ -602,10 +605,15 @@ def superseding_merge(result: Record, sources: Sequence[tuple[str, Record]]) -> 
     said = " ".join(_closed(c) for c in gone)
     at = next((i for i, ln in enumerate(lines) if HISTORY.match(ln)), None)
     if at is None:
-        lines.append(f"{'**此前：**' if CJK_RE.search(gone[0]) else '**Previously:**'} {said}")
+        lines.append(f"{_history_label(gone[0])} {said}")
     else:
         lines[at] = f"{lines[at].rstrip()} {said}"
     return result.replace(body="\n".join(lines) + "\n")
+
+
+def _history_label(said: str) -> str:
+    """The history line's label for what it will hold: Chinese for a Chinese clause."""
+    return "**此前：**" if CJK_RE.search(said) else "**Previously:**"
 
 
 def _history(body: str) -> list[str]:

@@ -29,12 +29,12 @@ into"), and the value's test is its shape.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 
 from memory.redact.context import shown_not_given
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register, run
 from memory.redact.shapes import SHAPE_DETECTORS
-from memory.redact.structure import STRONG_SYMBOLS, strong_password, whole_word
+from memory.redact.structure import A_STRONG_SYMBOL, strong_password, whole_word
 from memory.redact.values import (
     all_classes,
     entropy,
@@ -76,15 +76,27 @@ _OWNER_SLOT = frozenset({"for", "of", "on", "at", "to", "in", "into", "onto", "f
 postgres16 is …"): that token names the thing, the value comes elsewhere."""
 
 
-_BY_HEAD: dict[str, tuple[str, ...]] = {}
-for _w in sorted(_WORDS, key=len, reverse=True):  # the longest first: "logging into", "login"
-    _BY_HEAD[_w[:2]] = (*_BY_HEAD.get(_w[:2], ()), _w)
+def _by_head(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """``words`` by their first two characters, the longest first ("logging into" before
+    "login", "administrator" before "admin"): :func:`_starting_at`'s index."""
+    index: dict[str, tuple[str, ...]] = {}
+    for w in sorted(words, key=len, reverse=True):
+        index[w[:2]] = (*index.get(w[:2], ()), w)
+    return index
+
+
+def _starting_at(index: dict[str, tuple[str, ...]], text: str, pos: int) -> str | None:
+    """The longest word of ``index`` that ``text`` has at ``pos``, in any case."""
+    low = text[pos : pos + 14].lower()
+    return next((w for w in index.get(low[:2], ()) if low.startswith(w)), None)
+
+
+_BY_HEAD = _by_head(_WORDS)
 
 
 def _word_at(text: str, pos: int) -> str | None:
     """The credential word starting at ``pos`` as a word of its own, or None."""
-    low = text[pos : pos + 12].lower()
-    word = next((w for w in _BY_HEAD.get(low[:2], ()) if low.startswith(w)), None)
+    word = _starting_at(_BY_HEAD, text, pos)
     if word is None or not word.isascii():
         return word
     if word == "pin" and text[pos : pos + 3].islower():
@@ -405,7 +417,6 @@ _LINE_WORDS = tuple(
 """The clause's credential words, and the few that name one only as a line's context (a
 credential, 凭据/凭证, a mail provider's 授权码): never a value's connector here."""
 _LINE_REACH = 200
-_LINE_BREAK = Lazy(r"\r?\n|\\n")
 _TOKEN_CHARS = r"[!#$%&*+\-./0-9?@A-Z^_a-z|~]"
 """The printable ASCII a strong password is made of, without quotes, brackets and the
 separators of code (``,;:=``): a Chinese character next to a value ends it ("密码是Kx9!…"),
@@ -413,7 +424,6 @@ and an ASCII class compiles in microseconds (a class of Unicode ranges takes mil
 which a cold hook pays)."""
 _STRONG_TOKEN = Lazy(r"(?<!" + _TOKEN_CHARS + ")" + _TOKEN_CHARS + r"{8,64}+(?!" + _TOKEN_CHARS + ")")
 """Whole: never the first 64 characters of a longer run."""
-_A_SYMBOL = Lazy("[" + re.escape("".join(sorted(STRONG_SYMBOLS))) + "]")
 _PERCENT_CODE = Lazy(r"%[0-9A-Fa-f]{2}")
 
 
@@ -431,16 +441,13 @@ def _line(text: str, pos: int) -> tuple[int, int]:
     return start, stop
 
 
-_LINE_BY_HEAD: dict[str, tuple[str, ...]] = {}
-for _w in sorted(_LINE_WORDS, key=len, reverse=True):
-    _LINE_BY_HEAD[_w[:2]] = (*_LINE_BY_HEAD.get(_w[:2], ()), _w)
+_LINE_BY_HEAD = _by_head(_LINE_WORDS)
 
 
 def _line_word_at(text: str, pos: int) -> str | None:
     """A credential word at ``pos``, a word of its own or a part of an identifier
     (``DB_PASSWORD``, ``apiToken``): on a line, either says what the line is about."""
-    low = text[pos : pos + 12].lower()
-    word = next((w for w in _LINE_BY_HEAD.get(low[:2], ()) if low.startswith(w)), None)
+    word = _starting_at(_LINE_BY_HEAD, text, pos)
     if word is None:
         return None
     if word.isascii() and not whole_word(text, pos, pos + len(word)):
@@ -457,14 +464,14 @@ def detect_strong_in_credential_lines(anchors: Anchors) -> list[Span]:
     phrasing; not when its sentence says it is an example, a placeholder, fake or banned."""
     text = anchors.text
     spans: list[Span] = []
-    if _A_SYMBOL.search(text) is None:
+    if A_STRONG_SYMBOL.search(text) is None:
         return spans  # the cheap test first: every strong token holds a symbol
     done = -1
     for pos in anchors.positions(_LINE_WORDS):
         if pos < done or (text[pos - 1 : pos] == "_" and text[pos : pos + 6].lower() == "tokens"):
             continue  # input_tokens, max_tokens: a count (every usage line of a transcript)
         start, stop = _line(text, pos)
-        if _A_SYMBOL.search(text, start, stop) is None:
+        if A_STRONG_SYMBOL.search(text, start, stop) is None:
             done = stop
             continue  # the cheap test first: every strong token holds one
         if in_marker(text, pos) or _line_word_at(text, pos) is None:
@@ -487,9 +494,7 @@ def detect_strong_in_credential_lines(anchors: Anchors) -> list[Span]:
 _ACCOUNTS = ("root", "admin", "administrator", "superuser", "sysadmin", "postgres", "ubuntu", "oracle")
 """The accounts every system ships with: named in a pair, they say a login is being given."""
 _JOIN_CHARS = " \t/／:：,，`'\"+"
-_ACCOUNT_BY_HEAD: dict[str, tuple[str, ...]] = {}
-for _a in sorted(_ACCOUNTS, key=len, reverse=True):  # the longest first: administrator, admin
-    _ACCOUNT_BY_HEAD[_a[:2]] = (*_ACCOUNT_BY_HEAD.get(_a[:2], ()), _a)
+_ACCOUNT_BY_HEAD = _by_head(_ACCOUNTS)
 _PAIR_JOIN = Lazy(
     r"[`'\"]?(?:[ \t]*[/／:：][ \t]*|[ \t]+(?:and|with|using|\+)[ \t]+|[ \t]*[,，][ \t]*)[`'\"]?"
     r"(?P<value>[^\s\"'`\\,;()\[\]{}<>，。；：、（）]{6,64})"
@@ -504,8 +509,9 @@ def detect_account_pairs(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(_ACCOUNTS):
-        low = text[pos : pos + 13].lower()
-        account = next(a for a in _ACCOUNT_BY_HEAD[low[:2]] if low.startswith(a))
+        account = _starting_at(_ACCOUNT_BY_HEAD, text, pos)
+        if account is None:
+            continue
         end = pos + len(account)
         if text[end : end + 1] not in _JOIN_CHARS:
             continue  # the cheap test first: admin_url, rootfs, /root/

@@ -819,11 +819,12 @@ def _value_after(
     span = _value_after_word(
         text, word_start, word_end, kind, prose=prose, cjk=cjk, before=before, runs=runs
     )
-    if span is not None and says_an_example(text, word_start, span[1]):
+    if span is None or says_an_example(text, word_start, span[1]):
         return None
-    if span is not None and spelled_out(text[span[0] : span[1]]) and in_example_file(text, word_start):
+    value = text[span[0] : span[1]]
+    if spelled_out(value) and in_example_file(text, word_start):
         return None  # JWT_SECRET=replace-with-32-random-bytes in a .env.example
-    if span is not None and sha_shaped(text[span[0] : span[1]]) and not _tied(text, word_end, span[0]):
+    if sha_shaped(value) and not _tied(text, word_end, span[0]):
         return None  # "the password policy changed in <sha>": a commit named after the word
     return span
 
@@ -932,10 +933,10 @@ def _value_after_word(
         # key <key>", "AK <id> SK <secret>"
         hexadecimal = _HEX_VALUE.rx.fullmatch(value) is not None
         bare = not hexadecimal and len(value) >= 20
-        alone = text[word_start:word_end].lower() == "key" and _KEY_BEFORE.search(before) is None
-        if hexadecimal and alone:
+        bare_key = text[word_start:word_end].lower() == "key"
+        if hexadecimal and bare_key and _KEY_BEFORE.search(before) is None:
             return None  # "key: <hex>": a cache key, a JS API key, a hash; no owner says more
-        if text[word_start:word_end].lower() == "key" and _NAMESPACED.rx.fullmatch(value):
+        if bare_key and _NAMESPACED.rx.fullmatch(value):
             return None  # "key=page:v2:<hex>": a store's key of namespace parts, an id
         material = (
             (explicit or bare)
@@ -1375,7 +1376,6 @@ def detect_echoed_variables(anchors: Anchors) -> list[Span]:
                 spans.append((start, stop, "secret"))
             break
     return spans
-
 
 
 register(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from memory.redact.context import shown_not_given
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
-from memory.redact.structure import strong_password
+from memory.redact.structure import A_STRONG_SYMBOL, strong_password
 from memory.redact.values import (
     base64_of_text,
     entropy,
@@ -167,7 +167,6 @@ _CLIENT_CALLS = (
     "client", "auth", "login", "connect", "credential", "session", "api", "key", "token",
     "secret", "init", "run", "search",
 )  # fmt: skip
-_SYMBOL = Lazy(r"[!@#$%^&*?~]")
 _OBJECT_ID = Lazy(r"[a-z]{2,12}_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{8,}$")  # price_1Mo…, cus_…: ids
 
 
@@ -197,7 +196,7 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
         close = text.find(")", pos, pos + 600)
         if close == -1:
             continue
-        if not clientish and _SYMBOL.search(text, pos, close) is None:
+        if not clientish and A_STRONG_SYMBOL.search(text, pos, close) is None:
             continue  # no literal here can be a generated key or a strong password
         low_callee = callee.lower()
         if any(w in low_callee for w in _NOT_CLIENT_CALLS) or low_callee.endswith(
@@ -431,7 +430,6 @@ _SHELL_ANCHORS = ("export ", "setx ", "$env:")
 _CONFIG_FILES = (".env", ".ini", ".properties", ".toml", ".conf", ".cfg", ".yaml", ".yml")
 _OPENERS = ("```",)
 _BLOCK_ANCHORS = (*_OPENERS, *_CONFIG_FILES)
-_A_SYMBOL = Lazy(r"[!#$%&*?@^~]")  # one of the strong shape's symbols
 
 
 def _next_line(text: str, at: int) -> tuple[int, int, int]:
@@ -481,7 +479,7 @@ def detect_config_assignments(anchors: Anchors) -> list[Span]:
     ``$env:`` command."""
     text = anchors.text
     spans: list[Span] = []
-    if _A_SYMBOL.search(text) is None:
+    if A_STRONG_SYMBOL.search(text) is None:
         return spans  # the cheap test first: a strong value holds a symbol
     done = _config_block(text, 0, spans)
     for pos in anchors.positions(_BLOCK_ANCHORS):

@@ -365,6 +365,8 @@ _PGPASS_MARKS = (":*:", ":5432:")
 # ---------------------------------------------------------------------------- strong passwords
 
 STRONG_SYMBOLS = frozenset("!@#$%^&*?~")  # not + / = (base64), . - _ (names, versions)
+A_STRONG_SYMBOL = Lazy(r"[!@#$%^&*?~]")
+"""One of :data:`STRONG_SYMBOLS`: every strong-shaped token holds one (the detectors' cheap test)."""
 
 
 def strong_password(token: str) -> bool:

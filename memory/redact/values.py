@@ -165,18 +165,28 @@ def jwt_header_only(value: str) -> bool:
     parameters with an ``alg``, no payload and no signature (no ``.``). Every token signed
     the same way starts with those characters (``eyJhbGciOi…`` is ``{"alg":``): public, the
     way a file's magic number is."""
-    import base64
-    import binascii
     import json
 
-    if "." in value or len(value) > 512:
+    if "." in value or len(value) > 512 or (raw := _b64(value, urlsafe=True)) is None:
         return False
     try:
-        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
         header = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError):
+    except ValueError:
         return False
     return isinstance(header, dict) and "alg" in header and set(header) <= _JOSE_HEADER
+
+
+def _b64(token: str, *, urlsafe: bool) -> bytes | None:
+    """``token`` decoded as base64 (its padding restored; ``urlsafe``: the ``-_`` alphabet,
+    else the standard one, strictly), or None when it is not base64."""
+    import base64
+    import binascii
+
+    padded = token + "=" * (-len(token) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def is_secret_value(value: str, *, digits_ok: bool, quoted: bool, min_len: int = 6) -> bool:
@@ -309,12 +319,5 @@ def generated_one_case(token: str) -> bool:
 
 def base64_of_text(token: str) -> bool:
     """``token`` decodes as base64 to readable text (a code sample, not key material)."""
-    import base64
-    import binascii
-
-    padded = token + "=" * (-len(token) % 4)
-    try:
-        raw = base64.b64decode(padded, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return bool(raw) and sum(32 <= b < 127 or b in (9, 10, 13) for b in raw) >= 0.9 * len(raw)
+    raw = _b64(token, urlsafe=False)
+    return raw is not None and bool(raw) and sum(32 <= b < 127 or b in (9, 10, 13) for b in raw) >= 0.9 * len(raw)
