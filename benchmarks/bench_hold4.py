@@ -17,7 +17,7 @@ spent too, and so are hold6 to hold11 (the third to seventh rounds'). Each round
 of the same kind is scored once at the start and once at the end of its
 round, its aggregate tables only (never ``--detail``).
 
-Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7|hold8|hold9|hold10|hold11] [--json OUT] [--detail] [--types]``.
+Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7|hold8|hold9|hold10|hold11|hold12] [--json OUT] [--detail] [--types]``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ HOLD8 = QUALITY_DIR / "extraction_hold8.jsonl"
 HOLD9 = QUALITY_DIR / "extraction_hold9.jsonl"
 HOLD10 = QUALITY_DIR / "extraction_hold10.jsonl"
 HOLD11 = QUALITY_DIR / "extraction_hold11.jsonl"
-SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6, "hold7": HOLD7, "hold8": HOLD8, "hold9": HOLD9, "hold10": HOLD10, "hold11": HOLD11}
+HOLD12 = QUALITY_DIR / "extraction_hold12.jsonl"
+SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6, "hold7": HOLD7, "hold8": HOLD8, "hold9": HOLD9, "hold10": HOLD10, "hold11": HOLD11, "hold12": HOLD12}
 SPENT = {"hold4", "hold5", "hold6", "hold7", "hold8", "hold9", "hold10", "hold11"}  # scored blind before and after their round: development sets now
 
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="hold4",
-                        help="hold4 to hold11 (issue 23's first seven rounds, spent)")
+                        help="hold4 to hold11 (issue 23's first seven rounds, spent) or hold12 (the eighth round's blind set)")
     parser.add_argument("--json", type=Path, default=None, help="default benchmarks/results/<set>.json")
     parser.add_argument("--detail", action="store_true",
                         help="print each correction not applied, with the records involved (development only: hold4 to hold11 are spent)")
