@@ -52,6 +52,7 @@ Usage: ``python benchmarks/bench_quality.py [--split dev|val|test] [--json OUT] 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -60,7 +61,7 @@ import re
 import sys
 import tempfile
 import uuid as uuidlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -1134,13 +1135,21 @@ def round_end_problems(result: Mapping[str, Any], data_dir: Path = QUALITY_DIR) 
     return out
 
 
-def _quiet_logs() -> None:
-    """Only warnings from the pipeline on the console: the table is the output."""
+@contextlib.contextmanager
+def _quiet_logs() -> Iterator[None]:
+    """Only warnings from the pipeline on the console while it runs: the table is the output.
+    The caller's structlog configuration comes back after: a test that calls :func:`main` in
+    process left every later test's info events filtered out (``capture_logs`` saw none)."""
     import logging
 
     import structlog
 
+    before = structlog.get_config()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    try:
+        yield
+    finally:
+        structlog.configure(**before)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1152,7 +1161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=None, help="dreamd config whose [model] to measure (default: offline)")
     parser.add_argument("--data", type=Path, default=QUALITY_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    _quiet_logs()
+    with _quiet_logs():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from dreamd.config import load_config
     from memory.errors import ConfigError
 

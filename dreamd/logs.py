@@ -267,7 +267,7 @@ class _LazyLogger:
 def get_logger(name: str | None = None, **context: Any) -> EventLogger:
     """A structlog logger; call as ``log.info("job.done", job_id=...)``. structlog itself is
     imported at the first call."""
-    logger: EventLogger = _LazyLogger(name, context)  # type: ignore[assignment]
+    logger: EventLogger = _LazyLogger(name, context)
     return logger
 
 

@@ -211,3 +211,27 @@ def test_dream_backoff_doubles_after_refusals_and_clears_on_success() -> None:
     assert b.record(d, "rejected", 180) == 200  # capped
     assert b.record(d, "conflict", 400) == 0 and b.remaining(d, 379) == 1  # not penalised, not cleared
     assert b.record(d, "applied", 400) == 0 and b.remaining(d, 400) == 0
+
+
+def test_once_exits_1_naming_each_failed_job_but_0_for_a_deferred_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dreamd once` exited 0 after filing a job in failed/: a cron run could not tell."""
+    config = load_config(_config(tmp_path), env={"HOME": str(tmp_path)})
+    inside, outside = tmp_path / "mem" / "app", tmp_path / "elsewhere" / "app"
+    for d in (inside, outside):
+        d.parent.mkdir(parents=True)
+        MemoryStore.init(d)
+    transcript = tmp_path / "talk.txt"
+    transcript.write_text("User: the staging box is called heron.\nAssistant: Noted.\n")
+    later = submit(transcript, memory_dir=inside, session_id="later", spool=tmp_path / "spool")
+    monkeypatch.setenv("STUB_TRANSIENT", later)
+    assert once(config, work=stub, log_format="json", env={"HOME": str(tmp_path)}) == 0  # deferred: not failed
+    assert capsys.readouterr().err == ""
+
+    refused = submit(transcript, memory_dir=outside, session_id="lost", spool=tmp_path / "spool")
+    assert once(config, work=stub, log_format="json", env={"HOME": str(tmp_path)}) == 1
+    configure("json", io.StringIO())
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"dreamd once: job {refused} failed: memory_dir {outside} is outside the configured roots")
+    assert str(tmp_path / "spool" / "failed") in line and "dreamd retry" in line

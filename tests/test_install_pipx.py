@@ -49,6 +49,37 @@ def _base_env() -> dict[str, str]:
     return {k: os.environ[k] for k in keep if k in os.environ}
 
 
+def _checkout(tmp_path: Path) -> Path:
+    """The repository's package files, as a fresh clone has them."""
+    checkout = tmp_path / "dreamd"
+    checkout.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("memory", "dreamd"):
+        shutil.copytree(REPO / name, checkout / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, checkout / name)
+    return checkout
+
+
+def test_the_wheel_builds_with_an_spdx_license_and_no_deprecation_warning(tmp_path: Path) -> None:
+    """``license = { text = "MIT" }`` built with a SetuptoolsDeprecationWarning (builds break
+    after 2027-02-18); the SPDX string needs setuptools>=77 in the build requirements."""
+    checkout = _checkout(tmp_path)
+    env = {**_base_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "tool-home")}
+    out = tmp_path / "wheels"
+    built = _run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", out, "."], env, checkout, timeout=600)
+    assert built.returncode == 0, built.stdout[-1500:] + built.stderr[-3000:]
+    log = built.stdout + built.stderr
+    assert "SetuptoolsDeprecationWarning" not in log and "2027" not in log, log[-3000:]
+    [wheel] = out.glob("dreamd-*.whl")
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        [meta] = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        headers = zf.read(meta).decode().split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: MIT" in headers and not any(h.startswith("License: ") for h in headers)
+
+
 def test_pipx_install_then_dreamd_setup_gives_a_working_installation(tmp_path: Path) -> None:
     # pipx, from PyPI, in a throwaway venv
     tool = tmp_path / "pipx-venv"
@@ -59,13 +90,7 @@ def test_pipx_install_then_dreamd_setup_gives_a_working_installation(tmp_path: P
     assert got.returncode == 0, f"pip install pipx failed: {got.stderr[-2000:]}"
 
     # `pipx install .` in a checkout of the repository (its package files, as a clone has them)
-    checkout = tmp_path / "dreamd"
-    checkout.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("memory", "dreamd"):
-        shutil.copytree(REPO / name, checkout / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, checkout / name)
+    checkout = _checkout(tmp_path)
     pipx_home, bin_dir = tmp_path / "pipx", tmp_path / "bin"
     env |= {"PIPX_HOME": str(pipx_home), "PIPX_BIN_DIR": str(bin_dir), "PIPX_MAN_DIR": str(tmp_path / "man")}
     installed = _run([tool / "bin" / "pipx", "install", "."], env, checkout, timeout=600)

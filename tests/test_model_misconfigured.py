@@ -73,7 +73,10 @@ def test_refused_key_fails_jobs_at_once_and_status_and_doctor_say_so_until_fixed
         assert dreamd("submit", str(session), "--memory-dir", str(memory_dir), "--session", sid).returncode == 0
     fake.responder = lambda req: Status(401, "invalid x-api-key")
 
-    assert dreamd("once", "--config", str(config), "--log-format", "json").returncode == 0
+    refused = dreamd("once", "--config", str(config), "--log-format", "json")
+    assert refused.returncode == 1, "a run that filed its jobs in failed/ did not succeed"
+    lines = refused.stderr.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("dreamd once: job ") and "HTTP 401" in ln for ln in lines)
     assert len(fake.requests) == 2, "one call per job: a 401 is neither retried nor deferred"
     failed = sorted((spool / "failed").glob("*.error.json"))
     assert len(failed) == 2 and not list((spool / "deferred").glob("*.json"))

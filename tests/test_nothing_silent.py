@@ -123,9 +123,15 @@ def test_jobs_for_a_directory_outside_the_roots_are_counted_listed_and_fail_doct
     assert _stop(tmp_path, outside.parent).returncode == 0
 
     once = dreamd(tmp_path, "once", "--log-format", "json")
-    assert once.returncode == 0, once.stderr
     [done] = [json.loads(line) for line in once.stdout.splitlines() if '"daemon.once_done"' in line]
     assert done["failed"] == 1
+    # the run failed: exit 1 and one line naming the job and why (it exited 0 before)
+    assert once.returncode == 1
+    [job_file] = (tmp_path / "state" / "dreamd" / "spool" / "failed").glob("*.error.json")
+    job_id = job_file.name.removesuffix(".error.json")
+    [line] = once.stderr.splitlines()
+    assert line.startswith(f"dreamd once: job {job_id} failed: memory_dir {outside} is outside the configured roots")
+    assert "dreamd retry" in line
 
     status = _status(tmp_path)
     assert status["spool"]["failed"] == 1

@@ -483,3 +483,17 @@ def test_every_consolidation_label_is_satisfiable_by_an_ideal_dream(split: str) 
         assert s["fact_retention"] in (1.0, None), (g.id, s)
         assert s["keep_accuracy"] in (1.0, None), g.id
         assert s["merge_recall"] in (1.0, None) and s["drop_recall"] in (1.0, None), g.id
+
+
+def test_main_gives_the_callers_structlog_configuration_back(tmp_path: Path) -> None:
+    """bq.main filtered structlog to warnings for good: in one pytest process every later
+    test's info events were gone (test_anthropic_backend's capture_logs saw no model.call)."""
+    import structlog
+    from structlog.testing import capture_logs
+
+    before = structlog.get_config()
+    assert bq.main(["--split", "dev", "--data", str(tmp_path)]) == 2  # no labelled files: returns early
+    assert structlog.get_config() == before
+    with capture_logs() as logs:
+        structlog.get_logger().info("still.heard")
+    assert [e["event"] for e in logs] == ["still.heard"]

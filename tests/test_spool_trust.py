@@ -53,7 +53,9 @@ def test_a_job_planted_by_another_uid_is_never_applied(tmp_path: Path) -> None:
     job = remember(memory_dir, name="planted", type="user", description="Planted", body="By someone else.", spool=spool)
     os.chown(spool / "new" / f"{job}.json", OTHER, OTHER)
     ran = dreamd(tmp_path, "once", "--config", str(config))
-    assert ran.returncode == 0, ran.stderr
+    assert ran.returncode == 1, ran.stderr  # the run could not process it: a failed run
+    [line] = ran.stderr.splitlines()
+    assert line.startswith(f"dreamd once: job {job} failed: job file is owned by uid {OTHER}")
     assert [e.name for e in MemoryStore(memory_dir).read().records] == []
     assert (spool / "failed" / f"{job}.json").exists()
     error = json.loads((spool / "failed" / f"{job}.error.json").read_text())

@@ -30,7 +30,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic
 
@@ -78,11 +78,19 @@ relist for this reason asks for another scan when the interval is over."""
 
 @dataclass
 class JobCounts:
-    """Jobs this process finished, by how (the ``daemon.stopped`` and ``daemon.once_done`` lines)."""
+    """Jobs this process finished, by how (the ``daemon.stopped`` and ``daemon.once_done`` lines),
+    and each job it filed in ``failed/`` with the reason (``dreamd once`` exits 1 naming them)."""
 
     done: int = 0
-    failed: int = 0
     deferred: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return len(self.failures)
+
+    def fail(self, job_id: str, reason: str) -> None:
+        self.failures.append((job_id, reason))  # one append: safe from any worker thread
 
 
 def log_task_crash(task: Task, exc: BaseException) -> None:
@@ -318,7 +326,7 @@ class JobDispatcher(Generic[C]):
             reason = str(exc)
             log.warning("job.rejected", job_id=job_id, reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            self.counts.failed += 1  # a refused job is a failed one: `once` and the summary count it
+            self.counts.fail(job_id, reason)  # a refused job is a failed one: `once` and the summary count it
             return None
         except OSError as exc:
             log.error("job.error", job_id=job_id, error=f"cannot read job: {exc}")
@@ -517,7 +525,7 @@ class JobDispatcher(Generic[C]):
             reason = str(exc)
             bound.warning("job.failed", reason=reason)
             self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-            self.counts.failed += 1
+            self.counts.fail(job_id, reason)
         except ConflictError as exc:  # a group's change that no longer applied, if its retry raised it
             self._defer(bound, job_id, f"conflict: {exc}")
         except OSError as exc:
@@ -549,7 +557,7 @@ class JobDispatcher(Generic[C]):
                     session_id=culprit[1].session_id, budget_s=round(budget.seconds, 1),
                     size_bytes=budget.size_bytes, reason=reason, group=len(members))
         self._finish(culprit[0], lambda: self.spool.fail(culprit[0], reason))
-        self.counts.failed += 1
+        self.counts.fail(culprit[0], reason)
         for job_id, _, _ in members:
             if job_id != culprit[0]:
                 self._finish(job_id, functools.partial(self._unclaim, job_id))
@@ -574,7 +582,7 @@ class JobDispatcher(Generic[C]):
         log.warning("job.over_budget", job_id=job_id, memory_dir=str(job.memory_dir), session_id=job.session_id,
                     budget_s=round(budget.seconds, 1), size_bytes=budget.size_bytes, reason=reason)
         self._finish(job_id, lambda: self.spool.fail(job_id, reason))
-        self.counts.failed += 1
+        self.counts.fail(job_id, reason)
         try:
             self._after_job(Path(job.memory_dir))
         finally:
@@ -588,8 +596,9 @@ class JobDispatcher(Generic[C]):
 
         self._finish(job_id, move)
         if result and result[0] == "failed":
-            self.counts.failed += 1
-            bound.warning("job.failed", reason=f"gave up after max attempts: {error}")
+            reason = f"gave up after max attempts: {error}"
+            self.counts.fail(job_id, reason)
+            bound.warning("job.failed", reason=reason)
         else:
             self.counts.deferred += 1
             bound.info("job.deferred", error=error, attempt=self.spool.attempts(job_id))

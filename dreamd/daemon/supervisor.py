@@ -33,6 +33,7 @@ import os
 import select
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -582,7 +583,10 @@ def _run(config: Config, *, config_path: Path | None, log_format: str | None, en
 def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str] = os.environ,
          work: Work[C] | None = None) -> int:
     """``dreamd once``: recover, reconcile every managed directory, drain new/ (deferred jobs
-    wait for their time), run the dreams whose gates are open, exit. 0 unless it could not run."""
+    wait for their time), run the dreams whose gates are open, exit. 0 when every job it took
+    ended in ``done/`` or ``deferred/``; 1 when it could not run, or when it filed a job in
+    ``failed/`` (refused, permanent failure, over budget, out of attempts): one line on stderr
+    per such job, naming it and why."""
     configure(log_format or config.daemon.log_format)
     try:
         daemon = _new_daemon(config, work, env=env, watch=False, once=True)
@@ -599,6 +603,8 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         return 1
     try:
         log_recovered(daemon.spool, daemon.spool.recover())
+        for job_id in daemon.spool.recovered_failed:
+            daemon.jobs.counts.fail(job_id, str(daemon.spool.failure(job_id).get("reason", "")))
         daemon.pool.start()
         daemon.dirs.rescan_roots()
         daemon._release_deferred()
@@ -618,7 +624,10 @@ def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str
         counts = daemon.jobs.counts
         log.info("daemon.once_done", jobs=counts.done, failed=counts.failed, deferred=counts.deferred,
                  dreams=daemon.dirs.dreams)
-        return 0
+        for job_id, reason in counts.failures:
+            print(f"dreamd once: job {job_id} failed: {reason} (kept in {daemon.spool.dir('failed')}; "
+                  f"'dreamd retry' puts it back)", file=sys.stderr)
+        return 1 if counts.failures else 0
     finally:
         daemon.jobs.stop()  # a pending rescan timer must not poke a closed waker
         daemon.spool.release_lock()

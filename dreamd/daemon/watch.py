@@ -256,7 +256,7 @@ class Watcher:
 
         watcher = self
 
-        class _Handler(FileSystemEventHandler):  # type: ignore[misc]
+        class _Handler(FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
                 try:
                     callback(event)

@@ -418,7 +418,7 @@ def serve(tools: MemoryTools) -> int:
         async with stdio_server(stdin=screened, stdout=wire_out) as (read_stream, write_stream):  # type: ignore[arg-type]
             screened.write_stream = write_stream
             counted = _AnswerCounting(write_stream, in_flight)
-            await server.run(read_stream, counted, server.create_initialization_options())  # type: ignore[arg-type]
+            await server.run(read_stream, counted, server.create_initialization_options())
 
     anyio.run(run)
     return 0

@@ -215,7 +215,7 @@ class _Value:
         return {k: getattr(self, k) for k in self.__slots__}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.as_dict() == other.as_dict()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self.as_dict() == other.as_dict()
 
     def __hash__(self) -> int:
         return hash(tuple(self.as_dict().items()))
