@@ -163,7 +163,7 @@ _ASK_WHO_EN = re.compile(
     re.I,
 )
 _COVERS = re.compile(
-    r"^(?P<who>(?-i:[A-Z])[a-z]+)\s+(?:covers|is covering|will cover|handles|is handling|will handle|takes over)\b|"
+    r"^(?P<who>(?-i:[A-Z])[a-z]+(?:\s+(?-i:[A-Z])[a-z]+)?)\s+(?:covers|is covering|will cover|handles|is handling|will handle|takes over)\b|"
     r"由(?P<who2>[^，,。由]{1,6}?)(?:负责|負責|接手|代管|顶上|頂上)",
 )
 _NAMED_THEN_ASK = re.compile(
