@@ -330,7 +330,7 @@ _CONVENTION = re.compile(
     r"^(?:we|the team|our team|here we)\s+(?:only\s+|always\s+|just\s+)?(?!(?:were|was|had|did)\b)"
     rf"(?:[a-z]+(?<!ed)|sticks? (?:to|with)|go(?:es)? with)\s+[^,;.]{{1,40}}?\s*(?:,|-|–|—)?\s*(?:{lex.OTHER_WAY_EN})\s+\w|"
     r"^(?:every|each|all|any|anything)\s+(?:[\w-]+\s+){0,3}?(?:\([^)]{1,40}\)\s+)?(?:carries|carry|must|has to|have to|needs to|"
-    r"need to|requires?|needs|go(?:es)? through|stays?|gets? (?:reviewed|signed|approved|tagged|logged))\b|"
+    r"need to|requires?|needs|go(?:es)? through|stays?|gets?)\b|"
     r"^(?:[\w-]+\s+){0,2}[\w-]+s\s+(?:are|must be|should be)\s+[^,;.]{1,30}?\s+(?:in this (?:repo|repository|codebase|"
     r"project)|across the (?:repo|codebase))\b|"
     r"^(?:我们|我們|团队|團隊)(?:这边|這邊|这里|這裡)?(?:都|统一|統一|一律|只)用[^，,。]{1,20}[，,]\s*(?:不用|别用|別用|不要用|不许用|不許用)",
