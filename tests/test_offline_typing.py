@@ -281,3 +281,24 @@ def test_a_statement_that_ends_in_an_instruction_is_about_how_to_work(clause: st
 
 def test_a_statement_with_but_and_no_instruction_is_not_a_rule() -> None:
     assert statement_type("I love hiking but my knees are bad", DAY) == "user"
+
+
+def test_who_takes_over_a_topic_named_in_full_is_a_pointer() -> None:
+    """A person who covers or takes over a topic is someone to ask, whether named by a first name or
+    by a first and last name."""
+    for text in ("Rosa Delgado takes over the vendor invoices while I'm away.", "Ivo Petrov handles the print queue."):
+        assert [kind for kind, _ in types_of(text)] == ["reference"], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Every new endpoint gets a rate limit.", "Every release gets a changelog entry, support reads them."],
+)
+def test_what_every_instance_of_the_work_gets_is_a_rule(text: str) -> None:
+    """"every <thing> gets <something>" binds each instance, as "every <thing> carries …" does."""
+    assert [kind for kind, _ in types_of(text)] == ["feedback"]
+
+
+def test_zh_a_path_after_a_full_width_colon_is_a_pointer() -> None:
+    """"…在 NAS 上：/volume2/…": the path the label leads to is where the thing lives, as after a space."""
+    assert [kind for kind, _ in types_of("周报的底稿在组里 NAS 上：/volume2/team/weekly.xlsx")] == ["reference"]

@@ -25,7 +25,7 @@ from dreamd.models.offline.text import (
 
 URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s)>\]\"'，。]+", re.I)
 _PATHLIKE = re.compile(
-    r"(?:^|[\s(（])(?:~?/[\w.-]+(?:/[\w.*-]*)*|\.?[\w-]+(?:/[\w.*-]+)+/?|[\w-]+\.(?:ya?ml|toml|json|md|py|ts|"
+    r"(?:^|[\s(（：])(?:~?/[\w.-]+(?:/[\w.*-]*)*|\.?[\w-]+(?:/[\w.*-]+)+/?|[\w-]+\.(?:ya?ml|toml|json|md|py|ts|"
     r"js|sql|cfg|ini|conf|txt|csv|xlsx?|sh)|#(?!(?:[0-9a-f]{3}|[0-9a-f]{6})\b)[a-z][\w-]+)",
     re.I,
 )
