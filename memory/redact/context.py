@@ -324,6 +324,8 @@ _PUBLIC_KEY_OWNERS = frozenset(
 )  # fmt: skip
 
 
+_GENERATED_KINDS = frozenset({"api-key", "token", "secret"})
+"""Kinds whose values a program generates: a lower-case word is never one (a password is)."""
 _MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
 _WORDS_PHRASE = Lazy(r"[A-Za-z]{2,16}+(?:[- ][A-Za-z]{2,16}+){2,7}+")
 _JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
@@ -460,11 +462,14 @@ def _connector(
         i += 2
     elif text[i : i + 1] in ('"', "'", "`") and not text.startswith("'s ", i):  # password's X
         i += 1
+    if i > end and text[i : i + 1] == "]" and before.endswith(("['", '["', '[\\"')):
+        i += 1  # a subscript's quoted key: $cfg['db']['password'] = …, env["API_TOKEN"] = …
     j = i
     while j < len(text) and text[j] in " \t":
         j += 1
     c = text[j : j + 1]
-    arrow = text[j : j + 2] in ("=>", ":=", "->", "<-") or c == "→"  # <-: R's assignment
+    # <-: R's assignment; ?=: make's assignment when the variable is unset
+    arrow = text[j : j + 2] in ("=>", ":=", "->", "<-", "?=") or c == "→"
     if (c in (":", "=", "：") and text[j : j + 2] != "==") or arrow:
         j += 1 if c == "→" or not arrow else 2
         while j < len(text) and text[j] in " \t":
@@ -972,6 +977,8 @@ def _value_after_word(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
+    if explicit and kind in _GENERATED_KINDS and value.isalpha() and value.islower() and not made_up_letters(value):
+        return None  # AWS_SECRET_ACCESS_KEY = 'testing': a key is generated, never one word
     bare_ok = (
         explicit
         or made_up
