@@ -637,9 +637,10 @@ _MIXED_SCRIPT = Lazy(
 )  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
 _LONGEST = 160
 _APP_PASSWORD = Lazy(r"[a-z]{4}(?:[ -][a-z]{4}){3}(?![A-Za-z0-9])")
+_CONSONANT_RUN3 = Lazy(r"[bcdfghjklmnpqrstvwxz]{3}")
 _APP_BEFORE = Lazy(r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码")
 _PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
-_PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?)\"'`，。；！？]|(?i:and|but|so|when|for|to)\b)")
+_PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?()\"'`，。；！？（]|(?i:and|but|so|when|for|to)\b)")
 _FUNCTION_WORDS = frozenset(
     {
         "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "is", "are",
@@ -685,8 +686,11 @@ def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None
     if kind != "password":
         return None
     m = _APP_PASSWORD.match(text, start, start + _LONGEST)  # app passwords: 4 x 4 letters
-    if m is not None and _APP_BEFORE.search(text, max(0, start - 60), start) is not None:
-        return start, m.end(), kind
+    if m is not None and (
+        _APP_BEFORE.search(text, max(0, start - 60), start) is not None
+        or sum(_CONSONANT_RUN3.search(g) is not None for g in m.group(0).replace("-", " ").split()) >= 2
+    ):
+        return start, m.end(), kind  # random groups ("plmd", "sbto"), not words ("this will")
     m = _MIXED_SCRIPT.match(text, start, start + _LONGEST)
     if m is not None:
         value = m.group(0)
