@@ -274,6 +274,10 @@ _POSITIONAL = Lazy(
     """
 )
 _POSITIONAL_VALUE = Lazy(r"(?P<q>\\?[\"'`]?)(?P<value>[^\s\"'`\\;]{1,256})(?P=q)")
+_CHPASSWD_VALUE = Lazy(
+    r"(?:echo|printf)[ \t]+(?:-[en][ \t]+)?(?P<q>\\?[\"']?)[A-Za-z_][\w.-]{0,31}:"
+    r"(?P<value>[^\s\"'`|\\:]{1,256})(?P=q)[ \t]*\|[^|\n]{0,40}?\bchpasswd\b"
+)  # echo 'user:password' | sudo chpasswd
 _STDIN_VALUE = Lazy(
     r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?P<q>\\?[\"']?)(?P<value>[^\s\"'`|\\]{4,256})(?P=q)[ \t]*\|"
     r"[^|\n]{0,200}?--password-stdin"
@@ -283,7 +287,7 @@ _STDIN_VALUE = Lazy(
 def detect_positional_passwords(anchors: Anchors) -> list[Span]:
     """A password where a command takes it as a plain argument: ``htpasswd -b file user pw``,
     ``rabbitmqctl add_user user pw``, ``net use … /user:u pw``, SQL's ``IDENTIFIED BY 'pw'``,
-    and ``echo pw | … --password-stdin``."""
+    ``echo pw | … --password-stdin`` and ``echo 'user:pw' | chpasswd``."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(("htpasswd", "rabbitmqctl", "net use", "identified by")):
@@ -296,10 +300,40 @@ def detect_positional_passwords(anchors: Anchors) -> list[Span]:
         ):
             spans.append((v.start("value"), v.end("value"), "password"))
     for pos in anchors.positions(("echo ", "printf ")):
-        if text.find("--password-stdin", pos, pos + 300) == -1:
+        if text.find("--password-stdin", pos, pos + 300) != -1:
+            m = _STDIN_VALUE.match(text, pos)
+        elif text.find("chpasswd", pos, pos + 300) != -1:
+            m = _CHPASSWD_VALUE.match(text, pos)
+        else:
             continue
-        m = _STDIN_VALUE.match(text, pos)
         if m is not None and not is_placeholder(m.group("value")):
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
+
+_SAMBA_CONTEXT = Lazy(
+    r"(?i)(?:(?<=\\[nrt])|\b)(?:smbclient|rpcclient|smbcacls|smbget|smbmap|smbtree|net|winexe)\b"
+)
+_SAMBA_USER = Lazy(
+    r"-U[ \t]*+(?P<q>\\?[\"']?)(?P<user>[^\s%\"'`]{1,96}+)%(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
+)
+
+
+def detect_samba_user_passwords(anchors: Anchors) -> list[Span]:
+    """Samba's ``-U 'DOMAIN\\user%password'`` (smbclient, rpcclient, net …): the part after
+    the ``%`` is the password, as after the ``:`` of ``curl -u``."""
+    text = anchors.text
+    spans: list[Span] = []
+    context = _Context(text, _SAMBA_CONTEXT)
+    for pos in anchors.positions((" -u",)):
+        at = pos + 1
+        if text[at + 1 : at + 2] != "U" or not context.before(at):
+            continue
+        m = _SAMBA_USER.match(text, at)
+        if m is None:
+            continue
+        value = m.group("value")
+        if not reads_as_non_secret(value) and not is_placeholder(m.group("user") + value):
             spans.append((m.start("value"), m.end("value"), "password"))
     return spans
 
@@ -317,5 +351,6 @@ COMMAND_DETECTORS = (
     detect_auth_command_tokens,
     detect_echo_to_key_files,
     detect_positional_passwords,
+    detect_samba_user_passwords,
     detect_printed_key_files,
 )
