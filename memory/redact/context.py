@@ -243,6 +243,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return ("pin", True) if owner in _CODE_OWNERS else None
     if last.endswith("pass") and 8 <= len(last) <= 14 and last not in _NOT_PASS:  # requirepass, deststorepass
         return "password", True
+    if last.endswith("auth") and 8 <= len(last) <= 14:  # masterauth: a setting's name glued to its word
+        return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
         return "secret", True
     if last == "token" or (last.endswith("token") and len(last) <= 14):
@@ -1178,8 +1180,8 @@ _URL_CREDS_WRAPPED = Lazy(
     r"://[^\s:/@\"'\\<>]{1,128}:(?P<a>[^\s/@\"'\\<>]{1,255})(?:\r?\n|\\n)[ \t]*"
     r"(?P<b>[^\s/@\"'\\<>:]{1,255})@(?=[A-Za-z0-9\[._-])"
 )  # a password cut over a line break: both pieces, up to the host's "@"
-_AUTH_HEADER = Lazy(
-    r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
+_AUTH_HEADER = Lazy(  # "Authorization: …", and a server's header directive: Authorization "Basic …"
+    r"(?i:(?:proxy-)?authorization)\\?[\"']?(?:\s*[:=]\s*|[ \t]+(?=\\?[\"']))\\?[\"']?"
     r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,24})\s+)?"  # any scheme: Bearer, SSWS, GenieKey, Splunk
     r"(?P<value>[A-Za-z0-9._~+/=:-]{8,})"
 )
