@@ -295,6 +295,7 @@ _NAMESPACED = Lazy(r"(?:[a-z][a-z0-9_.-]{0,31}:){2,}(?:[0-9a-fA-F-]{4,}|\d+|[a-z
 """An identifier of namespace parts, ``<name>:<name>:<hex>`` (``page:v3:<digest>``): a cache or
 store key, each part a lower-case name, the last a hex digest, a number or a name."""
 _KEYPAD = Lazy(r"(?=(?:[#*]*[0-9]){4})(?=[0-9]*[#*])[0-9#*]{5,12}")  # 4+ digits and a # or *
+_ISSUED_CODE = Lazy(r"(?=[A-Z0-9]{4,8}$)[0-9]*[A-Z]+[0-9]+[A-Z]+[A-Z0-9]*|[A-Z]*[0-9]+[A-Z]+[0-9]+[A-Z0-9]*")
 _ONE_DIGIT = Lazy(r"(\d)\1{5,}")
 _ANSWER_KIND = "security-answer"
 _SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
@@ -968,7 +969,10 @@ def _value_after_word(
     if keypad and (kind == "pin" or cjk or explicit):
         return start, end, kind  # "door code is 47#912", "门禁密码 8830#": a keypad's # and *
     if kind == "pin" and not value.isdigit():
-        return None
+        # a code sent to be typed back: capitals and digits mixed ("验证码是 Q7M2XK"), not a
+        # name and its number (ISO9001, HTTP2: one run of letters, one of digits)
+        issued = (explicit or cjk) and _ISSUED_CODE.rx.fullmatch(value) is not None
+        return (start, end, kind) if issued else None
     if value.isdigit() and _ONE_DIGIT.rx.fullmatch(value):
         return None  # 000000, 111111: a fixed code of a test setup, not someone's PIN
     if cjk and kind == "token" and _LOWER_CODE.rx.fullmatch(value) and entropy(value) >= 3.0:
