@@ -234,8 +234,9 @@ _SOURCE_FILE = Lazy(r"(?i)\.(?:py|js|ts|go|rb|rs|java|kt|c|h|cc|cpp|cs|php|sh|md
 
 def detect_printed_key_files(anchors: Anchors) -> list[Span]:
     """``cat auth.txt`` (``type``, ``head``, ``Get-Content``…) of a file named for a secret and
-    the lines it printed: each line of one made-up or generated token is what the file keeps
-    (a user name or a word on its own line is not)."""
+    the lines it printed, and the lines under a comment line that opens with such a file's name
+    (``# .vault_pass``): each line of one made-up or generated token is what the file keeps (a
+    user name or a word on its own line is not)."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(_PRINT_COMMANDS):
@@ -246,19 +247,45 @@ def detect_printed_key_files(anchors: Anchors) -> list[Span]:
             continue
         if _SOURCE_FILE.search(m.group("file")) is not None:
             continue  # auth.py, token.go: code about a credential, not one
-        at = m.end()
-        for _ in range(_PRINTED_LINES):
-            line = _PRINTED_LINE.match(text, at)
-            if line is None:
-                break  # a blank line, a prompt, a sentence: the output ended
-            value = line.group("value")
-            if (looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)) and (
-                not reads_as_non_secret(value)
-            ):
-                spans.append((line.start("value"), line.end("value"), "secret"))
-            at = line.end()
-            at += 2 if text.startswith(("\r\n", "\\n"), at) else 1
+        _file_lines(text, m.end(), spans)
+    for pos in anchors.positions(_HEADED_WORDS):
+        lo = max(0, pos - 64)
+        escaped = text.rfind("\\n", lo, pos)
+        start = max(text.rfind("\n", lo, pos) + 1, escaped + 2 if escaped != -1 else 0)
+        if start == 0 and lo > 0:
+            continue
+        m = _HEADED_FILE.match(text, start)
+        if m is None or not m.start("file") <= pos < m.end("file"):
+            continue
+        if _KEY_FILE.search(m.group("file")) is None or _SOURCE_FILE.search(m.group("file")):
+            continue
+        _file_lines(text, m.end(), spans)
     return spans
+
+
+def _file_lines(text: str, at: int, spans: list[Span]) -> None:
+    """The lines from ``at`` on that a file named for a secret holds: each line of one made-up
+    or generated token (a user name or a word on its own line is not)."""
+    for _ in range(_PRINTED_LINES):
+        line = _PRINTED_LINE.match(text, at)
+        if line is None:
+            break  # a blank line, a prompt, a sentence: the output ended
+        value = line.group("value")
+        if (looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)) and (
+            not reads_as_non_secret(value)
+        ):
+            spans.append((line.start("value"), line.end("value"), "secret"))
+        at = line.end()
+        at += 2 if text.startswith(("\r\n", "\\n"), at) else 1
+
+
+_HEADED_WORDS = ("pass", "auth")
+_HEADED_FILE = Lazy(
+    r"[ \t]*(?:#|//)[ \t]*(?P<file>[\w./~-]{1,128}?)"
+    r"(?:[ \t]+(?:\([^)\n]{0,40}\)|for[ \t][^\n]{0,60}))?[ \t]*(?:\r?\n|\\n)"
+)
+"""A comment line that opens with a file's name (``# .vault_pass (chmod 600)``, ``# auth.txt
+for openvpn``) and then the file's lines: what a file named for a secret holds."""
 
 
 _PRINT_COMMANDS = ("cat ", "type ", "head ", "tail ", "get-content ")
