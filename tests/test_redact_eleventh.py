@@ -9,7 +9,8 @@ neighbourhood must keep.
 * a modular-crypt hash in an account file's second field (shadow, htpasswd) is a credential;
 * a passphrase ends at an aside opening after it; four random groups of four letters after a
   password word are an app password;
-* Samba's ``-U user%password`` and ``echo 'user:password' | chpasswd``;
+* Samba's ``-U user%password`` and ``echo 'user:password' | chpasswd``; the lines under a comment
+  line that opens with a file named for a secret;
 * a header directive ``Authorization "Basic …"`` and a setting whose name ends in ``auth``;
 * a code of capitals and digits mixed after a code word.
 """
@@ -185,6 +186,31 @@ def test_samba_and_chpasswd_give_their_passwords_on_the_command_line(text: str, 
     ],
 )
 def test_an_empty_user_a_usage_line_or_a_placeholder_pair_stays(text: str) -> None:
+    kept(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("# .vault_pass (chmod 600)\nplover-Quill-Basin-62", "plover-Quill-Basin-62"),
+        ("# auth.txt for openvpn --auth-user-pass\nkim.lee\nVpn_Kim#Winter9", "Vpn_Kim#Winter9"),
+    ],
+)
+def test_the_lines_under_a_comment_naming_a_secrets_file_are_the_file(text: str, secret: str) -> None:
+    out, kinds = redact(text)
+    assert gone(secret, out) and kinds == ["secret"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# auth.py\ndef login(): pass",  # a source file about a credential
+        "// passwords.md\nsee the wiki",  # a sentence
+        "# token.txt.example\nreplace-with-your-token",
+        "# auth.txt for openvpn\nkim.lee",  # the user's line alone
+    ],
+)
+def test_the_lines_under_a_comment_naming_a_source_file_or_a_placeholder_stay(text: str) -> None:
     kept(text)
 
 
