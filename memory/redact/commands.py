@@ -90,14 +90,25 @@ def detect_cli_passwords(anchors: Anchors) -> list[Span]:
 def detect_user_passwords(anchors: Anchors) -> list[Span]:
     """The password of ``curl -u user:password`` (``--user``, ``--proxy-user``, wget…): any
     value but a placeholder (``-u "$USER:$TOKEN"``), digits too."""
+    return _pair_passwords(anchors, (" -u", "--user", "--proxy-user"), _USER_CONTEXT, _USER_PASSWORD)
+
+
+def _pair_passwords(
+    anchors: Anchors, flags: tuple[str, ...], context_regex: Lazy, pair: Lazy, *, upper: bool = False
+) -> list[Span]:
+    """The password half of a ``user<sep>password`` pair after a flag, in a command that
+    ``context_regex`` names on the line before it; ``upper``: only the flag's capital
+    (``-U``, not ``-u``)."""
     text = anchors.text
     spans: list[Span] = []
-    context = _Context(text, _USER_CONTEXT)
-    for pos in anchors.positions((" -u", "--user", "--proxy-user")):
+    context = _Context(text, context_regex)
+    for pos in anchors.positions(flags):
         at = pos + 1 if text[pos] == " " else pos
+        if upper and not text[at + 1 : at + 2].isupper():
+            continue
         if not context.before(at):
             continue
-        m = _USER_PASSWORD.match(text, at)
+        m = pair.match(text, at)
         if m is None:
             continue
         value = m.group("value")
@@ -349,20 +360,7 @@ _SAMBA_USER = Lazy(
 def detect_samba_user_passwords(anchors: Anchors) -> list[Span]:
     """Samba's ``-U 'DOMAIN\\user%password'`` (smbclient, rpcclient, net …): the part after
     the ``%`` is the password, as after the ``:`` of ``curl -u``."""
-    text = anchors.text
-    spans: list[Span] = []
-    context = _Context(text, _SAMBA_CONTEXT)
-    for pos in anchors.positions((" -u",)):
-        at = pos + 1
-        if text[at + 1 : at + 2] != "U" or not context.before(at):
-            continue
-        m = _SAMBA_USER.match(text, at)
-        if m is None:
-            continue
-        value = m.group("value")
-        if not reads_as_non_secret(value) and not is_placeholder(m.group("user") + value):
-            spans.append((m.start("value"), m.end("value"), "password"))
-    return spans
+    return _pair_passwords(anchors, (" -u",), _SAMBA_CONTEXT, _SAMBA_USER, upper=True)
 
 
 register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
