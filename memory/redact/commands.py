@@ -90,14 +90,25 @@ def detect_cli_passwords(anchors: Anchors) -> list[Span]:
 def detect_user_passwords(anchors: Anchors) -> list[Span]:
     """The password of ``curl -u user:password`` (``--user``, ``--proxy-user``, wget…): any
     value but a placeholder (``-u "$USER:$TOKEN"``), digits too."""
+    return _pair_passwords(anchors, (" -u", "--user", "--proxy-user"), _USER_CONTEXT, _USER_PASSWORD)
+
+
+def _pair_passwords(
+    anchors: Anchors, flags: tuple[str, ...], context_regex: Lazy, pair: Lazy, *, upper: bool = False
+) -> list[Span]:
+    """The password half of a ``user<sep>password`` pair after a flag, in a command that
+    ``context_regex`` names on the line before it; ``upper``: only the flag's capital
+    (``-U``, not ``-u``)."""
     text = anchors.text
     spans: list[Span] = []
-    context = _Context(text, _USER_CONTEXT)
-    for pos in anchors.positions((" -u", "--user", "--proxy-user")):
+    context = _Context(text, context_regex)
+    for pos in anchors.positions(flags):
         at = pos + 1 if text[pos] == " " else pos
+        if upper and not text[at + 1 : at + 2].isupper():
+            continue
         if not context.before(at):
             continue
-        m = _USER_PASSWORD.match(text, at)
+        m = pair.match(text, at)
         if m is None:
             continue
         value = m.group("value")
@@ -234,8 +245,9 @@ _SOURCE_FILE = Lazy(r"(?i)\.(?:py|js|ts|go|rb|rs|java|kt|c|h|cc|cpp|cs|php|sh|md
 
 def detect_printed_key_files(anchors: Anchors) -> list[Span]:
     """``cat auth.txt`` (``type``, ``head``, ``Get-Content``…) of a file named for a secret and
-    the lines it printed: each line of one made-up or generated token is what the file keeps
-    (a user name or a word on its own line is not)."""
+    the lines it printed, and the lines under a comment line that opens with such a file's name
+    (``# .vault_pass``): each line of one made-up or generated token is what the file keeps (a
+    user name or a word on its own line is not)."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(_PRINT_COMMANDS):
@@ -246,19 +258,45 @@ def detect_printed_key_files(anchors: Anchors) -> list[Span]:
             continue
         if _SOURCE_FILE.search(m.group("file")) is not None:
             continue  # auth.py, token.go: code about a credential, not one
-        at = m.end()
-        for _ in range(_PRINTED_LINES):
-            line = _PRINTED_LINE.match(text, at)
-            if line is None:
-                break  # a blank line, a prompt, a sentence: the output ended
-            value = line.group("value")
-            if (looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)) and (
-                not reads_as_non_secret(value)
-            ):
-                spans.append((line.start("value"), line.end("value"), "secret"))
-            at = line.end()
-            at += 2 if text.startswith(("\r\n", "\\n"), at) else 1
+        _file_lines(text, m.end(), spans)
+    for pos in anchors.positions(_HEADED_WORDS):
+        lo = max(0, pos - 64)
+        escaped = text.rfind("\\n", lo, pos)
+        start = max(text.rfind("\n", lo, pos) + 1, escaped + 2 if escaped != -1 else 0)
+        if start == 0 and lo > 0:
+            continue
+        m = _HEADED_FILE.match(text, start)
+        if m is None or not m.start("file") <= pos < m.end("file"):
+            continue
+        if _KEY_FILE.search(m.group("file")) is None or _SOURCE_FILE.search(m.group("file")):
+            continue
+        _file_lines(text, m.end(), spans)
     return spans
+
+
+def _file_lines(text: str, at: int, spans: list[Span]) -> None:
+    """The lines from ``at`` on that a file named for a secret holds: each line of one made-up
+    or generated token (a user name or a word on its own line is not)."""
+    for _ in range(_PRINTED_LINES):
+        line = _PRINTED_LINE.match(text, at)
+        if line is None:
+            break  # a blank line, a prompt, a sentence: the output ended
+        value = line.group("value")
+        if (looks_random(value) or is_secret_value(value, digits_ok=False, quoted=False)) and (
+            not reads_as_non_secret(value)
+        ):
+            spans.append((line.start("value"), line.end("value"), "secret"))
+        at = line.end()
+        at += 2 if text.startswith(("\r\n", "\\n"), at) else 1
+
+
+_HEADED_WORDS = ("pass", "auth")
+_HEADED_FILE = Lazy(
+    r"[ \t]*(?:#|//)[ \t]*(?P<file>[\w./~-]{1,128}?)"
+    r"(?:[ \t]+(?:\([^)\n]{0,40}\)|for[ \t][^\n]{0,60}))?[ \t]*(?:\r?\n|\\n)"
+)
+"""A comment line that opens with a file's name (``# .vault_pass (chmod 600)``, ``# auth.txt
+for openvpn``) and then the file's lines: what a file named for a secret holds."""
 
 
 _PRINT_COMMANDS = ("cat ", "type ", "head ", "tail ", "get-content ")
@@ -274,6 +312,10 @@ _POSITIONAL = Lazy(
     """
 )
 _POSITIONAL_VALUE = Lazy(r"(?P<q>\\?[\"'`]?)(?P<value>[^\s\"'`\\;]{1,256})(?P=q)")
+_CHPASSWD_VALUE = Lazy(
+    r"(?:echo|printf)[ \t]+(?:-[en][ \t]+)?(?P<q>\\?[\"']?)[A-Za-z_][\w.-]{0,31}:"
+    r"(?P<value>[^\s\"'`|\\:]{1,256})(?P=q)[ \t]*\|[^|\n]{0,40}?\bchpasswd\b"
+)  # echo 'user:password' | sudo chpasswd
 _STDIN_VALUE = Lazy(
     r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?P<q>\\?[\"']?)(?P<value>[^\s\"'`|\\]{4,256})(?P=q)[ \t]*\|"
     r"[^|\n]{0,200}?--password-stdin"
@@ -283,7 +325,7 @@ _STDIN_VALUE = Lazy(
 def detect_positional_passwords(anchors: Anchors) -> list[Span]:
     """A password where a command takes it as a plain argument: ``htpasswd -b file user pw``,
     ``rabbitmqctl add_user user pw``, ``net use … /user:u pw``, SQL's ``IDENTIFIED BY 'pw'``,
-    and ``echo pw | … --password-stdin``."""
+    ``echo pw | … --password-stdin`` and ``echo 'user:pw' | chpasswd``."""
     text = anchors.text
     spans: list[Span] = []
     for pos in anchors.positions(("htpasswd", "rabbitmqctl", "net use", "identified by")):
@@ -296,12 +338,29 @@ def detect_positional_passwords(anchors: Anchors) -> list[Span]:
         ):
             spans.append((v.start("value"), v.end("value"), "password"))
     for pos in anchors.positions(("echo ", "printf ")):
-        if text.find("--password-stdin", pos, pos + 300) == -1:
+        if text.find("--password-stdin", pos, pos + 300) != -1:
+            m = _STDIN_VALUE.match(text, pos)
+        elif text.find("chpasswd", pos, pos + 300) != -1:
+            m = _CHPASSWD_VALUE.match(text, pos)
+        else:
             continue
-        m = _STDIN_VALUE.match(text, pos)
         if m is not None and not is_placeholder(m.group("value")):
             spans.append((m.start("value"), m.end("value"), "password"))
     return spans
+
+
+_SAMBA_CONTEXT = Lazy(
+    r"(?i)(?:(?<=\\[nrt])|\b)(?:smbclient|rpcclient|smbcacls|smbget|smbmap|smbtree|net|winexe)\b"
+)
+_SAMBA_USER = Lazy(
+    r"-U[ \t]*+(?P<q>\\?[\"']?)(?P<user>[^\s%\"'`]{1,96}+)%(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
+)
+
+
+def detect_samba_user_passwords(anchors: Anchors) -> list[Span]:
+    """Samba's ``-U 'DOMAIN\\user%password'`` (smbclient, rpcclient, net …): the part after
+    the ``%`` is the password, as after the ``:`` of ``curl -u``."""
+    return _pair_passwords(anchors, (" -u",), _SAMBA_CONTEXT, _SAMBA_USER, upper=True)
 
 
 register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
@@ -317,5 +376,6 @@ COMMAND_DETECTORS = (
     detect_auth_command_tokens,
     detect_echo_to_key_files,
     detect_positional_passwords,
+    detect_samba_user_passwords,
     detect_printed_key_files,
 )

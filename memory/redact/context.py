@@ -243,6 +243,8 @@ def _kind_of(parts: list[str], before: str) -> tuple[str, bool] | None:
         return ("pin", True) if owner in _CODE_OWNERS else None
     if last.endswith("pass") and 8 <= len(last) <= 14 and last not in _NOT_PASS:  # requirepass, deststorepass
         return "password", True
+    if last.endswith("auth") and 8 <= len(last) <= 14:  # masterauth: a setting's name glued to its word
+        return "password", True
     if last == "secret" or (last.endswith("secret") and len(last) <= 14):
         return "secret", True
     if last == "token" or (last.endswith("token") and len(last) <= 14):
@@ -293,6 +295,7 @@ _NAMESPACED = Lazy(r"(?:[a-z][a-z0-9_.-]{0,31}:){2,}(?:[0-9a-fA-F-]{4,}|\d+|[a-z
 """An identifier of namespace parts, ``<name>:<name>:<hex>`` (``page:v3:<digest>``): a cache or
 store key, each part a lower-case name, the last a hex digest, a number or a name."""
 _KEYPAD = Lazy(r"(?=(?:[#*]*[0-9]){4})(?=[0-9]*[#*])[0-9#*]{5,12}")  # 4+ digits and a # or *
+_ISSUED_CODE = Lazy(r"(?=[A-Z0-9]{4,8}$)[0-9]*[A-Z]+[0-9]+[A-Z]+[A-Z0-9]*|[A-Z]*[0-9]+[A-Z]+[0-9]+[A-Z0-9]*")
 _ONE_DIGIT = Lazy(r"(\d)\1{5,}")
 _ANSWER_KIND = "security-answer"
 _SECURITY_NEAR = Lazy(r"(?i)security|secret|recovery|安全|密保")
@@ -324,6 +327,8 @@ _PUBLIC_KEY_OWNERS = frozenset(
 )  # fmt: skip
 
 
+_GENERATED_KINDS = frozenset({"api-key", "token", "secret"})
+"""Kinds whose values a program generates: a lower-case word is never one (a password is)."""
 _MAX_VALUE = 4096  # an AWS session token is ~1,000 characters: a longer value is cut, not missed
 _WORDS_PHRASE = Lazy(r"[A-Za-z]{2,16}+(?:[- ][A-Za-z]{2,16}+){2,7}+")
 _JUDGED = 256  # a value is judged by its first characters: every word in a long run is judged
@@ -460,11 +465,14 @@ def _connector(
         i += 2
     elif text[i : i + 1] in ('"', "'", "`") and not text.startswith("'s ", i):  # password's X
         i += 1
+    if i > end and text[i : i + 1] == "]" and before.endswith(("['", '["', '[\\"')):
+        i += 1  # a subscript's quoted key: $cfg['db']['password'] = …, env["API_TOKEN"] = …
     j = i
     while j < len(text) and text[j] in " \t":
         j += 1
     c = text[j : j + 1]
-    arrow = text[j : j + 2] in ("=>", ":=", "->", "<-") or c == "→"  # <-: R's assignment
+    # <-: R's assignment; ?=: make's assignment when the variable is unset
+    arrow = text[j : j + 2] in ("=>", ":=", "->", "<-", "?=") or c == "→"
     if (c in (":", "=", "：") and text[j : j + 2] != "==") or arrow:
         j += 1 if c == "→" or not arrow else 2
         while j < len(text) and text[j] in " \t":
@@ -632,9 +640,10 @@ _MIXED_SCRIPT = Lazy(
 )  # "山海-Tiger-2048": a password of Chinese and Latin parts joined by symbols
 _LONGEST = 160
 _APP_PASSWORD = Lazy(r"[a-z]{4}(?:[ -][a-z]{4}){3}(?![A-Za-z0-9])")
+_CONSONANT_RUN3 = Lazy(r"[bcdfghjklmnpqrstvwxz]{3}")
 _APP_BEFORE = Lazy(r"(?i)\bapp(?:lication)?[ -]?(?:specific[ -]?)?pass|应用专用密码|应用密码|专用密码")
 _PHRASE = Lazy(r"[A-Za-z0-9][A-Za-z0-9'!?&-]*(?:[ ][A-Za-z0-9][A-Za-z0-9'!?&-]*){2,9}")
-_PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?)\"'`，。；！？]|(?i:and|but|so|when|for|to)\b)")
+_PHRASE_END = Lazy(r"[ \t]*(?:$|\n|\\n|[.,;!?()\"'`，。；！？（]|(?i:and|but|so|when|for|to)\b)")
 _FUNCTION_WORDS = frozenset(
     {
         "the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "is", "are",
@@ -680,8 +689,11 @@ def _longer_value(text: str, start: int, kind: str, *, word: str) -> Span | None
     if kind != "password":
         return None
     m = _APP_PASSWORD.match(text, start, start + _LONGEST)  # app passwords: 4 x 4 letters
-    if m is not None and _APP_BEFORE.search(text, max(0, start - 60), start) is not None:
-        return start, m.end(), kind
+    if m is not None and (
+        _APP_BEFORE.search(text, max(0, start - 60), start) is not None
+        or sum(_CONSONANT_RUN3.search(g) is not None for g in m.group(0).replace("-", " ").split()) >= 2
+    ):
+        return start, m.end(), kind  # random groups ("plmd", "sbto"), not words ("this will")
     m = _MIXED_SCRIPT.match(text, start, start + _LONGEST)
     if m is not None:
         value = m.group(0)
@@ -957,7 +969,10 @@ def _value_after_word(
     if keypad and (kind == "pin" or cjk or explicit):
         return start, end, kind  # "door code is 47#912", "门禁密码 8830#": a keypad's # and *
     if kind == "pin" and not value.isdigit():
-        return None
+        # a code sent to be typed back: capitals and digits mixed ("验证码是 Q7M2XK"), not a
+        # name and its number (ISO9001, HTTP2: one run of letters, one of digits)
+        issued = (explicit or cjk) and _ISSUED_CODE.rx.fullmatch(value) is not None
+        return (start, end, kind) if issued else None
     if value.isdigit() and _ONE_DIGIT.rx.fullmatch(value):
         return None  # 000000, 111111: a fixed code of a test setup, not someone's PIN
     if cjk and kind == "token" and _LOWER_CODE.rx.fullmatch(value) and entropy(value) >= 3.0:
@@ -972,6 +987,8 @@ def _value_after_word(
     # "门禁密码 4821": after a Chinese word a space is enough for digits (not "6 位": a unit)
     if explicit and word.endswith("passphrase") and _WORDS_PHRASE.rx.fullmatch(value):
         return start, end, kind  # "passphrase: correct-horse-battery-staple"
+    if explicit and kind in _GENERATED_KINDS and value.isalpha() and value.islower() and not made_up_letters(value):
+        return None  # AWS_SECRET_ACCESS_KEY = 'testing': a key is generated, never one word
     bare_ok = (
         explicit
         or made_up
@@ -1167,8 +1184,8 @@ _URL_CREDS_WRAPPED = Lazy(
     r"://[^\s:/@\"'\\<>]{1,128}:(?P<a>[^\s/@\"'\\<>]{1,255})(?:\r?\n|\\n)[ \t]*"
     r"(?P<b>[^\s/@\"'\\<>:]{1,255})@(?=[A-Za-z0-9\[._-])"
 )  # a password cut over a line break: both pieces, up to the host's "@"
-_AUTH_HEADER = Lazy(
-    r"(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?"
+_AUTH_HEADER = Lazy(  # "Authorization: …", and a server's header directive: Authorization "Basic …"
+    r"(?i:(?:proxy-)?authorization)\\?[\"']?(?:\s*[:=]\s*|[ \t]+(?=\\?[\"']))\\?[\"']?"
     r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,24})\s+)?"  # any scheme: Bearer, SSWS, GenieKey, Splunk
     r"(?P<value>[A-Za-z0-9._~+/=:-]{8,})"
 )

@@ -170,6 +170,26 @@ _CLIENT_CALLS = (
 _OBJECT_ID = Lazy(r"[a-z]{2,12}_(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{8,}$")  # price_1Mo…, cus_…: ids
 
 
+_DSN_LITERAL = Lazy(r"(?i)://|^[a-z][a-z0-9]{1,15}:(?:host|dbname|server|database)=|^jdbc:")
+"""A connection string given as a call's literal: a URL, a PDO/ODBC DSN (``mysql:host=…``)."""
+_USER_LITERAL = Lazy(r"[A-Za-z_][A-Za-z0-9._@-]{0,63}$")
+
+
+def _password_after_dsn(literals: list[tuple[int, int, str]]) -> int:
+    """The index of the password among a call's literals that open with a connection string
+    and a user: ``getConnection("jdbc:…", "ledger", "<password>")``, ``new PDO('mysql:host=…',
+    'shop', '<password>')``; -1 when there is none. The third literal's place says what it is,
+    as a key's name would: any made-up value there (not a word, a name or a placeholder)."""
+    if len(literals) < 3 or _DSN_LITERAL.search(literals[0][2]) is None:
+        return -1
+    if "@" in literals[0][2].split("://", 1)[-1].split("/", 1)[0]:
+        return -1  # the URL holds its own user (and password: the URL detector's)
+    user, value = literals[1][2], literals[2][2]
+    if _USER_LITERAL.rx.match(user) is None or value.isalpha() or reads_as_non_secret(value):
+        return -1
+    return 2 if is_secret_value(value, digits_ok=True, quoted=False, min_len=6) else -1
+
+
 def detect_call_literals(anchors: Anchors) -> list[Span]:
     """String literals given to a call: a generated one to a client constructor or a login
     (not to a hash, a decoder, a test helper), a strong-password-shaped one to any call with
@@ -212,10 +232,15 @@ def detect_call_literals(anchors: Anchors) -> list[Span]:
             literals.append((a.start("value"), a.end("value"), a.group("value")))
             at = a.end()
         last = close
-        for start, end, value in literals:
+        after_user = _password_after_dsn(literals)
+        for index, (start, end, value) in enumerate(literals):
+            if index == after_user:
+                spans.append((start, end, "password"))
+                continue
             hexish = all(c in "0123456789abcdefABCDEF" for c in value)
             random = (
                 clientish
+                and _DSN_LITERAL.search(value) is None  # "jdbc:mysql://db:3306/shop" names a host
                 and looks_random(value)
                 and not base64_of_text(value)
                 and _OBJECT_ID.match(value) is None

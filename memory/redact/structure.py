@@ -361,6 +361,33 @@ def detect_pgpass(anchors: Anchors) -> list[Span]:
 
 _PGPASS_MARKS = (":*:", ":5432:")
 
+_CRYPT_MARKS = (":$1$", ":$2a$", ":$2b$", ":$2y$", ":$5$", ":$6$", ":$apr1$", ":$y$", ":$argon2")
+_CRYPT_ENTRY = Lazy(
+    r"[ \t]*[A-Za-z_][A-Za-z0-9._-]{0,31}:"
+    r"(?P<value>\$[a-z0-9]{1,8}\$[^\s:\\\"'$]{1,64}(?:\$[^\s:\\\"'$]{1,256}){1,3})(?=$|[:\s\\\"'])"
+)
+
+
+def detect_crypt_entries(anchors: Anchors) -> list[Span]:
+    """A password hash in the second field of an account file's line: ``/etc/shadow``'s
+    ``user:$6$salt$hash:19823:0:…``, ``.htpasswd``'s ``user:$apr1$salt$hash``. The line's
+    place says it is a live credential of that account (a hash offline cracking starts from);
+    the same modular-crypt string in a sentence or assigned in a test is an example."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(_CRYPT_MARKS):
+        lo = max(0, pos - 40)  # the user field is 32 characters at most
+        line = max(text.rfind("\n", lo, pos) + 1, text.rfind('"', lo, pos) + 1)
+        escaped = text.rfind("\\n", lo, pos)
+        if escaped != -1 and escaped + 2 > line:
+            line = escaped + 2
+        if line == 0 and lo > 0:
+            continue
+        m = _CRYPT_ENTRY.match(text, line)
+        if m is not None and m.start("value") == pos + 1:
+            spans.append((m.start("value"), m.end("value"), "password"))
+    return spans
+
 
 # ---------------------------------------------------------------------------- strong passwords
 
@@ -439,6 +466,7 @@ register(
     "ls0tls1crudjti",
     "pgpass",
     *_PGPASS_MARKS,
+    *_CRYPT_MARKS,
     *_CHANGE_VERBS,
     *_CHANGE_VERBS_ZH,
 )
@@ -446,6 +474,7 @@ KEY_FILE_DETECTORS = (detect_ppk_private_lines, detect_base64_private_keys)
 """Run right after the shapes: a key file's body must not be read as words and values."""
 STRUCTURE_DETECTORS = (
     detect_pgpass,
+    detect_crypt_entries,
     detect_seed_phrases,
     detect_key_pairs,
     detect_next_line_values,
