@@ -667,7 +667,7 @@ def read_conversation(
 
     ``code_dir`` keeps the redactor's compiled patterns between hook processes
     (:func:`memory.redact.engine.load_code`), as bytecode keeps its modules: compiling them
-    was ~8 % of a cold Stop's instructions. A file it cannot write costs the next call a
+    was ~12 % of a cold Stop's instructions. A file it cannot write costs the next call a
     compile, never this one's job.
     """
     code_file = _load_code(code_dir)

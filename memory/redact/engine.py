@@ -83,14 +83,13 @@ def _compile_recording(pattern: str, flags: int) -> re.Pattern[str]:
         from re import _compiler, _parser  # type: ignore[attr-defined]
 
         parsed = _parser.parse(pattern, flags)
-        code = _compiler._code(parsed, flags)
         groupindex = dict(parsed.state.groupdict)
         indexgroup: list[str | None] = [None] * parsed.state.groups
         for name, index in groupindex.items():
             indexgroup[index] = name
-        entry: CodeEntry = (
+        entry: CodeEntry = (  # the opcodes are int subclasses: plain ints only when saved
             int(flags | parsed.state.flags),
-            [int(op) for op in code],
+            _compiler._code(parsed, flags),
             parsed.state.groups - 1,
             groupindex,
             tuple(indexgroup),
@@ -108,11 +107,11 @@ def _compile_recording(pattern: str, flags: int) -> re.Pattern[str]:
 def compile_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)``, from the code of a :func:`load_code` file when it holds
     the pattern: CPython compiles a pattern in Python (``re._parser``, ``re._compiler``), and
-    the ~100 the hook meets on a long session cost a cold Stop ~30 ms, a CJK range alone
-    ~1.8 ms (every code point of it is set one by one). ``_sre.compile`` checks the code it
-    is given (an invalid one raises), and an entry it refuses is compiled afresh; the pattern
-    made is the one ``re.compile`` makes (``tests/test_redact_engine.py`` compares them with
-    ``==``, which compares the code)."""
+    the ~100 the hook meets on a long session were ~12 % of a cold Stop's instructions (a CJK
+    range sets every code point of it one by one). ``_sre.compile`` checks the code it is
+    given (an invalid one raises), and an entry it refuses is compiled afresh; the pattern
+    made is the one ``re.compile`` makes (``tests/test_redact_code.py`` compares them with
+    ``==``, which compares flags and code)."""
     key = (pattern, int(flags))
     entry = _CODE.get(key)
     if entry is not None:
@@ -150,9 +149,13 @@ def save_code(path: Path) -> bool:
 
     from memory.fsutil import replace_atomic
 
-    kept = _CODE if len(_CODE) <= MAX_CODE else {key: _CODE[key] for key in _CODE_USED}
+    keys = _CODE if len(_CODE) <= MAX_CODE else _CODE_USED
+    kept = {}
+    for key in keys:
+        flags, code, groups, groupindex, indexgroup = _CODE[key]
+        kept[key] = (flags, list(map(int, code)), groups, groupindex, indexgroup)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomic(path, marshal.dumps(dict(kept)), mode=0o600, sync_dir=False, durable=False)
+    replace_atomic(path, marshal.dumps(kept), mode=0o600, sync_dir=False, durable=False)
     _CODE_STATE["new"] = 0
     return True
 
