@@ -87,6 +87,7 @@ class Settings:
     """What the hook takes from the config (or its defaults when there is no config file)."""
 
     __slots__ = (
+        "code_cache",
         "limit",
         "max_job_bytes",
         "projects",
@@ -116,6 +117,9 @@ class Settings:
         self.spool = spool
         self.state_dir = state_dir
         self.transcript_cache = state_dir / "hook-transcripts" if cache else None
+        # the redactor's compiled patterns, apart from the transcripts' cache (which a
+        # session's first Stop finds empty): read_conversation's code_dir
+        self.code_cache = state_dir / "hook-regex" if cache else None
         self.projects = dict(projects or {})
         self.roots = roots
         self.max_job_bytes = max_job_bytes
@@ -213,7 +217,9 @@ def enqueue(
     from dreamd.hook.transcript import read_conversation, split_parts
 
     try:
-        lines, cost = read_conversation(path, settings.transcript_cache)
+        lines, cost = read_conversation(
+            path, settings.transcript_cache, code_dir=settings.code_cache
+        )
     except FileNotFoundError:
         log["reason"] = f"transcript {path} does not exist (yet)"
         return []

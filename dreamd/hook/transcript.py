@@ -650,7 +650,11 @@ def _check(data: bytes) -> str:
 
 
 def read_conversation(
-    path: Path, cache_dir: Path | None, *, max_read: int = MAX_READ_BYTES
+    path: Path,
+    cache_dir: Path | None,
+    *,
+    max_read: int = MAX_READ_BYTES,
+    code_dir: Path | None = None,
 ) -> tuple[list[tuple[bytes, bytes]], dict[str, int]]:
     """The session file's conversation lines, redacted, and what it cost (bytes read, reused).
 
@@ -660,7 +664,13 @@ def read_conversation(
     4 KiB. When the file still starts with that prefix, only what was appended is read and
     decoded; otherwise (rewritten, truncated, another file under that name) all of it is.
     Raises FileNotFoundError when the file does not exist (yet).
+
+    ``code_dir`` keeps the redactor's compiled patterns between hook processes
+    (:func:`memory.redact.engine.load_code`), as bytecode keeps its modules: compiling them
+    was ~12 % of a cold Stop's instructions. A file it cannot write costs the next call a
+    compile, never this one's job.
     """
+    code_file = _load_code(code_dir)
     cached: list[tuple[bytes, bytes]] = []
     offset = 0
     # O_NONBLOCK: a FIFO under the session's name must not hold the turn until the timeout.
@@ -726,7 +736,23 @@ def read_conversation(
             _prune(cache_dir)
         except OSError:
             pass
+    if code_file is not None:
+        from memory.redact.engine import save_code
+
+        with contextlib.suppress(OSError):
+            save_code(code_file)
     return lines + tail, {"read_bytes": len(data), "reused_bytes": offset}
+
+
+def _load_code(code_dir: Path | None) -> Path | None:
+    """The redactor's compiled-pattern file in ``code_dir`` (one per interpreter), loaded."""
+    if code_dir is None:
+        return None
+    from memory.redact.engine import CODE_TAG, load_code
+
+    code_file = code_dir / f"{CODE_TAG}.marshal"
+    load_code(code_file)
+    return code_file
 
 
 def write_cache(path: Path, data: bytes) -> None:

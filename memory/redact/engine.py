@@ -13,6 +13,7 @@ regex scans the whole text, which keeps a 3 MB transcript on the hook's budget.
 
 from __future__ import annotations
 
+import _sre  # type: ignore[import-not-found]
 import re
 import sys
 from bisect import bisect_left
@@ -20,6 +21,7 @@ from bisect import bisect_left
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -38,7 +40,7 @@ class Lazy:
     @property
     def rx(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = re.compile(self.pattern, self.flags)
+            self._compiled = compile_pattern(self.pattern, self.flags)
         return self._compiled
 
     def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
@@ -54,6 +56,108 @@ class Lazy:
 
     def split(self, text: str) -> list[str]:
         return [part for part in self.rx.split(text) if part is not None]
+
+
+CodeEntry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+"""What ``re`` makes of a pattern: its final flags, its SRE code, the number of groups, the
+group names by index and the reverse."""
+
+_CODE: dict[tuple[str, int], CodeEntry] = {}
+"""Compiled code by ``(pattern, flags)``: loaded from a :func:`load_code` file, and every
+pattern this process compiled (what :func:`save_code` writes when something was new)."""
+_CODE_STATE = {"new": 0}
+_CODE_USED: set[tuple[str, int]] = set()
+MAX_CODE = 1024
+"""Patterns a code file keeps at most (the redactor has a few hundred; older versions' ones
+go when it would pass this)."""
+
+CODE_TAG = f"{sys.implementation.cache_tag}-{getattr(_sre, 'MAGIC', 0)}-{_sre.CODESIZE}"
+"""The interpreter a code file is for (its name carries it): SRE code from another CPython
+version is never read."""
+
+
+def _compile_recording(pattern: str, flags: int) -> re.Pattern[str]:
+    """``re.compile`` as CPython 3.11+ does it (``re._compiler.compile``), keeping the code."""
+    compiled: re.Pattern[str]
+    try:
+        from re import _compiler, _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(pattern, flags)
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
+        entry: CodeEntry = (  # the opcodes are int subclasses: plain ints only when saved
+            int(flags | parsed.state.flags),
+            _compiler._code(parsed, flags),
+            parsed.state.groups - 1,
+            groupindex,
+            tuple(indexgroup),
+        )
+        compiled = _sre.compile(pattern, *entry)
+    except Exception:  # another interpreter's internals: compiled as usual, not kept
+        return re.compile(pattern, flags)
+    key = (pattern, int(flags))
+    _CODE[key] = entry
+    _CODE_USED.add(key)
+    _CODE_STATE["new"] += 1
+    return compiled
+
+
+def compile_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, from the code of a :func:`load_code` file when it holds
+    the pattern: CPython compiles a pattern in Python (``re._parser``, ``re._compiler``), and
+    the ~100 the hook meets on a long session were ~12 % of a cold Stop's instructions (a CJK
+    range sets every code point of it one by one). ``_sre.compile`` checks the code it is
+    given (an invalid one raises), and an entry it refuses is compiled afresh; the pattern
+    made is the one ``re.compile`` makes (``tests/test_redact_code.py`` compares them with
+    ``==``, which compares flags and code)."""
+    key = (pattern, int(flags))
+    entry = _CODE.get(key)
+    if entry is not None:
+        try:
+            compiled: re.Pattern[str] = _sre.compile(pattern, *entry)
+        except Exception:
+            del _CODE[key]
+        else:
+            _CODE_USED.add(key)
+            return compiled
+    return _compile_recording(pattern, flags)
+
+
+def load_code(path: Path) -> None:
+    """Take the compiled patterns of ``path`` (written by :func:`save_code` for
+    :data:`CODE_TAG`); a missing or unreadable file is no error (patterns compile as usual)."""
+    import marshal
+
+    try:
+        loaded = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return
+    if isinstance(loaded, dict):
+        for key, entry in loaded.items():
+            _CODE.setdefault(key, entry)
+
+
+def save_code(path: Path) -> bool:
+    """Write every compiled pattern this process holds to ``path`` when one was compiled
+    since the last load or save (atomic, not fsynced: a lost file is rebuilt); whether it
+    wrote. Up to :data:`MAX_CODE` patterns: past that, the ones of this process only."""
+    if not _CODE_STATE["new"]:
+        return False
+    import marshal
+
+    from memory.fsutil import replace_atomic
+
+    keys = _CODE if len(_CODE) <= MAX_CODE else _CODE_USED
+    kept = {}
+    for key in keys:
+        flags, code, groups, groupindex, indexgroup = _CODE[key]
+        kept[key] = (flags, list(map(int, code)), groups, groupindex, indexgroup)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomic(path, marshal.dumps(kept), mode=0o600, sync_dir=False, durable=False)
+    _CODE_STATE["new"] = 0
+    return True
 
 
 Span = tuple[int, int, str]
