@@ -86,16 +86,12 @@ def token_set(words: Iterable[str]) -> frozenset[str]:
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def containment(a: set[str], b: set[str]) -> float:
     """Share of the smaller set found in the larger one."""
-    if not a or not b:
-        return 0.0
-    return len(a & b) / min(len(a), len(b))
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
 def has_cjk(text: str) -> bool:

@@ -107,6 +107,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -433,6 +434,10 @@ class _Answer:
         self.taken = {e.name for e in index}
         self.picked: list[tuple[int, int, dict[str, str]]] = []
         self.seen: list[_Indexed] = []
+        # (type, token) → the index's and kept records holding it: a near duplicate shares half the smaller token set at least
+        self.holding: dict[tuple[str, str], list[_Indexed]] = {}
+        for e in index:
+            self._hold(e)
         self.consumed: set[int] = set()
         self.last: tuple[int, str, dict[str, str]] | None = None  # position, kind, record last admitted
 
@@ -447,40 +452,40 @@ class _Answer:
 
         Returns the outcome for a trace: ``("kept", name)``, ``("folded", the record it went
         into)``, ``("known", name)`` or ``("secret", None)``."""
-        if (found.kind == "feedback" and found.how == HOW["feedback-neg"] and nxt and _ALTERNATIVE_NEXT.match(nxt)
-                and not has_secret(nxt)):
+        if found.kind == "feedback" and found.how == HOW["feedback-neg"] and nxt and _ALTERNATIVE_NEXT.match(nxt) and not has_secret(nxt):
             # "Don't mock the database. Use the real Postgres, because …": one rule
             alternative, alt_reason = split_reason(nxt)
             found.extra_lines.append(as_line(alternative))
             found.reason = found.reason or alt_reason
             self.consumed.add(position + 1)
-        if found.reason is None and found.type in ("feedback", "project") and nxt:
-            m = REASON_NEXT.match(nxt)
-            if m and not has_secret(nxt):
-                found.reason = tidy(m.group("r"))
+        if found.reason is None and found.type in ("feedback", "project") and nxt and (m := REASON_NEXT.match(nxt)) and not has_secret(nxt):
+            found.reason = tidy(m.group("r"))
         record = _record_from(found, day)
         if any(has_secret(v) for v in record.values()):
             return "secret", None
         if self._continues(found, position, record):
             return "folded", self.last[2]["name"] if self.last else None
-        toks = frozenset(tokens(record["description"]))
+        toks, desc = frozenset(tokens(record["description"])), record["description"]
         # A correction looks like what it corrects ("Don't mock the DB" vs "Mock the DB"):
         # it is kept under a fresh name so the next dream resolves it toward the newer one.
-        known = [e for e in (*self.index, *self.seen) if not _corrects(record["description"], e.description)]
-        if record["name"] in self.taken and any(e.name == record["name"] for e in known if e in self.index):
+        if record["name"] in self.taken and any(e.name == record["name"] and not _corrects(desc, e.description) for e in self.index):
             return "known", record["name"]
-        if any(e.type == record["type"] and _near_duplicate(toks, e.tokens) for e in known):
+        shared = Counter(e for token in toks for e in self.holding.get((record["type"], token), ()))
+        if any(2 * n >= min(len(toks), len(e.tokens)) and _near_duplicate(toks, e.tokens) and not _corrects(desc, e.description) for e, n in shared.items()):
             return "known", record["name"]
         base, n = record["name"], 2
         while record["name"] in self.taken:
-            suffix = f"-{n}"
-            record["name"] = base[: 64 - len(suffix)] + suffix
-            n += 1
+            record["name"], n = base[: 64 - len(f"-{n}")] + f"-{n}", n + 1
         self.taken.add(record["name"])
         self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
+        self._hold(self.seen[-1])
         self.picked.append((found.priority, position, record))
         self.last = (position, found.kind, record)
         return "kept", record["name"]
+
+    def _hold(self, e: _Indexed) -> None:
+        for token in e.tokens:
+            self.holding.setdefault((e.type, token), []).append(e)
 
     def _continues(self, found: Found, position: int, record: dict[str, str]) -> bool:
         """Fold a clause no named rule took into the record a named rule made from the clause before
@@ -622,12 +627,8 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
     the answer is the same with or without it."""
     trace = trace if trace is not None else Trace()
     today = parse_date(payload.get("today")) or dt.date(1970, 1, 1)
-    index: list[_Indexed] = []
-    for item in payload.get("index") or []:
-        if isinstance(item, Mapping):
-            desc = str(item.get("description", ""))
-            index.append(_Indexed(str(item.get("name", "")), str(item.get("type", "")),
-                                  frozenset(tokens(desc)), desc))
+    index = [_Indexed(str(i.get("name", "")), str(i.get("type", "")), frozenset(tokens(d := str(i.get("description", "")))), d)
+             for i in payload.get("index") or [] if isinstance(i, Mapping)]
     answer = _Answer(index)
     earlier = [i.description for i in index]  # the directory's records, then what the user says and what is kept of it
     kept_from = dict(enumerate(i.name for i in index))  # an ``earlier`` statement → the record it is, or was kept from it
