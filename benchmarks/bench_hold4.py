@@ -6,7 +6,9 @@ scored on the records one session leaves: a correction is **applied** when its f
 value) is matched by a record and no record still states an old value outside a
 ``**Previously:**`` line (``**此前：**`` in Chinese; where issue 23 keeps the old value as history); **stale** when a
 record still states the old value as current (``stale_elsewhere``: a record that does not also
-hold the new value, so not the correcting record naming what it replaces, "X instead of Y"). A correction of a value said in an earlier
+hold the new value, so not the correcting record naming what it replaces, "X instead of Y").
+A **wrong rewrite** is a record whose history line holds no old value any label of its session
+names: a record superseded (or rewritten) by a correction of something else. A correction of a value said in an earlier
 session (not in this transcript) can only show whether the new value was kept.
 
 hold4 has been scored twice and is spent as a blind set: it is now a development set, and
@@ -66,12 +68,20 @@ def _states(term: str, rec: Produced) -> bool:
     return term_found(term, current)
 
 
+def _history(rec: Produced) -> str:
+    """The record's history lines (``**Previously:**`` / ``**此前：**``): what a supersession moved there."""
+    from dreamd.models.offline.compare.clauses import HISTORY
+
+    return "\n".join(line for line in rec.text.splitlines() if HISTORY.match(line))
+
+
 def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The corrections' outcome; with ``detail`` (development only: it names each session's
     sentences), one row per correction that was not applied is appended to it."""
     from memory.errors import DreamdError
 
-    out = {"corrections": 0, "applied": 0, "stale": 0, "stale_elsewhere": 0, "new_value_missed": 0, "by_lang": {}}
+    out: dict[str, Any] = {"corrections": 0, "applied": 0, "stale": 0, "stale_elsewhere": 0, "new_value_missed": 0,
+                           "wrong_rewrites": 0, "by_lang": {}}
     with tempfile.TemporaryDirectory(prefix="dreamd-hold4-") as tmp:
         for s in sessions:
             try:
@@ -79,6 +89,12 @@ def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, A
             except DreamdError:
                 records = []
             lang = out["by_lang"].setdefault(s.lang, {"corrections": 0, "applied": 0, "stale": 0})
+            olds = [old for turn in s.turns for fact in turn.facts for old in fact.supersedes]
+            for r in records:  # a history line holding no old value a label names: a correction of something else
+                wrong = (history := _history(r)) and not any(term_found(old, history) for old in olds)
+                out["wrong_rewrites"] += bool(wrong)
+                if wrong and detail is not None:
+                    detail.append({"session": s.id, "wrong_rewrite": r.text})
             for turn in s.turns:
                 for fact in turn.facts:
                     if not fact.supersedes:
@@ -153,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"date accuracy {ext['date_accuracy']}, reason accuracy {ext['reason_accuracy']}, distractors ignored {ext['distractor_ignored']}")
     print(f"corrections: {cor['applied']} of {cor['corrections']} applied, {cor['stale']} with the old value still stated "
           f"({cor['stale_elsewhere']} by a record not holding the new value), "
-          f"{cor['new_value_missed']} new values missed; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
+          f"{cor['new_value_missed']} new values missed, {cor['wrong_rewrites']} records rewritten with no labelled old value "
+          f"on their history line; by language {json.dumps(cor['by_lang'])}")  # fmt: skip
     for row in detail or ():
         print(json.dumps(row, ensure_ascii=False, indent=1))
     if args.types:

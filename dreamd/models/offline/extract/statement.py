@@ -173,24 +173,24 @@ def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], m
     """A change of something said before (issue 23): an ``earlier`` statement (the user's, or a directory
     record) holds the subject of a change marker of ``clause`` that names a value; or it shares a word with
     ``clause`` besides their values, holds a value of a kind ``clause`` newly names, and the turn says it is
-    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value. With it, the
-    index of the statement it replaces if that holds the replaced value (one named as replaced, or one of a kind newly named)."""
+    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value. With it, the index
+    of the statement holding the value replaced (named as replaced, or of a kind newly named) whose words outside the
+    values of its kind meet the change's, the most then the latest: never a value of the kind about another subject."""
     if (kind := statement_distractor(clause)) in ("code", "evaluation"):
         return None  # pasted output, a judgement: no change is told that way
     new, words = gist(clause), tokens(clause)
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
     subject = set().union(*(st.subject for st in changes)) if (new.values or any(map(names_a_value, changes))) and kind in (
         None, "deictic", "vague subject", "interjection", "fragment") else set()  # the tests how a change is said trips
-    gone = set(tokens(" ".join(new.negated_values))).union(*(st.old for st in supersessions(clause)))  # named as replaced
-    for at, said in reversed(list(enumerate(earlier))):
-        old = gist(said)
-        added = new.values - old.values - new.negated_values
-        kinds, denied = {value_kind(v) for v in added} & {value_kind(v) for v in old.values}, old.values & new.negated_values
-        if subject & tokens(said) or (kinds and (marked or denied or any(map(supersessions, turn)))
-                and (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))):
-            holds = gone & set(tokens(" ".join(old.values))) if gone else {v for v in old.values - new.values if value_kind(v) in kinds}
-            return _stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day), (at if holds else None)
-    return None
+    gone, matched, best = set(tokens(" ".join(new.negated_values))).union(*(st.old for st in supersessions(clause))), False, (1, -1)  # named as replaced
+    for at, (said, old) in enumerate(zip(earlier, map(gist, earlier), strict=True)):
+        kinds = {value_kind(v) for v in new.values - old.values - new.negated_values} & {value_kind(v) for v in old.values}
+        matched = matched or bool(subject & tokens(said) or (kinds and (marked or old.values & new.negated_values or any(
+            map(supersessions, turn))) and (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))))
+        holds = {v for v in old.values if gone & tokens(v)} if gone else {v for v in old.values - new.values if value_kind(v) in kinds}
+        best = max(best, (len((words & tokens(said)) - tokens(" ".join(v for v in old.values | new.values if value_kind(v) in {
+            value_kind(h) for h in holds}))), at) if holds else best)  # the holder sharing no word of the change never wins
+    return (_stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day), best[1] if best[1] >= 0 else None) if matched else None
 
 
 # ----------------------------------------------------------------------------- answers

@@ -1,0 +1,71 @@
+"""A correction supersedes the record that holds the corrected value (issue 23): the offline
+extractor links a change to the earlier statement holding the replaced value, even when the
+statement the change matched (the latest sharing its subject's words) holds none, and never to
+a statement of another subject holding a value of the same kind. Examples are invented for
+this test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dreamd.config import default_config
+from dreamd.jobs.work import Context, execute
+from dreamd.models.offline.model import OfflineModel
+from memory.store.transaction import MemoryStore
+from tests.test_supersession import _dreamd, _extract_job, _managed
+from tests.test_supersession_linked import _run
+
+# the deck shares the subject's words and holds no weekday: the change matches it, but Thursday is the review's
+REVIEW = ("The design review happens every Thursday with Priyanka.", "Ok.", "The design review deck lives in Figma.", "Ok.")
+MOVED = ("Moved: the design review is every Tuesday now.", "Ok.")
+# the queue shares "billing" and holds a number; the service's version is the one the change replaces
+BILLING = ("The billing service runs on Python 3.11.", "Ok.", "The billing queue holds 500 jobs at most.", "Ok.")
+UPGRADED = ("We upgraded the billing service to 3.12 last week.", "Ok.")
+# the change names the stack's framework again beside a new library: a value of the kind, another subject
+STACK = ("The backend stack is Python and FastAPI.", "Ok.",
+         "We moved the HTTP client to httpx, it plays better with FastAPI's test client.", "Ok.")
+
+
+def test_the_change_names_the_older_record_holding_the_value_not_the_one_matched() -> None:
+    review, deck, moved = _run(*REVIEW, *MOVED)
+    assert "Thursday" in review["description"] and "Figma" in deck["description"]
+    assert moved["supersedes"] == review["name"]
+    assert "supersedes" not in deck
+
+
+def test_a_change_of_one_subject_never_names_a_record_of_another_holding_a_value_of_its_kind() -> None:
+    stack, client = _run(*STACK)
+    assert "FastAPI" in stack["description"] and "httpx" in client["description"]
+    assert "supersedes" not in client
+
+
+def test_one_job_leaves_the_record_of_another_subject_current(tmp_path: Path) -> None:
+    mdir = tmp_path / "mem"
+    MemoryStore.init(mdir)
+    ctx = Context(config=default_config(env={"HOME": "/nonexistent"}), model=OfflineModel(), ledger=None)
+    assert execute(_extract_job(mdir, *STACK), ctx) == "extracted 2"
+    records = {rec.description: rec for _, rec in MemoryStore(mdir).records()}
+    stack = records["The backend stack is Python and FastAPI"]
+    assert "**Previously:**" not in stack.body and "Python" in stack.body
+    assert not any("**Previously:**" in rec.body for rec in records.values())  # nothing is rewritten
+
+
+def test_dreamd_once_twice_logs_the_holder_superseded(tmp_path: Path) -> None:
+    _store, memory_dir, spool, config = _managed(tmp_path)
+    session = tmp_path / "s.txt"
+    said = "".join(f"{'User' if i % 2 == 0 else 'Assistant'}: {t}\n" for i, t in enumerate((*BILLING, *UPGRADED)))
+    for text in (said.split("User: We upgraded")[0], said):  # the session goes on: the version is changed later
+        session.write_text(text)
+        assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
+        once = _dreamd(tmp_path, spool, "once", "--config", str(config))
+        assert once.returncode == 0, once.stderr
+    records = {e.name: rec for e, rec in MemoryStore(memory_dir).records()}
+    [upgraded] = [n for n, r in records.items() if "3.12" in r.description]
+    current, _, history = records[upgraded].body.partition("**Previously:**")
+    assert "3.11" not in current and "Python 3.11" in history
+    [queue] = [n for n, r in records.items() if "500" in r.description]
+    assert len(records) == 2 and "**Previously:**" not in records[queue].body  # the queue's number is another subject's
+    log = _dreamd(tmp_path, spool, "log", str(memory_dir), "--config", str(config))
+    [line] = [x for x in log.stdout.splitlines() if x.strip().startswith("superseded ")]
+    assert line.strip().startswith("superseded project-billing-service-runs-python") and line.strip().endswith(f"-> {upgraded}")
+    assert queue not in line
