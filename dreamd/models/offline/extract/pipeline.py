@@ -143,6 +143,7 @@ from dreamd.models.offline.extract.statement import (
     answer_to,
     last_question,
     restated_value,
+    retyped,
 )
 from dreamd.models.offline.extract.structure import (
     Peeled,
@@ -769,8 +770,13 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
             if (not founds and role == "user" and after and len(tokens(lead)) <= 3 and re.fullmatch(r"[^\W\d_][\w ,']*", lead)
                     and not found_in(lead, ctx, accepted=None, remember=False, all_rules=True)):
                 stage, founds = "rules", found_in(after, ctx, accepted=None, remember=peeled.remember, all_rules=not answer.full())
+            if not founds and restates is None and role == "user" and whole is None and not is_question(s):
+                restates = restated_value(core, Ctx(str(role), day, None), earlier, sents, marked, loose=True)  # every gate passed
             if not founds and restates is not None:
                 stage, founds = "change", [restates[0]]
+            replaced = kept_from.get(restates[1]) if restates is not None and restates[1] is not None else None
+            if restates is not None and restates[2] and (held := next((e.type for e in (*answer.index, *answer.seen) if e.name == replaced), None)):
+                founds = [retyped(f, held, day) if f.kind in ("statement", "change") else f for f in founds]  # typed by no rule
             if role == "user":
                 earlier.append(core)
             if not founds:
@@ -780,7 +786,6 @@ def extract(payload: Mapping[str, Any], trace: Trace | None = None) -> list[dict
                 outcome, name = answer.admit(found, position, day, nxt)
                 if outcome == "kept" and name is not None and answer.last is not None:
                     # the statement the change matched, by identity, names the record superseded (issue 23): one of its type
-                    replaced = kept_from.get(restates[1]) if restates is not None and restates[1] is not None else None
                     if replaced in {e.name for e in (*answer.index, *answer.seen) if e.type == found.type} - {r.get("supersedes") for _, _, r in answer.picked}:
                         answer.last[2]["supersedes"] = str(replaced)
                     kept_from.setdefault(len(earlier) - (role == "user"), name)  # the user's sentence, then the record

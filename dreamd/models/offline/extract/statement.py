@@ -25,6 +25,7 @@ type comes from :func:`dreamd.models.offline.extract.kinds.statement_type`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 
@@ -46,11 +47,8 @@ from dreamd.models.offline.text import (
 
 # ----------------------------------------------------------------------------- the rule
 
-_DIRECTIVE = re.compile(
-    r"^(?:please|pls|let's|let us|don't|dont|do not|never|always|make sure|be sure|remember|no\s|stop|try|avoid)\b|"
-    r"^(?:请|請|别|別|不要|千万|千萬|帮|幫|麻烦|麻煩|记得|記得|一定|务必|務必|注意|把|给我|給我)",
-    re.I,
-)
+_DIRECTIVE = re.compile(r"^(?:please|pls|let's|let us|don't|dont|do not|never|always|make sure|be sure|remember|no\s|stop|try|avoid)\b|"
+    r"^(?:请|請|别|別|不要|千万|千萬|帮|幫|麻烦|麻煩|记得|記得|一定|务必|務必|注意|把|给我|給我)", re.I)
 TYPE_HOW = {"user": HOW["identity"], "reference": HOW["reference"], "feedback": HOW["feedback-pos"]}
 """The how-to line of a record a statement-shaped rule made, by type (project: none of its own)."""
 TYPE_PREFIX = {"user": "user", "reference": "ref", "project": "project", "feedback": "rule"}
@@ -89,22 +87,18 @@ _UP_FRONT = re.compile(r"^(?:有个事|有件事)?先(?:说好|說好|声明|聲
 # end a noun phrase (not "of", "that", "the" …: "lots of bugs in it", "that touches invoices" are no verb).
 _VERB_S = re.compile(r"(?<![a-z])[a-z]{2,}(?:es|s)")
 _NOT_A_VERB_S = frozenset({
-    "is", "was", "has", "does", "this", "its", "his", "hers", "ours", "yours", "theirs", "as", "us", "yes",
-    "plus", "less", "unless", "always", "perhaps", "news", "thanks", "series", "species", "address",
-    "process", "class", "access", "business", "status", "bus", "canvas", "glass", "pass", "boss", "miss",
-    "kiss", "gas", "lens", "bonus", "corpus", "campus", "virus", "bias", "alias", "atlas", "chaos",
-    "analysis", "basis", "thesis", "crisis", "ones", "sometimes", "besides", "towards", "afterwards",
-    "nowadays",
+    "is", "was", "has", "does", "this", "its", "his", "hers", "ours", "yours", "theirs", "as", "us", "yes", "plus", "less", "unless", "always",
+    "perhaps", "news", "thanks", "series", "species", "address", "process", "class", "access", "business", "status", "bus", "canvas", "glass",
+    "pass", "boss", "miss", "kiss", "gas", "lens", "bonus", "corpus", "campus", "virus", "bias", "alias", "atlas", "chaos", "analysis", "basis",
+    "thesis", "crisis", "ones", "sometimes", "besides", "towards", "afterwards", "nowadays",
 })
 _NP_END_NOT = frozenset({
-    "that", "which", "who", "whom", "whose", "of", "the", "a", "an", "in", "on", "at", "to", "for", "with",
-    "from", "by", "some", "many", "more", "most", "few", "lots", "lot", "and", "or", "but", "nor", "no",
-    "not", "very", "too", "all", "any", "each", "every", "my", "our", "your", "their", "his", "her", "its",
-    "this", "these", "those", "there", "here", "so", "such", "than", "then", "also", "just", "only",
+    "that", "which", "who", "whom", "whose", "of", "the", "a", "an", "in", "on", "at", "to", "for", "with", "from", "by", "some", "many", "more",
+    "most", "few", "lots", "lot", "and", "or", "but", "nor", "no", "not", "very", "too", "all", "any", "each", "every", "my", "our", "your", "their",
+    "his", "her", "its", "this", "these", "those", "there", "here", "so", "such", "than", "then", "also", "just", "only",
 })
 _AFTER_VERB = frozenset({
-    "in", "on", "at", "to", "into", "onto", "through", "thru", "via", "under", "over", "with", "out", "up",
-    "down", "off", "across", "behind",
+    "in", "on", "at", "to", "into", "onto", "through", "thru", "via", "under", "over", "with", "out", "up", "down", "off", "across", "behind",
 })
 
 
@@ -165,19 +159,20 @@ def _stated(rule: str, kind: str, clause: str, day: dt.date) -> Found:
     if reason is None and kind == "project":
         fact, reason = clause_reason(fact)
     shown = third_person(fact) if mostly_chinese(clause) else sentence_case(third_person(fact))
-    how = HOW["deadline"] if kind == "project" and future_dates(fact, day) else TYPE_HOW.get(kind, REMEMBER_HOW)
-    return Found(rule, kind, TYPE_PREFIX[kind], fact, shown, shown, reason=reason, how=how)
+    return retyped(Found(rule, kind, "", fact, shown, shown, reason=reason), kind, day)
 
 
-def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], marked: bool) -> tuple[Found, int | None] | None:
+def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], marked: bool,
+                   loose: bool = False) -> tuple[Found, int | None, bool] | None:
     """A change of something said before (issue 23): an ``earlier`` statement (the user's, or a directory
     record) holds the subject of a change marker of ``clause`` that names a value; or it shares a word with
     ``clause`` besides their values, holds a value of a kind ``clause`` newly names, and the turn says it is
-    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value. With it, the index
-    of the statement holding the value replaced (named as replaced, or of a kind newly named) whose words outside the
-    values of its kind meet the change's, the most then the latest: never a value of the kind about another subject."""
-    if (kind := statement_distractor(clause)) in ("code", "evaluation"):
-        return None  # pasted output, a judgement: no change is told that way
+    a change (``marked``: a correction lead; a change marker in any sentence) or negates that value (``loose``, once
+    every gate let it through and no rule took it: or they share two words). With it, the index of the statement holding
+    the value replaced (named as replaced, or of a kind newly named) whose words outside the values of its kind meet the
+    change's, the most then the latest (never a value of the kind about another subject), and whether it was named."""
+    if (kind := statement_distractor(clause)) in ("code", "evaluation") or (loose and kind in ("fragment", "feeling")):
+        return None  # pasted output, a judgement: no change is told that way; unmarked, a fragment or a feeling states none
     new, words = gist(clause), tokens(clause)
     changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
     subject = set().union(*(st.subject for st in changes)) if (new.values or any(map(names_a_value, changes))) and kind in (
@@ -185,47 +180,43 @@ def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], m
     gone, matched, best = set(tokens(" ".join(new.negated_values))).union(*(st.old for st in supersessions(clause))), False, (1, -1)  # named as replaced
     for at, (said, old) in enumerate(zip(earlier, map(gist, earlier), strict=True)):
         kinds = {value_kind(v) for v in new.values - old.values - new.negated_values} & {value_kind(v) for v in old.values}
-        matched = matched or bool(subject & tokens(said) or (kinds and (marked or old.values & new.negated_values or any(
-            map(supersessions, turn))) and (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))))
+        shared = (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))
+        matched = matched or bool(subject & tokens(said) or (kinds and shared and (marked or old.values & new.negated_values or any(
+            map(supersessions, turn)) or (loose and len(shared) > 1))))
         holds = {v for v in old.values if gone & tokens(v)} if gone else {v for v in old.values - new.values if value_kind(v) in kinds}
         best = max(best, (len((words & tokens(said)) - tokens(" ".join(v for v in old.values | new.values if value_kind(v) in {
             value_kind(h) for h in holds}))), at) if holds else best)  # the holder sharing no word of the change never wins
-    return (_stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day), best[1] if best[1] >= 0 else None) if matched else None
+    held = best[1] if best[1] >= 0 else None
+    return (_stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day), held, bool(gone) and held is not None) if matched else None
+
+
+def retyped(found: Found, kind: str, day: dt.date) -> Found:
+    """``found`` as a record of type ``kind``, with its name prefix and how-to line."""
+    how = HOW["deadline"] if kind == "project" and future_dates(found.fact, day) else TYPE_HOW.get(kind, REMEMBER_HOW)
+    return dataclasses.replace(found, type=kind, name_prefix=TYPE_PREFIX[kind], how=how)
 
 
 # ----------------------------------------------------------------------------- answers
 
 _QUESTION_END = re.compile(r"[?？]\s*$")
-_NOT_AN_ANSWER = re.compile(
-    r"^(?:yes|yeah|yep|no|nope|nah|ok|okay|sure|thanks|thank you|not sure|no idea|dunno|idk|maybe|both|either|"
-    r"neither|none|all of them|that one|the first|the second|好的?|是的?|对的?|不是|没有|都行|随便|不知道|谢谢)\b",
-    re.I,
-)
+_NOT_AN_ANSWER = re.compile(r"^(?:yes|yeah|yep|no|nope|nah|ok|okay|sure|thanks|thank you|not sure|no idea|dunno|idk|maybe|both|either|"
+    r"neither|none|all of them|that one|the first|the second|好的?|是的?|对的?|不是|没有|都行|随便|不知道|谢谢)\b", re.I)
 _ABOUT_YOU = re.compile(r"\b(?:you|your|yours)\b|你|您", re.I)
 # "Do you prefer …?", "Should I always …?", "How would you like me to …?", "你希望我…": a question about how
 # the assistant should work, whose answer is a rule.
-_HOW_I_WORK = re.compile(
-    r"\b(?:do you prefer|would you prefer|which do you prefer|should i (?:always|usually|by default)|"
+_HOW_I_WORK = re.compile(r"\b(?:do you prefer|would you prefer|which do you prefer|should i (?:always|usually|by default)|"
     r"how (?:do|would) you like (?:me to|it)|do you want me to (?:always|keep)|what (?:format|style|tone|language)\b)|"
-    r"你(?:更)?(?:喜欢|喜歡|希望|想要)我|以后(?:要不要|需不需要)|用什么(?:格式|语言|語言|风格|風格)",
-    re.I,
-)
+    r"你(?:更)?(?:喜欢|喜歡|希望|想要)我|以后(?:要不要|需不需要)|用什么(?:格式|语言|語言|风格|風格)", re.I)
 # "your repo", "your stack", "你们的项目": the question is about the work, not the person.
-_YOUR_WORK = re.compile(
-    r"\byour\s+(?:[\w-]+\s+)?(?:repo|repository|stack|app|project|service|codebase|api|database|db|site|product|"
-    r"code|pipeline|cluster|server|deploy\w*|ci|tests?|schema|team's|company's)\b|你们|你們|项目|項目|代码|代碼|仓库|倉庫",
-    re.I,
-)
+_YOUR_WORK = re.compile(r"\byour\s+(?:[\w-]+\s+)?(?:repo|repository|stack|app|project|service|codebase|api|database|db|site|product|"
+    r"code|pipeline|cluster|server|deploy\w*|ci|tests?|schema|team's|company's)\b|你们|你們|项目|項目|代码|代碼|仓库|倉庫", re.I)
 
 
 # A question about where something is kept ("Where do the design specs live?", "Where are the invoices
 # stored?", "文档放在哪"): its answer is a pointer, however short. "Where should we eat?" is not one.
-_WHERE_IT_LIVES = re.compile(
-    r"\bwhere\b(?![^?]*\b(?:should|shall|would|could|want|wanna|like|tonight|today|now|going|headed|heading)\b)"
+_WHERE_IT_LIVES = re.compile(r"\bwhere\b(?![^?]*\b(?:should|shall|would|could|want|wanna|like|tonight|today|now|going|headed|heading)\b)"
     r"[^?]*\b(?:live|lives|kept|keep|stored|store|tracked|track|documented|hosted|host|go|goes|land|find|look up|saved|save)\b|"
-    r"(?:放|存|记|記|写|寫|在)(?:在)?(?:哪|哪里|哪裡|哪儿|哪兒)",
-    re.I,
-)
+    r"(?:放|存|记|記|写|寫|在)(?:在)?(?:哪|哪里|哪裡|哪儿|哪兒)", re.I)
 
 
 def last_question(assistant_text: str) -> str | None:
@@ -270,4 +261,4 @@ def answer_to(question: str, answer: str, ctx: Ctx) -> Found | None:
     return found
 
 
-__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "restated_value", "rule_statement", "statement_distractor"]
+__all__ = ["TYPE_HOW", "TYPE_PREFIX", "answer_to", "distractor", "last_question", "restated_value", "retyped", "rule_statement", "statement_distractor"]
