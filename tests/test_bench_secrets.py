@@ -6,7 +6,7 @@ the detector's writer: they are development sets now and hold the same floor at 
 ``blind3`` was scored held-out last round and is a development set now too: it holds a floor
 at what the fourth round reached (recall 0.990, no look-alike altered). ``blind4`` was the
 fourth round's held-out set (scored by the lead) and is a development set now as well, and so is
-``blind5`` to ``blind8``, the fifth to ninth rounds' (floors at what those rounds reached). The held-out set of a round is scored by hand by the lead, never here."""
+``blind5`` to ``blind9``, the fifth to tenth rounds' (floors at what those rounds reached). The held-out set of a round is scored by hand by the lead, never here."""
 
 from __future__ import annotations
 
@@ -107,12 +107,12 @@ def test_the_spent_sixth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND6_ALTERED_AT_MOST, row
 
 
-BLIND7_MISSED_AT_MOST = 34
+BLIND7_MISSED_AT_MOST = 17
 BLIND7_ALTERED_AT_MOST = 0
 """blind7 at the redactor after the eighth round: 402 of 440 (0.914), 1 of 197 look-alikes
 altered (398 and 1 before it). Scored held-out by the lead before and after that round. The
 ninth round held it out of its own work (built from dev … blind6, scored once at the end): 406
-(0.923), no look-alike altered."""
+(0.923), no look-alike altered. The eleventh round read it (s30detect): 423 (0.961), none altered."""
 
 
 def test_the_spent_seventh_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -122,12 +122,13 @@ def test_the_spent_seventh_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND7_ALTERED_AT_MOST, row
 
 
-BLIND8_MISSED_AT_MOST = 67
+BLIND8_MISSED_AT_MOST = 65
 BLIND8_ALTERED_AT_MOST = 1
 """blind8 at the redactor after the ninth round: 417 of 484 (0.862), 6 of 198 look-alikes
 altered (409 and 6 before it). Scored held-out by the lead before and after that round; after
 the tenth round (structure reading: URL paths, a JWT header alone, example files, namespaced
-keys) 1 of 198 altered."""
+keys) 1 of 198 altered. The eleventh round held it out of its own work and scored it once at the end:
+419 (0.866), 1 altered."""
 
 
 def test_the_spent_eighth_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -135,3 +136,16 @@ def test_the_spent_eighth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert row["secrets"] == 484 and row["lookalikes"] == 198
     assert len(row["missed"]) <= BLIND8_MISSED_AT_MOST, row
     assert len(row["altered"]) <= BLIND8_ALTERED_AT_MOST, row
+
+
+BLIND9_MISSED_AT_MOST = 45
+BLIND9_ALTERED_AT_MOST = 3
+"""blind9 at the redactor after the eleventh round: 441 of 486 (0.907), 3 of 205 look-alikes
+altered (435 and 3 before it). Scored held-out by the lead before and after that round."""
+
+
+def test_the_spent_ninth_blind_set_holds_its_floor_at_the_redactor() -> None:
+    row = bench_secrets.score(bench_secrets.load("blind9"), "redactor")
+    assert row["secrets"] == 486 and row["lookalikes"] == 205
+    assert len(row["missed"]) <= BLIND9_MISSED_AT_MOST, row
+    assert len(row["altered"]) <= BLIND9_ALTERED_AT_MOST, row
