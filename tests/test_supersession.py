@@ -27,7 +27,7 @@ from memory.spool.jobs import Job, Transcript
 from memory.store.change import Change, apply_change
 from memory.store.history import log_entries, render_log
 from memory.store.manifest import Manifest
-from memory.store.records import make_record
+from memory.store.records import Record, make_record
 from memory.store.transaction import MemoryStore
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic, message
 
@@ -57,6 +57,23 @@ def _managed(tmp_path: Path) -> tuple[MemoryStore, Path, Path, Path]:
     config = tmp_path / "config.toml"
     config.write_text(f'[daemon]\nspool = "{spool}"\nroots = ["{tmp_path / "code"}/*/.memory"]\n[gates]\nthreshold = 100\n')
     return store, memory_dir, spool, config
+
+
+def _said_in_two_runs(tmp_path: Path, turns: tuple[str, ...], later: str) -> tuple[dict[str, Record], list[str]]:
+    """``turns`` (user first, then alternating) as one session that goes on: submitted and run by
+    ``dreamd once`` up to the user turn starting with ``later``, then again whole: the directory's
+    records afterwards, by name, and the ``superseded`` lines ``dreamd log`` prints."""
+    _store, memory_dir, spool, config = _managed(tmp_path)
+    session = tmp_path / "s.txt"
+    said = "".join(f"{'User' if i % 2 == 0 else 'Assistant'}: {t}\n" for i, t in enumerate(turns))
+    for text in (said.split(f"User: {later}")[0], said):
+        session.write_text(text)
+        assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
+        once = _dreamd(tmp_path, spool, "once", "--config", str(config))
+        assert once.returncode == 0, once.stderr
+    log = _dreamd(tmp_path, spool, "log", str(memory_dir), "--config", str(config))
+    superseded = [x.strip() for x in log.stdout.splitlines() if x.strip().startswith("superseded ")]
+    return {e.name: rec for e, rec in MemoryStore(memory_dir).records()}, superseded
 
 
 def test_a_changed_preference_through_the_spool_supersedes_the_live_record(tmp_path: Path) -> None:

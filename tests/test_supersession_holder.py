@@ -12,7 +12,7 @@ from dreamd.config import default_config
 from dreamd.jobs.work import Context, execute
 from dreamd.models.offline.model import OfflineModel
 from memory.store.transaction import MemoryStore
-from tests.test_supersession import _dreamd, _extract_job, _managed
+from tests.test_supersession import _extract_job, _said_in_two_runs
 from tests.test_supersession_linked import _run
 
 # the deck shares the subject's words and holds no weekday: the change matches it, but Thursday is the review's
@@ -51,21 +51,12 @@ def test_one_job_leaves_the_record_of_another_subject_current(tmp_path: Path) ->
 
 
 def test_dreamd_once_twice_logs_the_holder_superseded(tmp_path: Path) -> None:
-    _store, memory_dir, spool, config = _managed(tmp_path)
-    session = tmp_path / "s.txt"
-    said = "".join(f"{'User' if i % 2 == 0 else 'Assistant'}: {t}\n" for i, t in enumerate((*BILLING, *UPGRADED)))
-    for text in (said.split("User: We upgraded")[0], said):  # the session goes on: the version is changed later
-        session.write_text(text)
-        assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
-        once = _dreamd(tmp_path, spool, "once", "--config", str(config))
-        assert once.returncode == 0, once.stderr
-    records = {e.name: rec for e, rec in MemoryStore(memory_dir).records()}
+    records, superseded = _said_in_two_runs(tmp_path, (*BILLING, *UPGRADED), "We upgraded")  # the version is changed later
     [upgraded] = [n for n, r in records.items() if "3.12" in r.description]
     current, _, history = records[upgraded].body.partition("**Previously:**")
     assert "3.11" not in current and "Python 3.11" in history
     [queue] = [n for n, r in records.items() if "500" in r.description]
     assert len(records) == 2 and "**Previously:**" not in records[queue].body  # the queue's number is another subject's
-    log = _dreamd(tmp_path, spool, "log", str(memory_dir), "--config", str(config))
-    [line] = [x for x in log.stdout.splitlines() if x.strip().startswith("superseded ")]
-    assert line.strip().startswith("superseded project-billing-service-runs-python") and line.strip().endswith(f"-> {upgraded}")
+    [line] = superseded
+    assert line.startswith("superseded project-billing-service-runs-python") and line.endswith(f"-> {upgraded}")
     assert queue not in line

@@ -20,7 +20,7 @@ from memory.model.answer_gate import AnswerRejected, check_extracted
 from memory.model.llm import Completion
 from memory.store.records import make_record
 from memory.store.transaction import MemoryStore
-from tests.test_supersession import _dreamd, _extract_job, _managed
+from tests.test_supersession import _extract_job, _said_in_two_runs
 
 DEMO = "The sprint demo happens every Friday afternoon."
 REVIEW = "The design review happens every Thursday with Priyanka."
@@ -85,21 +85,12 @@ def test_one_job_supersedes_the_named_record_and_leaves_the_other_alone(tmp_path
 
 
 def test_dreamd_once_later_in_the_same_session_logs_the_named_record_superseded(tmp_path: Path) -> None:
-    _store, memory_dir, spool, config = _managed(tmp_path)
-    session = tmp_path / "s.txt"
-    said = "".join(f"{'User' if i % 2 == 0 else 'Assistant'}: {t}\n" for i, t in enumerate(STAGING))
-    for text in (said.split("User: We bumped")[0], said):  # the session goes on: the value is changed later
-        session.write_text(text)
-        assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
-        once = _dreamd(tmp_path, spool, "once", "--config", str(config))
-        assert once.returncode == 0, once.stderr
-    records = {e.name: rec for e, rec in MemoryStore(memory_dir).records()}
+    records, superseded = _said_in_two_runs(tmp_path, STAGING, "We bumped")  # the value is changed later
     [bumped] = [n for n, r in records.items() if "16" in r.description]
     [backups] = [n for n, r in records.items() if "backups" in r.description]
     assert len(records) == 2 and "**Previously:**" not in records[backups].body
     current, _, history = records[bumped].body.partition("**Previously:**")
     assert "Postgres 14" not in current and "Postgres 14" in history
-    log = _dreamd(tmp_path, spool, "log", str(memory_dir), "--config", str(config))
-    [line] = [x for x in log.stdout.splitlines() if x.strip().startswith("superseded ")]
-    assert line.strip().startswith("superseded project-staging-database") and line.strip().endswith(f"-> {bumped}")
+    [line] = superseded
+    assert line.startswith("superseded project-staging-database") and line.endswith(f"-> {bumped}")
     assert backups not in line

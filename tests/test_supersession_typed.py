@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dreamd.models.offline.extract.pipeline import extract_from_turns
-from memory.store.transaction import MemoryStore
-from tests.test_supersession import _dreamd, _managed
+from tests.test_supersession import _said_in_two_runs
 
 RULE = "Never run deploys outside 09:00 to 17:00 on weekdays."
 WIDENED = "The deploy window is 08:00 to 18:00 now, not 09:00 to 17:00."
@@ -47,21 +46,12 @@ def test_a_change_no_rule_takes_is_kept_when_it_shares_the_subject_of_a_value_of
 
 
 def test_dreamd_once_supersedes_the_rule_a_mistyped_change_corrects(tmp_path: Path) -> None:
-    _store, memory_dir, spool, config = _managed(tmp_path)
-    session = tmp_path / "s.txt"
     turns = (RULE, "Ok.", "The release notes go in docs/releases.md.", "Ok.", WIDENED, "Ok.")
-    said = "".join(f"{'User' if i % 2 == 0 else 'Assistant'}: {t}\n" for i, t in enumerate(turns))
-    for text in (said.split("User: The deploy window")[0], said):  # the session goes on: the rule is changed later
-        session.write_text(text)
-        assert _dreamd(tmp_path, spool, "submit", str(session), "--memory-dir", str(memory_dir), "--session", "s1").returncode == 0
-        once = _dreamd(tmp_path, spool, "once", "--config", str(config))
-        assert once.returncode == 0, once.stderr
-    records = {e.name: rec for e, rec in MemoryStore(memory_dir).records()}
+    records, superseded = _said_in_two_runs(tmp_path, turns, "The deploy window")  # the rule is changed later
     [widened] = [n for n, r in records.items() if "08:00" in r.description]
     [notes] = [n for n, r in records.items() if "release notes" in r.description.lower()]
     assert len(records) == 2 and records[widened].type == "feedback" and "**Previously:**" not in records[notes].body
     current, _, history = records[widened].body.partition("**Previously:**")
     assert "09:00 to 17:00 on weekdays" not in current and "09:00" in history
-    log = _dreamd(tmp_path, spool, "log", str(memory_dir), "--config", str(config))
-    [line] = [x.strip() for x in log.stdout.splitlines() if x.strip().startswith("superseded ")]
+    [line] = superseded
     assert line.startswith("superseded never-run-deploys-outside") and line.endswith(f"-> {widened}")
