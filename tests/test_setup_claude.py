@@ -12,7 +12,6 @@ the test — only by ``dreamd setup``, ``claude plugin …`` and the sessions.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -24,6 +23,7 @@ import pytest
 
 from tests.claude_cli import ClaudeHome, claude_binary, project_key
 from tests.fake_anthropic import FakeAnthropic, Request, ScriptItem, message
+from tests.test_install_pipx import _checkout
 
 REPO = Path(__file__).resolve().parents[1]
 README_HOOKS_BEFORE_SETUP = {
@@ -40,13 +40,7 @@ README_HOOKS_BEFORE_SETUP = {
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``bin/dreamd`` of this repository installed into a fresh venv."""
     root = tmp_path_factory.mktemp("install")
-    src = root / "src"
-    src.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("memory", "dreamd"):
-        shutil.copytree(REPO / name, src / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, src / name)
+    src = _checkout(root)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     purelib = subprocess.run(
