@@ -19,7 +19,7 @@ spent too, and so are hold6 to hold12 (the third to eighth rounds'). Each round'
 of the same kind is scored once at the start and once at the end of its
 round, its aggregate tables only (never ``--detail``).
 
-Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7|hold8|hold9|hold10|hold11|hold12] [--json OUT] [--detail] [--types]``.
+Usage: ``python benchmarks/bench_hold4.py [--set hold4|hold5|hold6|hold7|hold8|hold9|hold10|hold11|hold12|hold13] [--json OUT] [--detail] [--types]``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ HOLD9 = QUALITY_DIR / "extraction_hold9.jsonl"
 HOLD10 = QUALITY_DIR / "extraction_hold10.jsonl"
 HOLD11 = QUALITY_DIR / "extraction_hold11.jsonl"
 HOLD12 = QUALITY_DIR / "extraction_hold12.jsonl"
-SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6, "hold7": HOLD7, "hold8": HOLD8, "hold9": HOLD9, "hold10": HOLD10, "hold11": HOLD11, "hold12": HOLD12}
+HOLD13 = QUALITY_DIR / "extraction_hold13.jsonl"
+SETS = {"hold4": HOLD4, "hold5": HOLD5, "hold6": HOLD6, "hold7": HOLD7, "hold8": HOLD8, "hold9": HOLD9, "hold10": HOLD10, "hold11": HOLD11, "hold12": HOLD12, "hold13": HOLD13}
 SPENT = {"hold4", "hold5", "hold6", "hold7", "hold8", "hold9", "hold10", "hold11", "hold12"}  # scored blind before and after their round: development sets now
 
 
