@@ -231,7 +231,7 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
                                   or _SETTING_ZH.match(s) or _team_routine(s) or _OWNS_EN.match(s)):
         return None
     fact, reason = split_reason(s)
-    if not content_ok(fact, min_tokens=2):
+    if not content_ok(fact):
         return None
     fact = sentence_case(third_person(fact))
     if TOOLS.search(fact) and not re.search(r"\d", fact):
