@@ -176,6 +176,12 @@ _ASK_WHO_ZH = re.compile(
 )
 
 
+def _ref(prefix: str, slug_source: str, fact: str, description: str | None = None) -> Found:
+    """A reference record; its description is the fact unless one is given."""
+    shown = fact if description is None else description
+    return Found("reference", "reference", prefix, slug_source, fact, shown, how=HOW["reference"])
+
+
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
@@ -185,13 +191,13 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         who = _ASK_WHO_EN.match(named.group("ask")) or _ASK_WHO_ZH.match(named.group("ask"))
         if who is not None and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", who.group("who").strip(" 。.!！"), re.I):
             fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-            return Found("reference", "reference", "ask", named.group("name"), fact, fact, how=HOW["reference"])
+            return _ref("ask", named.group("name"), fact)
     person = (who.groupdict().get("who") or who.groupdict().get("who2") or "") if who else ""
     if who and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", person.strip(" 。.!！"), re.I):
         return None  # "架构上的事问他": who "him" is sits in the clause before; the whole sentence says it
     if who and content_ok(person, min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", person, re.I):
         fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-        return Found("reference", "reference", "ask", person, fact, fact, how=HOW["reference"])
+        return _ref("ask", person, fact)
     topic = _TOPIC_LEAD_EN.match(s)
     if topic:
         found = rule_reference(topic.group("rest"), ctx)  # "For anything about my car, my mechanic is Tony"
@@ -225,8 +231,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         desc = sentence_case(sentence) if kind in ("kept", "is-tool") else f"{sentence_case(subj)}: {where}"
         tool = _TOOLS.search(URL.sub(" ", where))
         slug_src = subj + (" " + tool.group(0) if tool else "")
-        return Found("reference", "reference", "ref", slug_src, third_person(fact), third_person(desc),
-                     how=HOW["reference"])
+        return _ref("ref", slug_src, third_person(fact), third_person(desc))
     url = URL.search(s)
     if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
         before = tidy(s[: url.start()])
@@ -234,7 +239,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         if not content_ok(subj, min_tokens=1):
             return None
         fact = sentence_case(third_person(s))
-        return Found("reference", "reference", "ref", subj, fact, fact, how=HOW["reference"])
+        return _ref("ref", subj, fact)
     return None
 
 
@@ -242,7 +247,7 @@ def _reference_zh(s: str) -> Found | None:
     spot = _PLACE_ZH.match(s)
     if spot:
         fact = third_person(tidy(s))
-        return Found("reference", "reference", "ref", spot.group("where"), fact, fact, how=HOW["reference"])
+        return _ref("ref", spot.group("where"), fact)
     for clause in [s, *re.split(r"[，,；;]", s)[1:]]:
         m = _REF_ZH.match(clause.strip())
         if not m:
@@ -257,12 +262,11 @@ def _reference_zh(s: str) -> Found | None:
         tool = _TOOLS.search(URL.sub(" ", where))
         url = URL.search(where)
         desc = f"{third_person(subj)}：{url.group(0)}" if url else fact
-        return Found("reference", "reference", "ref", subj + (" " + tool.group(0) if tool else ""),
-                     fact, desc, how=HOW["reference"])
+        return _ref("ref", subj + (" " + tool.group(0) if tool else ""), fact, desc)
     url = URL.search(s)
     if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
         fact = third_person(tidy(s))
-        return Found("reference", "reference", "ref", URL.sub(" ", s), fact, fact, how=HOW["reference"])
+        return _ref("ref", URL.sub(" ", s), fact)
     return None
 
 
