@@ -409,11 +409,10 @@ class Labels:
     def assistant_spoke(self, question: str | None = None) -> None:
         """The assistant's turn ends what a label headed; a question about the rules of the work
         ("Any conventions I should follow?", "有什么规范要遵守吗？") heads the user's answer instead."""
-        self.current, self.carry, self.topic, self.before, self.last = None, False, None, None, None
-        self.previous = self.sentence = None
+        self.current, self.carry = None, False  # the sentences around are reset by user_turn
         kind = question_kind(question) if question else None
         if kind is not None and question is not None:
-            self.current, self.carry = Label(tidy(question), kind, ""), False
+            self.current = Label(tidy(question), kind, "")
             self.asked = self.pending_answer = True
         else:
             self.asked = self.pending_answer = False
