@@ -182,6 +182,14 @@ def _ref(prefix: str, slug_source: str, fact: str, description: str | None = Non
     return Found("reference", "reference", prefix, slug_source, fact, shown, how=HOW["reference"])
 
 
+_ONLY_PRONOUN = re.compile(r"(?:him|her|them|他|她|他们|他們)", re.I)
+
+
+def _as_said(s: str) -> str:
+    """The sentence as the record's fact, in the third person."""
+    return sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+
+
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
@@ -189,15 +197,13 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
     named = _NAMED_THEN_ASK.match(s)
     if who is None and named is not None:
         who = _ASK_WHO_EN.match(named.group("ask")) or _ASK_WHO_ZH.match(named.group("ask"))
-        if who is not None and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", who.group("who").strip(" 。.!！"), re.I):
-            fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-            return _ref("ask", named.group("name"), fact)
+        if who is not None and _ONLY_PRONOUN.fullmatch(who.group("who").strip(" 。.!！")):
+            return _ref("ask", named.group("name"), _as_said(s))
     person = (who.groupdict().get("who") or who.groupdict().get("who2") or "") if who else ""
-    if who and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", person.strip(" 。.!！"), re.I):
+    if who and _ONLY_PRONOUN.fullmatch(person.strip(" 。.!！")):
         return None  # "架构上的事问他": who "him" is sits in the clause before; the whole sentence says it
     if who and content_ok(person, min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", person, re.I):
-        fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-        return _ref("ask", person, fact)
+        return _ref("ask", person, _as_said(s))
     topic = _TOPIC_LEAD_EN.match(s)
     if topic:
         found = rule_reference(topic.group("rest"), ctx)  # "For anything about my car, my mechanic is Tony"
