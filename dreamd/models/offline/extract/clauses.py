@@ -488,7 +488,7 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
     if len(parts) < kinds:
         return []
     each: list[Found] = []
-    previous: Found | None = None  # the record of the clause before, when it made one: then each[-1]
+    previous: Found | None = None  # the clause before's record, if any: then each[-1]
     first_person_zh = _ZH_I.match(parts[0]) is not None
     carried = 0
     for i, part in enumerate(parts):

@@ -36,7 +36,8 @@ _REF_WORDS = re.compile(
     r"sheet|spreadsheet|staging|backlog|roadmap|source of truth|tickets?|issues|config|configs|"
     r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket|manifests?|tokens?|packages?|"
     r"schemas?|fixtures?|assets?|charts?|protos?|definitions?|policies|policy|pages?|ci|cd|ci/cd|builds?|deploys?|"
-    r"hosting|alerts?|alerting|paging|pipelines?|source control|version control|secrets?|credentials|"
+    r"hosting|alerts?|alerting|paging|pipelines?|source control|version control|secrets?|"
+    r"credentials|"
     r"feature flags?|error tracking|analytics|chat|comms)\b|文档|文檔|看板|仪表盘|"
     r"儀表板|监控|監控|仓库|倉庫|设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道|脚本|腳本|目录|目錄|需求|值班表|作品集|"
     r"配置|文件|资料|資料",

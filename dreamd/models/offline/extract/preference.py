@@ -80,7 +80,8 @@ def plain_effort(s: str) -> str:
 
 def _liked(prefix: str, slug_source: str, fact: str, reason: str | None = None) -> Found:
     """A preference record: the fact is the description too."""
-    return Found("preference", "user", prefix, slug_source, fact, fact, reason=reason, how=HOW["preference"])
+    return Found("preference", "user", prefix, slug_source, fact, fact, reason=reason,
+                 how=HOW["preference"])
 
 
 def rule_preference(s: str, ctx: Ctx) -> Found | None:

@@ -352,9 +352,10 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
                           lambda w: _PAST_TO_BASE.get(w.group(1).lower(), w.group(1)), said, flags=re.I)
         rest = re.sub(r"^to\s+", "", said, flags=re.I)
         rule, reason = _split_all_reasons(rest)
-        wish_is_standing = (got.get("v") or "").lower() in ("prefer", "like", "喜欢", "喜歡", "希望") or bool(
-            got.get("v2") or got.get("v3"))
-        if not (wish_is_standing or ctx.standing or reason or is_standing(said) or got.get("rest2")):
+        wish_is_standing = (got.get("v") or "").lower() in (
+            "prefer", "like", "喜欢", "喜歡", "希望") or bool(got.get("v2") or got.get("v3"))
+        if not (wish_is_standing or ctx.standing or reason or is_standing(said)
+                or got.get("rest2")):
             return None  # "I want you to fix this" is a request for now
         if not content_ok(rule) or rule.startswith(("帮", "幫")) or is_wellbeing(rule):
             return None
