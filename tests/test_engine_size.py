@@ -9,9 +9,10 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The engine's code tokens may not grow: main's count after the eleventh round. A change that adds
-# code to the engine pays for it elsewhere in the engine, and a round that shrinks it lowers this.
-TOKEN_CEILING = 57_452
+# The engine's code tokens may not grow: main's count after s31shrink (57,452 before it). A change
+# that adds code to the engine pays for it elsewhere in the engine, and a round that shrinks it
+# lowers this.
+TOKEN_CEILING = 57_136
 
 
 def _engine_size() -> ModuleType:

@@ -98,8 +98,8 @@ def has_cjk(text: str) -> bool:
     return CJK_RE.search(text) is not None
 
 
-def short_hash(text: str, n: int = 8) -> str:
-    return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:n]
+def short_hash(text: str) -> str:
+    return hashlib.sha1(normalize(text).encode("utf-8")).hexdigest()[:8]
 
 
 def _ascii(word: str) -> str:
@@ -110,28 +110,25 @@ def _ascii(word: str) -> str:
     return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii")
 
 
-def slug_words(text: str, *, keep: Iterable[str] = (), limit: int = 5) -> list[str]:
-    """Up to ``limit`` readable ASCII content words of ``text`` for a record name."""
-    keep_set = set(keep)
+def slug_words(text: str) -> list[str]:
+    """Up to five readable ASCII content words of ``text`` for a record name."""
     words: list[str] = []
     for run in raw_words(text):
         if CJK_RE.match(run):
             continue
         for part in re.split(r"[._+#]+", run):
             part = _ascii(part).strip("-")
-            if not part or (part in FUNCTION_WORDS and part not in keep_set):
+            if not part or part in FUNCTION_WORDS:
                 continue
             if part not in words:
                 words.append(part)
-    return words[:limit]
+    return words[:5]
 
 
-def make_name(
-    prefix: str, text: str, *, keep: Iterable[str] = (), limit: int = 5, fallback: str = "note"
-) -> str:
+def make_name(prefix: str, text: str, *, fallback: str = "note") -> str:
     """``prefix-content-words`` or, without ASCII content words, ``prefix-<hash>`` (``fallback``
     stands in for an empty prefix)."""
-    words = slug_words(text, keep=keep, limit=limit)
+    words = slug_words(text)
     if prefix and words and words[0] == prefix:
         words = words[1:]
     if not words:

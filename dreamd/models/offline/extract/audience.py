@@ -38,8 +38,8 @@ _WORK_EN = re.compile(
     r"data|pii|privacy|security|compliance|gdpr|customers?|clients?|users?|production|prod|staging|secrets?|keys?|"
     r"renovation|kitchen|bathroom|permit|application|visa|passport|contract|lease|mortgage|loan|insurance|claim|"
     r"thesis|paper|manuscript|course|exam|refactor\w*|rewrite|project|product|launch|review|approval|legal|vendor|"
-    r"modules?|changes?|reviewers?|infra\w*|cloud|network\w*|invoices?|clients?|sign-?offs?|signatures?|"
-    r"passwords?|credentials|tokens?|regions?|servers?|clusters?|pods?|containers?|images?|tables?|columns?|"
+    r"modules?|changes?|reviewers?|infra\w*|cloud|network\w*|invoices?|sign-?offs?|signatures?|"
+    r"passwords?|credentials|tokens?|regions?|clusters?|pods?|containers?|images?|tables?|columns?|"
     r"fields?|indexes|indices|cache|queues?|jobs?|tasks?|features?|flags?|screens?|pages?|ui|ux|charts?|"
     r"me|my|mine|myself|i|we|our|us|the user)\b",
     re.I,
@@ -138,7 +138,7 @@ _MOOD_ZH = re.compile(
     # the listener's body: eat, sleep, rest, drink water, dress warm ("记得按时吃饭哦", "早点休息吧")
     r"(?:(?:吃饭|吃飯|睡觉|睡覺|睡个好觉|睡個好覺|睡|喝水|喝点水|喝點水|穿暖|穿暖和|歇一歇|歇歇|歇会|歇會)(?=[吧啊哦呀哈]|[，,。！!~～]|$)|"
     r"累|辛苦|担心|擔心|着急|著急|难过|難過|想太多|放弃学习|放棄學習|"
-    r"伤心|傷心|灰心|放弃|放棄|熬夜|生气|生氣|害怕|紧张|緊張|焦虑|焦慮|在意|想太多|加油|保重|休息|注意身体|"
+    r"伤心|傷心|灰心|放弃|放棄|熬夜|生气|生氣|害怕|紧张|緊張|焦虑|焦慮|在意|加油|保重|休息|注意身体|"
     r"注意身體|照顾好|照顧好|开心|開心|放松|放鬆|慢慢来|慢慢來|泄气|洩氣)"
 )
 _ZH_YOU_MUST = re.compile(r"^(?:你|您)(?:也|都|还|還)?(?:要|得|可以|一定|别|別|不要)")

@@ -488,8 +488,8 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
     if len(parts) < kinds:
         return []
     each: list[Found] = []
-    previous: Found | None = None
-    first_person_zh = bool(parts) and _ZH_I.match(parts[0]) is not None
+    previous: Found | None = None  # the clause before's record, if any: then each[-1]
+    first_person_zh = _ZH_I.match(parts[0]) is not None
     carried = 0
     for i, part in enumerate(parts):
         consequence = _CONSEQUENCE.match(part)
@@ -507,12 +507,12 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
             # a clause no rule took can still be a statement of its own, unless it carries on the one
             # before without a subject of its own ("我们的日志库是 ClickHouse，部署在自建机房")
             found = rule_statement(bare, ctx)
-        if (previous is not None and previous.type == "reference" and each and each[-1] is previous
+        if (previous is not None and previous.type == "reference"
                 and (found is None or found.type == "project") and _DETAIL.match(bare.strip(" .。"))):
             # "crash reports go to Bugsnag, and the project key is mobile-ios": the part's name stays with the pointer
             previous.fact = f"{previous.fact.rstrip('。.')}{'，' if has_cjk(bare) else ', '}{bare}"
             continue
-        if found is None and previous is not None and each and each[-1] is previous and _labelled_place(bare):
+        if found is None and previous is not None and _labelled_place(bare):
             # "the job runner is Nomad, console at nomad.internal": where it lives finishes the clause before
             place = rule_statement(f"{parts[i - 1]}{'，' if has_cjk(bare) else ', '}{bare}", ctx)
             if place is not None and place.type == "reference" and previous.type in ("project", "reference"):
@@ -537,11 +537,11 @@ def _by_clause(parts: list[str], ctx: Ctx, *, kinds: int = 2, statements: bool =
                 and previous is not None and previous.type in ("user", "project")):
             # where a thing lives, or another rule, is no reason for this one
             found.reason = tidy(parts[i - 1])  # "the old service is deprecated, don't add features to it"
-        if (consequence and found is not None and found.type == "feedback" and previous is not None
+        if (consequence and found is not None and previous is not None  # found is feedback (above)
                 and (previous.kind == "deadline" or absolutize_dates(parts[i - 1], ctx.day) != parts[i - 1])
                 and not is_standing(bare)):
             found = None  # "we move on March 6, so keep that weekend clear": for that date, not a standing rule
-        if (found is not None and found.type == "feedback" and previous is not None and each and each[-1] is previous
+        if (found is not None and found.type == "feedback" and previous is not None
                 and previous.kind == "statement" and previous.type == "project" and _said_both_ways(parts[i - 1], bare)):
             # "errors go out as problem+json, never plain strings", "单测用 AssertJ，别用 Hamcrest": the way
             # the work is done, said from the other side too, is one rule

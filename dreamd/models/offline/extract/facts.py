@@ -231,7 +231,7 @@ def rule_context(s: str, ctx: Ctx) -> Found | None:
                                   or _SETTING_ZH.match(s) or _team_routine(s) or _OWNS_EN.match(s)):
         return None
     fact, reason = split_reason(s)
-    if not content_ok(fact, min_tokens=2):
+    if not content_ok(fact):
         return None
     fact = sentence_case(third_person(fact))
     if TOOLS.search(fact) and not re.search(r"\d", fact):
@@ -248,13 +248,13 @@ _DEADLINE_WORDS = re.compile(
     r"appointment|interview|exam|test date|wedding|trip|flight|conference|workshop|recital|competition|"
     r"tournament|match|surgery|check-up|checkup|visit|move-in|closing|audit|review meeting|offsite|"
     r"birthday|anniversary|graduation|ceremony|party|concert|vacation|holiday|course|class|lesson|"
-    r"filing|payment|rent|renews?|renewal|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
+    r"filing|payment|rent|renews?|dinner|lunch|hosting|reunion|meetup|gathering|visiting|"
     r"remind me|due date|kickoff|kick-off|retro|standup|sync|presentation|talk|onsite|starts?|begins?|"
     r"kicks off|sprint|iteration|visits|sunset|sunsets|deprecation|end-of-life|eol|cutover|migration date)s?\b|"
     r"截止|上线|上線|发布|發布|交付|演示|提交|冻结|凍結|里程碑|发版|發版|比赛|比賽|考试|考試|面试|面試|婚礼|婚禮|"
     r"出差|旅行|旅游|旅遊|航班|会议|會議|复诊|複診|体检|體檢|预约|預約|生日|纪念日|紀念日|到期|续费|續費|"
     r"开学|開學|毕业|畢業|搬家|手术|手術|演出|聚会|聚會|复盘|複盤|评审|評審|答辩|答辯|完成|写完|寫完|做完|搞定|"
-    r"提醒我|到期|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家|开始|開始|启动|啟動|"
+    r"提醒我|续约|續約|年会|年會|分享|汇报|匯報|见面|見面|拜访|拜訪|出发|出發|回国|回國|回家|开始|開始|启动|啟動|"
     r"迭代|冲刺|衝刺|开工|開工|下线|下線|停用|废弃|廢棄|切换|切換|到货|到貨|产检|產檢|复查|複查|看病|看牙|拔牙|打针|打針",
     re.I,
 )

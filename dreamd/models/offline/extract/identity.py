@@ -35,7 +35,7 @@ _ROLE_WORDS = re.compile(
     r"doctor|physician|nurse|lawyer|hobbyist|owner|specialist|tester|qa|marketer|editor|journalist|"
     r"statistician|mathematician|physicist|chemist|biologist|economist|accountant|novice|"
     r"newbie|expert|veteran|on-call|oncall|frontend|front-end|backend|back-end|full-stack|fullstack|"
-    r"night owl|early bird|morning person|introvert|extrovert|homebody|maintainer|"
+    r"night owl|early bird|morning person|introvert|extrovert|homebody|"
     r"parent|mom|mum|dad|father|mother|retiree|pharmacist|paramedic|chef|cook|artist|musician|"
     r"photographer|translator|lecturer|tutor|coach|therapist|dentist|vet|pilot|driver|farmer|carer|caregiver)s?\b|"
     r"(?<!\b[\w+#.-])\b[\w+#.-]+ (?:person|guy|gal|nerd|geek)\b",
@@ -97,7 +97,8 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "ailment": re.compile(
-        r"^i\s+have\s+(?P<x>(?:a|an)\s+(?:bad|dodgy|weak|injured|sore|bum|trick|dicky|chronic|bad)\s+(?:left\s+|right\s+)?"
+        r"^i\s+have\s+(?P<x>(?:a|an)\s+(?:bad|dodgy|weak|injured|sore|bum|trick|dicky|chronic)\s+"
+        r"(?:left\s+|right\s+)?"
         r"(?:knee|back|hip|shoulder|ankle|wrist|neck|elbow|foot|leg|hand|eye|ear|heart|stomach)s?\b.*?)\s*$",
         re.I,
     ),
@@ -172,7 +173,8 @@ _IDENTITY_EN: dict[str, re.Pattern[str]] = {
         r"fiancée|hubby|roommate|flatmate)(?:\s+(?-i:[A-Z])[a-z]+)?(?:'s\s+[\w-]+)?\s+"
         r"(?:is|are|has|have|goes|go|works|work|plays|play|likes|like|loves|love|hates|hate|can't|cannot|"
         r"doesn't|don't|lives|live|studies|study|(?!(?:thinks|says|wants|asks|tells|reckons|believes|feels|knows|"
-        r"wonders|keeps|was|has|always|sometimes|seems|perhaps|nowadays|swears|insists|reckons)\b)[a-z]{3,}(?<!s)s)\b.+?)\s*$",
+        r"wonders|keeps|was|has|always|sometimes|seems|perhaps|nowadays|swears|insists)\b)"
+        r"[a-z]{3,}(?<!s)s)\b.+?)\s*$",
         re.I,
     ),
     "their-kin": re.compile(

@@ -474,15 +474,21 @@ class _Answer:
         shared = Counter(e for token in toks for e in self.holding.get((record["type"], token), ()))
         if any(2 * n >= min(len(toks), len(e.tokens)) and _near_duplicate(toks, e.tokens) and not _corrects(desc, e.description) for e, n in shared.items()):
             return "known", record["name"]
-        base, n = record["name"], 2
-        while record["name"] in self.taken:
-            record["name"], n = base[: 64 - len(f"-{n}")] + f"-{n}", n + 1
-        self.taken.add(record["name"])
+        record["name"] = self._fresh(record["name"])
         self.seen.append(_Indexed(record["name"], record["type"], toks, record["description"]))
         self._hold(self.seen[-1])
         self.picked.append((found.priority, position, record))
         self.last = (position, found.kind, record)
         return "kept", record["name"]
+
+    def _fresh(self, base: str) -> str:
+        """``base``, or ``base-2``, ``base-3`` … when it is taken (by the index or this answer); now
+        taken. A name is at most 56 characters, so the suffix never cuts it."""
+        name, n = base, 2
+        while name in self.taken:
+            name, n = f"{base}-{n}", n + 1
+        self.taken.add(name)
+        return name
 
     def _hold(self, e: _Indexed) -> None:
         for token in e.tokens:
@@ -568,12 +574,7 @@ class _Answer:
         if not held or not old:
             return None
         description = one_line(held[-1].description.replace(old, absolutize_dates(new, day)))
-        name = base = make_name("", description, fallback=held[-1].type)
-        for n in range(2, 10_000):
-            if name not in self.taken:
-                break
-            name = f"{base[:60]}-{n}"
-        self.taken.add(name)
+        name = self._fresh(make_name("", description, fallback=held[-1].type))
         record = {"name": name, "type": held[-1].type, "description": description, "body": as_line(description) + "\n",
                   "supersedes": held[-1].name}
         self.picked.append((1, position, record))

@@ -36,7 +36,8 @@ _REF_WORDS = re.compile(
     r"sheet|spreadsheet|staging|backlog|roadmap|source of truth|tickets?|issues|config|configs|"
     r"scripts?|templates?|migrations?|portfolio|notes?|recipes?|files?|folder|bucket|manifests?|tokens?|packages?|"
     r"schemas?|fixtures?|assets?|charts?|protos?|definitions?|policies|policy|pages?|ci|cd|ci/cd|builds?|deploys?|"
-    r"hosting|tickets?|alerts?|alerting|paging|pipelines?|source control|version control|secrets?|credentials|"
+    r"hosting|alerts?|alerting|paging|pipelines?|source control|version control|secrets?|"
+    r"credentials|"
     r"feature flags?|error tracking|analytics|chat|comms)\b|文档|文檔|看板|仪表盘|"
     r"儀表板|监控|監控|仓库|倉庫|设计稿|設計稿|手册|手冊|日志|日誌|频道|頻道|脚本|腳本|目录|目錄|需求|值班表|作品集|"
     r"配置|文件|资料|資料",
@@ -176,6 +177,20 @@ _ASK_WHO_ZH = re.compile(
 )
 
 
+def _ref(prefix: str, slug_source: str, fact: str, description: str | None = None) -> Found:
+    """A reference record; its description is the fact unless one is given."""
+    shown = fact if description is None else description
+    return Found("reference", "reference", prefix, slug_source, fact, shown, how=HOW["reference"])
+
+
+_ONLY_PRONOUN = re.compile(r"(?:him|her|them|他|她|他们|他們)", re.I)
+
+
+def _as_said(s: str) -> str:
+    """The sentence as the record's fact, in the third person."""
+    return sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
+
+
 def rule_reference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user" or ctx.standing:
         return None  # "From here on, tests go in tests/": under a standing lead it is a rule
@@ -183,15 +198,13 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
     named = _NAMED_THEN_ASK.match(s)
     if who is None and named is not None:
         who = _ASK_WHO_EN.match(named.group("ask")) or _ASK_WHO_ZH.match(named.group("ask"))
-        if who is not None and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", who.group("who").strip(" 。.!！"), re.I):
-            fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-            return Found("reference", "reference", "ask", named.group("name"), fact, fact, how=HOW["reference"])
+        if who is not None and _ONLY_PRONOUN.fullmatch(who.group("who").strip(" 。.!！")):
+            return _ref("ask", named.group("name"), _as_said(s))
     person = (who.groupdict().get("who") or who.groupdict().get("who2") or "") if who else ""
-    if who and re.fullmatch(r"(?:him|her|them|他|她|他们|他們)", person.strip(" 。.!！"), re.I):
+    if who and _ONLY_PRONOUN.fullmatch(person.strip(" 。.!！")):
         return None  # "架构上的事问他": who "him" is sits in the clause before; the whole sentence says it
     if who and content_ok(person, min_tokens=1) and not re.match(r"(?:我(?![的们們])|me\b|myself\b)", person, re.I):
-        fact = sentence_case(third_person(tidy(s))) if not has_cjk(s) else third_person(tidy(s))
-        return Found("reference", "reference", "ask", person, fact, fact, how=HOW["reference"])
+        return _ref("ask", person, _as_said(s))
     topic = _TOPIC_LEAD_EN.match(s)
     if topic:
         found = rule_reference(topic.group("rest"), ctx)  # "For anything about my car, my mechanic is Tony"
@@ -225,8 +238,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         desc = sentence_case(sentence) if kind in ("kept", "is-tool") else f"{sentence_case(subj)}: {where}"
         tool = _TOOLS.search(URL.sub(" ", where))
         slug_src = subj + (" " + tool.group(0) if tool else "")
-        return Found("reference", "reference", "ref", slug_src, third_person(fact), third_person(desc),
-                     how=HOW["reference"])
+        return _ref("ref", slug_src, third_person(fact), third_person(desc))
     url = URL.search(s)
     if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
         before = tidy(s[: url.start()])
@@ -234,7 +246,7 @@ def rule_reference(s: str, ctx: Ctx) -> Found | None:
         if not content_ok(subj, min_tokens=1):
             return None
         fact = sentence_case(third_person(s))
-        return Found("reference", "reference", "ref", subj, fact, fact, how=HOW["reference"])
+        return _ref("ref", subj, fact)
     return None
 
 
@@ -242,7 +254,7 @@ def _reference_zh(s: str) -> Found | None:
     spot = _PLACE_ZH.match(s)
     if spot:
         fact = third_person(tidy(s))
-        return Found("reference", "reference", "ref", spot.group("where"), fact, fact, how=HOW["reference"])
+        return _ref("ref", spot.group("where"), fact)
     for clause in [s, *re.split(r"[，,；;]", s)[1:]]:
         m = _REF_ZH.match(clause.strip())
         if not m:
@@ -257,12 +269,11 @@ def _reference_zh(s: str) -> Found | None:
         tool = _TOOLS.search(URL.sub(" ", where))
         url = URL.search(where)
         desc = f"{third_person(subj)}：{url.group(0)}" if url else fact
-        return Found("reference", "reference", "ref", subj + (" " + tool.group(0) if tool else ""),
-                     fact, desc, how=HOW["reference"])
+        return _ref("ref", subj + (" " + tool.group(0) if tool else ""), fact, desc)
     url = URL.search(s)
     if url and _REF_WORDS.search(s.replace(url.group(0), " ")):
         fact = third_person(tidy(s))
-        return Found("reference", "reference", "ref", URL.sub(" ", s), fact, fact, how=HOW["reference"])
+        return _ref("ref", URL.sub(" ", s), fact)
     return None
 
 

@@ -78,6 +78,12 @@ def plain_effort(s: str) -> str:
     return _EFFORT.sub(lambda m: f"{m.group(1)} {_ING[m.group(2).lower()]}", s)
 
 
+def _liked(prefix: str, slug_source: str, fact: str, reason: str | None = None) -> Found:
+    """A preference record: the fact is the description too."""
+    return Found("preference", "user", prefix, slug_source, fact, fact, reason=reason,
+                 how=HOW["preference"])
+
+
 def rule_preference(s: str, ctx: Ctx) -> Found | None:
     if ctx.role != "user":
         return None
@@ -92,8 +98,7 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         neg = v in _NEG_PREF
         verb = "dislikes" if neg else {"favor": "prefers", "favour": "prefers"}.get(v, verb_3rd(v))
         fact = f"User {verb} {third_person(obj)}"
-        return Found("preference", "user", "dislikes" if neg else "prefers", obj, fact, fact,
-                     reason=reason, how=HOW["preference"])
+        return _liked("dislikes" if neg else "prefers", obj, fact, reason)
     m = _INTEREST_EN.match(s)
     if m:
         obj = re.split(r"(?<!\s)\s+[-—–]\s+|;|,\s*(?:so|and|but)\b", m.group("obj"))[0]
@@ -103,12 +108,12 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         v = m.group("v").lower()
         verb = f"is {v}"
         fact = f"User {verb} {third_person(obj)}"
-        return Found("preference", "user", "likes", obj, fact, fact, reason=reason, how=HOW["preference"])
+        return _liked("likes", obj, fact, reason)
     m = _FAV_EN.match(s)
     if m:
         what, val = tidy(m.group("what")), tidy(m.group("val"))
         fact = f"User's favorite {third_person(what)} is {third_person(val)}"
-        return Found("preference", "user", "prefers", f"{val} {what}", fact, fact, how=HOW["preference"])
+        return _liked("prefers", f"{val} {what}", fact)
     m = _HABIT_EN.match(s)
     if m:
         return _habit(m)
@@ -122,19 +127,18 @@ def rule_preference(s: str, ctx: Ctx) -> Found | None:
         neg = v.startswith(("不", "讨", "討")) or (m.group("adv") or "").startswith("不")
         if re.match(r"^(?:你|您|回答|回复|回覆|答案|总结|總結|建议|建議|解释|解釋)", obj):
             return make_feedback(fact, obj, "avoid" if neg else "", neg, reason)  # about how the assistant answers
-        return Found("preference", "user", "dislikes" if neg else "pref", obj, fact, fact,
-                     reason=reason, how=HOW["preference"])
+        return _liked("dislikes" if neg else "pref", obj, fact, reason)
     m = _RATHER_ZH.match(s)
     if m:
         fact = "用户" + third_person(tidy(s)).lstrip("我")
-        return Found("preference", "user", "pref", m.group("obj"), fact, fact, how=HOW["preference"])
+        return _liked("pref", m.group("obj"), fact)
     m = _PREF_ZH2.match(s) or _ZH_HABIT_SENTENCE.match(s)
     if m and has_cjk(s):
         obj, reason = split_reason(m.groupdict().get("obj") or m.group(0))
         if not content_ok(obj, min_tokens=1):
             return None
         fact = third_person(tidy(s if reason is None else split_reason(s)[0]))
-        return Found("preference", "user", "pref", obj, fact, fact, reason=reason, how=HOW["preference"])
+        return _liked("pref", obj, fact, reason)
     return None
 
 
@@ -156,7 +160,7 @@ def _habit(m: re.Match[str]) -> Found | None:
     adv_3rd = "tends to" if adv == "tend to" else adv
     verb_out = verb if adv == "tend to" else verb_3rd(verb)
     fact = f"User {adv_3rd} {verb_out} {third_person(tail)}".strip()
-    return Found("preference", "user", "habit", rest, fact, fact, reason=reason, how=HOW["preference"])
+    return _liked("habit", rest, fact, reason)
 
 
 __all__ = ["plain_effort", "rule_preference"]

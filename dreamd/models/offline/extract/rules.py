@@ -345,21 +345,22 @@ def rule_feedback(s: str, ctx: Ctx) -> Found | None:
         return make_feedback(fact, rule, "avoid" if negative else "", negative, reason)
     m = _YOU_PREF.match(s) or _YOU_PREF_ZH.match(s)
     if m:
-        said = (m.groupdict().get("rest") or m.groupdict().get("rest2") or m.groupdict().get("rest3")
-                or m.groupdict().get("rest4") or "")
-        if m.groupdict().get("rest4"):
-            said = re.sub(r"^(kept|used|wrote|gave|made|added|asked|stopped|put|sent|left|showed|included)\b",
+        got = m.groupdict()
+        said = got.get("rest") or got.get("rest2") or got.get("rest3") or got.get("rest4") or ""
+        if got.get("rest4"):
+            said = re.sub(rf"^({'|'.join(_PAST_TO_BASE)})\b",
                           lambda w: _PAST_TO_BASE.get(w.group(1).lower(), w.group(1)), said, flags=re.I)
         rest = re.sub(r"^to\s+", "", said, flags=re.I)
         rule, reason = _split_all_reasons(rest)
-        wish_is_standing = (m.groupdict().get("v") or "").lower() in ("prefer", "like", "喜欢", "喜歡", "希望") or bool(
-            m.groupdict().get("v2") or m.groupdict().get("v3"))
-        if not (wish_is_standing or ctx.standing or reason or is_standing(said) or m.groupdict().get("rest2")):
+        wish_is_standing = (got.get("v") or "").lower() in (
+            "prefer", "like", "喜欢", "喜歡", "希望") or bool(got.get("v2") or got.get("v3"))
+        if not (wish_is_standing or ctx.standing or reason or is_standing(said)
+                or got.get("rest2")):
             return None  # "I want you to fix this" is a request for now
         if not content_ok(rule) or rule.startswith(("帮", "幫")) or is_wellbeing(rule):
             return None
         negated = re.match(r"^(?:didn't|did not|not|don't|do not|never)\s+", rule, re.I)
-        if m.groupdict().get("v2") and negated:
+        if got.get("v2") and negated:
             rule = "Don't " + rule[negated.end() :]
         fact = sentence_case(third_person(rule))
         return make_feedback(fact, rule, _prefix_of(rule), bool(NEGATION_EN.match(rule) or _ZH_NEG_DIRECTIVE.match(rule)), reason)

@@ -37,7 +37,7 @@ _EN_MARKER = (
     r"(?:so you know|you know what|you know|just so you know|hi|hey|hello|no wait|wait no|wait|hold on|no|nope|nah|ok(?:ay)?|so|well|oh|ah|also|and|but|plus|btw|by the way|fyi|actually|alright|"
     r"right|cool|great|thanks|thank you|yes|yeah|yep|sure|anyway|anyways|oh and|and also|oh also|"
     r"one more thing|one last thing|another thing|quick thing|quick note|quick context|some context|"
-    r"context|heads up|just so you know|just a heads up|for context|for the record|note|nb|ps|"
+    r"context|heads up|just a heads up|for context|for the record|note|nb|ps|"
     r"side note|for what it's worth|to be clear|in general|generally speaking|first|first of all|for reference|fwiw|"
     r"second|secondly|third|thirdly|fourth|fifth|lastly|finally|next|next up|up next|last but not least|"
     r"before we start|before we begin|before you start|before we get going|important|reminder|"
@@ -473,9 +473,9 @@ _EN_NOUN_REASON = re.compile(
     rf"^(?P<rule>.{{8,}}?)(?<!.{{8}}\s)\s*(?:;|—|–| - |,)\s*(?P<why>(?!(?:so|then|and|but|which|that|{lex.REASON_EN}|or)\b)"
     r"[a-z][\w-]*(?: [\w-]+){0,2} (?:needs?|requires?|is|are|has|have|gets?|"
     r"depends|depend|relies|rely|uses|use|"
-    r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|relies|depends|expects?|"
-    r"reads?|checks?|audits?|bills?|charges?|finds?|thinks?|hates?|gets?|keeps?|confuses?|likes?|wants?|"
-    r"complains?|struggles?|forgets?|misses?|breaks?|fails?|crashes?|times? out)\b.{3,})$",
+    r"can't|cannot|won't|don't|doesn't|isn't|aren't|uses?|breaks?|takes?|makes?|expects?|"
+    r"reads?|checks?|audits?|bills?|charges?|finds?|thinks?|hates?|keeps?|confuses?|likes?|wants?|"
+    r"complains?|struggles?|forgets?|misses?|fails?|crashes?|times? out)\b.{3,})$",
     re.I,
 )
 _ZH_CLAUSE_REASON = re.compile(

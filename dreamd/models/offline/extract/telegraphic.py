@@ -37,7 +37,8 @@ sentence) is the reason of every rule in it. Each item still passes the structur
 tests (:func:`dreamd.models.offline.extract.distractors.distractor`): reported speech, a feeling, a
 wish, a hedge, a hypothetical, something broken right now or a secret is never a record, and
 questions, temporary instructions ("for now", "这次") and one-off requests are filtered before
-this module is asked (:mod:`dreamd.models.offline.extract.pipeline`).
+this module is asked (:mod:`dreamd.models.offline.extract.pipeline`), which asks it of the user's
+sentences only: what the assistant says is never read here.
 """
 
 from __future__ import annotations
@@ -354,7 +355,7 @@ _ZH_RULE_WORD = re.compile(r"请|請|要|别|別|必须|必須|一律|统一|統
 
 def label_items(label: Label, rest: str, ctx: Ctx) -> list[Found]:
     """One record per item of a labelled list, typed by the label (module docstring)."""
-    if ctx.role != "user" or not rest or is_temporary(label.text) or _NOW.search(label.text):
+    if not rest or is_temporary(label.text) or _NOW.search(label.text):
         return []  # "house style for now: …", "today's rules: …" are for the task at hand
     # the parts of a stack or a status line describe one thing: one record ("stack: Django, Celery, Postgres")
     parts = items(rest)
@@ -408,11 +409,10 @@ class Labels:
     def assistant_spoke(self, question: str | None = None) -> None:
         """The assistant's turn ends what a label headed; a question about the rules of the work
         ("Any conventions I should follow?", "有什么规范要遵守吗？") heads the user's answer instead."""
-        self.current, self.carry, self.topic, self.before, self.last = None, False, None, None, None
-        self.previous = self.sentence = None
+        self.current, self.carry = None, False  # the sentences around are reset by user_turn
         kind = question_kind(question) if question else None
         if kind is not None and question is not None:
-            self.current, self.carry = Label(tidy(question), kind, ""), False
+            self.current = Label(tidy(question), kind, "")
             self.asked = self.pending_answer = True
         else:
             self.asked = self.pending_answer = False
@@ -541,8 +541,6 @@ def verbless_intro(core: str, ctx: Ctx) -> list[Found]:
     "backend dev, 6 years in", "training for a marathon", "做后端的", "在杭州做会计"): the subject is
     put back and the rules decide, so what counts as a role or a stable state stays defined in
     :mod:`dreamd.models.offline.extract.identity`."""
-    if ctx.role != "user":
-        return []
     text = tidy(core)
     if mostly_chinese(text):
         first = re.split(r"[，,；;。]", text, maxsplit=1)[0]  # "业余在玩攀岩，想这几天练练": the intro is the first clause
@@ -663,8 +661,6 @@ _DASH_REASON = re.compile(r"^(?P<rule>[^—–;]{3,80}?)(?<![^—–;]{3}\s)\s*(
 def bare_constraint(core: str, ctx: Ctx) -> Found | None:
     """A rule with no verb ("eu-west-1 only, data residency", "composition over inheritance",
     "no inline styles anywhere", "Rust or nothing", "别用 lodash，包太大")."""
-    if ctx.role != "user":
-        return None
     text = tidy(core).rstrip(" .。!！")
     if not text or text.endswith(("?", "？")):
         return None
@@ -725,7 +721,7 @@ _PLAN = re.compile(r"^(?:the\s+|our\s+|my\s+)?plan(?:\s+is|'s)\s+(?:to\s+)?(?P<x
 def plan(core: str, ctx: Ctx) -> Found | None:
     """"plan is to tag v3 once this lands, by the 20th": what the work is heading for."""
     m = _PLAN.match(tidy(core))
-    if ctx.role != "user" or not m or distractor(m.group("x")) in _BLOCKING or is_temporary(core):
+    if not m or distractor(m.group("x")) in _BLOCKING or is_temporary(core):
         return None
     fact = f"Plan: {m.group('x')}"
     return _found("project", fact, None, ctx, None)
@@ -746,7 +742,7 @@ def telegraphic(core: str, ctx: Ctx, asked: str | None = None) -> list[Found]:
     if intro:
         return intro
     named = _NAMED_MINE.match(tidy(core).rstrip(" .。!！"))
-    if named and ctx.role == "user":
+    if named:
         # "Thistle & Stem, my flower shop on Leith Walk": a name and what it is to the speaker
         stated = rule_statement(f"{named['what']} is {named['name']}{named['rest'] or ''}", ctx)
         if stated is not None:
