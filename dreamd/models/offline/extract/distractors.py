@@ -695,7 +695,19 @@ _VENTING = re.compile(
     re.I,
 )
 # A short evaluation of the moment: "周一真难熬", "这天气太热了" (真/太 + a predicate closing the sentence).
-_EVALUATION_NOW_ZH = re.compile(r"^[^，,。]{0,8}(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$")
+_EVALUATION_NOW_ZH = re.compile(r"^(?P<about>[^，,。]{0,8})(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$")
+
+
+def _vented(core: str) -> bool:
+    """A sentence opened by a bare sigh of one word ("唉，…", "ugh, …"; not "long story short, …")
+    or closed by an evaluation naming nothing ("…，真是够了"; "…，性能差太多" judges a reason),
+    around a part of the moment or an episode: venting."""
+    parts = [p for p in re.split(r"\s*[，,。.!！;；]\s*", core) if p]
+    if len(parts) < 3:
+        return False
+    closing = _EVALUATION_NOW_ZH.match(parts[-1])
+    sigh = len(parts[0].split()) == 1 and distractor(parts[0]) in ("feeling", "interjection")
+    return any(map(distractor, parts[1:] if sigh else parts[:-1] if closing and not closing["about"] else []))
 
 
 # "我之前在上家做过…": an episode at a previous job, as "in my last job, …" — unless the sentence goes on to
@@ -830,7 +842,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
     "encouragement": lambda sentence, core, before: _care(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
-    "venting": lambda sentence, core, before: _VENTING.search(core) or _EVALUATION_NOW_ZH.match(core),
+    "venting": lambda sentence, core, before: _VENTING.search(core) or _EVALUATION_NOW_ZH.match(core)
+    or _vented(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
     "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
     or (mostly_chinese(sentence) and _one_off_zh(sentence)),
