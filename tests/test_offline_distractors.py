@@ -520,7 +520,8 @@ def test_an_episode_framed_by_a_feeling_keeps_no_record_beside_statements(turn: 
     assert not_memory(turn, turn) == "venting"
     rule = "接口统一用 gRPC，别用 REST，联调起来差太多。"
     background = "我之前是做数据库内核的，C++ 还行，移动端这块不太熟。"
-    story = "Long story short, I inherited this Rails app from a contractor who left, and I'm mostly an Elixir person."
+    story = "Long story short, I inherited this Rails app from a contractor who left, " \
+        "and I'm mostly an Elixir person."
     assert not_memory(rule, rule) is None and not_memory(background, background) is None
     assert not_memory(story, story) is None
     records = extract_from_turns(_user(rule, turn, background, story), today="2026-05-04")

@@ -170,12 +170,16 @@ def _monday(d: dt.date) -> dt.date:
     return d - dt.timedelta(days=d.weekday())
 
 
-def _on_or_after(d: dt.date, weekday: int) -> dt.date:
-    return d + dt.timedelta(days=(weekday - d.weekday()) % 7)
+def _nearest(d: dt.date, weekday: int, back: bool) -> dt.date:
+    """That weekday on or after ``d`` (``back``: on or before it)."""
+    return d + dt.timedelta(
+        days=-((d.weekday() - weekday) % 7) if back else (weekday - d.weekday()) % 7
+    )
 
 
-def _on_or_before(d: dt.date, weekday: int) -> dt.date:
-    return d - dt.timedelta(days=(d.weekday() - weekday) % 7)
+def _next(word: str | None) -> bool:
+    """"next", "下个月": a word naming the next month or week (else this one)."""
+    return (word or "x")[0] in "下nN"
 
 
 _WD = "|".join(WEEKDAYS_EN)
@@ -246,12 +250,10 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
         if unit == "week":
             return f"the week of {monday.isoformat()}"
         return (monday + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
-    if kind in ("bare-wd-zh", "bare-wd-zh-past"):
-        return (_on_or_before if kind.endswith("past") else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()
-    if kind in ("bare-wd", "bare-wd-past"):
-        lead = m.group(0)[: m.start(1) - m.start(0)]
+    if kind.startswith("bare-wd"):  # a Chinese weekday keeps no lead word
+        lead = "" if "zh" in kind else m.group(0)[: m.start(1) - m.start(0)]
         back = kind.endswith("past") and not lead.lower().startswith("this")  # "this coming" looks ahead
-        return f"{lead}{(_on_or_before if back else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()}"
+        return lead + _nearest(ref, _weekday_index(m.group(1)), back).isoformat()
     if kind == "next-month":
         year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
         return f"{year:04d}-{month:02d}"
@@ -356,9 +358,9 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
     nth, weekday = _ORDINAL_EN[m.group(1).lower()], WEEKDAYS_EN.index(m.group(2).lower())
     if m.group(3):
         month = _MONTHS_EN.index(m.group(3)[:3].lower()) + 1
-        year = int(m.group(5)) if m.group(5) else (ref.year if month >= ref.month else ref.year + 1)
+        year = int(m.group(5)) if m.group(5) else ref.year + (month < ref.month)
     else:
-        year, month = _add_months(ref, 1 if m.group(4).lower() == "next" else 0)
+        year, month = _add_months(ref, _next(m.group(4)))
     return _nth_of_month(year, month, weekday, nth)
 
 
@@ -377,9 +379,9 @@ def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
         month = zh_number(m.group(1))
         if not 1 <= month <= 12:
             return None
-        year = ref.year if month >= ref.month else ref.year + 1
+        year = ref.year + (month < ref.month)
     else:
-        year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
+        year, month = _add_months(ref, _next(m.group(2)))
     nth = -1 if m.group(3).startswith("最") else "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
     return _nth_of_month(year, month, _WEEKDAYS_ZH[m.group(4)], nth)
 
@@ -398,10 +400,9 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     elif kind == "nth-wd-zh":
         found = _nth_weekday_zh(m, ref)
     elif kind == "nm-day":
-        offset = 1 if m.group(1).startswith("下") else 0
-        found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
+        found = _safe_date(*_add_months(ref, _next(m.group(1))), int(m.group(2)))
     elif kind == "nm-day-en":
-        found = _safe_date(*_add_months(ref, 1 if m.group(2).lower() == "next" else 0), int(m.group(1)))
+        found = _safe_date(*_add_months(ref, _next(m.group(2))), int(m.group(1)))
     elif kind == "weekend":
         weeks = {"next": 1, "下": 1, "下下": 2}.get(m.group(1).lower(), 0)
         found = _monday(ref) + dt.timedelta(days=5 + 7 * weeks)
@@ -418,21 +419,18 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     elif kind in ("eom-0", "eom-1"):
         found = _month_end(*_add_months(ref, int(kind[-1])))
     elif kind == "eom-zh":
-        offset = 1 if (m.group(1) or "").startswith("下") else 0
-        found = _month_end(*_add_months(ref, offset))
+        found = _month_end(*_add_months(ref, _next(m.group(1))))
     elif kind == "eom-named-zh":
         month = zh_number(m.group(1))
         if 1 <= month <= 12:
-            year = ref.year if month >= ref.month else ref.year + 1
-            found = _month_end(year, month)
+            found = _month_end(ref.year + (month < ref.month), month)
     elif kind == "nth-wd":
         found = _nth_weekday(m, ref)
     elif kind == "eom-named-en":
         month = _MONTHS_EN.index(m.group(1)[:3].lower()) + 1
-        year = int(m.group(2)) if m.group(2) else (ref.year if month >= ref.month else ref.year + 1)
-        found = _month_end(year, month)
+        found = _month_end(int(m.group(2)) if m.group(2) else ref.year + (month < ref.month), month)
     elif kind == "mid-zh":
-        found = _safe_date(*_add_months(ref, 1 if (m.group(1) or "").startswith("下") else 0), 15)
+        found = _safe_date(*_add_months(ref, _next(m.group(1))), 15)
     elif kind == "eoq":
         quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
         end = _month_end(ref.year, quarter * 3)
@@ -448,15 +446,14 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
             return f"{m.group(1)} {found.isoformat()}"
         if found and kind == "holiday" and m.group(2):
             found -= dt.timedelta(days=1)  # "国庆前完工": done by the day before
-    elif kind == "day-zh":
-        day = int(m.group(1))
+    elif kind.startswith("day-zh"):  # "it broke on the 25th" (past): the last such day
+        day, back = int(m.group(1)), kind.endswith("past")
+        named = _ISO_DATE.findall(m.string, 0, m.start())
         found = _safe_date(ref.year, ref.month, day)
-        if found is None or found < ref:
-            found = _safe_date(*_add_months(ref, 1), day)
-    elif kind == "day-zh-past":  # "it broke on the 25th": the last such day
-        found = _safe_date(ref.year, ref.month, int(m.group(1)))
-        if found is None or found > ref:
-            found = _safe_date(*_add_months(ref, -1), int(m.group(1)))
+        if named and int(named[-1][2]) < day:  # "April 2nd … back on the 23rd": that month
+            found = _safe_date(int(named[-1][0]), int(named[-1][1]), day)
+        elif found is None or (found > ref if back else found < ref):
+            found = _safe_date(*_add_months(ref, -1 if back else 1), day)
     return found.isoformat() if found else m.group(0)
 
 
@@ -493,28 +490,60 @@ _WEEKDAY_AND_DAY = re.compile(
 
 def _weekday_and_day(m: re.Match[str], ref: dt.date, past: bool) -> str:
     """The date that is both that weekday and that day (of that month, when named, within a year),
-    the first on or after ``ref`` (``past``: on or before it); the phrase as said when none is."""
+    the first on or after ``ref`` (``past``: on or before it), else one this month or the one
+    before (after); the phrase as said when none is."""
     g = m.groupdict()
     weekday = _weekday_index(g["wd"] or g["wz1"] or g["wz2"])
     day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5") if g[k]))
     month = (_MONTHS_EN.index(g["mon"][:3].lower()) + 1 if g["mon"] else int(g["monz"]) if g["monz"] else 0)
-    for k in range(13 if month else 2):  # with no month named: this month or the next (last)
-        year, at = _add_months(ref, -k if past else k)
-        found = _safe_date(year, at, day) if month in (0, at) else None
-        if found and found.weekday() == weekday and (found <= ref if past else found >= ref):
-            return found.isoformat()
+    for back in (past, not past):  # the tense's way first (a year, with a month named), then near
+        for k in range(13 if month and back == past else 2):  # this month or the next (last)
+            year, at = _add_months(ref, -k if back else k)
+            found = _safe_date(year, at, day) if month in (0, at) else None
+            if found and found.weekday() == weekday and (found <= ref if back else found >= ref):
+                return found.isoformat()
     return m.group(0)
 
 
-def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True, past: bool = False) -> str:
+# Where a clause ends (not at the comma of "Friday, December 18" or "June 12, 2027"), and the goal
+# of a change ("pushed to the 19th", "推到 9 号了", "改成周五"): a date there is where the event lies now.
+_DATED = (_WEEKDAY_AND_DAY, *(p for p, _ in (*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS)))
+_CLAUSE_END = re.compile(rf"([，；：;:。]|,(?!\s*(?:\d|{_MONTH_RE}\b)))", re.I)
+_GOAL = re.compile(r"\bto\s+|[到成]\s*", re.I)
+
+
+def _dates_of_clauses(
+    text: str, ref: dt.date, weekdays: bool, told_past: Callable[[str], bool]
+) -> str:
+    """Each clause's dates as its own verb tells them (``told_past``), not as the sentence's
+    first past tense does; a date that is the goal of a change is not past for the change (the
+    second end of a span, a date before the "to", keeps the clause's tense)."""
+    out = []
+    for clause in filter(None, _CLAUSE_END.split(text)):  # the separators are pieces too
+        goals = (g for g in _GOAL.finditer(clause) if any(p.match(clause, g.end()) for p in _DATED))
+        # "下周二到周四": a date before the "到" makes a span, not a goal
+        cut = next(
+            (g.end() for g in goals if not has_relative_date(clause[: g.start()])), len(clause)
+        )
+        out += [absolutize_dates(clause[:cut], ref, weekdays=weekdays, past=told_past(clause)),
+                absolutize_dates(clause[cut:], ref, weekdays=weekdays)]
+    return "".join(out)
+
+
+def absolutize_dates(
+    text: str, ref: dt.date, *, weekdays: bool = True, past: bool | Callable[[str], bool] = False
+) -> str:
     """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``.
 
     A weekday with a day of the month is the date that has both (:func:`_weekday_and_day`);
     then calendar dates ("December 18", "12月3日", "下个月 15 号", "月底", "end of the month"),
     then relative phrases. ``weekdays=False`` leaves a bare weekday alone ("never deploy on
     Friday", "永远不要在周五发布" name a day of every week, not a date). ``past``: the text tells
-    what happened, so a bare weekday or day of the month is the last one, not the next.
+    what happened, so a bare weekday or day of the month is the last one, not the next; a test
+    of a clause's tense instead decides it clause by clause (:func:`_dates_of_clauses`).
     """
+    if callable(past):
+        return _dates_of_clauses(text, ref, weekdays, past)
     out, at = [], 0
     for m in _WEEKDAY_AND_DAY.finditer(text):
         out += [_absolutize(text[at : m.start()], ref, weekdays, past), _weekday_and_day(m, ref, past)]
@@ -552,8 +581,7 @@ _FROM_DATE = re.compile(rf"\b(?:an?|{_NUM_EN})\s+(day|week)s?\s+from\s+(?:now\b|
 
 
 def _from_date(m: re.Match[str], ref: dt.date) -> str:
-    n = re.match(r"\s*(\w+)", m.group(0))
-    count = 1 if n is None or n.group(1).lower() in ("a", "an") else _count(n.group(1))
+    count = _count(m.group(0).split()[0])  # "a", "an": 1
     try:
         base = ref if m.group(2) is None else dt.date(int(m.group(2)), int(m.group(3)), int(m.group(4)))
     except ValueError:
@@ -562,7 +590,7 @@ def _from_date(m: re.Match[str], ref: dt.date) -> str:
 
 
 def has_relative_date(text: str) -> bool:
-    return any(p.search(text) for p, _ in (*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS))
+    return any(p.search(text) for p in _DATED[1:])
 
 
 # ----------------------------------------------------------------------------- shaping
