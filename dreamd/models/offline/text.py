@@ -182,45 +182,51 @@ def _next(word: str | None) -> bool:
     return (word or "x")[0] in "下nN"
 
 
+def _kinds(*pairs: tuple[str, str]) -> list[tuple[re.Pattern[str], str]]:
+    """Each pattern compiled, with the kind of date it names (case-insensitive: the Chinese
+    patterns hold no letters)."""
+    return [(re.compile(pattern, re.I), kind) for pattern, kind in pairs]
+
+
 _WD = "|".join(WEEKDAYS_EN)
 _NUM_EN = r"\d+|" + "|".join(sorted(_NUMBERS_EN, key=len, reverse=True))
-_EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(?:the\s+)?day\s+after\s+tomorrow\b", re.I), "d+2"),
-    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.I), "d-2"),
-    (re.compile(r"\btomorrow\b", re.I), "d+1"),
-    (re.compile(r"\byesterday\b", re.I), "d-1"),
-    (re.compile(r"\b(?:today|tonight|this\s+morning|this\s+afternoon|this\s+evening)\b", re.I), "d+0"),
-    (re.compile(rf"\bnext\s+({_WD})\b", re.I), "next-wd"),
-    (re.compile(rf"\bthis\s+({_WD})\b", re.I), "this-wd"),
-    (re.compile(rf"\blast\s+({_WD})\b", re.I), "last-wd"),
-    (re.compile(rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", re.I), "bare-wd"),
-    (re.compile(r"\b(?:the\s+)?week\s+after\s+next\b", re.I), "next2-week"),
-    (re.compile(r"\bnext\s+week\b", re.I), "next-week"),
-    (re.compile(r"\bthis\s+week\b", re.I), "this-week"),
-    (re.compile(r"\blast\s+week\b", re.I), "last-week"),
-    (re.compile(r"\bnext\s+month\b", re.I), "next-month"),
-    (re.compile(rf"\bin\s+({_NUM_EN})\s+(day|week)s?\b", re.I), "in-n"),
-    (re.compile(rf"\b({_NUM_EN})\s+(day|week)s?\s+ago\b", re.I), "n-ago"),
-]
+_EN_PATTERNS = _kinds(
+    (r"\b(?:the\s+)?day\s+after\s+tomorrow\b", "d+2"),
+    (r"\b(?:the\s+)?day\s+before\s+yesterday\b", "d-2"),
+    (r"\btomorrow\b", "d+1"),
+    (r"\byesterday\b", "d-1"),
+    (r"\b(?:today|tonight|this\s+morning|this\s+afternoon|this\s+evening)\b", "d+0"),
+    (rf"\bnext\s+({_WD})\b", "next-wd"),
+    (rf"\bthis\s+({_WD})\b", "this-wd"),
+    (rf"\blast\s+({_WD})\b", "last-wd"),
+    (rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", "bare-wd"),
+    (r"\b(?:the\s+)?week\s+after\s+next\b", "next2-week"),
+    (r"\bnext\s+week\b", "next-week"),
+    (r"\bthis\s+week\b", "this-week"),
+    (r"\blast\s+week\b", "last-week"),
+    (r"\bnext\s+month\b", "next-month"),
+    (rf"\bin\s+({_NUM_EN})\s+(day|week)s?\b", "in-n"),
+    (rf"\b({_NUM_EN})\s+(day|week)s?\s+ago\b", "n-ago"),
+)
 _ZH_WD = "一二三四五六日天"
-_ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile("大后天|大後天"), "d+3"),
-    (re.compile("后天|後天"), "d+2"),
-    (re.compile("前天"), "d-2"),
-    (re.compile("明天|明日"), "d+1"),
-    (re.compile("昨天|昨日"), "d-1"),
-    (re.compile("今天|今晚|今日"), "d+0"),
-    (re.compile(f"(?:下下周|下下週|下下星期|下下礼拜|下下禮拜)([{_ZH_WD}])"), "next2-wd"),
-    (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
-    (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
-    (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
-    (re.compile(f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
-    (re.compile("下下周|下下週|下下星期|下下礼拜|下下禮拜"), "next2-week"),
-    (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
-    (re.compile("下个月|下個月"), "next-month"),
-    (re.compile("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
-    (re.compile("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)"), "n-ago"),
-]
+_ZH_PATTERNS = _kinds(
+    ("大后天|大後天", "d+3"),
+    ("后天|後天", "d+2"),
+    ("前天", "d-2"),
+    ("明天|明日", "d+1"),
+    ("昨天|昨日", "d-1"),
+    ("今天|今晚|今日", "d+0"),
+    (f"(?:下下周|下下週|下下星期|下下礼拜|下下禮拜)([{_ZH_WD}])", "next2-wd"),
+    (f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])", "next-wd"),
+    (f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])", "this-wd"),
+    (f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])", "last-wd"),
+    (f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])", "bare-wd-zh"),
+    ("下下周|下下週|下下星期|下下礼拜|下下禮拜", "next2-week"),
+    ("下周|下週|下星期|下礼拜|下禮拜", "next-week"),
+    ("下个月|下個月", "next-month"),
+    ("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)", "in-n"),
+    ("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)", "n-ago"),
+)
 
 
 def _weekday_index(token: str) -> int:
@@ -255,8 +261,7 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
         back = kind.endswith("past") and not lead.lower().startswith("this")  # "this coming" looks ahead
         return lead + _nearest(ref, _weekday_index(m.group(1)), back).isoformat()
     if kind == "next-month":
-        year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
-        return f"{year:04d}-{month:02d}"
+        return "{:04d}-{:02d}".format(*_add_months(ref, 1))
     days = _count(m.group(1)) * (1 if m.group(2).lower().startswith(("day", "天")) else 7)
     return (ref + dt.timedelta(days=days if kind == "in-n" else -days)).isoformat()
 
@@ -264,43 +269,48 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
 _MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _ORDINAL_EN = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
-_CALENDAR: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
-                rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", re.I), "nth-wd"),
-    (re.compile(rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "eom-named-en"),
-    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
-    (re.compile(rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
-    (re.compile(r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+_CALENDAR = _kinds(
+    (rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
+     rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", "nth-wd"),
+    (rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", "eom-named-en"),
+    (rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", "md-en"),
+    (rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?",
+     "dm-en"),
+    (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", "eom-0"),
+    (r"\b(?:the\s+)?end\s+of\s+next\s+month\b", "eom-1"),
+    (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", "eoy"),
+    (r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*"
+     r"(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)", "md-zh"),
     # "十一月最后一个周五", "下个月第二个周三", "3 月的第一个星期一": that weekday of that month
-    (re.compile(r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
-                r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])"), "nth-wd-zh"),
-    (re.compile(r"(下个月|下個月|下月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    (r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
+     r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])", "nth-wd-zh"),
+    (r"(下个月|下個月|下月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)", "nm-day"),
     # "the 3rd of next month": that day of that month
-    (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+of\s+(next|this)\s+month\b", re.I), "nm-day-en"),
+    (r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+of\s+(next|this)\s+month\b", "nm-day-en"),
     # "this weekend", "下周末": the Saturday that opens it
-    (re.compile(r"\b(this|next)\s+weekend\b", re.I), "weekend"),
-    (re.compile(r"(下下|下|这个|這個|这|這|本)(?:周末|週末)"), "weekend"),
+    (r"\b(this|next)\s+weekend\b", "weekend"),
+    (r"(下下|下|这个|這個|这|這|本)(?:周末|週末)", "weekend"),
     # "in two months", "in a fortnight", "两个月后", "半个月后": counted from the day
-    (re.compile(rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", re.I), "in-months"),
-    (re.compile(r"((?<!\d)\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)"), "in-months"),
-    (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
-    (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
-    (re.compile(r"(?:(下个月|下個月|这个月|這個月|本月)|(?<!\s))\s*(?:月底|月末)"), "eom-zh"),
-    (re.compile(r"(下个|下個|这个|這個|本)?月中(?!旬)"), "mid-zh"),
-    (re.compile(r"年底|年末"), "eoy"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
-    (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
-    (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
-    (re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+    (rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", "in-months"),
+    (r"((?<!\d)\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)", "in-months"),
+    (r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)", "eom-named-zh"),
+    (r"(下个|下個|这个|這個|本)月(?:底|末)", "eom-zh"),
+    (r"(?:(下个月|下個月|这个月|這個月|本月)|(?<!\s))\s*(?:月底|月末)", "eom-zh"),
+    (r"(下个|下個|这个|這個|本)?月中(?!旬)", "mid-zh"),
+    (r"年底|年末", "eoy"),
+    (r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", "eoq"),
+    (r"([一二三四1-4])季度(?:末|底)", "eoq"),
+    (r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])", "day-zh"),
+    (r"\bthe (\d{1,2})(?:st|nd|rd|th)\b"
+     r"(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", "day-zh"),
     # a fixed-date holiday as a bound ("before xmas", "by New Year's", "国庆前", "元旦之前"): its next occurrence.
     # A holiday with no bound ("we close over Christmas", "每年国庆") names every year's, not a date.
-    (re.compile(r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|new year's day|"
-                r"new year's|new year|halloween|valentine's day|valentine's)(?!\w)", re.I), "holiday-en"),
-    (re.compile(r"(?<![每年])(平安夜|圣诞节?|聖誕節?|元旦|国庆节?|國慶節?|情人节|情人節)(?:(前|之前|以前)|(?=后|後|之后|之後|那天|当天|當天))"), "holiday"),
-]
+    (r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|"
+     r"new year's day|"
+     r"new year's|new year|halloween|valentine's day|valentine's)(?!\w)", "holiday-en"),
+    (r"(?<![每年])(平安夜|圣诞节?|聖誕節?|元旦|国庆节?|國慶節?|情人节|情人節)"
+     r"(?:(前|之前|以前)|(?=后|後|之后|之後|那天|当天|當天))", "holiday"),
+)
 _HOLIDAYS = {
     "christmas eve": (12, 24), "christmas": (12, 25), "xmas": (12, 25), "new year's eve": (12, 31),
     "new year's day": (1, 1), "new year's": (1, 1), "new year": (1, 1), "halloween": (10, 31),
@@ -340,6 +350,10 @@ def _safe_date(year: int, month: int, day: int) -> dt.date | None:
         return None
 
 
+def _month_number(word: str) -> int:
+    return _MONTHS_EN.index(word[:3].lower()) + 1
+
+
 def _month_day(ref: dt.date, month: int, day: int, year: str | None) -> dt.date | None:
     """A month and day without a year is the next such day, allowing for a recent past."""
     if year:
@@ -357,7 +371,7 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
     (a named month without a year is the next one, as for "December 18")."""
     nth, weekday = _ORDINAL_EN[m.group(1).lower()], WEEKDAYS_EN.index(m.group(2).lower())
     if m.group(3):
-        month = _MONTHS_EN.index(m.group(3)[:3].lower()) + 1
+        month = _month_number(m.group(3))
         year = int(m.group(5)) if m.group(5) else ref.year + (month < ref.month)
     else:
         year, month = _add_months(ref, _next(m.group(4)))
@@ -382,15 +396,15 @@ def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
         year = ref.year + (month < ref.month)
     else:
         year, month = _add_months(ref, _next(m.group(2)))
-    nth = -1 if m.group(3).startswith("最") else "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+    nth = -1 if m.group(3).startswith("最") else zh_number(m.group(3)[1])
     return _nth_of_month(year, month, _WEEKDAYS_ZH[m.group(4)], nth)
 
 
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     found: dt.date | None = None
     if kind in ("md-en", "dm-en"):
-        month_word, day = (m.group(1), m.group(2)) if kind == "md-en" else (m.group(2), m.group(1))
-        found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
+        day, month_word = sorted(m.group(1, 2), key=str.isalpha)  # "December 18", "18 December"
+        found = _month_day(ref, _month_number(month_word), int(day), m.group(3))
     elif kind == "md-zh":
         month, day = zh_number(m.group(2)), zh_number(m.group(3))
         year = m.group(1)
@@ -407,7 +421,7 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
         weeks = {"next": 1, "下": 1, "下下": 2}.get(m.group(1).lower(), 0)
         found = _monday(ref) + dt.timedelta(days=5 + 7 * weeks)
     elif kind == "in-months":
-        count, unit = m.group(1), (m.group(2).lower() if m.lastindex and m.lastindex >= 2 else "month")
+        count, unit = m.group(1), (*m.groups(), "month")[1].lower()  # "两个月后" names no unit
         if unit == "fortnight":
             found = ref + dt.timedelta(days=14 * _count(count))
         elif count == "半":
@@ -427,12 +441,12 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     elif kind == "nth-wd":
         found = _nth_weekday(m, ref)
     elif kind == "eom-named-en":
-        month = _MONTHS_EN.index(m.group(1)[:3].lower()) + 1
+        month = _month_number(m.group(1))
         found = _month_end(int(m.group(2)) if m.group(2) else ref.year + (month < ref.month), month)
     elif kind == "mid-zh":
         found = _safe_date(*_add_months(ref, _next(m.group(1))), 15)
     elif kind == "eoq":
-        quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
+        quarter = zh_number(m.group(1))
         end = _month_end(ref.year, quarter * 3)
         found = end if end >= ref else _month_end(ref.year + 1, quarter * 3)
     elif kind == "eoy":
@@ -495,7 +509,7 @@ def _weekday_and_day(m: re.Match[str], ref: dt.date, past: bool) -> str:
     g = m.groupdict()
     weekday = _weekday_index(g["wd"] or g["wz1"] or g["wz2"])
     day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5") if g[k]))
-    month = (_MONTHS_EN.index(g["mon"][:3].lower()) + 1 if g["mon"] else int(g["monz"]) if g["monz"] else 0)
+    month = _month_number(g["mon"]) if g["mon"] else int(g["monz"] or 0)
     for back in (past, not past):  # the tense's way first (a year, with a month named), then near
         for k in range(13 if month and back == past else 2):  # this month or the next (last)
             year, at = _add_months(ref, -k if back else k)
@@ -555,14 +569,15 @@ def _absolutize(text: str, ref: dt.date, weekdays: bool, past: bool) -> str:
     if not text:
         return text
     text = _NEXT_WEEK_RANGE.sub(r"\1\2\3\1", text)  # "下周一到周三": both ends are next week
-    for pattern, kind in _CALENDAR:
-        kind = f"{kind}-past" if past and kind == "day-zh" else kind
-        text = pattern.sub(lambda m, k=kind: _in_range(_resolve_calendar, k, m, ref), text)  # type: ignore[misc]
-    for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
-        if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
-            continue
-        kind = f"{kind}-past" if past and kind in ("bare-wd", "bare-wd-zh") else kind
-        text = pattern.sub(lambda m, k=kind: _in_range(_resolve, k, m, ref), text)  # type: ignore[misc]
+    for i, (pattern, kind) in enumerate((*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS)):
+        if kind in ("bare-wd", "bare-wd-zh", "day-zh"):  # the tense says which
+            if not weekdays and kind != "day-zh":
+                continue
+            kind += "-past" * past
+        resolve = _resolve_calendar if i < len(_CALENDAR) else _resolve
+        text = pattern.sub(
+            lambda m, k=kind, f=resolve: _in_range(f, k, m, ref), text  # type: ignore[misc]
+        )
     return _FROM_DATE.sub(lambda m: _in_range(lambda _k, m, ref: _from_date(m, ref), "", m, ref), text)
 
 
