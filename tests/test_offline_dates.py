@@ -59,3 +59,11 @@ def test_each_clause_resolves_its_dates_by_its_own_tense() -> None:
     assert absolutize_dates("我下周二到周四出差", ref, past=told_past) == "我2027-03-16到2027-03-18出差"
     moved = absolutize_dates("the demo moved to Friday, March 19", ref, past=told_past)
     assert moved == "the demo moved to 2027-03-19"
+
+
+def test_a_weekday_before_a_day_and_month_is_one_date() -> None:
+    """"Thursday 3 December" is the 3rd, a Thursday: not the next Thursday beside it."""
+    ref = dt.date(2026, 11, 3)
+    assert absolutize_dates("the recital is on Thursday 3 December", ref).endswith("on 2026-12-03")
+    said = "the recital is on Friday 3 December"  # no Friday is the 3rd: as said
+    assert absolutize_dates(said, ref) == said

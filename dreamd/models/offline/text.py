@@ -490,11 +490,14 @@ def future_dates(text: str, day: dt.date, *, weekdays: bool = True) -> list[dt.d
     return out
 
 
-# "Wednesday the 25th", "monday 30th", "Friday, December 18", "周三 25 号", "12月25日（周三）": one day
+# "Wednesday the 25th", "monday 30th", "Friday, December 18", "Thursday 3 December", "周三 25 号",
+# "12月25日（周三）": one day
 # named twice, by its weekday and its day of the month (a bare number after a weekday is a time: "Friday 3")
 _WEEKDAY_AND_DAY = re.compile(
     rf"\b(?P<wd>{_WD}),?\s+(?:(?P<mon>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?|"
-    rf"the\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d3>\d{{1,2}})(?:st|nd|rd|th))\b(?!\s+of\b)|"
+    rf"the\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?|"
+    rf"(?P<d6>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>{_MONTH_RE})|"
+    rf"(?P<d3>\d{{1,2}})(?:st|nd|rd|th))\b(?!\s+of\b)|"
     rf"(?:周|週|星期|礼拜|禮拜)(?P<wz1>[{_ZH_WD}])\s*[（(]?\s*(?P<d4>\d{{1,2}})\s*(?:号|號|日)[)）]?|"
     rf"(?<![月\d])(?:(?P<monz>\d{{1,2}})\s*月\s*)?(?P<d5>\d{{1,2}})\s*(?:号|號|日)\s*[（(]?\s*"
     rf"(?:周|週|星期|礼拜|禮拜)(?P<wz2>[{_ZH_WD}])[)）]?",
@@ -508,8 +511,8 @@ def _weekday_and_day(m: re.Match[str], ref: dt.date, past: bool) -> str:
     before (after); the phrase as said when none is."""
     g = m.groupdict()
     weekday = _weekday_index(g["wd"] or g["wz1"] or g["wz2"])
-    day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5") if g[k]))
-    month = _month_number(g["mon"]) if g["mon"] else int(g["monz"] or 0)
+    day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5", "d6") if g[k]))
+    month = _month_number(g["mon"] or g["mon2"]) if g["mon"] or g["mon2"] else int(g["monz"] or 0)
     for back in (past, not past):  # the tense's way first (a year, with a month named), then near
         for k in range(13 if month and back == past else 2):  # this month or the next (last)
             year, at = _add_months(ref, -k if back else k)
