@@ -503,3 +503,28 @@ def test_a_run_of_correction_words_with_no_value_finishes() -> None:
     assert correction_of("Sorry  sorry, make that 40") == ("40", None)
     assert correction_of("等等，抱歉，说错了，是周五") == ("周五", None)
     assert correction_of("哎，我刚才给的楼号不对，是 6 号楼") == ("6 号楼", None)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "唉，构建机的磁盘又满了，群里问了一圈也没人管。",  # a sigh, then what happened again
+        "ugh, the nightly export failed twice, and the vendor still has not answered.",
+        "说真的，上周那次迁移把队列搞丢了三次，我周末一直在补数据，真是够了。",  # closed by "真是够了"
+    ],
+)
+def test_an_episode_framed_by_a_feeling_keeps_no_record_beside_statements(turn: str) -> None:
+    """The venting turn leaks no record; in the same session a rule closed by the reason it
+    judges ("…，联调起来差太多"), a background closed by "不太熟" and a story led by a phrase,
+    not a one-word sigh ("Long story short, …"), are statements, not venting."""
+    assert not_memory(turn, turn) == "venting"
+    rule = "接口统一用 gRPC，别用 REST，联调起来差太多。"
+    background = "我之前是做数据库内核的，C++ 还行，移动端这块不太熟。"
+    story = "Long story short, I inherited this Rails app from a contractor who left, " \
+        "and I'm mostly an Elixir person."
+    assert not_memory(rule, rule) is None and not_memory(background, background) is None
+    assert not_memory(story, story) is None
+    records = extract_from_turns(_user(rule, turn, background, story), today="2026-05-04")
+    said = " ".join(r["description"] for r in records)
+    assert "gRPC" in said and "数据库内核" in said and "Elixir" in said
+    assert not any(word in said for word in ("没人", "补数据", "vendor", "export")), said

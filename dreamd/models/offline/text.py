@@ -167,53 +167,63 @@ def _monday(d: dt.date) -> dt.date:
     return d - dt.timedelta(days=d.weekday())
 
 
-def _on_or_after(d: dt.date, weekday: int) -> dt.date:
-    return d + dt.timedelta(days=(weekday - d.weekday()) % 7)
+def _nearest(d: dt.date, weekday: int, back: bool) -> dt.date:
+    """That weekday on or after ``d`` (``back``: on or before it)."""
+    return d + dt.timedelta(
+        days=-((d.weekday() - weekday) % 7) if back else (weekday - d.weekday()) % 7
+    )
 
 
-def _on_or_before(d: dt.date, weekday: int) -> dt.date:
-    return d - dt.timedelta(days=(d.weekday() - weekday) % 7)
+def _next(word: str | None) -> bool:
+    """"next", "下个月": a word naming the next month or week (else this one)."""
+    return (word or "x")[0] in "下nN"
+
+
+def _kinds(*pairs: tuple[str, str]) -> list[tuple[re.Pattern[str], str]]:
+    """Each pattern compiled, with the kind of date it names (case-insensitive: the Chinese
+    patterns hold no letters)."""
+    return [(re.compile(pattern, re.I), kind) for pattern, kind in pairs]
 
 
 _WD = "|".join(WEEKDAYS_EN)
 _NUM_EN = r"\d+|" + "|".join(sorted(_NUMBERS_EN, key=len, reverse=True))
-_EN_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(?:the\s+)?day\s+after\s+tomorrow\b", re.I), "d+2"),
-    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.I), "d-2"),
-    (re.compile(r"\btomorrow\b", re.I), "d+1"),
-    (re.compile(r"\byesterday\b", re.I), "d-1"),
-    (re.compile(r"\b(?:today|tonight|this\s+morning|this\s+afternoon|this\s+evening)\b", re.I), "d+0"),
-    (re.compile(rf"\bnext\s+({_WD})\b", re.I), "next-wd"),
-    (re.compile(rf"\bthis\s+({_WD})\b", re.I), "this-wd"),
-    (re.compile(rf"\blast\s+({_WD})\b", re.I), "last-wd"),
-    (re.compile(rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", re.I), "bare-wd"),
-    (re.compile(r"\b(?:the\s+)?week\s+after\s+next\b", re.I), "next2-week"),
-    (re.compile(r"\bnext\s+week\b", re.I), "next-week"),
-    (re.compile(r"\bthis\s+week\b", re.I), "this-week"),
-    (re.compile(r"\blast\s+week\b", re.I), "last-week"),
-    (re.compile(r"\bnext\s+month\b", re.I), "next-month"),
-    (re.compile(rf"\bin\s+({_NUM_EN})\s+(day|week)s?\b", re.I), "in-n"),
-    (re.compile(rf"\b({_NUM_EN})\s+(day|week)s?\s+ago\b", re.I), "n-ago"),
-]
+_EN_PATTERNS = _kinds(
+    (r"\b(?:the\s+)?day\s+after\s+tomorrow\b", "d+2"),
+    (r"\b(?:the\s+)?day\s+before\s+yesterday\b", "d-2"),
+    (r"\btomorrow\b", "d+1"),
+    (r"\byesterday\b", "d-1"),
+    (r"\b(?:today|tonight|this\s+morning|this\s+afternoon|this\s+evening)\b", "d+0"),
+    (rf"\bnext\s+({_WD})\b", "next-wd"),
+    (rf"\bthis\s+({_WD})\b", "this-wd"),
+    (rf"\blast\s+({_WD})\b", "last-wd"),
+    (rf"\b(?:on|by|until|before|after|due|from|this coming)\s+({_WD})\b", "bare-wd"),
+    (r"\b(?:the\s+)?week\s+after\s+next\b", "next2-week"),
+    (r"\bnext\s+week\b", "next-week"),
+    (r"\bthis\s+week\b", "this-week"),
+    (r"\blast\s+week\b", "last-week"),
+    (r"\bnext\s+month\b", "next-month"),
+    (rf"\bin\s+({_NUM_EN})\s+(day|week)s?\b", "in-n"),
+    (rf"\b({_NUM_EN})\s+(day|week)s?\s+ago\b", "n-ago"),
+)
 _ZH_WD = "一二三四五六日天"
-_ZH_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile("大后天|大後天"), "d+3"),
-    (re.compile("后天|後天"), "d+2"),
-    (re.compile("前天"), "d-2"),
-    (re.compile("明天|明日"), "d+1"),
-    (re.compile("昨天|昨日"), "d-1"),
-    (re.compile("今天|今晚|今日"), "d+0"),
-    (re.compile(f"(?:下下周|下下週|下下星期|下下礼拜|下下禮拜)([{_ZH_WD}])"), "next2-wd"),
-    (re.compile(f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])"), "next-wd"),
-    (re.compile(f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])"), "this-wd"),
-    (re.compile(f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])"), "last-wd"),
-    (re.compile(f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])"), "bare-wd-zh"),
-    (re.compile("下下周|下下週|下下星期|下下礼拜|下下禮拜"), "next2-week"),
-    (re.compile("下周|下週|下星期|下礼拜|下禮拜"), "next-week"),
-    (re.compile("下个月|下個月"), "next-month"),
-    (re.compile("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)"), "in-n"),
-    (re.compile("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)"), "n-ago"),
-]
+_ZH_PATTERNS = _kinds(
+    ("大后天|大後天", "d+3"),
+    ("后天|後天", "d+2"),
+    ("前天", "d-2"),
+    ("明天|明日", "d+1"),
+    ("昨天|昨日", "d-1"),
+    ("今天|今晚|今日", "d+0"),
+    (f"(?:下下周|下下週|下下星期|下下礼拜|下下禮拜)([{_ZH_WD}])", "next2-wd"),
+    (f"(?:下周|下週|下星期|下礼拜|下禮拜)([{_ZH_WD}])", "next-wd"),
+    (f"(?:这周|這週|這周|本周|本週|这星期|這星期)([{_ZH_WD}])", "this-wd"),
+    (f"(?:上周|上週|上星期|上礼拜|上禮拜)([{_ZH_WD}])", "last-wd"),
+    (f"(?<![每个個])(?<!每[周週][{_ZH_WD}][和、跟与與])(?:周|週|星期|礼拜|禮拜)([{_ZH_WD}])", "bare-wd-zh"),
+    ("下下周|下下週|下下星期|下下礼拜|下下禮拜", "next2-week"),
+    ("下周|下週|下星期|下礼拜|下禮拜", "next-week"),
+    ("下个月|下個月", "next-month"),
+    ("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:后|後|以后|以後|之后|之後)", "in-n"),
+    ("((?<!\\d)\\d+|[一两兩二三四五六七八九十])(天|周|週|个星期|個星期)(?:前|以前|之前)", "n-ago"),
+)
 
 
 def _weekday_index(token: str) -> int:
@@ -243,15 +253,12 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
         if unit == "week":
             return f"the week of {monday.isoformat()}"
         return (monday + dt.timedelta(days=_weekday_index(m.group(1)))).isoformat()
-    if kind in ("bare-wd-zh", "bare-wd-zh-past"):
-        return (_on_or_before if kind.endswith("past") else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()
-    if kind in ("bare-wd", "bare-wd-past"):
-        lead = m.group(0)[: m.start(1) - m.start(0)]
+    if kind.startswith("bare-wd"):  # a Chinese weekday keeps no lead word
+        lead = "" if "zh" in kind else m.group(0)[: m.start(1) - m.start(0)]
         back = kind.endswith("past") and not lead.lower().startswith("this")  # "this coming" looks ahead
-        return f"{lead}{(_on_or_before if back else _on_or_after)(ref, _weekday_index(m.group(1))).isoformat()}"
+        return lead + _nearest(ref, _weekday_index(m.group(1)), back).isoformat()
     if kind == "next-month":
-        year, month = (ref.year + 1, 1) if ref.month == 12 else (ref.year, ref.month + 1)
-        return f"{year:04d}-{month:02d}"
+        return "{:04d}-{:02d}".format(*_add_months(ref, 1))
     days = _count(m.group(1)) * (1 if m.group(2).lower().startswith(("day", "天")) else 7)
     return (ref + dt.timedelta(days=days if kind == "in-n" else -days)).isoformat()
 
@@ -259,43 +266,48 @@ def _resolve(kind: str, m: re.Match[str], ref: dt.date) -> str:
 _MONTHS_EN = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _ORDINAL_EN = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
-_CALENDAR: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
-                rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", re.I), "nth-wd"),
-    (re.compile(rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "eom-named-en"),
-    (re.compile(rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", re.I), "md-en"),
-    (re.compile(rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", re.I), "dm-en"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", re.I), "eom-0"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+next\s+month\b", re.I), "eom-1"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", re.I), "eoy"),
-    (re.compile(r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)"), "md-zh"),
+_CALENDAR = _kinds(
+    (rf"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|last)\s+({_WD})\s+(?:of|in)\s+"
+     rf"(?:{_MONTH_RE}|(this|next)\s+month)\b(?:,?\s+(\d{{4}})\b)?", "nth-wd"),
+    (rf"\b(?:the\s+)?end\s+of\s+{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?", "eom-named-en"),
+    (rf"\b{_MONTH_RE}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", "md-en"),
+    (rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+(\d{{4}})\b)?",
+     "dm-en"),
+    (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b", "eom-0"),
+    (r"\b(?:the\s+)?end\s+of\s+next\s+month\b", "eom-1"),
+    (r"\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b", "eoy"),
+    (r"(?:(\d{4}(?=\s*年)|明年|今年|后年|後年)\s*年?\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*"
+     r"(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:号|號|日)", "md-zh"),
     # "十一月最后一个周五", "下个月第二个周三", "3 月的第一个星期一": that weekday of that month
-    (re.compile(r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
-                r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])"), "nth-wd-zh"),
-    (re.compile(r"(下个月|下個月|下月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)"), "nm-day"),
+    (r"(?:(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月|(下个月|下個月|这个月|這個月|本月))\s*的?\s*"
+     r"(第[一二三四1-4]个|第[一二三四1-4]個|最后一个|最後一個)\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])", "nth-wd-zh"),
+    (r"(下个月|下個月|下月|这个月|這個月|本月)\s*(\d{1,2})\s*(?:号|號|日)", "nm-day"),
     # "the 3rd of next month": that day of that month
-    (re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+of\s+(next|this)\s+month\b", re.I), "nm-day-en"),
+    (r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s+of\s+(next|this)\s+month\b", "nm-day-en"),
     # "this weekend", "下周末": the Saturday that opens it
-    (re.compile(r"\b(this|next)\s+weekend\b", re.I), "weekend"),
-    (re.compile(r"(下下|下|这个|這個|这|這|本)(?:周末|週末)"), "weekend"),
+    (r"\b(this|next)\s+weekend\b", "weekend"),
+    (r"(下下|下|这个|這個|这|這|本)(?:周末|週末)", "weekend"),
     # "in two months", "in a fortnight", "两个月后", "半个月后": counted from the day
-    (re.compile(rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", re.I), "in-months"),
-    (re.compile(r"((?<!\d)\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)"), "in-months"),
-    (re.compile(r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)"), "eom-named-zh"),
-    (re.compile(r"(下个|下個|这个|這個|本)月(?:底|末)"), "eom-zh"),
-    (re.compile(r"(?:(下个月|下個月|这个月|這個月|本月)|(?<!\s))\s*(?:月底|月末)"), "eom-zh"),
-    (re.compile(r"(下个|下個|这个|這個|本)?月中(?!旬)"), "mid-zh"),
-    (re.compile(r"年底|年末"), "eoy"),
-    (re.compile(r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", re.I), "eoq"),
-    (re.compile(r"([一二三四1-4])季度(?:末|底)"), "eoq"),
-    (re.compile(r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])"), "day-zh"),
-    (re.compile(r"\bthe (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", re.I), "day-zh"),
+    (rf"\bin\s+({_NUM_EN})\s+(month|fortnight)s?\b", "in-months"),
+    (r"((?<!\d)\d+|[一两兩二三四五六七八九十半])\s*个?月(?:后|後|以后|以後|之后|之後)", "in-months"),
+    (r"(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)", "eom-named-zh"),
+    (r"(下个|下個|这个|這個|本)月(?:底|末)", "eom-zh"),
+    (r"(?:(下个月|下個月|这个月|這個月|本月)|(?<!\s))\s*(?:月底|月末)", "eom-zh"),
+    (r"(下个|下個|这个|這個|本)?月中(?!旬)", "mid-zh"),
+    (r"年底|年末", "eoy"),
+    (r"\b(?:the\s+)?end\s+of\s+Q([1-4])\b", "eoq"),
+    (r"([一二三四1-4])季度(?:末|底)", "eoq"),
+    (r"(?<![月\d年])(\d{1,2})\s*(?:号|號)(?![码碼楼樓线線])", "day-zh"),
+    (r"\bthe (\d{1,2})(?:st|nd|rd|th)\b"
+     r"(?!\s+(?:of|floor|time|century|anniversary|birthday|percentile))", "day-zh"),
     # a fixed-date holiday as a bound ("before xmas", "by New Year's", "国庆前", "元旦之前"): its next occurrence.
     # A holiday with no bound ("we close over Christmas", "每年国庆") names every year's, not a date.
-    (re.compile(r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|new year's day|"
-                r"new year's|new year|halloween|valentine's day|valentine's)(?!\w)", re.I), "holiday-en"),
-    (re.compile(r"(?<![每年])(平安夜|圣诞节?|聖誕節?|元旦|国庆节?|國慶節?|情人节|情人節)(?:(前|之前|以前)|(?=后|後|之后|之後|那天|当天|當天))"), "holiday"),
-]
+    (r"\b(before|by|until|till|after)\s+(christmas eve|christmas|xmas|new year's eve|"
+     r"new year's day|"
+     r"new year's|new year|halloween|valentine's day|valentine's)(?!\w)", "holiday-en"),
+    (r"(?<![每年])(平安夜|圣诞节?|聖誕節?|元旦|国庆节?|國慶節?|情人节|情人節)"
+     r"(?:(前|之前|以前)|(?=后|後|之后|之後|那天|当天|當天))", "holiday"),
+)
 _HOLIDAYS = {
     "christmas eve": (12, 24), "christmas": (12, 25), "xmas": (12, 25), "new year's eve": (12, 31),
     "new year's day": (1, 1), "new year's": (1, 1), "new year": (1, 1), "halloween": (10, 31),
@@ -335,6 +347,10 @@ def _safe_date(year: int, month: int, day: int) -> dt.date | None:
         return None
 
 
+def _month_number(word: str) -> int:
+    return _MONTHS_EN.index(word[:3].lower()) + 1
+
+
 def _month_day(ref: dt.date, month: int, day: int, year: str | None) -> dt.date | None:
     """A month and day without a year is the next such day, allowing for a recent past."""
     if year:
@@ -352,10 +368,10 @@ def _nth_weekday(m: re.Match[str], ref: dt.date) -> dt.date | None:
     (a named month without a year is the next one, as for "December 18")."""
     nth, weekday = _ORDINAL_EN[m.group(1).lower()], WEEKDAYS_EN.index(m.group(2).lower())
     if m.group(3):
-        month = _MONTHS_EN.index(m.group(3)[:3].lower()) + 1
-        year = int(m.group(5)) if m.group(5) else (ref.year if month >= ref.month else ref.year + 1)
+        month = _month_number(m.group(3))
+        year = int(m.group(5)) if m.group(5) else ref.year + (month < ref.month)
     else:
-        year, month = _add_months(ref, 1 if m.group(4).lower() == "next" else 0)
+        year, month = _add_months(ref, _next(m.group(4)))
     return _nth_of_month(year, month, weekday, nth)
 
 
@@ -374,18 +390,18 @@ def _nth_weekday_zh(m: re.Match[str], ref: dt.date) -> dt.date | None:
         month = zh_number(m.group(1))
         if not 1 <= month <= 12:
             return None
-        year = ref.year if month >= ref.month else ref.year + 1
+        year = ref.year + (month < ref.month)
     else:
-        year, month = _add_months(ref, 1 if m.group(2).startswith("下") else 0)
-    nth = -1 if m.group(3).startswith("最") else "一二三四".find(m.group(3)[1]) + 1 or int(m.group(3)[1])
+        year, month = _add_months(ref, _next(m.group(2)))
+    nth = -1 if m.group(3).startswith("最") else zh_number(m.group(3)[1])
     return _nth_of_month(year, month, _WEEKDAYS_ZH[m.group(4)], nth)
 
 
 def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     found: dt.date | None = None
     if kind in ("md-en", "dm-en"):
-        month_word, day = (m.group(1), m.group(2)) if kind == "md-en" else (m.group(2), m.group(1))
-        found = _month_day(ref, _MONTHS_EN.index(month_word[:3].lower()) + 1, int(day), m.group(3))
+        day, month_word = sorted(m.group(1, 2), key=str.isalpha)  # "December 18", "18 December"
+        found = _month_day(ref, _month_number(month_word), int(day), m.group(3))
     elif kind == "md-zh":
         month, day = zh_number(m.group(2)), zh_number(m.group(3))
         year = m.group(1)
@@ -395,15 +411,14 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     elif kind == "nth-wd-zh":
         found = _nth_weekday_zh(m, ref)
     elif kind == "nm-day":
-        offset = 1 if m.group(1).startswith("下") else 0
-        found = _safe_date(*_add_months(ref, offset), int(m.group(2)))
+        found = _safe_date(*_add_months(ref, _next(m.group(1))), int(m.group(2)))
     elif kind == "nm-day-en":
-        found = _safe_date(*_add_months(ref, 1 if m.group(2).lower() == "next" else 0), int(m.group(1)))
+        found = _safe_date(*_add_months(ref, _next(m.group(2))), int(m.group(1)))
     elif kind == "weekend":
         weeks = {"next": 1, "下": 1, "下下": 2}.get(m.group(1).lower(), 0)
         found = _monday(ref) + dt.timedelta(days=5 + 7 * weeks)
     elif kind == "in-months":
-        count, unit = m.group(1), (m.group(2).lower() if m.lastindex and m.lastindex >= 2 else "month")
+        count, unit = m.group(1), (*m.groups(), "month")[1].lower()  # "两个月后" names no unit
         if unit == "fortnight":
             found = ref + dt.timedelta(days=14 * _count(count))
         elif count == "半":
@@ -415,23 +430,20 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
     elif kind in ("eom-0", "eom-1"):
         found = _month_end(*_add_months(ref, int(kind[-1])))
     elif kind == "eom-zh":
-        offset = 1 if (m.group(1) or "").startswith("下") else 0
-        found = _month_end(*_add_months(ref, offset))
+        found = _month_end(*_add_months(ref, _next(m.group(1))))
     elif kind == "eom-named-zh":
         month = zh_number(m.group(1))
         if 1 <= month <= 12:
-            year = ref.year if month >= ref.month else ref.year + 1
-            found = _month_end(year, month)
+            found = _month_end(ref.year + (month < ref.month), month)
     elif kind == "nth-wd":
         found = _nth_weekday(m, ref)
     elif kind == "eom-named-en":
-        month = _MONTHS_EN.index(m.group(1)[:3].lower()) + 1
-        year = int(m.group(2)) if m.group(2) else (ref.year if month >= ref.month else ref.year + 1)
-        found = _month_end(year, month)
+        month = _month_number(m.group(1))
+        found = _month_end(int(m.group(2)) if m.group(2) else ref.year + (month < ref.month), month)
     elif kind == "mid-zh":
-        found = _safe_date(*_add_months(ref, 1 if (m.group(1) or "").startswith("下") else 0), 15)
+        found = _safe_date(*_add_months(ref, _next(m.group(1))), 15)
     elif kind == "eoq":
-        quarter = "一二三四".find(m.group(1)) + 1 if m.group(1) in "一二三四" else int(m.group(1))
+        quarter = zh_number(m.group(1))
         end = _month_end(ref.year, quarter * 3)
         found = end if end >= ref else _month_end(ref.year + 1, quarter * 3)
     elif kind == "eoy":
@@ -445,15 +457,14 @@ def _resolve_calendar(kind: str, m: re.Match[str], ref: dt.date) -> str:
             return f"{m.group(1)} {found.isoformat()}"
         if found and kind == "holiday" and m.group(2):
             found -= dt.timedelta(days=1)  # "国庆前完工": done by the day before
-    elif kind == "day-zh":
-        day = int(m.group(1))
+    elif kind.startswith("day-zh"):  # "it broke on the 25th" (past): the last such day
+        day, back = int(m.group(1)), kind.endswith("past")
+        named = _ISO_DATE.findall(m.string, 0, m.start())
         found = _safe_date(ref.year, ref.month, day)
-        if found is None or found < ref:
-            found = _safe_date(*_add_months(ref, 1), day)
-    elif kind == "day-zh-past":  # "it broke on the 25th": the last such day
-        found = _safe_date(ref.year, ref.month, int(m.group(1)))
-        if found is None or found > ref:
-            found = _safe_date(*_add_months(ref, -1), int(m.group(1)))
+        if named and int(named[-1][2]) < day:  # "April 2nd … back on the 23rd": that month
+            found = _safe_date(int(named[-1][0]), int(named[-1][1]), day)
+        elif found is None or (found > ref if back else found < ref):
+            found = _safe_date(*_add_months(ref, -1 if back else 1), day)
     return found.isoformat() if found else m.group(0)
 
 
@@ -476,11 +487,14 @@ def future_dates(text: str, day: dt.date, *, weekdays: bool = True) -> list[dt.d
     return out
 
 
-# "Wednesday the 25th", "monday 30th", "Friday, December 18", "周三 25 号", "12月25日（周三）": one day
+# "Wednesday the 25th", "monday 30th", "Friday, December 18", "Thursday 3 December", "周三 25 号",
+# "12月25日（周三）": one day
 # named twice, by its weekday and its day of the month (a bare number after a weekday is a time: "Friday 3")
 _WEEKDAY_AND_DAY = re.compile(
     rf"\b(?P<wd>{_WD}),?\s+(?:(?P<mon>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?|"
-    rf"the\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?|(?P<d3>\d{{1,2}})(?:st|nd|rd|th))\b(?!\s+of\b)|"
+    rf"the\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?|"
+    rf"(?P<d6>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>{_MONTH_RE})|"
+    rf"(?P<d3>\d{{1,2}})(?:st|nd|rd|th))\b(?!\s+of\b)|"
     rf"(?:周|週|星期|礼拜|禮拜)(?P<wz1>[{_ZH_WD}])\s*[（(]?\s*(?P<d4>\d{{1,2}})\s*(?:号|號|日)[)）]?|"
     rf"(?<![月\d])(?:(?P<monz>\d{{1,2}})\s*月\s*)?(?P<d5>\d{{1,2}})\s*(?:号|號|日)\s*[（(]?\s*"
     rf"(?:周|週|星期|礼拜|禮拜)(?P<wz2>[{_ZH_WD}])[)）]?",
@@ -490,28 +504,60 @@ _WEEKDAY_AND_DAY = re.compile(
 
 def _weekday_and_day(m: re.Match[str], ref: dt.date, past: bool) -> str:
     """The date that is both that weekday and that day (of that month, when named, within a year),
-    the first on or after ``ref`` (``past``: on or before it); the phrase as said when none is."""
+    the first on or after ``ref`` (``past``: on or before it), else one this month or the one
+    before (after); the phrase as said when none is."""
     g = m.groupdict()
     weekday = _weekday_index(g["wd"] or g["wz1"] or g["wz2"])
-    day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5") if g[k]))
-    month = (_MONTHS_EN.index(g["mon"][:3].lower()) + 1 if g["mon"] else int(g["monz"]) if g["monz"] else 0)
-    for k in range(13 if month else 2):  # with no month named: this month or the next (last)
-        year, at = _add_months(ref, -k if past else k)
-        found = _safe_date(year, at, day) if month in (0, at) else None
-        if found and found.weekday() == weekday and (found <= ref if past else found >= ref):
-            return found.isoformat()
+    day = int(next(g[k] for k in ("d1", "d2", "d3", "d4", "d5", "d6") if g[k]))
+    month = _month_number(g["mon"] or g["mon2"]) if g["mon"] or g["mon2"] else int(g["monz"] or 0)
+    for back in (past, not past):  # the tense's way first (a year, with a month named), then near
+        for k in range(13 if month and back == past else 2):  # this month or the next (last)
+            year, at = _add_months(ref, -k if back else k)
+            found = _safe_date(year, at, day) if month in (0, at) else None
+            if found and found.weekday() == weekday and (found <= ref if back else found >= ref):
+                return found.isoformat()
     return m.group(0)
 
 
-def absolutize_dates(text: str, ref: dt.date, *, weekdays: bool = True, past: bool = False) -> str:
+# Where a clause ends (not at the comma of "Friday, December 18" or "June 12, 2027"), and the goal
+# of a change ("pushed to the 19th", "推到 9 号了", "改成周五"): a date there is where the event lies now.
+_DATED = (_WEEKDAY_AND_DAY, *(p for p, _ in (*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS)))
+_CLAUSE_END = re.compile(rf"([，；：;:。]|,(?!\s*(?:\d|{_MONTH_RE}\b)))", re.I)
+_GOAL = re.compile(r"\bto\s+|[到成]\s*", re.I)
+
+
+def _dates_of_clauses(
+    text: str, ref: dt.date, weekdays: bool, told_past: Callable[[str], bool]
+) -> str:
+    """Each clause's dates as its own verb tells them (``told_past``), not as the sentence's
+    first past tense does; a date that is the goal of a change is not past for the change (the
+    second end of a span, a date before the "to", keeps the clause's tense)."""
+    out = []
+    for clause in filter(None, _CLAUSE_END.split(text)):  # the separators are pieces too
+        goals = (g for g in _GOAL.finditer(clause) if any(p.match(clause, g.end()) for p in _DATED))
+        # "下周二到周四": a date before the "到" makes a span, not a goal
+        cut = next(
+            (g.end() for g in goals if not has_relative_date(clause[: g.start()])), len(clause)
+        )
+        out += [absolutize_dates(clause[:cut], ref, weekdays=weekdays, past=told_past(clause)),
+                absolutize_dates(clause[cut:], ref, weekdays=weekdays)]
+    return "".join(out)
+
+
+def absolutize_dates(
+    text: str, ref: dt.date, *, weekdays: bool = True, past: bool | Callable[[str], bool] = False
+) -> str:
     """Rewrite relative date phrases in ``text`` as ISO dates counted from ``ref``.
 
     A weekday with a day of the month is the date that has both (:func:`_weekday_and_day`);
     then calendar dates ("December 18", "12月3日", "下个月 15 号", "月底", "end of the month"),
     then relative phrases. ``weekdays=False`` leaves a bare weekday alone ("never deploy on
     Friday", "永远不要在周五发布" name a day of every week, not a date). ``past``: the text tells
-    what happened, so a bare weekday or day of the month is the last one, not the next.
+    what happened, so a bare weekday or day of the month is the last one, not the next; a test
+    of a clause's tense instead decides it clause by clause (:func:`_dates_of_clauses`).
     """
+    if callable(past):
+        return _dates_of_clauses(text, ref, weekdays, past)
     out, at = [], 0
     for m in _WEEKDAY_AND_DAY.finditer(text):
         out += [_absolutize(text[at : m.start()], ref, weekdays, past), _weekday_and_day(m, ref, past)]
@@ -523,14 +569,15 @@ def _absolutize(text: str, ref: dt.date, weekdays: bool, past: bool) -> str:
     if not text:
         return text
     text = _NEXT_WEEK_RANGE.sub(r"\1\2\3\1", text)  # "下周一到周三": both ends are next week
-    for pattern, kind in _CALENDAR:
-        kind = f"{kind}-past" if past and kind == "day-zh" else kind
-        text = pattern.sub(lambda m, k=kind: _in_range(_resolve_calendar, k, m, ref), text)  # type: ignore[misc]
-    for pattern, kind in (*_EN_PATTERNS, *_ZH_PATTERNS):
-        if not weekdays and kind in ("bare-wd", "bare-wd-zh"):
-            continue
-        kind = f"{kind}-past" if past and kind in ("bare-wd", "bare-wd-zh") else kind
-        text = pattern.sub(lambda m, k=kind: _in_range(_resolve, k, m, ref), text)  # type: ignore[misc]
+    for i, (pattern, kind) in enumerate((*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS)):
+        if kind in ("bare-wd", "bare-wd-zh", "day-zh"):  # the tense says which
+            if not weekdays and kind != "day-zh":
+                continue
+            kind += "-past" * past
+        resolve = _resolve_calendar if i < len(_CALENDAR) else _resolve
+        text = pattern.sub(
+            lambda m, k=kind, f=resolve: _in_range(f, k, m, ref), text  # type: ignore[misc]
+        )
     return _FROM_DATE.sub(lambda m: _in_range(lambda _k, m, ref: _from_date(m, ref), "", m, ref), text)
 
 
@@ -549,8 +596,7 @@ _FROM_DATE = re.compile(rf"\b(?:an?|{_NUM_EN})\s+(day|week)s?\s+from\s+(?:now\b|
 
 
 def _from_date(m: re.Match[str], ref: dt.date) -> str:
-    n = re.match(r"\s*(\w+)", m.group(0))
-    count = 1 if n is None or n.group(1).lower() in ("a", "an") else _count(n.group(1))
+    count = _count(m.group(0).split()[0])  # "a", "an": 1
     try:
         base = ref if m.group(2) is None else dt.date(int(m.group(2)), int(m.group(3)), int(m.group(4)))
     except ValueError:
@@ -559,7 +605,7 @@ def _from_date(m: re.Match[str], ref: dt.date) -> str:
 
 
 def has_relative_date(text: str) -> bool:
-    return any(p.search(text) for p, _ in (*_CALENDAR, *_EN_PATTERNS, *_ZH_PATTERNS))
+    return any(p.search(text) for p in _DATED[1:])
 
 
 # ----------------------------------------------------------------------------- shaping

@@ -327,9 +327,20 @@ _ONE_EVENT_EN = re.compile(
 _VAGUE_SUBJECT_EN = re.compile(r"^(?:it|they|these|those|this|that)(?:'s|'re|\s+is|\s+are|\s+was|\s+were)\b", re.I)
 
 
-def _past_en(clause: str) -> bool:
-    past = _PAST_EN.search(clause) is not None and _PRESENT_EN.search(clause) is None
-    return (past or _PAST_TIME_EN.search(clause) is not None) and not _CHANGE_OF_STATE.search(clause)
+def _past_en(clause: str, moved: bool = False) -> bool:
+    """A past form and no present one, or a past time; a change of state only when ``moved``."""
+    told = (_PAST_EN.search(clause) and not _PRESENT_EN.search(clause)) or _PAST_TIME_EN.search(
+        clause
+    )
+    return bool(told) and (moved or not _CHANGE_OF_STATE.search(clause))
+
+
+def told_past(clause: str) -> bool:
+    """The clause's event is before the turn, so a date it names is the last such day: a change of
+    state counts (it happened then), a habit does not."""
+    if has_cjk(clause):
+        return bool(_PAST_ZH.search(clause)) and not _RULE_HABIT_ZH.search(clause)
+    return _past_en(clause, moved=True)
 
 
 def _fragment_en(clause: str) -> bool:
@@ -404,7 +415,7 @@ TESTS_ZH: dict[str, Test] = {
     "hypothetical": _HYPOTHETICAL_ZH.search,
     "quoted": _quoted,
     "malfunction": _MALFUNCTION.search,
-    "past event": lambda c: _PAST_ZH.search(c) and not _CHANGE_ZH.search(c) and not _RULE_HABIT_ZH.search(c),
+    "past event": lambda c: told_past(c) and not _CHANGE_ZH.search(c),  # told_past reads 了
     "evaluation": _EVALUATION_ZH.search,
     "reason": _REASON_CONJUNCTION.match,
     "unresolved pronoun": _ASK_PRONOUN.search,
@@ -695,7 +706,22 @@ _VENTING = re.compile(
     re.I,
 )
 # A short evaluation of the moment: "周一真难熬", "这天气太热了" (真/太 + a predicate closing the sentence).
-_EVALUATION_NOW_ZH = re.compile(r"^[^，,。]{0,8}(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$")
+_EVALUATION_NOW_ZH = re.compile(
+    r"^(?P<about>[^，,。]{0,8})(?:真|太)[\u4e00-\u9fff]{1,3}[了啊呀吧]?[。！!~～]*$"
+)
+
+
+def _vented(core: str) -> bool:
+    """A sentence opened by a bare sigh of one word ("唉，…", "ugh, …"; not "long story short, …")
+    or closed by an evaluation naming nothing ("…，真是够了"; "…，性能差太多" judges a reason),
+    around a part of the moment or an episode: venting."""
+    parts = [p for p in re.split(r"\s*[，,。.!！;；]\s*", core) if p]
+    if len(parts) < 3:
+        return False
+    closing = _EVALUATION_NOW_ZH.match(parts[-1])
+    sigh = len(parts[0].split()) == 1 and distractor(parts[0]) in ("feeling", "interjection")
+    framed = parts[1:] if sigh else parts[:-1] if closing and not closing["about"] else []
+    return any(map(distractor, framed))
 
 
 # "我之前在上家做过…": an episode at a previous job, as "in my last job, …" — unless the sentence goes on to
@@ -830,7 +856,8 @@ SENTENCE_TESTS: dict[str, Callable[[str, str, str], object]] = {
     "busy": lambda sentence, core, before: _OCCUPIED_NOW.match(core) or _STATE_NOW.match(core),
     "encouragement": lambda sentence, core, before: _care(core),
     "opinion": lambda sentence, core, before: _OPINION_OF.match(core),
-    "venting": lambda sentence, core, before: _VENTING.search(core) or _EVALUATION_NOW_ZH.match(core),
+    "venting": lambda sentence, core, before: _VENTING.search(core)
+    or _EVALUATION_NOW_ZH.match(core) or _vented(core),
     "question": lambda sentence, core, before: _OPEN_QUESTION.match(core),
     "temporary": lambda sentence, core, before: _BOUNDED.match(core) or _FOR_NOW_LEAD.match(core)
     or (mostly_chinese(sentence) and _one_off_zh(sentence)),

@@ -129,13 +129,12 @@ from dreamd.models.offline.extract.dialogue import (
     standing_request,
 )
 from dreamd.models.offline.extract.distractors import (
-    TESTS_EN,
-    TESTS_ZH,
     continues,
     gives_reason,
     not_memory,
     other_side,
     restated,
+    told_past,
 )
 from dreamd.models.offline.extract.facts import URL
 from dreamd.models.offline.extract.rules import HOW, HOW_KEY, HOW_ZH, WHY_NONE, WHY_NONE_ZH
@@ -392,12 +391,11 @@ def _corrects(new: str, old: str) -> bool:
 
 def _record_from(found: Found, day: dt.date) -> dict[str, str]:
     # A weekday in a standing rule ("never deploy on Friday") is every such day, not a date;
-    # in what the record tells as past ("it crashed on Friday") it is the last one, not the next.
+    # in a clause told as past ("it crashed on Friday") it is the last one, not the next.
     weekdays = found.type == "project"
-    past = (TESTS_ZH if has_cjk(found.fact) else TESTS_EN)["past event"](found.fact)
 
     def dated(text: str) -> str:
-        return absolutize_dates(text, day, weekdays=weekdays, past=bool(past))
+        return absolutize_dates(text, day, weekdays=weekdays, past=told_past)
 
     desc = one_line(dated(found.description))
     shaped = replace(found, fact=dated(found.fact), description=desc, reason=found.reason and dated(found.reason),
