@@ -42,7 +42,7 @@ the torture checker all hold a dream to the same rule:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -385,6 +385,19 @@ def restated_with_new_value(new_clause: str, old_clause: str) -> bool:
     if not old.values - new.values or not new.values - old.values or len(old.content & new.content) < 2:
         return False  # one shared word ("Fact w1" / "Fact w2") does not pin a subject down
     return _changed(Supersession("change", frozenset(), frozenset(), frozenset(), "", frozenset(), clause=new_clause), old_clause)
+
+
+def holder_words(new: Gist, words: Set[str], gone: Set[str], said: str, old: Gist) -> int:
+    """How far an earlier statement ``said`` (gist ``old``) holds what a change (gist ``new``, its
+    ``words``) replaces, issue 23's one holder test for extraction and the dream: 0 when it holds
+    neither a value whose words meet ``gone`` (the value named as replaced) nor, naming none, a
+    value of a kind the change newly names that it does not say again (nothing is rewritten);
+    else the words of the change it says outside the values of the held kinds, 0 for a value of
+    the kind about another subject."""
+    kinds = {value_kind(v) for v in new.values - old.values - new.negated_values} & {value_kind(v) for v in old.values}
+    holds = {v for v in old.values if gone & tokens(v)} if gone else {v for v in old.values - new.values if value_kind(v) in kinds}
+    held = {value_kind(v) for v in holds}
+    return len((words & tokens(said)) - tokens(" ".join(v for v in old.values | new.values if value_kind(v) in held))) if holds else 0
 
 
 def _stopped(old: Gist, new: Gist) -> bool:

@@ -69,6 +69,7 @@ from dreamd.models.offline.compare.clauses import (
     clause_units,
     clauses,
     fact_clauses,
+    holder_words,
     line_clauses,
     replaced_clauses,
     restates,
@@ -461,6 +462,7 @@ def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
             for key in _probe_keys(s, postings):
                 candidates.update(postings.get(key, ()))
         pool = [clause_units(c) for c in clauses(newer.description, newer.body)]
+        named = tokens(" ".join(newer.gist.negated_values)).union(*(s.old for s in stated))  # as replaced
         for i in sorted(candidates):
             older = records[i]
             if older is newer or not older.stamp or older.stamp >= newer.stamp or older.name in out:
@@ -468,7 +470,7 @@ def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
             if restates(newer.statement_clauses, older.statement_clauses):
                 continue  # the same statement again ("not X anymore" twice) replaces nothing
             gone = replaced_clauses(stated, pool, older.statement_clauses)
-            if gone:
+            if gone and holder_words(newer.gist, newer.statement_tokens, named, " ".join(gone), gist(" ".join(gone))):
                 out[older.name] = (newer.name, tuple(gone))
     return out
 
