@@ -393,8 +393,8 @@ def restated_with_new_value(new_clause: str, old_clause: str) -> bool:
 def holder_words(new: Gist, words: Set[str], said: str, old: Gist,
                  stated: Sequence[Supersession]) -> int:
     """How far an earlier statement ``said`` (gist ``old``) holds what a change (gist ``new``,
-    its ``words``, its supersessions ``stated``) replaces, issue 23's one holder test for
-    extraction and the dream: 0 when it holds neither a value named as replaced (negated, or a
+    its ``words``, its supersessions ``stated``) replaces, issue 23's holder test (the
+    extractor's; the dream does not use it yet): 0 when it holds neither a value named as replaced (negated, or a
     worded change's old value) nor, naming none, a value of a kind the change newly names that
     it does not say again (nothing is rewritten); else the words of the change it says outside
     the values of the held kinds, its subject (a value both say, not named as replaced, is of

@@ -70,7 +70,6 @@ from dreamd.models.offline.compare.clauses import (
     clauses,
     fact_clauses,
     has_digit,
-    holder_words,
     line_clauses,
     replaced_clauses,
     restates,
@@ -448,8 +447,7 @@ def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
             if restates(newer.statement_clauses, older.statement_clauses):
                 continue  # the same statement again ("not X anymore" twice) replaces nothing
             gone = replaced_clauses(stated, pool, older.statement_clauses)
-            said = " ".join(gone)
-            if gone and holder_words(newer.gist, newer.statement_tokens, said, gist(said), stated):
+            if gone:
                 out[older.name] = (newer.name, tuple(gone))
     return out
 
