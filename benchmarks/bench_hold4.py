@@ -81,46 +81,61 @@ def corrections(sessions: Any, model: Any, config: Any, detail: list[dict[str, A
     sentences), one row per correction that was not applied is appended to it."""
     from memory.errors import DreamdError
 
-    out: dict[str, Any] = {"corrections": 0, "applied": 0, "stale": 0, "stale_elsewhere": 0, "new_value_missed": 0,
-                           "wrong_rewrites": 0, "by_lang": {}}
+    out = new_outcome()
     with tempfile.TemporaryDirectory(prefix="dreamd-hold4-") as tmp:
         for s in sessions:
             try:
                 records = run_extraction(s, model, Path(tmp), config)
             except DreamdError:
                 records = []
-            lang = out["by_lang"].setdefault(s.lang, {"corrections": 0, "applied": 0, "stale": 0})
-            olds = [old for turn in s.turns for fact in turn.facts for old in fact.supersedes]
-            for r in records:  # a history line holding no old value a label names: a correction of something else
-                wrong = (history := _history(r)) and not any(term_found(old, history) for old in olds)
-                out["wrong_rewrites"] += bool(wrong)
-                if wrong and detail is not None:
-                    detail.append({"session": s.id, "wrong_rewrite": r.text})
-            for turn in s.turns:
-                for fact in turn.facts:
-                    if not fact.supersedes:
-                        continue
-                    out["corrections"] += 1
-                    lang["corrections"] += 1
-                    kept = any(key_match(fact, r) for r in records)
-                    stale = any(_states(old, r) for old in fact.supersedes for r in records)
-                    out["stale"] += stale
-                    lang["stale"] += stale
-                    # the old value stated by a record that does not also hold the new one: the
-                    # correcting record naming what it replaces ("X instead of Y") is not counted
-                    out["stale_elsewhere"] += any(_states(old, r) and not key_match(fact, r) for old in fact.supersedes for r in records)
-                    out["new_value_missed"] += not kept
-                    if kept and not stale:
-                        out["applied"] += 1
-                        lang["applied"] += 1
-                    elif detail is not None:
-                        detail.append({"session": s.id, "turn": turn.text, "key": fact.key, "supersedes": fact.supersedes,
-                                       "kept": kept,
-                                       "earlier": [t.text for t in s.turns if t is not turn and t.role == "user"
-                                                   and any(term_found(o, t.text) for o in fact.supersedes)],
-                                       "records": [r.text for r in records
-                                                                 if key_match(fact, r) or any(_states(o, r) for o in fact.supersedes)]})
+            score_session(s, records, out, detail)
     return out
+
+
+def new_outcome() -> dict[str, Any]:
+    """The counts :func:`score_session` adds to, all zero."""
+    return {"corrections": 0, "applied": 0, "stale": 0, "stale_elsewhere": 0, "new_value_missed": 0,
+            "wrong_rewrites": 0, "by_lang": {}}
+
+
+def score_session(s: Any, records: list[Produced], out: dict[str, Any],
+                  detail: list[dict[str, Any]] | None = None) -> list[bool]:
+    """Add the corrections' outcome on the ``records`` one session left to ``out``; whether each
+    labelled correction of the session (in order) is applied."""
+    lang = out["by_lang"].setdefault(s.lang, {"corrections": 0, "applied": 0, "stale": 0})
+    olds = [old for turn in s.turns for fact in turn.facts for old in fact.supersedes]
+    for r in records:  # a history line holding no old value a label names: a correction of something else
+        wrong = (history := _history(r)) and not any(term_found(old, history) for old in olds)
+        out["wrong_rewrites"] += bool(wrong)
+        if wrong and detail is not None:
+            detail.append({"session": s.id, "wrong_rewrite": r.text})
+    applied: list[bool] = []
+    for turn in s.turns:
+        for fact in turn.facts:
+            if not fact.supersedes:
+                continue
+            out["corrections"] += 1
+            lang["corrections"] += 1
+            kept = any(key_match(fact, r) for r in records)
+            stale = any(_states(old, r) for old in fact.supersedes for r in records)
+            out["stale"] += stale
+            lang["stale"] += stale
+            # the old value stated by a record that does not also hold the new one: the
+            # correcting record naming what it replaces ("X instead of Y") is not counted
+            out["stale_elsewhere"] += any(_states(old, r) and not key_match(fact, r) for old in fact.supersedes for r in records)
+            out["new_value_missed"] += not kept
+            applied.append(kept and not stale)
+            if kept and not stale:
+                out["applied"] += 1
+                lang["applied"] += 1
+            elif detail is not None:
+                detail.append({"session": s.id, "turn": turn.text, "key": fact.key, "supersedes": fact.supersedes,
+                               "kept": kept,
+                               "earlier": [t.text for t in s.turns if t is not turn and t.role == "user"
+                                           and any(term_found(o, t.text) for o in fact.supersedes)],
+                               "records": [r.text for r in records
+                                           if key_match(fact, r) or any(_states(o, r) for o in fact.supersedes)]})
+    return applied
 
 
 def print_type_confusions(missed: list[dict[str, Any]], spurious: list[dict[str, Any]]) -> None:

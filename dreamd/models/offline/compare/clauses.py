@@ -42,7 +42,7 @@ the torture checker all hold a dream to the same rule:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,9 +52,10 @@ from dreamd.models.offline.text import CJK_RE, normalize, raw_words, token_set, 
 
 __all__ = [
     "HISTORY", "HOW_LABEL", "HOW_LEAD", "PART", "PLACEHOLDER_REASON", "WHY_LABEL", "WHY_LEAD",
-    "Supersession", "Units", "clause_units", "clauses", "fact_clauses", "line_clauses",
-    "names_a_value", "replaced_by", "replaced_clauses", "replaces_all", "restated_with_new_value", "restates",
-    "said_by", "statements", "strip_label", "supersedes", "supersessions", "unexplained_history"
+    "Supersession", "Units", "clause_units", "clauses", "fact_clauses", "has_digit", "holder_words",
+    "line_clauses", "named_as_replaced", "names_a_value", "replaced_by", "replaced_clauses",
+    "replaces_all", "restated_with_new_value", "restates", "said_by", "statements", "strip_label",
+    "supersedes", "supersessions", "unexplained_history"
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]+")
@@ -305,8 +306,8 @@ def _patterned(text: str) -> tuple[Supersession, ...]:
     return ()
 
 
-def _digit(toks: Iterable[str]) -> bool:
-    return any(any(ch.isdigit() for ch in t) for t in toks)
+def has_digit(toks: Iterable[str]) -> bool:
+    return any(ch.isdigit() for t in toks for ch in t)
 
 
 def _proper(text: str) -> bool:
@@ -328,7 +329,8 @@ def _names_something(value: str) -> bool:
 
 def names_a_value(s: Supersession) -> bool:
     """A worded change to a new value that is a number, an address or a name ("moved to app.example.dev")."""
-    return bool(s.new) and (_digit(s.new) or _address(s.new_text) or _names_something(s.new_text))
+    return bool(s.new) and (has_digit(s.new) or _address(s.new_text)
+                            or _names_something(s.new_text))
 
 
 def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
@@ -346,7 +348,8 @@ def _same_kind(old_clause: str, rest: frozenset[str], s: Supersession) -> bool:
         return bool(_ZH_AT_PLACE.search(old_clause))
     if s.place and not _EN_PLACE.search(old_clause.lower()):
         return False
-    return ((_digit(rest) and _digit(s.new)) or (_address(old_clause) and _address(s.new_text))
+    return ((has_digit(rest) and has_digit(s.new))
+            or (_address(old_clause) and _address(s.new_text))
             or (_proper(old_clause) and _names_something(s.new_text)) or (cjk and bool(_ZH_VALUE.search(old_clause))))
 
 
@@ -385,6 +388,35 @@ def restated_with_new_value(new_clause: str, old_clause: str) -> bool:
     if not old.values - new.values or not new.values - old.values or len(old.content & new.content) < 2:
         return False  # one shared word ("Fact w1" / "Fact w2") does not pin a subject down
     return _changed(Supersession("change", frozenset(), frozenset(), frozenset(), "", frozenset(), clause=new_clause), old_clause)
+
+
+def holder_words(new: Gist, words: Set[str], said: str, old: Gist,
+                 stated: Sequence[Supersession]) -> int:
+    """How far an earlier statement ``said`` (gist ``old``) holds what a change (gist ``new``,
+    its ``words``, its supersessions ``stated``) replaces, issue 23's holder test (the
+    extractor's; the dream does not use it yet): 0 when it holds neither a value named as replaced (negated, or a
+    worded change's old value) nor, naming none, a value of a kind the change newly names that
+    it does not say again (nothing is rewritten); else the words of the change it says outside
+    the values of the held kinds, its subject (a value both say, not named as replaced, is of
+    it). A name in place of another needs two of them (when it has two) unless one is the
+    subject a worded change names ("the broker switched to <X>"): one word shared beside two
+    names ("their last build …" / "they're building <X>") is another subject."""
+    gone = named_as_replaced(new, stated)
+    kinds = {value_kind(v) for v in new.values - old.values - new.negated_values}
+    held = {value_kind(v) for v in old.values
+            if (gone & tokens(v) if gone else v not in new.values and value_kind(v) in kinds)}
+    replaced = (v for v in old.values | new.values if value_kind(v) in held
+                and (gone & tokens(v) or v not in old.values & new.values))
+    subject = tokens(said) - tokens(" ".join(replaced))
+    named = {w for st in stated if st.kind not in ("change", "stopped") for w in st.subject}
+    least = min(2, len(subject)) if held == {"name"} and not words & subject & named else 1
+    return len(words & subject) if held and len(words & subject) >= least else 0
+
+
+def named_as_replaced(new: Gist, stated: Sequence[Supersession]) -> set[str]:
+    """The words of the values a change names as replaced: negated, or a worded change's old
+    value."""
+    return tokens(" ".join(new.negated_values)).union(*(st.old for st in stated))
 
 
 def _stopped(old: Gist, new: Gist) -> bool:

@@ -29,7 +29,12 @@ import dataclasses
 import datetime as dt
 import re
 
-from dreamd.models.offline.compare.clauses import names_a_value, supersessions
+from dreamd.models.offline.compare.clauses import (
+    holder_words,
+    named_as_replaced,
+    names_a_value,
+    supersessions,
+)
 from dreamd.models.offline.compare.paraphrase import gist, value_kind
 from dreamd.models.offline.extract.distractors import TESTS_EN, TESTS_ZH, distractor, mostly_chinese
 from dreamd.models.offline.extract.kinds import future_dates, is_pointer, statement_type, subject_of
@@ -174,20 +179,23 @@ def restated_value(clause: str, ctx: Ctx, earlier: list[str], turn: list[str], m
     if (kind := statement_distractor(clause)) in ("code", "evaluation") or (loose and kind in ("fragment", "feeling")):
         return None  # pasted output, a judgement: no change is told that way; unmarked, a fragment or a feeling states none
     new, words = gist(clause), tokens(clause)
-    changes = [st for st in supersessions(clause) if st.kind != "stopped"]  # a stop states no new value
+    stated = supersessions(clause)
+    changes = [st for st in stated if st.kind != "stopped"]  # a stop states no new value
     subject = set().union(*(st.subject for st in changes)) if (new.values or any(map(names_a_value, changes))) and kind in (
         None, "deictic", "vague subject", "interjection", "fragment") else set()  # the tests how a change is said trips
-    gone, matched, best = set(tokens(" ".join(new.negated_values))).union(*(st.old for st in supersessions(clause))), False, (1, -1)  # named as replaced
+    matched, best = False, (0, -1)
     for at, (said, old) in enumerate(zip(earlier, map(gist, earlier), strict=True)):
         kinds = {value_kind(v) for v in new.values - old.values - new.negated_values} & {value_kind(v) for v in old.values}
         shared = (words & tokens(said)) - tokens(" ".join(old.values ^ new.values))
         matched = matched or bool(subject & tokens(said) or (kinds and shared and (marked or old.values & new.negated_values or any(
             map(supersessions, turn)) or (loose and len(shared) > 1))))
-        holds = {v for v in old.values if gone & tokens(v)} if gone else {v for v in old.values - new.values if value_kind(v) in kinds}
-        best = max(best, (len((words & tokens(said)) - tokens(" ".join(v for v in old.values | new.values if value_kind(v) in {
-            value_kind(h) for h in holds}))), at) if holds else best)  # the holder sharing no word of the change never wins
-    held = best[1] if best[1] >= 0 else None
-    return (_stated("change", statement_type(clause, ctx.day) or "project", clause, ctx.day), held, bool(gone) and held is not None) if matched else None
+        best = max(best, (holder_words(new, words, said, old, stated), at))
+    held = best[1] if best[0] else None
+    named = bool(named_as_replaced(new, stated)) and held is not None
+    if not matched:
+        return None
+    typed = statement_type(clause, ctx.day) or "project"
+    return _stated("change", typed, clause, ctx.day), held, named
 
 
 def retyped(found: Found, kind: str, day: dt.date) -> Found:
@@ -224,8 +232,8 @@ def last_question(assistant_text: str) -> str | None:
     lines = [x.strip() for x in assistant_text.splitlines() if x.strip()]
     if not lines or not _QUESTION_END.search(lines[-1]):
         return None
-    tail = re.split(r"(?<=[.!?])\s+|(?<=[。！？])\s*", lines[-1].rstrip())  # "WCAG 2.1 AA?" is one sentence
-    tail = [t for t in tail if t]
+    # "WCAG 2.1 AA?" is one sentence
+    tail = [t for t in re.split(r"(?<=[.!?])\s+|(?<=[。！？])\s*", lines[-1].rstrip()) if t]
     return tail[-1] if tail else None
 
 

@@ -69,6 +69,7 @@ from dreamd.models.offline.compare.clauses import (
     clause_units,
     clauses,
     fact_clauses,
+    has_digit,
     line_clauses,
     replaced_clauses,
     restates,
@@ -147,11 +148,8 @@ class Rec:
 
 
 def _stamp(item: Mapping[str, Any]) -> str:
-    for key in ("updated_at", "created_at"):
-        value = item.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
+    return next((v for k in ("updated_at", "created_at")
+                 if isinstance(v := item.get(k), str) and v), "")
 
 
 def _importance(value: Any) -> float:
@@ -170,17 +168,9 @@ def _records(payload: Mapping[str, Any]) -> list[Rec]:
         if not isinstance(name, str) or not isinstance(type_, str) or name in seen:
             continue
         seen.add(name)
-        out.append(
-            Rec(
-                name=name,
-                type=type_,
-                description=" ".join(str(item.get("description") or "").split()),
-                body=str(item.get("body") or ""),
-                stamp=_stamp(item),
-                importance=_importance(item.get("importance")),
-                expires=parse_date(item.get("expires")),
-            )
-        )
+        out.append(Rec(name, type_, " ".join(str(item.get("description") or "").split()),
+                       str(item.get("body") or ""), _stamp(item),
+                       _importance(item.get("importance")), parse_date(item.get("expires"))))
     return out
 
 
@@ -221,7 +211,7 @@ def _inside(ta: set[str], tb: set[str]) -> bool:
     if len(small) < 2:
         return small == large
     missing = small - large
-    if _has_digit(missing):
+    if has_digit(missing):
         return False
     return len(missing) <= PARAPHRASE_MISSING * len(small)
 
@@ -253,19 +243,12 @@ def _shares_gist(a: Rec, b: Rec, shared: int) -> bool:
     return shared >= max(2.0, min(MIN_SHARED, ANCHORED_SHARED) * whole - 1e-9) or shared >= _least_in_gist(a, b)
 
 
-def _has_digit(toks: set[str]) -> bool:
-    return any(ch.isdigit() for t in toks for ch in t)
+_LABELS = {"why": ("**Why:**", WHY_LEAD), "how": ("**How to apply:**", HOW_LEAD),
+           "history": ("**Previously:**", HISTORY)}
 
 
 def _line_kind(line: str) -> str:
-    if WHY_LEAD.match(line):
-        return "why"
-    if HOW_LEAD.match(line):
-        return "how"
-    return "history" if HISTORY.match(line) else "fact"
-
-
-_LABELS = {"why": ("**Why:**", WHY_LEAD), "how": ("**How to apply:**", HOW_LEAD), "history": ("**Previously:**", HISTORY)}
+    return next((kind for kind, (_, lead) in _LABELS.items() if lead.match(line)), "fact")
 
 
 def _append_to(lines: list[str], kind: str, text: str) -> None:
@@ -357,9 +340,7 @@ def plan(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     expired = {
         r.name
         for r in records
-        if today is not None
-        and r.expires is not None
-        and r.expires < today
+        if today and r.expires and r.expires < today
         and r.importance < EXPIRE_PROTECT_IMPORTANCE
     }
     alive = [r for r in records if r.name not in expired]
@@ -456,10 +437,8 @@ def _superseded(records: list[Rec]) -> dict[str, tuple[str, tuple[str, ...]]]:
         stated = newer.supersessions
         if not stated or not newer.stamp:
             continue
-        candidates: set[int] = set()
-        for s in stated:
-            for key in _probe_keys(s, postings):
-                candidates.update(postings.get(key, ()))
+        candidates = {i for s in stated for key in _probe_keys(s, postings)
+                      for i in postings.get(key, ())}
         pool = [clause_units(c) for c in clauses(newer.description, newer.body)]
         for i in sorted(candidates):
             older = records[i]
