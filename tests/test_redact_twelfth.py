@@ -1,0 +1,123 @@
+"""Issue 22, twelfth round: secrets read from the structure around them, tested with values of
+their own (no set's sentence or value) on both sides: what each rule catches and what the same
+neighbourhood must keep.
+
+* Claude Code's tool display (``● Bash(<command>)`` and the output under ``⎿``): what a command
+  naming a secret or a secret's file printed; the display's output ends at its first line that is
+  not indented; a camel-case file name ending in a credential word names a secret's file;
+* a command's ``-p``/``-P`` flag: after a user flag of either case, or anywhere when its value has
+  a password's shape (letters, digits and a symbol like ``!`` or ``#``, none of ``/=:,.``);
+  ``-u user,password``; ``echo <password> | sudo -S``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.redact import redact
+
+
+def gone(secret: str, out: str) -> bool:
+    """Nothing of ``secret`` is left: not whole, not any 6 characters of it."""
+    return secret not in out and not any(secret[i : i + 6] in out for i in range(len(secret) - 5))
+
+
+def kept(text: str) -> None:
+    assert redact(text) == (text, [])
+
+
+# ------------------------------------------------------------------ the tool display
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("● Bash(cat ~/.deploy_pass)\n  ⎿  tangerine-Vessel-58", "tangerine-Vessel-58"),
+        (
+            "● Bash(cat app/config/master.key)\n  ⎿  5c0e9a71d2b84f63a90e1c27d4b85f06",
+            "5c0e9a71d2b84f63a90e1c27d4b85f06",
+        ),
+        (
+            "⏺ Bash(sudo cat /srv/ci/secrets/bootstrapAdminPassword)\n  ⎿  7f3e21c9b04d4a6e8c5d",
+            "7f3e21c9b04d4a6e8c5d",
+        ),
+        (
+            "● Bash(kubectl get secret mq-login -o jsonpath='{.data.password}' | base64 -d)\n"
+            "  ⎿  Rabbit_Hutch#72",
+            "Rabbit_Hutch#72",
+        ),
+        (
+            '● Bash(kubectl -n ci get secret runner-token -o jsonpath="{.data.token}")\n'
+            "  ⎿  bWFkZS11cC12YWx1ZS1mb3ItYS10ZXN0Cg==",
+            "bWFkZS11cC12YWx1ZS1mb3ItYS10ZXN0Cg==",
+        ),
+        (
+            "● Bash(cat ~/.config/tool/api_token)\n  ⎿  q8Zr2LmX0pVt\n     W4nB7sKd1yHc",
+            "W4nB7sKd1yHc",
+        ),
+    ],
+)
+def test_tool_display_output_of_a_command_naming_a_secret_is_redacted(
+    text: str, secret: str
+) -> None:
+    assert gone(secret, redact(text)[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the command names no secret
+        "● Bash(cat build/VERSION)\n  ⎿  v4.12.0-rc3",
+        "● Bash(git rev-parse HEAD)\n  ⎿  3f9c2a1e7b6d5c4b3a29180f7e6d5c4b3a291807",
+        # the names of variables, not their values
+        "● Bash(env | cut -d= -f1 | grep -i token)\n  ⎿  GITHUB_TOKEN\n     NPM_TOKEN",
+        # the output ended: the next line is not indented
+        "● Bash(env | cut -d= -f1 | grep -i token)\n  ⎿  GITHUB_TOKEN\n     NPM_TOKEN\n"
+        "名字都在这里，值没有贴出来",
+        "● Bash(cat ~/.npm_token)\n  ⎿  (No content)\nok7Lw2Rq9vXz was the old one, gone now",
+        # a source file about a token, not one
+        "● Bash(cat src/auth_token.py)\n  ⎿  TOKEN_TTL=3600",
+    ],
+)
+def test_tool_display_output_keeps_what_is_no_printed_secret(text: str) -> None:
+    kept(text)
+
+
+# ------------------------------------------------------------------ a command's password flag
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("ipmitool -I lanplus -H 10.9.8.7 -U root -P Otter_Bay4 sol activate", "Otter_Bay4"),
+        ("mosquitto_sub -h broker.lan -u meter3 -P 'Juniper-58#z' -t power/#", "Juniper-58#z"),
+        ("7z x -pW4lnut!Cask9 -o./out ledger.7z", "W4lnut!Cask9"),
+        ("unzip -P 'Brass#Kettle7' payroll.zip", "Brass#Kettle7"),
+        ("zip -r -P Cedar@Moth41 out.zip ./docs", "Cedar@Moth41"),
+        ("lftp -u mirror,Heron!Pond33 ftp://files.example.test", "Heron!Pond33"),
+        ("echo 'Pebble%Ridge19' | sudo -S apt-get update", "Pebble%Ridge19"),
+        ("printf 'Lynx^Harbor64' | sudo -k -S reboot", "Lynx^Harbor64"),
+    ],
+)
+def test_password_flags_read_from_the_command_shape_are_redacted(text: str, secret: str) -> None:
+    assert gone(secret, redact(text)[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "scp -P 2222 report.pdf ops@jump.example.test:/tmp/",
+        "mysql -h db -u app -P 3306 -e 'select 1'",
+        "mysql -h db -u app -P3306 -e 'select 1'",
+        "xargs -P 8 -n 1 gzip",
+        "gcc -pthread -O2 -o server main.c",
+        "mkdir -p build/out#2 && ls",
+        "rsync -P ./a#1/ backup:/srv/a/",
+        "docker run -p 8080:80 -u 1000 nginx",
+        "echo 'restarting now' | sudo -S systemctl restart nginx",
+        'echo "$SUDO_PASS" | sudo -S true',
+        "lftp -u anonymous, ftp.example.test",
+    ],
+)
+def test_password_flags_keep_ports_paths_and_options(text: str) -> None:
+    kept(text)
