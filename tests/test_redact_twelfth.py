@@ -121,3 +121,43 @@ def test_password_flags_read_from_the_command_shape_are_redacted(text: str, secr
 )
 def test_password_flags_keep_ports_paths_and_options(text: str) -> None:
     kept(text)
+
+
+# ------------------------------------------------------------------ a code sent to be typed back
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        ("the code the bank just sent is 604 318, quick", ["604 318"]),
+        ("login code right now: 275093 (it expires soon)", ["275093"]),
+        ("[auth] sent sms user=9921 code=813502 channel=sms", ["813502"]),
+        ("快递柜的校验码是 447126，帮我取一下", ["447126"]),
+        ("备用的动态码我记了两个：50917342、81264093", ["50917342", "81264093"]),
+        ("Code: 3917 2046 — type it in the app", ["3917 2046"]),
+    ],
+)
+def test_a_code_of_one_time_length_after_its_word_is_redacted(
+    text: str, secrets: list[str]
+) -> None:
+    out = redact(text)[0]
+    assert all(secret not in out for secret in secrets)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'the API answered {"code": 40102, "msg": "expired"}',
+        "exit code 137 after 4 retries",
+        "the error code is 500213 in the vendor's table",
+        "zip code 941107 is not a valid one",
+        "测试环境的验证码固定为 111111，不会真的发短信",
+        "see the code in lines 270-318 of parser.py",
+        "code review of PR 482913 is done",
+        "barcode 590123412345 on the box",
+        "the code is 6 digits long, 123456 is just an example of the length",
+        "code 2025.11.03 release notes",
+    ],
+)
+def test_a_number_after_code_that_is_no_sent_code_is_kept(text: str) -> None:
+    kept(text)
