@@ -161,3 +161,36 @@ def test_a_code_of_one_time_length_after_its_word_is_redacted(
 )
 def test_a_number_after_code_that_is_no_sent_code_is_kept(text: str) -> None:
     kept(text)
+
+
+# ------------------------------------------------------------------ user / password, any user
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("the runner logs in as svc-ci / Marlin_Creek_88 for now", "Marlin_Creek_88"),
+        ("堡垒机 ops / Tb8!jumpHost，用完退出", "Tb8!jumpHost"),
+        ("- 监控后台：grafana_ro / Vw@dash2031x", "Vw@dash2031x"),
+    ],
+)
+def test_a_user_and_a_made_up_value_around_a_spaced_slash_is_a_login(
+    text: str, secret: str
+) -> None:
+    assert gone(secret, redact(text)[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "read / write access for the bucket",
+        "branch main / release-2024 today",
+        "x86_64 / arm64 builds",
+        "node18 / node20 images",
+        "GPT-4o / Claude-3.5 compared",
+        "dev / staging-2 env",
+        "see docs/Setup_Guide_2.md",
+    ],
+)
+def test_a_spaced_slash_between_words_names_or_versions_is_kept(text: str) -> None:
+    kept(text)
