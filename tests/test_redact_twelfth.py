@@ -194,3 +194,48 @@ def test_a_user_and_a_made_up_value_around_a_spaced_slash_is_a_login(
 )
 def test_a_spaced_slash_between_words_names_or_versions_is_kept(text: str) -> None:
     kept(text)
+
+
+# ------------------------------------------------------------------ Markdown table columns
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        (
+            "| env | host | user | password |\n|---|---|---|---|\n"
+            "| stage | 10.0.0.5 | deploy | Kq8#vessel22 |\n"
+            "| prod | 10.0.0.6 | deploy | Zr4!lantern9 |",
+            ["Kq8#vessel22", "Zr4!lantern9"],
+        ),
+        (
+            "| 环境 | 账号 | 密码 |\n| :--- | :--- | :--- |\n| 测试 | qa_ops | Cs7@mango_41 |",
+            ["Cs7@mango_41"],
+        ),
+        (
+            "| bot | token |\n|-----|-------|\n| alerts | `Xq3vB8nW2kLp9sTz4yHc7dRf` |",
+            ["Xq3vB8nW2kLp9sTz4yHc7dRf"],
+        ),
+    ],
+)
+def test_a_markdown_table_column_named_for_a_credential_is_redacted(
+    text: str, secrets: list[str]
+) -> None:
+    out = redact(text)[0]
+    assert all(gone(secret, out) for secret in secrets)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "password" in a body row is a field's name, not the header of a column
+        "| field | type |\n|---|---|\n| password | string |\n| email2 | string |",
+        # notes, placeholders and masks in the column
+        "| service | user | password |\n|---|---|---|\n| db | app | in vault |\n"
+        "| cache | - | none |\n| queue | mq | ******** |\n| ci | bot | `${CI_PASS}` |",
+        # no rule under the line: not a table's header
+        "| user | password |\n| deploy | Kq8#vessel22 is what the doc says |",
+    ],
+)
+def test_a_markdown_table_keeps_what_is_no_credential_cell(text: str) -> None:
+    kept(text)

@@ -152,6 +152,87 @@ def detect_csv_columns(anchors: Anchors) -> list[Span]:
     return spans
 
 
+# ---------------------------------------------------------------------------- Markdown tables
+
+_TABLE_HEADER_WORDS = ("password", "passwd", "secret", "token", "密码", "密碼", "口令", "密钥", "令牌")
+_CJK_COLUMNS = {"密码": "password", "密碼": "password", "口令": "password", "密钥": "secret",
+                "令牌": "token"}  # fmt: skip
+_TABLE_RULE = Lazy(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*\r?$")
+_CELL_TRIM = " \t`*"
+
+
+def _pipe_cells(text: str, start: int, end: int) -> list[tuple[int, str]]:
+    """The cells of a Markdown table row ``text[start:end]`` with where each begins, its
+    outer pipes dropped: ``| a | b |`` → ``[(s, ' a '), (t, ' b ')]``."""
+    line = text[start:end].rstrip("\r")
+    lead = len(line) - len(line.lstrip(" \t"))
+    body = line.strip(" \t")
+    begin = start + lead
+    if body.startswith("|"):
+        body, begin = body[1:], begin + 1
+    if body.endswith("|"):
+        body = body[:-1]
+    cells: list[tuple[int, str]] = []
+    for cell in body.split("|"):
+        cells.append((begin, cell))
+        begin += len(cell) + 1
+    return cells
+
+
+def _table_column_kind(cell: str) -> str | None:
+    name = cell.strip(_CELL_TRIM)
+    return _CJK_COLUMNS.get(name) or (_column_kind(name) if name.isascii() else None)
+
+
+def detect_table_columns(anchors: Anchors) -> list[Span]:
+    """A Markdown table whose header row names a credential column (``| host | user |
+    password |``, ``| 环境 | 账号 | 密码 |``) over its ``|---|`` rule, and the cells of that
+    column in the rows under it: a made-up value there is the credential (a word, a note or a
+    placeholder is not)."""
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(_TABLE_HEADER_WORDS):
+        if pos < last:
+            continue
+        start = text.rfind("\n", max(0, pos - 300), pos) + 1
+        end = text.find("\n", pos, pos + 300)
+        if end == -1 or (start == 0 and pos > 300) or text.find("|", start, pos) == -1:
+            continue
+        rule_end = text.find("\n", end + 1, end + 302)
+        rule_end = len(text) if rule_end == -1 else rule_end
+        if _TABLE_RULE.match(text, end + 1, rule_end) is None:
+            continue  # a header stands over its rule; a row that says "password" does not
+        header = _pipe_cells(text, start, end)
+        columns = {i: k for i, (_, c) in enumerate(header) if (k := _table_column_kind(c))}
+        if not columns:
+            continue
+        at = rule_end + 1
+        while at < len(text):
+            stop = text.find("\n", at, at + 2000)
+            row_end = stop if stop != -1 else min(len(text), at + 2000)
+            if text.find("|", at, row_end) == -1:
+                break
+            cells = _pipe_cells(text, at, row_end)
+            for i, (begin, cell) in enumerate(cells):
+                kind = columns.get(i)
+                value = cell.strip(_CELL_TRIM)
+                if kind is None or not value:
+                    continue
+                if kind in ("password", "pin"):
+                    ok = is_secret_value(value, digits_ok=True, quoted=False, min_len=4)
+                else:
+                    ok = _judge(kind, value)
+                if ok and " " not in value:
+                    head = begin + cell.index(value)
+                    spans.append((head, head + len(value), _marker_kind(kind)))
+            if stop == -1:
+                break
+            at = stop + 1
+        last = at
+    return spans
+
+
 # ---------------------------------------------------------------------------- call arguments
 
 _CALLEE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
@@ -530,6 +611,7 @@ register(
     "name",
     "key=", "key =", 'key":', "key:",
     *_CSV_HEADER_WORDS,
+    *_TABLE_HEADER_WORDS,
     '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',
     "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
@@ -543,6 +625,7 @@ LITERAL_DETECTORS = (
     detect_jdbc_thin,
     detect_name_value_pairs,
     detect_csv_columns,
+    detect_table_columns,
     detect_call_literals,
     detect_config_assignments,
 )
