@@ -239,3 +239,43 @@ def test_a_markdown_table_column_named_for_a_credential_is_redacted(
 )
 def test_a_markdown_table_keeps_what_is_no_credential_cell(text: str) -> None:
     kept(text)
+
+
+# ------------------------------------------------------------------ cookie strings
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        (
+            "抓包看到 cookie 里的 auth_k=5f1e0c9a7b3d2e4f6a8b0c1d2e3f4a5b_1733112233 能直接用",
+            ["5f1e0c9a7b3d2e4f6a8b0c1d2e3f4a5b_1733112233"],
+        ),
+        (
+            "the cookies: lang=en; sess_v2=b71c%2C9940213377%2Cq7Zk%2AmR4tW9xLp2Nd; theme=dark",
+            ["b71c%2C9940213377%2Cq7Zk%2AmR4tW9xLp2Nd"],
+        ),
+        (
+            "cookie 关键两个：uid_tk=0c4f8e2a9b7d6c5e4f3a2b1c0d9e8f7a; ssn=Wq8ZrT3kLm9NvB2xYc7P",
+            ["0c4f8e2a9b7d6c5e4f3a2b1c0d9e8f7a", "Wq8ZrT3kLm9NvB2xYc7P"],
+        ),
+    ],
+)
+def test_the_generated_values_of_a_cookie_string_are_redacted(
+    text: str, secrets: list[str]
+) -> None:
+    out = redact(text)[0]
+    assert all(gone(secret, out) for secret in secrets)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cookie prefs: theme=dark; lang=zh-CN; tz=Asia/Shanghai; consent=accepted-2025",
+        "the cookie banner shows _ga=GA1.2.1288431930.1733112233 for analytics",
+        "Set-Cookie 里没有会话，刷新就掉登录",
+        "cookie-cutter templates: name=project_template_v2_for_services",
+    ],
+)
+def test_a_cookie_string_keeps_preferences_flags_and_analytics_ids(text: str) -> None:
+    kept(text)

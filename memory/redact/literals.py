@@ -233,6 +233,54 @@ def detect_table_columns(anchors: Anchors) -> list[Span]:
     return spans
 
 
+# ---------------------------------------------------------------------------- cookie strings
+
+_COOKIE_LEAD = Lazy(r"[^\n=;&]{0,16}?(?=[A-Za-z_][\w-]{0,40}=)")
+_COOKIE_PAIR = Lazy(r"[A-Za-z_][\w-]{0,40}=(?P<value>[^\s;,，。、&\"'`<>\\]{1,4096})")
+_COOKIE_SEP = Lazy(r";[ \t]*")
+_COOKIE_PART = Lazy(r"%[0-9A-Fa-f]{2}|[_.:|-]")
+_LONG_HEX = Lazy(r"[0-9a-fA-F]{32,}")
+
+
+def _generated_cookie(value: str) -> bool:
+    """A cookie value a server generated: random, or random in the pieces it is joined from
+    (URL escapes, ``_``, ``.``, ``:``), a piece of 32 or more hex digits among them."""
+    if len(value) < 16 or reads_as_non_secret(value):
+        return False
+    if looks_random(value):
+        return True
+    parts = [p for p in _COOKIE_PART.split(value) if p]
+    return any(looks_random(p) or _LONG_HEX.rx.fullmatch(p) is not None for p in parts)
+
+
+def detect_cookie_values(anchors: Anchors) -> list[Span]:
+    """The values of a cookie string said after the word (``cookie 里的 name=<v>; name2=<v>``,
+    ``cookies: name=<v>``): each ``name=value`` of the run that ``;`` joins, when its value
+    is generated (a preference, a flag or an analytics id of dots and digits is not)."""
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(("cookie",)):
+        if pos < last:
+            continue
+        lead = _COOKIE_LEAD.match(text, pos + 6)
+        if lead is None:
+            continue
+        at = lead.end()
+        for _ in range(32):
+            pair = _COOKIE_PAIR.match(text, at)
+            if pair is None:
+                break
+            if _generated_cookie(pair.group("value")) and not in_marker(text, pair.start("value")):
+                spans.append((pair.start("value"), pair.end("value"), "session"))
+            sep = _COOKIE_SEP.match(text, pair.end())
+            if sep is None:
+                break
+            at = sep.end()
+        last = at
+    return spans
+
+
 # ---------------------------------------------------------------------------- call arguments
 
 _CALLEE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
@@ -612,6 +660,7 @@ register(
     "key=", "key =", 'key":', "key:",
     *_CSV_HEADER_WORDS,
     *_TABLE_HEADER_WORDS,
+    "cookie",
     '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',
     "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
@@ -626,6 +675,7 @@ LITERAL_DETECTORS = (
     detect_name_value_pairs,
     detect_csv_columns,
     detect_table_columns,
+    detect_cookie_values,
     detect_call_literals,
     detect_config_assignments,
 )
