@@ -279,3 +279,37 @@ def test_the_generated_values_of_a_cookie_string_are_redacted(
 )
 def test_a_cookie_string_keeps_preferences_flags_and_analytics_ids(text: str) -> None:
     kept(text)
+
+
+# ------------------------------------------------------------------ a prefixed string literal
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            'app.secret_key = b"7d1c9e0f3a5b2d4c6e8f0a1b3c5d7e9f2a4b6c8d0e1f2a3b"',
+            "7d1c9e0f3a5b2d4c6e8f0a1b3c5d7e9f2a4b6c8d0e1f2a3b",
+        ),
+        ("SIGNING_KEY = b'Qm4xTz8vRk2nLw7pYc3s'", "Qm4xTz8vRk2nLw7pYc3s"),
+        ('token = r"Vb5nXq2kLm8zRt4wPy7c"', "Vb5nXq2kLm8zRt4wPy7c"),
+        ('db_password = Rb"Kq8vessel22x"', "Kq8vessel22x"),
+    ],
+)
+def test_a_credential_assigned_a_prefixed_string_literal_is_redacted(
+    text: str, secret: str
+) -> None:
+    assert gone(secret, redact(text)[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = b",
+        'token = b""',
+        'greeting = b"hello there 2"',
+        "password = bogus_rule_name",
+    ],
+)
+def test_a_prefixed_literal_keeps_what_is_no_value(text: str) -> None:
+    kept(text)
