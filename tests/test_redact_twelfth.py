@@ -190,6 +190,8 @@ def test_a_user_and_a_made_up_value_around_a_spaced_slash_is_a_login(
         "GPT-4o / Claude-3.5 compared",
         "dev / staging-2 env",
         "see docs/Setup_Guide_2.md",
+        "open Console / Projects / Alpha2025 for the list",
+        "ops / Tb8jumpHost9 / more is a menu path",
     ],
 )
 def test_a_spaced_slash_between_words_names_or_versions_is_kept(text: str) -> None:
