@@ -315,3 +315,41 @@ def test_a_credential_assigned_a_prefixed_string_literal_is_redacted(
 )
 def test_a_prefixed_literal_keeps_what_is_no_value(text: str) -> None:
     kept(text)
+
+
+# ------------------------------------------------------------------ a terminal's prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            '$ kubectl get secret pg -o jsonpath="{.data.password}" | base64 -d\nRab_Hutch#72x',
+            "Rab_Hutch#72x",
+        ),
+        (
+            "$ kubectl -n ci get secret runner -o jsonpath='{.data.token}'\n"
+            "dGhpcy1pcy1hLW1hZGUtdXAtdG9rZW4tMjAyNgo=",
+            "dGhpcy1pcy1hLW1hZGUtdXAtdG9rZW4tMjAyNgo=",
+        ),
+    ],
+)
+def test_what_a_prompted_command_naming_a_secret_printed_is_redacted(
+    text: str, secret: str
+) -> None:
+    assert gone(secret, redact(text)[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "costs 5$ each\nXq7pLm2vB9nW4kRt8sZc3d",
+        "$ grep -c token app.log\n4211",
+        "$ wc -l secrets.txt\n120 secrets.txt",
+        "$ ls secrets/\ndb.key  api.key",
+        "$ cat token_notes.md\nrotate-weekly-2024",
+        "$ git log -1 --format=%h\nb7c41e2",
+    ],
+)
+def test_a_prompted_command_keeps_what_is_no_printed_secret(text: str) -> None:
+    kept(text)

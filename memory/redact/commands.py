@@ -316,28 +316,38 @@ def _file_lines(text: str, at: int, spans: list[Span], *, indented: bool = False
 
 _SHOWN_COMMAND = Lazy(r"[ \t]*(?:[●⏺•][ \t]*)?$")
 _SHOWN_OUTPUT = Lazy(r"\)[ \t]*(?:\r?\n|\\n)[ \t]*⎿")
+_PROMPT_LINE = Lazy(r"[^\n\\]{1,400}?(?=\r?\n|\\n)")
 _COMMAND_WORD = Lazy(r"[^\s|;&<>\"'`\\(){}$=,:\[\]]+")
 
 
 def detect_shown_secret_outputs(anchors: Anchors) -> list[Span]:
     """What a command printed in Claude Code's tool display (``● Bash(<command>)``, then the
-    output under ``⎿``) when a word of the command names a secret or a secret's file (``cat
-    config/master.key``, ``kubectl get secret … | base64 -d``, ``…/initialAdminPassword``):
-    each output line of one made-up or generated token is the secret printed."""
+    output under ``⎿``) or after a terminal's ``$`` prompt at a line's start, when a word of
+    the command names a secret or a secret's file (``cat config/master.key``, ``kubectl get
+    secret … | base64 -d``, ``…/initialAdminPassword``): each output line of one made-up or
+    generated token is the secret printed."""
     text = anchors.text
     spans: list[Span] = []
-    for pos in anchors.positions(("bash(",)):
+    for pos in anchors.positions(("bash(", "$ ")):
         lo = max(0, pos - 8)
         escaped = text.rfind("\\n", lo, pos)
         start = max(text.rfind("\n", lo, pos) + 1, escaped + 2 if escaped != -1 else 0)
         if (start == 0 and lo > 0) or _SHOWN_COMMAND.match(text, start, pos) is None:
             continue
-        shown = _SHOWN_OUTPUT.search(text, pos, pos + _LINE_BACK)
+        prompt = text[pos] == "$"  # a terminal's prompt: the command is the rest of its line
+        if prompt:
+            shown = _PROMPT_LINE.match(text, pos + 2)
+        else:
+            shown = _SHOWN_OUTPUT.search(text, pos, pos + _LINE_BACK)
         if shown is None:
             continue
-        words = (w.group() for w in _COMMAND_WORD.finditer(text, pos + 5, shown.start()))
+        command_end = shown.end() if prompt else shown.start()
+        words = (w.group() for w in _COMMAND_WORD.finditer(text, pos + 2, command_end))
         if any(_KEY_FILE.search(w) and not _SOURCE_FILE.search(w) for w in words):
-            _file_lines(text, shown.end(), spans, indented=True)
+            at = shown.end()
+            if prompt:
+                at += 2 if text.startswith("\\n", at) else 1
+            _file_lines(text, at, spans, indented=not prompt)
     return spans
 
 
@@ -416,7 +426,7 @@ def detect_samba_user_passwords(anchors: Anchors) -> list[Span]:
 
 register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
 register("htpasswd", "rabbitmqctl", "net use", "identified by", "printf ")
-register("auth ", "login ", "authenticate ", "echo ", "bash(", *_PRINT_COMMANDS)
+register("auth ", "login ", "authenticate ", "echo ", "bash(", "$ ", *_PRINT_COMMANDS)
 COMMAND_DETECTORS = (
     detect_cli_passwords,
     detect_user_passwords,
