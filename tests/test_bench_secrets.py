@@ -81,10 +81,10 @@ def test_the_spent_fourth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND4_ALTERED_AT_MOST, row
 
 
-BLIND5_MISSED_AT_MOST = 1
+BLIND5_MISSED_AT_MOST = 0
 """blind5 at the redactor after the sixth round: 393 of 401 (0.980), no look-alike altered (0.968
 before it); the hook caught 392. Scored held-out by the lead before and after that round. 400
-(0.998) after the eighth round."""
+(0.998) after the eighth round; 401 (1.0) after the twelfth."""
 
 
 def test_the_spent_fifth_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -107,12 +107,13 @@ def test_the_spent_sixth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND6_ALTERED_AT_MOST, row
 
 
-BLIND7_MISSED_AT_MOST = 17
+BLIND7_MISSED_AT_MOST = 13
 BLIND7_ALTERED_AT_MOST = 0
 """blind7 at the redactor after the eighth round: 402 of 440 (0.914), 1 of 197 look-alikes
 altered (398 and 1 before it). Scored held-out by the lead before and after that round. The
 ninth round held it out of its own work (built from dev … blind6, scored once at the end): 406
-(0.923), no look-alike altered. The eleventh round read it (s30detect): 423 (0.961), none altered."""
+(0.923), no look-alike altered. The eleventh round read it (s30detect): 423 (0.961), none altered; the twelfth (s31detect):
+427 (0.970)."""
 
 
 def test_the_spent_seventh_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -122,13 +123,13 @@ def test_the_spent_seventh_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND7_ALTERED_AT_MOST, row
 
 
-BLIND8_MISSED_AT_MOST = 65
+BLIND8_MISSED_AT_MOST = 42
 BLIND8_ALTERED_AT_MOST = 1
 """blind8 at the redactor after the ninth round: 417 of 484 (0.862), 6 of 198 look-alikes
 altered (409 and 6 before it). Scored held-out by the lead before and after that round; after
 the tenth round (structure reading: URL paths, a JWT header alone, example files, namespaced
 keys) 1 of 198 altered. The eleventh round held it out of its own work and scored it once at the end:
-419 (0.866), 1 altered."""
+419 (0.866), 1 altered. The twelfth read it (s31detect): 442 (0.913), 1 altered."""
 
 
 def test_the_spent_eighth_blind_set_holds_its_floor_at_the_redactor() -> None:
@@ -138,10 +139,12 @@ def test_the_spent_eighth_blind_set_holds_its_floor_at_the_redactor() -> None:
     assert len(row["altered"]) <= BLIND8_ALTERED_AT_MOST, row
 
 
-BLIND9_MISSED_AT_MOST = 45
+BLIND9_MISSED_AT_MOST = 40
 BLIND9_ALTERED_AT_MOST = 3
 """blind9 at the redactor after the eleventh round: 441 of 486 (0.907), 3 of 205 look-alikes
-altered (435 and 3 before it). Scored held-out by the lead before and after that round."""
+altered (435 and 3 before it). Scored held-out by the lead before and after that round. The
+twelfth round held it out of its own work (s31detect, built from dev … blind8) and scored it once
+at the end: 446 (0.918), 3 altered."""
 
 
 def test_the_spent_ninth_blind_set_holds_its_floor_at_the_redactor() -> None:

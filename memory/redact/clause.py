@@ -540,11 +540,34 @@ def _pair_value(text: str, end: int) -> Span | None:
     return start, start + len(value), "password"
 
 
-register(*_WORDS, *_LINE_WORDS, *_ACCOUNTS)
+_SLASH = " / "
+_SLASH_USER = Lazy(r"(?<![\w./@$:\\-])[A-Za-z][A-Za-z0-9_.-]{1,31}$")
+
+
+def detect_slash_pairs(anchors: Anchors) -> list[Span]:
+    """``<user> / <password>`` with a space on each side of the slash (a path or a fraction has
+    none): any user name, as a login is written down ("ops / X", "qa / X"), when the value is
+    what :func:`detect_account_pairs` takes after an account every system has (made up, or of
+    the strong-password shape); "read / write", "TCP / UDP" are words, and a third part
+    ("Admin / Settings / Billing2024") makes a menu's path."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions((_SLASH,)):
+        user = _SLASH_USER.search(text, max(0, pos - 33), pos)
+        if user is None or text[max(0, user.start() - 3) : user.start()].rstrip().endswith("/"):
+            continue  # "Admin / Settings / Billing2024": a menu's path, no login
+        span = _pair_value(text, pos)
+        if span is not None and not text[span[1] : span[1] + 3].lstrip().startswith("/"):
+            spans.append(span)
+    return spans
+
+
+register(*_WORDS, *_LINE_WORDS, *_ACCOUNTS, _SLASH)
 CLAUSE_DETECTORS = (
     detect_strong_in_credential_lines,
     detect_clause_values,
     detect_wrapped_values,
     detect_account_pairs,
+    detect_slash_pairs,
 )
 

@@ -21,13 +21,15 @@ _UUID = Lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 
 _LINE_BACK = 400
 
-_CLI_PASSWORD = Lazy(r"-p(?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
-_CLI_CONTEXT = Lazy(r"(?i)(?:(?<=\\[nrt])|\b)(?:login\b|mysql\w*|sshpass\b|psql\b)|(?<![\w-])-u\s*\S+")
+_CLI_PASSWORD = Lazy(r"-[pP](?:\s+|(?=[^\s-]))(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\`]{4,200})(?P=q)")
+_CLI_CONTEXT = Lazy(
+    r"(?i)(?:(?<=\\[nrt])|\b)(?:login\b|mysql\w*|sshpass\b|psql\b)|(?<![\w-])-[uU]\s*\S+"
+)
 # (?<=\\[nrt]): a command after a JSON escape ("…\nredis-cli -a …" in a transcript line), where
 # \b sees no word start after the escape's letter
 _USER_PASSWORD = Lazy(
     r"(?:-u|--user|--proxy-user)(?:\s+|=)?+(?P<q>\\?[\"']?)"
-    r"(?P<user>[^\s:\"'\\`]{1,64}+):(?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
+    r"(?P<user>[^\s:,\"'\\`]{1,64}+)[:,](?P<value>[^\s\"'\\`]{1,256}+)(?P=q)"
 )
 _USER_CONTEXT = Lazy(r"(?i)(?:(?<=\\[nrt])|\b)(?:curl|wget|https?|xh|httpie|aria2c|lftp|ftp|svn)\b")
 _PASSPHRASE = Lazy(
@@ -68,23 +70,38 @@ class _Context:
 
 
 def detect_cli_passwords(anchors: Anchors) -> list[Span]:
-    """``-p <password>`` of ``docker login -u x -p …``, ``mysql -u root -pS3cret``: only in a
-    command that logs in (``-p`` is a port or a path elsewhere)."""
+    """``-p <password>`` (``-P``) of ``docker login -u x -p …``, ``mysql -u root -pS3cret``,
+    ``ipmitool -U admin -P …``: in a command that logs in or names a user first (``-p`` is a
+    port or a path elsewhere), or anywhere when the value has the shape only a password has
+    (letters, digits and a symbol such as ``!`` or ``#``: ``7z a -pS3cret!x``)."""
     text = anchors.text
     spans: list[Span] = []
     context = _Context(text, _CLI_CONTEXT)
     for pos in anchors.positions((" -p",)):
         at = pos + 1
-        if not context.before(at):
-            continue
         m = _CLI_PASSWORD.match(text, at)
         if m is None:
             continue
         value = m.group("value")
         attached = m.start("q") == at + 2  # mysql -pS3cret; "-p 5432" is a port
-        if is_secret_value(value, digits_ok=attached, quoted=False, min_len=4):
+        digits_ok = attached and text[at + 1] == "p"  # -P3306: mysql's port, glued
+        if context.before(at):
+            if is_secret_value(value, digits_ok=digits_ok, quoted=False, min_len=4):
+                spans.append((m.start("value"), m.end("value"), "password"))
+        elif _password_shaped(value) and not is_placeholder(value):
             spans.append((m.start("value"), m.end("value"), "password"))
     return spans
+
+
+_PASSWORD_SHAPE = Lazy(
+    r"(?=[^/=:,.]*[A-Za-z])(?=[^/=:,.]*\d)(?=[^/=:,.]*[!#%&*@^~?])[^/=:,.]{6,64}$"
+)
+
+
+def _password_shaped(value: str) -> bool:
+    """Letters, digits and a symbol a name, a path, a number or a pattern does not hold
+    (``!#%&*@^~?``), and none of ``/=:,.``: the shape a flag's value has only as a password."""
+    return _PASSWORD_SHAPE.match(value) is not None and not reads_as_non_secret(value)
 
 
 def detect_user_passwords(anchors: Anchors) -> list[Span]:
@@ -215,7 +232,10 @@ _ECHO_TO_KEY = Lazy(
     r"echo[ \t]+(?:-n[ \t]+)?(?P<q>[\"']?)(?P<value>[^\s\"'`|>]{8,512})(?P=q)[ \t]*>>?[ \t]*"
     r"(?P<file>[^\s|;&\"'\\]{1,200})"
 )
-_KEY_FILE = Lazy(r"(?i)(?:^|[/\\._-])(?:master|secret|private|api|access)?[._-]?(?:key|secret|token|password|passwd|pass|auth|credentials?)(?:\.[a-z0-9]{1,5})?$")
+_KEY_FILE = Lazy(
+    r"(?i)(?:^|[/\\._-]|(?-i:(?<=[a-z])(?=[A-Z])))(?:master|secret|private|api|access)?[._-]?"
+    r"(?:key|secret|token|password|passwd|pass|auth|credentials?)(?:\.[a-z0-9]{1,5})?$"
+)  # (?-i:…): a camel-case name's last word (initialAdminPassword)
 
 
 def detect_echo_to_key_files(anchors: Anchors) -> list[Span]:
@@ -238,7 +258,7 @@ _PRINT_FILE = Lazy(
     r"(?:cat|type|head|tail|Get-Content)[ \t]+(?:-[A-Za-z0-9]+[ \t]+)*"
     r"(?P<q>[\"']?)(?P<file>[^\s|;&<>\"'\\]{1,200})(?P=q)[ \t]*(?:\r?\n|\\n)"
 )
-_PRINTED_LINE = Lazy(r"[ \t]*(?P<value>[^\s\"'`\\]{4,256})[ \t]*(?=\r?\n|\\n|$)")
+_PRINTED_LINE = Lazy(r"[ \t]*(?:⎿[ \t]*)?(?P<value>[^\s\"'`\\]{4,256})[ \t]*(?=\r?\n|\\n|$)")
 _PRINTED_LINES = 6
 _SOURCE_FILE = Lazy(r"(?i)\.(?:py|js|ts|go|rb|rs|java|kt|c|h|cc|cpp|cs|php|sh|md|rst|html?|css)$")
 
@@ -274,10 +294,14 @@ def detect_printed_key_files(anchors: Anchors) -> list[Span]:
     return spans
 
 
-def _file_lines(text: str, at: int, spans: list[Span]) -> None:
+def _file_lines(text: str, at: int, spans: list[Span], *, indented: bool = False) -> None:
     """The lines from ``at`` on that a file named for a secret holds: each line of one made-up
-    or generated token (a user name or a word on its own line is not)."""
-    for _ in range(_PRINTED_LINES):
+    or generated token (a user name or a word on its own line is not); ``indented``: a tool
+    display's output, whose lines after the first are indented (the next line that is not is
+    no longer the output)."""
+    for n in range(_PRINTED_LINES):
+        if indented and n and text[at : at + 1] not in (" ", "\t"):
+            break
         line = _PRINTED_LINE.match(text, at)
         if line is None:
             break  # a blank line, a prompt, a sentence: the output ended
@@ -288,6 +312,43 @@ def _file_lines(text: str, at: int, spans: list[Span]) -> None:
             spans.append((line.start("value"), line.end("value"), "secret"))
         at = line.end()
         at += 2 if text.startswith(("\r\n", "\\n"), at) else 1
+
+
+_SHOWN_COMMAND = Lazy(r"[ \t]*(?:[●⏺•][ \t]*)?$")
+_SHOWN_OUTPUT = Lazy(r"\)[ \t]*(?:\r?\n|\\n)[ \t]*⎿")
+_PROMPT_LINE = Lazy(r"[^\n\\]{1,400}?(?=\r?\n|\\n)")
+_COMMAND_WORD = Lazy(r"[^\s|;&<>\"'`\\(){}$=,:\[\]]+")
+
+
+def detect_shown_secret_outputs(anchors: Anchors) -> list[Span]:
+    """What a command printed in Claude Code's tool display (``● Bash(<command>)``, then the
+    output under ``⎿``) or after a terminal's ``$`` prompt at a line's start, when a word of
+    the command names a secret or a secret's file (``cat config/master.key``, ``kubectl get
+    secret … | base64 -d``, ``…/initialAdminPassword``): each output line of one made-up or
+    generated token is the secret printed."""
+    text = anchors.text
+    spans: list[Span] = []
+    for pos in anchors.positions(("bash(", "$ ")):
+        lo = max(0, pos - 8)
+        escaped = text.rfind("\\n", lo, pos)
+        start = max(text.rfind("\n", lo, pos) + 1, escaped + 2 if escaped != -1 else 0)
+        if (start == 0 and lo > 0) or _SHOWN_COMMAND.match(text, start, pos) is None:
+            continue
+        prompt = text[pos] == "$"  # a terminal's prompt: the command is the rest of its line
+        if prompt:
+            shown = _PROMPT_LINE.match(text, pos + 2)
+        else:
+            shown = _SHOWN_OUTPUT.search(text, pos, pos + _LINE_BACK)
+        if shown is None:
+            continue
+        command_end = shown.end() if prompt else shown.start()
+        words = (w.group() for w in _COMMAND_WORD.finditer(text, pos + 2, command_end))
+        if any(_KEY_FILE.search(w) and not _SOURCE_FILE.search(w) for w in words):
+            at = shown.end()
+            if prompt:
+                at += 2 if text.startswith("\\n", at) else 1
+            _file_lines(text, at, spans, indented=not prompt)
+    return spans
 
 
 _HEADED_WORDS = ("pass", "auth")
@@ -318,8 +379,8 @@ _CHPASSWD_VALUE = Lazy(
 )  # echo 'user:password' | sudo chpasswd
 _STDIN_VALUE = Lazy(
     r"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?P<q>\\?[\"']?)(?P<value>[^\s\"'`|\\]{4,256})(?P=q)[ \t]*\|"
-    r"[^|\n]{0,200}?--password-stdin"
-)
+    r"[^|\n]{0,200}?(?:--password-stdin|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*?-[A-Za-z]*S\b)"
+)  # docker login --password-stdin; sudo -S reads its password from stdin
 
 
 def detect_positional_passwords(anchors: Anchors) -> list[Span]:
@@ -338,12 +399,12 @@ def detect_positional_passwords(anchors: Anchors) -> list[Span]:
         ):
             spans.append((v.start("value"), v.end("value"), "password"))
     for pos in anchors.positions(("echo ", "printf ")):
-        if text.find("--password-stdin", pos, pos + 300) != -1:
+        m = None
+        stdin = text.find("--password-stdin", pos, pos + 300) != -1
+        if stdin or text.find("sudo", pos, pos + 300) != -1:
             m = _STDIN_VALUE.match(text, pos)
-        elif text.find("chpasswd", pos, pos + 300) != -1:
+        if m is None and text.find("chpasswd", pos, pos + 300) != -1:
             m = _CHPASSWD_VALUE.match(text, pos)
-        else:
-            continue
         if m is not None and not is_placeholder(m.group("value")):
             spans.append((m.start("value"), m.end("value"), "password"))
     return spans
@@ -365,7 +426,7 @@ def detect_samba_user_passwords(anchors: Anchors) -> list[Span]:
 
 register(" -p", " -u", "--user", "--proxy-user", " -n", " -a", " -w", "convertto-securestring")
 register("htpasswd", "rabbitmqctl", "net use", "identified by", "printf ")
-register("auth ", "login ", "authenticate ", "echo ", *_PRINT_COMMANDS)
+register("auth ", "login ", "authenticate ", "echo ", "bash(", "$ ", *_PRINT_COMMANDS)
 COMMAND_DETECTORS = (
     detect_cli_passwords,
     detect_user_passwords,
@@ -378,4 +439,5 @@ COMMAND_DETECTORS = (
     detect_positional_passwords,
     detect_samba_user_passwords,
     detect_printed_key_files,
+    detect_shown_secret_outputs,
 )

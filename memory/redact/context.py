@@ -367,6 +367,11 @@ class _Runs:
         return to
 
 
+_PREFIXED = ("\"", "'")
+_PREFIX_PAIRS = frozenset({"rb", "br", "Rb", "bR", "RB", "BR", "rB", "Br"})
+"""A string literal's prefix (bytes, raw), read as the opening of the literal after it."""
+
+
 def _value_at(
     text: str, i: int, *, query: bool, spaces: bool = False, runs: _Runs | None = None
 ) -> tuple[int, int, bool] | None:
@@ -374,6 +379,10 @@ def _value_at(
     n = len(text)
     if i >= n:
         return None
+    if text[i] in "bBrRuU" and text[i + 1 : i + 2] in _PREFIXED:
+        i += 1  # Python's b"…", r'…': the literal after its prefix
+    elif text[i : i + 2] in _PREFIX_PAIRS and text[i + 2 : i + 3] in _PREFIXED:
+        i += 2  # rb"…"
     for triple in ('"""', "'''", '\\"\\"\\"'):  # TOML's and Python's, also inside a JSONL string
         if text.startswith(triple, i):
             k = len(triple)

@@ -152,6 +152,135 @@ def detect_csv_columns(anchors: Anchors) -> list[Span]:
     return spans
 
 
+# ---------------------------------------------------------------------------- Markdown tables
+
+_TABLE_HEADER_WORDS = ("password", "passwd", "secret", "token", "密码", "密碼", "口令", "密钥", "令牌")
+_CJK_COLUMNS = {"密码": "password", "密碼": "password", "口令": "password", "密钥": "secret",
+                "令牌": "token"}  # fmt: skip
+_TABLE_RULE = Lazy(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*\r?$")
+_CELL_TRIM = " \t`*"
+
+
+def _pipe_cells(text: str, start: int, end: int) -> list[tuple[int, str]]:
+    """The cells of a Markdown table row ``text[start:end]`` with where each begins, its
+    outer pipes dropped: ``| a | b |`` → ``[(s, ' a '), (t, ' b ')]``."""
+    line = text[start:end].rstrip("\r")
+    lead = len(line) - len(line.lstrip(" \t"))
+    body = line.strip(" \t")
+    begin = start + lead
+    if body.startswith("|"):
+        body, begin = body[1:], begin + 1
+    if body.endswith("|"):
+        body = body[:-1]
+    cells: list[tuple[int, str]] = []
+    for cell in body.split("|"):
+        cells.append((begin, cell))
+        begin += len(cell) + 1
+    return cells
+
+
+def _table_column_kind(cell: str) -> str | None:
+    name = cell.strip(_CELL_TRIM)
+    return _CJK_COLUMNS.get(name) or (_column_kind(name) if name.isascii() else None)
+
+
+def detect_table_columns(anchors: Anchors) -> list[Span]:
+    """A Markdown table whose header row names a credential column (``| host | user |
+    password |``, ``| 环境 | 账号 | 密码 |``) over its ``|---|`` rule, and the cells of that
+    column in the rows under it: a made-up value there is the credential (a word, a note or a
+    placeholder is not)."""
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(_TABLE_HEADER_WORDS):
+        if pos < last:
+            continue
+        start = text.rfind("\n", max(0, pos - 300), pos) + 1
+        end = text.find("\n", pos, pos + 300)
+        if end == -1 or (start == 0 and pos > 300) or text.find("|", start, pos) == -1:
+            continue
+        rule_end = text.find("\n", end + 1, end + 302)
+        rule_end = len(text) if rule_end == -1 else rule_end
+        if _TABLE_RULE.match(text, end + 1, rule_end) is None:
+            continue  # a header stands over its rule; a row that says "password" does not
+        header = _pipe_cells(text, start, end)
+        columns = {i: k for i, (_, c) in enumerate(header) if (k := _table_column_kind(c))}
+        if not columns:
+            continue
+        at = rule_end + 1
+        while at < len(text):
+            stop = text.find("\n", at, at + 2000)
+            row_end = stop if stop != -1 else min(len(text), at + 2000)
+            if text.find("|", at, row_end) == -1:
+                break
+            cells = _pipe_cells(text, at, row_end)
+            for i, (begin, cell) in enumerate(cells):
+                kind = columns.get(i)
+                value = cell.strip(_CELL_TRIM)
+                if kind is None or not value:
+                    continue
+                if kind in ("password", "pin"):
+                    ok = is_secret_value(value, digits_ok=True, quoted=False, min_len=4)
+                else:
+                    ok = _judge(kind, value)
+                if ok and " " not in value:
+                    head = begin + cell.index(value)
+                    spans.append((head, head + len(value), _marker_kind(kind)))
+            if stop == -1:
+                break
+            at = stop + 1
+        last = at
+    return spans
+
+
+# ---------------------------------------------------------------------------- cookie strings
+
+_COOKIE_LEAD = Lazy(r"[^\n=;&]{0,16}?(?=[A-Za-z_][\w-]{0,40}=)")
+_COOKIE_PAIR = Lazy(r"[A-Za-z_][\w-]{0,40}=(?P<value>[^\s;,，。、&\"'`<>\\]{1,4096})")
+_COOKIE_SEP = Lazy(r";[ \t]*")
+_COOKIE_PART = Lazy(r"%[0-9A-Fa-f]{2}|[_.:|-]")
+_LONG_HEX = Lazy(r"[0-9a-fA-F]{32,}")
+
+
+def _generated_cookie(value: str) -> bool:
+    """A cookie value a server generated: random, or random in the pieces it is joined from
+    (URL escapes, ``_``, ``.``, ``:``), a piece of 32 or more hex digits among them."""
+    if len(value) < 16 or reads_as_non_secret(value):
+        return False
+    if looks_random(value):
+        return True
+    parts = [p for p in _COOKIE_PART.split(value) if p]
+    return any(looks_random(p) or _LONG_HEX.rx.fullmatch(p) is not None for p in parts)
+
+
+def detect_cookie_values(anchors: Anchors) -> list[Span]:
+    """The values of a cookie string said after the word (``cookie 里的 name=<v>; name2=<v>``,
+    ``cookies: name=<v>``): each ``name=value`` of the run that ``;`` joins, when its value
+    is generated (a preference, a flag or an analytics id of dots and digits is not)."""
+    text = anchors.text
+    spans: list[Span] = []
+    last = 0
+    for pos in anchors.positions(("cookie",)):
+        if pos < last:
+            continue
+        lead = _COOKIE_LEAD.match(text, pos + 6)
+        if lead is None:
+            continue
+        at = lead.end()
+        for _ in range(32):
+            pair = _COOKIE_PAIR.match(text, at)
+            if pair is None:
+                break
+            if _generated_cookie(pair.group("value")) and not in_marker(text, pair.start("value")):
+                spans.append((pair.start("value"), pair.end("value"), "session"))
+            sep = _COOKIE_SEP.match(text, pair.end())
+            if sep is None:
+                break
+            at = sep.end()
+        last = at
+    return spans
+
+
 # ---------------------------------------------------------------------------- call arguments
 
 _CALLEE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
@@ -530,6 +659,8 @@ register(
     "name",
     "key=", "key =", 'key":', "key:",
     *_CSV_HEADER_WORDS,
+    *_TABLE_HEADER_WORDS,
+    "cookie",
     '("', "('", '(\\"', '(b"', "(b'", '(b\\"',
     '"kty"', 'kty\\"',
     "@tcp(", "@tcp4(", "@tcp6(", "@unix(", "@udp(", "@//",
@@ -543,6 +674,8 @@ LITERAL_DETECTORS = (
     detect_jdbc_thin,
     detect_name_value_pairs,
     detect_csv_columns,
+    detect_table_columns,
+    detect_cookie_values,
     detect_call_literals,
     detect_config_assignments,
 )

@@ -16,7 +16,12 @@ Both read a bounded window around each anchor: linear in the text.
 from __future__ import annotations
 
 from memory.redact.engine import Anchors, Lazy, Span, in_marker, register
-from memory.redact.values import is_secret_value, looks_random, reads_as_non_secret
+from memory.redact.values import (
+    followed_by_unit,
+    is_secret_value,
+    looks_random,
+    reads_as_non_secret,
+)
 
 _BEFORE_WORDS = ("password", "passphrase", "passcode", "passwd", "pin")
 _TOKEN_WORDS = ("key", "token", "secret")  # "<value> <- that's the API key": generated values only
@@ -272,9 +277,64 @@ def detect_code_lists(anchors: Anchors) -> list[Span]:
     return spans
 
 
-register(*_BEFORE_WORDS, *_TOKEN_WORDS, *_ZH_WORDS, *_CODE_WORDS)
+_SENT_CODE_WORDS = ("code ", "code:", "code=", "code：", "验证码", "校验码", "动态码")
+_SENT_CODE = Lazy(
+    r"(?P<gap>[^\n\d.!?。！？;；\"'`{}()\[\]<>]{0,24}+)(?<![\w.#/+-])"
+    r"(?P<code>\d{6,8}|\d{3} \d{3}|\d{4} \d{4})(?![\w.:/%+-])"
+)
+_NEXT_CODE = Lazy(r"[ \t]*[,，、 ][ \t]*(?P<code>\d{6,8})(?![\w.:/%+-])")
+_NOT_SENT = frozenset(
+    {"error", "status", "exit", "return", "response", "http", "zip", "postal", "post", "area",
+     "country", "product", "item", "sku", "bar", "color", "colour", "region", "currency",
+     "bank", "branch", "tax", "swift", "sort", "reason", "result", "event", "source", "op"}
+)  # fmt: skip
+"""What "code" names when its number is no code sent to be typed back: a status, a place, a
+product, an account's bank."""
+_SENT_TIE = Lazy(r"(?:\b(?:is|was|are|were)[ \t]+|[:=：是为為][ \t]*)$")
+_OWNER = Lazy(r"([A-Za-z]+)[ \t_-]?$")
+
+
+def detect_sent_codes(anchors: Anchors) -> list[Span]:
+    """A one-time code after its word: six to eight digits (or three and three, four and four,
+    as a message spells them out) within a few words of "code" or 验证码/校验码/动态码 that end
+    in a tie (``is``, ``:``, ``=``, 是) or right after it, no digit, sentence end, quote or
+    bracket between ("the code they sent is 491 207",
+    "code=730264" in a log line, "校验码是 508113"), and the codes of the same run after it. A
+    shorter number after the word alone is a status, a line or an error ("code 404", a JSON
+    ``"code": 40101``); one digit repeated is a test setup's fixed code; an owner word that
+    names a status, a place or a product ("error code", "zip code") is no code sent."""
+    text = anchors.text
+    spans: list[Span] = []
+    last = -1
+    sent_code = _SENT_CODE.rx.match  # "code " is in most texts about code: one call a hit
+    for pos in anchors.positions(_SENT_CODE_WORDS):
+        ascii_word = text[pos] in "cC"
+        m = sent_code(text, pos + (4 if ascii_word else 3))
+        if m is None or pos <= last or len(set(m.group("code").replace(" ", ""))) == 1:
+            continue
+        if ascii_word and pos and text[pos - 1].isalpha():
+            continue  # barcode, opcode, unicode
+        if ascii_word:
+            owner = _OWNER.search(text, max(0, pos - 24), pos)
+            if owner is not None and owner.group(1).lower() in _NOT_SENT:
+                continue
+        gap = m.group("gap")
+        if gap and gap.strip(" \t") and _SENT_TIE.search(gap) is None:
+            continue  # "code review of PR 482913": the number's own word before it
+        if followed_by_unit(text, m.end()):
+            continue
+        spans.append((m.start("code"), m.end("code"), "pin"))
+        last = m.end()
+        while (more := _NEXT_CODE.match(text, last)) is not None:
+            spans.append((more.start("code"), more.end("code"), "pin"))
+            last = more.end()
+    return spans
+
+
+register(*_BEFORE_WORDS, *_TOKEN_WORDS, *_ZH_WORDS, *_CODE_WORDS, *_SENT_CODE_WORDS)
 PROSE_DETECTORS = (
     detect_values_before_their_word,
     detect_values_before_chinese_words,
     detect_code_lists,
+    detect_sent_codes,
 )
