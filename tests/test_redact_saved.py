@@ -32,6 +32,8 @@ SESSION_TEXT = "\n".join(
         "ssh-keygen wrote -----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXk -----END OPENSSH PRIVATE KEY-----",
         "我的密码是 Lq9#wz4Rt,令牌是 tk_8Hn2Vq7Lm3Zx",
         "client_secret: 4fG8hJ2kL6mN9pQ3 and token=ghp_Zq8Lm2Xv9Rt4Wp7Nb3Hc6Jd1Fg5Ks0Ya2Qe",
+        # a JSON text inside the text: its escaped literals are read by memory.redact.carried
+        '{"note": "the admin password is \\"Wq4!zr8Lp\\" \\u00e9t\\u00e9", "n": 1}',
     ]
 )
 
@@ -139,4 +141,5 @@ def test_doctor_says_whether_the_hook_code_is_there_and_holds_every_pattern(tmp_
 
     path.write_bytes(b"not marshal")
     assert "unreadable" in check_hook_code(env).detail
+
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import _sre  # type: ignore[import-not-found]
 import contextlib
+import importlib
 import marshal
+import pkgutil
 from pathlib import Path
 
-import memory.redact  # noqa: F401  (every detector module: every pattern of the redactor exists)
+import memory.redact
 from memory.redact import engine
 
 CODE_FOLDER = "hook-regex"
@@ -34,7 +36,11 @@ def code_file(state_dir: Path) -> Path:
 
 
 def redactor_patterns() -> list[tuple[str, int]]:
-    """Every ``(pattern, flags)`` the redactor holds, once each, in the order they were made."""
+    """Every ``(pattern, flags)`` the redactor holds, once each, in the order they were made:
+    those of every module of the package, imported here (``carried``, which the hook imports
+    and ``memory.redact`` does not, holds some)."""
+    for module in pkgutil.iter_modules(memory.redact.__path__):
+        importlib.import_module(f"memory.redact.{module.name}")
     return list(dict.fromkeys((lazy.pattern, int(lazy.flags)) for lazy in engine.MADE))
 
 
