@@ -1011,6 +1011,8 @@ def run_checks(
     service_bg = _Background(
         lambda: check_service(spool, env, runner, platform=platform, proc=proc, run_user=run_user)
     )
+    # imports the redactor (~80 M instructions): meanwhile the others wait on their processes
+    hook_code_bg = _Background(lambda: check_hook_code(env))
     managed, _ = discover_dirs(config.daemon.roots)
     read: dict[Path, bytes] = {}  # record files' bytes, read once for both file checks
     first = [
@@ -1028,7 +1030,6 @@ def run_checks(
     hooks = check_claude_hooks(env)
     mcp = check_mcp(env)
     placement = _placement_checks(config, env)
-    hook_code = check_hook_code(env)
     model = model_bg.line()
     health = check_model_health(health_path(spool), model)
     hooks_run = hooks_bg.result()
@@ -1042,7 +1043,7 @@ def run_checks(
         others,
         hooks,
         *([hooks_run] if hooks_run is not None else []),
-        hook_code,
+        hook_code_bg.line(),
         mcp,
         service_bg.line(),
         *placement,
