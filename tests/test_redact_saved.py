@@ -143,3 +143,12 @@ def test_doctor_says_whether_the_hook_code_is_there_and_holds_every_pattern(tmp_
     assert "unreadable" in check_hook_code(env).detail
 
 
+
+
+def test_a_state_directory_the_daemon_cannot_write_is_no_reason_not_to_start(tmp_path: Path) -> None:
+    env = home_env(tmp_path)
+    state = state_home(env)
+    state.mkdir(parents=True)
+    (state / "hook-regex").write_text("a file where the folder goes\n")
+    _write_hook_code(env)  # logged, not raised
+    assert (state / "hook-regex").read_text() == "a file where the folder goes\n"

@@ -591,8 +591,8 @@ def _write_hook_code(env: Mapping[str, str]) -> None:
     state = state_home(env)
     try:
         wrote, count = write_code(state)
-    except OSError as exc:
-        log.warning("daemon.hook_code_unwritten", path=str(code_file(state)), error=str(exc))
+    except Exception as exc:  # a full disk, an unwritable state directory: logged, not fatal
+        log.warning("daemon.hook_code_unwritten", path=str(code_file(state)), error=f"{type(exc).__name__}: {exc}")
         return
     if wrote:
         log.info("daemon.hook_code_written", path=str(code_file(state)), patterns=count)
