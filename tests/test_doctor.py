@@ -35,6 +35,8 @@ from dreamd.cli.doctor import (
     run_doctor,
 )
 from dreamd.config import Config, load_config
+from memory.redact.saved import code_file, redactor_patterns, write_code
+from memory.spool.queue import state_home
 from memory.store.transaction import MemoryStore
 
 KEY = "sk-ant-api03-doctor-test-key-never-printed"
@@ -121,6 +123,7 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         "type": "stdio", "command": sys.executable, "args": ["-m", "dreamd", "mcp"]}}}))  # fmt: skip
     out = io.StringIO()
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    write_code(state_home(env))  # as dreamd setup and the daemon's start do
     code = run_doctor(config_for(tmp_path), env=env, out=out, proc=proc, runner=no_manager)
     assert code == 0, out.getvalue()
     assert out.getvalue().splitlines() == [
@@ -137,6 +140,8 @@ def test_healthy_setup_prints_ok_lines_and_exits_0(tmp_path: Path) -> None:
         "OK    other spools: no jobs wait in a spool the daemon does not read",
         f"OK    claude code hooks: {tmp_path / '.claude' / 'settings.json'} runs dreamd hook for all 5 events",
         f"OK    claude code hooks run: `{HOOK}` ran (sh -c, this PATH) and exited 0",
+        f"OK    hook code: {code_file(state_home(env))} holds the redactor's "
+        f"{len(redactor_patterns())} compiled patterns",
         f"OK    mcp server: registered for the user as `{shlex.join([sys.executable, '-m', 'dreamd', 'mcp'])}`",
         "WARN  service: no service manager here (systemctl --user: Failed to connect to bus: No medium "
         "found): dreamd run (pid 4321) is alive but unsupervised; nothing restarts it after a crash or a reboot",

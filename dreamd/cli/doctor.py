@@ -21,7 +21,8 @@ those hook commands *run* — each is started the way Claude Code starts it, ``s
 environment's PATH (the login PATH Claude Code inherits; nothing added), on a harmless
 ``SessionStart`` payload whose ``cwd`` is an empty temporary directory — the MCP server's
 registration (``~/.claude.json``, or the plugin's), and the service (the systemd user unit or
-launchd agent, else whether an unsupervised ``dreamd run`` is alive).
+launchd agent, else whether an unsupervised ``dreamd run`` is alive), and the hook's file of the
+redactor's compiled patterns (there, holding every pattern: :mod:`memory.redact.saved`).
 
 Doctor only reads: it creates no spool, takes no lock and sends the API key only to the
 configured endpoint. It never prints the key. The hook check appends one line to ``hook.log``
@@ -66,6 +67,7 @@ __all__ = [
     "check_config",
     "check_daemon",
     "check_failed_jobs",
+    "check_hook_code",
     "check_hooks_run",
     "check_inotify",
     "check_mcp",
@@ -1009,6 +1011,8 @@ def run_checks(
     service_bg = _Background(
         lambda: check_service(spool, env, runner, platform=platform, proc=proc, run_user=run_user)
     )
+    # imports the redactor (~80 M instructions): meanwhile the others wait on their processes
+    hook_code_bg = _Background(lambda: check_hook_code(env))
     managed, _ = discover_dirs(config.daemon.roots)
     read: dict[Path, bytes] = {}  # record files' bytes, read once for both file checks
     first = [
@@ -1039,6 +1043,7 @@ def run_checks(
         others,
         hooks,
         *([hooks_run] if hooks_run is not None else []),
+        hook_code_bg.line(),
         mcp,
         service_bg.line(),
         *placement,
@@ -1127,6 +1132,25 @@ def check_unplaced(env: Mapping[str, str]) -> Check:
     status = FAIL if "outside [daemon] roots" in reason else WARN
     return Check(status, "placement", summary, fix + clear)
 
+
+def check_hook_code(env: Mapping[str, str]) -> Check:
+    """Whether the hook's file of compiled patterns (:mod:`memory.redact.saved`) is there and
+    holds every pattern of the redactor in a form the interpreter accepts: WARN when it does
+    not (the hook works, its first run compiles them and is over its budget)."""
+    from memory.redact.saved import check_code, code_file
+    from memory.spool.queue import state_home
+
+    state_dir = state_home(env)
+    path = code_file(state_dir)
+    valid, total, why = check_code(state_dir)
+    fix = "'dreamd setup' (or the daemon's start) writes it"
+    if why is not None:
+        detail = f"{path} {why}: the next hook compiles the redactor's {total} patterns"
+        return Check(WARN, "hook code", detail, fix)
+    if valid < total:
+        detail = f"{path} holds {valid} of the redactor's {total} patterns: the next hook compiles the rest"
+        return Check(WARN, "hook code", detail, fix)
+    return Check(OK, "hook code", f"{path} holds the redactor's {total} compiled patterns")
 
 
 def exit_code(checks: Sequence[Check]) -> int:

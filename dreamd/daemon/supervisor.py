@@ -552,6 +552,7 @@ def _hold_stop_signals(into: list[int]) -> dict[int, Any]:
 def _run(config: Config, *, config_path: Path | None, log_format: str | None, env: Mapping[str, str],
          work: Work[C] | None, early: list[int]) -> int:
     configure(log_format or config.daemon.log_format)
+    _write_hook_code(env)
     try:
         daemon = _new_daemon(config, work, config_path=config_path, env=env)
     except Exception as exc:  # a bad model config, an unusable spool: one line, exit 1
@@ -578,6 +579,23 @@ def _run(config: Config, *, config_path: Path | None, log_format: str | None, en
     finally:  # SIGTERM and SIGINT go back to what run() found; SIGHUP here
         with contextlib.suppress(Exception):
             signal.signal(signal.SIGHUP, old[signal.SIGHUP])
+
+
+def _write_hook_code(env: Mapping[str, str]) -> None:
+    """The redactor's compiled patterns written where the hook reads them, before any worker
+    thread compiles one (:mod:`memory.redact.saved`): the first hook after the daemon's start
+    finds them. A cache: a failure is logged, never a reason not to start."""
+    from memory.redact.saved import code_file, write_code
+    from memory.spool.queue import state_home
+
+    state = state_home(env)
+    try:
+        wrote, count = write_code(state)
+    except Exception as exc:  # a full disk, an unwritable state directory: logged, not fatal
+        log.warning("daemon.hook_code_unwritten", path=str(code_file(state)), error=f"{type(exc).__name__}: {exc}")
+        return
+    if wrote:
+        log.info("daemon.hook_code_written", path=str(code_file(state)), patterns=count)
 
 
 def once(config: Config, *, log_format: str | None = None, env: Mapping[str, str] = os.environ,

@@ -109,6 +109,22 @@ def _print_plan(steps: Sequence[Step], out: TextIO) -> int:
     return count
 
 
+def _write_hook_code(state_dir: Path, out: TextIO) -> None:
+    """The redactor's compiled patterns written where the hook reads them
+    (:mod:`memory.redact.saved`), so the first hook a user meets does not compile them. A
+    cache: one that cannot be written costs the first hook its compile, never setup a step."""
+    from memory.redact.saved import code_file, write_code
+
+    try:
+        wrote, count = write_code(state_dir)
+    except OSError as exc:
+        path = code_file(state_dir)
+        out.write(f"{'regex':<8} could not write {path}: {exc}; the first hook compiles its patterns\n")
+        return
+    if wrote:
+        out.write(f"{'regex':<8} wrote {code_file(state_dir)} (the hook's {count} compiled patterns)\n")
+
+
 def setup_main(
     opts: Options, *, env: Mapping[str, str], runner: Runner, out: TextIO, platform: str = sys.platform
 ) -> int:
@@ -119,6 +135,7 @@ def setup_main(
         out.write(f"dry run: nothing was changed ({count} change(s) planned)\n" if count else "dry run: nothing to change: already set up\n")
         return 0
     state_dir = state_dir_of(env)
+    _write_hook_code(state_dir, out)
     recorded = state.load(state_dir) or {}
     files: dict[str, Any] = dict(recorded.get("files") or {})
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -205,6 +222,10 @@ def undo_main(*, env: Mapping[str, str], runner: Runner, out: TextIO, dry_run: b
         for note in step.notes:
             out.write(f"{step.name:<8} {note}\n")
     if ok:
+        from memory.redact.saved import code_file, remove_code
+
+        if remove_code(state_dir):
+            out.write(f"{'regex':<8} removed {code_file(state_dir)}\n")
         state.remove(state_dir)
         out.write("dreamd setup --undo: done\n")
         return 0

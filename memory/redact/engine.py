@@ -36,6 +36,7 @@ class Lazy:
         self.pattern = pattern
         self.flags = flags
         self._compiled: re.Pattern[str] | None = None
+        MADE.append(self)
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -56,6 +57,11 @@ class Lazy:
 
     def split(self, text: str) -> list[str]:
         return [part for part in self.rx.split(text) if part is not None]
+
+
+MADE: list[Lazy] = []
+"""Every :class:`Lazy` made (the detectors make theirs at import): what a code file written
+ahead of the first hook holds (:mod:`memory.redact.saved`)."""
 
 
 CodeEntry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
@@ -139,20 +145,22 @@ def load_code(path: Path) -> None:
             _CODE.setdefault(key, entry)
 
 
-def save_code(path: Path) -> bool:
+def save_code(path: Path, *, force: bool = False) -> bool:
     """Write every compiled pattern this process holds to ``path`` when one was compiled
-    since the last load or save (atomic, not fsynced: a lost file is rebuilt); whether it
-    wrote. Up to :data:`MAX_CODE` patterns: past that, the ones of this process only."""
-    if not _CODE_STATE["new"]:
+    since the last load or save, or ``force`` (atomic, not fsynced: a lost file is rebuilt);
+    whether it wrote. Up to :data:`MAX_CODE` patterns: past that, the ones of this process
+    only."""
+    if not _CODE_STATE["new"] and not force:
         return False
     import marshal
 
     from memory.fsutil import replace_atomic
 
-    keys = _CODE if len(_CODE) <= MAX_CODE else _CODE_USED
+    held = dict(_CODE)  # a copy: a daemon's worker thread may compile meanwhile
+    keys = held if len(held) <= MAX_CODE else set(_CODE_USED) & held.keys()
     kept = {}
     for key in keys:
-        flags, code, groups, groupindex, indexgroup = _CODE[key]
+        flags, code, groups, groupindex, indexgroup = held[key]
         kept[key] = (flags, list(map(int, code)), groups, groupindex, indexgroup)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     replace_atomic(path, marshal.dumps(kept), mode=0o600, sync_dir=False, durable=False)
