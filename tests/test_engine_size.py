@@ -9,10 +9,10 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The engine's code tokens may not grow: main's count after s31shrink (57,452 before it). A change
+# The engine's code tokens may not grow: main's count after the twelfth round (57,452 before it). A change
 # that adds code to the engine pays for it elsewhere in the engine, and a round that shrinks it
 # lowers this.
-TOKEN_CEILING = 57_136
+TOKEN_CEILING = 57_055
 
 
 def _engine_size() -> ModuleType:
