@@ -26,12 +26,12 @@ and none of its 6-character windows remains; recall = caught / secrets. A look-a
 secrets) is a false positive when any of its ``survive`` substrings was altered; FP rate =
 FP items / look-alike items. Targets: recall 1.0 on dev, ≥ 0.98 on blind, FP ≤ 2 %.
 
-Sets: ``dev`` (written with the detector), ``blind`` to ``blind9`` (written blind, each scored
+Sets: ``dev`` (written with the detector), ``blind`` to ``blind10`` (written blind, each scored
 held-out for one round and since read by the detector's writer: development sets now). Each
 round's new blind set is held out: never read by whoever works on the detector, scored by the
 lead before and after the round.
 
-Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2|blind3|blind4|blind5|blind6|blind7|blind8|blind9] [--points a,b]``.
+Run: ``.venv/bin/python benchmarks/bench_secrets.py [--split dev|blind|blind2|blind3|blind4|blind5|blind6|blind7|blind8|blind9|blind10] [--points a,b]``.
 Prints a table (and the misses) and writes ``benchmarks/results/secrets-<split>.json``.
 """
 
@@ -59,7 +59,7 @@ from memory.redact import redact  # noqa: E402
 
 SETS = REPO / "benchmarks" / "secrets"
 RESULTS = REPO / "benchmarks" / "results"
-SPLITS = ("dev", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
+SPLITS = ("dev", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10")
 """Development sets: every one of them has been scored held-out once and read since."""
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
@@ -317,7 +317,7 @@ def main() -> int:
     parser.add_argument(
         "--split",
         default="dev",
-        help="dev, blind to blind9: development sets (default dev; with --path, the set is named by its"
+        help="dev, blind to blind10: development sets (default dev; with --path, the set is named by its"
         " file, as the lead scores a held-out one)",
     )
     parser.add_argument("--points", default=",".join(POINTS))

@@ -1,6 +1,6 @@
 """The hook is never weaker than the redactor, however a transcript carries a text (issue 22).
 
-Every secret item of the development sets (``benchmarks/secrets``: dev, blind … blind9; never
+Every secret item of the development sets (``benchmarks/secrets``: dev, blind … blind10; never
 a held-out set) goes through ``memory.redact.redact`` and, in each carrier below, through a
 real ``dreamd hook`` Stop on a Claude Code session file: the job it writes and its transcript
 cache are read back, and every secret the redactor removed from the text must be gone from
@@ -28,8 +28,8 @@ from memory.redact import redact
 
 REPO = Path(__file__).resolve().parents[1]
 SETS = REPO / "benchmarks" / "secrets"
-DEV_SPLITS = ("dev", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
-"""Development sets only (blind6 to blind9 are spent: development sets since their rounds); never a held-out set."""
+DEV_SPLITS = ("dev", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10")
+"""Development sets only (blind6 to blind10 are spent: development sets since their rounds); never a held-out set."""
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
