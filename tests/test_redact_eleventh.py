@@ -20,16 +20,7 @@ from __future__ import annotations
 import pytest
 
 from memory.redact import redact
-
-
-def gone(secret: str, out: str) -> bool:
-    """Nothing of ``secret`` is left: not whole, not any 6 characters of it."""
-    return secret not in out and not any(secret[i : i + 6] in out for i in range(len(secret) - 5))
-
-
-def kept(text: str) -> None:
-    assert redact(text) == (text, [])
-
+from tests.helpers.redaction import gone, kept
 
 # ------------------------------------------------------------------ subscripts and make
 

@@ -12,11 +12,7 @@ from memory.redact import redact, safe_name, secret_values
 from memory.store.records import make_record, slugify
 from memory.store.redaction import redact_record
 from memory.store.transaction import Change, MemoryStore
-
-
-def gone(secret: str, out: str) -> bool:
-    """Nothing of ``secret`` is left: not whole, not any 6 characters of it."""
-    return secret not in out and not any(secret[i : i + 6] in out for i in range(len(secret) - 5))
+from tests.helpers.redaction import gone
 
 
 def assert_redacted(text: str, secret: str, kind: str) -> None:

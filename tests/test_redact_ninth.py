@@ -21,12 +21,7 @@ import pytest
 from memory.redact import redact, redact_turns
 from memory.redact.context import sha_shaped
 from memory.redact.structure import strong_password
-
-
-def gone(secret: str, out: str) -> bool:
-    """Nothing of ``secret`` is left: not whole, not any 6 characters of it."""
-    return secret not in out and not any(secret[i : i + 6] in out for i in range(len(secret) - 5))
-
+from tests.helpers.redaction import gone
 
 WEAK_CONTEXT = [
     # a credential word anywhere on the line, the value with no connector to it

@@ -21,11 +21,7 @@ import pytest
 from memory.redact import redact
 from memory.redact.context import in_example_file, spelled_out
 from memory.redact.values import jwt_header_only
-
-
-def gone(secret: str, out: str) -> bool:
-    """Nothing of ``secret`` is left: not whole, not any 6 characters of it."""
-    return secret not in out and not any(secret[i : i + 6] in out for i in range(len(secret) - 5))
+from tests.helpers.redaction import gone
 
 
 def b64url(obj: dict[str, object]) -> str:
