@@ -39,6 +39,8 @@ EVENTS: dict[str, str] = {
     "daemon.component_died": "A watcher, the scheduler or a worker thread died; the daemon exits non-zero (component).",
     "daemon.already_running": "Another daemon holds the spool lock (spool).",
     "daemon.once_done": "A `dreamd once` run finished (jobs, dreams).",
+    "daemon.hook_code_written": "The redactor's compiled patterns were written where the hook reads them, so the next hook compiles none (path, patterns).",
+    "daemon.hook_code_unwritten": "The hook's code file could not be written; the daemon starts anyway and hooks compile their patterns (path, error).",
     # spool / jobs
     "spool.recovered": "Jobs left in cur/ by a previous run were taken back (count): each counts as an attempt, so one out of attempts goes to failed/ (a job.failed line), the rest to new/.",
     "spool.released": "Deferred jobs whose backoff ended went back to new/ (count).",
