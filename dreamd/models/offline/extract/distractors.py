@@ -715,7 +715,8 @@ def _vented(core: str) -> bool:
     """A sentence opened by a bare sigh of one word ("唉，…", "ugh, …"; not "long story short, …")
     or closed by an evaluation naming nothing ("…，真是够了"; "…，性能差太多" judges a reason),
     around a part of the moment or an episode: venting."""
-    parts = [p for p in re.split(r"\s*[，,。.!！;；]\s*", core) if p]
+    # the spaces before a mark are taken from the first of them only: linear in a pasted run
+    parts = [p for p in re.split(r"(?:(?<!\s)\s+)?[，,。.!！;；]\s*", core) if p]
     if len(parts) < 3:
         return False
     closing = _EVALUATION_NOW_ZH.match(parts[-1])
