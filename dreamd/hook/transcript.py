@@ -748,9 +748,9 @@ def _load_code(code_dir: Path | None) -> Path | None:
     """The redactor's compiled-pattern file in ``code_dir`` (one per interpreter), loaded."""
     if code_dir is None:
         return None
-    from memory.redact.engine import CODE_TAG, load_code
+    from memory.redact.engine import code_path, load_code
 
-    code_file = code_dir / f"{CODE_TAG}.marshal"
+    code_file = code_path(code_dir)
     load_code(code_file)
     return code_file
 

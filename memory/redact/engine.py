@@ -131,13 +131,24 @@ def compile_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return _compile_recording(pattern, flags)
 
 
+def code_path(folder: Path) -> Path:
+    """The code file for this interpreter (:data:`CODE_TAG`) in ``folder``."""
+    return folder / f"{CODE_TAG}.marshal"
+
+
+def read_code(path: Path) -> object:
+    """What the code file ``path`` holds, unmarshalled; raises OSError (missing, unreadable) or
+    ValueError, EOFError, TypeError (not marshal data)."""
+    import marshal
+
+    return marshal.loads(path.read_bytes())
+
+
 def load_code(path: Path) -> None:
     """Take the compiled patterns of ``path`` (written by :func:`save_code` for
     :data:`CODE_TAG`); a missing or unreadable file is no error (patterns compile as usual)."""
-    import marshal
-
     try:
-        loaded = marshal.loads(path.read_bytes())
+        loaded = read_code(path)
     except (OSError, ValueError, EOFError, TypeError):
         return
     if isinstance(loaded, dict):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import _sre  # type: ignore[import-not-found]
 import contextlib
 import importlib
-import marshal
 import os
 from pathlib import Path
 
@@ -32,7 +31,7 @@ CODE_FOLDER = "hook-regex"
 
 def code_file(state_dir: Path) -> Path:
     """The file the hook reads in ``state_dir`` for this interpreter."""
-    return state_dir / CODE_FOLDER / f"{engine.CODE_TAG}.marshal"
+    return engine.code_path(state_dir / CODE_FOLDER)
 
 
 def redactor_patterns() -> list[tuple[str, int]]:
@@ -66,7 +65,7 @@ def check_code(state_dir: Path) -> tuple[int, int, str | None]:
     path = code_file(state_dir)
     patterns = redactor_patterns()
     try:
-        loaded = marshal.loads(path.read_bytes())
+        loaded = engine.read_code(path)
     except FileNotFoundError:
         return 0, len(patterns), "missing"
     except (OSError, ValueError, EOFError, TypeError) as exc:
