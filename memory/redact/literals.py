@@ -108,6 +108,16 @@ def _column_kind(cell: str) -> str | None:
     return _credential_name(cell.strip().strip('"'))
 
 
+def _header_line(text: str, pos: int) -> tuple[int, int] | None:
+    """Where the line holding ``pos`` starts and ends, when it is short enough for a header row
+    (300 characters on each side of ``pos``)."""
+    start = text.rfind("\n", max(0, pos - 300), pos) + 1
+    end = text.find("\n", pos, pos + 300)
+    if end == -1 or (start == 0 and pos > 300):
+        return None
+    return start, end
+
+
 def detect_csv_columns(anchors: Anchors) -> list[Span]:
     text = anchors.text
     spans: list[Span] = []
@@ -115,10 +125,10 @@ def detect_csv_columns(anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(_CSV_HEADER_WORDS):
         if pos < last:
             continue
-        start = text.rfind("\n", max(0, pos - 300), pos) + 1
-        end = text.find("\n", pos, pos + 300)
-        if end == -1 or (start == 0 and pos > 300):
+        around = _header_line(text, pos)
+        if around is None:
             continue  # a line this long is no CSV header
+        start, end = around
         line = text[start:end]
         if "," not in line or any(c in line for c in '"{}:=\\'):
             continue  # a CSV header is plain cells (not JSON, a key = value line, a sentence)
@@ -195,10 +205,10 @@ def detect_table_columns(anchors: Anchors) -> list[Span]:
     for pos in anchors.positions(_TABLE_HEADER_WORDS):
         if pos < last:
             continue
-        start = text.rfind("\n", max(0, pos - 300), pos) + 1
-        end = text.find("\n", pos, pos + 300)
-        if end == -1 or (start == 0 and pos > 300) or text.find("|", start, pos) == -1:
+        around = _header_line(text, pos)
+        if around is None or text.find("|", around[0], pos) == -1:
             continue
+        start, end = around
         rule_end = text.find("\n", end + 1, end + 302)
         rule_end = len(text) if rule_end == -1 else rule_end
         if _TABLE_RULE.match(text, end + 1, rule_end) is None:
